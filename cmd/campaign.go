@@ -1,0 +1,395 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/runner"
+	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/whatsapp"
+)
+
+func newCampaignCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "campaign",
+		Short: "Run, list and retry campaigns",
+	}
+	cmd.AddCommand(newCampaignRunCmd(f), newCampaignListCmd(f), newCampaignRetryCmd(f), newCampaignResumeCmd(f))
+	return cmd
+}
+
+type runOptions struct {
+	File           string
+	Name           string
+	Template       string
+	Lang           string
+	Params         []string
+	Text           string
+	Region         string
+	Resume         int64
+	StopWhenCapped bool
+	Workers        int
+	MaxAttempts    int
+	BackoffBase    time.Duration
+	BackoffMax     time.Duration
+	Timeout        time.Duration
+}
+
+func newCampaignRunCmd(f *Factory) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run FILE.csv (--template NAME --lang CODE [--params COL,…] | --text TEXT)",
+		Short: "Import a recipient file and send it, or continue where it stopped",
+		Long: `Import FILE.csv into a new campaign and send a message to every recipient,
+across all enabled accounts, within each account's rate, burst and daily cap.
+
+The file needs a "phone" column. Numbers are normalised to E.164 (--region
+gives the country of national numbers); rows with an invalid number, a missing
+parameter, or a number already in the campaign are skipped and reported with
+their line number.
+
+Running the same command on the same file again continues that campaign: no
+re-import, nobody messaged twice. Ctrl-C stops after the requests in flight;
+a message whose answer was lost is marked unknown and not resent
+automatically (see ` + "`wasend campaign retry --unknown`" + `).
+
+With --sandbox nothing leaves the machine: a built-in stand-in for the Cloud
+API answers, three demo accounts send, and the demo template is used.`,
+		Example: `  wasend campaign run promo.csv --template spring_sale --lang en_US --params name,code
+  wasend campaign run news.csv --text "Hi {{name}}, the shop opens at 9."
+  wasend campaign run --resume 3
+  wasend campaign run --sandbox testdata/recipients.csv`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.Resume != 0 {
+				return noArgs(cmd, args)
+			}
+			return exactArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.File = args[0]
+			}
+			return campaignRun(cmd.Context(), f, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Name, "name", "", "campaign name (default: the file name)")
+	fl.StringVar(&o.Template, "template", "", "approved template name")
+	fl.StringVar(&o.Lang, "lang", "", "template language code, e.g. en_US")
+	fl.StringSliceVar(&o.Params, "params", nil, "columns that fill the template body's {{1}}, {{2}}, … in order")
+	fl.StringVar(&o.Text, "text", "", "send this text instead of a template; {{column}} is replaced per row")
+	fl.StringVar(&o.Region, "region", os.Getenv("WASEND_REGION"), "country (ISO code, e.g. DE) of numbers written without +country code")
+	fl.Int64Var(&o.Resume, "resume", 0, "continue campaign `ID` instead of importing a file")
+	fl.BoolVar(&o.StopWhenCapped, "stop-when-capped", false, "exit (code 3) instead of waiting when every account reached its daily cap")
+	fl.IntVar(&o.Workers, "workers", 8, "requests in flight at most")
+	fl.IntVar(&o.MaxAttempts, "max-attempts", 5, "attempts of a row on transient errors before it fails")
+	fl.DurationVar(&o.BackoffBase, "backoff-base", time.Second, "first retry delay ceiling (full jitter, doubling)")
+	fl.DurationVar(&o.BackoffMax, "backoff-max", time.Minute, "largest retry delay ceiling")
+	fl.DurationVar(&o.Timeout, "timeout", 20*time.Second, "per-request timeout; a request that times out is marked unknown")
+	return cmd
+}
+
+// spec checks the message flags and builds the campaign's message spec.
+func (o runOptions) spec(sandboxMode bool) (campaign.Spec, error) {
+	if o.Text != "" {
+		if o.Template != "" || len(o.Params) > 0 {
+			return campaign.Spec{}, usagef("--text excludes --template and --params")
+		}
+		return campaign.Spec{Kind: campaign.KindText, Text: o.Text}, nil
+	}
+	s := campaign.Spec{Kind: campaign.KindTemplate, Template: o.Template, Lang: o.Lang, Params: o.Params}
+	if sandboxMode && s.Template == "" {
+		s.Template, s.Lang = sandbox.DemoTemplate, "en_US"
+		if s.Params == nil {
+			s.Params = []string{"name", "code"}
+		}
+	}
+	if s.Template == "" {
+		return s, usagef("--template NAME (or --text) is required")
+	}
+	if s.Lang == "" {
+		return s, usagef("--lang CODE is required with --template, e.g. --lang en_US")
+	}
+	return s, nil
+}
+
+func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
+	spec, err := o.spec(f.Sandbox)
+	if err != nil && o.Resume == 0 {
+		return err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
+	token := f.Token
+	if f.Sandbox {
+		if err := runner.EnsureDemoAccounts(ctx, st); err != nil {
+			return err
+		}
+		url, stop, err := runner.StartSandbox(ctx, sandbox.Options{})
+		if err != nil {
+			return err
+		}
+		defer stop()
+		baseURL = url
+		token = func(string) (string, error) { return "sandbox-token", nil }
+		f.IO.Warnf("SANDBOX: sending to a local stand-in for the Cloud API (%s); nothing goes to WhatsApp", url)
+	}
+	if err := checkAccounts(ctx, st, token); err != nil {
+		return err
+	}
+
+	ro := runner.Options{
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, Region: o.Region, ResumeID: o.Resume,
+		Sender: whatsapp.New(whatsapp.Config{BaseURL: baseURL, Version: version, Timeout: o.Timeout}),
+		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
+		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
+	}
+	if f.Sandbox {
+		ro.Label = "SANDBOX"
+	}
+	res, err := runner.Prepare(ctx, ro)
+	if err != nil {
+		return err
+	}
+	c := res.Campaign
+	if res.Imported {
+		reportImport(f, c, res.Skipped)
+	} else {
+		f.IO.Infof("continuing campaign %d %q (imported %s)", c.ID, c.Name, c.CreatedAt.Local().Format("2006-01-02 15:04"))
+	}
+	if c.State == campaign.CampaignFinished {
+		counts, err := st.Counts(ctx, c.ID)
+		if err != nil {
+			return err
+		}
+		if counts.Open() == 0 {
+			printSummary(f, c, counts, "already finished")
+			return nil
+		}
+	}
+	runErr := runner.Send(ctx, ro, c)
+	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	switch {
+	case runErr == nil:
+		printSummary(f, c, counts, "finished")
+	case errors.Is(runErr, context.Canceled):
+		printSummary(f, c, counts, "interrupted")
+		fmt.Fprintf(f.IO.ErrOut, "To continue, run the same command again, or: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+	case errors.Is(runErr, dispatch.ErrCapped):
+		printSummary(f, c, counts, "stopped at the daily caps")
+		fmt.Fprintf(f.IO.ErrOut, "It continues after `wasend quota reset` with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+	}
+	if f.Sandbox {
+		f.IO.Warnf("SANDBOX: nothing was sent to WhatsApp")
+	}
+	return runErr
+}
+
+func dbHint(f *Factory) string {
+	switch {
+	case f.DBPath != "":
+		return " --db " + f.DBPath
+	case f.Sandbox:
+		return " --sandbox"
+	}
+	return ""
+}
+
+// checkAccounts fails early when nothing could be sent: no enabled account,
+// or an enabled account whose token variable is empty.
+func checkAccounts(ctx context.Context, st *store.Store, token func(string) (string, error)) error {
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	enabled := 0
+	for _, a := range accts {
+		if a.Disabled {
+			continue
+		}
+		enabled++
+		if _, err := token(a.TokenEnv); err != nil {
+			problems = append(problems, fmt.Sprintf("account %s: %v", a.Name, err))
+		}
+	}
+	if enabled == 0 {
+		return errors.New("no enabled account: add one with `wasend account add NAME --phone-number-id ID --tier TIER --token-env VAR`")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s (set it, or `wasend account set NAME --disable`)", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func reportImport(f *Factory, c campaign.Campaign, skipped []campaign.Skip) {
+	f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d", c.ID, c.Name, c.Imported, c.Source, c.Skipped)
+	const show = 20
+	for i, s := range skipped {
+		if i == show {
+			f.IO.Infof("  … and %d more (see `wasend campaign skipped %d`)", len(skipped)-show, c.ID)
+			break
+		}
+		f.IO.Infof("  line %d: %s: %s", s.Line, quoteInput(s.Input), s.Reason)
+	}
+}
+
+func quoteInput(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return strconv.Quote(s)
+}
+
+func printSummary(f *Factory, c campaign.Campaign, n campaign.Counts, how string) {
+	fmt.Fprintf(f.IO.Out, "campaign %d %s: %d recipients, sent %d, failed %d, unknown %d, pending %d, skipped at import %d\n",
+		c.ID, how, n.Total(), n[campaign.Sent], n[campaign.Failed], n[campaign.Unknown], n.Open(), c.Skipped)
+	if n[campaign.Unknown] > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "%d message(s) may or may not have been delivered; they are not resent automatically. To resend them: wasend campaign retry %d --unknown%s\n",
+			n[campaign.Unknown], c.ID, dbHint(f))
+	}
+}
+
+func newCampaignListCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List campaigns with their counts",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := f.Store(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			camps, err := st.Campaigns(ctx)
+			if err != nil {
+				return err
+			}
+			out := []campaignJSON{}
+			for _, c := range camps {
+				n, err := st.Counts(ctx, c.ID)
+				if err != nil {
+					return err
+				}
+				out = append(out, toCampaignJSON(c, n))
+			}
+			if asJSON {
+				return f.IO.JSON(out)
+			}
+			return printCampaigns(f, out)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func parseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usagef("campaign ID %q: must be a positive number (see `wasend campaign list`)", s)
+	}
+	return id, nil
+}
+
+func newCampaignRetryCmd(f *Factory) *cobra.Command {
+	var unknown, failed bool
+	cmd := &cobra.Command{
+		Use:   "retry ID (--unknown | --failed)",
+		Short: "Queue unknown or failed messages to be sent again",
+		Long: `Queue messages of campaign ID to be sent again on its next run, with a fresh
+retry budget.
+
+--unknown: messages whose request may have reached WhatsApp but whose answer
+was lost. Resending may deliver a duplicate; that is your decision to make.
+--failed: messages that failed.`,
+		Example: `  wasend campaign retry 3 --unknown && wasend campaign run --resume 3`,
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			if !unknown && !failed {
+				return usagef("say which rows: --unknown and/or --failed")
+			}
+			st, err := f.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if _, err := st.Campaign(cmd.Context(), id); err != nil {
+				return err
+			}
+			for _, s := range []struct {
+				on    bool
+				state campaign.State
+			}{{unknown, campaign.Unknown}, {failed, campaign.Failed}} {
+				if !s.on {
+					continue
+				}
+				n, err := st.Requeue(cmd.Context(), id, s.state)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(f.IO.Out, "campaign %d: %d %s message(s) queued again\n", id, n, s.state)
+			}
+			f.IO.Infof("send them with: wasend campaign run --resume %d%s", id, dbHint(f))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&unknown, "unknown", false, "messages whose outcome is unknown")
+	cmd.Flags().BoolVar(&failed, "failed", false, "messages that failed")
+	return cmd
+}
+
+func newCampaignResumeCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "resume ID",
+		Short: "Unpause a paused campaign (then run it with --resume ID)",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			st, err := f.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			c, err := st.Campaign(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if c.State != campaign.CampaignPaused {
+				fmt.Fprintf(f.IO.Out, "campaign %d is %s, not paused\n", id, c.State)
+				return nil
+			}
+			if err := st.SetCampaignState(cmd.Context(), id, campaign.CampaignRunning, ""); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.IO.Out, "campaign %d unpaused; send with: wasend campaign run --resume %d%s\n", id, id, dbHint(f))
+			return nil
+		},
+	}
+}

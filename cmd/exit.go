@@ -1,0 +1,61 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/dispatch"
+)
+
+// Exit codes. Every command maps its error here and nowhere else; the README
+// documents the table.
+const (
+	ExitOK          = 0   // done
+	ExitError       = 1   // an error; the message says what and where
+	ExitUsage       = 2   // bad command line
+	ExitCapped      = 3   // --stop-when-capped: every account reached its daily cap
+	ExitPaused      = 4   // the campaign is paused
+	ExitInterrupted = 130 // Ctrl-C or SIGTERM; run the same command to continue
+)
+
+// usageError marks a bad command line.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// silentError carries an exit code for an outcome already explained to
+// the user.
+type silentError struct{ code int }
+
+func (e silentError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// exitCode maps an error to the process's exit code and prints it.
+func exitCode(err error, stderr io.Writer) int {
+	var ue usageError
+	var se silentError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &se):
+		return se.code
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "error: %v\nRun with --help for usage.\n", err)
+		return ExitUsage
+	case errors.Is(err, dispatch.ErrCapped):
+		fmt.Fprintf(stderr, "stopped: %v\n", err)
+		return ExitCapped
+	case errors.Is(err, campaign.ErrPaused):
+		fmt.Fprintf(stderr, "stopped: %v\n", err)
+		return ExitPaused
+	}
+	fmt.Fprintf(stderr, "error: %v\n", err)
+	return ExitError
+}

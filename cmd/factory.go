@@ -1,0 +1,91 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/ui"
+)
+
+// Factory builds what commands need, lazily, from flags and environment.
+type Factory struct {
+	IO     *ui.IOStreams
+	Getenv func(string) string
+	Now    func() time.Time
+
+	// Set by persistent flags.
+	DBPath  string
+	Sandbox bool
+}
+
+func newFactory() *Factory {
+	return &Factory{IO: ui.System(), Getenv: os.Getenv, Now: time.Now}
+}
+
+// DatabasePath resolves --db, then $WASEND_DB, then the XDG data directory.
+// The sandbox has its own file there so demo runs never touch real state.
+func (f *Factory) DatabasePath() (string, error) {
+	if f.DBPath != "" {
+		return f.DBPath, nil
+	}
+	if p := f.Getenv("WASEND_DB"); p != "" && !f.Sandbox {
+		return p, nil
+	}
+	dir := f.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find the database: set --db or WASEND_DB: %w", err)
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	name := "wasend.db"
+	if f.Sandbox {
+		name = "sandbox.db"
+	}
+	return filepath.Join(dir, "wasend", name), nil
+}
+
+// Location is the time zone of quota days: $WASEND_TZ, else local time.
+func (f *Factory) Location() (*time.Location, error) {
+	tz := f.Getenv("WASEND_TZ")
+	if tz == "" {
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("WASEND_TZ=%q: %w", tz, err)
+	}
+	return loc, nil
+}
+
+// Store opens the database.
+func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
+	path, err := f.DatabasePath()
+	if err != nil {
+		return nil, err
+	}
+	loc, err := f.Location()
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, path, store.Options{Now: f.Now, Location: loc})
+}
+
+// Token reads an access token from the environment. It names the variable,
+// never the value.
+func (f *Factory) Token(env string) (string, error) {
+	if env == "" {
+		return "", errors.New("no token variable configured")
+	}
+	v := f.Getenv(env)
+	if v == "" {
+		return "", fmt.Errorf("environment variable %s is not set", env)
+	}
+	return v, nil
+}

@@ -1,0 +1,130 @@
+// Package cmd is wasend's command line: Cobra commands that parse flags,
+// call into internal packages and print. Nothing else lives here.
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time: -ldflags "-X github.com/wasend/wasend/cmd.version=v1.2.3".
+var version = ""
+
+// Version returns the build's version.
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// Main runs wasend and returns the process exit code.
+func Main() int {
+	f := newFactory()
+	ctx, stop := interruptContext(f)
+	defer stop()
+	root := NewRootCmd(f)
+	err := root.ExecuteContext(ctx)
+	return exitCode(err, f.IO.ErrOut)
+}
+
+// interruptContext is cancelled by the first SIGINT or SIGTERM, so commands
+// stop taking work and finish what is in flight; a second one exits at once.
+func interruptContext(f *Factory) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-sig:
+		case <-ctx.Done():
+			return
+		}
+		fmt.Fprintln(f.IO.ErrOut, "\ninterrupted: finishing requests in flight (press Ctrl-C again to quit at once)")
+		cancel()
+		<-sig
+		fmt.Fprintln(f.IO.ErrOut, "quit: rows in flight will be marked unknown on the next run")
+		os.Exit(ExitInterrupted)
+	}()
+	return ctx, func() { signal.Stop(sig); cancel() }
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "wasend",
+		Short: "Bulk-send WhatsApp messages through the Cloud API, within every limit",
+		Long: `wasend sends a WhatsApp template (or text) message to every recipient of a CSV
+file through Meta's WhatsApp Cloud API, across several business numbers, each
+paced by its tier's token bucket and daily cap. Every recipient's state is kept
+in SQLite, so an interrupted run continues where it stopped without sending
+anyone a message twice.
+
+Try it without credentials:  wasend campaign run --sandbox testdata/recipients.csv`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version(),
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			if q, _ := cmd.Flags().GetBool("quiet"); q {
+				f.IO.Quiet = true
+			}
+		},
+	}
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.DBPath, "db", "", "database file (default $WASEND_DB, else $XDG_DATA_HOME/wasend/wasend.db)")
+	pf.BoolVar(&f.Sandbox, "sandbox", false, "use the sandbox database; `campaign run` also sends to the built-in Cloud API stand-in")
+	pf.BoolP("quiet", "q", false, "print no progress or chatter, only results and errors")
+
+	root.AddCommand(
+		newAccountCmd(f),
+		newTierCmd(f),
+		newLimitCmd(f),
+		newQuotaCmd(f),
+		newCampaignCmd(f),
+		newStatusCmd(f),
+		newSandboxCmd(),
+		newVersionCmd(),
+	)
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print wasend's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "wasend %s\n", Version())
+			return err
+		},
+	}
+}
+
+// noArgs and exactArgs report wrong arguments as usage errors.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if err := cobra.NoArgs(cmd, args); err != nil {
+		return usageError{err}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/sandbox"
+)
+
+// sandboxServeOptions are the flags of "sandbox serve".
+type sandboxServeOptions struct {
+	Addr          string
+	RecordFile    string
+	FailNumbers   []string
+	FatalAccounts []string
+	CodeProbs     []string
+	Opts          sandbox.Options
+}
+
+func newSandboxCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Run a local stand-in for the WhatsApp Cloud API",
+		Long: `Run a local stand-in for the WhatsApp Cloud API send endpoint.
+
+It answers like Meta's API, enforces the per-number throughput and the
+pair rate limit, and injects faults on request. Nothing leaves this machine.`,
+	}
+	cmd.AddCommand(newSandboxServeCmd())
+	return cmd
+}
+
+func newSandboxServeCmd() *cobra.Command {
+	o := &sandboxServeOptions{}
+	f := &o.Opts.Faults
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the sandbox API until interrupted",
+		Example: `  wasend sandbox serve --record sandbox.jsonl --throttle 0.02 --drop 0.01
+  wasend sandbox serve --fail-number +16505551234=131026 --fatal-account 1065403=190@100`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.parse(); err != nil {
+				return err
+			}
+			if o.RecordFile != "" {
+				file, err := os.OpenFile(o.RecordFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+				if err != nil {
+					return fmt.Errorf("record file: %w", err)
+				}
+				defer file.Close()
+				o.Opts.Record = file
+			}
+			stderr := cmd.ErrOrStderr()
+			return sandbox.ListenAndServe(cmd.Context(), o.Addr, o.Opts, func(addr string) {
+				fmt.Fprintf(stderr, "sandbox listening on http://%s (nothing leaves this machine)\n", addr)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Addr, "addr", "127.0.0.1:8089", "address to listen on")
+	fl.StringVar(&o.RecordFile, "record", "", "append one JSON line per request to `FILE`")
+	fl.Float64Var(&o.Opts.Throughput, "throughput", sandbox.DefaultThroughput, "messages per second per phone number id (negative: no limit)")
+	fl.DurationVar(&o.Opts.PairInterval, "pair-interval", sandbox.DefaultPairInterval, "minimum gap between messages to one recipient (negative: no limit)")
+	fl.Int64Var(&f.Seed, "seed", 1, "seed of the fault draws; a seed replays a run")
+	fl.Float64Var(&f.Throttle, "throttle", 0, "probability `P` of answering 130429")
+	fl.Float64Var(&f.ServerError, "server-error", 0, "probability `P` of answering 131000 (HTTP 500)")
+	fl.Float64Var(&f.Drop, "drop", 0, "probability `P` of accepting, then closing the connection without an answer")
+	fl.Float64Var(&f.Slow, "slow", 0, "probability `P` of accepting, then answering after --slow-delay")
+	fl.DurationVar(&f.SlowDelay, "slow-delay", sandbox.DefaultSlowDelay, "delay of slow answers")
+	fl.StringArrayVar(&o.FailNumbers, "fail-number", nil, "always answer `E164=CODE` for this recipient (repeatable)")
+	fl.StringArrayVar(&o.FatalAccounts, "fatal-account", nil, "answer `PNID=CODE[@AFTER]` once AFTER messages were accepted for it (repeatable)")
+	fl.StringArrayVar(&f.BadTemplates, "bad-template", nil, "template `NAME` that answers 132001 (repeatable)")
+	fl.StringArrayVar(&o.CodeProbs, "code", nil, "answer Graph error `CODE=P` with probability P (repeatable)")
+	fl.DurationVar(&f.RetryAfter, "retry-after", 0, "Retry-After on throttling answers (0: none, like Meta)")
+	return cmd
+}
+
+// parse turns the repeatable string flags into sandbox.Options.
+func (o *sandboxServeOptions) parse() error {
+	f := &o.Opts.Faults
+	for _, s := range o.FailNumbers {
+		num, code, err := sandbox.ParseFailNumber(s)
+		if err != nil {
+			return err
+		}
+		if f.FailNumbers == nil {
+			f.FailNumbers = make(map[string]int)
+		}
+		f.FailNumbers[num] = code
+	}
+	for _, s := range o.FatalAccounts {
+		id, fa, err := sandbox.ParseFatalAccount(s)
+		if err != nil {
+			return err
+		}
+		if f.FatalAccounts == nil {
+			f.FatalAccounts = make(map[string]sandbox.FatalAccount)
+		}
+		f.FatalAccounts[id] = fa
+	}
+	for _, s := range o.CodeProbs {
+		code, p, err := sandbox.ParseCodeProb(s)
+		if err != nil {
+			return err
+		}
+		if f.CodeProb == nil {
+			f.CodeProb = make(map[int]float64)
+		}
+		f.CodeProb[code] = p
+	}
+	return o.Opts.Validate()
+}

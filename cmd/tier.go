@@ -1,0 +1,215 @@
+package cmd
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+func newTierCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tier",
+		Short: "Show or change the limits of the new, warm and active tiers",
+		Long: `Every account belongs to a tier. Built-in settings:
+  new     1 message / 12s, burst 5,  50 a day
+  warm    1 message / 8s,  burst 8,  150 a day
+  active  1 message / 5s,  burst 15, 300 a day
+A change takes effect in running campaigns within seconds; tokens already
+earned are kept.`,
+	}
+	cmd.AddCommand(newTierListCmd(f), newTierSetCmd(f))
+	return cmd
+}
+
+func newTierListCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List tiers and their limits",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := f.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			tiers, err := st.Tiers(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				type tierJSON struct {
+					Name     string  `json:"name"`
+					Rate     float64 `json:"rate_per_second"`
+					Burst    int     `json:"burst"`
+					DailyCap int     `json:"daily_cap"`
+				}
+				out := []tierJSON{}
+				for _, t := range tiers {
+					out = append(out, tierJSON{t.Name, t.Limits.Rate, t.Limits.Burst, t.Limits.DailyCap})
+				}
+				return f.IO.JSON(out)
+			}
+			t := newTable(f, "TIER", "RATE", "BURST", "DAILY CAP", "DEFAULTS")
+			for _, tr := range tiers {
+				d := tr.Defaults
+				t.Row(tr.Name, formatRate(tr.Limits.Rate), strconv.Itoa(tr.Limits.Burst), strconv.Itoa(tr.Limits.DailyCap),
+					formatRate(d.Rate)+" burst "+strconv.Itoa(d.Burst)+" cap "+strconv.Itoa(d.DailyCap))
+			}
+			return t.Render()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newTierSetCmd(f *Factory) *cobra.Command {
+	var (
+		rate            float64
+		every           time.Duration
+		burst, dailyCap int
+		defaults        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "set NAME [--rate PER_SECOND | --every DURATION] [--burst N] [--daily-cap N]",
+		Short: "Change a tier's limits",
+		Example: `  wasend tier set new --every 10s --burst 5 --daily-cap 80
+  wasend tier set active --rate 0.5
+  wasend tier set warm --defaults`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if !campaign.ValidTier(name) {
+				return usagef("tier %q: must be one of new, warm, active", name)
+			}
+			st, err := f.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			tiers, err := st.Tiers(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var l campaign.Limits
+			for _, t := range tiers {
+				if t.Name == name {
+					l = t.Limits
+				}
+			}
+			if defaults {
+				l = campaign.DefaultTiers[name]
+			}
+			r, ok, err := rateFromFlags(cmd, rate, every)
+			if err != nil {
+				return err
+			}
+			if ok {
+				l.Rate = r
+			}
+			if cmd.Flags().Changed("burst") {
+				l.Burst = burst
+			}
+			if cmd.Flags().Changed("daily-cap") {
+				l.DailyCap = dailyCap
+			}
+			if err := l.Validate(); err != nil {
+				return usageError{err}
+			}
+			if err := st.SetTier(cmd.Context(), name, l); err != nil {
+				return err
+			}
+			f.IO.Infof("tier %s: rate %s, burst %d, daily cap %d", name, formatRate(l.Rate), l.Burst, l.DailyCap)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.Float64Var(&rate, "rate", 0, "messages per second")
+	fl.DurationVar(&every, "every", 0, "one message per this interval, e.g. 12s")
+	fl.IntVar(&burst, "burst", 0, "bucket size: messages that may go at once")
+	fl.IntVar(&dailyCap, "daily-cap", 0, "messages per account per quota day")
+	fl.BoolVar(&defaults, "defaults", false, "start from the built-in settings")
+	return cmd
+}
+
+func newLimitCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "limit",
+		Short: "Limits over all accounts",
+	}
+	var (
+		rate  float64
+		every time.Duration
+		burst int
+		off   bool
+	)
+	global := &cobra.Command{
+		Use:   "global [--rate R | --every D] [--burst N] | --off",
+		Short: "Show, set or turn off the global bucket shared by all accounts",
+		Long: `The global bucket is an optional token bucket over every account together:
+each send takes a token from its account's bucket and from this one. It is
+off by default. Without flags, the current setting is printed.`,
+		Example: `  wasend limit global --rate 2 --burst 10
+  wasend limit global --off`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := f.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, haveRate, err := rateFromFlags(cmd, rate, every)
+			if err != nil {
+				return err
+			}
+			switch {
+			case off:
+				if haveRate || cmd.Flags().Changed("burst") {
+					return usagef("--off excludes --rate, --every and --burst")
+				}
+				if err := st.SetGlobalLimit(cmd.Context(), false, ratelimit.Limit{}); err != nil {
+					return err
+				}
+				f.IO.Infof("global limit: off")
+				return nil
+			case haveRate || cmd.Flags().Changed("burst"):
+				cur, _, _, err := st.GlobalLimit(cmd.Context())
+				if err != nil {
+					return err
+				}
+				l := ratelimit.Limit{Rate: cur.Rate, Burst: cur.Burst}
+				if haveRate {
+					l.Rate = r
+				}
+				if cmd.Flags().Changed("burst") {
+					l.Burst = burst
+				}
+				if err := st.SetGlobalLimit(cmd.Context(), true, l); err != nil {
+					return usageError{err}
+				}
+			}
+			l, tokens, on, err := st.GlobalLimit(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if !on {
+				_, err = f.IO.Out.Write([]byte("global limit: off\n"))
+				return err
+			}
+			_, err = f.IO.Out.Write([]byte("global limit: rate " + formatRate(l.Rate) + ", burst " + strconv.Itoa(l.Burst) +
+				", tokens now " + strconv.FormatFloat(tokens, 'f', 1, 64) + "\n"))
+			return err
+		},
+	}
+	fl := global.Flags()
+	fl.Float64Var(&rate, "rate", 0, "messages per second over all accounts")
+	fl.DurationVar(&every, "every", 0, "one message per this interval over all accounts")
+	fl.IntVar(&burst, "burst", 0, "bucket size")
+	fl.BoolVar(&off, "off", false, "turn the global bucket off")
+	cmd.AddCommand(global)
+	return cmd
+}

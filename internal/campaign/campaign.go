@@ -1,0 +1,294 @@
+// Package campaign holds wasend's domain types: tiers, accounts, campaigns,
+// messages and the states a message moves through. It depends on the
+// standard library only; every other package speaks in these types.
+package campaign
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// State is where one recipient of a campaign stands. A message only moves
+// forward: pending → sending → sent | failed | unknown. The one way back is
+// an explicit operator decision (retry), or a throttling answer that proves
+// the request was not accepted (sending → pending).
+type State string
+
+const (
+	// Pending rows wait to be claimed, possibly not before NextAttemptAt.
+	Pending State = "pending"
+	// Sending rows were claimed by a runner; the request may be in flight.
+	Sending State = "sending"
+	// Sent rows were accepted by the Cloud API and carry a wamid.
+	Sent State = "sent"
+	// Failed rows got an answer that says they can never succeed as they are.
+	Failed State = "failed"
+	// Unknown rows may or may not have reached the API: their runner died,
+	// or the connection dropped after the request was written. They are never
+	// resent automatically because the Cloud API has no idempotency key.
+	Unknown State = "unknown"
+)
+
+// States lists every message state in display order.
+var States = []State{Pending, Sending, Sent, Failed, Unknown}
+
+// CampaignState is the life cycle of a whole campaign.
+type CampaignState string
+
+const (
+	CampaignRunning  CampaignState = "running"
+	CampaignPaused   CampaignState = "paused"
+	CampaignFinished CampaignState = "finished"
+)
+
+// Tier is a class of sending number with its default limits.
+type Tier struct {
+	Name     string
+	Limits   Limits
+	Defaults Limits // built-in values, for display
+}
+
+// Limits are the pacing settings of one account or tier.
+type Limits struct {
+	Rate     float64 // tokens per second
+	Burst    int     // bucket capacity
+	DailyCap int     // messages per quota day
+}
+
+// Validate reports settings that cannot work.
+func (l Limits) Validate() error {
+	switch {
+	case !(l.Rate > 0) || l.Rate > 1e9:
+		return fmt.Errorf("rate %v: must be a positive number of messages per second", l.Rate)
+	case l.Burst < 1:
+		return fmt.Errorf("burst %d: must be at least 1", l.Burst)
+	case l.DailyCap < 0:
+		return fmt.Errorf("daily cap %d: must not be negative", l.DailyCap)
+	}
+	return nil
+}
+
+// Tier names.
+const (
+	TierNew    = "new"
+	TierWarm   = "warm"
+	TierActive = "active"
+)
+
+// DefaultTiers are the built-in tier settings.
+var DefaultTiers = map[string]Limits{
+	TierNew:    {Rate: 1.0 / 12, Burst: 5, DailyCap: 50},
+	TierWarm:   {Rate: 1.0 / 8, Burst: 8, DailyCap: 150},
+	TierActive: {Rate: 1.0 / 5, Burst: 15, DailyCap: 300},
+}
+
+// TierNames lists the tiers from slowest to fastest.
+var TierNames = []string{TierNew, TierWarm, TierActive}
+
+// ValidTier reports whether name is a known tier.
+func ValidTier(name string) bool {
+	_, ok := DefaultTiers[name]
+	return ok
+}
+
+// Overrides are per-account settings that win over the account's tier.
+// A nil field means "use the tier's value".
+type Overrides struct {
+	Rate     *float64
+	Burst    *int
+	DailyCap *int
+}
+
+// Apply returns tier limits with the overrides laid over them.
+func (o Overrides) Apply(l Limits) Limits {
+	if o.Rate != nil {
+		l.Rate = *o.Rate
+	}
+	if o.Burst != nil {
+		l.Burst = *o.Burst
+	}
+	if o.DailyCap != nil {
+		l.DailyCap = *o.DailyCap
+	}
+	return l
+}
+
+// Account is one WhatsApp business phone number that wasend sends from.
+// The access token is never part of it: TokenEnv names the environment
+// variable that holds the token.
+type Account struct {
+	ID            int64
+	Name          string
+	PhoneNumberID string
+	Tier          string
+	TokenEnv      string
+	Overrides     Overrides
+	Disabled      bool
+	CreatedAt     time.Time
+}
+
+// AccountStatus is an account with its live limiter state.
+type AccountStatus struct {
+	Account
+	Limits   Limits    // effective limits (tier + overrides)
+	Tokens   float64   // tokens available at At
+	At       time.Time // when the status was read
+	QuotaDay string    // calendar day of the last quota reset
+	// QuotaEpoch counts quota resets; a refund only applies within the epoch
+	// that counted the send.
+	QuotaEpoch int64
+	UsedToday  int
+}
+
+// MessageKind says how a campaign's messages are built.
+type MessageKind string
+
+const (
+	KindTemplate MessageKind = "template"
+	KindText     MessageKind = "text"
+)
+
+// Spec is what every message of a campaign is made from.
+type Spec struct {
+	Kind     MessageKind
+	Template string   // template name (KindTemplate)
+	Lang     string   // template language code (KindTemplate)
+	Params   []string // CSV columns that fill body parameters {{1}}, {{2}}, …
+	Text     string   // text with {{column}} placeholders (KindText)
+}
+
+// Campaign is one import of a recipient file with a message spec.
+type Campaign struct {
+	ID          int64
+	Name        string
+	Fingerprint string // hash of file content and spec; the same run resumes
+	Source      string // file path as given
+	Spec        Spec
+	State       CampaignState
+	PauseReason string
+	CreatedAt   time.Time
+	FinishedAt  time.Time
+	Imported    int // rows stored as messages
+	Skipped     int // rows reported and not stored
+}
+
+// Counts are a campaign's messages by state.
+type Counts map[State]int
+
+// Total is the number of messages in all states.
+func (c Counts) Total() int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// Open is the number of messages that still need work.
+func (c Counts) Open() int { return c[Pending] + c[Sending] }
+
+// Message is one recipient of a campaign.
+type Message struct {
+	ID         int64
+	CampaignID int64
+	Line       int      // line of the CSV record
+	Input      string   // phone number as written in the file
+	Phone      string   // E.164, with leading +
+	Params     []string // template body parameter values, in order
+	Body       string   // rendered text (KindText)
+	State      State
+	Attempts   int // requests made so far
+	Retries    int // transient failures so far: the retry budget spent
+}
+
+// Claim is a message handed to one runner together with the account whose
+// token and daily quota it spent. It is the unit of work of the sender.
+type Claim struct {
+	Message    Message
+	Account    Account
+	QuotaEpoch int64 // the account's quota epoch that counted this send
+	At         time.Time
+}
+
+// OutcomeKind is what became of one request.
+type OutcomeKind int
+
+const (
+	// OutcomeSent: accepted by the API, WAMID is set.
+	OutcomeSent OutcomeKind = iota + 1
+	// OutcomeRetry: provably not accepted; try again not before RetryAt.
+	OutcomeRetry
+	// OutcomeFailed: rejected for good.
+	OutcomeFailed
+	// OutcomeUnknown: may have been accepted; never resent automatically.
+	OutcomeUnknown
+)
+
+// Outcome is the recorded result of sending one claim.
+type Outcome struct {
+	Kind      OutcomeKind
+	WAMID     string
+	ErrorCode int
+	Error     string // code, title and details, never a secret
+	RetryAt   time.Time
+	// SpendsRetry is true for a transient failure: it uses up one of the
+	// row's retries. Throttling does not.
+	SpendsRetry bool
+	// Refund is true when the API proved the message was not accepted, so
+	// the daily quota it counted is given back (its token stays spent).
+	Refund bool
+}
+
+// WaitReason says why no message can be claimed right now.
+type WaitReason string
+
+const (
+	WaitTokens    WaitReason = "tokens"     // every usable account waits for its bucket
+	WaitGlobal    WaitReason = "global"     // the global bucket is empty
+	WaitCapped    WaitReason = "capped"     // every usable account reached its daily cap
+	WaitRetry     WaitReason = "retry"      // pending rows wait for their retry time
+	WaitInFlight  WaitReason = "in-flight"  // only rows in flight remain
+	WaitNoAccount WaitReason = "no-account" // no enabled account exists
+)
+
+// WaitError is returned by a claim when nothing can be sent now.
+// Until is zero when no time is known (caps: wait for a quota reset).
+type WaitError struct {
+	Reason WaitReason
+	Until  time.Time
+}
+
+func (e *WaitError) Error() string {
+	if e.Until.IsZero() {
+		return "waiting: " + string(e.Reason)
+	}
+	return fmt.Sprintf("waiting for %s until %s", e.Reason, e.Until.Format(time.RFC3339))
+}
+
+// ErrDone is returned by a claim when the campaign has no open rows left.
+var ErrDone = errors.New("campaign has no open messages")
+
+// ErrNotFound is returned when a named record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrPaused is returned by a claim when the campaign is paused.
+var ErrPaused = errors.New("campaign is paused")
+
+// Skip is a row of a recipient file that was not imported.
+type Skip struct {
+	Line   int
+	Input  string
+	Reason string
+}
+
+// Runner is a sender process registered on a database. Rows it holds in
+// state Sending are orphans once it is gone.
+type Runner struct {
+	ID          string
+	CampaignID  int64
+	Host        string
+	PID         int
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+}

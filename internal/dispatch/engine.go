@@ -1,0 +1,421 @@
+// Package dispatch is the send engine: it claims due messages together with
+// the tokens and quota they spend, sends them through a bounded pool of
+// workers, and records every outcome. Scheduling state lives behind Ledger,
+// so several engines — in one process, several processes, or later several
+// hosts — share the same limits.
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/whatsapp"
+)
+
+// Ledger holds the state that senders must share: token buckets, daily caps
+// and the claims on messages. The SQLite store implements it; a Redis one
+// can, for senders on several hosts.
+type Ledger interface {
+	// Claim atomically takes the campaign's next due message with one token
+	// and one unit of daily quota of the chosen account. It returns a
+	// *campaign.WaitError when nothing can go now, campaign.ErrDone when no
+	// row is open, campaign.ErrPaused when the campaign is paused.
+	Claim(ctx context.Context, campaignID int64, runner string, now time.Time) (campaign.Claim, error)
+	// Record stores the outcome of a claim.
+	Record(ctx context.Context, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error
+	RegisterRunner(ctx context.Context, r campaign.Runner) error
+	Heartbeat(ctx context.Context, runner string, now time.Time) error
+	UnregisterRunner(ctx context.Context, runner string) error
+	// RecoverOrphans turns rows held by dead runners into unknown ones.
+	RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error)
+}
+
+// Sender delivers one request to the Cloud API. *whatsapp.Client is one.
+type Sender interface {
+	Send(ctx context.Context, req whatsapp.Request) (whatsapp.Response, error)
+}
+
+// Options configure an Engine. Zero values get the defaults in brackets.
+type Options struct {
+	Campaign campaign.Campaign
+	Ledger   Ledger
+	Sender   Sender
+	Clock    Clock // [RealClock]
+	// Token returns the access token held in the named environment variable.
+	Token func(env string) (string, error)
+	// Runner identifies this engine in the ledger.
+	Runner campaign.Runner
+	// Workers bounds the requests in flight. [8]
+	Workers int
+	// Poll bounds any wait, so changes made from another shell (limits,
+	// quota resets, disabled accounts) are seen within it. [2s]
+	Poll time.Duration
+	// Heartbeat is how often the runner proves it is alive. [2s]
+	Heartbeat time.Duration
+	// StopWhenCapped ends Run with ErrCapped instead of waiting for quota.
+	StopWhenCapped bool
+	// Drain bounds the wait for in-flight requests after ctx is cancelled;
+	// past it they are aborted and their rows recorded unknown. [15s]
+	Drain time.Duration
+	// Retry policy for transient failures: full-jitter exponential backoff.
+	MaxAttempts int           // [5]
+	BackoffBase time.Duration // [1s]
+	BackoffMax  time.Duration // [60s]
+	// Throttled rows wait this long before they may be claimed again. [2s]
+	ThrottleDelay time.Duration
+	// Observe receives every event; it must not block for long.
+	Observe func(Event)
+	// Rand returns a float in [0,1) for jitter. [math/rand/v2]
+	Rand func() float64
+}
+
+// ErrCapped is returned by Run with StopWhenCapped when every account
+// reached its daily cap.
+var ErrCapped = errors.New("every account reached its daily cap")
+
+// EventKind names what happened.
+type EventKind int
+
+const (
+	EventSent EventKind = iota + 1
+	EventRetry
+	EventFailed
+	EventUnknown
+	EventWait    // nothing can be sent now; Wait says why
+	EventResumed // sending again after a wait
+	EventRecovered
+)
+
+// Event is one thing the engine did, for progress output and logs.
+type Event struct {
+	Kind    EventKind
+	At      time.Time
+	Claim   campaign.Claim
+	Outcome campaign.Outcome
+	Wait    *campaign.WaitError
+	Count   int // EventRecovered: rows turned unknown
+}
+
+// Engine sends one campaign.
+type Engine struct {
+	o Options
+}
+
+// New returns an engine with defaults filled in.
+func New(o Options) (*Engine, error) {
+	if o.Ledger == nil || o.Sender == nil {
+		return nil, errors.New("dispatch: Ledger and Sender are required")
+	}
+	if o.Runner.ID == "" {
+		return nil, errors.New("dispatch: Runner.ID is required")
+	}
+	if o.Clock == nil {
+		o.Clock = RealClock{}
+	}
+	if o.Token == nil {
+		o.Token = func(string) (string, error) { return "", nil }
+	}
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
+	if o.Poll <= 0 {
+		o.Poll = 2 * time.Second
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 2 * time.Second
+	}
+	if o.Drain <= 0 {
+		o.Drain = 15 * time.Second
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 5
+	}
+	if o.BackoffBase <= 0 {
+		o.BackoffBase = time.Second
+	}
+	if o.BackoffMax <= 0 {
+		o.BackoffMax = 60 * time.Second
+	}
+	if o.ThrottleDelay <= 0 {
+		o.ThrottleDelay = 2 * time.Second
+	}
+	if o.Observe == nil {
+		o.Observe = func(Event) {}
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Float64
+	}
+	return &Engine{o: o}, nil
+}
+
+// Run sends the campaign until no row is open, the campaign is paused, the
+// caps stop it (StopWhenCapped), or ctx is cancelled. On cancel it stops
+// claiming, waits up to Drain for the requests in flight, records their
+// outcomes and returns ctx's error.
+func (e *Engine) Run(ctx context.Context) error {
+	o := e.o
+	// Records and the runner's bookkeeping outlive a cancel: an outcome
+	// that came back must reach the database.
+	bg := context.WithoutCancel(ctx)
+	r := o.Runner
+	r.CampaignID = o.Campaign.ID
+	r.StartedAt, r.HeartbeatAt = o.Clock.Now(), o.Clock.Now()
+	if err := o.Ledger.RegisterRunner(bg, r); err != nil {
+		return err
+	}
+	defer o.Ledger.UnregisterRunner(bg, r.ID)
+
+	stopBeat := e.heartbeat(bg)
+	defer stopBeat()
+
+	// sendCtx survives a cancel of ctx so in-flight requests can finish;
+	// abort ends them when the drain time is up.
+	sendCtx, abort := context.WithCancel(bg)
+	defer abort()
+
+	var (
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, o.Workers)
+		// done wakes the loop when a worker finishes: a retry may now be due.
+		done    = make(chan struct{}, 1)
+		errMu   sync.Mutex
+		workErr error
+		waiting *campaign.WaitError
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		if workErr == nil {
+			workErr = err
+		}
+		errMu.Unlock()
+	}
+	firstErr := func() error {
+		errMu.Lock()
+		defer errMu.Unlock()
+		return workErr
+	}
+	finish := func(result error) error {
+		drained := make(chan struct{})
+		go func() { wg.Wait(); close(drained) }()
+		if ctx.Err() != nil {
+			select {
+			case <-drained:
+			case <-time.After(o.Drain):
+				abort()
+				// Aborted requests record quickly; don't hang on a stuck disk.
+				select {
+				case <-drained:
+				case <-time.After(5 * time.Second):
+				}
+			}
+		} else {
+			<-drained
+		}
+		if err := firstErr(); err != nil {
+			return err
+		}
+		return result
+	}
+
+	for {
+		if err := firstErr(); err != nil {
+			return finish(nil)
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return finish(ctx.Err())
+		}
+		if ctx.Err() != nil {
+			<-slots
+			return finish(ctx.Err())
+		}
+		now := o.Clock.Now()
+		c, err := o.Ledger.Claim(bg, o.Campaign.ID, r.ID, now)
+		if err == nil {
+			if waiting != nil {
+				waiting = nil
+				o.Observe(Event{Kind: EventResumed, At: now})
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				if err := e.send(sendCtx, c); err != nil {
+					fail(err)
+				}
+				select {
+				case done <- struct{}{}:
+				default:
+				}
+			}()
+			continue
+		}
+		<-slots
+		var we *campaign.WaitError
+		switch {
+		case errors.Is(err, campaign.ErrDone):
+			return finish(nil)
+		case errors.Is(err, campaign.ErrPaused):
+			return finish(err)
+		case errors.As(err, &we):
+		default:
+			fail(err)
+			return finish(nil)
+		}
+		if we.Reason == campaign.WaitCapped && o.StopWhenCapped {
+			return finish(ErrCapped)
+		}
+		if waiting == nil || waiting.Reason != we.Reason {
+			o.Observe(Event{Kind: EventWait, At: now, Wait: we})
+		}
+		waiting = we
+		wait := o.Poll
+		if !we.Until.IsZero() {
+			wait = min(max(we.Until.Sub(now), 0), o.Poll)
+		}
+		select {
+		case <-o.Clock.After(wait):
+		case <-done:
+		case <-ctx.Done():
+			return finish(ctx.Err())
+		}
+	}
+}
+
+// heartbeat keeps the runner's lease fresh until stopped.
+func (e *Engine) heartbeat(ctx context.Context) (stop func()) {
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(e.o.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				// A missed beat only risks another runner calling our rows
+				// unknown, never a double send: ignore the error.
+				_ = e.o.Ledger.Heartbeat(ctx, e.o.Runner.ID, e.o.Clock.Now())
+			}
+		}
+	}()
+	return func() { close(quit); wg.Wait() }
+}
+
+// send makes one request and records its outcome.
+func (e *Engine) send(ctx context.Context, c campaign.Claim) error {
+	o := e.o
+	var out campaign.Outcome
+	token, err := o.Token(c.Account.TokenEnv)
+	if err != nil {
+		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now().Add(o.Poll), Refund: true,
+			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
+	} else {
+		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
+		out = e.outcome(c, resp, err)
+	}
+	now := o.Clock.Now()
+	if err := o.Ledger.Record(context.WithoutCancel(ctx), c, o.Runner.ID, out, now); err != nil {
+		return fmt.Errorf("record outcome of line %d: %w", c.Message.Line, err)
+	}
+	kind := map[campaign.OutcomeKind]EventKind{
+		campaign.OutcomeSent: EventSent, campaign.OutcomeRetry: EventRetry,
+		campaign.OutcomeFailed: EventFailed, campaign.OutcomeUnknown: EventUnknown,
+	}[out.Kind]
+	o.Observe(Event{Kind: kind, At: now, Claim: c, Outcome: out})
+	return nil
+}
+
+// outcome turns a response into what to record. Only an answer that proves
+// the message was not accepted gives its daily quota back.
+func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) campaign.Outcome {
+	o := e.o
+	now := o.Clock.Now()
+	class := whatsapp.Classify(err)
+	out := campaign.Outcome{Error: errorText(err)}
+	var apiErr *whatsapp.APIError
+	if errors.As(err, &apiErr) {
+		out.ErrorCode = apiErr.Code
+	}
+	switch class {
+	case whatsapp.ClassOK:
+		return campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: resp.WAMID}
+	case whatsapp.ClassAmbiguous:
+		out.Kind = campaign.OutcomeUnknown
+		return out
+	case whatsapp.ClassThrottled, whatsapp.ClassPairThrottled:
+		delay := o.ThrottleDelay
+		if class == whatsapp.ClassPairThrottled {
+			// Meta: retry the pair after 4^X seconds.
+			delay = time.Duration(math.Pow(4, float64(min(c.Message.Attempts-1, 6)))) * time.Second
+		}
+		if apiErr != nil && apiErr.RetryAfter > delay {
+			delay = apiErr.RetryAfter
+		}
+		out.Kind, out.RetryAt, out.Refund = campaign.OutcomeRetry, now.Add(delay), true
+		return out
+	case whatsapp.ClassTransient:
+		out.Refund = true
+		if c.Message.Retries+1 >= o.MaxAttempts {
+			out.Kind = campaign.OutcomeFailed
+			out.Error = fmt.Sprintf("gave up after %d attempts: %s", c.Message.Retries+1, out.Error)
+			return out
+		}
+		delay := e.backoff(c.Message.Retries)
+		if apiErr != nil && apiErr.RetryAfter > 0 {
+			delay = apiErr.RetryAfter
+		}
+		out.Kind, out.RetryAt, out.SpendsRetry = campaign.OutcomeRetry, now.Add(delay), true
+		return out
+	default:
+		out.Kind, out.Refund = campaign.OutcomeFailed, true
+		return out
+	}
+}
+
+// backoff is full-jitter exponential backoff: a uniform delay in
+// [0, min(max, base·2^n)).
+func (e *Engine) backoff(n int) time.Duration {
+	ceiling := float64(e.o.BackoffBase) * math.Pow(2, float64(n))
+	ceiling = math.Min(ceiling, float64(e.o.BackoffMax))
+	return time.Duration(e.o.Rand() * ceiling)
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// Request builds the Cloud API request for a claimed message.
+func Request(c campaign.Campaign, cl campaign.Claim, token string) whatsapp.Request {
+	req := whatsapp.Request{
+		PhoneNumberID: cl.Account.PhoneNumberID,
+		Token:         token,
+		To:            cl.Message.Phone,
+		CallbackData:  CallbackData(c.ID, cl.Message.ID),
+	}
+	if c.Spec.Kind == campaign.KindText {
+		req.Text = cl.Message.Body
+	} else {
+		req.Template = &whatsapp.Template{Name: c.Spec.Template, Lang: c.Spec.Lang, BodyParams: cl.Message.Params}
+	}
+	return req
+}
+
+// CallbackData is the biz_opaque_callback_data that ties a webhook status
+// back to a campaign row.
+func CallbackData(campaignID, messageID int64) string {
+	return fmt.Sprintf("wasend:c%d:m%d", campaignID, messageID)
+}

@@ -1,0 +1,444 @@
+// Package recipients reads recipient lists: a CSV with a header line, one
+// recipient per record. It streams the file, normalises phone numbers to
+// E.164 and extracts template parameters, reporting unusable records one by
+// one so that a caller can list them all and still send to the rest.
+package recipients
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+// Whole-file problems, returned by Open wrapped with the file name and line.
+var (
+	ErrEmptyFile       = errors.New("empty file, expected a header line")
+	ErrNoPhoneColumn   = errors.New("no phone column")
+	ErrUnknownColumn   = errors.New("unknown column")
+	ErrDuplicateColumn = errors.New("duplicate column")
+	ErrEncoding        = errors.New("not UTF-8")
+)
+
+// MaxTextLen is the Cloud API's limit for a text message body, in characters.
+const MaxTextLen = 4096
+
+// phoneColumns are tried in this order when Options.PhoneColumn is empty: a
+// file with both "phone" and "number" (an order number, say) means phone.
+var phoneColumns = []string{"phone", "mobile", "msisdn", "wa_id", "number"}
+
+// placeholder matches {{ name }} in Options.Text.
+var placeholder = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
+
+// Options say how to read a recipient list.
+type Options struct {
+	Region      string   // default country (ISO 3166 alpha-2, e.g. "DE") for national-format numbers; "" = only international numbers accepted
+	PhoneColumn string   // "" = auto: the first of phone, mobile, msisdn, wa_id, number present in the header
+	Params      []string // columns whose values fill template body parameters {{1}}, {{2}}, … in order
+	Text        string   // plain-text message with {{column}} placeholders; may be used with or without Params
+	Delimiter   rune     // 0 = detect from the header line among ',', ';', '\t'
+}
+
+// Row is one usable recipient.
+type Row struct {
+	Line   int      // 1-based line where the record starts (the header is usually line 1)
+	Input  string   // phone as written, without surrounding spaces
+	Phone  string   // E.164 with '+'
+	Params []string // values of Options.Params, in order, trimmed
+	Body   string   // Options.Text rendered with this row's values ("" when Text is "")
+	// DuplicateOf is the line of an earlier row with the same Phone, 0 if
+	// none: the row is valid, but sending it would message someone twice.
+	DuplicateOf int
+}
+
+// RowError is a problem with one record: the caller reports it and goes on.
+type RowError struct {
+	File   string
+	Line   int
+	Column string // header name, "" when the problem is the whole record
+	Value  string // the offending value as written, "" when there is none
+	Reason string
+	Err    error // the cause, for errors.Is (e.g. ErrTooShort); may be nil
+}
+
+func (e *RowError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%d: ", e.File, e.Line)
+	if e.Column != "" {
+		fmt.Fprintf(&b, "column %s: ", e.Column)
+	}
+	if e.Value != "" {
+		fmt.Fprintf(&b, "%q: ", e.Value)
+	}
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+func (e *RowError) Unwrap() error { return e.Err }
+
+// segment is a piece of Options.Text: literal text, or a column's value
+// when col >= 0.
+type segment struct {
+	lit string
+	col int
+}
+
+// Reader yields the rows of one recipient list. It holds one record at a
+// time (plus the set of phones seen, for DuplicateOf); a Reader is not safe
+// for concurrent use, but separate Readers share no mutable state.
+type Reader struct {
+	file      string
+	csv       *csv.Reader
+	header    []string
+	region    string
+	regionCC  string
+	phoneCol  int
+	paramCols []int
+	text      []segment
+	textLit   int // characters of literal text, to size the body buffer
+	needed    int // fields a record must have to reach every used column
+	seen      map[uint64]int
+}
+
+// Open reads the header and checks it against opts. Whole-file problems
+// (empty file, no phone column, a Params column or {{column}} placeholder
+// that is not in the header, duplicate header names, unknown region) are
+// returned here, prefixed with the file name and line.
+func Open(r io.Reader, file string, opts Options) (*Reader, error) {
+	rd := &Reader{file: file, seen: make(map[uint64]int)}
+	rd.region = strings.ToUpper(strings.TrimSpace(opts.Region))
+	if rd.region != "" {
+		cc := phonenumbers.GetCountryCodeForRegion(rd.region)
+		if cc == 0 {
+			return nil, fmt.Errorf("%s: %w %q (want an ISO 3166 code such as DE)", file, ErrUnknownRegion, opts.Region)
+		}
+		rd.regionCC = strconv.Itoa(cc)
+	}
+
+	br := bufio.NewReaderSize(r, 64<<10)
+	// Peek fills the buffer (or reaches EOF) without consuming anything, so
+	// the delimiter can be chosen before encoding/csv sees the first byte.
+	head, err := br.Peek(br.Size())
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	switch {
+	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
+		_, _ = br.Discard(3) // cannot fail: the bytes are buffered
+		head = head[3:]
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		return nil, fmt.Errorf("%s: %w: the file is UTF-16; save it as CSV UTF-8", file, ErrEncoding)
+	}
+	delim := opts.Delimiter
+	if delim == 0 {
+		delim = detectDelimiter(head)
+	}
+	if delim == '"' || delim == '\r' || delim == '\n' || delim == utf8.RuneError || !utf8.ValidRune(delim) {
+		return nil, fmt.Errorf("%s: invalid delimiter %q", file, delim)
+	}
+
+	rd.csv = csv.NewReader(br)
+	rd.csv.Comma = delim
+	rd.csv.FieldsPerRecord = -1
+	rd.csv.ReuseRecord = true
+	rd.csv.LazyQuotes = false
+
+	rec, err := rd.csv.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", file, ErrEmptyFile)
+	}
+	if err != nil {
+		return nil, rd.fatal(err)
+	}
+	line, _ := rd.csv.FieldPos(0)
+	rd.header = slices.Clone(rec) // ReuseRecord: the slice is overwritten by the next Read
+	if err := rd.checkUTF8(rec, line); err != nil {
+		return nil, err
+	}
+	if err := rd.resolve(opts, line); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// detectDelimiter counts candidate delimiters outside quotes on the first
+// line. Ties and a single-column header fall back to ','.
+func detectDelimiter(head []byte) rune {
+	var comma, semi, tab int
+	quoted := false
+	for _, c := range head {
+		if c == '"' {
+			quoted = !quoted
+			continue
+		}
+		if quoted {
+			continue
+		}
+		switch c {
+		case '\n':
+			goto done
+		case ',':
+			comma++
+		case ';':
+			semi++
+		case '\t':
+			tab++
+		}
+	}
+done:
+	switch {
+	case semi > comma && semi >= tab:
+		return ';'
+	case tab > comma && tab > semi:
+		return '\t'
+	}
+	return ','
+}
+
+// resolve maps the columns opts refers to onto header positions.
+func (rd *Reader) resolve(opts Options, line int) error {
+	index := make(map[string]int, len(rd.header))
+	for i, h := range rd.header {
+		key := strings.ToLower(strings.TrimSpace(h))
+		if key == "" {
+			continue // unnamed columns (trailing delimiters) can't be referred to
+		}
+		if j, dup := index[key]; dup {
+			return fmt.Errorf("%s:%d: %w %q (columns %d and %d)", rd.file, line, ErrDuplicateColumn, strings.TrimSpace(h), j+1, i+1)
+		}
+		index[key] = i
+	}
+	lookup := func(name string) (int, bool) {
+		i, ok := index[strings.ToLower(strings.TrimSpace(name))]
+		return i, ok
+	}
+	headerList := strings.Join(rd.header, ", ")
+
+	rd.phoneCol = -1
+	if opts.PhoneColumn != "" {
+		i, ok := lookup(opts.PhoneColumn)
+		if !ok {
+			return fmt.Errorf("%s:%d: %w: no column %q (header: %s)", rd.file, line, ErrNoPhoneColumn, opts.PhoneColumn, headerList)
+		}
+		rd.phoneCol = i
+	} else {
+		for _, name := range phoneColumns {
+			if i, ok := index[name]; ok {
+				rd.phoneCol = i
+				break
+			}
+		}
+		if rd.phoneCol < 0 {
+			return fmt.Errorf("%s:%d: %w: expected one of %s (header: %s)", rd.file, line, ErrNoPhoneColumn, strings.Join(phoneColumns, ", "), headerList)
+		}
+	}
+	rd.needed = rd.phoneCol + 1
+
+	for _, p := range opts.Params {
+		i, ok := lookup(p)
+		if !ok {
+			return fmt.Errorf("%s:%d: %w %q in params (header: %s)", rd.file, line, ErrUnknownColumn, p, headerList)
+		}
+		rd.paramCols = append(rd.paramCols, i)
+		rd.needed = max(rd.needed, i+1)
+	}
+
+	if opts.Text != "" {
+		last := 0
+		for _, m := range placeholder.FindAllStringSubmatchIndex(opts.Text, -1) {
+			name := opts.Text[m[2]:m[3]]
+			i, ok := lookup(name)
+			if !ok {
+				return fmt.Errorf("%s:%d: %w %q in text placeholder %s (header: %s)", rd.file, line, ErrUnknownColumn, name, opts.Text[m[0]:m[1]], headerList)
+			}
+			if m[0] > last {
+				rd.text = append(rd.text, segment{lit: opts.Text[last:m[0]], col: -1})
+			}
+			rd.text = append(rd.text, segment{col: i})
+			rd.needed = max(rd.needed, i+1)
+			last = m[1]
+		}
+		if last < len(opts.Text) {
+			rd.text = append(rd.text, segment{lit: opts.Text[last:], col: -1})
+		}
+		for _, s := range rd.text {
+			rd.textLit += len(s.lit)
+		}
+	}
+	return nil
+}
+
+// Header returns the header names as written in the file.
+func (rd *Reader) Header() []string { return slices.Clone(rd.header) }
+
+// Next returns the next usable row, or io.EOF after the last one. A record
+// that cannot be used comes back as a *RowError (use errors.As), and the
+// caller may call Next again. Any other error is fatal: the rest of the
+// file cannot be trusted (broken quoting, invalid UTF-8, a read error).
+func (rd *Reader) Next() (Row, error) {
+	for {
+		rec, err := rd.csv.Read()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return Row{}, io.EOF
+			}
+			return Row{}, rd.fatal(err)
+		}
+		line, _ := rd.csv.FieldPos(0)
+		if err := rd.checkUTF8(rec, line); err != nil {
+			return Row{}, err
+		}
+		// Spreadsheets export empty rows as ",,,"; they are not recipients.
+		if allBlank(rec) {
+			continue
+		}
+		return rd.row(rec, line)
+	}
+}
+
+func (rd *Reader) row(rec []string, line int) (Row, error) {
+	if len(rec) < rd.needed || (len(rec) > len(rd.header) && !allBlank(rec[len(rd.header):])) {
+		// Too many fields usually means an unquoted delimiter inside a
+		// value: every later value would be in the wrong column.
+		return Row{}, &RowError{File: rd.file, Line: line,
+			Reason: fmt.Sprintf("has %s, header has %d", plural(len(rec), "field"), len(rd.header))}
+	}
+
+	input := strings.TrimSpace(rec[rd.phoneCol])
+	phone, err := normalizePhone(input, rd.region, rd.regionCC)
+	if err != nil {
+		return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(rd.phoneCol), Value: input, Reason: err.Error(), Err: err}
+	}
+	row := Row{Line: line, Input: input, Phone: phone}
+
+	if len(rd.paramCols) > 0 {
+		row.Params = make([]string, len(rd.paramCols))
+		for n, c := range rd.paramCols {
+			v := strings.TrimSpace(rec[c])
+			if reason := checkParam(v); reason != "" {
+				return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(c), Value: v,
+					Reason: fmt.Sprintf("%s parameter {{%d}}", reason, n+1)}
+			}
+			row.Params[n] = v
+		}
+	}
+
+	if rd.text != nil {
+		body, rerr := rd.render(rec, line)
+		if rerr != nil {
+			return Row{}, rerr
+		}
+		row.Body = body
+	}
+
+	// E.164 is at most 15 digits, so it fits a uint64: a cheaper key than
+	// the string for files with millions of rows.
+	if key, err := strconv.ParseUint(phone[1:], 10, 64); err == nil {
+		if first, ok := rd.seen[key]; ok {
+			row.DuplicateOf = first
+		} else {
+			rd.seen[key] = line
+		}
+	}
+	return row, nil
+}
+
+// checkParam returns why v cannot be a template parameter, or "". The Cloud
+// API rejects parameters with line breaks, tabs or more than four spaces in
+// a row (error 132018); catching that here names the line to fix.
+func checkParam(v string) string {
+	switch {
+	case v == "":
+		return "missing"
+	case strings.ContainsAny(v, "\n\r\t"):
+		return "line break or tab in"
+	case strings.Contains(v, "     "):
+		return "more than 4 spaces in a row in"
+	}
+	return ""
+}
+
+func (rd *Reader) render(rec []string, line int) (string, *RowError) {
+	var b strings.Builder
+	b.Grow(rd.textLit + 16*len(rd.text))
+	for _, s := range rd.text {
+		if s.col < 0 {
+			b.WriteString(s.lit)
+			continue
+		}
+		v := strings.TrimSpace(rec[s.col])
+		if v == "" {
+			return "", &RowError{File: rd.file, Line: line, Column: rd.colName(s.col),
+				Reason: fmt.Sprintf("empty, needed for {{%s}} in text", rd.colName(s.col))}
+		}
+		b.WriteString(v)
+	}
+	body := b.String()
+	if n := utf8.RuneCountInString(body); n > MaxTextLen {
+		return "", &RowError{File: rd.file, Line: line,
+			Reason: fmt.Sprintf("message is %d characters, limit is %d", n, MaxTextLen)}
+	}
+	return body, nil
+}
+
+func (rd *Reader) colName(i int) string { return strings.TrimSpace(rd.header[i]) }
+
+// checkUTF8 rejects the whole file at the first bad byte: a file in another
+// encoding would otherwise send garbled names to every recipient.
+func (rd *Reader) checkUTF8(rec []string, line int) error {
+	for i, f := range rec {
+		if !utf8.ValidString(f) {
+			col := strconv.Itoa(i + 1)
+			if i < len(rd.header) && rd.header[i] != "" && utf8.ValidString(rd.header[i]) {
+				col = rd.colName(i)
+			}
+			return fmt.Errorf("%s:%d: column %s: %w: save the file as CSV UTF-8", rd.file, line, col, ErrEncoding)
+		}
+	}
+	return nil
+}
+
+// fatal describes a CSV syntax error with its position and what was
+// expected instead.
+func (rd *Reader) fatal(err error) error {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", rd.file, err)
+	}
+	var hint string
+	switch {
+	case errors.Is(pe.Err, csv.ErrBareQuote):
+		hint = `: a value containing " must be quoted, with each " inside written as ""`
+	case errors.Is(pe.Err, csv.ErrQuote):
+		hint = `: expected a closing " followed by a delimiter or end of line`
+	}
+	if pe.StartLine != pe.Line {
+		hint += fmt.Sprintf(" (the record starts on line %d)", pe.StartLine)
+	}
+	return fmt.Errorf("%s:%d:%d: %w%s", rd.file, pe.Line, pe.Column, pe.Err, hint)
+}
+
+func allBlank(fields []string) bool {
+	for _, f := range fields {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}

@@ -1,0 +1,274 @@
+// Package runner carries out `wasend campaign run`: it imports a recipient
+// file into a campaign (or finds the campaign that file already became),
+// turns rows abandoned by a dead process into unknown ones, and drives the
+// send engine with progress output.
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/recipients"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/ui"
+)
+
+// Options configure Run. Zero values get the defaults in brackets.
+type Options struct {
+	Store *store.Store
+	IO    *ui.IOStreams
+	// File is the recipient CSV; ignored when ResumeID is set.
+	File     string
+	Name     string // campaign name [file name]
+	Spec     campaign.Spec
+	Region   string // default country for national numbers
+	ResumeID int64  // resume this campaign instead of importing
+
+	Sender dispatch.Sender
+	Clock  dispatch.Clock // [dispatch.RealClock]
+	Token  func(env string) (string, error)
+
+	Workers        int
+	Poll           time.Duration
+	StopWhenCapped bool
+	// Stale is how long a silent runner on another host counts as alive. [30s]
+	Stale time.Duration
+	// ProgressInterval between plain progress lines. [10s]
+	ProgressInterval time.Duration
+	// MaxAttempts, BackoffBase, BackoffMax are the transient retry policy.
+	MaxAttempts             int
+	BackoffBase, BackoffMax time.Duration
+	Label                   string // progress label, e.g. "SANDBOX" [campaign N]
+}
+
+// Result is how a run ended.
+type Result struct {
+	Campaign campaign.Campaign
+	Counts   campaign.Counts
+	Imported bool // this run imported the file
+	// Skipped rows of this import (empty when resuming).
+	Skipped []campaign.Skip
+}
+
+// Fingerprint identifies a campaign by its file's content and message spec:
+// running the same command on the same file finds the same campaign.
+func Fingerprint(file io.Reader, spec campaign.Spec, region string) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, file); err != nil {
+		return "", err
+	}
+	meta, _ := json.Marshal(struct {
+		Spec   campaign.Spec
+		Region string
+	}{spec, strings.ToUpper(region)})
+	h.Write([]byte{0})
+	h.Write(meta)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Prepare finds or creates the campaign to run.
+func Prepare(ctx context.Context, o Options) (Result, error) {
+	var res Result
+	if o.ResumeID != 0 {
+		c, err := o.Store.Campaign(ctx, o.ResumeID)
+		if err != nil {
+			return res, err
+		}
+		res.Campaign = c
+		return res, nil
+	}
+	f, err := os.Open(o.File)
+	if err != nil {
+		return res, fmt.Errorf("recipient file: %w", err)
+	}
+	defer f.Close()
+	fp, err := Fingerprint(f, o.Spec, o.Region)
+	if err != nil {
+		return res, fmt.Errorf("read %s: %w", o.File, err)
+	}
+	c, err := o.Store.CampaignByFingerprint(ctx, fp)
+	if err == nil {
+		res.Campaign = c
+		return res, nil
+	}
+	if !errors.Is(err, campaign.ErrNotFound) {
+		return res, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return res, fmt.Errorf("read %s: %w", o.File, err)
+	}
+	name := o.Name
+	if name == "" {
+		name = filepath.Base(o.File)
+	}
+	c, skipped, err := Import(ctx, o.Store, f, o.File, campaign.Campaign{
+		Name: name, Fingerprint: fp, Source: o.File, Spec: o.Spec,
+	}, o.Region)
+	if err != nil {
+		return res, err
+	}
+	res.Campaign, res.Imported, res.Skipped = c, true, skipped
+	return res, nil
+}
+
+// Import reads a recipient file into a new campaign in one transaction:
+// an error or an interrupt leaves nothing behind. Rows that can't be used
+// are skipped, stored with their line and reason, and returned.
+func Import(ctx context.Context, st *store.Store, r io.Reader, file string, c campaign.Campaign, region string) (campaign.Campaign, []campaign.Skip, error) {
+	rd, err := recipients.Open(r, file, recipients.Options{Region: region, Params: c.Spec.Params, Text: c.Spec.Text})
+	if err != nil {
+		return c, nil, err
+	}
+	im, err := st.Import(ctx, c)
+	if err != nil {
+		return c, nil, err
+	}
+	defer im.Rollback()
+	var skipped []campaign.Skip
+	skip := func(line int, input, reason string) error {
+		skipped = append(skipped, campaign.Skip{Line: line, Input: input, Reason: reason})
+		return im.Skip(ctx, line, input, reason)
+	}
+	for n := 0; ; n++ {
+		if n%1024 == 0 && ctx.Err() != nil {
+			return c, nil, fmt.Errorf("import of %s interrupted, nothing stored: %w", file, ctx.Err())
+		}
+		row, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var rowErr *recipients.RowError
+		if errors.As(err, &rowErr) {
+			reason := rowErr.Reason
+			if rowErr.Column != "" {
+				reason = fmt.Sprintf("column %s: %s", rowErr.Column, rowErr.Reason)
+			}
+			if err := skip(rowErr.Line, rowErr.Value, reason); err != nil {
+				return c, nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return c, nil, fmt.Errorf("nothing stored: %w", err)
+		}
+		why, err := im.Add(ctx, campaign.Message{Line: row.Line, Input: row.Input, Phone: row.Phone, Params: row.Params, Body: row.Body})
+		if err != nil {
+			return c, nil, err
+		}
+		if why != "" {
+			if err := skip(row.Line, row.Input, why); err != nil {
+				return c, nil, err
+			}
+		}
+	}
+	c, err = im.Commit(ctx)
+	return c, skipped, err
+}
+
+// Send runs the engine on a prepared campaign until it ends. It returns
+// dispatch.ErrCapped, campaign.ErrPaused or ctx's error for the runs that
+// stop early.
+func Send(ctx context.Context, o Options, c campaign.Campaign) error {
+	if o.Clock == nil {
+		o.Clock = dispatch.RealClock{}
+	}
+	if o.Stale <= 0 {
+		o.Stale = 30 * time.Second
+	}
+	if c.State == campaign.CampaignPaused {
+		return fmt.Errorf("campaign %d: %w: %s (resume it with `wasend campaign resume %d`)", c.ID, campaign.ErrPaused, c.PauseReason, c.ID)
+	}
+	host, _ := os.Hostname()
+	now := o.Clock.Now()
+	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool {
+		if r.Host == host {
+			return !processAlive(r.PID)
+		}
+		return now.Sub(r.HeartbeatAt) > o.Stale
+	})
+	if err != nil {
+		return err
+	}
+	if moved > 0 {
+		o.IO.Warnf("%d message(s) were in flight when an earlier run stopped; they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", moved, c.ID)
+	}
+	counts, err := o.Store.Counts(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	label := o.Label
+	if label == "" {
+		label = fmt.Sprintf("campaign %d", c.ID)
+	}
+	prog := ui.NewProgress(o.IO, ui.ProgressOptions{
+		Label: label, Total: counts.Total(), Sent: counts[campaign.Sent], Failed: counts[campaign.Failed],
+		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval,
+	})
+	eng, err := dispatch.New(dispatch.Options{
+		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
+		Runner:  campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()},
+		Workers: o.Workers, Poll: o.Poll, StopWhenCapped: o.StopWhenCapped,
+		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
+		Observe: func(ev dispatch.Event) {
+			switch ev.Kind {
+			case dispatch.EventSent:
+				prog.Sent()
+			case dispatch.EventFailed:
+				prog.Failed()
+			case dispatch.EventUnknown:
+				prog.Unknown()
+			case dispatch.EventRetry:
+				prog.Retry()
+			case dispatch.EventWait:
+				prog.Waiting(describeWait(ev.Wait))
+			case dispatch.EventResumed:
+				prog.Waiting("")
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	err = eng.Run(ctx)
+	prog.Stop()
+	return err
+}
+
+func describeWait(w *campaign.WaitError) string {
+	switch w.Reason {
+	case campaign.WaitTokens:
+		return "rate limit: waiting for the next token"
+	case campaign.WaitGlobal:
+		return "global rate limit: waiting for the next token"
+	case campaign.WaitCapped:
+		return "every account reached its daily cap; continuing after `wasend quota reset`"
+	case campaign.WaitRetry:
+		return "waiting to retry throttled or failed sends"
+	case campaign.WaitInFlight:
+		return "waiting for requests in flight"
+	case campaign.WaitNoAccount:
+		return "no enabled account; add or enable one (`wasend account list`)"
+	}
+	return string(w.Reason)
+}
+
+// processAlive reports whether a process with pid exists on this host.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

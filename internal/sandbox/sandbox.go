@@ -1,0 +1,509 @@
+// Package sandbox is a local stand-in for the WhatsApp Cloud API send
+// endpoint. It answers with Meta's shapes, enforces the per-number
+// throughput and the pair rate limit on an injected clock, and injects
+// faults from a seeded source so that a run can be replayed. Nothing it
+// receives leaves the machine.
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	mathrand "math/rand"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DemoTemplate is always approved. Its body is "Hi {{1}}, your code is
+// {{2}}", but any number of parameters is accepted.
+const DemoTemplate = "wasend_demo"
+
+// Defaults of the real API (cloud-api.md §3.1, §3.2).
+const (
+	DefaultThroughput   = 80.0
+	DefaultPairInterval = 6 * time.Second
+	// DefaultSlowDelay outlasts the client's default 20 s timeout, so a slow
+	// answer is one the client gives up on.
+	DefaultSlowDelay = 30 * time.Second
+)
+
+// RecordsPath serves everything received as a JSON array. It is not a
+// Graph path, so it cannot collide with the API.
+const RecordsPath = "/_sandbox/records"
+
+// maxBody bounds a request body; real ones are a few kilobytes.
+const maxBody = 1 << 20
+
+// Outcomes in a Record.
+const (
+	OutcomeAccepted      = "accepted"
+	OutcomeSlow          = "slow"    // accepted, answered after SlowDelay
+	OutcomeDropped       = "dropped" // accepted, connection closed without an answer
+	OutcomeThrottled     = "throttled"
+	OutcomePairThrottled = "pair-throttled"
+	OutcomeError         = "error" // any other Graph error
+)
+
+// Options configure a Server; zero values get defaults.
+type Options struct {
+	Now          func() time.Time // default time.Now
+	Throughput   float64          // msg/s per phone number id; default 80, negative for no limit
+	PairInterval time.Duration    // same number → same recipient; default 6s, negative for no limit
+	Faults       Faults
+	Record       io.Writer // optional: one JSON line per request
+}
+
+// Faults are injected failures. Probabilities are in [0, 1]; each request
+// that passes validation draws the same sequence of numbers from a source
+// seeded with Seed, so a seed replays whatever else is configured.
+type Faults struct {
+	Seed        int64
+	Throttle    float64 // answer 130429 (HTTP 400)
+	ServerError float64 // answer 131000 (HTTP 500)
+	// Drop accepts the message, then closes the connection without
+	// answering: the case that makes resending unsafe.
+	Drop float64
+	// Slow accepts the message and answers after SlowDelay.
+	Slow      float64
+	SlowDelay time.Duration // default DefaultSlowDelay
+
+	CodeProb      map[int]float64         // any Graph code with a probability
+	FailNumbers   map[string]int          // recipient E.164 → code always returned
+	FatalAccounts map[string]FatalAccount // phone number id → fatal code
+	BadTemplates  []string                // template names answering 132001 (HTTP 404)
+	RetryAfter    time.Duration           // when > 0, throttling answers carry Retry-After
+}
+
+// FatalAccount makes a phone number id answer Code once After messages
+// were accepted for it (After 0: from the first request).
+type FatalAccount struct {
+	Code  int
+	After int
+}
+
+// Validate reports options that cannot work.
+func (o Options) Validate() error {
+	f := o.Faults
+	probs := []struct {
+		name string
+		p    float64
+	}{{"throttle", f.Throttle}, {"server error", f.ServerError}, {"drop", f.Drop}, {"slow", f.Slow}}
+	for code, p := range f.CodeProb {
+		probs = append(probs, struct {
+			name string
+			p    float64
+		}{fmt.Sprintf("code %d", code), p})
+	}
+	for _, pr := range probs {
+		if !(pr.p >= 0 && pr.p <= 1) {
+			return fmt.Errorf("%s probability %v: must be between 0 and 1", pr.name, pr.p)
+		}
+	}
+	if f.SlowDelay < 0 {
+		return fmt.Errorf("slow delay %v: must not be negative", f.SlowDelay)
+	}
+	for id, fa := range f.FatalAccounts {
+		if fa.After < 0 {
+			return fmt.Errorf("fatal account %s: after %d must not be negative", id, fa.After)
+		}
+	}
+	for num := range f.FailNumbers {
+		if waID(num) == "" {
+			return fmt.Errorf("fail number %q: not a phone number", num)
+		}
+	}
+	return nil
+}
+
+// Record is one request the sandbox received.
+type Record struct {
+	At            time.Time `json:"at"`
+	PhoneNumberID string    `json:"phone_number_id"`
+	To            string    `json:"to,omitempty"`
+	Template      string    `json:"template,omitempty"`
+	CallbackData  string    `json:"callback_data,omitempty"`
+	HTTPStatus    int       `json:"http_status"`
+	Code          int       `json:"code"` // Graph error code; 0 when accepted
+	Outcome       string    `json:"outcome"`
+	WAMID         string    `json:"wamid,omitempty"`
+}
+
+// Server is the stand-in API. It is safe for concurrent use.
+type Server struct {
+	now          func() time.Time
+	throughput   float64
+	pairInterval time.Duration
+	faults       Faults
+	codeProbs    []int // codes of faults.CodeProb in ascending order, for a stable draw order
+	failNumbers  map[string]int
+	badTemplates map[string]bool
+	nonce        string // keeps wamids unique across sandbox restarts
+
+	mu         sync.Mutex // guards everything below
+	rng        *mathrand.Rand
+	buckets    map[string]*bucket
+	lastSent   map[pairKey]time.Time
+	acceptedBy map[string]int // phone number id → accepted messages
+	accepted   map[string]int // recipient → accepted messages
+	records    []Record
+	seq        uint64
+	record     io.Writer
+	recordErr  error
+}
+
+type pairKey struct{ phoneNumberID, waID string }
+
+// New returns a Server for opts. Call opts.Validate first for user input;
+// New clamps what it cannot use.
+func New(opts Options) *Server {
+	s := &Server{
+		now:          opts.Now,
+		throughput:   opts.Throughput,
+		pairInterval: opts.PairInterval,
+		faults:       opts.Faults,
+		failNumbers:  make(map[string]int),
+		badTemplates: make(map[string]bool),
+		rng:          mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
+		buckets:      make(map[string]*bucket),
+		lastSent:     make(map[pairKey]time.Time),
+		acceptedBy:   make(map[string]int),
+		accepted:     make(map[string]int),
+		record:       opts.Record,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.throughput == 0 {
+		s.throughput = DefaultThroughput
+	}
+	if s.pairInterval == 0 {
+		s.pairInterval = DefaultPairInterval
+	}
+	if s.faults.SlowDelay <= 0 {
+		s.faults.SlowDelay = DefaultSlowDelay
+	}
+	// Copy the maps so the caller cannot race with the handlers.
+	s.faults.CodeProb = make(map[int]float64, len(opts.Faults.CodeProb))
+	for code, p := range opts.Faults.CodeProb {
+		s.faults.CodeProb[code] = p
+		s.codeProbs = append(s.codeProbs, code)
+	}
+	slices.Sort(s.codeProbs)
+	s.faults.FatalAccounts = make(map[string]FatalAccount, len(opts.Faults.FatalAccounts))
+	for id, fa := range opts.Faults.FatalAccounts {
+		s.faults.FatalAccounts[id] = fa
+	}
+	for num, code := range opts.Faults.FailNumbers {
+		s.failNumbers[waID(num)] = code
+	}
+	for _, name := range opts.Faults.BadTemplates {
+		s.badTemplates[name] = true
+	}
+	var n [6]byte
+	_, _ = rand.Read(n[:]) // crypto/rand.Read never fails on supported platforms
+	s.nonce = base64.RawURLEncoding.EncodeToString(n[:])
+	return s
+}
+
+// ServeHTTP serves POST /{version}/{phone_number_id}/messages and
+// GET RecordsPath.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == RecordsPath {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeGraphError(w, http.StatusMethodNotAllowed, 100, "use GET "+RecordsPath, "", 0)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.Records())
+		return
+	}
+	phoneNumberID, ok := messagesPath(r.URL)
+	if !ok {
+		writeGraphError(w, http.StatusNotFound, 100, fmt.Sprintf("unknown path %s; the sandbox serves POST /{version}/{phone_number_id}/messages", r.URL.Path), "", 0)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeGraphError(w, http.StatusMethodNotAllowed, 100, fmt.Sprintf("method %s is not supported on %s", r.Method, r.URL.Path), "", 0)
+		return
+	}
+	s.serveMessages(w, r, phoneNumberID)
+}
+
+// messagesPath extracts the phone number id from /vNN.N/{id}/messages,
+// unescaping it as the real API would.
+func messagesPath(u *url.URL) (string, bool) {
+	parts := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+	if len(parts) != 3 || len(parts[0]) < 2 || parts[0][0] != 'v' || parts[2] != "messages" {
+		return "", false
+	}
+	id, err := url.PathUnescape(parts[1])
+	if err != nil || id == "" {
+		return "", false
+	}
+	return id, true
+}
+
+// bearerToken returns the token of "Authorization: Bearer <token>", or "".
+func bearerToken(r *http.Request) string {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+// answer is what the sandbox decided for one request.
+type answer struct {
+	status     int
+	code       int
+	details    string
+	traceID    string
+	retryAfter time.Duration
+	outcome    string
+	wamid      string
+	to, waID   string
+}
+
+func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumberID string) {
+	// Read the whole request first: a dropped answer must come after the
+	// client has finished writing, like a response lost on the way back.
+	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+
+	var (
+		msg  inMessage
+		rerr *requestError
+	)
+	switch {
+	case readErr != nil:
+		var tooBig *http.MaxBytesError
+		if errors.As(readErr, &tooBig) {
+			rerr = invalid("request body is larger than %d bytes", maxBody)
+		} else {
+			rerr = invalid("reading the request body: %v", readErr)
+		}
+	default:
+		msg, rerr = parseMessage(body)
+	}
+	a := s.decide(phoneNumberID, bearerToken(r), msg, rerr)
+
+	switch a.outcome {
+	case OutcomeDropped:
+		abort(w)
+		return
+	case OutcomeSlow:
+		t := time.NewTimer(s.faults.SlowDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			// The client gave up or the server is shutting down; closing
+			// beats sending an empty 200 that would look like a success.
+			abort(w)
+			return
+		}
+	}
+	if a.wamid == "" {
+		writeGraphError(w, a.status, a.code, a.details, a.traceID, a.retryAfter)
+		return
+	}
+	writeJSON(w, a.status, successBody{
+		MessagingProduct: "whatsapp",
+		Contacts:         []contact{{Input: a.to, WaID: a.waID}},
+		Messages:         []message{{ID: a.wamid, MessageStatus: "accepted"}},
+	})
+}
+
+// fail turns a into a Graph error answer. Only throttling answers carry
+// retryAfter, as only they have a natural time to wait.
+func (a *answer) fail(code int, details string, retryAfter time.Duration) {
+	a.status, a.code, a.details = httpStatus(code), code, details
+	switch code {
+	case 130429:
+		a.outcome = OutcomeThrottled
+	case 131056:
+		a.outcome = OutcomePairThrottled
+	default:
+		a.outcome = OutcomeError
+		return
+	}
+	a.retryAfter = retryAfter
+}
+
+// abort closes the connection without an answer.
+func abort(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+			return
+		}
+	}
+	// HTTP/2 cannot hijack; this is net/http's sanctioned way to abort a
+	// response, recovered by the server without logging.
+	panic(http.ErrAbortHandler)
+}
+
+// decide applies authentication, validation, account faults, limits and
+// random faults, in that order, and records the result. It holds the lock
+// for the whole decision so that limits and counters stay consistent under
+// concurrent requests.
+func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *requestError) answer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	now := s.now()
+	s.seq++
+	a := answer{to: msg.To, waID: waID(msg.To), traceID: s.traceID()}
+	s.decideLocked(&a, now, phoneNumberID, token, msg, rerr)
+
+	rec := Record{
+		At:            now,
+		PhoneNumberID: phoneNumberID,
+		To:            msg.To,
+		CallbackData:  msg.CallbackData,
+		HTTPStatus:    a.status,
+		Code:          a.code,
+		Outcome:       a.outcome,
+		WAMID:         a.wamid,
+	}
+	if msg.Template != nil {
+		rec.Template = msg.Template.Name
+	}
+	s.records = append(s.records, rec)
+	if s.record != nil && s.recordErr == nil {
+		line, err := json.Marshal(rec)
+		if err == nil {
+			_, err = s.record.Write(append(line, '\n'))
+		}
+		s.recordErr = err
+	}
+	return a
+}
+
+func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token string, msg inMessage, rerr *requestError) {
+	fail := func(code int, details string) { a.fail(code, details, s.faults.RetryAfter) }
+	if token == "" {
+		fail(190, "missing or empty bearer token in the Authorization header")
+		return
+	}
+	if rerr != nil {
+		fail(rerr.code, rerr.details)
+		return
+	}
+	if fa, ok := s.faults.FatalAccounts[phoneNumberID]; ok && s.acceptedBy[phoneNumberID] >= fa.After {
+		fail(fa.Code, fmt.Sprintf("sandbox: phone number id %s is configured to fail after %d accepted messages", phoneNumberID, fa.After))
+		return
+	}
+	// Every request from here on spends a token, whatever its answer: Meta
+	// counts requests, not successes, against throughput.
+	if s.throughput > 0 {
+		b := s.buckets[phoneNumberID]
+		if b == nil {
+			b = newBucket(s.throughput, now)
+			s.buckets[phoneNumberID] = b
+		}
+		if !b.allow(now) {
+			fail(130429, fmt.Sprintf("Cloud API message throughput has been reached (sandbox limit %g msg/s for phone number id %s).", s.throughput, phoneNumberID))
+			return
+		}
+	}
+	if msg.Template != nil && s.badTemplates[msg.Template.Name] {
+		fail(132001, fmt.Sprintf("template name (%s) does not exist in %s", msg.Template.Name, msg.Template.Language.Code))
+		return
+	}
+	if code, ok := s.failNumbers[a.waID]; ok {
+		fail(code, fmt.Sprintf("sandbox: recipient %s is configured to fail with %d", msg.To, code))
+		return
+	}
+	pair := pairKey{phoneNumberID, a.waID}
+	if last, ok := s.lastSent[pair]; ok && s.pairInterval > 0 && now.Sub(last) < s.pairInterval {
+		fail(131056, fmt.Sprintf("Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time (sandbox: one per %v).", s.pairInterval))
+		return
+	}
+
+	// Draw every number for every request, so that the sequence does not
+	// depend on which fault fires first.
+	f := s.faults
+	throttle, serverErr := s.rng.Float64(), s.rng.Float64()
+	codeDraws := make([]float64, len(s.codeProbs))
+	for i := range codeDraws {
+		codeDraws[i] = s.rng.Float64()
+	}
+	drop, slow := s.rng.Float64(), s.rng.Float64()
+	switch {
+	case throttle < f.Throttle:
+		fail(130429, "Cloud API message throughput has been reached. (sandbox fault)")
+		return
+	case serverErr < f.ServerError:
+		fail(131000, "Something went wrong. (sandbox fault)")
+		return
+	}
+	for i, code := range s.codeProbs {
+		if codeDraws[i] < f.CodeProb[code] {
+			fail(code, fmt.Sprintf("%s (sandbox fault)", title(code)))
+			return
+		}
+	}
+
+	a.status = http.StatusOK
+	a.outcome = OutcomeAccepted
+	a.wamid = s.wamid(a.waID)
+	switch {
+	case drop < f.Drop:
+		a.outcome = OutcomeDropped
+	case slow < f.Slow:
+		a.outcome = OutcomeSlow
+	}
+	s.lastSent[pair] = now
+	s.acceptedBy[phoneNumberID]++
+	s.accepted["+"+a.waID]++
+}
+
+// wamid looks like Meta's (base64 of an opaque id) and is unique per server
+// and across restarts.
+func (s *Server) wamid(waID string) string {
+	raw := fmt.Sprintf("SBX.%s.%s.%d", s.nonce, waID, s.seq)
+	return "wamid." + base64.StdEncoding.EncodeToString([]byte(raw))
+}
+
+func (s *Server) traceID() string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], s.seq)
+	return "SBX" + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Records returns a copy of everything received, in order.
+func (s *Server) Records() []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Record{}, s.records...)
+}
+
+// Accepted returns how many times each recipient ("+" and digits) was
+// accepted, dropped and slow answers included: more than one means a
+// duplicate message.
+func (s *Server) Accepted() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[string]int, len(s.accepted))
+	for k, v := range s.accepted {
+		m[k] = v
+	}
+	return m
+}
+
+// RecordErr returns the first error writing to Options.Record; recording
+// stops after it.
+func (s *Server) RecordErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recordErr
+}

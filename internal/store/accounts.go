@@ -1,0 +1,401 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+// ErrExists is returned when a name is already taken.
+var ErrExists = errors.New("already exists")
+
+// Tiers returns every tier with its current and built-in limits.
+func (s *Store) Tiers(ctx context.Context) ([]campaign.Tier, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, rate, burst, daily_cap FROM tiers`)
+	if err != nil {
+		return nil, fmt.Errorf("list tiers: %w", err)
+	}
+	defer rows.Close()
+	byName := map[string]campaign.Tier{}
+	for rows.Next() {
+		var t campaign.Tier
+		if err := rows.Scan(&t.Name, &t.Limits.Rate, &t.Limits.Burst, &t.Limits.DailyCap); err != nil {
+			return nil, err
+		}
+		t.Defaults = campaign.DefaultTiers[t.Name]
+		byName[t.Name] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]campaign.Tier, 0, len(byName))
+	for _, name := range campaign.TierNames {
+		if t, ok := byName[name]; ok {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// SetTier changes a tier's limits. Buckets of the accounts that follow the
+// tier first book the tokens they earned at the old rate, so a change keeps
+// what was earned and grants nothing retroactively.
+func (s *Store) SetTier(ctx context.Context, name string, l campaign.Limits) error {
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("tier %s: %w", name, err)
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		accts, err := loadAccounts(ctx, tx, `WHERE a.tier = ?`, name)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE tiers SET rate = ?, burst = ?, daily_cap = ? WHERE name = ?`,
+			l.Rate, l.Burst, l.DailyCap, name)
+		if err != nil {
+			return fmt.Errorf("update tier %s: %w", name, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("tier %q: %w (tiers: new, warm, active)", name, campaign.ErrNotFound)
+		}
+		now := s.now()
+		for _, a := range accts {
+			newLimits := a.Overrides.Apply(l)
+			if err := relimit(ctx, tx, a, newLimits, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func relimit(ctx context.Context, tx *sql.Tx, a campaign.AccountStatus, to campaign.Limits, now time.Time) error {
+	b := ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.Relimit(bucketLimit(a.Limits), bucketLimit(to), now)
+	_, err := tx.ExecContext(ctx, `UPDATE accounts SET tokens = ?, tokens_at = ? WHERE id = ?`, b.Tokens, nanos(b.At), a.ID)
+	if err != nil {
+		return fmt.Errorf("settle bucket of %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+func bucketLimit(l campaign.Limits) ratelimit.Limit {
+	return ratelimit.Limit{Rate: l.Rate, Burst: l.Burst}
+}
+
+// AddAccount stores a new account. Its bucket starts full and its quota day
+// starts today.
+func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Account, error) {
+	if !campaign.ValidTier(a.Tier) {
+		return a, fmt.Errorf("tier %q: must be one of new, warm, active", a.Tier)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var l campaign.Limits
+		err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
+			Scan(&l.Rate, &l.Burst, &l.DailyCap)
+		if err != nil {
+			return fmt.Errorf("read tier %s: %w", a.Tier, err)
+		}
+		l = a.Overrides.Apply(l)
+		now := s.now()
+		res, err := tx.ExecContext(ctx, `INSERT INTO accounts
+			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			a.Name, a.PhoneNumberID, a.Tier, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap,
+			a.Disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.Today(now))
+		if err != nil {
+			if isUnique(err) {
+				return fmt.Errorf("account %q: %w", a.Name, ErrExists)
+			}
+			return fmt.Errorf("insert account %s: %w", a.Name, err)
+		}
+		a.ID, _ = res.LastInsertId()
+		a.CreatedAt = now
+		return nil
+	})
+	return a, err
+}
+
+// AccountChange is a partial update of an account; nil fields stay as they are.
+type AccountChange struct {
+	Tier          *string
+	PhoneNumberID *string
+	TokenEnv      *string
+	Rate          *float64 // a value <= 0 clears the override
+	Burst         *int     // a value <= 0 clears the override
+	DailyCap      *int     // a value < 0 clears the override
+	Disabled      *bool
+}
+
+// UpdateAccount applies a change to the named account. A change of limits
+// books the tokens earned so far first, as SetTier does.
+func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange) (campaign.AccountStatus, error) {
+	var out campaign.AccountStatus
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		accts, err := loadAccounts(ctx, tx, `WHERE a.name = ?`, name)
+		if err != nil {
+			return err
+		}
+		if len(accts) == 0 {
+			return fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+		}
+		a := accts[0]
+		if ch.Tier != nil {
+			if !campaign.ValidTier(*ch.Tier) {
+				return fmt.Errorf("tier %q: must be one of new, warm, active", *ch.Tier)
+			}
+			a.Tier = *ch.Tier
+		}
+		if ch.PhoneNumberID != nil {
+			a.PhoneNumberID = *ch.PhoneNumberID
+		}
+		if ch.TokenEnv != nil {
+			a.TokenEnv = *ch.TokenEnv
+		}
+		if ch.Rate != nil {
+			a.Overrides.Rate = positiveFloat(*ch.Rate)
+		}
+		if ch.Burst != nil {
+			a.Overrides.Burst = positiveInt(*ch.Burst, 1)
+		}
+		if ch.DailyCap != nil {
+			a.Overrides.DailyCap = positiveInt(*ch.DailyCap, 0)
+		}
+		if ch.Disabled != nil {
+			a.Disabled = *ch.Disabled
+		}
+		var tier campaign.Limits
+		if err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
+			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
+			return fmt.Errorf("read tier %s: %w", a.Tier, err)
+		}
+		newLimits := a.Overrides.Apply(tier)
+		if err := newLimits.Validate(); err != nil {
+			return fmt.Errorf("account %s: %w", name, err)
+		}
+		if err := relimit(ctx, tx, a, newLimits, s.now()); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE accounts SET tier = ?, phone_number_id = ?, token_env = ?,
+			rate = ?, burst = ?, daily_cap = ?, disabled = ? WHERE id = ?`,
+			a.Tier, a.PhoneNumberID, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap, a.Disabled, a.ID)
+		if err != nil {
+			return fmt.Errorf("update account %s: %w", name, err)
+		}
+		accts, err = loadAccounts(ctx, tx, `WHERE a.id = ?`, a.ID)
+		if err != nil {
+			return err
+		}
+		out = accts[0]
+		return nil
+	})
+	return out, err
+}
+
+func positiveFloat(v float64) *float64 {
+	if v <= 0 {
+		return nil
+	}
+	return &v
+}
+
+func positiveInt(v, min int) *int {
+	if v < min {
+		return nil
+	}
+	return &v
+}
+
+// Accounts returns every account with its effective limits and live
+// limiter state at the store's clock.
+func (s *Store) Accounts(ctx context.Context) ([]campaign.AccountStatus, error) {
+	accts, err := loadAccounts(ctx, s.db, `ORDER BY a.id`)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	for i, a := range accts {
+		accts[i].Tokens = ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.TokensAt(bucketLimit(a.Limits), now)
+		accts[i].At = now
+	}
+	return accts, nil
+}
+
+// Account returns one account by name.
+func (s *Store) Account(ctx context.Context, name string) (campaign.AccountStatus, error) {
+	accts, err := loadAccounts(ctx, s.db, `WHERE a.name = ?`, name)
+	if err != nil {
+		return campaign.AccountStatus{}, err
+	}
+	if len(accts) == 0 {
+		return campaign.AccountStatus{}, fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+	}
+	return accts[0], nil
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// loadAccounts reads accounts joined with their tier. Tokens and At are the
+// stored bucket, not yet refilled.
+func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]campaign.AccountStatus, error) {
+	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
+		a.rate, a.burst, a.daily_cap, a.disabled, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
+		t.rate, t.burst, t.daily_cap
+		FROM accounts a JOIN tiers t ON t.name = a.tier `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read accounts: %w", err)
+	}
+	defer rows.Close()
+	var out []campaign.AccountStatus
+	for rows.Next() {
+		var (
+			a                 campaign.AccountStatus
+			rate              sql.NullFloat64
+			burst, cap        sql.NullInt64
+			created, tokensAt int64
+			tier              campaign.Limits
+		)
+		if err := rows.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
+			&rate, &burst, &cap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &a.UsedToday,
+			&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
+			return nil, fmt.Errorf("read account: %w", err)
+		}
+		if rate.Valid {
+			a.Overrides.Rate = &rate.Float64
+		}
+		if burst.Valid {
+			v := int(burst.Int64)
+			a.Overrides.Burst = &v
+		}
+		if cap.Valid {
+			v := int(cap.Int64)
+			a.Overrides.DailyCap = &v
+		}
+		a.CreatedAt = fromNanos(created)
+		a.At = fromNanos(tokensAt)
+		a.Limits = a.Overrides.Apply(tier)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// GlobalLimit returns the global bucket's settings; ok is false when it is off.
+func (s *Store) GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error) {
+	var b ratelimit.Bucket
+	var at int64
+	err = s.db.QueryRowContext(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
+		Scan(&ok, &l.Rate, &l.Burst, &b.Tokens, &at)
+	if err != nil {
+		return l, 0, false, fmt.Errorf("read global limit: %w", err)
+	}
+	b.At = fromNanos(at)
+	return l, b.TokensAt(l, s.now()), ok, nil
+}
+
+// SetGlobalLimit turns the global bucket on with l, or off when on is false.
+func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error {
+	if on {
+		if err := (campaign.Limits{Rate: l.Rate, Burst: l.Burst}).Validate(); err != nil {
+			return fmt.Errorf("global limit: %w", err)
+		}
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var (
+			wasOn bool
+			old   ratelimit.Limit
+			b     ratelimit.Bucket
+			at    int64
+		)
+		if err := tx.QueryRowContext(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
+			Scan(&wasOn, &old.Rate, &old.Burst, &b.Tokens, &at); err != nil {
+			return fmt.Errorf("read global limit: %w", err)
+		}
+		now := s.now()
+		b.At = fromNanos(at)
+		if !on {
+			_, err := tx.ExecContext(ctx, `UPDATE global_limit SET enabled = 0 WHERE id = 1`)
+			return err
+		}
+		if wasOn {
+			b = b.Relimit(old, l, now)
+		} else {
+			b = ratelimit.Full(l, now)
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE global_limit SET enabled = 1, rate = ?, burst = ?, tokens = ?, tokens_at = ? WHERE id = 1`,
+			l.Rate, l.Burst, b.Tokens, nanos(b.At))
+		return err
+	})
+}
+
+// QuotaReset is what a reset did to one account.
+type QuotaReset struct {
+	Account  string
+	Day      string
+	Before   int  // sends counted before the reset
+	Reset    bool // false: already reset today and not forced
+	LastDay  string
+	DailyCap int
+}
+
+// ResetQuota starts a new quota day for the named accounts (all when names is
+// empty). An account already reset on today's calendar day is left alone
+// unless force is set, so a cron line that runs twice cannot double a cap.
+func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]QuotaReset, error) {
+	var out []QuotaReset
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		accts, err := loadAccounts(ctx, tx, `ORDER BY a.id`)
+		if err != nil {
+			return err
+		}
+		want := map[string]bool{}
+		for _, n := range names {
+			want[n] = true
+		}
+		now := s.now()
+		today := s.Today(now)
+		found := 0
+		for _, a := range accts {
+			if len(want) > 0 && !want[a.Name] {
+				continue
+			}
+			found++
+			r := QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap}
+			if a.QuotaDay != today || force {
+				r.Reset = true
+				if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = 0, quota_day = ?, quota_epoch = quota_epoch + 1 WHERE id = ?`,
+					today, a.ID); err != nil {
+					return fmt.Errorf("reset quota of %s: %w", a.Name, err)
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT INTO quota_resets (account_id, day, at, forced) VALUES (?, ?, ?, ?)`,
+					a.ID, today, now.UnixNano(), force); err != nil {
+					return fmt.Errorf("log quota reset: %w", err)
+				}
+			}
+			out = append(out, r)
+		}
+		if found < len(want) {
+			for n := range want {
+				if !containsAccount(accts, n) {
+					return fmt.Errorf("account %q: %w", n, campaign.ErrNotFound)
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func containsAccount(accts []campaign.AccountStatus, name string) bool {
+	for _, a := range accts {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}

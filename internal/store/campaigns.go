@@ -1,0 +1,299 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// Importer stores one campaign's rows inside a single transaction: either
+// the whole file lands, or (on error, interrupt or crash) nothing does.
+type Importer struct {
+	s        *Store
+	tx       *sql.Tx
+	c        campaign.Campaign
+	insert   *sql.Stmt
+	lineOf   *sql.Stmt
+	suppress *sql.Stmt
+	skip     *sql.Stmt
+	done     bool
+}
+
+// SkipReason is why a row was not imported.
+type SkipReason string
+
+// Import holds this process's write lock until Commit or Rollback: the
+// import is one transaction so a half-read file never becomes a campaign.
+func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, error) {
+	s.wmu.Lock()
+	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
+	if err != nil {
+		s.wmu.Unlock()
+		return nil, fmt.Errorf("begin import: %w", err)
+	}
+	im := &Importer{s: s, tx: tx, c: c}
+	if err := im.start(ctx); err != nil {
+		im.Rollback()
+		return nil, err
+	}
+	return im, nil
+}
+
+func (im *Importer) start(ctx context.Context) error {
+	params, err := json.Marshal(nonNil(im.c.Spec.Params))
+	if err != nil {
+		return err
+	}
+	now := im.s.now()
+	res, err := im.tx.ExecContext(ctx, `INSERT INTO campaigns
+		(name, fingerprint, source, kind, template, lang, params, text, state, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
+		im.c.Name, im.c.Fingerprint, im.c.Source, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang,
+		string(params), im.c.Spec.Text, now.UnixNano())
+	if err != nil {
+		if isUnique(err) {
+			return fmt.Errorf("campaign with the same file and message: %w", ErrExists)
+		}
+		return fmt.Errorf("create campaign: %w", err)
+	}
+	im.c.ID, _ = res.LastInsertId()
+	im.c.CreatedAt = now
+	im.c.State = campaign.CampaignRunning
+	prep := func(dst **sql.Stmt, q string) error {
+		st, err := im.tx.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare import: %w", err)
+		}
+		*dst = st
+		return nil
+	}
+	if err := prep(&im.insert, `INSERT INTO messages (campaign_id, line, input, phone, params, body, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, 0) ON CONFLICT (campaign_id, phone) DO NOTHING`); err != nil {
+		return err
+	}
+	if err := prep(&im.lineOf, `SELECT line FROM messages WHERE campaign_id = ? AND phone = ?`); err != nil {
+		return err
+	}
+	if err := prep(&im.suppress, `SELECT reason FROM suppressions WHERE phone = ?`); err != nil {
+		return err
+	}
+	return prep(&im.skip, `INSERT INTO skipped (campaign_id, line, input, reason) VALUES (?, ?, ?, ?)`)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Add stores one recipient. It returns a non-empty reason, and stores
+// nothing, when the number is already in the campaign or suppressed.
+func (im *Importer) Add(ctx context.Context, m campaign.Message) (reason string, err error) {
+	var why string
+	switch err := im.suppress.QueryRowContext(ctx, m.Phone).Scan(&why); {
+	case err == nil:
+		if why == "" {
+			return "suppressed (opted out)", nil
+		}
+		return "suppressed: " + why, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return "", fmt.Errorf("check suppression list: %w", err)
+	}
+	params, err := json.Marshal(nonNil(m.Params))
+	if err != nil {
+		return "", err
+	}
+	res, err := im.insert.ExecContext(ctx, im.c.ID, m.Line, m.Input, m.Phone, string(params), m.Body)
+	if err != nil {
+		return "", fmt.Errorf("store line %d: %w", m.Line, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		var line int
+		if err := im.lineOf.QueryRowContext(ctx, im.c.ID, m.Phone).Scan(&line); err != nil {
+			return "", fmt.Errorf("find duplicate of line %d: %w", m.Line, err)
+		}
+		return fmt.Sprintf("duplicate of line %d (%s)", line, m.Phone), nil
+	}
+	im.c.Imported++
+	return "", nil
+}
+
+// Skip records a row that was not imported and why.
+func (im *Importer) Skip(ctx context.Context, line int, input, reason string) error {
+	if _, err := im.skip.ExecContext(ctx, im.c.ID, line, input, reason); err != nil {
+		return fmt.Errorf("record skipped line %d: %w", line, err)
+	}
+	im.c.Skipped++
+	return nil
+}
+
+// Commit makes the campaign and all its rows visible at once.
+func (im *Importer) Commit(ctx context.Context) (campaign.Campaign, error) {
+	if im.done {
+		return im.c, errors.New("import already finished")
+	}
+	_, err := im.tx.ExecContext(ctx, `UPDATE campaigns SET imported = ?, skipped = ? WHERE id = ?`,
+		im.c.Imported, im.c.Skipped, im.c.ID)
+	if err == nil {
+		err = im.tx.Commit()
+	}
+	im.finish()
+	if err != nil {
+		im.tx.Rollback()
+		return im.c, fmt.Errorf("commit import: %w", err)
+	}
+	return im.c, nil
+}
+
+// Rollback discards the import. It is safe to call after Commit.
+func (im *Importer) Rollback() {
+	if im.done {
+		return
+	}
+	im.tx.Rollback()
+	im.finish()
+}
+
+func (im *Importer) finish() {
+	for _, st := range []*sql.Stmt{im.insert, im.lineOf, im.suppress, im.skip} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	im.done = true
+	im.s.wmu.Unlock()
+}
+
+const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, state, pause_reason,
+	created_at, finished_at, imported, skipped`
+
+func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error) {
+	var (
+		c        campaign.Campaign
+		params   string
+		created  int64
+		finished sql.NullInt64
+	)
+	err := sc.Scan(&c.ID, &c.Name, &c.Fingerprint, &c.Source, &c.Spec.Kind, &c.Spec.Template, &c.Spec.Lang,
+		&params, &c.Spec.Text, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped)
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal([]byte(params), &c.Spec.Params); err != nil {
+		return c, fmt.Errorf("campaign %d params: %w", c.ID, err)
+	}
+	c.CreatedAt = fromNanos(created)
+	c.FinishedAt = fromNullNanos(finished)
+	return c, nil
+}
+
+// Campaign returns one campaign by number.
+func (s *Store) Campaign(ctx context.Context, id int64) (campaign.Campaign, error) {
+	c, err := scanCampaign(s.db.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	}
+	return c, err
+}
+
+// CampaignByFingerprint finds the campaign made from the same file and spec.
+func (s *Store) CampaignByFingerprint(ctx context.Context, fp string) (campaign.Campaign, error) {
+	c, err := scanCampaign(s.db.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE fingerprint = ?`, fp))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, campaign.ErrNotFound
+	}
+	return c, err
+}
+
+// Campaigns lists every campaign, oldest first.
+func (s *Store) Campaigns(ctx context.Context) ([]campaign.Campaign, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+campaignCols+` FROM campaigns ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list campaigns: %w", err)
+	}
+	defer rows.Close()
+	var out []campaign.Campaign
+	for rows.Next() {
+		c, err := scanCampaign(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Counts returns a campaign's messages by state.
+func (s *Store) Counts(ctx context.Context, id int64) (campaign.Counts, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM messages WHERE campaign_id = ? GROUP BY state`, id)
+	if err != nil {
+		return nil, fmt.Errorf("count messages: %w", err)
+	}
+	defer rows.Close()
+	out := campaign.Counts{}
+	for rows.Next() {
+		var st campaign.State
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}
+
+// Skipped returns the rows of a campaign's file that were not imported.
+func (s *Store) Skipped(ctx context.Context, id int64) ([]campaign.Skip, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT line, input, reason FROM skipped WHERE campaign_id = ? ORDER BY line`, id)
+	if err != nil {
+		return nil, fmt.Errorf("list skipped rows: %w", err)
+	}
+	defer rows.Close()
+	var out []campaign.Skip
+	for rows.Next() {
+		var k campaign.Skip
+		if err := rows.Scan(&k.Line, &k.Input, &k.Reason); err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// Requeue moves a campaign's rows in state from back to pending with a fresh
+// retry budget, and reopens the campaign. It returns how many rows moved.
+func (s *Store) Requeue(ctx context.Context, id int64, from campaign.State) (int, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', retries = 0, next_attempt_at = 0,
+			runner_id = NULL, updated_at = ? WHERE campaign_id = ? AND state = ?`, s.now().UnixNano(), id, string(from))
+		if err != nil {
+			return fmt.Errorf("requeue %s rows: %w", from, err)
+		}
+		n, _ = res.RowsAffected()
+		if n > 0 {
+			_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'finished'`, id)
+		}
+		return err
+	})
+	return int(n), err
+}
+
+// SetCampaignState pauses or resumes a campaign.
+func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.CampaignState, reason string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = ?, pause_reason = ? WHERE id = ?`, string(st), reason, id)
+		if err != nil {
+			return fmt.Errorf("set campaign %d %s: %w", id, st, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,208 @@
+// Package store keeps wasend's state in one SQLite file: accounts and their
+// limiter state, campaigns, messages, and the runners working on them. It is
+// the only package that imports the SQLite driver.
+//
+// Every write goes through BEGIN IMMEDIATE, so a transaction that reads a
+// token bucket holds the write lock before it reads: two processes can never
+// both spend the same token. Within one process, writers also queue on a
+// mutex so they don't spin in SQLite's busy handler.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is an open wasend database.
+type Store struct {
+	db   *sql.DB
+	path string
+	wmu  sync.Mutex // serialises this process's write transactions
+	now  func() time.Time
+	loc  *time.Location
+}
+
+// Options configure Open. Zero values get defaults.
+type Options struct {
+	// Now is the clock for timestamps the store writes itself.
+	Now func() time.Time
+	// Location decides calendar days for quota resets (WASEND_TZ).
+	Location *time.Location
+	// BusyTimeout bounds how long a write waits for another process.
+	BusyTimeout time.Duration
+}
+
+// Open opens (creating if needed, mode 0600) the database at path and applies
+// any migrations it has not seen yet.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Location == nil {
+		opts.Location = time.Local
+	}
+	if opts.BusyTimeout == 0 {
+		opts.BusyTimeout = 30 * time.Second
+	}
+	if err := createFile(path); err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_foreign_keys", "on")
+	q.Set("_txlock", "immediate")
+	// NORMAL in WAL mode survives a process crash (kill -9); only a power cut
+	// may lose the last commits.
+	q.Set("_synchronous", "NORMAL")
+	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, now: opts.Now, loc: opts.Location}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func createFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create database directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Today returns the calendar day of t in the store's time zone.
+func (s *Store) Today(t time.Time) string { return t.In(s.loc).Format(time.DateOnly) }
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := filepath.Base(name)
+		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", base)
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		err = s.write(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return fmt.Errorf("apply migration %s: %w", base, err)
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				v, base, s.now().UnixNano())
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write runs fn in an immediate transaction, retrying when another process
+// holds the lock longer than the busy timeout allowed for.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	for attempt := 0; ; attempt++ {
+		err := s.writeOnce(ctx, fn)
+		if err == nil || !isBusy(err) || attempt >= 5 || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (s *Store) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	// The transaction must not die with ctx: an outcome being recorded while
+	// the user presses Ctrl-C has to reach the disk.
+	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+}
+
+func isUnique(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func fromNullNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return fromNanos(n.Int64)
+}

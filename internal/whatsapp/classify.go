@@ -1,0 +1,123 @@
+package whatsapp
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Class is what a sender should do after an attempt. Classify is the one
+// place that maps Cloud API outcomes to classes (cloud-api.md §2.4).
+type Class int
+
+const (
+	// ClassOK: accepted; store the wamid.
+	ClassOK Class = iota
+	// ClassThrottled: the account (number, WABA or app) is over its rate;
+	// slow the account down and retry the row.
+	ClassThrottled
+	// ClassPairThrottled: too many messages to this one recipient; requeue
+	// only the row after 4^X s.
+	ClassPairThrottled
+	// ClassLongRestriction: the account is restricted for hours; pause it
+	// and alert, leaving rows pending.
+	ClassLongRestriction
+	// ClassTransient: provably not accepted; retry with backoff, capped.
+	ClassTransient
+	// ClassPermanent: this row can never succeed as it is.
+	ClassPermanent
+	// ClassCampaignFatal: the template is unusable; stop the campaign.
+	ClassCampaignFatal
+	// ClassAccountFatal: the token or account needs a human; stop every
+	// send on the account.
+	ClassAccountFatal
+	// ClassAmbiguous: the request was written but no answer came; the
+	// message may have been accepted and must not be resent automatically.
+	ClassAmbiguous
+)
+
+var classNames = [...]string{
+	ClassOK:              "ok",
+	ClassThrottled:       "throttled",
+	ClassPairThrottled:   "pair-throttled",
+	ClassLongRestriction: "long-restriction",
+	ClassTransient:       "transient",
+	ClassPermanent:       "permanent",
+	ClassCampaignFatal:   "campaign-fatal",
+	ClassAccountFatal:    "account-fatal",
+	ClassAmbiguous:       "ambiguous",
+}
+
+func (c Class) String() string {
+	if c >= 0 && int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
+}
+
+// Classify maps the error returned by Send to a Class; nil is ClassOK.
+// Errors that are neither *APIError nor *TransportError were raised before
+// sending: ErrNoCredentials is account-fatal, anything else permanent.
+func Classify(err error) Class {
+	if err == nil {
+		return ClassOK
+	}
+	var api *APIError
+	if errors.As(err, &api) {
+		if api.NoBody {
+			return classifyStatus(api.HTTPStatus)
+		}
+		return ClassifyCode(api.Code)
+	}
+	var tr *TransportError
+	if errors.As(err, &tr) {
+		if tr.Written {
+			return ClassAmbiguous
+		}
+		return ClassTransient
+	}
+	if errors.Is(err, ErrNoCredentials) {
+		return ClassAccountFatal
+	}
+	return ClassPermanent
+}
+
+// ClassifyCode maps a Graph error code, from a synchronous answer or from a
+// failed status webhook, to a Class. Unlisted codes are permanent for the
+// row: retrying an unknown failure blindly risks hammering the account.
+func ClassifyCode(code int) Class {
+	switch code {
+	case 130429, 80007, 4:
+		return ClassThrottled
+	case 131056:
+		return ClassPairThrottled
+	case 131048, 131064:
+		return ClassLongRestriction
+	case 1, 2, 131000, 131016, 133004, 131057:
+		return ClassTransient
+	case 132001, 132007, 132015, 132016, 131063:
+		return ClassCampaignFatal
+	case 190, 0, 3, 10, 131005, 368, 131031, 131042, 131045, 133010, 33, 131037:
+		return ClassAccountFatal
+	}
+	if code >= 200 && code <= 299 {
+		return ClassAccountFatal
+	}
+	return ClassPermanent
+}
+
+// classifyStatus is the fallback for answers without a Graph body.
+func classifyStatus(status int) Class {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return ClassThrottled
+	case status == http.StatusBadGateway || status == http.StatusGatewayTimeout:
+		// A gateway error means a proxy passed the request on and then lost
+		// the upstream answer: Meta may have accepted the message.
+		return ClassAmbiguous
+	case status >= 500:
+		return ClassTransient
+	default:
+		return ClassPermanent
+	}
+}

@@ -1,0 +1,153 @@
+// Package whatsapp is a client for the send endpoint of Meta's WhatsApp
+// Cloud API: it builds request bodies, posts them, and turns every outcome
+// into either a Response or a typed error that Classify understands.
+package whatsapp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	DefaultBaseURL = "https://graph.facebook.com"
+	DefaultVersion = "v25.0"
+	DefaultTimeout = 20 * time.Second // as Meta's Node SDK
+)
+
+// maxResponseBody bounds what we read; real answers are a few hundred bytes.
+const maxResponseBody = 1 << 20
+
+// Config configures a Client; zero values get defaults.
+type Config struct {
+	BaseURL    string
+	Version    string
+	HTTPClient *http.Client
+	Timeout    time.Duration // per request
+}
+
+// Client sends messages. It is safe for concurrent use.
+type Client struct {
+	baseURL string
+	version string
+	hc      *http.Client
+	timeout time.Duration
+	now     func() time.Time
+}
+
+// New returns a Client for cfg.
+func New(cfg Config) *Client {
+	c := &Client{
+		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
+		version: strings.Trim(cfg.Version, "/"),
+		timeout: cfg.Timeout,
+		now:     time.Now,
+	}
+	if c.baseURL == "" {
+		c.baseURL = DefaultBaseURL
+	}
+	if c.version == "" {
+		c.version = DefaultVersion
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	hc := http.Client{}
+	if cfg.HTTPClient != nil {
+		hc = *cfg.HTTPClient // a copy: the caller's client stays untouched
+	}
+	// A 307/308 would make net/http post the body again somewhere else; a
+	// message must be posted at most once per Send.
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.hc = &hc
+	return c
+}
+
+// Response is the useful part of a 2xx answer (cloud-api.md §1.4).
+type Response struct {
+	WAMID         string // messages[0].id; every status webhook refers to it
+	WaID          string // contacts[0].wa_id; may differ from the number sent
+	MessageStatus string // "accepted", "held_for_quality_assessment" or "paused"; may be empty
+}
+
+type successBody struct {
+	Contacts []struct {
+		Input string `json:"input"`
+		WaID  string `json:"wa_id"`
+	} `json:"contacts"`
+	Messages []struct {
+		ID            string `json:"id"`
+		MessageStatus string `json:"message_status"`
+	} `json:"messages"`
+}
+
+// Send posts one message. Errors are *APIError (the API answered with an
+// error), *TransportError (no usable answer), or a validation error
+// wrapping ErrInvalidRequest or ErrNoCredentials (nothing was sent).
+func (c *Client) Send(ctx context.Context, req Request) (Response, error) {
+	if req.PhoneNumberID == "" || req.Token == "" {
+		return Response{}, fmt.Errorf("%w: phone number id and token are required", ErrNoCredentials)
+	}
+	body, err := BuildBody(req)
+	if err != nil {
+		return Response{}, err
+	}
+	endpoint := c.baseURL + "/" + c.version + "/" + url.PathEscape(req.PhoneNumberID) + "/messages"
+
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var written atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				written.Store(true)
+			}
+		},
+	})
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return Response{}, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	hreq.Header.Set("Authorization", "Bearer "+req.Token)
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		return Response{}, &TransportError{Written: written.Load(), Err: err}
+	}
+	defer resp.Body.Close()
+	data, readErr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// An error status is an answer: the message was not accepted, even
+		// if the body was cut short (it then counts as having no body).
+		if readErr != nil {
+			data = nil
+		}
+		return Response{}, parseAPIError(resp.StatusCode, resp.Header, data, req.Token, c.now())
+	}
+	if readErr != nil {
+		return Response{}, &TransportError{Written: true, Err: fmt.Errorf("read response: %w", readErr)}
+	}
+	var ok successBody
+	if err := json.Unmarshal(data, &ok); err != nil {
+		return Response{}, &TransportError{Written: true, Err: fmt.Errorf("HTTP %d with an unreadable body: %w", resp.StatusCode, err)}
+	}
+	if len(ok.Messages) == 0 || ok.Messages[0].ID == "" {
+		return Response{}, &TransportError{Written: true, Err: fmt.Errorf("HTTP %d without a message id", resp.StatusCode)}
+	}
+	r := Response{WAMID: ok.Messages[0].ID, MessageStatus: ok.Messages[0].MessageStatus}
+	if len(ok.Contacts) > 0 {
+		r.WaID = ok.Contacts[0].WaID
+	}
+	return r, nil
+}
