@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -69,7 +70,8 @@ type Options struct {
 	BackoffMax  time.Duration // [60s]
 	// Throttled rows wait this long before they may be claimed again. [2s]
 	ThrottleDelay time.Duration
-	// Observe receives every event; it must not block for long.
+	// Observe receives every event, from several goroutines at once; it
+	// must be safe for concurrent use and not block for long.
 	Observe func(Event)
 	// Rand returns a float in [0,1) for jitter. [math/rand/v2]
 	Rand func() float64
@@ -183,10 +185,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		wg    sync.WaitGroup
 		slots = make(chan struct{}, o.Workers)
 		// done wakes the loop when a worker finishes: a retry may now be due.
-		done    = make(chan struct{}, 1)
-		errMu   sync.Mutex
-		workErr error
-		waiting *campaign.WaitError
+		done     = make(chan struct{}, 1)
+		errMu    sync.Mutex
+		workErr  error
+		waiting  *campaign.WaitError
+		inflight atomic.Int32
 	)
 	fail := func(err error) {
 		errMu.Lock()
@@ -244,9 +247,11 @@ func (e *Engine) Run(ctx context.Context) error {
 				o.Observe(Event{Kind: EventResumed, At: now})
 			}
 			wg.Add(1)
+			inflight.Add(1)
 			go func() {
 				defer wg.Done()
 				defer func() { <-slots }()
+				defer inflight.Add(-1)
 				if err := e.send(sendCtx, c); err != nil {
 					fail(err)
 				}
@@ -276,6 +281,16 @@ func (e *Engine) Run(ctx context.Context) error {
 			o.Observe(Event{Kind: EventWait, At: now, Wait: we})
 		}
 		waiting = we
+		if we.Reason == campaign.WaitInFlight && inflight.Load() > 0 {
+			// Only our own workers can change this: no timer, so a
+			// simulated clock doesn't race ahead of real requests.
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return finish(ctx.Err())
+			}
+			continue
+		}
 		wait := o.Poll
 		if !we.Until.IsZero() {
 			wait = min(max(we.Until.Sub(now), 0), o.Poll)

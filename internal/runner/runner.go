@@ -232,9 +232,10 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			case dispatch.EventRetry:
 				prog.Retry()
 			case dispatch.EventWait:
-				prog.Waiting(describeWait(ev.Wait))
+				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount
+				prog.Waiting(describeWait(ev.Wait), notable)
 			case dispatch.EventResumed:
-				prog.Waiting("")
+				prog.Waiting("", false)
 			}
 		},
 	})

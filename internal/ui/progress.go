@@ -104,15 +104,16 @@ func (p *Progress) add(n *int) {
 	p.mu.Unlock()
 }
 
-// Waiting says why nothing is being sent, or "" when sending again. A
-// change is shown at once in plain mode, so a cron log tells when and why
-// a campaign stalled.
-func (p *Progress) Waiting(why string) {
+// Waiting says why nothing is being sent, or "" when sending again. In
+// plain mode a notable wait (caps, no account) is logged at once, so a cron
+// log tells when and why a campaign stalled; waiting for the next token is
+// the normal pace and only shows in the periodic line.
+func (p *Progress) Waiting(why string, notable bool) {
 	p.mu.Lock()
 	changed := why != p.waitWhy
 	p.waitWhy = why
 	p.mu.Unlock()
-	if changed && p.bar == nil && !p.quiet {
+	if changed && notable && p.bar == nil && !p.quiet {
 		p.render()
 	}
 }
