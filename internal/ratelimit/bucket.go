@@ -81,7 +81,7 @@ func (b Bucket) ReadyAt(l Limit, t time.Time, n float64) time.Time {
 	s := b.Settle(l, t)
 	missing := n - s.Tokens
 	if missing <= epsilon {
-		return s.At
+		return t // TakeAt(t) succeeds, even when t is behind At
 	}
 	// Round up so a waiter wakes when the token is there, not a hair before.
 	wait := time.Duration(math.Ceil(missing / l.Rate * float64(time.Second)))

@@ -100,6 +100,9 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 			return fmt.Errorf("read tier %s: %w", a.Tier, err)
 		}
 		l = a.Overrides.Apply(l)
+		if err := l.Validate(); err != nil {
+			return fmt.Errorf("account %s: %w", a.Name, err)
+		}
 		now := s.now()
 		res, err := tx.ExecContext(ctx, `INSERT INTO accounts
 			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day)

@@ -21,12 +21,23 @@ import (
 // and until when; campaign.ErrDone when no row is open; campaign.ErrPaused
 // when the campaign is paused.
 func (s *Store) Claim(ctx context.Context, campaignID int64, runner string, now time.Time) (campaign.Claim, error) {
-	var c campaign.Claim
+	var (
+		c    campaign.Claim
+		done bool
+	)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
 		c, err = claim(ctx, tx, campaignID, runner, now)
+		if errors.Is(err, campaign.ErrDone) {
+			// Commit: the claim marked the campaign finished.
+			done = true
+			return nil
+		}
 		return err
 	})
+	if err == nil && done {
+		return c, campaign.ErrDone
+	}
 	return c, err
 }
 

@@ -1,0 +1,80 @@
+package dispatch_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/runner"
+	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/whatsapp"
+)
+
+// BenchmarkSendUnlimited measures end-to-end sending with limits out of the
+// way: 3 accounts on unlimited tiers, a real sandbox over loopback HTTP,
+// every claim and outcome committed to SQLite. Reported as msgs/s.
+func BenchmarkSendUnlimited(b *testing.B) {
+	const n = 5_000
+	ctx := context.Background()
+	box := sandbox.New(sandbox.Options{Throughput: -1, PairInterval: -1})
+	srv := httptest.NewServer(box)
+	defer srv.Close()
+	client := whatsapp.New(whatsapp.Config{BaseURL: srv.URL})
+	var csv strings.Builder
+	csv.WriteString("phone,name\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&csv, "+49151%08d,P%d\n", 10000000+i, i)
+	}
+	spec := campaign.Spec{Kind: campaign.KindTemplate, Template: sandbox.DemoTemplate, Lang: "en_US", Params: []string{"name"}}
+	unlimited := campaign.Limits{Rate: 1e6, Burst: 1e6, DailyCap: 1e9}
+	sent := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		st, err := store.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, tier := range campaign.TierNames {
+			if err := st.SetTier(ctx, tier, unlimited); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := st.AddAccount(ctx, campaign.Account{Name: tier, PhoneNumberID: "10" + tier, Tier: tier, TokenEnv: "T"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c, _, err := runner.Import(ctx, st, strings.NewReader(csv.String()), "bench.csv",
+			campaign.Campaign{Name: "bench", Fingerprint: fmt.Sprint(i), Source: "bench.csv", Spec: spec}, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		eng, err := dispatch.New(dispatch.Options{
+			Campaign: c, Ledger: st, Sender: client, Workers: 16,
+			Token:  func(string) (string, error) { return "t", nil },
+			Runner: campaign.Runner{ID: "bench", Host: "bench", PID: 1}, Poll: time.Second,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := eng.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		counts, _ := st.Counts(ctx, c.ID)
+		if counts[campaign.Sent] != n {
+			b.Fatalf("sent %d, want %d", counts[campaign.Sent], n)
+		}
+		sent += n
+		st.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "msgs/s")
+}
