@@ -240,6 +240,13 @@ type Outcome struct {
 	Refund bool
 }
 
+// Result is the outcome of one claim and when it was known.
+type Result struct {
+	Claim   Claim
+	Outcome Outcome
+	At      time.Time
+}
+
 // WaitReason says why no message can be claimed right now.
 type WaitReason string
 

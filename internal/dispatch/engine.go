@@ -12,7 +12,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -23,13 +22,14 @@ import (
 // and the claims on messages. The SQLite store implements it; a Redis one
 // can, for senders on several hosts.
 type Ledger interface {
-	// Claim atomically takes the campaign's next due message with one token
-	// and one unit of daily quota of the chosen account. It returns a
-	// *campaign.WaitError when nothing can go now, campaign.ErrDone when no
-	// row is open, campaign.ErrPaused when the campaign is paused.
-	Claim(ctx context.Context, campaignID int64, runner string, now time.Time) (campaign.Claim, error)
-	// Record stores the outcome of a claim.
-	Record(ctx context.Context, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error
+	// ClaimN atomically takes up to max of the campaign's due messages, each
+	// with one token and one unit of daily quota of the account chosen for
+	// it. It returns at least one claim, or a *campaign.WaitError when
+	// nothing can go now, campaign.ErrDone when no row is open,
+	// campaign.ErrPaused when the campaign is paused.
+	ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error)
+	// RecordAll stores outcomes of claims, all or none.
+	RecordAll(ctx context.Context, runner string, results []campaign.Result) error
 	RegisterRunner(ctx context.Context, r campaign.Runner) error
 	Heartbeat(ctx context.Context, runner string, now time.Time) error
 	UnregisterRunner(ctx context.Context, runner string) error
@@ -156,10 +156,19 @@ func New(o Options) (*Engine, error) {
 	return &Engine{o: o}, nil
 }
 
+// maxBatch bounds the claims taken, and the outcomes recorded, in one
+// transaction.
+const maxBatch = 64
+
 // Run sends the campaign until no row is open, the campaign is paused, the
 // caps stop it (StopWhenCapped), or ctx is cancelled. On cancel it stops
 // claiming, waits up to Drain for the requests in flight, records their
 // outcomes and returns ctx's error.
+//
+// Three stages: this loop claims due messages (in batches, when tokens
+// allow), Workers goroutines send them, and one recorder commits outcomes
+// in groups. A slot is held from claim to commit, so at most Workers rows
+// are ever between 'sending' and their recorded outcome.
 func (e *Engine) Run(ctx context.Context) error {
 	o := e.o
 	// Records and the runner's bookkeeping outlive a cancel: an outcome
@@ -182,14 +191,17 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer abort()
 
 	var (
-		wg    sync.WaitGroup
-		slots = make(chan struct{}, o.Workers)
-		// done wakes the loop when a worker finishes: a retry may now be due.
+		slots   = make(chan struct{}, o.Workers)
+		jobs    = make(chan campaign.Claim, o.Workers)
+		results = make(chan campaign.Result, o.Workers)
+		// done wakes the loop when outcomes were recorded: a retry may
+		// now be due, or the last in-flight row finished.
 		done     = make(chan struct{}, 1)
+		stages   sync.WaitGroup
+		recorded = make(chan struct{})
 		errMu    sync.Mutex
 		workErr  error
 		waiting  *campaign.WaitError
-		inflight atomic.Int32
 	)
 	fail := func(err error) {
 		errMu.Lock()
@@ -203,22 +215,45 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer errMu.Unlock()
 		return workErr
 	}
+
+	for i := 0; i < o.Workers; i++ {
+		stages.Add(1)
+		go func() {
+			defer stages.Done()
+			for c := range jobs {
+				results <- e.attempt(sendCtx, c)
+			}
+		}()
+	}
+	go func() {
+		defer close(recorded)
+		e.record(bg, r.ID, results, func(n int) {
+			for i := 0; i < n; i++ {
+				<-slots
+			}
+			select {
+			case done <- struct{}{}:
+			default:
+			}
+		}, fail)
+	}()
+
 	finish := func(result error) error {
-		drained := make(chan struct{})
-		go func() { wg.Wait(); close(drained) }()
+		close(jobs)
+		go func() { stages.Wait(); close(results) }()
 		if ctx.Err() != nil {
 			select {
-			case <-drained:
+			case <-recorded:
 			case <-time.After(o.Drain):
 				abort()
 				// Aborted requests record quickly; don't hang on a stuck disk.
 				select {
-				case <-drained:
+				case <-recorded:
 				case <-time.After(5 * time.Second):
 				}
 			}
 		} else {
-			<-drained
+			<-recorded
 		}
 		if err := firstErr(); err != nil {
 			return err
@@ -235,34 +270,33 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return finish(ctx.Err())
 		}
+		n := 1
+	more:
+		for n < maxBatch {
+			select {
+			case slots <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
 		if ctx.Err() != nil {
-			<-slots
+			release(slots, n)
 			return finish(ctx.Err())
 		}
 		now := o.Clock.Now()
-		c, err := o.Ledger.Claim(bg, o.Campaign.ID, r.ID, now)
+		cs, err := o.Ledger.ClaimN(bg, o.Campaign.ID, r.ID, now, n)
+		release(slots, n-len(cs))
 		if err == nil {
 			if waiting != nil {
 				waiting = nil
 				o.Observe(Event{Kind: EventResumed, At: now})
 			}
-			wg.Add(1)
-			inflight.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-slots }()
-				defer inflight.Add(-1)
-				if err := e.send(sendCtx, c); err != nil {
-					fail(err)
-				}
-				select {
-				case done <- struct{}{}:
-				default:
-				}
-			}()
+			for _, c := range cs {
+				jobs <- c
+			}
 			continue
 		}
-		<-slots
 		var we *campaign.WaitError
 		switch {
 		case errors.Is(err, campaign.ErrDone):
@@ -281,9 +315,9 @@ func (e *Engine) Run(ctx context.Context) error {
 			o.Observe(Event{Kind: EventWait, At: now, Wait: we})
 		}
 		waiting = we
-		if we.Reason == campaign.WaitInFlight && inflight.Load() > 0 {
-			// Only our own workers can change this: no timer, so a
-			// simulated clock doesn't race ahead of real requests.
+		if we.Reason == campaign.WaitInFlight && len(slots) > 0 {
+			// Only our own rows can change this: no timer, so a simulated
+			// clock doesn't race ahead of real requests.
 			select {
 			case <-done:
 			case <-ctx.Done():
@@ -302,6 +336,49 @@ func (e *Engine) Run(ctx context.Context) error {
 			return finish(ctx.Err())
 		}
 	}
+}
+
+func release(slots chan struct{}, n int) {
+	for i := 0; i < n; i++ {
+		<-slots
+	}
+}
+
+// record commits outcomes as they come, grouping whatever is waiting into
+// one transaction, then reports them. Grouping trades a few milliseconds of
+// exposure (a crash then leaves those rows unknown, never sent twice) for
+// far fewer commits.
+func (e *Engine) record(ctx context.Context, runner string, results <-chan campaign.Result, committed func(n int), fail func(error)) {
+	batch := make([]campaign.Result, 0, maxBatch)
+	for res := range results {
+		batch = append(batch[:0], res)
+	gather:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, r)
+			default:
+				break gather
+			}
+		}
+		if err := e.o.Ledger.RecordAll(ctx, runner, batch); err != nil {
+			fail(fmt.Errorf("record outcomes: %w", err))
+			committed(len(batch))
+			continue
+		}
+		for _, r := range batch {
+			e.o.Observe(Event{Kind: eventKinds[r.Outcome.Kind], At: r.At, Claim: r.Claim, Outcome: r.Outcome})
+		}
+		committed(len(batch))
+	}
+}
+
+var eventKinds = map[campaign.OutcomeKind]EventKind{
+	campaign.OutcomeSent: EventSent, campaign.OutcomeRetry: EventRetry,
+	campaign.OutcomeFailed: EventFailed, campaign.OutcomeUnknown: EventUnknown,
 }
 
 // heartbeat keeps the runner's lease fresh until stopped.
@@ -327,8 +404,8 @@ func (e *Engine) heartbeat(ctx context.Context) (stop func()) {
 	return func() { close(quit); wg.Wait() }
 }
 
-// send makes one request and records its outcome.
-func (e *Engine) send(ctx context.Context, c campaign.Claim) error {
+// attempt makes one request and decides what to record.
+func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result {
 	o := e.o
 	var out campaign.Outcome
 	token, err := o.Token(c.Account.TokenEnv)
@@ -339,16 +416,7 @@ func (e *Engine) send(ctx context.Context, c campaign.Claim) error {
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
 		out = e.outcome(c, resp, err)
 	}
-	now := o.Clock.Now()
-	if err := o.Ledger.Record(context.WithoutCancel(ctx), c, o.Runner.ID, out, now); err != nil {
-		return fmt.Errorf("record outcome of line %d: %w", c.Message.Line, err)
-	}
-	kind := map[campaign.OutcomeKind]EventKind{
-		campaign.OutcomeSent: EventSent, campaign.OutcomeRetry: EventRetry,
-		campaign.OutcomeFailed: EventFailed, campaign.OutcomeUnknown: EventUnknown,
-	}[out.Kind]
-	o.Observe(Event{Kind: kind, At: now, Claim: c, Outcome: out})
-	return nil
+	return campaign.Result{Claim: c, Outcome: out, At: o.Clock.Now()}
 }
 
 // outcome turns a response into what to record. Only an answer that proves

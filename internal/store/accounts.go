@@ -49,7 +49,7 @@ func (s *Store) SetTier(ctx context.Context, name string, l campaign.Limits) err
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("tier %s: %w", name, err)
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *Tx) error {
 		accts, err := loadAccounts(ctx, tx, `WHERE a.tier = ?`, name)
 		if err != nil {
 			return err
@@ -73,7 +73,7 @@ func (s *Store) SetTier(ctx context.Context, name string, l campaign.Limits) err
 	})
 }
 
-func relimit(ctx context.Context, tx *sql.Tx, a campaign.AccountStatus, to campaign.Limits, now time.Time) error {
+func relimit(ctx context.Context, tx *Tx, a campaign.AccountStatus, to campaign.Limits, now time.Time) error {
 	b := ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.Relimit(bucketLimit(a.Limits), bucketLimit(to), now)
 	_, err := tx.ExecContext(ctx, `UPDATE accounts SET tokens = ?, tokens_at = ? WHERE id = ?`, b.Tokens, nanos(b.At), a.ID)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 	if !campaign.ValidTier(a.Tier) {
 		return a, fmt.Errorf("tier %q: must be one of new, warm, active", a.Tier)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *Tx) error {
 		var l campaign.Limits
 		err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
 			Scan(&l.Rate, &l.Burst, &l.DailyCap)
@@ -137,7 +137,7 @@ type AccountChange struct {
 // books the tokens earned so far first, as SetTier does.
 func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange) (campaign.AccountStatus, error) {
 	var out campaign.AccountStatus
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *Tx) error {
 		accts, err := loadAccounts(ctx, tx, `WHERE a.name = ?`, name)
 		if err != nil {
 			return err
@@ -308,7 +308,7 @@ func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) 
 			return fmt.Errorf("global limit: %w", err)
 		}
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *Tx) error {
 		var (
 			wasOn bool
 			old   ratelimit.Limit
@@ -351,7 +351,7 @@ type QuotaReset struct {
 // unless force is set, so a cron line that runs twice cannot double a cap.
 func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]QuotaReset, error) {
 	var out []QuotaReset
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *Tx) error {
 		accts, err := loadAccounts(ctx, tx, `ORDER BY a.id`)
 		if err != nil {
 			return err

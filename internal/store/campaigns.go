@@ -269,7 +269,7 @@ func (s *Store) Skipped(ctx context.Context, id int64) ([]campaign.Skip, error) 
 // retry budget, and reopens the campaign. It returns how many rows moved.
 func (s *Store) Requeue(ctx context.Context, id int64, from campaign.State) (int, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', retries = 0, next_attempt_at = 0,
 			runner_id = NULL, updated_at = ? WHERE campaign_id = ? AND state = ?`, s.now().UnixNano(), id, string(from))
 		if err != nil {
@@ -286,7 +286,7 @@ func (s *Store) Requeue(ctx context.Context, id int64, from campaign.State) (int
 
 // SetCampaignState pauses or resumes a campaign.
 func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.CampaignState, reason string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = ?, pause_reason = ? WHERE id = ?`, string(st), reason, id)
 		if err != nil {
 			return fmt.Errorf("set campaign %d %s: %w", id, st, err)

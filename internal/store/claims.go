@@ -21,13 +21,23 @@ import (
 // and until when; campaign.ErrDone when no row is open; campaign.ErrPaused
 // when the campaign is paused.
 func (s *Store) Claim(ctx context.Context, campaignID int64, runner string, now time.Time) (campaign.Claim, error) {
+	cs, err := s.ClaimN(ctx, campaignID, runner, now, 1)
+	if err != nil {
+		return campaign.Claim{}, err
+	}
+	return cs[0], nil
+}
+
+// ClaimN claims up to max messages in one transaction, as Claim does for
+// one. It returns at least one claim or Claim's errors.
+func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
 	var (
-		c    campaign.Claim
+		cs   []campaign.Claim
 		done bool
 	)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *Tx) error {
 		var err error
-		c, err = claim(ctx, tx, campaignID, runner, now)
+		cs, err = claim(ctx, tx, campaignID, runner, now, max)
 		if errors.Is(err, campaign.ErrDone) {
 			// Commit: the claim marked the campaign finished.
 			done = true
@@ -36,35 +46,34 @@ func (s *Store) Claim(ctx context.Context, campaignID int64, runner string, now 
 		return err
 	})
 	if err == nil && done {
-		return c, campaign.ErrDone
+		return nil, campaign.ErrDone
 	}
-	return c, err
+	return cs, err
 }
 
-func claim(ctx context.Context, tx *sql.Tx, campaignID int64, runner string, now time.Time) (campaign.Claim, error) {
-	var c campaign.Claim
+func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
 	var state campaign.CampaignState
 	if err := tx.QueryRowContext(ctx, `SELECT state FROM campaigns WHERE id = ?`, campaignID).Scan(&state); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return c, fmt.Errorf("campaign %d: %w", campaignID, campaign.ErrNotFound)
+			return nil, fmt.Errorf("campaign %d: %w", campaignID, campaign.ErrNotFound)
 		}
-		return c, fmt.Errorf("read campaign %d: %w", campaignID, err)
+		return nil, fmt.Errorf("read campaign %d: %w", campaignID, err)
 	}
 	if state == campaign.CampaignPaused {
-		return c, campaign.ErrPaused
+		return nil, campaign.ErrPaused
 	}
 
-	m, err := nextDue(ctx, tx, campaignID, now)
+	msgs, err := nextDue(ctx, tx, campaignID, now, max)
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 
 	accts, err := loadAccounts(ctx, tx, `WHERE a.disabled = 0 ORDER BY a.id`)
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 	if len(accts) == 0 {
-		return c, &campaign.WaitError{Reason: campaign.WaitNoAccount}
+		return nil, &campaign.WaitError{Reason: campaign.WaitNoAccount}
 	}
 	cands := make([]ratelimit.Candidate, len(accts))
 	for i, a := range accts {
@@ -83,7 +92,7 @@ func claim(ctx context.Context, tx *sql.Tx, campaignID int64, runner string, now
 	)
 	if err := tx.QueryRowContext(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
 		Scan(&globalOn, &globalLimit.Rate, &globalLimit.Burst, &globalB.Tokens, &globalAt); err != nil {
-		return c, fmt.Errorf("read global limit: %w", err)
+		return nil, fmt.Errorf("read global limit: %w", err)
 	}
 	globalB.At = fromNanos(globalAt)
 	var global *ratelimit.Bucket
@@ -91,8 +100,36 @@ func claim(ctx context.Context, tx *sql.Tx, campaignID int64, runner string, now
 		global = &globalB
 	}
 
-	d := ratelimit.Pick(now, cands, global, globalLimit)
-	if d.Index < 0 {
+	// Spend tokens in memory, one message at a time, then write the
+	// buckets once: the transaction makes it atomic all the same.
+	var (
+		out     []campaign.Claim
+		touched = make([]bool, len(accts))
+		d       ratelimit.Decision
+	)
+	for _, m := range msgs {
+		d = ratelimit.Pick(now, cands, global, globalLimit)
+		if d.Index < 0 {
+			break
+		}
+		i := d.Index
+		b, ok := cands[i].Bucket.TakeAt(cands[i].Limit, now, 1)
+		if !ok {
+			return nil, fmt.Errorf("account %s: picked without a token (bug)", accts[i].Name)
+		}
+		cands[i].Bucket, cands[i].Used, touched[i] = b, cands[i].Used+1, true
+		if global != nil {
+			g, ok := global.TakeAt(globalLimit, now, 1)
+			if !ok {
+				return nil, errors.New("global bucket picked without a token (bug)")
+			}
+			*global = g
+		}
+		m.State = campaign.Sending
+		m.Attempts++
+		out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now})
+	}
+	if len(out) == 0 {
 		reason := campaign.WaitTokens
 		switch d.Reason {
 		case ratelimit.ReasonCapped:
@@ -100,93 +137,112 @@ func claim(ctx context.Context, tx *sql.Tx, campaignID int64, runner string, now
 		case ratelimit.ReasonGlobal:
 			reason = campaign.WaitGlobal
 		}
-		return c, &campaign.WaitError{Reason: reason, Until: d.Until}
+		return nil, &campaign.WaitError{Reason: reason, Until: d.Until}
 	}
 
-	a := accts[d.Index]
-	b, ok := cands[d.Index].Bucket.TakeAt(cands[d.Index].Limit, now, 1)
-	if !ok {
-		return c, fmt.Errorf("account %s: picked without a token (bug)", a.Name)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET tokens = ?, tokens_at = ?, used_today = used_today + 1 WHERE id = ?`,
-		b.Tokens, nanos(b.At), a.ID); err != nil {
-		return c, fmt.Errorf("spend token of %s: %w", a.Name, err)
+	for i, a := range accts {
+		if !touched[i] {
+			continue
+		}
+		b := cands[i].Bucket
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET tokens = ?, tokens_at = ?, used_today = ? WHERE id = ?`,
+			b.Tokens, nanos(b.At), cands[i].Used, a.ID); err != nil {
+			return nil, fmt.Errorf("spend tokens of %s: %w", a.Name, err)
+		}
 	}
 	if global != nil {
-		gb, ok := global.TakeAt(globalLimit, now, 1)
-		if !ok {
-			return c, errors.New("global bucket picked without a token (bug)")
-		}
 		if _, err := tx.ExecContext(ctx, `UPDATE global_limit SET tokens = ?, tokens_at = ? WHERE id = 1`,
-			gb.Tokens, nanos(gb.At)); err != nil {
-			return c, fmt.Errorf("spend global token: %w", err)
+			global.Tokens, nanos(global.At)); err != nil {
+			return nil, fmt.Errorf("spend global tokens: %w", err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sending', attempts = attempts + 1, account_id = ?,
-		runner_id = ?, quota_epoch = ?, updated_at = ? WHERE id = ?`,
-		a.ID, runner, a.QuotaEpoch, now.UnixNano(), m.ID); err != nil {
-		return c, fmt.Errorf("claim message %d: %w", m.ID, err)
+	for _, c := range out {
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sending', attempts = attempts + 1, account_id = ?,
+			runner_id = ?, quota_epoch = ?, updated_at = ? WHERE id = ?`,
+			c.Account.ID, runner, c.QuotaEpoch, now.UnixNano(), c.Message.ID); err != nil {
+			return nil, fmt.Errorf("claim message %d: %w", c.Message.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at) VALUES (?, ?, ?)`,
+			c.Message.ID, c.Account.ID, now.UnixNano()); err != nil {
+			return nil, fmt.Errorf("log attempt: %w", err)
+		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at) VALUES (?, ?, ?)`,
-		m.ID, a.ID, now.UnixNano()); err != nil {
-		return c, fmt.Errorf("log attempt: %w", err)
-	}
-	m.State = campaign.Sending
-	m.Attempts++
-	return campaign.Claim{Message: m, Account: a.Account, QuotaEpoch: a.QuotaEpoch, At: now}, nil
+	return out, nil
 }
 
-// nextDue returns the next pending row whose retry time has come, or the
-// reason there is none.
-func nextDue(ctx context.Context, tx *sql.Tx, campaignID int64, now time.Time) (campaign.Message, error) {
-	var (
-		m      campaign.Message
-		params string
-	)
-	err := tx.QueryRowContext(ctx, `SELECT id, line, input, phone, params, body, attempts, retries FROM messages
+// nextDue returns up to max pending rows whose retry time has come, or the
+// reason there are none.
+func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max int) ([]campaign.Message, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, line, input, phone, params, body, attempts, retries FROM messages
 		WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at <= ?
-		ORDER BY next_attempt_at, id LIMIT 1`, campaignID, now.UnixNano()).
-		Scan(&m.ID, &m.Line, &m.Input, &m.Phone, &params, &m.Body, &m.Attempts, &m.Retries)
-	if err == nil {
+		ORDER BY next_attempt_at, id LIMIT ?`, campaignID, now.UnixNano(), max)
+	if err != nil {
+		return nil, fmt.Errorf("find next messages: %w", err)
+	}
+	var out []campaign.Message
+	for rows.Next() {
+		var (
+			m      campaign.Message
+			params string
+		)
+		if err := rows.Scan(&m.ID, &m.Line, &m.Input, &m.Phone, &params, &m.Body, &m.Attempts, &m.Retries); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read message: %w", err)
+		}
 		m.CampaignID = campaignID
 		if err := json.Unmarshal([]byte(params), &m.Params); err != nil {
-			return m, fmt.Errorf("message %d params: %w", m.ID, err)
+			rows.Close()
+			return nil, fmt.Errorf("message %d params: %w", m.ID, err)
 		}
-		return m, nil
+		out = append(out, m)
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return m, fmt.Errorf("find next message: %w", err)
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find next messages: %w", err)
+	}
+	if len(out) > 0 {
+		return out, nil
 	}
 	var next sql.NullInt64
 	var sending int
 	if err := tx.QueryRowContext(ctx, `SELECT min(CASE WHEN state = 'pending' THEN next_attempt_at END),
 		count(CASE WHEN state = 'sending' THEN 1 END)
 		FROM messages WHERE campaign_id = ? AND state IN ('pending', 'sending')`, campaignID).Scan(&next, &sending); err != nil {
-		return m, fmt.Errorf("find next retry: %w", err)
+		return nil, fmt.Errorf("find next retry: %w", err)
 	}
 	switch {
 	case next.Valid:
-		return m, &campaign.WaitError{Reason: campaign.WaitRetry, Until: fromNanos(next.Int64)}
+		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: fromNanos(next.Int64)}
 	case sending > 0:
-		return m, &campaign.WaitError{Reason: campaign.WaitInFlight}
+		return nil, &campaign.WaitError{Reason: campaign.WaitInFlight}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'finished', finished_at = ? WHERE id = ? AND state <> 'finished'`,
 		now.UnixNano(), campaignID); err != nil {
-		return m, fmt.Errorf("finish campaign %d: %w", campaignID, err)
+		return nil, fmt.Errorf("finish campaign %d: %w", campaignID, err)
 	}
-	return m, campaign.ErrDone
+	return nil, campaign.ErrDone
 }
 
 // Record stores what became of a claimed message. A sent outcome is always
 // kept, even if the row was meanwhile declared unknown: the wamid is the
 // truth. Other outcomes apply only while the row is still this claim's.
 func (s *Store) Record(ctx context.Context, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
-		return record(ctx, tx, c, runner, o, now)
+	return s.RecordAll(ctx, runner, []campaign.Result{{Claim: c, Outcome: o, At: now}})
+}
+
+// RecordAll stores several outcomes in one transaction (a group commit).
+func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
+	return s.write(ctx, func(tx *Tx) error {
+		for _, r := range rs {
+			if err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
-func record(ctx context.Context, tx *sql.Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
+func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
 	var (
 		res     sql.Result
 		err     error
@@ -241,7 +297,7 @@ func record(ctx context.Context, tx *sql.Tx, c campaign.Claim, runner string, o 
 
 // RegisterRunner announces a sender process working on a campaign.
 func (s *Store) RegisterRunner(ctx context.Context, r campaign.Runner) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO runners (id, campaign_id, host, pid, started_at, heartbeat_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, r.ID, r.CampaignID, r.Host, r.PID, nanos(r.StartedAt), nanos(r.HeartbeatAt))
 		if err != nil {
@@ -253,7 +309,7 @@ func (s *Store) RegisterRunner(ctx context.Context, r campaign.Runner) error {
 
 // Heartbeat marks a runner alive at now.
 func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE runners SET heartbeat_at = ? WHERE id = ?`, now.UnixNano(), id)
 		return err
 	})
@@ -261,7 +317,7 @@ func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
 
 // UnregisterRunner removes a runner that stopped cleanly.
 func (s *Store) UnregisterRunner(ctx context.Context, id string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM runners WHERE id = ?`, id)
 		return err
 	})
@@ -274,7 +330,7 @@ func (s *Store) UnregisterRunner(ctx context.Context, id string) error {
 // many rows it moved.
 func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error) {
 	var moved int
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, host, pid, started_at, heartbeat_at FROM runners`)
 		if err != nil {
 			return fmt.Errorf("list runners: %w", err)

@@ -35,8 +35,11 @@ type Store struct {
 	db   *sql.DB
 	path string
 	wmu  sync.Mutex // serialises this process's write transactions
-	now  func() time.Time
-	loc  *time.Location
+	// stmts caches prepared statements by query text: preparing costs more
+	// than running most of wasend's queries.
+	stmts sync.Map
+	now   func() time.Time
+	loc   *time.Location
 }
 
 // Options configure Open. Zero values get defaults.
@@ -96,7 +99,13 @@ func createFile(path string) error {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.stmts.Range(func(_, st any) bool {
+		st.(*sql.Stmt).Close()
+		return true
+	})
+	return s.db.Close()
+}
 
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
@@ -124,7 +133,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		err = s.write(ctx, func(tx *sql.Tx) error {
+		err = s.write(ctx, func(tx *Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
 				return err
@@ -132,7 +141,8 @@ func (s *Store) migrate(ctx context.Context) error {
 			if n > 0 {
 				return nil
 			}
-			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			// A script of many statements: not one to prepare and cache.
+			if _, err := tx.tx.ExecContext(ctx, string(body)); err != nil {
 				return fmt.Errorf("apply migration %s: %w", base, err)
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
@@ -148,7 +158,7 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // write runs fn in an immediate transaction, retrying when another process
 // holds the lock longer than the busy timeout allowed for.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	for attempt := 0; ; attempt++ {
@@ -159,21 +169,71 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 }
 
-func (s *Store) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	// The transaction must not die with ctx: an outcome being recorded while
 	// the user presses Ctrl-C has to reach the disk.
-	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
+	sqlTx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	tx := &Tx{tx: sqlTx, s: s}
 	if err := fn(tx); err != nil {
-		tx.Rollback()
+		sqlTx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// Tx is a write transaction whose queries run as cached prepared statements.
+type Tx struct {
+	tx *sql.Tx
+	s  *Store
+}
+
+func (t *Tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := t.s.stmts.Load(query); ok {
+		return t.tx.StmtContext(ctx, st.(*sql.Stmt)), nil
+	}
+	st, err := t.s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := t.s.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		st = prev.(*sql.Stmt)
+	}
+	return t.tx.StmtContext(ctx, st), nil
+}
+
+// ExecContext runs a statement in the transaction.
+func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// QueryContext runs a query in the transaction.
+func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// QueryRowContext runs a one-row query in the transaction.
+func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		// Surface the prepare error through Scan, as database/sql does.
+		return t.tx.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 func isBusy(err error) bool {

@@ -43,6 +43,16 @@ type Client struct {
 	now     func() time.Time
 }
 
+// defaultTransport keeps enough idle connections for a full pool of send
+// workers; net/http's default of 2 per host would reconnect for nearly
+// every request.
+var defaultTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 256
+	return t
+}()
+
 // New returns a Client for cfg.
 func New(cfg Config) *Client {
 	c := &Client{
@@ -60,7 +70,7 @@ func New(cfg Config) *Client {
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}
-	hc := http.Client{}
+	hc := http.Client{Transport: defaultTransport}
 	if cfg.HTTPClient != nil {
 		hc = *cfg.HTTPClient // a copy: the caller's client stays untouched
 	}
