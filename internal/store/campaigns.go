@@ -78,8 +78,14 @@ func (im *Importer) start(ctx context.Context) error {
 	if err := prep(&im.lineOf, `SELECT line FROM messages WHERE campaign_id = ? AND phone = ?`); err != nil {
 		return err
 	}
-	if err := prep(&im.suppress, `SELECT reason FROM suppressions WHERE phone = ?`); err != nil {
-		return err
+	var suppressed int
+	if err := im.tx.QueryRowContext(ctx, `SELECT count(*) FROM suppressions`).Scan(&suppressed); err != nil {
+		return fmt.Errorf("read suppression list: %w", err)
+	}
+	if suppressed > 0 { // most lists are checked against an empty table: skip the lookups
+		if err := prep(&im.suppress, `SELECT reason FROM suppressions WHERE phone = ?`); err != nil {
+			return err
+		}
 	}
 	return prep(&im.skip, `INSERT INTO skipped (campaign_id, line, input, reason) VALUES (?, ?, ?, ?)`)
 }
@@ -94,15 +100,17 @@ func nonNil(s []string) []string {
 // Add stores one recipient. It returns a non-empty reason, and stores
 // nothing, when the number is already in the campaign or suppressed.
 func (im *Importer) Add(ctx context.Context, m campaign.Message) (reason string, err error) {
-	var why string
-	switch err := im.suppress.QueryRowContext(ctx, m.Phone).Scan(&why); {
-	case err == nil:
-		if why == "" {
-			return "suppressed (opted out)", nil
+	if im.suppress != nil {
+		var why string
+		switch err := im.suppress.QueryRowContext(ctx, m.Phone).Scan(&why); {
+		case err == nil:
+			if why == "" {
+				return "suppressed (opted out)", nil
+			}
+			return "suppressed: " + why, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return "", fmt.Errorf("check suppression list: %w", err)
 		}
-		return "suppressed: " + why, nil
-	case !errors.Is(err, sql.ErrNoRows):
-		return "", fmt.Errorf("check suppression list: %w", err)
 	}
 	params, err := json.Marshal(nonNil(m.Params))
 	if err != nil {

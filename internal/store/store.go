@@ -75,6 +75,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// NORMAL in WAL mode survives a process crash (kill -9); only a power cut
 	// may lose the last commits.
 	q.Set("_synchronous", "NORMAL")
+	q.Set("_cache_size", "-16384") // KiB: big imports spill less
 	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
