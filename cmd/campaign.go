@@ -153,9 +153,13 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 
+	client := whatsapp.New(whatsapp.Config{BaseURL: baseURL, Version: version, Timeout: o.Timeout})
+	// Runs before the sandbox's stop (deferred earlier), so its shutdown
+	// doesn't wait on our idle connections.
+	defer client.CloseIdleConnections()
 	ro := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, Region: o.Region, ResumeID: o.Resume,
-		Sender: whatsapp.New(whatsapp.Config{BaseURL: baseURL, Version: version, Timeout: o.Timeout}),
+		Sender: client,
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 	}

@@ -81,6 +81,10 @@ func New(cfg Config) *Client {
 	return c
 }
 
+// CloseIdleConnections closes connections kept for reuse, so a server being
+// shut down need not wait for them.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
 // Response is the useful part of a 2xx answer (cloud-api.md §1.4).
 type Response struct {
 	WAMID         string // messages[0].id; every status webhook refers to it
