@@ -46,6 +46,10 @@ type Options struct {
 	Params      []string // columns whose values fill template body parameters {{1}}, {{2}}, … in order
 	Text        string   // plain-text message with {{column}} placeholders; may be used with or without Params
 	Delimiter   rune     // 0 = detect from the header line among ',', ';', '\t'
+	// FindDuplicates sets Row.DuplicateOf. It keeps a set of the numbers
+	// seen, growing with the file; an importer whose store rejects
+	// duplicates itself leaves it off and reads in constant memory.
+	FindDuplicates bool
 }
 
 // Row is one usable recipient.
@@ -93,7 +97,7 @@ type segment struct {
 }
 
 // Reader yields the rows of one recipient list. It holds one record at a
-// time (plus the set of phones seen, for DuplicateOf); a Reader is not safe
+// time (plus, with FindDuplicates, the set of phones seen); a Reader is not safe
 // for concurrent use, but separate Readers share no mutable state.
 type Reader struct {
 	file      string
@@ -114,7 +118,10 @@ type Reader struct {
 // that is not in the header, duplicate header names, unknown region) are
 // returned here, prefixed with the file name and line.
 func Open(r io.Reader, file string, opts Options) (*Reader, error) {
-	rd := &Reader{file: file, seen: make(map[uint64]int)}
+	rd := &Reader{file: file}
+	if opts.FindDuplicates {
+		rd.seen = make(map[uint64]int)
+	}
 	rd.region = strings.ToUpper(strings.TrimSpace(opts.Region))
 	if rd.region != "" {
 		cc := phonenumbers.GetCountryCodeForRegion(rd.region)
@@ -342,7 +349,7 @@ func (rd *Reader) row(rec []string, line int) (Row, error) {
 
 	// E.164 is at most 15 digits, so it fits a uint64: a cheaper key than
 	// the string for files with millions of rows.
-	if key, err := strconv.ParseUint(phone[1:], 10, 64); err == nil {
+	if key, err := strconv.ParseUint(phone[1:], 10, 64); err == nil && rd.seen != nil {
 		if first, ok := rd.seen[key]; ok {
 			row.DuplicateOf = first
 		} else {

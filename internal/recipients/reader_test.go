@@ -357,7 +357,7 @@ func TestReaderPhoneErrorUnwraps(t *testing.T) {
 
 func TestReaderDuplicates(t *testing.T) {
 	in := "phone\n+49 151 23456789\n+44 7911 123456\n0049 (151) 2345-6789\n4915123456789\n"
-	r, err := Open(strings.NewReader(in), "in.csv", Options{})
+	r, err := Open(strings.NewReader(in), "in.csv", Options{FindDuplicates: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func TestDemoRecipients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := Open(f, "recipients.csv", Options{Params: []string{"name", "code"}})
+	r, err := Open(f, "recipients.csv", Options{Params: []string{"name", "code"}, FindDuplicates: true})
 	if err != nil {
 		t.Fatal(err)
 	}
