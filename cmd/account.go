@@ -225,42 +225,71 @@ func accountState(a campaign.AccountStatus) string {
 	switch {
 	case a.Disabled:
 		return "disabled"
+	case a.CooldownUntil.After(a.At) && a.Restriction != "":
+		return "restricted until " + a.CooldownUntil.Local().Format("01-02 15:04")
+	case a.CooldownUntil.After(a.At):
+		return "cooling down until " + a.CooldownUntil.Local().Format("15:04:05")
 	case a.UsedToday >= a.Limits.DailyCap:
-		return "capped"
+		return "capped until reset"
 	case a.Tokens < 1:
 		return "waiting"
 	}
 	return "ok"
 }
 
+// effectiveRate is the rate in force: the configured one scaled down after
+// throttling.
+func effectiveRate(a campaign.AccountStatus) float64 {
+	if a.RateFactor <= 0 {
+		return a.Limits.Rate
+	}
+	return a.Limits.Rate * a.RateFactor
+}
+
 func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus) error {
-	t := ui.NewTable(io, "NAME", "TIER", "RATE", "BURST", "TOKENS", "TODAY", "STATE", "PHONE NUMBER ID", "TOKEN ENV")
+	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", "TOKENS", "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV")
 	for _, a := range accts {
-		t.Row(a.Name, a.Tier, formatRate(a.Limits.Rate), strconv.Itoa(a.Limits.Burst),
+		lastErr := ""
+		if a.LastErrorCode != 0 {
+			lastErr = strconv.Itoa(a.LastErrorCode)
+		}
+		t.Row(a.Name, a.Tier, formatRate(a.Limits.Rate), formatRate(effectiveRate(a)), strconv.Itoa(a.Limits.Burst),
 			strconv.FormatFloat(math.Floor(a.Tokens*10)/10, 'f', 1, 64),
-			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), accountState(a), a.PhoneNumberID, "$"+a.TokenEnv)
+			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), accountState(a), lastErr, a.PhoneNumberID, "$"+a.TokenEnv)
 	}
 	if len(accts) == 0 {
 		io.Infof("no accounts yet: add one with `wasend account add NAME --phone-number-id ID`")
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, a := range accts {
+		if a.Restriction != "" && a.CooldownUntil.After(a.At) {
+			io.Warnf("account %s is RESTRICTED until %s: %s", a.Name, a.CooldownUntil.Local().Format(time.DateTime), a.Restriction)
+		}
+	}
+	return nil
 }
 
 // accountJSON is the stable JSON shape of an account. The token's variable
 // name is shown; its value never is.
 type accountJSON struct {
-	Name          string  `json:"name"`
-	PhoneNumberID string  `json:"phone_number_id"`
-	Tier          string  `json:"tier"`
-	TokenEnv      string  `json:"token_env"`
-	Rate          float64 `json:"rate_per_second"`
-	Burst         int     `json:"burst"`
-	DailyCap      int     `json:"daily_cap"`
-	Tokens        float64 `json:"tokens"`
-	SentToday     int     `json:"sent_today"`
-	QuotaDay      string  `json:"quota_day"`
-	State         string  `json:"state"`
-	Disabled      bool    `json:"disabled"`
+	Name          string     `json:"name"`
+	PhoneNumberID string     `json:"phone_number_id"`
+	Tier          string     `json:"tier"`
+	TokenEnv      string     `json:"token_env"`
+	Rate          float64    `json:"rate_per_second"`
+	EffectiveRate float64    `json:"effective_rate_per_second"`
+	Burst         int        `json:"burst"`
+	DailyCap      int        `json:"daily_cap"`
+	Tokens        float64    `json:"tokens"`
+	SentToday     int        `json:"sent_today"`
+	QuotaDay      string     `json:"quota_day"`
+	State         string     `json:"state"`
+	Disabled      bool       `json:"disabled"`
+	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
+	Restriction   string     `json:"restriction,omitempty"`
+	LastErrorCode int        `json:"last_error_code,omitempty"`
 }
 
 func accountsJSON(accts []campaign.AccountStatus) []accountJSON {
@@ -270,8 +299,13 @@ func accountsJSON(accts []campaign.AccountStatus) []accountJSON {
 			Name: a.Name, PhoneNumberID: a.PhoneNumberID, Tier: a.Tier, TokenEnv: a.TokenEnv,
 			Rate: a.Limits.Rate, Burst: a.Limits.Burst, DailyCap: a.Limits.DailyCap,
 			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
-			State: accountState(a), Disabled: a.Disabled,
+			State: accountState(a), Disabled: a.Disabled, EffectiveRate: effectiveRate(a), LastErrorCode: a.LastErrorCode,
 		})
+		if a.CooldownUntil.After(a.At) {
+			t := a.CooldownUntil.UTC()
+			out[len(out)-1].CooldownUntil = &t
+			out[len(out)-1].Restriction = a.Restriction
+		}
 	}
 	return out
 }

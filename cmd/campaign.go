@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -24,25 +23,29 @@ func newCampaignCmd(f *Factory) *cobra.Command {
 		Use:   "campaign",
 		Short: "Run, list and retry campaigns",
 	}
-	cmd.AddCommand(newCampaignRunCmd(f), newCampaignListCmd(f), newCampaignRetryCmd(f), newCampaignResumeCmd(f))
+	cmd.AddCommand(newCampaignRunCmd(f), newCampaignListCmd(f), newCampaignFailedCmd(f),
+		newCampaignRetryCmd(f), newCampaignResumeCmd(f))
 	return cmd
 }
 
 type runOptions struct {
-	File           string
-	Name           string
-	Template       string
-	Lang           string
-	Params         []string
-	Text           string
-	Region         string
-	Resume         int64
-	StopWhenCapped bool
-	Workers        int
-	MaxAttempts    int
-	BackoffBase    time.Duration
-	BackoffMax     time.Duration
-	Timeout        time.Duration
+	File            string
+	Name            string
+	Template        string
+	Lang            string
+	Params          []string
+	Text            string
+	Region          string
+	Resume          int64
+	StopWhenCapped  bool
+	Workers         int
+	MaxAttempts     int
+	BackoffBase     time.Duration
+	BackoffMax      time.Duration
+	Timeout         time.Duration
+	Cooldown        time.Duration
+	Restriction     time.Duration
+	ErrorPauseRatio float64
 }
 
 func newCampaignRunCmd(f *Factory) *cobra.Command {
@@ -88,15 +91,24 @@ API answers, three demo accounts send, and the demo template is used.`,
 	fl.StringVar(&o.Lang, "lang", "", "template language code, e.g. en_US")
 	fl.StringSliceVar(&o.Params, "params", nil, "columns that fill the template body's {{1}}, {{2}}, … in order")
 	fl.StringVar(&o.Text, "text", "", "send this text instead of a template; {{column}} is replaced per row")
-	fl.StringVar(&o.Region, "region", os.Getenv("WASEND_REGION"), "country (ISO code, e.g. DE) of numbers written without +country code")
+	fl.StringVar(&o.Region, "region", "", "country (ISO code, e.g. DE) of numbers written without +country code (default $WASEND_REGION)")
 	fl.Int64Var(&o.Resume, "resume", 0, "continue campaign `ID` instead of importing a file")
+	addSendFlags(cmd, &o)
+	return cmd
+}
+
+// addSendFlags adds the flags that shape sending, shared by run and resume.
+func addSendFlags(cmd *cobra.Command, o *runOptions) {
+	fl := cmd.Flags()
 	fl.BoolVar(&o.StopWhenCapped, "stop-when-capped", false, "exit (code 3) instead of waiting when every account reached its daily cap")
 	fl.IntVar(&o.Workers, "workers", 8, "requests in flight at most")
 	fl.IntVar(&o.MaxAttempts, "max-attempts", 5, "attempts of a row on transient errors before it fails")
 	fl.DurationVar(&o.BackoffBase, "backoff-base", time.Second, "first retry delay ceiling (full jitter, doubling)")
 	fl.DurationVar(&o.BackoffMax, "backoff-max", time.Minute, "largest retry delay ceiling")
 	fl.DurationVar(&o.Timeout, "timeout", 20*time.Second, "per-request timeout; a request that times out is marked unknown")
-	return cmd
+	fl.DurationVar(&o.Cooldown, "cooldown", 30*time.Second, "rest of an account after a throttling answer; repeated throttles grow it up to 4×")
+	fl.DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account after a spam or messaging-limit restriction (131048, 131064)")
+	fl.Float64Var(&o.ErrorPauseRatio, "error-pause-ratio", 0.2, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
 }
 
 // spec checks the message flags and builds the campaign's message spec.
@@ -124,6 +136,12 @@ func (o runOptions) spec(sandboxMode bool) (campaign.Spec, error) {
 }
 
 func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
+	if o.Region == "" {
+		o.Region = f.Getenv("WASEND_REGION")
+	}
+	if o.ErrorPauseRatio < 0 || o.ErrorPauseRatio > 1 {
+		return usagef("--error-pause-ratio %v: must be between 0 and 1", o.ErrorPauseRatio)
+	}
 	spec, err := o.spec(f.Sandbox)
 	if err != nil && o.Resume == 0 {
 		return err
@@ -162,6 +180,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Sender: client,
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
+		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
 	}
 	if f.Sandbox {
 		ro.Label = "SANDBOX"
@@ -197,6 +216,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, context.Canceled):
 		printSummary(f, c, counts, "interrupted")
 		fmt.Fprintf(f.IO.ErrOut, "To continue, run the same command again, or: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+	case errors.Is(runErr, campaign.ErrPaused):
+		printSummary(f, c, counts, "paused")
+		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status`; after fixing it: wasend campaign resume %d%s\n", c.ID, dbHint(f))
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
 		fmt.Fprintf(f.IO.ErrOut, "It continues after `wasend quota reset` with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
@@ -285,17 +307,9 @@ func newCampaignListCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			camps, err := st.Campaigns(ctx)
+			out, err := campaignsJSON(ctx, st)
 			if err != nil {
 				return err
-			}
-			out := []campaignJSON{}
-			for _, c := range camps {
-				n, err := st.Counts(ctx, c.ID)
-				if err != nil {
-					return err
-				}
-				out = append(out, toCampaignJSON(c, n))
 			}
 			if asJSON {
 				return f.IO.JSON(out)
@@ -316,25 +330,33 @@ func parseID(s string) (int64, error) {
 }
 
 func newCampaignRetryCmd(f *Factory) *cobra.Command {
-	var unknown, failed bool
+	var (
+		unknown, allFailed bool
+		codes              []int
+	)
 	cmd := &cobra.Command{
-		Use:   "retry ID (--unknown | --failed)",
+		Use:   "retry ID (--unknown | --all-failed | --code CODE...)",
 		Short: "Queue unknown or failed messages to be sent again",
 		Long: `Queue messages of campaign ID to be sent again on its next run, with a fresh
 retry budget.
 
 --unknown: messages whose request may have reached WhatsApp but whose answer
 was lost. Resending may deliver a duplicate; that is your decision to make.
---failed: messages that failed.`,
-		Example: `  wasend campaign retry 3 --unknown && wasend campaign run --resume 3`,
-		Args:    exactArgs(1),
+--all-failed: every failed message (see ` + "`wasend campaign failed ID`" + `).
+--code C: failed messages whose last error was Graph error C (repeatable).`,
+		Example: `  wasend campaign retry 3 --unknown && wasend campaign run --resume 3
+  wasend campaign retry 3 --code 131000 --code 131016`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
 			if err != nil {
 				return err
 			}
-			if !unknown && !failed {
-				return usagef("say which rows: --unknown and/or --failed")
+			if !unknown && !allFailed && len(codes) == 0 {
+				return usagef("say which rows: --unknown, --all-failed or --code CODE")
+			}
+			if allFailed && len(codes) > 0 {
+				return usagef("--all-failed already includes every --code")
 			}
 			st, err := f.Store(cmd.Context())
 			if err != nil {
@@ -344,33 +366,78 @@ was lost. Resending may deliver a duplicate; that is your decision to make.
 			if _, err := st.Campaign(cmd.Context(), id); err != nil {
 				return err
 			}
-			for _, s := range []struct {
-				on    bool
-				state campaign.State
-			}{{unknown, campaign.Unknown}, {failed, campaign.Failed}} {
-				if !s.on {
-					continue
-				}
-				n, err := st.Requeue(cmd.Context(), id, s.state)
+			if unknown {
+				n, err := st.Requeue(cmd.Context(), id, campaign.Unknown)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(f.IO.Out, "campaign %d: %d %s message(s) queued again\n", id, n, s.state)
+				fmt.Fprintf(f.IO.Out, "campaign %d: %d unknown message(s) queued again\n", id, n)
+			}
+			if allFailed || len(codes) > 0 {
+				n, err := st.RequeueFailed(cmd.Context(), id, codes)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(f.IO.Out, "campaign %d: %d failed message(s) queued again\n", id, n)
 			}
 			f.IO.Infof("send them with: wasend campaign run --resume %d%s", id, dbHint(f))
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&unknown, "unknown", false, "messages whose outcome is unknown")
-	cmd.Flags().BoolVar(&failed, "failed", false, "messages that failed")
+	cmd.Flags().BoolVar(&allFailed, "all-failed", false, "every failed message")
+	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code (repeatable)")
 	return cmd
 }
 
 func newCampaignResumeCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
+	var o runOptions
+	cmd := &cobra.Command{
 		Use:   "resume ID",
-		Short: "Unpause a paused campaign (then run it with --resume ID)",
-		Args:  exactArgs(1),
+		Short: "Unpause a paused campaign and continue sending it",
+		Long: `Unpause campaign ID — paused by a template or campaign-fatal error, by too many
+permanent failures, or because every account failed for it — and run it. The
+accounts dropped from the campaign get another chance: fix their tokens or
+permissions first. Takes the same sending flags as ` + "`campaign run`" + `.`,
+		Example: `  wasend campaign resume 3`,
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			st, err := f.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			reason, err := st.ResumeCampaign(cmd.Context(), id)
+			st.Close()
+			if err != nil {
+				return err
+			}
+			if reason != "" {
+				f.IO.Infof("campaign %d unpaused (was: %s)", id, reason)
+			}
+			o.Resume = id
+			return campaignRun(cmd.Context(), f, o)
+		},
+	}
+	addSendFlags(cmd, &o)
+	return cmd
+}
+
+func newCampaignFailedCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "failed ID",
+		Short: "List a campaign's failed messages (the dead-letter list)",
+		Long: `List every failed message of campaign ID: its line and number, the Graph error
+code and reason, the attempts made, the account used and when. Rows that gave
+up after repeated transient errors say "gave up after N attempts". Queue them
+again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code CODE`" + `.`,
+		Example: `  wasend campaign failed 3
+  wasend campaign failed 3 --json | jq -r '.[] | select(.error_code == 131026) | .phone'`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
 			if err != nil {
@@ -381,19 +448,49 @@ func newCampaignResumeCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			c, err := st.Campaign(cmd.Context(), id)
+			if _, err := st.Campaign(cmd.Context(), id); err != nil {
+				return err
+			}
+			rows, err := st.FailedMessages(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
-			if c.State != campaign.CampaignPaused {
-				fmt.Fprintf(f.IO.Out, "campaign %d is %s, not paused\n", id, c.State)
-				return nil
+			if asJSON {
+				type failedJSON struct {
+					Line        int       `json:"line"`
+					Input       string    `json:"input"`
+					Phone       string    `json:"phone"`
+					ErrorCode   int       `json:"error_code"`
+					Reason      string    `json:"reason"`
+					Attempts    int       `json:"attempts"`
+					Account     string    `json:"account"`
+					LastAttempt time.Time `json:"last_attempt"`
+					GaveUp      bool      `json:"gave_up"`
+				}
+				out := []failedJSON{}
+				for _, r := range rows {
+					out = append(out, failedJSON{r.Line, r.Input, r.Phone, r.ErrorCode, r.Error, r.Attempts, r.Account, r.LastAttempt.UTC(), r.GaveUp})
+				}
+				return f.IO.JSON(out)
 			}
-			if err := st.SetCampaignState(cmd.Context(), id, campaign.CampaignRunning, ""); err != nil {
-				return err
+			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT")
+			for _, r := range rows {
+				code := ""
+				if r.ErrorCode != 0 {
+					code = strconv.Itoa(r.ErrorCode)
+				}
+				last := ""
+				if !r.LastAttempt.IsZero() {
+					last = r.LastAttempt.Local().Format("2006-01-02 15:04:05")
+				}
+				t.Row(strconv.Itoa(r.Line), r.Phone, code, r.Error, strconv.Itoa(r.Attempts), r.Account, last)
 			}
-			fmt.Fprintf(f.IO.Out, "campaign %d unpaused; send with: wasend campaign run --resume %d%s\n", id, id, dbHint(f))
-			return nil
+			if len(rows) == 0 && f.IO.IsStdoutTTY() {
+				fmt.Fprintf(f.IO.Out, "campaign %d has no failed messages\n", id)
+			}
+			return t.Render()
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
 }

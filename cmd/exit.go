@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
@@ -17,7 +18,8 @@ const (
 	ExitError       = 1   // an error; the message says what and where
 	ExitUsage       = 2   // bad command line
 	ExitCapped      = 3   // --stop-when-capped: every account reached its daily cap
-	ExitPaused      = 4   // the campaign is paused
+	ExitPaused      = 4   // the campaign is paused (a template or campaign-fatal error, or too many failures)
+	ExitNoAccount   = 5   // every account failed for the campaign (token, permission, registration)
 	ExitInterrupted = 130 // Ctrl-C or SIGTERM; run the same command to continue
 )
 
@@ -46,12 +48,15 @@ func exitCode(err error, stderr io.Writer) int {
 		return se.code
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command "):
 		fmt.Fprintf(stderr, "error: %v\nRun with --help for usage.\n", err)
 		return ExitUsage
 	case errors.Is(err, dispatch.ErrCapped):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return ExitCapped
+	case errors.Is(err, campaign.ErrNoUsableAccount):
+		fmt.Fprintf(stderr, "stopped: %v\n", err)
+		return ExitNoAccount
 	case errors.Is(err, campaign.ErrPaused):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return ExitPaused

@@ -38,9 +38,12 @@ func (f *Factory) DatabasePath() (string, error) {
 	}
 	dir := f.Getenv("XDG_DATA_HOME")
 	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find the database: set --db or WASEND_DB: %w", err)
+		home := f.Getenv("HOME")
+		if home == "" {
+			var err error
+			if home, err = os.UserHomeDir(); err != nil {
+				return "", fmt.Errorf("find the database: set --db or WASEND_DB: %w", err)
+			}
 		}
 		dir = filepath.Join(home, ".local", "share")
 	}

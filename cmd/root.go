@@ -87,6 +87,21 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 	pf.BoolVar(&f.Sandbox, "sandbox", false, "use the sandbox database; `campaign run` also sends to the built-in Cloud API stand-in")
 	pf.BoolP("quiet", "q", false, "print no progress or chatter, only results and errors")
 
+	// A group (account, tier, …) run without a known subcommand: help for
+	// no arguments, a usage error for an unknown one.
+	defer func() {
+		for _, c := range root.Commands() {
+			if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+				c.Args = func(cmd *cobra.Command, args []string) error {
+					if len(args) > 0 {
+						return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+					}
+					return nil
+				}
+				c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+			}
+		}
+	}()
 	root.AddCommand(
 		newAccountCmd(f),
 		newTierCmd(f),
@@ -94,6 +109,7 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 		newQuotaCmd(f),
 		newCampaignCmd(f),
 		newStatusCmd(f),
+		newSuppressCmd(f),
 		newSandboxCmd(),
 		newVersionCmd(),
 	)
@@ -104,7 +120,7 @@ func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print wasend's version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "wasend %s\n", Version())
 			return err

@@ -40,10 +40,10 @@ func newSandboxServeCmd() *cobra.Command {
 		Short: "Serve the sandbox API until interrupted",
 		Example: `  wasend sandbox serve --record sandbox.jsonl --throttle 0.02 --drop 0.01
   wasend sandbox serve --fail-number +16505551234=131026 --fatal-account 1065403=190@100`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.parse(); err != nil {
-				return err
+				return usageError{err}
 			}
 			if o.RecordFile != "" {
 				file, err := os.OpenFile(o.RecordFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)

@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
 )
 
 // statusJSON is the documented shape of `wasend status --json`.
@@ -38,6 +41,49 @@ type campaignJSON struct {
 	Skipped     int        `json:"skipped"`
 	CreatedAt   time.Time  `json:"created_at"`
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	// Health: share of requests throttled (overall and last hour), and
+	// requests per message tried.
+	ThrottleRate     float64       `json:"throttle_rate"`
+	ThrottleRateHour float64       `json:"throttle_rate_1h"`
+	AvgAttempts      float64       `json:"avg_attempts"`
+	DroppedAccounts  []droppedJSON `json:"dropped_accounts,omitempty"`
+}
+
+// campaignsJSON reads every campaign with its counts and health.
+func campaignsJSON(ctx context.Context, st *store.Store) ([]campaignJSON, error) {
+	camps, err := st.Campaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []campaignJSON{}
+	for _, c := range camps {
+		n, err := st.Counts(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		stats, err := st.CampaignStats(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		dropped, err := st.DroppedAccounts(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		cj := toCampaignJSON(c, n)
+		cj.ThrottleRate, cj.ThrottleRateHour, cj.AvgAttempts = stats.ThrottleRate(), stats.HourThrottleRate(), stats.AvgAttempts()
+		for _, d := range dropped {
+			cj.DroppedAccounts = append(cj.DroppedAccounts, droppedJSON{d.Account, d.Reason, d.ErrorCode, d.At.UTC()})
+		}
+		out = append(out, cj)
+	}
+	return out, nil
+}
+
+type droppedJSON struct {
+	Account   string    `json:"account"`
+	Reason    string    `json:"reason"`
+	ErrorCode int       `json:"error_code,omitempty"`
+	At        time.Time `json:"at"`
 }
 
 func toCampaignJSON(c campaign.Campaign, n campaign.Counts) campaignJSON {
@@ -81,20 +127,13 @@ until the next quota reset); disabled.`,
 			if err != nil {
 				return err
 			}
-			camps, err := st.Campaigns(ctx)
+			camps, err := campaignsJSON(ctx, st)
 			if err != nil {
 				return err
 			}
-			out := statusJSON{Database: st.Path(), Accounts: accountsJSON(accts), Campaigns: []campaignJSON{}}
+			out := statusJSON{Database: st.Path(), Accounts: accountsJSON(accts), Campaigns: camps}
 			if on {
 				out.GlobalLimit = &globalJSON{Rate: gl.Rate, Burst: gl.Burst, Tokens: tokens}
-			}
-			for _, c := range camps {
-				n, err := st.Counts(ctx, c.ID)
-				if err != nil {
-					return err
-				}
-				out.Campaigns = append(out.Campaigns, toCampaignJSON(c, n))
 			}
 			if asJSON {
 				return f.IO.JSON(out)
@@ -120,7 +159,7 @@ until the next quota reset); disabled.`,
 }
 
 func printCampaigns(f *Factory, camps []campaignJSON) error {
-	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "FAILED", "UNKNOWN", "SKIPPED", "CREATED")
+	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "FAILED", "UNKNOWN", "SKIPPED", "THROTTLED", "ATTEMPTS/MSG", "CREATED")
 	for _, c := range camps {
 		state := c.State
 		if c.PauseReason != "" {
@@ -128,10 +167,32 @@ func printCampaigns(f *Factory, camps []campaignJSON) error {
 		}
 		t.Row(strconv.FormatInt(c.ID, 10), c.Name, state, strconv.Itoa(c.Total), strconv.Itoa(c.Sent),
 			strconv.Itoa(c.Pending+c.Sending), strconv.Itoa(c.Failed), strconv.Itoa(c.Unknown), strconv.Itoa(c.Skipped),
+			flag(fmt.Sprintf("%.1f%%", c.ThrottleRate*100), c.ThrottleRate >= 0.01, f.IO.IsStdoutTTY()),
+			flag(fmt.Sprintf("%.2f", c.AvgAttempts), c.AvgAttempts >= 1.5, f.IO.IsStdoutTTY()),
 			c.CreatedAt.Local().Format("2006-01-02 15:04"))
 	}
 	if len(camps) == 0 && f.IO.IsStdoutTTY() {
 		f.IO.Out.Write([]byte("no campaigns yet\n"))
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, c := range camps {
+		for _, d := range c.DroppedAccounts {
+			f.IO.Warnf("campaign %d: account %s stopped: %s", c.ID, d.Account, d.Reason)
+		}
+	}
+	return nil
+}
+
+// flag marks a value outside its healthy range: red on a terminal, a "!"
+// when piped.
+func flag(v string, bad, tty bool) string {
+	switch {
+	case !bad:
+		return v
+	case tty:
+		return "\x1b[31m" + v + "\x1b[0m"
+	}
+	return v + "!"
 }

@@ -131,10 +131,17 @@ type Account struct {
 // AccountStatus is an account with its live limiter state.
 type AccountStatus struct {
 	Account
-	Limits   Limits    // effective limits (tier + overrides)
-	Tokens   float64   // tokens available at At
-	At       time.Time // when the status was read
-	QuotaDay string    // calendar day of the last quota reset
+	Limits Limits    // effective limits (tier + overrides)
+	Tokens float64   // tokens available at At
+	At     time.Time // when the status was read
+	// Health: RateFactor scales the configured rate after throttling
+	// (1 = full rate); the account rests until CooldownUntil, for
+	// Restriction when that is set.
+	RateFactor    float64
+	CooldownUntil time.Time
+	Restriction   string
+	LastErrorCode int
+	QuotaDay      string // calendar day of the last quota reset
 	// QuotaEpoch counts quota resets; a refund only applies within the epoch
 	// that counted the send.
 	QuotaEpoch int64
@@ -238,6 +245,22 @@ type Outcome struct {
 	// Refund is true when the API proved the message was not accepted, so
 	// the daily quota it counted is given back (its token stays spent).
 	Refund bool
+	// Class is the classifier's verdict ("ok", "throttled", …), kept with
+	// the attempt for statistics.
+	Class string
+
+	// Effects beyond the row.
+	Throttle    *Throttle     // account-scope throttle: cool down, halve the rate
+	Restrict    time.Duration // long restriction (spam limit): stop the account this long
+	DropAccount bool          // account-fatal: stop using the account for this campaign
+	Pause       string        // pause the campaign with this reason
+	Suppress    bool          // the person opted out: never message the number again
+}
+
+// Throttle says how long an account should rest after a throttling answer.
+type Throttle struct {
+	Cooldown time.Duration // the first cool-down; repeated throttles grow it
+	Hint     time.Duration // the server's retry hint, which wins when set
 }
 
 // Result is the outcome of one claim and when it was known.
@@ -281,6 +304,11 @@ var ErrNotFound = errors.New("not found")
 
 // ErrPaused is returned by a claim when the campaign is paused.
 var ErrPaused = errors.New("campaign is paused")
+
+// ErrNoUsableAccount is returned by a claim (wrapped with ErrPaused) when
+// every account was dropped from the campaign: it is paused until an
+// operator fixes an account and resumes it.
+var ErrNoUsableAccount = errors.New("no usable account left for the campaign")
 
 // Skip is a row of a recipient file that was not imported.
 type Skip struct {

@@ -68,8 +68,16 @@ type Options struct {
 	MaxAttempts int           // [5]
 	BackoffBase time.Duration // [1s]
 	BackoffMax  time.Duration // [60s]
-	// Throttled rows wait this long before they may be claimed again. [2s]
-	ThrottleDelay time.Duration
+	// Cooldown is how long an account rests after its first throttling
+	// answer; repeated throttles grow it up to 4×. [30s]
+	Cooldown time.Duration
+	// Restriction is how long an account stops after a spam or messaging
+	// limit (131048, 131064). [6h]
+	Restriction time.Duration
+	// ErrorPauseRatio pauses the campaign when more than this share of its
+	// last 100 attempts failed permanently: a bad list burns a number's
+	// quality rating. 0 turns it off.
+	ErrorPauseRatio float64
 	// Observe receives every event, from several goroutines at once; it
 	// must be safe for concurrent use and not block for long.
 	Observe func(Event)
@@ -92,6 +100,11 @@ const (
 	EventWait    // nothing can be sent now; Wait says why
 	EventResumed // sending again after a wait
 	EventRecovered
+	// EventAccount: an account was throttled, restricted or dropped from
+	// the campaign; Outcome says how.
+	EventAccount
+	// EventPaused: the campaign paused itself; Outcome.Pause says why.
+	EventPaused
 )
 
 // Event is one thing the engine did, for progress output and logs.
@@ -144,8 +157,14 @@ func New(o Options) (*Engine, error) {
 	if o.BackoffMax <= 0 {
 		o.BackoffMax = 60 * time.Second
 	}
-	if o.ThrottleDelay <= 0 {
-		o.ThrottleDelay = 2 * time.Second
+	if o.Cooldown <= 0 {
+		o.Cooldown = 30 * time.Second
+	}
+	if o.Restriction <= 0 {
+		o.Restriction = 6 * time.Hour
+	}
+	if o.ErrorPauseRatio < 0 || o.ErrorPauseRatio > 1 {
+		return nil, fmt.Errorf("dispatch: ErrorPauseRatio %v must be between 0 and 1", o.ErrorPauseRatio)
 	}
 	if o.Observe == nil {
 		o.Observe = func(Event) {}
@@ -350,6 +369,7 @@ func release(slots chan struct{}, n int) {
 // far fewer commits.
 func (e *Engine) record(ctx context.Context, runner string, results <-chan campaign.Result, committed func(n int), fail func(error)) {
 	batch := make([]campaign.Result, 0, maxBatch)
+	window := errorWindow{ratio: e.o.ErrorPauseRatio}
 	for res := range results {
 		batch = append(batch[:0], res)
 	gather:
@@ -364,13 +384,25 @@ func (e *Engine) record(ctx context.Context, runner string, results <-chan campa
 				break gather
 			}
 		}
+		for i := range batch {
+			if reason := window.add(batch[i].Outcome.Class == whatsapp.ClassPermanent.String()); reason != "" {
+				batch[i].Outcome.Pause = reason
+			}
+		}
 		if err := e.o.Ledger.RecordAll(ctx, runner, batch); err != nil {
 			fail(fmt.Errorf("record outcomes: %w", err))
 			committed(len(batch))
 			continue
 		}
 		for _, r := range batch {
-			e.o.Observe(Event{Kind: eventKinds[r.Outcome.Kind], At: r.At, Claim: r.Claim, Outcome: r.Outcome})
+			out := r.Outcome
+			e.o.Observe(Event{Kind: eventKinds[out.Kind], At: r.At, Claim: r.Claim, Outcome: out})
+			if out.Throttle != nil || out.Restrict > 0 || out.DropAccount {
+				e.o.Observe(Event{Kind: EventAccount, At: r.At, Claim: r.Claim, Outcome: out})
+			}
+			if out.Pause != "" {
+				e.o.Observe(Event{Kind: EventPaused, At: r.At, Claim: r.Claim, Outcome: out})
+			}
 		}
 		committed(len(batch))
 	}
@@ -410,7 +442,10 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 	var out campaign.Outcome
 	token, err := o.Token(c.Account.TokenEnv)
 	if err != nil {
-		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now().Add(o.Poll), Refund: true,
+		// No token: the account can't send for this campaign; its rows go
+		// to the others.
+		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now(), Refund: true,
+			DropAccount: true, Class: whatsapp.ClassAccountFatal.String(),
 			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
 	} else {
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
@@ -419,34 +454,54 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 	return campaign.Result{Claim: c, Outcome: out, At: o.Clock.Now()}
 }
 
-// outcome turns a response into what to record. Only an answer that proves
-// the message was not accepted gives its daily quota back.
+// outcome turns a response into what to record, following the class the
+// Cloud API client gave the answer (cloud-api.md §2.4). Only an answer that
+// proves the message was not accepted gives its daily quota back, and only
+// transient errors spend the row's retry budget.
 func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) campaign.Outcome {
 	o := e.o
 	now := o.Clock.Now()
 	class := whatsapp.Classify(err)
-	out := campaign.Outcome{Error: errorText(err)}
-	var apiErr *whatsapp.APIError
+	out := campaign.Outcome{Error: errorText(err), Class: class.String()}
+	var (
+		apiErr *whatsapp.APIError
+		hint   time.Duration
+	)
 	if errors.As(err, &apiErr) {
-		out.ErrorCode = apiErr.Code
+		out.ErrorCode, hint = apiErr.Code, apiErr.RetryAfter
+	}
+	// requeue puts the row back for any account, at no cost to its budget.
+	requeue := func(at time.Time) campaign.Outcome {
+		out.Kind, out.RetryAt, out.Refund = campaign.OutcomeRetry, at, true
+		return out
 	}
 	switch class {
 	case whatsapp.ClassOK:
-		return campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: resp.WAMID}
+		return campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: resp.WAMID, Class: class.String()}
 	case whatsapp.ClassAmbiguous:
+		// It may have been delivered: never resent without an operator.
 		out.Kind = campaign.OutcomeUnknown
 		return out
-	case whatsapp.ClassThrottled, whatsapp.ClassPairThrottled:
-		delay := o.ThrottleDelay
-		if class == whatsapp.ClassPairThrottled {
-			// Meta: retry the pair after 4^X seconds.
-			delay = time.Duration(math.Pow(4, float64(min(c.Message.Attempts-1, 6)))) * time.Second
+	case whatsapp.ClassThrottled:
+		out.Throttle = &campaign.Throttle{Cooldown: o.Cooldown, Hint: hint}
+		return requeue(now)
+	case whatsapp.ClassPairThrottled:
+		// Only this recipient waits, 4^X seconds (Meta's advice), X the
+		// attempts so far; the account keeps sending to others.
+		delay := time.Duration(math.Pow(4, float64(min(c.Message.Attempts, 6)))) * time.Second
+		if hint > 0 {
+			delay = hint
 		}
-		if apiErr != nil && apiErr.RetryAfter > delay {
-			delay = apiErr.RetryAfter
-		}
-		out.Kind, out.RetryAt, out.Refund = campaign.OutcomeRetry, now.Add(delay), true
-		return out
+		return requeue(now.Add(delay))
+	case whatsapp.ClassLongRestriction:
+		out.Restrict = o.Restriction
+		return requeue(now)
+	case whatsapp.ClassCampaignFatal:
+		out.Pause = fmt.Sprintf("error %d: %s", out.ErrorCode, out.Error)
+		return requeue(now)
+	case whatsapp.ClassAccountFatal:
+		out.DropAccount = true
+		return requeue(now)
 	case whatsapp.ClassTransient:
 		out.Refund = true
 		if c.Message.Retries+1 >= o.MaxAttempts {
@@ -455,15 +510,53 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 			return out
 		}
 		delay := e.backoff(c.Message.Retries)
-		if apiErr != nil && apiErr.RetryAfter > 0 {
-			delay = apiErr.RetryAfter
+		if hint > 0 {
+			delay = hint
 		}
 		out.Kind, out.RetryAt, out.SpendsRetry = campaign.OutcomeRetry, now.Add(delay), true
 		return out
-	default:
+	default: // permanent for the row
 		out.Kind, out.Refund = campaign.OutcomeFailed, true
+		out.Suppress = out.ErrorCode == 131050 // the person stopped marketing messages
 		return out
 	}
+}
+
+// errorWindow watches the share of permanent failures over the last
+// attempts of this engine and says when it crosses the pause ratio.
+type errorWindow struct {
+	ratio  float64
+	ring   [100]bool
+	n, bad int
+	next   int
+	fired  bool
+}
+
+// minWindow attempts are needed before the ratio means anything.
+const minWindow = 20
+
+func (w *errorWindow) add(permanent bool) (pause string) {
+	if w.ratio <= 0 {
+		return ""
+	}
+	if w.n == len(w.ring) {
+		if w.ring[w.next] {
+			w.bad--
+		}
+	} else {
+		w.n++
+	}
+	w.ring[w.next] = permanent
+	if permanent {
+		w.bad++
+	}
+	w.next = (w.next + 1) % len(w.ring)
+	if w.fired || w.n < minWindow || float64(w.bad) <= w.ratio*float64(w.n) {
+		return ""
+	}
+	w.fired = true
+	return fmt.Sprintf("%d of the last %d attempts failed permanently (over %.0f%%): check the list and the template before resuming",
+		w.bad, w.n, w.ratio*100)
 }
 
 // backoff is full-jitter exponential backoff: a uniform delay in

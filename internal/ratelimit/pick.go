@@ -10,6 +10,9 @@ type Candidate struct {
 	DailyCap int // 0 means the account may send nothing today
 	// NotBefore holds an account back (a cool-down) until that instant.
 	NotBefore time.Time
+	// Demoted accounts (recently throttled) are chosen only when no
+	// healthy account has a token.
+	Demoted bool
 }
 
 // Reason says why Pick chose no account.
@@ -32,14 +35,15 @@ type Decision struct {
 }
 
 // Pick chooses which candidate sends one message at t. Among the accounts
-// with quota left and a whole token, it takes the one whose bucket is
-// fullest relative to its burst: that bucket is the closest to wasting
-// refill. A non-nil global bucket must hold a token too.
+// with quota left and a whole token, healthy ones before demoted ones, it
+// takes the one whose bucket is fullest relative to its burst: that bucket
+// is the closest to wasting refill. A non-nil global bucket must hold a
+// token too.
 func Pick(t time.Time, cands []Candidate, global *Bucket, globalLimit Limit) Decision {
 	if len(cands) == 0 {
 		return Decision{Index: -1, Reason: ReasonEmpty}
 	}
-	best, bestFill := -1, -1.0
+	best, bestFill, bestDemoted := -1, -1.0, true
 	var earliest time.Time
 	for i, c := range cands {
 		if c.Used >= c.DailyCap {
@@ -54,8 +58,8 @@ func Pick(t time.Time, cands []Candidate, global *Bucket, globalLimit Limit) Dec
 		}
 		if !ready.After(t) {
 			fill := c.Bucket.TokensAt(c.Limit, t) / float64(c.Limit.Burst)
-			if fill > bestFill {
-				best, bestFill = i, fill
+			if best < 0 || (bestDemoted && !c.Demoted) || (bestDemoted == c.Demoted && fill > bestFill) {
+				best, bestFill, bestDemoted = i, fill, c.Demoted
 			}
 			continue
 		}

@@ -50,7 +50,10 @@ type Options struct {
 	// MaxAttempts, BackoffBase, BackoffMax are the transient retry policy.
 	MaxAttempts             int
 	BackoffBase, BackoffMax time.Duration
-	Label                   string // progress label, e.g. "SANDBOX" [campaign N]
+	// Cooldown, Restriction and ErrorPauseRatio: see dispatch.Options.
+	Cooldown, Restriction time.Duration
+	ErrorPauseRatio       float64
+	Label                 string // progress label, e.g. "SANDBOX" [campaign N]
 }
 
 // Result is how a run ended.
@@ -221,6 +224,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		Runner:  campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()},
 		Workers: o.Workers, Poll: o.Poll, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
+		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
 		Observe: func(ev dispatch.Event) {
 			switch ev.Kind {
 			case dispatch.EventSent:
@@ -236,6 +240,10 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				prog.Waiting(describeWait(ev.Wait), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
+			case dispatch.EventAccount:
+				accountWarning(o.IO, ev)
+			case dispatch.EventPaused:
+				o.IO.Warnf("campaign %d paused: %s", c.ID, ev.Outcome.Pause)
 			}
 		},
 	})
@@ -245,6 +253,20 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	err = eng.Run(ctx)
 	prog.Stop()
 	return err
+}
+
+// accountWarning says loudly what happened to an account: a restriction or
+// a dropped account needs a person; a throttle is routine and only noted.
+func accountWarning(io *ui.IOStreams, ev dispatch.Event) {
+	a, out := ev.Claim.Account.Name, ev.Outcome
+	switch {
+	case out.DropAccount:
+		io.Warnf("account %s stopped for this campaign: %s — its messages go to the other accounts", a, out.Error)
+	case out.Restrict > 0:
+		io.Warnf("ACCOUNT %s RESTRICTED for %s: %s — check its quality in WhatsApp Manager", a, out.Restrict, out.Error)
+	case out.Throttle != nil:
+		io.Infof("account %s throttled (error %d): cooling down, rate halved", a, out.ErrorCode)
+	}
 }
 
 func describeWait(w *campaign.WaitError) string {

@@ -73,8 +73,8 @@ func (s *Store) SetTier(ctx context.Context, name string, l campaign.Limits) err
 	})
 }
 
-func relimit(ctx context.Context, tx *Tx, a campaign.AccountStatus, to campaign.Limits, now time.Time) error {
-	b := ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.Relimit(bucketLimit(a.Limits), bucketLimit(to), now)
+func relimit(ctx context.Context, tx *Tx, a account, to campaign.Limits, now time.Time) error {
+	b := a.bucket().Relimit(a.limit(now), a.health.Scale(bucketLimit(to), now), now)
 	_, err := tx.ExecContext(ctx, `UPDATE accounts SET tokens = ?, tokens_at = ? WHERE id = ?`, b.Tokens, nanos(b.At), a.ID)
 	if err != nil {
 		return fmt.Errorf("settle bucket of %s: %w", a.Name, err)
@@ -192,7 +192,7 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 		if err != nil {
 			return err
 		}
-		out = accts[0]
+		out = accts[0].status(s.now())
 		return nil
 	})
 	return out, err
@@ -220,11 +220,11 @@ func (s *Store) Accounts(ctx context.Context) ([]campaign.AccountStatus, error) 
 		return nil, err
 	}
 	now := s.now()
+	out := make([]campaign.AccountStatus, len(accts))
 	for i, a := range accts {
-		accts[i].Tokens = ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.TokensAt(bucketLimit(a.Limits), now)
-		accts[i].At = now
+		out[i] = a.status(now)
 	}
-	return accts, nil
+	return out, nil
 }
 
 // Account returns one account by name.
@@ -236,7 +236,7 @@ func (s *Store) Account(ctx context.Context, name string) (campaign.AccountStatu
 	if len(accts) == 0 {
 		return campaign.AccountStatus{}, fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
 	}
-	return accts[0], nil
+	return accts[0].status(s.now()), nil
 }
 
 type querier interface {
@@ -244,28 +244,54 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// account is an account as stored: its status plus its health.
+type account struct {
+	campaign.AccountStatus
+	health ratelimit.Health
+}
+
+// limit is the account's bucket limit at t: the configured rate scaled by
+// its health.
+func (a account) limit(t time.Time) ratelimit.Limit {
+	return a.health.Scale(bucketLimit(a.Limits), t)
+}
+
+func (a account) bucket() ratelimit.Bucket { return ratelimit.Bucket{Tokens: a.Tokens, At: a.At} }
+
+// status is the account as shown at t, its bucket and rate factor settled.
+func (a account) status(t time.Time) campaign.AccountStatus {
+	st := a.AccountStatus
+	st.Tokens = a.bucket().TokensAt(a.limit(t), t)
+	st.At = t
+	st.RateFactor = a.health.FactorAt(t)
+	return st
+}
+
 // loadAccounts reads accounts joined with their tier. Tokens and At are the
 // stored bucket, not yet refilled.
-func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]campaign.AccountStatus, error) {
+func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]account, error) {
 	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
 		a.rate, a.burst, a.daily_cap, a.disabled, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
+		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
 		t.rate, t.burst, t.daily_cap
 		FROM accounts a JOIN tiers t ON t.name = a.tier `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}
 	defer rows.Close()
-	var out []campaign.AccountStatus
+	var out []account
 	for rows.Next() {
 		var (
-			a                 campaign.AccountStatus
-			rate              sql.NullFloat64
-			burst, cap        sql.NullInt64
-			created, tokensAt int64
-			tier              campaign.Limits
+			a                                account
+			rate                             sql.NullFloat64
+			burst, cap, lastCode             sql.NullInt64
+			created, tokensAt                int64
+			cooldown, lastThrottle, factorAt int64
+			tier                             campaign.Limits
 		)
 		if err := rows.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
 			&rate, &burst, &cap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &a.UsedToday,
+			&cooldown, &a.health.Streak, &lastThrottle, &a.health.Factor, &factorAt, &a.Restriction, &lastCode,
 			&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
 			return nil, fmt.Errorf("read account: %w", err)
 		}
@@ -283,6 +309,12 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		a.CreatedAt = fromNanos(created)
 		a.At = fromNanos(tokensAt)
 		a.Limits = a.Overrides.Apply(tier)
+		a.health.CooldownUntil = fromNanos(cooldown)
+		a.health.LastThrottle = fromNanos(lastThrottle)
+		a.health.FactorSince = fromNanos(factorAt)
+		a.CooldownUntil = a.health.CooldownUntil
+		a.RateFactor = a.health.Factor
+		a.LastErrorCode = int(lastCode.Int64)
 		out = append(out, a)
 	}
 	return out, rows.Err()
@@ -394,7 +426,7 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 	return out, err
 }
 
-func containsAccount(accts []campaign.AccountStatus, name string) bool {
+func containsAccount(accts []account, name string) bool {
 	for _, a := range accts {
 		if a.Name == name {
 			return true

@@ -284,10 +284,7 @@ func (s *Store) Requeue(ctx context.Context, id int64, from campaign.State) (int
 			return fmt.Errorf("requeue %s rows: %w", from, err)
 		}
 		n, _ = res.RowsAffected()
-		if n > 0 {
-			_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'finished'`, id)
-		}
-		return err
+		return reopen(ctx, tx, id, n)
 	})
 	return int(n), err
 }

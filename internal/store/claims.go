@@ -33,20 +33,20 @@ func (s *Store) Claim(ctx context.Context, campaignID int64, runner string, now 
 func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
 	var (
 		cs   []campaign.Claim
-		done bool
+		kept error
 	)
 	err := s.write(ctx, func(tx *Tx) error {
 		var err error
 		cs, err = claim(ctx, tx, campaignID, runner, now, max)
-		if errors.Is(err, campaign.ErrDone) {
-			// Commit: the claim marked the campaign finished.
-			done = true
+		if errors.Is(err, campaign.ErrDone) || errors.Is(err, campaign.ErrNoUsableAccount) {
+			// Commit: the claim marked the campaign finished or paused.
+			kept = err
 			return nil
 		}
 		return err
 	})
-	if err == nil && done {
-		return nil, campaign.ErrDone
+	if err == nil && kept != nil {
+		return nil, kept
 	}
 	return cs, err
 }
@@ -68,20 +68,27 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, err
 	}
 
-	accts, err := loadAccounts(ctx, tx, `WHERE a.disabled = 0 ORDER BY a.id`)
+	accts, err := usableAccounts(ctx, tx, campaignID, now)
 	if err != nil {
 		return nil, err
 	}
-	if len(accts) == 0 {
-		return nil, &campaign.WaitError{Reason: campaign.WaitNoAccount}
+	msgs, err = dropSuppressed(ctx, tx, msgs, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) == 0 {
+		// Every due row was suppressed: the next claim looks again.
+		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: now}
 	}
 	cands := make([]ratelimit.Candidate, len(accts))
 	for i, a := range accts {
 		cands[i] = ratelimit.Candidate{
-			Limit:    bucketLimit(a.Limits),
-			Bucket:   ratelimit.Bucket{Tokens: a.Tokens, At: a.At},
-			Used:     a.UsedToday,
-			DailyCap: a.Limits.DailyCap,
+			Limit:     a.limit(now),
+			Bucket:    a.bucket(),
+			Used:      a.UsedToday,
+			DailyCap:  a.Limits.DailyCap,
+			NotBefore: a.health.CooldownUntil,
+			Demoted:   a.health.Demoted(now),
 		}
 	}
 	var (
@@ -165,6 +172,56 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at) VALUES (?, ?, ?)`,
 			c.Message.ID, c.Account.ID, now.UnixNano()); err != nil {
 			return nil, fmt.Errorf("log attempt: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// usableAccounts returns the enabled accounts not dropped from the
+// campaign. When accounts exist but every one was dropped, it pauses the
+// campaign and returns ErrNoUsableAccount.
+func usableAccounts(ctx context.Context, tx *Tx, campaignID int64, now time.Time) ([]account, error) {
+	accts, err := loadAccounts(ctx, tx, `WHERE a.disabled = 0 AND a.id NOT IN
+		(SELECT account_id FROM campaign_accounts WHERE campaign_id = ?) ORDER BY a.id`, campaignID)
+	if err != nil || len(accts) > 0 {
+		return accts, err
+	}
+	var enabled int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE disabled = 0`).Scan(&enabled); err != nil {
+		return nil, fmt.Errorf("count accounts: %w", err)
+	}
+	if enabled == 0 {
+		return nil, &campaign.WaitError{Reason: campaign.WaitNoAccount}
+	}
+	reason := "every account failed for this campaign (see `wasend status`); fix them, then `wasend campaign resume`"
+	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ? WHERE id = ?`,
+		reason, campaignID); err != nil {
+		return nil, fmt.Errorf("pause campaign %d: %w", campaignID, err)
+	}
+	return nil, fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
+}
+
+// dropSuppressed fails the rows whose number is on the suppression list —
+// checked again just before sending, since a number may have been added
+// since the import — and returns the others.
+func dropSuppressed(ctx context.Context, tx *Tx, msgs []campaign.Message, now time.Time) ([]campaign.Message, error) {
+	out := msgs[:0]
+	for _, m := range msgs {
+		var why string
+		err := tx.QueryRowContext(ctx, `SELECT reason FROM suppressions WHERE phone = ?`, m.Phone).Scan(&why)
+		if errors.Is(err, sql.ErrNoRows) {
+			out = append(out, m)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("check suppression list: %w", err)
+		}
+		if why == "" {
+			why = "opted out"
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?, error_message = ?
+			WHERE id = ?`, now.UnixNano(), "suppressed: "+why, m.ID); err != nil {
+			return nil, fmt.Errorf("skip suppressed message %d: %w", m.ID, err)
 		}
 	}
 	return out, nil
@@ -276,21 +333,76 @@ func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o camp
 	if err != nil {
 		return fmt.Errorf("record message %d %s: %w", c.Message.ID, outcome, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		// The row is no longer ours (declared unknown by a recovering
-		// runner): leave it as the operator will see it.
-		return nil
-	}
-	if o.Refund {
+	// A row no longer ours was declared unknown by a recovering runner:
+	// leave it as the operator sees it, but what the answer says about the
+	// account and campaign is still true.
+	if n, _ := res.RowsAffected(); n > 0 && o.Refund {
 		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = max(used_today - 1, 0)
 			WHERE id = ? AND quota_epoch = ?`, c.Account.ID, c.QuotaEpoch); err != nil {
 			return fmt.Errorf("refund quota of %s: %w", c.Account.Name, err)
 		}
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = ?, error_code = ?
-		WHERE id = (SELECT max(id) FROM attempts WHERE message_id = ?)`, now.UnixNano(), outcome, code, c.Message.ID)
+	if err := applyEffects(ctx, tx, c, o, now); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = ?, error_code = ?, class = ?
+		WHERE id = (SELECT max(id) FROM attempts WHERE message_id = ?)`, now.UnixNano(), outcome, code, o.Class, c.Message.ID)
 	if err != nil {
 		return fmt.Errorf("log attempt outcome: %w", err)
+	}
+	return nil
+}
+
+// applyEffects carries out what an answer means beyond its row: an account
+// that rests or is dropped, a campaign that pauses, a number suppressed.
+func applyEffects(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outcome, now time.Time) error {
+	acct := c.Account
+	if o.ErrorCode != 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET last_error_code = ? WHERE id = ?`, o.ErrorCode, acct.ID); err != nil {
+			return fmt.Errorf("note error of %s: %w", acct.Name, err)
+		}
+	}
+	if o.Throttle != nil {
+		accts, err := loadAccounts(ctx, tx, `WHERE a.id = ?`, acct.ID)
+		if err != nil {
+			return err
+		}
+		if len(accts) == 1 {
+			a := accts[0]
+			h := a.health.Throttled(now, o.Throttle.Cooldown, o.Throttle.Hint)
+			// Book the tokens earned at the old rate before it halves.
+			b := a.bucket().Relimit(a.limit(now), h.Scale(bucketLimit(a.Limits), now), now)
+			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET cooldown_until = ?, throttle_streak = ?,
+				last_throttle_at = ?, rate_factor = ?, rate_factor_at = ?, tokens = ?, tokens_at = ? WHERE id = ?`,
+				nanos(h.CooldownUntil), h.Streak, nanos(h.LastThrottle), h.Factor, nanos(h.FactorSince),
+				b.Tokens, nanos(b.At), a.ID); err != nil {
+				return fmt.Errorf("cool down %s: %w", a.Name, err)
+			}
+		}
+	}
+	if o.Restrict > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET cooldown_until = max(cooldown_until, ?), restriction = ?
+			WHERE id = ?`, now.Add(o.Restrict).UnixNano(), o.Error, acct.ID); err != nil {
+			return fmt.Errorf("restrict %s: %w", acct.Name, err)
+		}
+	}
+	if o.DropAccount {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO campaign_accounts (campaign_id, account_id, reason, error_code, at)
+			VALUES (?, ?, ?, ?, ?)`, c.Message.CampaignID, acct.ID, o.Error, o.ErrorCode, now.UnixNano()); err != nil {
+			return fmt.Errorf("drop %s from campaign: %w", acct.Name, err)
+		}
+	}
+	if o.Pause != "" {
+		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ?
+			WHERE id = ? AND state = 'running'`, o.Pause, c.Message.CampaignID); err != nil {
+			return fmt.Errorf("pause campaign: %w", err)
+		}
+	}
+	if o.Suppress {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)`,
+			c.Message.Phone, fmt.Sprintf("error %d in campaign %d", o.ErrorCode, c.Message.CampaignID), now.UnixNano()); err != nil {
+			return fmt.Errorf("suppress %s: %w", c.Message.Phone, err)
+		}
 	}
 	return nil
 }

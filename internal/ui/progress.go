@@ -165,7 +165,7 @@ func (p *Progress) line() string {
 		rate := float64(n) / elapsed.Seconds()
 		s += fmt.Sprintf(" rate %.2f/s", rate)
 		if left := p.total - done; left > 0 {
-			s += " eta " + (time.Duration(float64(left)/rate) * time.Second).Round(time.Second).String()
+			s += " eta " + time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second).String()
 		}
 	}
 	if p.waitWhy != "" {

@@ -85,6 +85,9 @@ type graphEnvelope struct {
 	} `json:"error"`
 }
 
+// minScrubbedToken is the shortest token removed from error texts.
+const minScrubbedToken = 8
+
 // parseAPIError builds the error for a non-2xx response. token is scrubbed
 // from every server-provided string, in case a proxy echoes the request.
 func parseAPIError(status int, h http.Header, body []byte, token string, now time.Time) *APIError {
@@ -110,7 +113,9 @@ func parseAPIError(status int, h http.Header, body []byte, token string, now tim
 		e.Details = g.ErrorUserMsg
 	}
 	e.FBTraceID = g.FBTraceID
-	if token != "" {
+	// Real access tokens are long; scrubbing a few characters would only
+	// mangle the message (and tell which letters the token has).
+	if len(token) >= minScrubbedToken {
 		for _, s := range []*string{&e.Type, &e.Message, &e.Title, &e.Details, &e.FBTraceID} {
 			*s = strings.ReplaceAll(*s, token, "[redacted]")
 		}

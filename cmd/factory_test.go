@@ -1,0 +1,156 @@
+package cmd
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mapEnv is a Getenv backed by a map.
+func mapEnv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestDatabasePath(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home) // os.UserHomeDir reads the process environment
+	tests := []struct {
+		name    string
+		dbFlag  string
+		sandbox bool
+		env     map[string]string
+		want    string
+	}{
+		{
+			name:   "--db wins over everything",
+			dbFlag: "/flag/x.db",
+			env:    map[string]string{"WASEND_DB": "/env/y.db", "XDG_DATA_HOME": "/xdg"},
+			want:   "/flag/x.db",
+		},
+		{
+			name: "WASEND_DB over XDG",
+			env:  map[string]string{"WASEND_DB": "/env/y.db", "XDG_DATA_HOME": "/xdg"},
+			want: "/env/y.db",
+		},
+		{
+			name: "XDG_DATA_HOME",
+			env:  map[string]string{"XDG_DATA_HOME": "/xdg"},
+			want: "/xdg/wasend/wasend.db",
+		},
+		{
+			name: "HOME fallback",
+			env:  map[string]string{},
+			want: filepath.Join(home, ".local", "share", "wasend", "wasend.db"),
+		},
+		{
+			name:    "sandbox under XDG",
+			sandbox: true,
+			env:     map[string]string{"XDG_DATA_HOME": "/xdg"},
+			want:    "/xdg/wasend/sandbox.db",
+		},
+		{
+			name:    "sandbox ignores WASEND_DB",
+			sandbox: true,
+			env:     map[string]string{"WASEND_DB": "/env/y.db", "XDG_DATA_HOME": "/xdg"},
+			want:    "/xdg/wasend/sandbox.db",
+		},
+		{
+			name:    "sandbox HOME fallback",
+			sandbox: true,
+			env:     map[string]string{"WASEND_DB": "/env/y.db"},
+			want:    filepath.Join(home, ".local", "share", "wasend", "sandbox.db"),
+		},
+		{
+			name:    "sandbox: --db still wins",
+			sandbox: true,
+			dbFlag:  "/flag/x.db",
+			env:     map[string]string{"WASEND_DB": "/env/y.db", "XDG_DATA_HOME": "/xdg"},
+			want:    "/flag/x.db",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &Factory{Getenv: mapEnv(tt.env), DBPath: tt.dbFlag, Sandbox: tt.sandbox}
+			got, err := f.DatabasePath()
+			if err != nil {
+				t.Fatalf("DatabasePath: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("DatabasePath = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLocation(t *testing.T) {
+	tests := []struct {
+		tz      string
+		want    string
+		wantErr []string
+	}{
+		{tz: "", want: time.Local.String()},
+		{tz: "UTC", want: "UTC"},
+		{tz: "Europe/Berlin", want: "Europe/Berlin"},
+		{tz: "Mars/Olympus_Mons", wantErr: []string{"WASEND_TZ", `"Mars/Olympus_Mons"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tz, func(t *testing.T) {
+			f := &Factory{Getenv: mapEnv(map[string]string{"WASEND_TZ": tt.tz})}
+			loc, err := f.Location()
+			if tt.wantErr != nil {
+				if err == nil {
+					t.Fatalf("Location = %v, want an error", loc)
+				}
+				for _, w := range tt.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not mention %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Location: %v", err)
+			}
+			if loc.String() != tt.want {
+				t.Errorf("Location = %q, want %q", loc, tt.want)
+			}
+		})
+	}
+}
+
+func TestToken(t *testing.T) {
+	const secret = "EAAG-SECRET-factory-91c2"
+	env := map[string]string{"WA_TOKEN_MAIN": secret, "WA_TOKEN_OTHER": "EAAG-OTHER-5511"}
+	f := &Factory{Getenv: mapEnv(env)}
+
+	got, err := f.Token("WA_TOKEN_MAIN")
+	if err != nil || got != secret {
+		t.Errorf("Token(WA_TOKEN_MAIN) = %q, %v; want the value, nil", got, err)
+	}
+
+	tests := []struct {
+		env      string
+		wantName string
+	}{
+		{env: "WA_TOKEN_FRESH", wantName: "WA_TOKEN_FRESH"},
+		{env: "", wantName: "no token variable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			v, err := f.Token(tt.env)
+			if err == nil {
+				t.Fatalf("Token(%q) = %q, want an error", tt.env, v)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.wantName) {
+				t.Errorf("error %q does not name %q", msg, tt.wantName)
+			}
+			for _, val := range env {
+				if strings.Contains(msg, val) {
+					t.Errorf("error %q contains a token value", msg)
+				}
+			}
+		})
+	}
+}

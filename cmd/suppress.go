@@ -1,0 +1,323 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/recipients"
+	"github.com/wasend/wasend/internal/store"
+)
+
+func newSuppressCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "suppress",
+		Short: "Manage the numbers that are never messaged",
+		Long: `The suppression list holds numbers wasend never messages: people who opted out
+or asked to stop, and numbers known to be bad. Every campaign import skips
+them and reports them as "suppressed", with the reason when there is one.
+
+Numbers are normalised to E.164 like recipient files: --region (default
+$WASEND_REGION) gives the country of numbers written without +country code.`,
+	}
+	cmd.AddCommand(newSuppressAddCmd(f), newSuppressRemoveCmd(f), newSuppressListCmd(f), newSuppressImportCmd(f))
+	return cmd
+}
+
+type suppressOptions struct {
+	Numbers []string // add, remove
+	File    string   // import
+	Reason  string
+	Region  string
+	JSON    bool
+}
+
+func newSuppressAddCmd(f *Factory) *cobra.Command {
+	var o suppressOptions
+	cmd := &cobra.Command{
+		Use:   "add NUMBER... [--reason R]",
+		Short: "Never message these numbers",
+		Long: `Add numbers to the suppression list. A number already listed keeps the date it
+was first listed; --reason replaces its reason. Any invalid number stops the
+command before anything is stored.`,
+		Example: `  wasend suppress add +4915123456789 --reason "replied STOP"
+  wasend suppress add "0151 2345 6789" 0171-9876543 --region DE`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Numbers, o.Region = args, regionOf(cmd, f, o.Region)
+			return suppressAdd(cmd.Context(), f, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Reason, "reason", "", "why, e.g. \"replied STOP\" (shown when an import skips the number)")
+	addRegionFlag(cmd, &o.Region)
+	return cmd
+}
+
+func suppressAdd(ctx context.Context, f *Factory, o suppressOptions) error {
+	phones, err := normalizeArgs(o.Numbers, o.Region)
+	if err != nil {
+		return err
+	}
+	list := make([]store.Suppression, len(phones))
+	for i, p := range phones {
+		list[i] = store.Suppression{Phone: p, Reason: o.Reason}
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	added, err := st.Suppress(ctx, list)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.Out, "added %d, already listed %d\n", added, len(list)-added)
+	return nil
+}
+
+func newSuppressRemoveCmd(f *Factory) *cobra.Command {
+	var o suppressOptions
+	cmd := &cobra.Command{
+		Use:   "remove NUMBER...",
+		Short: "Allow messages to these numbers again",
+		Long: `Take numbers off the suppression list, for example after someone opted back
+in. Later imports include them again; campaigns imported before are unchanged.`,
+		Example: `  wasend suppress remove +4915123456789
+  wasend suppress remove "0151 2345 6789" --region DE`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Numbers, o.Region = args, regionOf(cmd, f, o.Region)
+			return suppressRemove(cmd.Context(), f, o)
+		},
+	}
+	addRegionFlag(cmd, &o.Region)
+	return cmd
+}
+
+func suppressRemove(ctx context.Context, f *Factory, o suppressOptions) error {
+	phones, err := normalizeArgs(o.Numbers, o.Region)
+	if err != nil {
+		return err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	removed, err := st.Unsuppress(ctx, phones)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.Out, "removed %d, not listed %d\n", removed, len(phones)-removed)
+	return nil
+}
+
+func newSuppressListCmd(f *Factory) *cobra.Command {
+	var o suppressOptions
+	cmd := &cobra.Command{
+		Use:   "list [--json]",
+		Short: "List the suppressed numbers",
+		Long: `List the suppressed numbers in E.164 order with their reason and the time each
+was first listed. Piped output is tab-separated without a header.`,
+		Example: `  wasend suppress list
+  wasend suppress list --json | jq -r '.[].phone'`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return suppressList(cmd.Context(), f, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+// suppressionJSON is the stable JSON shape of a listed number.
+type suppressionJSON struct {
+	Phone     string    `json:"phone"`
+	Reason    string    `json:"reason"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
+	loc, err := f.Location()
+	if err != nil {
+		return err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	list, err := st.Suppressions(ctx)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		out := make([]suppressionJSON, 0, len(list))
+		for _, s := range list {
+			out = append(out, suppressionJSON{Phone: s.Phone, Reason: s.Reason, CreatedAt: s.CreatedAt.In(loc)})
+		}
+		return f.IO.JSON(out)
+	}
+	t := newTable(f, "PHONE", "REASON", "LISTED")
+	for _, s := range list {
+		reason := s.Reason
+		if reason == "" {
+			reason = "-"
+		}
+		t.Row(s.Phone, reason, s.CreatedAt.In(loc).Format("2006-01-02 15:04"))
+	}
+	if len(list) == 0 {
+		f.IO.Infof("no suppressed numbers: add some with `wasend suppress add NUMBER` or `wasend suppress import FILE.csv`")
+	}
+	return t.Render()
+}
+
+func newSuppressImportCmd(f *Factory) *cobra.Command {
+	var o suppressOptions
+	cmd := &cobra.Command{
+		Use:   "import FILE.csv [--reason R]",
+		Short: "Suppress every number in a CSV file",
+		Long: `Add every number of a CSV file to the suppression list, in one transaction.
+The file needs a header line with a phone column (phone, mobile, msisdn, wa_id
+or number), like a recipient file; other columns are ignored. Rows with an
+invalid number, and repeats of a number earlier in the file, are reported with
+their line number and skipped.`,
+		Example: `  wasend suppress import optouts.csv --reason "replied STOP"
+  wasend suppress import bounced.csv --reason "not on WhatsApp" --region DE`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.File, o.Region = args[0], regionOf(cmd, f, o.Region)
+			return suppressImport(cmd.Context(), f, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Reason, "reason", "", "why, for every number of the file")
+	addRegionFlag(cmd, &o.Region)
+	return cmd
+}
+
+func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
+	file, err := os.Open(o.File)
+	if err != nil {
+		return fmt.Errorf("suppression file: %w", err)
+	}
+	defer file.Close()
+	rd, err := recipients.Open(file, o.File, recipients.Options{Region: o.Region})
+	if errors.Is(err, recipients.ErrUnknownRegion) {
+		return badRegion(o.Region)
+	}
+	if err != nil {
+		return err
+	}
+	var (
+		list    []store.Suppression
+		skipped int
+		lineOf  = map[string]int{}
+	)
+	skip := func(line int, input, reason string) {
+		skipped++
+		f.IO.Infof("  line %d: %s: %s", line, quoteInput(input), reason)
+	}
+	for n := 0; ; n++ {
+		if n%1024 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("import of %s interrupted, nothing stored: %w", o.File, ctx.Err())
+		}
+		row, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var rowErr *recipients.RowError
+		if errors.As(err, &rowErr) {
+			reason := rowErr.Reason
+			if rowErr.Column != "" {
+				reason = fmt.Sprintf("column %s: %s", rowErr.Column, rowErr.Reason)
+			}
+			skip(rowErr.Line, rowErr.Value, reason)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("nothing stored: %w", err)
+		}
+		if first, ok := lineOf[row.Phone]; ok {
+			skip(row.Line, row.Input, fmt.Sprintf("duplicate of line %d (%s)", first, row.Phone))
+			continue
+		}
+		lineOf[row.Phone] = row.Line
+		list = append(list, store.Suppression{Phone: row.Phone, Reason: o.Reason})
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	added, err := st.Suppress(ctx, list)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.Out, "added %d, already listed %d, skipped %d\n", added, len(list)-added, skipped)
+	return nil
+}
+
+func addRegionFlag(cmd *cobra.Command, region *string) {
+	cmd.Flags().StringVar(region, "region", "", "country (ISO code, e.g. DE) of numbers written without +country code (default $WASEND_REGION)")
+}
+
+// regionOf is --region if given, else $WASEND_REGION. It is read when the
+// command runs, so tests can set the environment through the Factory.
+func regionOf(cmd *cobra.Command, f *Factory, flag string) string {
+	if cmd.Flags().Changed("region") {
+		return flag
+	}
+	return f.Getenv("WASEND_REGION")
+}
+
+// normalizeArgs turns command-line numbers into E.164, without repeats, in
+// the order given. Any invalid number is a usage error naming each one.
+func normalizeArgs(args []string, region string) ([]string, error) {
+	var (
+		out  []string
+		bad  []string
+		seen = map[string]bool{}
+	)
+	for _, a := range args {
+		p, err := recipients.NormalizePhone(a, region)
+		if errors.Is(err, recipients.ErrUnknownRegion) {
+			return nil, badRegion(region)
+		}
+		if errors.Is(err, recipients.ErrNoCountryCode) {
+			bad = append(bad, fmt.Sprintf("%s: %v (give its country with --region)", quoteInput(a), err))
+			continue
+		}
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", quoteInput(a), err))
+			continue
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	if len(bad) > 0 {
+		return nil, usagef("invalid number %s; nothing changed", strings.Join(bad, "; "))
+	}
+	return out, nil
+}
+
+func badRegion(region string) error {
+	return usagef("--region %q (or $WASEND_REGION): unknown region, want an ISO 3166 code such as DE", region)
+}
+
+// minArgs reports too few arguments as a usage error.
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.MinimumNArgs(n)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

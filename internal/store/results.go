@@ -1,0 +1,180 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// Stats are a campaign's attempt figures, overall and over the last hour.
+type Stats struct {
+	Attempts          int // requests made
+	Throttled         int // answered with a throttling error (429 class)
+	MessagesAttempted int // messages with at least one request
+	HourAttempts      int
+	HourThrottled     int
+}
+
+// ThrottleRate is the share of requests that were throttled.
+func (s Stats) ThrottleRate() float64 { return ratio(s.Throttled, s.Attempts) }
+
+// HourThrottleRate is ThrottleRate over the last hour.
+func (s Stats) HourThrottleRate() float64 { return ratio(s.HourThrottled, s.HourAttempts) }
+
+// AvgAttempts is requests per message tried.
+func (s Stats) AvgAttempts() float64 { return ratio(s.Attempts, s.MessagesAttempted) }
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// CampaignStats computes a campaign's attempt figures.
+func (s *Store) CampaignStats(ctx context.Context, id int64) (Stats, error) {
+	var st Stats
+	hourAgo := s.now().Add(-time.Hour).UnixNano()
+	err := s.db.QueryRowContext(ctx, `SELECT count(*),
+		count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END),
+		count(DISTINCT t.message_id),
+		count(CASE WHEN t.claimed_at >= ? THEN 1 END),
+		count(CASE WHEN t.claimed_at >= ? AND t.class IN ('throttled', 'pair-throttled') THEN 1 END)
+		FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?`, hourAgo, hourAgo, id).
+		Scan(&st.Attempts, &st.Throttled, &st.MessagesAttempted, &st.HourAttempts, &st.HourThrottled)
+	if err != nil {
+		return st, fmt.Errorf("campaign %d stats: %w", id, err)
+	}
+	return st, nil
+}
+
+// Dropped is an account stopped for one campaign by an account-fatal error.
+type Dropped struct {
+	Account   string
+	Reason    string
+	ErrorCode int
+	At        time.Time
+}
+
+// DroppedAccounts lists the accounts stopped for a campaign.
+func (s *Store) DroppedAccounts(ctx context.Context, id int64) ([]Dropped, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT a.name, c.reason, coalesce(c.error_code, 0), c.at
+		FROM campaign_accounts c JOIN accounts a ON a.id = c.account_id WHERE c.campaign_id = ? ORDER BY a.name`, id)
+	if err != nil {
+		return nil, fmt.Errorf("list dropped accounts: %w", err)
+	}
+	defer rows.Close()
+	var out []Dropped
+	for rows.Next() {
+		var d Dropped
+		var at int64
+		if err := rows.Scan(&d.Account, &d.Reason, &d.ErrorCode, &at); err != nil {
+			return nil, err
+		}
+		d.At = fromNanos(at)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// FailedMessage is a row that failed: the dead-letter list.
+type FailedMessage struct {
+	Line        int
+	Input       string
+	Phone       string
+	ErrorCode   int
+	Error       string
+	Attempts    int
+	Account     string
+	LastAttempt time.Time
+	// GaveUp is true for rows that exhausted their retries on transient
+	// errors (rather than failing for good at the first answer).
+	GaveUp bool
+}
+
+// FailedMessages lists a campaign's failed rows, oldest line first.
+func (s *Store) FailedMessages(ctx context.Context, id int64) ([]FailedMessage, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT m.line, m.input, m.phone, coalesce(m.error_code, 0),
+		coalesce(m.error_message, ''), m.attempts, coalesce(a.name, ''), coalesce(m.updated_at, 0)
+		FROM messages m LEFT JOIN accounts a ON a.id = m.account_id
+		WHERE m.campaign_id = ? AND m.state = 'failed' ORDER BY m.line`, id)
+	if err != nil {
+		return nil, fmt.Errorf("list failed messages: %w", err)
+	}
+	defer rows.Close()
+	var out []FailedMessage
+	for rows.Next() {
+		var f FailedMessage
+		var at int64
+		if err := rows.Scan(&f.Line, &f.Input, &f.Phone, &f.ErrorCode, &f.Error, &f.Attempts, &f.Account, &at); err != nil {
+			return nil, err
+		}
+		f.LastAttempt = fromNanos(at)
+		f.GaveUp = strings.HasPrefix(f.Error, "gave up after")
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// RequeueFailed moves failed rows back to pending with a fresh retry
+// budget: those with one of codes, or all when codes is empty.
+func (s *Store) RequeueFailed(ctx context.Context, id int64, codes []int) (int, error) {
+	if len(codes) == 0 {
+		return s.Requeue(ctx, id, campaign.Failed)
+	}
+	var n int64
+	err := s.write(ctx, func(tx *Tx) error {
+		ph := strings.TrimSuffix(strings.Repeat("?,", len(codes)), ",")
+		args := []any{s.now().UnixNano(), id}
+		for _, c := range codes {
+			args = append(args, c)
+		}
+		// Not through the statement cache: the query text varies with codes.
+		res, err := tx.tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', retries = 0, next_attempt_at = 0,
+			runner_id = NULL, updated_at = ? WHERE campaign_id = ? AND state = 'failed' AND error_code IN (`+ph+`)`, args...)
+		if err != nil {
+			return fmt.Errorf("requeue failed rows: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		return reopen(ctx, tx, id, n)
+	})
+	return int(n), err
+}
+
+func reopen(ctx context.Context, tx *Tx, id, moved int64) error {
+	if moved == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'finished'`, id)
+	return err
+}
+
+// ResumeCampaign unpauses a campaign and gives the accounts dropped from it
+// another chance: the operator has fixed what stopped them. It returns the
+// reason the campaign was paused, "" if it was not.
+func (s *Store) ResumeCampaign(ctx context.Context, id int64) (string, error) {
+	var reason string
+	err := s.write(ctx, func(tx *Tx) error {
+		var state campaign.CampaignState
+		err := tx.QueryRowContext(ctx, `SELECT state, pause_reason FROM campaigns WHERE id = ?`, id).Scan(&state, &reason)
+		if err == sql.ErrNoRows {
+			return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read campaign %d: %w", id, err)
+		}
+		if state != campaign.CampaignPaused {
+			reason = ""
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM campaign_accounts WHERE campaign_id = ?`, id); err != nil {
+			return fmt.Errorf("restore accounts of campaign %d: %w", id, err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'running', pause_reason = '' WHERE id = ? AND state = 'paused'`, id)
+		return err
+	})
+	return reason, err
+}

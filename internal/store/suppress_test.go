@@ -1,0 +1,139 @@
+package store
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+func TestSuppressions(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	sp := func(phone, reason string, first time.Time) Suppression {
+		return Suppression{Phone: phone, Reason: reason, CreatedAt: first}
+	}
+	// Each step runs at its instant on the same store; want is the whole
+	// list afterwards.
+	steps := []struct {
+		name        string
+		at          time.Time
+		add         []Suppression
+		remove      []string
+		wantAdded   int
+		wantRemoved int
+		want        []Suppression
+	}{
+		{
+			name: "add", at: at(0),
+			add:       []Suppression{{Phone: phone(2), Reason: "STOP received"}, {Phone: phone(1)}},
+			wantAdded: 2,
+			want:      []Suppression{sp(phone(1), "", at(0)), sp(phone(2), "STOP received", at(0))},
+		},
+		{
+			name: "re-add keeps first time; a given reason replaces, an empty one does not", at: at(time.Hour),
+			add:       []Suppression{{Phone: phone(1), Reason: "bounced"}, {Phone: phone(2)}, {Phone: phone(3)}},
+			wantAdded: 1,
+			want: []Suppression{sp(phone(1), "bounced", at(0)), sp(phone(2), "STOP received", at(0)),
+				sp(phone(3), "", at(time.Hour))},
+		},
+		{
+			name: "the same number twice in one batch is added once", at: at(2 * time.Hour),
+			add:       []Suppression{{Phone: phone(4), Reason: "a"}, {Phone: phone(4), Reason: "b"}},
+			wantAdded: 1,
+			want: []Suppression{sp(phone(1), "bounced", at(0)), sp(phone(2), "STOP received", at(0)),
+				sp(phone(3), "", at(time.Hour)), sp(phone(4), "b", at(2*time.Hour))},
+		},
+		{
+			name: "remove listed, unlisted and repeated", at: at(3 * time.Hour),
+			remove:      []string{phone(3), phone(9), phone(1), phone(1)},
+			wantRemoved: 2,
+			want:        []Suppression{sp(phone(2), "STOP received", at(0)), sp(phone(4), "b", at(2*time.Hour))},
+		},
+		{
+			name: "removed then added again starts anew", at: at(4 * time.Hour),
+			add:       []Suppression{{Phone: phone(1)}},
+			wantAdded: 1,
+			want: []Suppression{sp(phone(1), "", at(4*time.Hour)), sp(phone(2), "STOP received", at(0)),
+				sp(phone(4), "b", at(2*time.Hour))},
+		},
+		{name: "empty batches", at: at(5 * time.Hour), add: []Suppression{}, remove: []string{},
+			want: []Suppression{sp(phone(1), "", at(4*time.Hour)), sp(phone(2), "STOP received", at(0)),
+				sp(phone(4), "b", at(2*time.Hour))}},
+	}
+	for _, s := range steps {
+		clk.Set(s.at)
+		added, err := st.Suppress(t.Context(), s.add)
+		if err != nil || added != s.wantAdded {
+			t.Fatalf("%s: Suppress = %d, %v; want %d", s.name, added, err, s.wantAdded)
+		}
+		removed, err := st.Unsuppress(t.Context(), s.remove)
+		if err != nil || removed != s.wantRemoved {
+			t.Fatalf("%s: Unsuppress = %d, %v; want %d", s.name, removed, err, s.wantRemoved)
+		}
+		got, err := st.Suppressions(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, s.want, func(a, b Suppression) bool {
+			return a.Phone == b.Phone && a.Reason == b.Reason && a.CreatedAt.Equal(b.CreatedAt)
+		}) {
+			t.Errorf("%s: list\n got %+v\nwant %+v", s.name, got, s.want)
+		}
+	}
+}
+
+func TestIsSuppressed(t *testing.T) {
+	st := openTest(t, newFakeClock())
+	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(1), Reason: "STOP"}, {Phone: phone(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		phone      string
+		wantReason string
+		wantOK     bool
+	}{
+		{phone(1), "STOP", true},
+		{phone(2), "", true},
+		{phone(3), "", false},
+		{"015100000001", "", false}, // the list holds E.164 only
+	} {
+		reason, ok, err := st.IsSuppressed(t.Context(), c.phone)
+		if err != nil || reason != c.wantReason || ok != c.wantOK {
+			t.Errorf("IsSuppressed(%s) = %q, %v, %v; want %q, %v", c.phone, reason, ok, err, c.wantReason, c.wantOK)
+		}
+	}
+}
+
+func TestSuppressRejectsUnnormalised(t *testing.T) {
+	st := openTest(t, newFakeClock())
+	for _, bad := range []string{"", "0151 00000001", "4915100000001", "+", "+0151", "+49 151", "+1234567890123456"} {
+		_, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(1)}, {Phone: bad}})
+		if err == nil {
+			t.Errorf("Suppress(%q) succeeded", bad)
+		}
+	}
+	// The batch is all or nothing: the good number went in with none of them.
+	if n := countRows(t, st, `SELECT count(*) FROM suppressions`); n != 0 {
+		t.Errorf("%d rows after rejected batches, want 0", n)
+	}
+}
+
+func TestImportSkipsSuppressed(t *testing.T) {
+	st := openTest(t, newFakeClock())
+	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(2), Reason: "STOP received"}}); err != nil {
+		t.Fatal(err)
+	}
+	im, err := st.Import(t.Context(), testCampaign("fp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Rollback()
+	for i, want := range []string{"", "", "suppressed: STOP received"} {
+		reason, err := im.Add(t.Context(), campaign.Message{Line: i + 2, Input: phone(i), Phone: phone(i), Body: "Hi"})
+		if err != nil || reason != want {
+			t.Errorf("line %d: reason %q, %v; want %q", i+2, reason, err, want)
+		}
+	}
+}
