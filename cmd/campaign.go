@@ -23,7 +23,7 @@ func newCampaignCmd(f *Factory) *cobra.Command {
 		Use:   "campaign",
 		Short: "Run, list and retry campaigns",
 	}
-	cmd.AddCommand(newCampaignRunCmd(f), newCampaignListCmd(f), newCampaignFailedCmd(f),
+	cmd.AddCommand(newCampaignRunCmd(f), newCampaignListCmd(f), newCampaignSkippedCmd(f), newCampaignFailedCmd(f),
 		newCampaignRetryCmd(f), newCampaignResumeCmd(f))
 	return cmd
 }
@@ -487,6 +487,57 @@ again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code COD
 			}
 			if len(rows) == 0 && f.IO.IsStdoutTTY() {
 				fmt.Fprintf(f.IO.Out, "campaign %d has no failed messages\n", id)
+			}
+			return t.Render()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newCampaignSkippedCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "skipped ID",
+		Short: "List the rows of a campaign's file that were not imported, and why",
+		Long: `List every row of campaign ID's recipient file that was not imported: an
+invalid number, a missing parameter, a duplicate, a suppressed number. Lines
+are the file's own, counting the header as line 1.`,
+		Example: `  wasend campaign skipped 3
+  wasend campaign skipped 3 --json | jq -r '.[] | select(.reason | startswith("duplicate")) | .line'`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			st, err := f.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if _, err := st.Campaign(cmd.Context(), id); err != nil {
+				return err
+			}
+			rows, err := st.Skipped(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				type skippedJSON struct {
+					Line   int    `json:"line"`
+					Input  string `json:"input"`
+					Reason string `json:"reason"`
+				}
+				out := []skippedJSON{}
+				for _, r := range rows {
+					out = append(out, skippedJSON{r.Line, r.Input, r.Reason})
+				}
+				return f.IO.JSON(out)
+			}
+			t := newTable(f, "LINE", "INPUT", "REASON")
+			for _, r := range rows {
+				t.Row(strconv.Itoa(r.Line), r.Input, r.Reason)
 			}
 			return t.Render()
 		},

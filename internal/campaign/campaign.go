@@ -261,6 +261,9 @@ type Outcome struct {
 type Throttle struct {
 	Cooldown time.Duration // the first cool-down; repeated throttles grow it
 	Hint     time.Duration // the server's retry hint, which wins when set
+	// App is set for the app-wide Graph limit (error 4): every account
+	// shares the app, so every account rests.
+	App bool
 }
 
 // Result is the outcome of one claim and when it was known.
@@ -309,6 +312,9 @@ var ErrPaused = errors.New("campaign is paused")
 // every account was dropped from the campaign: it is paused until an
 // operator fixes an account and resumes it.
 var ErrNoUsableAccount = errors.New("no usable account left for the campaign")
+
+// NoUsableAccountReason is the pause reason that goes with ErrNoUsableAccount.
+const NoUsableAccountReason = "every account failed for this campaign (see `wasend status`); fix them, then `wasend campaign resume`"
 
 // Skip is a row of a recipient file that was not imported.
 type Skip struct {

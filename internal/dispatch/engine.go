@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -120,6 +121,10 @@ type Event struct {
 // Engine sends one campaign.
 type Engine struct {
 	o Options
+	// What this engine learnt before the ledger did: claims made in the
+	// moment between such an answer and its commit are put back unsent.
+	dropped sync.Map // account ID → struct{}: account-fatal answer seen
+	paused  atomic.Bool
 }
 
 // New returns an engine with defaults filled in.
@@ -440,16 +445,27 @@ func (e *Engine) heartbeat(ctx context.Context) (stop func()) {
 func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result {
 	o := e.o
 	var out campaign.Outcome
+	_, dropped := e.dropped.Load(c.Account.ID)
 	token, err := o.Token(c.Account.TokenEnv)
-	if err != nil {
+	switch {
+	case dropped || e.paused.Load():
+		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now(), Refund: true,
+			Error: "not sent: the account or campaign stopped meanwhile"}
+	case err != nil:
 		// No token: the account can't send for this campaign; its rows go
 		// to the others.
 		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now(), Refund: true,
 			DropAccount: true, Class: whatsapp.ClassAccountFatal.String(),
 			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
-	} else {
+	default:
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
 		out = e.outcome(c, resp, err)
+	}
+	if out.DropAccount {
+		e.dropped.Store(c.Account.ID, struct{}{})
+	}
+	if out.Pause != "" {
+		e.paused.Store(true)
 	}
 	return campaign.Result{Claim: c, Outcome: out, At: o.Clock.Now()}
 }
@@ -483,7 +499,7 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 		out.Kind = campaign.OutcomeUnknown
 		return out
 	case whatsapp.ClassThrottled:
-		out.Throttle = &campaign.Throttle{Cooldown: o.Cooldown, Hint: hint}
+		out.Throttle = &campaign.Throttle{Cooldown: o.Cooldown, Hint: hint, App: out.ErrorCode == 4}
 		return requeue(now)
 	case whatsapp.ClassPairThrottled:
 		// Only this recipient waits, 4^X seconds (Meta's advice), X the

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -191,7 +192,11 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		o.Stale = 30 * time.Second
 	}
 	if c.State == campaign.CampaignPaused {
-		return fmt.Errorf("campaign %d: %w: %s (resume it with `wasend campaign resume %d`)", c.ID, campaign.ErrPaused, c.PauseReason, c.ID)
+		err := campaign.ErrPaused
+		if c.PauseReason == campaign.NoUsableAccountReason {
+			err = fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
+		}
+		return fmt.Errorf("campaign %d: %w: %s (resume it with `wasend campaign resume %d`)", c.ID, err, c.PauseReason, c.ID)
 	}
 	host, _ := os.Hostname()
 	now := o.Clock.Now()
@@ -219,6 +224,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		Label: label, Total: counts.Total(), Sent: counts[campaign.Sent], Failed: counts[campaign.Failed],
 		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval,
 	})
+	var warned sync.Map // accounts already reported dropped
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
 		Runner:  campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()},
@@ -241,6 +247,12 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
 			case dispatch.EventAccount:
+				if ev.Outcome.DropAccount {
+					// In-flight requests may bring the same news again.
+					if _, seen := warned.LoadOrStore(ev.Claim.Account.ID, true); seen {
+						return
+					}
+				}
 				accountWarning(o.IO, ev)
 			case dispatch.EventPaused:
 				o.IO.Warnf("campaign %d paused: %s", c.ID, ev.Outcome.Pause)

@@ -193,9 +193,8 @@ func usableAccounts(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 	if enabled == 0 {
 		return nil, &campaign.WaitError{Reason: campaign.WaitNoAccount}
 	}
-	reason := "every account failed for this campaign (see `wasend status`); fix them, then `wasend campaign resume`"
 	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ? WHERE id = ?`,
-		reason, campaignID); err != nil {
+		campaign.NoUsableAccountReason, campaignID); err != nil {
 		return nil, fmt.Errorf("pause campaign %d: %w", campaignID, err)
 	}
 	return nil, fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
@@ -363,12 +362,15 @@ func applyEffects(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outc
 		}
 	}
 	if o.Throttle != nil {
-		accts, err := loadAccounts(ctx, tx, `WHERE a.id = ?`, acct.ID)
+		where, args := `WHERE a.id = ?`, []any{acct.ID}
+		if o.Throttle.App {
+			where, args = `WHERE a.disabled = 0`, nil
+		}
+		accts, err := loadAccounts(ctx, tx, where, args...)
 		if err != nil {
 			return err
 		}
-		if len(accts) == 1 {
-			a := accts[0]
+		for _, a := range accts {
 			h := a.health.Throttled(now, o.Throttle.Cooldown, o.Throttle.Hint)
 			// Book the tokens earned at the old rate before it halves.
 			b := a.bucket().Relimit(a.limit(now), h.Scale(bucketLimit(a.Limits), now), now)

@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"database/sql"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/sandbox"
+)
+
+// swapWorld is a world whose sandbox can be replaced while the URL stays
+// the same, as if the Cloud API were restarted with other faults.
+type swapWorld struct {
+	*world
+	cur atomic.Pointer[sandbox.Server]
+}
+
+func newSwapWorld(t *testing.T, opts sandbox.Options) *swapWorld {
+	t.Helper()
+	sw := &swapWorld{}
+	api := sandbox.New(opts)
+	sw.cur.Store(api)
+	ts := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		sw.cur.Load().ServeHTTP(rw, r)
+	}))
+	t.Cleanup(ts.Close)
+	dir := t.TempDir()
+	sw.world = &world{t: t, dir: dir, db: filepath.Join(dir, "wasend.db"), api: api, url: ts.URL}
+	return sw
+}
+
+// swap puts a fresh sandbox behind the URL; w.api becomes it.
+func (sw *swapWorld) swap(opts sandbox.Options) {
+	api := sandbox.New(opts)
+	sw.cur.Store(api)
+	sw.api = api
+}
+
+// fastTiers makes every tier fast enough for a test of a few seconds.
+func (w *world) fastTiers(rate, burst string) {
+	w.t.Helper()
+	for _, tier := range []string{"new", "warm", "active"} {
+		w.ok("tier", "set", tier, "--rate", rate, "--burst", burst, "--daily-cap", "100000")
+	}
+}
+
+// statusCampaign is the part of a campaign in `status --json` these tests read.
+type statusCampaign struct {
+	ID              int64   `json:"id"`
+	State           string  `json:"state"`
+	PauseReason     string  `json:"pause_reason"`
+	Total           int     `json:"total"`
+	Sent            int     `json:"sent"`
+	Pending         int     `json:"pending"`
+	Sending         int     `json:"sending"`
+	Failed          int     `json:"failed"`
+	Unknown         int     `json:"unknown"`
+	Skipped         int     `json:"skipped"`
+	ThrottleRate    float64 `json:"throttle_rate"`
+	AvgAttempts     float64 `json:"avg_attempts"`
+	DroppedAccounts []struct {
+		Account   string    `json:"account"`
+		Reason    string    `json:"reason"`
+		ErrorCode int       `json:"error_code"`
+		At        time.Time `json:"at"`
+	} `json:"dropped_accounts"`
+}
+
+// status returns the campaigns of `wasend status --json`.
+func (w *world) status() []statusCampaign {
+	w.t.Helper()
+	r := w.ok("status", "--json")
+	var out struct {
+		Campaigns []statusCampaign `json:"campaigns"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		w.t.Fatalf("status --json: %v\n%s", err, r.stdout)
+	}
+	return out.Campaigns
+}
+
+// droppedNames returns the names of the accounts dropped from c.
+func droppedNames(c statusCampaign) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range c.DroppedAccounts {
+		out[d.Account] = true
+	}
+	return out
+}
+
+// failedRow is one entry of `campaign failed ID --json`.
+type failedRow struct {
+	Line        int       `json:"line"`
+	Phone       string    `json:"phone"`
+	ErrorCode   int       `json:"error_code"`
+	Reason      string    `json:"reason"`
+	Attempts    int       `json:"attempts"`
+	Account     string    `json:"account"`
+	LastAttempt time.Time `json:"last_attempt"`
+	GaveUp      bool      `json:"gave_up"`
+}
+
+// failed returns `wasend campaign failed ID --json`.
+func (w *world) failed(id string) []failedRow {
+	w.t.Helper()
+	r := w.ok("campaign", "failed", id, "--json")
+	var out []failedRow
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		w.t.Fatalf("campaign failed %s --json: %v\n%s", id, err, r.stdout)
+	}
+	return out
+}
+
+// dbMessage is a message row with its error and budget columns.
+type dbMessage struct {
+	id                int64
+	campaignID        int64
+	phone, state      string
+	errorCode         int
+	errorMessage      string
+	attempts, retries int
+}
+
+// messages returns every message with its error columns.
+func (w *world) messages() []dbMessage {
+	w.t.Helper()
+	var out []dbMessage
+	w.query(`SELECT id, campaign_id, phone, state, coalesce(error_code, 0), coalesce(error_message, ''), attempts, retries
+		FROM messages ORDER BY id`, func(rs *sql.Rows) error {
+		var m dbMessage
+		err := rs.Scan(&m.id, &m.campaignID, &m.phone, &m.state, &m.errorCode, &m.errorMessage, &m.attempts, &m.retries)
+		out = append(out, m)
+		return err
+	})
+	return out
+}
+
+// attemptClasses returns, per message id, the classes of its attempts in
+// order ("" for an attempt without a recorded outcome).
+func (w *world) attemptClasses() map[int64][]string {
+	w.t.Helper()
+	out := map[int64][]string{}
+	w.query(`SELECT message_id, coalesce(class, '') FROM attempts ORDER BY id`, func(rs *sql.Rows) error {
+		var id int64
+		var class string
+		err := rs.Scan(&id, &class)
+		out[id] = append(out[id], class)
+		return err
+	})
+	return out
+}
