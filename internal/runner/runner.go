@@ -263,6 +263,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		return err
 	}
 	err = eng.Run(ctx)
+	prog.Waiting("", false)
 	prog.Stop()
 	return err
 }
