@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,10 +15,10 @@ import (
 
 // statusJSON is the documented shape of `wasend status --json`.
 type statusJSON struct {
-	Database    string         `json:"database"`
-	Accounts    []accountJSON  `json:"accounts"`
-	GlobalLimit *globalJSON    `json:"global_limit"`
-	Campaigns   []campaignJSON `json:"campaigns"`
+	Database    string              `json:"database"`
+	Accounts    []accountStatusJSON `json:"accounts"`
+	GlobalLimit *globalJSON         `json:"global_limit"`
+	Campaigns   []campaignJSON      `json:"campaigns"`
 }
 
 type globalJSON struct {
@@ -43,6 +44,9 @@ type campaignJSON struct {
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
 	// Health: share of requests throttled (overall and last hour), and
 	// requests per message tried.
+	Ready            int           `json:"ready"`         // pending rows that may go now
+	WaitingRetry     int           `json:"waiting_retry"` // pending rows waiting for a retry time
+	StartedAt        *time.Time    `json:"started_at,omitempty"`
 	ThrottleRate     float64       `json:"throttle_rate"`
 	ThrottleRateHour float64       `json:"throttle_rate_1h"`
 	AvgAttempts      float64       `json:"avg_attempts"`
@@ -69,7 +73,16 @@ func campaignsJSON(ctx context.Context, st *store.Store) ([]campaignJSON, error)
 		if err != nil {
 			return nil, err
 		}
+		q, err := st.CampaignQueue(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
 		cj := toCampaignJSON(c, n)
+		cj.Ready, cj.WaitingRetry = q.Ready, q.Waiting
+		if !q.Started.IsZero() {
+			t := q.Started.UTC()
+			cj.StartedAt = &t
+		}
 		cj.ThrottleRate, cj.ThrottleRateHour, cj.AvgAttempts = stats.ThrottleRate(), stats.HourThrottleRate(), stats.AvgAttempts()
 		for _, d := range dropped {
 			cj.DroppedAccounts = append(cj.DroppedAccounts, droppedJSON{d.Account, d.Reason, d.ErrorCode, d.At.UTC()})
@@ -131,7 +144,11 @@ until the next quota reset); disabled.`,
 			if err != nil {
 				return err
 			}
-			out := statusJSON{Database: st.Path(), Accounts: accountsJSON(accts), Campaigns: camps}
+			health, err := accountsHealth(ctx, st, accts, f.Now())
+			if err != nil {
+				return err
+			}
+			out := statusJSON{Database: st.Path(), Accounts: health, Campaigns: camps}
 			if on {
 				out.GlobalLimit = &globalJSON{Rate: gl.Rate, Burst: gl.Burst, Tokens: tokens}
 			}
@@ -143,6 +160,12 @@ until the next quota reset); disabled.`,
 			}
 			if err := printAccounts(f.IO, accts); err != nil {
 				return err
+			}
+			if f.IO.IsStdoutTTY() {
+				f.IO.Out.Write([]byte("\nAccount health (last hour / overall)\n"))
+				if err := printHealth(f, health); err != nil {
+					return err
+				}
 			}
 			if f.IO.IsStdoutTTY() {
 				g := "off"
@@ -159,14 +182,15 @@ until the next quota reset); disabled.`,
 }
 
 func printCampaigns(f *Factory, camps []campaignJSON) error {
-	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "FAILED", "UNKNOWN", "SKIPPED", "THROTTLED", "ATTEMPTS/MSG", "CREATED")
+	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "FAILED", "UNKNOWN", "SKIPPED", "THROTTLED", "ATTEMPTS/MSG", "CREATED")
 	for _, c := range camps {
 		state := c.State
 		if c.PauseReason != "" {
 			state += ": " + c.PauseReason
 		}
 		t.Row(strconv.FormatInt(c.ID, 10), c.Name, state, strconv.Itoa(c.Total), strconv.Itoa(c.Sent),
-			strconv.Itoa(c.Pending+c.Sending), strconv.Itoa(c.Failed), strconv.Itoa(c.Unknown), strconv.Itoa(c.Skipped),
+			strconv.Itoa(c.Pending+c.Sending), strconv.Itoa(c.Ready), strconv.Itoa(c.WaitingRetry),
+			strconv.Itoa(c.Failed), strconv.Itoa(c.Unknown), strconv.Itoa(c.Skipped),
 			flag(fmt.Sprintf("%.1f%%", c.ThrottleRate*100), c.ThrottleRate >= 0.01, f.IO.IsStdoutTTY()),
 			flag(fmt.Sprintf("%.2f", c.AvgAttempts), c.AvgAttempts >= 1.5, f.IO.IsStdoutTTY()),
 			c.CreatedAt.Local().Format("2006-01-02 15:04"))
@@ -195,4 +219,89 @@ func flag(v string, bad, tty bool) string {
 		return "\x1b[31m" + v + "\x1b[0m"
 	}
 	return v + "!"
+}
+
+// accountStatusJSON is an account in `status --json`: its settings and
+// state, plus how it has been doing.
+type accountStatusJSON struct {
+	accountJSON
+	Sent24h  int        `json:"sent_24h"`
+	LastHour healthJSON `json:"last_hour"`
+	Overall  healthJSON `json:"overall"`
+}
+
+// healthJSON are the operating figures of an account over a window.
+// Unhealthy lists the ones outside their healthy range: throttle_rate
+// (>= 1 %), avg_attempts (>= 1.5), utilisation (outside 70-100 % while
+// work is waiting).
+type healthJSON struct {
+	Attempts     int      `json:"attempts"`
+	ThrottleRate float64  `json:"throttle_rate"`
+	AvgAttempts  float64  `json:"avg_attempts"`
+	Utilisation  float64  `json:"utilisation"`
+	Unhealthy    []string `json:"unhealthy,omitempty"`
+}
+
+func accountsHealth(ctx context.Context, st *store.Store, accts []campaign.AccountStatus, now time.Time) ([]accountStatusJSON, error) {
+	hour, err := st.AccountActivity(ctx, now.Add(-time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	day, err := st.AccountActivity(ctx, now.Add(-24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	all, err := st.AccountActivity(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	waiting, err := st.WorkWaiting(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base := accountsJSON(accts)
+	out := make([]accountStatusJSON, len(accts))
+	for i, a := range accts {
+		rate := effectiveRate(a)
+		out[i] = accountStatusJSON{
+			accountJSON: base[i],
+			Sent24h:     day[a.Name].Sent,
+			LastHour:    health(hour[a.Name], rate, a.Limits.Burst, waiting),
+			Overall:     health(all[a.Name], rate, a.Limits.Burst, waiting),
+		}
+	}
+	return out, nil
+}
+
+func health(a store.Activity, rate float64, burst int, workWaiting bool) healthJSON {
+	h := healthJSON{Attempts: a.Attempts, ThrottleRate: a.ThrottleRate(), AvgAttempts: a.AvgAttempts(),
+		Utilisation: a.Utilisation(rate, burst)}
+	if a.Attempts == 0 {
+		return h
+	}
+	if h.ThrottleRate >= 0.01 {
+		h.Unhealthy = append(h.Unhealthy, "throttle_rate")
+	}
+	if h.AvgAttempts >= 1.5 {
+		h.Unhealthy = append(h.Unhealthy, "avg_attempts")
+	}
+	if workWaiting && (h.Utilisation < 0.7 || h.Utilisation > 1) {
+		h.Unhealthy = append(h.Unhealthy, "utilisation")
+	}
+	return h
+}
+
+func printHealth(f *Factory, accts []accountStatusJSON) error {
+	tty := f.IO.IsStdoutTTY()
+	t := newTable(f, "NAME", "SENT 24H", "THROTTLED", "ATTEMPTS/MSG", "TOKEN USE")
+	cell := func(h, all healthJSON, name string, format func(healthJSON) string) string {
+		return flag(format(h), slices.Contains(h.Unhealthy, name), tty) + " / " + flag(format(all), slices.Contains(all.Unhealthy, name), tty)
+	}
+	for _, a := range accts {
+		t.Row(a.Name, strconv.Itoa(a.Sent24h),
+			cell(a.LastHour, a.Overall, "throttle_rate", func(h healthJSON) string { return fmt.Sprintf("%.1f%%", h.ThrottleRate*100) }),
+			cell(a.LastHour, a.Overall, "avg_attempts", func(h healthJSON) string { return fmt.Sprintf("%.2f", h.AvgAttempts) }),
+			cell(a.LastHour, a.Overall, "utilisation", func(h healthJSON) string { return fmt.Sprintf("%.0f%%", h.Utilisation*100) }))
+	}
+	return t.Render()
 }

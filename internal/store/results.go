@@ -178,3 +178,99 @@ func (s *Store) ResumeCampaign(ctx context.Context, id int64) (string, error) {
 	})
 	return reason, err
 }
+
+// Activity is one account's requests over a window.
+type Activity struct {
+	Attempts  int       // requests made
+	Throttled int       // of which throttled (429 class)
+	Messages  int       // distinct messages tried
+	Sent      int       // accepted
+	First     time.Time // first request in the window
+	Last      time.Time // last request in the window
+}
+
+// ThrottleRate is the share of requests throttled.
+func (a Activity) ThrottleRate() float64 { return ratio(a.Throttled, a.Attempts) }
+
+// AvgAttempts is requests per message tried.
+func (a Activity) AvgAttempts() float64 { return ratio(a.Attempts, a.Messages) }
+
+// Utilisation is tokens spent over tokens that became available while the
+// account was working: a burst plus its rate over the span between its
+// first and last request in the window. Below 70 % with work waiting means
+// limits (cool-downs, caps) hold it back; 100 % means it runs flat out.
+func (a Activity) Utilisation(rate float64, burst int) float64 {
+	if a.Attempts == 0 {
+		return 0
+	}
+	avail := float64(min(burst, a.Attempts)) + rate*a.Last.Sub(a.First).Seconds()
+	return min(float64(a.Attempts)/avail, 1)
+}
+
+// AccountActivity returns each account's activity since the given instant,
+// keyed by account name.
+func (s *Store) AccountActivity(ctx context.Context, since time.Time) (map[string]Activity, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT a.name, count(*),
+		count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END),
+		count(DISTINCT t.message_id), count(CASE WHEN t.outcome = 'sent' THEN 1 END),
+		min(t.claimed_at), max(t.claimed_at)
+		FROM attempts t JOIN accounts a ON a.id = t.account_id
+		WHERE t.claimed_at >= ? GROUP BY a.name`, nanos(since))
+	if err != nil {
+		return nil, fmt.Errorf("account activity: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]Activity{}
+	for rows.Next() {
+		var (
+			name        string
+			a           Activity
+			first, last int64
+		)
+		if err := rows.Scan(&name, &a.Attempts, &a.Throttled, &a.Messages, &a.Sent, &first, &last); err != nil {
+			return nil, err
+		}
+		a.First, a.Last = fromNanos(first), fromNanos(last)
+		out[name] = a
+	}
+	return out, rows.Err()
+}
+
+// Queue is a campaign's open rows: ready to send now, waiting for a retry
+// time, and in flight.
+type Queue struct {
+	Ready, Waiting, InFlight int
+	Started                  time.Time // first request, zero if none
+}
+
+// CampaignQueue reads a campaign's queue depth at the store's clock.
+func (s *Store) CampaignQueue(ctx context.Context, id int64) (Queue, error) {
+	var (
+		q       Queue
+		started sql.NullInt64
+	)
+	now := s.now().UnixNano()
+	err := s.db.QueryRowContext(ctx, `SELECT
+		count(CASE WHEN state = 'pending' AND next_attempt_at <= ? THEN 1 END),
+		count(CASE WHEN state = 'pending' AND next_attempt_at > ? THEN 1 END),
+		count(CASE WHEN state = 'sending' THEN 1 END),
+		(SELECT min(t.claimed_at) FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?)
+		FROM messages WHERE campaign_id = ? AND state IN ('pending', 'sending')`, now, now, id, id).
+		Scan(&q.Ready, &q.Waiting, &q.InFlight, &started)
+	if err != nil {
+		return q, fmt.Errorf("campaign %d queue: %w", id, err)
+	}
+	q.Started = fromNullNanos(started)
+	return q, nil
+}
+
+// WorkWaiting reports whether any running campaign has rows ready to send.
+func (s *Store) WorkWaiting(ctx context.Context) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM messages m JOIN campaigns c ON c.id = m.campaign_id
+		WHERE c.state = 'running' AND m.state = 'pending' LIMIT 1`).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("look for waiting work: %w", err)
+	}
+	return n > 0, nil
+}

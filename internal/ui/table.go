@@ -3,8 +3,10 @@ package ui
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/mattn/go-runewidth"
 )
 
 // Table prints rows aligned under a header on a terminal, and as plain
@@ -35,10 +37,35 @@ func (t *Table) Render() error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(t.w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(t.header, "\t"))
-	for _, r := range t.rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	// Align by visible width: colour codes take no room on screen, which
+	// text/tabwriter can't know.
+	rows := append([][]string{t.header}, t.rows...)
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], visibleWidth(c))
+		}
 	}
-	return tw.Flush()
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-visibleWidth(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+		if _, err := io.WriteString(t.w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func visibleWidth(s string) int { return runewidth.StringWidth(ansi.ReplaceAllString(s, "")) }
