@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/logging"
+	"github.com/wasend/wasend/internal/metrics"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
@@ -23,7 +26,9 @@ func newCampaignCmd(f *Factory) *cobra.Command {
 		Use:   "campaign",
 		Short: "Run, list and retry campaigns",
 	}
-	cmd.AddCommand(newCampaignRunCmd(f), newCampaignListCmd(f), newCampaignSkippedCmd(f), newCampaignFailedCmd(f),
+	cmd.AddCommand(newCampaignRunCmd(f), newCampaignCheckCmd(f), newCampaignPreviewCmd(f), newCampaignListCmd(f), newCampaignSkippedCmd(f), newCampaignFailedCmd(f),
+		newCampaignShowCmd(f), newCampaignExportCmd(f),
+		newCampaignPlanCmd(f),
 		newCampaignRetryCmd(f), newCampaignResumeCmd(f))
 	return cmd
 }
@@ -36,6 +41,9 @@ type runOptions struct {
 	Params          []string
 	Text            string
 	Region          string
+	Delimiter       string
+	PhoneColumn     string
+	Report          string
 	Resume          int64
 	StopWhenCapped  bool
 	Workers         int
@@ -46,6 +54,8 @@ type runOptions struct {
 	Cooldown        time.Duration
 	Restriction     time.Duration
 	ErrorPauseRatio float64
+	MetricsAddr     string
+	templateOptions
 }
 
 func newCampaignRunCmd(f *Factory) *cobra.Command {
@@ -87,14 +97,21 @@ API answers, three demo accounts send, and the demo template is used.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Name, "name", "", "campaign name (default: the file name)")
+	addMessageFlags(fl, &o)
+	addReadFlags(fl, &o)
+	fl.Int64Var(&o.Resume, "resume", 0, "continue campaign `ID` instead of importing a file")
+	addSendFlags(cmd, &o)
+	return cmd
+}
+
+// addMessageFlags adds the flags that say what to send, shared by run,
+// check and preview.
+func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 	fl.StringVar(&o.Template, "template", "", "approved template name")
 	fl.StringVar(&o.Lang, "lang", "", "template language code, e.g. en_US")
 	fl.StringSliceVar(&o.Params, "params", nil, "columns that fill the template body's {{1}}, {{2}}, … in order")
 	fl.StringVar(&o.Text, "text", "", "send this text instead of a template; {{column}} is replaced per row")
-	fl.StringVar(&o.Region, "region", "", "country (ISO code, e.g. DE) of numbers written without +country code (default $WASEND_REGION)")
-	fl.Int64Var(&o.Resume, "resume", 0, "continue campaign `ID` instead of importing a file")
-	addSendFlags(cmd, &o)
-	return cmd
+	addTemplateFlags(fl, o)
 }
 
 // addSendFlags adds the flags that shape sending, shared by run and resume.
@@ -108,6 +125,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.DurationVar(&o.Timeout, "timeout", 20*time.Second, "per-request timeout; a request that times out is marked unknown")
 	fl.DurationVar(&o.Cooldown, "cooldown", 30*time.Second, "rest of an account after a throttling answer; repeated throttles grow it up to 4×")
 	fl.DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account after a spam or messaging-limit restriction (131048, 131064)")
+	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while sending, e.g. 127.0.0.1:9464")
 	fl.Float64Var(&o.ErrorPauseRatio, "error-pause-ratio", 0.2, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
 }
 
@@ -116,6 +134,9 @@ func (o runOptions) spec(sandboxMode bool) (campaign.Spec, error) {
 	if o.Text != "" {
 		if o.Template != "" || len(o.Params) > 0 {
 			return campaign.Spec{}, usagef("--text excludes --template and --params")
+		}
+		if o.templateOptions.set() {
+			return campaign.Spec{}, usagef("--text excludes the template flags --named-params, --header-* and --button-param")
 		}
 		return campaign.Spec{Kind: campaign.KindText, Text: o.Text}, nil
 	}
@@ -132,18 +153,26 @@ func (o runOptions) spec(sandboxMode bool) (campaign.Spec, error) {
 	if s.Lang == "" {
 		return s, usagef("--lang CODE is required with --template, e.g. --lang en_US")
 	}
+	if err := o.templateOptions.apply(&s); err != nil {
+		return s, err
+	}
 	return s, nil
 }
 
 func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
-	if o.Region == "" {
-		o.Region = f.Getenv("WASEND_REGION")
+	ro, err := o.readOptions(f)
+	if err != nil {
+		return err
 	}
 	if o.ErrorPauseRatio < 0 || o.ErrorPauseRatio > 1 {
 		return usagef("--error-pause-ratio %v: must be between 0 and 1", o.ErrorPauseRatio)
 	}
 	spec, err := o.spec(f.Sandbox)
 	if err != nil && o.Resume == 0 {
+		return err
+	}
+	logger, err := f.Logger()
+	if err != nil {
 		return err
 	}
 	st, err := f.Store(ctx)
@@ -175,21 +204,33 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// Runs before the sandbox's stop (deferred earlier), so its shutdown
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
-	ro := runner.Options{
-		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, Region: o.Region, ResumeID: o.Resume,
+	opts := runner.Options{
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
+		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn,
 		Sender: client,
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
 	}
 	if f.Sandbox {
-		ro.Label = "SANDBOX"
+		opts.Label = "SANDBOX"
 	}
-	res, err := runner.Prepare(ctx, ro)
+	res, err := runner.Prepare(ctx, opts)
 	if err != nil {
 		return err
 	}
 	c := res.Campaign
+	if o.Report != "" {
+		skipped := res.Skipped
+		if !res.Imported {
+			if skipped, err = st.Skipped(ctx, c.ID); err != nil {
+				return err
+			}
+		}
+		if err := runner.WriteReport(o.Report, skipped); err != nil {
+			return err
+		}
+	}
 	if res.Imported {
 		reportImport(f, c, res.Skipped)
 	} else {
@@ -205,7 +246,19 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 			return nil
 		}
 	}
-	runErr := runner.Send(ctx, ro, c)
+	m := metrics.New(st)
+	m.Watch(c.ID)
+	if o.MetricsAddr != "" {
+		addr, stop, err := m.Serve(ctx, o.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		defer stop()
+		f.IO.Infof("metrics on http://%s/metrics", addr)
+	}
+	logEvent := logging.Observer(logger.With("campaign", c.ID))
+	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
+	runErr := runner.Send(ctx, opts, c)
 	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
 	if err != nil {
 		return errors.Join(runErr, err)

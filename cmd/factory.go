@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/wasend/wasend/internal/logging"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 )
@@ -19,8 +21,20 @@ type Factory struct {
 	Now    func() time.Time
 
 	// Set by persistent flags.
-	DBPath  string
-	Sandbox bool
+	DBPath    string
+	Sandbox   bool
+	LogFormat string
+	LogLevel  string
+}
+
+// Logger returns the structured logger on stderr that --log-format and
+// --log-level ask for.
+func (f *Factory) Logger() (*slog.Logger, error) {
+	l, err := logging.New(f.IO.ErrOut, f.LogFormat, f.LogLevel)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return l, nil
 }
 
 func newFactory() *Factory {

@@ -86,6 +86,8 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 	pf.StringVar(&f.DBPath, "db", "", "database file (default $WASEND_DB, else $XDG_DATA_HOME/wasend/wasend.db)")
 	pf.BoolVar(&f.Sandbox, "sandbox", false, "use the sandbox database; `campaign run` also sends to the built-in Cloud API stand-in")
 	pf.BoolP("quiet", "q", false, "print no progress or chatter, only results and errors")
+	pf.StringVar(&f.LogFormat, "log-format", "text", "log format on stderr: text or json")
+	pf.StringVar(&f.LogLevel, "log-level", "warn", "log level: debug (every send), info (state changes), warn, error")
 
 	// A group (account, tier, …) run without a known subcommand: help for
 	// no arguments, a usage error for an unknown one.

@@ -163,6 +163,45 @@ type Spec struct {
 	Lang     string   // template language code (KindTemplate)
 	Params   []string // CSV columns that fill body parameters {{1}}, {{2}}, …
 	Text     string   // text with {{column}} placeholders (KindText)
+
+	// The template's shape beyond positional body parameters. omitempty
+	// keeps the JSON of a spec without them, and so the fingerprint of
+	// campaigns created before they existed, unchanged.
+
+	// NamedParams sends the Params columns as named body parameters
+	// ({{column}}, templates with parameter_format NAMED).
+	NamedParams bool     `json:",omitempty"`
+	Header      *Header  `json:",omitempty"` // a header parameter, nil for none
+	Buttons     []Button `json:",omitempty"` // URL button parameters
+}
+
+// HeaderType is the kind of a template's header parameter.
+type HeaderType string
+
+const (
+	HeaderText     HeaderType = "text"
+	HeaderImage    HeaderType = "image"
+	HeaderDocument HeaderType = "document"
+	HeaderVideo    HeaderType = "video"
+)
+
+// Media reports whether the header's value is a media link or id.
+func (t HeaderType) Media() bool {
+	return t == HeaderImage || t == HeaderDocument || t == HeaderVideo
+}
+
+// Header fills a template's header parameter from a column: text, or a
+// media link (http:// or https://) or uploaded media id.
+type Header struct {
+	Type   HeaderType
+	Column string
+}
+
+// Button fills the parameter of the URL button at Index (0-based, as in the
+// template) from a column: the suffix appended to the button's URL.
+type Button struct {
+	Index  int
+	Column string
 }
 
 // Campaign is one import of a recipient file with a message spec.
@@ -204,6 +243,8 @@ type Message struct {
 	Phone      string   // E.164, with leading +
 	Params     []string // template body parameter values, in order
 	Body       string   // rendered text (KindText)
+	Header     string   // header parameter value (Spec.Header): text, media link or id
+	Buttons    []string // URL button parameter values, in the order of Spec.Buttons
 	State      State
 	Attempts   int // requests made so far
 	Retries    int // transient failures so far: the retry budget spent

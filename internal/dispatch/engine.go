@@ -601,9 +601,30 @@ func Request(c campaign.Campaign, cl campaign.Claim, token string) whatsapp.Requ
 	if c.Spec.Kind == campaign.KindText {
 		req.Text = cl.Message.Body
 	} else {
-		req.Template = &whatsapp.Template{Name: c.Spec.Template, Lang: c.Spec.Lang, BodyParams: cl.Message.Params}
+		req.Template = template(c.Spec, cl.Message)
 	}
 	return req
+}
+
+// template fills the spec's template with one row's values. A row whose
+// values do not match the spec (missing ones come out empty) is left for
+// whatsapp.BuildBody to reject.
+func template(s campaign.Spec, m campaign.Message) *whatsapp.Template {
+	t := &whatsapp.Template{Name: s.Template, Lang: s.Lang, BodyParams: m.Params}
+	if s.NamedParams {
+		t.BodyNames = s.Params
+	}
+	if s.Header != nil {
+		t.Header = &whatsapp.Header{Type: string(s.Header.Type), Value: m.Header}
+	}
+	for i, b := range s.Buttons {
+		var v string
+		if i < len(m.Buttons) {
+			v = m.Buttons[i]
+		}
+		t.Buttons = append(t.Buttons, whatsapp.URLButton{Index: b.Index, Text: v})
+	}
+	return t
 }
 
 // CallbackData is the biz_opaque_callback_data that ties a webhook status

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/nyaruka/phonenumbers"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 // Whole-file problems, returned by Open wrapped with the file name and line.
@@ -32,6 +35,15 @@ var (
 // MaxTextLen is the Cloud API's limit for a text message body, in characters.
 const MaxTextLen = 4096
 
+// Limits on template parameters, in characters (cloud-api.md §1.3). The body
+// limit is the one for templates with more than a body; wasend applies it
+// always rather than guess the template's other components.
+const (
+	MaxHeaderTextLen = 60
+	MaxBodyParamLen  = 1024
+	MaxButtonURLLen  = 2000
+)
+
 // phoneColumns are tried in this order when Options.PhoneColumn is empty: a
 // file with both "phone" and "number" (an order number, say) means phone.
 var phoneColumns = []string{"phone", "mobile", "msisdn", "wa_id", "number"}
@@ -45,7 +57,12 @@ type Options struct {
 	PhoneColumn string   // "" = auto: the first of phone, mobile, msisdn, wa_id, number present in the header
 	Params      []string // columns whose values fill template body parameters {{1}}, {{2}}, … in order
 	Text        string   // plain-text message with {{column}} placeholders; may be used with or without Params
-	Delimiter   rune     // 0 = detect from the header line among ',', ';', '\t'
+	NamedParams bool     // Params are named body parameters: reasons say {{column}}, not {{1}}
+	// Header is the column of the template's header parameter, nil for none.
+	Header *campaign.Header
+	// Buttons are the columns of URL button parameters.
+	Buttons   []campaign.Button
+	Delimiter rune // 0 = detect from the header line among ',', ';', '\t'
 	// FindDuplicates sets Row.DuplicateOf. It keeps a set of the numbers
 	// seen, growing with the file; an importer whose store rejects
 	// duplicates itself leaves it off and reads in constant memory.
@@ -54,11 +71,13 @@ type Options struct {
 
 // Row is one usable recipient.
 type Row struct {
-	Line   int      // 1-based line where the record starts (the header is usually line 1)
-	Input  string   // phone as written, without surrounding spaces
-	Phone  string   // E.164 with '+'
-	Params []string // values of Options.Params, in order, trimmed
-	Body   string   // Options.Text rendered with this row's values ("" when Text is "")
+	Line    int      // 1-based line where the record starts (the header is usually line 1)
+	Input   string   // phone as written, without surrounding spaces
+	Phone   string   // E.164 with '+'
+	Params  []string // values of Options.Params, in order, trimmed
+	Body    string   // Options.Text rendered with this row's values ("" when Text is "")
+	Header  string   // value of Options.Header's column, trimmed ("" when there is none)
+	Buttons []string // values of Options.Buttons' columns, in order, trimmed
 	// DuplicateOf is the line of an earlier row with the same Phone, 0 if
 	// none: the row is valid, but sending it would message someone twice.
 	DuplicateOf int
@@ -107,6 +126,11 @@ type Reader struct {
 	regionCC  string
 	phoneCol  int
 	paramCols []int
+	paramWhat []string // how reasons name each parameter: "parameter {{1}}"
+	headerTyp campaign.HeaderType
+	headerCol int // -1: no header parameter
+	buttons   []campaign.Button
+	buttonCol []int
 	text      []segment
 	textLit   int // characters of literal text, to size the body buffer
 	needed    int // fields a record must have to reach every used column
@@ -250,12 +274,36 @@ func (rd *Reader) resolve(opts Options, line int) error {
 	}
 	rd.needed = rd.phoneCol + 1
 
-	for _, p := range opts.Params {
+	for n, p := range opts.Params {
 		i, ok := lookup(p)
 		if !ok {
 			return fmt.Errorf("%s:%d: %w %q in params (header: %s)", rd.file, line, ErrUnknownColumn, p, headerList)
 		}
 		rd.paramCols = append(rd.paramCols, i)
+		what := fmt.Sprintf("parameter {{%d}}", n+1)
+		if opts.NamedParams {
+			what = fmt.Sprintf("parameter {{%s}}", strings.TrimSpace(p))
+		}
+		rd.paramWhat = append(rd.paramWhat, what)
+		rd.needed = max(rd.needed, i+1)
+	}
+
+	rd.headerCol = -1
+	if h := opts.Header; h != nil {
+		i, ok := lookup(h.Column)
+		if !ok {
+			return fmt.Errorf("%s:%d: %w %q in %s header parameter (header: %s)", rd.file, line, ErrUnknownColumn, h.Column, h.Type, headerList)
+		}
+		rd.headerTyp, rd.headerCol = h.Type, i
+		rd.needed = max(rd.needed, i+1)
+	}
+	for _, b := range opts.Buttons {
+		i, ok := lookup(b.Column)
+		if !ok {
+			return fmt.Errorf("%s:%d: %w %q in URL button %d parameter (header: %s)", rd.file, line, ErrUnknownColumn, b.Column, b.Index, headerList)
+		}
+		rd.buttons = append(rd.buttons, b)
+		rd.buttonCol = append(rd.buttonCol, i)
 		rd.needed = max(rd.needed, i+1)
 	}
 
@@ -331,11 +379,35 @@ func (rd *Reader) row(rec []string, line int) (Row, error) {
 		row.Params = make([]string, len(rd.paramCols))
 		for n, c := range rd.paramCols {
 			v := strings.TrimSpace(rec[c])
-			if reason := checkParam(v); reason != "" {
-				return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(c), Value: v,
-					Reason: fmt.Sprintf("%s parameter {{%d}}", reason, n+1)}
+			if reason := checkText(v, rd.paramWhat[n], MaxBodyParamLen); reason != "" {
+				return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(c), Value: v, Reason: reason}
 			}
 			row.Params[n] = v
+		}
+	}
+
+	if rd.headerCol >= 0 {
+		v := strings.TrimSpace(rec[rd.headerCol])
+		var reason string
+		if rd.headerTyp.Media() {
+			reason = checkMedia(v, string(rd.headerTyp))
+		} else {
+			reason = checkText(v, "header parameter", MaxHeaderTextLen)
+		}
+		if reason != "" {
+			return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(rd.headerCol), Value: v, Reason: reason}
+		}
+		row.Header = v
+	}
+
+	if len(rd.buttons) > 0 {
+		row.Buttons = make([]string, len(rd.buttons))
+		for n, c := range rd.buttonCol {
+			v := strings.TrimSpace(rec[c])
+			if reason := checkText(v, fmt.Sprintf("URL button %d parameter", rd.buttons[n].Index), MaxButtonURLLen); reason != "" {
+				return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(c), Value: v, Reason: reason}
+			}
+			row.Buttons[n] = v
 		}
 	}
 
@@ -370,6 +442,35 @@ func checkParam(v string) string {
 		return "line break or tab in"
 	case strings.Contains(v, "     "):
 		return "more than 4 spaces in a row in"
+	}
+	return ""
+}
+
+// checkText returns why v cannot be the text parameter what, or "".
+func checkText(v, what string, limit int) string {
+	if reason := checkParam(v); reason != "" {
+		return reason + " " + what
+	}
+	if n := utf8.RuneCountInString(v); n > limit {
+		return fmt.Sprintf("%s is %d characters, limit is %d", what, n, limit)
+	}
+	return ""
+}
+
+// checkMedia returns why v cannot be the media header of type kind, or "".
+// A value starting with http:// or https:// is a link, anything else the id
+// of uploaded media; neither has room for spaces.
+func checkMedia(v, kind string) string {
+	if v == "" {
+		return fmt.Sprintf("missing header %s link or id", kind)
+	}
+	if strings.ContainsAny(v, " \t\r\n") {
+		return fmt.Sprintf("space or line break in header %s link or id", kind)
+	}
+	if strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://") {
+		if u, err := url.Parse(v); err != nil || u.Host == "" {
+			return fmt.Sprintf("header %s link is not a valid URL", kind)
+		}
 	}
 	return ""
 }

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -31,11 +30,13 @@ type Options struct {
 	Store *store.Store
 	IO    *ui.IOStreams
 	// File is the recipient CSV; ignored when ResumeID is set.
-	File     string
-	Name     string // campaign name [file name]
-	Spec     campaign.Spec
-	Region   string // default country for national numbers
-	ResumeID int64  // resume this campaign instead of importing
+	File        string
+	Name        string // campaign name [file name]
+	Spec        campaign.Spec
+	Region      string // default country for national numbers
+	Delimiter   rune   // 0: detect
+	PhoneColumn string // "": detect
+	ResumeID    int64  // resume this campaign instead of importing
 
 	Sender dispatch.Sender
 	Clock  dispatch.Clock // [dispatch.RealClock]
@@ -55,6 +56,9 @@ type Options struct {
 	Cooldown, Restriction time.Duration
 	ErrorPauseRatio       float64
 	Label                 string // progress label, e.g. "SANDBOX" [campaign N]
+	// Observe also receives every engine event (metrics, logs); it must be
+	// safe for concurrent use.
+	Observe func(dispatch.Event)
 }
 
 // Result is how a run ended.
@@ -68,15 +72,16 @@ type Result struct {
 
 // Fingerprint identifies a campaign by its file's content and message spec:
 // running the same command on the same file finds the same campaign.
-func Fingerprint(file io.Reader, spec campaign.Spec, region string) (string, error) {
+func Fingerprint(file io.Reader, spec campaign.Spec, ro ReadOptions) (string, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, file); err != nil {
 		return "", err
 	}
+	ro.Region = strings.ToUpper(ro.Region)
 	meta, _ := json.Marshal(struct {
-		Spec   campaign.Spec
-		Region string
-	}{spec, strings.ToUpper(region)})
+		Spec campaign.Spec
+		Read ReadOptions
+	}{spec, ro})
 	h.Write([]byte{0})
 	h.Write(meta)
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -98,7 +103,8 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 		return res, fmt.Errorf("recipient file: %w", err)
 	}
 	defer f.Close()
-	fp, err := Fingerprint(f, o.Spec, o.Region)
+	ro := ReadOptions{Region: o.Region, Delimiter: o.Delimiter, PhoneColumn: o.PhoneColumn}
+	fp, err := Fingerprint(f, o.Spec, ro)
 	if err != nil {
 		return res, fmt.Errorf("read %s: %w", o.File, err)
 	}
@@ -117,9 +123,9 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 	if name == "" {
 		name = filepath.Base(o.File)
 	}
-	c, skipped, err := Import(ctx, o.Store, f, o.File, campaign.Campaign{
+	c, skipped, err := ImportWith(ctx, o.Store, f, o.File, campaign.Campaign{
 		Name: name, Fingerprint: fp, Source: o.File, Spec: o.Spec,
-	}, o.Region)
+	}, ro)
 	if err != nil {
 		return res, err
 	}
@@ -131,7 +137,24 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 // an error or an interrupt leaves nothing behind. Rows that can't be used
 // are skipped, stored with their line and reason, and returned.
 func Import(ctx context.Context, st *store.Store, r io.Reader, file string, c campaign.Campaign, region string) (campaign.Campaign, []campaign.Skip, error) {
-	rd, err := recipients.Open(r, file, recipients.Options{Region: region, Params: c.Spec.Params, Text: c.Spec.Text})
+	return ImportWith(ctx, st, r, file, c, ReadOptions{Region: region})
+}
+
+// ReadOptions say how to read a recipient file.
+type ReadOptions struct {
+	Region      string // default country of national numbers
+	Delimiter   rune   // 0: detect from the header
+	PhoneColumn string // "": the first of phone, mobile, msisdn, wa_id, number
+}
+
+func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
+	return recipients.Options{Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn,
+		Params: spec.Params, Text: spec.Text, NamedParams: spec.NamedParams, Header: spec.Header, Buttons: spec.Buttons}
+}
+
+// ImportWith is Import with every reading option.
+func ImportWith(ctx context.Context, st *store.Store, r io.Reader, file string, c campaign.Campaign, ro ReadOptions) (campaign.Campaign, []campaign.Skip, error) {
+	rd, err := recipients.Open(r, file, ro.recipients(c.Spec))
 	if err != nil {
 		return c, nil, err
 	}
@@ -155,11 +178,7 @@ func Import(ctx context.Context, st *store.Store, r io.Reader, file string, c ca
 		}
 		var rowErr *recipients.RowError
 		if errors.As(err, &rowErr) {
-			reason := rowErr.Reason
-			if rowErr.Column != "" {
-				reason = fmt.Sprintf("column %s: %s", rowErr.Column, rowErr.Reason)
-			}
-			if err := skip(rowErr.Line, rowErr.Value, reason); err != nil {
+			if err := skip(rowErr.Line, rowErr.Value, rowReason(rowErr)); err != nil {
 				return c, nil, err
 			}
 			continue
@@ -167,7 +186,7 @@ func Import(ctx context.Context, st *store.Store, r io.Reader, file string, c ca
 		if err != nil {
 			return c, nil, fmt.Errorf("nothing stored: %w", err)
 		}
-		why, err := im.Add(ctx, campaign.Message{Line: row.Line, Input: row.Input, Phone: row.Phone, Params: row.Params, Body: row.Body})
+		why, err := im.Add(ctx, message(row))
 		if err != nil {
 			return c, nil, err
 		}
@@ -179,6 +198,14 @@ func Import(ctx context.Context, st *store.Store, r io.Reader, file string, c ca
 	}
 	c, err = im.Commit(ctx)
 	return c, skipped, err
+}
+
+// rowReason is how a row problem is reported: the column, then why.
+func rowReason(e *recipients.RowError) string {
+	if e.Column != "" {
+		return fmt.Sprintf("column %s: %s", e.Column, e.Reason)
+	}
+	return e.Reason
 }
 
 // Send runs the engine on a prepared campaign until it ends. It returns
@@ -224,7 +251,6 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		Label: label, Total: counts.Total(), Sent: counts[campaign.Sent], Failed: counts[campaign.Failed],
 		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval,
 	})
-	var warned sync.Map // accounts already reported dropped
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
 		Runner:  campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()},
@@ -232,6 +258,9 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
 		Observe: func(ev dispatch.Event) {
+			if o.Observe != nil {
+				o.Observe(ev)
+			}
 			switch ev.Kind {
 			case dispatch.EventSent:
 				prog.Sent()
@@ -246,16 +275,6 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				prog.Waiting(describeWait(ev.Wait), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
-			case dispatch.EventAccount:
-				if ev.Outcome.DropAccount {
-					// In-flight requests may bring the same news again.
-					if _, seen := warned.LoadOrStore(ev.Claim.Account.ID, true); seen {
-						return
-					}
-				}
-				accountWarning(o.IO, ev)
-			case dispatch.EventPaused:
-				o.IO.Warnf("campaign %d paused: %s", c.ID, ev.Outcome.Pause)
 			}
 		},
 	})
@@ -266,20 +285,6 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	prog.Waiting("", false)
 	prog.Stop()
 	return err
-}
-
-// accountWarning says loudly what happened to an account: a restriction or
-// a dropped account needs a person; a throttle is routine and only noted.
-func accountWarning(io *ui.IOStreams, ev dispatch.Event) {
-	a, out := ev.Claim.Account.Name, ev.Outcome
-	switch {
-	case out.DropAccount:
-		io.Warnf("account %s stopped for this campaign: %s — its messages go to the other accounts", a, out.Error)
-	case out.Restrict > 0:
-		io.Warnf("ACCOUNT %s RESTRICTED for %s: %s — check its quality in WhatsApp Manager", a, out.Restrict, out.Error)
-	case out.Throttle != nil:
-		io.Infof("account %s throttled (error %d): cooling down, rate halved", a, out.ErrorCode)
-	}
 }
 
 func describeWait(w *campaign.WaitError) string {

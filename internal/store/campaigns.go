@@ -48,12 +48,16 @@ func (im *Importer) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	shape, err := json.Marshal(toShape(im.c.Spec))
+	if err != nil {
+		return err
+	}
 	now := im.s.now()
 	res, err := im.tx.ExecContext(ctx, `INSERT INTO campaigns
-		(name, fingerprint, source, kind, template, lang, params, text, state, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
+		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
 		im.c.Name, im.c.Fingerprint, im.c.Source, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang,
-		string(params), im.c.Spec.Text, now.UnixNano())
+		string(params), im.c.Spec.Text, string(shape), now.UnixNano())
 	if err != nil {
 		if isUnique(err) {
 			return fmt.Errorf("campaign with the same file and message: %w", ErrExists)
@@ -71,8 +75,8 @@ func (im *Importer) start(ctx context.Context) error {
 		*dst = st
 		return nil
 	}
-	if err := prep(&im.insert, `INSERT INTO messages (campaign_id, line, input, phone, params, body, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, 0) ON CONFLICT (campaign_id, phone) DO NOTHING`); err != nil {
+	if err := prep(&im.insert, `INSERT INTO messages (campaign_id, line, input, phone, params, body, extras, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT (campaign_id, phone) DO NOTHING`); err != nil {
 		return err
 	}
 	if err := prep(&im.lineOf, `SELECT line FROM messages WHERE campaign_id = ? AND phone = ?`); err != nil {
@@ -97,6 +101,66 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// specShape is the campaigns.shape column: the parts of a spec beyond
+// positional body parameters. The JSON names are the column's format.
+type specShape struct {
+	NamedParams bool          `json:"named_params,omitempty"`
+	Header      *shapeHeader  `json:"header,omitempty"`
+	Buttons     []shapeButton `json:"buttons,omitempty"`
+}
+
+type shapeHeader struct {
+	Type   string `json:"type"`
+	Column string `json:"column"`
+}
+
+type shapeButton struct {
+	Index  int    `json:"index"`
+	Column string `json:"column"`
+}
+
+func toShape(sp campaign.Spec) specShape {
+	sh := specShape{NamedParams: sp.NamedParams}
+	if h := sp.Header; h != nil {
+		sh.Header = &shapeHeader{Type: string(h.Type), Column: h.Column}
+	}
+	for _, b := range sp.Buttons {
+		sh.Buttons = append(sh.Buttons, shapeButton(b))
+	}
+	return sh
+}
+
+func (sh specShape) apply(sp *campaign.Spec) {
+	sp.NamedParams = sh.NamedParams
+	if h := sh.Header; h != nil {
+		sp.Header = &campaign.Header{Type: campaign.HeaderType(h.Type), Column: h.Column}
+	}
+	for _, b := range sh.Buttons {
+		sp.Buttons = append(sp.Buttons, campaign.Button(b))
+	}
+}
+
+// messageExtras is the messages.extras column: a row's header and button
+// values.
+type messageExtras struct {
+	Header  string   `json:"header,omitempty"`
+	Buttons []string `json:"buttons,omitempty"`
+}
+
+func marshalExtras(m campaign.Message) (string, error) {
+	b, err := json.Marshal(messageExtras{Header: m.Header, Buttons: m.Buttons})
+	return string(b), err
+}
+
+func unmarshalExtras(s string, m *campaign.Message) error {
+	var x messageExtras
+	if err := json.Unmarshal([]byte(s), &x); err != nil {
+		return err
+	}
+	m.Header, m.Buttons = x.Header, x.Buttons
+	return nil
+}
+
 // Add stores one recipient. It returns a non-empty reason, and stores
 // nothing, when the number is already in the campaign or suppressed.
 func (im *Importer) Add(ctx context.Context, m campaign.Message) (reason string, err error) {
@@ -116,7 +180,11 @@ func (im *Importer) Add(ctx context.Context, m campaign.Message) (reason string,
 	if err != nil {
 		return "", err
 	}
-	res, err := im.insert.ExecContext(ctx, im.c.ID, m.Line, m.Input, m.Phone, string(params), m.Body)
+	extras, err := marshalExtras(m)
+	if err != nil {
+		return "", err
+	}
+	res, err := im.insert.ExecContext(ctx, im.c.ID, m.Line, m.Input, m.Phone, string(params), m.Body, extras)
 	if err != nil {
 		return "", fmt.Errorf("store line %d: %w", m.Line, err)
 	}
@@ -177,24 +245,30 @@ func (im *Importer) finish() {
 	im.s.wmu.Unlock()
 }
 
-const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, state, pause_reason,
+const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
 	created_at, finished_at, imported, skipped`
 
 func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error) {
 	var (
 		c        campaign.Campaign
 		params   string
+		shape    string
 		created  int64
 		finished sql.NullInt64
 	)
 	err := sc.Scan(&c.ID, &c.Name, &c.Fingerprint, &c.Source, &c.Spec.Kind, &c.Spec.Template, &c.Spec.Lang,
-		&params, &c.Spec.Text, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped)
+		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped)
 	if err != nil {
 		return c, err
 	}
 	if err := json.Unmarshal([]byte(params), &c.Spec.Params); err != nil {
 		return c, fmt.Errorf("campaign %d params: %w", c.ID, err)
 	}
+	var sh specShape
+	if err := json.Unmarshal([]byte(shape), &sh); err != nil {
+		return c, fmt.Errorf("campaign %d template shape: %w", c.ID, err)
+	}
+	sh.apply(&c.Spec)
 	c.CreatedAt = fromNanos(created)
 	c.FinishedAt = fromNullNanos(finished)
 	return c, nil

@@ -229,7 +229,7 @@ func dropSuppressed(ctx context.Context, tx *Tx, msgs []campaign.Message, now ti
 // nextDue returns up to max pending rows whose retry time has come, or the
 // reason there are none.
 func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max int) ([]campaign.Message, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, line, input, phone, params, body, attempts, retries FROM messages
+	rows, err := tx.QueryContext(ctx, `SELECT id, line, input, phone, params, body, extras, attempts, retries FROM messages
 		WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at <= ?
 		ORDER BY next_attempt_at, id LIMIT ?`, campaignID, now.UnixNano(), max)
 	if err != nil {
@@ -240,8 +240,9 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 		var (
 			m      campaign.Message
 			params string
+			extras string
 		)
-		if err := rows.Scan(&m.ID, &m.Line, &m.Input, &m.Phone, &params, &m.Body, &m.Attempts, &m.Retries); err != nil {
+		if err := rows.Scan(&m.ID, &m.Line, &m.Input, &m.Phone, &params, &m.Body, &extras, &m.Attempts, &m.Retries); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read message: %w", err)
 		}
@@ -249,6 +250,10 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 		if err := json.Unmarshal([]byte(params), &m.Params); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("message %d params: %w", m.ID, err)
+		}
+		if err := unmarshalExtras(extras, &m); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("message %d extras: %w", m.ID, err)
 		}
 		out = append(out, m)
 	}

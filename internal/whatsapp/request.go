@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -41,11 +43,31 @@ func (r Request) String() string {
 	return fmt.Sprintf("whatsapp request from %s to %s (%s)", r.PhoneNumberID, r.To, kind)
 }
 
-// Template is a positional template message.
+// Template is a template message with its parameters.
 type Template struct {
 	Name       string
 	Lang       string // e.g. "en" or "en_US"
 	BodyParams []string
+	// BodyNames, when set, names each of BodyParams (one name per value):
+	// the template was created with parameter_format NAMED and uses
+	// {{name}} placeholders instead of {{1}}, {{2}}.
+	BodyNames []string
+	Header    *Header     // nil: no header parameter
+	Buttons   []URLButton // parameters of the template's URL buttons
+}
+
+// Header is a template's header parameter. For Type "text" Value is the
+// text; for "image", "document" and "video" a Value starting with http://
+// or https:// is sent as the media link, anything else as a media id.
+type Header struct {
+	Type  string
+	Value string
+}
+
+// URLButton is the dynamic suffix of the URL button at Index (0-based).
+type URLButton struct {
+	Index int
+	Text  string
 }
 
 // The wire shapes of cloud-api.md §1.1–1.3. Field order is the order of
@@ -73,12 +95,25 @@ type language struct {
 
 type component struct {
 	Type       string      `json:"type"`
+	SubType    string      `json:"sub_type,omitempty"`
+	Index      string      `json:"index,omitempty"` // a string on the wire: "0", "1", …
 	Parameters []parameter `json:"parameters"`
 }
 
+// parameter is one template parameter: text (with a name for NAMED
+// templates) or a media object under the key of its type.
 type parameter struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string `json:"type"`
+	Name     string `json:"parameter_name,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Image    *media `json:"image,omitempty"`
+	Document *media `json:"document,omitempty"`
+	Video    *media `json:"video,omitempty"`
+}
+
+type media struct {
+	Link string `json:"link,omitempty"`
+	ID   string `json:"id,omitempty"`
 }
 
 type textBody struct {
@@ -110,13 +145,11 @@ func BuildBody(req Request) ([]byte, error) {
 			Language: language{Code: t.Lang, Policy: "deterministic"},
 		}
 		// Templates without variables must not carry an empty components list.
-		if len(t.BodyParams) > 0 {
-			params := make([]parameter, len(t.BodyParams))
-			for i, p := range t.BodyParams {
-				params[i] = parameter{Type: "text", Text: p}
-			}
-			m.Template.Components = []component{{Type: "body", Parameters: params}}
+		components, err := t.components()
+		if err != nil {
+			return nil, err
 		}
+		m.Template.Components = components
 	} else {
 		if req.Text == "" {
 			return nil, fmt.Errorf("%w: neither a template nor a text body", ErrInvalidRequest)
@@ -136,6 +169,62 @@ func BuildBody(req Request) ([]byte, error) {
 		return nil, fmt.Errorf("encode message: %w", err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// components returns the header, body and button components in the order
+// of Meta's examples, or nil when the template has no parameters.
+func (t *Template) components() ([]component, error) {
+	var out []component
+	if h := t.Header; h != nil {
+		if h.Value == "" {
+			return nil, fmt.Errorf("%w: empty %s header parameter", ErrInvalidRequest, h.Type)
+		}
+		p := parameter{Type: h.Type}
+		m := &media{ID: h.Value}
+		if strings.HasPrefix(h.Value, "https://") || strings.HasPrefix(h.Value, "http://") {
+			m = &media{Link: h.Value}
+		}
+		switch h.Type {
+		case "text":
+			p.Text = h.Value
+		case "image":
+			p.Image = m
+		case "document":
+			p.Document = m
+		case "video":
+			p.Video = m
+		default:
+			return nil, fmt.Errorf("%w: header parameter type %q (want text, image, document or video)", ErrInvalidRequest, h.Type)
+		}
+		out = append(out, component{Type: "header", Parameters: []parameter{p}})
+	}
+	if t.BodyNames != nil && len(t.BodyNames) != len(t.BodyParams) {
+		return nil, fmt.Errorf("%w: %d body parameter names for %d values", ErrInvalidRequest, len(t.BodyNames), len(t.BodyParams))
+	}
+	if len(t.BodyParams) > 0 {
+		params := make([]parameter, len(t.BodyParams))
+		for i, v := range t.BodyParams {
+			params[i] = parameter{Type: "text", Text: v}
+			if t.BodyNames != nil {
+				if t.BodyNames[i] == "" {
+					return nil, fmt.Errorf("%w: body parameter %d has an empty name", ErrInvalidRequest, i+1)
+				}
+				params[i].Name = t.BodyNames[i]
+			}
+		}
+		out = append(out, component{Type: "body", Parameters: params})
+	}
+	for _, b := range t.Buttons {
+		if b.Index < 0 || b.Index > 9 {
+			return nil, fmt.Errorf("%w: button index %d (want 0 to 9)", ErrInvalidRequest, b.Index)
+		}
+		if b.Text == "" {
+			return nil, fmt.Errorf("%w: empty parameter of URL button %d", ErrInvalidRequest, b.Index)
+		}
+		out = append(out, component{Type: "button", SubType: "url", Index: strconv.Itoa(b.Index),
+			Parameters: []parameter{{Type: "text", Text: b.Text}}})
+	}
+	return out, nil
 }
 
 // validateTo insists on '+' and digits only: without the '+', Meta prepends

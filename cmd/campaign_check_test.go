@@ -1,0 +1,81 @@
+package cmd
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCampaignCheck(t *testing.T) {
+	c := newCLI(t)
+	c.ok("suppress", "add", "+4915123456790", "--reason", "asked to stop")
+	dir := t.TempDir()
+	list := filepath.Join(dir, "list.csv")
+	body := "Phone;Name\n" +
+		"+49 151 23456789;Ana\n" + // line 2
+		"0151 23456790;Ben\n" + // line 3: suppressed once normalised with DE
+		"12ab;Cy\n" + // line 4
+		"+49 151 2345-6789;Dee\n" + // line 5: duplicate of line 2
+		"+49 151 23456791;\n" // line 6: missing parameter
+	if err := os.WriteFile(list, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(dir, "skipped.csv")
+	out := c.ok("campaign", "check", list, "--template", "t", "--lang", "en", "--params", "name",
+		"--region", "DE", "--report", report)
+	for _, want := range []string{
+		"5 rows read, 1 valid, 2 invalid, 1 duplicates, 1 suppressed",
+		`line 3: "0151 23456790": suppressed: asked to stop`,
+		`line 4: "12ab": column Phone: not a number`,
+		`line 5: "+49 151 2345-6789": duplicate of line 2 (+4915123456789)`,
+		"line 6:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+
+	f, err := os.Open(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 5 || strings.Join(recs[0], ",") != "line,input,reason" || recs[1][0] != "3" || recs[4][0] != "6" {
+		t.Errorf("report %q: want a header and the 4 skipped lines 3-6", recs)
+	}
+
+	var js checkJSON
+	if err := json.Unmarshal([]byte(c.ok("campaign", "check", list, "--template", "t", "--lang", "en",
+		"--params", "name", "--region", "DE", "--json")), &js); err != nil {
+		t.Fatal(err)
+	}
+	if js.Rows != 5 || js.Valid != 1 || js.Duplicates != 1 || js.Suppressed != 1 || len(js.Problems) != 4 {
+		t.Errorf("check --json %+v", js)
+	}
+
+	// Nothing was stored: no campaign exists.
+	if st := c.status(); len(st.Campaigns) != 0 {
+		t.Errorf("check stored %d campaign(s)", len(st.Campaigns))
+	}
+}
+
+func TestCampaignCheckFileErrors(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	noPhone := filepath.Join(dir, "nophone.csv")
+	if err := os.WriteFile(noPhone, []byte("name,code\nAna,1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := c.run("campaign", "check", noPhone, "--template", "t", "--lang", "en")
+	if err == nil || !strings.Contains(err.Error(), "nophone.csv:1") || !strings.Contains(err.Error(), "no phone column") {
+		t.Errorf("error %v: want file:line and 'no phone column'", err)
+	}
+	c.usage("campaign", "check", noPhone, "--template", "t", "--lang", "en", "--delimiter", "|")
+}

@@ -1,0 +1,278 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/planner"
+	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/runner"
+	"github.com/wasend/wasend/internal/store"
+)
+
+type planOptions struct {
+	runOptions
+	Accounts []string
+	Start    string
+	JSON     bool
+}
+
+func newCampaignPlanCmd(f *Factory) *cobra.Command {
+	var o planOptions
+	cmd := &cobra.Command{
+		Use:   "plan FILE.csv (--template NAME --lang CODE [--params COL,…] | --text TEXT)",
+		Short: "Forecast when a campaign would finish, without storing or sending anything",
+		Long: `Count the recipients FILE.csv would give (read exactly as ` + "`campaign run`" + ` reads
+it), then simulate sending them with the accounts, tiers and limits in the
+database — each account's token bucket and daily cap, the global limit, quota
+resets at each midnight (WASEND_TZ) — and print when the last message would go,
+how many quota days that takes, each account's share, and how much sooner it
+would finish with one more account of each tier.
+
+Nothing is stored and nothing is sent. The forecast assumes every request
+succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
+		Example: `  wasend campaign plan promo.csv --template spring_sale --lang en_US --params name,code
+  wasend campaign plan promo.csv --text "Hi {{name}}" --start 2026-12-01T08:00:00+01:00 --accounts main-01,main-02`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.File = args[0]
+			return campaignPlan(cmd.Context(), f, o)
+		},
+	}
+	fl := cmd.Flags()
+	addMessageFlags(fl, &o.runOptions)
+	addReadFlags(fl, &o.runOptions)
+	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
+	fl.StringVar(&o.Start, "start", "now", "when sending starts: RFC 3339 (2026-12-01T08:00:00+01:00) or now")
+	fl.BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+// planJSON is the shape of `wasend campaign plan --json`.
+type planJSON struct {
+	File        string        `json:"file"`
+	Recipients  int           `json:"recipients"`
+	Skipped     int           `json:"skipped"`
+	Start       time.Time     `json:"start"`
+	Finish      *time.Time    `json:"finish"` // null: never
+	Seconds     float64       `json:"duration_seconds"`
+	QuotaResets int           `json:"quota_resets"`
+	Never       string        `json:"never,omitempty"` // why it would never finish
+	Accounts    []planShare   `json:"accounts"`
+	GlobalLimit *globalJSON   `json:"global_limit"`
+	OneMore     []planOneMore `json:"one_more"`
+}
+
+type planShare struct {
+	Name string `json:"name"`
+	Tier string `json:"tier"`
+	Sent int    `json:"sent"`
+}
+
+type planOneMore struct {
+	Tier          string     `json:"tier"`
+	Finish        *time.Time `json:"finish"`
+	Seconds       float64    `json:"duration_seconds"`
+	SoonerSeconds float64    `json:"sooner_seconds"` // 0 when the base plan never finishes
+}
+
+func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
+	spec, err := o.spec(f.Sandbox)
+	if err != nil {
+		return err
+	}
+	ro, err := o.readOptions(f)
+	if err != nil {
+		return err
+	}
+	loc, err := f.Location()
+	if err != nil {
+		return err
+	}
+	now := f.Now()
+	start, err := parseStart(o.Start, now)
+	if err != nil {
+		return err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	file, err := os.Open(o.File)
+	if err != nil {
+		return fmt.Errorf("recipient file: %w", err)
+	}
+	defer file.Close()
+	sum, err := runner.Check(ctx, file, o.File, spec, ro, st.IsSuppressed)
+	if err != nil {
+		return err
+	}
+	if o.Report != "" {
+		if err := runner.WriteReport(o.Report, sum.Skipped); err != nil {
+			return err
+		}
+		f.IO.Infof("wrote %d skipped row(s) to %s", len(sum.Skipped), o.Report)
+	}
+
+	in, err := planInput(ctx, f, st, o.Accounts, now, start, loc)
+	if err != nil {
+		return err
+	}
+	in.Messages = sum.Valid
+	base := planner.Plan(in)
+	tiers, err := st.Tiers(ctx)
+	if err != nil {
+		return err
+	}
+	out := planJSON{File: o.File, Recipients: sum.Valid, Skipped: len(sum.Skipped), Start: start,
+		Seconds: base.Duration.Seconds(), QuotaResets: base.QuotaResets, Never: base.Reason, Accounts: []planShare{}, OneMore: []planOneMore{}}
+	if !base.Capped {
+		out.Finish = &base.Finish
+	}
+	for _, s := range base.PerAccount {
+		out.Accounts = append(out.Accounts, planShare{s.Name, s.Tier, s.Sent})
+	}
+	if in.Global != nil {
+		out.GlobalLimit = &globalJSON{Rate: in.GlobalLimit.Rate, Burst: in.GlobalLimit.Burst, Tokens: in.Global.TokensAt(in.GlobalLimit, start)}
+	}
+	for _, t := range tiers {
+		more := planner.Plan(planner.WithExtra(in, t.Name, t.Limits))
+		m := planOneMore{Tier: t.Name, Seconds: more.Duration.Seconds()}
+		if !more.Capped {
+			m.Finish = &more.Finish
+			if !base.Capped {
+				m.SoonerSeconds = (base.Duration - more.Duration).Seconds()
+			}
+		}
+		out.OneMore = append(out.OneMore, m)
+	}
+	if o.JSON {
+		return f.IO.JSON(out)
+	}
+	return printPlan(f, out, loc)
+}
+
+// parseStart reads --start: RFC 3339, or "now".
+func parseStart(s string, now time.Time) (time.Time, error) {
+	if s == "" || strings.EqualFold(s, "now") {
+		return now, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, usagef("--start %q: want RFC 3339 (2026-12-01T08:00:00+01:00) or now", s)
+	}
+	return t, nil
+}
+
+// planInput reads the accounts and global limit the forecast starts from:
+// every enabled account, or those named. A start on a later quota day
+// than now finds the daily counts reset.
+func planInput(ctx context.Context, f *Factory, st *store.Store, names []string, now, start time.Time, loc *time.Location) (planner.Input, error) {
+	in := planner.Input{Start: start, Location: loc}
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return in, err
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(accts, func(a campaign.AccountStatus) bool { return a.Name == n }) {
+			return in, fmt.Errorf("account %q: %w (see `wasend account list`)", n, campaign.ErrNotFound)
+		}
+	}
+	newDay := start.In(loc).Format(time.DateOnly) > now.In(loc).Format(time.DateOnly)
+	for _, a := range accts {
+		if len(names) > 0 && !slices.Contains(names, a.Name) {
+			continue
+		}
+		if a.Disabled {
+			if len(names) > 0 {
+				f.IO.Warnf("account %s is disabled: left out of the plan", a.Name)
+			}
+			continue
+		}
+		s := planner.FromStatus(a)
+		if newDay {
+			s.Used = 0
+		}
+		in.Accounts = append(in.Accounts, s)
+	}
+	gl, tokens, on, err := st.GlobalLimit(ctx)
+	if err != nil {
+		return in, err
+	}
+	if on {
+		in.Global, in.GlobalLimit = &ratelimit.Bucket{Tokens: tokens, At: now}, gl
+	}
+	return in, nil
+}
+
+func printPlan(f *Factory, p planJSON, loc *time.Location) error {
+	tty := f.IO.IsStdoutTTY()
+	w := f.IO.Out
+	fmt.Fprintf(w, "recipients: %d (%d rows skipped)\n", p.Recipients, p.Skipped)
+	fmt.Fprintf(w, "start: %s\n", p.Start.In(loc).Format("2006-01-02 15:04:05 MST"))
+	if p.Finish == nil {
+		fmt.Fprintf(w, "finish: never: %s\n", p.Never)
+	} else {
+		fmt.Fprintf(w, "finish: %s, %s\n", p.Finish.In(loc).Format("2006-01-02 15:04:05 MST"),
+			humanDuration(time.Duration(p.Seconds*float64(time.Second))))
+		fmt.Fprintf(w, "quota resets needed: %d\n", p.QuotaResets)
+	}
+	if tty {
+		fmt.Fprintln(w, "\nShare of each account")
+	}
+	t := newTable(f, "ACCOUNT", "TIER", "MESSAGES", "SHARE")
+	for _, a := range p.Accounts {
+		share := "0%"
+		if p.Recipients > 0 {
+			share = strconv.FormatFloat(100*float64(a.Sent)/float64(p.Recipients), 'f', 1, 64) + "%"
+		}
+		t.Row(a.Name, a.Tier, strconv.Itoa(a.Sent), share)
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if tty {
+		fmt.Fprintln(w, "\nWith one more account of a tier")
+	}
+	t = newTable(f, "TIER", "FINISH", "SOONER")
+	for _, m := range p.OneMore {
+		finish, sooner := "never", "-"
+		if m.Finish != nil {
+			finish = m.Finish.In(loc).Format("2006-01-02 15:04:05 MST")
+			sooner = humanDuration(time.Duration(m.SoonerSeconds * float64(time.Second)))
+			if p.Finish == nil {
+				sooner = "finishes at all"
+			}
+		}
+		t.Row(m.Tier, finish, sooner)
+	}
+	return t.Render()
+}
+
+// humanDuration rounds a forecast for people: "about 2 d 4 h".
+func humanDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "at once"
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+	case d < time.Hour:
+		d = d.Round(time.Minute)
+		return fmt.Sprintf("about %d min", int(d/time.Minute))
+	case d < 24*time.Hour:
+		d = d.Round(time.Minute)
+		return fmt.Sprintf("about %d h %d min", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	d = d.Round(time.Hour)
+	return fmt.Sprintf("about %d d %d h", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}

@@ -1,0 +1,319 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+)
+
+func newCampaignShowCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one campaign in detail",
+		Long: `Show campaign ID in detail: its settings and state, its messages by state,
+its failures by Graph error code (with a sample message each), each account's
+share (sent, failed, unknown, requests, throttled), its timings and average
+send rate, and the accounts dropped from it.
+
+On a terminal the sections print as aligned blocks; piped, every line is one
+tab-separated record whose first field says what it is (name, count, error,
+account, dropped, …), for grep and awk.`,
+		Example: `  wasend campaign show 3
+  wasend campaign show 3 | awk -F'\t' '$1 == "error" { print $2, $3 }'
+  wasend campaign show 3 --json | jq '.errors[] | select(.count > 10)'`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			st, err := f.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			d, err := st.CampaignDetail(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return f.IO.JSON(toShowJSON(d))
+			}
+			if !f.IO.IsStdoutTTY() {
+				return printShowRecords(f.IO.Out, d)
+			}
+			loc, err := f.Location()
+			if err != nil {
+				return err
+			}
+			return printShow(f, d, loc)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// showJSON is the documented shape of `wasend campaign show --json`.
+type showJSON struct {
+	ID          int64      `json:"id"`
+	Name        string     `json:"name"`
+	Source      string     `json:"source"`
+	Kind        string     `json:"kind"`
+	Template    string     `json:"template,omitempty"`
+	Lang        string     `json:"lang,omitempty"`
+	Params      []string   `json:"params,omitempty"`
+	Text        string     `json:"text,omitempty"`
+	State       string     `json:"state"`
+	PauseReason string     `json:"pause_reason,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	Imported    int        `json:"imported"`
+	Skipped     int        `json:"skipped"`
+	// Counts has every state, zeros included.
+	Counts   map[string]int     `json:"counts"`
+	Errors   []errorGroupJSON   `json:"errors"`
+	Accounts []accountSplitJSON `json:"accounts"`
+	Timing   timingJSON         `json:"timing"`
+	Dropped  []droppedJSON      `json:"dropped_accounts"`
+}
+
+type errorGroupJSON struct {
+	Code   int    `json:"code"` // 0: no Graph error code (a suppressed number)
+	Count  int    `json:"count"`
+	Sample string `json:"sample"`
+}
+
+type accountSplitJSON struct {
+	Account   string `json:"account"`
+	Sent      int    `json:"sent"`
+	Failed    int    `json:"failed"`
+	Unknown   int    `json:"unknown"`
+	Attempts  int    `json:"attempts"`
+	Throttled int    `json:"throttled"`
+}
+
+type timingJSON struct {
+	FirstAttempt   *time.Time `json:"first_attempt,omitempty"`
+	LastAttempt    *time.Time `json:"last_attempt,omitempty"`
+	ElapsedSeconds float64    `json:"elapsed_seconds"`
+	SendRate       float64    `json:"send_rate_per_second"` // sent over elapsed
+	Attempts       int        `json:"attempts"`
+	ThrottleRate   float64    `json:"throttle_rate"`
+	AvgAttempts    float64    `json:"avg_attempts"`
+}
+
+func toShowJSON(d store.Detail) showJSON {
+	c := d.Campaign
+	out := showJSON{
+		ID: c.ID, Name: c.Name, Source: c.Source, Kind: string(c.Spec.Kind),
+		Template: c.Spec.Template, Lang: c.Spec.Lang, Params: c.Spec.Params, Text: c.Spec.Text,
+		State: string(c.State), PauseReason: c.PauseReason, CreatedAt: c.CreatedAt.UTC(),
+		FinishedAt: utcOrNil(c.FinishedAt), Imported: c.Imported, Skipped: c.Skipped,
+		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []droppedJSON{},
+		Timing: timingJSON{
+			FirstAttempt: utcOrNil(d.FirstAttempt), LastAttempt: utcOrNil(d.LastAttempt),
+			ElapsedSeconds: d.Elapsed().Seconds(), SendRate: d.SendRate(),
+			Attempts: d.Stats.Attempts, ThrottleRate: d.Stats.ThrottleRate(), AvgAttempts: d.Stats.AvgAttempts(),
+		},
+	}
+	for _, s := range campaign.States {
+		out.Counts[string(s)] = d.Counts[s]
+	}
+	for _, g := range d.Errors {
+		out.Errors = append(out.Errors, errorGroupJSON{g.Code, g.Count, g.Sample})
+	}
+	for _, a := range d.Accounts {
+		out.Accounts = append(out.Accounts, accountSplitJSON{a.Account, a.Sent, a.Failed, a.Unknown, a.Attempts, a.Throttled})
+	}
+	for _, x := range d.Dropped {
+		out.Dropped = append(out.Dropped, droppedJSON{x.Account, x.Reason, x.ErrorCode, x.At.UTC()})
+	}
+	return out
+}
+
+func utcOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// printShow writes the terminal form: labelled blocks and aligned tables,
+// times in loc.
+func printShow(f *Factory, d store.Detail, loc *time.Location) error {
+	c := d.Campaign
+	w := f.IO.Out
+	when := func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.In(loc).Format("2006-01-02 15:04:05 MST")
+	}
+	state := string(c.State)
+	if c.PauseReason != "" {
+		state += ": " + oneLine(c.PauseReason)
+	}
+	fmt.Fprintf(w, "Campaign %d: %s\n", c.ID, c.Name)
+	kv(w, "State", state)
+	kv(w, "Source", c.Source)
+	kv(w, "Message", describeSpec(c.Spec))
+	kv(w, "Created", when(c.CreatedAt))
+	kv(w, "Finished", when(c.FinishedAt))
+	kv(w, "Recipients", fmt.Sprintf("%d imported, %d skipped at import", c.Imported, c.Skipped))
+
+	fmt.Fprintln(w, "\nMessages")
+	t := newTable(f, "STATE", "COUNT")
+	for _, s := range campaign.States {
+		t.Row(string(s), strconv.Itoa(d.Counts[s]))
+	}
+	t.Row("total", strconv.Itoa(d.Counts.Total()))
+	if err := t.Render(); err != nil {
+		return err
+	}
+
+	if len(d.Errors) > 0 {
+		fmt.Fprintln(w, "\nFailures by error code")
+		t = newTable(f, "CODE", "COUNT", "SAMPLE")
+		for _, g := range d.Errors {
+			t.Row(codeText(g.Code), strconv.Itoa(g.Count), oneLine(g.Sample))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+
+	if len(d.Accounts) > 0 {
+		fmt.Fprintln(w, "\nAccounts")
+		t = newTable(f, "ACCOUNT", "SENT", "FAILED", "UNKNOWN", "ATTEMPTS", "THROTTLED")
+		for _, a := range d.Accounts {
+			t.Row(a.Account, strconv.Itoa(a.Sent), strconv.Itoa(a.Failed), strconv.Itoa(a.Unknown),
+				strconv.Itoa(a.Attempts), strconv.Itoa(a.Throttled))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintln(w, "\nTiming")
+	kv(w, "First attempt", when(d.FirstAttempt))
+	kv(w, "Last attempt", when(d.LastAttempt))
+	kv(w, "Elapsed", d.Elapsed().Round(time.Second).String())
+	kv(w, "Send rate", fmt.Sprintf("%.2f messages/s", d.SendRate()))
+	kv(w, "Requests", fmt.Sprintf("%d, %s throttled, %s per message", d.Stats.Attempts,
+		flag(fmt.Sprintf("%.1f%%", d.Stats.ThrottleRate()*100), d.Stats.ThrottleRate() >= 0.01, true),
+		flag(fmt.Sprintf("%.2f", d.Stats.AvgAttempts()), d.Stats.AvgAttempts() >= 1.5, true)))
+
+	if len(d.Dropped) > 0 {
+		fmt.Fprintln(w, "\nDropped accounts")
+		t = newTable(f, "ACCOUNT", "CODE", "SINCE", "REASON")
+		for _, x := range d.Dropped {
+			t.Row(x.Account, codeText(x.ErrorCode), when(x.At), oneLine(x.Reason))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kv writes one labelled line of a block, the values aligned.
+func kv(w io.Writer, label, value string) {
+	fmt.Fprintf(w, "%-14s %s\n", label+":", value)
+}
+
+func describeSpec(s campaign.Spec) string {
+	if s.Kind == campaign.KindText {
+		return "text " + strconv.Quote(s.Text)
+	}
+	out := fmt.Sprintf("template %s (%s)", s.Template, s.Lang)
+	if len(s.Params) > 0 {
+		out += ", parameters " + strings.Join(s.Params, ", ")
+	}
+	return out
+}
+
+func codeText(code int) string {
+	if code == 0 {
+		return "-"
+	}
+	return strconv.Itoa(code)
+}
+
+// oneLine keeps free text (Graph error details, reasons) from breaking a
+// line-oriented layout.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' || r == '\t' }), " ")
+}
+
+// printShowRecords writes the piped form: one tab-separated record per
+// line, its first field naming it. Times are RFC 3339 in UTC, empty when
+// unset; rates are plain numbers.
+func printShowRecords(w io.Writer, d store.Detail) error {
+	c := d.Campaign
+	var b strings.Builder
+	rec := func(fields ...string) {
+		for i, s := range fields {
+			if i > 0 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(oneLine(s))
+		}
+		b.WriteByte('\n')
+	}
+	rec("id", strconv.FormatInt(c.ID, 10))
+	rec("name", c.Name)
+	rec("source", c.Source)
+	rec("kind", string(c.Spec.Kind))
+	if c.Spec.Kind == campaign.KindText {
+		rec("text", c.Spec.Text)
+	} else {
+		rec("template", c.Spec.Template)
+		rec("lang", c.Spec.Lang)
+		rec("params", strings.Join(c.Spec.Params, ","))
+	}
+	rec("state", string(c.State))
+	rec("pause_reason", c.PauseReason)
+	rec("created_at", rfc3339(c.CreatedAt))
+	rec("finished_at", rfc3339(c.FinishedAt))
+	rec("imported", strconv.Itoa(c.Imported))
+	rec("skipped", strconv.Itoa(c.Skipped))
+	for _, s := range campaign.States {
+		rec("count", string(s), strconv.Itoa(d.Counts[s]))
+	}
+	for _, g := range d.Errors {
+		rec("error", strconv.Itoa(g.Code), strconv.Itoa(g.Count), g.Sample)
+	}
+	for _, a := range d.Accounts {
+		rec("account", a.Account, strconv.Itoa(a.Sent), strconv.Itoa(a.Failed), strconv.Itoa(a.Unknown),
+			strconv.Itoa(a.Attempts), strconv.Itoa(a.Throttled))
+	}
+	rec("first_attempt", rfc3339(d.FirstAttempt))
+	rec("last_attempt", rfc3339(d.LastAttempt))
+	rec("elapsed_seconds", strconv.FormatFloat(d.Elapsed().Seconds(), 'f', -1, 64))
+	rec("send_rate", strconv.FormatFloat(d.SendRate(), 'f', 4, 64))
+	rec("attempts", strconv.Itoa(d.Stats.Attempts))
+	rec("throttle_rate", strconv.FormatFloat(d.Stats.ThrottleRate(), 'f', 4, 64))
+	rec("avg_attempts", strconv.FormatFloat(d.Stats.AvgAttempts(), 'f', 4, 64))
+	for _, x := range d.Dropped {
+		rec("dropped", x.Account, strconv.Itoa(x.ErrorCode), rfc3339(x.At), x.Reason)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// rfc3339 formats t in UTC for machines; "" when unset.
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}

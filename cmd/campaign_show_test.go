@@ -1,0 +1,216 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	goflag "flag" // the package has a func flag
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+)
+
+var update = goflag.Bool("update", false, "rewrite golden files")
+
+// goldenFile compares got with testdata/golden/name, or rewrites the file
+// under -update.
+func goldenFile(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd -run %s -update to create it)", err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (rerun with -update if the change is intended)\n--- got\n%s--- want\n%s", path, got, want)
+	}
+}
+
+// showT0 is when the seeded campaign was imported; its requests follow one
+// a second.
+var showT0 = time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
+
+// seedCampaign builds, through the store and a fixed clock, campaign 1 of
+// eleven recipients in every state a campaign can hold: sent, failed with
+// two codes (one twice), throttled then sent, unknown, failed with an
+// account-fatal error that drops its account, one in flight and one
+// pending — then paused.
+func seedCampaign(t *testing.T, db string) {
+	t.Helper()
+	ctx := context.Background()
+	now := showT0
+	st, err := store.Open(ctx, db, store.Options{Now: func() time.Time { return now }, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, a := range []campaign.Account{
+		{Name: "main-01", PhoneNumberID: "1234567890", Tier: campaign.TierActive, TokenEnv: "WA_TOKEN_MAIN"},
+		{Name: "fresh-02", PhoneNumberID: "2345678901", Tier: campaign.TierNew, TokenEnv: "WA_TOKEN_FRESH"},
+	} {
+		if _, err := st.AddAccount(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	im, err := st.Import(ctx, campaign.Campaign{
+		Name: "spring.csv", Fingerprint: "fp-spring", Source: "testdata/spring.csv",
+		Spec: campaign.Spec{Kind: campaign.KindTemplate, Template: "spring_sale", Lang: "en_US", Params: []string{"name", "code"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Rollback()
+	for i := range 11 {
+		p := fmt.Sprintf("+49151000000%02d", i)
+		if _, err := im.Add(ctx, campaign.Message{Line: i + 2, Input: "0151 000000" + p[len(p)-2:], Phone: p,
+			Params: []string{fmt.Sprint("Name", i), "SPRING"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := im.Skip(ctx, 13, "12345", "invalid number"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := im.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	outcome := func(line, attempt int) *campaign.Outcome {
+		switch line {
+		case 2, 3, 4:
+			return &campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprintf("wamid.HBgL%02d", line), Class: "ok"}
+		case 5, 6:
+			return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131026, Class: "permanent",
+				Error: fmt.Sprintf("131026 Message undeliverable: receiver of line %d is not on WhatsApp", line)}
+		case 7:
+			return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131050, Class: "permanent", Suppress: true,
+				Error: "131050 Unable to deliver message: the user stopped marketing messages"}
+		case 8:
+			if attempt < 3 {
+				return &campaign.Outcome{Kind: campaign.OutcomeRetry, ErrorCode: 130429, Class: "throttled",
+					Error: "130429 Rate limit hit"}
+			}
+			return &campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.HBgL08", Class: "ok"}
+		case 9:
+			return &campaign.Outcome{Kind: campaign.OutcomeUnknown, Class: "ambiguous", Error: "timeout after the request was sent"}
+		case 10:
+			return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 190, Class: "account-fatal", DropAccount: true,
+				Error: "190 Error validating access token: Session has expired"}
+		}
+		return nil // line 11 stays in flight
+	}
+	for i := 0; ; i++ {
+		now = showT0.Add(time.Minute + time.Duration(i)*time.Second)
+		cl, err := st.Claim(ctx, c.ID, "runner-1", now)
+		if err != nil {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+		if o := outcome(cl.Message.Line, cl.Message.Attempts); o != nil {
+			if err := st.Record(ctx, cl, "runner-1", *o, now.Add(400*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if cl.Message.Line == 11 {
+			break // line 11 in flight, line 12 left pending
+		}
+		if i > 20 {
+			t.Fatal("seed: too many claims")
+		}
+	}
+	if err := st.SetCampaignState(ctx, c.ID, campaign.CampaignPaused, "too many permanent failures (3 of the last 10 attempts)"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCampaignShowGolden(t *testing.T) {
+	c := newCLI(t)
+	seedCampaign(t, c.db)
+	c.now = showT0.Add(time.Hour)
+	for _, tt := range []struct {
+		name string
+		tty  bool
+		args []string
+	}{
+		{"campaign_show_tty.golden", true, nil},
+		{"campaign_show_piped.golden", false, nil},
+		{"campaign_show_json.golden", false, []string{"--json"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c.t, c.tty = t, tt.tty
+			out, errOut, err := c.run(append([]string{"campaign", "show", "1"}, tt.args...)...)
+			if err != nil || errOut != "" {
+				t.Fatalf("campaign show: %v\n%s", err, errOut)
+			}
+			goldenFile(t, tt.name, out)
+		})
+	}
+}
+
+// TestCampaignShowJSONAgrees checks the JSON against what was seeded, so
+// the golden files are known to hold the right numbers.
+func TestCampaignShowJSONAgrees(t *testing.T) {
+	c := newCLI(t)
+	seedCampaign(t, c.db)
+	var got showJSON
+	dec := json.NewDecoder(strings.NewReader(c.ok("campaign", "show", "1", "--json")))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	wantCounts := map[string]int{"pending": 1, "sending": 1, "sent": 4, "failed": 4, "unknown": 1}
+	for s, n := range wantCounts {
+		if got.Counts[s] != n {
+			t.Errorf("count %s = %d, want %d", s, got.Counts[s], n)
+		}
+	}
+	if got.State != "paused" || got.PauseReason == "" || got.Imported != 11 || got.Skipped != 1 {
+		t.Errorf("settings = %+v", got)
+	}
+	if len(got.Errors) != 3 || got.Errors[0] != (errorGroupJSON{131026, 2, "131026 Message undeliverable: receiver of line 5 is not on WhatsApp"}) {
+		t.Errorf("errors = %+v", got.Errors)
+	}
+	var attempts, throttled, sent, failed, unknown int
+	for _, a := range got.Accounts {
+		attempts += a.Attempts
+		throttled += a.Throttled
+		sent += a.Sent
+		failed += a.Failed
+		unknown += a.Unknown
+	}
+	if attempts != 12 || throttled != 2 || sent != 4 || failed != 4 || unknown != 1 {
+		t.Errorf("accounts sum to attempts %d throttled %d sent %d failed %d unknown %d; want 12 2 4 4 1: %+v",
+			attempts, throttled, sent, failed, unknown, got.Accounts)
+	}
+	if got.Timing.FirstAttempt == nil || !got.Timing.FirstAttempt.Equal(showT0.Add(time.Minute)) ||
+		got.Timing.LastAttempt == nil || !got.Timing.LastAttempt.Equal(showT0.Add(time.Minute+11*time.Second)) {
+		t.Errorf("timing = %+v", got.Timing)
+	}
+	if len(got.Dropped) != 1 || got.Dropped[0].ErrorCode != 190 {
+		t.Errorf("dropped = %+v", got.Dropped)
+	}
+}
+
+func TestCampaignShowErrors(t *testing.T) {
+	c := newCLI(t)
+	c.usage("campaign", "show", "x")
+	c.usage("campaign", "show")
+	_, _, err := c.run("campaign", "show", "7")
+	if !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("show of a missing campaign: %v, want ErrNotFound", err)
+	}
+}

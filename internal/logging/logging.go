@@ -1,0 +1,165 @@
+// Package logging sets up wasend's structured log (log/slog) and turns the
+// send engine's events into log records: one per send outcome at debug
+// level, state changes at info, and what needs a person at warn.
+package logging
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/dispatch"
+)
+
+// Formats and Levels are the accepted values of New's arguments.
+var (
+	Formats = []string{"text", "json"}
+	Levels  = []string{"debug", "info", "warn", "error"}
+)
+
+var levels = map[string]slog.Level{
+	"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError,
+}
+
+// New returns a logger writing to w in format "text" or "json" (empty:
+// text) from level "debug", "info", "warn" or "error" (empty: info) up.
+// Both are matched ignoring case.
+func New(w io.Writer, format, level string) (*slog.Logger, error) {
+	lvl := slog.LevelInfo
+	if level != "" {
+		l, ok := levels[strings.ToLower(strings.TrimSpace(level))]
+		if !ok {
+			return nil, fmt.Errorf("log level %q: want one of %s", level, strings.Join(Levels, ", "))
+		}
+		lvl = l
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch strings.ToLower(strings.TrimSpace(format)) {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+var outcomeNames = map[dispatch.EventKind]string{
+	dispatch.EventSent: "sent", dispatch.EventRetry: "retry",
+	dispatch.EventFailed: "failed", dispatch.EventUnknown: "unknown",
+}
+
+// Observer returns a dispatch.Options.Observe function that logs events to
+// log. It is safe for concurrent use. Events about waiting carry no
+// campaign, so give log one (log.With("campaign", id)) when it matters.
+//
+// Only names, ids, codes and the API's error text are logged: never a
+// token, nor the name of the variable that holds it, nor a phone number.
+func Observer(log *slog.Logger) func(dispatch.Event) {
+	// In-flight requests of a dropped account bring the same news again.
+	var dropped sync.Map // campaign and account ID → struct{}
+	return func(ev dispatch.Event) {
+		ctx := context.Background()
+		if outcome, ok := outcomeNames[ev.Kind]; ok {
+			logOutcome(ctx, log, outcome, ev)
+			return
+		}
+		switch ev.Kind {
+		case dispatch.EventWait:
+			attrs := []slog.Attr{slog.String("reason", string(ev.Wait.Reason))}
+			if !ev.Wait.Until.IsZero() {
+				attrs = append(attrs, slog.Time("until", ev.Wait.Until))
+			}
+			// Caps and a missing account wait for a person; waiting for the
+			// next token or a retry time is the normal pace: debug.
+			level := slog.LevelDebug
+			switch ev.Wait.Reason {
+			case campaign.WaitCapped, campaign.WaitNoAccount:
+				level = slog.LevelWarn
+			case campaign.WaitGlobal:
+				level = slog.LevelInfo
+			}
+			log.LogAttrs(ctx, level, "waiting", attrs...)
+		case dispatch.EventResumed:
+			log.LogAttrs(ctx, slog.LevelDebug, "resumed sending")
+		case dispatch.EventRecovered:
+			log.LogAttrs(ctx, slog.LevelWarn, "rows of a stopped run marked unknown", slog.Int("count", ev.Count))
+		case dispatch.EventAccount:
+			out := ev.Outcome
+			if out.DropAccount {
+				key := [2]int64{ev.Claim.Message.CampaignID, ev.Claim.Account.ID}
+				if _, seen := dropped.LoadOrStore(key, struct{}{}); seen {
+					return
+				}
+			}
+			logAccount(ctx, log, ev)
+		case dispatch.EventPaused:
+			log.LogAttrs(ctx, slog.LevelWarn, "campaign paused",
+				slog.Int64("campaign", ev.Claim.Message.CampaignID), slog.String("reason", ev.Outcome.Pause))
+		}
+	}
+}
+
+func logOutcome(ctx context.Context, log *slog.Logger, outcome string, ev dispatch.Event) {
+	if !log.Enabled(ctx, slog.LevelDebug) {
+		return // the engine's hot path: build nothing
+	}
+	c, out := ev.Claim, ev.Outcome
+	attrs := []slog.Attr{
+		slog.Int64("campaign", c.Message.CampaignID),
+		slog.Int64("message", c.Message.ID),
+		slog.Int("line", c.Message.Line),
+		slog.String("account", c.Account.Name),
+		slog.String("outcome", outcome),
+	}
+	if out.Class != "" {
+		attrs = append(attrs, slog.String("class", out.Class))
+	}
+	if out.ErrorCode != 0 {
+		attrs = append(attrs, slog.Int("code", out.ErrorCode))
+	}
+	if out.WAMID != "" {
+		attrs = append(attrs, slog.String("wamid", out.WAMID))
+	}
+	if out.Error != "" {
+		attrs = append(attrs, slog.String("error", out.Error))
+	}
+	if ev.Kind == dispatch.EventRetry && !out.RetryAt.IsZero() {
+		attrs = append(attrs, slog.Time("retry_at", out.RetryAt))
+	}
+	if !c.At.IsZero() && !ev.At.Before(c.At) {
+		attrs = append(attrs, slog.Duration("took", ev.At.Sub(c.At)))
+	}
+	log.LogAttrs(ctx, slog.LevelDebug, "send "+outcome, attrs...)
+}
+
+// logAccount says what happened to an account: a throttle is routine
+// (info); a restriction or a dropped account needs a person (warn).
+func logAccount(ctx context.Context, log *slog.Logger, ev dispatch.Event) {
+	out := ev.Outcome
+	attrs := []slog.Attr{
+		slog.Int64("campaign", ev.Claim.Message.CampaignID),
+		slog.String("account", ev.Claim.Account.Name),
+		slog.Int("code", out.ErrorCode),
+	}
+	switch {
+	case out.DropAccount:
+		attrs = append(attrs, slog.String("error", out.Error))
+		log.LogAttrs(ctx, slog.LevelWarn, "account dropped from campaign", attrs...)
+	case out.Restrict > 0:
+		attrs = append(attrs, slog.Duration("for", out.Restrict), slog.String("error", out.Error))
+		log.LogAttrs(ctx, slog.LevelWarn, "account restricted", attrs...)
+	case out.Throttle != nil:
+		attrs = append(attrs, slog.Duration("cooldown", out.Throttle.Cooldown))
+		if out.Throttle.Hint > 0 {
+			attrs = append(attrs, slog.Duration("hint", out.Throttle.Hint))
+		}
+		if out.Throttle.App {
+			attrs = append(attrs, slog.Bool("app_wide", true))
+		}
+		log.LogAttrs(ctx, slog.LevelInfo, "account throttled", attrs...)
+	}
+}

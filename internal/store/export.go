@@ -1,0 +1,62 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// ExportRow is one recipient of a campaign as it stands.
+type ExportRow struct {
+	Line         int
+	Input        string
+	Phone        string // E.164
+	State        campaign.State
+	Account      string // the account of the last request; "" if none yet
+	Attempts     int
+	WAMID        string
+	ErrorCode    int // 0: none
+	ErrorMessage string
+	UpdatedAt    time.Time // zero: never changed since the import
+	SentAt       time.Time // zero: not sent
+}
+
+// ExportMessages calls fn for each recipient of campaign id, in file order,
+// optionally only those in state (all when ""). Rows stream from the
+// database one at a time, so a campaign of any size exports in constant
+// memory. An error from fn stops the export and is returned as is.
+func (s *Store) ExportMessages(ctx context.Context, id int64, state campaign.State, fn func(ExportRow) error) error {
+	if _, err := s.Campaign(ctx, id); err != nil {
+		return err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT m.line, m.input, m.phone, m.state, coalesce(a.name, ''), m.attempts,
+		coalesce(m.wamid, ''), coalesce(m.error_code, 0), coalesce(m.error_message, ''), m.updated_at, m.sent_at
+		FROM messages m LEFT JOIN accounts a ON a.id = m.account_id
+		WHERE m.campaign_id = ? AND (? = '' OR m.state = ?)
+		ORDER BY m.line, m.id`, id, string(state), string(state))
+	if err != nil {
+		return fmt.Errorf("export campaign %d: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			r             ExportRow
+			updated, sent sql.NullInt64
+		)
+		if err := rows.Scan(&r.Line, &r.Input, &r.Phone, &r.State, &r.Account, &r.Attempts,
+			&r.WAMID, &r.ErrorCode, &r.ErrorMessage, &updated, &sent); err != nil {
+			return fmt.Errorf("export campaign %d: %w", id, err)
+		}
+		r.UpdatedAt, r.SentAt = fromNullNanos(updated), fromNullNanos(sent)
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("export campaign %d: %w", id, err)
+	}
+	return nil
+}

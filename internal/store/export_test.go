@@ -1,0 +1,75 @@
+package store
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+func TestExportMessages(t *testing.T) {
+	st := openTest(t, newFakeClock())
+	mustAccount(t, st, "a", campaign.TierActive, limited(1, 10, 100))
+	c, _ := playCampaign(t, st, 4, func(line, attempt int) *campaign.Outcome {
+		switch line {
+		case 2:
+			return &campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.2"}
+		case 3:
+			return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131026, Error: "undeliverable"}
+		}
+		return nil // line 4 in flight, and 5 …
+	})
+	// … back to pending, untouched by any request.
+	if _, err := st.db.ExecContext(t.Context(), `UPDATE messages SET state = 'pending', account_id = NULL,
+		attempts = 0, updated_at = NULL WHERE campaign_id = ? AND line = 5`, c.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	var all []ExportRow
+	if err := st.ExportMessages(t.Context(), c.ID, "", func(r ExportRow) error { all = append(all, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := []ExportRow{
+		{Line: 2, Input: phone(0), Phone: phone(0), State: campaign.Sent, Account: "a", Attempts: 1, WAMID: "wamid.2",
+			UpdatedAt: at(500 * time.Millisecond), SentAt: at(500 * time.Millisecond)},
+		{Line: 3, Input: phone(1), Phone: phone(1), State: campaign.Failed, Account: "a", Attempts: 1,
+			ErrorCode: 131026, ErrorMessage: "undeliverable", UpdatedAt: at(1500 * time.Millisecond)},
+		{Line: 4, Input: phone(2), Phone: phone(2), State: campaign.Sending, Account: "a", Attempts: 1,
+			UpdatedAt: at(2 * time.Second)},
+		{Line: 5, Input: phone(3), Phone: phone(3), State: campaign.Pending},
+	}
+	if len(all) != len(want) {
+		t.Fatalf("exported %d rows, want %d: %+v", len(all), len(want), all)
+	}
+	for i := range want {
+		g, w := all[i], want[i]
+		if !g.UpdatedAt.Equal(w.UpdatedAt) || !g.SentAt.Equal(w.SentAt) {
+			t.Errorf("row %d: updated %v sent %v, want %v %v", i, g.UpdatedAt, g.SentAt, w.UpdatedAt, w.SentAt)
+		}
+		g.UpdatedAt, g.SentAt, w.UpdatedAt, w.SentAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		if g != w {
+			t.Errorf("row %d:\n got %+v\nwant %+v", i, g, w)
+		}
+	}
+
+	var failed []int
+	if err := st.ExportMessages(t.Context(), c.ID, campaign.Failed, func(r ExportRow) error {
+		failed = append(failed, r.Line)
+		return nil
+	}); err != nil || len(failed) != 1 || failed[0] != 3 {
+		t.Errorf("failed rows = %v, %v; want [3]", failed, err)
+	}
+
+	// An error from the callback stops the export at once.
+	stop := errors.New("stop")
+	n := 0
+	err := st.ExportMessages(t.Context(), c.ID, "", func(ExportRow) error { n++; return stop })
+	if !errors.Is(err, stop) || n != 1 {
+		t.Errorf("callback error: %v after %d rows, want stop after 1", err, n)
+	}
+
+	if err := st.ExportMessages(t.Context(), 99, "", func(ExportRow) error { return nil }); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("export of campaign 99: %v, want ErrNotFound", err)
+	}
+}

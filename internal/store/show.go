@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// Detail is everything known about one campaign, for `campaign show`.
+type Detail struct {
+	Campaign campaign.Campaign
+	Counts   campaign.Counts
+	Stats    Stats
+	// Errors groups the failed rows by Graph error code, most frequent
+	// first. Code 0 holds failures without one (a suppressed number).
+	Errors []ErrorGroup
+	// Accounts splits the work by account: outcomes by the account that
+	// made a row's last request, requests by the account that made each.
+	Accounts []AccountSplit
+	// FirstAttempt is when the first request was claimed, LastAttempt when
+	// the last one was answered (or claimed, while it is in flight).
+	FirstAttempt, LastAttempt time.Time
+	Dropped                   []Dropped
+}
+
+// ErrorGroup is the failed rows that share one error code.
+type ErrorGroup struct {
+	Code   int
+	Count  int
+	Sample string // the error message of the group's first line
+}
+
+// AccountSplit is one account's share of a campaign.
+type AccountSplit struct {
+	Account               string
+	Sent, Failed, Unknown int
+	Attempts, Throttled   int
+}
+
+// Elapsed is the time from the first request to the last answer.
+func (d Detail) Elapsed() time.Duration {
+	if d.FirstAttempt.IsZero() {
+		return 0
+	}
+	return d.LastAttempt.Sub(d.FirstAttempt)
+}
+
+// SendRate is messages sent per second over Elapsed; 0 before a second has
+// passed.
+func (d Detail) SendRate() float64 {
+	if el := d.Elapsed(); el >= time.Second {
+		return float64(d.Counts[campaign.Sent]) / el.Seconds()
+	}
+	return 0
+}
+
+// CampaignDetail reads one campaign with its aggregates. It returns
+// campaign.ErrNotFound (wrapped) for an unknown id.
+func (s *Store) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
+	var (
+		d   Detail
+		err error
+	)
+	if d.Campaign, err = s.Campaign(ctx, id); err != nil {
+		return d, err
+	}
+	if d.Counts, err = s.Counts(ctx, id); err != nil {
+		return d, err
+	}
+	if d.Stats, err = s.CampaignStats(ctx, id); err != nil {
+		return d, err
+	}
+	if d.Errors, err = s.errorGroups(ctx, id); err != nil {
+		return d, err
+	}
+	if d.Accounts, err = s.accountSplits(ctx, id); err != nil {
+		return d, err
+	}
+	var first, last sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT min(t.claimed_at), max(coalesce(t.done_at, t.claimed_at))
+		FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?`, id).Scan(&first, &last); err != nil {
+		return d, fmt.Errorf("campaign %d timings: %w", id, err)
+	}
+	d.FirstAttempt, d.LastAttempt = fromNullNanos(first), fromNullNanos(last)
+	if d.Dropped, err = s.DroppedAccounts(ctx, id); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+func (s *Store) errorGroups(ctx context.Context, id int64) ([]ErrorGroup, error) {
+	// SQLite takes a bare column next to min() from the row holding the
+	// minimum: the sample is the message of the group's first line.
+	rows, err := s.db.QueryContext(ctx, `SELECT coalesce(error_code, 0) AS code, count(*),
+		coalesce(error_message, ''), min(line)
+		FROM messages WHERE campaign_id = ? AND state = 'failed'
+		GROUP BY code ORDER BY count(*) DESC, code`, id)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %d failures by code: %w", id, err)
+	}
+	defer rows.Close()
+	var out []ErrorGroup
+	for rows.Next() {
+		var g ErrorGroup
+		var line int
+		if err := rows.Scan(&g.Code, &g.Count, &g.Sample, &line); err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) accountSplits(ctx context.Context, id int64) ([]AccountSplit, error) {
+	rows, err := s.db.QueryContext(ctx, `WITH
+		outcomes AS (SELECT account_id,
+			count(CASE WHEN state = 'sent' THEN 1 END) AS sent,
+			count(CASE WHEN state = 'failed' THEN 1 END) AS failed,
+			count(CASE WHEN state = 'unknown' THEN 1 END) AS unknown
+			FROM messages WHERE campaign_id = ? AND account_id IS NOT NULL GROUP BY account_id),
+		requests AS (SELECT t.account_id, count(*) AS attempts,
+			count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END) AS throttled
+			FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ? GROUP BY t.account_id)
+		SELECT a.name, coalesce(o.sent, 0), coalesce(o.failed, 0), coalesce(o.unknown, 0),
+			coalesce(r.attempts, 0), coalesce(r.throttled, 0)
+		FROM accounts a LEFT JOIN outcomes o ON o.account_id = a.id LEFT JOIN requests r ON r.account_id = a.id
+		WHERE o.account_id IS NOT NULL OR r.account_id IS NOT NULL
+		ORDER BY a.name`, id, id)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %d by account: %w", id, err)
+	}
+	defer rows.Close()
+	var out []AccountSplit
+	for rows.Next() {
+		var a AccountSplit
+		if err := rows.Scan(&a.Account, &a.Sent, &a.Failed, &a.Unknown, &a.Attempts, &a.Throttled); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
