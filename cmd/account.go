@@ -84,9 +84,9 @@ func newAccountListCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return f.IO.JSON(accountsJSON(accts))
+				return f.IO.JSON(accountsJSON(accts, f.location()))
 			}
-			return printAccounts(f.IO, accts)
+			return printAccounts(f.IO, accts, f.location())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -221,14 +221,14 @@ func formatRate(r float64) string {
 	return strconv.FormatFloat(r, 'f', -1, 64) + "/s"
 }
 
-func accountState(a campaign.AccountStatus) string {
+func accountState(a campaign.AccountStatus, loc *time.Location) string {
 	switch {
 	case a.Disabled:
 		return "disabled"
 	case a.CooldownUntil.After(a.At) && a.Restriction != "":
-		return "restricted until " + a.CooldownUntil.Local().Format("01-02 15:04")
+		return "restricted until " + a.CooldownUntil.In(loc).Format("01-02 15:04")
 	case a.CooldownUntil.After(a.At):
-		return "cooling down until " + a.CooldownUntil.Local().Format("15:04:05")
+		return "cooling down until " + a.CooldownUntil.In(loc).Format("15:04:05")
 	case a.UsedToday >= a.Limits.DailyCap:
 		return "capped until reset"
 	case a.Tokens < 1:
@@ -246,7 +246,7 @@ func effectiveRate(a campaign.AccountStatus) float64 {
 	return a.Limits.Rate * a.RateFactor
 }
 
-func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus) error {
+func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location) error {
 	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", "TOKENS", "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV")
 	for _, a := range accts {
 		lastErr := ""
@@ -255,7 +255,7 @@ func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus) error {
 		}
 		t.Row(a.Name, a.Tier, formatRate(a.Limits.Rate), formatRate(effectiveRate(a)), strconv.Itoa(a.Limits.Burst),
 			strconv.FormatFloat(math.Floor(a.Tokens*10)/10, 'f', 1, 64),
-			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), accountState(a), lastErr, a.PhoneNumberID, "$"+a.TokenEnv)
+			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), accountState(a, loc), lastErr, a.PhoneNumberID, "$"+a.TokenEnv)
 	}
 	if len(accts) == 0 {
 		io.Infof("no accounts yet: add one with `wasend account add NAME --phone-number-id ID`")
@@ -265,7 +265,7 @@ func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus) error {
 	}
 	for _, a := range accts {
 		if a.Restriction != "" && a.CooldownUntil.After(a.At) {
-			io.Warnf("account %s is RESTRICTED until %s: %s", a.Name, a.CooldownUntil.Local().Format(time.DateTime), a.Restriction)
+			io.Warnf("account %s is RESTRICTED until %s: %s", a.Name, a.CooldownUntil.In(loc).Format(time.DateTime), a.Restriction)
 		}
 	}
 	return nil
@@ -292,14 +292,14 @@ type accountJSON struct {
 	LastErrorCode int        `json:"last_error_code,omitempty"`
 }
 
-func accountsJSON(accts []campaign.AccountStatus) []accountJSON {
+func accountsJSON(accts []campaign.AccountStatus, loc *time.Location) []accountJSON {
 	out := make([]accountJSON, 0, len(accts))
 	for _, a := range accts {
 		out = append(out, accountJSON{
 			Name: a.Name, PhoneNumberID: a.PhoneNumberID, Tier: a.Tier, TokenEnv: a.TokenEnv,
 			Rate: a.Limits.Rate, Burst: a.Limits.Burst, DailyCap: a.Limits.DailyCap,
 			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
-			State: accountState(a), Disabled: a.Disabled, EffectiveRate: effectiveRate(a), LastErrorCode: a.LastErrorCode,
+			State: accountState(a, loc), Disabled: a.Disabled, EffectiveRate: effectiveRate(a), LastErrorCode: a.LastErrorCode,
 		})
 		if a.CooldownUntil.After(a.At) {
 			t := a.CooldownUntil.UTC()

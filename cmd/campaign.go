@@ -234,7 +234,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if res.Imported {
 		reportImport(f, c, res.Skipped)
 	} else {
-		f.IO.Infof("continuing campaign %d %q (imported %s)", c.ID, c.Name, c.CreatedAt.Local().Format("2006-01-02 15:04"))
+		f.IO.Infof("continuing campaign %d %q (imported %s)", c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"))
 	}
 	if c.State == campaign.CampaignFinished {
 		counts, err := st.Counts(ctx, c.ID)
@@ -360,7 +360,7 @@ func newCampaignListCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			out, err := campaignsJSON(ctx, st)
+			out, err := campaignsJSON(ctx, f, st)
 			if err != nil {
 				return err
 			}
@@ -534,7 +534,7 @@ again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code COD
 				}
 				last := ""
 				if !r.LastAttempt.IsZero() {
-					last = r.LastAttempt.Local().Format("2006-01-02 15:04:05")
+					last = r.LastAttempt.In(f.location()).Format("2006-01-02 15:04:05")
 				}
 				t.Row(strconv.Itoa(r.Line), r.Phone, code, r.Error, strconv.Itoa(r.Attempts), r.Account, last)
 			}

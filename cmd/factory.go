@@ -81,6 +81,16 @@ func (f *Factory) Location() (*time.Location, error) {
 	return loc, nil
 }
 
+// location is Location for display: a bad WASEND_TZ is reported by the
+// commands that count quota days; showing a time falls back to local.
+func (f *Factory) location() *time.Location {
+	loc, err := f.Location()
+	if err != nil {
+		return time.Local
+	}
+	return loc
+}
+
 // Store opens the database.
 func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 	path, err := f.DatabasePath()

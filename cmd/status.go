@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/planner"
+	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -51,11 +54,72 @@ type campaignJSON struct {
 	ThrottleRateHour float64       `json:"throttle_rate_1h"`
 	AvgAttempts      float64       `json:"avg_attempts"`
 	DroppedAccounts  []droppedJSON `json:"dropped_accounts,omitempty"`
+	ETA              *etaJSON      `json:"eta,omitempty"`
 }
 
-// campaignsJSON reads every campaign with its counts and health.
-func campaignsJSON(ctx context.Context, st *store.Store) ([]campaignJSON, error) {
+// etaJSON is when a running campaign's open rows will have gone, by the
+// planner: rates, bursts, caps and quota days all counted.
+type etaJSON struct {
+	Finish      *time.Time `json:"finish,omitempty"` // nil: never, with today's limits
+	Seconds     float64    `json:"seconds"`
+	QuotaResets int        `json:"quota_resets"`
+	Text        string     `json:"text"`
+}
+
+// etaFunc reads the accounts and global bucket once and returns a function
+// forecasting any campaign's open rows with them.
+func etaFunc(ctx context.Context, f *Factory, st *store.Store) (func(open int, dropped []store.Dropped) *etaJSON, error) {
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gl, tokens, on, err := st.GlobalLimit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := f.Location()
+	if err != nil {
+		return nil, err
+	}
+	now := f.Now()
+	return func(open int, dropped []store.Dropped) *etaJSON {
+		var usable []campaign.AccountStatus
+		for _, a := range accts {
+			if !slices.ContainsFunc(dropped, func(d store.Dropped) bool { return d.Account == a.Name }) {
+				usable = append(usable, a)
+			}
+		}
+		var global *ratelimit.Bucket
+		if on {
+			global = &ratelimit.Bucket{Tokens: tokens, At: now}
+		}
+		fc := planner.ETA(now, loc, open, usable, global, gl)
+		if fc.Capped || fc.Finish.IsZero() {
+			return &etaJSON{Text: "never with the current limits: " + fc.Reason}
+		}
+		fin := fc.Finish.UTC()
+		text := humanDuration(fc.Duration)
+		if fc.QuotaResets > 0 {
+			text += fmt.Sprintf(" (needs %d quota reset%s)", fc.QuotaResets, plural(fc.QuotaResets))
+		}
+		return &etaJSON{Finish: &fin, Seconds: fc.Duration.Seconds(), QuotaResets: fc.QuotaResets, Text: text}
+	}, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// campaignsJSON reads every campaign with its counts, health and ETA.
+func campaignsJSON(ctx context.Context, f *Factory, st *store.Store) ([]campaignJSON, error) {
 	camps, err := st.Campaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	eta, err := etaFunc(ctx, f, st)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +151,9 @@ func campaignsJSON(ctx context.Context, st *store.Store) ([]campaignJSON, error)
 		for _, d := range dropped {
 			cj.DroppedAccounts = append(cj.DroppedAccounts, droppedJSON{d.Account, d.Reason, d.ErrorCode, d.At.UTC()})
 		}
+		if c.State == campaign.CampaignRunning && n.Open() > 0 {
+			cj.ETA = eta(n.Open(), dropped)
+		}
 		out = append(out, cj)
 	}
 	return out, nil
@@ -113,17 +180,31 @@ func toCampaignJSON(c campaign.Campaign, n campaign.Counts) campaignJSON {
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		watch  time.Duration
+	)
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show accounts, limits and campaigns",
-		Long: `Show each account (tier, rate, burst, tokens now, sent today / daily cap,
-state) and each campaign (total, sent, pending, failed, unknown, state).
+		Short: "Show accounts, limits, campaigns and how they are doing",
+		Long: `Show each account — tier, configured and effective rate, burst, tokens now,
+sent today / daily cap, sent in the last 24 h, state (ok; waiting for a token;
+cooling down until T after throttling; restricted until T; capped until the
+next quota reset; disabled) and last error code — with its health over the
+last hour and overall: share of requests throttled, attempts per message and
+token use. Then each campaign: total, sent, pending (ready now / waiting for a
+retry time), failed, unknown, state, throttle share, attempts per message and
+an ETA that counts rates, bursts, caps and quota days.
 
-Account states: ok; waiting (no token this instant); capped (daily cap reached,
-until the next quota reset); disabled.`,
+Values outside their healthy range are flagged (red on a terminal, "!" when
+piped): throttled >= 1 %, attempts per message >= 1.5, token use outside
+70-100 % while work is waiting.
+
+--json prints one object with a stable shape (see README). --watch refreshes
+in place every INTERVAL (default 2s) until Ctrl-C.`,
 		Example: `  wasend status
-  wasend status --json | jq '.campaigns[] | select(.state == "running")'`,
+  wasend status --watch
+  wasend status --json | jq '.campaigns[] | select(.state == "running") | .eta.text'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -132,57 +213,82 @@ until the next quota reset); disabled.`,
 				return err
 			}
 			defer st.Close()
-			accts, err := st.Accounts(ctx)
-			if err != nil {
-				return err
+			if watch <= 0 {
+				return showStatus(ctx, f, st, asJSON)
 			}
-			gl, tokens, on, err := st.GlobalLimit(ctx)
-			if err != nil {
-				return err
-			}
-			camps, err := campaignsJSON(ctx, st)
-			if err != nil {
-				return err
-			}
-			health, err := accountsHealth(ctx, st, accts, f.Now())
-			if err != nil {
-				return err
-			}
-			out := statusJSON{Database: st.Path(), Accounts: health, Campaigns: camps}
-			if on {
-				out.GlobalLimit = &globalJSON{Rate: gl.Rate, Burst: gl.Burst, Tokens: tokens}
-			}
-			if asJSON {
-				return f.IO.JSON(out)
-			}
-			if f.IO.IsStdoutTTY() {
-				f.IO.Out.Write([]byte("Accounts\n"))
-			}
-			if err := printAccounts(f.IO, accts); err != nil {
-				return err
-			}
-			if f.IO.IsStdoutTTY() {
-				f.IO.Out.Write([]byte("\nAccount health (last hour / overall)\n"))
-				if err := printHealth(f, health); err != nil {
+			for {
+				if f.IO.IsStdoutTTY() {
+					io.WriteString(f.IO.Out, "\x1b[H\x1b[2J") // home, clear: redraw in place
+					fmt.Fprintf(f.IO.Out, "wasend status, every %v (Ctrl-C to stop)  %s\n\n", watch, f.Now().Format(time.TimeOnly))
+				}
+				if err := showStatus(ctx, f, st, asJSON); err != nil {
 					return err
 				}
-			}
-			if f.IO.IsStdoutTTY() {
-				g := "off"
-				if on {
-					g = formatRate(gl.Rate) + " burst " + strconv.Itoa(gl.Burst)
+				select {
+				case <-ctx.Done():
+					return nil // Ctrl-C is how a watch ends
+				case <-time.After(watch):
 				}
-				f.IO.Out.Write([]byte("\nGlobal limit: " + g + "\n\nCampaigns\n"))
+				if !f.IO.IsStdoutTTY() {
+					fmt.Fprintln(f.IO.Out)
+				}
 			}
-			return printCampaigns(f, out.Campaigns)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().DurationVar(&watch, "watch", 0, "refresh every `INTERVAL` until Ctrl-C")
+	cmd.Flags().Lookup("watch").NoOptDefVal = "2s"
 	return cmd
 }
 
+// showStatus prints the status once.
+func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) error {
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	gl, tokens, on, err := st.GlobalLimit(ctx)
+	if err != nil {
+		return err
+	}
+	camps, err := campaignsJSON(ctx, f, st)
+	if err != nil {
+		return err
+	}
+	health, err := accountsHealth(ctx, st, accts, f.Now(), f.location())
+	if err != nil {
+		return err
+	}
+	out := statusJSON{Database: st.Path(), Accounts: health, Campaigns: camps}
+	if on {
+		out.GlobalLimit = &globalJSON{Rate: gl.Rate, Burst: gl.Burst, Tokens: tokens}
+	}
+	if asJSON {
+		return f.IO.JSON(out)
+	}
+	tty := f.IO.IsStdoutTTY()
+	if tty {
+		io.WriteString(f.IO.Out, "Accounts\n")
+	}
+	if err := printAccounts(f.IO, accts, f.location()); err != nil {
+		return err
+	}
+	if tty {
+		io.WriteString(f.IO.Out, "\nAccount health (last hour / overall)\n")
+		if err := printHealth(f, health); err != nil {
+			return err
+		}
+		g := "off"
+		if on {
+			g = formatRate(gl.Rate) + " burst " + strconv.Itoa(gl.Burst)
+		}
+		io.WriteString(f.IO.Out, "\nGlobal limit: "+g+"\n\nCampaigns\n")
+	}
+	return printCampaigns(f, out.Campaigns)
+}
+
 func printCampaigns(f *Factory, camps []campaignJSON) error {
-	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "FAILED", "UNKNOWN", "SKIPPED", "THROTTLED", "ATTEMPTS/MSG", "CREATED")
+	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "FAILED", "UNKNOWN", "SKIPPED", "THROTTLED", "ATTEMPTS/MSG", "ETA")
 	for _, c := range camps {
 		state := c.State
 		if c.PauseReason != "" {
@@ -193,7 +299,7 @@ func printCampaigns(f *Factory, camps []campaignJSON) error {
 			strconv.Itoa(c.Failed), strconv.Itoa(c.Unknown), strconv.Itoa(c.Skipped),
 			flag(fmt.Sprintf("%.1f%%", c.ThrottleRate*100), c.ThrottleRate >= 0.01, f.IO.IsStdoutTTY()),
 			flag(fmt.Sprintf("%.2f", c.AvgAttempts), c.AvgAttempts >= 1.5, f.IO.IsStdoutTTY()),
-			c.CreatedAt.Local().Format("2006-01-02 15:04"))
+			etaText(c.ETA))
 	}
 	if len(camps) == 0 && f.IO.IsStdoutTTY() {
 		f.IO.Out.Write([]byte("no campaigns yet\n"))
@@ -242,7 +348,7 @@ type healthJSON struct {
 	Unhealthy    []string `json:"unhealthy,omitempty"`
 }
 
-func accountsHealth(ctx context.Context, st *store.Store, accts []campaign.AccountStatus, now time.Time) ([]accountStatusJSON, error) {
+func accountsHealth(ctx context.Context, st *store.Store, accts []campaign.AccountStatus, now time.Time, loc *time.Location) ([]accountStatusJSON, error) {
 	hour, err := st.AccountActivity(ctx, now.Add(-time.Hour))
 	if err != nil {
 		return nil, err
@@ -259,7 +365,7 @@ func accountsHealth(ctx context.Context, st *store.Store, accts []campaign.Accou
 	if err != nil {
 		return nil, err
 	}
-	base := accountsJSON(accts)
+	base := accountsJSON(accts, loc)
 	out := make([]accountStatusJSON, len(accts))
 	for i, a := range accts {
 		rate := effectiveRate(a)
@@ -304,4 +410,11 @@ func printHealth(f *Factory, accts []accountStatusJSON) error {
 			cell(a.LastHour, a.Overall, "utilisation", func(h healthJSON) string { return fmt.Sprintf("%.0f%%", h.Utilisation*100) }))
 	}
 	return t.Render()
+}
+
+func etaText(e *etaJSON) string {
+	if e == nil {
+		return "-"
+	}
+	return e.Text
 }
