@@ -180,6 +180,10 @@ func New(o Options) (*Engine, error) {
 	return &Engine{o: o}, nil
 }
 
+// ClassNotSent marks an attempt put back without a request: its token
+// was spent, but nothing reached the API.
+const ClassNotSent = "not-sent"
+
 // maxBatch bounds the claims taken, and the outcomes recorded, in one
 // transaction.
 const maxBatch = 64
@@ -450,7 +454,7 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 	switch {
 	case dropped || e.paused.Load():
 		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now(), Refund: true,
-			Error: "not sent: the account or campaign stopped meanwhile"}
+			Class: ClassNotSent, Error: "not sent: the account or campaign stopped meanwhile"}
 	case err != nil:
 		// No token: the account can't send for this campaign; its rows go
 		// to the others.

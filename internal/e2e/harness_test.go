@@ -395,12 +395,15 @@ type claim struct {
 	at            time.Time
 }
 
-// claims returns every attempt in the order it was claimed.
+// claims returns every attempt that made a request (or may have), in the
+// order it was claimed. Claims the engine put back unsent — their account
+// was dropped or the campaign paused while they waited — are left out.
 func (w *world) claims() []claim {
 	w.t.Helper()
 	var out []claim
 	w.query(`SELECT 'wasend:c' || m.campaign_id || ':m' || m.id, a.phone_number_id, t.claimed_at
-		FROM attempts t JOIN messages m ON m.id = t.message_id JOIN accounts a ON a.id = t.account_id ORDER BY t.id`,
+		FROM attempts t JOIN messages m ON m.id = t.message_id JOIN accounts a ON a.id = t.account_id
+		WHERE coalesce(t.class, '') <> 'not-sent' ORDER BY t.id`,
 		func(rs *sql.Rows) error {
 			var c claim
 			var ns int64

@@ -256,7 +256,7 @@ func bigInput(n int) Input {
 		tierAccount("fresh", campaign.TierNew, start), tierAccount("warm", campaign.TierWarm, start), tierAccount("main", campaign.TierActive, start)}}
 }
 
-func TestPlanMillionIsFast(t *testing.T) {
+func TestPlanMillion(t *testing.T) {
 	inputs := map[string]Input{"tiers": bigInput(1_000_000)}
 	uncapped := bigInput(1_000_000)
 	for i := range uncapped.Accounts {
@@ -273,10 +273,8 @@ func TestPlanMillionIsFast(t *testing.T) {
 		if f.Capped || f.Sent != in.Messages {
 			t.Fatalf("%s: %+v", name, f)
 		}
+		// Speed is BenchmarkPlan1M's to measure; this only reports it.
 		t.Logf("%s: 1M messages finish after %v (%d resets), planned in %v", name, f.Duration.Round(time.Hour), f.QuotaResets, took)
-		if took > 500*time.Millisecond {
-			t.Errorf("%s: planning 1M messages took %v", name, took)
-		}
 	}
 	// 500 a day over three tiers: 2,000 days.
 	if f := Plan(bigInput(1_000_000)); f.QuotaResets != 2000 {

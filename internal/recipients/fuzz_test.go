@@ -16,10 +16,11 @@ import (
 // whose numbering plans differ in trunk prefixes and lengths.
 var fuzzRegions = []string{"", "DE", "US", "GB", "IN", "BR", "CN"}
 
-// e164 is what every accepted number must look like. E.164 allows 15 digits
-// at most; the fewest a valid number has is 7: Niue's fixed lines are
-// +683 and 4 digits ("+6834002").
-var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+// e164 is what every accepted number must look like: E.164 allows 15 digits
+// at most. The fewest are 6 (minDigits): libphonenumber's metadata holds
+// valid numbers that short, such as German pagers ("+491680"), and 7-digit
+// fixed lines in Niue ("+6834002").
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{5,14}$`)
 
 func FuzzNormalizePhone(f *testing.F) {
 	for _, s := range []string{

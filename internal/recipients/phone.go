@@ -57,9 +57,22 @@ func NormalizePhone(input, region string) (string, error) {
 	return normalizePhone(input, region, cc)
 }
 
+// maxE164Digits is E.164's limit. libphonenumber lets some regions (DE)
+// have national numbers so long that the whole exceeds it; the Cloud API
+// takes E.164 only.
+const maxE164Digits = 15
+
 // normalizePhone is NormalizePhone for a region already checked, whose
 // country calling code is cc.
 func normalizePhone(input, region, cc string) (string, error) {
+	e164, err := parsePhone(input, region, cc)
+	if err == nil && len(e164)-1 > maxE164Digits {
+		return "", ErrTooLong
+	}
+	return e164, err
+}
+
+func parsePhone(input, region, cc string) (string, error) {
 	digits, intl, err := cleanPhone(input)
 	if err != nil {
 		return "", err

@@ -1,0 +1,94 @@
+//go:build torture
+
+package torture
+
+import (
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestConcurrentProcesses runs four `campaign run` processes at once on one
+// database and the same three accounts: two on the same file (the same
+// command, so the same campaign) and two on campaigns of their own. The
+// caps allow fewer sends than the files hold. Judged from the server's
+// record: no bucket overdrawn by more than one token, no daily cap
+// exceeded, nobody accepted twice, and no "database is locked" reaching
+// the user.
+func TestConcurrentProcesses(t *testing.T) {
+	var (
+		perFile  = size(100, 500)
+		dailyCap = size(60, 300) // 3 accounts × cap < 3 files × perFile
+		lim      = limit{rate: size(10.0, 20.0), burst: 5}
+	)
+	seed := testSeed(t)
+	w := newWorld(t, "--throughput", "-1", "--pair-interval", "-1s", "--seed", fmt.Sprint(seed))
+	w.setup(lim.rate, lim.burst, dailyCap, threeAccounts)
+	shared := w.writeCSV("shared.csv", 4915112350000, perFile)
+	files := []string{shared, shared,
+		w.writeCSV("other1.csv", 4915112360000, perFile),
+		w.writeCSV("other2.csv", 4915112370000, perFile),
+	}
+
+	start := time.Now()
+	var procs []*proc
+	for _, f := range files {
+		procs = append(procs, w.start(runArgs(f, "--stop-when-capped")...))
+	}
+	exits := map[int]int{}
+	for i, p := range procs {
+		r := p.wait(t)
+		exits[r.code]++
+		checkOutput(t, fmt.Sprintf("process %d (%s)", i+1, files[i]), r)
+		if r.code != 0 && r.code != 3 {
+			t.Errorf("process %d (%s): want exit 0 (finished) or 3 (capped)\n%s", i+1, files[i], r)
+		}
+	}
+	elapsed := time.Since(start)
+	if exits[3] == 0 {
+		t.Errorf("no process stopped at the caps although they allow %d of %d sends", 3*dailyCap, 3*perFile)
+	}
+
+	recs := w.api.records(t)
+	rows := w.rows()
+	var campaigns int
+	w.query(`SELECT count(*) FROM campaigns`, func(rs *sql.Rows) error { return rs.Scan(&campaigns) })
+	if campaigns != 3 || len(rows) != 3*perFile {
+		t.Errorf("%d campaigns with %d rows, want 3 with %d: the two runs of %s must share one campaign",
+			campaigns, len(rows), 3*perFile, shared)
+	}
+	f := judge(t, rows, recs, true)
+	f.maxOverdraw = checkOverdraw(t, recs, lim)
+	f.capBreaches = checkCaps(t, recs, dailyCap)
+
+	// The processes really overlapped: every campaign had requests while
+	// another's were under way.
+	first, last := map[string]time.Time{}, map[string]time.Time{}
+	for _, r := range recs {
+		c, _, _ := strings.Cut(strings.TrimPrefix(r.CallbackData, "wasend:"), ":")
+		if first[c].IsZero() {
+			first[c] = r.At
+		}
+		last[c] = r.At
+	}
+	for c := range first {
+		for d := range first {
+			if c != d && !first[c].Before(last[d]) {
+				t.Errorf("campaigns %s and %s did not overlap", c, d)
+			}
+		}
+	}
+	// used_today is wasend's view of the cap; it must match the server's.
+	per := acceptedBy(recs)
+	for _, a := range threeAccounts {
+		var used int
+		w.query(`SELECT used_today FROM accounts WHERE phone_number_id = ?`, func(rs *sql.Rows) error { return rs.Scan(&used) }, a.phoneNumberID)
+		if used != per[a.phoneNumberID] {
+			t.Errorf("account %s: used_today %d, the server accepted %d", a.name, used, per[a.phoneNumberID])
+		}
+	}
+	report(t, "concurrent", f, fmt.Sprintf("processes=4 exits=%v accepted_per_account=%v cap=%d elapsed=%v",
+		exits, per, dailyCap, elapsed.Round(time.Millisecond)))
+}

@@ -1,0 +1,101 @@
+//go:build torture
+
+package torture
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCrashTorture kills `campaign run` with SIGKILL at seeded random
+// moments, running the same command again each time until it completes,
+// then judges from the server's record: nobody accepted twice, every
+// recipient not accepted is failed or unknown with a reason, and wasend's
+// counts equal the server's (sent ⊆ accepted; accepted but not sent is
+// unknown).
+func TestCrashTorture(t *testing.T) {
+	var (
+		n     = size(400, 2000)
+		kills = size(5, 20)
+		lim   = limit{rate: 25, burst: 5}
+	)
+	seed := testSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	// Slow answers keep requests in flight at the kills; drops and server
+	// errors add unknown rows and retries.
+	w := newWorld(t, "--throughput", "-1", "--pair-interval", "-1s", "--seed", fmt.Sprint(seed),
+		"--slow", "0.2", "--slow-delay", "300ms", "--drop", "0.02", "--server-error", "0.02")
+	w.setup(lim.rate, lim.burst, 100000, threeAccounts)
+	csv := w.writeCSV("crash.csv", 4915112340000, n)
+	run := runArgs(csv)
+
+	start := time.Now()
+	killed, midCampaign, runs := 0, 0, 0
+	completed := false
+	for killed < kills && !completed {
+		p := w.start(run...)
+		runs++
+		// Most kills land while sending; a few during start-up or import.
+		delay := time.Duration(20+rng.IntN(600)) * time.Millisecond
+		select {
+		case <-p.done:
+		case <-time.After(delay):
+			p.signal(t, syscall.SIGKILL)
+		}
+		r := p.wait(t)
+		checkOutput(t, fmt.Sprintf("run %d", runs), r)
+		if r.signal != syscall.SIGKILL {
+			if r.code != 0 {
+				t.Fatalf("run %d: %s", runs, r)
+			}
+			completed = true
+			t.Logf("run %d completed before its kill at %v", runs, delay)
+			break
+		}
+		killed++
+		got := states(w.rows())
+		if got["sent"] > 0 && got["pending"]+got["sending"] > 0 {
+			midCampaign++
+		}
+		t.Logf("kill %d after %v: rows %v", killed, delay, got)
+	}
+	if midCampaign == 0 {
+		t.Fatal("no kill landed while the campaign was under way; the test proved nothing")
+	}
+	for !completed {
+		r := w.run(run...)
+		runs++
+		checkOutput(t, fmt.Sprintf("run %d", runs), r)
+		if r.code != 0 {
+			t.Fatalf("run %d after the kills: %s", runs, r)
+		}
+		completed = strings.Contains(r.stdout, "finished")
+	}
+	elapsed := time.Since(start)
+
+	recs := w.api.records(t)
+	rows := w.rows()
+	if len(rows) != n {
+		t.Fatalf("campaign holds %d recipients, want %d", len(rows), n)
+	}
+	f := judge(t, rows, recs, false)
+	f.maxOverdraw = checkOverdraw(t, recs, lim)
+	if f.sent+f.failed+f.unknown != n {
+		t.Errorf("sent %d + failed %d + unknown %d ≠ %d recipients", f.sent, f.failed, f.unknown, n)
+	}
+
+	// One more run of the same command finds nothing left to send.
+	r := w.ok(run...)
+	if !strings.Contains(r.stdout, "already finished") {
+		t.Errorf("run after the end: want \"already finished\"\n%s", r)
+	}
+	if got := len(w.api.records(t)); got != len(recs) {
+		t.Errorf("run after the end made %d more requests", got-len(recs))
+	}
+	report(t, "crash", f, fmt.Sprintf("kills=%d mid_campaign=%d runs=%d seed=%d elapsed=%v",
+		killed, midCampaign, runs, seed, elapsed.Round(time.Millisecond)))
+}

@@ -1,0 +1,142 @@
+//go:build torture
+
+package torture
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestDiskFull puts the database on a small tmpfs and fills the disk
+// while a campaign runs. Pass: wasend exits non-zero with a clear error
+// within seconds (no panic, no "database is locked", no endless retry);
+// every row recorded as sent before stays sent; and once space is freed
+// the same command resumes and completes with nobody messaged twice.
+// Mounting needs root; elsewhere the scenario is skipped.
+func TestDiskFull(t *testing.T) {
+	n := size(3000, 8000)
+	seed := testSeed(t)
+	w := newWorld(t, "--throughput", "-1", "--pair-interval", "-1s", "--seed", fmt.Sprint(seed),
+		"--slow", "0.05", "--slow-delay", "100ms", "--drop", "0.01")
+	mnt := filepath.Join(w.dir, "disk")
+	if err := os.Mkdir(mnt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs for the full disk (%v: %s); skipped", err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", mnt, err, out)
+		}
+	})
+	w.db = filepath.Join(mnt, "wasend.db")
+	lim := limit{rate: 400, burst: 20}
+	w.setup(lim.rate, lim.burst, 1000000, threeAccounts)
+	csv := w.writeCSV("disk.csv", 4915112400000, n)
+	run := runArgs(csv)
+
+	p := w.start(run...)
+	w.waitFor(60*time.Second, "a fifth of the campaign accepted", func() bool {
+		return len(w.api.records(t)) >= n/5
+	})
+	// What wasend has recorded as sent before the disk fills must survive.
+	sentBefore := map[string]string{}
+	for _, r := range w.rows() {
+		if r.state == "sent" {
+			sentBefore[r.phone] = r.wamid
+		}
+	}
+	filler := filepath.Join(mnt, "filler")
+	fillDisk(t, filler)
+	full := time.Now()
+	t.Logf("disk full with %d rows sent", len(sentBefore))
+
+	var r result
+	select {
+	case <-p.done:
+		r = p.wait(t)
+	case <-time.After(60 * time.Second):
+		p.signal(t, syscall.SIGKILL)
+		t.Fatalf("wasend still running 60s after the disk filled: %s", p.wait(t))
+	}
+	stopped := time.Since(full)
+	checkOutput(t, "campaign run on a full disk", r)
+	switch {
+	case r.code == 0:
+		t.Errorf("campaign run on a full disk: exit 0; want an error\n%s", r)
+	case r.signal != 0:
+		t.Errorf("campaign run on a full disk: died of %v\n%s", r.signal, r)
+	case !strings.Contains(strings.ToLower(r.stderr), "full"):
+		t.Errorf("campaign run on a full disk: exit %d without saying the disk is full\n%s", r.code, r)
+	}
+	t.Logf("wasend stopped %v after the disk filled: exit %d: %s", stopped.Round(time.Millisecond), r.code, lastLine(r.stderr))
+
+	lost := 0
+	checkKept := func(when string) {
+		now := map[string]row{}
+		for _, r := range w.rows() {
+			now[r.phone] = r
+		}
+		for phone, wamid := range sentBefore {
+			if got := now[phone]; got.state != "sent" || got.wamid != wamid {
+				lost++
+				t.Errorf("%s: %s was sent (wamid %s), now %s (wamid %s)", when, phone, wamid, got.state, got.wamid)
+			}
+		}
+	}
+	checkKept("after the full disk")
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	resumed := w.run(run...)
+	checkOutput(t, "campaign run after freeing space", resumed)
+	if resumed.code != 0 || !strings.Contains(resumed.stdout, "finished") {
+		t.Fatalf("same command after freeing space: want exit 0 and finished\n%s", resumed)
+	}
+	checkKept("after the resumed run")
+	recs := w.api.records(t)
+	rows := w.rows()
+	if len(rows) != n {
+		t.Fatalf("campaign holds %d rows, want %d", len(rows), n)
+	}
+	f := judge(t, rows, recs, false)
+	f.lost += lost
+	report(t, "storage", f, fmt.Sprintf("sent_before_full=%d stopped_after=%v exit=%d",
+		len(sentBefore), stopped.Round(time.Millisecond), r.code))
+}
+
+// fillDisk writes path until the file system has no byte left.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, chunk := range []int{1 << 20, 4096, 1} {
+		buf := make([]byte, chunk)
+		for {
+			if _, err := f.Write(buf); err != nil {
+				if !errors.Is(err, syscall.ENOSPC) {
+					t.Fatalf("fill %s: %v", path, err)
+				}
+				break
+			}
+		}
+	}
+}
+
+// lastLine returns the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
