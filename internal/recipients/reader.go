@@ -118,6 +118,47 @@ type segment struct {
 // Reader yields the rows of one recipient list. It holds one record at a
 // time (plus, with FindDuplicates, the set of phones seen); a Reader is not safe
 // for concurrent use, but separate Readers share no mutable state.
+// MaxField bounds one field; MaxRecord bounds what is read for one record,
+// so an unclosed quote can't pull the rest of a large file into memory.
+const (
+	MaxField  = 64 << 10
+	MaxRecord = 1 << 20
+)
+
+// ErrRecordTooLong is a record longer than MaxRecord: usually a quote that
+// is never closed.
+var ErrRecordTooLong = errors.New("record over 1 MiB: is a quote left unclosed?")
+
+// budgetReader fails once more than MaxRecord bytes were read since n was
+// last reset (at each record). bufio reads ahead, so the bound is loose by
+// one buffer, which is all it needs to be.
+type budgetReader struct {
+	r io.Reader
+	n int
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.n > MaxRecord {
+		return 0, ErrRecordTooLong
+	}
+	n, err := b.r.Read(p)
+	b.n += n
+	return n, err
+}
+
+// crReader reads lone CRs as LFs.
+type crReader struct{ r io.Reader }
+
+func (c crReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i := range p[:n] {
+		if p[i] == '\r' {
+			p[i] = '\n'
+		}
+	}
+	return n, err
+}
+
 type Reader struct {
 	file      string
 	csv       *csv.Reader
@@ -134,6 +175,7 @@ type Reader struct {
 	text      []segment
 	textLit   int // characters of literal text, to size the body buffer
 	needed    int // fields a record must have to reach every used column
+	budget    *budgetReader
 	seen      map[uint64]int
 }
 
@@ -155,7 +197,8 @@ func Open(r io.Reader, file string, opts Options) (*Reader, error) {
 		rd.regionCC = strconv.Itoa(cc)
 	}
 
-	br := bufio.NewReaderSize(r, 64<<10)
+	rd.budget = &budgetReader{r: r}
+	br := bufio.NewReaderSize(rd.budget, 64<<10)
 	// Peek fills the buffer (or reaches EOF) without consuming anything, so
 	// the delimiter can be chosen before encoding/csv sees the first byte.
 	head, err := br.Peek(br.Size())
@@ -168,6 +211,12 @@ func Open(r io.Reader, file string, opts Options) (*Reader, error) {
 		head = head[3:]
 	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
 		return nil, fmt.Errorf("%s: %w: the file is UTF-16; save it as CSV UTF-8", file, ErrEncoding)
+	}
+	if bytes.IndexByte(head, '\r') >= 0 && bytes.IndexByte(head, '\n') < 0 {
+		// Old Mac Excel ends lines with CR alone, which encoding/csv
+		// doesn't split on: read those CRs as line ends.
+		br = bufio.NewReaderSize(crReader{br}, 64<<10)
+		head = bytes.ReplaceAll(head, []byte{'\r'}, []byte{'\n'})
 	}
 	delim := opts.Delimiter
 	if delim == 0 {
@@ -341,6 +390,7 @@ func (rd *Reader) Header() []string { return slices.Clone(rd.header) }
 // file cannot be trusted (broken quoting, invalid UTF-8, a read error).
 func (rd *Reader) Next() (Row, error) {
 	for {
+		rd.budget.n = 0
 		rec, err := rd.csv.Read()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -368,6 +418,12 @@ func (rd *Reader) row(rec []string, line int) (Row, error) {
 			Reason: fmt.Sprintf("has %s, header has %d", plural(len(rec), "field"), len(rd.header))}
 	}
 
+	for i, v := range rec {
+		if len(v) > MaxField {
+			return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(i), Value: strings.ToValidUTF8(v[:40], "") + "…",
+				Reason: fmt.Sprintf("field of %d bytes, over the %d KiB limit", len(v), MaxField>>10)}
+		}
+	}
 	input := strings.TrimSpace(rec[rd.phoneCol])
 	phone, err := normalizePhone(input, rd.region, rd.regionCC)
 	if err != nil {
