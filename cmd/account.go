@@ -35,6 +35,11 @@ func newAccountAddCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add NAME --phone-number-id ID",
 		Short: "Add a sending number",
+		Long: `Add a WhatsApp business number to send from. NAME is yours to choose; ID is
+the number's phone number ID from WhatsApp Manager. The tier (default new)
+sets its pace; --token-env names the environment variable that will hold its
+access token when sending (default WASEND_TOKEN). The token itself is never
+stored. The account's bucket starts full and its quota day starts today.`,
 		Example: `  wasend account add main-01 --phone-number-id 1234567890 --tier active --token-env WA_TOKEN_MAIN
   wasend account add fresh-02 --phone-number-id 2345678901 --tier new --token-env WA_TOKEN_FRESH`,
 		Args: exactArgs(1),
@@ -72,7 +77,12 @@ func newAccountListCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List accounts with their limits and quota",
-		Args:  noArgs,
+		Long: `List every account: tier, configured and effective rate, burst, tokens now,
+sent today / daily cap, state and last error code. --json prints the same
+fields as ` + "`wasend status --json`" + `'s accounts, without the health figures.`,
+		Example: `  wasend account list
+  wasend account list --json | jq -r '.[] | select(.state != "ok") | .name'`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := f.Store(cmd.Context())
 			if err != nil {

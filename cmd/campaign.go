@@ -352,7 +352,11 @@ func newCampaignListCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List campaigns with their counts",
-		Args:  noArgs,
+		Long: `List every campaign in the database by number, with its state, counts by
+message state, health figures and ETA — the campaign half of ` + "`wasend status`" + `.`,
+		Example: `  wasend campaign list
+  wasend campaign list --json | jq '.[] | {id, state, sent, pending}'`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := f.Store(ctx)

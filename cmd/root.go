@@ -120,9 +120,11 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print wasend's version",
-		Args:  noArgs,
+		Use:     "version",
+		Short:   "Print wasend's version",
+		Long:    "Print the version wasend was built as (set at build time by the release).",
+		Example: `  wasend version`,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "wasend %s\n", Version())
 			return err

@@ -38,6 +38,14 @@ func newSandboxServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the sandbox API until interrupted",
+		Long: `Serve the local stand-in for the WhatsApp Cloud API on --addr until Ctrl-C,
+for wasend (WASEND_API_BASE=http://ADDR) or any other client. It answers with
+the real response and error shapes, enforces 80 messages/s per number and
+the 6 s pair limit, and injects faults on demand: probabilities of throttling,
+server errors, dropped connections, slow answers and any Graph error code;
+numbers that always fail; accounts that turn fatal after N messages; bad
+templates; Retry-After hints. --record writes one JSON line per request, the
+record the reliability tests judge from. Nothing leaves the machine.`,
 		Example: `  wasend sandbox serve --record sandbox.jsonl --throttle 0.02 --drop 0.01
   wasend sandbox serve --fail-number +16505551234=131026 --fatal-account 1065403=190@100`,
 		Args: noArgs,

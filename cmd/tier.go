@@ -30,7 +30,11 @@ func newTierListCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List tiers and their limits",
-		Args:  noArgs,
+		Long: `List the new, warm and active tiers with their current rate, burst and daily
+cap, and the built-in defaults they started from.`,
+		Example: `  wasend tier list
+  wasend tier list --json`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := f.Store(cmd.Context())
 			if err != nil {
@@ -77,6 +81,10 @@ func newTierSetCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "set NAME [--rate PER_SECOND | --every DURATION] [--burst N] [--daily-cap N]",
 		Short: "Change a tier's limits",
+		Long: `Change the rate (--rate per second, or --every interval), burst or daily cap
+of a tier for every account on it that has no override of its own. Running
+campaigns pick the change up within seconds; tokens already earned are kept.
+--defaults starts from the built-in values.`,
 		Example: `  wasend tier set new --every 10s --burst 5 --daily-cap 80
   wasend tier set active --rate 0.5
   wasend tier set warm --defaults`,
