@@ -107,3 +107,21 @@ func TestHumanDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestCampaignPlanGolden keeps the plan's terminal and piped forms in
+// golden files. Rewrite with: go test ./cmd -run TestCampaignPlanGolden -update
+func TestCampaignPlanGolden(t *testing.T) {
+	c := newCLI(t)
+	c.addAccounts()
+	csv := planCSV(t)
+	for _, tt := range []struct {
+		name string
+		tty  bool
+	}{{"campaign_plan_tty.golden", true}, {"campaign_plan_piped.golden", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c.t, c.tty = t, tt.tty
+			out := c.ok("campaign", "plan", csv, "--template", "t", "--lang", "en_US", "--start", "2026-11-30T23:50:00Z")
+			goldenFile(t, tt.name, out)
+		})
+	}
+}
