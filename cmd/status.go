@@ -55,6 +55,10 @@ type campaignJSON struct {
 	AvgAttempts      float64       `json:"avg_attempts"`
 	DroppedAccounts  []droppedJSON `json:"dropped_accounts,omitempty"`
 	ETA              *etaJSON      `json:"eta,omitempty"`
+	// The same figures as an account's health, over this campaign's
+	// requests: last hour and overall.
+	LastHour healthJSON `json:"last_hour"`
+	Overall  healthJSON `json:"overall"`
 }
 
 // etaJSON is when a running campaign's open rows will have gone, by the
@@ -123,6 +127,14 @@ func campaignsJSON(ctx context.Context, f *Factory, st *store.Store) ([]campaign
 	if err != nil {
 		return nil, err
 	}
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	limits := map[string]campaign.AccountStatus{}
+	for _, a := range accts {
+		limits[a.Name] = a
+	}
 	out := []campaignJSON{}
 	for _, c := range camps {
 		n, err := st.Counts(ctx, c.ID)
@@ -153,6 +165,15 @@ func campaignsJSON(ctx context.Context, f *Factory, st *store.Store) ([]campaign
 		}
 		if c.State == campaign.CampaignRunning && n.Open() > 0 {
 			cj.ETA = eta(n.Open(), dropped)
+		}
+		working := c.State == campaign.CampaignRunning && q.Ready > 0
+		hour := store.Activity{Attempts: stats.HourAttempts, Throttled: stats.HourThrottled, Messages: stats.HourMessages}
+		all := store.Activity{Attempts: stats.Attempts, Throttled: stats.Throttled, Messages: stats.MessagesAttempted}
+		if cj.LastHour, err = campaignHealth(ctx, st, c.ID, f.Now().Add(-time.Hour), hour, limits, working); err != nil {
+			return nil, err
+		}
+		if cj.Overall, err = campaignHealth(ctx, st, c.ID, time.Time{}, all, limits, working); err != nil {
+			return nil, err
 		}
 		out = append(out, cj)
 	}
@@ -288,7 +309,10 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 }
 
 func printCampaigns(f *Factory, camps []campaignJSON) error {
-	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "FAILED", "UNKNOWN", "SKIPPED", "THROTTLED", "ATTEMPTS/MSG", "ETA")
+	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "FAILED", "UNKNOWN", "SKIPPED",
+		"THROTTLED 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "TOKEN USE 1H/ALL", "STARTED", "ETA")
+	tty := f.IO.IsStdoutTTY()
+	loc := f.location()
 	for _, c := range camps {
 		state := c.State
 		if c.PauseReason != "" {
@@ -297,9 +321,10 @@ func printCampaigns(f *Factory, camps []campaignJSON) error {
 		t.Row(strconv.FormatInt(c.ID, 10), c.Name, state, strconv.Itoa(c.Total), strconv.Itoa(c.Sent),
 			strconv.Itoa(c.Pending+c.Sending), strconv.Itoa(c.Ready), strconv.Itoa(c.WaitingRetry),
 			strconv.Itoa(c.Failed), strconv.Itoa(c.Unknown), strconv.Itoa(c.Skipped),
-			flag(fmt.Sprintf("%.1f%%", c.ThrottleRate*100), c.ThrottleRate >= 0.01, f.IO.IsStdoutTTY()),
-			flag(fmt.Sprintf("%.2f", c.AvgAttempts), c.AvgAttempts >= 1.5, f.IO.IsStdoutTTY()),
-			etaText(c.ETA))
+			healthCell(c.LastHour, c.Overall, "throttle_rate", tty, func(h healthJSON) string { return fmt.Sprintf("%.1f%%", h.ThrottleRate*100) }),
+			healthCell(c.LastHour, c.Overall, "avg_attempts", tty, func(h healthJSON) string { return fmt.Sprintf("%.2f", h.AvgAttempts) }),
+			healthCell(c.LastHour, c.Overall, "utilisation", tty, func(h healthJSON) string { return fmt.Sprintf("%.0f%%", h.Utilisation*100) }),
+			startedText(c.StartedAt, loc), etaText(c.ETA))
 	}
 	if len(camps) == 0 && f.IO.IsStdoutTTY() {
 		f.IO.Out.Write([]byte("no campaigns yet\n"))
@@ -400,14 +425,11 @@ func health(a store.Activity, rate float64, burst int, workWaiting bool) healthJ
 func printHealth(f *Factory, accts []accountStatusJSON) error {
 	tty := f.IO.IsStdoutTTY()
 	t := newTable(f, "NAME", "SENT 24H", "THROTTLED", "ATTEMPTS/MSG", "TOKEN USE")
-	cell := func(h, all healthJSON, name string, format func(healthJSON) string) string {
-		return flag(format(h), slices.Contains(h.Unhealthy, name), tty) + " / " + flag(format(all), slices.Contains(all.Unhealthy, name), tty)
-	}
 	for _, a := range accts {
 		t.Row(a.Name, strconv.Itoa(a.Sent24h),
-			cell(a.LastHour, a.Overall, "throttle_rate", func(h healthJSON) string { return fmt.Sprintf("%.1f%%", h.ThrottleRate*100) }),
-			cell(a.LastHour, a.Overall, "avg_attempts", func(h healthJSON) string { return fmt.Sprintf("%.2f", h.AvgAttempts) }),
-			cell(a.LastHour, a.Overall, "utilisation", func(h healthJSON) string { return fmt.Sprintf("%.0f%%", h.Utilisation*100) }))
+			healthCell(a.LastHour, a.Overall, "throttle_rate", tty, func(h healthJSON) string { return fmt.Sprintf("%.1f%%", h.ThrottleRate*100) }),
+			healthCell(a.LastHour, a.Overall, "avg_attempts", tty, func(h healthJSON) string { return fmt.Sprintf("%.2f", h.AvgAttempts) }),
+			healthCell(a.LastHour, a.Overall, "utilisation", tty, func(h healthJSON) string { return fmt.Sprintf("%.0f%%", h.Utilisation*100) }))
 	}
 	return t.Render()
 }
@@ -417,4 +439,43 @@ func etaText(e *etaJSON) string {
 		return "-"
 	}
 	return e.Text
+}
+
+// campaignHealth is a campaign's health since a time: throttled share and
+// attempts per message from its requests, and tokens used out of those its
+// accounts earned while sending it.
+func campaignHealth(ctx context.Context, st *store.Store, id int64, since time.Time, req store.Activity,
+	accts map[string]campaign.AccountStatus, working bool) (healthJSON, error) {
+	act, err := st.Activity(ctx, since, id)
+	if err != nil {
+		return healthJSON{}, err
+	}
+	var avail float64
+	for name, a := range act {
+		if acct, ok := accts[name]; ok && a.Attempts > 0 {
+			avail += a.Available(effectiveRate(acct), acct.Limits.Burst)
+		}
+	}
+	h := health(req, 0, 1, false)
+	h.Utilisation = 0
+	if avail > 0 {
+		h.Utilisation = min(float64(req.Attempts)/avail, 1)
+	}
+	if working && req.Attempts > 0 && h.Utilisation < 0.7 {
+		h.Unhealthy = append(h.Unhealthy, "utilisation")
+	}
+	return h, nil
+}
+
+// healthCell shows one figure for the last hour and overall, each flagged
+// when outside its healthy range.
+func healthCell(hour, all healthJSON, name string, tty bool, format func(healthJSON) string) string {
+	return flag(format(hour), slices.Contains(hour.Unhealthy, name), tty) + " / " + flag(format(all), slices.Contains(all.Unhealthy, name), tty)
+}
+
+func startedText(t *time.Time, loc *time.Location) string {
+	if t == nil {
+		return "-"
+	}
+	return t.In(loc).Format("01-02 15:04")
 }

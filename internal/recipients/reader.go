@@ -389,24 +389,55 @@ func (rd *Reader) Header() []string { return slices.Clone(rd.header) }
 // caller may call Next again. Any other error is fatal: the rest of the
 // file cannot be trusted (broken quoting, invalid UTF-8, a read error).
 func (rd *Reader) Next() (Row, error) {
+	rec, line, err := rd.record()
+	if err != nil {
+		return Row{}, err
+	}
+	row, err := rd.row(rec, line)
+	if err == nil {
+		rd.markDuplicate(&row)
+	}
+	return row, err
+}
+
+// record returns the next record that is not blank, and its line. The
+// slice is overwritten by the next call. Errors are fatal, as for Next.
+func (rd *Reader) record() ([]string, int, error) {
 	for {
 		rd.budget.n = 0
 		rec, err := rd.csv.Read()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return Row{}, io.EOF
+				return nil, 0, io.EOF
 			}
-			return Row{}, rd.fatal(err)
+			return nil, 0, rd.fatal(err)
 		}
 		line, _ := rd.csv.FieldPos(0)
 		if err := rd.checkUTF8(rec, line); err != nil {
-			return Row{}, err
+			return nil, 0, err
 		}
 		// Spreadsheets export empty rows as ",,,"; they are not recipients.
 		if allBlank(rec) {
 			continue
 		}
-		return rd.row(rec, line)
+		return rec, line, nil
+	}
+}
+
+// markDuplicate sets row.DuplicateOf when FindDuplicates is on. Rows must
+// come to it in file order.
+func (rd *Reader) markDuplicate(row *Row) {
+	if rd.seen == nil {
+		return
+	}
+	// E.164 is at most 15 digits, so it fits a uint64: a cheaper key than
+	// the string for files with millions of rows.
+	if key, err := strconv.ParseUint(row.Phone[1:], 10, 64); err == nil {
+		if first, ok := rd.seen[key]; ok {
+			row.DuplicateOf = first
+		} else {
+			rd.seen[key] = row.Line
+		}
 	}
 }
 
@@ -473,16 +504,6 @@ func (rd *Reader) row(rec []string, line int) (Row, error) {
 			return Row{}, rerr
 		}
 		row.Body = body
-	}
-
-	// E.164 is at most 15 digits, so it fits a uint64: a cheaper key than
-	// the string for files with millions of rows.
-	if key, err := strconv.ParseUint(phone[1:], 10, 64); err == nil && rd.seen != nil {
-		if first, ok := rd.seen[key]; ok {
-			row.DuplicateOf = first
-		} else {
-			rd.seen[key] = line
-		}
 	}
 	return row, nil
 }

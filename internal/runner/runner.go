@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -153,6 +154,9 @@ func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
 }
 
 // ImportWith is Import with every reading option.
+//
+// Rows are made on every core (recipients.Parallel) and stored a batch at a
+// time; skipped rows still come out, and are stored, in file order.
 func ImportWith(ctx context.Context, st *store.Store, r io.Reader, file string, c campaign.Campaign, ro ReadOptions) (campaign.Campaign, []campaign.Skip, error) {
 	rd, err := recipients.Open(r, file, ro.recipients(c.Spec))
 	if err != nil {
@@ -163,41 +167,75 @@ func ImportWith(ctx context.Context, st *store.Store, r io.Reader, file string, 
 		return c, nil, err
 	}
 	defer im.Rollback()
-	var skipped []campaign.Skip
-	skip := func(line int, input, reason string) error {
-		skipped = append(skipped, campaign.Skip{Line: line, Input: input, Reason: reason})
-		return im.Skip(ctx, line, input, reason)
+	rows := recipients.Parallel(rd, runtime.GOMAXPROCS(0))
+	defer rows.Close()
+	var (
+		skipped []campaign.Skip
+		batch   = make([]campaign.Message, 0, store.ImportBatch)
+		invalid []campaign.Skip // rows among batch's lines that can't be used
+	)
+	interrupted := func() error {
+		return fmt.Errorf("import of %s interrupted, nothing stored: %w", file, ctx.Err())
+	}
+	flush := func() error {
+		dups, err := im.AddBatch(ctx, batch)
+		if err == nil {
+			skips := mergeSkips(invalid, dups)
+			if err = im.SkipBatch(ctx, skips); err == nil {
+				skipped = append(skipped, skips...)
+			}
+		}
+		if err != nil && ctx.Err() != nil {
+			return interrupted()
+		}
+		batch, invalid = batch[:0], invalid[:0]
+		return err
 	}
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
-			return c, nil, fmt.Errorf("import of %s interrupted, nothing stored: %w", file, ctx.Err())
+			return c, nil, interrupted()
 		}
-		row, err := rd.Next()
+		row, err := rows.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		var rowErr *recipients.RowError
 		if errors.As(err, &rowErr) {
-			if err := skip(rowErr.Line, rowErr.Value, rowReason(rowErr)); err != nil {
-				return c, nil, err
+			invalid = append(invalid, campaign.Skip{Line: rowErr.Line, Input: rowErr.Value, Reason: rowReason(rowErr)})
+			if len(invalid) == store.ImportBatch {
+				if err := flush(); err != nil {
+					return c, nil, err
+				}
 			}
 			continue
 		}
 		if err != nil {
 			return c, nil, fmt.Errorf("nothing stored: %w", err)
 		}
-		why, err := im.Add(ctx, message(row))
-		if err != nil {
-			return c, nil, err
-		}
-		if why != "" {
-			if err := skip(row.Line, row.Input, why); err != nil {
+		if batch = append(batch, message(row)); len(batch) == store.ImportBatch {
+			if err := flush(); err != nil {
 				return c, nil, err
 			}
 		}
 	}
+	if err := flush(); err != nil {
+		return c, nil, err
+	}
 	c, err = im.Commit(ctx)
 	return c, skipped, err
+}
+
+// mergeSkips merges two lists of skipped rows, each in file order.
+func mergeSkips(a, b []campaign.Skip) []campaign.Skip {
+	out := make([]campaign.Skip, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].Line <= b[0].Line {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // rowReason is how a row problem is reported: the column, then why.

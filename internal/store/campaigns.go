@@ -20,7 +20,11 @@ type Importer struct {
 	lineOf   *sql.Stmt
 	suppress *sql.Stmt
 	skip     *sql.Stmt
-	done     bool
+	// batch holds AddBatch's and SkipBatch's multi-row statements by query
+	// text; args is their argument buffer, reused across batches.
+	batch map[string]*sql.Stmt
+	args  []any
+	done  bool
 }
 
 // SkipReason is why a row was not imported.
@@ -240,6 +244,9 @@ func (im *Importer) finish() {
 		if st != nil {
 			st.Close()
 		}
+	}
+	for _, st := range im.batch {
+		st.Close()
 	}
 	im.done = true
 	im.s.wmu.Unlock()

@@ -17,6 +17,7 @@ type Stats struct {
 	MessagesAttempted int // messages with at least one request
 	HourAttempts      int
 	HourThrottled     int
+	HourMessages      int
 }
 
 // ThrottleRate is the share of requests that were throttled.
@@ -27,6 +28,9 @@ func (s Stats) HourThrottleRate() float64 { return ratio(s.HourThrottled, s.Hour
 
 // AvgAttempts is requests per message tried.
 func (s Stats) AvgAttempts() float64 { return ratio(s.Attempts, s.MessagesAttempted) }
+
+// HourAvgAttempts is AvgAttempts over the last hour.
+func (s Stats) HourAvgAttempts() float64 { return ratio(s.HourAttempts, s.HourMessages) }
 
 func ratio(a, b int) float64 {
 	if b == 0 {
@@ -43,9 +47,10 @@ func (s *Store) CampaignStats(ctx context.Context, id int64) (Stats, error) {
 		count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END),
 		count(DISTINCT t.message_id),
 		count(CASE WHEN t.claimed_at >= ? THEN 1 END),
-		count(CASE WHEN t.claimed_at >= ? AND t.class IN ('throttled', 'pair-throttled') THEN 1 END)
-		FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?`, hourAgo, hourAgo, id).
-		Scan(&st.Attempts, &st.Throttled, &st.MessagesAttempted, &st.HourAttempts, &st.HourThrottled)
+		count(CASE WHEN t.claimed_at >= ? AND t.class IN ('throttled', 'pair-throttled') THEN 1 END),
+		count(DISTINCT CASE WHEN t.claimed_at >= ? THEN t.message_id END)
+		FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?`, hourAgo, hourAgo, hourAgo, id).
+		Scan(&st.Attempts, &st.Throttled, &st.MessagesAttempted, &st.HourAttempts, &st.HourThrottled, &st.HourMessages)
 	if err != nil {
 		return st, fmt.Errorf("campaign %d stats: %w", id, err)
 	}
@@ -203,19 +208,29 @@ func (a Activity) Utilisation(rate float64, burst int) float64 {
 	if a.Attempts == 0 {
 		return 0
 	}
-	avail := float64(min(burst, a.Attempts)) + rate*a.Last.Sub(a.First).Seconds()
-	return min(float64(a.Attempts)/avail, 1)
+	return min(float64(a.Attempts)/a.Available(rate, burst), 1)
+}
+
+// Available is the tokens the account earned over its working span.
+func (a Activity) Available(rate float64, burst int) float64 {
+	return float64(min(burst, a.Attempts)) + rate*a.Last.Sub(a.First).Seconds()
 }
 
 // AccountActivity returns each account's activity since the given instant,
 // keyed by account name.
 func (s *Store) AccountActivity(ctx context.Context, since time.Time) (map[string]Activity, error) {
+	return s.Activity(ctx, since, 0)
+}
+
+// Activity is AccountActivity limited to one campaign's messages, or over
+// all campaigns when campaignID is 0.
+func (s *Store) Activity(ctx context.Context, since time.Time, campaignID int64) (map[string]Activity, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT a.name, count(*),
 		count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END),
 		count(DISTINCT t.message_id), count(CASE WHEN t.outcome = 'sent' THEN 1 END),
 		min(t.claimed_at), max(t.claimed_at)
-		FROM attempts t JOIN accounts a ON a.id = t.account_id
-		WHERE t.claimed_at >= ? GROUP BY a.name`, nanos(since))
+		FROM attempts t JOIN accounts a ON a.id = t.account_id JOIN messages m ON m.id = t.message_id
+		WHERE t.claimed_at >= ? AND (? = 0 OR m.campaign_id = ?) GROUP BY a.name`, nanos(since), campaignID, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("account activity: %w", err)
 	}

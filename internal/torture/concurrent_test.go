@@ -60,7 +60,7 @@ func TestConcurrentProcesses(t *testing.T) {
 			campaigns, len(rows), 3*perFile, shared)
 	}
 	f := judge(t, rows, recs, true)
-	f.maxOverdraw = checkOverdraw(t, recs, lim)
+	f.maxOverdraw, f.spread = checkBuckets(t, recs, w.claims(), lim)
 	f.capBreaches = checkCaps(t, recs, dailyCap)
 
 	// The processes really overlapped: every campaign had requests while

@@ -53,10 +53,7 @@ func TestFaultStorm(t *testing.T) {
 		t.Errorf("the storm lacked a fault (outcomes %v, codes %v); the test proved less than it claims", outcomes, codes)
 	}
 	f := judge(t, rows, recs, false)
-	// Reported, not judged: at 100/s a token is 10 ms, within the
-	// scheduling noise between a claim and the server's clock on a busy
-	// machine. The concurrent-processes scenario judges the buckets.
-	f.maxOverdraw = worstOverdraw(recs, lim)
+	f.maxOverdraw, f.spread = checkBuckets(t, recs, w.claims(), lim)
 	if f.sent+f.failed+f.unknown != n {
 		t.Errorf("sent %d + failed %d + unknown %d ≠ %d rows", f.sent, f.failed, f.unknown, n)
 	}
