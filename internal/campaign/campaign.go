@@ -256,6 +256,7 @@ type Claim struct {
 	Message    Message
 	Account    Account
 	QuotaEpoch int64 // the account's quota epoch that counted this send
+	AttemptID  int64 // the ledger's record of this request
 	At         time.Time
 }
 

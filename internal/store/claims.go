@@ -63,7 +63,7 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, campaign.ErrPaused
 	}
 
-	msgs, err := nextDue(ctx, tx, campaignID, now, max)
+	due, err := nextDue(ctx, tx, campaignID, now, max)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	if err != nil {
 		return nil, err
 	}
-	msgs, err = dropSuppressed(ctx, tx, msgs, now)
+	msgs, err := dropSuppressed(ctx, tx, due, now)
 	if err != nil {
 		return nil, err
 	}
@@ -163,16 +163,18 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			return nil, fmt.Errorf("spend global tokens: %w", err)
 		}
 	}
-	for _, c := range out {
+	for i, c := range out {
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sending', attempts = attempts + 1, account_id = ?,
 			runner_id = ?, quota_epoch = ?, updated_at = ? WHERE id = ?`,
 			c.Account.ID, runner, c.QuotaEpoch, now.UnixNano(), c.Message.ID); err != nil {
 			return nil, fmt.Errorf("claim message %d: %w", c.Message.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at) VALUES (?, ?, ?)`,
-			c.Message.ID, c.Account.ID, now.UnixNano()); err != nil {
+		res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at) VALUES (?, ?, ?)`,
+			c.Message.ID, c.Account.ID, now.UnixNano())
+		if err != nil {
 			return nil, fmt.Errorf("log attempt: %w", err)
 		}
+		out[i].AttemptID, _ = res.LastInsertId()
 	}
 	return out, nil
 }
@@ -200,27 +202,29 @@ func usableAccounts(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 	return nil, fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
 }
 
+// dueMessage is a pending row with the suppression list's word on it.
+type dueMessage struct {
+	campaign.Message
+	suppressed sql.NullString // the reason, when the number is on the list
+}
+
 // dropSuppressed fails the rows whose number is on the suppression list —
 // checked again just before sending, since a number may have been added
 // since the import — and returns the others.
-func dropSuppressed(ctx context.Context, tx *Tx, msgs []campaign.Message, now time.Time) ([]campaign.Message, error) {
-	out := msgs[:0]
-	for _, m := range msgs {
-		var why string
-		err := tx.QueryRowContext(ctx, `SELECT reason FROM suppressions WHERE phone = ?`, m.Phone).Scan(&why)
-		if errors.Is(err, sql.ErrNoRows) {
-			out = append(out, m)
+func dropSuppressed(ctx context.Context, tx *Tx, due []dueMessage, now time.Time) ([]campaign.Message, error) {
+	out := make([]campaign.Message, 0, len(due))
+	for _, d := range due {
+		if !d.suppressed.Valid {
+			out = append(out, d.Message)
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("check suppression list: %w", err)
-		}
+		why := d.suppressed.String
 		if why == "" {
 			why = "opted out"
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?, error_message = ?
-			WHERE id = ?`, now.UnixNano(), "suppressed: "+why, m.ID); err != nil {
-			return nil, fmt.Errorf("skip suppressed message %d: %w", m.ID, err)
+			WHERE id = ?`, now.UnixNano(), "suppressed: "+why, d.ID); err != nil {
+			return nil, fmt.Errorf("skip suppressed message %d: %w", d.ID, err)
 		}
 	}
 	return out, nil
@@ -228,21 +232,25 @@ func dropSuppressed(ctx context.Context, tx *Tx, msgs []campaign.Message, now ti
 
 // nextDue returns up to max pending rows whose retry time has come, or the
 // reason there are none.
-func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max int) ([]campaign.Message, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, line, input, phone, params, body, extras, attempts, retries FROM messages
-		WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at <= ?
+func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max int) ([]dueMessage, error) {
+	// The suppression list is read in the same query: it is consulted
+	// before every send, at no extra round trip.
+	rows, err := tx.QueryContext(ctx, `SELECT id, line, input, phone, params, body, extras, attempts, retries,
+		(SELECT reason FROM suppressions s WHERE s.phone = messages.phone)
+		FROM messages WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at <= ?
 		ORDER BY next_attempt_at, id LIMIT ?`, campaignID, now.UnixNano(), max)
 	if err != nil {
 		return nil, fmt.Errorf("find next messages: %w", err)
 	}
-	var out []campaign.Message
+	var out []dueMessage
 	for rows.Next() {
 		var (
-			m      campaign.Message
+			d      dueMessage
+			m      = &d.Message
 			params string
 			extras string
 		)
-		if err := rows.Scan(&m.ID, &m.Line, &m.Input, &m.Phone, &params, &m.Body, &extras, &m.Attempts, &m.Retries); err != nil {
+		if err := rows.Scan(&m.ID, &m.Line, &m.Input, &m.Phone, &params, &m.Body, &extras, &m.Attempts, &m.Retries, &d.suppressed); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read message: %w", err)
 		}
@@ -251,11 +259,11 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 			rows.Close()
 			return nil, fmt.Errorf("message %d params: %w", m.ID, err)
 		}
-		if err := unmarshalExtras(extras, &m); err != nil {
+		if err := unmarshalExtras(extras, m); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("message %d extras: %w", m.ID, err)
 		}
-		out = append(out, m)
+		out = append(out, d)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -349,8 +357,13 @@ func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o camp
 	if err := applyEffects(ctx, tx, c, o, now); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = ?, error_code = ?, class = ?
-		WHERE id = (SELECT max(id) FROM attempts WHERE message_id = ?)`, now.UnixNano(), outcome, code, o.Class, c.Message.ID)
+	if c.AttemptID != 0 {
+		_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = ?, error_code = ?, class = ?
+			WHERE id = ?`, now.UnixNano(), outcome, code, o.Class, c.AttemptID)
+	} else {
+		_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = ?, error_code = ?, class = ?
+			WHERE id = (SELECT max(id) FROM attempts WHERE message_id = ?)`, now.UnixNano(), outcome, code, o.Class, c.Message.ID)
+	}
 	if err != nil {
 		return fmt.Errorf("log attempt outcome: %w", err)
 	}
