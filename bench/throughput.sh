@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Throughput: the raw loopback ceiling of the sandbox (a minimal client, 8
+# workers, no database) against wasend sending a campaign with unlimited
+# tiers to the same sandbox, every claim and outcome committed to SQLite.
+# Usage: bench/throughput.sh [ROWS] [SECONDS_FOR_CEILING]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rows=${1:-100000}
+secs=${2:-10}
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+go build -o "$work/wasend" .
+go build -o "$work/ceiling" ./bench/ceiling
+port=$((20000 + RANDOM % 20000))
+"$work/wasend" sandbox serve --addr 127.0.0.1:$port --throughput -1 --pair-interval -1s 2>"$work/sandbox.log" &
+sleep 1
+
+"$work/ceiling" -url "http://127.0.0.1:$port/v25.0/100000000000001/messages" -workers 8 -duration "${secs}s" | tee "$work/ceiling.txt"
+ceiling=$(sed -E 's/.*: ([0-9]+) req\/s/\1/' "$work/ceiling.txt")
+
+awk -v n="$rows" 'BEGIN { print "phone,name"; for (i = 0; i < n; i++) printf "+49151%08d,P%d\n", 10000000 + i, i }' > "$work/list.csv"
+export WASEND_DB="$work/wasend.db" WASEND_API_BASE="http://127.0.0.1:$port" WASEND_TOKEN=bench
+for tier in new warm active; do "$work/wasend" -q tier set $tier --rate 1000000 --burst 1000000 --daily-cap 1000000000; done
+for i in 1 2 3; do "$work/wasend" -q account add bench-$i --phone-number-id 10000000000000$i --tier active; done
+start=$(date +%s.%N)
+"$work/wasend" -q campaign run "$work/list.csv" --template wasend_demo --lang en_US --params name --workers 16 --log-level error
+end=$(date +%s.%N)
+sent=$("$work/wasend" campaign list --json | grep -o '"sent": [0-9]*' | head -1 | grep -o '[0-9]*$')
+rate=$(echo "$sent / ($end - $start)" | bc -l)
+printf 'wasend: %d sent in %.1f s (import included): %.0f msgs/s\n' "$sent" "$(echo "$end - $start" | bc -l)" "$rate"
+printf 'ratio: %.2f of the loopback ceiling\n' "$(echo "$rate / $ceiling" | bc -l)"
