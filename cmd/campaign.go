@@ -26,7 +26,7 @@ func newCampaignCmd(f *Factory) *cobra.Command {
 		Use:   "campaign",
 		Short: "Run, list and retry campaigns",
 	}
-	cmd.AddCommand(newCampaignRunCmd(f), newCampaignCheckCmd(f), newCampaignPreviewCmd(f), newCampaignListCmd(f), newCampaignSkippedCmd(f), newCampaignFailedCmd(f),
+	cmd.AddCommand(newCampaignRunCmd(f), newCampaignImportCmd(f), newCampaignCheckCmd(f), newCampaignPreviewCmd(f), newCampaignListCmd(f), newCampaignSkippedCmd(f), newCampaignFailedCmd(f),
 		newCampaignShowCmd(f), newCampaignExportCmd(f),
 		newCampaignPlanCmd(f),
 		newCampaignRetryCmd(f), newCampaignResumeCmd(f))
@@ -272,6 +272,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, campaign.ErrPaused):
 		printSummary(f, c, counts, "paused")
 		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status`; after fixing it: wasend campaign resume %d%s\n", c.ID, dbHint(f))
+	case errors.Is(runErr, store.ErrStorage):
+		printSummary(f, c, counts, "stopped")
+		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
 		fmt.Fprintf(f.IO.ErrOut, "It continues after `wasend quota reset` with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))

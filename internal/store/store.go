@@ -165,9 +165,25 @@ func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 	for attempt := 0; ; attempt++ {
 		err := s.writeOnce(ctx, fn)
 		if err == nil || !isBusy(err) || attempt >= 5 || ctx.Err() != nil {
-			return err
+			return s.storageError(err)
 		}
 	}
+}
+
+// ErrStorage marks a failure of the disk under the database.
+var ErrStorage = errors.New("storage failure")
+
+// storageError names the database file on errors of the disk itself (full,
+// read-only, I/O), which the operator fixes outside wasend.
+func (s *Store) storageError(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrReadonly, sqlite3.ErrCantOpen, sqlite3.ErrCorrupt:
+			return fmt.Errorf("database %s: %w: %w", s.path, ErrStorage, err)
+		}
+	}
+	return err
 }
 
 func (s *Store) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {

@@ -106,7 +106,7 @@ func TestCapBoundary(t *testing.T) {
 		}
 	}
 	f := judge(t, w.rows(), recs, true)
-	f.maxOverdraw, f.spread = checkBuckets(t, recs, w.claims(), lim)
+	f.buckets = checkBuckets(t, recs, w.claims(), lim)
 	f.capBreaches = checkCaps(t, beforeReset, dailyCap) + checkCaps(t, afterReset, dailyCap)
 	checkDay("first quota day (by server time)", acceptedBy(beforeReset), dailyCap)
 	checkDay("second quota day (by server time)", acceptedBy(afterReset), dailyCap)

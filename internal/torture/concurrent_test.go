@@ -38,9 +38,13 @@ func TestConcurrentProcesses(t *testing.T) {
 		procs = append(procs, w.start(runArgs(f, "--stop-when-capped")...))
 	}
 	exits := map[int]int{}
+	finishedBy := map[string]bool{} // files whose process exited 0: done
 	for i, p := range procs {
 		r := p.wait(t)
 		exits[r.code]++
+		if r.code == 0 {
+			finishedBy[files[i]] = true
+		}
 		checkOutput(t, fmt.Sprintf("process %d (%s)", i+1, files[i]), r)
 		if r.code != 0 && r.code != 3 {
 			t.Errorf("process %d (%s): want exit 0 (finished) or 3 (capped)\n%s", i+1, files[i], r)
@@ -59,8 +63,17 @@ func TestConcurrentProcesses(t *testing.T) {
 		t.Errorf("%d campaigns with %d rows, want 3 with %d: the two runs of %s must share one campaign",
 			campaigns, len(rows), 3*perFile, shared)
 	}
+	for file := range finishedBy {
+		var state string
+		var open int
+		w.query(`SELECT c.state, (SELECT count(*) FROM messages m WHERE m.campaign_id = c.id AND m.state IN ('pending', 'sending'))
+			FROM campaigns c WHERE c.source = ?`, func(rs *sql.Rows) error { return rs.Scan(&state, &open) }, file)
+		if state != "finished" || open != 0 {
+			t.Errorf("a process on %s exited 0 (done), but its campaign is %q with %d rows open", file, state, open)
+		}
+	}
 	f := judge(t, rows, recs, true)
-	f.maxOverdraw, f.spread = checkBuckets(t, recs, w.claims(), lim)
+	f.buckets = checkBuckets(t, recs, w.claims(), lim)
 	f.capBreaches = checkCaps(t, recs, dailyCap)
 
 	// The processes really overlapped: every campaign had requests while

@@ -83,7 +83,7 @@ func TestCrashTorture(t *testing.T) {
 		t.Fatalf("campaign holds %d recipients, want %d", len(rows), n)
 	}
 	f := judge(t, rows, recs, false)
-	f.maxOverdraw, f.spread = checkBuckets(t, recs, w.claims(), lim)
+	f.buckets = checkBuckets(t, recs, w.claims(), lim)
 	if f.sent+f.failed+f.unknown != n {
 		t.Errorf("sent %d + failed %d + unknown %d ≠ %d recipients", f.sent, f.failed, f.unknown, n)
 	}

@@ -53,7 +53,7 @@ func TestFaultStorm(t *testing.T) {
 		t.Errorf("the storm lacked a fault (outcomes %v, codes %v); the test proved less than it claims", outcomes, codes)
 	}
 	f := judge(t, rows, recs, false)
-	f.maxOverdraw, f.spread = checkBuckets(t, recs, w.claims(), lim)
+	f.buckets = checkBuckets(t, recs, w.claims(), lim)
 	if f.sent+f.failed+f.unknown != n {
 		t.Errorf("sent %d + failed %d + unknown %d ≠ %d rows", f.sent, f.failed, f.unknown, n)
 	}

@@ -290,6 +290,15 @@ func (w *world) start(args ...string) *proc {
 		w.t.Fatalf("start wasend %s: %v", strings.Join(args, " "), err)
 	}
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	// A test that failed half-way leaves no process behind (nor a busy
+	// mount point).
+	w.t.Cleanup(func() {
+		if !p.exited() {
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+		p.cancel()
+	})
 	return p
 }
 

@@ -94,6 +94,17 @@ func TestDiskFull(t *testing.T) {
 	}
 	checkKept("after the full disk")
 
+	// Running the same command again before freeing space fails the same
+	// clear way, at once, and changes nothing.
+	again := time.Now()
+	r2 := w.run(run...)
+	checkOutput(t, "campaign run again on the still full disk", r2)
+	if r2.code == 0 || r2.signal != 0 || !strings.Contains(strings.ToLower(r2.stderr), "full") {
+		t.Errorf("campaign run again on the still full disk: want a non-zero exit saying the disk is full\n%s", r2)
+	}
+	t.Logf("run again on the full disk: exit %d after %v: %s", r2.code, time.Since(again).Round(time.Millisecond), lastLine(r2.stderr))
+	checkKept("after running again on the full disk")
+
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +121,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	f := judge(t, rows, recs, false)
 	f.lost += lost
+	f.buckets = checkBuckets(t, recs, w.claims(), lim)
 	report(t, "storage", f, fmt.Sprintf("sent_before_full=%d stopped_after=%v exit=%d",
 		len(sentBefore), stopped.Round(time.Millisecond), r.code))
 }

@@ -1,0 +1,75 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/runner"
+)
+
+func newCampaignImportCmd(f *Factory) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "import FILE.csv (--template NAME --lang CODE [--params COL,…] | --text TEXT)",
+		Short: "Import a recipient file into a campaign without sending",
+		Long: `Import FILE.csv into a new campaign exactly as ` + "`campaign run`" + ` would — numbers
+normalised, parameters checked, duplicates and suppressed numbers skipped, in
+one transaction — and stop there. Nothing is sent and no account is needed.
+
+Send it later with ` + "`wasend campaign run --resume ID`" + `, or by running
+` + "`campaign run`" + ` with the same file and message flags. Importing the same file
+with the same message flags again finds the campaign it already became.`,
+		Example: `  wasend campaign import promo.csv --template spring_sale --lang en_US --params name,code
+  wasend campaign run --resume 3`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.File = args[0]
+			return campaignImport(cmd.Context(), f, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Name, "name", "", "campaign name (default: the file name)")
+	addMessageFlags(fl, &o)
+	addReadFlags(fl, &o)
+	return cmd
+}
+
+func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
+	ro, err := o.readOptions(f)
+	if err != nil {
+		return err
+	}
+	spec, err := o.spec(f.Sandbox)
+	if err != nil {
+		return err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	res, err := runner.Prepare(ctx, runner.Options{
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec,
+		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn,
+	})
+	if err != nil {
+		return err
+	}
+	c := res.Campaign
+	if !res.Imported {
+		fmt.Fprintf(f.IO.Out, "campaign %d %q: already imported from this file and message (%s): %d recipients, skipped %d\n",
+			c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"), c.Imported, c.Skipped)
+		return nil
+	}
+	if o.Report != "" {
+		if err := runner.WriteReport(o.Report, res.Skipped); err != nil {
+			return err
+		}
+	}
+	reportImport(f, c, res.Skipped)
+	fmt.Fprintf(f.IO.Out, "campaign %d %q: %d recipients, skipped %d\n", c.ID, c.Name, c.Imported, c.Skipped)
+	f.IO.Infof("send it with: wasend campaign run --resume %d%s", c.ID, dbHint(f))
+	return nil
+}
