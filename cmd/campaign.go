@@ -499,18 +499,12 @@ again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code COD
   wasend campaign failed 3 --json | jq -r '.[] | select(.error_code == 131026) | .phone'`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			st, err := f.Store(cmd.Context())
+			st, c, err := f.openCampaign(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			if _, err := st.Campaign(cmd.Context(), id); err != nil {
-				return err
-			}
+			id := c.ID
 			rows, err := st.FailedMessages(cmd.Context(), id)
 			if err != nil {
 				return err
@@ -567,18 +561,12 @@ are the file's own, counting the header as line 1.`,
   wasend campaign skipped 3 --json | jq -r '.[] | select(.reason | startswith("duplicate")) | .line'`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			st, err := f.Store(cmd.Context())
+			st, c, err := f.openCampaign(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			if _, err := st.Campaign(cmd.Context(), id); err != nil {
-				return err
-			}
+			id := c.ID
 			rows, err := st.Skipped(cmd.Context(), id)
 			if err != nil {
 				return err

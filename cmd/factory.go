@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/logging"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
@@ -102,6 +103,25 @@ func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 		return nil, err
 	}
 	return store.Open(ctx, path, store.Options{Now: f.Now, Location: loc})
+}
+
+// openCampaign opens the database and reads the campaign numbered by arg
+// (a command-line argument). The caller closes the store.
+func (f *Factory) openCampaign(ctx context.Context, arg string) (*store.Store, campaign.Campaign, error) {
+	id, err := parseID(arg)
+	if err != nil {
+		return nil, campaign.Campaign{}, err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return nil, campaign.Campaign{}, err
+	}
+	c, err := st.Campaign(ctx, id)
+	if err != nil {
+		st.Close()
+		return nil, c, err
+	}
+	return st, c, nil
 }
 
 // Token reads an access token from the environment. It names the variable,
