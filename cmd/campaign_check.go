@@ -76,7 +76,14 @@ quoting) is an error that names the file, line and column.`,
 				return err
 			}
 			defer st.Close()
-			sum, err := runner.Check(ctx, file, args[0], spec, ro, st.IsSuppressed)
+			// An empty suppression list needs no lookup per row.
+			var suppressed runner.SuppressedFunc
+			if list, err := st.Suppressions(ctx); err != nil {
+				return err
+			} else if len(list) > 0 {
+				suppressed = st.IsSuppressed
+			}
+			sum, err := runner.Check(ctx, file, args[0], spec, ro, suppressed)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -71,6 +72,8 @@ func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro
 	if err != nil {
 		return Summary{}, err
 	}
+	rows := recipients.Parallel(rd, runtime.GOMAXPROCS(0))
+	defer rows.Close()
 	var (
 		valid   int
 		skipped []campaign.Skip
@@ -79,7 +82,7 @@ func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro
 		if n%1024 == 0 && ctx.Err() != nil {
 			return Summary{}, ctx.Err()
 		}
-		row, err := rd.Next()
+		row, err := rows.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

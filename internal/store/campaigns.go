@@ -24,6 +24,7 @@ type Importer struct {
 	// text; args is their argument buffer, reused across batches.
 	batch map[string]*sql.Stmt
 	args  []any
+	seen  *phoneFilter // every number given to Add and AddBatch
 	done  bool
 }
 
@@ -39,7 +40,7 @@ func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, err
 		s.wmu.Unlock()
 		return nil, fmt.Errorf("begin import: %w", err)
 	}
-	im := &Importer{s: s, tx: tx, c: c}
+	im := &Importer{s: s, tx: tx, c: c, seen: newPhoneFilter()}
 	if err := im.start(ctx); err != nil {
 		im.Rollback()
 		return nil, err
@@ -180,6 +181,7 @@ func (im *Importer) Add(ctx context.Context, m campaign.Message) (reason string,
 			return "", fmt.Errorf("check suppression list: %w", err)
 		}
 	}
+	im.seen.add(m.Phone)
 	params, err := json.Marshal(nonNil(m.Params))
 	if err != nil {
 		return "", err

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,23 +63,41 @@ func (im *Importer) addBatch(ctx context.Context, msgs []campaign.Message, skips
 		return skips, nil
 	}
 
+	// Every cgo call to bind a value costs about as much as SQLite's work
+	// on it: body and extras are bound only when some row has them.
+	plain := true
+	for _, m := range msgs {
+		plain = plain && m.Body == "" && m.Header == "" && len(m.Buttons) == 0
+	}
+	row := "(%d, ?, ?, ?, ?, ?, ?, 0)"
+	if plain {
+		row = "(%d, ?, ?, ?, ?, '', '{}', 0)"
+	}
 	st, closeStmt, err := im.batchStmt(ctx, len(msgs), `INSERT INTO messages (campaign_id, line, input, phone, params, body, extras, next_attempt_at) VALUES `,
-		"(%d, ?, ?, ?, ?, ?, ?, 0)", ` ON CONFLICT (campaign_id, phone) DO NOTHING`)
+		row, ` ON CONFLICT (campaign_id, phone) DO NOTHING`)
 	if err != nil {
 		return nil, err
 	}
 	defer closeStmt()
 	args := im.args[:0]
 	var buf []byte
+	var maybe []campaign.Message // rows whose number may be stored already
 	for _, m := range msgs {
+		if im.seen.add(m.Phone) {
+			maybe = append(maybe, m)
+		}
 		buf = appendJSONStrings(buf[:0], m.Params)
+		args = append(args, m.Line, m.Input, m.Phone, string(buf))
+		if plain {
+			continue
+		}
 		extras := "{}"
 		if m.Header != "" || len(m.Buttons) > 0 {
 			if extras, err = marshalExtras(m); err != nil {
 				return nil, err
 			}
 		}
-		args = append(args, m.Line, m.Input, m.Phone, string(buf), m.Body, extras)
+		args = append(args, m.Body, extras)
 	}
 	res, err := st.ExecContext(ctx, args...)
 	clear(args) // don't keep this batch's strings alive
@@ -89,7 +108,7 @@ func (im *Importer) addBatch(ctx context.Context, msgs []campaign.Message, skips
 	stored, _ := res.RowsAffected()
 	im.c.Imported += int(stored)
 	if int(stored) < len(msgs) {
-		if skips, err = im.duplicatesIn(ctx, msgs, skips); err != nil {
+		if skips, err = im.duplicatesIn(ctx, maybe, skips); err != nil {
 			return nil, err
 		}
 		// Suppressed and duplicate rows are each in file order; together
@@ -136,7 +155,7 @@ func (im *Importer) duplicatesIn(ctx context.Context, msgs []campaign.Message, s
 	args := append([]any{im.c.ID}, phones...)
 	rows, err := im.tx.QueryContext(ctx, `SELECT phone, line FROM messages WHERE campaign_id = ? AND phone IN (`+placeholders(len(phones))+`)`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("find duplicates of lines %d-%d: %w", msgs[0].Line, msgs[len(msgs)-1].Line, err)
+		return nil, fmt.Errorf("find duplicates: %w", err)
 	}
 	defer rows.Close()
 	lineOf := make(map[string]int, len(phones))
@@ -277,4 +296,33 @@ func plainJSON(s string) bool {
 		}
 	}
 	return utf8.ValidString(s)
+}
+
+// phoneFilter is a Bloom filter of the numbers an import stored or tried to
+// store (two hashes, 4 MiB: about 0.3 % false positives at a million
+// numbers). A row whose number it has not seen can't be a duplicate, so
+// after a batch that dropped rows only the others are looked up.
+type phoneFilter struct {
+	bits []uint64
+	seed maphash.Seed
+}
+
+const phoneFilterBits = 1 << 25
+
+func newPhoneFilter() *phoneFilter {
+	return &phoneFilter{bits: make([]uint64, phoneFilterBits/64), seed: maphash.MakeSeed()}
+}
+
+// add adds phone and reports whether it may have been added before.
+func (f *phoneFilter) add(phone string) bool {
+	h := maphash.String(f.seed, phone)
+	seen := true
+	for _, i := range [2]uint64{h % phoneFilterBits, (h >> 32) % phoneFilterBits} {
+		w, b := i/64, uint64(1)<<(i%64)
+		if f.bits[w]&b == 0 {
+			seen = false
+			f.bits[w] |= b
+		}
+	}
+	return seen
 }
