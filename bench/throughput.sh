@@ -24,7 +24,7 @@ export WASEND_DB="$work/wasend.db" WASEND_API_BASE="http://127.0.0.1:$port" WASE
 for tier in new warm active; do "$work/wasend" -q tier set $tier --rate 1000000 --burst 1000000 --daily-cap 1000000000; done
 for i in 1 2 3; do "$work/wasend" -q account add bench-$i --phone-number-id 10000000000000$i --tier active; done
 start=$(date +%s.%N)
-"$work/wasend" -q campaign run "$work/list.csv" --template wasend_demo --lang en_US --params name --workers 16 --log-level error
+"$work/wasend" -q campaign run "$work/list.csv" --template wasend_demo --lang en_US --params name --workers "${WORKERS:-16}" --log-level error
 end=$(date +%s.%N)
 sent=$("$work/wasend" campaign list --json | grep -o '"sent": [0-9]*' | head -1 | grep -o '[0-9]*$')
 rate=$(echo "$sent / ($end - $start)" | bc -l)

@@ -230,6 +230,8 @@ func (e *Engine) Run(ctx context.Context) error {
 		errMu    sync.Mutex
 		workErr  error
 		waiting  *campaign.WaitError
+		// saturated: the last claim was not cut short by tokens or caps.
+		saturated bool
 	)
 	fail := func(err error) {
 		errMu.Lock()
@@ -298,15 +300,16 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return finish(ctx.Err())
 		}
-		n := 1
-	more:
-		for n < maxBatch {
+		n := 1 + grab(slots, maxBatch-1)
+		if saturated && n < o.Workers/2 {
+			// The last claim got all it asked for: the limits are not
+			// what holds sending back, the database is. Let a few more
+			// requests finish so this claim's transaction serves many.
 			select {
-			case slots <- struct{}{}:
-				n++
-			default:
-				break more
+			case <-time.After(time.Millisecond):
+			case <-ctx.Done():
 			}
+			n += grab(slots, maxBatch-n)
 		}
 		if ctx.Err() != nil {
 			release(slots, n)
@@ -315,6 +318,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		now := o.Clock.Now()
 		cs, err := o.Ledger.ClaimN(bg, o.Campaign.ID, r.ID, now, n)
 		release(slots, n-len(cs))
+		saturated = err == nil && len(cs) == n
 		if err == nil {
 			if waiting != nil {
 				waiting = nil
@@ -364,6 +368,18 @@ func (e *Engine) Run(ctx context.Context) error {
 			return finish(ctx.Err())
 		}
 	}
+}
+
+// grab takes up to n free slots without waiting and says how many.
+func grab(slots chan struct{}, n int) int {
+	for i := 0; i < n; i++ {
+		select {
+		case slots <- struct{}{}:
+		default:
+			return i
+		}
+	}
+	return n
 }
 
 func release(slots chan struct{}, n int) {

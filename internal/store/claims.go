@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -163,18 +164,40 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			return nil, fmt.Errorf("spend global tokens: %w", err)
 		}
 	}
-	for i, c := range out {
+	// One statement per account for the rows, one for the attempts: a
+	// batch costs a few round trips into SQLite, not two per message.
+	byAccount := map[int64][]any{}
+	for _, c := range out {
+		byAccount[c.Account.ID] = append(byAccount[c.Account.ID], c.Message.ID)
+	}
+	for _, c := range out {
+		ids, ok := byAccount[c.Account.ID]
+		if !ok {
+			continue
+		}
+		delete(byAccount, c.Account.ID)
+		args := append([]any{c.Account.ID, runner, c.QuotaEpoch, now.UnixNano()}, ids...)
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sending', attempts = attempts + 1, account_id = ?,
-			runner_id = ?, quota_epoch = ?, updated_at = ? WHERE id = ?`,
-			c.Account.ID, runner, c.QuotaEpoch, now.UnixNano(), c.Message.ID); err != nil {
-			return nil, fmt.Errorf("claim message %d: %w", c.Message.ID, err)
+			runner_id = ?, quota_epoch = ?, updated_at = ? WHERE id IN (`+repeated(len(ids), "?")+`)`, args...); err != nil {
+			return nil, fmt.Errorf("claim messages: %w", err)
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at) VALUES (?, ?, ?)`,
-			c.Message.ID, c.Account.ID, now.UnixNano())
-		if err != nil {
-			return nil, fmt.Errorf("log attempt: %w", err)
-		}
-		out[i].AttemptID, _ = res.LastInsertId()
+	}
+	args := make([]any, 0, 3*len(out))
+	for _, c := range out {
+		args = append(args, c.Message.ID, c.Account.ID, now.UnixNano())
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at) VALUES `+
+		repeated(len(out), "(?, ?, ?)"), args...)
+	if err != nil {
+		return nil, fmt.Errorf("log attempts: %w", err)
+	}
+	// The rows of one INSERT get consecutive ids, the last one reported.
+	last, err := res.LastInsertId()
+	if err != nil {
+		return nil, fmt.Errorf("log attempts: %w", err)
+	}
+	for i := range out {
+		out[i].AttemptID = last - int64(len(out)-1-i)
 	}
 	return out, nil
 }
@@ -504,4 +527,9 @@ func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(cam
 		return err
 	})
 	return moved, err
+}
+
+// repeated is n copies of one, comma-separated.
+func repeated(n int, one string) string {
+	return strings.TrimSuffix(strings.Repeat(one+", ", n), ", ")
 }

@@ -246,9 +246,7 @@ func (im *Importer) batchStmt(ctx context.Context, n int, head, row, tail string
 	return st, func() {}, nil
 }
 
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
-}
+func placeholders(n int) string { return repeated(n, "?") }
 
 func distinctPhones(msgs []campaign.Message) []any {
 	seen := make(map[string]bool, len(msgs))
