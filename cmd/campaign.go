@@ -34,27 +34,28 @@ func newCampaignCmd(f *Factory) *cobra.Command {
 }
 
 type runOptions struct {
-	File            string
-	Name            string
-	Template        string
-	Lang            string
-	Params          []string
-	Text            string
-	Region          string
-	Delimiter       string
-	PhoneColumn     string
-	Report          string
-	Resume          int64
-	StopWhenCapped  bool
-	Workers         int
-	MaxAttempts     int
-	BackoffBase     time.Duration
-	BackoffMax      time.Duration
-	Timeout         time.Duration
-	Cooldown        time.Duration
-	Restriction     time.Duration
-	ErrorPauseRatio float64
-	MetricsAddr     string
+	File                string
+	Name                string
+	Template            string
+	Lang                string
+	Params              []string
+	Text                string
+	Region              string
+	Delimiter           string
+	PhoneColumn         string
+	Report              string
+	SkipContactedWithin time.Duration
+	Resume              int64
+	StopWhenCapped      bool
+	Workers             int
+	MaxAttempts         int
+	BackoffBase         time.Duration
+	BackoffMax          time.Duration
+	Timeout             time.Duration
+	Cooldown            time.Duration
+	Restriction         time.Duration
+	ErrorPauseRatio     float64
+	MetricsAddr         string
 	templateOptions
 }
 
@@ -206,7 +207,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
-		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn,
+		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Sender: client,
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,

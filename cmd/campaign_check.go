@@ -18,11 +18,15 @@ func addReadFlags(fl *pflag.FlagSet, o *runOptions) {
 	fl.StringVar(&o.Delimiter, "delimiter", "", "field delimiter: , ; or tab (default: detected from the header)")
 	fl.StringVar(&o.PhoneColumn, "phone-column", "", "column holding the numbers (default: phone, mobile, msisdn, wa_id or number)")
 	fl.StringVar(&o.Report, "report", "", "write every skipped row, with its line and reason, to this CSV file")
+	fl.DurationVar(&o.SkipContactedWithin, "skip-contacted-within", 0, "skip numbers any campaign sent to within this long, e.g. 72h")
 }
 
 // readOptions checks the reading flags.
 func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
-	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn}
+	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, SkipContactedWithin: o.SkipContactedWithin}
+	if o.SkipContactedWithin < 0 {
+		return ro, usagef("--skip-contacted-within %v: must not be negative", o.SkipContactedWithin)
+	}
 	if ro.Region == "" {
 		ro.Region = f.Getenv("WASEND_REGION")
 	}
@@ -82,6 +86,11 @@ quoting) is an error that names the file, line and column.`,
 				return err
 			} else if len(list) > 0 {
 				suppressed = st.IsSuppressed
+			}
+			if ro.SkipContactedWithin > 0 {
+				if ro.Contacted, err = st.ContactedWithin(ctx, ro.SkipContactedWithin); err != nil {
+					return err
+				}
 			}
 			sum, err := runner.Check(ctx, file, args[0], spec, ro, suppressed)
 			if err != nil {

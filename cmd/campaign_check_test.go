@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCampaignCheck(t *testing.T) {
@@ -78,4 +79,29 @@ func TestCampaignCheckFileErrors(t *testing.T) {
 		t.Errorf("error %v: want file:line and 'no phone column'", err)
 	}
 	c.usage("campaign", "check", noPhone, "--template", "t", "--lang", "en", "--delimiter", "|")
+}
+
+// TestSkipContactedWithin: a number another campaign sent to within the
+// window is skipped, at check and at import; one never sent to is not.
+func TestSkipContactedWithin(t *testing.T) {
+	c := newCLI(t)
+	seedCampaign(t, c.db) // sends +4915100000000 at 14:01
+	c.now = showT0.Add(time.Hour)
+	list := filepath.Join(t.TempDir(), "again.csv")
+	if err := os.WriteFile(list, []byte("phone\n+4915100000000\n+4915100000010\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := c.ok("campaign", "check", list, "--template", "t", "--lang", "en", "--skip-contacted-within", "72h")
+	if !strings.Contains(out, "2 rows read, 1 valid") || !strings.Contains(out, `line 2: "+4915100000000": contacted within 72h0m0s (campaign 1,`) {
+		t.Errorf("check --skip-contacted-within:\n%s", out)
+	}
+	out = c.ok("campaign", "check", list, "--template", "t", "--lang", "en", "--skip-contacted-within", "30m")
+	if !strings.Contains(out, "2 rows read, 2 valid") {
+		t.Errorf("a send an hour ago is outside a 30m window:\n%s", out)
+	}
+	c.ok("campaign", "import", list, "--template", "t", "--lang", "en", "--skip-contacted-within", "72h")
+	st := c.status()
+	if len(st.Campaigns) != 2 || st.Campaigns[1].Total != 1 || st.Campaigns[1].Skipped != 1 {
+		t.Errorf("import with --skip-contacted-within: %+v, want 1 recipient and 1 skipped", st.Campaigns)
+	}
 }

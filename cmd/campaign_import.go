@@ -52,7 +52,7 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 	defer st.Close()
 	res, err := runner.Prepare(ctx, runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec,
-		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn,
+		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 	})
 	if err != nil {
 		return err

@@ -99,6 +99,10 @@ func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro
 				Reason: fmt.Sprintf("duplicate of line %d (%s)", row.DuplicateOf, row.Phone)})
 			continue
 		}
+		if why := ro.recentlyContacted(row.Phone); why != "" {
+			skipped = append(skipped, campaign.Skip{Line: row.Line, Input: row.Input, Reason: why})
+			continue
+		}
 		if suppressed != nil {
 			why, ok, err := suppressed(ctx, row.Phone)
 			if err != nil {

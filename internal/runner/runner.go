@@ -31,13 +31,14 @@ type Options struct {
 	Store *store.Store
 	IO    *ui.IOStreams
 	// File is the recipient CSV; ignored when ResumeID is set.
-	File        string
-	Name        string // campaign name [file name]
-	Spec        campaign.Spec
-	Region      string // default country for national numbers
-	Delimiter   rune   // 0: detect
-	PhoneColumn string // "": detect
-	ResumeID    int64  // resume this campaign instead of importing
+	File                string
+	Name                string // campaign name [file name]
+	Spec                campaign.Spec
+	Region              string        // default country for national numbers
+	Delimiter           rune          // 0: detect
+	PhoneColumn         string        // "": detect
+	SkipContactedWithin time.Duration // see ReadOptions
+	ResumeID            int64         // resume this campaign instead of importing
 
 	Sender dispatch.Sender
 	Clock  dispatch.Clock // [dispatch.RealClock]
@@ -104,7 +105,8 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 		return res, fmt.Errorf("recipient file: %w", err)
 	}
 	defer f.Close()
-	ro := ReadOptions{Region: o.Region, Delimiter: o.Delimiter, PhoneColumn: o.PhoneColumn}
+	ro := ReadOptions{Region: o.Region, Delimiter: o.Delimiter, PhoneColumn: o.PhoneColumn,
+		SkipContactedWithin: o.SkipContactedWithin}
 	fp, err := Fingerprint(f, o.Spec, ro)
 	if err != nil {
 		return res, fmt.Errorf("read %s: %w", o.File, err)
@@ -146,6 +148,12 @@ type ReadOptions struct {
 	Region      string // default country of national numbers
 	Delimiter   rune   // 0: detect from the header
 	PhoneColumn string // "": the first of phone, mobile, msisdn, wa_id, number
+	// SkipContactedWithin skips numbers any campaign sent to within this
+	// long (protection against 131049 and the pair limit); 0: off.
+	SkipContactedWithin time.Duration
+	// Contacted is filled by the import from the store (and by callers of
+	// Check): numbers sent to within SkipContactedWithin.
+	Contacted map[string]store.Contact `json:"-"`
 }
 
 func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
@@ -161,6 +169,11 @@ func ImportWith(ctx context.Context, st *store.Store, r io.Reader, file string, 
 	rd, err := recipients.Open(r, file, ro.recipients(c.Spec))
 	if err != nil {
 		return c, nil, err
+	}
+	if ro.SkipContactedWithin > 0 && ro.Contacted == nil {
+		if ro.Contacted, err = st.ContactedWithin(ctx, ro.SkipContactedWithin); err != nil {
+			return c, nil, err
+		}
 	}
 	im, err := st.Import(ctx, c)
 	if err != nil {
@@ -212,6 +225,15 @@ func ImportWith(ctx context.Context, st *store.Store, r io.Reader, file string, 
 		if err != nil {
 			return c, nil, fmt.Errorf("nothing stored: %w", err)
 		}
+		if why := ro.recentlyContacted(row.Phone); why != "" {
+			invalid = append(invalid, campaign.Skip{Line: row.Line, Input: row.Input, Reason: why})
+			if len(invalid) == store.ImportBatch {
+				if err := flush(); err != nil {
+					return c, nil, err
+				}
+			}
+			continue
+		}
 		if batch = append(batch, message(row)); len(batch) == store.ImportBatch {
 			if err := flush(); err != nil {
 				return c, nil, err
@@ -236,6 +258,16 @@ func mergeSkips(a, b []campaign.Skip) []campaign.Skip {
 		}
 	}
 	return append(append(out, a...), b...)
+}
+
+// recentlyContacted says why a number is skipped under
+// SkipContactedWithin, or "" when it is not.
+func (ro ReadOptions) recentlyContacted(phone string) string {
+	c, ok := ro.Contacted[phone]
+	if !ok || ro.SkipContactedWithin <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("contacted within %s (campaign %d, %s)", ro.SkipContactedWithin, c.CampaignID, c.At.UTC().Format(time.RFC3339))
 }
 
 // rowReason is how a row problem is reported: the column, then why.

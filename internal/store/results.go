@@ -289,3 +289,35 @@ func (s *Store) WorkWaiting(ctx context.Context) (bool, error) {
 	}
 	return n > 0, nil
 }
+
+// Contact is the last time a number was sent a message, by any campaign.
+type Contact struct {
+	CampaignID int64
+	At         time.Time
+}
+
+// ContactedWithin returns every number sent a message within d of the
+// store's clock, with the latest such send. It reads the messages table once.
+func (s *Store) ContactedWithin(ctx context.Context, d time.Duration) (map[string]Contact, error) {
+	since := s.now().Add(-d)
+	rows, err := s.db.QueryContext(ctx, `SELECT phone, campaign_id, max(sent_at) FROM messages
+		WHERE state = 'sent' AND sent_at >= ? GROUP BY phone`, nanos(since))
+	if err != nil {
+		return nil, fmt.Errorf("find recent contacts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]Contact{}
+	for rows.Next() {
+		var (
+			phone string
+			c     Contact
+			at    int64
+		)
+		if err := rows.Scan(&phone, &c.CampaignID, &at); err != nil {
+			return nil, err
+		}
+		c.At = fromNanos(at)
+		out[phone] = c
+	}
+	return out, rows.Err()
+}
