@@ -129,6 +129,13 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 	c, skipped, err := ImportWith(ctx, o.Store, f, o.File, campaign.Campaign{
 		Name: name, Fingerprint: fp, Source: o.File, Spec: o.Spec,
 	}, ro)
+	if errors.Is(err, store.ErrExists) {
+		// Another process imported the same file meanwhile (it held the
+		// write lock while we hashed): continue its campaign.
+		c, err = o.Store.CampaignByFingerprint(ctx, fp)
+		res.Campaign = c
+		return res, err
+	}
 	if err != nil {
 		return res, err
 	}
