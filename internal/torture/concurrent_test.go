@@ -76,8 +76,9 @@ func TestConcurrentProcesses(t *testing.T) {
 	f.buckets = checkBuckets(t, recs, w.claims(), lim)
 	f.capBreaches = checkCaps(t, recs, dailyCap)
 
-	// The processes really overlapped: every campaign had requests while
-	// another's were under way.
+	// The processes really overlapped: campaigns had requests while
+	// another's were under way. (Not every pair: with tight caps one
+	// campaign may get all its tokens before another's process is up.)
 	first, last := map[string]time.Time{}, map[string]time.Time{}
 	for _, r := range recs {
 		c, _, _ := strings.Cut(strings.TrimPrefix(r.CallbackData, "wasend:"), ":")
@@ -86,12 +87,16 @@ func TestConcurrentProcesses(t *testing.T) {
 		}
 		last[c] = r.At
 	}
+	overlapping := 0
 	for c := range first {
 		for d := range first {
-			if c != d && !first[c].Before(last[d]) {
-				t.Errorf("campaigns %s and %s did not overlap", c, d)
+			if c < d && first[c].Before(last[d]) && first[d].Before(last[c]) {
+				overlapping++
 			}
 		}
+	}
+	if overlapping == 0 {
+		t.Errorf("no two campaigns sent at the same time: the processes did not run concurrently (%v to %v)", first, last)
 	}
 	// used_today is wasend's view of the cap; it must match the server's.
 	per := acceptedBy(recs)
