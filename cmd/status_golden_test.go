@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/ui"
 )
 
 // TestStatusGolden renders `status` for a terminal, a pipe and --json from
@@ -44,5 +46,24 @@ func TestStatusGolden(t *testing.T) {
 			}
 			goldenFile(t, tt.name, strings.ReplaceAll(out, c.db, "<db>"))
 		})
+	}
+}
+
+// TestStatusWatch: --watch prints the status again every interval until
+// the context ends (Ctrl-C), and then exits cleanly.
+func TestStatusWatch(t *testing.T) {
+	c := newCLI(t)
+	c.addAccounts()
+	var out, errOut bytes.Buffer
+	f := &Factory{IO: ui.Test(&out, &errOut), Getenv: mapEnv(c.env), Now: time.Now}
+	root := NewRootCmd(f)
+	root.SetArgs([]string{"--db", c.db, "status", "--watch=50ms"})
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	if err := root.ExecuteContext(ctx); err != nil {
+		t.Fatalf("status --watch ended with %v, want a clean exit on Ctrl-C", err)
+	}
+	if n := strings.Count(out.String(), "main-01"); n < 2 {
+		t.Errorf("status printed %d time(s) in 400ms at a 50ms interval, want several:\n%s", n, out.String())
 	}
 }
