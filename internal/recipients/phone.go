@@ -117,6 +117,10 @@ func cleanPhone(input string) (digits string, intl bool, err error) {
 	if s == "" {
 		return "", false, ErrEmpty
 	}
+	// "(+55) 11 …": the country code in brackets, plus inside.
+	if strings.HasPrefix(s, "(+") {
+		s = s[1:]
+	}
 	if s[0] == '+' {
 		intl = true
 		s = s[1:]

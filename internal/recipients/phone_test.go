@@ -32,6 +32,7 @@ func TestNormalizePhone(t *testing.T) {
 		{"US digits without plus", "14155552671", "", "+14155552671", nil},
 		// China
 		{"CN international dashes", "+86 138-0013-8000", "", "+8613800138000", nil},
+		{"BR country code in brackets", "(+55) 11 91234-5678", "", "+5511912345678", nil},
 		{"CN international without plus", "8613800138000", "", "+8613800138000", nil},
 		{"CN national", "138 0013 8000", "CN", "+8613800138000", nil},
 		// wa_id style digits in a file whose default region is another country
