@@ -125,6 +125,7 @@ type Engine struct {
 	// moment between such an answer and its commit are put back unsent.
 	dropped sync.Map // account ID → struct{}: account-fatal answer seen
 	paused  atomic.Bool
+	resting sync.Map // account ID (0: every account) → time.Time: throttled until
 }
 
 // New returns an engine with defaults filled in.
@@ -186,7 +187,7 @@ const ClassNotSent = "not-sent"
 
 // maxBatch bounds the claims taken, and the outcomes recorded, in one
 // transaction.
-const maxBatch = 64
+const maxBatch = 256
 
 // Run sends the campaign until no row is open, the campaign is paused, the
 // caps stop it (StopWhenCapped), or ctx is cancelled. On cancel it stops
@@ -219,8 +220,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer abort()
 
 	var (
-		slots   = make(chan struct{}, o.Workers)
-		jobs    = make(chan campaign.Claim, o.Workers)
+		// Claims may run one pool ahead of the senders, so a worker never
+		// idles while the next batch is claimed; at most 2×Workers rows
+		// are ever claimed and not yet recorded.
+		slots   = make(chan struct{}, 2*o.Workers)
+		jobs    = make(chan campaign.Claim, 2*o.Workers)
 		results = make(chan campaign.Result, o.Workers)
 		// done wakes the loop when outcomes were recorded: a retry may
 		// now be due, or the last in-flight row finished.
@@ -301,7 +305,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			return finish(ctx.Err())
 		}
 		n := 1 + grab(slots, maxBatch-1)
-		if saturated && n < o.Workers/2 {
+		if saturated && n < o.Workers {
 			// The last claim got all it asked for: the limits are not
 			// what holds sending back, the database is. Let a few more
 			// requests finish so this claim's transaction serves many.
@@ -468,7 +472,7 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 	_, dropped := e.dropped.Load(c.Account.ID)
 	token, err := o.Token(c.Account.TokenEnv)
 	switch {
-	case dropped || e.paused.Load():
+	case dropped || e.paused.Load() || e.rests(c.Account.ID):
 		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now(), Refund: true,
 			Class: ClassNotSent, Error: "not sent: the account or campaign stopped meanwhile"}
 	case err != nil:
@@ -484,10 +488,38 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 	if out.DropAccount {
 		e.dropped.Store(c.Account.ID, struct{}{})
 	}
+	if t := out.Throttle; t != nil {
+		// Claims already queued for the account must not hit the API
+		// during its rest; the ledger keeps new ones away.
+		key := c.Account.ID
+		if t.App {
+			key = 0
+		}
+		// Never longer than the ledger's rest (a hint wins there too,
+		// and repeats only lengthen it), or claims would spin: the
+		// ledger hands out what this engine puts back.
+		rest := t.Cooldown
+		if t.Hint > 0 {
+			rest = t.Hint
+		}
+		e.resting.Store(key, o.Clock.Now().Add(rest))
+	}
 	if out.Pause != "" {
 		e.paused.Store(true)
 	}
 	return campaign.Result{Claim: c, Outcome: out, At: o.Clock.Now()}
+}
+
+// rests reports whether the account (or the whole app) was throttled and
+// is still resting, by this engine's own knowledge.
+func (e *Engine) rests(accountID int64) bool {
+	now := e.o.Clock.Now()
+	for _, key := range []int64{accountID, 0} {
+		if until, ok := e.resting.Load(key); ok && now.Before(until.(time.Time)) {
+			return true
+		}
+	}
+	return false
 }
 
 // outcome turns a response into what to record, following the class the

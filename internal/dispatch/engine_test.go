@@ -90,14 +90,21 @@ func (e *env) engine(c campaign.Campaign, o dispatch.Options) *dispatch.Engine {
 }
 
 // claims returns, per account name, the instants its tokens were spent.
-func (e *env) claims() map[string][]time.Time {
+func (e *env) claims() map[string][]time.Time { return e.claimsOf(true) }
+
+// tries is claims without those the engine put back unsent (their account
+// had just been throttled or dropped): the requests actually made.
+func (e *env) tries() map[string][]time.Time { return e.claimsOf(false) }
+
+func (e *env) claimsOf(all bool) map[string][]time.Time {
 	e.t.Helper()
 	db, err := sql.Open("sqlite3", "file:"+e.path+"?mode=ro")
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT a.name, t.claimed_at FROM attempts t JOIN accounts a ON a.id = t.account_id ORDER BY t.claimed_at`)
+	rows, err := db.Query(`SELECT a.name, t.claimed_at FROM attempts t JOIN accounts a ON a.id = t.account_id
+		WHERE ? OR coalesce(t.class, '') <> 'not-sent' ORDER BY t.claimed_at`, all)
 	if err != nil {
 		e.t.Fatal(err)
 	}

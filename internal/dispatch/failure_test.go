@@ -38,7 +38,7 @@ func TestThrottledAccountCoolsDown(t *testing.T) {
 			t.Fatalf("%s: %+v, want sent with no retry spent", phone, r)
 		}
 	}
-	tries := e.claims()["a"]
+	tries := e.tries()["a"]
 	if len(tries) < 5 {
 		t.Fatalf("account a tried %d times, want at least 5 over the run", len(tries))
 	}
@@ -71,7 +71,7 @@ func TestFailureClasses(t *testing.T) {
 			name:   "account-fatal drops the account; its rows go to the other",
 			faults: sandbox.Faults{FatalAccounts: map[string]sandbox.FatalAccount{"1001": {Code: 190}}},
 			check: func(t *testing.T, e *env, c campaign.Campaign) {
-				if got := len(e.claims()["a"]); got != 1 {
+				if got := len(e.tries()["a"]); got != 1 {
 					t.Errorf("account a tried %d times, want 1: nothing after its first 190", got)
 				}
 				expectAll(t, e, campaign.Sent)
@@ -100,7 +100,7 @@ func TestFailureClasses(t *testing.T) {
 				if len(limited) == 0 {
 					t.Fatal("no error 4 drawn: the test proves nothing")
 				}
-				for _, times := range e.claims() {
+				for _, times := range e.tries() {
 					for _, at := range times {
 						for _, l := range limited {
 							if at.After(l) && at.Before(l.Add(30*time.Second)) {

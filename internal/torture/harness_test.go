@@ -495,13 +495,16 @@ func checkOutput(t *testing.T, what string, r result) {
 	}
 }
 
-// claims returns every token wasend took, as a record of the attempts
-// table: its callback data, its account's phone number id and claimed_at.
+// claims returns every token wasend took for a request, as a record of
+// the attempts table: its callback data, its account's phone number id and
+// claimed_at. Claims the engine put back unsent (class not-sent: their
+// account had just been throttled or dropped) made no request.
 func (w *world) claims() []record {
 	w.t.Helper()
 	var out []record
 	w.query(`SELECT 'wasend:c' || m.campaign_id || ':m' || m.id, a.phone_number_id, t.claimed_at
-		FROM attempts t JOIN accounts a ON a.id = t.account_id JOIN messages m ON m.id = t.message_id ORDER BY t.id`,
+		FROM attempts t JOIN accounts a ON a.id = t.account_id JOIN messages m ON m.id = t.message_id
+		WHERE coalesce(t.class, '') <> 'not-sent' ORDER BY t.id`,
 		func(rs *sql.Rows) error {
 			var r record
 			var ns int64
