@@ -82,9 +82,9 @@ quoting) is an error that names the file, line and column.`,
 			defer st.Close()
 			// An empty suppression list needs no lookup per row.
 			var suppressed runner.SuppressedFunc
-			if list, err := st.Suppressions(ctx); err != nil {
+			if n, err := st.CountSuppressions(ctx); err != nil {
 				return err
-			} else if len(list) > 0 {
+			} else if n > 0 {
 				suppressed = st.IsSuppressed
 			}
 			if ro.SkipContactedWithin > 0 {

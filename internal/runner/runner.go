@@ -313,6 +313,9 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	if err != nil {
 		return err
 	}
+	if moved > 0 && o.Observe != nil {
+		o.Observe(dispatch.Event{Kind: dispatch.EventRecovered, At: now, Count: moved})
+	}
 	if moved > 0 {
 		o.IO.Warnf("%d message(s) were in flight when an earlier run stopped; they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", moved, c.ID)
 	}

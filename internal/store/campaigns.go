@@ -87,9 +87,9 @@ func (im *Importer) start(ctx context.Context) error {
 	if err := prep(&im.lineOf, `SELECT line FROM messages WHERE campaign_id = ? AND phone = ?`); err != nil {
 		return err
 	}
-	var suppressed int
-	if err := im.tx.QueryRowContext(ctx, `SELECT count(*) FROM suppressions`).Scan(&suppressed); err != nil {
-		return fmt.Errorf("read suppression list: %w", err)
+	suppressed, err := countSuppressions(ctx, im.tx)
+	if err != nil {
+		return err
 	}
 	if suppressed > 0 { // most lists are checked against an empty table: skip the lookups
 		if err := prep(&im.suppress, `SELECT reason FROM suppressions WHERE phone = ?`); err != nil {
@@ -384,4 +384,18 @@ func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.Camp
 		}
 		return nil
 	})
+}
+
+// CountSuppressions returns how many numbers are on the suppression list,
+// so a caller can skip per-row lookups against an empty one.
+func (s *Store) CountSuppressions(ctx context.Context) (int, error) {
+	return countSuppressions(ctx, s.db)
+}
+
+func countSuppressions(ctx context.Context, q querier) (int, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM suppressions`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read suppression list: %w", err)
+	}
+	return n, nil
 }
