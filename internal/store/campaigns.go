@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,19 +14,23 @@ import (
 // Importer stores one campaign's rows inside a single transaction: either
 // the whole file lands, or (on error, interrupt or crash) nothing does.
 type Importer struct {
-	s        *Store
-	tx       *sql.Tx
-	c        campaign.Campaign
-	insert   *sql.Stmt
-	lineOf   *sql.Stmt
-	suppress *sql.Stmt
-	skip     *sql.Stmt
+	s    *Store
+	conn *sql.Conn
+	tx   *sql.Tx
+	c    campaign.Campaign
+	// suppressions is whether the suppression list has numbers to check.
+	suppressions bool
+	skip         *sql.Stmt
 	// batch holds AddBatch's and SkipBatch's multi-row statements by query
 	// text; args is their argument buffer, reused across batches.
 	batch map[string]*sql.Stmt
 	args  []any
-	seen  *phoneFilter // every number given to Add and AddBatch
-	done  bool
+	// pending are rows to store, written ImportBatch at a time.
+	pending []campaign.Message
+	// numbers holds every number stored, with its line: how duplicates are
+	// found (messages has no unique index on numbers; see 0004).
+	numbers *numberSet
+	done    bool
 }
 
 // SkipReason is why a row was not imported.
@@ -35,12 +40,18 @@ type SkipReason string
 // import is one transaction so a half-read file never becomes a campaign.
 func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, error) {
 	s.wmu.Lock()
-	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
+	conn, err := importConn(ctx, s.db)
 	if err != nil {
+		s.wmu.Unlock()
+		return nil, err
+	}
+	tx, err := conn.BeginTx(context.WithoutCancel(ctx), nil)
+	if err != nil {
+		closeImportConn(conn)
 		s.wmu.Unlock()
 		return nil, fmt.Errorf("begin import: %w", err)
 	}
-	im := &Importer{s: s, tx: tx, c: c, seen: newPhoneFilter()}
+	im := &Importer{s: s, conn: conn, tx: tx, c: c, numbers: newNumberSet()}
 	if err := im.start(ctx); err != nil {
 		im.Rollback()
 		return nil, err
@@ -80,22 +91,11 @@ func (im *Importer) start(ctx context.Context) error {
 		*dst = st
 		return nil
 	}
-	if err := prep(&im.insert, `INSERT INTO messages (campaign_id, line, input, phone, params, body, extras, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT (campaign_id, phone) DO NOTHING`); err != nil {
-		return err
-	}
-	if err := prep(&im.lineOf, `SELECT line FROM messages WHERE campaign_id = ? AND phone = ?`); err != nil {
-		return err
-	}
 	suppressed, err := countSuppressions(ctx, im.tx)
 	if err != nil {
 		return err
 	}
-	if suppressed > 0 { // most lists are checked against an empty table: skip the lookups
-		if err := prep(&im.suppress, `SELECT reason FROM suppressions WHERE phone = ?`); err != nil {
-			return err
-		}
-	}
+	im.suppressions = suppressed > 0 // most lists are checked against an empty table: skip the lookups
 	return prep(&im.skip, `INSERT INTO skipped (campaign_id, line, input, reason) VALUES (?, ?, ?, ?)`)
 }
 
@@ -169,40 +169,11 @@ func unmarshalExtras(s string, m *campaign.Message) error {
 // Add stores one recipient. It returns a non-empty reason, and stores
 // nothing, when the number is already in the campaign or suppressed.
 func (im *Importer) Add(ctx context.Context, m campaign.Message) (reason string, err error) {
-	if im.suppress != nil {
-		var why string
-		switch err := im.suppress.QueryRowContext(ctx, m.Phone).Scan(&why); {
-		case err == nil:
-			if why == "" {
-				return "suppressed (opted out)", nil
-			}
-			return "suppressed: " + why, nil
-		case !errors.Is(err, sql.ErrNoRows):
-			return "", fmt.Errorf("check suppression list: %w", err)
-		}
-	}
-	im.seen.add(m.Phone)
-	params, err := json.Marshal(nonNil(m.Params))
-	if err != nil {
+	skips, err := im.AddBatch(ctx, []campaign.Message{m})
+	if err != nil || len(skips) == 0 {
 		return "", err
 	}
-	extras, err := marshalExtras(m)
-	if err != nil {
-		return "", err
-	}
-	res, err := im.insert.ExecContext(ctx, im.c.ID, m.Line, m.Input, m.Phone, string(params), m.Body, extras)
-	if err != nil {
-		return "", fmt.Errorf("store line %d: %w", m.Line, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		var line int
-		if err := im.lineOf.QueryRowContext(ctx, im.c.ID, m.Phone).Scan(&line); err != nil {
-			return "", fmt.Errorf("find duplicate of line %d: %w", m.Line, err)
-		}
-		return fmt.Sprintf("duplicate of line %d (%s)", line, m.Phone), nil
-	}
-	im.c.Imported++
-	return "", nil
+	return skips[0].Reason, nil
 }
 
 // Skip records a row that was not imported and why.
@@ -219,8 +190,11 @@ func (im *Importer) Commit(ctx context.Context) (campaign.Campaign, error) {
 	if im.done {
 		return im.c, errors.New("import already finished")
 	}
-	_, err := im.tx.ExecContext(ctx, `UPDATE campaigns SET imported = ?, skipped = ? WHERE id = ?`,
-		im.c.Imported, im.c.Skipped, im.c.ID)
+	err := im.flush(ctx)
+	if err == nil {
+		_, err = im.tx.ExecContext(ctx, `UPDATE campaigns SET imported = ?, skipped = ? WHERE id = ?`,
+			im.c.Imported, im.c.Skipped, im.c.ID)
+	}
 	if err == nil {
 		err = im.tx.Commit()
 	}
@@ -242,7 +216,7 @@ func (im *Importer) Rollback() {
 }
 
 func (im *Importer) finish() {
-	for _, st := range []*sql.Stmt{im.insert, im.lineOf, im.suppress, im.skip} {
+	for _, st := range []*sql.Stmt{im.skip} {
 		if st != nil {
 			st.Close()
 		}
@@ -250,8 +224,45 @@ func (im *Importer) finish() {
 	for _, st := range im.batch {
 		st.Close()
 	}
+	closeImportConn(im.conn)
 	im.done = true
 	im.s.wmu.Unlock()
+}
+
+// importCacheKiB is an import's page cache. An import only appends (to
+// the table and to indexes whose keys grow with it), so a small cache does
+// as well as a big one, and the memory goes to finding duplicates instead.
+const importCacheKiB = 4096
+
+// importConn is the connection an import runs on, set up for it.
+//
+// Besides the smaller cache, it keeps statement journals in memory: a
+// multi-row INSERT that may fail halfway (a foreign key, a NOT NULL)
+// journals every page it changes so that it can be undone alone, and by
+// default that journal spills to a temporary file past 64 KiB, which is
+// every batch of a big import. In memory it is a few hundred KiB at most,
+// freed after each statement. The setting is taken when a transaction
+// begins, so it is made first, and undone before the connection goes back
+// to the pool.
+func importConn(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin import: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d`, importCacheKiB)); err != nil {
+		closeImportConn(conn)
+		return nil, fmt.Errorf("begin import: %w", err)
+	}
+	return conn, nil
+}
+
+// closeImportConn undoes importConn's settings and returns the connection
+// to the pool, or discards it when they can't be undone.
+func closeImportConn(conn *sql.Conn) {
+	if _, err := conn.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA temp_store = DEFAULT; PRAGMA cache_size = -%d`, cacheKiB)); err != nil {
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	conn.Close()
 }
 
 const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"hash/maphash"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,19 +18,19 @@ import (
 // is gained.
 const ImportBatch = 256
 
-// AddBatch stores msgs, given in file order, with one multi-row INSERT per
-// ImportBatch rows. It returns the messages it did not store, in file
-// order, with the reasons Add gives: a number already in the campaign (the
-// first line with it wins) or on the suppression list.
+// AddBatch stores msgs, given in file order. It returns the messages it
+// did not store, in file order, with the reasons Add gives: a number
+// already in the campaign (the first line with it wins) or on the
+// suppression list.
 //
-// Duplicates cost nothing in the common case: the INSERT drops them, and
-// only a batch that stored fewer rows than it was given looks up which.
+// Rows are written with one multi-row INSERT per ImportBatch rows; the last
+// few wait for more, or for Commit.
 func (im *Importer) AddBatch(ctx context.Context, msgs []campaign.Message) ([]campaign.Skip, error) {
 	var skips []campaign.Skip
 	for len(msgs) > 0 {
 		n := min(len(msgs), ImportBatch)
 		var err error
-		if skips, err = im.addBatch(ctx, msgs[:n], skips); err != nil {
+		if skips, err = im.queue(ctx, msgs[:n], skips); err != nil {
 			return nil, err
 		}
 		msgs = msgs[n:]
@@ -40,29 +38,44 @@ func (im *Importer) AddBatch(ctx context.Context, msgs []campaign.Message) ([]ca
 	return skips, nil
 }
 
-func (im *Importer) addBatch(ctx context.Context, msgs []campaign.Message, skips []campaign.Skip) ([]campaign.Skip, error) {
-	first := len(skips)
-	if im.suppress != nil {
-		why, err := im.suppressedIn(ctx, msgs)
-		if err != nil {
+// queue appends to im.pending the msgs to store and to skips the others,
+// and writes every full batch.
+func (im *Importer) queue(ctx context.Context, msgs []campaign.Message, skips []campaign.Skip) ([]campaign.Skip, error) {
+	var why map[string]string
+	if im.suppressions {
+		var err error
+		if why, err = im.suppressedIn(ctx, msgs); err != nil {
 			return nil, err
 		}
-		if len(why) > 0 {
-			kept := make([]campaign.Message, 0, len(msgs))
-			for _, m := range msgs {
-				if reason, ok := why[m.Phone]; ok {
-					skips = append(skips, campaign.Skip{Line: m.Line, Input: m.Input, Reason: reason})
-					continue
-				}
-				kept = append(kept, m)
+	}
+	for _, m := range msgs {
+		if reason, ok := why[m.Phone]; ok {
+			skips = append(skips, campaign.Skip{Line: m.Line, Input: m.Input, Reason: reason})
+			continue
+		}
+		if first, dup := im.numbers.add(m.Phone, m.Line); dup {
+			skips = append(skips, duplicate(m, first))
+			continue
+		}
+		if im.pending = append(im.pending, m); len(im.pending) == ImportBatch {
+			if err := im.flush(ctx); err != nil {
+				return nil, err
 			}
-			msgs = kept
 		}
 	}
-	if len(msgs) == 0 {
-		return skips, nil
-	}
+	return skips, nil
+}
 
+// flush writes im.pending with one INSERT.
+func (im *Importer) flush(ctx context.Context) error {
+	msgs := im.pending
+	if len(msgs) == 0 {
+		return nil
+	}
+	defer func() {
+		clear(msgs) // don't keep this batch's strings alive
+		im.pending = msgs[:0]
+	}()
 	// Every cgo call to bind a value costs about as much as SQLite's work
 	// on it: body and extras are bound only when some row has them.
 	plain := true
@@ -73,19 +86,14 @@ func (im *Importer) addBatch(ctx context.Context, msgs []campaign.Message, skips
 	if plain {
 		row = "(%d, ?, ?, ?, ?, '', '{}', 0)"
 	}
-	st, closeStmt, err := im.batchStmt(ctx, len(msgs), `INSERT INTO messages (campaign_id, line, input, phone, params, body, extras, next_attempt_at) VALUES `,
-		row, ` ON CONFLICT (campaign_id, phone) DO NOTHING`)
+	st, closeStmt, err := im.batchStmt(ctx, len(msgs), `INSERT INTO messages (campaign_id, line, input, phone, params, body, extras, next_attempt_at) VALUES `, row, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer closeStmt()
 	args := im.args[:0]
 	var buf []byte
-	var maybe []campaign.Message // rows whose number may be stored already
 	for _, m := range msgs {
-		if im.seen.add(m.Phone) {
-			maybe = append(maybe, m)
-		}
 		buf = appendJSONStrings(buf[:0], m.Params)
 		args = append(args, m.Line, m.Input, m.Phone, string(buf))
 		if plain {
@@ -94,28 +102,23 @@ func (im *Importer) addBatch(ctx context.Context, msgs []campaign.Message, skips
 		extras := "{}"
 		if m.Header != "" || len(m.Buttons) > 0 {
 			if extras, err = marshalExtras(m); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		args = append(args, m.Body, extras)
 	}
-	res, err := st.ExecContext(ctx, args...)
-	clear(args) // don't keep this batch's strings alive
+	_, err = st.ExecContext(ctx, args...)
+	clear(args)
 	im.args = args[:0]
 	if err != nil {
-		return nil, fmt.Errorf("store lines %d-%d: %w", msgs[0].Line, msgs[len(msgs)-1].Line, err)
+		return fmt.Errorf("store lines %d-%d: %w", msgs[0].Line, msgs[len(msgs)-1].Line, err)
 	}
-	stored, _ := res.RowsAffected()
-	im.c.Imported += int(stored)
-	if int(stored) < len(msgs) {
-		if skips, err = im.duplicatesIn(ctx, maybe, skips); err != nil {
-			return nil, err
-		}
-		// Suppressed and duplicate rows are each in file order; together
-		// they must be too.
-		slices.SortStableFunc(skips[first:], func(a, b campaign.Skip) int { return a.Line - b.Line })
-	}
-	return skips, nil
+	im.c.Imported += len(msgs)
+	return nil
+}
+
+func duplicate(m campaign.Message, first int) campaign.Skip {
+	return campaign.Skip{Line: m.Line, Input: m.Input, Reason: fmt.Sprintf("duplicate of line %d (%s)", first, m.Phone)}
 }
 
 // suppressedIn returns the reasons of the numbers of msgs that are on the
@@ -146,37 +149,6 @@ func (im *Importer) suppressedIn(ctx context.Context, msgs []campaign.Message) (
 		return nil, fmt.Errorf("check suppression list: %w", err)
 	}
 	return why, nil
-}
-
-// duplicatesIn appends to skips the msgs the INSERT dropped: those whose
-// number is stored under another line.
-func (im *Importer) duplicatesIn(ctx context.Context, msgs []campaign.Message, skips []campaign.Skip) ([]campaign.Skip, error) {
-	phones := distinctPhones(msgs)
-	args := append([]any{im.c.ID}, phones...)
-	rows, err := im.tx.QueryContext(ctx, `SELECT phone, line FROM messages WHERE campaign_id = ? AND phone IN (`+placeholders(len(phones))+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("find duplicates: %w", err)
-	}
-	defer rows.Close()
-	lineOf := make(map[string]int, len(phones))
-	for rows.Next() {
-		var phone string
-		var line int
-		if err := rows.Scan(&phone, &line); err != nil {
-			return nil, err
-		}
-		lineOf[phone] = line
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for _, m := range msgs {
-		if line, ok := lineOf[m.Phone]; ok && line != m.Line {
-			skips = append(skips, campaign.Skip{Line: m.Line, Input: m.Input,
-				Reason: fmt.Sprintf("duplicate of line %d (%s)", line, m.Phone)})
-		}
-	}
-	return skips, nil
 }
 
 // SkipBatch records rows that were not imported, and why, with one
@@ -294,33 +266,4 @@ func plainJSON(s string) bool {
 		}
 	}
 	return utf8.ValidString(s)
-}
-
-// phoneFilter is a Bloom filter of the numbers an import stored or tried to
-// store (two hashes, 4 MiB: about 0.3 % false positives at a million
-// numbers). A row whose number it has not seen can't be a duplicate, so
-// after a batch that dropped rows only the others are looked up.
-type phoneFilter struct {
-	bits []uint64
-	seed maphash.Seed
-}
-
-const phoneFilterBits = 1 << 25
-
-func newPhoneFilter() *phoneFilter {
-	return &phoneFilter{bits: make([]uint64, phoneFilterBits/64), seed: maphash.MakeSeed()}
-}
-
-// add adds phone and reports whether it may have been added before.
-func (f *phoneFilter) add(phone string) bool {
-	h := maphash.String(f.seed, phone)
-	seen := true
-	for _, i := range [2]uint64{h % phoneFilterBits, (h >> 32) % phoneFilterBits} {
-		w, b := i/64, uint64(1)<<(i%64)
-		if f.bits[w]&b == 0 {
-			seen = false
-			f.bits[w] |= b
-		}
-	}
-	return seen
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// AddBatch stores and skips exactly what Add, row by row, does: the same
-// rows, the same reasons, in file order — across statement boundaries,
-// with duplicates inside one batch and of earlier batches, suppressed
-// numbers among them, and rows given to Add before.
+// AddBatch stores and skips exactly what Add, row by row, does, and what a
+// plain model of the rules says: the same rows, the same reasons, in file
+// order — across statement boundaries, with duplicates inside one batch and
+// of earlier batches, suppressed numbers among them, and rows given to Add
+// before.
 func TestAddBatchMatchesAdd(t *testing.T) {
 	const n = 3*ImportBatch + 17
 	var msgs []campaign.Message
@@ -57,6 +58,27 @@ func TestAddBatchMatchesAdd(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+	var model []campaign.Skip
+	firstLine := map[string]int{}
+	for _, m := range msgs {
+		reason := ""
+		switch first, dup := firstLine[m.Phone]; {
+		case m.Phone == phone(7):
+			reason = "suppressed: STOP received"
+		case m.Phone == phone(300):
+			reason = "suppressed (opted out)"
+		case dup:
+			reason = fmt.Sprintf("duplicate of line %d (%s)", first, m.Phone)
+		default:
+			firstLine[m.Phone] = m.Line
+		}
+		if reason != "" {
+			model = append(model, campaign.Skip{Line: m.Line, Input: m.Input, Reason: reason})
+		}
+	}
+	if !slices.Equal(wantSkips, model) {
+		t.Errorf("Add skipped\n%v\nthe model skips\n%v", wantSkips, model)
 	}
 	if len(wantSkips) < 150 {
 		t.Fatalf("only %d rows skipped: the test lost its duplicates", len(wantSkips))

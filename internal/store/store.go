@@ -11,6 +11,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -75,7 +76,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// NORMAL in WAL mode survives a process crash (kill -9); only a power cut
 	// may lose the last commits.
 	q.Set("_synchronous", "NORMAL")
-	q.Set("_cache_size", "-16384") // KiB: big imports spill less
+	q.Set("_cache_size", "-"+strconv.Itoa(cacheKiB))
 	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -98,6 +99,9 @@ func createFile(path string) error {
 	}
 	return f.Close()
 }
+
+// cacheKiB is SQLite's page cache per connection.
+const cacheKiB = 16384
 
 // Close closes the database.
 func (s *Store) Close() error {
@@ -134,25 +138,74 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		err = s.write(ctx, func(tx *Tx) error {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
-			// A script of many statements: not one to prepare and cache.
-			if _, err := tx.tx.ExecContext(ctx, string(body)); err != nil {
-				return fmt.Errorf("apply migration %s: %w", base, err)
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				v, base, s.now().UnixNano())
-			return err
-		})
-		if err != nil {
+		if err := s.apply(ctx, v, base, string(body)); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// noForeignKeys marks a migration that must run with foreign keys off: one
+// that rebuilds a table others refer to (dropping the old table would
+// otherwise cascade). Such a migration is checked with foreign_key_check
+// before it commits.
+const noForeignKeys = "-- wasend:foreign_keys=off\n"
+
+// apply runs one migration unless it ran before, in one transaction.
+func (s *Store) apply(ctx context.Context, version int, name, body string) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	// foreign_keys can't change inside a transaction: the migration gets a
+	// connection of its own, set before the transaction begins and reset
+	// before the connection goes back to the pool.
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("apply migration %s: %w", name, err)
+	}
+	defer conn.Close()
+	fkOff := strings.HasPrefix(body, noForeignKeys)
+	if fkOff {
+		if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+			return fmt.Errorf("apply migration %s: %w", name, err)
+		}
+		defer func() {
+			if _, err := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`); err != nil {
+				conn.Raw(func(any) error { return driver.ErrBadConn }) // don't pool it without them
+			}
+		}()
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("apply migration %s: %w", name, s.storageError(err))
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+		return fmt.Errorf("apply migration %s: %w", name, err)
+	}
+	if n > 0 {
+		return nil // another process applied it first
+	}
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return fmt.Errorf("apply migration %s: %w", name, s.storageError(err))
+	}
+	if fkOff {
+		rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+		if err != nil {
+			return fmt.Errorf("apply migration %s: %w", name, err)
+		}
+		broken := rows.Next()
+		rows.Close()
+		if broken {
+			return fmt.Errorf("apply migration %s: it would leave rows pointing at nothing (PRAGMA foreign_key_check); nothing was changed", name)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		version, name, s.now().UnixNano()); err != nil {
+		return fmt.Errorf("apply migration %s: %w", name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("apply migration %s: %w", name, s.storageError(err))
 	}
 	return nil
 }

@@ -1,0 +1,124 @@
+package store
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// A database made before migration 0004, with a campaign under way,
+// migrates with every row, id and reference intact, foreign keys back on,
+// and without the unique index on numbers.
+func TestMigrationRebuildsMessages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.Exec(q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
+	for v, name := range []string{"0001_init.sql", "0002_health.sql", "0003_template_shape.sql"} {
+		body, err := migrations.ReadFile("migrations/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(body))
+		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, v+1, name)
+	}
+	exec(`INSERT INTO accounts (name, phone_number_id, tier, token_env, created_at, tokens, tokens_at, quota_day)
+		VALUES ('a', '100', 'new', 'TOKEN_A', 0, 5, 0, '2026-03-02')`)
+	exec(`INSERT INTO campaigns (name, fingerprint, source, kind, text, created_at) VALUES ('c', 'fp', 'c.csv', 'text', 'Hi', 0)`)
+	exec(`INSERT INTO messages (campaign_id, line, input, phone, body, state, attempts, account_id, wamid, sent_at, extras)
+		VALUES (1, 2, '0151 1', '+491511', 'Hi', 'sent', 1, 1, 'wamid.1', 7, '{"header":"h"}')`)
+	exec(`INSERT INTO messages (campaign_id, line, input, phone, body) VALUES (1, 3, '0151 2', '+491512', 'Hi')`)
+	exec(`INSERT INTO messages (campaign_id, line, input, phone, body) VALUES (1, 4, '0151 3', '+491513', 'Hi')`)
+	exec(`DELETE FROM messages WHERE id = 3`) // AUTOINCREMENT must not hand out 3 again
+	exec(`INSERT INTO attempts (message_id, account_id, claimed_at, done_at, outcome, class) VALUES (1, 1, 5, 7, 'sent', 'ok')`)
+	const dump = `SELECT group_concat(id || '|' || campaign_id || '|' || line || '|' || input || '|' || phone || '|' || params || '|' ||
+		body || '|' || state || '|' || attempts || '|' || coalesce(account_id, '-') || '|' || coalesce(wamid, '-') || '|' ||
+		coalesce(sent_at, '-') || '|' || extras, ';') FROM (SELECT * FROM messages ORDER BY id)`
+	var before string
+	if err := old.QueryRow(dump).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	st := openAt(t, path, newFakeClock())
+	var after string
+	if err := st.db.QueryRow(dump).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Errorf("messages after migration:\n%s\nbefore:\n%s", after, before)
+	}
+	if n := countRows(t, st, `SELECT count(*) FROM attempts WHERE message_id = 1`); n != 1 {
+		t.Errorf("attempts of message 1 after migration: %d, want 1", n)
+	}
+	var schema string
+	if err := st.db.QueryRow(`SELECT sql FROM sqlite_schema WHERE name = 'messages'`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(schema, "UNIQUE") || strings.Contains(schema, "messages_new") {
+		t.Errorf("messages is still\n%s", schema)
+	}
+	if n := countRows(t, st, `SELECT count(*) FROM sqlite_schema WHERE name = 'messages_due'`); n != 1 {
+		t.Errorf("messages_due index missing")
+	}
+	if n := countRows(t, st, `SELECT count(*) FROM pragma_foreign_key_check`); n != 0 {
+		t.Errorf("%d rows fail foreign_key_check", n)
+	}
+
+	// Every pooled connection has foreign keys on again.
+	conns := make([]*sql.Conn, 3)
+	for i := range conns {
+		if conns[i], err = st.db.Conn(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		var on int
+		if err := conns[i].QueryRowContext(t.Context(), `PRAGMA foreign_keys`).Scan(&on); err != nil || on != 1 {
+			t.Errorf("connection %d: foreign_keys = %d, %v", i, on, err)
+		}
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	if _, err := st.db.Exec(`INSERT INTO attempts (message_id, account_id, claimed_at) VALUES (99, 1, 1)`); err == nil {
+		t.Errorf("an attempt of no message was stored: foreign keys are off")
+	}
+
+	im, err := st.Import(t.Context(), testCampaign("fp2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Rollback()
+	if reason, err := im.Add(t.Context(), campaign.Message{Line: 2, Input: "+491511", Phone: "+491511", Body: "Hi"}); err != nil || reason != "" {
+		t.Fatalf("Add = %q, %v", reason, err)
+	}
+	c, err := im.Commit(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id int
+	if err := st.db.QueryRow(`SELECT id FROM messages WHERE campaign_id = ?`, c.ID).Scan(&id); err != nil || id != 4 {
+		t.Errorf("first message after migration has id %d, %v; want 4", id, err)
+	}
+
+	// Opening again applies nothing twice.
+	st.Close()
+	st = openAt(t, path, newFakeClock())
+	files, err := migrations.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, st, `SELECT count(*) FROM schema_migrations`); n != len(files) {
+		t.Errorf("%d migrations recorded, want %d", n, len(files))
+	}
+}

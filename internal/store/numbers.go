@@ -1,0 +1,106 @@
+package store
+
+import "math"
+
+// numberSet is the exact set of numbers an import stored, each with the
+// line it came from: how an import finds duplicates without a unique index
+// (see migration 0004).
+//
+// A million numbers take about 20 MiB: E.164 is at most 15 digits, so a
+// number is kept as an integer in keys, its line in lines, and the hash
+// table, slots, holds only positions into those. A Go map of the same
+// would take twice that.
+type numberSet struct {
+	slots []uint32 // 1 + position in keys and lines; 0 = empty. Linear probing.
+	shift uint     // 64 - log2(len(slots))
+	n     int      // numbers in keys and lines
+	// keys and lines are in blocks of numberBlock, so that growing never
+	// copies them or leaves garbage for the collector.
+	keys  [][]uint64
+	lines [][]uint32
+	// other holds numbers that aren't + and up to 17 digits, and those
+	// from lines past 2³²-1. Normalised numbers from real files never are;
+	// the set stays exact for anything it is given.
+	other map[string]int
+}
+
+const numberBlock = 1 << 16
+
+func newNumberSet() *numberSet {
+	const slots = 1 << 12
+	return &numberSet{slots: make([]uint32, slots), shift: 64 - 12}
+}
+
+// add records number as found on line, unless it was recorded before: then
+// it returns the earlier line and true.
+func (s *numberSet) add(number string, line int) (first int, dup bool) {
+	key, ok := numberKey(number)
+	var i uint64
+	if ok {
+		i = s.find(key)
+		if p := s.slots[i]; p != 0 {
+			return int(s.line(p - 1)), true
+		}
+	}
+	if first, dup := s.other[number]; dup {
+		return first, true
+	}
+	if !ok || line < 0 || line > math.MaxUint32 {
+		if s.other == nil {
+			s.other = map[string]int{}
+		}
+		s.other[number] = line
+		return 0, false
+	}
+	if s.n%numberBlock == 0 {
+		s.keys = append(s.keys, make([]uint64, numberBlock))
+		s.lines = append(s.lines, make([]uint32, numberBlock))
+	}
+	s.keys[s.n/numberBlock][s.n%numberBlock] = key
+	s.lines[s.n/numberBlock][s.n%numberBlock] = uint32(line)
+	s.n++
+	s.slots[i] = uint32(s.n)
+	if s.n > len(s.slots)/4*3 {
+		s.grow()
+	}
+	return 0, false
+}
+
+func (s *numberSet) key(p uint32) uint64  { return s.keys[p/numberBlock][p%numberBlock] }
+func (s *numberSet) line(p uint32) uint32 { return s.lines[p/numberBlock][p%numberBlock] }
+
+// find returns the slot holding key, or the empty slot where it goes.
+func (s *numberSet) find(key uint64) uint64 {
+	mask := uint64(len(s.slots) - 1)
+	for i := (key * 0x9E3779B97F4A7C15) >> s.shift; ; i = (i + 1) & mask {
+		if p := s.slots[i]; p == 0 || s.key(p-1) == key {
+			return i
+		}
+	}
+}
+
+func (s *numberSet) grow() {
+	s.slots = make([]uint32, 2*len(s.slots))
+	s.shift--
+	for p := range uint32(s.n) {
+		s.slots[s.find(s.key(p))] = p + 1
+	}
+}
+
+// numberKey packs "+" and 1 to 17 digits into an integer: the digits'
+// value times 32 plus their count, so that +0049 and +49 differ.
+func numberKey(number string) (uint64, bool) {
+	digits := len(number) - 1
+	if digits < 1 || digits > 17 || number[0] != '+' {
+		return 0, false
+	}
+	var v uint64
+	for i := 1; i < len(number); i++ {
+		c := number[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v<<5 | uint64(digits), true
+}
