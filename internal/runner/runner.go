@@ -275,6 +275,31 @@ func lowGC() (restore func()) {
 	return func() {}
 }
 
+// sendGCPercent is the garbage collector's GOGC while sending. A sender's
+// live heap is small (the claims in flight and their connections' buffers,
+// a few MiB), and nearly all it allocates is per-request garbage: at
+// thousands of requests a second, collecting 4× less often saves about a
+// tenth of the CPU for some MiB of memory. sendMemoryLimit keeps a soft
+// ceiling on it all the same.
+const (
+	sendGCPercent   = 400
+	sendMemoryLimit = 256 << 20
+)
+
+// sendGC sets sendGCPercent and sendMemoryLimit unless GOGC or
+// GOMEMLIMIT were set, and returns the function that restores them.
+func sendGC() (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	prevGC := debug.SetGCPercent(sendGCPercent)
+	prevLimit := debug.SetMemoryLimit(sendMemoryLimit)
+	return func() {
+		debug.SetGCPercent(prevGC)
+		debug.SetMemoryLimit(prevLimit)
+	}
+}
+
 // mergeSkips merges two lists of skipped rows, each in file order.
 func mergeSkips(a, b []campaign.Skip) []campaign.Skip {
 	out := make([]campaign.Skip, 0, len(a)+len(b))
@@ -323,6 +348,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		}
 		return fmt.Errorf("campaign %d: %w: %s (resume it with `wasend campaign resume %d`)", c.ID, err, c.PauseReason, c.ID)
 	}
+	defer sendGC()()
 	host, _ := os.Hostname()
 	now := o.Clock.Now()
 	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool {

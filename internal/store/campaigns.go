@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,10 +13,9 @@ import (
 // Importer stores one campaign's rows inside a single transaction: either
 // the whole file lands, or (on error, interrupt or crash) nothing does.
 type Importer struct {
-	s    *Store
-	conn *sql.Conn
-	tx   *sql.Tx
-	c    campaign.Campaign
+	s  *Store
+	tx *sql.Tx
+	c  campaign.Campaign
 	// suppressions is whether the suppression list has numbers to check.
 	suppressions bool
 	skip         *sql.Stmt
@@ -40,18 +38,12 @@ type SkipReason string
 // import is one transaction so a half-read file never becomes a campaign.
 func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, error) {
 	s.wmu.Lock()
-	conn, err := importConn(ctx, s.db)
+	tx, err := s.beginImport(context.WithoutCancel(ctx))
 	if err != nil {
 		s.wmu.Unlock()
-		return nil, err
+		return nil, fmt.Errorf("begin import: %w", s.storageError(err))
 	}
-	tx, err := conn.BeginTx(context.WithoutCancel(ctx), nil)
-	if err != nil {
-		closeImportConn(conn)
-		s.wmu.Unlock()
-		return nil, fmt.Errorf("begin import: %w", err)
-	}
-	im := &Importer{s: s, conn: conn, tx: tx, c: c, numbers: newNumberSet()}
+	im := &Importer{s: s, tx: tx, c: c, numbers: newNumberSet()}
 	if err := im.start(ctx); err != nil {
 		im.Rollback()
 		return nil, err
@@ -224,7 +216,7 @@ func (im *Importer) finish() {
 	for _, st := range im.batch {
 		st.Close()
 	}
-	closeImportConn(im.conn)
+	im.s.endImport()
 	im.done = true
 	im.s.wmu.Unlock()
 }
@@ -234,35 +226,41 @@ func (im *Importer) finish() {
 // as well as a big one, and the memory goes to finding duplicates instead.
 const importCacheKiB = 4096
 
-// importConn is the connection an import runs on, set up for it.
+// beginImport begins an import's transaction on the writer connection,
+// set up for it. The caller holds wmu.
 //
-// Besides the smaller cache, it keeps statement journals in memory: a
-// multi-row INSERT that may fail halfway (a foreign key, a NOT NULL)
-// journals every page it changes so that it can be undone alone, and by
-// default that journal spills to a temporary file past 64 KiB, which is
+// Besides the smaller cache, the import keeps statement journals in
+// memory: a multi-row INSERT that may fail halfway (a foreign key, a NOT
+// NULL) journals every page it changes so that it can be undone alone, and
+// by default that journal spills to a temporary file past 64 KiB, which is
 // every batch of a big import. In memory it is a few hundred KiB at most,
 // freed after each statement. The setting is taken when a transaction
-// begins, so it is made first, and undone before the connection goes back
-// to the pool.
-func importConn(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
-	conn, err := db.Conn(ctx)
+// begins, so it is made first; endImport undoes both.
+func (s *Store) beginImport(ctx context.Context) (*sql.Tx, error) {
+	w, err := s.writer(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("begin import: %w", err)
+		return nil, err
 	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d`, importCacheKiB)); err != nil {
-		closeImportConn(conn)
-		return nil, fmt.Errorf("begin import: %w", err)
+	if _, err := w.ExecContext(ctx, fmt.Sprintf(`PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d`, importCacheKiB)); err != nil {
+		s.endImport()
+		return nil, err
 	}
-	return conn, nil
+	tx, err := s.beginWrite(ctx)
+	if err != nil {
+		s.endImport()
+	}
+	return tx, err
 }
 
-// closeImportConn undoes importConn's settings and returns the connection
-// to the pool, or discards it when they can't be undone.
-func closeImportConn(conn *sql.Conn) {
-	if _, err := conn.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA temp_store = DEFAULT; PRAGMA cache_size = -%d`, cacheKiB)); err != nil {
-		conn.Raw(func(any) error { return driver.ErrBadConn })
+// endImport restores the writer connection's settings, or discards it when
+// they can't be. The caller holds wmu.
+func (s *Store) endImport() {
+	if s.w == nil {
+		return
 	}
-	conn.Close()
+	if _, err := s.w.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA temp_store = DEFAULT; PRAGMA cache_size = -%d`, cacheKiB)); err != nil {
+		s.dropWriter()
+	}
 }
 
 const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,

@@ -36,6 +36,8 @@ type Store struct {
 	db   *sql.DB
 	path string
 	wmu  sync.Mutex // serialises this process's write transactions
+	// w is the connection they all run on (see writer); guarded by wmu.
+	w *sql.Conn
 	// stmts caches prepared statements by query text: preparing costs more
 	// than running most of wasend's queries.
 	stmts sync.Map
@@ -105,6 +107,12 @@ const cacheKiB = 16384
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.wmu.Lock()
+	if s.w != nil {
+		s.w.Close()
+		s.w = nil
+	}
+	s.wmu.Unlock()
 	s.stmts.Range(func(_, st any) bool {
 		st.(*sql.Stmt).Close()
 		return true
@@ -242,7 +250,7 @@ func (s *Store) storageError(err error) error {
 func (s *Store) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 	// The transaction must not die with ctx: an outcome being recorded while
 	// the user presses Ctrl-C has to reach the disk.
-	sqlTx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
+	sqlTx, err := s.beginWrite(context.WithoutCancel(ctx))
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -255,6 +263,47 @@ func (s *Store) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// beginWrite begins a write transaction on the writer connection. The
+// caller holds wmu.
+//
+// Every write of this process goes through one connection because SQLite
+// empties a connection's page cache whenever another connection wrote
+// since its last transaction. Claims and records alternating over two
+// pooled connections made each of them start cold: a scan of the whole
+// cache to empty it, then every page read again from the WAL.
+func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, error) {
+	w, err := s.writer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := w.BeginTx(ctx, nil)
+	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
+		s.dropWriter() // the next write gets a fresh connection
+	}
+	return tx, err
+}
+
+// writer returns the writer connection. The caller holds wmu.
+func (s *Store) writer(ctx context.Context) (*sql.Conn, error) {
+	if s.w == nil {
+		w, err := s.db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.w = w
+	}
+	return s.w, nil
+}
+
+// dropWriter discards the writer connection. The caller holds wmu.
+func (s *Store) dropWriter() {
+	if s.w != nil {
+		s.w.Raw(func(any) error { return driver.ErrBadConn }) // not back into the pool
+		s.w.Close()
+		s.w = nil
+	}
 }
 
 // Tx is a write transaction whose queries run as cached prepared statements.
