@@ -190,8 +190,8 @@ const ClassNotSent = "not-sent"
 // as recording dozens of rows in it; the wait only ever delays the
 // bookkeeping of requests already answered.
 const (
-	recordMin    = 64
-	recordLinger = 2 * time.Millisecond
+	recordMin    = 128
+	recordLinger = 4 * time.Millisecond
 )
 
 // maxBatch bounds the claims taken, and the outcomes recorded, in one

@@ -6,7 +6,6 @@ package whatsapp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -92,17 +91,6 @@ type Response struct {
 	MessageStatus string // "accepted", "held_for_quality_assessment" or "paused"; may be empty
 }
 
-type successBody struct {
-	Contacts []struct {
-		Input string `json:"input"`
-		WaID  string `json:"wa_id"`
-	} `json:"contacts"`
-	Messages []struct {
-		ID            string `json:"id"`
-		MessageStatus string `json:"message_status"`
-	} `json:"messages"`
-}
-
 // Send posts one message. Errors are *APIError (the API answered with an
 // error), *TransportError (no usable answer), or a validation error
 // wrapping ErrInvalidRequest or ErrNoCredentials (nothing was sent).
@@ -152,16 +140,16 @@ func (c *Client) Send(ctx context.Context, req Request) (Response, error) {
 	if readErr != nil {
 		return Response{}, &TransportError{Written: true, Err: fmt.Errorf("read response: %w", readErr)}
 	}
-	var ok successBody
-	if err := json.Unmarshal(data, &ok); err != nil {
+	ok, err := decodeSuccess(data)
+	if err != nil {
 		return Response{}, &TransportError{Written: true, Err: fmt.Errorf("HTTP %d with an unreadable body: %w", resp.StatusCode, err)}
 	}
-	if len(ok.Messages) == 0 || ok.Messages[0].ID == "" {
+	if ok.messages.n == 0 || ok.id == "" {
 		return Response{}, &TransportError{Written: true, Err: fmt.Errorf("HTTP %d without a message id", resp.StatusCode)}
 	}
-	r := Response{WAMID: ok.Messages[0].ID, MessageStatus: ok.Messages[0].MessageStatus}
-	if len(ok.Contacts) > 0 {
-		r.WaID = ok.Contacts[0].WaID
+	r := Response{WAMID: ok.id, MessageStatus: ok.status}
+	if ok.contacts.n > 0 {
+		r.WaID = ok.waID
 	}
 	return r, nil
 }

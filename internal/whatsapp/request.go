@@ -1,8 +1,6 @@
 package whatsapp
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -123,11 +121,22 @@ type textBody struct {
 
 // BuildBody returns the exact JSON that Send posts for req.
 func BuildBody(req Request) ([]byte, error) {
-	if err := validateTo(req.To); err != nil {
+	m, err := message(req)
+	if err != nil {
 		return nil, err
 	}
+	// '<', '>' and '&' stay readable in previews (no HTML escaping); the API
+	// accepts either form.
+	return appendMessage(make([]byte, 0, 512), &m), nil
+}
+
+// message checks req and returns its wire shape.
+func message(req Request) (messageBody, error) {
+	if err := validateTo(req.To); err != nil {
+		return messageBody{}, err
+	}
 	if len(req.CallbackData) > maxCallbackData {
-		return nil, fmt.Errorf("%w: callback data is %d bytes, the limit is %d", ErrInvalidRequest, len(req.CallbackData), maxCallbackData)
+		return messageBody{}, fmt.Errorf("%w: callback data is %d bytes, the limit is %d", ErrInvalidRequest, len(req.CallbackData), maxCallbackData)
 	}
 	m := messageBody{
 		MessagingProduct: "whatsapp",
@@ -137,7 +146,7 @@ func BuildBody(req Request) ([]byte, error) {
 	}
 	if t := req.Template; t != nil {
 		if t.Name == "" || t.Lang == "" {
-			return nil, fmt.Errorf("%w: template needs a name and a language", ErrInvalidRequest)
+			return messageBody{}, fmt.Errorf("%w: template needs a name and a language", ErrInvalidRequest)
 		}
 		m.Type = "template"
 		m.Template = &templateBody{
@@ -147,28 +156,21 @@ func BuildBody(req Request) ([]byte, error) {
 		// Templates without variables must not carry an empty components list.
 		components, err := t.components()
 		if err != nil {
-			return nil, err
+			return messageBody{}, err
 		}
 		m.Template.Components = components
 	} else {
 		if req.Text == "" {
-			return nil, fmt.Errorf("%w: neither a template nor a text body", ErrInvalidRequest)
+			return messageBody{}, fmt.Errorf("%w: neither a template nor a text body", ErrInvalidRequest)
 		}
 		if n := utf8.RuneCountInString(req.Text); n > maxTextBody {
-			return nil, fmt.Errorf("%w: text body is %d characters, the limit is %d", ErrInvalidRequest, n, maxTextBody)
+			return messageBody{}, fmt.Errorf("%w: text body is %d characters, the limit is %d", ErrInvalidRequest, n, maxTextBody)
 		}
 		m.Type = "text"
 		m.Text = &textBody{Body: req.Text}
 	}
 
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Keep '<', '>' and '&' readable in previews; the API accepts either form.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return nil, fmt.Errorf("encode message: %w", err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return m, nil
 }
 
 // components returns the header, body and button components in the order
