@@ -119,7 +119,7 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl := cmd.Flags()
 	fl.BoolVar(&o.StopWhenCapped, "stop-when-capped", false, "exit (code 3) instead of waiting when every account reached its daily cap")
-	fl.IntVar(&o.Workers, "workers", 8, "requests in flight at most")
+	fl.IntVar(&o.Workers, "workers", 8, "requests in flight at most (very fast tiers need 100 or more: each request mostly waits on the network)")
 	fl.IntVar(&o.MaxAttempts, "max-attempts", 5, "attempts of a row on transient errors before it fails")
 	fl.DurationVar(&o.BackoffBase, "backoff-base", time.Second, "first retry delay ceiling (full jitter, doubling)")
 	fl.DurationVar(&o.BackoffMax, "backoff-max", time.Minute, "largest retry delay ceiling")
