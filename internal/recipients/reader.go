@@ -21,6 +21,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/numberset"
 )
 
 // Whole-file problems, returned by Open wrapped with the file name and line.
@@ -176,7 +177,7 @@ type Reader struct {
 	textLit   int // characters of literal text, to size the body buffer
 	needed    int // fields a record must have to reach every used column
 	budget    *budgetReader
-	seen      map[uint64]int
+	seen      *numberset.Set
 }
 
 // Open reads the header and checks it against opts. Whole-file problems
@@ -186,7 +187,7 @@ type Reader struct {
 func Open(r io.Reader, file string, opts Options) (*Reader, error) {
 	rd := &Reader{file: file}
 	if opts.FindDuplicates {
-		rd.seen = make(map[uint64]int)
+		rd.seen = numberset.New()
 	}
 	rd.region = strings.ToUpper(strings.TrimSpace(opts.Region))
 	if rd.region != "" {
@@ -430,14 +431,8 @@ func (rd *Reader) markDuplicate(row *Row) {
 	if rd.seen == nil {
 		return
 	}
-	// E.164 is at most 15 digits, so it fits a uint64: a cheaper key than
-	// the string for files with millions of rows.
-	if key, err := strconv.ParseUint(row.Phone[1:], 10, 64); err == nil {
-		if first, ok := rd.seen[key]; ok {
-			row.DuplicateOf = first
-		} else {
-			rd.seen[key] = row.Line
-		}
+	if first, dup := rd.seen.Add(row.Phone, row.Line); dup {
+		row.DuplicateOf = first
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/numberset"
 )
 
 // Importer stores one campaign's rows inside a single transaction: either
@@ -27,7 +28,7 @@ type Importer struct {
 	pending []campaign.Message
 	// numbers holds every number stored, with its line: how duplicates are
 	// found (messages has no unique index on numbers; see 0004).
-	numbers *numberSet
+	numbers *numberset.Set
 	done    bool
 }
 
@@ -43,7 +44,7 @@ func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, err
 		s.wmu.Unlock()
 		return nil, fmt.Errorf("begin import: %w", s.storageError(err))
 	}
-	im := &Importer{s: s, tx: tx, c: c, numbers: newNumberSet()}
+	im := &Importer{s: s, tx: tx, c: c, numbers: numberset.New()}
 	if err := im.start(ctx); err != nil {
 		im.Rollback()
 		return nil, err

@@ -53,7 +53,7 @@ func (im *Importer) queue(ctx context.Context, msgs []campaign.Message, skips []
 			skips = append(skips, campaign.Skip{Line: m.Line, Input: m.Input, Reason: reason})
 			continue
 		}
-		if first, dup := im.numbers.add(m.Phone, m.Line); dup {
+		if first, dup := im.numbers.Add(m.Phone, m.Line); dup {
 			skips = append(skips, duplicate(m, first))
 			continue
 		}

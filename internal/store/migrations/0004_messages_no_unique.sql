@@ -2,7 +2,7 @@
 -- messages loses UNIQUE (campaign_id, phone). Keeping that index up to date
 -- cost an import of a million numbers in random order over half its time:
 -- every row went to a random place in a big B-tree. The importer now finds
--- duplicates itself, exactly, in memory (see store.numberSet), and no other
+-- duplicates itself, exactly, in memory (see internal/numberset), and no other
 -- query looks messages up by number.
 --
 -- SQLite cannot drop a table constraint, so the table is rebuilt the way

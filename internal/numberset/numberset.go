@@ -1,16 +1,17 @@
-package store
+// Package numberset is an exact set of phone numbers, each with the line
+// of the file it was first seen on: how wasend finds duplicates in lists
+// of millions of rows within a few tens of MiB.
+package numberset
 
 import "math"
 
-// numberSet is the exact set of numbers an import stored, each with the
-// line it came from: how an import finds duplicates without a unique index
-// (see migration 0004).
+// Set is the exact set of numbers added to it, each with its line.
 //
 // A million numbers take about 20 MiB: E.164 is at most 15 digits, so a
 // number is kept as an integer in keys, its line in lines, and the hash
 // table, slots, holds only positions into those. A Go map of the same
 // would take twice that.
-type numberSet struct {
+type Set struct {
 	slots []uint32 // 1 + position in keys and lines; 0 = empty. Linear probing.
 	shift uint     // 64 - log2(len(slots))
 	n     int      // numbers in keys and lines
@@ -26,14 +27,15 @@ type numberSet struct {
 
 const numberBlock = 1 << 16
 
-func newNumberSet() *numberSet {
+// New returns an empty set.
+func New() *Set {
 	const slots = 1 << 12
-	return &numberSet{slots: make([]uint32, slots), shift: 64 - 12}
+	return &Set{slots: make([]uint32, slots), shift: 64 - 12}
 }
 
-// add records number as found on line, unless it was recorded before: then
+// Add records number as found on line, unless it was recorded before: then
 // it returns the earlier line and true.
-func (s *numberSet) add(number string, line int) (first int, dup bool) {
+func (s *Set) Add(number string, line int) (first int, dup bool) {
 	key, ok := numberKey(number)
 	var i uint64
 	if ok {
@@ -66,11 +68,11 @@ func (s *numberSet) add(number string, line int) (first int, dup bool) {
 	return 0, false
 }
 
-func (s *numberSet) key(p uint32) uint64  { return s.keys[p/numberBlock][p%numberBlock] }
-func (s *numberSet) line(p uint32) uint32 { return s.lines[p/numberBlock][p%numberBlock] }
+func (s *Set) key(p uint32) uint64  { return s.keys[p/numberBlock][p%numberBlock] }
+func (s *Set) line(p uint32) uint32 { return s.lines[p/numberBlock][p%numberBlock] }
 
 // find returns the slot holding key, or the empty slot where it goes.
-func (s *numberSet) find(key uint64) uint64 {
+func (s *Set) find(key uint64) uint64 {
 	mask := uint64(len(s.slots) - 1)
 	for i := (key * 0x9E3779B97F4A7C15) >> s.shift; ; i = (i + 1) & mask {
 		if p := s.slots[i]; p == 0 || s.key(p-1) == key {
@@ -79,7 +81,7 @@ func (s *numberSet) find(key uint64) uint64 {
 	}
 }
 
-func (s *numberSet) grow() {
+func (s *Set) grow() {
 	s.slots = make([]uint32, 2*len(s.slots))
 	s.shift--
 	for p := range uint32(s.n) {

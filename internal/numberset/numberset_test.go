@@ -1,4 +1,4 @@
-package store
+package numberset
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestNumberSet(t *testing.T) {
-	s := newNumberSet()
+	s := New()
 	for _, c := range []struct {
 		number    string
 		line      int
@@ -32,7 +32,7 @@ func TestNumberSet(t *testing.T) {
 		{"+4915100000003", math.MaxUint32 + 2, 0, false}, // a line past uint32
 		{"+4915100000003", 16, math.MaxUint32 + 2, true},
 	} {
-		first, dup := s.add(c.number, c.line)
+		first, dup := s.Add(c.number, c.line)
 		if first != c.wantFirst || dup != c.wantDup {
 			t.Errorf("add(%q, %d) = %d, %v; want %d, %v", c.number, c.line, first, dup, c.wantFirst, c.wantDup)
 		}
@@ -46,14 +46,14 @@ func TestNumberSetMatchesMap(t *testing.T) {
 		n = 100_000
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
-	s := newNumberSet()
+	s := New()
 	want := map[string]int{}
 	for line := 2; line < n+2; line++ {
 		number := fmt.Sprintf("+%d", 491510000000+rnd.IntN(n)) // about a third repeat
 		if line%1000 == 0 {
 			number = fmt.Sprintf("+1%d", rnd.IntN(100)) // short numbers, many repeats
 		}
-		first, dup := s.add(number, line)
+		first, dup := s.Add(number, line)
 		wantFirst, wantDup := want[number]
 		if !wantDup {
 			want[number] = line
@@ -75,11 +75,11 @@ func BenchmarkNumberSetAdd(b *testing.B) {
 		numbers[i] = fmt.Sprintf("+49151%08d", rnd.IntN(100_000_000))
 	}
 	b.ResetTimer()
-	s := newNumberSet()
+	s := New()
 	for i := range b.N {
 		if i%len(numbers) == 0 {
-			s = newNumberSet()
+			s = New()
 		}
-		s.add(numbers[i%len(numbers)], i)
+		s.Add(numbers[i%len(numbers)], i)
 	}
 }
