@@ -186,9 +186,9 @@ func New(o Options) (*Engine, error) {
 const ClassNotSent = "not-sent"
 
 // recordMin and recordLinger: the recorder waits up to recordLinger for
-// recordMin outcomes before it commits fewer. A commit costs about as much
-// as recording dozens of rows in it; the wait only ever delays the
-// bookkeeping of requests already answered.
+// recordMin outcomes (or one per worker, if fewer) before it commits fewer.
+// A commit costs about as much as recording dozens of rows in it; the wait
+// only ever delays the bookkeeping of requests already answered.
 const (
 	recordMin    = 128
 	recordLinger = 4 * time.Millisecond
@@ -408,6 +408,7 @@ func release(slots chan struct{}, n int) {
 func (e *Engine) record(ctx context.Context, runner string, results <-chan campaign.Result, committed func(n int), fail func(error)) {
 	batch := make([]campaign.Result, 0, maxBatch)
 	window := errorWindow{ratio: e.o.ErrorPauseRatio}
+	want := min(recordMin, e.o.Workers)
 	linger := time.NewTimer(0)
 	for res := range results {
 		batch = append(batch[:0], res)
@@ -423,7 +424,7 @@ func (e *Engine) record(ctx context.Context, runner string, results <-chan campa
 				continue
 			default:
 			}
-			if len(batch) >= recordMin {
+			if len(batch) >= want {
 				break
 			}
 			select {
