@@ -9,9 +9,10 @@ import (
 )
 
 // decodeSuccess reads what Send keeps of a 2xx answer (cloud-api.md §1.4):
-// exactly what json.Unmarshal into successBody would give, without its
-// reflection. It runs for every message sent, and json.Unmarshal cost
-// about as much as building the request and posting it.
+// exactly what json.Unmarshal into successBody (in the tests) would give,
+// without its reflection. It runs for every message sent, and
+// json.Unmarshal cost about as much as building the request and posting
+// it.
 //
 // The body is checked with json.Valid first, so the reader below only
 // ever walks well-formed JSON. Where json.Unmarshal has quirks (keys
