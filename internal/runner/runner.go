@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -188,7 +187,7 @@ func ImportWith(ctx context.Context, st *store.Store, r io.Reader, file string, 
 		return c, nil, err
 	}
 	defer im.Rollback()
-	defer lowGC()()
+	defer tuneGC(importGCPercent, 0)()
 	rows := recipients.Parallel(rd, runtime.GOMAXPROCS(0))
 	defer rows.Close()
 	var (
@@ -256,50 +255,6 @@ func ImportWith(ctx context.Context, st *store.Store, r io.Reader, file string, 
 	return c, skipped, err
 }
 
-// importGCPercent is the garbage collector's GOGC while importing. The
-// import's live heap is mostly the set of numbers it has stored (about
-// 20 MiB per million), which is pointer-free and so cheap to mark; with
-// the default of 100 the heap would grow to twice that before a
-// collection. 25 keeps a million-row import within 64 MiB for a few
-// percent more time.
-const importGCPercent = 25
-
-// lowGC sets importGCPercent, unless GOGC is lower or off already, and
-// returns the function that restores it.
-func lowGC() (restore func()) {
-	prev := debug.SetGCPercent(importGCPercent)
-	if prev >= importGCPercent {
-		return func() { debug.SetGCPercent(prev) }
-	}
-	debug.SetGCPercent(prev)
-	return func() {}
-}
-
-// sendGCPercent is the garbage collector's GOGC while sending. A sender's
-// live heap is small (the claims in flight and their connections' buffers,
-// a few MiB), and nearly all it allocates is per-request garbage: at
-// thousands of requests a second, collecting 4× less often saves about a
-// tenth of the CPU for some MiB of memory. sendMemoryLimit keeps a soft
-// ceiling on it all the same.
-const (
-	sendGCPercent   = 400
-	sendMemoryLimit = 256 << 20
-)
-
-// sendGC sets sendGCPercent and sendMemoryLimit unless GOGC or
-// GOMEMLIMIT were set, and returns the function that restores them.
-func sendGC() (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	prevGC := debug.SetGCPercent(sendGCPercent)
-	prevLimit := debug.SetMemoryLimit(sendMemoryLimit)
-	return func() {
-		debug.SetGCPercent(prevGC)
-		debug.SetMemoryLimit(prevLimit)
-	}
-}
-
 // mergeSkips merges two lists of skipped rows, each in file order.
 func mergeSkips(a, b []campaign.Skip) []campaign.Skip {
 	out := make([]campaign.Skip, 0, len(a)+len(b))
@@ -348,7 +303,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		}
 		return fmt.Errorf("campaign %d: %w: %s (resume it with `wasend campaign resume %d`)", c.ID, err, c.PauseReason, c.ID)
 	}
-	defer sendGC()()
+	defer tuneGC(sendGCPercent, sendMemoryLimit)()
 	host, _ := os.Hostname()
 	now := o.Clock.Now()
 	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool {
