@@ -32,9 +32,6 @@ type Importer struct {
 	done    bool
 }
 
-// SkipReason is why a row was not imported.
-type SkipReason string
-
 // Import holds this process's write lock until Commit or Rollback: the
 // import is one transaction so a half-read file never becomes a campaign.
 func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, error) {

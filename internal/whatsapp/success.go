@@ -55,6 +55,8 @@ func decodeSuccess(data []byte) (successFields, error) {
 					case bytes.EqualFold(key, []byte("wa_id")):
 						return r.stringInto(&f.waID, first)
 					case bytes.EqualFold(key, []byte("input")):
+						// Not kept, but json.Unmarshal fails on an input
+						// that isn't a string, so this does too.
 						var ignored string
 						return r.stringInto(&ignored, false)
 					}
