@@ -31,21 +31,12 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// silentError carries an exit code for an outcome already explained to
-// the user.
-type silentError struct{ code int }
-
-func (e silentError) Error() string { return fmt.Sprintf("exit %d", e.code) }
-
 // exitCode maps an error to the process's exit code and prints it.
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
-	var se silentError
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &se):
-		return se.code
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command "):

@@ -32,8 +32,6 @@ func TestExitCode(t *testing.T) {
 			wantCode:   ExitUsage,
 			wantStderr: []string{"error: account add: bad flag", "--help"},
 		},
-		{name: "silent", err: silentError{code: 5}, wantCode: 5},
-		{name: "silent wrapped", err: fmt.Errorf("run: %w", silentError{code: ExitCapped}), wantCode: ExitCapped},
 		{name: "canceled", err: context.Canceled, wantCode: ExitInterrupted},
 		{name: "canceled wrapped", err: fmt.Errorf("send campaign 3: %w", context.Canceled), wantCode: ExitInterrupted},
 		{

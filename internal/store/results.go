@@ -29,9 +29,6 @@ func (s Stats) HourThrottleRate() float64 { return ratio(s.HourThrottled, s.Hour
 // AvgAttempts is requests per message tried.
 func (s Stats) AvgAttempts() float64 { return ratio(s.Attempts, s.MessagesAttempted) }
 
-// HourAvgAttempts is AvgAttempts over the last hour.
-func (s Stats) HourAvgAttempts() float64 { return ratio(s.HourAttempts, s.HourMessages) }
-
 func ratio(a, b int) float64 {
 	if b == 0 {
 		return 0
