@@ -547,7 +547,8 @@ func (e *Engine) rests(accountID int64) bool {
 }
 
 // outcome turns a response into what to record, following the class the
-// Cloud API client gave the answer (cloud-api.md §2.4). Only an answer that
+// Cloud API client gave the answer
+// (docs/cloud-api.md#error-codes-and-what-wasend-does). Only an answer that
 // proves the message was not accepted gives its daily quota back, and only
 // transient errors spend the row's retry budget.
 func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) campaign.Outcome {
