@@ -51,19 +51,16 @@ stored. The account's bucket starts full and its quota day starts today.`,
 			if !campaign.ValidTier(o.Tier) {
 				return usagef("--tier %q: must be one of new, warm, active", o.Tier)
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			a, err := st.AddAccount(cmd.Context(), campaign.Account{
-				Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv,
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				a, err := st.AddAccount(cmd.Context(), campaign.Account{
+					Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv,
+				})
+				if err != nil {
+					return err
+				}
+				f.IO.Infof("added account %s (tier %s, token from $%s)", a.Name, a.Tier, a.TokenEnv)
+				return nil
 			})
-			if err != nil {
-				return err
-			}
-			f.IO.Infof("added account %s (tier %s, token from $%s)", a.Name, a.Tier, a.TokenEnv)
-			return nil
 		},
 	}
 	cmd.Flags().StringVar(&o.PhoneNumberID, "phone-number-id", "", "the number's Cloud API phone number ID")
@@ -84,22 +81,19 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
   wasend account list --json | jq -r '.[] | select(.state != "ok") | .name'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			accts, err := st.Accounts(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return f.IO.JSON(accountsJSON(accts, f.location()))
-			}
-			return printAccounts(f.IO, accts, f.location())
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				accts, err := st.Accounts(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return f.IO.JSON(accountsJSON(accts, f.location()))
+				}
+				return printAccounts(f.IO, accts, f.location())
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -167,22 +161,19 @@ picks the change up within seconds.`,
 			if o.Disable || o.Enable {
 				ch.Disabled = &o.Disable
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			a, err := st.UpdateAccount(cmd.Context(), args[0], ch)
-			if err != nil {
-				return err
-			}
-			state := "enabled"
-			if a.Disabled {
-				state = "disabled"
-			}
-			f.IO.Infof("account %s: tier %s, rate %s, burst %d, daily cap %d, %s",
-				a.Name, a.Tier, formatRate(a.Limits.Rate), a.Limits.Burst, a.Limits.DailyCap, state)
-			return nil
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				a, err := st.UpdateAccount(cmd.Context(), args[0], ch)
+				if err != nil {
+					return err
+				}
+				state := "enabled"
+				if a.Disabled {
+					state = "disabled"
+				}
+				f.IO.Infof("account %s: tier %s, rate %s, burst %d, daily cap %d, %s",
+					a.Name, a.Tier, formatRate(a.Limits.Rate), a.Limits.Burst, a.Limits.DailyCap, state)
+				return nil
+			})
 		},
 	}
 	fl := cmd.Flags()
