@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"database/sql"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -111,20 +110,5 @@ func (w *world) failed(id string) []failedRow {
 	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
 		w.T.Fatalf("campaign failed %s --json: %v\n%s", id, err, r.Stdout)
 	}
-	return out
-}
-
-// attemptClasses returns, per message id, the classes of its attempts in
-// order ("" for an attempt without a recorded outcome).
-func (w *world) attemptClasses() map[int64][]string {
-	w.T.Helper()
-	out := map[int64][]string{}
-	w.Query(`SELECT message_id, coalesce(class, '') FROM attempts ORDER BY id`, func(rs *sql.Rows) error {
-		var id int64
-		var class string
-		err := rs.Scan(&id, &class)
-		out[id] = append(out[id], class)
-		return err
-	})
 	return out
 }

@@ -144,7 +144,7 @@ func TestFaultStorm(t *testing.T) {
 	// Only transient errors spend the retry budget: a throttle, a 190 or a
 	// lost answer never does. The last transient answer of a row that gave
 	// up is not counted, since it failed the row instead.
-	classes := w.attemptClasses()
+	classes := w.AttemptClasses()
 	onlyThrottled := 0
 	for _, m := range msgs {
 		cl := classes[m.ID]

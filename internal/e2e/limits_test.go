@@ -61,14 +61,7 @@ func TestTwoProcessesShareLimits(t *testing.T) {
 	checkAgainstServer(t, w.Rows(), recs, true)
 
 	// The campaigns really ran at the same time.
-	first, last := map[string]time.Time{}, map[string]time.Time{}
-	for _, r := range recs {
-		c, _, _ := strings.Cut(strings.TrimPrefix(r.CallbackData, "wasend:"), ":")
-		if first[c].IsZero() {
-			first[c] = r.At
-		}
-		last[c] = r.At
-	}
+	first, last := testproc.Spans(recs)
 	if len(first) != 2 || !first["c1"].Before(last["c2"]) || !first["c2"].Before(last["c1"]) {
 		t.Fatalf("the two campaigns did not overlap: first %v, last %v", first, last)
 	}

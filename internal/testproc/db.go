@@ -71,6 +71,21 @@ func States(rows []Row) map[string]int {
 	return n
 }
 
+// AttemptClasses returns, per message id, the classes of its attempts in
+// order ("" for an attempt without a recorded outcome).
+func (w *World) AttemptClasses() map[int64][]string {
+	w.T.Helper()
+	out := map[int64][]string{}
+	w.Query(`SELECT message_id, coalesce(class, '') FROM attempts ORDER BY id`, func(rs *sql.Rows) error {
+		var id int64
+		var class string
+		err := rs.Scan(&id, &class)
+		out[id] = append(out[id], class)
+		return err
+	})
+	return out
+}
+
 // Claims returns every token wasend took for a request, in the order it
 // was claimed, as a record of what the request would carry: its callback
 // data, its account's phone number id, and claimed_at as At. Claims the

@@ -120,6 +120,21 @@ func (s *Sandbox) Records(t *testing.T) []sandbox.Record {
 	return out
 }
 
+// Spans returns, per campaign ("c1", "c2" … from the callback data), the
+// time of its first and of its last request among recs, which must be in
+// the order the server received them.
+func Spans(recs []sandbox.Record) (first, last map[string]time.Time) {
+	first, last = map[string]time.Time{}, map[string]time.Time{}
+	for _, r := range recs {
+		c, _, _ := strings.Cut(strings.TrimPrefix(r.CallbackData, "wasend:"), ":")
+		if first[c].IsZero() {
+			first[c] = r.At
+		}
+		last[c] = r.At
+	}
+	return first, last
+}
+
 // AcceptedOutcome reports whether the server took the message: a slow or
 // dropped answer still delivered it.
 func AcceptedOutcome(o string) bool {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
 )
@@ -76,6 +77,27 @@ func TestAcceptedCountsWhatTheServerTook(t *testing.T) {
 	for to, n := range want {
 		if len(got[to]) != n {
 			t.Errorf("Accepted()[%s] has %d records, want %d", to, len(got[to]), n)
+		}
+	}
+}
+
+func TestSpansPerCampaign(t *testing.T) {
+	at := func(s int) time.Time { return time.Unix(1_700_000_000+int64(s), 0) }
+	recs := []sandbox.Record{
+		{CallbackData: "wasend:c1:m1", At: at(1)},
+		{CallbackData: "wasend:c2:m7", At: at(2)},
+		{CallbackData: "wasend:c1:m2", At: at(3)},
+		{CallbackData: "wasend:c1:m3", At: at(5)},
+		{CallbackData: "wasend:c2:m8", At: at(8)},
+	}
+	first, last := Spans(recs)
+	want := map[string][2]time.Time{"c1": {at(1), at(5)}, "c2": {at(2), at(8)}}
+	if len(first) != len(want) || len(last) != len(want) {
+		t.Fatalf("Spans() = %v, %v; want campaigns c1 and c2", first, last)
+	}
+	for c, w := range want {
+		if !first[c].Equal(w[0]) || !last[c].Equal(w[1]) {
+			t.Errorf("campaign %s: %v to %v, want %v to %v", c, first[c], last[c], w[0], w[1])
 		}
 	}
 }

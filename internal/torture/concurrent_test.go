@@ -5,7 +5,6 @@ package torture
 import (
 	"database/sql"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -81,14 +80,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	// The processes really overlapped: campaigns had requests while
 	// another's were under way. (Not every pair: with tight caps one
 	// campaign may get all its tokens before another's process is up.)
-	first, last := map[string]time.Time{}, map[string]time.Time{}
-	for _, r := range recs {
-		c, _, _ := strings.Cut(strings.TrimPrefix(r.CallbackData, "wasend:"), ":")
-		if first[c].IsZero() {
-			first[c] = r.At
-		}
-		last[c] = r.At
-	}
+	first, last := testproc.Spans(recs)
 	overlapping := 0
 	for c := range first {
 		for d := range first {

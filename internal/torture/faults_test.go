@@ -3,7 +3,6 @@
 package torture
 
 import (
-	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -66,14 +65,7 @@ func TestFaultStorm(t *testing.T) {
 	// Throttling is free: a row whose only failed attempts were throttled
 	// used no retry budget; and only transient answers ever spend it (the
 	// last one of a row that gave up failed the row instead).
-	classes := map[int64][]string{}
-	w.Query(`SELECT message_id, coalesce(class, '') FROM attempts ORDER BY id`, func(rs *sql.Rows) error {
-		var id int64
-		var class string
-		err := rs.Scan(&id, &class)
-		classes[id] = append(classes[id], class)
-		return err
-	})
+	classes := w.AttemptClasses()
 	onlyThrottled, budgetBreaches := 0, 0
 	for _, m := range rows {
 		throttled, transient, other := 0, 0, 0
