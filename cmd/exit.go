@@ -20,6 +20,7 @@ const (
 	ExitCapped      = 3   // --stop-when-capped: every account reached its daily cap
 	ExitPaused      = 4   // the campaign is paused (a template or campaign-fatal error, or too many failures)
 	ExitNoAccount   = 5   // every account failed for the campaign (token, permission, registration)
+	ExitCancelled   = 7   // the campaign was cancelled (wasend campaign cancel); that is final
 	ExitInterrupted = 130 // Ctrl-C or SIGTERM; run the same command to continue
 )
 
@@ -60,6 +61,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, campaign.ErrPaused):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return ExitPaused
+	case errors.Is(err, campaign.ErrCancelled):
+		fmt.Fprintf(stderr, "stopped: %v\n", err)
+		return ExitCancelled
 	}
 	fmt.Fprintf(stderr, "error: %v\n", err)
 	return ExitError

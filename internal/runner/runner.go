@@ -287,14 +287,18 @@ func rowReason(e *recipients.RowError) string {
 }
 
 // Send runs the engine on a prepared campaign until it ends. It returns
-// dispatch.ErrCapped, campaign.ErrPaused or ctx's error for the runs that
-// stop early.
+// dispatch.ErrCapped, campaign.ErrPaused, campaign.ErrCancelled or ctx's
+// error for the runs that stop early.
 func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	if o.Clock == nil {
 		o.Clock = dispatch.RealClock{}
 	}
 	if o.Stale <= 0 {
 		o.Stale = 30 * time.Second
+	}
+	if c.State == campaign.CampaignCancelled {
+		return fmt.Errorf("campaign %d: %w on %s; a cancelled campaign is final", c.ID, campaign.ErrCancelled,
+			c.FinishedAt.UTC().Format(time.DateTime+" UTC"))
 	}
 	if c.State == campaign.CampaignPaused {
 		err := campaign.ErrPaused
