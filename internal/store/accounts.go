@@ -103,6 +103,14 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		if err := l.Validate(); err != nil {
 			return fmt.Errorf("account %s: %w", a.Name, err)
 		}
+		// A taken name is the first thing to say: callers tell it apart.
+		var taken int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE name = ?`, a.Name).Scan(&taken); err != nil {
+			return fmt.Errorf("read account %s: %w", a.Name, err)
+		}
+		if taken > 0 {
+			return fmt.Errorf("account %q: %w", a.Name, ErrExists)
+		}
 		if err := numberFree(ctx, tx, a.Name, a.PhoneNumberID, 0); err != nil {
 			return err
 		}

@@ -41,6 +41,11 @@ func TestPhoneNumberIDBelongsToOneAccount(t *testing.T) {
 			t.Errorf("%s of a taken number: %v, want ErrNumberTaken naming main and 111", tt.name, err)
 		}
 	}
+	// The same account added again is told apart as a taken name (the
+	// sandbox adds its demo accounts on every run and relies on it).
+	if err := add("main", "111"); !errors.Is(err, ErrExists) {
+		t.Errorf("main added again: %v, want ErrExists", err)
+	}
 	if a := accountByName(t, st, "other"); a.PhoneNumberID != "222" {
 		t.Errorf("refused set changed the number to %s", a.PhoneNumberID)
 	}
