@@ -19,9 +19,10 @@ func TestPauseCancelFromAnotherProcess(t *testing.T) {
 		verb     string
 		wantCode int
 		state    string
+		why      string
 	}{
-		{"pause", 4, "paused"},
-		{"cancel", 7, "cancelled"},
+		{"pause", 4, "paused", "stopped: campaign 1: campaign is paused: paused by the operator"},
+		{"cancel", 7, "cancelled", "stopped: campaign 1: campaign was cancelled; its pending messages are not sent"},
 	} {
 		t.Run(tt.verb, func(t *testing.T) {
 			const slowDelay = 300 * time.Millisecond
@@ -47,8 +48,8 @@ func TestPauseCancelFromAnotherProcess(t *testing.T) {
 			if took > 5*time.Second {
 				t.Errorf("run took %v to stop after %s, want a few seconds at most", took, tt.verb)
 			}
-			if !strings.Contains(r.stdout, tt.state) {
-				t.Errorf("summary does not say %s:\n%s", tt.state, r.stdout)
+			if !strings.Contains(r.stdout, tt.state) || !strings.Contains(r.stderr, tt.why) {
+				t.Errorf("output does not say %s and %q:\n%s", tt.state, tt.why, r)
 			}
 			t.Logf("stopped %v after %s", took, tt.verb)
 

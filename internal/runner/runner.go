@@ -370,6 +370,22 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	err = eng.Run(ctx)
 	prog.Waiting("", false)
 	prog.Stop()
+	return stoppedWhy(ctx, o.Store, c.ID, err)
+}
+
+// stoppedWhy adds to a pause or cancel the engine met — perhaps made from
+// another shell — what the operator needs to know.
+func stoppedWhy(ctx context.Context, st *store.Store, id int64, err error) error {
+	switch {
+	case errors.Is(err, campaign.ErrCancelled):
+		return fmt.Errorf("campaign %d: %w; its pending messages are not sent", id, err)
+	case errors.Is(err, campaign.ErrPaused) && !errors.Is(err, campaign.ErrNoUsableAccount):
+		c, rerr := st.Campaign(context.WithoutCancel(ctx), id)
+		if rerr != nil || c.PauseReason == "" {
+			return fmt.Errorf("campaign %d: %w", id, err)
+		}
+		return fmt.Errorf("campaign %d: %w: %s", id, err, c.PauseReason)
+	}
 	return err
 }
 
