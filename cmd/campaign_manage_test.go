@@ -72,7 +72,7 @@ func TestCampaignPauseCancel(t *testing.T) {
 		{[]string{"campaign", "run", "--resume", "1"}, ExitCancelled, "campaign 1 cancelled: 3 recipients, sent 0"},
 		{[]string{"campaign", "resume", "1"}, ExitCancelled, "a cancelled campaign is final"},
 		{[]string{"campaign", "retry", "1", "--unknown"}, ExitCancelled, "a cancelled campaign is final"},
-		{[]string{"campaign", "pause", "1"}, ExitError, "campaign 1 is cancelled"},
+		{[]string{"campaign", "pause", "1"}, ExitError, "campaign 1 can't be paused: it has ended (cancelled)"},
 		{[]string{"campaign", "pause", "9"}, ExitError, "campaign 9: not found"},
 		{[]string{"campaign", "cancel", "x"}, ExitUsage, `campaign ID "x"`},
 	} {
@@ -153,11 +153,11 @@ func TestAccountRemove(t *testing.T) {
 	c := newCLI(t)
 	c.addAccounts()
 	_, _, err := c.run("account", "add", "twin", "--phone-number-id", "1234567890")
-	if err == nil || !strings.Contains(err.Error(), "phone number id 1234567890 is account main-01's") {
+	if err == nil || !strings.Contains(err.Error(), "phone number id 1234567890 is already in use by account main-01") {
 		t.Errorf("add of main-01's number: %v, want an error naming main-01", err)
 	}
 	_, _, err = c.run("account", "set", "fresh-02", "--phone-number-id", "1234567890")
-	if err == nil || !strings.Contains(err.Error(), "account main-01's") {
+	if err == nil || !strings.Contains(err.Error(), "in use by account main-01") {
 		t.Errorf("set to main-01's number: %v, want an error naming main-01", err)
 	}
 

@@ -18,7 +18,7 @@ import (
 
 // ErrNumberTaken is returned when a phone-number id already belongs to
 // another account.
-var ErrNumberTaken = errors.New("phone number id already belongs to another account")
+var ErrNumberTaken = errors.New("already in use")
 
 // ErrInUse is returned when a running wasend still needs what the operator
 // wants to remove or delete.
@@ -26,7 +26,7 @@ var ErrInUse = errors.New("in use by a running wasend")
 
 // ErrFinal is returned for a move on a campaign that has ended: a finished
 // one can't be paused or cancelled, a cancelled one can't be anything.
-var ErrFinal = errors.New("the campaign has ended")
+var ErrFinal = errors.New("it has ended")
 
 // LiveRunner is how recently a runner must have beaten to count as alive
 // for RemoveAccount and DeleteCampaign. Runners beat every 2 s; a runner
@@ -45,8 +45,8 @@ func numberFree(ctx context.Context, tx *Tx, name, number string, id int64) erro
 	case err != nil:
 		return fmt.Errorf("look up phone number id %s: %w", number, err)
 	}
-	return fmt.Errorf("account %s: phone number id %s is account %s's: %w (two accounts on one number would send at twice its rate)",
-		name, number, other, ErrNumberTaken)
+	return fmt.Errorf("account %s: phone number id %s is %w by account %s (one number, one account: two would send at twice its rate)",
+		name, number, ErrNumberTaken, other)
 }
 
 // RemovedName is what a removed account is called from then on: its name
@@ -174,7 +174,7 @@ func (s *Store) PauseCampaign(ctx context.Context, id int64, reason string) (cam
 		case campaign.CampaignPaused:
 			return nil
 		case campaign.CampaignFinished, campaign.CampaignCancelled:
-			return fmt.Errorf("campaign %d is %s: %w, there is nothing to pause", id, was, ErrFinal)
+			return fmt.Errorf("campaign %d can't be paused: %w (%s)", id, ErrFinal, was)
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ?
 			WHERE id = ? AND state = 'running' AND cancelled_at IS NULL`, reason, id)
@@ -202,7 +202,7 @@ func (s *Store) CancelCampaign(ctx context.Context, id int64) (campaign.Campaign
 		case campaign.CampaignCancelled:
 			return nil
 		case campaign.CampaignFinished:
-			return fmt.Errorf("campaign %d is finished: %w, there is nothing left to cancel", id, ErrFinal)
+			return fmt.Errorf("campaign %d can't be cancelled: %w (finished)", id, ErrFinal)
 		}
 		now := s.now().UnixNano()
 		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'finished', finished_at = ?, cancelled_at = ?, pause_reason = ''

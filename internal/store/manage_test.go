@@ -37,7 +37,7 @@ func TestPhoneNumberIDBelongsToOneAccount(t *testing.T) {
 		}},
 	} {
 		err := tt.try()
-		if !errors.Is(err, ErrNumberTaken) || !strings.Contains(err.Error(), "account main's") || !strings.Contains(err.Error(), "111") {
+		if !errors.Is(err, ErrNumberTaken) || !strings.Contains(err.Error(), "in use by account main") || !strings.Contains(err.Error(), "111") {
 			t.Errorf("%s of a taken number: %v, want ErrNumberTaken naming main and 111", tt.name, err)
 		}
 	}
@@ -118,7 +118,7 @@ func TestMigrationKeepsSharedNumbers(t *testing.T) {
 		t.Fatalf("accounts after migration: %d, %v; want all 3", len(accts), err)
 	}
 	if _, err := st.AddAccount(ctx, campaign.Account{Name: "fourth", PhoneNumberID: "555", Tier: campaign.TierNew, TokenEnv: "T"}); !errors.Is(err, ErrNumberTaken) ||
-		!strings.Contains(err.Error(), "account first's") {
+		!strings.Contains(err.Error(), "in use by account first") {
 		t.Errorf("joining a shared number: %v, want ErrNumberTaken naming first", err)
 	}
 	if _, err := st.UpdateAccount(ctx, "second", AccountChange{PhoneNumberID: ptr("556")}); err != nil {
