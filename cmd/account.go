@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,7 @@ active) decides its rate, burst and daily cap; per-account settings override
 the tier. The access token is read from an environment variable when sending
 and is never stored or printed.`,
 	}
-	cmd.AddCommand(newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f))
+	cmd.AddCommand(newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f), newAccountRemoveCmd(f))
 	return cmd
 }
 
@@ -269,7 +270,28 @@ func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.L
 			io.Warnf("account %s is RESTRICTED until %s: %s", a.Name, a.CooldownUntil.In(loc).Format(time.DateTime), a.Restriction)
 		}
 	}
+	warnSharedNumbers(io, accts)
 	return nil
+}
+
+// warnSharedNumbers warns about accounts that send from one phone-number
+// id: possible only in a database from before wasend refused it, and each
+// gets a bucket of its own, so the number goes at twice its rate.
+func warnSharedNumbers(io *ui.IOStreams, accts []campaign.AccountStatus) {
+	var numbers []string
+	names := map[string][]string{}
+	for _, a := range accts {
+		if len(names[a.PhoneNumberID]) == 0 {
+			numbers = append(numbers, a.PhoneNumberID)
+		}
+		names[a.PhoneNumberID] = append(names[a.PhoneNumberID], a.Name)
+	}
+	for _, n := range numbers {
+		if sharing := names[n]; len(sharing) > 1 {
+			io.Warnf("accounts %s all send from phone number id %s: together they go at %d× its rate; remove all but one (`wasend account remove %s`)",
+				strings.Join(sharing, ", "), n, len(sharing), sharing[len(sharing)-1])
+		}
+	}
 }
 
 // accountJSON is the stable JSON shape of an account. The token's variable

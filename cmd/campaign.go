@@ -29,7 +29,8 @@ func newCampaignCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(newCampaignRunCmd(f), newCampaignImportCmd(f), newCampaignCheckCmd(f), newCampaignPreviewCmd(f), newCampaignListCmd(f), newCampaignSkippedCmd(f), newCampaignFailedCmd(f),
 		newCampaignShowCmd(f), newCampaignExportCmd(f),
 		newCampaignPlanCmd(f),
-		newCampaignRetryCmd(f), newCampaignResumeCmd(f))
+		newCampaignRetryCmd(f), newCampaignResumeCmd(f),
+		newCampaignPauseCmd(f), newCampaignCancelCmd(f), newCampaignDeleteCmd(f), newCampaignRenameCmd(f))
 	return cmd
 }
 
@@ -273,6 +274,8 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, campaign.ErrPaused):
 		printSummary(f, c, counts, "paused")
 		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status`; after fixing it: wasend campaign resume %d%s\n", c.ID, dbHint(f))
+	case errors.Is(runErr, campaign.ErrCancelled):
+		printSummary(f, c, counts, "cancelled")
 	case errors.Is(runErr, store.ErrStorage):
 		printSummary(f, c, counts, "stopped")
 		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")

@@ -148,6 +148,9 @@ func (s *Store) RequeueFailed(ctx context.Context, id int64, codes []int) (int, 
 }
 
 func reopen(ctx context.Context, tx *Tx, id, moved int64) error {
+	if err := refuseCancelled(ctx, tx, id); err != nil {
+		return err
+	}
 	if moved == 0 {
 		return nil
 	}
@@ -168,6 +171,9 @@ func (s *Store) ResumeCampaign(ctx context.Context, id int64) (string, error) {
 		}
 		if err != nil {
 			return fmt.Errorf("read campaign %d: %w", id, err)
+		}
+		if err := refuseCancelled(ctx, tx, id); err != nil {
+			return err
 		}
 		if state != campaign.CampaignPaused {
 			reason = ""
