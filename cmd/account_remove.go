@@ -21,21 +21,18 @@ heartbeating 30 s ago no longer counts as running.`,
   wasend campaign pause 3 && wasend account remove fresh-02 && wasend campaign resume 3`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			a, err := st.Account(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if err := st.RemoveAccount(cmd.Context(), a.Name); err != nil {
-				return err
-			}
-			f.IO.Infof("removed account %s (phone number id %s); its history stays as %q, and the name and number are free again",
-				a.Name, a.PhoneNumberID, store.RemovedName(a.Name, a.ID))
-			return nil
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				a, err := st.Account(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if err := st.RemoveAccount(cmd.Context(), a.Name); err != nil {
+					return err
+				}
+				f.IO.Infof("removed account %s (phone number id %s); its history stays as %q, and the name and number are free again",
+					a.Name, a.PhoneNumberID, store.RemovedName(a.Name, a.ID))
+				return nil
+			})
 		},
 	}
 }

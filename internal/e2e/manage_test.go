@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/wasend/wasend/internal/testproc"
 	"strings"
 	"testing"
 	"time"
@@ -30,42 +31,42 @@ func TestPauseCancelFromAnotherProcess(t *testing.T) {
 				PairInterval: -1,
 				Faults:       sandbox.Faults{Seed: 11, Slow: 0.5, SlowDelay: slowDelay},
 			})
-			w.ok("tier", "set", "active", "--rate", "30", "--burst", "5", "--daily-cap", "100000")
+			w.OK("tier", "set", "active", "--rate", "30", "--burst", "5", "--daily-cap", "100000")
 			w.addAccounts(account{"main", "100000000000005", "active"}, account{"second", "100000000000006", "active"})
 			const n = 400
-			csv := w.writeCSV(tt.verb+".csv", 4915112380000, n)
+			csv := w.WriteCSV(tt.verb+".csv", 4915112380000, n)
 			run := []string{"campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name"}
 
-			p := w.start(run...)
-			w.waitFor(10*time.Second, "20 messages sent", func() bool { return states(w.rows())["sent"] >= 20 })
-			w.ok("campaign", tt.verb, "1")
+			p := w.Start(run...)
+			w.WaitFor(10*time.Second, "20 messages sent", func() bool { return testproc.States(w.Rows())["sent"] >= 20 })
+			w.OK("campaign", tt.verb, "1")
 			stopped := time.Now()
-			r := p.wait(t)
+			r := p.Wait(t)
 			took := time.Since(stopped)
-			if r.code != tt.wantCode {
+			if r.Code != tt.wantCode {
 				t.Fatalf("run after %s from another process: want exit %d\n%s", tt.verb, tt.wantCode, r)
 			}
 			if took > 5*time.Second {
 				t.Errorf("run took %v to stop after %s, want a few seconds at most", took, tt.verb)
 			}
-			if !strings.Contains(r.stdout, tt.state) || !strings.Contains(r.stderr, tt.why) {
+			if !strings.Contains(r.Stdout, tt.state) || !strings.Contains(r.Stderr, tt.why) {
 				t.Errorf("output does not say %s and %q:\n%s", tt.state, tt.why, r)
 			}
 			t.Logf("stopped %v after %s", took, tt.verb)
 
 			// Nothing claimed once the command had returned: requests that
 			// reached the server afterwards were all claimed before.
-			claims := w.claims()
+			claims := w.Claims()
 			for _, c := range claims {
-				if c.at.After(stopped) {
-					t.Errorf("claim at %v, after the %s returned at %v", c.at, tt.verb, stopped)
+				if c.At.After(stopped) {
+					t.Errorf("claim at %v, after the %s returned at %v", c.At, tt.verb, stopped)
 				}
 			}
 			recs := w.api.Records()
 			checkNoDuplicates(t, recs)
-			checkAgainstServer(t, w.rows(), recs, true)
+			checkAgainstServer(t, w.Rows(), recs, true)
 			matchClaims(t, recs, claims)
-			after := states(w.rows())
+			after := testproc.States(w.Rows())
 			t.Logf("after %s: rows %v, %d requests", tt.verb, after, len(recs))
 			if after["sending"] > 0 || after["unknown"] > 0 {
 				t.Errorf("after %s: %d rows sending and %d unknown, want every answer recorded", tt.verb, after["sending"], after["unknown"])
@@ -79,8 +80,8 @@ func TestPauseCancelFromAnotherProcess(t *testing.T) {
 			}
 
 			if tt.verb == "pause" {
-				w.ok("campaign", "resume", "1")
-				if got := states(w.rows()); got["sent"] != n {
+				w.OK("campaign", "resume", "1")
+				if got := testproc.States(w.Rows()); got["sent"] != n {
 					t.Errorf("after resume: rows %v, want all %d sent", got, n)
 				}
 				checkNoDuplicates(t, w.api.Records())
@@ -88,13 +89,13 @@ func TestPauseCancelFromAnotherProcess(t *testing.T) {
 			}
 			// Cancelled is final: running it again sends nothing.
 			before := len(w.api.Records())
-			if r := w.run(run...); r.code != 7 {
+			if r := w.Run(run...); r.Code != 7 {
 				t.Errorf("run of a cancelled campaign: want exit 7\n%s", r)
 			}
 			if got := len(w.api.Records()); got != before {
 				t.Errorf("run of a cancelled campaign made %d requests", got-before)
 			}
-			if got := states(w.rows()); got["pending"] != after["pending"] {
+			if got := testproc.States(w.Rows()); got["pending"] != after["pending"] {
 				t.Errorf("pending rows after re-running a cancelled campaign: %d, want %d kept", got["pending"], after["pending"])
 			}
 		})
