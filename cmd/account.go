@@ -28,7 +28,7 @@ and is never stored or printed.`,
 }
 
 type accountAddOptions struct {
-	Name, PhoneNumberID, Tier, TokenEnv string
+	Name, PhoneNumberID, Tier, TokenEnv, Portfolio string
 }
 
 func newAccountAddCmd(f *Factory) *cobra.Command {
@@ -54,7 +54,7 @@ stored. The account's bucket starts full and its quota day starts today.`,
 			}
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				a, err := st.AddAccount(cmd.Context(), campaign.Account{
-					Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv,
+					Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv, Portfolio: o.Portfolio,
 				})
 				if err != nil {
 					return err
@@ -67,6 +67,7 @@ stored. The account's bucket starts full and its quota day starts today.`,
 	cmd.Flags().StringVar(&o.PhoneNumberID, "phone-number-id", "", "the number's Cloud API phone number ID")
 	cmd.Flags().StringVar(&o.Tier, "tier", campaign.TierNew, "new, warm or active")
 	cmd.Flags().StringVar(&o.TokenEnv, "token-env", "WASEND_TOKEN", "environment variable holding the access token")
+	cmd.Flags().StringVar(&o.Portfolio, "portfolio", "", "the business portfolio whose messaging limit the number shares (default: one of its own)")
 	return cmd
 }
 
@@ -99,11 +100,11 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 }
 
 type accountSetOptions struct {
-	Tier, PhoneNumberID, TokenEnv string
-	Rate                          float64
-	Every                         time.Duration
-	Burst, DailyCap               int
-	Disable, Enable, Reset        bool
+	Tier, PhoneNumberID, TokenEnv, Portfolio string
+	Rate                                     float64
+	Every                                    time.Duration
+	Burst, DailyCap                          int
+	Disable, Enable, Reset                   bool
 }
 
 func newAccountSetCmd(f *Factory) *cobra.Command {
@@ -132,6 +133,9 @@ picks the change up within seconds.`,
 			}
 			if fl.Changed("token-env") {
 				ch.TokenEnv = &o.TokenEnv
+			}
+			if fl.Changed("portfolio") {
+				ch.Portfolio = &o.Portfolio
 			}
 			rate, ok, err := rateFromFlags(cmd, o.Rate, o.Every)
 			if err != nil {
@@ -188,6 +192,7 @@ picks the change up within seconds.`,
 	fl.BoolVar(&o.Reset, "reset-limits", false, "drop the overrides: follow the tier again")
 	fl.BoolVar(&o.Disable, "disable", false, "stop sending from this account")
 	fl.BoolVar(&o.Enable, "enable", false, "send from this account again")
+	fl.StringVar(&o.Portfolio, "portfolio", "", `the business portfolio the number belongs to ("" for one of its own)`)
 	return cmd
 }
 
@@ -313,6 +318,7 @@ type accountJSON struct {
 	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
 	Restriction   string     `json:"restriction,omitempty"`
 	LastErrorCode int        `json:"last_error_code,omitempty"`
+	Portfolio     string     `json:"portfolio,omitempty"`
 }
 
 func accountsJSON(accts []campaign.AccountStatus, loc *time.Location) []accountJSON {
@@ -323,6 +329,7 @@ func accountsJSON(accts []campaign.AccountStatus, loc *time.Location) []accountJ
 			Rate: a.Limits.Rate, Burst: a.Limits.Burst, DailyCap: a.Limits.DailyCap,
 			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
 			State: accountState(a, loc), Disabled: a.Disabled, EffectiveRate: effectiveRate(a), LastErrorCode: a.LastErrorCode,
+			Portfolio: a.Portfolio,
 		})
 		if a.CooldownUntil.After(a.At) {
 			t := a.CooldownUntil.UTC()

@@ -279,6 +279,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, store.ErrStorage):
 		printSummary(f, c, counts, "stopped")
 		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
+	case errors.As(runErr, new(*dispatch.ReachError)):
+		printSummary(f, c, counts, "stopped at the portfolio's messaging limit")
+		fmt.Fprintf(f.IO.ErrOut, "It continues once recipients leave the 24 h window (`wasend portfolio list`) with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
 		fmt.Fprintf(f.IO.ErrOut, "It continues after `wasend quota reset` with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))

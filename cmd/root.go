@@ -106,6 +106,7 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 	}()
 	root.AddCommand(
 		newAccountCmd(f),
+		newPortfolioCmd(f),
 		newTierCmd(f),
 		newLimitCmd(f),
 		newQuotaCmd(f),

@@ -22,6 +22,7 @@ type statusJSON struct {
 	Accounts    []accountStatusJSON `json:"accounts"`
 	GlobalLimit *globalJSON         `json:"global_limit"`
 	Campaigns   []campaignJSON      `json:"campaigns"`
+	Portfolios  []portfolioJSON     `json:"portfolios"`
 }
 
 type globalJSON struct {
@@ -277,7 +278,11 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	if err != nil {
 		return err
 	}
-	out := statusJSON{Database: st.Path(), Accounts: health, Campaigns: camps}
+	ports, err := st.Portfolios(ctx)
+	if err != nil {
+		return err
+	}
+	out := statusJSON{Database: st.Path(), Accounts: health, Campaigns: camps, Portfolios: portfoliosJSON(ports)}
 	if on {
 		out.GlobalLimit = &globalJSON{Rate: gl.Rate, Burst: gl.Burst, Tokens: tokens}
 	}
@@ -300,9 +305,36 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		if on {
 			g = formatRate(gl.Rate) + " burst " + strconv.Itoa(gl.Burst)
 		}
-		io.WriteString(f.IO.Out, "\nGlobal limit: "+g+"\n\nCampaigns\n")
+		io.WriteString(f.IO.Out, "\nGlobal limit: "+g+"\n")
+		if limited(ports) {
+			io.WriteString(f.IO.Out, "\nPortfolios (distinct recipients in the last 24 h)\n")
+			if err := printPortfolios(f, ports); err != nil {
+				return err
+			}
+		}
+		io.WriteString(f.IO.Out, "\nCampaigns\n")
 	}
-	return printCampaigns(f, out.Campaigns)
+	if err := printCampaigns(f, out.Campaigns); err != nil {
+		return err
+	}
+	loc := f.location()
+	for _, p := range ports {
+		if p.Limit > 0 && p.Used >= p.Allowed && !p.FreesAt.IsZero() {
+			f.IO.Warnf("portfolio %s has used its messaging limit (%d of %d distinct recipients in 24 h): new recipients wait until %s",
+				p.Name, p.Used, p.Allowed, p.FreesAt.In(loc).Format(time.DateTime))
+		}
+	}
+	return nil
+}
+
+// limited reports whether any portfolio has a messaging limit to show.
+func limited(ps []campaign.PortfolioStatus) bool {
+	for _, p := range ps {
+		if p.Limit > 0 || !p.Own {
+			return true
+		}
+	}
+	return false
 }
 
 func printCampaigns(f *Factory, camps []campaignJSON) error {

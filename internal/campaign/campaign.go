@@ -6,6 +6,8 @@ package campaign
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"time"
 )
 
@@ -129,6 +131,9 @@ type Account struct {
 	Overrides     Overrides
 	Disabled      bool
 	CreatedAt     time.Time
+	// Portfolio is the name of the account's business portfolio, "" when
+	// it is a portfolio of its own.
+	Portfolio string
 }
 
 // AccountStatus is an account with its live limiter state.
@@ -381,4 +386,71 @@ type Runner struct {
 	PID         int
 	StartedAt   time.Time
 	HeartbeatAt time.Time
+}
+
+// Portfolio is a Meta business portfolio: its numbers share one messaging
+// limit, Meta's count of distinct recipients in any moving 24 h. An account
+// without a portfolio is a portfolio of its own.
+type Portfolio struct {
+	ID   int64
+	Name string
+	// PinnedLimit is the operator's --limit, 0 for none: the lower of it
+	// and the limit read from the Graph API applies.
+	PinnedLimit int
+	Margin      float64 // the fraction of the limit kept back
+	CreatedAt   time.Time
+}
+
+// PortfolioStatus is a portfolio with its reach at At.
+type PortfolioStatus struct {
+	Portfolio
+	// Own is set for an account without a portfolio, shown as one; Name
+	// is then the account's.
+	Own      bool
+	Accounts []string
+	// ReadLimit is the limit last read from the Graph API (0: never read,
+	// -1: unlimited), from the account ReadFrom at ReadAt.
+	ReadLimit int
+	ReadFrom  string
+	ReadAt    time.Time
+	// Limit is the limit that applies (0: none known, nothing enforced);
+	// Allowed is it minus the margin.
+	Limit   int
+	Allowed int
+	// Used counts the distinct recipients messaged in the last 24 h;
+	// FreesAt is when the oldest of them leaves the window.
+	Used    int
+	FreesAt time.Time
+	At      time.Time
+}
+
+// Unlimited is a messaging limit that does not restrict.
+const Unlimited = -1
+
+// WaitReach is the wait of a claim whose accounts' portfolios have used up
+// their messaging limit: Until is when the oldest recipient leaves the 24 h
+// window.
+const WaitReach WaitReason = "reach"
+
+// ParseLimit reads a messaging limit as Meta names its levels (250, 2k,
+// 10k, 100k, unlimited) or as a number; unlimited is Unlimited.
+func ParseLimit(s string) (int, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	v = strings.TrimPrefix(v, "tier_")
+	switch v {
+	case "unlimited":
+		return Unlimited, nil
+	case "":
+		return 0, fmt.Errorf("messaging limit: empty (250, 2k, 10k, 100k or unlimited)")
+	}
+	mult := 1
+	switch {
+	case strings.HasSuffix(v, "k"):
+		v, mult = strings.TrimSuffix(v, "k"), 1000
+	}
+	var n int
+	if _, err := fmt.Sscanf(v, "%d", &n); err != nil || fmt.Sprint(n) != v || n <= 0 || n > math.MaxInt32/mult {
+		return 0, fmt.Errorf("messaging limit %q: want 250, 2k, 10k, 100k, unlimited or a positive number", s)
+	}
+	return n * mult, nil
 }

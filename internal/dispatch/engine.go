@@ -94,6 +94,20 @@ type Options struct {
 // reached its daily cap.
 var ErrCapped = errors.New("every account reached its daily cap")
 
+// ReachError is returned by Run with StopWhenCapped when the portfolios of
+// the usable accounts have used up their messaging limit. It is ErrCapped
+// too: the same exit, for a limit of Meta's.
+type ReachError struct {
+	Until time.Time // when the oldest recipient leaves the 24 h window
+}
+
+func (e *ReachError) Error() string {
+	return fmt.Sprintf("the messaging limit of every usable account's portfolio is used up (distinct recipients in 24 h); room again at %s",
+		e.Until.Format(time.RFC3339))
+}
+
+func (e *ReachError) Is(target error) bool { return target == ErrCapped }
+
 // EventKind names what happened.
 type EventKind int
 
@@ -368,6 +382,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		if we.Reason == campaign.WaitCapped && o.StopWhenCapped {
 			return finish(ErrCapped)
+		}
+		if we.Reason == campaign.WaitReach && o.StopWhenCapped {
+			return finish(&ReachError{Until: we.Until})
 		}
 		if waiting == nil || waiting.Reason != we.Reason {
 			o.Observe(Event{Kind: EventWait, At: now, Wait: we})

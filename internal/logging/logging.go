@@ -77,7 +77,7 @@ func Observer(log *slog.Logger) func(dispatch.Event) {
 			// next token or a retry time is the normal pace: debug.
 			level := slog.LevelDebug
 			switch ev.Wait.Reason {
-			case campaign.WaitCapped, campaign.WaitNoAccount:
+			case campaign.WaitCapped, campaign.WaitNoAccount, campaign.WaitReach:
 				level = slog.LevelWarn
 			case campaign.WaitGlobal:
 				level = slog.LevelInfo

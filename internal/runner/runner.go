@@ -357,7 +357,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			case dispatch.EventRetry:
 				prog.Retry()
 			case dispatch.EventWait:
-				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount
+				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount || ev.Wait.Reason == campaign.WaitReach
 				prog.Waiting(describeWait(ev.Wait), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
@@ -403,6 +403,9 @@ func describeWait(w *campaign.WaitError) string {
 		return "waiting for requests in flight"
 	case campaign.WaitNoAccount:
 		return "no enabled account; add or enable one (`wasend account list`)"
+	case campaign.WaitReach:
+		return "the portfolio's messaging limit (distinct recipients in 24 h) is used up; room again at " +
+			w.Until.Local().Format(time.DateTime) + " (`wasend portfolio list`)"
 	}
 	return string(w.Reason)
 }

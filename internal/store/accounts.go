@@ -114,12 +114,16 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		if err := numberFree(ctx, tx, a.Name, a.PhoneNumberID, 0); err != nil {
 			return err
 		}
+		pid, err := portfolioID(ctx, tx, a.Portfolio)
+		if err != nil {
+			return fmt.Errorf("account %s: %w", a.Name, err)
+		}
 		now := s.now()
 		res, err := tx.ExecContext(ctx, `INSERT INTO accounts
-			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day, portfolio_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.Name, a.PhoneNumberID, a.Tier, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap,
-			a.Disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.Today(now))
+			a.Disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.Today(now), pid)
 		if err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("account %q: %w", a.Name, ErrExists)
@@ -142,6 +146,7 @@ type AccountChange struct {
 	Burst         *int     // a value <= 0 clears the override
 	DailyCap      *int     // a value < 0 clears the override
 	Disabled      *bool
+	Portfolio     *string // "" takes the account out of its portfolio
 }
 
 // UpdateAccount applies a change to the named account. A change of limits
@@ -202,6 +207,15 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 			a.Tier, a.PhoneNumberID, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap, a.Disabled, a.ID)
 		if err != nil {
 			return fmt.Errorf("update account %s: %w", name, err)
+		}
+		if ch.Portfolio != nil {
+			pid, err := portfolioID(ctx, tx, *ch.Portfolio)
+			if err != nil {
+				return fmt.Errorf("account %s: %w", name, err)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET portfolio_id = ? WHERE id = ?`, pid, a.ID); err != nil {
+				return fmt.Errorf("update account %s: %w", name, err)
+			}
 		}
 		if movesNumber {
 			// A number of its own: out of any pair kept from before 0007.
@@ -269,6 +283,10 @@ type querier interface {
 type account struct {
 	campaign.AccountStatus
 	health ratelimit.Health
+	// The portfolio's settings (portfolioID 0: a portfolio of its own).
+	portfolioID int64
+	pinnedLimit int
+	margin      float64
 }
 
 // limit is the account's bucket limit at t: the configured rate scaled by
@@ -294,8 +312,9 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
 		a.rate, a.burst, a.daily_cap, a.disabled, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
 		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
-		t.rate, t.burst, t.daily_cap
-		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier `+where, args...)
+		t.rate, t.burst, t.daily_cap, coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?)
+		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
+		LEFT JOIN portfolios p ON p.id = a.portfolio_id `+where, append([]any{DefaultMargin}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}
@@ -313,7 +332,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		if err := rows.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
 			&rate, &burst, &cap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &a.UsedToday,
 			&cooldown, &a.health.Streak, &lastThrottle, &a.health.Factor, &factorAt, &a.Restriction, &lastCode,
-			&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
+			&tier.Rate, &tier.Burst, &tier.DailyCap, &a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin); err != nil {
 			return nil, fmt.Errorf("read account: %w", err)
 		}
 		if rate.Valid {

@@ -101,6 +101,11 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		global = &globalB
 	}
 
+	gates, err := reachGates(ctx, tx, accts)
+	if err != nil {
+		return nil, err
+	}
+
 	// Spend tokens in memory, one message at a time, then write the
 	// buckets once: the transaction makes it atomic all the same.
 	var (
@@ -109,7 +114,21 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		d       ratelimit.Decision
 	)
 	for _, m := range msgs {
-		d = ratelimit.Pick(now, cands, global, globalLimit)
+		// The chosen account's portfolio must admit the recipient too;
+		// one that refuses is out of this claim.
+		for {
+			d = pickAdmitted(now, cands, gates, global, globalLimit)
+			if d.Index < 0 {
+				break
+			}
+			ok, err := gates[d.Index].admit(ctx, tx, m.Phone, now)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				break
+			}
+		}
 		if d.Index < 0 {
 			break
 		}
@@ -133,12 +152,25 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	if len(out) == 0 {
 		reason := campaign.WaitTokens
 		switch d.Reason {
-		case ratelimit.ReasonCapped:
+		case ratelimit.ReasonCapped, ratelimit.ReasonEmpty:
 			reason = campaign.WaitCapped
 		case ratelimit.ReasonGlobal:
 			reason = campaign.WaitGlobal
 		}
-		return nil, &campaign.WaitError{Reason: reason, Until: d.Until}
+		until := d.Until
+		if freed := reachFreesAt(gates); !freed.IsZero() {
+			// A portfolio that refused: its window makes room then.
+			switch {
+			case reason == campaign.WaitCapped:
+				reason, until = campaign.WaitReach, freed
+			case reason == campaign.WaitTokens && (until.IsZero() || freed.Before(until)):
+				until = freed
+			}
+		}
+		return nil, &campaign.WaitError{Reason: reason, Until: until}
+	}
+	if err := logContacts(ctx, tx, out); err != nil {
+		return nil, err
 	}
 
 	for i, a := range accts {
@@ -193,6 +225,39 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		out[i].AttemptID = last - int64(len(out)-1-i)
 	}
 	return out, nil
+}
+
+// pickAdmitted is ratelimit.Pick among the accounts whose portfolio has
+// not refused a recipient in this claim.
+func pickAdmitted(now time.Time, cands []ratelimit.Candidate, gates []*reachGate, global *ratelimit.Bucket, globalLimit ratelimit.Limit) ratelimit.Decision {
+	var (
+		open []ratelimit.Candidate
+		idx  []int
+	)
+	for i, c := range cands {
+		if !gates[i].blocked {
+			open, idx = append(open, c), append(idx, i)
+		}
+	}
+	d := ratelimit.Pick(now, open, global, globalLimit)
+	if d.Index >= 0 {
+		d.Index = idx[d.Index]
+	}
+	return d
+}
+
+// reachFreesAt is the earliest instant a portfolio that refused a
+// recipient in this claim has room again; zero when none refused.
+func reachFreesAt(gates []*reachGate) time.Time {
+	var at time.Time
+	for _, g := range gates {
+		if g.blocked {
+			if f := ratelimit.FreesAt(g.oldest); at.IsZero() || f.Before(at) {
+				at = f
+			}
+		}
+	}
+	return at
 }
 
 // usableAccounts returns the enabled accounts not dropped from the
@@ -426,6 +491,9 @@ func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o camp
 		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = max(used_today - 1, 0)
 			WHERE id = ? AND quota_epoch = ?`, c.Account.ID, c.QuotaEpoch); err != nil {
 			return fmt.Errorf("refund quota of %s: %w", c.Account.Name, err)
+		}
+		if err := unlogContact(ctx, tx, c); err != nil {
+			return err
 		}
 	}
 	if err := applyEffects(ctx, tx, c, o, now); err != nil {
