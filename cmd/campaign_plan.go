@@ -69,6 +69,14 @@ type planJSON struct {
 	Accounts    []planShare   `json:"accounts"`
 	GlobalLimit *globalJSON   `json:"global_limit"`
 	OneMore     []planOneMore `json:"one_more"`
+	// Reach lists the portfolios whose messaging limit the plan counts.
+	Reach []planReach `json:"messaging_limits,omitempty"`
+}
+
+type planReach struct {
+	Name     string   `json:"portfolio"`
+	Allowed  int      `json:"distinct_recipients_24h"`
+	Accounts []string `json:"accounts"`
 }
 
 type planShare struct {
@@ -133,6 +141,9 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			Seconds: base.Duration.Seconds(), QuotaResets: base.QuotaResets, Never: base.Reason, Accounts: []planShare{}, OneMore: []planOneMore{}}
 		if !base.Capped {
 			out.Finish = &base.Finish
+		}
+		for _, p := range in.Portfolios {
+			out.Reach = append(out.Reach, planReach{Name: p.Name, Allowed: p.Reach.Allowed(), Accounts: p.Accounts})
 		}
 		for _, s := range base.PerAccount {
 			out.Accounts = append(out.Accounts, planShare{s.Name, s.Tier, s.Sent})
@@ -208,7 +219,8 @@ func planInput(ctx context.Context, f *Factory, st *store.Store, names []string,
 	if on {
 		in.Global, in.GlobalLimit = &ratelimit.Bucket{Tokens: tokens, At: now}, gl
 	}
-	return in, nil
+	in.Portfolios, err = reachStates(ctx, st)
+	return in, err
 }
 
 func printPlan(f *Factory, p planJSON, loc *time.Location) error {
@@ -222,6 +234,9 @@ func printPlan(f *Factory, p planJSON, loc *time.Location) error {
 		fmt.Fprintf(w, "finish: %s, %s\n", p.Finish.In(loc).Format("2006-01-02 15:04:05 MST"),
 			humanDuration(time.Duration(p.Seconds*float64(time.Second))))
 		fmt.Fprintf(w, "quota resets needed: %d\n", p.QuotaResets)
+	}
+	for _, r := range p.Reach {
+		fmt.Fprintf(w, "messaging limit: portfolio %s, %d distinct recipients in any 24 h (%s)\n", r.Name, r.Allowed, strings.Join(r.Accounts, ", "))
 	}
 	if tty {
 		fmt.Fprintln(w, "\nShare of each account")

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -275,4 +277,18 @@ func portfoliosJSON(ps []campaign.PortfolioStatus) []portfolioJSON {
 		out = append(out, j)
 	}
 	return out
+}
+
+// reachStates reads the portfolios with a messaging limit as the planner
+// starts from them.
+func reachStates(ctx context.Context, st *store.Store) ([]planner.PortfolioState, error) {
+	ws, err := st.PortfolioWindows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]planner.PortfolioState, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, planner.PortfolioState{Name: w.Name, Reach: w.Reach, Accounts: w.Accounts, Latest: w.Latest})
+	}
+	return out, nil
 }

@@ -86,6 +86,10 @@ func etaFunc(ctx context.Context, f *Factory, st *store.Store) (func(open int, d
 	if err != nil {
 		return nil, err
 	}
+	ports, err := reachStates(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 	now := f.Now()
 	return func(open int, dropped []store.Dropped) *etaJSON {
 		var usable []campaign.AccountStatus
@@ -98,7 +102,7 @@ func etaFunc(ctx context.Context, f *Factory, st *store.Store) (func(open int, d
 		if on {
 			global = &ratelimit.Bucket{Tokens: tokens, At: now}
 		}
-		fc := planner.ETA(now, loc, open, usable, global, gl)
+		fc := planner.ETA(now, loc, open, usable, global, gl, ports)
 		if fc.Capped || fc.Finish.IsZero() {
 			return &etaJSON{Text: "never with the current limits: " + fc.Reason}
 		}

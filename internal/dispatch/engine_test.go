@@ -239,3 +239,107 @@ func checkBucket(t *testing.T, name string, times []time.Time, l campaign.Limits
 		}
 	}
 }
+
+// TestScheduleOnePortfolioOverDays sends 10,000 recipients through three
+// fast numbers of one 2K portfolio (5 % margin): the messaging limit, not
+// the buckets, paces the campaign. Every 24 h window of requests reaches
+// at most 1,900 distinct recipients — and some reach exactly that.
+func TestScheduleOnePortfolioOverDays(t *testing.T) {
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	e := newEnv(t, start, sandbox.Faults{})
+	if _, err := e.st.AddPortfolio(e.ctx, campaign.Portfolio{Name: "acme", PinnedLimit: 2000, Margin: 0.05}); err != nil {
+		t.Fatal(err)
+	}
+	fast := campaign.Overrides{Rate: ptr(20.0), Burst: ptr(20), DailyCap: ptr(100_000)}
+	for i, name := range []string{"one", "two", "three"} {
+		if _, err := e.st.AddAccount(e.ctx, campaign.Account{Name: name, PhoneNumberID: fmt.Sprint(2001 + i),
+			Tier: campaign.TierActive, TokenEnv: "T", Overrides: fast, Portfolio: "acme"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 10_000
+	c := e.importN(n)
+	// A waiting engine looks again every Poll: an hour keeps the days of
+	// waiting for the window to a few claims.
+	eng := e.engine(c, dispatch.Options{Workers: 8, Poll: time.Hour})
+	if err := eng.Run(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	took := e.clock.Now().Sub(start)
+	counts, err := e.st.Counts(e.ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[campaign.Sent] != n {
+		t.Fatalf("counts %v, want %d sent", counts, n)
+	}
+	// 1,900 a window: the sixth window sends the last 500.
+	if day := 24 * time.Hour; took < 5*day || took > 5*day+time.Hour {
+		t.Errorf("finished after %v, want a little over five days", took)
+	}
+
+	sends := e.sendsByRecipient()
+	perAccount := map[string]int{}
+	for _, s := range sends {
+		perAccount[s.account]++
+	}
+	if len(perAccount) != 3 {
+		t.Errorf("sends per account %v: all three numbers share the work", perAccount)
+	}
+	// The window (t-24h, t] slides over the sends; in holds how many of
+	// its requests went to each recipient.
+	most, from, in := 0, 0, map[string]int{}
+	for j := range sends {
+		in[sends[j].phone]++
+		for !sends[from].at.After(sends[j].at.Add(-24 * time.Hour)) {
+			if in[sends[from].phone]--; in[sends[from].phone] == 0 {
+				delete(in, sends[from].phone)
+			}
+			from++
+		}
+		if len(in) > 1900 {
+			t.Fatalf("%d distinct recipients in the 24 h up to %v, limit 2,000 minus 5 %%", len(in), sends[j].at)
+		}
+		most = max(most, len(in))
+	}
+	if most != 1900 {
+		t.Errorf("at most %d distinct recipients in a window, want exactly 1,900", most)
+	}
+}
+
+type recipientSend struct {
+	at      time.Time
+	phone   string
+	account string
+}
+
+// sendsByRecipient returns every request made, oldest first.
+func (e *env) sendsByRecipient() []recipientSend {
+	e.t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+e.path+"?mode=ro")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT t.claimed_at, m.phone, a.name FROM attempts t JOIN messages m ON m.id = t.message_id
+		JOIN accounts a ON a.id = t.account_id WHERE coalesce(t.class, '') <> 'not-sent' ORDER BY t.claimed_at, t.id`)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []recipientSend
+	for rows.Next() {
+		var (
+			s  recipientSend
+			at int64
+		)
+		if err := rows.Scan(&at, &s.phone, &s.account); err != nil {
+			e.t.Fatal(err)
+		}
+		s.at = time.Unix(0, at).UTC()
+		out = append(out, s)
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

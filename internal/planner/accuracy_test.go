@@ -28,10 +28,13 @@ func TestForecastMatchesEngine(t *testing.T) {
 		name   string
 		n      int
 		global *ratelimit.Limit
+		reach  int // a portfolio of the three with this messaging limit
 	}{
 		{name: "three tiers over three quota days", n: 1000},
 		// 1/4 s against 0.41/s of the accounts together.
 		{name: "global bucket binds", n: 400, global: &ratelimit.Limit{Rate: 0.25, Burst: 5}},
+		// 250 distinct recipients a 24 h window against 500 of daily caps.
+		{name: "messaging limit binds", n: 700, reach: 250},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -54,6 +57,17 @@ func TestForecastMatchesEngine(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tt.reach > 0 {
+				if _, err := st.AddPortfolio(ctx, campaign.Portfolio{Name: "acme", PinnedLimit: tt.reach}); err != nil {
+					t.Fatal(err)
+				}
+				for _, tier := range campaign.TierNames {
+					acme := "acme"
+					if _, err := st.UpdateAccount(ctx, tier, store.AccountChange{Portfolio: &acme}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			if tt.global != nil {
 				if err := st.SetGlobalLimit(ctx, true, *tt.global); err != nil {
 					t.Fatal(err)
@@ -73,7 +87,15 @@ func TestForecastMatchesEngine(t *testing.T) {
 			if on {
 				global = &ratelimit.Bucket{Tokens: tokens, At: clock.Now()}
 			}
-			plan := planner.ETA(clock.Now(), time.UTC, tt.n, accts, global, gl)
+			ws, err := st.PortfolioWindows(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ports []planner.PortfolioState
+			for _, w := range ws {
+				ports = append(ports, planner.PortfolioState{Name: w.Name, Reach: w.Reach, Accounts: w.Accounts, Latest: w.Latest})
+			}
+			plan := planner.ETA(clock.Now(), time.UTC, tt.n, accts, global, gl, ports)
 			if plan.Capped {
 				t.Fatalf("forecast: never (%s)", plan.Reason)
 			}

@@ -38,6 +38,17 @@ type AccountState struct {
 	NotBefore time.Time
 }
 
+// PortfolioState is a portfolio's messaging limit as the planner starts
+// from it: the reach, the accounts (by name) that share it, and the latest
+// send to each recipient in the window. Every recipient of the forecast is
+// taken to be new to it.
+type PortfolioState struct {
+	Name     string
+	Reach    ratelimit.Reach
+	Accounts []string
+	Latest   []time.Time
+}
+
 // Input is what a forecast starts from.
 type Input struct {
 	Start time.Time
@@ -49,6 +60,8 @@ type Input struct {
 	// Global is the global bucket, nil when it is off.
 	Global      *ratelimit.Bucket
 	GlobalLimit ratelimit.Limit
+	// Portfolios are the messaging limits the accounts share.
+	Portfolios []PortfolioState
 }
 
 // Share is what one account sends of the forecast messages.
@@ -134,9 +147,9 @@ func FromStatus(a campaign.AccountStatus) AccountState {
 // ETA forecasts when a campaign's pending messages will have been sent by
 // the enabled accounts in accts (as st.Accounts returns them; leave out the
 // accounts dropped from the campaign). global is the global bucket at now,
-// nil when it is off.
-func ETA(now time.Time, loc *time.Location, pending int, accts []campaign.AccountStatus, global *ratelimit.Bucket, globalLimit ratelimit.Limit) Forecast {
-	in := Input{Start: now, Location: loc, Messages: pending, Global: global, GlobalLimit: globalLimit}
+// nil when it is off; ports are the portfolios' messaging limits.
+func ETA(now time.Time, loc *time.Location, pending int, accts []campaign.AccountStatus, global *ratelimit.Bucket, globalLimit ratelimit.Limit, ports []PortfolioState) Forecast {
+	in := Input{Start: now, Location: loc, Messages: pending, Global: global, GlobalLimit: globalLimit, Portfolios: ports}
 	for _, a := range accts {
 		if !a.Disabled {
 			in.Accounts = append(in.Accounts, FromStatus(a))
@@ -166,6 +179,12 @@ type sim struct {
 	// stepOnly turns off the closed-form count and the day skipping, so
 	// tests can check them against plain stepping.
 	stepOnly bool
+	// reach: each portfolio's window, and each account's portfolio (-1:
+	// none). A limited portfolio makes accounts compete: the planner then
+	// steps message by message.
+	reach   []*ratelimit.ReachQueue
+	reachOf []int
+	reachOn bool
 }
 
 func newSim(in Input) *sim {
@@ -190,6 +209,26 @@ func newSim(in Input) *sim {
 	if in.Global != nil {
 		g := *in.Global
 		s.global = &g
+	}
+	s.reachOf = make([]int, n)
+	account := map[string]int{}
+	for i, a := range in.Accounts {
+		s.reachOf[i], account[a.Name] = -1, i
+	}
+	for _, p := range in.Portfolios {
+		if !p.Reach.Limited() {
+			continue
+		}
+		k := len(s.reach)
+		s.reach = append(s.reach, ratelimit.NewReachQueue(p.Reach, p.Latest))
+		for _, name := range p.Accounts {
+			if i, ok := account[name]; ok {
+				s.reachOf[i], s.reachOn = k, true
+			}
+		}
+	}
+	if s.reachOn {
+		s.stepOnly = true
 	}
 	s.refresh()
 	return s
@@ -277,11 +316,14 @@ func (s *sim) dead() string {
 		return "the global limit allows nothing (rate or burst 0)"
 	}
 	for i, c := range s.cands {
+		if k := s.reachOf[i]; k >= 0 && s.reach[k].Reach.Allowed() == 0 {
+			continue
+		}
 		if c.DailyCap > 0 && !never(s.limits[i]) {
 			return ""
 		}
 	}
-	return "no account can send any more: daily caps, rates or bursts allow nothing"
+	return "no account can send any more: daily caps, rates, bursts or messaging limits allow nothing"
 }
 
 // hopeless says why nothing can ever be sent, judged before simulating.
@@ -329,9 +371,15 @@ func (s *sim) day() bool {
 func (s *sim) step() bool {
 	s.refresh()
 	for {
-		d := ratelimit.Pick(s.t, s.cands, s.global, s.in.GlobalLimit)
+		d, freed := s.pick()
 		if d.Index < 0 {
 			next := d.Until
+			if d.Reason != ratelimit.ReasonTokens && d.Reason != ratelimit.ReasonGlobal {
+				next = time.Time{} // only a quota day or a window helps
+			}
+			if !freed.IsZero() && (next.IsZero() || freed.Before(next)) {
+				next = freed
+			}
 			// A recovering rate makes tokens come sooner than Pick can
 			// tell: look again at least once a second meanwhile.
 			if !s.healthy() {
@@ -360,7 +408,42 @@ func (s *sim) step() bool {
 	}
 }
 
+// pick is Pick among the accounts whose portfolio has room at s.t; freed
+// is the earliest instant a full portfolio makes room (zero: none full).
+func (s *sim) pick() (d ratelimit.Decision, freed time.Time) {
+	if !s.reachOn {
+		return ratelimit.Pick(s.t, s.cands, s.global, s.in.GlobalLimit), time.Time{}
+	}
+	full := make([]bool, len(s.reach))
+	for k, q := range s.reach {
+		ok, until := q.Room(s.t)
+		if !ok {
+			full[k] = true
+			if freed.IsZero() || until.Before(freed) {
+				freed = until
+			}
+		}
+	}
+	var (
+		open []ratelimit.Candidate
+		idx  []int
+	)
+	for i, c := range s.cands {
+		if k := s.reachOf[i]; k < 0 || !full[k] {
+			open, idx = append(open, c), append(idx, i)
+		}
+	}
+	d = ratelimit.Pick(s.t, open, s.global, s.in.GlobalLimit)
+	if d.Index >= 0 {
+		d.Index = idx[d.Index]
+	}
+	return d, freed
+}
+
 func (s *sim) take(i int) {
+	if k := s.reachOf[i]; k >= 0 {
+		s.reach[k].Add(s.t)
+	}
 	c := &s.cands[i]
 	b, ok := c.Bucket.TakeAt(c.Limit, s.t, 1)
 	if !ok {

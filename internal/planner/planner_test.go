@@ -244,7 +244,7 @@ func TestETA(t *testing.T) {
 		{Account: campaign.Account{Name: "rest", Tier: campaign.TierNew}, Limits: campaign.DefaultTiers[campaign.TierNew], Tokens: 5, At: t0,
 			CooldownUntil: t0.Add(time.Hour), RateFactor: 0.5},
 	}
-	f := ETA(t0, time.UTC, 20, accts, nil, ratelimit.Limit{})
+	f := ETA(t0, time.UTC, 20, accts, nil, ratelimit.Limit{}, nil)
 	if !f.Finish.Equal(t0.Add(25*time.Second)) || len(f.PerAccount) != 2 || f.PerAccount[0].Sent != 20 {
 		t.Errorf("ETA %+v, want main alone done after 25 s", f)
 	}

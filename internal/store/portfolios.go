@@ -175,6 +175,9 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 		}
 		p.Used = g.used
 		if g.used > 0 {
+			if err := g.findOldest(ctx, s.db); err != nil {
+				return nil, err
+			}
 			p.FreesAt = ratelimit.FreesAt(g.oldest)
 		}
 	}
@@ -202,8 +205,9 @@ type reachGate struct {
 	reach   ratelimit.Reach
 	members []any // account ids
 	counted bool
+	cutoff  int64 // sends after it are in the window
 	used    int
-	oldest  time.Time // the oldest latest send in the window
+	oldest  time.Time // the oldest latest send in the window, once blocked
 	blocked bool      // refused a new recipient in this claim
 }
 
@@ -249,20 +253,36 @@ func (g *reachGate) loadMembers(ctx context.Context, q querier, query string, ar
 func (g *reachGate) in() string { return "(" + repeated(len(g.members), "?") + ")" }
 
 // count reads how many distinct recipients the portfolio's numbers
-// messaged in the window ending at now, and the oldest of their latest
-// sends.
+// messaged in the window ending at now.
 func (g *reachGate) count(ctx context.Context, q querier, now time.Time) error {
 	if g.counted || len(g.members) == 0 {
 		return nil
 	}
-	var oldest sql.NullInt64
-	args := append(append([]any(nil), g.members...), now.Add(-ratelimit.ReachWindow).UnixNano())
-	if err := q.QueryRowContext(ctx, `SELECT count(*), min(latest) FROM (SELECT max(last_at) AS latest
-		FROM contact_log WHERE account_id IN `+g.in()+` AND last_at > ? GROUP BY phone)`, args...).
-		Scan(&g.used, &oldest); err != nil {
+	g.cutoff = now.Add(-ratelimit.ReachWindow).UnixNano()
+	args := append(append([]any(nil), g.members...), g.cutoff)
+	// One number logs each recipient once: no need to tell them apart.
+	what := "count(DISTINCT phone)"
+	if len(g.members) == 1 {
+		what = "count(*)"
+	}
+	if err := q.QueryRowContext(ctx, `SELECT `+what+` FROM contact_log WHERE account_id IN `+g.in()+` AND last_at > ?`, args...).
+		Scan(&g.used); err != nil {
 		return fmt.Errorf("count the portfolio's recipients: %w", err)
 	}
-	g.counted, g.oldest = true, fromNullNanos(oldest)
+	g.counted = true
+	return nil
+}
+
+// findOldest reads the oldest of the latest sends to the recipients in the
+// window: when it leaves, there is room again.
+func (g *reachGate) findOldest(ctx context.Context, q querier) error {
+	var oldest sql.NullInt64
+	args := append(append([]any(nil), g.members...), g.cutoff)
+	if err := q.QueryRowContext(ctx, `SELECT min(latest) FROM (SELECT max(last_at) AS latest
+		FROM contact_log WHERE account_id IN `+g.in()+` AND last_at > ? GROUP BY phone)`, args...).Scan(&oldest); err != nil {
+		return fmt.Errorf("find the portfolio's oldest recipient: %w", err)
+	}
+	g.oldest = fromNullNanos(oldest)
 	return nil
 }
 
@@ -288,11 +308,16 @@ func (g *reachGate) admit(ctx context.Context, q querier, phone string, now time
 	switch {
 	case !ok:
 		g.blocked = true
-	case !free:
-		g.used++
+		// Sends of this claim are not logged yet: an empty window (a
+		// limit the margin leaves nothing of) makes room now at the earliest.
+		if err := g.findOldest(ctx, q); err != nil {
+			return false, err
+		}
 		if g.oldest.IsZero() {
 			g.oldest = now
 		}
+	case !free:
+		g.used++
 	}
 	return ok, nil
 }
