@@ -440,7 +440,7 @@ func TestStatusJSONShape(t *testing.T) {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	if want := []string{"accounts", "campaigns", "database", "global_limit"}; !slices.Equal(got, want) {
+	if want := []string{"accounts", "campaigns", "database", "global_limit", "portfolios"}; !slices.Equal(got, want) {
 		t.Errorf("status --json keys %v, want %v", got, want)
 	}
 	if string(keys["campaigns"]) != "[]" {
