@@ -36,6 +36,8 @@ type Ledger interface {
 	UnregisterRunner(ctx context.Context, runner string) error
 	// RecoverOrphans turns rows held by dead runners into unknown ones.
 	RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error)
+	// Rescue does RecoverOrphans for one campaign's rows, while it runs.
+	Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error)
 }
 
 // Sender delivers one request to the Cloud API. *whatsapp.Client is one.
@@ -60,6 +62,14 @@ type Options struct {
 	Poll time.Duration
 	// Heartbeat is how often the runner proves it is alive. [2s]
 	Heartbeat time.Duration
+	// Dead says whether another runner is gone, so the rows it holds turn
+	// unknown while this engine works. [its heartbeat is older than Stale]
+	Dead func(r campaign.Runner, now time.Time) bool
+	// Stale is how long a runner may miss heartbeats before the default
+	// Dead counts it as gone. [30s]
+	Stale time.Duration
+	// Rescue is how often the engine looks for rows of dead runners. [3s]
+	Rescue time.Duration
 	// StopWhenCapped ends Run with ErrCapped instead of waiting for quota.
 	StopWhenCapped bool
 	// Drain bounds the wait for in-flight requests after ctx is cancelled;
@@ -100,6 +110,8 @@ const (
 	EventUnknown
 	EventWait    // nothing can be sent now; Wait says why
 	EventResumed // sending again after a wait
+	// EventRecovered: rows held by a dead runner became unknown; Count
+	// says how many.
 	EventRecovered
 	// EventAccount: an account was throttled, restricted or dropped from
 	// the campaign; Outcome says how.
@@ -150,6 +162,16 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 2 * time.Second
+	}
+	if o.Stale <= 0 {
+		o.Stale = 30 * time.Second
+	}
+	if o.Dead == nil {
+		stale := o.Stale
+		o.Dead = func(r campaign.Runner, now time.Time) bool { return now.Sub(r.HeartbeatAt) > stale }
+	}
+	if o.Rescue <= 0 {
+		o.Rescue = 3 * time.Second
 	}
 	if o.Drain <= 0 {
 		o.Drain = 15 * time.Second
@@ -222,6 +244,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	stopBeat := e.heartbeat(bg)
 	defer stopBeat()
+	rescuer := e.newRescuer(r.ID, r.StartedAt)
 
 	// sendCtx survives a cancel of ctx so in-flight requests can finish;
 	// abort ends them when the drain time is up.
@@ -329,6 +352,11 @@ func (e *Engine) Run(ctx context.Context) error {
 			return finish(ctx.Err())
 		}
 		now := o.Clock.Now()
+		if err := rescuer.due(bg, now); err != nil {
+			release(slots, n)
+			fail(err)
+			return finish(nil)
+		}
 		cs, err := o.Ledger.ClaimN(bg, o.Campaign.ID, r.ID, now, n)
 		release(slots, n-len(cs))
 		saturated = err == nil && len(cs) == n
@@ -481,8 +509,14 @@ func (e *Engine) heartbeat(ctx context.Context) (stop func()) {
 				return
 			case <-t.C:
 				// A missed beat only risks another runner calling our rows
-				// unknown, never a double send: ignore the error.
-				_ = e.o.Ledger.Heartbeat(ctx, e.o.Runner.ID, e.o.Clock.Now())
+				// unknown, never a double send: ignore the error, except
+				// that a runner taken for dead registers again.
+				now := e.o.Clock.Now()
+				if err := e.o.Ledger.Heartbeat(ctx, e.o.Runner.ID, now); errors.Is(err, campaign.ErrNotFound) {
+					r := e.o.Runner
+					r.CampaignID, r.StartedAt, r.HeartbeatAt = e.o.Campaign.ID, now, now
+					_ = e.o.Ledger.RegisterRunner(ctx, r)
+				}
 			}
 		}
 	}()

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -47,7 +46,8 @@ type Options struct {
 	Workers        int
 	Poll           time.Duration
 	StopWhenCapped bool
-	// Stale is how long a silent runner on another host counts as alive. [30s]
+	// Stale is how long a runner may miss its heartbeats before its rows
+	// become unknown, on any host (see liveness). [30s]
 	Stale time.Duration
 	// ProgressInterval between plain progress lines. [10s]
 	ProgressInterval time.Duration
@@ -306,12 +306,8 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	defer tuneGC(sendGCPercent, sendMemoryLimit)()
 	host, _ := os.Hostname()
 	now := o.Clock.Now()
-	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool {
-		if r.Host == host {
-			return !processAlive(r.PID)
-		}
-		return now.Sub(r.HeartbeatAt) > o.Stale
-	})
+	live := liveness{host: host, pid: os.Getpid(), stale: o.Stale, alive: processAlive}
+	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool { return live.dead(r, now) })
 	if err != nil {
 		return err
 	}
@@ -333,9 +329,12 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		Label: label, Total: counts.Total(), Sent: counts[campaign.Sent], Failed: counts[campaign.Failed],
 		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval,
 	})
+	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()}
+	ownRunners.Store(self.ID, struct{}{})
+	defer ownRunners.Delete(self.ID)
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
-		Runner:  campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()},
+		Runner: self, Stale: o.Stale, Dead: live.dead,
 		Workers: o.Workers, Poll: o.Poll, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
@@ -357,6 +356,11 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				prog.Waiting(describeWait(ev.Wait), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
+			case dispatch.EventRecovered:
+				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", ev.Count, c.ID)
+				for range ev.Count {
+					prog.Unknown()
+				}
 			}
 		},
 	})
@@ -385,13 +389,4 @@ func describeWait(w *campaign.WaitError) string {
 		return "no enabled account; add or enable one (`wasend account list`)"
 	}
 	return string(w.Reason)
-}
-
-// processAlive reports whether a process with pid exists on this host.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
