@@ -205,6 +205,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// Runs before the sandbox's stop (deferred earlier), so its shutdown
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
+	checks, err := preflight(ctx, f, st, client, baseURL, token)
+	if err != nil {
+		return err
+	}
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
@@ -221,6 +225,13 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 	c := res.Campaign
+	back, err := runner.ApplyChecks(ctx, st, c.ID, checks, time.Now())
+	if err != nil {
+		return err
+	}
+	for _, name := range back {
+		f.IO.Infof("account %s passed the check and sends for campaign %d again", name, c.ID)
+	}
 	if o.Report != "" {
 		skipped := res.Skipped
 		if !res.Imported {
@@ -321,6 +332,36 @@ func checkAccounts(ctx context.Context, st *store.Store, token func(string) (str
 		return fmt.Errorf("%s (set it, or `wasend account set NAME --disable`)", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// preflight checks the API base URL and every enabled account with one
+// call each before anything is claimed, and warns loudly about the
+// accounts this run leaves out.
+func preflight(ctx context.Context, f *Factory, st *store.Store, api runner.PhoneReader, baseURL string, token func(string) (string, error)) ([]runner.AccountCheck, error) {
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var enabled []campaign.Account
+	for _, a := range accts {
+		if !a.Disabled {
+			enabled = append(enabled, a.Account)
+		}
+	}
+	checks, err := runner.CheckAccounts(ctx, api, baseURL, enabled, token)
+	if err != nil {
+		return nil, fmt.Errorf("nothing was sent: %w", err)
+	}
+	for _, c := range checks {
+		switch c.Verdict {
+		case runner.VerdictFailed:
+			f.IO.Warnf("account %s (phone number id %s) is LEFT OUT of this run: %v (check it with `wasend account test %s`)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Err, c.Account.Name)
+		case runner.VerdictUnreached:
+			f.IO.Warnf("account %s could not be checked: %v; it stays in, and an outage is waited out", c.Account.Name, c.Err)
+		}
+	}
+	return checks, nil
 }
 
 func reportImport(f *Factory, c campaign.Campaign, skipped []campaign.Skip) {
