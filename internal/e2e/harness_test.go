@@ -61,6 +61,9 @@ type world struct {
 	db  string
 	api *sandbox.Server
 	url string
+	// extraEnv is added last to every process's environment (a later
+	// setting wins): a test points WASEND_API_BASE elsewhere with it.
+	extraEnv []string
 }
 
 func newWorld(t *testing.T, opts sandbox.Options) *world {
@@ -81,12 +84,12 @@ func (w *world) env() []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env,
+	return append(append(env,
 		"WASEND_API_BASE="+w.url,
 		"WASEND_TZ=UTC",
 		tokenEnv+"=e2e-token",
 		"XDG_DATA_HOME="+w.dir,
-	)
+	), w.extraEnv...)
 }
 
 // proc is a running wasend process.
