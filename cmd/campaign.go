@@ -56,6 +56,7 @@ type runOptions struct {
 	Restriction         time.Duration
 	ErrorPauseRatio     float64
 	MetricsAddr         string
+	OutageTimeout       time.Duration
 	templateOptions
 }
 
@@ -128,6 +129,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account after a spam or messaging-limit restriction (131048, 131064)")
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while sending, e.g. 127.0.0.1:9464")
 	fl.Float64Var(&o.ErrorPauseRatio, "error-pause-ratio", 0.2, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
+	fl.DurationVar(&o.OutageTimeout, "outage-timeout", 30*time.Minute, "pause (exit 6) when the Cloud API answers no account for this long; until then wasend waits and retries, failing nothing")
 }
 
 // spec checks the message flags and builds the campaign's message spec.
@@ -167,6 +169,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	}
 	if o.ErrorPauseRatio < 0 || o.ErrorPauseRatio > 1 {
 		return usagef("--error-pause-ratio %v: must be between 0 and 1", o.ErrorPauseRatio)
+	}
+	if o.OutageTimeout <= 0 {
+		return usagef("--outage-timeout %v: must be positive", o.OutageTimeout)
 	}
 	spec, err := o.spec(f.Sandbox)
 	if err != nil && o.Resume == 0 {
@@ -216,6 +221,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
+		Probe: outageProbe(client, checks, token), OutageTimeout: o.OutageTimeout,
 	}
 	if f.Sandbox {
 		opts.Label = "SANDBOX"
@@ -362,6 +368,26 @@ func preflight(ctx context.Context, f *Factory, st *store.Store, api runner.Phon
 		}
 	}
 	return checks, nil
+}
+
+// outageProbe reads the number of the first account that passed the
+// preflight: the cheap call that tells when an outage is over.
+func outageProbe(api runner.PhoneReader, checks []runner.AccountCheck, token func(string) (string, error)) func(context.Context) error {
+	for _, c := range checks {
+		if !c.Usable() {
+			continue
+		}
+		a := c.Account
+		return func(ctx context.Context) error {
+			tok, err := token(a.TokenEnv)
+			if err != nil {
+				return err
+			}
+			_, err = api.PhoneNumber(ctx, a.PhoneNumberID, tok)
+			return err
+		}
+	}
+	return nil
 }
 
 func reportImport(f *Factory, c campaign.Campaign, skipped []campaign.Skip) {

@@ -38,6 +38,9 @@ type Ledger interface {
 	RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error)
 	// Rescue does RecoverOrphans for one campaign's rows, while it runs.
 	Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error)
+	// SetOutage records the outage the campaign waits out (a zero Since
+	// clears it) and, with a pause reason, pauses the campaign.
+	SetOutage(ctx context.Context, campaignID int64, o campaign.Outage, pause string) error
 }
 
 // Sender delivers one request to the Cloud API. *whatsapp.Client is one.
@@ -70,6 +73,14 @@ type Options struct {
 	Stale time.Duration
 	// Rescue is how often the engine looks for rows of dead runners. [3s]
 	Rescue time.Duration
+	// Probe asks the Cloud API whether it answers again after an outage
+	// (connection errors and 5xx from every account); a Graph error below
+	// 500 counts as an answer. Nil: claiming resumes after the backoff and
+	// the next answers tell.
+	Probe func(ctx context.Context) error
+	// OutageTimeout pauses the campaign (Run returns ErrOutage) when an
+	// outage lasts this long. [30m]
+	OutageTimeout time.Duration
 	// StopWhenCapped ends Run with ErrCapped instead of waiting for quota.
 	StopWhenCapped bool
 	// Drain bounds the wait for in-flight requests after ctx is cancelled;
@@ -118,6 +129,10 @@ const (
 	EventAccount
 	// EventPaused: the campaign paused itself; Outcome.Pause says why.
 	EventPaused
+	// EventOutage: no account gets an answer from the Cloud API; claiming
+	// stops until a probe gets one. Outage says since when and the next
+	// probe. EventResumed ends it.
+	EventOutage
 )
 
 // Event is one thing the engine did, for progress output and logs.
@@ -127,7 +142,8 @@ type Event struct {
 	Claim   campaign.Claim
 	Outcome campaign.Outcome
 	Wait    *campaign.WaitError
-	Count   int // EventRecovered: rows turned unknown
+	Count   int              // EventRecovered: rows turned unknown
+	Outage  *campaign.Outage // EventOutage
 }
 
 // Engine sends one campaign.
@@ -138,6 +154,7 @@ type Engine struct {
 	dropped sync.Map // account ID → struct{}: account-fatal answer seen
 	paused  atomic.Bool
 	resting sync.Map // account ID (0: every account) → time.Time: throttled until
+	breaker *breaker
 }
 
 // New returns an engine with defaults filled in.
@@ -173,6 +190,9 @@ func New(o Options) (*Engine, error) {
 	if o.Rescue <= 0 {
 		o.Rescue = 3 * time.Second
 	}
+	if o.OutageTimeout <= 0 {
+		o.OutageTimeout = 30 * time.Minute
+	}
 	if o.Drain <= 0 {
 		o.Drain = 15 * time.Second
 	}
@@ -200,7 +220,7 @@ func New(o Options) (*Engine, error) {
 	if o.Rand == nil {
 		o.Rand = rand.Float64
 	}
-	return &Engine{o: o}, nil
+	return &Engine{o: o, breaker: newBreaker()}, nil
 }
 
 // ClassNotSent marks an attempt put back without a request: its token
@@ -245,6 +265,8 @@ func (e *Engine) Run(ctx context.Context) error {
 	stopBeat := e.heartbeat(bg)
 	defer stopBeat()
 	rescuer := e.newRescuer(r.ID, r.StartedAt)
+	// An outage noted by an earlier run is history; this run notes its own.
+	_ = o.Ledger.SetOutage(bg, o.Campaign.ID, campaign.Outage{}, "")
 
 	// sendCtx survives a cancel of ctx so in-flight requests can finish;
 	// abort ends them when the drain time is up.
@@ -330,6 +352,19 @@ func (e *Engine) Run(ctx context.Context) error {
 	for {
 		if err := firstErr(); err != nil {
 			return finish(nil)
+		}
+		if open, _ := e.breaker.state(); open {
+			if err := e.waitOutage(ctx, bg); err != nil {
+				switch {
+				case ctx.Err() != nil:
+					return finish(ctx.Err())
+				case errors.Is(err, ErrOutage):
+					return finish(err)
+				}
+				fail(err)
+				return finish(nil)
+			}
+			continue
 		}
 		select {
 		case slots <- struct{}{}:
@@ -541,7 +576,11 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
 	default:
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
+		free := e.breaker.observe(c.Account.ID, err, o.Clock.Now())
 		out = e.outcome(c, resp, err)
+		if free {
+			out = outageRetry(out, err, o.Clock.Now())
+		}
 	}
 	if out.DropAccount {
 		e.dropped.Store(c.Account.ID, struct{}{})

@@ -57,7 +57,10 @@ type Options struct {
 	// Cooldown, Restriction and ErrorPauseRatio: see dispatch.Options.
 	Cooldown, Restriction time.Duration
 	ErrorPauseRatio       float64
-	Label                 string // progress label, e.g. "SANDBOX" [campaign N]
+	// Probe and OutageTimeout: see dispatch.Options.
+	Probe         func(ctx context.Context) error
+	OutageTimeout time.Duration
+	Label         string // progress label, e.g. "SANDBOX" [campaign N]
 	// Observe also receives every engine event (metrics, logs); it must be
 	// safe for concurrent use.
 	Observe func(dispatch.Event)
@@ -338,6 +341,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		Workers: o.Workers, Poll: o.Poll, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
+		Probe: o.Probe, OutageTimeout: o.OutageTimeout,
 		Observe: func(ev dispatch.Event) {
 			if o.Observe != nil {
 				o.Observe(ev)
@@ -356,6 +360,8 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				prog.Waiting(describeWait(ev.Wait), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
+			case dispatch.EventOutage:
+				prog.Waiting(describeOutage(ev.Outage, ev.At, o.OutageTimeout), true)
 			case dispatch.EventRecovered:
 				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", ev.Count, c.ID)
 				for range ev.Count {
@@ -389,4 +395,13 @@ func describeWait(w *campaign.WaitError) string {
 		return "no enabled account; add or enable one (`wasend account list`)"
 	}
 	return string(w.Reason)
+}
+
+// describeOutage is the progress line while the Cloud API does not answer.
+func describeOutage(o *campaign.Outage, now time.Time, timeout time.Duration) string {
+	if timeout <= 0 {
+		timeout = 30 * time.Minute
+	}
+	return fmt.Sprintf("Cloud API outage: no account has had an answer since %s (%s); next try in %s, pausing after %s; nothing is failed meanwhile",
+		o.Since.Format(time.TimeOnly), o.Error, o.NextProbe.Sub(now).Round(time.Second), timeout)
 }
