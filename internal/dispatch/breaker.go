@@ -16,8 +16,11 @@ import (
 // paused, and nothing was failed for it.
 var ErrOutage = errors.New("the Cloud API did not answer")
 
-// tripAfter systemic failures in a row, from every account that sent in
-// this run, open the breaker.
+// tripAfter systemic failures in a row, with no answer from any account
+// between them — from two accounts at least, or the only one this run
+// used: one account's trouble while another rests is that account's —
+// make the engine probe the API; if the probe gets no answer either, the
+// breaker opens.
 const tripAfter = 3
 
 // breaker tells a systemic outage (connection errors and 5xx across every
@@ -27,11 +30,14 @@ const tripAfter = 3
 // network was down.
 type breaker struct {
 	mu sync.Mutex
-	// seen: accounts that sent in this run; failing: those whose every
-	// answer since the last healthy one was systemic.
+	// seen: accounts that sent in this run; failing: those with a
+	// systemic failure since the last answer; rows: the rows that failed
+	// since then.
 	seen, failing map[int64]bool
-	streak        int       // systemic failures since the last healthy answer
+	rows          map[int64]bool
+	streak        int       // systemic failures since the last answer
 	streakSince   time.Time // the first of them
+	probing       bool      // a worker is probing to confirm an outage
 	open          bool
 	since         time.Time // the outage began (first failure of the streak that tripped)
 	lastErr       string
@@ -40,7 +46,13 @@ type breaker struct {
 }
 
 func newBreaker() *breaker {
-	return &breaker{seen: map[int64]bool{}, failing: map[int64]bool{}}
+	return &breaker{seen: map[int64]bool{}, failing: map[int64]bool{}, rows: map[int64]bool{}}
+}
+
+// reset forgets the streak: an answer came. Call with mu held.
+func (b *breaker) reset() {
+	b.open, b.streak = false, 0
+	b.failing, b.rows = map[int64]bool{}, map[int64]bool{}
 }
 
 // systemic reports whether err says nothing about the row or account: no
@@ -54,35 +66,55 @@ func systemic(err error) bool {
 	return errors.As(err, &api) && api.HTTPStatus >= 500
 }
 
-// observe notes the answer (err) to an attempt of account at now. It
-// reports whether the attempt's failure belongs to an outage and must not
-// cost the row its retry budget: every systemic failure after the first
-// since a healthy answer (a row that alone keeps failing still pays, as
-// each of its failures follows others' healthy answers), and all while the
-// breaker is open.
-func (b *breaker) observe(account int64, err error, now time.Time) (free bool) {
+// observe notes the answer (err) to an attempt of claim c. It reports
+// whether the attempt's failure belongs to an outage and must not cost the
+// row its retry budget: every failure while the breaker is open, the one
+// that opens it, and those of other rows after a first one with no answer
+// between them. A row that alone keeps failing pays every time: its
+// failures follow others' answers, or a probe that got one. Without a
+// Probe there is no outage: every failure is the row's.
+func (e *Engine) observe(ctx context.Context, c campaign.Claim, err error) (free bool) {
+	if e.o.Probe == nil {
+		return false
+	}
+	b, now := e.breaker, e.o.Clock.Now()
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.seen[account] = true
+	b.seen[c.Account.ID] = true
 	if !systemic(err) {
-		// An answer, even during an outage: the API is back.
-		b.open, b.streak, b.failing = false, 0, map[int64]bool{}
+		b.reset()
+		b.mu.Unlock()
 		return false
 	}
 	b.lastErr = err.Error()
 	if b.open {
+		b.mu.Unlock()
 		return true
 	}
-	free = b.streak > 0
+	free = b.streak > 0 && !b.rows[c.Message.ID]
 	if b.streak == 0 {
 		b.streakSince = now
 	}
 	b.streak++
-	b.failing[account] = true
-	if b.streak >= tripAfter && len(b.failing) == len(b.seen) {
-		b.open, b.since, b.probes, b.nextProbe = true, b.streakSince, 0, now
+	b.rows[c.Message.ID], b.failing[c.Account.ID] = true, true
+	check := !b.probing && b.streak >= tripAfter && len(b.failing) >= min(2, len(b.seen))
+	b.probing = b.probing || check
+	b.mu.Unlock()
+	if !check {
+		return free
 	}
-	return free
+	perr := e.probe(ctx)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.probing = false
+	if perr == nil {
+		// The API answers: this was no outage.
+		b.reset()
+		return free
+	}
+	b.lastErr = perr.Error()
+	b.open, b.since, b.probes = true, b.streakSince, 1
+	b.nextProbe = e.o.Clock.Now().Add(e.o.BackoffBase)
+	return true
 }
 
 // state returns whether the breaker is open and, if so, the outage.
@@ -98,7 +130,7 @@ func (b *breaker) probed(err error, now time.Time, base, max time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err == nil {
-		b.open, b.streak, b.failing = false, 0, map[int64]bool{}
+		b.reset()
 		return
 	}
 	b.lastErr = err.Error()
@@ -117,7 +149,11 @@ func outageRetry(out campaign.Outcome, err error, now time.Time) campaign.Outcom
 	if out.Class != whatsapp.ClassTransient.String() {
 		return out
 	}
-	out.Kind, out.RetryAt, out.SpendsRetry, out.Refund = campaign.OutcomeRetry, now, false, true
+	if out.Kind != campaign.OutcomeRetry {
+		// It would have given up: wait as long as the first retry does.
+		out.RetryAt = now.Add(time.Second)
+	}
+	out.Kind, out.SpendsRetry, out.Refund = campaign.OutcomeRetry, false, true
 	out.Error = "Cloud API outage: " + errorText(err)
 	return out
 }
@@ -183,9 +219,6 @@ func (e *Engine) waitOutage(ctx, bg context.Context) error {
 // probe asks the API whether it answers: Options.Probe, where a Graph
 // answer of any kind below 500 counts as an answer.
 func (e *Engine) probe(ctx context.Context) error {
-	if e.o.Probe == nil {
-		return nil // no probe: let the next claims find out
-	}
 	err := e.o.Probe(ctx)
 	if err != nil && !systemic(err) {
 		return nil

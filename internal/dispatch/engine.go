@@ -73,10 +73,10 @@ type Options struct {
 	Stale time.Duration
 	// Rescue is how often the engine looks for rows of dead runners. [3s]
 	Rescue time.Duration
-	// Probe asks the Cloud API whether it answers again after an outage
-	// (connection errors and 5xx from every account); a Graph error below
-	// 500 counts as an answer. Nil: claiming resumes after the backoff and
-	// the next answers tell.
+	// Probe asks the Cloud API whether it answers, to confirm an outage
+	// (connection errors and 5xx from every account) and to end it; a Graph
+	// error below 500 counts as an answer. Nil: no outage handling, every
+	// failure is the row's.
 	Probe func(ctx context.Context) error
 	// OutageTimeout pauses the campaign (Run returns ErrOutage) when an
 	// outage lasts this long. [30m]
@@ -576,7 +576,7 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
 	default:
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
-		free := e.breaker.observe(c.Account.ID, err, o.Clock.Now())
+		free := e.observe(ctx, c, err)
 		out = e.outcome(c, resp, err)
 		if free {
 			out = outageRetry(out, err, o.Clock.Now())
