@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -133,13 +132,10 @@ func accountTest(ctx context.Context, f *Factory, o accountTestOptions) error {
 		}
 	}
 	switch {
-	case errors.Is(checkErr, runner.ErrPreflight):
-		fmt.Fprintf(f.IO.ErrOut, "%v\n", checkErr)
-		return silentError{ExitError}
 	case checkErr != nil:
 		return checkErr
 	case failed > 0:
-		return silentError{ExitError}
+		return fmt.Errorf("%d of %d account(s) did not pass the check", failed, len(checks))
 	}
 	return nil
 }

@@ -174,6 +174,9 @@ func (e *Engine) waitOutage(ctx, bg context.Context) error {
 		return nil
 	}
 	for {
+		if stop := e.stop.Load(); stop != nil {
+			return *stop
+		}
 		now := o.Clock.Now()
 		open, out := e.breaker.state()
 		if !open {
@@ -197,7 +200,9 @@ func (e *Engine) waitOutage(ctx, bg context.Context) error {
 		if err := o.Ledger.SetOutage(bg, o.Campaign.ID, campaign.Outage{Since: out.Since, Error: out.Error, NextProbe: next}, ""); err != nil {
 			return err
 		}
-		if wait := next.Sub(now); wait > 0 {
+		// Waits are cut at Poll so that a pause or cancel from another
+		// shell is seen within it.
+		if wait := min(next.Sub(now), o.Poll); wait > 0 {
 			select {
 			case <-o.Clock.After(wait):
 			case <-ctx.Done():

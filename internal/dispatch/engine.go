@@ -41,6 +41,10 @@ type Ledger interface {
 	// SetOutage records the outage the campaign waits out (a zero Since
 	// clears it) and, with a pause reason, pauses the campaign.
 	SetOutage(ctx context.Context, campaignID int64, o campaign.Outage, pause string) error
+	// CampaignStopped returns campaign.ErrPaused or campaign.ErrCancelled
+	// once the campaign was paused or cancelled from elsewhere, nil while it
+	// may be sent. The engine asks with every heartbeat.
+	CampaignStopped(ctx context.Context, campaignID int64) error
 }
 
 // Sender delivers one request to the Cloud API. *whatsapp.Client is one.
@@ -153,6 +157,9 @@ type Engine struct {
 	// moment between such an answer and its commit are put back unsent.
 	dropped sync.Map // account ID → struct{}: account-fatal answer seen
 	paused  atomic.Bool
+	// stop is the ledger's campaign.ErrPaused or ErrCancelled, seen by a
+	// heartbeat: Run ends with it at its next turn.
+	stop    atomic.Pointer[error]
 	resting sync.Map // account ID (0: every account) → time.Time: throttled until
 	breaker *breaker
 }
@@ -353,12 +360,16 @@ func (e *Engine) Run(ctx context.Context) error {
 		if err := firstErr(); err != nil {
 			return finish(nil)
 		}
+		if stop := e.stop.Load(); stop != nil {
+			return finish(*stop)
+		}
 		if open, _ := e.breaker.state(); open {
 			if err := e.waitOutage(ctx, bg); err != nil {
 				switch {
 				case ctx.Err() != nil:
 					return finish(ctx.Err())
-				case errors.Is(err, ErrOutage):
+				case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled):
+					// The outage timed out, or an operator stopped the campaign.
 					return finish(err)
 				}
 				fail(err)
@@ -409,7 +420,10 @@ func (e *Engine) Run(ctx context.Context) error {
 		switch {
 		case errors.Is(err, campaign.ErrDone):
 			return finish(nil)
-		case errors.Is(err, campaign.ErrPaused):
+		case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled):
+			// Claims still queued go back unsent; requests already made
+			// finish and are recorded.
+			e.paused.Store(true)
 			return finish(err)
 		case errors.As(err, &we):
 		default:
@@ -552,10 +566,25 @@ func (e *Engine) heartbeat(ctx context.Context) (stop func()) {
 					r.CampaignID, r.StartedAt, r.HeartbeatAt = e.o.Campaign.ID, now, now
 					_ = e.o.Ledger.RegisterRunner(ctx, r)
 				}
+				e.watchStop(ctx)
 			}
 		}
 	}()
 	return func() { close(quit); wg.Wait() }
+}
+
+// watchStop asks the ledger whether the campaign was paused or cancelled
+// from elsewhere. If so, claims queued here go back unsent and Run ends at
+// its next turn: within a heartbeat, even while every slot waits on a slow
+// request or the loop waits for tokens.
+func (e *Engine) watchStop(ctx context.Context) {
+	err := e.o.Ledger.CampaignStopped(ctx, e.o.Campaign.ID)
+	if errors.Is(err, campaign.ErrPaused) || errors.Is(err, campaign.ErrCancelled) {
+		// In this order: the loop must be sure to end before queued
+		// claims are put back, or it would claim them again.
+		e.stop.Store(&err)
+		e.paused.Store(true)
+	}
 }
 
 // attempt makes one request and decides what to record.
@@ -620,7 +649,8 @@ func (e *Engine) rests(accountID int64) bool {
 }
 
 // outcome turns a response into what to record, following the class the
-// Cloud API client gave the answer (cloud-api.md §2.4). Only an answer that
+// Cloud API client gave the answer
+// (docs/cloud-api.md#error-codes-and-what-wasend-does). Only an answer that
 // proves the message was not accepted gives its daily quota back, and only
 // transient errors spend the row's retry budget.
 func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) campaign.Outcome {

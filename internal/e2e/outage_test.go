@@ -3,12 +3,12 @@ package e2e
 import (
 	"net"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestOutagePausesWithExit6: the Cloud API goes away mid-campaign (its port
@@ -19,23 +19,22 @@ func TestOutagePausesWithExit6(t *testing.T) {
 	api := sandbox.New(sandbox.Options{PairInterval: -1})
 	ts := httptest.NewServer(api)
 	addr := ts.Listener.Addr().String()
-	dir := t.TempDir()
-	w := &world{t: t, dir: dir, db: filepath.Join(dir, "wasend.db"), api: api, url: ts.URL}
+	w := worldAt(t, api, ts.URL)
 	w.addAccounts(account{"one", "100000000000101", "active"}, account{"two", "100000000000102", "active"})
 	for _, a := range []string{"one", "two"} {
-		w.ok("account", "set", a, "--rate", "5", "--burst", "1", "--daily-cap", "100000")
+		w.OK("account", "set", a, "--rate", "5", "--burst", "1", "--daily-cap", "100000")
 	}
 	const n = 60
-	csv := w.writeCSV("outage.csv", 4915112410000, n)
-	p := w.start("campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name",
+	csv := w.WriteCSV("outage.csv", 4915112410000, n)
+	p := w.Start("campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name",
 		"--outage-timeout", "4s", "--backoff-base", "200ms")
-	w.waitFor(15*time.Second, "a few messages sent", func() bool { return states(w.rows())["sent"] >= 5 })
+	w.WaitFor(15*time.Second, "a few messages sent", func() bool { return testproc.States(w.Rows())["sent"] >= 5 })
 	ts.Close() // connections refused from now on
-	r := p.wait(t)
-	if r.code != 6 || !strings.Contains(r.stderr, "Cloud API outage") {
+	r := p.Wait(t)
+	if r.Code != 6 || !strings.Contains(r.Stderr, "Cloud API outage") {
 		t.Fatalf("want exit 6 with the outage explained\n%s", r)
 	}
-	got := states(w.rows())
+	got := testproc.States(w.Rows())
 	if got["failed"] != 0 || got["sent"] == 0 || got["pending"] == 0 {
 		t.Errorf("rows %v: want some sent, the rest pending, none failed", got)
 	}
@@ -54,11 +53,11 @@ func TestOutagePausesWithExit6(t *testing.T) {
 	back.Start()
 	t.Cleanup(back.Close)
 	for _, a := range []string{"one", "two"} {
-		w.ok("account", "set", a, "--rate", "100", "--burst", "20")
+		w.OK("account", "set", a, "--rate", "100", "--burst", "20")
 	}
-	w.ok("campaign", "resume", "1")
-	rows := w.rows()
-	if got := states(rows); got["sent"]+got["unknown"] != n || got["failed"] != 0 {
+	w.OK("campaign", "resume", "1")
+	rows := w.Rows()
+	if got := testproc.States(rows); got["sent"]+got["unknown"] != n || got["failed"] != 0 {
 		t.Errorf("after resume: rows %v, want all %d sent (or unknown: in flight when the port closed)", got, n)
 	}
 	recs := api.Records()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestWrongAddressBurnsNothing: with the API base URL on a closed port, or
@@ -16,8 +17,8 @@ func TestWrongAddressBurnsNothing(t *testing.T) {
 	w := newWorld(t, sandbox.Options{PairInterval: -1})
 	w.fastTiers("50", "10")
 	w.addAccounts(account{"main", "100000000000081", "active"})
-	csv := w.writeCSV("down.csv", 4915112380000, 20)
-	w.ok("campaign", "import", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
+	csv := w.WriteCSV("down.csv", 4915112380000, 20)
+	w.OK("campaign", "import", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -29,20 +30,21 @@ func TestWrongAddressBurnsNothing(t *testing.T) {
 		{closed, "cannot reach the Cloud API at " + closed},
 		{"notaurl", `"notaurl" is not a URL`},
 	} {
-		w.extraEnv = []string{"WASEND_API_BASE=" + tt.base}
+		good := w.APIBase
+		w.APIBase = tt.base
 		for _, args := range [][]string{
 			{"campaign", "run", "--resume", "1"},
-			{"campaign", "run", w.writeCSV("new.csv", 4915112390000, 5), "--template", "spring_sale", "--lang", "en_US", "--params", "name"},
+			{"campaign", "run", w.WriteCSV("new.csv", 4915112390000, 5), "--template", "spring_sale", "--lang", "en_US", "--params", "name"},
 		} {
-			r := w.run(args...)
-			if r.code != 1 || !strings.Contains(r.stderr, tt.want) || !strings.Contains(r.stderr, "nothing was sent") {
+			r := w.Run(args...)
+			if r.Code != 1 || !strings.Contains(r.Stderr, tt.want) || !strings.Contains(r.Stderr, "nothing was sent") {
 				t.Errorf("WASEND_API_BASE=%s wasend %s: want exit 1 saying %q\n%s", tt.base, strings.Join(args, " "), tt.want, r)
 			}
 		}
-		w.extraEnv = nil
+		w.APIBase = good
 		var attempts int
-		w.query(`SELECT count(*) FROM attempts`, func(rs *sql.Rows) error { return rs.Scan(&attempts) })
-		got := states(w.rows())
+		w.Query(`SELECT count(*) FROM attempts`, func(rs *sql.Rows) error { return rs.Scan(&attempts) })
+		got := testproc.States(w.Rows())
 		if attempts != 0 || got["pending"] != 20 || len(got) != 1 {
 			t.Errorf("WASEND_API_BASE=%s: %d attempts, rows %v; want no attempt and all 20 pending", tt.base, attempts, got)
 		}
@@ -54,8 +56,8 @@ func TestWrongAddressBurnsNothing(t *testing.T) {
 		t.Errorf("the sandbox got %d messages", n)
 	}
 	// The same campaign on the right address sends everything.
-	w.ok("campaign", "run", "--resume", "1")
-	if got := states(w.rows()); got["sent"] != 20 {
+	w.OK("campaign", "run", "--resume", "1")
+	if got := testproc.States(w.Rows()); got["sent"] != 20 {
 		t.Errorf("after the address was fixed: rows %v, want 20 sent", got)
 	}
 }
@@ -67,15 +69,15 @@ func TestPreflightLeavesBadAccountOut(t *testing.T) {
 	w := newWorld(t, sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{UnknownNumbers: []string{"100000000000092"}}})
 	w.fastTiers("50", "10")
 	w.addAccounts(account{"good", "100000000000091", "active"}, account{"gone", "100000000000092", "active"})
-	r := w.run("account", "test")
-	if r.code != 1 || !strings.Contains(r.stdout, "good\t100000000000091\tok") || !strings.Contains(r.stdout, "gone\t100000000000092\tfailed") {
+	r := w.Run("account", "test")
+	if r.Code != 1 || !strings.Contains(r.Stdout, "good\t100000000000091\tok") || !strings.Contains(r.Stdout, "gone\t100000000000092\tfailed") {
 		t.Errorf("account test: want exit 1, good ok and gone failed\n%s", r)
 	}
-	w.ok("account", "test", "good")
+	w.OK("account", "test", "good")
 
-	csv := w.writeCSV("mixed.csv", 4915112400000, 20)
-	r = w.ok("campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
-	if !strings.Contains(r.stderr, "account gone (phone number id 100000000000092) is LEFT OUT of this run") {
+	csv := w.WriteCSV("mixed.csv", 4915112400000, 20)
+	r = w.OK("campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
+	if !strings.Contains(r.Stderr, "account gone (phone number id 100000000000092) is LEFT OUT of this run") {
 		t.Errorf("no loud warning about the unknown number\n%s", r)
 	}
 	for _, rec := range w.api.Records() {
@@ -83,7 +85,7 @@ func TestPreflightLeavesBadAccountOut(t *testing.T) {
 			t.Fatalf("a message went out from the account left out: %+v", rec)
 		}
 	}
-	if got := states(w.rows()); got["sent"] != 20 {
+	if got := testproc.States(w.Rows()); got["sent"] != 20 {
 		t.Errorf("rows %v, want all 20 sent by the good account", got)
 	}
 	if c := w.status(); len(c) != 1 || len(c[0].DroppedAccounts) != 1 || !droppedNames(c[0])["gone"] || c[0].DroppedAccounts[0].ErrorCode != 100 {

@@ -18,29 +18,29 @@ import (
 func TestSurvivorRescuesDeadProcessRows(t *testing.T) {
 	w := newWorld(t, sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{Slow: 1, SlowDelay: 1200 * time.Millisecond}})
 	w.addAccounts(account{"main", "100000000000021", "active"})
-	w.ok("account", "set", "main", "--rate", "100", "--burst", "20", "--daily-cap", "100000")
+	w.OK("account", "set", "main", "--rate", "100", "--burst", "20", "--daily-cap", "100000")
 	const n = 40
-	csv := w.writeCSV("two.csv", 4915112370000, n)
-	w.ok("campaign", "import", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
+	csv := w.WriteCSV("two.csv", 4915112370000, n)
+	w.OK("campaign", "import", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
 	run := []string{"campaign", "run", "--resume", "1", "--workers", "4"}
-	victim := w.start(run...)
-	survivor := w.start(run...)
+	victim := w.Start(run...)
+	survivor := w.Start(run...)
 
 	// Kill the victim once it holds rows in flight.
-	pid := victim.cmd.Process.Pid
+	pid := victim.Pid()
 	held := func() []int64 {
 		var ids []int64
-		w.query(`SELECT id FROM messages WHERE state = 'sending' AND runner_id LIKE ?`, func(rs *sql.Rows) error {
+		w.Query(`SELECT id FROM messages WHERE state = 'sending' AND runner_id LIKE ?`, func(rs *sql.Rows) error {
 			var id int64
 			ids = append(ids, id)
 			return rs.Scan(&ids[len(ids)-1])
 		}, fmt.Sprintf("%%/%d/%%", pid))
 		return ids
 	}
-	w.waitFor(15*time.Second, "the victim to hold claimed rows", func() bool { return len(held()) > 0 })
-	victim.signal(t, syscall.SIGKILL)
+	w.WaitFor(15*time.Second, "the victim to hold claimed rows", func() bool { return len(held()) > 0 })
+	victim.Signal(t, syscall.SIGKILL)
 	killedAt := time.Now()
-	if r := victim.wait(t); r.signal != syscall.SIGKILL {
+	if r := victim.Wait(t); r.Signal != syscall.SIGKILL {
 		t.Fatalf("the victim had already ended: %s", r)
 	}
 	orphans := held()
@@ -48,22 +48,22 @@ func TestSurvivorRescuesDeadProcessRows(t *testing.T) {
 		t.Fatal("the victim held no rows when it died; the test proved nothing")
 	}
 
-	r := survivor.wait(t)
+	r := survivor.Wait(t)
 	took := time.Since(killedAt)
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("survivor: %s", r)
 	}
 	// Same host, pid gone: a few missed heartbeats, not the 30 s stale period.
 	if took > 20*time.Second {
 		t.Errorf("survivor finished %v after the kill; want well within the 30 s stale period", took)
 	}
-	if !strings.Contains(r.stderr, "marked unknown") {
-		t.Errorf("survivor did not say that rows became unknown\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "marked unknown") {
+		t.Errorf("survivor did not say that rows became unknown\n%s", r.Stderr)
 	}
-	rows := w.rows()
+	rows := w.Rows()
 	state := map[int64]string{}
 	for _, row := range rows {
-		state[row.id] = row.state
+		state[row.ID] = row.State
 	}
 	for _, id := range orphans {
 		if state[id] != "unknown" {
