@@ -211,10 +211,6 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// Runs before the sandbox's stop (deferred earlier), so its shutdown
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
-	checks, err := preflight(ctx, f, st, client, baseURL, token)
-	if err != nil {
-		return err
-	}
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
@@ -222,7 +218,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
-		Probe: outageProbe(client, checks, token), OutageTimeout: o.OutageTimeout,
+		OutageTimeout: o.OutageTimeout,
 	}
 	if f.Sandbox {
 		opts.Label = "SANDBOX"
@@ -232,13 +228,6 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 	c := res.Campaign
-	back, err := runner.ApplyChecks(ctx, st, c.ID, checks, time.Now())
-	if err != nil {
-		return err
-	}
-	for _, name := range back {
-		f.IO.Infof("account %s passed the check and sends for campaign %d again", name, c.ID)
-	}
 	if o.Report != "" {
 		skipped := res.Skipped
 		if !res.Imported {
@@ -264,6 +253,22 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 			printSummary(f, c, counts, "already finished")
 			return nil
 		}
+	}
+	if c.State == campaign.CampaignRunning || c.State == campaign.CampaignFinished {
+		// About to claim: check the API and the accounts first. (A paused or
+		// cancelled campaign sends nothing; runner.Send says why.)
+		checks, err := preflight(ctx, f, st, client, baseURL, token)
+		if err != nil {
+			return err
+		}
+		back, err := runner.ApplyChecks(ctx, st, c.ID, checks, time.Now())
+		if err != nil {
+			return err
+		}
+		for _, name := range back {
+			f.IO.Infof("account %s passed the check and sends for campaign %d again", name, c.ID)
+		}
+		opts.Probe = outageProbe(client, checks, token)
 	}
 	m := metrics.New(st)
 	m.Watch(c.ID)
@@ -345,7 +350,7 @@ func checkAccounts(ctx context.Context, st *store.Store, token func(string) (str
 
 // preflight checks the API base URL and every enabled account with one
 // call each before anything is claimed, and warns loudly about the
-// accounts this run leaves out.
+// accounts this run leaves out. Its error says that nothing was sent.
 func preflight(ctx context.Context, f *Factory, st *store.Store, api runner.PhoneReader, baseURL string, token func(string) (string, error)) ([]runner.AccountCheck, error) {
 	accts, err := st.Accounts(ctx)
 	if err != nil {

@@ -31,10 +31,8 @@ const tripAfter = 3
 type breaker struct {
 	mu sync.Mutex
 	// seen: accounts that sent in this run; failing: those with a
-	// systemic failure since the last answer; rows: the rows that failed
-	// since then.
+	// systemic failure since the last answer.
 	seen, failing map[int64]bool
-	rows          map[int64]bool
 	streak        int       // systemic failures since the last answer
 	streakSince   time.Time // the first of them
 	probing       bool      // a worker is probing to confirm an outage
@@ -46,13 +44,13 @@ type breaker struct {
 }
 
 func newBreaker() *breaker {
-	return &breaker{seen: map[int64]bool{}, failing: map[int64]bool{}, rows: map[int64]bool{}}
+	return &breaker{seen: map[int64]bool{}, failing: map[int64]bool{}}
 }
 
 // reset forgets the streak: an answer came. Call with mu held.
 func (b *breaker) reset() {
 	b.open, b.streak = false, 0
-	b.failing, b.rows = map[int64]bool{}, map[int64]bool{}
+	b.failing = map[int64]bool{}
 }
 
 // systemic reports whether err says nothing about the row or account: no
@@ -68,11 +66,11 @@ func systemic(err error) bool {
 
 // observe notes the answer (err) to an attempt of claim c. It reports
 // whether the attempt's failure belongs to an outage and must not cost the
-// row its retry budget: every failure while the breaker is open, the one
-// that opens it, and those of other rows after a first one with no answer
-// between them. A row that alone keeps failing pays every time: its
-// failures follow others' answers, or a probe that got one. Without a
-// Probe there is no outage: every failure is the row's.
+// row its retry budget: the one whose probe confirmed the outage, and every
+// failure while a probe runs or the breaker is open. The failures before
+// (at most tripAfter-1) are counted, as they would be without an outage; a
+// row that alone keeps failing pays every time, as the probe gets an
+// answer. Without a Probe there is no outage: every failure is the row's.
 func (e *Engine) observe(ctx context.Context, c campaign.Claim, err error) (free bool) {
 	if e.o.Probe == nil {
 		return false
@@ -86,16 +84,15 @@ func (e *Engine) observe(ctx context.Context, c campaign.Claim, err error) (free
 		return false
 	}
 	b.lastErr = err.Error()
-	if b.open {
+	if b.open || b.probing {
 		b.mu.Unlock()
 		return true
 	}
-	free = b.streak > 0 && !b.rows[c.Message.ID]
 	if b.streak == 0 {
 		b.streakSince = now
 	}
 	b.streak++
-	b.rows[c.Message.ID], b.failing[c.Account.ID] = true, true
+	b.failing[c.Account.ID] = true
 	check := !b.probing && b.streak >= tripAfter && len(b.failing) >= min(2, len(b.seen))
 	b.probing = b.probing || check
 	b.mu.Unlock()
@@ -109,7 +106,7 @@ func (e *Engine) observe(ctx context.Context, c campaign.Claim, err error) (free
 	if perr == nil {
 		// The API answers: this was no outage.
 		b.reset()
-		return free
+		return false
 	}
 	b.lastErr = perr.Error()
 	b.open, b.since, b.probes = true, b.streakSince, 1

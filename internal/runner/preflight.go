@@ -51,6 +51,13 @@ func (c AccountCheck) Usable() bool { return c.Verdict == VerdictOK || c.Verdict
 // ErrPreflight is wrapped by every error that stops a run before it starts.
 var ErrPreflight = errors.New("preflight check failed")
 
+// noAccountError: no account passed the preflight. It is an ErrPreflight
+// and, for the exit code, a campaign.ErrNoUsableAccount.
+type noAccountError string
+
+func (e noAccountError) Error() string   { return string(e) }
+func (e noAccountError) Unwrap() []error { return []error{ErrPreflight, campaign.ErrNoUsableAccount} }
+
 // PreflightReason marks, in a campaign's dropped accounts, those the
 // preflight left out: a later run whose check passes takes them back.
 const PreflightReason = "preflight: "
@@ -106,7 +113,7 @@ func CheckAccounts(ctx context.Context, api PhoneReader, base string, accts []ca
 	case reached == 0:
 		return out, fmt.Errorf("%w: cannot reach the Cloud API at %s: %v; check WASEND_API_BASE and the network", ErrPreflight, base, out[0].Err)
 	case usable == 0:
-		return out, fmt.Errorf("%w: no account passed the check: %s", ErrPreflight, strings.Join(why, "; "))
+		return out, noAccountError("preflight check failed: no account passed the check: " + strings.Join(why, "; "))
 	}
 	return out, nil
 }

@@ -74,6 +74,10 @@ func TestCheckAccounts(t *testing.T) {
 			case tt.wantErr != "" && (!errors.Is(err, ErrPreflight) || !strings.Contains(err.Error(), tt.wantErr)):
 				t.Fatalf("err = %v, want ErrPreflight saying %q", err, tt.wantErr)
 			}
+			// No usable account exits as every account failing in a run does (5).
+			if noAccount := errors.Is(err, campaign.ErrNoUsableAccount); noAccount != (tt.name == "none passes") {
+				t.Errorf("err = %v: ErrNoUsableAccount %v", err, noAccount)
+			}
 			if len(checks) != len(tt.want) {
 				t.Fatalf("%d checks, want %d", len(checks), len(tt.want))
 			}

@@ -70,8 +70,9 @@ func (s *Server) badToken(token string) bool {
 
 // servePhoneNumber answers GET /{version}/{phone-number-id} as Graph does:
 // the number's node, 401 with code 190 for a bad token, 400 with code 100
-// and subcode 33 for an id that does not exist. These reads are not
-// Records: those are the messages sent.
+// and subcode 33 for an id that does not exist. FatalAccounts are faults of
+// sending and leave reads alone. These reads are not Records: those are
+// the messages sent.
 func (s *Server) servePhoneNumber(w http.ResponseWriter, r *http.Request, id string) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -90,10 +91,6 @@ func (s *Server) servePhoneNumber(w http.ResponseWriter, r *http.Request, id str
 	case s.unknownNumber(id):
 		writeGraphErrorSubcode(w, http.StatusBadRequest, 100, 33, "GraphMethodException",
 			fmt.Sprintf("Unsupported get request. Object with ID '%s' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api", id), trace)
-		return
-	}
-	if fa, ok := s.faults.FatalAccounts[id]; ok && fa.After == 0 {
-		writeGraphError(w, httpStatus(fa.Code), fa.Code, fmt.Sprintf("sandbox: phone number id %s is configured to fail with %d", id, fa.Code), trace, 0)
 		return
 	}
 	p := phoneNumberBody{ID: id, DisplayPhoneNumber: "+" + id, VerifiedName: "wasend sandbox " + id,

@@ -25,7 +25,7 @@ func TestPhoneNumberRead(t *testing.T) {
 		{"not all digits", "abc", "Bearer " + token, 400, 100, 33, false},
 		{"bad token", "100000000000001", "Bearer revoked-token", 401, 190, 0, false},
 		{"no token", "100000000000001", "", 401, 190, 0, false},
-		{"account locked from the start", "100000000000008", "Bearer " + token, 403, 131031, 0, false},
+		{"fatal on sending only", "100000000000008", "Bearer " + token, 200, 0, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
