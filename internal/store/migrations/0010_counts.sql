@@ -2,11 +2,11 @@
 -- read a few hundred rows instead of scanning a campaign's messages and
 -- attempts (a million rows took seconds).
 --
--- Everything here is kept by triggers: a trigger runs inside the statement
--- that fires it, so a count changes in the same transaction as the row it
--- counts, whichever code moved the row. Deleting a campaign deletes its
--- counts and rollups (messages and attempts are only ever deleted with
--- their campaign).
+-- Everything here but the import's count is kept by triggers: a trigger
+-- runs inside the statement that fires it, so a count changes in the same
+-- transaction as the row it counts, whichever code moved the row.
+-- Deleting a campaign deletes its counts and rollups (messages and
+-- attempts are only ever deleted with their campaign).
 
 -- message_counts: a campaign's messages by state and by the account that
 -- made the last request (0 for none yet).
@@ -21,11 +21,9 @@ CREATE TABLE message_counts (
 INSERT INTO message_counts (campaign_id, account_id, state, n)
     SELECT campaign_id, coalesce(account_id, 0), state, count(*) FROM messages GROUP BY 1, 2, 3;
 
-CREATE TRIGGER message_counts_insert AFTER INSERT ON messages BEGIN
-    INSERT INTO message_counts (campaign_id, account_id, state, n)
-        VALUES (NEW.campaign_id, coalesce(NEW.account_id, 0), NEW.state, 1)
-        ON CONFLICT DO UPDATE SET n = n + 1;
-END;
+-- Messages are inserted by the import alone, which adds its count in one
+-- statement before it commits (Importer.Commit): a trigger per row would
+-- cost a million upserts on a million-row import.
 
 CREATE TRIGGER message_counts_update AFTER UPDATE OF state, account_id ON messages
     WHEN OLD.state IS NOT NEW.state OR OLD.account_id IS NOT NEW.account_id BEGIN
