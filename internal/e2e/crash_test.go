@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"syscall"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store"
 )
 
 var seedFlag = flag.Uint64("e2e.seed", 0, "seed of the kill moments and sandbox faults (0: from the clock)")
@@ -65,6 +67,7 @@ func TestCrashResume(t *testing.T) {
 		if got["sent"] > 0 && got["pending"]+got["sending"] > 0 {
 			midCampaign++
 		}
+		checkCounts(t, w, fmt.Sprintf("kill %d", kill+1))
 	}
 	if midCampaign == 0 {
 		t.Fatal("no kill landed while the campaign was under way; the test proved nothing")
@@ -110,6 +113,8 @@ func TestCrashResume(t *testing.T) {
 		checkRate(t, "claims of "+pnid, sortedTimes(taken), 40, 5, 0)
 	}
 
+	checkCounts(t, w, "the final run")
+
 	// One more run of the same command finds nothing left to send.
 	r = w.ok(run...)
 	if !strings.Contains(r.stdout, "already finished") {
@@ -117,5 +122,19 @@ func TestCrashResume(t *testing.T) {
 	}
 	if got := len(w.api.Records()); got != len(recs) {
 		t.Errorf("run after the end made %d more requests", got-len(recs))
+	}
+}
+
+// checkCounts holds the counts status reads, kept as rows move, equal to a
+// recount of the database a killed process left.
+func checkCounts(t *testing.T, w *world, when string) {
+	t.Helper()
+	st, err := store.Open(t.Context(), w.db, store.Options{})
+	if err != nil {
+		t.Fatalf("after %s: %v", when, err)
+	}
+	defer st.Close()
+	if err := st.CheckCounts(t.Context()); err != nil {
+		t.Errorf("after %s: %v", when, err)
 	}
 }
