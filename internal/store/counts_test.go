@@ -39,6 +39,22 @@ func checkCounts(t *testing.T, st *Store, step string, ids ...int64) {
 		if !maps.Equal(got, want) {
 			t.Fatalf("after %s: campaign %d counts %v, messages say %v", step, id, got, want)
 		}
+		q, err := st.CampaignQueue(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wq Queue
+		now := st.now().UnixNano()
+		if err := st.db.QueryRowContext(t.Context(), `SELECT
+			count(CASE WHEN state = 'pending' AND next_attempt_at <= ?1 THEN 1 END),
+			count(CASE WHEN state = 'pending' AND next_attempt_at > ?1 THEN 1 END),
+			count(CASE WHEN state = 'sending' THEN 1 END)
+			FROM messages WHERE campaign_id = ?2`, now, id).Scan(&wq.Ready, &wq.Waiting, &wq.InFlight); err != nil {
+			t.Fatal(err)
+		}
+		if q.Ready != wq.Ready || q.Waiting != wq.Waiting || q.InFlight != wq.InFlight {
+			t.Fatalf("after %s: campaign %d queue %+v, messages say %+v", step, id, q, wq)
+		}
 	}
 }
 

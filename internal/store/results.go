@@ -283,20 +283,19 @@ func (s *Store) CampaignQueue(ctx context.Context, id int64) (Queue, error) {
 		started sql.NullInt64
 	)
 	// Pending and in-flight rows are counted as they move; the rows waiting
-	// for a retry time are a range of the messages_due index, usually short.
-	n, err := s.Counts(ctx, id)
+	// for a retry time are a range of the messages_due index, usually
+	// short. One statement, so all of it is read from one snapshot.
+	var pending, sending int
+	err := s.db.QueryRowContext(ctx, `SELECT
+		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'pending'),
+		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'sending'),
+		(SELECT count(*) FROM messages WHERE campaign_id = ?1 AND state = 'pending' AND next_attempt_at > ?2),
+		(SELECT min(first_at) FROM attempt_rollup WHERE campaign_id = ?1)`, id, s.now().UnixNano()).
+		Scan(&pending, &sending, &q.Waiting, &started)
 	if err != nil {
-		return q, err
-	}
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM messages
-		WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ?`, id, s.now().UnixNano()).Scan(&q.Waiting); err != nil {
 		return q, fmt.Errorf("campaign %d queue: %w", id, err)
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT min(first_at) FROM attempt_rollup WHERE campaign_id = ?`, id).Scan(&started); err != nil {
-		return q, fmt.Errorf("campaign %d queue: %w", id, err)
-	}
-	q.Ready = max(n[campaign.Pending]-q.Waiting, 0)
-	q.InFlight = n[campaign.Sending]
+	q.Ready, q.InFlight = pending-q.Waiting, sending
 	q.Started = fromNullNanos(started)
 	return q, nil
 }

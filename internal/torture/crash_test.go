@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wasend/wasend/internal/store"
 )
 
 // TestCrashTorture kills `campaign run` with SIGKILL at seeded random
@@ -62,6 +64,7 @@ func TestCrashTorture(t *testing.T) {
 			midCampaign++
 		}
 		t.Logf("kill %d after %v: rows %v", killed, delay, got)
+		checkCounts(t, w, fmt.Sprintf("kill %d", killed))
 	}
 	if midCampaign == 0 {
 		t.Fatal("no kill landed while the campaign was under way; the test proved nothing")
@@ -88,6 +91,8 @@ func TestCrashTorture(t *testing.T) {
 		t.Errorf("sent %d + failed %d + unknown %d ≠ %d recipients", f.sent, f.failed, f.unknown, n)
 	}
 
+	checkCounts(t, w, "the last run")
+
 	// One more run of the same command finds nothing left to send.
 	r := w.ok(run...)
 	if !strings.Contains(r.stdout, "already finished") {
@@ -98,4 +103,18 @@ func TestCrashTorture(t *testing.T) {
 	}
 	report(t, "crash", f, fmt.Sprintf("kills=%d mid_campaign=%d runs=%d seed=%d elapsed=%v",
 		killed, midCampaign, runs, seed, elapsed.Round(time.Millisecond)))
+}
+
+// checkCounts holds the counts status reads, kept as rows move, equal to a
+// recount of the database a killed process left.
+func checkCounts(t *testing.T, w *world, when string) {
+	t.Helper()
+	st, err := store.Open(t.Context(), w.db, store.Options{})
+	if err != nil {
+		t.Fatalf("after %s: %v", when, err)
+	}
+	defer st.Close()
+	if err := st.CheckCounts(t.Context()); err != nil {
+		t.Errorf("after %s: %v", when, err)
+	}
 }
