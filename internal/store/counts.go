@@ -2,24 +2,36 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 )
+
+// countTriggers creates the triggers that keep the counts.
+//
+//go:embed counts.sql
+var countTriggers string
+
+// countTriggerNames are the triggers countTriggers creates.
+var countTriggerNames = []string{"message_counts_update", "message_counts_delete",
+	"attempt_rollup_insert", "attempt_rollup_update", "campaign_counts_delete"}
 
 // keptCounts pairs each table that migration 0010's triggers keep with the
 // query that computes it from scratch. Rows kept at zero (a state every
 // message has left) are the same as rows absent.
 var keptCounts = []struct {
-	name, kept, recount string
+	name, cols, kept, recount string
 }{
 	{
 		name: "message_counts",
+		cols: "campaign_id, account_id, state, n",
 		kept: `SELECT campaign_id, account_id, state, n FROM message_counts WHERE n <> 0`,
 		recount: `SELECT campaign_id, coalesce(account_id, 0), state, count(*) FROM messages
 			GROUP BY 1, 2, 3`,
 	},
 	{
 		name: "attempt_rollup",
+		cols: "campaign_id, account_id, minute, attempts, throttled, sent, first_at, last_at, done_at",
 		kept: `SELECT campaign_id, account_id, minute, attempts, throttled, sent, first_at, last_at, done_at
 			FROM attempt_rollup WHERE attempts <> 0`,
 		recount: `SELECT m.campaign_id, t.account_id, t.claimed_at / 60000000000, count(*),
@@ -30,6 +42,7 @@ var keptCounts = []struct {
 	},
 	{
 		name: "attempt_firsts",
+		cols: "campaign_id, account_id, minute, prev_any, prev_account, n",
 		kept: `SELECT campaign_id, account_id, minute, prev_any, prev_account, n FROM attempt_firsts WHERE n <> 0`,
 		recount: `SELECT campaign_id, account_id, minute, prev_any, prev_account, count(*) FROM (
 			SELECT m.campaign_id, t.account_id, t.claimed_at / 60000000000 AS minute,
@@ -38,6 +51,47 @@ var keptCounts = []struct {
 			FROM attempts t JOIN messages m ON m.id = t.message_id)
 			GROUP BY 1, 2, 3, 4, 5`,
 	},
+}
+
+// ensureCounts creates the triggers that keep the counts, filling the
+// counts from scratch first, when any trigger is missing: on the first open
+// after migration 0010, and after a migration that rebuilt messages or
+// attempts (dropping a table drops its triggers). Otherwise it costs one
+// look at the schema.
+func (s *Store) ensureCounts(ctx context.Context) error {
+	missing := func(q querier) (bool, error) {
+		var n int
+		err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (`+
+			repeated(len(countTriggerNames), "?")+`)`, anys(countTriggerNames)...).Scan(&n)
+		return n != len(countTriggerNames), err
+	}
+	if m, err := missing(s.db); err != nil || !m {
+		return err
+	}
+	return s.write(ctx, func(tx *Tx) error {
+		// Another process may have got here first.
+		if m, err := missing(tx); err != nil || !m {
+			return err
+		}
+		var b strings.Builder
+		for _, k := range keptCounts {
+			fmt.Fprintf(&b, "DELETE FROM %s;\nINSERT INTO %s (%s) %s;\n", k.name, k.name, k.cols, k.recount)
+		}
+		b.WriteString(countTriggers)
+		// Not through the statement cache: several statements in one.
+		if _, err := tx.tx.ExecContext(ctx, b.String()); err != nil {
+			return fmt.Errorf("fill in message counts: %w", err)
+		}
+		return nil
+	})
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // CheckCounts recounts every campaign's messages and attempts from scratch

@@ -197,3 +197,35 @@ func TestMigrationBackfillsCounts(t *testing.T) {
 		t.Errorf("stats %+v, want %+v", stats, want)
 	}
 }
+
+// A later migration that rebuilds messages drops its triggers with the old
+// table: the next open creates them again and recounts what moved without
+// them.
+func TestCountTriggersComeBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wasend.db")
+	clk := newFakeClock()
+	st := openAt(t, path, clk)
+	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
+	c := mustCampaign(t, st, "rebuilt", 4)
+	mustClaim(t, st, c.ID, "r1", t0)
+	if _, err := st.db.Exec(`DROP TRIGGER message_counts_update; DROP TRIGGER attempt_rollup_insert;
+		UPDATE messages SET state = 'failed' WHERE state = 'pending';
+		INSERT INTO attempts (message_id, account_id, claimed_at) SELECT id, 1, 5 FROM messages WHERE state = 'failed'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CheckCounts(t.Context()); err == nil {
+		t.Fatal("rows moved without triggers, yet the counts agree: the test proves nothing")
+	}
+	st.Close()
+
+	st = openAt(t, path, clk)
+	if err := st.CheckCounts(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, st, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'`); n != len(countTriggerNames) {
+		t.Errorf("%d triggers after reopening, want %d", n, len(countTriggerNames))
+	}
+	if got, err := st.Counts(t.Context(), c.ID); err != nil || got[campaign.Failed] != 3 || got[campaign.Sending] != 1 {
+		t.Errorf("counts after reopening: %v, %v; want 3 failed, 1 sending", got, err)
+	}
+}
