@@ -158,7 +158,7 @@ func TestMigrationBackfillsCounts(t *testing.T) {
 	}
 	for _, a := range []string{"a", "b"} {
 		exec(`INSERT INTO accounts (name, phone_number_id, tier, token_env, created_at, tokens, tokens_at, quota_day)
-			VALUES (?, '100', 'new', 'TOKEN', 0, 5, 0, '2026-03-02')`, a)
+			VALUES (?, ?, 'new', 'TOKEN', 0, 5, 0, '2026-03-02')`, a, "100"+a)
 	}
 	for _, fp := range []string{"one", "two"} {
 		exec(`INSERT INTO campaigns (name, fingerprint, source, kind, text, created_at) VALUES (?, ?, 'c.csv', 'text', 'Hi', 0)`, fp, fp)
