@@ -388,6 +388,14 @@ type Runner struct {
 	HeartbeatAt time.Time
 }
 
+// Outage is a Cloud API outage a running campaign waits out: no account
+// has had an answer since Since (connection errors, 5xx).
+type Outage struct {
+	Since     time.Time
+	Error     string    // the last error seen
+	NextProbe time.Time // when the API is tried again
+}
+
 // Portfolio is a Meta business portfolio: its numbers share one messaging
 // limit, Meta's count of distinct recipients in any moving 24 h. An account
 // without a portfolio is a portfolio of its own.
