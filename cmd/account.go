@@ -28,7 +28,7 @@ and is never stored or printed.`,
 }
 
 type accountAddOptions struct {
-	Name, PhoneNumberID, Tier, TokenEnv, Portfolio string
+	Name, PhoneNumberID, Tier, TokenEnv, Portfolio, Throughput string
 }
 
 func newAccountAddCmd(f *Factory) *cobra.Command {
@@ -52,13 +52,22 @@ stored. The account's bucket starts full and its quota day starts today.`,
 			if !campaign.ValidTier(o.Tier) {
 				return usagef("--tier %q: must be one of new, warm, active", o.Tier)
 			}
+			var tp float64
+			if cmd.Flags().Changed("throughput") {
+				var err error
+				if tp, err = parseThroughput(o.Throughput); err != nil {
+					return err
+				}
+			}
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				a, err := st.AddAccount(cmd.Context(), campaign.Account{
 					Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv, Portfolio: o.Portfolio,
+					ThroughputPinned: tp,
 				})
 				if err != nil {
 					return err
 				}
+				warnThroughput(f, a.Name, tp, 0)
 				f.IO.Infof("added account %s (tier %s, token from $%s)", a.Name, a.Tier, a.TokenEnv)
 				return nil
 			})
@@ -68,6 +77,7 @@ stored. The account's bucket starts full and its quota day starts today.`,
 	cmd.Flags().StringVar(&o.Tier, "tier", campaign.TierNew, "new, warm or active")
 	cmd.Flags().StringVar(&o.TokenEnv, "token-env", "WASEND_TOKEN", "environment variable holding the access token")
 	cmd.Flags().StringVar(&o.Portfolio, "portfolio", "", "the business portfolio whose messaging limit the number shares (default: one of its own)")
+	cmd.Flags().StringVar(&o.Throughput, "throughput", "", throughputUsage)
 	return cmd
 }
 
@@ -100,11 +110,11 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 }
 
 type accountSetOptions struct {
-	Tier, PhoneNumberID, TokenEnv, Portfolio string
-	Rate                                     float64
-	Every                                    time.Duration
-	Burst, DailyCap                          int
-	Disable, Enable, Reset                   bool
+	Tier, PhoneNumberID, TokenEnv, Portfolio, Throughput string
+	Rate                                                 float64
+	Every                                                time.Duration
+	Burst, DailyCap                                      int
+	Disable, Enable, Reset                               bool
 }
 
 func newAccountSetCmd(f *Factory) *cobra.Command {
@@ -136,6 +146,13 @@ picks the change up within seconds.`,
 			}
 			if fl.Changed("portfolio") {
 				ch.Portfolio = &o.Portfolio
+			}
+			if fl.Changed("throughput") {
+				tp, err := parseThroughput(o.Throughput)
+				if err != nil {
+					return err
+				}
+				ch.Throughput = &tp
 			}
 			rate, ok, err := rateFromFlags(cmd, o.Rate, o.Every)
 			if err != nil {
@@ -177,6 +194,9 @@ picks the change up within seconds.`,
 				}
 				f.IO.Infof("account %s: tier %s, rate %s, burst %d, daily cap %d, %s",
 					a.Name, a.Tier, formatRate(a.Limits.Rate), a.Limits.Burst, a.Limits.DailyCap, state)
+				if ch.Throughput != nil {
+					warnThroughput(f, a.Name, *ch.Throughput, a.ThroughputRead)
+				}
 				return nil
 			})
 		},
@@ -193,6 +213,7 @@ picks the change up within seconds.`,
 	fl.BoolVar(&o.Disable, "disable", false, "stop sending from this account")
 	fl.BoolVar(&o.Enable, "enable", false, "send from this account again")
 	fl.StringVar(&o.Portfolio, "portfolio", "", `the business portfolio the number belongs to ("" for one of its own)`)
+	fl.StringVar(&o.Throughput, "throughput", "", throughputUsage+"; 0 follows Meta again")
 	return cmd
 }
 
@@ -214,6 +235,42 @@ func rateFromFlags(cmd *cobra.Command, rate float64, every time.Duration) (float
 		return 1 / every.Seconds(), true, nil
 	}
 	return 0, false, nil
+}
+
+const throughputUsage = "the number's throughput in messages/s, or unlimited: overrides what Meta said (default 80, 1000 once upgraded)"
+
+// parseThroughput reads --throughput: a number of messages per second (0
+// unpins), or unlimited.
+func parseThroughput(s string) (float64, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "unlimited") {
+		return campaign.Unlimited, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, usagef("--throughput %q: want messages per second (such as 80 or 1000) or unlimited", s)
+	}
+	return v, nil
+}
+
+// warnThroughput warns when a pinned throughput is above what Meta said
+// (read; 0: never read, the default then).
+func warnThroughput(f *Factory, name string, pinned, read float64) {
+	meta, said := read, "Meta said at the last `wasend account sync`"
+	if meta <= 0 {
+		meta, said = campaign.DefaultThroughput, "Meta gives a number until it is upgraded (not synced yet)"
+	}
+	if pinned == campaign.Unlimited || pinned > meta {
+		f.IO.Warnf("account %s: throughput %s is above the %s msg/s %s; requests beyond Meta's figure fail with 130429",
+			name, formatThroughput(pinned), strconv.FormatFloat(meta, 'f', -1, 64), said)
+	}
+}
+
+func formatThroughput(v float64) string {
+	switch {
+	case v == campaign.Unlimited || v == 0:
+		return "unlimited"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + "/s"
 }
 
 // formatRate shows slow rates as "1/12s" and fast ones as "20/s".
@@ -319,6 +376,10 @@ type accountJSON struct {
 	Restriction   string     `json:"restriction,omitempty"`
 	LastErrorCode int        `json:"last_error_code,omitempty"`
 	Portfolio     string     `json:"portfolio,omitempty"`
+	// Throughput is the number's messages per second (0: unlimited);
+	// ThroughputSource says where it came from: default, meta, pinned.
+	Throughput       float64 `json:"throughput"`
+	ThroughputSource string  `json:"throughput_source"`
 }
 
 func accountsJSON(accts []campaign.AccountStatus, loc *time.Location) []accountJSON {
@@ -329,7 +390,7 @@ func accountsJSON(accts []campaign.AccountStatus, loc *time.Location) []accountJ
 			Rate: a.Limits.Rate, Burst: a.Limits.Burst, DailyCap: a.Limits.DailyCap,
 			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
 			State: accountState(a, loc), Disabled: a.Disabled, EffectiveRate: effectiveRate(a), LastErrorCode: a.LastErrorCode,
-			Portfolio: a.Portfolio,
+			Portfolio: a.Portfolio, Throughput: a.Throughput, ThroughputSource: throughputSource(a),
 		})
 		if a.CooldownUntil.After(a.At) {
 			t := a.CooldownUntil.UTC()
@@ -338,6 +399,16 @@ func accountsJSON(accts []campaign.AccountStatus, loc *time.Location) []accountJ
 		}
 	}
 	return out
+}
+
+func throughputSource(a campaign.AccountStatus) string {
+	switch {
+	case a.ThroughputPinned != 0:
+		return "pinned"
+	case a.ThroughputRead > 0:
+		return "meta"
+	}
+	return "default"
 }
 
 func newTable(f *Factory, header ...string) *ui.Table { return ui.NewTable(f.IO, header...) }

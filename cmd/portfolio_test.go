@@ -98,3 +98,24 @@ func TestReachErrorExitsCapped(t *testing.T) {
 		t.Errorf("printed %q, want the limit and when there is room", msg.String())
 	}
 }
+
+func TestAccountThroughputFlag(t *testing.T) {
+	c := newCLI(t)
+	c.addAccounts()
+	_, errOut, err := c.run("account", "set", "main-01", "--throughput", "1000")
+	if err != nil || !strings.Contains(errOut, "above the 80 msg/s") {
+		t.Errorf("pinning 1000/s: %v, stderr %q; want a warning naming Meta's 80", err, errOut)
+	}
+	if a := c.status().Accounts[0]; a.Throughput != 1000 || a.ThroughputSource != "pinned" {
+		t.Errorf("main-01 throughput %v from %s", a.Throughput, a.ThroughputSource)
+	}
+	if _, errOut, _ := c.run("account", "set", "main-01", "--throughput", "40"); strings.Contains(errOut, "above") {
+		t.Errorf("pinning below Meta's figure warned: %q", errOut)
+	}
+	c.ok("account", "set", "main-01", "--throughput", "0")
+	if a := c.status().Accounts[1]; a.Throughput != 80 || a.ThroughputSource != "default" {
+		t.Errorf("fresh-02 throughput %v from %s, want the default 80", a.Throughput, a.ThroughputSource)
+	}
+	c.usage("account", "set", "main-01", "--throughput", "fast")
+	c.usage("account", "add", "x", "--phone-number-id", "9", "--throughput", "-3")
+}

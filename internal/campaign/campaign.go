@@ -134,6 +134,10 @@ type Account struct {
 	// Portfolio is the name of the account's business portfolio, "" when
 	// it is a portfolio of its own.
 	Portfolio string
+	// ThroughputPinned is the operator's throughput in messages per second
+	// (account set --throughput), which wins over what Meta said: 0 for
+	// none, Unlimited for no limit.
+	ThroughputPinned float64
 }
 
 // AccountStatus is an account with its live limiter state.
@@ -154,6 +158,45 @@ type AccountStatus struct {
 	// that counted the send.
 	QuotaEpoch int64
 	UsedToday  int
+	// Throughput is the number's limit in messages per second, which Limits
+	// never exceed (0: unlimited): ThroughputPinned when set, else
+	// ThroughputRead (from the Graph API, 0 when never read), else
+	// DefaultThroughput.
+	Throughput     float64
+	ThroughputRead float64
+}
+
+// DefaultThroughput is a business number's throughput until Meta upgrades
+// it (messages per second); UpgradedThroughput is the upgraded one.
+const (
+	DefaultThroughput  = 80
+	UpgradedThroughput = 1000
+)
+
+// EffectiveThroughput is the throughput that applies to a number given
+// what was pinned and read (0 for either: none); 0 means unlimited.
+func EffectiveThroughput(pinned, read float64) float64 {
+	switch {
+	case pinned == Unlimited:
+		return 0
+	case pinned > 0:
+		return pinned
+	case read > 0:
+		return read
+	}
+	return DefaultThroughput
+}
+
+// CapThroughput returns l with its rate and burst held to throughput tp
+// (0: unlimited): a number sends no faster than Meta lets it, whatever its
+// tier says.
+func (l Limits) CapThroughput(tp float64) Limits {
+	if tp <= 0 {
+		return l
+	}
+	l.Rate = min(l.Rate, tp)
+	l.Burst = min(l.Burst, max(1, int(tp)))
+	return l
 }
 
 // MessageKind says how a campaign's messages are built.

@@ -46,7 +46,8 @@ func BenchmarkSendUnlimited(b *testing.B) {
 			if err := st.SetTier(ctx, tier, unlimited); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := st.AddAccount(ctx, campaign.Account{Name: tier, PhoneNumberID: "10" + tier, Tier: tier, TokenEnv: "T"}); err != nil {
+			if _, err := st.AddAccount(ctx, campaign.Account{Name: tier, PhoneNumberID: "10" + tier, Tier: tier, TokenEnv: "T",
+				ThroughputPinned: campaign.Unlimited}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -64,7 +64,7 @@ func (s *Store) SetTier(ctx context.Context, name string, l campaign.Limits) err
 		}
 		now := s.now()
 		for _, a := range accts {
-			newLimits := a.Overrides.Apply(l)
+			newLimits := a.Overrides.Apply(l).CapThroughput(a.Throughput)
 			if err := relimit(ctx, tx, a, newLimits, now); err != nil {
 				return err
 			}
@@ -103,6 +103,7 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		if err := l.Validate(); err != nil {
 			return fmt.Errorf("account %s: %w", a.Name, err)
 		}
+		l = l.CapThroughput(campaign.EffectiveThroughput(a.ThroughputPinned, 0))
 		// A taken name is the first thing to say: callers tell it apart.
 		var taken int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE name = ?`, a.Name).Scan(&taken); err != nil {
@@ -120,10 +121,11 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		}
 		now := s.now()
 		res, err := tx.ExecContext(ctx, `INSERT INTO accounts
-			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day, portfolio_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day,
+			portfolio_id, throughput_pinned)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.Name, a.PhoneNumberID, a.Tier, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap,
-			a.Disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.Today(now), pid)
+			a.Disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.Today(now), pid, nullThroughput(a.ThroughputPinned))
 		if err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("account %q: %w", a.Name, ErrExists)
@@ -146,7 +148,8 @@ type AccountChange struct {
 	Burst         *int     // a value <= 0 clears the override
 	DailyCap      *int     // a value < 0 clears the override
 	Disabled      *bool
-	Portfolio     *string // "" takes the account out of its portfolio
+	Portfolio     *string  // "" takes the account out of its portfolio
+	Throughput    *float64 // pins the throughput: campaign.Unlimited for none, 0 unpins
 }
 
 // UpdateAccount applies a change to the named account. A change of limits
@@ -195,16 +198,22 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
 			return fmt.Errorf("read tier %s: %w", a.Tier, err)
 		}
+		if ch.Throughput != nil {
+			a.ThroughputPinned = *ch.Throughput
+			a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
+		}
 		newLimits := a.Overrides.Apply(tier)
 		if err := newLimits.Validate(); err != nil {
 			return fmt.Errorf("account %s: %w", name, err)
 		}
+		newLimits = newLimits.CapThroughput(a.Throughput)
 		if err := relimit(ctx, tx, a, newLimits, s.now()); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE accounts SET tier = ?, phone_number_id = ?, token_env = ?,
-			rate = ?, burst = ?, daily_cap = ?, disabled = ? WHERE id = ?`,
-			a.Tier, a.PhoneNumberID, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap, a.Disabled, a.ID)
+			rate = ?, burst = ?, daily_cap = ?, disabled = ?, throughput_pinned = ? WHERE id = ?`,
+			a.Tier, a.PhoneNumberID, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap, a.Disabled,
+			nullThroughput(a.ThroughputPinned), a.ID)
 		if err != nil {
 			return fmt.Errorf("update account %s: %w", name, err)
 		}
@@ -232,6 +241,8 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 	})
 	return out, err
 }
+
+func nullThroughput(v float64) sql.NullFloat64 { return sql.NullFloat64{Float64: v, Valid: v != 0} }
 
 func positiveFloat(v float64) *float64 {
 	if v <= 0 {
@@ -312,7 +323,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
 		a.rate, a.burst, a.daily_cap, a.disabled, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
 		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
-		t.rate, t.burst, t.daily_cap, coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?)
+		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0), coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?)
 		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
 		LEFT JOIN portfolios p ON p.id = a.portfolio_id `+where, append([]any{DefaultMargin}, args...)...)
 	if err != nil {
@@ -332,7 +343,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		if err := rows.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
 			&rate, &burst, &cap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &a.UsedToday,
 			&cooldown, &a.health.Streak, &lastThrottle, &a.health.Factor, &factorAt, &a.Restriction, &lastCode,
-			&tier.Rate, &tier.Burst, &tier.DailyCap, &a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin); err != nil {
+			&tier.Rate, &tier.Burst, &tier.DailyCap, &a.ThroughputRead, &a.ThroughputPinned, &a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin); err != nil {
 			return nil, fmt.Errorf("read account: %w", err)
 		}
 		if rate.Valid {
@@ -348,7 +359,8 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		}
 		a.CreatedAt = fromNanos(created)
 		a.At = fromNanos(tokensAt)
-		a.Limits = a.Overrides.Apply(tier)
+		a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
+		a.Limits = a.Overrides.Apply(tier).CapThroughput(a.Throughput)
 		a.health.CooldownUntil = fromNanos(cooldown)
 		a.health.LastThrottle = fromNanos(lastThrottle)
 		a.health.FactorSince = fromNanos(factorAt)

@@ -21,7 +21,10 @@ func TestRecordAllMatchesRecord(t *testing.T) {
 				if err := st.SetTier(t.Context(), campaign.TierNew, unlimited); err != nil {
 					t.Fatal(err)
 				}
-				mustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
+				if _, err := st.AddAccount(t.Context(), campaign.Account{Name: "a", PhoneNumberID: "1", Tier: campaign.TierNew,
+					TokenEnv: "T", ThroughputPinned: campaign.Unlimited}); err != nil {
+					t.Fatal(err)
+				}
 				c := mustCampaign(t, st, "c", n)
 				claims, err := st.ClaimN(t.Context(), c.ID, "r1", t0, n)
 				if err != nil || len(claims) != n {

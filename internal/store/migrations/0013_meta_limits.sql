@@ -1,0 +1,22 @@
+-- Meta's per-number limits (issue 12): throughput, pair spacing, the
+-- sticky sender.
+
+-- Throughput in messages per second: what the Graph API said
+-- (throughput.level: STANDARD 80, HIGH 1000; NULL: never read, 80 is
+-- assumed), and the operator's `account set --throughput` (-1: unlimited;
+-- NULL: none), which wins. The account's rate and burst never exceed it.
+ALTER TABLE accounts ADD COLUMN throughput_read   REAL;
+ALTER TABLE accounts ADD COLUMN throughput_pinned REAL;
+
+-- Two messages to one person from any of our numbers are at least this far
+-- apart (campaign run --pair-gap), in nanoseconds.
+ALTER TABLE campaigns ADD COLUMN pair_gap INTEGER NOT NULL DEFAULT 6000000000;
+
+-- How often a recipient could not get the number that messaged them within
+-- 30 days, and why (the number disabled, restricted, dropped or removed).
+CREATE TABLE sticky_breaks (
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+    reason      TEXT    NOT NULL,
+    n           INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (campaign_id, reason)
+);
