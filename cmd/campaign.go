@@ -48,6 +48,7 @@ type runOptions struct {
 	SkipContactedWithin time.Duration
 	Resume              int64
 	StopWhenCapped      bool
+	PairGap             time.Duration
 	Workers             int
 	MaxAttempts         int
 	BackoffBase         time.Duration
@@ -121,6 +122,7 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl := cmd.Flags()
 	fl.BoolVar(&o.StopWhenCapped, "stop-when-capped", false, "exit (code 3) instead of waiting when every account reached its daily cap")
+	fl.DurationVar(&o.PairGap, "pair-gap", campaign.DefaultPairGap, "least time between two messages to one person from any of our numbers (Meta's pair limit, 131056)")
 	fl.IntVar(&o.Workers, "workers", 8, "requests in flight at most (very fast tiers need 100 or more: each request mostly waits on the network)")
 	fl.IntVar(&o.MaxAttempts, "max-attempts", 5, "attempts of a row on transient errors before it fails")
 	fl.DurationVar(&o.BackoffBase, "backoff-base", time.Second, "first retry delay ceiling (full jitter, doubling)")
@@ -215,10 +217,13 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Sender: client,
-		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
+		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped, PairGap: o.PairGap,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
 		OutageTimeout: o.OutageTimeout,
+	}
+	if o.PairGap < 0 {
+		return usagef("--pair-gap %v: must not be negative", o.PairGap)
 	}
 	if f.Sandbox {
 		opts.Label = "SANDBOX"

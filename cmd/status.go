@@ -55,8 +55,12 @@ type campaignJSON struct {
 	ThrottleRateHour float64       `json:"throttle_rate_1h"`
 	AvgAttempts      float64       `json:"avg_attempts"`
 	DroppedAccounts  []droppedJSON `json:"dropped_accounts,omitempty"`
-	Outage           *outageJSON   `json:"outage,omitempty"`
-	ETA              *etaJSON      `json:"eta,omitempty"`
+	// StickyBroken counts the recipients who could not get the number that
+	// messaged them within 30 days, by why: disabled, restricted, dropped,
+	// removed.
+	StickyBroken map[string]int `json:"sticky_broken"`
+	Outage       *outageJSON    `json:"outage,omitempty"`
+	ETA          *etaJSON       `json:"eta,omitempty"`
 	// The same figures as an account's health, over this campaign's
 	// requests: last hour and overall.
 	LastHour healthJSON `json:"last_hour"`
@@ -160,6 +164,9 @@ func campaignsJSON(ctx context.Context, f *Factory, st *store.Store) ([]campaign
 			return nil, err
 		}
 		cj := toCampaignJSON(c, n)
+		if cj.StickyBroken, err = st.StickyBreaks(ctx, c.ID); err != nil {
+			return nil, err
+		}
 		cj.Ready, cj.WaitingRetry = q.Ready, q.Waiting
 		if !q.Started.IsZero() {
 			t := q.Started.UTC()

@@ -505,3 +505,19 @@ func ParseLimit(s string) (int, error) {
 	}
 	return n * mult, nil
 }
+
+// StickyFor is how long a recipient keeps the number that last messaged
+// them: people see one sender, and replies land in the right inbox.
+const StickyFor = 30 * 24 * time.Hour
+
+// Why a recipient did not get their sticky number.
+const (
+	StickyDisabled   = "disabled"
+	StickyRestricted = "restricted"
+	StickyDropped    = "dropped"
+	StickyRemoved    = "removed"
+)
+
+// DefaultPairGap is how far apart two messages to one person from any of
+// our numbers are at least (Meta's pair limit: about one per 6 s, 131056).
+const DefaultPairGap = 6 * time.Second

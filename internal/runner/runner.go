@@ -46,6 +46,9 @@ type Options struct {
 	Workers        int
 	Poll           time.Duration
 	StopWhenCapped bool
+	// PairGap keeps two messages to one person, from any of our numbers,
+	// this far apart (0: no gap).
+	PairGap time.Duration
 	// Stale is how long a runner may miss its heartbeats before its rows
 	// become unknown, on any host (see liveness). [30s]
 	Stale time.Duration
@@ -309,6 +312,9 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			err = fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
 		}
 		return fmt.Errorf("campaign %d: %w: %s (resume it with `wasend campaign resume %d`)", c.ID, err, c.PauseReason, c.ID)
+	}
+	if err := o.Store.SetPairGap(ctx, c.ID, o.PairGap); err != nil {
+		return err
 	}
 	defer tuneGC(sendGCPercent, sendMemoryLimit)()
 	host, _ := os.Hostname()

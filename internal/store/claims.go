@@ -39,8 +39,11 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 	err := s.write(ctx, func(tx *Tx) error {
 		var err error
 		cs, err = claim(ctx, tx, campaignID, runner, now, max)
-		if errors.Is(err, campaign.ErrDone) || errors.Is(err, campaign.ErrNoUsableAccount) {
-			// Commit: the claim marked the campaign finished or paused.
+		var we *campaign.WaitError
+		if errors.Is(err, campaign.ErrDone) || errors.Is(err, campaign.ErrNoUsableAccount) || errors.As(err, &we) {
+			// Commit: the claim marked the campaign finished or paused,
+			// or put rows off (suppressed, the pair gap, a busy sticky
+			// number).
 			kept = err
 			return nil
 		}
@@ -105,23 +108,57 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	if err != nil {
 		return nil, err
 	}
+	gap, err := pairGap(ctx, tx, campaignID)
+	if err != nil {
+		return nil, err
+	}
 
 	// Spend tokens in memory, one message at a time, then write the
 	// buckets once: the transaction makes it atomic all the same.
 	var (
-		out     []campaign.Claim
-		touched = make([]bool, len(accts))
-		d       ratelimit.Decision
+		out      []campaign.Claim
+		touched  = make([]bool, len(accts))
+		d        ratelimit.Decision
+		picked   bool      // d is a pick among all accounts
+		deferred time.Time // the earliest row put off
+		breaks   = map[string]int{}
+		seen     = map[string]bool{} // numbers claimed in this batch
 	)
+	putOff := func(m campaign.Message, until time.Time) error {
+		if deferred.IsZero() || until.Before(deferred) {
+			deferred = until
+		}
+		return deferMessage(ctx, tx, m.ID, until)
+	}
 	for _, m := range msgs {
+		// Two messages to one person from any of our numbers are a pair
+		// gap apart; within 30 days they come from the same number.
+		last, err := readLastContact(ctx, tx, m.Phone)
+		if err != nil {
+			return nil, err
+		}
+		if seen[m.Phone] {
+			last.at = now
+		}
+		if gap > 0 && !last.at.IsZero() && last.at.After(now.Add(-gap)) {
+			if err := putOff(m, last.at.Add(gap)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		only, broken, err := stickyAccount(ctx, tx, campaignID, accts, last, now)
+		if err != nil {
+			return nil, err
+		}
 		// The chosen account's portfolio must admit the recipient too;
 		// one that refuses is out of this claim.
+		var pd ratelimit.Decision
 		for {
-			d = pickAdmitted(now, cands, gates, global, globalLimit)
-			if d.Index < 0 {
+			pd = pickAdmitted(now, cands, gates, only, global, globalLimit)
+			if pd.Index < 0 {
 				break
 			}
-			ok, err := gates[d.Index].admit(ctx, tx, m.Phone, now)
+			ok, err := gates[pd.Index].admit(ctx, tx, m.Phone, now)
 			if err != nil {
 				return nil, err
 			}
@@ -129,10 +166,28 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 				break
 			}
 		}
-		if d.Index < 0 {
+		if only >= 0 && pd.Index < 0 {
+			// The recipient waits for their number.
+			until := pd.Until
+			if until.IsZero() || !until.After(now) {
+				until = now.Add(time.Minute)
+			}
+			if err := putOff(m, until); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if only < 0 {
+			d, picked = pd, true
+		}
+		if pd.Index < 0 {
 			break
 		}
-		i := d.Index
+		if broken != "" {
+			breaks[broken]++
+		}
+		seen[m.Phone] = true
+		i := pd.Index
 		b, ok := cands[i].Bucket.TakeAt(cands[i].Limit, now, 1)
 		if !ok {
 			return nil, fmt.Errorf("account %s: picked without a token (bug)", accts[i].Name)
@@ -149,6 +204,10 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		m.Attempts++
 		out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now})
 	}
+	if len(out) == 0 && !picked {
+		// Every row was put off: the pair gap, or a busy sticky number.
+		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: deferred}
+	}
 	if len(out) == 0 {
 		reason := campaign.WaitTokens
 		switch d.Reason {
@@ -158,6 +217,9 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			reason = campaign.WaitGlobal
 		}
 		until := d.Until
+		if !deferred.IsZero() && (until.IsZero() || deferred.Before(until)) && reason != campaign.WaitCapped {
+			until = deferred
+		}
 		if freed := reachFreesAt(gates); !freed.IsZero() {
 			// A portfolio that refused: its window makes room then.
 			switch {
@@ -170,6 +232,9 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, &campaign.WaitError{Reason: reason, Until: until}
 	}
 	if err := logContacts(ctx, tx, out); err != nil {
+		return nil, err
+	}
+	if err := countStickyBreaks(ctx, tx, campaignID, breaks); err != nil {
 		return nil, err
 	}
 
@@ -229,13 +294,15 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 
 // pickAdmitted is ratelimit.Pick among the accounts whose portfolio has
 // not refused a recipient in this claim.
-func pickAdmitted(now time.Time, cands []ratelimit.Candidate, gates []*reachGate, global *ratelimit.Bucket, globalLimit ratelimit.Limit) ratelimit.Decision {
+// With only >= 0, only that account may send (the recipient's sticky
+// number).
+func pickAdmitted(now time.Time, cands []ratelimit.Candidate, gates []*reachGate, only int, global *ratelimit.Bucket, globalLimit ratelimit.Limit) ratelimit.Decision {
 	var (
 		open []ratelimit.Candidate
 		idx  []int
 	)
 	for i, c := range cands {
-		if !gates[i].blocked {
+		if !gates[i].blocked && (only < 0 || i == only) {
 			open, idx = append(open, c), append(idx, i)
 		}
 	}
@@ -425,15 +492,18 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
 		n := min(len(rs), size)
 		msgArgs := make([]any, 0, 3*size)
 		attArgs := make([]any, 0, 3*size)
+		logArgs := make([]any, 0, 3*size)
 		for i := range size {
 			if i >= n {
 				msgArgs = append(msgArgs, 0, "", 0)
 				attArgs = append(attArgs, 0, 0, "")
+				logArgs = append(logArgs, 0, "", 0)
 				continue
 			}
 			r := rs[i]
 			msgArgs = append(msgArgs, r.Claim.Message.ID, r.Outcome.WAMID, r.At.UnixNano())
 			attArgs = append(attArgs, r.Claim.AttemptID, r.At.UnixNano(), r.Outcome.Class)
+			logArgs = append(logArgs, r.Claim.Account.ID, r.Claim.Message.Phone, r.At.UnixNano())
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sent', wamid = v.column2, sent_at = v.column3,
 			updated_at = v.column3, error_code = NULL, error_message = NULL
@@ -444,6 +514,11 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3
 			FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v WHERE attempts.id = v.column1`, attArgs...); err != nil {
 			return fmt.Errorf("log %d attempts: %w", n, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE contact_log SET sent_at = max(sent_at, v.column3)
+			FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v
+			WHERE contact_log.account_id = v.column1 AND contact_log.phone = v.column2`, logArgs...); err != nil {
+			return fmt.Errorf("log %d sends: %w", n, err)
 		}
 		rs = rs[n:]
 	}
@@ -494,6 +569,12 @@ func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o camp
 		}
 		if err := unlogContact(ctx, tx, c); err != nil {
 			return err
+		}
+	}
+	if n, _ := res.RowsAffected(); n > 0 && o.Kind == campaign.OutcomeSent {
+		if _, err := tx.ExecContext(ctx, `UPDATE contact_log SET sent_at = max(sent_at, ?) WHERE account_id = ? AND phone = ?`,
+			now.UnixNano(), c.Account.ID, c.Message.Phone); err != nil {
+			return fmt.Errorf("log the send to %s: %w", c.Message.Phone, err)
 		}
 	}
 	if err := applyEffects(ctx, tx, c, o, now); err != nil {

@@ -9,8 +9,9 @@ ALTER TABLE accounts ADD COLUMN throughput_read   REAL;
 ALTER TABLE accounts ADD COLUMN throughput_pinned REAL;
 
 -- Two messages to one person from any of our numbers are at least this far
--- apart (campaign run --pair-gap), in nanoseconds.
-ALTER TABLE campaigns ADD COLUMN pair_gap INTEGER NOT NULL DEFAULT 6000000000;
+-- apart, in nanoseconds: `campaign run --pair-gap` (6 s unless told) sets
+-- it for the run.
+ALTER TABLE campaigns ADD COLUMN pair_gap INTEGER NOT NULL DEFAULT 0;
 
 -- How often a recipient could not get the number that messaged them within
 -- 30 days, and why (the number disabled, restricted, dropped or removed).

@@ -1,0 +1,137 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// lastContact is what the send log knows of a number: the latest request
+// to it from any of our accounts, and the account whose message it last
+// accepted.
+type lastContact struct {
+	at      time.Time // zero: none logged
+	sentAt  time.Time // zero: none accepted
+	account int64     // that sent at sentAt
+}
+
+func readLastContact(ctx context.Context, q querier, phone string) (lastContact, error) {
+	var (
+		c          lastContact
+		at, sentAt sql.NullInt64
+		account    sql.NullInt64
+	)
+	// One row per account that ever messaged the number: a handful.
+	err := q.QueryRowContext(ctx, `SELECT max(last_at), max(sent_at),
+		(SELECT account_id FROM contact_log WHERE phone = ?1 AND sent_at > 0 ORDER BY sent_at DESC LIMIT 1)
+		FROM contact_log WHERE phone = ?1`, phone).Scan(&at, &sentAt, &account)
+	if err != nil {
+		return c, fmt.Errorf("look up %s in the send log: %w", phone, err)
+	}
+	c.at, c.sentAt, c.account = fromNullNanos(at), fromNullNanos(sentAt), account.Int64
+	return c, nil
+}
+
+// pairGap is the campaign's --pair-gap.
+func pairGap(ctx context.Context, q querier, campaignID int64) (time.Duration, error) {
+	var gap int64
+	if err := q.QueryRowContext(ctx, `SELECT pair_gap FROM campaigns WHERE id = ?`, campaignID).Scan(&gap); err != nil {
+		return 0, fmt.Errorf("read the pair gap of campaign %d: %w", campaignID, err)
+	}
+	return time.Duration(gap), nil
+}
+
+// SetPairGap sets how far apart two messages to one person from any of our
+// numbers must be, for the claims of a campaign.
+func (s *Store) SetPairGap(ctx context.Context, campaignID int64, gap time.Duration) error {
+	if gap < 0 {
+		return fmt.Errorf("pair gap %v: must not be negative", gap)
+	}
+	return s.write(ctx, func(tx *Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET pair_gap = ? WHERE id = ?`, int64(gap), campaignID); err != nil {
+			return fmt.Errorf("set the pair gap of campaign %d: %w", campaignID, err)
+		}
+		return nil
+	})
+}
+
+// stickyAccount says which usable account must send to a recipient last
+// messaged as c says: its index in accts, or -1 with the reason the sticky
+// number can't (empty when there is no sticky number).
+func stickyAccount(ctx context.Context, tx *Tx, campaignID int64, accts []account, c lastContact, now time.Time) (int, string, error) {
+	if c.sentAt.IsZero() || !c.sentAt.After(now.Add(-campaign.StickyFor)) {
+		return -1, "", nil
+	}
+	for i, a := range accts {
+		if a.ID != c.account {
+			continue
+		}
+		if a.Restriction != "" && a.CooldownUntil.After(now) {
+			return -1, campaign.StickyRestricted, nil
+		}
+		return i, "", nil
+	}
+	var disabled, removed, dropped bool
+	err := tx.QueryRowContext(ctx, `SELECT disabled, removed_at IS NOT NULL,
+		EXISTS (SELECT 1 FROM campaign_accounts WHERE campaign_id = ? AND account_id = accounts.id)
+		FROM accounts WHERE id = ?`, campaignID, c.account).Scan(&disabled, &removed, &dropped)
+	switch {
+	case errors.Is(err, sql.ErrNoRows), err == nil && removed:
+		return -1, campaign.StickyRemoved, nil
+	case err != nil:
+		return -1, "", fmt.Errorf("read account %d: %w", c.account, err)
+	case disabled:
+		return -1, campaign.StickyDisabled, nil
+	case dropped:
+		return -1, campaign.StickyDropped, nil
+	}
+	return -1, campaign.StickyDisabled, nil
+}
+
+// deferMessage puts off a due row until at: the pair gap, or its sticky
+// number being busy.
+func deferMessage(ctx context.Context, tx *Tx, id int64, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE messages SET next_attempt_at = ? WHERE id = ? AND state = 'pending'`,
+		at.UnixNano(), id); err != nil {
+		return fmt.Errorf("put off message %d: %w", id, err)
+	}
+	return nil
+}
+
+// countStickyBreaks adds the claims' broken stickiness to the campaign's
+// tally.
+func countStickyBreaks(ctx context.Context, tx *Tx, campaignID int64, breaks map[string]int) error {
+	for reason, n := range breaks {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sticky_breaks (campaign_id, reason, n) VALUES (?, ?, ?)
+			ON CONFLICT (campaign_id, reason) DO UPDATE SET n = n + excluded.n`, campaignID, reason, n); err != nil {
+			return fmt.Errorf("count sticky breaks: %w", err)
+		}
+	}
+	return nil
+}
+
+// StickyBreaks returns how often a campaign's recipients could not get the
+// number that messaged them within 30 days, by reason.
+func (s *Store) StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT reason, n FROM sticky_breaks WHERE campaign_id = ?`, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("read sticky breaks: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var (
+			reason string
+			n      int
+		)
+		if err := rows.Scan(&reason, &n); err != nil {
+			return nil, fmt.Errorf("read sticky breaks: %w", err)
+		}
+		out[reason] = n
+	}
+	return out, rows.Err()
+}
