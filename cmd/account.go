@@ -23,7 +23,7 @@ active) decides its rate, burst and daily cap; per-account settings override
 the tier. The access token is read from an environment variable when sending
 and is never stored or printed.`,
 	}
-	cmd.AddCommand(newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f), newAccountRemoveCmd(f), newAccountTestCmd(f))
+	cmd.AddCommand(newAccountSyncCmd(f), newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f), newAccountRemoveCmd(f), newAccountTestCmd(f))
 	return cmd
 }
 
@@ -380,6 +380,10 @@ type accountJSON struct {
 	// ThroughputSource says where it came from: default, meta, pinned.
 	Throughput       float64 `json:"throughput"`
 	ThroughputSource string  `json:"throughput_source"`
+	// What `account sync` or the last run's preflight read, and when.
+	QualityRating  string     `json:"quality_rating,omitempty"`
+	MessagingLimit string     `json:"messaging_limit,omitempty"`
+	SyncedAt       *time.Time `json:"synced_at,omitempty"`
 }
 
 func accountsJSON(accts []campaign.AccountStatus, loc *time.Location) []accountJSON {
@@ -392,6 +396,14 @@ func accountsJSON(accts []campaign.AccountStatus, loc *time.Location) []accountJ
 			State: accountState(a, loc), Disabled: a.Disabled, EffectiveRate: effectiveRate(a), LastErrorCode: a.LastErrorCode,
 			Portfolio: a.Portfolio, Throughput: a.Throughput, ThroughputSource: throughputSource(a),
 		})
+		if !a.Synced.At.IsZero() {
+			at := a.Synced.At.UTC()
+			j := &out[len(out)-1]
+			j.QualityRating, j.SyncedAt = a.Synced.QualityRating, &at
+			if a.Synced.MessagingLimit != 0 {
+				j.MessagingLimit = formatLimit(a.Synced.MessagingLimit)
+			}
+		}
 		if a.CooldownUntil.After(a.At) {
 			t := a.CooldownUntil.UTC()
 			out[len(out)-1].CooldownUntil = &t

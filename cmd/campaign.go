@@ -374,6 +374,11 @@ func preflight(ctx context.Context, f *Factory, st *store.Store, api runner.Phon
 	if err != nil {
 		return nil, fmt.Errorf("nothing was sent: %w", err)
 	}
+	// The check read each number: keep its throughput, quality and the
+	// portfolio's messaging limit for this run's claims.
+	if err := recordSyncs(ctx, f, st, checks, false); err != nil {
+		return nil, err
+	}
 	for _, c := range checks {
 		switch c.Verdict {
 		case runner.VerdictFailed:

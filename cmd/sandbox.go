@@ -16,6 +16,7 @@ type sandboxServeOptions struct {
 	FailNumbers   []string
 	FatalAccounts []string
 	CodeProbs     []string
+	Numbers       []string
 	Opts          sandbox.Options
 }
 
@@ -82,6 +83,7 @@ record the reliability tests judge from. Nothing leaves the machine.`,
 	fl.StringArrayVar(&o.FatalAccounts, "fatal-account", nil, "answer `PNID=CODE[@AFTER]` once AFTER messages were accepted for it (repeatable)")
 	fl.StringArrayVar(&f.BadTemplates, "bad-template", nil, "template `NAME` that answers 132001 (repeatable)")
 	fl.StringArrayVar(&o.CodeProbs, "code", nil, "answer Graph error `CODE=P` with probability P (repeatable)")
+	fl.StringArrayVar(&o.Numbers, "number", nil, "what reading a number answers: `PNID=limit:TIER_2K,quality:RED,throughput:HIGH` (repeatable; \"limit:-\" leaves the limit out)")
 	fl.DurationVar(&f.RetryAfter, "retry-after", 0, "Retry-After on throttling answers (0: none, like Meta)")
 	return cmd
 }
@@ -108,6 +110,16 @@ func (o *sandboxServeOptions) parse() error {
 			f.FatalAccounts = make(map[string]sandbox.FatalAccount)
 		}
 		f.FatalAccounts[id] = fa
+	}
+	for _, s := range o.Numbers {
+		id, n, err := sandbox.ParseNumber(s)
+		if err != nil {
+			return err
+		}
+		if f.Numbers == nil {
+			f.Numbers = make(map[string]sandbox.Number)
+		}
+		f.Numbers[id] = n
 	}
 	for _, s := range o.CodeProbs {
 		code, p, err := sandbox.ParseCodeProb(s)

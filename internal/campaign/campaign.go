@@ -164,6 +164,23 @@ type AccountStatus struct {
 	// DefaultThroughput.
 	Throughput     float64
 	ThroughputRead float64
+	// Synced is what the Graph API last said of the number.
+	Synced NumberInfo
+}
+
+// NumberInfo is what GET /{phone-number-id} says of a business number, as
+// wasend keeps it.
+type NumberInfo struct {
+	QualityRating string // GREEN, YELLOW, RED, UNKNOWN
+	// Throughput in messages per second from throughput.level (0: a level
+	// wasend does not know).
+	Throughput float64
+	// MessagingLimit is the portfolio's limit of distinct recipients in
+	// 24 h (Unlimited for none; 0: not read).
+	MessagingLimit int
+	VerifiedName   string
+	NameStatus     string
+	At             time.Time // zero: never read
 }
 
 // DefaultThroughput is a business number's throughput until Meta upgrades

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,7 +15,7 @@ import (
 // TestTwoProcessesSharePortfolioReach runs two campaigns at once, in two
 // processes on one database, through two numbers of one portfolio whose
 // messaging limit allows 90 distinct recipients a day (100 minus 10 %).
-// The files share 30 recipients, who cost the second campaign nothing.
+// The files share 30 recipients, who cost the second to reach them nothing.
 // The server sees exactly 90 distinct recipients, both processes stop at
 // the limit with exit 3 (or finish), and status says when there is room.
 func TestTwoProcessesSharePortfolioReach(t *testing.T) {
@@ -23,14 +26,26 @@ func TestTwoProcessesSharePortfolioReach(t *testing.T) {
 	for _, a := range accts {
 		w.OK("account", "set", a.name, "--portfolio", "acme", "--rate", "40", "--burst", "5", "--daily-cap", "1000")
 	}
-	files := []string{
-		w.WriteCSV("one.csv", 4915112370000, 80),
-		w.WriteCSV("two.csv", 4915112370050, 80), // 50…79 are in both
+	// Both files start with the same 30 people; 130 in all.
+	var two strings.Builder
+	two.WriteString("phone,name\n")
+	for i := range 80 {
+		n := 4915112370000 + i
+		if i >= 30 {
+			n += 100
+		}
+		fmt.Fprintf(&two, "+%d,Other %d\n", n, i)
 	}
+	if err := os.WriteFile(filepath.Join(w.Dir, "two.csv"), []byte(two.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{w.WriteCSV("one.csv", 4915112370000, 80), filepath.Join(w.Dir, "two.csv")}
 	var procs []*testproc.Proc
 	for _, f := range files {
+		// No pair gap: the shared recipients may be repeated at once, so
+		// the run shows them going free (the sandbox has no pair limit).
 		procs = append(procs, w.Start("campaign", "run", f, "--template", "spring_sale", "--lang", "en_US",
-			"--params", "name", "--stop-when-capped"))
+			"--params", "name", "--stop-when-capped", "--pair-gap", "0"))
 	}
 	stopped := 0
 	for i, p := range procs {

@@ -130,6 +130,9 @@ func checkAccount(ctx context.Context, api PhoneReader, a campaign.Account, toke
 	switch {
 	case err == nil:
 		c.Verdict = VerdictOK
+		if _, lerr := NumberInfo(c.Number, time.Time{}); lerr != nil {
+			c.Verdict, c.Err = VerdictFailed, lerr
+		}
 	case errors.As(err, &apiErr) && !apiErr.NoBody && apiErr.HTTPStatus < 500:
 		c.Code, c.Err = apiErr.Code, err
 		c.Verdict = VerdictFailed

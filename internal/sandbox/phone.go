@@ -33,6 +33,8 @@ type phoneNumberBody struct {
 	Throughput         struct {
 		Level string `json:"level"`
 	} `json:"throughput"`
+	MessagingLimit string `json:"whatsapp_business_manager_messaging_limit,omitempty"`
+	NameStatus     string `json:"name_status"`
 }
 
 // graphErrorWithSubcode is the error envelope with the (deprecated, but
@@ -94,7 +96,53 @@ func (s *Server) servePhoneNumber(w http.ResponseWriter, r *http.Request, id str
 		return
 	}
 	p := phoneNumberBody{ID: id, DisplayPhoneNumber: "+" + id, VerifiedName: "wasend sandbox " + id,
-		QualityRating: "GREEN", CodeVerification: "VERIFIED", PlatformType: "CLOUD_API"}
+		QualityRating: "GREEN", CodeVerification: "VERIFIED", PlatformType: "CLOUD_API",
+		MessagingLimit: "TIER_UNLIMITED", NameStatus: "APPROVED"}
 	p.Throughput.Level = "STANDARD"
+	n := s.faults.Numbers[id]
+	for _, f := range []struct {
+		to *string
+		v  string
+	}{
+		{&p.QualityRating, n.QualityRating}, {&p.Throughput.Level, n.ThroughputLevel},
+		{&p.MessagingLimit, n.MessagingLimit}, {&p.NameStatus, n.NameStatus},
+	} {
+		if f.v != "" {
+			*f.to = f.v
+		}
+	}
+	if p.MessagingLimit == "-" {
+		p.MessagingLimit = ""
+	}
 	writeJSON(w, http.StatusOK, p)
+}
+
+// ParseNumber parses a --number value "PNID=FIELD:VALUE[,FIELD:VALUE…]",
+// the fields being limit (TIER_2K…), quality (GREEN…), throughput
+// (STANDARD, HIGH) and name (APPROVED…).
+func ParseNumber(v string) (string, Number, error) {
+	var n Number
+	id, spec, ok := strings.Cut(v, "=")
+	if !ok || id == "" || spec == "" {
+		return "", n, fmt.Errorf("--number %q: want PNID=limit:TIER_2K,quality:RED,throughput:HIGH,name:APPROVED", v)
+	}
+	for _, kv := range strings.Split(spec, ",") {
+		k, val, ok := strings.Cut(kv, ":")
+		if !ok || val == "" {
+			return "", n, fmt.Errorf("--number %q: %q is not FIELD:VALUE", v, kv)
+		}
+		switch strings.ToLower(k) {
+		case "limit":
+			n.MessagingLimit = strings.ToUpper(val)
+		case "quality":
+			n.QualityRating = strings.ToUpper(val)
+		case "throughput":
+			n.ThroughputLevel = strings.ToUpper(val)
+		case "name":
+			n.NameStatus = strings.ToUpper(val)
+		default:
+			return "", n, fmt.Errorf("--number %q: unknown field %q (limit, quality, throughput, name)", v, k)
+		}
+	}
+	return id, n, nil
 }

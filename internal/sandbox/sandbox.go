@@ -85,6 +85,19 @@ type Faults struct {
 	UnknownNumbers []string
 	// BadTokens are access tokens answered 401, code 190.
 	BadTokens []string
+	// Numbers says what reading a phone number id answers beyond the
+	// defaults (GREEN, STANDARD throughput, TIER_UNLIMITED, APPROVED).
+	Numbers map[string]Number
+}
+
+// Number is what the Graph API says of one business number. Empty fields
+// take the defaults; MessagingLimit "-" leaves the field out of the answer,
+// as for a number whose limit can't be read.
+type Number struct {
+	QualityRating   string // GREEN, YELLOW, RED
+	ThroughputLevel string // STANDARD, HIGH
+	MessagingLimit  string // TIER_250, TIER_2K, TIER_10K, TIER_100K, TIER_UNLIMITED
+	NameStatus      string
 }
 
 // FatalAccount makes a phone number id answer Code once After messages

@@ -323,7 +323,9 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
 		a.rate, a.burst, a.daily_cap, a.disabled, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
 		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
-		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0), coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?)
+		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0),
+		coalesce(a.messaging_limit_read, 0), a.quality_rating, a.verified_name, a.name_status, coalesce(a.synced_at, 0),
+		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?)
 		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
 		LEFT JOIN portfolios p ON p.id = a.portfolio_id `+where, append([]any{DefaultMargin}, args...)...)
 	if err != nil {
@@ -339,11 +341,14 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 			created, tokensAt                int64
 			cooldown, lastThrottle, factorAt int64
 			tier                             campaign.Limits
+			syncedAt                         int64
 		)
 		if err := rows.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
 			&rate, &burst, &cap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &a.UsedToday,
 			&cooldown, &a.health.Streak, &lastThrottle, &a.health.Factor, &factorAt, &a.Restriction, &lastCode,
-			&tier.Rate, &tier.Burst, &tier.DailyCap, &a.ThroughputRead, &a.ThroughputPinned, &a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin); err != nil {
+			&tier.Rate, &tier.Burst, &tier.DailyCap, &a.ThroughputRead, &a.ThroughputPinned,
+			&a.Synced.MessagingLimit, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
+			&a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin); err != nil {
 			return nil, fmt.Errorf("read account: %w", err)
 		}
 		if rate.Valid {
@@ -359,6 +364,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		}
 		a.CreatedAt = fromNanos(created)
 		a.At = fromNanos(tokensAt)
+		a.Synced.At, a.Synced.Throughput = fromNanos(syncedAt), a.ThroughputRead
 		a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
 		a.Limits = a.Overrides.Apply(tier).CapThroughput(a.Throughput)
 		a.health.CooldownUntil = fromNanos(cooldown)

@@ -153,8 +153,14 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		// The chosen account's portfolio must admit the recipient too;
 		// one that refuses is out of this claim.
 		var pd ratelimit.Decision
+		open := make([]bool, len(gates))
+		for i, g := range gates {
+			if open[i], err = g.openFor(ctx, tx, m.Phone, now); err != nil {
+				return nil, err
+			}
+		}
 		for {
-			pd = pickAdmitted(now, cands, gates, only, global, globalLimit)
+			pd = pickAdmitted(now, cands, open, only, global, globalLimit)
 			if pd.Index < 0 {
 				break
 			}
@@ -164,6 +170,11 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			}
 			if ok {
 				break
+			}
+			for i, g := range gates {
+				if g == gates[pd.Index] {
+					open[i] = false
+				}
 			}
 		}
 		if only >= 0 && pd.Index < 0 {
@@ -181,7 +192,10 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			d, picked = pd, true
 		}
 		if pd.Index < 0 {
-			break
+			if reachFreesAt(gates).IsZero() {
+				break // no account can send: nor can it to the next rows
+			}
+			continue // a full window may still take the next rows' recipients
 		}
 		if broken != "" {
 			breaks[broken]++
@@ -221,8 +235,11 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			until = deferred
 		}
 		if freed := reachFreesAt(gates); !freed.IsZero() {
-			// A portfolio that refused: its window makes room then.
+			// A portfolio that refused: its window makes room then, unless
+			// rows put off come due before.
 			switch {
+			case reason == campaign.WaitCapped && !deferred.IsZero() && deferred.Before(freed):
+				reason, until = campaign.WaitRetry, deferred
 			case reason == campaign.WaitCapped:
 				reason, until = campaign.WaitReach, freed
 			case reason == campaign.WaitTokens && (until.IsZero() || freed.Before(until)):
@@ -292,21 +309,22 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	return out, nil
 }
 
-// pickAdmitted is ratelimit.Pick among the accounts whose portfolio has
-// not refused a recipient in this claim.
+// pickAdmitted is ratelimit.Pick among the accounts open to the recipient:
+// those whose portfolio has not refused a new recipient in this claim, or
+// holds this one in its window already.
 // With only >= 0, only that account may send (the recipient's sticky
 // number).
-func pickAdmitted(now time.Time, cands []ratelimit.Candidate, gates []*reachGate, only int, global *ratelimit.Bucket, globalLimit ratelimit.Limit) ratelimit.Decision {
+func pickAdmitted(now time.Time, cands []ratelimit.Candidate, open []bool, only int, global *ratelimit.Bucket, globalLimit ratelimit.Limit) ratelimit.Decision {
 	var (
-		open []ratelimit.Candidate
+		some []ratelimit.Candidate
 		idx  []int
 	)
 	for i, c := range cands {
-		if !gates[i].blocked && (only < 0 || i == only) {
-			open, idx = append(open, c), append(idx, i)
+		if open[i] && (only < 0 || i == only) {
+			some, idx = append(some, c), append(idx, i)
 		}
 	}
-	d := ratelimit.Pick(now, open, global, globalLimit)
+	d := ratelimit.Pick(now, some, global, globalLimit)
 	if d.Index >= 0 {
 		d.Index = idx[d.Index]
 	}

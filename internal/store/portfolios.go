@@ -167,6 +167,7 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 			return nil, err
 		}
 		p.Limit, p.Allowed, p.At = g.limit, g.reach.Allowed(), now
+		p.ReadLimit, p.ReadFrom, p.ReadAt = g.read, g.readFrom, g.readAt
 		if !g.reach.Limited() {
 			p.Allowed = 0
 		}
@@ -201,20 +202,30 @@ func (s *Store) gateOf(ctx context.Context, p *campaign.PortfolioStatus, accts [
 // to it (every account that counts, removed and disabled ones too), and how
 // much of the window is used.
 type reachGate struct {
-	limit   int // that applies: 0 none
-	reach   ratelimit.Reach
-	members []any // account ids
-	counted bool
-	cutoff  int64 // sends after it are in the window
-	used    int
-	oldest  time.Time // the oldest latest send in the window, once blocked
-	blocked bool      // refused a new recipient in this claim
+	limit int // that applies: 0 none
+	reach ratelimit.Reach
+	// The limit last read from the Graph API (0: never), through which
+	// account, when.
+	read     int
+	readFrom string
+	readAt   time.Time
+	members  []any // account ids
+	counted  bool
+	cutoff   int64 // sends after it are in the window
+	used     int
+	oldest   time.Time // the oldest latest send in the window, once blocked
+	blocked  bool      // refused a new recipient in this claim
 }
 
 // gateFor builds the gate of a's portfolio.
 func gateFor(ctx context.Context, q querier, a account) (*reachGate, error) {
-	limit := effectiveLimit(a.pinnedLimit, 0)
-	g := &reachGate{limit: limit, reach: ratelimit.Reach{Limit: limit, Margin: a.margin}}
+	read, from, at, err := readLimit(ctx, q, a)
+	if err != nil {
+		return nil, err
+	}
+	limit := effectiveLimit(a.pinnedLimit, read)
+	g := &reachGate{limit: limit, reach: ratelimit.Reach{Limit: limit, Margin: a.margin},
+		read: read, readFrom: from, readAt: fromNanos(at)}
 	if a.portfolioID == 0 {
 		g.members = []any{a.ID}
 		return g, nil
@@ -292,19 +303,17 @@ func (g *reachGate) admit(ctx context.Context, q querier, phone string, now time
 	if !g.reach.Limited() {
 		return true, nil
 	}
-	if g.blocked {
-		return false, nil
-	}
 	if err := g.count(ctx, q, now); err != nil {
 		return false, err
 	}
-	var last sql.NullInt64
-	args := append([]any{phone}, g.members...)
-	if err := q.QueryRowContext(ctx, `SELECT max(last_at) FROM contact_log WHERE phone = ? AND account_id IN `+g.in(), args...).
-		Scan(&last); err != nil {
-		return false, fmt.Errorf("look up %s in the send log: %w", phone, err)
+	last, err := g.lastSend(ctx, q, phone)
+	if err != nil {
+		return false, err
 	}
-	ok, free := g.reach.Admit(now, fromNullNanos(last), g.used)
+	ok, free := g.reach.Admit(now, last, g.used)
+	if g.blocked {
+		return free, nil // a full window still lets its own recipients in
+	}
 	switch {
 	case !ok:
 		g.blocked = true
@@ -320,6 +329,27 @@ func (g *reachGate) admit(ctx context.Context, q querier, phone string, now time
 		g.used++
 	}
 	return ok, nil
+}
+
+// lastSend is the latest request to phone from the portfolio's numbers.
+func (g *reachGate) lastSend(ctx context.Context, q querier, phone string) (time.Time, error) {
+	var last sql.NullInt64
+	args := append([]any{phone}, g.members...)
+	if err := q.QueryRowContext(ctx, `SELECT max(last_at) FROM contact_log WHERE phone = ? AND account_id IN `+g.in(), args...).
+		Scan(&last); err != nil {
+		return time.Time{}, fmt.Errorf("look up %s in the send log: %w", phone, err)
+	}
+	return fromNullNanos(last), nil
+}
+
+// openFor reports whether the gate lets phone in at now: not blocked in
+// this claim, or the recipient is in its window already (free).
+func (g *reachGate) openFor(ctx context.Context, q querier, phone string, now time.Time) (bool, error) {
+	if !g.blocked {
+		return true, nil
+	}
+	last, err := g.lastSend(ctx, q, phone)
+	return ratelimit.InWindow(now, last), err
 }
 
 // reachGates returns the gate of each account (accounts of one portfolio

@@ -294,3 +294,36 @@ func TestThroughputCapsTheRate(t *testing.T) {
 		t.Fatalf("a second later claimed %d (%v), want 80", len(cs), err)
 	}
 }
+
+// TestReachFullStillAdmitsRepeats: a new recipient the full window
+// refuses does not hold back a recipient behind it who is in the window.
+func TestReachFullStillAdmitsRepeats(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustPortfolio(t, st, "acme", 2, 0)
+	mustAccount(t, st, "a", campaign.TierNew, fast)
+	joinPortfolio(t, st, "a", "acme")
+	first := mustCampaign(t, st, "first", 2) // phone(0), phone(1): the window is full
+	if cs, err := st.ClaimN(t.Context(), first.ID, "r1", t0, 2); err != nil || len(cs) != 2 {
+		t.Fatalf("first: %d claims, %v", len(cs), err)
+	}
+	im, err := st.Import(t.Context(), campaign.Campaign{Name: "mixed", Fingerprint: "fp-mixed", Source: "mixed.csv",
+		Spec: campaign.Spec{Kind: campaign.KindTemplate, Template: "hello", Lang: "en_US"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Rollback()
+	for i, p := range []string{phone(7), phone(1)} { // new, then a repeat
+		if _, err := im.Add(t.Context(), campaign.Message{Line: i + 2, Input: p, Phone: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mixed, err := im.Commit(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := st.ClaimN(t.Context(), mixed.ID, "r1", at(time.Hour), 2)
+	if err != nil || len(cs) != 1 || cs[0].Message.Phone != phone(1) {
+		t.Fatalf("claimed %v (%v), want the repeat %s alone", cs, err, phone(1))
+	}
+}

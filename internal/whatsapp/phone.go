@@ -11,7 +11,8 @@ import (
 
 // phoneFields are the phone-number fields PhoneNumber asks for: all
 // documented (cloud-api.md §3.1, §3.3), none that costs the API anything.
-const phoneFields = "id,display_phone_number,verified_name,quality_rating,throughput"
+const phoneFields = "id,display_phone_number,verified_name,quality_rating,throughput," +
+	"whatsapp_business_manager_messaging_limit,name_status"
 
 // PhoneNumber is what GET /{version}/{phone-number-id} says about a
 // business number.
@@ -23,6 +24,23 @@ type PhoneNumber struct {
 	Throughput         struct {
 		Level string `json:"level"` // STANDARD, HIGH, …
 	} `json:"throughput"`
+	// MessagingLimit is the portfolio's messaging limit: TIER_250,
+	// TIER_2K, TIER_10K, TIER_100K or TIER_UNLIMITED.
+	MessagingLimit string `json:"whatsapp_business_manager_messaging_limit"`
+	NameStatus     string `json:"name_status"`
+}
+
+// ThroughputPerSecond is the number's throughput level in messages per
+// second: STANDARD 80, HIGH 1,000 (docs/cloud-api.md §3.1); 0 for a level
+// not known.
+func (p PhoneNumber) ThroughputPerSecond() float64 {
+	switch p.Throughput.Level {
+	case "STANDARD":
+		return 80
+	case "HIGH":
+		return 1000
+	}
+	return 0
 }
 
 // PhoneNumber reads a business number with its token: one cheap call that

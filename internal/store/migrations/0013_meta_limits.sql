@@ -21,3 +21,14 @@ CREATE TABLE sticky_breaks (
     n           INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (campaign_id, reason)
 );
+
+-- What `wasend account sync` and the run's preflight last read of the
+-- number (GET /{phone-number-id}): the portfolio's messaging limit
+-- (distinct recipients in 24 h; -1 unlimited; NULL never read), quality,
+-- name and when. The limit that applies to a portfolio is the lower of
+-- its pinned one and the latest read by any of its numbers.
+ALTER TABLE accounts ADD COLUMN messaging_limit_read INTEGER;
+ALTER TABLE accounts ADD COLUMN quality_rating TEXT NOT NULL DEFAULT '';
+ALTER TABLE accounts ADD COLUMN verified_name  TEXT NOT NULL DEFAULT '';
+ALTER TABLE accounts ADD COLUMN name_status    TEXT NOT NULL DEFAULT '';
+ALTER TABLE accounts ADD COLUMN synced_at      INTEGER;

@@ -1,0 +1,198 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/runner"
+	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/whatsapp"
+)
+
+type accountSyncOptions struct {
+	Name       string
+	PauseOnRed bool
+	JSON       bool
+	Timeout    time.Duration
+}
+
+func newAccountSyncCmd(f *Factory) *cobra.Command {
+	var o accountSyncOptions
+	cmd := &cobra.Command{
+		Use:   "sync [NAME] [--pause-on-red]",
+		Short: "Read each number's quality, throughput and messaging limit from Meta",
+		Long: `Read what Meta says of each account's number (GET /{phone-number-id}?fields=
+quality_rating,throughput,whatsapp_business_manager_messaging_limit,verified_name,
+name_status) and keep it: the throughput bounds the account's rate (80/s, 1,000/s
+once upgraded), the messaging limit applies to the number's portfolio (the
+lower of it and a pinned --limit), and status shows the values and when they
+were read. A RED quality rating is warned about loudly; with --pause-on-red the
+account is disabled. campaign run reads the same before it claims anything.
+Without NAME every enabled account is read.`,
+		Example: `  wasend account sync
+  wasend account sync main-01 --pause-on-red`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.MaximumNArgs(1)(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.Name = args[0]
+			}
+			return accountSync(cmd.Context(), f, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.PauseOnRed, "pause-on-red", false, "disable an account whose quality rating is RED")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 20*time.Second, "per-request timeout")
+	addJSONFlag(cmd, &o.JSON)
+	return cmd
+}
+
+// syncJSON is one account's result in `account sync --json`.
+type syncJSON struct {
+	Name           string     `json:"name"`
+	Result         string     `json:"result"` // ok, throttled, failed, unreachable
+	QualityRating  string     `json:"quality_rating,omitempty"`
+	Throughput     float64    `json:"throughput,omitempty"`
+	MessagingLimit string     `json:"messaging_limit,omitempty"`
+	VerifiedName   string     `json:"verified_name,omitempty"`
+	NameStatus     string     `json:"name_status,omitempty"`
+	Paused         bool       `json:"paused,omitempty"`
+	SyncedAt       *time.Time `json:"synced_at,omitempty"`
+	Error          string     `json:"error,omitempty"`
+}
+
+func accountSync(ctx context.Context, f *Factory, o accountSyncOptions) error {
+	return f.withStore(ctx, func(st *store.Store) error {
+		baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
+		token := f.Token
+		if f.Sandbox {
+			if err := runner.EnsureDemoAccounts(ctx, st); err != nil {
+				return err
+			}
+			url, stop, err := runner.StartSandbox(ctx, sandbox.Options{})
+			if err != nil {
+				return err
+			}
+			defer stop()
+			baseURL = url
+			token = func(string) (string, error) { return "sandbox-token", nil }
+		}
+		all, err := st.Accounts(ctx)
+		if err != nil {
+			return err
+		}
+		var accts []campaign.Account
+		for _, a := range all {
+			if o.Name == a.Name || o.Name == "" && !a.Disabled {
+				accts = append(accts, a.Account)
+			}
+		}
+		if o.Name != "" && len(accts) == 0 {
+			return fmt.Errorf("account %q: %w (see `wasend account list`)", o.Name, campaign.ErrNotFound)
+		}
+		client := whatsapp.New(whatsapp.Config{BaseURL: baseURL, Version: version, Timeout: o.Timeout})
+		defer client.CloseIdleConnections()
+		checks, checkErr := runner.CheckAccounts(ctx, client, baseURL, accts, token)
+		if checks == nil {
+			return checkErr
+		}
+		if err := recordSyncs(ctx, f, st, checks, o.PauseOnRed); err != nil {
+			return err
+		}
+		out, failed, err := syncResults(ctx, st, checks, o.PauseOnRed)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			if err := f.IO.JSON(out); err != nil {
+				return err
+			}
+		} else {
+			t := newTable(f, "ACCOUNT", "RESULT", "QUALITY", "THROUGHPUT", "MESSAGING LIMIT", "VERIFIED NAME", "NAME STATUS", "DETAIL")
+			for _, j := range out {
+				tp := "-"
+				if j.Throughput > 0 {
+					tp = formatThroughput(j.Throughput)
+				}
+				t.Row(j.Name, j.Result, j.QualityRating, tp, j.MessagingLimit, j.VerifiedName, j.NameStatus, j.Error)
+			}
+			if err := t.Render(); err != nil {
+				return err
+			}
+		}
+		switch {
+		case checkErr != nil:
+			return checkErr
+		case failed > 0:
+			return fmt.Errorf("%d of %d account(s) could not be synced", failed, len(checks))
+		}
+		return nil
+	})
+}
+
+func syncResults(ctx context.Context, st *store.Store, checks []runner.AccountCheck, pauseOnRed bool) ([]syncJSON, int, error) {
+	out := make([]syncJSON, 0, len(checks))
+	failed := 0
+	for _, c := range checks {
+		j := syncJSON{Name: c.Account.Name, Result: string(c.Verdict)}
+		if c.Err != nil {
+			j.Error = c.Err.Error()
+		}
+		if c.Verdict != runner.VerdictOK {
+			failed++
+			out = append(out, j)
+			continue
+		}
+		a, err := st.Account(ctx, c.Account.Name)
+		if err != nil {
+			return nil, 0, err
+		}
+		s := a.Synced
+		j.QualityRating, j.Throughput, j.MessagingLimit = s.QualityRating, s.Throughput, formatLimit(s.MessagingLimit)
+		j.VerifiedName, j.NameStatus, j.Paused = s.VerifiedName, s.NameStatus, pauseOnRed && s.QualityRating == "RED"
+		at := s.At.UTC()
+		j.SyncedAt = &at
+		out = append(out, j)
+	}
+	return out, failed, nil
+}
+
+// recordSyncs keeps what the checks read of each number that passed, warns
+// loudly about RED quality and, with pauseOnRed, disables those accounts.
+func recordSyncs(ctx context.Context, f *Factory, st *store.Store, checks []runner.AccountCheck, pauseOnRed bool) error {
+	for _, c := range checks {
+		if c.Verdict != runner.VerdictOK {
+			continue
+		}
+		info, err := runner.NumberInfo(c.Number, f.Now())
+		if err != nil {
+			continue // CheckAccounts failed such a number already
+		}
+		if _, err := st.RecordSync(ctx, c.Account.Name, info); err != nil {
+			return err
+		}
+		if info.QualityRating != "RED" {
+			continue
+		}
+		if !pauseOnRed {
+			f.IO.Warnf("account %s: QUALITY RATING IS RED (%s): Meta may restrict the number; stop or slow it (`wasend account set %s --disable`, or sync with --pause-on-red)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Account.Name)
+			continue
+		}
+		disabled := true
+		if _, err := st.UpdateAccount(ctx, c.Account.Name, store.AccountChange{Disabled: &disabled}); err != nil {
+			return err
+		}
+		f.IO.Warnf("account %s: QUALITY RATING IS RED: the account is disabled (--pause-on-red); `wasend account set %s --enable` when it recovers",
+			c.Account.Name, c.Account.Name)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// RecordSync keeps what the Graph API said of an account's number: its
+// quality, name, throughput (which then bounds the account's rate) and its
+// portfolio's messaging limit. A field not read (0) keeps the value it
+// had: a limit that could not be read is not a limit of zero.
+func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error) {
+	var out campaign.AccountStatus
+	err := s.write(ctx, func(tx *Tx) error {
+		accts, err := loadAccounts(ctx, tx, `WHERE a.name = ?`, name)
+		if err != nil {
+			return err
+		}
+		if len(accts) == 0 {
+			return fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+		}
+		a := accts[0]
+		now := s.now()
+		if n.At.IsZero() {
+			n.At = now
+		}
+		var tier campaign.Limits
+		if err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
+			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
+			return fmt.Errorf("read tier %s: %w", a.Tier, err)
+		}
+		read := a.ThroughputRead
+		if n.Throughput > 0 {
+			read = n.Throughput
+		}
+		limits := a.Overrides.Apply(tier).CapThroughput(campaign.EffectiveThroughput(a.ThroughputPinned, read))
+		if err := relimit(ctx, tx, a, limits, now); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET throughput_read = ?, quality_rating = ?, verified_name = ?,
+			name_status = ?, synced_at = ?, messaging_limit_read = coalesce(?, messaging_limit_read) WHERE id = ?`,
+			nullThroughput(read), n.QualityRating, n.VerifiedName, n.NameStatus, n.At.UnixNano(),
+			sql.NullInt64{Int64: int64(n.MessagingLimit), Valid: n.MessagingLimit != 0}, a.ID); err != nil {
+			return fmt.Errorf("record the sync of %s: %w", name, err)
+		}
+		accts, err = loadAccounts(ctx, tx, `WHERE a.id = ?`, a.ID)
+		if err != nil {
+			return err
+		}
+		out = accts[0].status(now)
+		return nil
+	})
+	return out, err
+}
+
+// readLimit is the messaging limit last read for an account's portfolio:
+// its own for an account without one, else the latest any of its numbers
+// read; from names the account it was read through.
+func readLimit(ctx context.Context, q querier, a account) (limit int, from string, at int64, err error) {
+	if a.portfolioID == 0 {
+		return a.Synced.MessagingLimit, a.Name, nanos(a.Synced.At), nil
+	}
+	err = q.QueryRowContext(ctx, `SELECT messaging_limit_read, name, synced_at FROM accounts
+		WHERE portfolio_id = ? AND messaging_limit_read IS NOT NULL AND synced_at IS NOT NULL
+		ORDER BY synced_at DESC LIMIT 1`, a.portfolioID).Scan(&limit, &from, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", 0, nil
+	}
+	if err != nil {
+		return 0, "", 0, fmt.Errorf("read the messaging limit of portfolio %s: %w", a.Portfolio, err)
+	}
+	return limit, from, at, nil
+}
