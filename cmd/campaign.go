@@ -45,6 +45,7 @@ type runOptions struct {
 	PhoneColumn         string
 	Report              string
 	SkipContactedWithin time.Duration
+	Again               bool
 	Resume              int64
 	StopWhenCapped      bool
 	Workers             int
@@ -208,7 +209,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
-		Sender: client,
+		Again:  ro.Again, Sender: client,
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
@@ -221,23 +222,11 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 	c := res.Campaign
-	if o.Report != "" {
-		skipped := res.Skipped
-		if !res.Imported {
-			if skipped, err = st.Skipped(ctx, c.ID); err != nil {
-				return err
-			}
-		}
-		if err := runner.WriteReport(o.Report, skipped); err != nil {
-			return err
-		}
+	if err := writeReport(ctx, f, st, o.Report, res); err != nil {
+		return err
 	}
-	if res.Imported {
-		reportImport(f, c, res.Skipped)
-	} else {
-		f.IO.Infof("continuing campaign %d %q (imported %s)", c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"))
-	}
-	if c.State == campaign.CampaignFinished {
+	reportPrepared(f, res)
+	if res.Repeat || c.State == campaign.CampaignFinished {
 		counts, err := st.Counts(ctx, c.ID)
 		if err != nil {
 			return err
@@ -323,17 +312,50 @@ func checkAccounts(ctx context.Context, st *store.Store, token func(string) (str
 	return nil
 }
 
-func reportImport(f *Factory, c campaign.Campaign, skipped []campaign.Skip) {
-	f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d", c.ID, c.Name, c.Imported, c.Source, c.Skipped)
-	const show = 20
-	for i, s := range skipped {
-		if i == show {
-			f.IO.Infof("  … and %d more (see `wasend campaign skipped %d`)", len(skipped)-show, c.ID)
+// writeReport writes the --report file: the skipped rows of the file
+// just imported (or of the campaign's last import), read back from the
+// store so that none are held in memory while importing.
+func writeReport(ctx context.Context, f *Factory, st *store.Store, path string, res runner.Result) error {
+	if path == "" || res.Campaign.ID == 0 || (res.Repeat && !res.Imported) {
+		return nil
+	}
+	skipped, err := st.Skipped(ctx, res.Campaign.ID)
+	if err != nil {
+		return err
+	}
+	return runner.WriteReport(path, skipped)
+}
+
+// reportPrepared says what Prepare did with the file: a new campaign, rows
+// added to an unfinished one, the same campaign found again, or a finished
+// one that already sent this message to these recipients.
+func reportPrepared(f *Factory, res runner.Result) {
+	c := res.Campaign
+	switch {
+	case res.Imported:
+		f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d", c.ID, c.Name, c.Imported, c.Source, c.Skipped)
+	case res.Continued:
+		f.IO.Infof("continuing campaign %d %q: %d new recipient%s added, %d already there, skipped %d", c.ID, c.Name,
+			res.Added, plural(res.Added), res.Already, c.Skipped)
+	case res.Repeat:
+		f.IO.Warnf("campaign %d %q already sent this message to these recipients (finished %s); nothing is sent again. To send it again anyway, add --again (or give a new --name).",
+			c.ID, c.Name, c.FinishedAt.In(f.location()).Format("2006-01-02 15:04"))
+		return
+	default:
+		f.IO.Infof("continuing campaign %d %q (imported %s)", c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"))
+		return
+	}
+	for i, s := range res.Skipped {
+		if i == runner.MaxListedSkips {
 			break
 		}
 		f.IO.Infof("  line %d: %s: %s", s.Line, quoteInput(s.Input), s.Reason)
 	}
+	if c.Skipped > len(res.Skipped) {
+		f.IO.Infof("  … and %d more (see `wasend campaign skipped %d`)", c.Skipped-len(res.Skipped), c.ID)
+	}
 }
+
 
 func quoteInput(s string) string {
 	if s == "" {

@@ -19,11 +19,12 @@ func addReadFlags(fl *pflag.FlagSet, o *runOptions) {
 	fl.StringVar(&o.PhoneColumn, "phone-column", "", "column holding the numbers (default: phone, mobile, msisdn, wa_id or number)")
 	fl.StringVar(&o.Report, "report", "", "write every skipped row, with its line and reason, to this CSV file")
 	fl.DurationVar(&o.SkipContactedWithin, "skip-contacted-within", 0, "skip numbers any campaign sent to within this long, e.g. 72h")
+	fl.BoolVar(&o.Again, "again", false, "send even to numbers that got the same template in the last 24 h, and as a new campaign even when one with this message and these recipients exists")
 }
 
 // readOptions checks the reading flags.
 func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
-	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, SkipContactedWithin: o.SkipContactedWithin}
+	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, SkipContactedWithin: o.SkipContactedWithin, Again: o.Again}
 	if o.SkipContactedWithin < 0 {
 		return ro, usagef("--skip-contacted-within %v: must not be negative", o.SkipContactedWithin)
 	}
@@ -80,19 +81,7 @@ quoting) is an error that names the file, line and column.`,
 				return err
 			}
 			defer st.Close()
-			// An empty suppression list needs no lookup per row.
-			var suppressed runner.SuppressedFunc
-			if n, err := st.CountSuppressions(ctx); err != nil {
-				return err
-			} else if n > 0 {
-				suppressed = st.IsSuppressed
-			}
-			if ro.SkipContactedWithin > 0 {
-				if ro.Contacted, err = st.ContactedWithin(ctx, ro.SkipContactedWithin); err != nil {
-					return err
-				}
-			}
-			sum, err := runner.Check(ctx, file, args[0], spec, ro, suppressed)
+			sum, err := runner.Check(ctx, file, args[0], spec, ro, st)
 			if err != nil {
 				return err
 			}
@@ -121,6 +110,7 @@ type checkJSON struct {
 	Invalid    map[string]int `json:"invalid"`
 	Duplicates int            `json:"duplicates"`
 	Suppressed int            `json:"suppressed"`
+	Contacted  int            `json:"contacted"`
 	Problems   []problemJSON  `json:"problems"`
 }
 
@@ -132,7 +122,7 @@ type problemJSON struct {
 
 func summaryJSON(s runner.Summary) checkJSON {
 	out := checkJSON{Rows: s.Rows, Valid: s.Valid, Invalid: map[string]int{}, Duplicates: s.Duplicates,
-		Suppressed: s.Suppressed, Problems: []problemJSON{}}
+		Suppressed: s.Suppressed, Contacted: s.Contacted, Problems: []problemJSON{}}
 	for _, r := range s.Invalid {
 		out.Invalid[r.Reason] = r.Rows
 	}
@@ -147,8 +137,12 @@ const firstProblems = 10
 
 func printCheck(f *Factory, file string, s runner.Summary) error {
 	w := f.IO.Out
-	fmt.Fprintf(w, "%s: %d rows read, %d valid, %d invalid, %d duplicates, %d suppressed\n",
-		file, s.Rows, s.Valid, s.Rows-s.Valid-s.Duplicates-s.Suppressed, s.Duplicates, s.Suppressed)
+	fmt.Fprintf(w, "%s: %d rows read, %d valid, %d invalid, %d duplicates, %d suppressed",
+		file, s.Rows, s.Valid, s.Rows-s.Valid-s.Duplicates-s.Suppressed-s.Contacted, s.Duplicates, s.Suppressed)
+	if s.Contacted > 0 {
+		fmt.Fprintf(w, ", %d contacted recently", s.Contacted)
+	}
+	fmt.Fprintln(w)
 	for _, r := range s.Invalid {
 		fmt.Fprintf(w, "  %6d  %s\n", r.Rows, r.Reason)
 	}

@@ -53,22 +53,24 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 	res, err := runner.Prepare(ctx, runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
+		Again: ro.Again,
 	})
 	if err != nil {
 		return err
 	}
 	c := res.Campaign
-	if !res.Imported {
+	if err := writeReport(ctx, f, st, o.Report, res); err != nil {
+		return err
+	}
+	if !res.Imported && !res.Continued {
+		if res.Repeat {
+			reportPrepared(f, res)
+		}
 		fmt.Fprintf(f.IO.Out, "campaign %d %q: already imported from this file and message (%s): %d recipients, skipped %d\n",
 			c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"), c.Imported, c.Skipped)
 		return nil
 	}
-	if o.Report != "" {
-		if err := runner.WriteReport(o.Report, res.Skipped); err != nil {
-			return err
-		}
-	}
-	reportImport(f, c, res.Skipped)
+	reportPrepared(f, res)
 	fmt.Fprintf(f.IO.Out, "campaign %d %q: %d recipients, skipped %d\n", c.ID, c.Name, c.Imported, c.Skipped)
 	f.IO.Infof("send it with: wasend campaign run --resume %d%s", c.ID, dbHint(f))
 	return nil

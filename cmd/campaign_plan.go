@@ -113,7 +113,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		return fmt.Errorf("recipient file: %w", err)
 	}
 	defer file.Close()
-	sum, err := runner.Check(ctx, file, o.File, spec, ro, st.IsSuppressed)
+	sum, err := runner.Check(ctx, file, o.File, spec, ro, st)
 	if err != nil {
 		return err
 	}

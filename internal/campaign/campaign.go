@@ -175,6 +175,30 @@ type Spec struct {
 	Buttons     []Button `json:",omitempty"` // URL button parameters
 }
 
+// SameMessage reports whether a and b send the same message: the same
+// template, language and parameter columns (or the same text). With the
+// recipients, this is a campaign's identity; how the file was read is not.
+func (a Spec) SameMessage(b Spec) bool {
+	if a.Kind != b.Kind || a.Template != b.Template || a.Lang != b.Lang || a.Text != b.Text ||
+		a.NamedParams != b.NamedParams || len(a.Params) != len(b.Params) || len(a.Buttons) != len(b.Buttons) {
+		return false
+	}
+	for i := range a.Params {
+		if a.Params[i] != b.Params[i] {
+			return false
+		}
+	}
+	for i := range a.Buttons {
+		if a.Buttons[i] != b.Buttons[i] {
+			return false
+		}
+	}
+	if (a.Header == nil) != (b.Header == nil) {
+		return false
+	}
+	return a.Header == nil || *a.Header == *b.Header
+}
+
 // HeaderType is the kind of a template's header parameter.
 type HeaderType string
 
@@ -217,6 +241,12 @@ type Campaign struct {
 	FinishedAt  time.Time
 	Imported    int // rows stored as messages
 	Skipped     int // rows reported and not stored
+}
+
+// Contact is a number's latest send: by which campaign, and when.
+type Contact struct {
+	CampaignID int64
+	At         time.Time
 }
 
 // Counts are a campaign's messages by state.

@@ -68,6 +68,20 @@ func (s *Set) Add(number string, line int) (first int, dup bool) {
 	return 0, false
 }
 
+// Has reports whether number was added.
+func (s *Set) Has(number string) bool {
+	if key, ok := numberKey(number); ok {
+		if s.slots[s.find(key)] != 0 {
+			return true
+		}
+	}
+	_, ok := s.other[number]
+	return ok
+}
+
+// Len is how many numbers the set holds.
+func (s *Set) Len() int { return s.n + len(s.other) }
+
 func (s *Set) key(p uint32) uint64  { return s.keys[p/numberBlock][p%numberBlock] }
 func (s *Set) line(p uint32) uint32 { return s.lines[p/numberBlock][p%numberBlock] }
 

@@ -2,19 +2,17 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"strings"
 
 	"github.com/gocarina/gocsv"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/recipients"
+	"github.com/wasend/wasend/internal/screen"
 )
 
 // Summary is what reading a recipient file found.
@@ -24,6 +22,7 @@ type Summary struct {
 	Invalid    []ReasonCount   // unusable rows by reason, most frequent first
 	Duplicates int             // numbers already listed earlier in the file
 	Suppressed int             // numbers on the suppression list
+	Contacted  int             // numbers sent to recently: --skip-contacted-within, or the same template within 24 h
 	Skipped    []campaign.Skip // every row not used, in file order
 }
 
@@ -33,21 +32,18 @@ type ReasonCount struct {
 	Rows   int
 }
 
-// Summarize groups skipped rows by reason. valid is the number of rows used.
+// Summarize groups skipped rows by kind, and invalid ones by reason. valid
+// is the number of rows used.
 func Summarize(valid int, skipped []campaign.Skip) Summary {
-	s := Summary{Rows: valid + len(skipped), Valid: valid, Skipped: skipped}
-	counts := map[string]int{}
-	for _, k := range skipped {
-		switch {
-		case strings.HasPrefix(k.Reason, "duplicate"):
-			s.Duplicates++
-		case strings.HasPrefix(k.Reason, "suppressed"):
-			s.Suppressed++
-		default:
-			counts[k.Reason]++
-		}
-	}
-	for r, n := range counts {
+	t := newTally(-1)
+	t.add(skipped)
+	return t.summary(valid)
+}
+
+func (t *tally) summary(valid int) Summary {
+	s := Summary{Rows: valid + t.rows, Valid: valid, Skipped: t.first, Duplicates: t.duplicates,
+		Suppressed: t.suppressed, Contacted: t.contacted + t.sameTemplate}
+	for r, n := range t.invalidBy {
 		s.Invalid = append(s.Invalid, ReasonCount{r, n})
 	}
 	sort.Slice(s.Invalid, func(i, j int) bool {
@@ -59,66 +55,29 @@ func Summarize(valid int, skipped []campaign.Skip) Summary {
 	return s
 }
 
-// SuppressedFunc says whether a number is on the suppression list, and why.
-type SuppressedFunc func(ctx context.Context, phone string) (reason string, ok bool, err error)
-
-// Check reads a recipient file as an import would — same parsing,
-// normalisation, parameter checks, de-duplication and suppression list —
-// without storing or sending anything.
-func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro ReadOptions, suppressed SuppressedFunc) (Summary, error) {
-	opts := ro.recipients(spec)
-	opts.FindDuplicates = true
-	rd, err := recipients.Open(r, file, opts)
+// Check reads a recipient file as an import would — the same parsing,
+// normalisation, parameter checks and screening (internal/screen: the
+// duplicates, the suppression list and the recent sends of lists) —
+// without storing or sending anything. lists may be nil: then only invalid
+// rows and duplicates are found.
+func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro ReadOptions, lists screen.Lists) (Summary, error) {
+	rd, err := recipients.Open(r, file, ro.recipients(spec))
 	if err != nil {
 		return Summary{}, err
 	}
-	rows := recipients.Parallel(rd, runtime.GOMAXPROCS(0))
-	defer rows.Close()
-	var (
-		valid   int
-		skipped []campaign.Skip
-	)
-	for n := 0; ; n++ {
-		if n%1024 == 0 && ctx.Err() != nil {
-			return Summary{}, ctx.Err()
-		}
-		row, err := rows.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		var rowErr *recipients.RowError
-		if errors.As(err, &rowErr) {
-			skipped = append(skipped, campaign.Skip{Line: rowErr.Line, Input: rowErr.Value, Reason: rowReason(rowErr)})
-			continue
-		}
-		if err != nil {
-			return Summary{}, err
-		}
-		if row.DuplicateOf != 0 {
-			skipped = append(skipped, campaign.Skip{Line: row.Line, Input: row.Input,
-				Reason: fmt.Sprintf("duplicate of line %d (%s)", row.DuplicateOf, row.Phone)})
-			continue
-		}
-		if why := ro.recentlyContacted(row.Phone); why != "" {
-			skipped = append(skipped, campaign.Skip{Line: row.Line, Input: row.Input, Reason: why})
-			continue
-		}
-		if suppressed != nil {
-			why, ok, err := suppressed(ctx, row.Phone)
-			if err != nil {
-				return Summary{}, err
-			}
-			if ok {
-				if why == "" {
-					why = "opted out"
-				}
-				skipped = append(skipped, campaign.Skip{Line: row.Line, Input: row.Input, Reason: "suppressed: " + why})
-				continue
-			}
-		}
-		valid++
+	scr, err := screen.New(ctx, ro.screen(spec, lists, nil))
+	if err != nil {
+		return Summary{}, err
 	}
-	return Summarize(valid, skipped), nil
+	t := newTally(-1)
+	err = screenRows(ctx, rd, file, scr, func(_ []recipients.Row, _ []screen.Verdict, skips []campaign.Skip) error {
+		t.add(skips)
+		return nil
+	})
+	if err != nil {
+		return Summary{}, err
+	}
+	return t.summary(scr.Kept), nil
 }
 
 // reportRow is one line of a --report file.
