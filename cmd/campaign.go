@@ -209,8 +209,8 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
-		Again:  ro.Again, Sender: client,
-		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
+		Again: ro.Again, Sender: client,
+		Token: token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
 	}
@@ -355,7 +355,6 @@ func reportPrepared(f *Factory, res runner.Result) {
 		f.IO.Infof("  … and %d more (see `wasend campaign skipped %d`)", c.Skipped-len(res.Skipped), c.ID)
 	}
 }
-
 
 func quoteInput(s string) string {
 	if s == "" {

@@ -13,10 +13,10 @@ import (
 // Importer stores one campaign's rows inside a single transaction: either
 // the whole file lands, or (on error, interrupt or crash) nothing does.
 type Importer struct {
-	s  *Store
-	tx *sql.Tx
-	c  campaign.Campaign
-	skip         *sql.Stmt
+	s    *Store
+	tx   *sql.Tx
+	c    campaign.Campaign
+	skip *sql.Stmt
 	// batch holds AddBatch's and SkipBatch's multi-row statements by query
 	// text; args is their argument buffer, reused across batches.
 	batch map[string]*sql.Stmt
@@ -25,7 +25,7 @@ type Importer struct {
 	pending []campaign.Message
 	// sourceKey and recipientsKey are stored by Commit (see SetKeys).
 	sourceKey, recipientsKey string
-	done    bool
+	done                     bool
 }
 
 // Import holds this process's write lock until Commit or Rollback: the
