@@ -109,6 +109,9 @@ func (im *Importer) ContinueInto(ctx context.Context, prior campaign.Campaign) (
 		{`UPDATE campaigns SET imported = imported + ?, skipped = ?, source = ?, source_key = ?, recipients_key = ?
 			WHERE id = ?`, []any{im.c.Imported, im.c.Skipped, im.c.Source, im.sourceKey, im.recipientsKey, prior.ID}},
 		{`DELETE FROM campaigns WHERE id = ?`, []any{im.c.ID}},
+		// The number the import took is given back: the next campaign
+		// gets it, as if this import had never made one.
+		{`UPDATE sqlite_sequence SET seq = ? WHERE name = 'campaigns' AND seq = ?`, []any{im.c.ID - 1, im.c.ID}},
 	}
 	for _, st := range stmts {
 		if err != nil {
