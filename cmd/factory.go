@@ -102,7 +102,9 @@ func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return store.Open(ctx, path, store.Options{Now: f.Now, Location: loc})
+	// A directory the user named must exist; the default one is created.
+	named := f.DBPath != "" || (f.Getenv("WASEND_DB") != "" && !f.Sandbox)
+	return store.Open(ctx, path, store.Options{Now: f.Now, Location: loc, ExistingDir: named})
 }
 
 // openCampaign opens the database and reads the campaign numbered by arg

@@ -392,7 +392,9 @@ func (t *tally) add(skips []campaign.Skip) {
 		switch screen.KindOf(k.Reason) {
 		case screen.Invalid:
 			t.invalid++
-			t.invalidBy[k.Reason]++
+			if t.keep < 0 { // by reason for check's summary; an import keeps memory flat
+				t.invalidBy[k.Reason]++
+			}
 		case screen.Duplicate:
 			t.duplicates++
 		case screen.Suppressed:

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -53,6 +54,10 @@ type Options struct {
 	Location *time.Location
 	// BusyTimeout bounds how long a write waits for another process.
 	BusyTimeout time.Duration
+	// ExistingDir: the database's directory must exist already (a path the
+	// user named, where a typo must not create directories); otherwise it
+	// is created.
+	ExistingDir bool
 }
 
 // Open opens (creating if needed, mode 0600) the database at path and applies
@@ -67,7 +72,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 30 * time.Second
 	}
-	if err := createFile(path); err != nil {
+	if err := createFile(path, opts.ExistingDir); err != nil {
 		return nil, err
 	}
 	q := url.Values{}
@@ -91,15 +96,51 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func createFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create database directory: %w", err)
+// createFile makes sure the database file exists and can be written,
+// saying in plain words which file or directory is wrong and why.
+func createFile(path string, existingDir bool) error {
+	dir := filepath.Dir(path)
+	if existingDir {
+		fi, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("database %s: the directory %s does not exist; create it first, or leave out --db (and WASEND_DB) for the default location", path, dir)
+		case err != nil:
+			return fmt.Errorf("database %s: directory %s: %w", path, dir, plainFileError(err))
+		case !fi.IsDir():
+			return fmt.Errorf("database %s: %s is not a directory", path, dir)
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the database directory %s: %w", dir, plainFileError(err))
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("database %s is a directory; name a file, e.g. %s", path, filepath.Join(path, "wasend.db"))
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("open database %s: %w", path, err)
+		return fmt.Errorf("database %s can't be opened for writing: %w", path, plainFileError(err))
 	}
-	return f.Close()
+	f.Close()
+	// SQLite writes its journal (NAME-wal, NAME-shm) beside the file.
+	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
+		return fmt.Errorf("database %s: the directory %s is not writable (%w), and the database keeps its journal files beside it", path, dir, plainFileError(err))
+	}
+	return nil
+}
+
+// plainFileError says what a file system error means for the operator.
+func plainFileError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("permission denied: this user may not write there (check the owner and mode): %w", err)
+	case errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("the file system is read-only: %w", err)
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("the disk is full: %w", err)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("a part of the path is a file, not a directory: %w", err)
+	}
+	return err
 }
 
 // cacheKiB is SQLite's page cache per connection.
