@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // A campaign is its message and its recipients, however the file is read
@@ -17,27 +18,27 @@ import (
 // --name messages nobody again; only --again does, deliberately.
 func TestIdentityFinishedList(t *testing.T) {
 	w := newWorld(t, sandbox.Options{PairInterval: -1})
-	w.ok("tier", "set", "active", "--rate", "40", "--burst", "5", "--daily-cap", "100000")
+	w.OK("tier", "set", "active", "--rate", "40", "--burst", "5", "--daily-cap", "100000")
 	w.addAccounts(account{"main", "100000000000003", "active"})
 	const n = 20
-	csv := w.writeCSV("list.csv", 4915112380000, n)
+	csv := w.WriteCSV("list.csv", 4915112380000, n)
 	run := []string{"campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name"}
-	w.ok(run...)
-	if got := len(accepted(w.api.Records())); got != n {
+	w.OK(run...)
+	if got := len(testproc.Accepted(w.api.Records())); got != n {
 		t.Fatalf("first run: %d recipients accepted, want %d", got, n)
 	}
 
 	for _, extra := range [][]string{nil, {"--delimiter", ","}, {"--region", "DE"}, {"--delimiter", ",", "--region", "de", "--phone-column", "phone"}} {
-		r := w.ok(append(run, extra...)...)
-		if !strings.Contains(r.stderr, `campaign 1 "list.csv" already sent this message to these recipients`) ||
-			!strings.Contains(r.stderr, "--again") || !strings.Contains(r.stdout, "already finished") {
+		r := w.OK(append(run, extra...)...)
+		if !strings.Contains(r.Stderr, `campaign 1 "list.csv" already sent this message to these recipients`) ||
+			!strings.Contains(r.Stderr, "--again") || !strings.Contains(r.Stdout, "already finished") {
 			t.Errorf("run %v on the finished list: want it refused, naming campaign 1 and --again\n%s", extra, r)
 		}
 	}
 	// A new name is a deliberate new campaign, but everybody on it got this
 	// template minutes ago: nothing is left to send, so nothing is made.
-	r := w.run(append(run, "--name", "second-wave")...)
-	if r.code != 1 || !strings.Contains(r.stderr, "all 20 rows were skipped (20 sent the same template within 24h0m0s (--again sends anyway)") {
+	r := w.Run(append(run, "--name", "second-wave")...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "all 20 rows were skipped (20 sent the same template within 24h0m0s (--again sends anyway)") {
 		t.Errorf("--name second-wave on the finished list: want exit 1 naming the 24 h rule\n%s", r)
 	}
 	if cs := w.campaigns(); len(cs) != 1 {
@@ -50,12 +51,12 @@ func TestIdentityFinishedList(t *testing.T) {
 	}
 
 	// --again is the explicit second send.
-	w.ok(append(run, "--name", "second-wave", "--again")...)
+	w.OK(append(run, "--name", "second-wave", "--again")...)
 	cs := w.campaigns()
 	if len(cs) != 2 || cs[1].Sent != n {
 		t.Fatalf("after --again: campaigns %+v, want a second one with %d sent", cs, n)
 	}
-	for to, rs := range accepted(w.api.Records()) {
+	for to, rs := range testproc.Accepted(w.api.Records()) {
 		if len(rs) != 2 {
 			t.Errorf("%s accepted %d times after --again, want 2", to, len(rs))
 		}
@@ -67,17 +68,17 @@ func TestIdentityFinishedList(t *testing.T) {
 // nobody already sent is sent again.
 func TestIdentityEditedList(t *testing.T) {
 	w := newWorld(t, sandbox.Options{PairInterval: -1})
-	w.ok("tier", "set", "active", "--rate", "40", "--burst", "5", "--daily-cap", "8")
+	w.OK("tier", "set", "active", "--rate", "40", "--burst", "5", "--daily-cap", "8")
 	w.addAccounts(account{"main", "100000000000003", "active"})
 	const n = 20
-	csv := w.writeCSV("list.csv", 4915112390000, n)
+	csv := w.WriteCSV("list.csv", 4915112390000, n)
 	run := []string{"campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name", "--stop-when-capped"}
-	if r := w.run(run...); r.code != 3 {
+	if r := w.Run(run...); r.Code != 3 {
 		t.Fatalf("first run: want exit 3 at the cap of 8\n%s", r)
 	}
 	// The same list with a no-op flag, still capped: the same campaign.
-	r := w.run(append(run, "--delimiter", ",")...)
-	if r.code != 3 || !strings.Contains(r.stderr, `continuing campaign 1 "list.csv": 0 new recipients added, 20 already there`) {
+	r := w.Run(append(run, "--delimiter", ",")...)
+	if r.Code != 3 || !strings.Contains(r.Stderr, `continuing campaign 1 "list.csv": 0 new recipients added, 20 already there`) {
 		t.Errorf("no-op flag on the interrupted campaign: want it continued\n%s", r)
 	}
 
@@ -89,9 +90,9 @@ func TestIdentityEditedList(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	w.ok("tier", "set", "active", "--daily-cap", "1000")
-	r = w.ok(run...)
-	if !strings.Contains(r.stderr, `continuing campaign 1 "list.csv": 1 new recipient added, 20 already there`) {
+	w.OK("tier", "set", "active", "--daily-cap", "1000")
+	r = w.OK(run...)
+	if !strings.Contains(r.Stderr, `continuing campaign 1 "list.csv": 1 new recipient added, 20 already there`) {
 		t.Errorf("appended row: want the campaign continued with 1 new recipient\n%s", r)
 	}
 	cs := w.campaigns()
@@ -100,8 +101,8 @@ func TestIdentityEditedList(t *testing.T) {
 	}
 	recs := w.api.Records()
 	checkNoDuplicates(t, recs)
-	checkAgainstServer(t, w.rows(), recs, false)
-	if got := len(accepted(recs)); got != n+1 {
+	checkAgainstServer(t, w.Rows(), recs, false)
+	if got := len(testproc.Accepted(recs)); got != n+1 {
 		t.Errorf("%d recipients accepted, want %d", got, n+1)
 	}
 
@@ -110,9 +111,9 @@ func TestIdentityEditedList(t *testing.T) {
 	if err := os.WriteFile(csv+".2", []byte("phone,name\n+4915112390000,A\n+4915112377777,B\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w.ok("campaign", "import", csv+".2", "--template", "other", "--lang", "en_US", "--params", "name")
-	r = w.run("campaign", "import", csv+".2", "--template", "other", "--lang", "en_US", "--params", "name", "--delimiter", ",", "--name", "renamed")
-	if r.code == 0 || !strings.Contains(r.stderr, `unfinished campaign 2 "list.csv.2"`) || !strings.Contains(r.stderr, "--again") {
+	w.OK("campaign", "import", csv+".2", "--template", "other", "--lang", "en_US", "--params", "name")
+	r = w.Run("campaign", "import", csv+".2", "--template", "other", "--lang", "en_US", "--params", "name", "--delimiter", ",", "--name", "renamed")
+	if r.Code == 0 || !strings.Contains(r.Stderr, `unfinished campaign 2 "list.csv.2"`) || !strings.Contains(r.Stderr, "--again") {
 		t.Errorf("--name on an unfinished campaign's list: want it refused\n%s", r)
 	}
 }

@@ -31,7 +31,7 @@ import (
 //     same message: its new numbers are added to that campaign, and nobody
 //     already in it is added again (this also resumes an unchanged list);
 //   - the same message already went to exactly these numbers in a finished
-//     campaign: nothing is imported (Result.Repeat);
+//     (or cancelled) campaign: nothing is imported (Result.Repeat);
 //   - otherwise a new campaign.
 //
 // --again makes a new campaign in every case; a --name other than the
@@ -104,9 +104,9 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 		c, err := o.Store.CampaignBySource(ctx, src)
 		switch {
 		case err == nil && (o.Name == "" || o.Name == c.Name):
-			res.Campaign, res.Repeat = c, c.State == campaign.CampaignFinished
+			res.Campaign, res.Repeat = c, ended(c)
 			return res, nil
-		case err == nil && c.State != campaign.CampaignFinished:
+		case err == nil && !ended(c):
 			return res, otherName(o.Name, c, 0)
 		case err != nil && !errors.Is(err, campaign.ErrNotFound):
 			return res, err
@@ -121,6 +121,12 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 	}
 	return importFile(ctx, o.Store, f, o.File, campaign.Campaign{Name: name, Source: o.File, Spec: o.Spec}, ro,
 		&identity{source: src, name: o.Name})
+}
+
+// ended reports whether c is finished or cancelled: a file never
+// continues it.
+func ended(c campaign.Campaign) bool {
+	return c.State == campaign.CampaignFinished || c.State == campaign.CampaignCancelled
 }
 
 func otherName(name string, c campaign.Campaign, already int) error {
@@ -202,7 +208,7 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 			return res, err
 		}
 		for i, sb := range siblings {
-			if sb.Campaign.State != campaign.CampaignFinished {
+			if !ended(sb.Campaign) {
 				prior = &siblings[i]
 				break
 			}
@@ -256,7 +262,7 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 	}
 	if id != nil && !ro.Again {
 		for _, sb := range siblings {
-			if sb.Campaign.State != campaign.CampaignFinished || (id.name != "" && id.name != sb.Campaign.Name) {
+			if !ended(sb.Campaign) || (id.name != "" && id.name != sb.Campaign.Name) {
 				continue
 			}
 			same, err := sameRecipients(ctx, im, sb, key)
