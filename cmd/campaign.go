@@ -71,11 +71,15 @@ across all enabled accounts, within each account's rate, burst and daily cap.
 
 The file needs a "phone" column. Numbers are normalised to E.164 (--region
 gives the country of national numbers); rows with an invalid number, a missing
-parameter, or a number already in the campaign are skipped and reported with
-their line number.
+parameter, a number listed earlier, a suppressed number, or one that got the
+same template in the last 24 h are skipped and reported with their line number.
 
-Running the same command on the same file again continues that campaign: no
-re-import, nobody messaged twice. Ctrl-C stops after the requests in flight;
+A campaign is its message and its recipients, however the file is read:
+running the same list again continues its unfinished campaign (an edited list
+adds its new numbers; nobody is messaged twice), and a finished one is not
+sent again. --again makes a separate campaign and sends to everyone on the
+list, also to those who got this template in the last 24 h; a new --name
+makes a separate campaign after a finished one. Ctrl-C stops after the requests in flight;
 a message whose answer was lost is marked unknown and not resent
 automatically (see ` + "`wasend campaign retry --unknown`" + `).
 

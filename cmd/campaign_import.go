@@ -20,8 +20,9 @@ normalised, parameters checked, duplicates and suppressed numbers skipped, in
 one transaction — and stop there. Nothing is sent and no account is needed.
 
 Send it later with ` + "`wasend campaign run --resume ID`" + `, or by running
-` + "`campaign run`" + ` with the same file and message flags. Importing the same file
-with the same message flags again finds the campaign it already became.`,
+` + "`campaign run`" + ` with the same file and message flags. A list with the same
+message as an unfinished campaign and some of its numbers continues that
+campaign (its new numbers are added); --again makes a separate one.`,
 		Example: `  wasend campaign import promo.csv --template spring_sale --lang en_US --params name,code
   wasend campaign run --resume 3`,
 		Args: exactArgs(1),

@@ -235,7 +235,7 @@ type Button struct {
 type Campaign struct {
 	ID          int64
 	Name        string
-	Fingerprint string // hash of file content and spec; the same run resumes
+	Fingerprint string // unique per campaign; campaigns are found again by message and recipients (internal/runner)
 	Source      string // file path as given
 	Spec        Spec
 	State       CampaignState

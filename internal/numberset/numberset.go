@@ -79,9 +79,6 @@ func (s *Set) Has(number string) bool {
 	return ok
 }
 
-// Len is how many numbers the set holds.
-func (s *Set) Len() int { return s.n + len(s.other) }
-
 func (s *Set) key(p uint32) uint64  { return s.keys[p/numberBlock][p%numberBlock] }
 func (s *Set) line(p uint32) uint32 { return s.lines[p/numberBlock][p%numberBlock] }
 

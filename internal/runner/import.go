@@ -246,11 +246,11 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 		}
 		return res, fmt.Errorf("nothing stored: %w", err)
 	}
-	key := scr.Key()
-	im.SetKeys("", key)
+	key, source := scr.Key(), ""
 	if id != nil {
-		im.SetKeys(id.source, key)
+		source = id.source
 	}
+	im.SetKeys(source, key)
 	res.Skipped = tally.first
 	if prior != nil && scr.Already > 0 {
 		if id.name != "" && id.name != prior.Campaign.Name {

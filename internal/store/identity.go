@@ -84,12 +84,6 @@ func (im *Importer) SetKeys(source, recipients string) {
 	im.sourceKey, im.recipientsKey = source, recipients
 }
 
-// Stored returns how many rows the import stored and skipped so far,
-// counting those still waiting to be written.
-func (im *Importer) Stored() (imported, skipped int) {
-	return im.c.Imported + len(im.pending), im.c.Skipped
-}
-
 // ContinueInto ends the import by adding its rows to the unfinished
 // campaign prior instead of a campaign of their own, and commits. The
 // rows given to AddBatch must be those not already in prior. prior's
