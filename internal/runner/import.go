@@ -200,22 +200,24 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 
 	var (
 		siblings []store.Sibling
-		prior    *store.Sibling // the unfinished campaign this file may continue
+		prior    *store.Sibling // the unfinished campaign this file continues
 		priorSet *numberset.Set
 	)
 	if id != nil && !ro.Again {
 		if siblings, err = im.SameMessage(ctx); err != nil {
 			return res, err
 		}
+		// The numbers of every unfinished campaign with this message, each
+		// with its campaign's index: a number in any of them is never added
+		// again, and the file continues the one it overlaps most.
 		for i, sb := range siblings {
-			if !ended(sb.Campaign) {
-				prior = &siblings[i]
-				break
+			if ended(sb.Campaign) {
+				continue
 			}
-		}
-		if prior != nil {
-			priorSet = numberset.New()
-			if err := im.EachNumber(ctx, prior.Campaign.ID, func(p string) { priorSet.Add(p, 0) }); err != nil {
+			if priorSet == nil {
+				priorSet = numberset.New()
+			}
+			if err := im.EachNumber(ctx, sb.Campaign.ID, func(p string) { priorSet.Add(p, i) }); err != nil {
 				return res, err
 			}
 		}
@@ -252,6 +254,15 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 	}
 	im.SetKeys(source, key)
 	res.Skipped = tally.first
+	best := -1 // the unfinished campaign with the most of the file's numbers; the newest on a tie
+	for i, n := range scr.AlreadyIn {
+		if best < 0 || n > scr.AlreadyIn[best] || (n == scr.AlreadyIn[best] && i < best) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		prior = &siblings[best]
+	}
 	if prior != nil && scr.Already > 0 {
 		if id.name != "" && id.name != prior.Campaign.Name {
 			return res, otherName(id.name, prior.Campaign, scr.Already)

@@ -135,8 +135,10 @@ type Options struct {
 	// same template within SameTemplateWindow, unless Again.
 	Spec  campaign.Spec
 	Again bool
-	// Prior holds the numbers already in the campaign the file continues:
-	// such rows are counted (Screen.Already) and neither stored nor skipped.
+	// Prior holds the numbers already in the unfinished campaigns the file
+	// may continue, each added with its campaign's index as its line: such
+	// rows are counted (Screen.Already, AlreadyIn) and neither stored nor
+	// skipped.
 	Prior *numberset.Set
 }
 
@@ -148,8 +150,10 @@ type Screen struct {
 	sameTemplate map[string]Contact
 	numbers      *numberset.Set
 	key          RecipientKey
-	// Already counts the rows whose number is in Options.Prior.
-	Already int
+	// Already counts the rows whose number is in Options.Prior; AlreadyIn
+	// by the index they were added with.
+	Already   int
+	AlreadyIn map[int]int
 	// Kept counts the rows that passed.
 	Kept int
 }
@@ -202,8 +206,12 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 		}
 		s.key.add(r.Phone)
 		if s.o.Prior != nil {
-			if s.o.Prior.Has(r.Phone) {
+			if in, ok := s.o.Prior.Line(r.Phone); ok {
 				verdicts[i] = Already
+				if s.AlreadyIn == nil {
+					s.AlreadyIn = map[int]int{}
+				}
+				s.AlreadyIn[in]++
 				continue
 			}
 		}
