@@ -1,13 +1,16 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -78,15 +81,13 @@ quoting) is an error that names the file, line and column.`,
 			}
 			defer file.Close()
 			return f.withStore(ctx, func(st *store.Store) error {
-				sum, err := runner.Check(ctx, file, args[0], spec, ro, st)
+				keep := firstProblems // --json lists every problem
+				if asJSON {
+					keep = -1
+				}
+				sum, err := checkFile(ctx, f, st, file, args[0], spec, ro, o.Report, keep)
 				if err != nil {
 					return err
-				}
-				if o.Report != "" {
-					if err := runner.WriteReport(o.Report, sum.Skipped); err != nil {
-						return err
-					}
-					f.IO.Infof("wrote %d skipped row(s) to %s", len(sum.Skipped), o.Report)
 				}
 				if asJSON {
 					return f.IO.JSON(summaryJSON(sum))
@@ -149,10 +150,36 @@ func printCheck(f *Factory, file string, s runner.Summary) error {
 	}
 	for i, k := range s.Skipped {
 		if i == firstProblems {
-			fmt.Fprintf(w, "  … and %d more (--report FILE.csv lists them all)\n", len(s.Skipped)-firstProblems)
 			break
 		}
 		fmt.Fprintf(w, "  line %d: %s: %s\n", k.Line, strconv.Quote(k.Input), k.Reason)
 	}
+	if skipped := s.Rows - s.Valid; skipped > firstProblems {
+		fmt.Fprintf(w, "  … and %d more (--report FILE.csv lists them all)\n", skipped-firstProblems)
+	}
 	return nil
+}
+
+// checkFile reads a recipient file as an import would (runner.CheckEach),
+// keeping the first keep skipped rows (all when keep < 0) and streaming
+// every one to the report at path, when given.
+func checkFile(ctx context.Context, f *Factory, st *store.Store, file io.Reader, name string, spec campaign.Spec,
+	ro runner.ReadOptions, report string, keep int) (runner.Summary, error) {
+	if report == "" {
+		return runner.CheckEach(ctx, file, name, spec, ro, st, keep, nil)
+	}
+	rep, err := runner.NewReport(report)
+	if err != nil {
+		return runner.Summary{}, err
+	}
+	sum, err := runner.CheckEach(ctx, file, name, spec, ro, st, keep, rep.Add)
+	if err != nil {
+		rep.Abort()
+		return sum, err
+	}
+	if err := rep.Commit(); err != nil {
+		return sum, err
+	}
+	f.IO.Infof("wrote %d skipped row(s) to %s", rep.Rows(), report)
+	return sum, nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -108,15 +107,9 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			return fmt.Errorf("recipient file: %w", err)
 		}
 		defer file.Close()
-		sum, err := runner.Check(ctx, file, o.File, spec, ro, st)
+		sum, err := checkFile(ctx, f, st, file, o.File, spec, ro, o.Report, 0)
 		if err != nil {
 			return err
-		}
-		if o.Report != "" {
-			if err := runner.WriteReport(o.Report, sum.Skipped); err != nil {
-				return err
-			}
-			f.IO.Infof("wrote %d skipped row(s) to %s", len(sum.Skipped), o.Report)
 		}
 
 		in, err := planInput(ctx, f, st, o.Accounts, now, start, loc)
@@ -129,7 +122,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		if err != nil {
 			return err
 		}
-		out := planJSON{File: o.File, Recipients: sum.Valid, Skipped: len(sum.Skipped), Start: start,
+		out := planJSON{File: o.File, Recipients: sum.Valid, Skipped: sum.Rows - sum.Valid, Start: start,
 			Seconds: base.Duration.Seconds(), QuotaResets: base.QuotaResets, Never: base.Reason, Accounts: []planShare{}, OneMore: []planOneMore{}}
 		if !base.Capped {
 			out.Finish = &base.Finish

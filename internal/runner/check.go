@@ -2,13 +2,13 @@ package runner
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
-
-	"github.com/gocarina/gocsv"
+	"strconv"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/recipients"
@@ -23,7 +23,7 @@ type Summary struct {
 	Duplicates int             // numbers already listed earlier in the file
 	Suppressed int             // numbers on the suppression list
 	Contacted  int             // numbers sent to recently: --skip-contacted-within, or the same template within 24 h
-	Skipped    []campaign.Skip // every row not used, in file order
+	Skipped    []campaign.Skip // the rows not used, in file order (all, or the first few: see CheckEach)
 }
 
 // ReasonCount is how many rows were skipped for one reason.
@@ -36,6 +36,7 @@ type ReasonCount struct {
 // is the number of rows used.
 func Summarize(valid int, skipped []campaign.Skip) Summary {
 	t := newTally(-1)
+	t.byReason = true
 	t.add(skipped)
 	return t.summary(valid)
 }
@@ -55,12 +56,20 @@ func (t *tally) summary(valid int) Summary {
 	return s
 }
 
-// Check reads a recipient file as an import would — the same parsing,
+// Check is CheckEach keeping every skipped row in the summary.
+func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro ReadOptions, lists screen.Lists) (Summary, error) {
+	return CheckEach(ctx, r, file, spec, ro, lists, -1, nil)
+}
+
+// CheckEach reads a recipient file as an import would — the same parsing,
 // normalisation, parameter checks and screening (internal/screen: the
 // duplicates, the suppression list and the recent sends of lists) —
 // without storing or sending anything. lists may be nil: then only invalid
-// rows and duplicates are found.
-func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro ReadOptions, lists screen.Lists) (Summary, error) {
+// rows and duplicates are found. The summary keeps the first keep skipped
+// rows (all when keep < 0); each, if not nil, gets every one as it is
+// found, so that a report of any size needs no memory.
+func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro ReadOptions, lists screen.Lists,
+	keep int, each func(campaign.Skip) error) (Summary, error) {
 	rd, err := recipients.Open(r, file, ro.recipients(spec))
 	if err != nil {
 		return Summary{}, err
@@ -69,9 +78,17 @@ func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro
 	if err != nil {
 		return Summary{}, err
 	}
-	t := newTally(-1)
+	t := newTally(keep)
+	t.byReason = true
 	err = screenRows(ctx, rd, file, scr, func(_ []recipients.Row, _ []screen.Verdict, skips []campaign.Skip) error {
 		t.add(skips)
+		for _, k := range skips {
+			if each != nil {
+				if err := each(k); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -80,38 +97,79 @@ func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro
 	return t.summary(scr.Kept), nil
 }
 
-// reportRow is one line of a --report file.
-type reportRow struct {
-	Line   int    `csv:"line"`
-	Input  string `csv:"input"`
-	Reason string `csv:"reason"`
+// Report is a --report file being written: every skipped row, with its
+// line and reason, as CSV. It appears at its path only on Commit, whole,
+// so a reader never sees half a report.
+type Report struct {
+	path string
+	tmp  *os.File
+	w    *csv.Writer
+	n    int
+}
+
+// NewReport starts a report at path.
+func NewReport(path string) (*Report, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".wasend-report-*.csv")
+	if err != nil {
+		return nil, fmt.Errorf("write report: %w", err)
+	}
+	r := &Report{path: path, tmp: tmp, w: csv.NewWriter(tmp)}
+	if err := r.w.Write([]string{"line", "input", "reason"}); err != nil {
+		r.Abort()
+		return nil, fmt.Errorf("write report %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Add writes one skipped row.
+func (r *Report) Add(k campaign.Skip) error {
+	r.n++
+	if err := r.w.Write([]string{strconv.Itoa(k.Line), k.Input, k.Reason}); err != nil {
+		return fmt.Errorf("write report %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// Rows is how many rows were added.
+func (r *Report) Rows() int { return r.n }
+
+// Commit puts the report at its path.
+func (r *Report) Commit() error {
+	r.w.Flush()
+	err := r.w.Error()
+	if err == nil {
+		err = r.tmp.Close()
+	} else {
+		r.tmp.Close()
+	}
+	if err == nil {
+		err = os.Rename(r.tmp.Name(), r.path)
+	}
+	if err != nil {
+		os.Remove(r.tmp.Name())
+		return fmt.Errorf("write report %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// Abort discards the report.
+func (r *Report) Abort() {
+	r.tmp.Close()
+	os.Remove(r.tmp.Name())
 }
 
 // WriteReport writes every skipped row, with its line and reason, as CSV to
 // path — atomically, so a reader never sees half a report.
-func WriteReport(path string, skipped []campaign.Skip) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".wasend-report-*.csv")
+func WriteReport(path string, skipped []campaign.Skip) error {
+	r, err := NewReport(path)
 	if err != nil {
-		return fmt.Errorf("write report: %w", err)
+		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	for _, k := range skipped {
+		if err := r.Add(k); err != nil {
+			r.Abort()
+			return err
 		}
-	}()
-	rows := make([]reportRow, len(skipped))
-	for i, k := range skipped {
-		rows[i] = reportRow{k.Line, k.Input, k.Reason}
 	}
-	if err := gocsv.Marshal(rows, tmp); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	return nil
+	return r.Commit()
 }

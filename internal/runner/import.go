@@ -399,6 +399,7 @@ type tally struct {
 	invalid, duplicates, suppressed, contacted, sameTemplate int
 	first                                                    []campaign.Skip
 	invalidBy                                                map[string]int
+	byReason                                                 bool // count invalid rows by reason (check; an import keeps memory flat)
 }
 
 func newTally(keep int) *tally { return &tally{keep: keep, invalidBy: map[string]int{}} }
@@ -409,7 +410,7 @@ func (t *tally) add(skips []campaign.Skip) {
 		switch screen.KindOf(k.Reason) {
 		case screen.Invalid:
 			t.invalid++
-			if t.keep < 0 { // by reason for check's summary; an import keeps memory flat
+			if t.byReason { // for check's summary; an import keeps memory flat
 				t.invalidBy[k.Reason]++
 			}
 		case screen.Duplicate:
