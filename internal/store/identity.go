@@ -102,6 +102,10 @@ func (im *Importer) ContinueInto(ctx context.Context, prior campaign.Campaign) (
 		{`UPDATE skipped SET campaign_id = ? WHERE campaign_id = ?`, []any{prior.ID, im.c.ID}},
 		{`UPDATE campaigns SET imported = imported + ?, skipped = ?, source = ?, source_key = ?, recipients_key = ?
 			WHERE id = ?`, []any{im.c.Imported, im.c.Skipped, im.c.Source, im.sourceKey, im.recipientsKey, prior.ID}},
+		// Counted once here, as Commit counts an import (migration 0010):
+		// moving rows fires no trigger.
+		{`INSERT INTO message_counts (campaign_id, account_id, state, n) VALUES (?, 0, 'pending', ?)
+			ON CONFLICT DO UPDATE SET n = n + excluded.n`, []any{prior.ID, im.c.Imported}},
 		{`DELETE FROM campaigns WHERE id = ?`, []any{im.c.ID}},
 		// The number the import took is given back: the next campaign
 		// gets it, as if this import had never made one.
