@@ -284,4 +284,3 @@ func (p *Progress) barLine(width int) string {
 	}
 	return compose()
 }
-
