@@ -368,7 +368,7 @@ message state, health figures and ETA — the campaign half of ` + "`wasend stat
 				return err
 			}
 			defer st.Close()
-			out, err := campaignsJSON(ctx, f, st)
+			out, err := f.reporter(st).Campaigns(ctx)
 			if err != nil {
 				return err
 			}
@@ -528,7 +528,8 @@ again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code COD
 				}
 				return f.IO.JSON(out)
 			}
-			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT")
+			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT").
+				Truncate("REASON", "ACCOUNT").Optional("LAST ATTEMPT", "ATTEMPTS", "ACCOUNT")
 			for _, r := range rows {
 				code := ""
 				if r.ErrorCode != 0 {
@@ -584,7 +585,7 @@ are the file's own, counting the header as line 1.`,
 				}
 				return f.IO.JSON(out)
 			}
-			t := newTable(f, "LINE", "INPUT", "REASON")
+			t := newTable(f, "LINE", "INPUT", "REASON").Truncate("INPUT", "REASON")
 			for _, r := range rows {
 				t.Row(strconv.Itoa(r.Line), r.Input, r.Reason)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -58,17 +59,17 @@ succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
 
 // planJSON is the shape of `wasend campaign plan --json`.
 type planJSON struct {
-	File        string        `json:"file"`
-	Recipients  int           `json:"recipients"`
-	Skipped     int           `json:"skipped"`
-	Start       time.Time     `json:"start"`
-	Finish      *time.Time    `json:"finish"` // null: never
-	Seconds     float64       `json:"duration_seconds"`
-	QuotaResets int           `json:"quota_resets"`
-	Never       string        `json:"never,omitempty"` // why it would never finish
-	Accounts    []planShare   `json:"accounts"`
-	GlobalLimit *globalJSON   `json:"global_limit"`
-	OneMore     []planOneMore `json:"one_more"`
+	File        string         `json:"file"`
+	Recipients  int            `json:"recipients"`
+	Skipped     int            `json:"skipped"`
+	Start       time.Time      `json:"start"`
+	Finish      *time.Time     `json:"finish"` // null: never
+	Seconds     float64        `json:"duration_seconds"`
+	QuotaResets int            `json:"quota_resets"`
+	Never       string         `json:"never,omitempty"` // why it would never finish
+	Accounts    []planShare    `json:"accounts"`
+	GlobalLimit *report.Global `json:"global_limit"`
+	OneMore     []planOneMore  `json:"one_more"`
 }
 
 type planShare struct {
@@ -143,7 +144,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		out.Accounts = append(out.Accounts, planShare{s.Name, s.Tier, s.Sent})
 	}
 	if in.Global != nil {
-		out.GlobalLimit = &globalJSON{Rate: in.GlobalLimit.Rate, Burst: in.GlobalLimit.Burst, Tokens: in.Global.TokensAt(in.GlobalLimit, start)}
+		out.GlobalLimit = &report.Global{Rate: in.GlobalLimit.Rate, Burst: in.GlobalLimit.Burst, Tokens: in.Global.TokensAt(in.GlobalLimit, start)}
 	}
 	for _, t := range tiers {
 		more := planner.Plan(planner.WithExtra(in, t.Name, t.Limits))
@@ -260,19 +261,4 @@ func printPlan(f *Factory, p planJSON, loc *time.Location) error {
 }
 
 // humanDuration rounds a forecast for people: "about 2 d 4 h".
-func humanDuration(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "at once"
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
-	case d < time.Hour:
-		d = d.Round(time.Minute)
-		return fmt.Sprintf("about %d min", int(d/time.Minute))
-	case d < 24*time.Hour:
-		d = d.Round(time.Minute)
-		return fmt.Sprintf("about %d h %d min", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	}
-	d = d.Round(time.Hour)
-	return fmt.Sprintf("about %d d %d h", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
-}
+var humanDuration = report.HumanDuration

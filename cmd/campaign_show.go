@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -82,7 +83,7 @@ type showJSON struct {
 	Errors   []errorGroupJSON   `json:"errors"`
 	Accounts []accountSplitJSON `json:"accounts"`
 	Timing   timingJSON         `json:"timing"`
-	Dropped  []droppedJSON      `json:"dropped_accounts"`
+	Dropped  []report.Dropped   `json:"dropped_accounts"`
 }
 
 type errorGroupJSON struct {
@@ -117,7 +118,7 @@ func toShowJSON(d store.Detail) showJSON {
 		Template: c.Spec.Template, Lang: c.Spec.Lang, Params: c.Spec.Params, Text: c.Spec.Text,
 		State: string(c.State), PauseReason: c.PauseReason, CreatedAt: c.CreatedAt.UTC(),
 		FinishedAt: utcOrNil(c.FinishedAt), Imported: c.Imported, Skipped: c.Skipped,
-		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []droppedJSON{},
+		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []report.Dropped{},
 		Timing: timingJSON{
 			FirstAttempt: utcOrNil(d.FirstAttempt), LastAttempt: utcOrNil(d.LastAttempt),
 			ElapsedSeconds: d.Elapsed().Seconds(), SendRate: d.SendRate(),
@@ -134,7 +135,7 @@ func toShowJSON(d store.Detail) showJSON {
 		out.Accounts = append(out.Accounts, accountSplitJSON{a.Account, a.Sent, a.Failed, a.Unknown, a.Attempts, a.Throttled})
 	}
 	for _, x := range d.Dropped {
-		out.Dropped = append(out.Dropped, droppedJSON{x.Account, x.Reason, x.ErrorCode, x.At.UTC()})
+		out.Dropped = append(out.Dropped, report.Dropped{Account: x.Account, Reason: x.Reason, ErrorCode: x.ErrorCode, At: x.At.UTC()})
 	}
 	return out
 }
@@ -182,7 +183,7 @@ func printShow(f *Factory, d store.Detail, loc *time.Location) error {
 
 	if len(d.Errors) > 0 {
 		fmt.Fprintln(w, "\nFailures by error code")
-		t = newTable(f, "CODE", "COUNT", "SAMPLE")
+		t = newTable(f, "CODE", "COUNT", "SAMPLE").Truncate("SAMPLE")
 		for _, g := range d.Errors {
 			t.Row(codeText(g.Code), strconv.Itoa(g.Count), oneLine(g.Sample))
 		}
@@ -209,12 +210,12 @@ func printShow(f *Factory, d store.Detail, loc *time.Location) error {
 	kv(w, "Elapsed", d.Elapsed().Round(time.Second).String())
 	kv(w, "Send rate", fmt.Sprintf("%.2f messages/s", d.SendRate()))
 	kv(w, "Requests", fmt.Sprintf("%d, %s throttled, %s per message", d.Stats.Attempts,
-		flag(fmt.Sprintf("%.1f%%", d.Stats.ThrottleRate()*100), d.Stats.ThrottleRate() >= 0.01, true),
-		flag(fmt.Sprintf("%.2f", d.Stats.AvgAttempts()), d.Stats.AvgAttempts() >= 1.5, true)))
+		flag(fmt.Sprintf("%.1f%%", d.Stats.ThrottleRate()*100), d.Stats.ThrottleRate() >= report.MaxThrottleRate, true),
+		flag(fmt.Sprintf("%.2f", d.Stats.AvgAttempts()), d.Stats.AvgAttempts() >= report.MaxAvgAttempts, true)))
 
 	if len(d.Dropped) > 0 {
 		fmt.Fprintln(w, "\nDropped accounts")
-		t = newTable(f, "ACCOUNT", "CODE", "SINCE", "REASON")
+		t = newTable(f, "ACCOUNT", "CODE", "SINCE", "REASON").Truncate("REASON")
 		for _, x := range d.Dropped {
 			t.Row(x.Account, codeText(x.ErrorCode), when(x.At), oneLine(x.Reason))
 		}

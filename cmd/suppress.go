@@ -164,7 +164,7 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 		}
 		return f.IO.JSON(out)
 	}
-	t := newTable(f, "PHONE", "REASON", "LISTED")
+	t := newTable(f, "PHONE", "REASON", "LISTED").Truncate("REASON")
 	for _, s := range list {
 		reason := s.Reason
 		if reason == "" {
