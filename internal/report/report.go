@@ -397,10 +397,22 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 		working := cj.State == StateRunning && q.Ready > 0
 		hour := store.Activity{Attempts: stats.HourAttempts, Throttled: stats.HourThrottled, Messages: stats.HourMessages}
 		all := store.Activity{Attempts: stats.Attempts, Throttled: stats.Throttled, Messages: stats.MessagesAttempted}
-		if cj.LastHour, err = r.campaignHealth(ctx, c.ID, r.Now.Add(-time.Hour), hour, limits, working); err != nil {
+		hourSince := r.Now.Add(-time.Hour)
+		// A finished campaign's figures stop with it: its last hour is the
+		// last hour of its sending, and token use counts each account's
+		// configured rate, not one that recovers or drops afterwards.
+		frozen := c.State == campaign.CampaignFinished && !c.FinishedAt.IsZero()
+		if frozen {
+			hourSince = c.FinishedAt.Add(-time.Hour)
+			if hour, err = r.activitySince(ctx, c.ID, hourSince); err != nil {
+				return nil, err
+			}
+			cj.ThrottleRateHour = hour.ThrottleRate()
+		}
+		if cj.LastHour, err = r.campaignHealth(ctx, c.ID, hourSince, hour, limits, working, frozen); err != nil {
 			return nil, err
 		}
-		if cj.Overall, err = r.campaignHealth(ctx, c.ID, time.Time{}, all, limits, working); err != nil {
+		if cj.Overall, err = r.campaignHealth(ctx, c.ID, time.Time{}, all, limits, working, frozen); err != nil {
 			return nil, err
 		}
 		out = append(out, cj)
@@ -457,7 +469,7 @@ func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (
 // attempts per message from its requests, and tokens used out of those its
 // accounts earned while sending it.
 func (r Reporter) campaignHealth(ctx context.Context, id int64, since time.Time, req store.Activity,
-	accts map[string]campaign.AccountStatus, working bool) (Health, error) {
+	accts map[string]campaign.AccountStatus, working, frozen bool) (Health, error) {
 	act, err := r.Src.Activity(ctx, since, id)
 	if err != nil {
 		return Health{}, err
@@ -465,7 +477,11 @@ func (r Reporter) campaignHealth(ctx context.Context, id int64, since time.Time,
 	var avail float64
 	for name, a := range act {
 		if acct, ok := accts[name]; ok && a.Attempts > 0 {
-			avail += a.Available(EffectiveRate(acct), acct.Limits.Burst)
+			rate := EffectiveRate(acct)
+			if frozen {
+				rate = acct.Limits.Rate
+			}
+			avail += a.Available(rate, acct.Limits.Burst)
 		}
 	}
 	h := HealthOf(req, 0, 1, false)
@@ -477,6 +493,23 @@ func (r Reporter) campaignHealth(ctx context.Context, id int64, since time.Time,
 		h.Unhealthy = append(h.Unhealthy, "utilisation")
 	}
 	return h, nil
+}
+
+// activitySince sums a campaign's requests since a time over its
+// accounts. A message tried on two accounts counts on each.
+func (r Reporter) activitySince(ctx context.Context, id int64, since time.Time) (store.Activity, error) {
+	act, err := r.Src.Activity(ctx, since, id)
+	if err != nil {
+		return store.Activity{}, err
+	}
+	var sum store.Activity
+	for _, a := range act {
+		sum.Attempts += a.Attempts
+		sum.Throttled += a.Throttled
+		sum.Messages += a.Messages
+		sum.Sent += a.Sent
+	}
+	return sum, nil
 }
 
 // HumanDuration rounds a forecast for people: "about 2 d 4 h".
