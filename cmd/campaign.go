@@ -257,7 +257,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		defer stop()
 		f.IO.Infof("metrics on http://%s/metrics", addr)
 	}
-	logEvent := logging.Observer(logger.With("campaign", c.ID))
+	logEvent := logging.Observer(logger, c.ID)
 	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
 	runErr := runner.Send(ctx, opts, c)
 	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
