@@ -290,7 +290,7 @@ func normalizeArgs(args []string, region string) ([]string, error) {
 			return nil, badRegion(region)
 		}
 		if errors.Is(err, recipients.ErrNoCountryCode) {
-			bad = append(bad, fmt.Sprintf("%s: %v (give its country with --region)", quoteInput(a), err))
+			bad = append(bad, fmt.Sprintf("%s: %v", quoteInput(a), err))
 			continue
 		}
 		if err != nil {
