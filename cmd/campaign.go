@@ -83,9 +83,14 @@ API answers, three demo accounts send, and the demo template is used.`,
   wasend campaign run news.csv --text "Hi {{name}}, the shop opens at 9."
   wasend campaign run --resume 3
   wasend campaign run --sandbox testdata/recipients.csv`,
+		Annotations: map[string]string{annotationSends: "yes"},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.Resume != 0 {
-				return noArgs(cmd, args)
+				if len(args) > 0 {
+					return usagef("campaign run --resume %d: %q is not expected with --resume (the campaign's recipients are in the database); "+
+						"to send a file as a new campaign, leave out --resume", o.Resume, args[0])
+				}
+				return nil
 			}
 			return exactArgs(1)(cmd, args)
 		},
@@ -284,6 +289,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	}
 	if f.Sandbox {
 		f.IO.Warnf("SANDBOX: nothing was sent to WhatsApp")
+		f.IO.Infof("See it with: wasend status%s (or wasend campaign show %d%s)", dbHint(f), c.ID, dbHint(f))
 	}
 	return runErr
 }
@@ -462,8 +468,9 @@ func newCampaignResumeCmd(f *Factory) *cobra.Command {
 permanent failures, or because every account failed for it — and run it. The
 accounts dropped from the campaign get another chance: fix their tokens or
 permissions first. Takes the same sending flags as ` + "`campaign run`" + `.`,
-		Example: `  wasend campaign resume 3`,
-		Args:    exactArgs(1),
+		Example:     `  wasend campaign resume 3`,
+		Annotations: map[string]string{annotationSends: "yes"},
+		Args:        exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
 			if err != nil {

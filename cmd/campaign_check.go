@@ -2,12 +2,12 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/runner"
 )
 
@@ -70,9 +70,9 @@ quoting) is an error that names the file, line and column.`,
 			if err != nil {
 				return err
 			}
-			file, err := os.Open(args[0])
+			file, err := recipients.OpenFile("recipient", args[0])
 			if err != nil {
-				return fmt.Errorf("recipient file: %w", err)
+				return err
 			}
 			defer file.Close()
 			st, err := f.Store(ctx)

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
@@ -109,9 +109,9 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	}
 	defer st.Close()
 
-	file, err := os.Open(o.File)
+	file, err := recipients.OpenFile("recipient", o.File)
 	if err != nil {
-		return fmt.Errorf("recipient file: %w", err)
+		return err
 	}
 	defer file.Close()
 	sum, err := runner.Check(ctx, file, o.File, spec, ro, st.IsSuppressed)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -67,9 +66,9 @@ func campaignPreview(f *Factory, o runOptions, n int) error {
 	if err != nil {
 		return err
 	}
-	file, err := os.Open(o.File)
+	file, err := recipients.OpenFile("recipient", o.File)
 	if err != nil {
-		return fmt.Errorf("recipient file: %w", err)
+		return err
 	}
 	defer file.Close()
 	m, err := runner.PreviewRow(file, o.File, spec, ro, n)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -26,6 +27,10 @@ type Factory struct {
 	Sandbox   bool
 	LogFormat string
 	LogLevel  string
+
+	// sends is set while a command that sends messages runs (see
+	// annotationSends); read by the interrupt handler.
+	sends atomic.Bool
 }
 
 // Logger returns the structured logger on stderr that --log-format and

@@ -1,8 +1,14 @@
 package cmd
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/ui"
 )
 
 // When every account is capped, the advice is true: a plain `quota reset`
@@ -25,5 +31,101 @@ func TestCappedHint(t *testing.T) {
 	}
 	if strings.Contains(errOut, "It continues after `wasend quota reset`") {
 		t.Errorf("the untrue hint is back:\n%s", errOut)
+	}
+}
+
+// Each message names what went wrong once, and where.
+func TestMessages(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	tests := []struct {
+		name  string
+		args  []string
+		usage bool
+		want  string
+		not   string
+	}{
+		{name: "a directory as the recipient file", args: []string{"campaign", "check", dir, "--text", "hi"},
+			want: "recipient file " + dir + " is a directory; give a CSV file", not: "read " + dir},
+		{name: "export into a directory that is not there", args: []string{"campaign", "export", "1", "--out", "/nodir/x.csv"},
+			want: "--out /nodir/x.csv: directory /nodir does not exist", not: ".tmp"},
+		{name: "a file with --resume", args: []string{"campaign", "run", "--resume", "7", "extra.csv"}, usage: true,
+			want: `campaign run --resume 7: "extra.csv" is not expected with --resume`},
+		{name: "an unknown shell", args: []string{"completion", "powershellz"}, usage: true,
+			want: `unknown command "powershellz" for "wasend completion"`},
+	}
+	seedCampaign(t, c.db)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c.t = t
+			var msg string
+			if tt.usage {
+				msg = c.usage(tt.args...)
+			} else {
+				_, _, err := c.run(tt.args...)
+				if err == nil {
+					t.Fatalf("%v succeeded", tt.args)
+				}
+				msg = err.Error()
+			}
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("%q, want %q", msg, tt.want)
+			}
+			if tt.not != "" && strings.Contains(msg, tt.not) {
+				t.Errorf("%q has %q", msg, tt.not)
+			}
+		})
+	}
+}
+
+// --sandbox reads as a plain switch in help: no argument name made of the
+// words `campaign run`.
+func TestSandboxFlagHelp(t *testing.T) {
+	c := newCLI(t)
+	out := c.ok("status", "--help")
+	if strings.Contains(out, "--sandbox campaign run") {
+		t.Errorf("help shows --sandbox with an argument:\n%s", out)
+	}
+	if !strings.Contains(out, "--sandbox ") {
+		t.Errorf("no --sandbox in help:\n%s", out)
+	}
+}
+
+// After the demo, the way to see it; and `status` on an empty default
+// database points at the demo's own.
+func TestSandboxHints(t *testing.T) {
+	c := newCLI(t)
+	for _, tier := range []string{"new", "warm", "active"} {
+		c.ok("tier", "set", tier, "--rate", "1000", "--burst", "100")
+	}
+	_, errOut, err := c.run("campaign", "run", "--sandbox", "../testdata/recipients.csv", "--log-level", "error")
+	if err != nil {
+		t.Fatalf("sandbox run: %v\n%s", err, errOut)
+	}
+	if want := "See it with: wasend status --db " + c.db; !strings.Contains(errOut, want) {
+		t.Errorf("no %q after the demo:\n%s", want, errOut)
+	}
+
+	xdg := t.TempDir()
+	env := map[string]string{"XDG_DATA_HOME": xdg, "WASEND_TZ": "UTC"}
+	statusErr := func() string {
+		var out, errOut bytes.Buffer
+		f := &Factory{IO: ui.Test(&out, &errOut), Getenv: mapEnv(env), Now: time.Now}
+		root := NewRootCmd(f)
+		root.SetArgs([]string{"status"})
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		return errOut.String()
+	}
+	const hint = "wasend status --sandbox"
+	if got := statusErr(); strings.Contains(got, hint) {
+		t.Errorf("a hint with no sandbox database: %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(xdg, "wasend", "sandbox.db"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := statusErr(); !strings.Contains(got, hint) {
+		t.Errorf("status on an empty database beside the sandbox's: %q, want %q", got, hint)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"time"
 
@@ -12,6 +13,24 @@ import (
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 )
+
+// sandboxHint points at the sandbox's own database from an empty default
+// one, when the demo (`campaign run --sandbox`) has filled it: its
+// campaigns are not in the default database.
+func (f *Factory) sandboxHint() {
+	if f.Sandbox || f.DBPath != "" || f.Getenv("WASEND_DB") != "" {
+		return
+	}
+	f.Sandbox = true
+	path, err := f.DatabasePath()
+	f.Sandbox = false
+	if err != nil {
+		return
+	}
+	if _, err := os.Stat(path); err == nil {
+		f.IO.Infof("this database is empty; the sandbox demo's is apart: wasend status --sandbox")
+	}
+}
 
 // reporter reads the store at the factory's clock.
 func (f *Factory) reporter(st *store.Store) report.Reporter {
@@ -92,6 +111,9 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	accts, err := st.Accounts(ctx)
 	if err != nil {
 		return err
+	}
+	if len(accts) == 0 && len(out.Campaigns) == 0 {
+		f.sandboxHint()
 	}
 	tty := f.IO.IsStdoutTTY()
 	if tty {

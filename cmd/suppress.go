@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -202,9 +201,9 @@ their line number and skipped.`,
 }
 
 func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
-	file, err := os.Open(o.File)
+	file, err := recipients.OpenFile("suppression", o.File)
 	if err != nil {
-		return fmt.Errorf("suppression file: %w", err)
+		return err
 	}
 	defer file.Close()
 	rd, err := recipients.Open(file, o.File, recipients.Options{Region: o.Region})

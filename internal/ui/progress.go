@@ -44,8 +44,10 @@ type sample struct {
 	done int
 }
 
-// paceWindow is how far back the current pace is measured.
-const paceWindow = time.Minute
+// paceWindow is how far back the current pace is measured: long enough to
+// smooth single sends, short enough that the burst a campaign starts with
+// (buckets start full) soon stops counting.
+const paceWindow = 15 * time.Second
 
 // ProgressOptions configure NewProgress.
 type ProgressOptions struct {
@@ -151,7 +153,7 @@ func (p *Progress) render() {
 	defer p.mu.Unlock()
 	now := p.now()
 	p.samples = append(p.samples, sample{now, p.done()})
-	for len(p.samples) > 2 && now.Sub(p.samples[1].at) >= paceWindow {
+	for len(p.samples) > 2 && now.Sub(p.samples[0].at) > paceWindow && now.Sub(p.samples[1].at) >= MinRateSpan {
 		p.samples = p.samples[1:]
 	}
 	if p.status == nil {
