@@ -218,8 +218,8 @@ func (p *Progress) line() string {
 // barLine is the terminal's line, at most width-1 columns (the last column
 // would wrap on some terminals): label, bar, counts, pace, time left and
 // what it waits for. To fit, the wait message is cut first, then the bar
-// narrows and goes, then the label is cut, then pace and time left go;
-// the counts are never cut.
+// narrows and goes, then the label is cut, then the time left, the wait
+// message and the pace go; the counts are never cut.
 func (p *Progress) barLine(width int) string {
 	done := p.done()
 	counts := fmt.Sprintf("%d/%d %s", done, p.total, p.counts())
@@ -260,7 +260,7 @@ func (p *Progress) barLine(width int) string {
 	cut := func(s *string, floor int) {
 		if n := over(); n > 0 && *s != "" {
 			keep := max(runewidth.StringWidth(*s)-n, floor)
-			if keep <= 0 {
+			if keep < 8 { // a stub says nothing
 				*s = ""
 			} else {
 				*s = runewidth.Truncate(*s, keep, "…")
@@ -274,8 +274,8 @@ func (p *Progress) barLine(width int) string {
 		func() { cut(&label, 16) },
 		func() { cut(&why, 12) },
 		func() { left = "" },
-		func() { rate = "" },
 		func() { cut(&why, 0) },
+		func() { rate = "" },
 		func() { cut(&label, 0) },
 	}
 	for _, step := range steps {
