@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,5 +129,79 @@ func TestSandboxHints(t *testing.T) {
 	}
 	if got := statusErr(); !strings.Contains(got, hint) {
 		t.Errorf("status on an empty database beside the sandbox's: %q, want %q", got, hint)
+	}
+}
+
+// Ctrl-C talks about requests in flight only while a command sends; in
+// `status --watch` or `sandbox serve` there are none.
+func TestInterruptMessage(t *testing.T) {
+	for _, sends := range []bool{false, true} {
+		var errOut syncWriter
+		f := &Factory{IO: ui.Test(&bytes.Buffer{}, &errOut)}
+		f.sends.Store(sends)
+		ctx, stop := interruptContext(f)
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("SIGINT did not cancel the context")
+		}
+		stop()
+		got := errOut.String()
+		if mentions := strings.Contains(got, "in flight"); mentions != sends {
+			t.Errorf("sending %v: %q", sends, got)
+		}
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// Shell completion offers the campaign ids, account names, tiers and
+// templates in the database.
+func TestShellCompletion(t *testing.T) {
+	c := newCLI(t)
+	seedCampaign(t, c.db)
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"campaign", "show", ""}, []string{"1\tspring.csv (paused)"}},
+		{[]string{"campaign", "failed", ""}, []string{"1\tspring.csv (paused)"}},
+		{[]string{"campaign", "run", "--resume", ""}, []string{"1\tspring.csv (paused)"}},
+		{[]string{"account", "set", ""}, []string{"main-01\tactive", "fresh-02\tnew"}},
+		{[]string{"account", "set", "main-01", "--tier", ""}, []string{"new\t", "warm\t", "active\t"}},
+		{[]string{"tier", "set", ""}, []string{"new\t", "active\t"}},
+		{[]string{"quota", "reset", "--account", ""}, []string{"main-01", "fresh-02"}},
+		{[]string{"campaign", "run", "x.csv", "--template", ""}, []string{"spring_sale"}},
+	} {
+		out := c.ok(append([]string{"__complete"}, tt.args...)...)
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("completing %q: no %q in\n%s", tt.args, w, out)
+			}
+		}
+	}
+	// Completion never creates a database.
+	c.db = filepath.Join(t.TempDir(), "none.db")
+	c.ok("__complete", "campaign", "show", "")
+	if _, err := os.Stat(c.db); err == nil {
+		t.Error("completion created a database")
 	}
 }

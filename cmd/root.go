@@ -126,6 +126,7 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 	// Made now rather than at Execute, so that the loop above treats it as
 	// a group: `completion powershellz` is a usage error, not help.
 	root.InitDefaultCompletionCmd()
+	addCompletions(f, root)
 	return root
 }
 
