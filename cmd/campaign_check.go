@@ -111,6 +111,7 @@ quoting) is an error that names the file, line and column.`,
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
+	acceptSendFlags(f, cmd)
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

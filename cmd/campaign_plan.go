@@ -51,6 +51,7 @@ succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o.runOptions)
 	addReadFlags(fl, &o.runOptions)
+	acceptSendFlags(f, cmd)
 	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
 	fl.StringVar(&o.Start, "start", "now", "when sending starts: RFC 3339 (2026-12-01T08:00:00+01:00) or now")
 	fl.BoolVar(&o.JSON, "json", false, "print JSON")

@@ -52,6 +52,7 @@ and exits 1.`,
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
+	acceptSendFlags(f, cmd)
 	_ = fl.MarkHidden("report") // shared with run and check; refused above
 	fl.IntVar(&row, "row", 0, "show data row `N` (1: the first after the header; default: the first usable row)")
 	return cmd

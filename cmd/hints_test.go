@@ -205,3 +205,30 @@ func TestShellCompletion(t *testing.T) {
 		t.Error("completion created a database")
 	}
 }
+
+// check, import, plan and preview take `campaign run`'s command line: the
+// sending flags are ignored with a note, not refused.
+func TestRunFlagsAccepted(t *testing.T) {
+	c := newCLI(t)
+	c.addAccounts()
+	send := []string{"--workers", "50", "--max-attempts", "3", "--stop-when-capped", "--name", "spring"}
+	for _, verb := range []string{"check", "import", "plan", "preview"} {
+		args := append([]string{"campaign", verb, "../testdata/recipients.csv", "--text", "Hi {{name}}", "--region", "DE"}, send...)
+		out, errOut, err := c.run(args...)
+		if err != nil {
+			t.Errorf("campaign %s with the run flags: %v\n%s%s", verb, err, out, errOut)
+			continue
+		}
+		want := "note: campaign " + verb + " ignores --max-attempts"
+		if !strings.Contains(errOut, want) || !strings.Contains(errOut, "--stop-when-capped, --workers (they apply to sending") {
+			t.Errorf("campaign %s: no %q in\n%s", verb, want, errOut)
+		}
+		if verb == "import" && strings.Contains(errOut, "--name") {
+			t.Errorf("import's own --name called ignored:\n%s", errOut)
+		}
+		help := c.ok("campaign", verb, "--help")
+		if strings.Contains(help, "--workers") {
+			t.Errorf("campaign %s --help lists --workers", verb)
+		}
+	}
+}
