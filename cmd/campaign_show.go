@@ -12,6 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/ui"
 )
 
 func newCampaignShowCmd(f *Factory) *cobra.Command {
@@ -106,7 +107,8 @@ type timingJSON struct {
 	LastAttempt    *time.Time `json:"last_attempt,omitempty"`
 	ElapsedSeconds float64    `json:"elapsed_seconds"`
 	SendRate       float64    `json:"send_rate_per_second"` // sent over elapsed
-	Attempts       int        `json:"attempts"`
+	Attempts       int        `json:"attempts"`             // requests that reached the API
+	NotSent        int        `json:"not_sent"`             // claims put back without a request
 	ThrottleRate   float64    `json:"throttle_rate"`
 	AvgAttempts    float64    `json:"avg_attempts"`
 }
@@ -122,7 +124,7 @@ func toShowJSON(d store.Detail) showJSON {
 		Timing: timingJSON{
 			FirstAttempt: utcOrNil(d.FirstAttempt), LastAttempt: utcOrNil(d.LastAttempt),
 			ElapsedSeconds: d.Elapsed().Seconds(), SendRate: d.SendRate(),
-			Attempts: d.Stats.Attempts, ThrottleRate: d.Stats.ThrottleRate(), AvgAttempts: d.Stats.AvgAttempts(),
+			Attempts: d.Stats.Attempts, NotSent: d.Stats.NotSent, ThrottleRate: d.Stats.ThrottleRate(), AvgAttempts: d.Stats.AvgAttempts(),
 		},
 	}
 	for _, s := range campaign.States {
@@ -208,10 +210,18 @@ func printShow(f *Factory, d store.Detail, loc *time.Location) error {
 	kv(w, "First attempt", when(d.FirstAttempt))
 	kv(w, "Last attempt", when(d.LastAttempt))
 	kv(w, "Elapsed", d.Elapsed().Round(time.Second).String())
-	kv(w, "Send rate", fmt.Sprintf("%.2f messages/s", d.SendRate()))
-	kv(w, "Requests", fmt.Sprintf("%d, %s throttled, %s per message", d.Stats.Attempts,
+	rate := "- (too short a time to measure)"
+	if r, ok := ui.MeasuredRate(d.Counts[campaign.Sent], d.Elapsed()); ok {
+		rate = ui.FormatRate(r)
+	}
+	kv(w, "Send rate", rate)
+	kv(w, "Requests", fmt.Sprintf("%d reached the API, %s throttled, %s per message", d.Stats.Attempts,
 		flag(fmt.Sprintf("%.1f%%", d.Stats.ThrottleRate()*100), d.Stats.ThrottleRate() >= report.MaxThrottleRate, true),
 		flag(fmt.Sprintf("%.2f", d.Stats.AvgAttempts()), d.Stats.AvgAttempts() >= report.MaxAvgAttempts, true)))
+	if d.Stats.NotSent > 0 {
+		kv(w, "Not sent", fmt.Sprintf("%d claim%s put back without a request (an account or the campaign stopped meanwhile)",
+			d.Stats.NotSent, report.Plural(d.Stats.NotSent)))
+	}
 
 	if len(d.Dropped) > 0 {
 		fmt.Fprintln(w, "\nDropped accounts")
@@ -302,6 +312,7 @@ func printShowRecords(w io.Writer, d store.Detail) error {
 	rec("elapsed_seconds", strconv.FormatFloat(d.Elapsed().Seconds(), 'f', -1, 64))
 	rec("send_rate", strconv.FormatFloat(d.SendRate(), 'f', 4, 64))
 	rec("attempts", strconv.Itoa(d.Stats.Attempts))
+	rec("not_sent", strconv.Itoa(d.Stats.NotSent))
 	rec("throttle_rate", strconv.FormatFloat(d.Stats.ThrottleRate(), 'f', 4, 64))
 	rec("avg_attempts", strconv.FormatFloat(d.Stats.AvgAttempts(), 'f', 4, 64))
 	for _, x := range d.Dropped {

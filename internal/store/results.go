@@ -12,13 +12,19 @@ import (
 
 // Stats are a campaign's attempt figures, overall and over the last hour.
 type Stats struct {
-	Attempts          int // requests made
+	Attempts          int // requests made: claims that reached the API
 	Throttled         int // answered with a throttling error (429 class)
 	MessagesAttempted int // messages with at least one request
 	HourAttempts      int
 	HourThrottled     int
 	HourMessages      int
+	// NotSent are claims put back without a request (the account or
+	// campaign stopped meanwhile): their token was spent, nothing was sent.
+	NotSent int
 }
+
+// notSent is dispatch.ClassNotSent: an attempt put back without a request.
+const notSent = "not-sent"
 
 // ThrottleRate is the share of requests that were throttled.
 func (s Stats) ThrottleRate() float64 { return ratio(s.Throttled, s.Attempts) }
@@ -43,14 +49,17 @@ func ratio(a, b int) float64 {
 func (s *Store) CampaignStats(ctx context.Context, id int64) (Stats, error) {
 	var st Stats
 	hourAgo := s.now().Add(-time.Hour).UnixNano()
-	err := s.db.QueryRowContext(ctx, `SELECT count(*),
+	err := s.db.QueryRowContext(ctx, `SELECT
+		count(CASE WHEN t.sent THEN 1 END),
 		count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END),
-		count(DISTINCT t.message_id),
-		count(CASE WHEN t.claimed_at >= ? THEN 1 END),
+		count(DISTINCT CASE WHEN t.sent THEN t.message_id END),
+		count(CASE WHEN t.sent AND t.claimed_at >= ? THEN 1 END),
 		count(CASE WHEN t.claimed_at >= ? AND t.class IN ('throttled', 'pair-throttled') THEN 1 END),
-		count(DISTINCT CASE WHEN t.claimed_at >= ? THEN t.message_id END)
-		FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?`, hourAgo, hourAgo, hourAgo, id).
-		Scan(&st.Attempts, &st.Throttled, &st.MessagesAttempted, &st.HourAttempts, &st.HourThrottled, &st.HourMessages)
+		count(DISTINCT CASE WHEN t.sent AND t.claimed_at >= ? THEN t.message_id END),
+		count(CASE WHEN NOT t.sent THEN 1 END)
+		FROM (SELECT a.message_id, a.claimed_at, a.class, coalesce(a.class, '') != ? AS sent FROM attempts a) t
+		JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?`, hourAgo, hourAgo, hourAgo, notSent, id).
+		Scan(&st.Attempts, &st.Throttled, &st.MessagesAttempted, &st.HourAttempts, &st.HourThrottled, &st.HourMessages, &st.NotSent)
 	if err != nil {
 		return st, fmt.Errorf("campaign %d stats: %w", id, err)
 	}

@@ -121,14 +121,14 @@ func (s *Store) accountSplits(ctx context.Context, id int64) ([]AccountSplit, er
 			count(CASE WHEN state = 'failed' THEN 1 END) AS failed,
 			count(CASE WHEN state = 'unknown' THEN 1 END) AS unknown
 			FROM messages WHERE campaign_id = ? AND account_id IS NOT NULL GROUP BY account_id),
-		requests AS (SELECT t.account_id, count(*) AS attempts,
+		requests AS (SELECT t.account_id, count(CASE WHEN coalesce(t.class, '') != ? THEN 1 END) AS attempts,
 			count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END) AS throttled
 			FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ? GROUP BY t.account_id)
 		SELECT a.name, coalesce(o.sent, 0), coalesce(o.failed, 0), coalesce(o.unknown, 0),
 			coalesce(r.attempts, 0), coalesce(r.throttled, 0)
 		FROM accounts a LEFT JOIN outcomes o ON o.account_id = a.id LEFT JOIN requests r ON r.account_id = a.id
 		WHERE o.account_id IS NOT NULL OR r.account_id IS NOT NULL
-		ORDER BY a.name`, id, id)
+		ORDER BY a.name`, id, notSent, id)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d by account: %w", id, err)
 	}
