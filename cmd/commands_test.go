@@ -27,6 +27,9 @@ type cli struct {
 	tty bool
 	// width of the terminal in columns; 0 for unlimited.
 	width int
+	// stdin is what a person types; stdinTTY whether stdin is a terminal.
+	stdin    string
+	stdinTTY bool
 }
 
 func newCLI(t *testing.T) *cli {
@@ -49,6 +52,8 @@ func (c *cli) run(args ...string) (stdout, stderr string, err error) {
 	if c.width > 0 {
 		f.IO.SetWidth(c.width)
 	}
+	f.IO.SetStdinTTY(c.stdinTTY)
+	f.IO.In = strings.NewReader(c.stdin)
 	root := NewRootCmd(f)
 	root.SetArgs(append([]string{"--db", c.db}, args...))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

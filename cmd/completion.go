@@ -66,12 +66,11 @@ func names(cmd *cobra.Command, f *Factory, list func(context.Context, *store.Sto
 	if _, err := os.Stat(path); err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	st, err := f.Store(cmd.Context())
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	defer st.Close()
-	out, err := list(cmd.Context(), st)
+	var out []string
+	err = f.withStore(cmd.Context(), func(st *store.Store) (err error) {
+		out, err = list(cmd.Context(), st)
+		return err
+	})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

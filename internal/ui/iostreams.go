@@ -24,6 +24,7 @@ type IOStreams struct {
 	width  int
 	outFd  int
 	status *StatusWriter
+	inTTY  bool
 	// Quiet silences progress and chatter on ErrOut; errors still print.
 	Quiet bool
 }
@@ -33,7 +34,7 @@ func System() *IOStreams {
 	st := NewStatusWriter(os.Stderr)
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: st, status: st,
-		outTTY: isTerminal(os.Stdout), errTTY: isTerminal(os.Stderr), outFd: int(os.Stdout.Fd()),
+		outTTY: isTerminal(os.Stdout), errTTY: isTerminal(os.Stderr), inTTY: isTerminal(os.Stdin), outFd: int(os.Stdout.Fd()),
 	}
 }
 
@@ -85,6 +86,12 @@ func (s *IOStreams) IsStdoutTTY() bool { return s.outTTY }
 
 // IsStderrTTY reports whether progress output goes to a terminal.
 func (s *IOStreams) IsStderrTTY() bool { return s.errTTY }
+
+// IsStdinTTY reports whether a person can answer a question on In.
+func (s *IOStreams) IsStdinTTY() bool { return s.inTTY }
+
+// SetStdinTTY sets In's terminal-ness (tests).
+func (s *IOStreams) SetStdinTTY(tty bool) { s.inTTY = tty }
 
 // SetTTY sets both streams' terminal-ness (tests).
 func (s *IOStreams) SetTTY(out, errOut bool) { s.outTTY, s.errTTY = out, errOut }
