@@ -42,6 +42,12 @@ account, dropped, …), for grep and awk.`,
 				if err != nil {
 					return err
 				}
+				// The true state: running only while a process sends it.
+				state, err := f.reporter(st).State(cmd.Context(), d.Campaign, !d.FirstAttempt.IsZero(), d.Dropped)
+				if err != nil {
+					return err
+				}
+				d.Campaign.State = campaign.CampaignState(state)
 				if asJSON {
 					return f.IO.JSON(toShowJSON(d))
 				}
@@ -158,12 +164,11 @@ func printShow(f *Factory, d store.Detail, loc *time.Location) error {
 		}
 		return t.In(loc).Format("2006-01-02 15:04:05 MST")
 	}
-	state := string(c.State)
-	if c.PauseReason != "" {
-		state += ": " + oneLine(c.PauseReason)
-	}
 	fmt.Fprintf(w, "Campaign %d: %s\n", c.ID, c.Name)
-	kv(w, "State", state)
+	kv(w, "State", string(c.State))
+	if c.PauseReason != "" {
+		kv(w, "Reason", oneLine(c.PauseReason))
+	}
 	kv(w, "Source", c.Source)
 	kv(w, "Message", describeSpec(c.Spec))
 	kv(w, "Created", when(c.CreatedAt))

@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -229,6 +233,50 @@ func TestRunFlagsAccepted(t *testing.T) {
 		help := c.ok("campaign", verb, "--help")
 		if strings.Contains(help, "--workers") {
 			t.Errorf("campaign %s --help lists --workers", verb)
+		}
+	}
+}
+
+// campaign show, list and status agree on the true state: a campaign left
+// "running" by a process that is gone is interrupted; with a live runner
+// it is running.
+func TestTrueStateEverywhere(t *testing.T) {
+	c := newCLI(t)
+	seedCampaign(t, c.db)
+	c.now = showT0.Add(time.Hour)
+	st, err := store.Open(context.Background(), c.db, store.Options{Now: func() time.Time { return c.now }, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.SetCampaignState(context.Background(), 1, campaign.CampaignRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	states := func() []string {
+		var show struct{ State string }
+		if err := json.Unmarshal([]byte(c.ok("campaign", "show", "1", "--json")), &show); err != nil {
+			t.Fatal(err)
+		}
+		var list []struct{ State string }
+		if err := json.Unmarshal([]byte(c.ok("campaign", "list", "--json")), &list); err != nil {
+			t.Fatal(err)
+		}
+		return []string{show.State, list[0].State, c.status().Campaigns[0].State}
+	}
+	for _, s := range states() {
+		if s != "interrupted" {
+			t.Errorf("no live runner: %v, want interrupted everywhere", states())
+			break
+		}
+	}
+	if err := st.RegisterRunner(context.Background(), campaign.Runner{ID: "r", CampaignID: 1, Host: "h", PID: 1,
+		StartedAt: c.now, HeartbeatAt: c.now}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range states() {
+		if s != "running" {
+			t.Errorf("a live runner: %v, want running everywhere", states())
+			break
 		}
 	}
 }

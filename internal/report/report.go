@@ -325,6 +325,23 @@ func CampaignState(c campaign.Campaign, live bool, started bool, accts []campaig
 	return StateReady
 }
 
+// State is one campaign's true state (see CampaignState), read at the
+// reporter's instant; started says whether any request was made for it.
+func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, dropped []store.Dropped) (string, error) {
+	if c.State != campaign.CampaignRunning {
+		return string(c.State), nil
+	}
+	live, err := r.Src.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	if err != nil {
+		return "", err
+	}
+	accts, err := r.Src.Accounts(ctx)
+	if err != nil {
+		return "", err
+	}
+	return CampaignState(c, live[c.ID] > 0, started, accts, dropped), nil
+}
+
 func allCapped(accts []campaign.AccountStatus, dropped []store.Dropped) bool {
 	usable := 0
 	for _, a := range accts {
