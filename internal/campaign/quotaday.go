@@ -19,6 +19,6 @@ func NextQuotaDay(now time.Time, loc *time.Location) time.Time {
 // --force that starts one now.
 func CappedHint(now time.Time, loc *time.Location) string {
 	next := NextQuotaDay(now, loc)
-	return "every account reached its daily cap; it goes on when `wasend quota reset` opens the next quota day (from " +
-		next.Format("01-02 15:04 MST") + ", e.g. by cron), or at once after `wasend quota reset --force`"
+	return "every account reached its daily cap; next quota day from " + next.Format("01-02 15:04 MST") +
+		" (when cron's `wasend quota reset` runs), or now with `wasend quota reset --force`"
 }
