@@ -21,9 +21,7 @@ func (f *Factory) sandboxHint() {
 	if f.Sandbox || f.DBPath != "" || f.Getenv("WASEND_DB") != "" {
 		return
 	}
-	f.Sandbox = true
-	path, err := f.DatabasePath()
-	f.Sandbox = false
+	path, err := f.databasePath(true)
 	if err != nil {
 		return
 	}
