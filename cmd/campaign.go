@@ -212,8 +212,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
-		Location: f.location(),
-		Store:    st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: f.location(),
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Sender: client,
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
@@ -287,8 +286,8 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
-		fmt.Fprintf(f.IO.ErrOut, "The next quota day opens from %s, when `wasend quota reset` runs (e.g. by cron); `wasend quota reset --force` opens one now. Then continue with: wasend campaign run --resume %d%s\n",
-			campaign.NextQuotaDay(f.Now(), f.location()).Format("01-02 15:04 MST"), c.ID, dbHint(f))
+		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
+			campaign.CappedHint(f.Now(), f.location()), c.ID, dbHint(f))
 	}
 	if f.Sandbox {
 		f.IO.Warnf("SANDBOX: nothing was sent to WhatsApp")

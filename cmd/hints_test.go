@@ -29,7 +29,7 @@ func TestCappedHint(t *testing.T) {
 	if code := exitCode(err, &strings.Builder{}); code != ExitCapped {
 		t.Fatalf("exit %d (%v), want %d\n%s", code, err, ExitCapped, errOut)
 	}
-	for _, want := range []string{"The next quota day opens from 12-01 00:00 UTC", "`wasend quota reset --force` opens one now",
+	for _, want := range []string{"next quota day from 12-01 00:00 UTC", "or now with `wasend quota reset --force`",
 		"wasend campaign run --resume 1"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("no %q in:\n%s", want, errOut)
