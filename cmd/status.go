@@ -138,7 +138,7 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "FAILED", "UNKNOWN", "SKIPPED",
 		"THROTTLED 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "TOKEN USE 1H/ALL", "STARTED", "ETA").
 		Truncate("NAME", "ETA").
-		Optional("TOKEN USE 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "THROTTLED 1H/ALL", "RETRY WAIT", "READY", "STARTED", "SKIPPED")
+		Optional("TOKEN USE 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "RETRY WAIT", "READY", "STARTED", "SKIPPED", "THROTTLED 1H/ALL")
 	tty := f.IO.IsStdoutTTY()
 	loc := f.location()
 	for _, c := range camps {
