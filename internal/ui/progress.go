@@ -217,9 +217,10 @@ func (p *Progress) line() string {
 
 // barLine is the terminal's line, at most width-1 columns (the last column
 // would wrap on some terminals): label, bar, counts, pace, time left and
-// what it waits for. To fit, the wait message is cut first, then the bar
-// narrows and goes, then the label is cut, then the time left, the wait
-// message and the pace go; the counts are never cut.
+// what it waits for. To fit, the wait message is cut first (and goes, when
+// it only says the pace holds it), then the bar narrows and goes, then the
+// label is cut, then the time left, the wait message and the pace go; the
+// counts are never cut.
 func (p *Progress) barLine(width int) string {
 	done := p.done()
 	counts := fmt.Sprintf("%d/%d %s", done, p.total, p.counts())
@@ -269,6 +270,11 @@ func (p *Progress) barLine(width int) string {
 	}
 	steps := []func(){
 		func() { cut(&why, 24) },
+		func() {
+			if !p.stalled {
+				cut(&why, 0) // waiting for the next token is the pace itself: the bar says more
+			}
+		},
 		func() { barW = max(barW-over(), 10) },
 		func() { barW = 0 },
 		func() { cut(&label, 16) },

@@ -259,7 +259,7 @@ func TestProgressGolden(t *testing.T) {
 			s.SetTTY(true, true)
 			s.SetWidth(width)
 			clock := &fakeClock{t: t0}
-			p := NewProgress(s, ProgressOptions{Label: "campaign 7 spring-sale-customers-2026.csv", Total: 1200, Sent: 100,
+			p := NewProgress(s, ProgressOptions{Label: "campaign 17", Total: 1200, Sent: 100,
 				Interval: time.Hour, Redraw: time.Hour, Now: clock.Now})
 			step := func(d time.Duration, sent int) {
 				clock.Add(d)
@@ -352,5 +352,21 @@ func goldenFile(t *testing.T, name, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("output differs from %s (rerun with -update if the change is intended)\n--- got\n%s--- want\n%s", path, got, want)
+	}
+}
+
+// On a narrow terminal everything but the counts gives way, a long label
+// too; the counts stay whole.
+func TestProgressNarrow(t *testing.T) {
+	p := &Progress{label: "campaign 7 spring-sale-customers-2026.csv", total: 1200, sent: 148, failed: 1, retries: 1,
+		waitWhy: "every account reached its daily cap", stalled: true}
+	for _, width := range []int{40, 60, 80} {
+		line := p.barLine(width)
+		if w := runewidth.StringWidth(line); w >= width && line != "149/1200 sent 148 failed 1 unknown 0 retries 1" {
+			t.Errorf("width %d: %d columns: %q", width, w, line) // only the counts may overflow
+		}
+		if !strings.Contains(line, "149/1200 sent 148 failed 1 unknown 0 retries 1") {
+			t.Errorf("width %d: the counts are cut: %q", width, line)
+		}
 	}
 }
