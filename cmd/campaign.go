@@ -90,9 +90,14 @@ API answers, three demo accounts send, and the demo template is used.`,
   wasend campaign run news.csv --text "Hi {{name}}, the shop opens at 9."
   wasend campaign run --resume 3
   wasend campaign run --sandbox testdata/recipients.csv`,
+		Annotations: map[string]string{annotationSends: "yes"},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.Resume != 0 {
-				return noArgs(cmd, args)
+				if len(args) > 0 {
+					return usagef("campaign run --resume %d: %q is not expected with --resume (the campaign's recipients are in the database); "+
+						"to send a file as a new campaign, leave out --resume", o.Resume, args[0])
+				}
+				return nil
 			}
 			return exactArgs(1)(cmd, args)
 		},
@@ -217,7 +222,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
-		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: f.location(),
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Again: ro.Again, Sender: client,
 		Token: token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
@@ -273,7 +278,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		defer stop()
 		f.IO.Infof("metrics on http://%s/metrics", addr)
 	}
-	logEvent := logging.Observer(logger.With("campaign", c.ID))
+	logEvent := logging.Observer(logger, c.ID)
 	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
 	runErr := runner.Send(ctx, opts, c)
 	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
@@ -296,10 +301,12 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
-		fmt.Fprintf(f.IO.ErrOut, "It continues after `wasend quota reset` with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
+			campaign.CappedHint(f.Now(), f.location()), c.ID, dbHint(f))
 	}
 	if f.Sandbox {
 		f.IO.Warnf("SANDBOX: nothing was sent to WhatsApp")
+		f.IO.Infof("See it with: wasend status%s (or wasend campaign show %d%s)", dbHint(f), c.ID, dbHint(f))
 	}
 	return runErr
 }
@@ -414,8 +421,12 @@ func reportPrepared(f *Factory, res runner.Result) {
 	case res.Imported:
 		f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d", c.ID, c.Name, c.Imported, c.Source, c.Skipped)
 	case res.Continued:
-		f.IO.Infof("continuing campaign %d %q: %d new recipient%s added, %d already there, skipped %d", c.ID, c.Name,
-			res.Added, plural(res.Added), res.Already, c.Skipped)
+		noun := "recipients"
+		if res.Added == 1 {
+			noun = "recipient"
+		}
+		f.IO.Infof("continuing campaign %d %q: %d new %s added, %d already there, skipped %d", c.ID, c.Name,
+			res.Added, noun, res.Already, c.Skipped)
 	case res.Repeat && c.State == campaign.CampaignCancelled:
 		return // sending it says that it was cancelled
 	case res.Repeat:
@@ -466,7 +477,7 @@ message state, health figures and ETA — the campaign half of ` + "`wasend stat
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			return f.withStore(ctx, func(st *store.Store) error {
-				out, err := campaignsJSON(ctx, f, st)
+				out, err := f.reporter(st).Campaigns(ctx)
 				if err != nil {
 					return err
 				}
@@ -556,8 +567,9 @@ func newCampaignResumeCmd(f *Factory) *cobra.Command {
 permanent failures, or because every account failed for it — and run it. The
 accounts dropped from the campaign get another chance: fix their tokens or
 permissions first. Takes the same sending flags as ` + "`campaign run`" + `.`,
-		Example: `  wasend campaign resume 3`,
-		Args:    exactArgs(1),
+		Example:     `  wasend campaign resume 3`,
+		Annotations: map[string]string{annotationSends: "yes"},
+		Args:        exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
 			if err != nil {
@@ -624,7 +636,8 @@ again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code COD
 				}
 				return f.IO.JSON(out)
 			}
-			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT")
+			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT").
+				Truncate("REASON", "ACCOUNT").Optional("LAST ATTEMPT", "ATTEMPTS", "ACCOUNT")
 			for _, r := range rows {
 				code := ""
 				if r.ErrorCode != 0 {
@@ -680,7 +693,7 @@ are the file's own, counting the header as line 1.`,
 				}
 				return f.IO.JSON(out)
 			}
-			t := newTable(f, "LINE", "INPUT", "REASON")
+			t := newTable(f, "LINE", "INPUT", "REASON").Truncate("INPUT", "REASON")
 			for _, r := range rows {
 				t.Row(strconv.Itoa(r.Line), r.Input, r.Reason)
 			}

@@ -35,6 +35,7 @@ campaign (its new numbers are added); --again makes a separate one.`,
 	fl.StringVar(&o.Name, "name", "", "campaign name (default: the file name)")
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
+	acceptSendFlags(f, cmd)
 	return cmd
 }
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -88,9 +87,9 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 		res.Campaign = c
 		return res, nil
 	}
-	f, err := os.Open(o.File)
+	f, err := recipients.OpenFile("recipient", o.File)
 	if err != nil {
-		return res, fmt.Errorf("recipient file: %w", err)
+		return res, err
 	}
 	defer f.Close()
 	ro := ReadOptions{Region: o.Region, Delimiter: o.Delimiter, PhoneColumn: o.PhoneColumn,

@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -101,7 +100,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 // createFile makes sure the database file exists and can be written,
-// saying in plain words which file or directory is wrong and why.
+// saying in plain words which file or directory is wrong and why. With
+// existingDir the directory must exist already: a path the user named,
+// where a typo must not create directories.
 func createFile(path string, existingDir bool) error {
 	dir := filepath.Dir(path)
 	if existingDir {
@@ -110,41 +111,27 @@ func createFile(path string, existingDir bool) error {
 		case errors.Is(err, fs.ErrNotExist):
 			return fmt.Errorf("database %s: the directory %s does not exist; create it first, or leave out --db (and WASEND_DB) for the default location", path, dir)
 		case err != nil:
-			return fmt.Errorf("database %s: directory %s: %w", path, dir, plainFileError(err))
+			return unwritable(dir, fmt.Errorf("database %s: %w", path, err))
 		case !fi.IsDir():
 			return fmt.Errorf("database %s: %s is not a directory", path, dir)
 		}
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create the database directory %s: %w", dir, plainFileError(err))
+		return unwritable(parentThatExists(dir), fmt.Errorf("create database directory: %w", err))
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("database %s is a directory; name a file, e.g. %s", path, filepath.Join(path, "wasend.db"))
 	}
+	if err := checkWritableDir(path); err != nil {
+		return err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("database %s can't be opened for writing: this user may not write it (check its owner and mode): %w", path, err)
+	}
 	if err != nil {
-		return fmt.Errorf("database %s can't be opened for writing: %w", path, plainFileError(err))
+		return unwritable(dir, fmt.Errorf("open database %s: %w", path, err))
 	}
-	f.Close()
-	// SQLite writes its journal (NAME-wal, NAME-shm) beside the file.
-	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
-		return fmt.Errorf("database %s: the directory %s is not writable (%w), and the database keeps its journal files beside it", path, dir, plainFileError(err))
-	}
-	return nil
-}
-
-// plainFileError says what a file system error means for the operator.
-func plainFileError(err error) error {
-	switch {
-	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("permission denied: this user may not write there (check the owner and mode): %w", err)
-	case errors.Is(err, syscall.EROFS):
-		return fmt.Errorf("the file system is read-only: %w", err)
-	case errors.Is(err, syscall.ENOSPC):
-		return fmt.Errorf("the disk is full: %w", err)
-	case errors.Is(err, syscall.ENOTDIR):
-		return fmt.Errorf("a part of the path is a file, not a directory: %w", err)
-	}
-	return err
+	return f.Close()
 }
 
 // cacheKiB is SQLite's page cache per connection.
