@@ -183,4 +183,8 @@ func TestPrepareContinuesOverlap(t *testing.T) {
 	if len(seen) != 9 {
 		t.Errorf("%d numbers stored, want 9: %v", len(seen), seen)
 	}
+	// The rows moved into a continued campaign are counted where status reads.
+	if err := st.CheckCounts(t.Context()); err != nil {
+		t.Error(err)
+	}
 }
