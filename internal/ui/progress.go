@@ -239,11 +239,7 @@ func (p *Progress) barLine(width int) string {
 			b.WriteString(label + " ")
 		}
 		if barW > 0 {
-			fill := 0
-			if p.total > 0 {
-				fill = min(barW*done/p.total, barW)
-			}
-			b.WriteString("[" + strings.Repeat("=", fill) + strings.Repeat(" ", barW-fill) + "] ")
+			b.WriteString(renderBar(barW, done, p.total) + " ")
 		}
 		b.WriteString(counts)
 		for _, s := range []string{rate, left, why} {

@@ -370,3 +370,20 @@ func TestProgressNarrow(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderBar(t *testing.T) {
+	for _, tt := range []struct {
+		width, done, total int
+		want               string
+	}{
+		{10, 0, 40, "[          ]"},
+		{10, 20, 40, "[=====     ]"},
+		{10, 40, 40, "[==========]"},
+		{10, 50, 40, "[==========]"}, // more done than total: full, not past the end
+		{4, 1, 0, "[====]"},          // an empty campaign is complete
+	} {
+		if got := renderBar(tt.width, tt.done, tt.total); got != tt.want {
+			t.Errorf("renderBar(%d, %d, %d) = %q, want %q", tt.width, tt.done, tt.total, got, tt.want)
+		}
+	}
+}
