@@ -74,6 +74,9 @@ in place every INTERVAL (default 2s) until Ctrl-C.`,
 						fmt.Fprintf(f.IO.Out, "wasend status, every %v (Ctrl-C to stop)  %s\n\n", watch, f.Now().Format(time.TimeOnly))
 					}
 					if err := showStatus(ctx, f, st, asJSON); err != nil {
+						if ctx.Err() != nil {
+							return nil // Ctrl-C landed while reading: still a clean end
+						}
 						return err
 					}
 					select {
