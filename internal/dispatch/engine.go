@@ -200,8 +200,9 @@ const maxBatch = 256
 
 // Run sends the campaign until no row is open, the campaign is paused, the
 // caps stop it (StopWhenCapped), or ctx is cancelled. On cancel it stops
-// claiming, waits up to Drain for the requests in flight, records their
-// outcomes and returns ctx's error.
+// claiming and starts no request: claims not yet sent go back to pending
+// unsent; it waits up to Drain for the requests in flight, records their
+// outcomes and returns ctx's error. A pause stops it the same way.
 //
 // Three stages: this loop claims due messages (in batches, when tokens
 // allow), Workers goroutines send them, and one recorder commits outcomes
@@ -264,6 +265,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		go func() {
 			defer stages.Done()
 			for c := range jobs {
+				if ctx.Err() != nil {
+					// Interrupted: only requests already made finish.
+					results <- e.putBack(c, "not sent: interrupted")
+					continue
+				}
 				results <- e.attempt(sendCtx, c)
 			}
 		}()
@@ -347,6 +353,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		case errors.Is(err, campaign.ErrDone):
 			return finish(nil)
 		case errors.Is(err, campaign.ErrPaused):
+			// Paused by an answer recorded here or by another process:
+			// claims still queued go back unsent.
+			e.paused.Store(true)
 			return finish(err)
 		case errors.As(err, &we):
 		default:
@@ -438,8 +447,13 @@ func (e *Engine) record(ctx context.Context, runner string, results <-chan campa
 			}
 		}
 		for i := range batch {
+			if batch[i].Outcome.Class == ClassNotSent {
+				continue // no request: not an attempt the ratio judges
+			}
 			if reason := window.add(batch[i].Outcome.Class == whatsapp.ClassPermanent.String()); reason != "" {
 				batch[i].Outcome.Pause = reason
+				// Before the commit: claims queued meanwhile go back unsent.
+				e.paused.Store(true)
 			}
 		}
 		if err := e.o.Ledger.RecordAll(ctx, runner, batch); err != nil {
@@ -497,8 +511,7 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 	token, err := o.Token(c.Account.TokenEnv)
 	switch {
 	case dropped || e.paused.Load() || e.rests(c.Account.ID):
-		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now(), Refund: true,
-			Class: ClassNotSent, Error: "not sent: the account or campaign stopped meanwhile"}
+		return e.putBack(c, "not sent: the account or campaign stopped meanwhile")
 	case err != nil:
 		// No token: the account can't send for this campaign; its rows go
 		// to the others.
@@ -532,6 +545,14 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 		e.paused.Store(true)
 	}
 	return campaign.Result{Claim: c, Outcome: out, At: o.Clock.Now()}
+}
+
+// putBack returns a claim to pending without a request: its token stays
+// spent, its quota and retry budget are given back.
+func (e *Engine) putBack(c campaign.Claim, why string) campaign.Result {
+	now := e.o.Clock.Now()
+	return campaign.Result{Claim: c, At: now, Outcome: campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now,
+		Refund: true, Class: ClassNotSent, Error: why}}
 }
 
 // rests reports whether the account (or the whole app) was throttled and

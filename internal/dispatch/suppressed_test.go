@@ -2,7 +2,6 @@ package dispatch_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -31,7 +30,7 @@ func TestSuppressedRowsFinish(t *testing.T) {
 			c := e.importN(tc.rows)
 			var list []store.Suppression
 			for i := range tc.head {
-				list = append(list, store.Suppression{Phone: fmt.Sprintf("+49151%08d", 10000000+i), Reason: "STOP"})
+				list = append(list, store.Suppression{Phone: fmtPhone(i), Reason: "STOP"})
 			}
 			if _, err := e.st.Suppress(e.ctx, list); err != nil {
 				t.Fatal(err)
