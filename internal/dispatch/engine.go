@@ -77,7 +77,8 @@ type Options struct {
 	Restriction time.Duration
 	// ErrorPauseRatio pauses the campaign when more than this share of its
 	// last 100 attempts failed permanently: a bad list burns a number's
-	// quality rating. 0 turns it off.
+	// quality rating. It counts once 20 attempts were made, or in a smaller
+	// campaign as many as it has rows (at least 5). 0 turns it off.
 	ErrorPauseRatio float64
 	// Observe receives every event, from several goroutines at once; it
 	// must be safe for concurrent use and not block for long.
@@ -416,7 +417,7 @@ func release(slots chan struct{}, n int) {
 // far fewer commits.
 func (e *Engine) record(ctx context.Context, runner string, results <-chan campaign.Result, committed func(n int), fail func(error)) {
 	batch := make([]campaign.Result, 0, maxBatch)
-	window := errorWindow{ratio: e.o.ErrorPauseRatio}
+	window := errorWindow{ratio: e.o.ErrorPauseRatio, sample: minSample(e.o.Campaign.Imported)}
 	want := min(recordMin, e.o.Workers)
 	linger := time.NewTimer(0)
 	for res := range results {
@@ -639,14 +640,29 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 // attempts of this engine and says when it crosses the pause ratio.
 type errorWindow struct {
 	ratio  float64
+	sample int // attempts needed before the ratio counts (minSample)
 	ring   [100]bool
 	n, bad int
 	next   int
 	fired  bool
 }
 
-// minWindow attempts are needed before the ratio means anything.
-const minWindow = 20
+// minWindow attempts are needed before the ratio means anything — or, in a
+// campaign of fewer rows, as many attempts as it has rows, but never fewer
+// than minSmall: the share of 1 in 2 says nothing.
+const (
+	minWindow = 20
+	minSmall  = 5
+)
+
+// minSample is the attempts the ratio needs in a campaign of rows rows (0:
+// not known).
+func minSample(rows int) int {
+	if rows <= 0 {
+		return minWindow
+	}
+	return max(min(minWindow, rows), minSmall)
+}
 
 func (w *errorWindow) add(permanent bool) (pause string) {
 	if w.ratio <= 0 {
@@ -664,7 +680,7 @@ func (w *errorWindow) add(permanent bool) (pause string) {
 		w.bad++
 	}
 	w.next = (w.next + 1) % len(w.ring)
-	if w.fired || w.n < minWindow || float64(w.bad) <= w.ratio*float64(w.n) {
+	if w.fired || w.n < w.sample || float64(w.bad) <= w.ratio*float64(w.n) {
 		return ""
 	}
 	w.fired = true

@@ -59,6 +59,10 @@ type Options struct {
 	PairInterval time.Duration    // same number → same recipient; default 6s, negative for no limit
 	Faults       Faults
 	Record       io.Writer // optional: one JSON line per request
+	// PhoneNumberIDs, when set, are the only ids the sandbox knows; any
+	// other answers as Meta does for an id it does not know or the token
+	// may not use: HTTP 400, code 100, error_subcode 33.
+	PhoneNumberIDs []string
 }
 
 // Faults are injected failures. Probabilities are in [0, 1]; each request
@@ -145,7 +149,8 @@ type Server struct {
 	codeProbs    []int // codes of faults.CodeProb in ascending order, for a stable draw order
 	failNumbers  map[string]int
 	badTemplates map[string]bool
-	nonce        string // keeps wamids unique across sandbox restarts
+	knownIDs     map[string]bool // nil: every id is known
+	nonce        string          // keeps wamids unique across sandbox restarts
 
 	mu         sync.Mutex // guards everything below
 	rng        *mathrand.Rand
@@ -207,6 +212,12 @@ func New(opts Options) *Server {
 	for _, name := range opts.Faults.BadTemplates {
 		s.badTemplates[name] = true
 	}
+	if len(opts.PhoneNumberIDs) > 0 {
+		s.knownIDs = make(map[string]bool, len(opts.PhoneNumberIDs))
+		for _, id := range opts.PhoneNumberIDs {
+			s.knownIDs[id] = true
+		}
+	}
 	var n [6]byte
 	_, _ = rand.Read(n[:]) // crypto/rand.Read never fails on supported platforms
 	s.nonce = base64.RawURLEncoding.EncodeToString(n[:])
@@ -265,6 +276,8 @@ func bearerToken(r *http.Request) string {
 type answer struct {
 	status     int
 	code       int
+	subcode    int
+	message    string // the whole error.message, when not "(#code) title"
 	details    string
 	traceID    string
 	retryAfter time.Duration
@@ -312,6 +325,10 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumb
 		}
 	}
 	if a.wamid == "" {
+		if a.subcode != 0 {
+			writeObjectError(w, a.status, a.code, a.subcode, a.message, a.traceID)
+			return
+		}
 		writeGraphError(w, a.status, a.code, a.details, a.traceID, a.retryAfter)
 		return
 	}
@@ -392,6 +409,11 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	fail := func(code int, details string) { a.fail(code, details, s.faults.RetryAfter) }
 	if token == "" {
 		fail(190, "missing or empty bearer token in the Authorization header")
+		return
+	}
+	if s.knownIDs != nil && !s.knownIDs[phoneNumberID] {
+		a.status, a.code, a.subcode, a.outcome = http.StatusBadRequest, 100, 33, OutcomeError
+		a.message = fmt.Sprintf("Unsupported post request. Object with ID '%s' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api", phoneNumberID)
 		return
 	}
 	if rerr != nil {
