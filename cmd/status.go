@@ -81,10 +81,7 @@ func etaFunc(ctx context.Context, f *Factory, st *store.Store) (func(open int, d
 	if err != nil {
 		return nil, err
 	}
-	loc, err := f.Location()
-	if err != nil {
-		return nil, err
-	}
+	loc := st.Location() // quota days start at its midnights
 	now := f.Now()
 	return func(open int, dropped []store.Dropped) *etaJSON {
 		var usable []campaign.AccountStatus
