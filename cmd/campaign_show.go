@@ -35,29 +35,26 @@ account, dropped, …), for grep and awk.`,
 			if err != nil {
 				return err
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			d, err := st.CampaignDetail(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return f.IO.JSON(toShowJSON(d))
-			}
-			if !f.IO.IsStdoutTTY() {
-				return printShowRecords(f.IO.Out, d)
-			}
-			loc, err := f.Location()
-			if err != nil {
-				return err
-			}
-			return printShow(f, d, loc)
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				d, err := st.CampaignDetail(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return f.IO.JSON(toShowJSON(d))
+				}
+				if !f.IO.IsStdoutTTY() {
+					return printShowRecords(f.IO.Out, d)
+				}
+				loc, err := f.Location()
+				if err != nil {
+					return err
+				}
+				return printShow(f, d, loc)
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON)
 	return cmd
 }
 

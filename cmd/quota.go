@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -36,39 +35,36 @@ Crontab line:
   wasend quota reset --account fresh-02 --force`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			res, err := st.ResetQuota(cmd.Context(), accounts, force)
-			var zerr *store.ZoneMismatchError
-			if errors.As(err, &zerr) {
-				return fmt.Errorf("refusing to start a quota day by another zone's calendar: WASEND_TZ=%s, but the database's quota days are in %s; "+
-					"unset WASEND_TZ or set it to %s, or change the database's zone with `wasend config set timezone %s`: %w",
-					zerr.Requested, zerr.Stored, zerr.Stored, zerr.Requested, err)
-			}
-			if err != nil {
-				return err
-			}
-			if len(res) == 0 {
-				f.IO.Infof("no accounts to reset")
-			}
-			for _, r := range res {
-				switch {
-				case r.Reset && r.Behind:
-					fmt.Fprintf(f.IO.Out, "%s: count reset on quota day %s (was %d/%d); today is %s here, and quota days only move forward\n",
-						r.Account, r.LastDay, r.Before, r.DailyCap, r.Day)
-				case r.Reset:
-					fmt.Fprintf(f.IO.Out, "%s: new quota day %s (was %d/%d on %s)\n", r.Account, r.Day, r.Before, r.DailyCap, r.LastDay)
-				case r.Behind:
-					fmt.Fprintf(f.IO.Out, "%s: quota day %s is still open: today is %s here (a clock set back, or a zone changed), unchanged (%d/%d)\n",
-						r.Account, r.LastDay, r.Day, r.Before, r.DailyCap)
-				default:
-					fmt.Fprintf(f.IO.Out, "%s: already reset on %s, unchanged (%d/%d); use --force to reset again\n", r.Account, r.Day, r.Before, r.DailyCap)
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				res, err := st.ResetQuota(cmd.Context(), accounts, force)
+				var zerr *store.ZoneMismatchError
+				if errors.As(err, &zerr) {
+					return fmt.Errorf("refusing to start a quota day by another zone's calendar: WASEND_TZ=%s, but the database's quota days are in %s; "+
+						"unset WASEND_TZ or set it to %s, or change the database's zone with `wasend config set timezone %s`: %w",
+						zerr.Requested, zerr.Stored, zerr.Stored, zerr.Requested, err)
 				}
-			}
-			return nil
+				if err != nil {
+					return err
+				}
+				if len(res) == 0 {
+					f.IO.Infof("no accounts to reset")
+				}
+				for _, r := range res {
+					switch {
+					case r.Reset && r.Behind:
+						fmt.Fprintf(f.IO.Out, "%s: count reset on quota day %s (was %d/%d); today is %s here, and quota days only move forward\n",
+							r.Account, r.LastDay, r.Before, r.DailyCap, r.Day)
+					case r.Reset:
+						fmt.Fprintf(f.IO.Out, "%s: new quota day %s (was %d/%d on %s)\n", r.Account, r.Day, r.Before, r.DailyCap, r.LastDay)
+					case r.Behind:
+						fmt.Fprintf(f.IO.Out, "%s: quota day %s is still open: today is %s here (a clock set back, or a zone changed), unchanged (%d/%d)\n",
+							r.Account, r.LastDay, r.Day, r.Before, r.DailyCap)
+					default:
+						fmt.Fprintf(f.IO.Out, "%s: already reset on %s, unchanged (%d/%d); use --force to reset again\n", r.Account, r.Day, r.Before, r.DailyCap)
+					}
+				}
+				return nil
+			})
 		},
 	}
 	reset.Flags().StringSliceVar(&accounts, "account", nil, "reset only this account (repeatable)")

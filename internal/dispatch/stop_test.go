@@ -2,12 +2,11 @@ package dispatch_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,147 +17,138 @@ import (
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
-// slowAPI is the sandbox behind a server that holds every request for a
-// while before answering, and notes in real time when each one arrived.
-type slowAPI struct {
-	mu       sync.Mutex
-	arrivals []time.Time
+// A pause or cancel made from elsewhere reaches an engine whose every slot
+// waits on a slow request — the claim loop can't ask the ledger then — by
+// its heartbeat: the claims it had queued go back unsent, the requests
+// already made finish and are recorded, and Run ends with the state's
+// error. Without the heartbeat's look, the queued claims would be sent
+// after the pause.
+func TestEngineSeesStopWhileBlocked(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		stop    func(*store.Store, int64) error
+		wantErr error
+	}{
+		{"pause", func(st *store.Store, id int64) error {
+			_, err := st.PauseCampaign(context.Background(), id, store.PausedByOperator)
+			return err
+		}, campaign.ErrPaused},
+		{"cancel", func(st *store.Store, id int64) error {
+			_, err := st.CancelCampaign(context.Background(), id)
+			return err
+		}, campaign.ErrCancelled},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), sandbox.Faults{})
+			if err := e.st.SetTier(e.ctx, campaign.TierActive, campaign.Limits{Rate: 1000, Burst: 100, DailyCap: 100000}); err != nil {
+				t.Fatal(err)
+			}
+			e.addAccount("a", "100000000000001", campaign.TierActive)
+			c := e.importN(20)
+
+			// The API holds every request until released.
+			release := make(chan struct{})
+			var arrived, answered atomic.Int32
+			box := sandbox.New(sandbox.Options{Now: e.clock.Now})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				arrived.Add(1)
+				<-release
+				box.ServeHTTP(w, r)
+				answered.Add(1)
+			}))
+			t.Cleanup(srv.Close)
+			t.Cleanup(func() {
+				select {
+				case <-release:
+				default:
+					close(release)
+				}
+			})
+			const workers = 2
+			// Not e.engine: its sender goes to the env's sandbox directly.
+			eng, err := dispatch.New(dispatch.Options{Campaign: c, Ledger: e.st, Clock: e.clock, Workers: workers,
+				Heartbeat: 5 * time.Millisecond, Runner: campaign.Runner{ID: "sim", Host: "test", PID: 1},
+				Sender: whatsapp.New(whatsapp.Config{BaseURL: srv.URL, Timeout: 30 * time.Second}),
+				Token:  func(string) (string, error) { return "test-token", nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- eng.Run(e.ctx) }()
+
+			waitUntil(t, "every worker waiting on a request", func() bool { return arrived.Load() == workers })
+			waitUntil(t, "a pool of claims queued", func() bool { return countAttempts(t, e.path) == 2*workers })
+			if err := tt.stop(e.st, c.ID); err != nil {
+				t.Fatal(err)
+			}
+			// Two heartbeats after the stop: the first may have read the
+			// ledger before it, the second ran its look after.
+			waitBeats(t, e, 2)
+			close(release)
+
+			select {
+			case err := <-done:
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("Run = %v, want %v", err, tt.wantErr)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run still going 10 s after the stop")
+			}
+			if got := arrived.Load(); got != workers {
+				t.Errorf("%d requests reached the API, want only the %d in flight at the stop", got, workers)
+			}
+			n, err := e.st.Counts(e.ctx, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n[campaign.Sent] != workers || n[campaign.Sending] != 0 || n[campaign.Pending] != 20-workers {
+				t.Errorf("counts %v: want the %d in flight sent, the rest pending", n, workers)
+			}
+		})
+	}
 }
 
-func (s *slowAPI) after(t time.Time) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, a := range s.arrivals {
-		if a.After(t) {
-			n++
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
 		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitBeats advances the simulated clock and waits until the runner's
+// heartbeat has recorded it, k times in a row.
+func waitBeats(t *testing.T, e *env, k int) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+e.path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for range k {
+		e.clock.Advance(time.Millisecond)
+		want := e.clock.Now().UnixNano()
+		waitUntil(t, "a heartbeat", func() bool {
+			var beat int64
+			err := db.QueryRow(`SELECT heartbeat_at FROM runners WHERE id = 'sim'`).Scan(&beat)
+			return err == nil && beat >= want
+		})
+	}
+}
+
+func countAttempts(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM attempts`).Scan(&n); err != nil {
+		t.Fatal(err)
 	}
 	return n
 }
-
-// newSlowEnv is newEnv with an API that takes delay to answer each request
-// after the first fast ones, one roomy account ("a", phone number id 1001)
-// and n recipients.
-func newSlowEnv(t *testing.T, fast int, delay time.Duration, faults sandbox.Faults, n int) (*env, *slowAPI, campaign.Campaign) {
-	t.Helper()
-	ctx := context.Background()
-	clock := dispatch.NewSimClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	path := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(ctx, path, store.Options{Now: clock.Now, Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	box := sandbox.New(sandbox.Options{Now: clock.Now, Throughput: -1, PairInterval: -1, Faults: faults})
-	api := &slowAPI{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		api.mu.Lock()
-		api.arrivals = append(api.arrivals, time.Now())
-		slow := len(api.arrivals) > fast
-		api.mu.Unlock()
-		if slow {
-			select {
-			case <-time.After(delay):
-			case <-r.Context().Done():
-			}
-		}
-		box.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	e := &env{t: t, ctx: ctx, clock: clock, st: st, box: box, path: path,
-		client: whatsapp.New(whatsapp.Config{BaseURL: srv.URL, Timeout: 5 * time.Second})}
-	if err := st.SetTier(ctx, campaign.TierActive, campaign.Limits{Rate: 1000, Burst: 1000, DailyCap: 100000}); err != nil {
-		t.Fatal(err)
-	}
-	e.addAccount("a", "1001", campaign.TierActive)
-	return e, api, e.importN(n)
-}
-
-// TestCancelStartsNoRequest: after a cancel (Ctrl-C), claims already queued
-// for the workers go back unsent; only requests already made finish. Before,
-// every queued claim was still sent, up to a whole pool after the cancel.
-func TestCancelStartsNoRequest(t *testing.T) {
-	const workers, delay = 8, 400 * time.Millisecond
-	e, api, c := newSlowEnv(t, 0, delay, sandbox.Faults{}, 100)
-	ctx, cancel := context.WithCancel(e.ctx)
-	var cancelledAt time.Time
-	// The first pool is in flight and the next one queued behind it.
-	stop := time.AfterFunc(delay/4, func() {
-		cancelledAt = time.Now()
-		cancel()
-	})
-	defer stop.Stop()
-	if err := e.engine(c, dispatch.Options{Workers: workers}).Run(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run: %v, want context.Canceled", err)
-	}
-	// A request the engine began just before the cancel may reach the
-	// server a moment after it; a queued one would come a whole delay later.
-	if n := api.after(cancelledAt.Add(delay / 4)); n != 0 {
-		t.Errorf("%d requests started after the cancel, want none", n)
-	}
-	counts, err := e.st.Counts(e.ctx, c.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if counts[campaign.Sent] != workers || counts[campaign.Sending] != 0 || counts[campaign.Pending] != 100-workers {
-		t.Errorf("counts %v, want the %d requests in flight sent and every other row pending", counts, workers)
-	}
-	if got := len(e.box.Records()); got != workers {
-		t.Errorf("the API saw %d requests, want %d", got, workers)
-	}
-	if used := e.usedToday("a"); used != workers {
-		t.Errorf("used today %d, want %d: a claim put back unsent gives its quota back", used, workers)
-	}
-	for phone, r := range e.rows() {
-		if r.state == campaign.Pending && r.retries != 0 {
-			t.Errorf("%s: %+v, want no retry spent by a claim put back", phone, r)
-		}
-	}
-}
-
-// TestPauseStartsNoRequest: once the error-ratio rule pauses the campaign,
-// claims already queued go back unsent instead of going out. The first 20
-// requests fail at once, which pauses the campaign while the workers wait
-// on slow ones with more claims queued behind them.
-func TestPauseStartsNoRequest(t *testing.T) {
-	const workers, delay = 8, 400 * time.Millisecond
-	fail := map[string]int{}
-	for i := range 60 {
-		fail[fmtPhone(i)] = 131026
-	}
-	e, api, c := newSlowEnv(t, 20, delay, sandbox.Faults{FailNumbers: fail}, 60)
-	var (
-		mu       sync.Mutex
-		pausedAt time.Time
-	)
-	eng := e.engine(c, dispatch.Options{Workers: workers, ErrorPauseRatio: 0.2, Observe: func(ev dispatch.Event) {
-		if ev.Kind == dispatch.EventPaused {
-			mu.Lock()
-			pausedAt = time.Now()
-			mu.Unlock()
-		}
-	}})
-	if err := eng.Run(e.ctx); !errors.Is(err, campaign.ErrPaused) {
-		t.Fatalf("Run: %v, want ErrPaused", err)
-	}
-	expectPaused(t, e, c, "failed permanently")
-	mu.Lock()
-	defer mu.Unlock()
-	if pausedAt.IsZero() {
-		t.Fatal("no pause event")
-	}
-	if n := api.after(pausedAt.Add(delay / 4)); n != 0 {
-		t.Errorf("%d requests started after the pause, want none", n)
-	}
-	counts, err := e.st.Counts(e.ctx, c.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := len(e.box.Records()); got != counts[campaign.Failed] || counts[campaign.Sending] != 0 {
-		t.Errorf("the API saw %d requests; counts %v: want one failed row per request, the rest pending", got, counts)
-	}
-}
-
-// fmtPhone is the i-th number importN writes.
-func fmtPhone(i int) string { return fmt.Sprintf("+49151%08d", 10000000+i) }

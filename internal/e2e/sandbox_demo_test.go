@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestSandboxDemo runs the README's first command, `campaign run --sandbox`
@@ -19,20 +20,20 @@ func TestSandboxDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tier := range []string{"new", "warm", "active"} {
-		w.ok("--sandbox", "tier", "set", tier, "--rate", "50", "--burst", "10")
+		w.OK("--sandbox", "tier", "set", tier, "--rate", "50", "--burst", "10")
 	}
-	r := w.ok("--sandbox", "campaign", "run", csv)
-	if !strings.Contains(r.stdout, "sent 40,") {
+	r := w.OK("--sandbox", "campaign", "run", csv)
+	if !strings.Contains(r.Stdout, "sent 40,") {
 		t.Errorf("want a summary with \"sent 40\"\n%s", r)
 	}
-	if !strings.Contains(r.stderr, "nothing goes to WhatsApp") {
-		t.Errorf("stderr does not say that nothing goes to WhatsApp\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "nothing goes to WhatsApp") {
+		t.Errorf("stderr does not say that nothing goes to WhatsApp\n%s", r.Stderr)
 	}
 	if n := len(w.api.Records()); n != 0 {
 		t.Errorf("the sandbox run sent %d requests to $WASEND_API_BASE", n)
 	}
-	rows := w.rows()
-	if got := states(rows); got["sent"] != 40 || len(rows) != 40 {
+	rows := w.Rows()
+	if got := testproc.States(rows); got["sent"] != 40 || len(rows) != 40 {
 		t.Errorf("rows %v, want 40 sent", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestInterruptStartsNoRequest: after SIGINT no request starts. With every
@@ -24,12 +25,12 @@ func TestInterruptStartsNoRequest(t *testing.T) {
 		Faults: sandbox.Faults{Slow: 1, SlowDelay: delay}})
 	w.fastTiers("1000", "100")
 	w.addAccounts(account{"main", "100000000000081", "active"})
-	csv := w.writeCSV("stop.csv", 4915112450000, n)
-	p := w.start(templateRun(csv, "spring_sale", "--workers", fmt.Sprint(workers))...)
-	w.waitFor(10*time.Second, "a pool of requests in flight", func() bool { return len(w.api.Records()) >= workers })
+	csv := w.WriteCSV("stop.csv", 4915112450000, n)
+	p := w.Start(templateRun(csv, "spring_sale", "--workers", fmt.Sprint(workers))...)
+	w.WaitFor(10*time.Second, "a pool of requests in flight", func() bool { return len(w.api.Records()) >= workers })
 	signalled := time.Now()
-	p.signal(t, syscall.SIGINT)
-	if r := p.wait(t); r.code != 130 {
+	p.Signal(t, syscall.SIGINT)
+	if r := p.Wait(t); r.Code != 130 {
 		t.Fatalf("after SIGINT: want exit 130\n%s", r)
 	}
 	recs := w.api.Records()
@@ -44,8 +45,8 @@ func TestInterruptStartsNoRequest(t *testing.T) {
 	if late > 0 {
 		t.Errorf("%d of %d requests started after SIGINT, want none", late, len(recs))
 	}
-	rows := w.rows()
-	got := states(rows)
+	rows := w.Rows()
+	got := testproc.States(rows)
 	if got["sending"] > 0 || got["unknown"] > 0 || got["sent"] != len(recs) || got["pending"] != n-len(recs) {
 		t.Errorf("rows %v after %d requests: want each request sent and every other row pending", got, len(recs))
 	}
@@ -62,28 +63,28 @@ func TestSuppressedCampaignFinishes(t *testing.T) {
 	w := newWorld(t, sandbox.Options{PairInterval: -1})
 	w.fastTiers("50", "5")
 	w.addAccounts(account{"main", "100000000000091", "active"})
-	csv := w.writeCSV("sup.csv", first, 3)
-	w.ok("campaign", "import", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
+	csv := w.WriteCSV("sup.csv", first, 3)
+	w.OK("campaign", "import", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
 	for i := range 3 {
-		w.ok("suppress", "add", fmt.Sprintf("+%d", first+i))
+		w.OK("suppress", "add", fmt.Sprintf("+%d", first+i))
 	}
 	start := time.Now()
-	if r := w.run("campaign", "run", "--resume", "1"); r.code != 0 {
+	if r := w.Run("campaign", "run", "--resume", "1"); r.Code != 0 {
 		t.Fatalf("run of a fully suppressed campaign: want exit 0\n%s", r)
 	}
 	t.Logf("finished in %v", time.Since(start).Round(time.Millisecond))
 	if n := len(w.api.Records()); n != 0 {
 		t.Errorf("%d requests to suppressed numbers", n)
 	}
-	for _, m := range w.messages() {
-		if m.state != "failed" || m.errorCode != -1 || !strings.HasPrefix(m.errorMessage, "suppressed") {
-			t.Errorf("%s: %s %d %q, want failed, -1, suppressed", m.phone, m.state, m.errorCode, m.errorMessage)
+	for _, m := range w.Rows() {
+		if m.State != "failed" || m.ErrorCode != -1 || !strings.HasPrefix(m.ErrorMessage, "suppressed") {
+			t.Errorf("%s: %s %d %q, want failed, -1, suppressed", m.Phone, m.State, m.ErrorCode, m.ErrorMessage)
 		}
 	}
 	if c := w.campaigns(); len(c) != 1 || c[0].State != "finished" {
 		t.Errorf("campaigns %+v, want one finished", c)
 	}
-	if r := w.ok("campaign", "retry", "1", "--code", "-1"); !strings.Contains(r.stdout+r.stderr, "3") {
+	if r := w.OK("campaign", "retry", "1", "--code", "-1"); !strings.Contains(r.Stdout+r.Stderr, "3") {
 		t.Errorf("retry --code -1 did not queue the 3 rows:\n%s", r)
 	}
 }
@@ -98,11 +99,11 @@ func TestUnknownPhoneNumberID(t *testing.T) {
 	w := newWorld(t, sandbox.Options{PairInterval: -1, PhoneNumberIDs: []string{"100000000000101"}})
 	w.fastTiers("50", "5")
 	w.addAccounts(account{"typo", "10000000000102", "active"}, account{"good", "100000000000101", "active"})
-	r := w.run(templateRun(w.writeCSV("typo.csv", 4915112470000, n), "spring_sale", "--workers", "1")...)
-	if r.code != 0 {
+	r := w.Run(templateRun(w.WriteCSV("typo.csv", 4915112470000, n), "spring_sale", "--workers", "1")...)
+	if r.Code != 0 {
 		t.Fatalf("want exit 0 with the good account sending everything\n%s", r)
 	}
-	if got := states(w.rows()); got["sent"] != n {
+	if got := testproc.States(w.Rows()); got["sent"] != n {
 		t.Errorf("rows %v, want all %d sent", got, n)
 	}
 	c := w.status()

@@ -76,9 +76,6 @@ func New(src Source) *Metrics {
 	return m
 }
 
-// Registry is the private registry, for tests and for adding collectors.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
 // Watch adds a campaign whose queue depth is exposed.
 func (m *Metrics) Watch(campaignID int64) { m.state.watch(campaignID) }
 

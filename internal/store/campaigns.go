@@ -262,7 +262,7 @@ func (s *Store) endImport() {
 }
 
 const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
-	created_at, finished_at, imported, skipped`
+	created_at, finished_at, imported, skipped, cancelled_at`
 
 func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error) {
 	var (
@@ -271,11 +271,16 @@ func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error)
 		shape    string
 		created  int64
 		finished sql.NullInt64
+		canceled sql.NullInt64
 	)
 	err := sc.Scan(&c.ID, &c.Name, &c.Fingerprint, &c.Source, &c.Spec.Kind, &c.Spec.Template, &c.Spec.Lang,
-		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped)
+		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped, &canceled)
 	if err != nil {
 		return c, err
+	}
+	if canceled.Valid {
+		// Stored as finished (see migration 0007), shown as what it is.
+		c.State = campaign.CampaignCancelled
 	}
 	if err := json.Unmarshal([]byte(params), &c.Spec.Params); err != nil {
 		return c, fmt.Errorf("campaign %d params: %w", c.ID, err)

@@ -29,9 +29,6 @@ func (s Stats) HourThrottleRate() float64 { return ratio(s.HourThrottled, s.Hour
 // AvgAttempts is requests per message tried.
 func (s Stats) AvgAttempts() float64 { return ratio(s.Attempts, s.MessagesAttempted) }
 
-// HourAvgAttempts is AvgAttempts over the last hour.
-func (s Stats) HourAvgAttempts() float64 { return ratio(s.HourAttempts, s.HourMessages) }
-
 func ratio(a, b int) float64 {
 	if b == 0 {
 		return 0
@@ -151,6 +148,9 @@ func (s *Store) RequeueFailed(ctx context.Context, id int64, codes []int) (int, 
 }
 
 func reopen(ctx context.Context, tx *Tx, id, moved int64) error {
+	if err := refuseCancelled(ctx, tx, id); err != nil {
+		return err
+	}
 	if moved == 0 {
 		return nil
 	}
@@ -171,6 +171,9 @@ func (s *Store) ResumeCampaign(ctx context.Context, id int64) (string, error) {
 		}
 		if err != nil {
 			return fmt.Errorf("read campaign %d: %w", id, err)
+		}
+		if err := refuseCancelled(ctx, tx, id); err != nil {
+			return err
 		}
 		if state != campaign.CampaignPaused {
 			reason = ""

@@ -7,7 +7,8 @@ import (
 )
 
 // Class is what a sender should do after an attempt. Classify is the one
-// place that maps Cloud API outcomes to classes (cloud-api.md §2.4).
+// place that maps Cloud API outcomes to classes
+// (docs/cloud-api.md#error-codes-and-what-wasend-does).
 type Class int
 
 const (
@@ -94,7 +95,7 @@ var accountSubcodes = map[[2]int]bool{
 }
 
 // ClassifyCodes is ClassifyCode refined by error_subcode, which Meta calls
-// deprecated but still sends (cloud-api.md §2.1); 0 means none.
+// deprecated but still sends (docs/cloud-api.md#error-envelope); 0 means none.
 func ClassifyCodes(code, subcode int) Class {
 	if subcode != 0 && accountSubcodes[[2]int{code, subcode}] {
 		return ClassAccountFatal
