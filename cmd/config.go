@@ -1,9 +1,12 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/store"
 )
 
 // settings are the keys `wasend config` knows.
@@ -31,13 +34,10 @@ timezone   the IANA zone whose calendar days are quota days. It is fixed on
 			if err := knownSetting(args[0]); err != nil {
 				return err
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				_, err := fmt.Fprintln(f.IO.Out, st.Location())
 				return err
-			}
-			defer st.Close()
-			_, err = fmt.Fprintln(f.IO.Out, st.Location())
-			return err
+			})
 		},
 	}
 	set := &cobra.Command{
@@ -52,17 +52,17 @@ Europe/Berlin, America/New_York); quota days follow it from the next
 			if err := knownSetting(args[0]); err != nil {
 				return err
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				old, err := st.SetTimezone(cmd.Context(), args[1])
+				if errors.Is(err, store.ErrUnknownZone) {
+					return usageError{err}
+				}
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(f.IO.Out, "timezone: %s (was %s); quota days only move forward\n", args[1], old)
 				return err
-			}
-			defer st.Close()
-			old, err := st.SetTimezone(cmd.Context(), args[1])
-			if err != nil {
-				return usageError{err}
-			}
-			_, err = fmt.Fprintf(f.IO.Out, "timezone: %s (was %s); quota days only move forward\n", args[1], old)
-			return err
+			})
 		},
 	}
 	cmd.AddCommand(get, set)

@@ -107,15 +107,18 @@ func (s *Store) SetTimezone(ctx context.Context, name string) (old string, err e
 	return old, nil
 }
 
+// ErrUnknownZone is a time zone name that is not an IANA zone.
+var ErrUnknownZone = errors.New("want an IANA zone name such as Europe/Berlin or UTC")
+
 // loadZone accepts IANA zone names only: "Local" means a different zone on
 // every machine, and "" is UTC only by accident.
 func loadZone(name string) (*time.Location, error) {
 	if name == "" || name == "Local" {
-		return nil, fmt.Errorf("time zone %q: want an IANA zone name such as Europe/Berlin or UTC", name)
+		return nil, fmt.Errorf("time zone %q: %w", name, ErrUnknownZone)
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("time zone %q: want an IANA zone name such as Europe/Berlin or UTC: %w", name, err)
+		return nil, fmt.Errorf("time zone %q: %w: %w", name, ErrUnknownZone, err)
 	}
 	return loc, nil
 }
