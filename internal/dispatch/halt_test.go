@@ -82,19 +82,21 @@ func TestCancelStartsNoRequest(t *testing.T) {
 	const workers, delay = 8, 400 * time.Millisecond
 	e, api, c := newSlowEnv(t, 0, delay, sandbox.Faults{}, 100)
 	ctx, cancel := context.WithCancel(e.ctx)
-	var cancelledAt time.Time
-	// The first pool is in flight and the next one queued behind it.
-	stop := time.AfterFunc(delay/4, func() {
-		cancelledAt = time.Now()
+	cancelled := make(chan time.Time, 1)
+	go func() {
+		// Once the first pool is in flight, the next one is queued behind it.
+		for api.after(time.Time{}) < workers && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		cancelled <- time.Now()
 		cancel()
-	})
-	defer stop.Stop()
+	}()
 	if err := e.engine(c, dispatch.Options{Workers: workers}).Run(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v, want context.Canceled", err)
 	}
 	// A request the engine began just before the cancel may reach the
 	// server a moment after it; a queued one would come a whole delay later.
-	if n := api.after(cancelledAt.Add(delay / 4)); n != 0 {
+	if n := api.after((<-cancelled).Add(delay / 4)); n != 0 {
 		t.Errorf("%d requests started after the cancel, want none", n)
 	}
 	counts, err := e.st.Counts(e.ctx, c.ID)
