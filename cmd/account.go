@@ -23,7 +23,7 @@ active) decides its rate, burst and daily cap; per-account settings override
 the tier. The access token is read from an environment variable when sending
 and is never stored or printed.`,
 	}
-	cmd.AddCommand(newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f), newAccountRemoveCmd(f))
+	cmd.AddCommand(newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f), newAccountRemoveCmd(f), newAccountTestCmd(f))
 	return cmd
 }
 

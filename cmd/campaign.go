@@ -57,6 +57,7 @@ type runOptions struct {
 	Restriction         time.Duration
 	ErrorPauseRatio     float64
 	MetricsAddr         string
+	OutageTimeout       time.Duration
 	templateOptions
 }
 
@@ -129,6 +130,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account after a spam or messaging-limit restriction (131048, 131064)")
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while sending, e.g. 127.0.0.1:9464")
 	fl.Float64Var(&o.ErrorPauseRatio, "error-pause-ratio", 0.2, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
+	fl.DurationVar(&o.OutageTimeout, "outage-timeout", 30*time.Minute, "pause (exit 6) when the Cloud API answers no account for this long; until then wasend waits and retries, failing nothing")
 }
 
 // spec checks the message flags and builds the campaign's message spec.
@@ -168,6 +170,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	}
 	if o.ErrorPauseRatio < 0 || o.ErrorPauseRatio > 1 {
 		return usagef("--error-pause-ratio %v: must be between 0 and 1", o.ErrorPauseRatio)
+	}
+	if o.OutageTimeout <= 0 {
+		return usagef("--outage-timeout %v: must be positive", o.OutageTimeout)
 	}
 	spec, err := o.spec(f.Sandbox)
 	if err != nil && o.Resume == 0 {
@@ -213,6 +218,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
+		OutageTimeout: o.OutageTimeout,
 	}
 	if f.Sandbox {
 		opts.Label = "SANDBOX"
@@ -247,6 +253,22 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 			printSummary(f, c, counts, "already finished")
 			return nil
 		}
+	}
+	if c.State == campaign.CampaignRunning || c.State == campaign.CampaignFinished {
+		// About to claim: check the API and the accounts first. (A paused or
+		// cancelled campaign sends nothing; runner.Send says why.)
+		checks, err := preflight(ctx, f, st, client, baseURL, token)
+		if err != nil {
+			return err
+		}
+		back, err := runner.ApplyChecks(ctx, st, c.ID, checks, time.Now())
+		if err != nil {
+			return err
+		}
+		for _, name := range back {
+			f.IO.Infof("account %s passed the check and sends for campaign %d again", name, c.ID)
+		}
+		opts.Probe = outageProbe(client, checks, token)
 	}
 	m := metrics.New(st)
 	m.Watch(c.ID)
@@ -322,6 +344,56 @@ func checkAccounts(ctx context.Context, st *store.Store, token func(string) (str
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s (set it, or `wasend account set NAME --disable`)", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// preflight checks the API base URL and every enabled account with one
+// call each before anything is claimed, and warns loudly about the
+// accounts this run leaves out. Its error says that nothing was sent.
+func preflight(ctx context.Context, f *Factory, st *store.Store, api runner.PhoneReader, baseURL string, token func(string) (string, error)) ([]runner.AccountCheck, error) {
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var enabled []campaign.Account
+	for _, a := range accts {
+		if !a.Disabled {
+			enabled = append(enabled, a.Account)
+		}
+	}
+	checks, err := runner.CheckAccounts(ctx, api, baseURL, enabled, token)
+	if err != nil {
+		return nil, fmt.Errorf("nothing was sent: %w", err)
+	}
+	for _, c := range checks {
+		switch c.Verdict {
+		case runner.VerdictFailed:
+			f.IO.Warnf("account %s (phone number id %s) is LEFT OUT of this run: %v (check it with `wasend account test %s`)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Err, c.Account.Name)
+		case runner.VerdictUnreached:
+			f.IO.Warnf("account %s could not be checked: %v; it stays in, and an outage is waited out", c.Account.Name, c.Err)
+		}
+	}
+	return checks, nil
+}
+
+// outageProbe reads the number of the first account that passed the
+// preflight: the cheap call that tells when an outage is over.
+func outageProbe(api runner.PhoneReader, checks []runner.AccountCheck, token func(string) (string, error)) func(context.Context) error {
+	for _, c := range checks {
+		if !c.Usable() {
+			continue
+		}
+		a := c.Account
+		return func(ctx context.Context) error {
+			tok, err := token(a.TokenEnv)
+			if err != nil {
+				return err
+			}
+			_, err = api.PhoneNumber(ctx, a.PhoneNumberID, tok)
+			return err
+		}
 	}
 	return nil
 }

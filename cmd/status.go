@@ -54,6 +54,7 @@ type campaignJSON struct {
 	ThrottleRateHour float64       `json:"throttle_rate_1h"`
 	AvgAttempts      float64       `json:"avg_attempts"`
 	DroppedAccounts  []droppedJSON `json:"dropped_accounts,omitempty"`
+	Outage           *outageJSON   `json:"outage,omitempty"`
 	ETA              *etaJSON      `json:"eta,omitempty"`
 	// The same figures as an account's health, over this campaign's
 	// requests: last hour and overall.
@@ -163,6 +164,13 @@ func campaignsJSON(ctx context.Context, f *Factory, st *store.Store) ([]campaign
 		if c.State == campaign.CampaignRunning && n.Open() > 0 {
 			cj.ETA = eta(n.Open(), dropped)
 		}
+		outage, err := st.Outage(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !outage.Since.IsZero() {
+			cj.Outage = &outageJSON{Since: outage.Since.UTC(), Error: outage.Error, NextProbe: outage.NextProbe.UTC()}
+		}
 		working := c.State == campaign.CampaignRunning && q.Ready > 0
 		hour := store.Activity{Attempts: stats.HourAttempts, Throttled: stats.HourThrottled, Messages: stats.HourMessages}
 		all := store.Activity{Attempts: stats.Attempts, Throttled: stats.Throttled, Messages: stats.MessagesAttempted}
@@ -175,6 +183,13 @@ func campaignsJSON(ctx context.Context, f *Factory, st *store.Store) ([]campaign
 		out = append(out, cj)
 	}
 	return out, nil
+}
+
+// outageJSON is a Cloud API outage a running campaign waits out.
+type outageJSON struct {
+	Since     time.Time `json:"since"`
+	Error     string    `json:"error"`
+	NextProbe time.Time `json:"next_probe"`
 }
 
 type droppedJSON struct {
@@ -329,6 +344,10 @@ func printCampaigns(f *Factory, camps []campaignJSON) error {
 	for _, c := range camps {
 		for _, d := range c.DroppedAccounts {
 			f.IO.Warnf("campaign %d: account %s stopped: %s", c.ID, d.Account, d.Reason)
+		}
+		if o := c.Outage; o != nil {
+			f.IO.Warnf("campaign %d: Cloud API OUTAGE since %s, no account gets an answer (%s); next try %s; nothing is failed meanwhile",
+				c.ID, o.Since.In(loc).Format(time.DateTime), o.Error, o.NextProbe.In(loc).Format(time.TimeOnly))
 		}
 	}
 	return nil

@@ -17,7 +17,7 @@ import (
 // the campaign after its first answer, and its rows go to the other account
 // — not failed one by one as permanent errors.
 func TestUnknownPhoneNumberIDDropsAccount(t *testing.T) {
-	e := newEnvBox(t, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), sandbox.Options{PhoneNumberIDs: []string{"1002"}})
+	e := newEnvBox(t, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), sandbox.Options{Faults: sandbox.Faults{UnknownNumbers: []string{"1009"}}})
 	if err := e.st.SetTier(e.ctx, campaign.TierActive, campaign.Limits{Rate: 1, Burst: 5, DailyCap: 10000}); err != nil {
 		t.Fatal(err)
 	}

@@ -85,6 +85,9 @@ func Observer(log *slog.Logger) func(dispatch.Event) {
 			log.LogAttrs(ctx, level, "waiting", attrs...)
 		case dispatch.EventResumed:
 			log.LogAttrs(ctx, slog.LevelDebug, "resumed sending")
+		case dispatch.EventOutage:
+			log.LogAttrs(ctx, slog.LevelWarn, "Cloud API outage: claiming stopped", slog.Time("since", ev.Outage.Since),
+				slog.String("error", ev.Outage.Error), slog.Time("next_probe", ev.Outage.NextProbe))
 		case dispatch.EventRecovered:
 			log.LogAttrs(ctx, slog.LevelWarn, "rows of a stopped run marked unknown", slog.Int("count", ev.Count))
 		case dispatch.EventAccount:

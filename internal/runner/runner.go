@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -47,7 +46,8 @@ type Options struct {
 	Workers        int
 	Poll           time.Duration
 	StopWhenCapped bool
-	// Stale is how long a silent runner on another host counts as alive. [30s]
+	// Stale is how long a runner may miss its heartbeats before its rows
+	// become unknown, on any host (see liveness). [30s]
 	Stale time.Duration
 	// ProgressInterval between plain progress lines. [10s]
 	ProgressInterval time.Duration
@@ -57,7 +57,10 @@ type Options struct {
 	// Cooldown, Restriction and ErrorPauseRatio: see dispatch.Options.
 	Cooldown, Restriction time.Duration
 	ErrorPauseRatio       float64
-	Label                 string // progress label, e.g. "SANDBOX" [campaign N]
+	// Probe and OutageTimeout: see dispatch.Options.
+	Probe         func(ctx context.Context) error
+	OutageTimeout time.Duration
+	Label         string // progress label, e.g. "SANDBOX" [campaign N]
 	// Observe also receives every engine event (metrics, logs); it must be
 	// safe for concurrent use.
 	Observe func(dispatch.Event)
@@ -310,12 +313,8 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	defer tuneGC(sendGCPercent, sendMemoryLimit)()
 	host, _ := os.Hostname()
 	now := o.Clock.Now()
-	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool {
-		if r.Host == host {
-			return !processAlive(r.PID)
-		}
-		return now.Sub(r.HeartbeatAt) > o.Stale
-	})
+	live := liveness{host: host, pid: os.Getpid(), stale: o.Stale, alive: processAlive}
+	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool { return live.dead(r, now) })
 	if err != nil {
 		return err
 	}
@@ -337,12 +336,16 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		Label: label, Total: counts.Total(), Sent: counts[campaign.Sent], Failed: counts[campaign.Failed],
 		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval,
 	})
+	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()}
+	ownRunners.Store(self.ID, struct{}{})
+	defer ownRunners.Delete(self.ID)
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
-		Runner:  campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()},
+		Runner: self, Stale: o.Stale, Dead: live.dead,
 		Workers: o.Workers, Poll: o.Poll, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
+		Probe: o.Probe, OutageTimeout: o.OutageTimeout,
 		Observe: func(ev dispatch.Event) {
 			if o.Observe != nil {
 				o.Observe(ev)
@@ -361,6 +364,13 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				prog.Waiting(describeWait(ev.Wait), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
+			case dispatch.EventOutage:
+				prog.Waiting(describeOutage(ev.Outage, ev.At, o.OutageTimeout), true)
+			case dispatch.EventRecovered:
+				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", ev.Count, c.ID)
+				for range ev.Count {
+					prog.Unknown()
+				}
 			}
 		},
 	})
@@ -407,11 +417,11 @@ func describeWait(w *campaign.WaitError) string {
 	return string(w.Reason)
 }
 
-// processAlive reports whether a process with pid exists on this host.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
+// describeOutage is the progress line while the Cloud API does not answer.
+func describeOutage(o *campaign.Outage, now time.Time, timeout time.Duration) string {
+	if timeout <= 0 {
+		timeout = 30 * time.Minute
 	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return fmt.Sprintf("Cloud API outage: no account has had an answer since %s (%s); next try in %s, pausing after %s; nothing is failed meanwhile",
+		o.Since.Format(time.TimeOnly), o.Error, o.NextProbe.Sub(now).Round(time.Second), timeout)
 }

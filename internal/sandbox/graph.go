@@ -96,12 +96,11 @@ type graphError struct {
 }
 
 type graphErrorBody struct {
-	Message   string     `json:"message"`
-	Type      string     `json:"type"`
-	Code      int        `json:"code"`
-	Subcode   int        `json:"error_subcode,omitempty"`
-	ErrorData *errorData `json:"error_data,omitempty"`
-	FBTraceID string     `json:"fbtrace_id"`
+	Message   string    `json:"message"`
+	Type      string    `json:"type"`
+	Code      int       `json:"code"`
+	ErrorData errorData `json:"error_data"`
+	FBTraceID string    `json:"fbtrace_id"`
 }
 
 type errorData struct {
@@ -121,16 +120,8 @@ func writeGraphError(w http.ResponseWriter, status, code int, details, traceID s
 		Message:   fmt.Sprintf("(#%d) %s", code, title(code)),
 		Type:      "OAuthException",
 		Code:      code,
-		ErrorData: &errorData{MessagingProduct: "whatsapp", Details: details},
+		ErrorData: errorData{MessagingProduct: "whatsapp", Details: details},
 		FBTraceID: traceID,
-	}})
-}
-
-// writeObjectError writes a Graph error of the object layer, before any
-// WhatsApp logic: Meta's shape has a subcode and no error_data.
-func writeObjectError(w http.ResponseWriter, status, code, subcode int, message, traceID string) {
-	writeJSON(w, status, graphError{Error: graphErrorBody{
-		Message: message, Type: "GraphMethodException", Code: code, Subcode: subcode, FBTraceID: traceID,
 	}})
 }
 

@@ -59,10 +59,6 @@ type Options struct {
 	PairInterval time.Duration    // same number → same recipient; default 6s, negative for no limit
 	Faults       Faults
 	Record       io.Writer // optional: one JSON line per request
-	// PhoneNumberIDs, when set, are the only ids the sandbox knows; any
-	// other answers as Meta does for an id it does not know or the token
-	// may not use: HTTP 400, code 100, error_subcode 33.
-	PhoneNumberIDs []string
 }
 
 // Faults are injected failures. Probabilities are in [0, 1]; each request
@@ -84,6 +80,12 @@ type Faults struct {
 	FatalAccounts map[string]FatalAccount // phone number id → fatal code
 	BadTemplates  []string                // template names answering 132001 (HTTP 404)
 	RetryAfter    time.Duration           // when > 0, throttling answers carry Retry-After
+	// UnknownNumbers are phone number ids Graph does not find: reading one
+	// answers 400, code 100, subcode 33 (so does any id not all digits), and
+	// so does sending from one, as Meta does for a mistyped or deleted id.
+	UnknownNumbers []string
+	// BadTokens are access tokens answered 401, code 190.
+	BadTokens []string
 }
 
 // FatalAccount makes a phone number id answer Code once After messages
@@ -149,8 +151,7 @@ type Server struct {
 	codeProbs    []int // codes of faults.CodeProb in ascending order, for a stable draw order
 	failNumbers  map[string]int
 	badTemplates map[string]bool
-	knownIDs     map[string]bool // nil: every id is known
-	nonce        string          // keeps wamids unique across sandbox restarts
+	nonce        string // keeps wamids unique across sandbox restarts
 
 	mu         sync.Mutex // guards everything below
 	rng        *mathrand.Rand
@@ -209,14 +210,10 @@ func New(opts Options) *Server {
 	for num, code := range opts.Faults.FailNumbers {
 		s.failNumbers[waID(num)] = code
 	}
+	s.faults.UnknownNumbers = slices.Clone(opts.Faults.UnknownNumbers)
+	s.faults.BadTokens = slices.Clone(opts.Faults.BadTokens)
 	for _, name := range opts.Faults.BadTemplates {
 		s.badTemplates[name] = true
-	}
-	if len(opts.PhoneNumberIDs) > 0 {
-		s.knownIDs = make(map[string]bool, len(opts.PhoneNumberIDs))
-		for _, id := range opts.PhoneNumberIDs {
-			s.knownIDs[id] = true
-		}
 	}
 	var n [6]byte
 	_, _ = rand.Read(n[:]) // crypto/rand.Read never fails on supported platforms
@@ -224,8 +221,8 @@ func New(opts Options) *Server {
 	return s
 }
 
-// ServeHTTP serves POST /{version}/{phone_number_id}/messages and
-// GET RecordsPath.
+// ServeHTTP serves POST /{version}/{phone_number_id}/messages,
+// GET /{version}/{phone_number_id} and GET RecordsPath.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == RecordsPath {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -234,6 +231,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, s.Records())
+		return
+	}
+	if id, ok := phoneNumberPath(r.URL); ok {
+		s.servePhoneNumber(w, r, id)
 		return
 	}
 	phoneNumberID, ok := messagesPath(r.URL)
@@ -276,14 +277,15 @@ func bearerToken(r *http.Request) string {
 type answer struct {
 	status     int
 	code       int
-	subcode    int
-	message    string // the whole error.message, when not "(#code) title"
 	details    string
 	traceID    string
 	retryAfter time.Duration
 	outcome    string
 	wamid      string
 	to, waID   string
+	// unknownID: the phone number id does not exist; answered with Graph's
+	// object error (code 100, subcode 33), not a WhatsApp one.
+	unknownID bool
 }
 
 func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumberID string) {
@@ -324,11 +326,11 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumb
 			return
 		}
 	}
+	if a.unknownID {
+		writeGraphErrorSubcode(w, a.status, a.code, 33, "GraphMethodException", a.details, a.traceID)
+		return
+	}
 	if a.wamid == "" {
-		if a.subcode != 0 {
-			writeObjectError(w, a.status, a.code, a.subcode, a.message, a.traceID)
-			return
-		}
 		writeGraphError(w, a.status, a.code, a.details, a.traceID, a.retryAfter)
 		return
 	}
@@ -411,9 +413,15 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 		fail(190, "missing or empty bearer token in the Authorization header")
 		return
 	}
-	if s.knownIDs != nil && !s.knownIDs[phoneNumberID] {
-		a.status, a.code, a.subcode, a.outcome = http.StatusBadRequest, 100, 33, OutcomeError
-		a.message = fmt.Sprintf("Unsupported post request. Object with ID '%s' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api", phoneNumberID)
+	if slices.Contains(s.faults.BadTokens, token) {
+		fail(190, "Invalid OAuth access token - Cannot parse access token")
+		return
+	}
+	// Only the listed ids: the sandbox's own tests send from ids such as
+	// "A", which reads (servePhoneNumber) would call unknown.
+	if slices.Contains(s.faults.UnknownNumbers, phoneNumberID) {
+		a.status, a.code, a.outcome, a.unknownID = http.StatusBadRequest, 100, OutcomeError, true
+		a.details = fmt.Sprintf("Unsupported post request. Object with ID '%s' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api", phoneNumberID)
 		return
 	}
 	if rerr != nil {
