@@ -85,9 +85,14 @@ API answers, three demo accounts send, and the demo template is used.`,
   wasend campaign run news.csv --text "Hi {{name}}, the shop opens at 9."
   wasend campaign run --resume 3
   wasend campaign run --sandbox testdata/recipients.csv`,
+		Annotations: map[string]string{annotationSends: "yes"},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.Resume != 0 {
-				return noArgs(cmd, args)
+				if len(args) > 0 {
+					return usagef("campaign run --resume %d: %q is not expected with --resume (the campaign's recipients are in the database); "+
+						"to send a file as a new campaign, leave out --resume", o.Resume, args[0])
+				}
+				return nil
 			}
 			return exactArgs(1)(cmd, args)
 		},
@@ -212,7 +217,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
-		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: f.location(),
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Sender: client,
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
@@ -280,7 +285,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		defer stop()
 		f.IO.Infof("metrics on http://%s/metrics", addr)
 	}
-	logEvent := logging.Observer(logger.With("campaign", c.ID))
+	logEvent := logging.Observer(logger, c.ID)
 	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
 	runErr := runner.Send(ctx, opts, c)
 	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
@@ -303,10 +308,12 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
-		fmt.Fprintf(f.IO.ErrOut, "It continues after `wasend quota reset` with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
+			campaign.CappedHint(f.Now(), f.location()), c.ID, dbHint(f))
 	}
 	if f.Sandbox {
 		f.IO.Warnf("SANDBOX: nothing was sent to WhatsApp")
+		f.IO.Infof("See it with: wasend status%s (or wasend campaign show %d%s)", dbHint(f), c.ID, dbHint(f))
 	}
 	return runErr
 }
@@ -439,7 +446,7 @@ message state, health figures and ETA — the campaign half of ` + "`wasend stat
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			return f.withStore(ctx, func(st *store.Store) error {
-				out, err := campaignsJSON(ctx, f, st)
+				out, err := f.reporter(st).Campaigns(ctx)
 				if err != nil {
 					return err
 				}
@@ -530,8 +537,9 @@ func newCampaignResumeCmd(f *Factory) *cobra.Command {
 permanent failures, or because every account failed for it — and run it. The
 accounts dropped from the campaign get another chance: fix their tokens or
 permissions first. Takes the same sending flags as ` + "`campaign run`" + `.`,
-		Example: `  wasend campaign resume 3`,
-		Args:    exactArgs(1),
+		Example:     `  wasend campaign resume 3`,
+		Annotations: map[string]string{annotationSends: "yes"},
+		Args:        exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
 			if err != nil {
@@ -598,7 +606,8 @@ again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code COD
 				}
 				return f.IO.JSON(out)
 			}
-			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT")
+			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT").
+				Truncate("REASON", "ACCOUNT").Optional("LAST ATTEMPT", "ATTEMPTS", "ACCOUNT")
 			for _, r := range rows {
 				code := ""
 				if r.ErrorCode != 0 {
@@ -654,7 +663,7 @@ are the file's own, counting the header as line 1.`,
 				}
 				return f.IO.JSON(out)
 			}
-			t := newTable(f, "LINE", "INPUT", "REASON")
+			t := newTable(f, "LINE", "INPUT", "REASON").Truncate("INPUT", "REASON")
 			for _, r := range rows {
 				t.Row(strconv.Itoa(r.Line), r.Input, r.Reason)
 			}

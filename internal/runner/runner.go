@@ -61,6 +61,8 @@ type Options struct {
 	Probe         func(ctx context.Context) error
 	OutageTimeout time.Duration
 	Label         string // progress label, e.g. "SANDBOX" [campaign N]
+	// Location is the time zone of quota days (WASEND_TZ). [time.Local]
+	Location *time.Location
 	// Observe also receives every engine event (metrics, logs); it must be
 	// safe for concurrent use.
 	Observe func(dispatch.Event)
@@ -103,9 +105,9 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 		res.Campaign = c
 		return res, nil
 	}
-	f, err := os.Open(o.File)
+	f, err := recipients.OpenFile("recipient", o.File)
 	if err != nil {
-		return res, fmt.Errorf("recipient file: %w", err)
+		return res, err
 	}
 	defer f.Close()
 	ro := ReadOptions{Region: o.Region, Delimiter: o.Delimiter, PhoneColumn: o.PhoneColumn,
@@ -361,7 +363,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				prog.Retry()
 			case dispatch.EventWait:
 				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount
-				prog.Waiting(describeWait(ev.Wait), notable)
+				prog.Waiting(describeWait(ev.Wait, ev.At, o.Location), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
 			case dispatch.EventOutage:
@@ -399,14 +401,14 @@ func stoppedWhy(ctx context.Context, st *store.Store, id int64, err error) error
 	return err
 }
 
-func describeWait(w *campaign.WaitError) string {
+func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) string {
 	switch w.Reason {
 	case campaign.WaitTokens:
 		return "rate limit: waiting for the next token"
 	case campaign.WaitGlobal:
 		return "global rate limit: waiting for the next token"
 	case campaign.WaitCapped:
-		return "every account reached its daily cap; continuing after `wasend quota reset`"
+		return campaign.CappedHint(now, loc)
 	case campaign.WaitRetry:
 		return "waiting to retry throttled or failed sends"
 	case campaign.WaitInFlight:
