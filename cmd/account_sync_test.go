@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/sandbox"
 )
 
@@ -56,7 +57,7 @@ func TestAccountSync(t *testing.T) {
 		t.Errorf("fresh-02 after sync %+v", fresh)
 	}
 	// The read limit and the pin: the lower applies, both shown.
-	ps := map[string]portfolioJSON{}
+	ps := map[string]report.Portfolio{}
 	for _, p := range st.Portfolios {
 		ps[p.Name] = p
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/planner"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -162,7 +163,7 @@ in the last 24 hours and when the oldest of them leaves the window.`,
 					return err
 				}
 				if asJSON {
-					return f.IO.JSON(portfoliosJSON(ps))
+					return f.IO.JSON(report.Portfolios(ps))
 				}
 				return printPortfolios(f, ps)
 			})
@@ -186,15 +187,7 @@ func printPortfolios(f *Factory, ps []campaign.PortfolioStatus) error {
 	return t.Render()
 }
 
-func formatLimit(n int) string {
-	switch {
-	case n == campaign.Unlimited:
-		return "unlimited"
-	case n <= 0:
-		return "none"
-	}
-	return strconv.Itoa(n)
-}
+func formatLimit(n int) string { return report.FormatLimit(n) }
 
 func formatPercent(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) + "%" }
 
@@ -233,52 +226,6 @@ func roomText(p campaign.PortfolioStatus, loc *time.Location) string {
 	return p.FreesAt.In(loc).Format("01-02 15:04:05")
 }
 
-// portfolioJSON is the stable JSON shape of a portfolio.
-type portfolioJSON struct {
-	Name        string     `json:"name"`
-	Own         bool       `json:"own"`
-	Accounts    []string   `json:"accounts"`
-	PinnedLimit *int       `json:"pinned_limit"`
-	ReadLimit   *string    `json:"read_limit"`
-	ReadFrom    string     `json:"read_from,omitempty"`
-	ReadAt      *time.Time `json:"read_at,omitempty"`
-	Limit       *int       `json:"limit"`
-	Allowed     *int       `json:"allowed"`
-	Margin      float64    `json:"margin"`
-	Used24h     int        `json:"used_24h"`
-	Full        bool       `json:"full"`
-	FreesAt     *time.Time `json:"frees_at,omitempty"`
-}
-
-func portfoliosJSON(ps []campaign.PortfolioStatus) []portfolioJSON {
-	out := make([]portfolioJSON, 0, len(ps))
-	for _, p := range ps {
-		j := portfolioJSON{Name: p.Name, Own: p.Own, Accounts: p.Accounts, Margin: p.Margin, Used24h: p.Used}
-		if j.Accounts == nil {
-			j.Accounts = []string{}
-		}
-		if p.PinnedLimit > 0 {
-			j.PinnedLimit = &p.PinnedLimit
-		}
-		if p.ReadLimit != 0 {
-			s := formatLimit(p.ReadLimit)
-			j.ReadLimit, j.ReadFrom = &s, p.ReadFrom
-			at := p.ReadAt.UTC()
-			j.ReadAt = &at
-		}
-		if p.Limit > 0 {
-			j.Limit, j.Allowed = &p.Limit, &p.Allowed
-			j.Full = p.Used >= p.Allowed
-			if j.Full && !p.FreesAt.IsZero() {
-				at := p.FreesAt.UTC()
-				j.FreesAt = &at
-			}
-		}
-		out = append(out, j)
-	}
-	return out
-}
-
 // reachStates reads the portfolios with a messaging limit as the planner
 // starts from them.
 func reachStates(ctx context.Context, st *store.Store) ([]planner.PortfolioState, error) {
@@ -286,9 +233,5 @@ func reachStates(ctx context.Context, st *store.Store) ([]planner.PortfolioState
 	if err != nil {
 		return nil, err
 	}
-	out := make([]planner.PortfolioState, 0, len(ws))
-	for _, w := range ws {
-		out = append(out, planner.PortfolioState{Name: w.Name, Reach: w.Reach, Accounts: w.Accounts, Latest: w.Latest})
-	}
-	return out, nil
+	return report.ReachStates(ws), nil
 }

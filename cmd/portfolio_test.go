@@ -10,6 +10,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/report"
 )
 
 func TestPortfolioCommands(t *testing.T) {
@@ -21,7 +22,7 @@ func TestPortfolioCommands(t *testing.T) {
 	c.ok("account", "add", "third", "--phone-number-id", "3456789012", "--portfolio", "acme")
 	c.ok("portfolio", "set", "tiny", "--limit", "unlimited", "--margin", "0")
 
-	var ps []portfolioJSON
+	var ps []report.Portfolio
 	if err := json.Unmarshal([]byte(c.ok("portfolio", "list", "--json")), &ps); err != nil {
 		t.Fatal(err)
 	}
