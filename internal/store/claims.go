@@ -246,6 +246,18 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 				reason, until = campaign.WaitRetry, deferred
 			case reason == campaign.WaitCapped:
 				reason, until = campaign.WaitReach, freed
+				// Rows put off earlier (a sticky number's token, a retry
+				// time) may be recipients the window holds: wait for them
+				// first, so a run that stops at the limit stops only when
+				// nothing else could go.
+				var next sql.NullInt64
+				if err := tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM messages
+					WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ?`, campaignID, now.UnixNano()).Scan(&next); err != nil {
+					return nil, fmt.Errorf("find the next retry: %w", err)
+				}
+				if next.Valid && fromNanos(next.Int64).Before(freed) {
+					reason, until = campaign.WaitRetry, fromNanos(next.Int64)
+				}
 			case reason == campaign.WaitTokens && (until.IsZero() || freed.Before(until)):
 				until = freed
 			}
