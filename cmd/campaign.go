@@ -199,6 +199,11 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 	defer st.Close()
+	if o.Resume == 0 {
+		if err := checkTemplate(ctx, f, st, spec); err != nil {
+			return err
+		}
+	}
 
 	baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
 	token := f.Token

@@ -81,6 +81,9 @@ quoting) is an error that names the file, line and column.`,
 			}
 			defer file.Close()
 			return f.withStore(ctx, func(st *store.Store) error {
+				if err := checkTemplate(ctx, f, st, spec); err != nil {
+					return err
+				}
 				keep := firstProblems // --json lists every problem
 				if asJSON {
 					keep = -1

@@ -108,6 +108,9 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		return err
 	}
 	return f.withStore(ctx, func(st *store.Store) error {
+		if err := checkTemplate(ctx, f, st, spec); err != nil {
+			return err
+		}
 		loc := st.Location() // quota days start at its midnights
 		file, err := recipients.OpenFile("recipient", o.File)
 		if err != nil {

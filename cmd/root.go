@@ -115,6 +115,7 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 	root.AddCommand(
 		newAccountCmd(f),
 		newPortfolioCmd(f),
+		newTemplateCmd(f),
 		newTierCmd(f),
 		newLimitCmd(f),
 		newQuotaCmd(f),

@@ -250,6 +250,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.servePhoneNumber(w, r, id)
 		return
 	}
+	if _, ok := templatesPath(r.URL); ok {
+		s.serveTemplates(w, r)
+		return
+	}
 	phoneNumberID, ok := messagesPath(r.URL)
 	if !ok {
 		writeGraphError(w, http.StatusNotFound, 100, fmt.Sprintf("unknown path %s; the sandbox serves POST /{version}/{phone_number_id}/messages", r.URL.Path), "", 0)

@@ -32,3 +32,17 @@ ALTER TABLE accounts ADD COLUMN quality_rating TEXT NOT NULL DEFAULT '';
 ALTER TABLE accounts ADD COLUMN verified_name  TEXT NOT NULL DEFAULT '';
 ALTER TABLE accounts ADD COLUMN name_status    TEXT NOT NULL DEFAULT '';
 ALTER TABLE accounts ADD COLUMN synced_at      INTEGER;
+
+-- Message templates as `wasend template sync` read them from a WhatsApp
+-- Business Account; check, plan and run validate a campaign against them.
+CREATE TABLE templates (
+    waba_id          TEXT    NOT NULL,
+    name             TEXT    NOT NULL,
+    language         TEXT    NOT NULL,
+    status           TEXT    NOT NULL,
+    category         TEXT    NOT NULL DEFAULT '',
+    parameter_format TEXT    NOT NULL DEFAULT '',
+    components       TEXT    NOT NULL DEFAULT '[]',
+    synced_at        INTEGER NOT NULL,
+    PRIMARY KEY (waba_id, name, language)
+);

@@ -1,0 +1,150 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/whatsapp"
+)
+
+func newTemplateCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "template",
+		Short: "Sync and list the message templates of a WhatsApp Business Account",
+		Long: `campaign check, plan and run validate a campaign against the synced templates
+before anything is sent: the template exists in that language, is APPROVED,
+and its body, header and button parameters are what the flags send.`,
+	}
+	cmd.AddCommand(newTemplateSyncCmd(f), newTemplateListCmd(f))
+	return cmd
+}
+
+type templateSyncOptions struct {
+	WABA, TokenEnv string
+	Timeout        time.Duration
+}
+
+func newTemplateSyncCmd(f *Factory) *cobra.Command {
+	var o templateSyncOptions
+	cmd := &cobra.Command{
+		Use:   "sync --waba ID [--token-env VAR]",
+		Short: "Read a WABA's message templates into the database",
+		Long: `Read every message template of a WhatsApp Business Account (GET
+/{waba-id}/message_templates: name, language, status, category, components)
+and keep them in place of those read before from it. The token comes from
+--token-env (default WASEND_TOKEN).`,
+		Example: `  wasend template sync --waba 102290129340398 --token-env WA_TOKEN_MAIN`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.WABA == "" {
+				return usagef("--waba is required: the WhatsApp Business Account id")
+			}
+			return templateSync(cmd.Context(), f, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.WABA, "waba", "", "WhatsApp Business Account `ID`")
+	cmd.Flags().StringVar(&o.TokenEnv, "token-env", "WASEND_TOKEN", "environment variable holding an access token for the WABA")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 20*time.Second, "per-request timeout")
+	return cmd
+}
+
+func templateSync(ctx context.Context, f *Factory, o templateSyncOptions) error {
+	token, err := f.Token(o.TokenEnv)
+	if err != nil {
+		return err
+	}
+	return f.withStore(ctx, func(st *store.Store) error {
+		client := whatsapp.New(whatsapp.Config{BaseURL: f.Getenv("WASEND_API_BASE"), Version: f.Getenv("WASEND_API_VERSION"), Timeout: o.Timeout})
+		defer client.CloseIdleConnections()
+		read, err := client.Templates(ctx, o.WABA, token)
+		if err != nil {
+			return fmt.Errorf("read the templates of WABA %s: %w", o.WABA, err)
+		}
+		now := f.Now()
+		ts := make([]campaign.Template, 0, len(read))
+		approved := 0
+		for _, t := range read {
+			ts = append(ts, campaign.Template{WABA: o.WABA, Name: t.Name, Language: t.Language, Status: t.Status,
+				Category: t.Category, ParameterFormat: t.ParameterFormat, Components: string(t.Components), SyncedAt: now})
+			if t.Status == "APPROVED" {
+				approved++
+			}
+		}
+		if err := st.ReplaceTemplates(ctx, o.WABA, ts); err != nil {
+			return err
+		}
+		f.IO.Infof("synced %d template(s) of WABA %s, %d approved", len(ts), o.WABA, approved)
+		return nil
+	})
+}
+
+func newTemplateListCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List the synced message templates",
+		Long:    `List the templates ` + "`wasend template sync`" + ` read: WABA, name, language, status, category, parameter format and when read.`,
+		Example: `  wasend template list`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				ts, err := st.Templates(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					type templateJSON struct {
+						WABA            string    `json:"waba_id"`
+						Name            string    `json:"name"`
+						Language        string    `json:"language"`
+						Status          string    `json:"status"`
+						Category        string    `json:"category"`
+						ParameterFormat string    `json:"parameter_format"`
+						SyncedAt        time.Time `json:"synced_at"`
+					}
+					out := []templateJSON{}
+					for _, t := range ts {
+						out = append(out, templateJSON{t.WABA, t.Name, t.Language, t.Status, t.Category, t.ParameterFormat, t.SyncedAt.UTC()})
+					}
+					return f.IO.JSON(out)
+				}
+				if len(ts) == 0 {
+					f.IO.Infof("no templates synced yet: `wasend template sync --waba ID`")
+				}
+				t := newTable(f, "WABA", "NAME", "LANGUAGE", "STATUS", "CATEGORY", "PARAMETERS", "SYNCED")
+				for _, tp := range ts {
+					t.Row(tp.WABA, tp.Name, tp.Language, tp.Status, tp.Category, tp.ParameterFormat, tp.SyncedAt.In(f.location()).Format("01-02 15:04"))
+				}
+				return t.Render()
+			})
+		},
+	}
+	addJSONFlag(cmd, &asJSON)
+	return cmd
+}
+
+// checkTemplate validates a campaign's spec against the synced templates
+// before anything is stored or sent; without any synced it says that the
+// template could not be checked.
+func checkTemplate(ctx context.Context, f *Factory, st *store.Store, spec campaign.Spec) error {
+	if spec.Kind != campaign.KindTemplate {
+		return nil
+	}
+	ts, err := st.Templates(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ts) == 0 {
+		f.IO.Warnf("template %q (%s) could not be checked: no templates synced (`wasend template sync --waba ID`)", spec.Template, spec.Lang)
+		return nil
+	}
+	if err := campaign.CheckTemplate(spec, ts); err != nil {
+		return fmt.Errorf("nothing was sent: %w", err)
+	}
+	return nil
+}

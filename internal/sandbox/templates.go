@@ -1,0 +1,49 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// templatesPath extracts the WABA id from /vNN.N/{waba-id}/message_templates.
+func templatesPath(u *url.URL) (string, bool) {
+	parts := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+	if len(parts) != 3 || len(parts[0]) < 2 || parts[0][0] != 'v' || parts[2] != "message_templates" || parts[1] == "" {
+		return "", false
+	}
+	id, err := url.PathUnescape(parts[1])
+	return id, err == nil
+}
+
+// sandboxTemplates are the templates every sandbox WABA has: the demo
+// template, spring_sale (one body parameter), a named-parameter one with an
+// image header and a URL button, and one still pending.
+var sandboxTemplates = json.RawMessage(`[
+ {"name":"wasend_demo","language":"en_US","status":"APPROVED","category":"MARKETING","parameter_format":"POSITIONAL",
+  "components":[{"type":"BODY","text":"Hi {{1}}, your code is {{2}}"}],"id":"1001"},
+ {"name":"spring_sale","language":"en_US","status":"APPROVED","category":"MARKETING","parameter_format":"POSITIONAL",
+  "components":[{"type":"BODY","text":"Hi {{1}}, spring is here!"}],"id":"1002"},
+ {"name":"order_ready","language":"de","status":"APPROVED","category":"UTILITY","parameter_format":"NAMED",
+  "components":[{"type":"HEADER","format":"IMAGE"},{"type":"BODY","text":"Hallo {{name}}, Bestellung {{order}} ist fertig."},
+   {"type":"BUTTONS","buttons":[{"type":"URL","text":"Ansehen","url":"https://example.com/o/{{1}}"}]}],"id":"1003"},
+ {"name":"autumn_sale","language":"en_US","status":"PENDING","category":"MARKETING","parameter_format":"POSITIONAL",
+  "components":[{"type":"BODY","text":"Hi {{1}}, autumn is coming"}],"id":"1004"}
+]`)
+
+// serveTemplates answers GET /{version}/{waba-id}/message_templates with
+// the sandbox's templates on one page; a bad token gets 190 as Graph does.
+func (s *Server) serveTemplates(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		writeGraphError(w, http.StatusMethodNotAllowed, 100, "method "+r.Method+" is not supported on "+r.URL.Path, "", 0)
+		return
+	}
+	if s.badToken(bearerToken(r)) {
+		writeGraphErrorSubcode(w, http.StatusUnauthorized, 190, 0, "OAuthException",
+			"Invalid OAuth access token - Cannot parse access token", "")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": sandboxTemplates, "paging": map[string]any{"cursors": map[string]string{"before": "MAZDZD", "after": "MjQZD"}}})
+}
