@@ -128,6 +128,10 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		breaks   = map[string]int{}
 		seen     = map[string]bool{} // numbers claimed in this batch
 	)
+	contacts, err := readLastContacts(ctx, tx, msgs)
+	if err != nil {
+		return nil, err
+	}
 	putOff := func(m campaign.Message, until time.Time) error {
 		if deferred.IsZero() || until.Before(deferred) {
 			deferred = until
@@ -137,10 +141,7 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	for _, m := range msgs {
 		// Two messages to one person from any of our numbers are a pair
 		// gap apart; within 30 days they come from the same number.
-		last, err := readLastContact(ctx, tx, m.Phone)
-		if err != nil {
-			return nil, err
-		}
+		last := contacts[m.Phone]
 		if seen[m.Phone] {
 			last.at = now
 		}

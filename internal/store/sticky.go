@@ -19,21 +19,37 @@ type lastContact struct {
 	account int64     // that sent at sentAt
 }
 
-func readLastContact(ctx context.Context, q querier, phone string) (lastContact, error) {
-	var (
-		c          lastContact
-		at, sentAt sql.NullInt64
-		account    sql.NullInt64
-	)
-	// One row per account that ever messaged the number: a handful.
-	err := q.QueryRowContext(ctx, `SELECT max(last_at), max(sent_at),
-		(SELECT account_id FROM contact_log WHERE phone = ?1 AND sent_at > 0 ORDER BY sent_at DESC LIMIT 1)
-		FROM contact_log WHERE phone = ?1`, phone).Scan(&at, &sentAt, &account)
-	if err != nil {
-		return c, fmt.Errorf("look up %s in the send log: %w", phone, err)
+// readLastContacts looks the numbers of a claim's rows up in the send log,
+// in one query.
+func readLastContacts(ctx context.Context, q querier, msgs []campaign.Message) (map[string]lastContact, error) {
+	out := make(map[string]lastContact, len(msgs))
+	if len(msgs) == 0 {
+		return out, nil
 	}
-	c.at, c.sentAt, c.account = fromNullNanos(at), fromNullNanos(sentAt), account.Int64
-	return c, nil
+	args := make([]any, len(msgs))
+	for i, m := range msgs {
+		args[i] = m.Phone
+	}
+	// One row per account that ever messaged a number: a handful each.
+	rows, err := q.QueryContext(ctx, `SELECT phone, max(last_at), max(sent_at),
+		(SELECT account_id FROM contact_log s WHERE s.phone = c.phone AND s.sent_at > 0 ORDER BY s.sent_at DESC LIMIT 1)
+		FROM contact_log c WHERE phone IN (`+repeated(len(args), "?")+`) GROUP BY phone`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("look up the send log: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			phone      string
+			at, sentAt sql.NullInt64
+			account    sql.NullInt64
+		)
+		if err := rows.Scan(&phone, &at, &sentAt, &account); err != nil {
+			return nil, fmt.Errorf("look up the send log: %w", err)
+		}
+		out[phone] = lastContact{at: fromNullNanos(at), sentAt: fromNullNanos(sentAt), account: account.Int64}
+	}
+	return out, rows.Err()
 }
 
 // pairGap is the campaign's --pair-gap.
