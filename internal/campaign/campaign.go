@@ -10,7 +10,7 @@ import (
 )
 
 // State is where one recipient of a campaign stands. A message only moves
-// forward: pending → sending → sent | failed | unknown. The one way back is
+// forward: pending → sending → sent | failed | unknown, or pending → expired. The one way back is
 // an explicit operator decision (retry), or a throttling answer that proves
 // the request was not accepted (sending → pending).
 type State string
@@ -28,10 +28,13 @@ const (
 	// or the connection dropped after the request was written. They are never
 	// resent automatically because the Cloud API has no idempotency key.
 	Unknown State = "unknown"
+	// Expired rows were still pending when the campaign's validity
+	// (Schedule.ExpireAfter) ran out: they are never sent.
+	Expired State = "expired"
 )
 
 // States lists every message state in display order.
-var States = []State{Pending, Sending, Sent, Failed, Unknown}
+var States = []State{Pending, Sending, Sent, Failed, Unknown, Expired}
 
 // CampaignState is the life cycle of a whole campaign.
 type CampaignState string
@@ -220,6 +223,33 @@ type Campaign struct {
 	FinishedAt  time.Time
 	Imported    int // rows stored as messages
 	Skipped     int // rows reported and not stored
+	Schedule    Schedule
+	// BeganAt is the campaign's start: its first claim at or after
+	// Schedule.StartAt. Zero until then.
+	BeganAt time.Time
+}
+
+// Schedule says when a campaign may send. Its zero value sends at once,
+// at any hour, for as long as it takes.
+type Schedule struct {
+	StartAt time.Time // nothing is claimed before it; zero: at once
+	// ExpireAfter: rows not sent this long after the campaign's start
+	// become Expired (0: never).
+	ExpireAfter time.Duration
+}
+
+// Scheduled reports whether the campaign waits for its start at now.
+func (c Campaign) Scheduled(now time.Time) bool {
+	return c.State == CampaignRunning && now.Before(c.Schedule.StartAt)
+}
+
+// ExpiresAt is when rows still pending expire; zero for never or not yet
+// started.
+func (c Campaign) ExpiresAt() time.Time {
+	if c.Schedule.ExpireAfter <= 0 || c.BeganAt.IsZero() {
+		return time.Time{}
+	}
+	return c.BeganAt.Add(c.Schedule.ExpireAfter)
 }
 
 // Counts are a campaign's messages by state.
@@ -328,6 +358,7 @@ const (
 	WaitRetry     WaitReason = "retry"      // pending rows wait for their retry time
 	WaitInFlight  WaitReason = "in-flight"  // only rows in flight remain
 	WaitNoAccount WaitReason = "no-account" // no enabled account exists
+	WaitScheduled WaitReason = "scheduled"  // the campaign's start (--at) is still ahead
 )
 
 // WaitError is returned by a claim when nothing can be sent now.

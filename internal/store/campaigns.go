@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/numberset"
@@ -60,10 +61,11 @@ func (im *Importer) start(ctx context.Context) error {
 	}
 	now := im.s.now()
 	res, err := im.tx.ExecContext(ctx, `INSERT INTO campaigns
-		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
+		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at, start_at, expire_after)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
 		im.c.Name, im.c.Fingerprint, im.c.Source, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang,
-		string(params), im.c.Spec.Text, string(shape), now.UnixNano())
+		string(params), im.c.Spec.Text, string(shape), now.UnixNano(),
+		nullNanos(im.c.Schedule.StartAt), int64(im.c.Schedule.ExpireAfter))
 	if err != nil {
 		if isUnique(err) {
 			return fmt.Errorf("campaign with the same file and message: %w", ErrExists)
@@ -268,7 +270,7 @@ func (s *Store) endImport() {
 }
 
 const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
-	created_at, finished_at, imported, skipped, cancelled_at`
+	created_at, finished_at, imported, skipped, cancelled_at, start_at, began_at, expire_after`
 
 func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error) {
 	var (
@@ -278,9 +280,13 @@ func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error)
 		created  int64
 		finished sql.NullInt64
 		canceled sql.NullInt64
+		startAt  sql.NullInt64
+		beganAt  sql.NullInt64
+		expire   int64
 	)
 	err := sc.Scan(&c.ID, &c.Name, &c.Fingerprint, &c.Source, &c.Spec.Kind, &c.Spec.Template, &c.Spec.Lang,
-		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped, &canceled)
+		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped, &canceled,
+		&startAt, &beganAt, &expire)
 	if err != nil {
 		return c, err
 	}
@@ -298,6 +304,9 @@ func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error)
 	sh.apply(&c.Spec)
 	c.CreatedAt = fromNanos(created)
 	c.FinishedAt = fromNullNanos(finished)
+	c.Schedule.StartAt = fromNullNanos(startAt)
+	c.Schedule.ExpireAfter = time.Duration(expire)
+	c.BeganAt = fromNullNanos(beganAt)
 	return c, nil
 }
 

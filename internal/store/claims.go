@@ -39,8 +39,11 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 	err := s.write(ctx, func(tx *Tx) error {
 		var err error
 		cs, err = claim(ctx, tx, campaignID, runner, now, max)
-		if errors.Is(err, campaign.ErrDone) || errors.Is(err, campaign.ErrNoUsableAccount) {
-			// Commit: the claim marked the campaign finished or paused.
+		var we *campaign.WaitError
+		if errors.Is(err, campaign.ErrDone) || errors.Is(err, campaign.ErrNoUsableAccount) || errors.As(err, &we) {
+			// Commit: the claim marked the campaign finished or paused, or
+			// moved rows while finding nothing to send now (a campaign's
+			// start recorded, rows expired). A wait has spent no token.
 			kept = err
 			return nil
 		}
@@ -57,7 +60,16 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, err
 	}
 
+	deadline, err := begin(ctx, tx, campaignID, now)
+	if err != nil {
+		return nil, err
+	}
 	due, err := nextDue(ctx, tx, campaignID, now, max)
+	var we *campaign.WaitError
+	if errors.As(err, &we) && we.Reason == campaign.WaitRetry && !deadline.IsZero() && deadline.Before(we.Until) {
+		// Rows waiting past the validity expire then, not at their retry.
+		we.Until = deadline
+	}
 	if err != nil {
 		return nil, err
 	}
