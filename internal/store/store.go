@@ -25,8 +25,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wasend/wasend/internal/campaign"
 	sqlite3 "github.com/mattn/go-sqlite3"
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 //go:embed migrations/*.sql
