@@ -58,6 +58,7 @@ type runOptions struct {
 	ErrorPauseRatio     float64
 	MetricsAddr         string
 	templateOptions
+	scheduleOptions
 }
 
 func newCampaignRunCmd(f *Factory) *cobra.Command {
@@ -102,6 +103,7 @@ API answers, three demo accounts send, and the demo template is used.`,
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
 	fl.Int64Var(&o.Resume, "resume", 0, "continue campaign `ID` instead of importing a file")
+	addScheduleFlags(fl, &o.scheduleOptions)
 	addSendFlags(cmd, &o)
 	return cmd
 }
@@ -173,6 +175,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if err != nil && o.Resume == 0 {
 		return err
 	}
+	sched, err := o.schedule(f)
+	if err != nil {
+		return err
+	}
 	logger, err := f.Logger()
 	if err != nil {
 		return err
@@ -207,7 +213,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
-		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Schedule: sched,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Sender: client,
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,

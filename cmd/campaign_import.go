@@ -34,6 +34,7 @@ with the same message flags again finds the campaign it already became.`,
 	fl.StringVar(&o.Name, "name", "", "campaign name (default: the file name)")
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
+	addScheduleFlags(fl, &o.scheduleOptions)
 	return cmd
 }
 
@@ -46,9 +47,13 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	sched, err := o.schedule(f)
+	if err != nil {
+		return err
+	}
 	return f.withStore(ctx, func(st *store.Store) error {
 		res, err := runner.Prepare(ctx, runner.Options{
-			Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec,
+			Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, Schedule: sched,
 			Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		})
 		if err != nil {

@@ -41,10 +41,10 @@ account, dropped, …), for grep and awk.`,
 					return err
 				}
 				if asJSON {
-					return f.IO.JSON(toShowJSON(d))
+					return f.IO.JSON(toShowJSON(d, f.Now()))
 				}
 				if !f.IO.IsStdoutTTY() {
-					return printShowRecords(f.IO.Out, d)
+					return printShowRecords(f.IO.Out, d, f.Now())
 				}
 				loc, err := f.Location()
 				if err != nil {
@@ -74,6 +74,12 @@ type showJSON struct {
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
 	Imported    int        `json:"imported"`
 	Skipped     int        `json:"skipped"`
+	// The schedule: --at, the first claim after it, --expire-after (0:
+	// never) and when pending rows expire.
+	StartAt            *time.Time `json:"start_at,omitempty"`
+	BeganAt            *time.Time `json:"began_at,omitempty"`
+	ExpireAfterSeconds float64    `json:"expire_after_seconds,omitempty"`
+	ExpiresAt          *time.Time `json:"expires_at,omitempty"`
 	// Counts has every state, zeros included.
 	Counts   map[string]int     `json:"counts"`
 	Errors   []errorGroupJSON   `json:"errors"`
@@ -107,12 +113,14 @@ type timingJSON struct {
 	AvgAttempts    float64    `json:"avg_attempts"`
 }
 
-func toShowJSON(d store.Detail) showJSON {
+func toShowJSON(d store.Detail, now time.Time) showJSON {
 	c := d.Campaign
 	out := showJSON{
 		ID: c.ID, Name: c.Name, Source: c.Source, Kind: string(c.Spec.Kind),
 		Template: c.Spec.Template, Lang: c.Spec.Lang, Params: c.Spec.Params, Text: c.Spec.Text,
-		State: string(c.State), PauseReason: c.PauseReason, CreatedAt: c.CreatedAt.UTC(),
+		State: campaignState(c, now), PauseReason: c.PauseReason, CreatedAt: c.CreatedAt.UTC(),
+		StartAt: utcOrNil(c.Schedule.StartAt), BeganAt: utcOrNil(c.BeganAt), ExpiresAt: utcOrNil(c.ExpiresAt()),
+		ExpireAfterSeconds: c.Schedule.ExpireAfter.Seconds(),
 		FinishedAt: utcOrNil(c.FinishedAt), Imported: c.Imported, Skipped: c.Skipped,
 		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []droppedJSON{},
 		Timing: timingJSON{
@@ -155,12 +163,15 @@ func printShow(f *Factory, d store.Detail, loc *time.Location) error {
 		}
 		return t.In(loc).Format("2006-01-02 15:04:05 MST")
 	}
-	state := string(c.State)
+	state := campaignState(c, f.Now())
 	if c.PauseReason != "" {
 		state += ": " + oneLine(c.PauseReason)
 	}
 	fmt.Fprintf(w, "Campaign %d: %s\n", c.ID, c.Name)
 	kv(w, "State", state)
+	if sc := c.Schedule; sc != (campaign.Schedule{}) {
+		kv(w, "Schedule", scheduleText(c, when))
+	}
 	kv(w, "Source", c.Source)
 	kv(w, "Message", describeSpec(c.Spec))
 	kv(w, "Created", when(c.CreatedAt))
@@ -245,6 +256,25 @@ func codeText(code int) string {
 	return strconv.Itoa(code)
 }
 
+// scheduleText says when a campaign starts and when its rows expire.
+func scheduleText(c campaign.Campaign, when func(time.Time) string) string {
+	var parts []string
+	switch {
+	case !c.BeganAt.IsZero():
+		parts = append(parts, "started "+when(c.BeganAt))
+	case !c.Schedule.StartAt.IsZero():
+		parts = append(parts, "starts "+when(c.Schedule.StartAt))
+	}
+	if d := c.Schedule.ExpireAfter; d > 0 {
+		if at := c.ExpiresAt(); !at.IsZero() {
+			parts = append(parts, "pending rows expire "+when(at))
+		} else {
+			parts = append(parts, "pending rows expire "+d.String()+" after the start")
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // oneLine keeps free text (Graph error details, reasons) from breaking a
 // line-oriented layout.
 func oneLine(s string) string {
@@ -254,7 +284,7 @@ func oneLine(s string) string {
 // printShowRecords writes the piped form: one tab-separated record per
 // line, its first field naming it. Times are RFC 3339 in UTC, empty when
 // unset; rates are plain numbers.
-func printShowRecords(w io.Writer, d store.Detail) error {
+func printShowRecords(w io.Writer, d store.Detail, now time.Time) error {
 	c := d.Campaign
 	var b strings.Builder
 	rec := func(fields ...string) {
@@ -277,10 +307,16 @@ func printShowRecords(w io.Writer, d store.Detail) error {
 		rec("lang", c.Spec.Lang)
 		rec("params", strings.Join(c.Spec.Params, ","))
 	}
-	rec("state", string(c.State))
+	rec("state", campaignState(c, now))
 	rec("pause_reason", c.PauseReason)
 	rec("created_at", rfc3339(c.CreatedAt))
 	rec("finished_at", rfc3339(c.FinishedAt))
+	if sc := c.Schedule; sc != (campaign.Schedule{}) {
+		rec("start_at", rfc3339(sc.StartAt))
+		rec("began_at", rfc3339(c.BeganAt))
+		rec("expire_after_seconds", strconv.FormatFloat(sc.ExpireAfter.Seconds(), 'f', -1, 64))
+		rec("expires_at", rfc3339(c.ExpiresAt()))
+	}
 	rec("imported", strconv.Itoa(c.Imported))
 	rec("skipped", strconv.Itoa(c.Skipped))
 	for _, s := range campaign.States {

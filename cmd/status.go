@@ -42,9 +42,14 @@ type campaignJSON struct {
 	Sending     int        `json:"sending"`
 	Failed      int        `json:"failed"`
 	Unknown     int        `json:"unknown"`
+	Expired     int        `json:"expired"`
 	Skipped     int        `json:"skipped"`
 	CreatedAt   time.Time  `json:"created_at"`
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	// The schedule: the start (--at) a "scheduled" campaign waits for, and
+	// when its pending rows expire (--expire-after, once started).
+	StartAt   *time.Time `json:"start_at,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Health: share of requests throttled (overall and last hour), and
 	// requests per message tried.
 	Ready            int           `json:"ready"`         // pending rows that may go now
@@ -153,7 +158,7 @@ func campaignsJSON(ctx context.Context, f *Factory, st *store.Store) ([]campaign
 		if err != nil {
 			return nil, err
 		}
-		cj := toCampaignJSON(c, n)
+		cj := toCampaignJSON(c, n, f.Now())
 		cj.Ready, cj.WaitingRetry = q.Ready, q.Waiting
 		if !q.Started.IsZero() {
 			t := q.Started.UTC()
@@ -187,17 +192,30 @@ type droppedJSON struct {
 	At        time.Time `json:"at"`
 }
 
-func toCampaignJSON(c campaign.Campaign, n campaign.Counts) campaignJSON {
+func toCampaignJSON(c campaign.Campaign, n campaign.Counts, now time.Time) campaignJSON {
 	out := campaignJSON{
-		ID: c.ID, Name: c.Name, State: string(c.State), PauseReason: c.PauseReason, Source: c.Source,
+		ID: c.ID, Name: c.Name, State: campaignState(c, now), PauseReason: c.PauseReason, Source: c.Source,
 		Total: n.Total(), Sent: n[campaign.Sent], Pending: n[campaign.Pending], Sending: n[campaign.Sending],
-		Failed: n[campaign.Failed], Unknown: n[campaign.Unknown], Skipped: c.Skipped, CreatedAt: c.CreatedAt.UTC(),
+		Failed: n[campaign.Failed], Unknown: n[campaign.Unknown], Expired: n[campaign.Expired],
+		Skipped: c.Skipped, CreatedAt: c.CreatedAt.UTC(),
+		StartAt: utcOrNil(c.Schedule.StartAt), ExpiresAt: utcOrNil(c.ExpiresAt()),
 	}
 	if !c.FinishedAt.IsZero() {
 		t := c.FinishedAt.UTC()
 		out.FinishedAt = &t
 	}
 	return out
+}
+
+// stateScheduled is how a running campaign whose start (--at) is still
+// ahead shows: it is running, but waits without claiming.
+const stateScheduled = "scheduled"
+
+func campaignState(c campaign.Campaign, now time.Time) string {
+	if c.Scheduled(now) {
+		return stateScheduled
+	}
+	return string(c.State)
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -306,7 +324,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 }
 
 func printCampaigns(f *Factory, camps []campaignJSON) error {
-	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "FAILED", "UNKNOWN", "SKIPPED",
+	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "FAILED", "UNKNOWN", "EXPIRED", "SKIPPED",
 		"THROTTLED 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "TOKEN USE 1H/ALL", "STARTED", "ETA")
 	tty := f.IO.IsStdoutTTY()
 	loc := f.location()
@@ -315,9 +333,12 @@ func printCampaigns(f *Factory, camps []campaignJSON) error {
 		if c.PauseReason != "" {
 			state += ": " + c.PauseReason
 		}
+		if c.State == stateScheduled && c.StartAt != nil {
+			state += " for " + c.StartAt.In(loc).Format("2006-01-02 15:04 MST")
+		}
 		t.Row(strconv.FormatInt(c.ID, 10), c.Name, state, strconv.Itoa(c.Total), strconv.Itoa(c.Sent),
 			strconv.Itoa(c.Pending+c.Sending), strconv.Itoa(c.Ready), strconv.Itoa(c.WaitingRetry),
-			strconv.Itoa(c.Failed), strconv.Itoa(c.Unknown), strconv.Itoa(c.Skipped),
+			strconv.Itoa(c.Failed), strconv.Itoa(c.Unknown), strconv.Itoa(c.Expired), strconv.Itoa(c.Skipped),
 			healthCell(c.LastHour, c.Overall, "throttle_rate", tty, func(h healthJSON) string { return fmt.Sprintf("%.1f%%", h.ThrottleRate*100) }),
 			healthCell(c.LastHour, c.Overall, "avg_attempts", tty, func(h healthJSON) string { return fmt.Sprintf("%.2f", h.AvgAttempts) }),
 			healthCell(c.LastHour, c.Overall, "utilisation", tty, func(h healthJSON) string { return fmt.Sprintf("%.0f%%", h.Utilisation*100) }),

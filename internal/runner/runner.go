@@ -39,6 +39,9 @@ type Options struct {
 	PhoneColumn         string        // "": detect
 	SkipContactedWithin time.Duration // see ReadOptions
 	ResumeID            int64         // resume this campaign instead of importing
+	// Schedule is the campaign's start and validity; its zero fields keep
+	// what an existing campaign has.
+	Schedule campaign.Schedule
 
 	Sender dispatch.Sender
 	Clock  dispatch.Clock // [dispatch.RealClock]
@@ -93,7 +96,7 @@ func Fingerprint(file io.Reader, spec campaign.Spec, ro ReadOptions) (string, er
 func Prepare(ctx context.Context, o Options) (Result, error) {
 	var res Result
 	if o.ResumeID != 0 {
-		c, err := o.Store.Campaign(ctx, o.ResumeID)
+		c, err := reschedule(ctx, o, o.ResumeID)
 		if err != nil {
 			return res, err
 		}
@@ -113,8 +116,8 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 	}
 	c, err := o.Store.CampaignByFingerprint(ctx, fp)
 	if err == nil {
-		res.Campaign = c
-		return res, nil
+		res.Campaign, err = reschedule(ctx, o, c.ID)
+		return res, err
 	}
 	if !errors.Is(err, campaign.ErrNotFound) {
 		return res, err
@@ -127,7 +130,7 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 		name = filepath.Base(o.File)
 	}
 	c, skipped, err := ImportWith(ctx, o.Store, f, o.File, campaign.Campaign{
-		Name: name, Fingerprint: fp, Source: o.File, Spec: o.Spec,
+		Name: name, Fingerprint: fp, Source: o.File, Spec: o.Spec, Schedule: o.Schedule,
 	}, ro)
 	if errors.Is(err, store.ErrExists) {
 		// Another process imported the same file meanwhile (it held the
@@ -141,6 +144,17 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 	}
 	res.Campaign, res.Imported, res.Skipped = c, true, skipped
 	return res, nil
+}
+
+// reschedule applies o.Schedule's non-zero fields to an existing campaign
+// and returns it.
+func reschedule(ctx context.Context, o Options, id int64) (campaign.Campaign, error) {
+	if o.Schedule != (campaign.Schedule{}) {
+		if err := o.Store.SetSchedule(ctx, id, o.Schedule); err != nil {
+			return campaign.Campaign{}, err
+		}
+	}
+	return o.Store.Campaign(ctx, id)
 }
 
 // Import reads a recipient file into a new campaign in one transaction:
@@ -357,7 +371,8 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			case dispatch.EventRetry:
 				prog.Retry()
 			case dispatch.EventWait:
-				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount
+				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount ||
+					ev.Wait.Reason == campaign.WaitScheduled
 				prog.Waiting(describeWait(ev.Wait), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
@@ -403,6 +418,8 @@ func describeWait(w *campaign.WaitError) string {
 		return "waiting for requests in flight"
 	case campaign.WaitNoAccount:
 		return "no enabled account; add or enable one (`wasend account list`)"
+	case campaign.WaitScheduled:
+		return "scheduled: starts at " + w.Until.Format("2006-01-02 15:04:05 MST")
 	}
 	return string(w.Reason)
 }
