@@ -121,7 +121,7 @@ func toShowJSON(d store.Detail, now time.Time) showJSON {
 		State: campaignState(c, now), PauseReason: c.PauseReason, CreatedAt: c.CreatedAt.UTC(),
 		StartAt: utcOrNil(c.Schedule.StartAt), BeganAt: utcOrNil(c.BeganAt), ExpiresAt: utcOrNil(c.ExpiresAt()),
 		ExpireAfterSeconds: c.Schedule.ExpireAfter.Seconds(),
-		FinishedAt: utcOrNil(c.FinishedAt), Imported: c.Imported, Skipped: c.Skipped,
+		FinishedAt:         utcOrNil(c.FinishedAt), Imported: c.Imported, Skipped: c.Skipped,
 		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []droppedJSON{},
 		Timing: timingJSON{
 			FirstAttempt: utcOrNil(d.FirstAttempt), LastAttempt: utcOrNil(d.LastAttempt),
