@@ -80,6 +80,7 @@ type showJSON struct {
 	BeganAt            *time.Time `json:"began_at,omitempty"`
 	ExpireAfterSeconds float64    `json:"expire_after_seconds,omitempty"`
 	ExpiresAt          *time.Time `json:"expires_at,omitempty"`
+	SendWindow         string     `json:"send_window,omitempty"` // in each recipient's zone
 	// Counts has every state, zeros included.
 	Counts   map[string]int     `json:"counts"`
 	Errors   []errorGroupJSON   `json:"errors"`
@@ -120,8 +121,8 @@ func toShowJSON(d store.Detail, now time.Time) showJSON {
 		Template: c.Spec.Template, Lang: c.Spec.Lang, Params: c.Spec.Params, Text: c.Spec.Text,
 		State: campaignState(c, now), PauseReason: c.PauseReason, CreatedAt: c.CreatedAt.UTC(),
 		StartAt: utcOrNil(c.Schedule.StartAt), BeganAt: utcOrNil(c.BeganAt), ExpiresAt: utcOrNil(c.ExpiresAt()),
-		ExpireAfterSeconds: c.Schedule.ExpireAfter.Seconds(),
-		FinishedAt:         utcOrNil(c.FinishedAt), Imported: c.Imported, Skipped: c.Skipped,
+		ExpireAfterSeconds: c.Schedule.ExpireAfter.Seconds(), SendWindow: windowText(c.Schedule.Window),
+		FinishedAt: utcOrNil(c.FinishedAt), Imported: c.Imported, Skipped: c.Skipped,
 		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []droppedJSON{},
 		Timing: timingJSON{
 			FirstAttempt: utcOrNil(d.FirstAttempt), LastAttempt: utcOrNil(d.LastAttempt),
@@ -256,6 +257,13 @@ func codeText(code int) string {
 	return strconv.Itoa(code)
 }
 
+func windowText(w *campaign.Window) string {
+	if w == nil {
+		return ""
+	}
+	return w.String()
+}
+
 // scheduleText says when a campaign starts and when its rows expire.
 func scheduleText(c campaign.Campaign, when func(time.Time) string) string {
 	var parts []string
@@ -264,6 +272,9 @@ func scheduleText(c campaign.Campaign, when func(time.Time) string) string {
 		parts = append(parts, "started "+when(c.BeganAt))
 	case !c.Schedule.StartAt.IsZero():
 		parts = append(parts, "starts "+when(c.Schedule.StartAt))
+	}
+	if w := c.Schedule.Window; w != nil {
+		parts = append(parts, "sends "+w.String()+" in each recipient's time zone")
 	}
 	if d := c.Schedule.ExpireAfter; d > 0 {
 		if at := c.ExpiresAt(); !at.IsZero() {
@@ -316,6 +327,9 @@ func printShowRecords(w io.Writer, d store.Detail, now time.Time) error {
 		rec("began_at", rfc3339(c.BeganAt))
 		rec("expire_after_seconds", strconv.FormatFloat(sc.ExpireAfter.Seconds(), 'f', -1, 64))
 		rec("expires_at", rfc3339(c.ExpiresAt()))
+		if w := sc.Window; w != nil {
+			rec("send_window", w.String())
+		}
 	}
 	rec("imported", strconv.Itoa(c.Imported))
 	rec("skipped", strconv.Itoa(c.Skipped))

@@ -52,8 +52,10 @@ type campaignJSON struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Health: share of requests throttled (overall and last hour), and
 	// requests per message tried.
-	Ready            int           `json:"ready"`         // pending rows that may go now
-	WaitingRetry     int           `json:"waiting_retry"` // pending rows waiting for a retry time
+	Ready            int           `json:"ready"`                 // pending rows that may go now
+	WaitingRetry     int           `json:"waiting_retry"`         // pending rows waiting for a retry time
+	WaitingWindow    int           `json:"waiting_window"`        // pending rows waiting for their send window
+	SendWindow       string        `json:"send_window,omitempty"` // "09:00-20:00 mon,tue,…" in each recipient's zone
 	StartedAt        *time.Time    `json:"started_at,omitempty"`
 	ThrottleRate     float64       `json:"throttle_rate"`
 	ThrottleRateHour float64       `json:"throttle_rate_1h"`
@@ -159,7 +161,7 @@ func campaignsJSON(ctx context.Context, f *Factory, st *store.Store) ([]campaign
 			return nil, err
 		}
 		cj := toCampaignJSON(c, n, f.Now())
-		cj.Ready, cj.WaitingRetry = q.Ready, q.Waiting
+		cj.Ready, cj.WaitingRetry, cj.WaitingWindow = q.Ready, q.Waiting, q.WindowWait
 		if !q.Started.IsZero() {
 			t := q.Started.UTC()
 			cj.StartedAt = &t
@@ -199,6 +201,9 @@ func toCampaignJSON(c campaign.Campaign, n campaign.Counts, now time.Time) campa
 		Failed: n[campaign.Failed], Unknown: n[campaign.Unknown], Expired: n[campaign.Expired],
 		Skipped: c.Skipped, CreatedAt: c.CreatedAt.UTC(),
 		StartAt: utcOrNil(c.Schedule.StartAt), ExpiresAt: utcOrNil(c.ExpiresAt()),
+	}
+	if w := c.Schedule.Window; w != nil {
+		out.SendWindow = w.String()
 	}
 	if !c.FinishedAt.IsZero() {
 		t := c.FinishedAt.UTC()
@@ -324,7 +329,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 }
 
 func printCampaigns(f *Factory, camps []campaignJSON) error {
-	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "FAILED", "UNKNOWN", "EXPIRED", "SKIPPED",
+	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "WINDOW WAIT", "FAILED", "UNKNOWN", "EXPIRED", "SKIPPED",
 		"THROTTLED 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "TOKEN USE 1H/ALL", "STARTED", "ETA")
 	tty := f.IO.IsStdoutTTY()
 	loc := f.location()
@@ -337,7 +342,7 @@ func printCampaigns(f *Factory, camps []campaignJSON) error {
 			state += " for " + c.StartAt.In(loc).Format("2006-01-02 15:04 MST")
 		}
 		t.Row(strconv.FormatInt(c.ID, 10), c.Name, state, strconv.Itoa(c.Total), strconv.Itoa(c.Sent),
-			strconv.Itoa(c.Pending+c.Sending), strconv.Itoa(c.Ready), strconv.Itoa(c.WaitingRetry),
+			strconv.Itoa(c.Pending+c.Sending), strconv.Itoa(c.Ready), strconv.Itoa(c.WaitingRetry), strconv.Itoa(c.WaitingWindow),
 			strconv.Itoa(c.Failed), strconv.Itoa(c.Unknown), strconv.Itoa(c.Expired), strconv.Itoa(c.Skipped),
 			healthCell(c.LastHour, c.Overall, "throttle_rate", tty, func(h healthJSON) string { return fmt.Sprintf("%.1f%%", h.ThrottleRate*100) }),
 			healthCell(c.LastHour, c.Overall, "avg_attempts", tty, func(h healthJSON) string { return fmt.Sprintf("%.2f", h.AvgAttempts) }),

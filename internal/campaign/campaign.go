@@ -236,6 +236,11 @@ type Schedule struct {
 	// ExpireAfter: rows not sent this long after the campaign's start
 	// become Expired (0: never).
 	ExpireAfter time.Duration
+	// Window, when set, sends each row only while it is open in every
+	// time zone of its recipient; a row outside it waits.
+	Window *Window
+	// DefaultTZ is the zone of recipients whose zone is not known.
+	DefaultTZ string
 }
 
 // Scheduled reports whether the campaign waits for its start at now.
@@ -278,9 +283,12 @@ type Message struct {
 	Body       string   // rendered text (KindText)
 	Header     string   // header parameter value (Spec.Header): text, media link or id
 	Buttons    []string // URL button parameter values, in the order of Spec.Buttons
-	State      State
-	Attempts   int // requests made so far
-	Retries    int // transient failures so far: the retry budget spent
+	// Zones are the recipient's time zones (comma-separated IANA names)
+	// when the campaign has a send window; "" otherwise.
+	Zones    string
+	State    State
+	Attempts int // requests made so far
+	Retries  int // transient failures so far: the retry budget spent
 }
 
 // Claim is a message handed to one runner together with the account whose
@@ -359,6 +367,7 @@ const (
 	WaitInFlight  WaitReason = "in-flight"  // only rows in flight remain
 	WaitNoAccount WaitReason = "no-account" // no enabled account exists
 	WaitScheduled WaitReason = "scheduled"  // the campaign's start (--at) is still ahead
+	WaitWindow    WaitReason = "window"     // every pending row waits for its send window
 )
 
 // WaitError is returned by a claim when nothing can be sent now.

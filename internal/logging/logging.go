@@ -79,7 +79,7 @@ func Observer(log *slog.Logger) func(dispatch.Event) {
 			switch ev.Wait.Reason {
 			case campaign.WaitCapped, campaign.WaitNoAccount:
 				level = slog.LevelWarn
-			case campaign.WaitGlobal, campaign.WaitScheduled:
+			case campaign.WaitGlobal, campaign.WaitScheduled, campaign.WaitWindow:
 				level = slog.LevelInfo
 			}
 			log.LogAttrs(ctx, level, "waiting", attrs...)

@@ -204,6 +204,7 @@ func ImportWith(ctx context.Context, st *store.Store, r io.Reader, file string, 
 	defer tuneGC(importGCPercent, 0)()
 	rows := recipients.Parallel(rd, runtime.GOMAXPROCS(0))
 	defer rows.Close()
+	zones := newZoneFinder(c.Schedule, st.Now())
 	var (
 		skipped []campaign.Skip
 		batch   = make([]campaign.Message, 0, store.ImportBatch)
@@ -256,7 +257,19 @@ func ImportWith(ctx context.Context, st *store.Store, r io.Reader, file string, 
 			}
 			continue
 		}
-		if batch = append(batch, message(row)); len(batch) == store.ImportBatch {
+		m := message(row)
+		if c.Schedule.Window != nil {
+			if m.Zones, err = zones.of(row); err != nil {
+				invalid = append(invalid, campaign.Skip{Line: row.Line, Input: row.Input, Reason: err.Error()})
+				if len(invalid) == store.ImportBatch {
+					if err := flush(); err != nil {
+						return c, nil, err
+					}
+				}
+				continue
+			}
+		}
+		if batch = append(batch, m); len(batch) == store.ImportBatch {
 			if err := flush(); err != nil {
 				return c, nil, err
 			}
@@ -372,7 +385,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				prog.Retry()
 			case dispatch.EventWait:
 				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount ||
-					ev.Wait.Reason == campaign.WaitScheduled
+					ev.Wait.Reason == campaign.WaitScheduled || ev.Wait.Reason == campaign.WaitWindow
 				prog.Waiting(describeWait(ev.Wait), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
@@ -420,6 +433,8 @@ func describeWait(w *campaign.WaitError) string {
 		return "no enabled account; add or enable one (`wasend account list`)"
 	case campaign.WaitScheduled:
 		return "scheduled: starts at " + w.Until.Format("2006-01-02 15:04:05 MST")
+	case campaign.WaitWindow:
+		return "outside the recipients' send window; the next one opens at " + w.Until.Format("2006-01-02 15:04:05 MST")
 	}
 	return string(w.Reason)
 }

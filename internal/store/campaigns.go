@@ -30,7 +30,9 @@ type Importer struct {
 	// numbers holds every number stored, with its line: how duplicates are
 	// found (messages has no unique index on numbers; see 0004).
 	numbers *numberset.Set
-	done    bool
+	// zoneSets are the ids of the zone sets stored so far (send windows).
+	zoneSets map[string]int64
+	done     bool
 }
 
 // Import holds this process's write lock until Commit or Rollback: the
@@ -60,12 +62,15 @@ func (im *Importer) start(ctx context.Context) error {
 		return err
 	}
 	now := im.s.now()
+	wf, wt, wd := windowColumns(im.c.Schedule.Window)
 	res, err := im.tx.ExecContext(ctx, `INSERT INTO campaigns
-		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at, start_at, expire_after)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
+		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at, start_at, expire_after,
+		window_from, window_to, window_days, default_tz)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)`,
 		im.c.Name, im.c.Fingerprint, im.c.Source, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang,
 		string(params), im.c.Spec.Text, string(shape), now.UnixNano(),
-		nullNanos(im.c.Schedule.StartAt), int64(im.c.Schedule.ExpireAfter))
+		nullNanos(im.c.Schedule.StartAt), int64(im.c.Schedule.ExpireAfter),
+		wf, wt, wd, im.c.Schedule.DefaultTZ)
 	if err != nil {
 		if isUnique(err) {
 			return fmt.Errorf("campaign with the same file and message: %w", ErrExists)
@@ -270,7 +275,8 @@ func (s *Store) endImport() {
 }
 
 const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
-	created_at, finished_at, imported, skipped, cancelled_at, start_at, began_at, expire_after`
+	created_at, finished_at, imported, skipped, cancelled_at, start_at, began_at, expire_after,
+	window_from, window_to, window_days, default_tz`
 
 func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error) {
 	var (
@@ -283,10 +289,12 @@ func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error)
 		startAt  sql.NullInt64
 		beganAt  sql.NullInt64
 		expire   int64
+		wf, wt   sql.NullInt64
+		wd       sql.NullInt64
 	)
 	err := sc.Scan(&c.ID, &c.Name, &c.Fingerprint, &c.Source, &c.Spec.Kind, &c.Spec.Template, &c.Spec.Lang,
 		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped, &canceled,
-		&startAt, &beganAt, &expire)
+		&startAt, &beganAt, &expire, &wf, &wt, &wd, &c.Schedule.DefaultTZ)
 	if err != nil {
 		return c, err
 	}
@@ -307,6 +315,7 @@ func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error)
 	c.Schedule.StartAt = fromNullNanos(startAt)
 	c.Schedule.ExpireAfter = time.Duration(expire)
 	c.BeganAt = fromNullNanos(beganAt)
+	c.Schedule.Window = windowFrom(wf, wt, wd)
 	return c, nil
 }
 

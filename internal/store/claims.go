@@ -60,13 +60,14 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, err
 	}
 
-	deadline, err := begin(ctx, tx, campaignID, now)
+	deadline, window, err := begin(ctx, tx, campaignID, now)
 	if err != nil {
 		return nil, err
 	}
-	due, err := nextDue(ctx, tx, campaignID, now, max)
+	due, err := nextDueInWindow(ctx, tx, campaignID, window, now, max)
 	var we *campaign.WaitError
-	if errors.As(err, &we) && we.Reason == campaign.WaitRetry && !deadline.IsZero() && deadline.Before(we.Until) {
+	if errors.As(err, &we) && (we.Reason == campaign.WaitRetry || we.Reason == campaign.WaitWindow) &&
+		!deadline.IsZero() && deadline.Before(we.Until) {
 		// Rows waiting past the validity expire then, not at their retry.
 		we.Until = deadline
 	}

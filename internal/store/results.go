@@ -276,7 +276,10 @@ func (s *Store) Activity(ctx context.Context, since time.Time, campaignID int64)
 // time, and in flight.
 type Queue struct {
 	Ready, Waiting, InFlight int
-	Started                  time.Time // first request, zero if none
+	// WindowWait are the rows waiting for their send window to open,
+	// apart from Waiting (a retry time).
+	WindowWait int
+	Started    time.Time // first request, zero if none
 }
 
 // CampaignQueue reads a campaign's queue depth at the store's clock.
@@ -293,12 +296,15 @@ func (s *Store) CampaignQueue(ctx context.Context, id int64) (Queue, error) {
 		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'pending'),
 		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'sending'),
 		(SELECT count(*) FROM messages WHERE campaign_id = ?1 AND state = 'pending' AND next_attempt_at > ?2),
+		(SELECT count(*) FROM messages WHERE campaign_id = ?1 AND state = 'pending' AND next_attempt_at > ?2
+			AND window_wait = 1),
 		(SELECT min(first_at) FROM attempt_rollup WHERE campaign_id = ?1)`, id, s.now().UnixNano()).
-		Scan(&pending, &sending, &q.Waiting, &started)
+		Scan(&pending, &sending, &q.Waiting, &q.WindowWait, &started)
 	if err != nil {
 		return q, fmt.Errorf("campaign %d queue: %w", id, err)
 	}
 	q.Ready, q.InFlight = pending-q.Waiting, sending
+	q.Waiting -= q.WindowWait
 	q.Started = fromNullNanos(started)
 	return q, nil
 }

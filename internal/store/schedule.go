@@ -3,16 +3,22 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
 
+// ErrNoZones is returned when a send window is set on a campaign imported
+// without one: its rows have no time zones to judge the window by.
+var ErrNoZones = errors.New("no time zones stored")
+
 // SetSchedule changes when a campaign may send: a non-zero StartAt moves
 // its start (and forgets a start already made, so a validity counts from
-// the new one); a non-zero ExpireAfter replaces its validity. Zero fields
-// are left as they are.
+// the new one); a non-zero ExpireAfter replaces its validity; a Window
+// replaces the send window of a campaign imported with one. Zero fields
+// are left as they are; DefaultTZ counts at import only.
 func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule) error {
 	return s.write(ctx, func(tx *Tx) error {
 		if err := refuseCancelled(ctx, tx, id); err != nil {
@@ -22,6 +28,26 @@ func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule)
 			if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET start_at = ?, began_at = NULL WHERE id = ?`,
 				sc.StartAt.UnixNano(), id); err != nil {
 				return fmt.Errorf("schedule campaign %d: %w", id, err)
+			}
+		}
+		if w := sc.Window; w != nil {
+			var had bool
+			if err := tx.QueryRowContext(ctx, `SELECT window_from IS NOT NULL FROM campaigns WHERE id = ?`, id).Scan(&had); err != nil {
+				return fmt.Errorf("read campaign %d: %w", id, err)
+			}
+			if !had {
+				return fmt.Errorf("campaign %d was imported without a send window, and its recipients' time zones are found at import: %w",
+					id, ErrNoZones)
+			}
+			f, t, d := windowColumns(w)
+			if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET window_from = ?, window_to = ?, window_days = ? WHERE id = ?`,
+				f, t, d, id); err != nil {
+				return fmt.Errorf("set send window of campaign %d: %w", id, err)
+			}
+			// Rows held for the old window are judged again by the new one.
+			if _, err := tx.ExecContext(ctx, `UPDATE messages SET next_attempt_at = 0, window_wait = 0
+				WHERE campaign_id = ? AND state = 'pending' AND window_wait = 1`, id); err != nil {
+				return fmt.Errorf("set send window of campaign %d: %w", id, err)
 			}
 		}
 		if sc.ExpireAfter > 0 {
@@ -43,15 +69,22 @@ func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule)
 // Rows in flight at the deadline are let finish: their request may have
 // been made. A row that comes back to pending afterwards expires at the
 // next claim.
-func begin(ctx context.Context, tx *Tx, id int64, now time.Time) (deadline time.Time, err error) {
+func begin(ctx context.Context, tx *Tx, id int64, now time.Time) (deadline time.Time, w *campaign.Window, err error) {
 	var (
 		startAt, beganAt sql.NullInt64
 		expire           int64
+		wf, wt, wd       sql.NullInt64
 	)
-	if err := tx.QueryRowContext(ctx, `SELECT start_at, began_at, expire_after FROM campaigns WHERE id = ?`, id).
-		Scan(&startAt, &beganAt, &expire); err != nil {
-		return time.Time{}, fmt.Errorf("read schedule of campaign %d: %w", id, err)
+	if err := tx.QueryRowContext(ctx, `SELECT start_at, began_at, expire_after, window_from, window_to, window_days
+		FROM campaigns WHERE id = ?`, id).Scan(&startAt, &beganAt, &expire, &wf, &wt, &wd); err != nil {
+		return time.Time{}, nil, fmt.Errorf("read schedule of campaign %d: %w", id, err)
 	}
+	w = windowFrom(wf, wt, wd)
+	deadline, err = started(ctx, tx, id, now, startAt, beganAt, time.Duration(expire))
+	return deadline, w, err
+}
+
+func started(ctx context.Context, tx *Tx, id int64, now time.Time, startAt, beganAt sql.NullInt64, expire time.Duration) (deadline time.Time, err error) {
 	if startAt.Valid && now.UnixNano() < startAt.Int64 {
 		return time.Time{}, &campaign.WaitError{Reason: campaign.WaitScheduled, Until: fromNanos(startAt.Int64)}
 	}
@@ -64,13 +97,13 @@ func begin(ctx context.Context, tx *Tx, id int64, now time.Time) (deadline time.
 	if expire <= 0 {
 		return time.Time{}, nil
 	}
-	deadline = fromNanos(beganAt.Int64).Add(time.Duration(expire))
+	deadline = fromNanos(beganAt.Int64).Add(expire)
 	if now.Before(deadline) {
 		return deadline, nil
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'expired', updated_at = ?, error_message = ?
 		WHERE campaign_id = ? AND state = 'pending'`, now.UnixNano(),
-		fmt.Sprintf("expired: not sent within %s of the campaign's start", time.Duration(expire)), id); err != nil {
+		fmt.Sprintf("expired: not sent within %s of the campaign's start", expire), id); err != nil {
 		return time.Time{}, fmt.Errorf("expire messages of campaign %d: %w", id, err)
 	}
 	return time.Time{}, nil

@@ -125,6 +125,9 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 

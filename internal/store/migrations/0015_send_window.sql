@@ -1,0 +1,25 @@
+-- Send windows in each recipient's local time (issue 13).
+--
+-- A campaign's window: minutes after local midnight it opens and closes
+-- (window_from > window_to wraps past midnight) and the days it opens
+-- (bit 1 << weekday, Sunday = 0); NULL window_from: no window.
+-- default_tz is --default-tz, for numbers whose zone is not known.
+ALTER TABLE campaigns ADD COLUMN window_from INTEGER;
+ALTER TABLE campaigns ADD COLUMN window_to   INTEGER;
+ALTER TABLE campaigns ADD COLUMN window_days INTEGER;
+ALTER TABLE campaigns ADD COLUMN default_tz  TEXT NOT NULL DEFAULT '';
+
+-- The zones of a recipient, found once at import (the file's tz column,
+-- else libphonenumber's zones for the number, else default_tz) and stored
+-- as one id per distinct set: a million rows name a few hundred sets.
+CREATE TABLE zone_sets (
+    id    INTEGER PRIMARY KEY,
+    zones TEXT NOT NULL UNIQUE -- IANA names, comma-separated, sorted
+);
+
+-- messages.zone_set: the row's zones (NULL: the campaign has no window).
+-- window_wait = 1 marks a pending row whose next_attempt_at was moved to
+-- its window's next opening by a claim: status counts them apart from
+-- rows waiting for a retry. Both are set without rewriting the table.
+ALTER TABLE messages ADD COLUMN zone_set    INTEGER;
+ALTER TABLE messages ADD COLUMN window_wait INTEGER NOT NULL DEFAULT 0;
