@@ -75,3 +75,67 @@ func TestScheduleFlagErrors(t *testing.T) {
 		t.Errorf("a refused import stored %d campaigns", len(s.Campaigns))
 	}
 }
+
+func TestImportWithSendWindow(t *testing.T) {
+	c := newCLI(t)
+	list := filepath.Join(t.TempDir(), "zones.csv")
+	csv := "phone,tz\n" +
+		"+4915123456700,\n" + // Berlin, by the number
+		"+12125550123,Asia/Tokyo\n" + // the tz column wins
+		"+4915123456701,Mars/Base\n" + // no such zone
+		"+870773111632,\n" // no zone for the number, no --default-tz
+	if err := os.WriteFile(list, []byte(csv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("campaign", "import", list, "--text", "Hi", "--send-window", "9-20", "--days", "mon-fri")
+	s := c.status()
+	cj := s.Campaigns[0]
+	if cj.Total != 2 || cj.Skipped != 2 || cj.SendWindow != "09:00-20:00 mon,tue,wed,thu,fri" {
+		t.Errorf("status: total %d, skipped %d, window %q", cj.Total, cj.Skipped, cj.SendWindow)
+	}
+	skipped := c.ok("campaign", "skipped", "1")
+	for _, want := range []string{`time zone "Mars/Base": not an IANA time zone name`, "no time zone known for +870773111632: add a tz column (IANA name) or --default-tz"} {
+		if !strings.Contains(skipped, want) {
+			t.Errorf("skipped rows do not say %q:\n%s", want, skipped)
+		}
+	}
+
+	// With --default-tz the number without a zone gets that one.
+	c2 := newCLI(t)
+	c2.ok("campaign", "import", list, "--text", "Hi", "--send-window", "09:00-20:00", "--default-tz", "Europe/Lisbon")
+	if cj := c2.status().Campaigns[0]; cj.Total != 3 || cj.Skipped != 1 {
+		t.Errorf("with --default-tz: total %d, skipped %d; want 3 and 1", cj.Total, cj.Skipped)
+	}
+	c2.tty = true
+	if out := c2.ok("campaign", "show", "1"); !strings.Contains(out, "sends 09:00-20:00 in each recipient's time zone") {
+		t.Errorf("show does not give the window:\n%s", out)
+	}
+}
+
+func TestSendWindowFlagErrors(t *testing.T) {
+	c := newCLI(t)
+	list := filepath.Join(t.TempDir(), "l.csv")
+	if err := os.WriteFile(list, []byte("phone\n+4915123456700\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--send-window", "9am-5pm"}, `--send-window: send window "9am-5pm"`},
+		{[]string{"--send-window", "09:00-20:00", "--days", "weekdays"}, `"weekdays" is not a day`},
+		{[]string{"--days", "mon-fri"}, "--days and --default-tz go with --send-window"},
+		{[]string{"--send-window", "09:00-20:00", "--default-tz", "Berlin"}, `--default-tz: time zone "Berlin"`},
+	} {
+		msg := c.usage(append([]string{"campaign", "import", list, "--text", "Hi"}, tc.flags...)...)
+		if !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: %q, want it to contain %q", tc.flags, msg, tc.want)
+		}
+	}
+	// A window can't be added to a campaign imported without one.
+	c.ok("campaign", "import", list, "--text", "Hi")
+	_, _, err := c.run("campaign", "import", list, "--text", "Hi", "--send-window", "09:00-20:00")
+	if err == nil || !strings.Contains(err.Error(), "imported without a send window") {
+		t.Errorf("window on an imported campaign: %v", err)
+	}
+}
