@@ -50,6 +50,7 @@ succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o.runOptions)
 	addReadFlags(fl, &o.runOptions)
+	addScheduleFlags(fl, &o.scheduleOptions)
 	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
 	fl.StringVar(&o.Start, "start", "now", "when sending starts: RFC 3339 (2026-12-01T08:00:00+01:00) or now")
 	addJSONFlag(cmd, &o.JSON)
@@ -69,6 +70,15 @@ type planJSON struct {
 	Accounts    []planShare   `json:"accounts"`
 	GlobalLimit *globalJSON   `json:"global_limit"`
 	OneMore     []planOneMore `json:"one_more"`
+	// With --send-window: the window, and the forecast without it (how
+	// much the window stretches the campaign).
+	SendWindow    string      `json:"send_window,omitempty"`
+	WithoutWindow *planFinish `json:"without_window,omitempty"`
+}
+
+type planFinish struct {
+	Finish  *time.Time `json:"finish"` // null: never
+	Seconds float64    `json:"duration_seconds"`
 }
 
 type planShare struct {
@@ -102,6 +112,17 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	if err != nil {
 		return err
 	}
+	sched, err := o.schedule(f)
+	if err != nil {
+		return err
+	}
+	if !sched.StartAt.IsZero() {
+		if o.Start != "now" {
+			return usagef("--at and --start say the same: give one")
+		}
+		start = sched.StartAt
+	}
+	ro.Schedule = sched
 	return f.withStore(ctx, func(st *store.Store) error {
 		file, err := os.Open(o.File)
 		if err != nil {
@@ -124,6 +145,21 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			return err
 		}
 		in.Messages = sum.Valid
+		var plain planner.Forecast
+		if w := sched.Window; w != nil {
+			plain = planner.Plan(in)
+			in.Window = w
+			for zones, n := range sum.Zones {
+				locs, err := campaign.LoadZones(zones)
+				if err != nil {
+					return err
+				}
+				in.Groups = append(in.Groups, planner.Group{Zones: locs, Messages: n})
+			}
+			// Map order must not change a forecast: groups open at once
+			// share the tokens in this order.
+			slices.SortFunc(in.Groups, func(a, b planner.Group) int { return strings.Compare(zoneKey(a), zoneKey(b)) })
+		}
 		base := planner.Plan(in)
 		tiers, err := st.Tiers(ctx)
 		if err != nil {
@@ -133,6 +169,13 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			Seconds: base.Duration.Seconds(), QuotaResets: base.QuotaResets, Never: base.Reason, Accounts: []planShare{}, OneMore: []planOneMore{}}
 		if !base.Capped {
 			out.Finish = &base.Finish
+		}
+		if w := sched.Window; w != nil {
+			out.SendWindow = w.String()
+			out.WithoutWindow = &planFinish{Seconds: plain.Duration.Seconds()}
+			if !plain.Capped {
+				out.WithoutWindow.Finish = &plain.Finish
+			}
 		}
 		for _, s := range base.PerAccount {
 			out.Accounts = append(out.Accounts, planShare{s.Name, s.Tier, s.Sent})
@@ -156,6 +199,14 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		}
 		return printPlan(f, out, loc)
 	})
+}
+
+func zoneKey(g planner.Group) string {
+	names := make([]string, len(g.Zones))
+	for i, z := range g.Zones {
+		names[i] = z.String()
+	}
+	return strings.Join(names, ",")
 }
 
 // parseStart reads --start: RFC 3339, or "now".
@@ -222,6 +273,17 @@ func printPlan(f *Factory, p planJSON, loc *time.Location) error {
 		fmt.Fprintf(w, "finish: %s, %s\n", p.Finish.In(loc).Format("2006-01-02 15:04:05 MST"),
 			humanDuration(time.Duration(p.Seconds*float64(time.Second))))
 		fmt.Fprintf(w, "quota resets needed: %d\n", p.QuotaResets)
+	}
+	if p.SendWindow != "" && p.WithoutWindow != nil {
+		without := "never"
+		if ww := p.WithoutWindow; ww.Finish != nil {
+			without = ww.Finish.In(loc).Format("2006-01-02 15:04:05 MST") + ", " +
+				humanDuration(time.Duration(ww.Seconds*float64(time.Second)))
+			if p.Finish != nil {
+				without += "; the window adds " + humanDuration(time.Duration((p.Seconds-ww.Seconds)*float64(time.Second)))
+			}
+		}
+		fmt.Fprintf(w, "send window: %s in each recipient's time zone (without it: %s)\n", p.SendWindow, without)
 	}
 	if tty {
 		fmt.Fprintln(w, "\nShare of each account")

@@ -172,7 +172,7 @@ func (w Window) Next(t time.Time, zones []*time.Location) (time.Time, bool) {
 	slices.SortFunc(cands, func(a, b time.Time) int { return a.Compare(b) })
 	for _, c := range cands {
 		if w.Open(c, zones) {
-			return c, true
+			return c.In(t.Location()), true
 		}
 	}
 	return time.Time{}, false

@@ -49,6 +49,10 @@ type Input struct {
 	// Global is the global bucket, nil when it is off.
 	Global      *ratelimit.Bucket
 	GlobalLimit ratelimit.Limit
+	// Window, when set, sends each of Groups only while its recipients'
+	// window is open; Messages is then their sum.
+	Window *campaign.Window
+	Groups []Group
 }
 
 // Share is what one account sends of the forecast messages.
@@ -164,8 +168,10 @@ type sim struct {
 	// recovered: every account runs at its configured rate from now on.
 	recovered bool
 	// stepOnly turns off the closed-form count and the day skipping, so
-	// tests can check them against plain stepping.
+	// tests can check them against plain stepping. A send window steps
+	// too: which messages may go changes through the day.
 	stepOnly bool
+	win      *window
 }
 
 func newSim(in Input) *sim {
@@ -190,6 +196,9 @@ func newSim(in Input) *sim {
 	if in.Global != nil {
 		g := *in.Global
 		s.global = &g
+	}
+	if in.Window != nil {
+		s.win, s.stepOnly = newWindow(*in.Window, in.Groups), true
 	}
 	s.refresh()
 	return s
@@ -248,7 +257,7 @@ func (s *sim) run() {
 			s.skipDays(ref)
 			dayStart, snap = s.t, s.snapshot()
 		}
-		if s.day() {
+		if s.day() || s.reason != "" {
 			return
 		}
 		if atMidnight {
@@ -329,6 +338,9 @@ func (s *sim) day() bool {
 func (s *sim) step() bool {
 	s.refresh()
 	for {
+		if s.waitForWindow() {
+			return false
+		}
 		d := ratelimit.Pick(s.t, s.cands, s.global, s.in.GlobalLimit)
 		if d.Index < 0 {
 			next := d.Until
@@ -376,6 +388,9 @@ func (s *sim) take(i int) {
 	}
 	s.sent[i]++
 	s.left--
+	if s.win != nil {
+		s.win.take()
+	}
 }
 
 // run is one account's sends within a quota day when it competes with

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gocarina/gocsv"
 
@@ -25,6 +26,9 @@ type Summary struct {
 	Duplicates int             // numbers already listed earlier in the file
 	Suppressed int             // numbers on the suppression list
 	Skipped    []campaign.Skip // every row not used, in file order
+	// Zones counts the valid rows by their time zones (comma-separated
+	// IANA names) when ReadOptions.Schedule has a send window.
+	Zones map[string]int
 }
 
 // ReasonCount is how many rows were skipped for one reason.
@@ -77,7 +81,12 @@ func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro
 	var (
 		valid   int
 		skipped []campaign.Skip
+		zones   map[string]int
+		finder  *zoneFinder
 	)
+	if ro.Schedule.Window != nil {
+		zones, finder = map[string]int{}, newZoneFinder(ro.Schedule, time.Now())
+	}
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
 			return Summary{}, ctx.Err()
@@ -116,9 +125,19 @@ func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro
 				continue
 			}
 		}
+		if finder != nil {
+			z, err := finder.of(row)
+			if err != nil {
+				skipped = append(skipped, campaign.Skip{Line: row.Line, Input: row.Input, Reason: err.Error()})
+				continue
+			}
+			zones[z]++
+		}
 		valid++
 	}
-	return Summarize(valid, skipped), nil
+	sum := Summarize(valid, skipped)
+	sum.Zones = zones
+	return sum, nil
 }
 
 // reportRow is one line of a --report file.

@@ -175,6 +175,9 @@ type ReadOptions struct {
 	// Contacted is filled by the import from the store (and by callers of
 	// Check): numbers sent to within SkipContactedWithin.
 	Contacted map[string]store.Contact `json:"-"`
+	// Schedule with a send window makes Check find each row's time zones
+	// as an import would (Summary.Zones); not part of the fingerprint.
+	Schedule campaign.Schedule `json:"-"`
 }
 
 func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
