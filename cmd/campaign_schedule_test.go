@@ -38,9 +38,9 @@ func TestImportWithSchedule(t *testing.T) {
 		t.Errorf("piped show:\n%s", out)
 	}
 
-	// Once the start has passed the campaign shows as running again.
+	// Once the start has passed the campaign shows as any other not yet sent.
 	c.now = want.Add(time.Minute)
-	if s := c.status(); s.Campaigns[0].State != "running" {
+	if s := c.status(); s.Campaigns[0].State != "ready" {
 		t.Errorf("after the start: state %q", s.Campaigns[0].State)
 	}
 

@@ -181,6 +181,30 @@ type Spec struct {
 	Buttons     []Button `json:",omitempty"` // URL button parameters
 }
 
+// SameMessage reports whether a and b send the same message: the same
+// template, language and parameter columns (or the same text). With the
+// recipients, this is a campaign's identity; how the file was read is not.
+func (a Spec) SameMessage(b Spec) bool {
+	if a.Kind != b.Kind || a.Template != b.Template || a.Lang != b.Lang || a.Text != b.Text ||
+		a.NamedParams != b.NamedParams || len(a.Params) != len(b.Params) || len(a.Buttons) != len(b.Buttons) {
+		return false
+	}
+	for i := range a.Params {
+		if a.Params[i] != b.Params[i] {
+			return false
+		}
+	}
+	for i := range a.Buttons {
+		if a.Buttons[i] != b.Buttons[i] {
+			return false
+		}
+	}
+	if (a.Header == nil) != (b.Header == nil) {
+		return false
+	}
+	return a.Header == nil || *a.Header == *b.Header
+}
+
 // HeaderType is the kind of a template's header parameter.
 type HeaderType string
 
@@ -214,7 +238,7 @@ type Button struct {
 type Campaign struct {
 	ID          int64
 	Name        string
-	Fingerprint string // hash of file content and spec; the same run resumes
+	Fingerprint string // unique per campaign; campaigns are found again by message and recipients (internal/runner)
 	Source      string // file path as given
 	Spec        Spec
 	State       CampaignState
@@ -255,6 +279,12 @@ func (c Campaign) ExpiresAt() time.Time {
 		return time.Time{}
 	}
 	return c.BeganAt.Add(c.Schedule.ExpireAfter)
+}
+
+// Contact is a number's latest send: by which campaign, and when.
+type Contact struct {
+	CampaignID int64
+	At         time.Time
 }
 
 // Counts are a campaign's messages by state.
@@ -421,4 +451,12 @@ type Runner struct {
 	PID         int
 	StartedAt   time.Time
 	HeartbeatAt time.Time
+}
+
+// Outage is a Cloud API outage a running campaign waits out: no account
+// has had an answer since Since (connection errors, 5xx).
+type Outage struct {
+	Since     time.Time
+	Error     string    // the last error seen
+	NextProbe time.Time // when the API is tried again
 }

@@ -54,6 +54,10 @@ type Options struct {
 	Location *time.Location
 	// BusyTimeout bounds how long a write waits for another process.
 	BusyTimeout time.Duration
+	// ExistingDir: the database's directory must exist already (a path the
+	// user named, where a typo must not create directories); otherwise it
+	// is created.
+	ExistingDir bool
 }
 
 // Open opens (creating if needed, mode 0600) the database at path and applies
@@ -68,7 +72,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 30 * time.Second
 	}
-	if err := createFile(path); err != nil {
+	if err := createFile(path, opts.ExistingDir); err != nil {
 		return nil, err
 	}
 	q := url.Values{}
@@ -96,13 +100,37 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func createFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create database directory: %w", err)
+// createFile makes sure the database file exists and can be written,
+// saying in plain words which file or directory is wrong and why. With
+// existingDir the directory must exist already: a path the user named,
+// where a typo must not create directories.
+func createFile(path string, existingDir bool) error {
+	dir := filepath.Dir(path)
+	if existingDir {
+		fi, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("database %s: the directory %s does not exist; create it first, or leave out --db (and WASEND_DB) for the default location", path, dir)
+		case err != nil:
+			return unwritable(dir, fmt.Errorf("database %s: %w", path, err))
+		case !fi.IsDir():
+			return fmt.Errorf("database %s: %s is not a directory", path, dir)
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return unwritable(parentThatExists(dir), fmt.Errorf("create database directory: %w", err))
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("database %s is a directory; name a file, e.g. %s", path, filepath.Join(path, "wasend.db"))
+	}
+	if err := checkWritableDir(path); err != nil {
+		return err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("database %s can't be opened for writing: this user may not write it (check its owner and mode): %w", path, err)
+	}
 	if err != nil {
-		return fmt.Errorf("open database %s: %w", path, err)
+		return unwritable(dir, fmt.Errorf("open database %s: %w", path, err))
 	}
 	return f.Close()
 }
