@@ -248,6 +248,7 @@ type Campaign struct {
 	Imported    int // rows stored as messages
 	Skipped     int // rows reported and not stored
 	Schedule    Schedule
+	Share       Share
 	// BeganAt is the campaign's start: its first claim at or after
 	// Schedule.StartAt. Zero until then.
 	BeganAt time.Time
@@ -398,6 +399,7 @@ const (
 	WaitNoAccount WaitReason = "no-account" // no enabled account exists
 	WaitScheduled WaitReason = "scheduled"  // the campaign's start (--at) is still ahead
 	WaitWindow    WaitReason = "window"     // every pending row waits for its send window
+	WaitPriority  WaitReason = "priority"   // another campaign goes first (a higher class, or its turn by weight)
 )
 
 // WaitError is returned by a claim when nothing can be sent now.

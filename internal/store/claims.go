@@ -74,6 +74,12 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	if err != nil {
 		return nil, err
 	}
+	// Rows to send: now the other campaigns on the accounts have their say.
+	turn, err := takeTurn(ctx, tx, campaignID, now, len(due))
+	if err != nil {
+		return nil, err
+	}
+	due = due[:turn.max]
 
 	accts, err := usableAccounts(ctx, tx, campaignID, now)
 	if err != nil {
@@ -114,6 +120,7 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		global = &globalB
 	}
 
+	lent := turn.lend(cands, now)
 	// Spend tokens in memory, one message at a time, then write the
 	// buckets once: the transaction makes it atomic all the same.
 	var (
@@ -154,6 +161,10 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, &campaign.WaitError{Reason: reason, Until: d.Until}
 	}
 
+	turn.repay(cands, lent)
+	if err := turn.took(ctx, tx, len(out)); err != nil {
+		return nil, err
+	}
 	for i, a := range accts {
 		if !touched[i] {
 			continue

@@ -23,3 +23,15 @@ CREATE TABLE zone_sets (
 -- rows waiting for a retry. Both are set without rewriting the table.
 ALTER TABLE messages ADD COLUMN zone_set    INTEGER;
 ALTER TABLE messages ADD COLUMN window_wait INTEGER NOT NULL DEFAULT 0;
+
+-- Priorities between campaigns sharing accounts (issue 13): priority -1
+-- low, 0 normal, 1 high — a higher class takes every token while it has
+-- rows to send; within a class campaigns share tokens by weight. served is
+-- a campaign's tokens taken while competing, divided by its weight (a
+-- virtual time: the campaign furthest behind goes next). borrow is how far
+-- ahead of an account's bucket a high campaign may go, in nanoseconds of
+-- the account's rate (at most its burst).
+ALTER TABLE campaigns ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN weight   INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE campaigns ADD COLUMN borrow   INTEGER NOT NULL DEFAULT 2000000000;
+ALTER TABLE campaigns ADD COLUMN served   REAL    NOT NULL DEFAULT 0;
