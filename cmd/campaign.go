@@ -30,7 +30,7 @@ func newCampaignCmd(f *Factory) *cobra.Command {
 		newCampaignShowCmd(f), newCampaignExportCmd(f),
 		newCampaignPlanCmd(f),
 		newCampaignRetryCmd(f), newCampaignResumeCmd(f),
-		newCampaignPauseCmd(f), newCampaignCancelCmd(f), newCampaignDeleteCmd(f), newCampaignRenameCmd(f))
+		newCampaignPauseCmd(f), newCampaignCancelCmd(f), newCampaignDeleteCmd(f), newCampaignRenameCmd(f), newCampaignSetCmd(f))
 	return cmd
 }
 
@@ -61,6 +61,7 @@ type runOptions struct {
 	OutageTimeout       time.Duration
 	templateOptions
 	scheduleOptions
+	shareOptions
 }
 
 func newCampaignRunCmd(f *Factory) *cobra.Command {
@@ -115,6 +116,7 @@ API answers, three demo accounts send, and the demo template is used.`,
 	addReadFlags(fl, &o)
 	fl.Int64Var(&o.Resume, "resume", 0, "continue campaign `ID` instead of importing a file")
 	addScheduleFlags(fl, &o.scheduleOptions)
+	addShareFlags(fl, &o.shareOptions)
 	addSendFlags(cmd, &o)
 	return cmd
 }
@@ -194,6 +196,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	share, err := o.change()
+	if err != nil {
+		return err
+	}
 	logger, err := f.Logger()
 	if err != nil {
 		return err
@@ -229,8 +235,8 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: f.location(),
-		Schedule: sched,
-		Region:   ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
+		Schedule: sched, Share: share,
+		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Again: ro.Again, Sender: client,
 		Token: token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,

@@ -76,3 +76,43 @@ func parsePositiveDuration(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// shareOptions are the flags that say how a campaign shares the accounts
+// with other campaigns, on run, import and campaign set.
+type shareOptions struct {
+	Priority string
+	Weight   int
+	Borrow   string
+}
+
+func addShareFlags(fl *pflag.FlagSet, o *shareOptions) {
+	fl.StringVar(&o.Priority, "priority", "", "high, normal or low: a higher priority takes every token while it has rows to send (default normal)")
+	fl.IntVar(&o.Weight, "weight", 0, "share of its priority's tokens next to other campaigns (default 1)")
+	fl.StringVar(&o.Borrow, "borrow", "", "a high-priority campaign may go this long of an account's rate ahead of its bucket, at most its burst (default 2s; 0 for none)")
+}
+
+// change checks the flags; nil fields leave a campaign's share as it is.
+func (o shareOptions) change() (campaign.ShareChange, error) {
+	var ch campaign.ShareChange
+	if o.Priority != "" {
+		p, err := campaign.ParsePriority(o.Priority)
+		if err != nil {
+			return ch, usagef("--priority: %v", err)
+		}
+		ch.Priority = &p
+	}
+	if o.Weight != 0 {
+		if o.Weight < 1 || o.Weight > 1000 {
+			return ch, usagef("--weight %d: must be between 1 and 1000", o.Weight)
+		}
+		ch.Weight = &o.Weight
+	}
+	if o.Borrow != "" {
+		d, err := time.ParseDuration(o.Borrow)
+		if err != nil || d < 0 {
+			return ch, usagef("--borrow %q: want a duration like 2s (0 for none)", o.Borrow)
+		}
+		ch.Borrow = &d
+	}
+	return ch, nil
+}

@@ -139,3 +139,36 @@ func TestSendWindowFlagErrors(t *testing.T) {
 		t.Errorf("window on an imported campaign: %v", err)
 	}
 }
+
+func TestCampaignShareFlags(t *testing.T) {
+	c := newCLI(t)
+	list := filepath.Join(t.TempDir(), "l.csv")
+	if err := os.WriteFile(list, []byte("phone\n+4915123456700\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("campaign", "import", list, "--text", "Hi", "--priority", "high", "--weight", "3")
+	cj := c.status().Campaigns[0]
+	if cj.Priority != "high" || cj.Weight != 3 {
+		t.Errorf("after import: priority %q, weight %d", cj.Priority, cj.Weight)
+	}
+	if out := c.ok("campaign", "show", "1"); !strings.Contains(out, "priority\thigh\n") || !strings.Contains(out, "borrow_seconds\t2\n") {
+		t.Errorf("show:\n%s", out)
+	}
+	c.ok("campaign", "set", "1", "--priority", "low", "--borrow", "0")
+	if cj := c.status().Campaigns[0]; cj.Priority != "low" || cj.Weight != 3 {
+		t.Errorf("after set: priority %q, weight %d", cj.Priority, cj.Weight)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"campaign", "set", "1"}, "say what to change"},
+		{[]string{"campaign", "set", "1", "--priority", "urgent"}, `priority "urgent": want high, normal or low`},
+		{[]string{"campaign", "set", "1", "--weight", "-2"}, "--weight -2: must be between 1 and 1000"},
+		{[]string{"campaign", "set", "1", "--borrow", "soon"}, `--borrow "soon"`},
+	} {
+		if msg := c.usage(tc.args...); !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: %q, want %q", tc.args, msg, tc.want)
+		}
+	}
+}

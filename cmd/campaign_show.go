@@ -89,6 +89,11 @@ type showJSON struct {
 	ExpireAfterSeconds float64    `json:"expire_after_seconds,omitempty"`
 	ExpiresAt          *time.Time `json:"expires_at,omitempty"`
 	SendWindow         string     `json:"send_window,omitempty"` // in each recipient's zone
+	// How it shares the accounts: priority, weight, borrow (seconds of an
+	// account's rate a high campaign may go ahead).
+	Priority      string  `json:"priority"`
+	Weight        int     `json:"weight"`
+	BorrowSeconds float64 `json:"borrow_seconds"`
 	// Counts has every state, zeros included.
 	Counts   map[string]int     `json:"counts"`
 	Errors   []errorGroupJSON   `json:"errors"`
@@ -132,6 +137,7 @@ func toShowJSON(d store.Detail) showJSON {
 		FinishedAt: utcOrNil(c.FinishedAt), Imported: c.Imported, Skipped: c.Skipped,
 		StartAt: utcOrNil(c.Schedule.StartAt), BeganAt: utcOrNil(c.BeganAt), ExpiresAt: utcOrNil(c.ExpiresAt()),
 		ExpireAfterSeconds: c.Schedule.ExpireAfter.Seconds(), SendWindow: windowText(c.Schedule.Window),
+		Priority: c.Share.Priority.String(), Weight: c.Share.Weight, BorrowSeconds: c.Share.Borrow.Seconds(),
 		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []report.Dropped{},
 		Timing: timingJSON{
 			FirstAttempt: utcOrNil(d.FirstAttempt), LastAttempt: utcOrNil(d.LastAttempt),
@@ -181,6 +187,11 @@ func printShow(f *Factory, d store.Detail, loc *time.Location) error {
 	if c.Schedule != (campaign.Schedule{}) {
 		kv(w, "Schedule", scheduleText(c, when))
 	}
+	share := fmt.Sprintf("priority %s, weight %d", c.Share.Priority, c.Share.Weight)
+	if c.Share.Priority == campaign.High {
+		share += fmt.Sprintf(", borrows up to %s of an account's rate", c.Share.Borrow)
+	}
+	kv(w, "Share", share)
 	kv(w, "Source", c.Source)
 	kv(w, "Message", describeSpec(c.Spec))
 	kv(w, "Created", when(c.CreatedAt))
@@ -339,6 +350,9 @@ func printShowRecords(w io.Writer, d store.Detail) error {
 	rec("pause_reason", c.PauseReason)
 	rec("created_at", rfc3339(c.CreatedAt))
 	rec("finished_at", rfc3339(c.FinishedAt))
+	rec("priority", c.Share.Priority.String())
+	rec("weight", strconv.Itoa(c.Share.Weight))
+	rec("borrow_seconds", strconv.FormatFloat(c.Share.Borrow.Seconds(), 'f', -1, 64))
 	if sc := c.Schedule; sc != (campaign.Schedule{}) {
 		rec("start_at", rfc3339(sc.StartAt))
 		rec("began_at", rfc3339(c.BeganAt))

@@ -84,6 +84,9 @@ type Campaign struct {
 	StartAt    *time.Time `json:"start_at,omitempty"`
 	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
 	SendWindow string     `json:"send_window,omitempty"`
+	// How it shares the accounts with other campaigns.
+	Priority string `json:"priority"` // high, normal or low
+	Weight   int    `json:"weight"`
 	// Health: share of requests throttled (overall and last hour), and
 	// requests per message tried.
 	Ready            int        `json:"ready"`          // pending rows that may go now
@@ -484,6 +487,7 @@ func newCampaign(c campaign.Campaign, n campaign.Counts) Campaign {
 		Failed: n[campaign.Failed], Unknown: n[campaign.Unknown], Expired: n[campaign.Expired],
 		Skipped: c.Skipped, CreatedAt: c.CreatedAt.UTC(),
 		StartAt: utcOrNil(c.Schedule.StartAt), ExpiresAt: utcOrNil(c.ExpiresAt()),
+		Priority: c.Share.Priority.String(), Weight: c.Share.Weight,
 	}
 	if w := c.Schedule.Window; w != nil {
 		out.SendWindow = w.String()

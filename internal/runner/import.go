@@ -79,12 +79,19 @@ type sourceRead struct {
 // Prepare finds or creates the campaign to run.
 func Prepare(ctx context.Context, o Options) (Result, error) {
 	res, err := prepare(ctx, o)
-	if err != nil || res.Imported || res.Repeat || o.Schedule == (campaign.Schedule{}) {
+	if err != nil || res.Imported || res.Repeat || (o.Schedule == (campaign.Schedule{}) && o.Share.IsZero()) {
 		return res, err
 	}
-	// An existing campaign takes the schedule given now.
-	if err := o.Store.SetSchedule(ctx, res.Campaign.ID, o.Schedule); err != nil {
-		return res, err
+	// An existing campaign takes the schedule and share given now.
+	if o.Schedule != (campaign.Schedule{}) {
+		if err := o.Store.SetSchedule(ctx, res.Campaign.ID, o.Schedule); err != nil {
+			return res, err
+		}
+	}
+	if !o.Share.IsZero() {
+		if err := o.Store.SetShare(ctx, res.Campaign.ID, o.Share); err != nil {
+			return res, err
+		}
 	}
 	res.Campaign, err = o.Store.Campaign(ctx, res.Campaign.ID)
 	return res, err
@@ -131,7 +138,8 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 	if name == "" {
 		name = filepath.Base(o.File)
 	}
-	return importFile(ctx, o.Store, f, o.File, campaign.Campaign{Name: name, Source: o.File, Spec: o.Spec, Schedule: o.Schedule}, ro,
+	return importFile(ctx, o.Store, f, o.File, campaign.Campaign{Name: name, Source: o.File, Spec: o.Spec, Schedule: o.Schedule,
+		Share: o.Share.Apply(campaign.DefaultShare)}, ro,
 		&identity{source: src, name: o.Name})
 }
 

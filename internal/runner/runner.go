@@ -37,6 +37,10 @@ type Options struct {
 	// Schedule is the campaign's start, validity and send window; its
 	// zero fields keep what an existing campaign has.
 	Schedule campaign.Schedule
+	// Share is the campaign's priority, weight and borrowing: a new
+	// campaign gets it over campaign.DefaultShare, an existing one has
+	// the fields set changed.
+	Share campaign.ShareChange
 
 	Sender dispatch.Sender
 	Clock  dispatch.Clock // [dispatch.RealClock]
@@ -157,7 +161,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				prog.Retry()
 			case dispatch.EventWait:
 				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount ||
-					ev.Wait.Reason == campaign.WaitScheduled || ev.Wait.Reason == campaign.WaitWindow
+					ev.Wait.Reason == campaign.WaitScheduled || ev.Wait.Reason == campaign.WaitWindow || ev.Wait.Reason == campaign.WaitPriority
 				prog.Waiting(describeWait(ev.Wait, ev.At, o.Location), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
@@ -215,6 +219,8 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) stri
 		return "no enabled account; add or enable one (`wasend account list`)"
 	case campaign.WaitScheduled:
 		return "scheduled: starts at " + w.Until.In(loc).Format("2006-01-02 15:04:05 MST")
+	case campaign.WaitPriority:
+		return "another campaign on these accounts goes first (a higher priority, or its turn by weight)"
 	case campaign.WaitWindow:
 		return "outside the recipients' send window; the next one opens at " + w.Until.In(loc).Format("2006-01-02 15:04:05 MST")
 	}
