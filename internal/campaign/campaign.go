@@ -132,6 +132,9 @@ type Account struct {
 	Overrides     Overrides
 	Disabled      bool
 	CreatedAt     time.Time
+	// ManualTier keeps the tier by hand; without it (the default for new
+	// accounts) warm-up promotes and demotes the account (AssessTier).
+	ManualTier bool
 }
 
 // AccountStatus is an account with its live limiter state.

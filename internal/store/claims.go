@@ -516,6 +516,9 @@ func applyEffects(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outc
 			return fmt.Errorf("pause campaign: %w", err)
 		}
 	}
+	if err := demoteOnTrouble(ctx, tx, acct.ID, o, now); err != nil {
+		return err
+	}
 	if o.Suppress {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)`,
 			c.Message.Phone, fmt.Sprintf("error %d in campaign %d", o.ErrorCode, c.Message.CampaignID), now.UnixNano()); err != nil {

@@ -35,3 +35,23 @@ ALTER TABLE campaigns ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE campaigns ADD COLUMN weight   INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE campaigns ADD COLUMN borrow   INTEGER NOT NULL DEFAULT 2000000000;
 ALTER TABLE campaigns ADD COLUMN served   REAL    NOT NULL DEFAULT 0;
+
+-- Warm-up (issue 13): accounts with auto_tier on are promoted one tier
+-- after promote_after (nanoseconds) in their tier, tier_since, when their
+-- record allows, and demoted one tier at once on a restriction or a
+-- throttle storm. Accounts from before keep their tier by hand; new ones
+-- start with auto_tier on. tier_changes lists every change with its
+-- reason (`wasend account history`).
+ALTER TABLE accounts ADD COLUMN auto_tier     INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE accounts ADD COLUMN tier_since    INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE accounts ADD COLUMN promote_after INTEGER NOT NULL DEFAULT 604800000000000;
+UPDATE accounts SET tier_since = created_at;
+CREATE TABLE tier_changes (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    at         INTEGER NOT NULL,
+    from_tier  TEXT    NOT NULL DEFAULT '',
+    to_tier    TEXT    NOT NULL,
+    reason     TEXT    NOT NULL
+);
+CREATE INDEX tier_changes_account ON tier_changes (account_id, id);
