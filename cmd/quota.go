@@ -45,6 +45,9 @@ Crontab line:
 					} else {
 						fmt.Fprintf(f.IO.Out, "%s: already reset on %s, unchanged (%d/%d); use --force to reset again\n", r.Account, r.Day, r.Before, r.DailyCap)
 					}
+					if p := r.Promoted; p != nil {
+						fmt.Fprintf(f.IO.Out, "%s: promoted %s → %s (%s)\n", r.Account, p.From, p.To, p.Reason)
+					}
 				}
 				return nil
 			})

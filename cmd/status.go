@@ -125,6 +125,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		if err := printHealth(f, out.Accounts); err != nil {
 			return err
 		}
+		printTierProgress(f, out.Accounts)
 		g := "off"
 		if out.GlobalLimit != nil {
 			g = formatRate(out.GlobalLimit.Rate) + " burst " + strconv.Itoa(out.GlobalLimit.Burst)
@@ -132,6 +133,23 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		io.WriteString(f.IO.Out, "\nGlobal limit: "+g+"\n\nCampaigns\n")
 	}
 	return printCampaigns(f, out.Campaigns)
+}
+
+// printTierProgress says, under the health table, how far each auto-tier
+// account is on its way to the next tier (warm-up).
+func printTierProgress(f *Factory, accts []report.AccountStatus) {
+	first := true
+	for _, a := range accts {
+		p := a.TierProgress
+		if p == nil || p.Next == "" {
+			continue
+		}
+		if first {
+			io.WriteString(f.IO.Out, "\nWarm-up (auto-tier)\n")
+			first = false
+		}
+		fmt.Fprintf(f.IO.Out, "%s: %s %s\n", a.Name, a.Tier, p.Text)
+	}
 }
 
 // printCampaigns prints the campaign table. On a narrow terminal the

@@ -154,9 +154,12 @@ type Account struct {
 // plus how it has been doing.
 type AccountStatus struct {
 	Account
-	Sent24h  int    `json:"sent_24h"`
-	LastHour Health `json:"last_hour"`
-	Overall  Health `json:"overall"`
+	// TierProgress is an auto-tier account's way to its next tier; nil
+	// when its tier is kept by hand.
+	TierProgress *TierProgress `json:"tier_progress,omitempty"`
+	Sent24h      int           `json:"sent_24h"`
+	LastHour     Health        `json:"last_hour"`
+	Overall      Health        `json:"overall"`
 }
 
 // Health are the operating figures of an account or campaign over a
@@ -187,6 +190,7 @@ type Source interface {
 	Activity(ctx context.Context, since time.Time, campaignID int64) (map[string]store.Activity, error)
 	AccountActivity(ctx context.Context, since time.Time) (map[string]store.Activity, error)
 	LiveRunners(ctx context.Context, since time.Time) (map[int64]int, error)
+	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
 }
 
 // Reporter reads a Source at one instant, in the time zone of quota days.
@@ -273,6 +277,34 @@ func Sending(camps []Campaign) bool {
 	})
 }
 
+// TierProgress is how far an auto-tier account is on its way to the next
+// tier (warm-up).
+type TierProgress struct {
+	Next           string  `json:"next,omitempty"` // "" at the top tier
+	DaysInTier     float64 `json:"days_in_tier"`
+	DaysNeeded     float64 `json:"days_needed"`
+	FullDays       int     `json:"full_days"` // days with the tier's cap sent
+	FullDaysNeeded int     `json:"full_days_needed"`
+	FailShare      float64 `json:"permanent_failure_share"`
+	Restricted     bool    `json:"restricted"`
+	Ready          bool    `json:"ready"` // promoted at the next quota reset
+	Text           string  `json:"text"`
+}
+
+func tierProgress(p campaign.TierProgress) *TierProgress {
+	out := &TierProgress{Next: p.Next, DaysInTier: p.InTier.Hours() / 24, DaysNeeded: p.PromoteAfter.Hours() / 24,
+		FullDays: p.FullDays, FullDaysNeeded: campaign.FullDays, FailShare: p.FailShare, Restricted: p.Restricted, Ready: p.Ready}
+	switch {
+	case p.Next == "":
+		out.Text = p.Tier + " is the top tier"
+	case p.Ready:
+		out.Text = "ready for " + p.Next + " at the next quota reset"
+	default:
+		out.Text = "to " + p.Next + ": " + p.Why
+	}
+	return out
+}
+
 // AccountsHealth is each account with its figures over the last hour, the
 // last 24 h and overall; camps (as Campaigns returns them) tell whether
 // work waits on the accounts.
@@ -293,6 +325,10 @@ func (r Reporter) AccountsHealth(ctx context.Context, camps []Campaign) ([]Accou
 	if err != nil {
 		return nil, err
 	}
+	progress, err := r.Src.TierProgress(ctx)
+	if err != nil {
+		return nil, err
+	}
 	sending := Sending(camps)
 	waiting := slices.ContainsFunc(camps, func(c Campaign) bool { return c.State == StateRunning && c.Pending > 0 })
 	base := Accounts(accts, r.Loc, sending)
@@ -304,6 +340,9 @@ func (r Reporter) AccountsHealth(ctx context.Context, camps []Campaign) ([]Accou
 			Sent24h:  day[a.Name].Sent,
 			LastHour: HealthOf(hour[a.Name], rate, a.Limits.Burst, waiting),
 			Overall:  HealthOf(all[a.Name], rate, a.Limits.Burst, waiting),
+		}
+		if p, ok := progress[a.Name]; ok {
+			out[i].TierProgress = tierProgress(p)
 		}
 	}
 	return out, nil
