@@ -42,8 +42,9 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 		var we *campaign.WaitError
 		if errors.Is(err, campaign.ErrDone) || errors.Is(err, campaign.ErrNoUsableAccount) || errors.As(err, &we) {
 			// Commit: the claim marked the campaign finished or paused, or
-			// moved rows while finding nothing to send now (a campaign's
-			// start recorded, rows expired). A wait has spent no token.
+			// failed suppressed rows, recorded a campaign's start or
+			// expired rows before it found it must wait. A wait has spent
+			// no token.
 			kept = err
 			return nil
 		}
@@ -85,13 +86,17 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	if err != nil {
 		return nil, err
 	}
+	// Suppressed rows fail here and the next due rows are read, until some
+	// can be sent: a block of opted-out numbers at the head of the queue
+	// costs one claim, and the campaign finishes when nothing else is left.
 	msgs, err := dropSuppressed(ctx, tx, due, now)
+	for err == nil && len(msgs) == 0 {
+		if due, err = nextDueInWindow(ctx, tx, campaignID, window, now, turn.max); err == nil {
+			msgs, err = dropSuppressed(ctx, tx, due, now)
+		}
+	}
 	if err != nil {
 		return nil, err
-	}
-	if len(msgs) == 0 {
-		// Every due row was suppressed: the next claim looks again.
-		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: now}
 	}
 	cands := make([]ratelimit.Candidate, len(accts))
 	for i, a := range accts {
@@ -262,8 +267,8 @@ func dropSuppressed(ctx context.Context, tx *Tx, due []dueMessage, now time.Time
 		if why == "" {
 			why = "opted out"
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?, error_message = ?
-			WHERE id = ?`, now.UnixNano(), "suppressed: "+why, d.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?, error_code = ?,
+			error_message = ? WHERE id = ?`, now.UnixNano(), campaign.CodeSuppressed, "suppressed: "+why, d.ID); err != nil {
 			return nil, fmt.Errorf("skip suppressed message %d: %w", d.ID, err)
 		}
 	}
