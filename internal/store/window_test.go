@@ -166,3 +166,22 @@ func TestSetWindow(t *testing.T) {
 		t.Errorf("window read back: %+v", got.Schedule.Window)
 	}
 }
+
+// Rows read again past suppressed ones are judged by the window too: a
+// suppressed Berlin row at the head, New York rows (closed) behind it, a
+// Berlin row last — the claim takes the last one, not a closed one.
+func TestClaimPastSuppressedKeepsTheWindow(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
+	w, _ := campaign.ParseWindow("09:00-20:00", "")
+	c := windowCampaign(t, st, "sup", w, "Europe/Berlin", "America/New_York", "America/New_York", "Europe/Berlin")
+	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(0), Reason: "STOP"}}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 1)
+	if err != nil || len(cs) != 1 || cs[0].Message.Line != 5 {
+		t.Fatalf("claim = %+v, %v; want line 5 (Berlin, open)", cs, err)
+	}
+	checkCounts(t, st, "past suppressed", c.ID)
+}
