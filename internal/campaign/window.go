@@ -200,8 +200,13 @@ func LoadZones(names string) ([]*time.Location, error) {
 
 // LoadZone reads one IANA zone name ("America/New_York"). "Local" is
 // refused: it would be this machine's zone, not the recipient's.
+// Zones are read once each: time.LoadLocation parses the zone database
+// every time, and an import asks for a zone per row.
 func LoadZone(name string) (*time.Location, error) {
 	name = strings.TrimSpace(name)
+	if v, ok := zoneByName.Load(name); ok {
+		return v.(*time.Location), nil
+	}
 	if name == "" || name == "Local" {
 		return nil, fmt.Errorf("time zone %q: want an IANA name like Europe/Berlin", name)
 	}
@@ -209,5 +214,8 @@ func LoadZone(name string) (*time.Location, error) {
 	if err != nil {
 		return nil, fmt.Errorf("time zone %q: not an IANA time zone name (like Europe/Berlin)", name)
 	}
+	zoneByName.Store(name, loc)
 	return loc, nil
 }
+
+var zoneByName sync.Map // string → *time.Location
