@@ -110,6 +110,12 @@ func TestLoadZones(t *testing.T) {
 	if _, err := LoadZones("Europe/Berlin,America/New_York"); err != nil {
 		t.Error(err)
 	}
+	// Each zone is read once: an import asks for one per row.
+	a, _ := LoadZone("Asia/Kolkata")
+	b, _ := LoadZone(" Asia/Kolkata")
+	if a == nil || a != b {
+		t.Errorf("LoadZone read the zone again: %p, %p", a, b)
+	}
 	for _, bad := range []string{"Mars/Olympus", "Local", "", "Europe/Berlin,"} {
 		if _, err := LoadZones(bad); err == nil {
 			t.Errorf("LoadZones(%q) accepted", bad)
