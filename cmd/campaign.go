@@ -475,6 +475,10 @@ func printSummary(f *Factory, c campaign.Campaign, n campaign.Counts, how string
 		fmt.Fprintf(f.IO.ErrOut, "%d message(s) may or may not have been delivered; they are not resent automatically. To resend them: wasend campaign retry %d --unknown%s\n",
 			n[campaign.Unknown], c.ID, dbHint(f))
 	}
+	if n[campaign.Expired] > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "%d message(s) expired: not sent within %s of the campaign's start (--expire-after); they are never sent\n",
+			n[campaign.Expired], c.Schedule.ExpireAfter)
+	}
 }
 
 func newCampaignListCmd(f *Factory) *cobra.Command {
