@@ -172,3 +172,21 @@ func TestCampaignShareFlags(t *testing.T) {
 		}
 	}
 }
+
+// check finds the rows a windowed import would skip for their zone.
+func TestCheckWithSendWindow(t *testing.T) {
+	c := newCLI(t)
+	list := filepath.Join(t.TempDir(), "zones.csv")
+	if err := os.WriteFile(list, []byte("phone,tz\n+4915123456700,\n+4915123456701,Mars/Base\n+870773111632,\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := c.ok("campaign", "check", list, "--text", "Hi", "--send-window", "09:00-20:00")
+	for _, want := range []string{`time zone "Mars/Base"`, "no time zone known for +870773111632"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check does not say %q:\n%s", want, out)
+		}
+	}
+	if out := c.ok("campaign", "check", list, "--text", "Hi"); strings.Contains(out, "Mars/Base") {
+		t.Errorf("check without a window judged zones:\n%s", out)
+	}
+}
