@@ -83,7 +83,9 @@ local function readyAt(tokens, at, rate, burst)
   if 1 > burst + EPS or rate <= 0 then return nil end
   local missing = 1 - tokens
   if missing <= EPS then return now end
-  return at + math.ceil(missing / rate * 1e6)
+  -- As ratelimit does: the wait rounded up to the nanosecond, then up to
+  -- the microsecond of this clock.
+  return at + math.ceil(math.ceil(missing / rate * 1e9) / 1000)
 end
 
 -- Pick: healthy before demoted, then the fullest bucket relative to its

@@ -45,6 +45,14 @@ var (
 	resetScript  = redis.NewScript(resetLua)
 )
 
+// go-redis logs dial failures to stderr by itself; wasend's terminal is
+// its own, and every failure reaches the caller as an error anyway.
+func init() { redis.SetLogger(quietLogger{}) }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 // ErrUnavailable wraps every failure to reach Redis or to hear its answer.
 // The gate fails closed: nothing is admitted, and the caller waits and asks
 // again (with the same claim id, which a lost reply makes safe).
