@@ -111,6 +111,11 @@ func Open(ctx context.Context, rawURL, portfolio string) (*Gate, error) {
 	if opts.WriteTimeout == 0 {
 		opts.WriteTimeout = defaultIOTimeout
 	}
+	if opts.DialerRetries == 0 {
+		// One dial per try: a Redis that is down is reported (and sending
+		// waits) within seconds, not after go-redis's five dials per retry.
+		opts.DialerRetries = 1
+	}
 	rdb := redis.NewClient(opts)
 	g, err := New(rdb, portfolio)
 	if err != nil {

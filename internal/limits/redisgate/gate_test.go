@@ -192,7 +192,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 		if !errors.Is(err, ErrUnavailable) {
 			t.Errorf("admit %s: error %v, want ErrUnavailable", id, err)
 		}
-		if d := time.Since(start); d > 15*time.Second {
+		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("admit %s took %v to fail", id, d)
 		}
 	}
