@@ -290,3 +290,63 @@ func TestOpenKeepsThePasswordOut(t *testing.T) {
 		t.Error("a portfolio with braces was accepted")
 	}
 }
+
+// Two hosts on one portfolio: a reset by one moves the other's admissions
+// to the new quota day (its remembered day is stale, the script says so and
+// it asks again), and a refund by either gives back the one count.
+func TestTwoHostsShareOneDay(t *testing.T) {
+	s := startRedis(t)
+	ctx := context.Background()
+	open := func() *Gate {
+		g, err := Open(ctx, s.url(), "two")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return g
+	}
+	h1, h2 := open(), open()
+	today := "2026-03-02"
+	accts := []limits.Account{{Name: "a", Limit: ratelimit.Limit{Rate: 0.001, Burst: 100}, DailyCap: 2}}
+	admit := func(g *Gate, id string) limits.Admission {
+		t.Helper()
+		a, err := g.Admit(ctx, limits.Request{ClaimID: id, Accounts: accts, Today: today})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if _, err := h1.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{"a"}, Today: today, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if a := admit(h1, "1"); !a.OK || a.Used != 1 {
+		t.Fatalf("host 1: %+v", a)
+	}
+	if a := admit(h2, "2"); !a.OK || a.Used != 2 {
+		t.Fatalf("host 2: %+v", a)
+	}
+	if a := admit(h1, "3"); a.OK || a.Reason != ratelimit.ReasonCapped {
+		t.Fatalf("host 1 at the cap: %+v", a)
+	}
+	rs, err := h2.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{"a"}, Today: today, Force: true})
+	if err != nil || rs[0].Day != today+"#2" || rs[0].Before != 2 {
+		t.Fatalf("host 2 reset: %+v, %v", rs, err)
+	}
+	a := admit(h1, "3")
+	if !a.OK || a.Used != 1 || a.Claim.Day != today+"#2" {
+		t.Fatalf("host 1 after host 2's reset: %+v", a)
+	}
+	if res, err := h2.Refund(ctx, a.Claim); err != nil || res != limits.Refunded {
+		t.Fatalf("host 2 refunds host 1's claim: %v, %v", res, err)
+	}
+	if res, err := h1.Refund(ctx, a.Claim); err != nil || res != limits.AlreadyRefunded {
+		t.Fatalf("host 1 refunds it again: %v, %v", res, err)
+	}
+	if _, err := h1.Refund(ctx, limits.Claim{ID: "3", Account: "a", Day: today + "#1"}); err == nil {
+		t.Fatal("a refund naming the wrong quota day was accepted")
+	}
+	st, err := h2.State(ctx, accts, nil)
+	if err != nil || st.Accounts[0].Used != 0 || st.Accounts[0].Day != today+"#2" || st.Generation == "" {
+		t.Fatalf("state: %+v, %v", st, err)
+	}
+}
