@@ -70,7 +70,11 @@ local function settle(key, rate, burst)
   end
   local orate, oburst = tonumber(h[3]), tonumber(h[4])
   if now > at then
-    tokens = tokens + (now - at) / 1e6 * orate
+    -- Seconds as Go's Duration.Seconds computes them (whole seconds plus
+    -- the nanoseconds over 1e9), so both sides round alike.
+    local d = now - at
+    local secs = math.floor(d / 1e6)
+    tokens = tokens + (secs + (d - secs * 1e6) * 1000 / 1e9) * orate
     at = now
   end
   tokens = math.min(tokens, oburst)
