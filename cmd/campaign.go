@@ -222,7 +222,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
-		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: f.location(),
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Again: ro.Again, Sender: client,
 		Token: token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
@@ -514,7 +514,8 @@ retry budget.
 --unknown: messages whose request may have reached WhatsApp but whose answer
 was lost. Resending may deliver a duplicate; that is your decision to make.
 --all-failed: every failed message (see ` + "`wasend campaign failed ID`" + `).
---code C: failed messages whose last error was Graph error C (repeatable).`,
+--code C: failed messages whose last error was Graph error C (repeatable);
+-1 selects those failed because their number is on the suppression list.`,
 		Example: `  wasend campaign retry 3 --unknown && wasend campaign run --resume 3
   wasend campaign retry 3 --code 131000 --code 131016`,
 		Args: exactArgs(1),
@@ -554,7 +555,7 @@ was lost. Resending may deliver a duplicate; that is your decision to make.
 	}
 	cmd.Flags().BoolVar(&unknown, "unknown", false, "messages whose outcome is unknown")
 	cmd.Flags().BoolVar(&allFailed, "all-failed", false, "every failed message")
-	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code (repeatable)")
+	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code, or -1: suppressed (repeatable)")
 	return cmd
 }
 

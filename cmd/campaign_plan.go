@@ -33,7 +33,7 @@ func newCampaignPlanCmd(f *Factory) *cobra.Command {
 		Long: `Count the recipients FILE.csv would give (read exactly as ` + "`campaign run`" + ` reads
 it), then simulate sending them with the accounts, tiers and limits in the
 database — each account's token bucket and daily cap, the global limit, quota
-resets at each midnight (WASEND_TZ) — and print when the last message would go,
+resets at each midnight of the zone of quota days — and print when the last message would go,
 how many quota days that takes, each account's share, and how much sooner it
 would finish with one more account of each tier.
 
@@ -94,16 +94,13 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	if err != nil {
 		return err
 	}
-	loc, err := f.Location()
-	if err != nil {
-		return err
-	}
 	now := f.Now()
 	start, err := parseStart(o.Start, now)
 	if err != nil {
 		return err
 	}
 	return f.withStore(ctx, func(st *store.Store) error {
+		loc := st.Location() // quota days start at its midnights
 		file, err := recipients.OpenFile("recipient", o.File)
 		if err != nil {
 			return err

@@ -30,9 +30,10 @@ func (f *Factory) sandboxHint() {
 	}
 }
 
-// reporter reads the store at the factory's clock.
+// reporter reads the store at the factory's clock, in the zone of quota
+// days fixed in the database (ETAs count its midnights).
 func (f *Factory) reporter(st *store.Store) report.Reporter {
-	return report.Reporter{Src: st, Now: f.Now(), Loc: f.location()}
+	return report.Reporter{Src: st, Now: f.Now(), Loc: st.Location()}
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {

@@ -395,6 +395,12 @@ var ErrNoUsableAccount = errors.New("no usable account left for the campaign")
 // NoUsableAccountReason is the pause reason that goes with ErrNoUsableAccount.
 const NoUsableAccountReason = "every account failed for this campaign (see `wasend status`); fix them, then `wasend campaign resume`"
 
+// CodeSuppressed is the error code of a row failed because its number was
+// on the suppression list when it came up for sending. It is wasend's own:
+// Graph error codes are never negative. `campaign retry --code -1` selects
+// these rows.
+const CodeSuppressed = -1
+
 // Skip is a row of a recipient file that was not imported.
 type Skip struct {
 	Line   int

@@ -57,7 +57,7 @@ type Options struct {
 	Probe         func(ctx context.Context) error
 	OutageTimeout time.Duration
 	Label         string // progress label, e.g. "SANDBOX" [campaign N]
-	// Location is the time zone of quota days (WASEND_TZ). [time.Local]
+	// Location is the time zone of quota days (store.Location). [time.Local]
 	Location *time.Location
 	// Observe also receives every engine event (metrics, logs); it must be
 	// safe for concurrent use.

@@ -42,14 +42,19 @@ type Store struct {
 	// than running most of wasend's queries.
 	stmts sync.Map
 	now   func() time.Time
-	loc   *time.Location
+	loc   *time.Location // the zone of quota days, fixed in the database
+	// zoneErr: the zone asked for disagrees with loc; no quota day opens.
+	zoneErr *ZoneMismatchError
 }
 
 // Options configure Open. Zero values get defaults.
 type Options struct {
 	// Now is the clock for timestamps the store writes itself.
 	Now func() time.Time
-	// Location decides calendar days for quota resets (WASEND_TZ).
+	// Location is the zone of quota days asked for (WASEND_TZ); nil asks
+	// for none. A new database stores it (or the local zone) on first
+	// use; after that the stored zone decides, and a Location that
+	// disagrees makes ResetQuota fail with a *ZoneMismatchError.
 	Location *time.Location
 	// BusyTimeout bounds how long a write waits for another process.
 	BusyTimeout time.Duration
@@ -64,9 +69,6 @@ type Options struct {
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.Location == nil {
-		opts.Location = time.Local
 	}
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 30 * time.Second
@@ -87,7 +89,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, now: opts.Now, loc: opts.Location}
+	s := &Store{db: db, path: path, now: opts.Now}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
@@ -95,6 +97,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := s.ensureCounts(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
+	}
+	if err := s.fixZone(ctx, opts.Location); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
 	return s, nil
 }
