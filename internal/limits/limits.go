@@ -41,9 +41,10 @@ type Gate interface {
 	// Refund gives back the cap an admission counted, once: the API proved
 	// the message was not accepted. The token stays spent.
 	Refund(ctx context.Context, c Claim) (RefundResult, error)
-	// ResetQuota starts a new quota day for the named accounts. Without
-	// Force, an account already on r.Today keeps its day, so a cron line
-	// that fires twice cannot double a cap. It is the only way to start
+	// ResetQuota starts a new quota day for the named accounts. Quota days
+	// only move forward: without Force, an account on r.Today or later
+	// keeps its day, so a cron line that fires twice (or a host whose clock
+	// is behind) cannot double a cap. It is the only way to start
 	// the shared state, or to start it again after it was lost: a reset
 	// without Force then fails with ErrStateLost.
 	ResetQuota(ctx context.Context, r ResetRequest) ([]Reset, error)
@@ -144,7 +145,10 @@ type Reset struct {
 	Day     string // the quota day now current
 	LastDay string // the one before; empty when the account had none
 	Before  int    // the count of LastDay
-	Reset   bool   // false: already on Today and not forced
+	Reset   bool   // false: already on Today (or Behind) and not forced
+	// Behind: Today is earlier than LastDay's calendar day (a clock set
+	// back, a zone behind); the calendar day stays LastDay's, even forced.
+	Behind bool
 }
 
 // State is the shared state at one instant of the gate's clock.

@@ -15,6 +15,8 @@ func TestNextDay(t *testing.T) {
 		{cur: "2026-03-02#1", today: "2026-03-02", want: "2026-03-02#1"},
 		{cur: "2026-03-02#1", today: "2026-03-02", force: true, want: "2026-03-02#2", changed: true},
 		{cur: "2026-03-02#7", today: "2026-03-03", want: "2026-03-03#8", changed: true},
+		{cur: "2026-03-03#2", today: "2026-03-02", want: "2026-03-03#2"},
+		{cur: "2026-03-03#2", today: "2026-03-02", force: true, want: "2026-03-03#3", changed: true},
 		{cur: "2026-03-02", today: "2026-03-03", bad: true},
 		{cur: "2026-03-02#0", today: "2026-03-03", bad: true},
 		{cur: "2026-03-02#x", today: "2026-03-03", bad: true},

@@ -188,7 +188,7 @@ func (g *Reference) ResetQuota(ctx context.Context, r ResetRequest) ([]Reset, er
 			return nil, fmt.Errorf("quota reset of %s: %w", name, err)
 		}
 		g.day[name] = next
-		out = append(out, Reset{Account: name, Day: next, LastDay: cur, Before: g.used[dayKey{name, cur}], Reset: changed})
+		out = append(out, Reset{Account: name, Day: next, LastDay: cur, Before: g.used[dayKey{name, cur}], Reset: changed, Behind: behind(cur, r.Today)})
 	}
 	return out, nil
 }
@@ -216,7 +216,10 @@ func (g *Reference) State(ctx context.Context, accounts []Account, global *ratel
 }
 
 // NextDay is the quota day a reset on today leaves an account on, whose
-// current day is cur (empty: none yet), and whether that is a new day.
+// current day is cur (empty: none yet), and whether that is a new day. As
+// with the SQLite store, quota days only move forward: a today earlier than
+// cur's calendar day (a host whose clock or zone is behind) starts nothing,
+// and a forced reset then starts a new quota day on cur's calendar day.
 func NextDay(cur, today string, force bool) (string, bool, error) {
 	if cur == "" {
 		return DayID(today, 1), true, nil
@@ -225,10 +228,13 @@ func NextDay(cur, today string, force bool) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	if cal == today && !force {
-		return cur, false, nil
+	switch {
+	case today > cal: // ISO dates order as strings
+		return DayID(today, epoch+1), true, nil
+	case force:
+		return DayID(cal, epoch+1), true, nil
 	}
-	return DayID(today, epoch+1), true, nil
+	return cur, false, nil
 }
 
 // NewGeneration returns a fresh generation: the name of one lifetime of the
@@ -237,4 +243,11 @@ func NewGeneration() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
+}
+
+// behind reports whether today is earlier than the calendar day of the
+// quota day cur.
+func behind(cur, today string) bool {
+	cal, _, err := ParseDayID(cur)
+	return err == nil && today < cal
 }

@@ -78,6 +78,7 @@ type Step struct {
 	WantDay    []string // Reset: each account's day after; Check: each account's day
 	WantBefore []int    // Reset: each account's count before
 	WantReset  []bool   // Reset
+	WantBehind bool     // Reset: every account's Behind
 
 	WantUsedEach   []int     // Check: each of the table's accounts
 	WantTokensEach []float64 // Check
@@ -165,6 +166,12 @@ var Tables = []Table{
 			{At: 15 * time.Hour, Op: Reset, Today: "2026-03-03", WantDay: []string{"2026-03-03#2", "2026-03-03#2"}, WantBefore: []int{0, 0}, WantReset: []bool{false, false}},
 			{At: 15 * time.Hour, Op: Check, WantDay: []string{"2026-03-03#2", "2026-03-03#2"}, WantUsedEach: []int{0, 0}, WantTokensEach: []float64{10, 10}},
 			{At: 15 * time.Hour, Op: Admit, Claim: "4", WantOK: true, WantAccount: "a", WantUsed: 1, WantTokens: 9},
+			// A host whose clock or zone is behind never moves a day back:
+			// plain, nothing happens; forced, a new quota day on the later date.
+			{At: 15 * time.Hour, Op: Reset, Today: "2026-03-02", WantDay: []string{"2026-03-03#2", "2026-03-03#2"}, WantBefore: []int{1, 0}, WantReset: []bool{false, false}, WantBehind: true},
+			{At: 15 * time.Hour, Op: Admit, Claim: "5", WantOK: true, WantAccount: "b", WantUsed: 1, WantTokens: 9},
+			{At: 15 * time.Hour, Op: Reset, Today: "2026-03-02", Force: true, WantDay: []string{"2026-03-03#3", "2026-03-03#3"}, WantBefore: []int{1, 1}, WantReset: []bool{true, true}, WantBehind: true},
+			{At: 15 * time.Hour, Op: Check, WantDay: []string{"2026-03-03#3", "2026-03-03#3"}, WantUsedEach: []int{0, 0}, WantTokensEach: []float64{9, 9}},
 		},
 	},
 	{
@@ -424,7 +431,7 @@ func RunTable(t *testing.T, h Harness, tt Table) {
 				t.Fatalf("%s: reset answered %d accounts, want %d", where, len(rs), len(r.Accounts))
 			}
 			for j, x := range rs {
-				if x.Account != r.Accounts[j] || x.Day != s.WantDay[j] || x.Before != s.WantBefore[j] || x.Reset != s.WantReset[j] {
+				if x.Account != r.Accounts[j] || x.Day != s.WantDay[j] || x.Before != s.WantBefore[j] || x.Reset != s.WantReset[j] || x.Behind != s.WantBehind {
 					t.Fatalf("%s: reset %d = %+v, want %s day %s before %d reset %v", where, j, x, r.Accounts[j], s.WantDay[j], s.WantBefore[j], s.WantReset[j])
 				}
 			}

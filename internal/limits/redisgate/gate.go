@@ -336,6 +336,9 @@ func (g *Gate) ResetQuota(ctx context.Context, r limits.ResetRequest) ([]limits.
 		for i, n := range r.Accounts {
 			old, cur := s[2+2*i], s[3+2*i]
 			out[i] = limits.Reset{Account: n, Day: cur, LastDay: old, Reset: old != cur}
+			if cal, _, err := limits.ParseDayID(old); err == nil {
+				out[i].Behind = r.Today < cal
+			}
 			if old == "" {
 				continue
 			}

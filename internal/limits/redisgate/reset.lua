@@ -1,4 +1,5 @@
--- Start a quota day for accounts: idempotent per calendar day unless forced.
+-- Start a quota day for accounts: idempotent per calendar day unless forced,
+-- and never back to an earlier calendar day.
 -- A forced reset is also what starts the shared state, or starts it again
 -- after it was lost: it writes a new generation.
 -- KEYS[1] generation, then one quota-day key per account
@@ -23,10 +24,14 @@ for i = 2, #KEYS do
   else
     local sep = string.find(cur, '#', 1, true)
     local cal, epoch = string.sub(cur, 1, sep - 1), tonumber(string.sub(cur, sep + 1))
-    if cal == ARGV[1] and not force then
-      nextDay = cur
-    else
+    -- Quota days only move forward (ISO dates order as strings); forced,
+    -- a new quota day starts on the later of the two calendar days.
+    if ARGV[1] > cal then
       nextDay = ARGV[1] .. '#' .. string.format('%d', epoch + 1)
+    elseif force then
+      nextDay = cal .. '#' .. string.format('%d', epoch + 1)
+    else
+      nextDay = cur
     end
   end
   redis.call('SET', KEYS[i], nextDay)
