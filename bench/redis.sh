@@ -2,7 +2,8 @@
 # Admissions per second through the Redis limits gate on loopback (issue 14),
 # beside redis-benchmark's figure for EVALSHA of the same admission script
 # (three accounts and the global bucket, limits too high to refuse, a new
-# claim id per call) and of a script that only returns: the ceiling a Lua
+# claim id per call; -r draws them at random, so a few repeat and count once)
+# and of a script that only returns: the ceiling a Lua
 # admission can reach on this machine.
 #   bench/redis.sh [N]   (N admissions per figure, default 100000)
 set -euo pipefail

@@ -92,9 +92,9 @@ type Request struct {
 type Admission struct {
 	OK       bool
 	Claim    Claim     // when OK: what Refund needs
-	Index    int       // when OK: the chosen account's index in Request.Accounts
-	Used     int       // when OK: the account's count in its quota day, this one included
-	Tokens   float64   // when OK: the account's tokens left
+	Index    int       // when OK: the chosen account's index in Request.Accounts (-1: a replay for an account not offered now)
+	Used     int       // when OK and not Replayed: the account's count in its quota day, this one included
+	Tokens   float64   // when OK and not Replayed: the account's tokens left
 	At       time.Time // the gate's clock at the decision
 	Replayed bool      // the ClaimID was admitted before; nothing was spent now
 	// When not OK: why, and the earliest instant worth asking again (zero
