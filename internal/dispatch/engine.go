@@ -38,6 +38,14 @@ type Ledger interface {
 	RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error)
 }
 
+// RateReporter is a Ledger that can say how many messages per second it
+// may hand out for a campaign now: the usable accounts' effective rates,
+// within the global limit (math.Inf(1) when nothing bounds it). The engine
+// sizes the requests in flight by it; without it, Workers is the size.
+type RateReporter interface {
+	AllowedRate(ctx context.Context, campaignID int64, now time.Time) (float64, error)
+}
+
 // Sender delivers one request to the Cloud API. *whatsapp.Client is one.
 type Sender interface {
 	Send(ctx context.Context, req whatsapp.Request) (whatsapp.Response, error)
@@ -53,7 +61,9 @@ type Options struct {
 	Token func(env string) (string, error)
 	// Runner identifies this engine in the ledger.
 	Runner campaign.Runner
-	// Workers bounds the requests in flight. [8]
+	// Workers bounds the requests in flight; within it, the engine keeps
+	// as many as the accounts' rate times the answers' latency needs
+	// (Concurrency). [DefaultMaxInFlight]
 	Workers int
 	// Poll bounds any wait, so changes made from another shell (limits,
 	// quota resets, disabled accounts) are seen within it. [2s]
@@ -143,7 +153,7 @@ func New(o Options) (*Engine, error) {
 		o.Token = func(string) (string, error) { return "", nil }
 	}
 	if o.Workers <= 0 {
-		o.Workers = 8
+		o.Workers = DefaultMaxInFlight
 	}
 	if o.Poll <= 0 {
 		o.Poll = 2 * time.Second
@@ -204,9 +214,11 @@ const maxBatch = 256
 // outcomes and returns ctx's error.
 //
 // Three stages: this loop claims due messages (in batches, when tokens
-// allow), Workers goroutines send them, and one recorder commits outcomes
-// in groups. A slot is held from claim to commit, so at most Workers rows
-// are ever between 'sending' and their recorded outcome.
+// allow), workers send them, and one recorder commits outcomes in groups.
+// A pacer sizes the requests in flight (at most Workers) by the accounts'
+// rate and the measured latency; a row is held from claim to commit, so at
+// most twice that limit are ever between 'sending' and their recorded
+// outcome.
 func (e *Engine) Run(ctx context.Context) error {
 	o := e.o
 	// Records and the runner's bookkeeping outlive a cancel: an outcome
@@ -230,9 +242,9 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	var (
 		// Claims may run one pool ahead of the senders, so a worker never
-		// idles while the next batch is claimed; at most 2×Workers rows
-		// are ever claimed and not yet recorded.
-		slots   = make(chan struct{}, 2*o.Workers)
+		// idles while the next batch is claimed; at most twice the limit
+		// of requests in flight are ever claimed and not yet recorded.
+		slots   = newPacer(o.Clock, o.Workers)
 		jobs    = make(chan campaign.Claim, 2*o.Workers)
 		results = make(chan campaign.Result, o.Workers)
 		// done wakes the loop when outcomes were recorded: a retry may
@@ -259,21 +271,26 @@ func (e *Engine) Run(ctx context.Context) error {
 		return workErr
 	}
 
-	for i := 0; i < o.Workers; i++ {
-		stages.Add(1)
-		go func() {
-			defer stages.Done()
-			for c := range jobs {
-				results <- e.attempt(sendCtx, c)
-			}
-		}()
+	// Workers start as claims need them, up to the limit, and stay (at
+	// most Workers); the pacer lets no more than the limit send at once.
+	workers := 0
+	spawn := func() {
+		for need := min(slots.held(), slots.Limit()); workers < need; workers++ {
+			stages.Add(1)
+			go func() {
+				defer stages.Done()
+				for c := range jobs {
+					results <- e.attempt(sendCtx, c, slots)
+				}
+			}()
+		}
 	}
+	rateAt := time.Time{}
+	rates, _ := o.Ledger.(RateReporter)
 	go func() {
 		defer close(recorded)
-		e.record(bg, r.ID, results, func(n int) {
-			for i := 0; i < n; i++ {
-				<-slots
-			}
+		e.record(bg, r.ID, results, slots.Limit, func(n int) {
+			slots.release(n)
 			select {
 			case done <- struct{}{}:
 			default:
@@ -308,13 +325,19 @@ func (e *Engine) Run(ctx context.Context) error {
 		if err := firstErr(); err != nil {
 			return finish(nil)
 		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
+		if now := o.Clock.Now(); rates != nil && (rateAt.IsZero() || now.Sub(rateAt) >= rateEvery) {
+			// Read once in a while: it only sizes the pool, and the
+			// claims themselves never exceed the limits.
+			if rate, err := rates.AllowedRate(bg, o.Campaign.ID, now); err == nil {
+				slots.setRate(rate)
+			}
+			rateAt = now
+		}
+		n, err := slots.reserve(ctx, maxBatch)
+		if err != nil {
 			return finish(ctx.Err())
 		}
-		n := 1 + grab(slots, maxBatch-1)
-		if saturated && n < o.Workers {
+		if saturated && n < slots.Limit() {
 			// The last claim got all it asked for: the limits are not
 			// what holds sending back, the database is. Let a few more
 			// requests finish so this claim's transaction serves many.
@@ -322,15 +345,15 @@ func (e *Engine) Run(ctx context.Context) error {
 			case <-time.After(time.Millisecond):
 			case <-ctx.Done():
 			}
-			n += grab(slots, maxBatch-n)
+			n += slots.grab(maxBatch - n)
 		}
 		if ctx.Err() != nil {
-			release(slots, n)
+			slots.release(n)
 			return finish(ctx.Err())
 		}
 		now := o.Clock.Now()
 		cs, err := o.Ledger.ClaimN(bg, o.Campaign.ID, r.ID, now, n)
-		release(slots, n-len(cs))
+		slots.release(n - len(cs))
 		saturated = err == nil && len(cs) == n
 		if err == nil {
 			if waiting != nil {
@@ -340,6 +363,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			for _, c := range cs {
 				jobs <- c
 			}
+			spawn()
 			continue
 		}
 		var we *campaign.WaitError
@@ -360,7 +384,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			o.Observe(Event{Kind: EventWait, At: now, Wait: we})
 		}
 		waiting = we
-		if we.Reason == campaign.WaitInFlight && len(slots) > 0 {
+		if we.Reason == campaign.WaitInFlight && slots.held() > 0 {
 			// Only our own rows can change this: no timer, so a simulated
 			// clock doesn't race ahead of real requests.
 			select {
@@ -383,34 +407,20 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 }
 
-// grab takes up to n free slots without waiting and says how many.
-func grab(slots chan struct{}, n int) int {
-	for i := 0; i < n; i++ {
-		select {
-		case slots <- struct{}{}:
-		default:
-			return i
-		}
-	}
-	return n
-}
-
-func release(slots chan struct{}, n int) {
-	for i := 0; i < n; i++ {
-		<-slots
-	}
-}
+// rateEvery is how often the engine asks the ledger for the accounts'
+// allowed rate.
+const rateEvery = time.Second
 
 // record commits outcomes as they come, grouping whatever is waiting into
 // one transaction, then reports them. Grouping trades a few milliseconds of
 // exposure (a crash then leaves those rows unknown, never sent twice) for
 // far fewer commits.
-func (e *Engine) record(ctx context.Context, runner string, results <-chan campaign.Result, committed func(n int), fail func(error)) {
+func (e *Engine) record(ctx context.Context, runner string, results <-chan campaign.Result, limit func() int, committed func(n int), fail func(error)) {
 	batch := make([]campaign.Result, 0, maxBatch)
 	window := errorWindow{ratio: e.o.ErrorPauseRatio}
-	want := min(recordMin, e.o.Workers)
 	linger := time.NewTimer(0)
 	for res := range results {
+		want := min(recordMin, limit())
 		batch = append(batch[:0], res)
 		linger.Reset(recordLinger)
 	gather:
@@ -489,8 +499,9 @@ func (e *Engine) heartbeat(ctx context.Context) (stop func()) {
 	return func() { close(quit); wg.Wait() }
 }
 
-// attempt makes one request and decides what to record.
-func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result {
+// attempt makes one request, within the pacer's limit of requests in
+// flight, and decides what to record.
+func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer) campaign.Result {
 	o := e.o
 	var out campaign.Outcome
 	_, dropped := e.dropped.Load(c.Account.ID)
@@ -506,8 +517,11 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 			DropAccount: true, Class: whatsapp.ClassAccountFatal.String(),
 			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
 	default:
+		start := p.startSend(ctx)
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
 		out = e.outcome(c, resp, err)
+		class := whatsapp.Classify(err)
+		p.endSend(start, class == whatsapp.ClassTransient || class == whatsapp.ClassAmbiguous)
 	}
 	if out.DropAccount {
 		e.dropped.Store(c.Account.ID, struct{}{})
