@@ -12,10 +12,15 @@ import (
 // to carry rate messages per second, so the limit follows what the
 // accounts may send (SetRate) times the latency measured on the answers,
 // with headroom for bursts and jitter. An AIMD guard caps it: a round (one
-// latency long) in which many requests failed or timed out, or — while
-// tokens and not this limit pace sending — answers grew much slower than
-// the recent baseline, cuts the cap multiplicatively; each quiet round
-// grows it back by a step. The result stays within [min, max].
+// latency long) in which many requests failed or timed out, or in which
+// answers came much slower than the recent baseline, cuts the cap
+// multiplicatively; each quiet round grows it back by a step. The result
+// stays within [min, max].
+//
+// Slower answers are not held against the server while the bound itself
+// (max, not the tokens) holds sending back, as with unlimited tiers: then
+// the latency is this engine's own queue at the server, which cutting would
+// not cure; only errors cut then.
 //
 // It is not safe for concurrent use and never reads a clock: every method
 // takes the time, so tests step it through named instants.
@@ -33,7 +38,7 @@ type Concurrency struct {
 
 	round        time.Time // start of the current round; zero before the first answer
 	answers, bad int       // in the current round
-	boundAnswers int       // answers that came while the limit was what held sending back
+	boundAnswers int       // answers that came while the unguarded limit held sending back
 }
 
 // Tuning of Concurrency. They are named for what they mean, not tuned to
@@ -76,12 +81,15 @@ func (c *Concurrency) SetRate(rate float64) {
 
 // Limit is how many requests may be in flight.
 func (c *Concurrency) Limit() int {
-	little := float64(c.max)
-	if c.srtt > 0 && !math.IsInf(c.rate, 1) {
-		little = c.rate*c.srtt.Seconds()*littleHeadroom + littleSpare
+	return max(int(math.Min(c.unguarded(), c.cap)), c.min)
+}
+
+// unguarded is the Little's-law limit within max, before the guard.
+func (c *Concurrency) unguarded() float64 {
+	if c.srtt == 0 || math.IsInf(c.rate, 1) {
+		return float64(c.max)
 	}
-	l := int(math.Min(math.Min(little, c.cap), float64(c.max)))
-	return max(l, c.min)
+	return math.Min(c.rate*c.srtt.Seconds()*littleHeadroom+littleSpare, float64(c.max))
 }
 
 // Answer records one answer that took latency, with inFlight requests
@@ -105,10 +113,9 @@ func (c *Concurrency) Answer(now time.Time, latency time.Duration, inFlight int,
 	if failed {
 		c.bad++
 	}
-	// Bound: the limit, not the tokens, held sending back. Then slower
-	// answers are (at least partly) this engine's own queue at the server,
-	// which cutting would not cure, only errors say more.
-	if float64(inFlight) >= 0.9*float64(c.Limit()) {
+	// Compared with the limit before the guard's cut: a cut that makes
+	// the limit bind must not excuse the slowness that caused it.
+	if float64(inFlight) >= 0.9*c.unguarded() {
 		c.boundAnswers++
 	}
 	if now.Sub(c.round) < max(c.srtt, minRound) {
@@ -119,10 +126,6 @@ func (c *Concurrency) Answer(now time.Time, latency time.Duration, inFlight int,
 
 // endRound applies the guard to the round that just ended.
 func (c *Concurrency) endRound(now time.Time, inFlight int) {
-	little := c.max
-	if !math.IsInf(c.rate, 1) {
-		little = int(c.rate*c.srtt.Seconds()*littleHeadroom) + littleSpare
-	}
 	slow := c.base() > 0 && c.srtt > time.Duration(slowFactor*float64(c.base())) && c.boundAnswers*2 < c.answers
 	switch {
 	case float64(c.bad) > badShare*float64(c.answers):
@@ -130,7 +133,7 @@ func (c *Concurrency) endRound(now time.Time, inFlight int) {
 	case slow:
 		c.cap = math.Max(float64(c.min), math.Min(c.cap, float64(inFlight))*cutOnSlow)
 	default:
-		c.cap = math.Min(float64(c.max), c.cap+math.Max(1, float64(min(little, c.max))/growRounds))
+		c.cap = math.Min(float64(c.max), c.cap+math.Max(1, c.unguarded()/growRounds))
 	}
 	c.round, c.answers, c.bad, c.boundAnswers = now, 0, 0, 0
 }
