@@ -46,6 +46,14 @@ type RateReporter interface {
 	AllowedRate(ctx context.Context, campaignID int64, now time.Time) (float64, error)
 }
 
+// RecordClaimer is a Ledger that can record outcomes and claim the next
+// rows in one transaction, halving the commits while the database, not
+// the limits, holds sending back. err means nothing was recorded; claimErr
+// is what ClaimN would have returned instead of claims.
+type RecordClaimer interface {
+	RecordAndClaimN(ctx context.Context, runner string, results []campaign.Result, campaignID int64, now time.Time, max int) (claims []campaign.Claim, claimErr error, err error)
+}
+
 // Sender delivers one request to the Cloud API. *whatsapp.Client is one.
 type Sender interface {
 	Send(ctx context.Context, req whatsapp.Request) (whatsapp.Response, error)
@@ -273,8 +281,11 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	// Workers start as claims need them, up to the limit, and stay (at
 	// most Workers); the pacer lets no more than the limit send at once.
+	var workersMu sync.Mutex
 	workers := 0
 	spawn := func() {
+		workersMu.Lock()
+		defer workersMu.Unlock()
 		for need := min(slots.held(), slots.Limit()); workers < need; workers++ {
 			stages.Add(1)
 			go func() {
@@ -287,9 +298,38 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	rateAt := time.Time{}
 	rates, _ := o.Ledger.(RateReporter)
+	// claimAlong: the last claim got all it asked for, so the database and
+	// not the limits holds sending back; then the recorder claims as many
+	// rows as it records, in the same transaction, each new row taking a
+	// recorded one's place in the window. Anything short of that hands
+	// claiming back to this loop, which knows how to wait.
+	var claimAlong atomic.Bool
+	recordClaimer, _ := o.Ledger.(RecordClaimer)
+	commit := func(batch []campaign.Result) (kept int, err error) {
+		if recordClaimer == nil || !claimAlong.Load() || ctx.Err() != nil || e.paused.Load() || firstErr() != nil {
+			return 0, o.Ledger.RecordAll(bg, r.ID, batch)
+		}
+		cs, claimErr, err := recordClaimer.RecordAndClaimN(bg, r.ID, batch, o.Campaign.ID, o.Clock.Now(), len(batch))
+		if err != nil {
+			return 0, err
+		}
+		if claimErr != nil || len(cs) < len(batch) {
+			claimAlong.Store(false)
+		}
+		if errors.Is(claimErr, campaign.ErrPaused) {
+			// Said once: the claim that paused the campaign (no usable
+			// account left) knows why; the next one would only see it paused.
+			fail(claimErr)
+		}
+		for _, c := range cs {
+			jobs <- c
+		}
+		spawn()
+		return len(cs), nil
+	}
 	go func() {
 		defer close(recorded)
-		e.record(bg, r.ID, results, slots.Limit, func(n int) {
+		e.record(results, slots.Limit, commit, func(n int) {
 			slots.release(n)
 			select {
 			case done <- struct{}{}:
@@ -355,6 +395,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		cs, err := o.Ledger.ClaimN(bg, o.Campaign.ID, r.ID, now, n)
 		slots.release(n - len(cs))
 		saturated = err == nil && len(cs) == n
+		claimAlong.Store(saturated)
 		if err == nil {
 			if waiting != nil {
 				waiting = nil
@@ -415,7 +456,12 @@ const rateEvery = time.Second
 // one transaction, then reports them. Grouping trades a few milliseconds of
 // exposure (a crash then leaves those rows unknown, never sent twice) for
 // far fewer commits.
-func (e *Engine) record(ctx context.Context, runner string, results <-chan campaign.Result, limit func() int, committed func(n int), fail func(error)) {
+//
+// commit stores a batch and says how many of its places in the window it
+// handed on to rows claimed in the same transaction; committed gets the
+// others back.
+func (e *Engine) record(results <-chan campaign.Result, limit func() int,
+	commit func([]campaign.Result) (kept int, err error), committed func(n int), fail func(error)) {
 	batch := make([]campaign.Result, 0, maxBatch)
 	window := errorWindow{ratio: e.o.ErrorPauseRatio}
 	linger := time.NewTimer(0)
@@ -452,7 +498,8 @@ func (e *Engine) record(ctx context.Context, runner string, results <-chan campa
 				batch[i].Outcome.Pause = reason
 			}
 		}
-		if err := e.o.Ledger.RecordAll(ctx, runner, batch); err != nil {
+		kept, err := commit(batch)
+		if err != nil {
 			fail(fmt.Errorf("record outcomes: %w", err))
 			committed(len(batch))
 			continue
@@ -467,7 +514,7 @@ func (e *Engine) record(ctx context.Context, runner string, results <-chan campa
 				e.o.Observe(Event{Kind: EventPaused, At: r.At, Claim: r.Claim, Outcome: out})
 			}
 		}
-		committed(len(batch))
+		committed(len(batch) - kept)
 	}
 }
 
