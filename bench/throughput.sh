@@ -43,13 +43,16 @@ flags=()
 [ -n "$workers" ] && flags=(--workers "$workers")
 cmd="wasend campaign run list.csv --template wasend_demo --lang en_US --params name ${flags[*]:-}"
 start=$(date +%s.%N)
-"$work/wasend" -q campaign run "$work/list.csv" --template wasend_demo --lang en_US --params name ${flags[@]+"${flags[@]}"} --log-level error
+/usr/bin/time -o "$work/time" -f '%U %S %M' \
+  "$work/wasend" -q campaign run "$work/list.csv" --template wasend_demo --lang en_US --params name ${flags[@]+"${flags[@]}"} --log-level error
 end=$(date +%s.%N)
 sent=$("$work/wasend" campaign list --json | grep -o '"sent": [0-9]*' | head -1 | grep -o '[0-9]*$')
 
 after=$(ceiling)
 rate=$(echo "$sent / ($end - $start)" | bc -l)
 mean=$(echo "($before + $after) / 2" | bc -l)
-printf 'wasend: %d imported and sent in %.1f s: %.0f msgs/s\n  command: %s\n' "$sent" "$(echo "$end - $start" | bc -l)" "$rate" "$cmd"
+read -r user sys rss <"$work/time"
+printf 'wasend: %d imported and sent in %.1f s: %.0f msgs/s, %.0f µs of CPU per message, peak RSS %.0f MiB\n  command: %s\n' \
+  "$sent" "$(echo "$end - $start" | bc -l)" "$rate" "$(echo "($user + $sys) * 1000000 / $sent" | bc -l)" "$(echo "$rss / 1024" | bc -l)" "$cmd"
 printf 'ratio: %.2f of the loopback ceiling (%.0f req/s, the mean of %s before and %s after)\n  command: bench/throughput.sh %s %s (ceiling: bench/ceiling -workers 8 -duration %ss)\n' \
   "$(echo "$rate / $mean" | bc -l)" "$mean" "$before" "$after" "$rows" "$secs" "$secs"

@@ -418,6 +418,9 @@ func (e *Engine) Run(ctx context.Context) error {
 			fail(err)
 			return finish(nil)
 		}
+		if we.Reason == campaign.WaitTokens || we.Reason == campaign.WaitGlobal {
+			slots.tokensPaced()
+		}
 		if we.Reason == campaign.WaitCapped && o.StopWhenCapped {
 			return finish(ErrCapped)
 		}

@@ -11,16 +11,22 @@ import (
 // says a server answering in R seconds needs rate × R requests in flight
 // to carry rate messages per second, so the limit follows what the
 // accounts may send (SetRate) times the latency measured on the answers,
-// with headroom for bursts and jitter. An AIMD guard caps it: a round (one
-// latency long) in which many requests failed or timed out, or in which
-// answers came much slower than the recent baseline, cuts the cap
-// multiplicatively; each quiet round grows it back by a step. The result
-// stays within [min, max].
+// with headroom for bursts and jitter. An AIMD guard caps it, round by
+// round (a round is one latency long): many requests failing or timing out
+// cut the cap to half of what was in flight; answers much slower than the
+// recent baseline while the tokens paced sending (TokensPaced) cut it to
+// three quarters; slow answers otherwise hold it; a quiet round grows it
+// back by a step. The result stays within [min, max].
 //
-// Slower answers are not held against the server while the bound itself
-// (max, not the tokens) holds sending back, as with unlimited tiers: then
-// the latency is this engine's own queue at the server, which cutting would
-// not cure; only errors cut then.
+// Slower answers cut only while the tokens pace sending. When the limit
+// itself holds sending back (tiers faster than the server), Little's law
+// is read the other way: the throughput achieved times the baseline
+// latency is what the server can take without a queue; the cap grows to
+// that with headroom plus boundSpare and no further, since more in flight
+// would only lengthen the queue (and the memory held by it). A distant
+// server has a baseline near its latency, so this leaves room to grow; a
+// loopback one answers in microseconds without a queue, so it keeps
+// about boundSpare in flight.
 //
 // It is not safe for concurrent use and never reads a clock: every method
 // takes the time, so tests step it through named instants.
@@ -38,7 +44,7 @@ type Concurrency struct {
 
 	round        time.Time // start of the current round; zero before the first answer
 	answers, bad int       // in the current round
-	boundAnswers int       // answers that came while the unguarded limit held sending back
+	paced        bool      // the tokens paced sending during the current round
 }
 
 // Tuning of Concurrency. They are named for what they mean, not tuned to
@@ -55,6 +61,7 @@ const (
 	cutOnSlow      = 0.75 // the same after a round of slow answers
 	growRounds     = 8    // quiet rounds to grow the cap back by the Little's-law limit
 	minRound       = 10 * time.Millisecond
+	boundSpare     = 64 // in flight beyond what the server takes without a queue, when the limit binds
 )
 
 // DefaultMaxInFlight is the upper bound of requests in flight when
@@ -113,11 +120,6 @@ func (c *Concurrency) Answer(now time.Time, latency time.Duration, inFlight int,
 	if failed {
 		c.bad++
 	}
-	// Compared with the limit before the guard's cut: a cut that makes
-	// the limit bind must not excuse the slowness that caused it.
-	if float64(inFlight) >= 0.9*c.unguarded() {
-		c.boundAnswers++
-	}
 	if now.Sub(c.round) < max(c.srtt, minRound) {
 		return
 	}
@@ -126,17 +128,25 @@ func (c *Concurrency) Answer(now time.Time, latency time.Duration, inFlight int,
 
 // endRound applies the guard to the round that just ended.
 func (c *Concurrency) endRound(now time.Time, inFlight int) {
-	slow := c.base() > 0 && c.srtt > time.Duration(slowFactor*float64(c.base())) && c.boundAnswers*2 < c.answers
+	slow := c.base() > 0 && c.srtt > time.Duration(slowFactor*float64(c.base()))
 	switch {
 	case float64(c.bad) > badShare*float64(c.answers):
 		c.cap = math.Max(float64(c.min), math.Min(c.cap, float64(inFlight))*cutOnErrors)
-	case slow:
+	case slow && c.paced:
 		c.cap = math.Max(float64(c.min), math.Min(c.cap, float64(inFlight))*cutOnSlow)
+	case !c.paced:
+		grown := c.cap + math.Max(1, c.unguarded()/growRounds)
+		noQueue := float64(c.answers)/now.Sub(c.round).Seconds()*c.base().Seconds()*littleHeadroom + boundSpare
+		c.cap = math.Max(float64(c.min), math.Min(math.Min(grown, noQueue), float64(c.max)))
 	default:
 		c.cap = math.Min(float64(c.max), c.cap+math.Max(1, c.unguarded()/growRounds))
 	}
-	c.round, c.answers, c.bad, c.boundAnswers = now, 0, 0, 0
+	c.round, c.answers, c.bad, c.paced = now, 0, 0, false
 }
+
+// TokensPaced notes that the accounts' tokens, not this limit, held
+// sending back in the current round: a claim had to wait for them.
+func (c *Concurrency) TokensPaced() { c.paced = true }
 
 // noteBase keeps the lowest smoothed latency of the current and the last
 // window.
@@ -183,6 +193,13 @@ func (p *pacer) Limit() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.limit
+}
+
+// tokensPaced tells the controller a claim waited for tokens.
+func (p *pacer) tokensPaced() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ctl.TokensPaced()
 }
 
 // setRate passes the accounts' allowed rate to the controller.

@@ -10,12 +10,16 @@ import (
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 // feed answers n requests evenly over d from at, each taking latency, with
-// inFlight outstanding, failing the given share; it returns the end time.
+// inFlight outstanding, failing the given share, the tokens pacing sending
+// unless the rate is unlimited; it returns the end time.
 func feed(c *Concurrency, at time.Time, d time.Duration, n int, latency time.Duration, inFlight int, failShare float64) time.Time {
 	step := d / time.Duration(n)
 	bad := 0
 	for i := 0; i < n; i++ {
 		at = at.Add(step)
+		if c.rate < 1000 {
+			c.TokensPaced()
+		}
 		fail := float64(bad) < failShare*float64(i+1)
 		if fail {
 			bad++
@@ -40,7 +44,7 @@ func TestConcurrencyLittle(t *testing.T) {
 		{"ten numbers at 80/s, 2 s, a wider bound", 4096, 800, 2 * time.Second, 800*2*1.5 + 8},
 		{"demo tiers, 1 msg/s", 2048, 1, 200 * time.Millisecond, 8},
 		{"every account capped", 2048, 0, 200 * time.Millisecond, 8},
-		{"unlimited tiers", 2048, math.Inf(1), time.Millisecond, 2048},
+		{"unlimited tiers: what the server takes without a queue, + 64", 2048, math.Inf(1), time.Millisecond, 64},
 		{"--workers 2", 2, 800, 200 * time.Millisecond, 2},
 		{"--workers 1", 1, 0, 200 * time.Millisecond, 1},
 	}
@@ -109,22 +113,36 @@ func TestConcurrencyGuard(t *testing.T) {
 	_ = at
 }
 
-// TestConcurrencyOwnQueue: when the limit itself holds sending back
-// (unlimited tiers), slower answers are this engine's own queue at the
-// server, and only errors cut the limit.
-func TestConcurrencyOwnQueue(t *testing.T) {
-	c := NewConcurrency(512)
-	c.SetRate(1e6)
-	at := feed(c, t0, time.Second, 100, time.Millisecond, 512, 0)
-	at = feed(c, at, 10*time.Second, 60000, 80*time.Millisecond, 512, 0)
-	if got := c.Limit(); got != 512 {
-		t.Fatalf("own queue: limit %d, want 512", got)
-	}
-	// One round (a latency long) of errors halves it.
-	feed(c, at, 80*time.Millisecond, 400, 80*time.Millisecond, 512, 0.5)
-	if got := c.Limit(); got != 256 {
-		t.Fatalf("errors: limit %d, want 256", got)
-	}
+// TestConcurrencyBound: when the limit itself holds sending back (tiers
+// faster than the server), the cap keeps what the server takes without a
+// queue — throughput × baseline latency, with headroom — plus 64: a
+// loopback server answering in a millisecond without a queue gets about
+// 64, a distant one whose latency is all distance keeps the bound; errors
+// still halve it.
+func TestConcurrencyBound(t *testing.T) {
+	t.Run("loopback: the latency is our own queue", func(t *testing.T) {
+		c := NewConcurrency(2048)
+		c.SetRate(3e6)
+		at := feed(c, t0, time.Second, 100, time.Millisecond, 2, 0)
+		feed(c, at, 10*time.Second, 60000, 80*time.Millisecond, 480, 0)
+		// 6,000/s × 1 ms × 1.5 + 64
+		if got := c.Limit(); got != 73 {
+			t.Fatalf("limit %d, want 73", got)
+		}
+	})
+	t.Run("distant server: the latency is distance", func(t *testing.T) {
+		c := NewConcurrency(512)
+		c.SetRate(1e4)
+		at := feed(c, t0, 10*time.Second, 25600, 200*time.Millisecond, 512, 0)
+		if got := c.Limit(); got != 512 {
+			t.Fatalf("limit %d, want the bound 512", got)
+		}
+		// One round (a latency long) of errors halves it.
+		feed(c, at, 250*time.Millisecond, 640, 200*time.Millisecond, 512, 0.5)
+		if got := c.Limit(); got != 256 {
+			t.Fatalf("errors: limit %d, want 256", got)
+		}
+	})
 }
 
 // TestPacerWindows: at most the limit in flight, at most twice it claimed
