@@ -45,6 +45,11 @@ type Concurrency struct {
 	round        time.Time // start of the current round; zero before the first answer
 	answers, bad int       // in the current round
 	paced        bool      // the tokens paced sending during the current round
+	// Until the first round ends the controller knows little. If no
+	// claim has waited for tokens yet, it starts like TCP's slow start:
+	// boundSpare plus one per answer.
+	ended, pacedEver bool
+	answered         int
 }
 
 // Tuning of Concurrency. They are named for what they mean, not tuned to
@@ -70,8 +75,9 @@ const (
 const DefaultMaxInFlight = 2048
 
 // NewConcurrency returns a controller allowing at most max requests in
-// flight (at least one). Until it knows a rate and a latency it allows max:
-// the tokens pace sending meanwhile.
+// flight (at least one). Until it knows a rate and a latency it allows
+// max while the tokens pace sending (a server answering in seconds needs
+// it all before the first answer), and slow-starts otherwise.
 func NewConcurrency(max int) *Concurrency {
 	max = int(math.Max(float64(max), 1))
 	return &Concurrency{max: max, min: min(4, max), rate: math.Inf(1), cap: float64(max)}
@@ -88,7 +94,11 @@ func (c *Concurrency) SetRate(rate float64) {
 
 // Limit is how many requests may be in flight.
 func (c *Concurrency) Limit() int {
-	return max(int(math.Min(c.unguarded(), c.cap)), c.min)
+	l := math.Min(c.unguarded(), c.cap)
+	if !c.ended && !c.pacedEver {
+		l = math.Min(l, float64(boundSpare+c.answered))
+	}
+	return max(int(l), c.min)
 }
 
 // unguarded is the Little's-law limit within max, before the guard.
@@ -117,6 +127,7 @@ func (c *Concurrency) Answer(now time.Time, latency time.Duration, inFlight int,
 		c.round = now
 	}
 	c.answers++
+	c.answered++
 	if failed {
 		c.bad++
 	}
@@ -141,12 +152,12 @@ func (c *Concurrency) endRound(now time.Time, inFlight int) {
 	default:
 		c.cap = math.Min(float64(c.max), c.cap+math.Max(1, c.unguarded()/growRounds))
 	}
-	c.round, c.answers, c.bad, c.paced = now, 0, 0, false
+	c.round, c.answers, c.bad, c.paced, c.ended = now, 0, 0, false, true
 }
 
 // TokensPaced notes that the accounts' tokens, not this limit, held
 // sending back in the current round: a claim had to wait for them.
-func (c *Concurrency) TokensPaced() { c.paced = true }
+func (c *Concurrency) TokensPaced() { c.paced, c.pacedEver = true, true }
 
 // noteBase keeps the lowest smoothed latency of the current and the last
 // window.
@@ -200,6 +211,7 @@ func (p *pacer) tokensPaced() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ctl.TokensPaced()
+	p.resize()
 }
 
 // setRate passes the accounts' allowed rate to the controller.

@@ -51,8 +51,12 @@ func TestConcurrencyLittle(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := NewConcurrency(tt.max)
+			if got, want := c.Limit(), min(tt.max, 64); got != want {
+				t.Fatalf("before any answer: limit %d, want %d", got, want)
+			}
+			c.TokensPaced()
 			if got := c.Limit(); got != tt.max {
-				t.Fatalf("before any answer: limit %d, want the bound %d", got, tt.max)
+				t.Fatalf("before any answer, the tokens pacing: limit %d, want the bound %d", got, tt.max)
 			}
 			c.SetRate(tt.rate)
 			feed(c, t0, 10*time.Second, 1000, tt.latency, 1, 0)
