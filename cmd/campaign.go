@@ -29,7 +29,8 @@ func newCampaignCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(newCampaignRunCmd(f), newCampaignImportCmd(f), newCampaignCheckCmd(f), newCampaignPreviewCmd(f), newCampaignListCmd(f), newCampaignSkippedCmd(f), newCampaignFailedCmd(f),
 		newCampaignShowCmd(f), newCampaignExportCmd(f),
 		newCampaignPlanCmd(f),
-		newCampaignRetryCmd(f), newCampaignResumeCmd(f))
+		newCampaignRetryCmd(f), newCampaignResumeCmd(f),
+		newCampaignPauseCmd(f), newCampaignCancelCmd(f), newCampaignDeleteCmd(f), newCampaignRenameCmd(f))
 	return cmd
 }
 
@@ -45,6 +46,7 @@ type runOptions struct {
 	PhoneColumn         string
 	Report              string
 	SkipContactedWithin time.Duration
+	Again               bool
 	Resume              int64
 	StopWhenCapped      bool
 	Workers             int
@@ -56,6 +58,7 @@ type runOptions struct {
 	Restriction         time.Duration
 	ErrorPauseRatio     float64
 	MetricsAddr         string
+	OutageTimeout       time.Duration
 	templateOptions
 }
 
@@ -69,11 +72,15 @@ across all enabled accounts, within each account's rate, burst and daily cap.
 
 The file needs a "phone" column. Numbers are normalised to E.164 (--region
 gives the country of national numbers); rows with an invalid number, a missing
-parameter, or a number already in the campaign are skipped and reported with
-their line number.
+parameter, a number listed earlier, a suppressed number, or one that got the
+same template in the last 24 h are skipped and reported with their line number.
 
-Running the same command on the same file again continues that campaign: no
-re-import, nobody messaged twice. Ctrl-C stops after the requests in flight;
+A campaign is its message and its recipients, however the file is read:
+running the same list again continues its unfinished campaign (an edited list
+adds its new numbers; nobody is messaged twice), and a finished one is not
+sent again. --again makes a separate campaign and sends to everyone on the
+list, also to those who got this template in the last 24 h; a new --name
+makes a separate campaign after a finished one. Ctrl-C stops after the requests in flight;
 a message whose answer was lost is marked unknown and not resent
 automatically (see ` + "`wasend campaign retry --unknown`" + `).
 
@@ -83,9 +90,14 @@ API answers, three demo accounts send, and the demo template is used.`,
   wasend campaign run news.csv --text "Hi {{name}}, the shop opens at 9."
   wasend campaign run --resume 3
   wasend campaign run --sandbox testdata/recipients.csv`,
+		Annotations: map[string]string{annotationSends: "yes"},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.Resume != 0 {
-				return noArgs(cmd, args)
+				if len(args) > 0 {
+					return usagef("campaign run --resume %d: %q is not expected with --resume (the campaign's recipients are in the database); "+
+						"to send a file as a new campaign, leave out --resume", o.Resume, args[0])
+				}
+				return nil
 			}
 			return exactArgs(1)(cmd, args)
 		},
@@ -128,6 +140,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account after a spam or messaging-limit restriction (131048, 131064)")
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while sending, e.g. 127.0.0.1:9464")
 	fl.Float64Var(&o.ErrorPauseRatio, "error-pause-ratio", 0.2, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
+	fl.DurationVar(&o.OutageTimeout, "outage-timeout", 30*time.Minute, "pause (exit 6) when the Cloud API answers no account for this long; until then wasend waits and retries, failing nothing")
 }
 
 // spec checks the message flags and builds the campaign's message spec.
@@ -171,6 +184,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if o.Workers < 1 {
 		return usagef("--workers %d: must be at least 1", o.Workers)
 	}
+	if o.OutageTimeout <= 0 {
+		return usagef("--outage-timeout %v: must be positive", o.OutageTimeout)
+	}
 	spec, err := o.spec(f.Sandbox)
 	if err != nil && o.Resume == 0 {
 		return err
@@ -209,12 +225,13 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
-		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
-		Sender: client,
-		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
+		Again: ro.Again, Sender: client,
+		Token: token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
+		OutageTimeout: o.OutageTimeout,
 	}
 	if f.Sandbox {
 		opts.Label = "SANDBOX"
@@ -224,23 +241,11 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 	c := res.Campaign
-	if o.Report != "" {
-		skipped := res.Skipped
-		if !res.Imported {
-			if skipped, err = st.Skipped(ctx, c.ID); err != nil {
-				return err
-			}
-		}
-		if err := runner.WriteReport(o.Report, skipped); err != nil {
-			return err
-		}
+	if err := writeReport(ctx, f, st, o.Report, res); err != nil {
+		return err
 	}
-	if res.Imported {
-		reportImport(f, c, res.Skipped)
-	} else {
-		f.IO.Infof("continuing campaign %d %q (imported %s)", c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"))
-	}
-	if c.State == campaign.CampaignFinished {
+	reportPrepared(f, res)
+	if res.Repeat || c.State == campaign.CampaignFinished {
 		counts, err := st.Counts(ctx, c.ID)
 		if err != nil {
 			return err
@@ -249,6 +254,22 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 			printSummary(f, c, counts, "already finished")
 			return nil
 		}
+	}
+	if c.State == campaign.CampaignRunning || c.State == campaign.CampaignFinished {
+		// About to claim: check the API and the accounts first. (A paused or
+		// cancelled campaign sends nothing; runner.Send says why.)
+		checks, err := preflight(ctx, f, st, client, baseURL, token)
+		if err != nil {
+			return err
+		}
+		back, err := runner.ApplyChecks(ctx, st, c.ID, checks, time.Now())
+		if err != nil {
+			return err
+		}
+		for _, name := range back {
+			f.IO.Infof("account %s passed the check and sends for campaign %d again", name, c.ID)
+		}
+		opts.Probe = outageProbe(client, checks, token)
 	}
 	m := metrics.New(st)
 	m.Watch(c.ID)
@@ -260,7 +281,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		defer stop()
 		f.IO.Infof("metrics on http://%s/metrics", addr)
 	}
-	logEvent := logging.Observer(logger.With("campaign", c.ID))
+	logEvent := logging.Observer(logger, c.ID)
 	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
 	runErr := runner.Send(ctx, opts, c)
 	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
@@ -276,15 +297,19 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, campaign.ErrPaused):
 		printSummary(f, c, counts, "paused")
 		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status`; after fixing it: wasend campaign resume %d%s\n", c.ID, dbHint(f))
+	case errors.Is(runErr, campaign.ErrCancelled):
+		printSummary(f, c, counts, "cancelled")
 	case errors.Is(runErr, store.ErrStorage):
 		printSummary(f, c, counts, "stopped")
 		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
-		fmt.Fprintf(f.IO.ErrOut, "It continues after `wasend quota reset` with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
+			campaign.CappedHint(f.Now(), f.location()), c.ID, dbHint(f))
 	}
 	if f.Sandbox {
 		f.IO.Warnf("SANDBOX: nothing was sent to WhatsApp")
+		f.IO.Infof("See it with: wasend status%s (or wasend campaign show %d%s)", dbHint(f), c.ID, dbHint(f))
 	}
 	return runErr
 }
@@ -326,15 +351,103 @@ func checkAccounts(ctx context.Context, st *store.Store, token func(string) (str
 	return nil
 }
 
-func reportImport(f *Factory, c campaign.Campaign, skipped []campaign.Skip) {
-	f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d", c.ID, c.Name, c.Imported, c.Source, c.Skipped)
-	const show = 20
-	for i, s := range skipped {
-		if i == show {
-			f.IO.Infof("  … and %d more (see `wasend campaign skipped %d`)", len(skipped)-show, c.ID)
+// preflight checks the API base URL and every enabled account with one
+// call each before anything is claimed, and warns loudly about the
+// accounts this run leaves out. Its error says that nothing was sent.
+func preflight(ctx context.Context, f *Factory, st *store.Store, api runner.PhoneReader, baseURL string, token func(string) (string, error)) ([]runner.AccountCheck, error) {
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var enabled []campaign.Account
+	for _, a := range accts {
+		if !a.Disabled {
+			enabled = append(enabled, a.Account)
+		}
+	}
+	checks, err := runner.CheckAccounts(ctx, api, baseURL, enabled, token)
+	if err != nil {
+		return nil, fmt.Errorf("nothing was sent: %w", err)
+	}
+	for _, c := range checks {
+		switch c.Verdict {
+		case runner.VerdictFailed:
+			f.IO.Warnf("account %s (phone number id %s) is LEFT OUT of this run: %v (check it with `wasend account test %s`)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Err, c.Account.Name)
+		case runner.VerdictUnreached:
+			f.IO.Warnf("account %s could not be checked: %v; it stays in, and an outage is waited out", c.Account.Name, c.Err)
+		}
+	}
+	return checks, nil
+}
+
+// outageProbe reads the number of the first account that passed the
+// preflight: the cheap call that tells when an outage is over.
+func outageProbe(api runner.PhoneReader, checks []runner.AccountCheck, token func(string) (string, error)) func(context.Context) error {
+	for _, c := range checks {
+		if !c.Usable() {
+			continue
+		}
+		a := c.Account
+		return func(ctx context.Context) error {
+			tok, err := token(a.TokenEnv)
+			if err != nil {
+				return err
+			}
+			_, err = api.PhoneNumber(ctx, a.PhoneNumberID, tok)
+			return err
+		}
+	}
+	return nil
+}
+
+// writeReport writes the --report file: the skipped rows of the file
+// just imported (or of the campaign's last import), read back from the
+// store so that none are held in memory while importing.
+func writeReport(ctx context.Context, f *Factory, st *store.Store, path string, res runner.Result) error {
+	if path == "" || res.Campaign.ID == 0 || (res.Repeat && !res.Imported) {
+		return nil
+	}
+	skipped, err := st.Skipped(ctx, res.Campaign.ID)
+	if err != nil {
+		return err
+	}
+	return runner.WriteReport(path, skipped)
+}
+
+// reportPrepared says what Prepare did with the file: a new campaign, rows
+// added to an unfinished one, the same campaign found again, or a finished
+// one that already sent this message to these recipients.
+func reportPrepared(f *Factory, res runner.Result) {
+	c := res.Campaign
+	switch {
+	case res.Imported:
+		f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d", c.ID, c.Name, c.Imported, c.Source, c.Skipped)
+	case res.Continued:
+		noun := "recipients"
+		if res.Added == 1 {
+			noun = "recipient"
+		}
+		f.IO.Infof("continuing campaign %d %q: %d new %s added, %d already there, skipped %d", c.ID, c.Name,
+			res.Added, noun, res.Already, c.Skipped)
+	case res.Repeat && c.State == campaign.CampaignCancelled:
+		return // sending it says that it was cancelled
+	case res.Repeat:
+		f.IO.Warnf("campaign %d %q already sent this message to these recipients (finished %s); nothing is sent again. To send it again anyway, add --again (or give a new --name).",
+			c.ID, c.Name, c.FinishedAt.In(f.location()).Format("2006-01-02 15:04"))
+		return
+	default:
+		f.IO.Infof("continuing campaign %d %q (imported %s)", c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"))
+		return
+	}
+	for i, s := range res.Skipped {
+		if i == runner.MaxListedSkips {
 			break
 		}
 		f.IO.Infof("  line %d: %s: %s", s.Line, quoteInput(s.Input), s.Reason)
+	}
+	if c.Skipped > len(res.Skipped) {
+		f.IO.Infof("  … and %d more (see `wasend campaign skipped %d`)", c.Skipped-len(res.Skipped), c.ID)
 	}
 }
 
@@ -367,7 +480,7 @@ message state, health figures and ETA — the campaign half of ` + "`wasend stat
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			return f.withStore(ctx, func(st *store.Store) error {
-				out, err := campaignsJSON(ctx, f, st)
+				out, err := f.reporter(st).Campaigns(ctx)
 				if err != nil {
 					return err
 				}
@@ -404,7 +517,8 @@ retry budget.
 --unknown: messages whose request may have reached WhatsApp but whose answer
 was lost. Resending may deliver a duplicate; that is your decision to make.
 --all-failed: every failed message (see ` + "`wasend campaign failed ID`" + `).
---code C: failed messages whose last error was Graph error C (repeatable).`,
+--code C: failed messages whose last error was Graph error C (repeatable);
+-1 selects those failed because their number is on the suppression list.`,
 		Example: `  wasend campaign retry 3 --unknown && wasend campaign run --resume 3
   wasend campaign retry 3 --code 131000 --code 131016`,
 		Args: exactArgs(1),
@@ -444,7 +558,7 @@ was lost. Resending may deliver a duplicate; that is your decision to make.
 	}
 	cmd.Flags().BoolVar(&unknown, "unknown", false, "messages whose outcome is unknown")
 	cmd.Flags().BoolVar(&allFailed, "all-failed", false, "every failed message")
-	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code (repeatable)")
+	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code, or -1: suppressed (repeatable)")
 	return cmd
 }
 
@@ -457,8 +571,9 @@ func newCampaignResumeCmd(f *Factory) *cobra.Command {
 permanent failures, or because every account failed for it — and run it. The
 accounts dropped from the campaign get another chance: fix their tokens or
 permissions first. Takes the same sending flags as ` + "`campaign run`" + `.`,
-		Example: `  wasend campaign resume 3`,
-		Args:    exactArgs(1),
+		Example:     `  wasend campaign resume 3`,
+		Annotations: map[string]string{annotationSends: "yes"},
+		Args:        exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
 			if err != nil {
@@ -525,7 +640,8 @@ again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code COD
 				}
 				return f.IO.JSON(out)
 			}
-			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT")
+			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT").
+				Truncate("REASON", "ACCOUNT").Optional("LAST ATTEMPT", "ATTEMPTS", "ACCOUNT")
 			for _, r := range rows {
 				code := ""
 				if r.ErrorCode != 0 {
@@ -581,7 +697,7 @@ are the file's own, counting the header as line 1.`,
 				}
 				return f.IO.JSON(out)
 			}
-			t := newTable(f, "LINE", "INPUT", "REASON")
+			t := newTable(f, "LINE", "INPUT", "REASON").Truncate("INPUT", "REASON")
 			for _, r := range rows {
 				t.Row(strconv.Itoa(r.Line), r.Input, r.Reason)
 			}

@@ -53,6 +53,12 @@ func TestExitCode(t *testing.T) {
 			wantStderr: []string{"stopped: campaign is paused: no usable account"},
 		},
 		{
+			name:       "cancelled wrapped",
+			err:        fmt.Errorf("campaign 3: %w on 2026-12-01 02:00:00 UTC; a cancelled campaign is final", campaign.ErrCancelled),
+			wantCode:   ExitCancelled,
+			wantStderr: []string{"stopped: campaign 3: campaign was cancelled"},
+		},
+		{
 			name:       "unknown command",
 			err:        errors.New(`unknown command "bogus" for "wasend"`),
 			wantCode:   ExitUsage,

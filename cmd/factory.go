@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -26,6 +27,10 @@ type Factory struct {
 	Sandbox   bool
 	LogFormat string
 	LogLevel  string
+
+	// sends is set while a command that sends messages runs (see
+	// annotationSends); read by the interrupt handler.
+	sends atomic.Bool
 }
 
 // Logger returns the structured logger on stderr that --log-format and
@@ -44,11 +49,13 @@ func newFactory() *Factory {
 
 // DatabasePath resolves --db, then $WASEND_DB, then the XDG data directory.
 // The sandbox has its own file there so demo runs never touch real state.
-func (f *Factory) DatabasePath() (string, error) {
+func (f *Factory) DatabasePath() (string, error) { return f.databasePath(f.Sandbox) }
+
+func (f *Factory) databasePath(sandbox bool) (string, error) {
 	if f.DBPath != "" {
 		return f.DBPath, nil
 	}
-	if p := f.Getenv("WASEND_DB"); p != "" && !f.Sandbox {
+	if p := f.Getenv("WASEND_DB"); p != "" && !sandbox {
 		return p, nil
 	}
 	dir := f.Getenv("XDG_DATA_HOME")
@@ -63,13 +70,14 @@ func (f *Factory) DatabasePath() (string, error) {
 		dir = filepath.Join(home, ".local", "share")
 	}
 	name := "wasend.db"
-	if f.Sandbox {
+	if sandbox {
 		name = "sandbox.db"
 	}
 	return filepath.Join(dir, "wasend", name), nil
 }
 
-// Location is the time zone of quota days: $WASEND_TZ, else local time.
+// Location is the time zone times are shown in: $WASEND_TZ, else local
+// time. Quota days follow the zone fixed in the database (store.Location).
 func (f *Factory) Location() (*time.Location, error) {
 	tz := f.Getenv("WASEND_TZ")
 	if tz == "" {
@@ -98,11 +106,17 @@ func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc, err := f.Location()
-	if err != nil {
-		return nil, err
+	// Only a zone asked for explicitly is passed on: the database keeps
+	// the zone of quota days it was first used with.
+	var loc *time.Location
+	if f.Getenv("WASEND_TZ") != "" {
+		if loc, err = f.Location(); err != nil {
+			return nil, err
+		}
 	}
-	return store.Open(ctx, path, store.Options{Now: f.Now, Location: loc})
+	// A directory the user named must exist; the default one is created.
+	named := f.DBPath != "" || (f.Getenv("WASEND_DB") != "" && !f.Sandbox)
+	return store.Open(ctx, path, store.Options{Now: f.Now, Location: loc, ExistingDir: named})
 }
 
 // withStore opens the database, runs fn with it and closes it again: the

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/recipients"
+	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -154,7 +155,7 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 			}
 			return f.IO.JSON(out)
 		}
-		t := newTable(f, "PHONE", "REASON", "LISTED")
+		t := newTable(f, "PHONE", "REASON", "LISTED").Truncate("REASON")
 		for _, s := range list {
 			reason := s.Reason
 			if reason == "" {
@@ -175,8 +176,8 @@ func newSuppressImportCmd(f *Factory) *cobra.Command {
 		Use:   "import FILE.csv [--reason R]",
 		Short: "Suppress every number in a CSV file",
 		Long: `Add every number of a CSV file to the suppression list, in one transaction.
-The file needs a header line with a phone column (phone, mobile, msisdn, wa_id
-or number), like a recipient file; other columns are ignored. Rows with an
+The file needs a header line with a phone column (phone, mobile, msisdn, wa_id,
+… or number: see the README), like a recipient file; other columns are ignored. Rows with an
 invalid number, and repeats of a number earlier in the file, are reported with
 their line number and skipped.`,
 		Example: `  wasend suppress import optouts.csv --reason "replied STOP"
@@ -193,9 +194,9 @@ their line number and skipped.`,
 }
 
 func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
-	file, err := os.Open(o.File)
+	file, err := recipients.OpenFile("suppression", o.File)
 	if err != nil {
-		return fmt.Errorf("suppression file: %w", err)
+		return err
 	}
 	defer file.Close()
 	rd, err := recipients.Open(file, o.File, recipients.Options{Region: o.Region})
@@ -208,11 +209,16 @@ func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
 	var (
 		list    []store.Suppression
 		skipped int
-		lineOf  = map[string]int{}
 	)
-	skip := func(line int, input, reason string) {
+	skip := func(k campaign.Skip) {
 		skipped++
-		f.IO.Infof("  line %d: %s: %s", line, quoteInput(input), reason)
+		f.IO.Infof("  line %d: %s: %s", k.Line, quoteInput(k.Input), k.Reason)
+	}
+	// Invalid rows and duplicates are skipped with the reasons an import
+	// gives; the list itself is what is being added to, so it isn't consulted.
+	scr, err := screen.New(ctx, screen.Options{})
+	if err != nil {
+		return err
 	}
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
@@ -224,21 +230,20 @@ func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
 		}
 		var rowErr *recipients.RowError
 		if errors.As(err, &rowErr) {
-			reason := rowErr.Reason
-			if rowErr.Column != "" {
-				reason = fmt.Sprintf("column %s: %s", rowErr.Column, rowErr.Reason)
-			}
-			skip(rowErr.Line, rowErr.Value, reason)
+			skip(screen.InvalidSkip(rowErr))
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("nothing stored: %w", err)
 		}
-		if first, ok := lineOf[row.Phone]; ok {
-			skip(row.Line, row.Input, fmt.Sprintf("duplicate of line %d (%s)", first, row.Phone))
+		verdicts, skips, err := scr.Rows(ctx, []recipients.Row{row})
+		if err != nil {
+			return err
+		}
+		if verdicts[0] != screen.Keep {
+			skip(skips[0])
 			continue
 		}
-		lineOf[row.Phone] = row.Line
 		list = append(list, store.Suppression{Phone: row.Phone, Reason: o.Reason})
 	}
 	return f.withStore(ctx, func(st *store.Store) error {
@@ -278,7 +283,7 @@ func normalizeArgs(args []string, region string) ([]string, error) {
 			return nil, badRegion(region)
 		}
 		if errors.Is(err, recipients.ErrNoCountryCode) {
-			bad = append(bad, fmt.Sprintf("%s: %v (give its country with --region)", quoteInput(a), err))
+			bad = append(bad, fmt.Sprintf("%s: %v", quoteInput(a), err))
 			continue
 		}
 		if err != nil {

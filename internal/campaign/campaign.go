@@ -40,6 +40,9 @@ const (
 	CampaignRunning  CampaignState = "running"
 	CampaignPaused   CampaignState = "paused"
 	CampaignFinished CampaignState = "finished"
+	// CampaignCancelled is final: the operator stopped the campaign for
+	// good; its pending rows are never sent and its counts are kept.
+	CampaignCancelled CampaignState = "cancelled"
 )
 
 // Tier is a class of sending number with its default limits.
@@ -175,6 +178,30 @@ type Spec struct {
 	Buttons     []Button `json:",omitempty"` // URL button parameters
 }
 
+// SameMessage reports whether a and b send the same message: the same
+// template, language and parameter columns (or the same text). With the
+// recipients, this is a campaign's identity; how the file was read is not.
+func (a Spec) SameMessage(b Spec) bool {
+	if a.Kind != b.Kind || a.Template != b.Template || a.Lang != b.Lang || a.Text != b.Text ||
+		a.NamedParams != b.NamedParams || len(a.Params) != len(b.Params) || len(a.Buttons) != len(b.Buttons) {
+		return false
+	}
+	for i := range a.Params {
+		if a.Params[i] != b.Params[i] {
+			return false
+		}
+	}
+	for i := range a.Buttons {
+		if a.Buttons[i] != b.Buttons[i] {
+			return false
+		}
+	}
+	if (a.Header == nil) != (b.Header == nil) {
+		return false
+	}
+	return a.Header == nil || *a.Header == *b.Header
+}
+
 // HeaderType is the kind of a template's header parameter.
 type HeaderType string
 
@@ -208,7 +235,7 @@ type Button struct {
 type Campaign struct {
 	ID          int64
 	Name        string
-	Fingerprint string // hash of file content and spec; the same run resumes
+	Fingerprint string // unique per campaign; campaigns are found again by message and recipients (internal/runner)
 	Source      string // file path as given
 	Spec        Spec
 	State       CampaignState
@@ -217,6 +244,12 @@ type Campaign struct {
 	FinishedAt  time.Time
 	Imported    int // rows stored as messages
 	Skipped     int // rows reported and not stored
+}
+
+// Contact is a number's latest send: by which campaign, and when.
+type Contact struct {
+	CampaignID int64
+	At         time.Time
 }
 
 // Counts are a campaign's messages by state.
@@ -350,6 +383,10 @@ var ErrNotFound = errors.New("not found")
 // ErrPaused is returned by a claim when the campaign is paused.
 var ErrPaused = errors.New("campaign is paused")
 
+// ErrCancelled is returned by a claim when the operator cancelled the
+// campaign. Unlike a pause it is final.
+var ErrCancelled = errors.New("campaign was cancelled")
+
 // ErrNoUsableAccount is returned by a claim (wrapped with ErrPaused) when
 // every account was dropped from the campaign: it is paused until an
 // operator fixes an account and resumes it.
@@ -357,6 +394,12 @@ var ErrNoUsableAccount = errors.New("no usable account left for the campaign")
 
 // NoUsableAccountReason is the pause reason that goes with ErrNoUsableAccount.
 const NoUsableAccountReason = "every account failed for this campaign (see `wasend status`); fix them, then `wasend campaign resume`"
+
+// CodeSuppressed is the error code of a row failed because its number was
+// on the suppression list when it came up for sending. It is wasend's own:
+// Graph error codes are never negative. `campaign retry --code -1` selects
+// these rows.
+const CodeSuppressed = -1
 
 // Skip is a row of a recipient file that was not imported.
 type Skip struct {
@@ -374,4 +417,12 @@ type Runner struct {
 	PID         int
 	StartedAt   time.Time
 	HeartbeatAt time.Time
+}
+
+// Outage is a Cloud API outage a running campaign waits out: no account
+// has had an answer since Since (connection errors, 5xx).
+type Outage struct {
+	Since     time.Time
+	Error     string    // the last error seen
+	NextProbe time.Time // when the API is tried again
 }

@@ -36,6 +36,15 @@ type Ledger interface {
 	UnregisterRunner(ctx context.Context, runner string) error
 	// RecoverOrphans turns rows held by dead runners into unknown ones.
 	RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error)
+	// Rescue does RecoverOrphans for one campaign's rows, while it runs.
+	Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error)
+	// SetOutage records the outage the campaign waits out (a zero Since
+	// clears it) and, with a pause reason, pauses the campaign.
+	SetOutage(ctx context.Context, campaignID int64, o campaign.Outage, pause string) error
+	// CampaignStopped returns campaign.ErrPaused or campaign.ErrCancelled
+	// once the campaign was paused or cancelled from elsewhere, nil while it
+	// may be sent. The engine asks with every heartbeat.
+	CampaignStopped(ctx context.Context, campaignID int64) error
 }
 
 // RateReporter is a Ledger that can say how many messages per second it
@@ -78,6 +87,22 @@ type Options struct {
 	Poll time.Duration
 	// Heartbeat is how often the runner proves it is alive. [2s]
 	Heartbeat time.Duration
+	// Dead says whether another runner is gone, so the rows it holds turn
+	// unknown while this engine works. [its heartbeat is older than Stale]
+	Dead func(r campaign.Runner, now time.Time) bool
+	// Stale is how long a runner may miss heartbeats before the default
+	// Dead counts it as gone. [30s]
+	Stale time.Duration
+	// Rescue is how often the engine looks for rows of dead runners. [3s]
+	Rescue time.Duration
+	// Probe asks the Cloud API whether it answers, to confirm an outage
+	// (connection errors and 5xx from every account) and to end it; a Graph
+	// error below 500 counts as an answer. Nil: no outage handling, every
+	// failure is the row's.
+	Probe func(ctx context.Context) error
+	// OutageTimeout pauses the campaign (Run returns ErrOutage) when an
+	// outage lasts this long. [30m]
+	OutageTimeout time.Duration
 	// StopWhenCapped ends Run with ErrCapped instead of waiting for quota.
 	StopWhenCapped bool
 	// Drain bounds the wait for in-flight requests after ctx is cancelled;
@@ -95,7 +120,8 @@ type Options struct {
 	Restriction time.Duration
 	// ErrorPauseRatio pauses the campaign when more than this share of its
 	// last 100 attempts failed permanently: a bad list burns a number's
-	// quality rating. 0 turns it off.
+	// quality rating. It counts once 20 attempts were made, or in a smaller
+	// campaign as many as it has rows (at least 5). 0 turns it off.
 	ErrorPauseRatio float64
 	// Observe receives every event, from several goroutines at once; it
 	// must be safe for concurrent use and not block for long.
@@ -118,12 +144,18 @@ const (
 	EventUnknown
 	EventWait    // nothing can be sent now; Wait says why
 	EventResumed // sending again after a wait
+	// EventRecovered: rows held by a dead runner became unknown; Count
+	// says how many.
 	EventRecovered
 	// EventAccount: an account was throttled, restricted or dropped from
 	// the campaign; Outcome says how.
 	EventAccount
 	// EventPaused: the campaign paused itself; Outcome.Pause says why.
 	EventPaused
+	// EventOutage: no account gets an answer from the Cloud API; claiming
+	// stops until a probe gets one. Outage says since when and the next
+	// probe. EventResumed ends it.
+	EventOutage
 )
 
 // Event is one thing the engine did, for progress output and logs.
@@ -133,7 +165,8 @@ type Event struct {
 	Claim   campaign.Claim
 	Outcome campaign.Outcome
 	Wait    *campaign.WaitError
-	Count   int // EventRecovered: rows turned unknown
+	Count   int              // EventRecovered: rows turned unknown
+	Outage  *campaign.Outage // EventOutage
 }
 
 // Engine sends one campaign.
@@ -143,7 +176,11 @@ type Engine struct {
 	// moment between such an answer and its commit are put back unsent.
 	dropped sync.Map // account ID → struct{}: account-fatal answer seen
 	paused  atomic.Bool
+	// stop is the ledger's campaign.ErrPaused or ErrCancelled, seen by a
+	// heartbeat: Run ends with it at its next turn.
+	stop    atomic.Pointer[error]
 	resting sync.Map // account ID (0: every account) → time.Time: throttled until
+	breaker *breaker
 }
 
 // New returns an engine with defaults filled in.
@@ -168,6 +205,19 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 2 * time.Second
+	}
+	if o.Stale <= 0 {
+		o.Stale = 30 * time.Second
+	}
+	if o.Dead == nil {
+		stale := o.Stale
+		o.Dead = func(r campaign.Runner, now time.Time) bool { return now.Sub(r.HeartbeatAt) > stale }
+	}
+	if o.Rescue <= 0 {
+		o.Rescue = 3 * time.Second
+	}
+	if o.OutageTimeout <= 0 {
+		o.OutageTimeout = 30 * time.Minute
 	}
 	if o.Drain <= 0 {
 		o.Drain = 15 * time.Second
@@ -196,7 +246,7 @@ func New(o Options) (*Engine, error) {
 	if o.Rand == nil {
 		o.Rand = rand.Float64
 	}
-	return &Engine{o: o}, nil
+	return &Engine{o: o, breaker: newBreaker()}, nil
 }
 
 // ClassNotSent marks an attempt put back without a request: its token
@@ -218,8 +268,9 @@ const maxBatch = 256
 
 // Run sends the campaign until no row is open, the campaign is paused, the
 // caps stop it (StopWhenCapped), or ctx is cancelled. On cancel it stops
-// claiming, waits up to Drain for the requests in flight, records their
-// outcomes and returns ctx's error.
+// claiming and starts no request: claims not yet sent go back to pending
+// unsent; it waits up to Drain for the requests in flight, records their
+// outcomes and returns ctx's error. A pause stops it the same way.
 //
 // Three stages: this loop claims due messages (in batches, when tokens
 // allow), workers send them, and one recorder commits outcomes in groups.
@@ -242,6 +293,9 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	stopBeat := e.heartbeat(bg)
 	defer stopBeat()
+	rescuer := e.newRescuer(r.ID, r.StartedAt)
+	// An outage noted by an earlier run is history; this run notes its own.
+	_ = o.Ledger.SetOutage(bg, o.Campaign.ID, campaign.Outage{}, "")
 
 	// sendCtx survives a cancel of ctx so in-flight requests can finish;
 	// abort ends them when the drain time is up.
@@ -291,7 +345,16 @@ func (e *Engine) Run(ctx context.Context) error {
 			go func() {
 				defer stages.Done()
 				for c := range jobs {
-					results <- e.attempt(sendCtx, c, slots)
+					// Room in flight first: a stop or Ctrl-C while waiting
+					// for it still keeps this claim from being sent.
+					start := slots.startSend(ctx)
+					if ctx.Err() != nil {
+						// Interrupted: only requests already made finish.
+						slots.endSend(start, false, false)
+						results <- e.putBack(c, "not sent: interrupted")
+						continue
+					}
+					results <- e.attempt(sendCtx, c, slots, start)
 				}
 			}()
 		}
@@ -303,22 +366,32 @@ func (e *Engine) Run(ctx context.Context) error {
 	// rows as it records, in the same transaction, each new row taking a
 	// recorded one's place in the window. Anything short of that hands
 	// claiming back to this loop, which knows how to wait.
-	var claimAlong atomic.Bool
-	recordClaimer, _ := o.Ledger.(RecordClaimer)
+	var (
+		claimAlong atomic.Bool
+		// nextRescue: when the loop must look for dead runners' rows;
+		// from then on claiming is the loop's again.
+		nextRescue       atomic.Int64
+		recordClaimer, _ = o.Ledger.(RecordClaimer)
+	)
 	commit := func(batch []campaign.Result) (kept int, err error) {
-		if recordClaimer == nil || !claimAlong.Load() || ctx.Err() != nil || e.paused.Load() || firstErr() != nil {
+		now := o.Clock.Now()
+		if open, _ := e.breaker.state(); recordClaimer == nil || !claimAlong.Load() || ctx.Err() != nil ||
+			e.paused.Load() || e.stop.Load() != nil || open || firstErr() != nil || now.UnixNano() >= nextRescue.Load() {
+			claimAlong.Store(false)
 			return 0, o.Ledger.RecordAll(bg, r.ID, batch)
 		}
-		cs, claimErr, err := recordClaimer.RecordAndClaimN(bg, r.ID, batch, o.Campaign.ID, o.Clock.Now(), len(batch))
+		cs, claimErr, err := recordClaimer.RecordAndClaimN(bg, r.ID, batch, o.Campaign.ID, now, len(batch))
 		if err != nil {
 			return 0, err
 		}
 		if claimErr != nil || len(cs) < len(batch) {
 			claimAlong.Store(false)
 		}
-		if errors.Is(claimErr, campaign.ErrPaused) {
+		if errors.Is(claimErr, campaign.ErrPaused) || errors.Is(claimErr, campaign.ErrCancelled) {
 			// Said once: the claim that paused the campaign (no usable
-			// account left) knows why; the next one would only see it paused.
+			// account left) knows why; the next one would only see it
+			// paused. Claims still queued go back unsent.
+			e.paused.Store(true)
 			fail(claimErr)
 		}
 		for _, c := range cs {
@@ -365,6 +438,23 @@ func (e *Engine) Run(ctx context.Context) error {
 		if err := firstErr(); err != nil {
 			return finish(nil)
 		}
+		if stop := e.stop.Load(); stop != nil {
+			return finish(*stop)
+		}
+		if open, _ := e.breaker.state(); open {
+			if err := e.waitOutage(ctx, bg); err != nil {
+				switch {
+				case ctx.Err() != nil:
+					return finish(ctx.Err())
+				case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled):
+					// The outage timed out, or an operator stopped the campaign.
+					return finish(err)
+				}
+				fail(err)
+				return finish(nil)
+			}
+			continue
+		}
 		if now := o.Clock.Now(); rates != nil && (rateAt.IsZero() || now.Sub(rateAt) >= rateEvery) {
 			// Read once in a while: it only sizes the pool, and the
 			// claims themselves never exceed the limits.
@@ -392,6 +482,12 @@ func (e *Engine) Run(ctx context.Context) error {
 			return finish(ctx.Err())
 		}
 		now := o.Clock.Now()
+		if err := rescuer.due(bg, now); err != nil {
+			slots.release(n)
+			fail(err)
+			return finish(nil)
+		}
+		nextRescue.Store(rescuer.next.UnixNano())
 		cs, err := o.Ledger.ClaimN(bg, o.Campaign.ID, r.ID, now, n)
 		slots.release(n - len(cs))
 		saturated = err == nil && len(cs) == n
@@ -411,7 +507,10 @@ func (e *Engine) Run(ctx context.Context) error {
 		switch {
 		case errors.Is(err, campaign.ErrDone):
 			return finish(nil)
-		case errors.Is(err, campaign.ErrPaused):
+		case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled):
+			// Claims still queued go back unsent; requests already made
+			// finish and are recorded.
+			e.paused.Store(true)
 			return finish(err)
 		case errors.As(err, &we):
 		default:
@@ -466,7 +565,7 @@ const rateEvery = time.Second
 func (e *Engine) record(results <-chan campaign.Result, limit func() int,
 	commit func([]campaign.Result) (kept int, err error), committed func(n int), fail func(error)) {
 	batch := make([]campaign.Result, 0, maxBatch)
-	window := errorWindow{ratio: e.o.ErrorPauseRatio}
+	window := errorWindow{ratio: e.o.ErrorPauseRatio, sample: minSample(e.o.Campaign.Imported)}
 	linger := time.NewTimer(0)
 	for res := range results {
 		want := min(recordMin, limit())
@@ -497,8 +596,13 @@ func (e *Engine) record(results <-chan campaign.Result, limit func() int,
 			}
 		}
 		for i := range batch {
+			if batch[i].Outcome.Class == ClassNotSent {
+				continue // no request: not an attempt the ratio judges
+			}
 			if reason := window.add(batch[i].Outcome.Class == whatsapp.ClassPermanent.String()); reason != "" {
 				batch[i].Outcome.Pause = reason
+				// Before the commit: claims queued meanwhile go back unsent.
+				e.paused.Store(true)
 			}
 		}
 		kept, err := commit(batch)
@@ -541,25 +645,47 @@ func (e *Engine) heartbeat(ctx context.Context) (stop func()) {
 				return
 			case <-t.C:
 				// A missed beat only risks another runner calling our rows
-				// unknown, never a double send: ignore the error.
-				_ = e.o.Ledger.Heartbeat(ctx, e.o.Runner.ID, e.o.Clock.Now())
+				// unknown, never a double send: ignore the error, except
+				// that a runner taken for dead registers again.
+				now := e.o.Clock.Now()
+				if err := e.o.Ledger.Heartbeat(ctx, e.o.Runner.ID, now); errors.Is(err, campaign.ErrNotFound) {
+					r := e.o.Runner
+					r.CampaignID, r.StartedAt, r.HeartbeatAt = e.o.Campaign.ID, now, now
+					_ = e.o.Ledger.RegisterRunner(ctx, r)
+				}
+				e.watchStop(ctx)
 			}
 		}
 	}()
 	return func() { close(quit); wg.Wait() }
 }
 
-// attempt makes one request, within the pacer's limit of requests in
-// flight, and decides what to record.
-func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer) campaign.Result {
+// watchStop asks the ledger whether the campaign was paused or cancelled
+// from elsewhere. If so, claims queued here go back unsent and Run ends at
+// its next turn: within a heartbeat, even while every slot waits on a slow
+// request or the loop waits for tokens.
+func (e *Engine) watchStop(ctx context.Context) {
+	err := e.o.Ledger.CampaignStopped(ctx, e.o.Campaign.ID)
+	if errors.Is(err, campaign.ErrPaused) || errors.Is(err, campaign.ErrCancelled) {
+		// In this order: the loop must be sure to end before queued
+		// claims are put back, or it would claim them again.
+		e.stop.Store(&err)
+		e.paused.Store(true)
+	}
+}
+
+// attempt makes one request, in the place in flight the pacer gave it at
+// start, and decides what to record.
+func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start time.Time) campaign.Result {
 	o := e.o
 	var out campaign.Outcome
+	answered, failed := false, false
+	defer func() { p.endSend(start, answered, failed) }()
 	_, dropped := e.dropped.Load(c.Account.ID)
 	token, err := o.Token(c.Account.TokenEnv)
 	switch {
 	case dropped || e.paused.Load() || e.rests(c.Account.ID):
-		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now(), Refund: true,
-			Class: ClassNotSent, Error: "not sent: the account or campaign stopped meanwhile"}
+		return e.putBack(c, "not sent: the account or campaign stopped meanwhile")
 	case err != nil:
 		// No token: the account can't send for this campaign; its rows go
 		// to the others.
@@ -567,11 +693,14 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer) campai
 			DropAccount: true, Class: whatsapp.ClassAccountFatal.String(),
 			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
 	default:
-		start := p.startSend(ctx)
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
+		free := e.observe(ctx, c, err)
 		out = e.outcome(c, resp, err)
+		if free {
+			out = outageRetry(out, err, o.Clock.Now())
+		}
 		class := whatsapp.Classify(err)
-		p.endSend(start, class == whatsapp.ClassTransient || class == whatsapp.ClassAmbiguous)
+		answered, failed = true, class == whatsapp.ClassTransient || class == whatsapp.ClassAmbiguous
 	}
 	if out.DropAccount {
 		e.dropped.Store(c.Account.ID, struct{}{})
@@ -596,6 +725,14 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer) campai
 		e.paused.Store(true)
 	}
 	return campaign.Result{Claim: c, Outcome: out, At: o.Clock.Now()}
+}
+
+// putBack returns a claim to pending without a request: its token stays
+// spent, its quota and retry budget are given back.
+func (e *Engine) putBack(c campaign.Claim, why string) campaign.Result {
+	now := e.o.Clock.Now()
+	return campaign.Result{Claim: c, At: now, Outcome: campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now,
+		Refund: true, Class: ClassNotSent, Error: why}}
 }
 
 // rests reports whether the account (or the whole app) was throttled and
@@ -683,14 +820,29 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 // attempts of this engine and says when it crosses the pause ratio.
 type errorWindow struct {
 	ratio  float64
+	sample int // attempts needed before the ratio counts (minSample)
 	ring   [100]bool
 	n, bad int
 	next   int
 	fired  bool
 }
 
-// minWindow attempts are needed before the ratio means anything.
-const minWindow = 20
+// minWindow attempts are needed before the ratio means anything — or, in a
+// campaign of fewer rows, as many attempts as it has rows, but never fewer
+// than minSmall: the share of 1 in 2 says nothing.
+const (
+	minWindow = 20
+	minSmall  = 5
+)
+
+// minSample is the attempts the ratio needs in a campaign of rows rows (0:
+// not known).
+func minSample(rows int) int {
+	if rows <= 0 {
+		return minWindow
+	}
+	return max(min(minWindow, rows), minSmall)
+}
 
 func (w *errorWindow) add(permanent bool) (pause string) {
 	if w.ratio <= 0 {
@@ -708,7 +860,7 @@ func (w *errorWindow) add(permanent bool) (pause string) {
 		w.bad++
 	}
 	w.next = (w.next + 1) % len(w.ring)
-	if w.fired || w.n < minWindow || float64(w.bad) <= w.ratio*float64(w.n) {
+	if w.fired || w.n < w.sample || float64(w.bad) <= w.ratio*float64(w.n) {
 		return ""
 	}
 	w.fired = true

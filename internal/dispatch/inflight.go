@@ -287,8 +287,9 @@ func (p *pacer) held() int {
 	return p.claimed
 }
 
-// startSend waits for room in flight and returns when the request starts.
-// A cancelled ctx lets it through: the request then ends at once.
+// startSend waits for room in flight and returns when the request may
+// start. A cancelled ctx lets it through at once (holding a place all the
+// same), for the caller to put the claim back.
 func (p *pacer) startSend(ctx context.Context) time.Time {
 	for {
 		p.mu.Lock()
@@ -306,13 +307,16 @@ func (p *pacer) startSend(ctx context.Context) time.Time {
 	}
 }
 
-// endSend ends a request started at start; failed marks an answer that
-// tells of a struggling server.
-func (p *pacer) endSend(start time.Time, failed bool) {
+// endSend gives back a place taken at start. answered is false when no
+// request was made; failed marks an answer that tells of a struggling
+// server.
+func (p *pacer) endSend(start time.Time, answered, failed bool) {
 	now := p.clock.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.ctl.Answer(now, now.Sub(start), p.sending, failed)
+	if answered {
+		p.ctl.Answer(now, now.Sub(start), p.sending, failed)
+	}
 	p.sending--
 	p.resize()
 	p.signal()

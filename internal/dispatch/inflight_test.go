@@ -173,7 +173,7 @@ func TestPacerWindows(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 	clock.Advance(100 * time.Millisecond)
-	p.endSend(starts[0], false)
+	p.endSend(starts[0], true, false)
 	<-started // the freed place goes to the waiting request
 	p.release(3)
 	if n := p.grab(100); n != 3 {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"syscall"
@@ -66,6 +67,7 @@ func TestCrashResume(t *testing.T) {
 		if got["sent"] > 0 && got["pending"]+got["sending"] > 0 {
 			midCampaign++
 		}
+		w.CheckCounts(fmt.Sprintf("kill %d", kill+1))
 	}
 	if midCampaign == 0 {
 		t.Fatal("no kill landed while the campaign was under way; the test proved nothing")
@@ -110,6 +112,8 @@ func TestCrashResume(t *testing.T) {
 		}
 		checkRate(t, "claims of "+pnid, sortedTimes(taken), 40, 5, 0)
 	}
+
+	w.CheckCounts("the last run")
 
 	// One more run of the same command finds nothing left to send.
 	r = w.OK(run...)

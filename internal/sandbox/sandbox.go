@@ -97,6 +97,12 @@ type Faults struct {
 	FatalAccounts map[string]FatalAccount // phone number id → fatal code
 	BadTemplates  []string                // template names answering 132001 (HTTP 404)
 	RetryAfter    time.Duration           // when > 0, throttling answers carry Retry-After
+	// UnknownNumbers are phone number ids Graph does not find: reading one
+	// answers 400, code 100, subcode 33 (so does any id not all digits), and
+	// so does sending from one, as Meta does for a mistyped or deleted id.
+	UnknownNumbers []string
+	// BadTokens are access tokens answered 401, code 190.
+	BadTokens []string
 }
 
 // FatalAccount makes a phone number id answer Code once After messages
@@ -228,6 +234,8 @@ func New(opts Options) *Server {
 	for num, code := range opts.Faults.FailNumbers {
 		s.failNumbers[waID(num)] = code
 	}
+	s.faults.UnknownNumbers = slices.Clone(opts.Faults.UnknownNumbers)
+	s.faults.BadTokens = slices.Clone(opts.Faults.BadTokens)
 	for _, name := range opts.Faults.BadTemplates {
 		s.badTemplates[name] = true
 	}
@@ -237,8 +245,8 @@ func New(opts Options) *Server {
 	return s
 }
 
-// ServeHTTP serves POST /{version}/{phone_number_id}/messages and
-// GET RecordsPath.
+// ServeHTTP serves POST /{version}/{phone_number_id}/messages,
+// GET /{version}/{phone_number_id} and GET RecordsPath.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == RecordsPath {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -247,6 +255,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, s.Records())
+		return
+	}
+	if id, ok := phoneNumberPath(r.URL); ok {
+		s.servePhoneNumber(w, r, id)
 		return
 	}
 	phoneNumberID, ok := messagesPath(r.URL)
@@ -296,6 +308,9 @@ type answer struct {
 	wamid      string
 	to, waID   string
 	delay      time.Duration // before answering: Options.Latency
+	// unknownID: the phone number id does not exist; answered with Graph's
+	// object error (code 100, subcode 33), not a WhatsApp one.
+	unknownID bool
 }
 
 func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumberID string) {
@@ -345,6 +360,10 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumb
 			abort(w)
 			return
 		}
+	}
+	if a.unknownID {
+		writeGraphErrorSubcode(w, a.status, a.code, 33, "GraphMethodException", a.details, a.traceID)
+		return
 	}
 	if a.wamid == "" {
 		writeGraphError(w, a.status, a.code, a.details, a.traceID, a.retryAfter)
@@ -430,6 +449,17 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	fail := func(code int, details string) { a.fail(code, details, s.faults.RetryAfter) }
 	if token == "" {
 		fail(190, "missing or empty bearer token in the Authorization header")
+		return
+	}
+	if slices.Contains(s.faults.BadTokens, token) {
+		fail(190, "Invalid OAuth access token - Cannot parse access token")
+		return
+	}
+	// Only the listed ids: the sandbox's own tests send from ids such as
+	// "A", which reads (servePhoneNumber) would call unknown.
+	if slices.Contains(s.faults.UnknownNumbers, phoneNumberID) {
+		a.status, a.code, a.outcome, a.unknownID = http.StatusBadRequest, 100, OutcomeError, true
+		a.details = fmt.Sprintf("Unsupported post request. Object with ID '%s' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api", phoneNumberID)
 		return
 	}
 	if rerr != nil {

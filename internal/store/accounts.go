@@ -103,6 +103,17 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		if err := l.Validate(); err != nil {
 			return fmt.Errorf("account %s: %w", a.Name, err)
 		}
+		// A taken name is the first thing to say: callers tell it apart.
+		var taken int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE name = ?`, a.Name).Scan(&taken); err != nil {
+			return fmt.Errorf("read account %s: %w", a.Name, err)
+		}
+		if taken > 0 {
+			return fmt.Errorf("account %q: %w", a.Name, ErrExists)
+		}
+		if err := numberFree(ctx, tx, a.Name, a.PhoneNumberID, 0); err != nil {
+			return err
+		}
 		now := s.now()
 		res, err := tx.ExecContext(ctx, `INSERT INTO accounts
 			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day)
@@ -152,7 +163,11 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 			}
 			a.Tier = *ch.Tier
 		}
-		if ch.PhoneNumberID != nil {
+		movesNumber := ch.PhoneNumberID != nil && *ch.PhoneNumberID != a.PhoneNumberID
+		if movesNumber {
+			if err := numberFree(ctx, tx, a.Name, *ch.PhoneNumberID, a.ID); err != nil {
+				return err
+			}
 			a.PhoneNumberID = *ch.PhoneNumberID
 		}
 		if ch.TokenEnv != nil {
@@ -187,6 +202,12 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 			a.Tier, a.PhoneNumberID, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap, a.Disabled, a.ID)
 		if err != nil {
 			return fmt.Errorf("update account %s: %w", name, err)
+		}
+		if movesNumber {
+			// A number of its own: out of any pair kept from before 0007.
+			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET shared_number = 0 WHERE id = ?`, a.ID); err != nil {
+				return fmt.Errorf("update account %s: %w", name, err)
+			}
 		}
 		accts, err = loadAccounts(ctx, tx, `WHERE a.id = ?`, a.ID)
 		if err != nil {
@@ -268,13 +289,13 @@ func (a account) status(t time.Time) campaign.AccountStatus {
 }
 
 // loadAccounts reads accounts joined with their tier. Tokens and At are the
-// stored bucket, not yet refilled.
+// stored bucket, not yet refilled. Removed accounts are not among them.
 func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]account, error) {
 	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
 		a.rate, a.burst, a.daily_cap, a.disabled, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
 		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
 		t.rate, t.burst, t.daily_cap
-		FROM accounts a JOIN tiers t ON t.name = a.tier `+where, args...)
+		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}
@@ -371,17 +392,28 @@ func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) 
 // QuotaReset is what a reset did to one account.
 type QuotaReset struct {
 	Account  string
-	Day      string
-	Before   int  // sends counted before the reset
-	Reset    bool // false: already reset today and not forced
-	LastDay  string
+	Day      string // today, in the zone of quota days
+	Before   int    // sends counted before the reset
+	Reset    bool   // false: already reset today (or Behind) and not forced
+	LastDay  string // the account's quota day before
 	DailyCap int
+	// Behind: today is earlier than the account's quota day (a clock set
+	// back, or a zone changed to one behind): the day stays LastDay, even
+	// when forced.
+	Behind bool
 }
 
 // ResetQuota starts a new quota day for the named accounts (all when names is
-// empty). An account already reset on today's calendar day is left alone
-// unless force is set, so a cron line that runs twice cannot double a cap.
+// empty). Quota days only move forward: an account whose quota day is today
+// or later is left alone unless force is set — which zeroes the count but
+// never moves the day back — so a cron line that runs twice, a clock set
+// back or a shell in another zone cannot double a cap. Days follow the zone
+// fixed in the database; a store opened asking for another zone returns a
+// *ZoneMismatchError and resets nothing.
 func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]QuotaReset, error) {
+	if s.zoneErr != nil {
+		return nil, s.zoneErr
+	}
 	var out []QuotaReset
 	err := s.write(ctx, func(tx *Tx) error {
 		accts, err := loadAccounts(ctx, tx, `ORDER BY a.id`)
@@ -400,15 +432,17 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 				continue
 			}
 			found++
-			r := QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap}
-			if a.QuotaDay != today || force {
+			r := QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap,
+				Behind: today < a.QuotaDay} // ISO dates order as strings
+			if today > a.QuotaDay || force {
 				r.Reset = true
+				day := max(today, a.QuotaDay)
 				if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = 0, quota_day = ?, quota_epoch = quota_epoch + 1 WHERE id = ?`,
-					today, a.ID); err != nil {
+					day, a.ID); err != nil {
 					return fmt.Errorf("reset quota of %s: %w", a.Name, err)
 				}
 				if _, err := tx.ExecContext(ctx, `INSERT INTO quota_resets (account_id, day, at, forced) VALUES (?, ?, ?, ?)`,
-					a.ID, today, now.UnixNano(), force); err != nil {
+					a.ID, day, now.UnixNano(), force); err != nil {
 					return fmt.Errorf("log quota reset: %w", err)
 				}
 			}

@@ -64,6 +64,7 @@ func TestCrashTorture(t *testing.T) {
 			midCampaign++
 		}
 		t.Logf("kill %d after %v: rows %v", killed, delay, got)
+		w.CheckCounts(fmt.Sprintf("kill %d", killed))
 	}
 	if midCampaign == 0 {
 		t.Fatal("no kill landed while the campaign was under way; the test proved nothing")
@@ -89,6 +90,8 @@ func TestCrashTorture(t *testing.T) {
 	if f.sent+f.failed+f.unknown != n {
 		t.Errorf("sent %d + failed %d + unknown %d ≠ %d recipients", f.sent, f.failed, f.unknown, n)
 	}
+
+	w.CheckCounts("the last run")
 
 	// One more run of the same command finds nothing left to send.
 	r := w.OK(run...)
