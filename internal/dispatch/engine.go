@@ -380,11 +380,15 @@ func (e *Engine) Run(ctx context.Context) error {
 			claimAlong.Store(false)
 			return 0, o.Ledger.RecordAll(bg, r.ID, batch)
 		}
-		cs, claimErr, err := recordClaimer.RecordAndClaimN(bg, r.ID, batch, o.Campaign.ID, now, len(batch))
+		want := slots.handOn(len(batch))
+		if want == 0 {
+			return 0, o.Ledger.RecordAll(bg, r.ID, batch)
+		}
+		cs, claimErr, err := recordClaimer.RecordAndClaimN(bg, r.ID, batch, o.Campaign.ID, now, want)
 		if err != nil {
 			return 0, err
 		}
-		if claimErr != nil || len(cs) < len(batch) {
+		if claimErr != nil || len(cs) < want {
 			claimAlong.Store(false)
 		}
 		if errors.Is(claimErr, campaign.ErrPaused) || errors.Is(claimErr, campaign.ErrCancelled) {

@@ -269,6 +269,14 @@ func (p *pacer) grab(n int) int {
 	return got
 }
 
+// handOn says how many of k rows being recorded may pass their places to
+// new claims: all of them, unless the limit shrank meanwhile.
+func (p *pacer) handOn(k int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return max(min(k, 2*p.limit-(p.claimed-k)), 0)
+}
+
 // release gives back n reserved rows: recorded, or never claimed.
 func (p *pacer) release(n int) {
 	if n <= 0 {

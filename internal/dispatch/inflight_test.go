@@ -180,6 +180,18 @@ func TestPacerWindows(t *testing.T) {
 		t.Fatalf("grab after 3 recorded = %d, want 3", n)
 	}
 
+	// Rows being recorded hand their places on to new claims only within
+	// twice the limit: after a cut, fewer.
+	p.mu.Lock()
+	p.limit = 2
+	p.mu.Unlock()
+	if n := p.handOn(4); n != 0 {
+		t.Fatalf("handOn(4) with 8 held and a limit of 2 = %d, want 0", n)
+	}
+	if n := p.handOn(8); n != 4 {
+		t.Fatalf("handOn(8) with 8 held and a limit of 2 = %d, want 4", n)
+	}
+
 	// Cancelled: a waiting request goes through (and ends at once).
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()

@@ -148,6 +148,9 @@ func TestValidate(t *testing.T) {
 		{"negative slow delay", Options{Faults: Faults{SlowDelay: -time.Second}}, "slow delay"},
 		{"negative after", Options{Faults: Faults{FatalAccounts: map[string]FatalAccount{"1": {190, -1}}}}, "after -1"},
 		{"bad fail number", Options{Faults: Faults{FailNumbers: map[string]int{"abc": 1}}}, "fail number"},
+		{"latency", Options{Latency: Latency{Base: time.Second, Jitter: time.Second}}, ""},
+		{"jitter over the latency", Options{Latency: Latency{Base: time.Second, Jitter: 2 * time.Second}}, "latency 1s±2s"},
+		{"negative latency", Options{Latency: Latency{Base: -time.Second}}, "latency -1s"},
 	}
 	for _, tt := range tests {
 		err := tt.opts.Validate()
