@@ -135,7 +135,7 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl := cmd.Flags()
 	fl.BoolVar(&o.StopWhenCapped, "stop-when-capped", false, "exit (code 3) instead of waiting when every account reached its daily cap")
-	fl.IntVar(&o.Workers, "workers", 8, "requests in flight at most (very fast tiers need 100 or more: each request mostly waits on the network)")
+	fl.IntVar(&o.Workers, "workers", dispatch.DefaultMaxInFlight, "requests in flight at most; within it wasend keeps as many as the accounts' rate times the answers' latency needs")
 	fl.IntVar(&o.MaxAttempts, "max-attempts", 5, "attempts of a row on transient errors before it fails")
 	fl.DurationVar(&o.BackoffBase, "backoff-base", time.Second, "first retry delay ceiling (full jitter, doubling)")
 	fl.DurationVar(&o.BackoffMax, "backoff-max", time.Minute, "largest retry delay ceiling")
@@ -184,6 +184,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	}
 	if o.ErrorPauseRatio < 0 || o.ErrorPauseRatio > 1 {
 		return usagef("--error-pause-ratio %v: must be between 0 and 1", o.ErrorPauseRatio)
+	}
+	if o.Workers < 1 {
+		return usagef("--workers %d: must be at least 1", o.Workers)
 	}
 	if o.OutageTimeout <= 0 {
 		return usagef("--outage-timeout %v: must be positive", o.OutageTimeout)

@@ -224,6 +224,37 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	return out, nil
 }
 
+// AllowedRate is how many messages per second the campaign's usable
+// accounts may send at now: the sum of their effective rates (after
+// throttling), leaving out accounts resting, restricted or at their daily
+// cap, within the global limit when it is on. The engine sizes its
+// requests in flight by it (dispatch.RateReporter); claims never rely on it.
+func (s *Store) AllowedRate(ctx context.Context, campaignID int64, now time.Time) (float64, error) {
+	accts, err := loadAccounts(ctx, s.db, `WHERE a.disabled = 0 AND a.id NOT IN
+		(SELECT account_id FROM campaign_accounts WHERE campaign_id = ?)`, campaignID)
+	if err != nil {
+		return 0, err
+	}
+	var rate float64
+	for _, a := range accts {
+		if a.UsedToday >= a.Limits.DailyCap || now.Before(a.health.CooldownUntil) {
+			continue
+		}
+		rate += a.limit(now).Rate
+	}
+	var (
+		globalOn   bool
+		globalRate float64
+	)
+	if err := s.db.QueryRowContext(ctx, `SELECT enabled, rate FROM global_limit WHERE id = 1`).Scan(&globalOn, &globalRate); err != nil {
+		return 0, fmt.Errorf("read global limit: %w", err)
+	}
+	if globalOn {
+		rate = min(rate, globalRate)
+	}
+	return rate, nil
+}
+
 // usableAccounts returns the enabled accounts not dropped from the
 // campaign. When accounts exist but every one was dropped, it pauses the
 // campaign and returns ErrNoUsableAccount.
@@ -346,19 +377,63 @@ func (s *Store) Record(ctx context.Context, c campaign.Claim, runner string, o c
 
 // RecordAll stores several outcomes in one transaction (a group commit).
 func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
-	return s.write(ctx, func(tx *Tx) error {
-		var plain []campaign.Result
-		for _, r := range rs {
-			if plainSent(r) {
-				plain = append(plain, r)
-				continue
-			}
-			if err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At); err != nil {
-				return err
-			}
+	return s.write(ctx, func(tx *Tx) error { return recordAll(ctx, tx, runner, rs) })
+}
+
+func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result) error {
+	var plain []campaign.Result
+	for _, r := range rs {
+		if plainSent(r) {
+			plain = append(plain, r)
+			continue
 		}
-		return recordSent(ctx, tx, plain)
+		if err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At); err != nil {
+			return err
+		}
+	}
+	return recordSent(ctx, tx, plain)
+}
+
+// RecordAndClaimN stores outcomes as RecordAll does and, in the same
+// transaction, claims up to max more of the campaign's due messages as
+// ClaimN does: one commit where there were two. err is RecordAll's: when
+// it is not nil, nothing was stored. The outcomes are kept whatever the
+// claim finds; when it claims nothing, claimErr says why as ClaimN's error
+// would.
+func (s *Store) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error) {
+	var kept error
+	err = s.write(ctx, func(tx *Tx) error {
+		cs, kept = nil, nil // a retried transaction starts over
+		if err := recordAll(ctx, tx, runner, rs); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT claim`); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		var err error
+		cs, err = claim(ctx, tx, campaignID, runner, now, max)
+		switch {
+		case err == nil, errors.Is(err, campaign.ErrDone), errors.Is(err, campaign.ErrNoUsableAccount):
+			// Kept, as ClaimN keeps them: the claim may have marked the
+			// campaign finished or paused.
+			kept = err
+		default:
+			// Whatever the claim wrote goes, as ClaimN's rollback drops
+			// it; the outcomes stay.
+			if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO claim`); rerr != nil {
+				return fmt.Errorf("claim: %w", rerr)
+			}
+			cs, kept = nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `RELEASE claim`); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		return nil
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, kept, nil
 }
 
 // plainSent reports whether r is a message accepted with nothing more to
