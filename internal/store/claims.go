@@ -176,10 +176,8 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			continue
 		}
 		delete(byAccount, c.Account.ID)
-		args := append([]any{c.Account.ID, runner, c.QuotaEpoch, now.UnixNano()}, ids...)
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sending', attempts = attempts + 1, account_id = ?,
-			runner_id = ?, quota_epoch = ?, updated_at = ? WHERE id IN (`+repeated(len(ids), "?")+`)`, args...); err != nil {
-			return nil, fmt.Errorf("claim messages: %w", err)
+		if err := claimRows(ctx, tx, c.Account.ID, runner, c.QuotaEpoch, now, ids); err != nil {
+			return nil, err
 		}
 	}
 	args := make([]any, 0, 3*len(out))
@@ -245,9 +243,8 @@ func dropSuppressed(ctx context.Context, tx *Tx, due []dueMessage, now time.Time
 		if why == "" {
 			why = "opted out"
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?, error_code = ?,
-			error_message = ? WHERE id = ?`, now.UnixNano(), campaign.CodeSuppressed, "suppressed: "+why, d.ID); err != nil {
-			return nil, fmt.Errorf("skip suppressed message %d: %w", d.ID, err)
+		if err := suppressAtSend(ctx, tx, d.ID, why, now); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -377,10 +374,7 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
 			msgArgs = append(msgArgs, r.Claim.Message.ID, r.Outcome.WAMID, r.At.UnixNano())
 			attArgs = append(attArgs, r.Claim.AttemptID, r.At.UnixNano(), r.Outcome.Class)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sent', wamid = v.column2, sent_at = v.column3,
-			updated_at = v.column3, error_code = NULL, error_message = NULL
-			FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v
-			WHERE messages.id = v.column1 AND messages.state IN ('sending', 'unknown')`, msgArgs...); err != nil {
+		if err := recordSentMany(ctx, tx, size, msgArgs); err != nil {
 			return fmt.Errorf("record %d messages sent: %w", n, err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3
@@ -393,36 +387,21 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
 }
 
 func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
-	var (
-		res     sql.Result
-		err     error
-		outcome string
-		code    = sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
-	)
+	var outcome string
 	switch o.Kind {
 	case campaign.OutcomeSent:
 		outcome = "sent"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'sent', wamid = ?, sent_at = ?, updated_at = ?,
-			error_code = NULL, error_message = NULL WHERE id = ? AND state IN ('sending', 'unknown')`,
-			o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID)
 	case campaign.OutcomeRetry:
 		outcome = "retry"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', next_attempt_at = ?, updated_at = ?,
-			retries = retries + ?, error_code = ?, error_message = ? WHERE id = ? AND state = 'sending' AND runner_id = ?`,
-			nanos(o.RetryAt), now.UnixNano(), o.SpendsRetry, code, o.Error, c.Message.ID, runner)
 	case campaign.OutcomeFailed:
 		outcome = "failed"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?,
-			error_code = ?, error_message = ? WHERE id = ? AND state = 'sending' AND runner_id = ?`,
-			now.UnixNano(), code, o.Error, c.Message.ID, runner)
 	case campaign.OutcomeUnknown:
 		outcome = "unknown"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'unknown', updated_at = ?,
-			error_code = ?, error_message = ? WHERE id = ? AND state = 'sending' AND runner_id = ?`,
-			now.UnixNano(), code, o.Error, c.Message.ID, runner)
 	default:
 		return fmt.Errorf("record message %d: unknown outcome %d", c.Message.ID, o.Kind)
 	}
+	code := sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
+	res, err := recordOutcome(ctx, tx, c, runner, o, now)
 	if err != nil {
 		return fmt.Errorf("record message %d %s: %w", c.Message.ID, outcome, err)
 	}
@@ -601,27 +580,9 @@ func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.T
 				return fmt.Errorf("remove dead runner: %w", err)
 			}
 		}
-		where, args := `state = 'sending'`, []any{now.UnixNano(), orphanedNote}
-		if campaignID != 0 {
-			where, args = `campaign_id = ? AND state = 'sending'`, append(args, campaignID)
-		}
-		ids, err := tx.QueryContext(ctx, `UPDATE messages SET state = 'unknown', updated_at = ?, error_message = ?
-			WHERE `+where+` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners)) RETURNING id`, args...)
+		movedIDs, err := rescue(ctx, tx, campaignID, now)
 		if err != nil {
-			return fmt.Errorf("mark orphaned rows unknown: %w", err)
-		}
-		var movedIDs []any
-		for ids.Next() {
-			var id int64
-			if err := ids.Scan(&id); err != nil {
-				ids.Close()
-				return fmt.Errorf("mark orphaned rows unknown: %w", err)
-			}
-			movedIDs = append(movedIDs, id)
-		}
-		ids.Close()
-		if err := ids.Err(); err != nil {
-			return fmt.Errorf("mark orphaned rows unknown: %w", err)
+			return err
 		}
 		moved = len(movedIDs)
 		for len(movedIDs) > 0 {

@@ -142,25 +142,15 @@ func (s *Store) FailedMessages(ctx context.Context, id int64) ([]FailedMessage, 
 }
 
 // RequeueFailed moves failed rows back to pending with a fresh retry
-// budget: those with one of codes, or all when codes is empty.
+// budget: those with one of codes, or all when codes is empty. It reopens
+// the campaign and returns how many rows moved.
 func (s *Store) RequeueFailed(ctx context.Context, id int64, codes []int) (int, error) {
-	if len(codes) == 0 {
-		return s.Requeue(ctx, id, campaign.Failed)
-	}
 	var n int64
 	err := s.write(ctx, func(tx *Tx) error {
-		ph := strings.TrimSuffix(strings.Repeat("?,", len(codes)), ",")
-		args := []any{s.now().UnixNano(), id}
-		for _, c := range codes {
-			args = append(args, c)
+		var err error
+		if n, err = requeueFailed(ctx, tx, id, codes, s.now()); err != nil {
+			return err
 		}
-		// Not through the statement cache: the query text varies with codes.
-		res, err := tx.tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', retries = 0, next_attempt_at = 0,
-			runner_id = NULL, updated_at = ? WHERE campaign_id = ? AND state = 'failed' AND error_code IN (`+ph+`)`, args...)
-		if err != nil {
-			return fmt.Errorf("requeue failed rows: %w", err)
-		}
-		n, _ = res.RowsAffected()
 		return reopen(ctx, tx, id, n)
 	})
 	return int(n), err
