@@ -49,7 +49,7 @@ type Options struct {
 	ProgressInterval time.Duration
 	// Probe: see dispatch.Options.
 	Probe func(ctx context.Context) error
-	Label         string // progress label, e.g. "SANDBOX" [campaign N]
+	Label string // progress label, e.g. "SANDBOX" [campaign N]
 	// Location is the time zone of quota days (store.Location). [time.Local]
 	Location *time.Location
 	// Observe also receives every engine event (metrics, logs); it must be
