@@ -71,6 +71,10 @@ type TransitionRule struct {
 //     their time comes);
 //   - waits for a portfolio's reach (pending rows that wait; a wait is a
 //     reason on a pending row, not a state, unless it needs its own count).
+//
+// A new state also needs the CHECK on messages.state widened (a rebuild of
+// the table, as migration 0004 does) and its place in States and in the
+// kept counts (internal/store/counts.sql).
 var Transitions = map[Transition]TransitionRule{
 	MoveClaim: {"claim", []State{Pending}, Sending,
 		"an account and the global bucket gave a token and the daily cap counted one"},
@@ -142,17 +146,7 @@ func Legal(from, to State) bool {
 // SQL: "state = 'sending'" or "state IN ('sending', 'unknown')". The store
 // builds each transition's UPDATE with it, so the table above is the one
 // place that says which rows a move applies to.
-func (t Transition) FromSQL(column string) string {
-	from := t.From()
-	if len(from) == 1 {
-		return column + " = '" + string(from[0]) + "'"
-	}
-	q := make([]string, len(from))
-	for i, s := range from {
-		q[i] = "'" + string(s) + "'"
-	}
-	return column + " IN (" + strings.Join(q, ", ") + ")"
-}
+func (t Transition) FromSQL(column string) string { return stateIn(column, t.From()) }
 
 // ToSQL is the assignment of t's target state, as SQL: "state = 'sent'".
 func (t Transition) ToSQL() string { return "state = '" + string(t.To()) + "'" }
@@ -172,4 +166,84 @@ func (o Outcome) Transition() Transition {
 		return MoveRecordUnknown
 	}
 	return 0
+}
+
+// CampaignTransition is one legal move of a whole campaign between
+// states; like Transition, the store changes a campaign's state only
+// through statements named for these.
+type CampaignTransition int
+
+const (
+	// CampaignPause stops a running campaign: the operator's `campaign
+	// pause`, an answer that pauses the campaign, or an outage past its
+	// timeout.
+	CampaignPause CampaignTransition = iota + 1
+	// CampaignPauseNoAccount pauses a campaign being claimed when every
+	// enabled account was dropped from it.
+	CampaignPauseNoAccount
+	// CampaignResume is the operator's `campaign resume`.
+	CampaignResume
+	// CampaignFinish ends a campaign with no open row left.
+	CampaignFinish
+	// CampaignReopen runs a finished campaign again when rows were
+	// requeued (never a cancelled one: the store refuses that first).
+	CampaignReopen
+	// CampaignCancel is the operator's `campaign cancel`. A cancelled
+	// campaign is stored as finished with cancelled_at set, and shown as
+	// CampaignCancelled.
+	CampaignCancel
+)
+
+// CampaignTransitionRule is one row of the campaign state machine.
+type CampaignTransitionRule struct {
+	Name string
+	From []CampaignState
+	To   CampaignState
+	Why  string
+}
+
+// CampaignTransitions is the campaign state machine: every stored move
+// (CampaignCancelled is not a stored state; see CampaignCancel).
+var CampaignTransitions = map[CampaignTransition]CampaignTransitionRule{
+	CampaignPause: {"pause", []CampaignState{CampaignRunning}, CampaignPaused,
+		"the operator paused it, an answer or too many permanent failures paused it, or the Cloud API was out too long"},
+	CampaignPauseNoAccount: {"pause: no usable account", []CampaignState{CampaignRunning, CampaignFinished}, CampaignPaused,
+		"every enabled account was dropped from the campaign"},
+	CampaignResume: {"resume", []CampaignState{CampaignPaused}, CampaignRunning,
+		"the operator fixed what stopped it"},
+	CampaignFinish: {"finish", []CampaignState{CampaignRunning}, CampaignFinished,
+		"no row is pending or in flight"},
+	CampaignReopen: {"reopen", []CampaignState{CampaignFinished}, CampaignRunning,
+		"the operator requeued failed or unknown rows"},
+	CampaignCancel: {"cancel", []CampaignState{CampaignRunning, CampaignPaused}, CampaignFinished,
+		"the operator ended it for good; its pending rows are never sent"},
+}
+
+// String is the transition's name in the table.
+func (t CampaignTransition) String() string {
+	if r, ok := CampaignTransitions[t]; ok {
+		return r.Name
+	}
+	return "campaign transition(?)"
+}
+
+// FromSQL is the condition on a campaign's state column that t requires.
+func (t CampaignTransition) FromSQL(column string) string {
+	return stateIn(column, CampaignTransitions[t].From)
+}
+
+// ToSQL is the assignment of t's target state, as SQL.
+func (t CampaignTransition) ToSQL() string {
+	return "state = '" + string(CampaignTransitions[t].To) + "'"
+}
+
+func stateIn[S ~string](column string, from []S) string {
+	if len(from) == 1 {
+		return column + " = '" + string(from[0]) + "'"
+	}
+	q := make([]string, len(from))
+	for i, s := range from {
+		q[i] = "'" + string(s) + "'"
+	}
+	return column + " IN (" + strings.Join(q, ", ") + ")"
 }

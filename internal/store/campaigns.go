@@ -400,7 +400,10 @@ func (s *Store) RequeueUnknown(ctx context.Context, id int64) (int, error) {
 	return int(n), err
 }
 
-// SetCampaignState pauses or resumes a campaign.
+// SetCampaignState sets a campaign's state directly, outside the state
+// machine (campaign.CampaignTransitions): for tests that need a campaign in
+// a given state. wasend itself moves campaigns only through the named
+// transitions in transitions.go.
 func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.CampaignState, reason string) error {
 	return s.write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = ?, pause_reason = ? WHERE id = ?`, string(st), reason, id)

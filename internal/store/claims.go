@@ -216,9 +216,8 @@ func usableAccounts(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 	if enabled == 0 {
 		return nil, &campaign.WaitError{Reason: campaign.WaitNoAccount}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ? WHERE id = ?`,
-		campaign.NoUsableAccountReason, campaignID); err != nil {
-		return nil, fmt.Errorf("pause campaign %d: %w", campaignID, err)
+	if err := pauseNoAccount(ctx, tx, campaignID); err != nil {
+		return nil, err
 	}
 	return nil, fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
 }
@@ -305,9 +304,8 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 	case sending > 0:
 		return nil, &campaign.WaitError{Reason: campaign.WaitInFlight}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'finished', finished_at = ? WHERE id = ? AND state <> 'finished'`,
-		now.UnixNano(), campaignID); err != nil {
-		return nil, fmt.Errorf("finish campaign %d: %w", campaignID, err)
+	if err := finishCampaign(ctx, tx, campaignID, now); err != nil {
+		return nil, err
 	}
 	return nil, campaign.ErrDone
 }
@@ -473,9 +471,8 @@ func applyEffects(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outc
 		}
 	}
 	if o.Pause != "" {
-		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ?
-			WHERE id = ? AND state = 'running'`, o.Pause, c.Message.CampaignID); err != nil {
-			return fmt.Errorf("pause campaign: %w", err)
+		if err := pauseCampaign(ctx, tx, c.Message.CampaignID, o.Pause); err != nil {
+			return err
 		}
 	}
 	if o.Suppress {

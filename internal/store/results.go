@@ -163,8 +163,7 @@ func reopen(ctx context.Context, tx *Tx, id, moved int64) error {
 	if moved == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'finished'`, id)
-	return err
+	return reopenCampaign(ctx, tx, id)
 }
 
 // ResumeCampaign unpauses a campaign and gives the accounts dropped from it
@@ -190,8 +189,7 @@ func (s *Store) ResumeCampaign(ctx context.Context, id int64) (string, error) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM campaign_accounts WHERE campaign_id = ?`, id); err != nil {
 			return fmt.Errorf("restore accounts of campaign %d: %w", id, err)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'running', pause_reason = '' WHERE id = ? AND state = 'paused'`, id)
-		return err
+		return resumeCampaign(ctx, tx, id)
 	})
 	return reason, err
 }

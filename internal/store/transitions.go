@@ -153,3 +153,68 @@ func requeueUnknown(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 	n, _ := res.RowsAffected()
 	return n, nil
 }
+
+// The only statements that change a campaign's state, one per
+// campaign.CampaignTransition, built from campaign.CampaignTransitions.
+var (
+	pauseCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignPause.ToSQL() + `, pause_reason = ?
+		WHERE id = ? AND ` + campaign.CampaignPause.FromSQL("state") + ` AND cancelled_at IS NULL`
+	pauseNoAccountSQL = `UPDATE campaigns SET ` + campaign.CampaignPauseNoAccount.ToSQL() + `, pause_reason = ?
+		WHERE id = ? AND ` + campaign.CampaignPauseNoAccount.FromSQL("state")
+	resumeCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignResume.ToSQL() + `, pause_reason = ''
+		WHERE id = ? AND ` + campaign.CampaignResume.FromSQL("state")
+	finishCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignFinish.ToSQL() + `, finished_at = ?
+		WHERE id = ? AND ` + campaign.CampaignFinish.FromSQL("state")
+	reopenCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignReopen.ToSQL() + `, finished_at = NULL
+		WHERE id = ? AND ` + campaign.CampaignReopen.FromSQL("state")
+	cancelCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignCancel.ToSQL() + `, finished_at = ?, cancelled_at = ?,
+		pause_reason = '' WHERE id = ? AND ` + campaign.CampaignCancel.FromSQL("state") + ` AND cancelled_at IS NULL`
+)
+
+// pauseCampaign pauses a running campaign for reason.
+func pauseCampaign(ctx context.Context, tx *Tx, id int64, reason string) error {
+	if _, err := tx.ExecContext(ctx, pauseCampaignSQL, reason, id); err != nil {
+		return fmt.Errorf("pause campaign %d: %w", id, err)
+	}
+	return nil
+}
+
+// pauseNoAccount pauses a campaign that has no usable account left.
+func pauseNoAccount(ctx context.Context, tx *Tx, id int64) error {
+	if _, err := tx.ExecContext(ctx, pauseNoAccountSQL, campaign.NoUsableAccountReason, id); err != nil {
+		return fmt.Errorf("pause campaign %d: %w", id, err)
+	}
+	return nil
+}
+
+// resumeCampaign runs a paused campaign again.
+func resumeCampaign(ctx context.Context, tx *Tx, id int64) error {
+	if _, err := tx.ExecContext(ctx, resumeCampaignSQL, id); err != nil {
+		return fmt.Errorf("resume campaign %d: %w", id, err)
+	}
+	return nil
+}
+
+// finishCampaign ends a campaign with no open row.
+func finishCampaign(ctx context.Context, tx *Tx, id int64, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, finishCampaignSQL, now.UnixNano(), id); err != nil {
+		return fmt.Errorf("finish campaign %d: %w", id, err)
+	}
+	return nil
+}
+
+// reopenCampaign runs a finished campaign again.
+func reopenCampaign(ctx context.Context, tx *Tx, id int64) error {
+	if _, err := tx.ExecContext(ctx, reopenCampaignSQL, id); err != nil {
+		return fmt.Errorf("reopen campaign %d: %w", id, err)
+	}
+	return nil
+}
+
+// cancelCampaign ends a running or paused campaign for good.
+func cancelCampaign(ctx context.Context, tx *Tx, id int64, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, cancelCampaignSQL, now.UnixNano(), now.UnixNano(), id); err != nil {
+		return fmt.Errorf("cancel campaign %d: %w", id, err)
+	}
+	return nil
+}

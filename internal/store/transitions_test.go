@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -142,4 +143,96 @@ func onlyMessage(t *testing.T, st *Store, campaignID int64) campaign.Message {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestEveryCampaignTransition walks every named campaign move from every
+// stored state (cancelled: finished with cancelled_at) on a real database.
+func TestEveryCampaignTransition(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	acct := mustAccount(t, st, "a", campaign.TierActive, limited(1000, 1000, 1_000_000))
+	ctx := t.Context()
+	now := clk.Now()
+	setRows := func(id int64, state campaign.State) {
+		t.Helper()
+		if _, err := st.db.ExecContext(ctx, `UPDATE messages SET state = ?, error_code = 131026 WHERE campaign_id = ?`,
+			string(state), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moves := []struct {
+		name string
+		move campaign.CampaignTransition
+		do   func(id int64) error
+	}{
+		{"pause", campaign.CampaignPause, func(id int64) error { _, err := st.PauseCampaign(ctx, id, "by hand"); return err }},
+		{"pause on an outage", campaign.CampaignPause, func(id int64) error {
+			return st.SetOutage(ctx, id, campaign.Outage{Since: now, NextProbe: now, Error: "down"}, "the Cloud API was out")
+		}},
+		{"pause: no usable account", campaign.CampaignPauseNoAccount, func(id int64) error {
+			if _, err := st.db.ExecContext(ctx, `INSERT INTO campaign_accounts (campaign_id, account_id, reason, error_code, at)
+				VALUES (?, ?, 'dropped', 1, 0)`, id, acct.ID); err != nil {
+				return err
+			}
+			_, err := st.ClaimN(ctx, id, "r1", now, 1)
+			return err
+		}},
+		{"resume", campaign.CampaignResume, func(id int64) error { _, err := st.ResumeCampaign(ctx, id); return err }},
+		{"finish", campaign.CampaignFinish, func(id int64) error {
+			setRows(id, campaign.Sent)
+			_, err := st.ClaimN(ctx, id, "r1", now, 1)
+			return err
+		}},
+		{"reopen", campaign.CampaignReopen, func(id int64) error {
+			setRows(id, campaign.Failed)
+			_, err := st.RequeueFailed(ctx, id, nil)
+			return err
+		}},
+		{"cancel", campaign.CampaignCancel, func(id int64) error { _, err := st.CancelCampaign(ctx, id); return err }},
+	}
+	type shown struct {
+		state     campaign.CampaignState
+		cancelled bool
+	}
+	read := func(id int64) shown {
+		t.Helper()
+		var s shown
+		if err := st.db.QueryRowContext(ctx, `SELECT state, cancelled_at IS NOT NULL FROM campaigns WHERE id = ?`, id).
+			Scan(&s.state, &s.cancelled); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	froms := []shown{{campaign.CampaignRunning, false}, {campaign.CampaignPaused, false}, {campaign.CampaignFinished, false},
+		{campaign.CampaignFinished, true}}
+	walked := map[campaign.CampaignTransition]bool{}
+	for _, mv := range moves {
+		walked[mv.move] = true
+		rule := campaign.CampaignTransitions[mv.move]
+		for _, from := range froms {
+			name := fmt.Sprintf("%s from %s (cancelled %v)", mv.name, from.state, from.cancelled)
+			c := mustCampaign(t, st, name, 1)
+			if _, err := st.db.ExecContext(ctx, `UPDATE campaigns SET state = ?, cancelled_at = CASE WHEN ? THEN 1 END WHERE id = ?`,
+				string(from.state), from.cancelled, c.ID); err != nil {
+				t.Fatal(err)
+			}
+			err := mv.do(c.ID)
+			got := read(c.ID)
+			allowed := !from.cancelled && slices.Contains(rule.From, from.state)
+			want := from
+			if allowed {
+				want.state = rule.To
+				want.cancelled = mv.move == campaign.CampaignCancel
+			}
+			if got != want {
+				t.Errorf("%s: campaign is %+v, want %+v (err %v)", name, got, want, err)
+			}
+			checkCounts(t, st, name, c.ID)
+		}
+	}
+	for tr := range campaign.CampaignTransitions {
+		if !walked[tr] {
+			t.Errorf("campaign transition %s is not walked", tr)
+		}
+	}
 }
