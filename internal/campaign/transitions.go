@@ -60,17 +60,13 @@ type TransitionRule struct {
 // those. A pair of states not listed here never happens; in particular a
 // sent row never goes back to pending (that would be a double send).
 //
-// Room for the states that are coming, each to be added here with its own
-// named move and nowhere else:
-//   - delivery receipts from webhooks: sent → delivered → read, unknown →
-//     sent on proof of a wamid, sent → failed when delivery fails later, and
-//     the 131049 reschedule (failed or sent → pending, not before a time);
-//   - expired: pending rows past their campaign's deadline (pending →
-//     expired, final);
-//   - scheduled: rows imported for a later start (scheduled → pending when
-//     their time comes);
-//   - waits for a portfolio's reach (pending rows that wait; a wait is a
-//     reason on a pending row, not a state, unless it needs its own count).
+// Room for what is coming, each a row here with its own named statement
+// in the store, its states and reasons decided where the feature lands:
+//   - webhook delivery states: delivered and read, unknown → sent on proof
+//     of a wamid, sent → failed when delivery fails later, and the 131049
+//     reschedule;
+//   - expired and scheduled rows;
+//   - waits for a portfolio's reach.
 //
 // A new state also needs the CHECK on messages.state widened (a rebuild of
 // the table, as migration 0004 does) and its place in States and in the
