@@ -12,7 +12,8 @@ import (
 // State is where one recipient of a campaign stands. A message only moves
 // forward: pending → sending → sent | failed | unknown, or pending → expired. The one way back is
 // an explicit operator decision (retry), or a throttling answer that proves
-// the request was not accepted (sending → pending).
+// the request was not accepted (sending → pending). Transitions
+// (transitions.go) is the whole table of legal moves.
 type State string
 
 const (

@@ -78,10 +78,6 @@ type Options struct {
 	Token func(env string) (string, error)
 	// Runner identifies this engine in the ledger.
 	Runner campaign.Runner
-	// Workers bounds the requests in flight; within it, the engine keeps
-	// as many as the accounts' rate times the answers' latency needs
-	// (Concurrency). [DefaultMaxInFlight]
-	Workers int
 	// Poll bounds any wait, so changes made from another shell (limits,
 	// quota resets, disabled accounts) are seen within it. [2s]
 	Poll time.Duration
@@ -100,29 +96,12 @@ type Options struct {
 	// error below 500 counts as an answer. Nil: no outage handling, every
 	// failure is the row's.
 	Probe func(ctx context.Context) error
-	// OutageTimeout pauses the campaign (Run returns ErrOutage) when an
-	// outage lasts this long. [30m]
-	OutageTimeout time.Duration
-	// StopWhenCapped ends Run with ErrCapped instead of waiting for quota.
-	StopWhenCapped bool
 	// Drain bounds the wait for in-flight requests after ctx is cancelled;
 	// past it they are aborted and their rows recorded unknown. [15s]
 	Drain time.Duration
-	// Retry policy for transient failures: full-jitter exponential backoff.
-	MaxAttempts int           // [5]
-	BackoffBase time.Duration // [1s]
-	BackoffMax  time.Duration // [60s]
-	// Cooldown is how long an account rests after its first throttling
-	// answer; repeated throttles grow it up to 4×. [30s]
-	Cooldown time.Duration
-	// Restriction is how long an account stops after a spam or messaging
-	// limit (131048, 131064). [6h]
-	Restriction time.Duration
-	// ErrorPauseRatio pauses the campaign when more than this share of its
-	// last 100 attempts failed permanently: a bad list burns a number's
-	// quality rating. It counts once 20 attempts were made, or in a smaller
-	// campaign as many as it has rows (at least 5). 0 turns it off.
-	ErrorPauseRatio float64
+	// Policy is how the campaign is sent: workers, retries, rests, pauses.
+	// Zero fields get DefaultPolicy's values.
+	Policy
 	// Observe receives every event, from several goroutines at once; it
 	// must be safe for concurrent use and not block for long.
 	Observe func(Event)
@@ -197,9 +176,6 @@ func New(o Options) (*Engine, error) {
 	if o.Token == nil {
 		o.Token = func(string) (string, error) { return "", nil }
 	}
-	if o.Workers <= 0 {
-		o.Workers = DefaultMaxInFlight
-	}
 	if o.Poll <= 0 {
 		o.Poll = 2 * time.Second
 	}
@@ -216,30 +192,13 @@ func New(o Options) (*Engine, error) {
 	if o.Rescue <= 0 {
 		o.Rescue = 3 * time.Second
 	}
-	if o.OutageTimeout <= 0 {
-		o.OutageTimeout = 30 * time.Minute
-	}
 	if o.Drain <= 0 {
 		o.Drain = 15 * time.Second
 	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = 5
+	if err := o.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("dispatch: %w", err)
 	}
-	if o.BackoffBase <= 0 {
-		o.BackoffBase = time.Second
-	}
-	if o.BackoffMax <= 0 {
-		o.BackoffMax = 60 * time.Second
-	}
-	if o.Cooldown <= 0 {
-		o.Cooldown = 30 * time.Second
-	}
-	if o.Restriction <= 0 {
-		o.Restriction = 6 * time.Hour
-	}
-	if o.ErrorPauseRatio < 0 || o.ErrorPauseRatio > 1 {
-		return nil, fmt.Errorf("dispatch: ErrorPauseRatio %v must be between 0 and 1", o.ErrorPauseRatio)
-	}
+	o.Policy = o.Policy.WithDefaults()
 	if o.Observe == nil {
 		o.Observe = func(Event) {}
 	}

@@ -179,7 +179,7 @@ func TestScheduleThreeTiersOverDays(t *testing.T) {
 	}
 	const n = 1000
 	c := e.importN(n)
-	eng := e.engine(c, dispatch.Options{Workers: 4, Poll: time.Minute})
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 4}, Poll: time.Minute})
 	if err := eng.Run(e.ctx); err != nil {
 		t.Fatal(err)
 	}

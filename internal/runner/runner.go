@@ -46,24 +46,17 @@ type Options struct {
 	Clock  dispatch.Clock // [dispatch.RealClock]
 	Token  func(env string) (string, error)
 
-	Workers        int
-	Poll           time.Duration
-	StopWhenCapped bool
+	// Policy is how the campaign is sent, passed whole to the engine.
+	Policy dispatch.Policy
+	Poll   time.Duration
 	// Stale is how long a runner may miss its heartbeats before its rows
 	// become unknown, on any host (see liveness). [30s]
 	Stale time.Duration
 	// ProgressInterval between plain progress lines. [10s]
 	ProgressInterval time.Duration
-	// MaxAttempts, BackoffBase, BackoffMax are the transient retry policy.
-	MaxAttempts             int
-	BackoffBase, BackoffMax time.Duration
-	// Cooldown, Restriction and ErrorPauseRatio: see dispatch.Options.
-	Cooldown, Restriction time.Duration
-	ErrorPauseRatio       float64
-	// Probe and OutageTimeout: see dispatch.Options.
-	Probe         func(ctx context.Context) error
-	OutageTimeout time.Duration
-	Label         string // progress label, e.g. "SANDBOX" [campaign N]
+	// Probe: see dispatch.Options.
+	Probe func(ctx context.Context) error
+	Label string // progress label, e.g. "SANDBOX" [campaign N]
 	// Location is the time zone of quota days (store.Location). [time.Local]
 	Location *time.Location
 	// Observe also receives every engine event (metrics, logs); it must be
@@ -142,10 +135,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
 		Runner: self, Stale: o.Stale, Dead: live.dead,
-		Workers: o.Workers, Poll: o.Poll, StopWhenCapped: o.StopWhenCapped,
-		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
-		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
-		Probe: o.Probe, OutageTimeout: o.OutageTimeout,
+		Policy: o.Policy, Poll: o.Poll, Probe: o.Probe,
 		Observe: func(ev dispatch.Event) {
 			if o.Observe != nil {
 				o.Observe(ev)
@@ -166,7 +156,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
 			case dispatch.EventOutage:
-				prog.Waiting(describeOutage(ev.Outage, ev.At, o.OutageTimeout), true)
+				prog.Waiting(describeOutage(ev.Outage, ev.At, o.Policy.WithDefaults().OutageTimeout), true)
 			case dispatch.EventRecovered:
 				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", ev.Count, c.ID)
 				for range ev.Count {

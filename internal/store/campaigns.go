@@ -407,23 +407,25 @@ func (s *Store) Skipped(ctx context.Context, id int64) ([]campaign.Skip, error) 
 	return out, rows.Err()
 }
 
-// Requeue moves a campaign's rows in state from back to pending with a fresh
-// retry budget, and reopens the campaign. It returns how many rows moved.
-func (s *Store) Requeue(ctx context.Context, id int64, from campaign.State) (int, error) {
+// RequeueUnknown moves a campaign's unknown rows back to pending with a
+// fresh retry budget (the operator accepts that some may be sent twice),
+// and reopens the campaign. It returns how many rows moved.
+func (s *Store) RequeueUnknown(ctx context.Context, id int64) (int, error) {
 	var n int64
 	err := s.write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', retries = 0, next_attempt_at = 0,
-			runner_id = NULL, updated_at = ? WHERE campaign_id = ? AND state = ?`, s.now().UnixNano(), id, string(from))
-		if err != nil {
-			return fmt.Errorf("requeue %s rows: %w", from, err)
+		var err error
+		if n, err = requeueUnknown(ctx, tx, id, s.now()); err != nil {
+			return err
 		}
-		n, _ = res.RowsAffected()
 		return reopen(ctx, tx, id, n)
 	})
 	return int(n), err
 }
 
-// SetCampaignState pauses or resumes a campaign.
+// SetCampaignState sets a campaign's state directly, outside the state
+// machine (campaign.CampaignTransitions): for tests that need a campaign in
+// a given state. wasend itself moves campaigns only through the named
+// transitions in transitions.go.
 func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.CampaignState, reason string) error {
 	return s.write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = ?, pause_reason = ? WHERE id = ?`, string(st), reason, id)

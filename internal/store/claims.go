@@ -198,10 +198,8 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			continue
 		}
 		delete(byAccount, c.Account.ID)
-		args := append([]any{c.Account.ID, runner, c.QuotaEpoch, now.UnixNano()}, ids...)
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sending', attempts = attempts + 1, account_id = ?,
-			runner_id = ?, quota_epoch = ?, updated_at = ? WHERE id IN (`+repeated(len(ids), "?")+`)`, args...); err != nil {
-			return nil, fmt.Errorf("claim messages: %w", err)
+		if err := claimRows(ctx, tx, c.Account.ID, runner, c.QuotaEpoch, now, ids); err != nil {
+			return nil, err
 		}
 	}
 	args := make([]any, 0, 3*len(out))
@@ -271,9 +269,8 @@ func usableAccounts(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 	if enabled == 0 {
 		return nil, &campaign.WaitError{Reason: campaign.WaitNoAccount}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ? WHERE id = ?`,
-		campaign.NoUsableAccountReason, campaignID); err != nil {
-		return nil, fmt.Errorf("pause campaign %d: %w", campaignID, err)
+	if err := pauseNoAccount(ctx, tx, campaignID); err != nil {
+		return nil, err
 	}
 	return nil, fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
 }
@@ -298,9 +295,8 @@ func dropSuppressed(ctx context.Context, tx *Tx, due []dueMessage, now time.Time
 		if why == "" {
 			why = "opted out"
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?, error_code = ?,
-			error_message = ? WHERE id = ?`, now.UnixNano(), campaign.CodeSuppressed, "suppressed: "+why, d.ID); err != nil {
-			return nil, fmt.Errorf("skip suppressed message %d: %w", d.ID, err)
+		if err := suppressAtSend(ctx, tx, d.ID, why, now); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -361,9 +357,8 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 	case sending > 0:
 		return nil, &campaign.WaitError{Reason: campaign.WaitInFlight}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'finished', finished_at = ? WHERE id = ? AND state <> 'finished'`,
-		now.UnixNano(), campaignID); err != nil {
-		return nil, fmt.Errorf("finish campaign %d: %w", campaignID, err)
+	if err := finishCampaign(ctx, tx, campaignID, now); err != nil {
+		return nil, err
 	}
 	return nil, campaign.ErrDone
 }
@@ -474,10 +469,7 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
 			msgArgs = append(msgArgs, r.Claim.Message.ID, r.Outcome.WAMID, r.At.UnixNano())
 			attArgs = append(attArgs, r.Claim.AttemptID, r.At.UnixNano(), r.Outcome.Class)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sent', wamid = v.column2, sent_at = v.column3,
-			updated_at = v.column3, error_code = NULL, error_message = NULL
-			FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v
-			WHERE messages.id = v.column1 AND messages.state IN ('sending', 'unknown')`, msgArgs...); err != nil {
+		if err := recordSentMany(ctx, tx, size, msgArgs); err != nil {
 			return fmt.Errorf("record %d messages sent: %w", n, err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3
@@ -490,36 +482,21 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
 }
 
 func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
-	var (
-		res     sql.Result
-		err     error
-		outcome string
-		code    = sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
-	)
+	var outcome string
 	switch o.Kind {
 	case campaign.OutcomeSent:
 		outcome = "sent"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'sent', wamid = ?, sent_at = ?, updated_at = ?,
-			error_code = NULL, error_message = NULL WHERE id = ? AND state IN ('sending', 'unknown')`,
-			o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID)
 	case campaign.OutcomeRetry:
 		outcome = "retry"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', next_attempt_at = ?, updated_at = ?,
-			retries = retries + ?, error_code = ?, error_message = ? WHERE id = ? AND state = 'sending' AND runner_id = ?`,
-			nanos(o.RetryAt), now.UnixNano(), o.SpendsRetry, code, o.Error, c.Message.ID, runner)
 	case campaign.OutcomeFailed:
 		outcome = "failed"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?,
-			error_code = ?, error_message = ? WHERE id = ? AND state = 'sending' AND runner_id = ?`,
-			now.UnixNano(), code, o.Error, c.Message.ID, runner)
 	case campaign.OutcomeUnknown:
 		outcome = "unknown"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'unknown', updated_at = ?,
-			error_code = ?, error_message = ? WHERE id = ? AND state = 'sending' AND runner_id = ?`,
-			now.UnixNano(), code, o.Error, c.Message.ID, runner)
 	default:
 		return fmt.Errorf("record message %d: unknown outcome %d", c.Message.ID, o.Kind)
 	}
+	code := sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
+	res, err := recordOutcome(ctx, tx, c, runner, o, now)
 	if err != nil {
 		return fmt.Errorf("record message %d %s: %w", c.Message.ID, outcome, err)
 	}
@@ -591,9 +568,8 @@ func applyEffects(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outc
 		}
 	}
 	if o.Pause != "" {
-		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ?
-			WHERE id = ? AND state = 'running'`, o.Pause, c.Message.CampaignID); err != nil {
-			return fmt.Errorf("pause campaign: %w", err)
+		if err := pauseCampaign(ctx, tx, c.Message.CampaignID, o.Pause); err != nil {
+			return err
 		}
 	}
 	if err := demoteOnTrouble(ctx, tx, acct.ID, o, now); err != nil {
@@ -701,27 +677,9 @@ func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.T
 				return fmt.Errorf("remove dead runner: %w", err)
 			}
 		}
-		where, args := `state = 'sending'`, []any{now.UnixNano(), orphanedNote}
-		if campaignID != 0 {
-			where, args = `campaign_id = ? AND state = 'sending'`, append(args, campaignID)
-		}
-		ids, err := tx.QueryContext(ctx, `UPDATE messages SET state = 'unknown', updated_at = ?, error_message = ?
-			WHERE `+where+` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners)) RETURNING id`, args...)
+		movedIDs, err := rescue(ctx, tx, campaignID, now)
 		if err != nil {
-			return fmt.Errorf("mark orphaned rows unknown: %w", err)
-		}
-		var movedIDs []any
-		for ids.Next() {
-			var id int64
-			if err := ids.Scan(&id); err != nil {
-				ids.Close()
-				return fmt.Errorf("mark orphaned rows unknown: %w", err)
-			}
-			movedIDs = append(movedIDs, id)
-		}
-		ids.Close()
-		if err := ids.Err(); err != nil {
-			return fmt.Errorf("mark orphaned rows unknown: %w", err)
+			return err
 		}
 		moved = len(movedIDs)
 		for len(movedIDs) > 0 {

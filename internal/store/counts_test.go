@@ -174,7 +174,7 @@ func TestCountsEqualRecount(t *testing.T) {
 	}{
 		{"requeue failed by code", func() (int, error) { return st.RequeueFailed(ctx, c.ID, []int{131026}) }},
 		{"requeue all failed", func() (int, error) { return st.RequeueFailed(ctx, c.ID, nil) }},
-		{"requeue unknown", func() (int, error) { return st.Requeue(ctx, c.ID, campaign.Unknown) }},
+		{"requeue unknown", func() (int, error) { return st.RequeueUnknown(ctx, c.ID) }},
 	} {
 		n, err := s.do()
 		if err != nil || n == 0 {

@@ -101,10 +101,8 @@ func started(ctx context.Context, tx *Tx, id int64, now time.Time, startAt, bega
 	if now.Before(deadline) {
 		return deadline, nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'expired', updated_at = ?, error_message = ?
-		WHERE campaign_id = ? AND state = 'pending'`, now.UnixNano(),
-		fmt.Sprintf("expired: not sent within %s of the campaign's start", expire), id); err != nil {
-		return time.Time{}, fmt.Errorf("expire messages of campaign %d: %w", id, err)
+	if err := expirePending(ctx, tx, id, fmt.Sprintf("expired: not sent within %s of the campaign's start", expire), now); err != nil {
+		return time.Time{}, err
 	}
 	return time.Time{}, nil
 }

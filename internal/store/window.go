@@ -106,10 +106,9 @@ func holdOutsideWindow(ctx context.Context, tx *Tx, w *campaign.Window, due []du
 		next, ok := w.Next(now, locs)
 		switch {
 		case !ok:
-			if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?, error_message = ?
-				WHERE id = ?`, now.UnixNano(), fmt.Sprintf("send window %s is never open in all of the recipient's time zones (%s) at once",
-				w, zoneNames(locs)), d.ID); err != nil {
-				return nil, 0, fmt.Errorf("fail message %d: %w", d.ID, err)
+			if err := failNeverOpen(ctx, tx, d.ID, fmt.Sprintf("send window %s is never open in all of the recipient's time zones (%s) at once",
+				w, zoneNames(locs)), now); err != nil {
+				return nil, 0, err
 			}
 		case next.After(now):
 			if _, err := tx.ExecContext(ctx, `UPDATE messages SET next_attempt_at = ?, window_wait = 1 WHERE id = ?`,
