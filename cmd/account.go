@@ -24,12 +24,14 @@ active) decides its rate, burst and daily cap; per-account settings override
 the tier. The access token is read from an environment variable when sending
 and is never stored or printed.`,
 	}
-	cmd.AddCommand(newAccountSyncCmd(f), newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f), newAccountRemoveCmd(f), newAccountTestCmd(f))
+	cmd.AddCommand(newAccountSyncCmd(f), newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f), newAccountRemoveCmd(f), newAccountTestCmd(f),
+		newAccountHistoryCmd(f))
 	return cmd
 }
 
 type accountAddOptions struct {
 	Name, PhoneNumberID, Tier, TokenEnv, Portfolio, Throughput string
+	AutoTier                                                   bool
 }
 
 func newAccountAddCmd(f *Factory) *cobra.Command {
@@ -41,7 +43,10 @@ func newAccountAddCmd(f *Factory) *cobra.Command {
 the number's phone number ID from WhatsApp Manager. The tier (default new)
 sets its pace; --token-env names the environment variable that will hold its
 access token when sending (default WASEND_TOKEN). The token itself is never
-stored. The account's bucket starts full and its quota day starts today.`,
+stored. The account's bucket starts full and its quota day starts today.
+
+With --auto-tier (the default) the number earns its tier: see
+` + "`wasend account set --auto-tier`" + ` and ` + "`wasend account history`" + `.`,
 		Example: `  wasend account add main-01 --phone-number-id 1234567890 --tier active --token-env WA_TOKEN_MAIN
   wasend account add fresh-02 --phone-number-id 2345678901 --tier new --token-env WA_TOKEN_FRESH`,
 		Args: exactArgs(1),
@@ -63,7 +68,7 @@ stored. The account's bucket starts full and its quota day starts today.`,
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				a, err := st.AddAccount(cmd.Context(), campaign.Account{
 					Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv, Portfolio: o.Portfolio,
-					ThroughputPinned: tp,
+					ThroughputPinned: tp, ManualTier: !o.AutoTier,
 				})
 				if err != nil {
 					return err
@@ -79,6 +84,7 @@ stored. The account's bucket starts full and its quota day starts today.`,
 	cmd.Flags().StringVar(&o.TokenEnv, "token-env", "WASEND_TOKEN", "environment variable holding the access token")
 	cmd.Flags().StringVar(&o.Portfolio, "portfolio", "", "the business portfolio whose messaging limit the number shares (default: one of its own)")
 	cmd.Flags().StringVar(&o.Throughput, "throughput", "", throughputUsage)
+	cmd.Flags().BoolVar(&o.AutoTier, "auto-tier", true, "promote and demote the number between tiers by its record (--auto-tier=false keeps the tier by hand)")
 	return cmd
 }
 
@@ -121,6 +127,8 @@ type accountSetOptions struct {
 	Every                                                time.Duration
 	Burst, DailyCap                                      int
 	Disable, Enable, Reset                               bool
+	AutoTier                                             bool
+	PromoteAfter                                         time.Duration
 }
 
 func newAccountSetCmd(f *Factory) *cobra.Command {
@@ -189,7 +197,25 @@ picks the change up within seconds.`,
 			if o.Disable || o.Enable {
 				ch.Disabled = &o.Disable
 			}
+			var (
+				auto  *bool
+				after *time.Duration
+			)
+			if fl.Changed("auto-tier") {
+				auto = &o.AutoTier
+			}
+			if fl.Changed("promote-after") {
+				if o.PromoteAfter <= 0 {
+					return usagef("--promote-after %v: must be more than zero", o.PromoteAfter)
+				}
+				after = &o.PromoteAfter
+			}
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				if auto != nil || after != nil {
+					if err := st.SetAutoTier(cmd.Context(), args[0], auto, after); err != nil {
+						return err
+					}
+				}
 				a, err := st.UpdateAccount(cmd.Context(), args[0], ch)
 				if err != nil {
 					return err
@@ -220,7 +246,62 @@ picks the change up within seconds.`,
 	fl.BoolVar(&o.Enable, "enable", false, "send from this account again")
 	fl.StringVar(&o.Portfolio, "portfolio", "", `the business portfolio the number belongs to ("" for one of its own)`)
 	fl.StringVar(&o.Throughput, "throughput", "", throughputUsage+"; 0 follows Meta again")
+	fl.BoolVar(&o.AutoTier, "auto-tier", true, "promote new → warm → active by the number's record, demote on trouble (=false: keep the tier by hand)")
+	fl.DurationVar(&o.PromoteAfter, "promote-after", 0, "with --auto-tier: time in a tier before a promotion (default 168h)")
 	return cmd
+}
+
+func newAccountHistoryCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "history NAME",
+		Short: "List an account's tier changes and its way to the next tier",
+		Long: `List every change of account NAME's tier — when it was added, promoted or
+demoted by warm-up, or set by hand — with the reason, oldest first; then, for
+an account with auto-tier on, what it still needs for the next tier.`,
+		Example: `  wasend account history fresh-02`,
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				h, err := st.TierHistory(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				loc := f.location()
+				t := newTable(f, "AT", "FROM", "TO", "REASON")
+				for _, c := range h {
+					from := c.From
+					if from == "" {
+						from = "-"
+					}
+					t.Row(c.At.In(loc).Format("2006-01-02 15:04:05 MST"), from, c.To, c.Reason)
+				}
+				if err := t.Render(); err != nil {
+					return err
+				}
+				progress, err := st.TierProgress(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if p, ok := progress[args[0]]; ok {
+					f.IO.Infof("%s", tierProgressText(p))
+				} else {
+					f.IO.Infof("auto-tier is off: the tier is kept by hand")
+				}
+				return nil
+			})
+		},
+	}
+}
+
+// tierProgressText says how far an account is on its way to the next tier.
+func tierProgressText(p campaign.TierProgress) string {
+	switch {
+	case p.Next == "":
+		return "auto-tier: " + p.Tier + " is the top tier"
+	case p.Ready:
+		return "auto-tier: ready for " + p.Next + " at the next quota reset"
+	}
+	return "auto-tier: to " + p.Next + ": " + p.Why
 }
 
 // rateFromFlags reads --rate or --every; ok is false when neither was given.

@@ -30,7 +30,7 @@ func newCampaignCmd(f *Factory) *cobra.Command {
 		newCampaignShowCmd(f), newCampaignExportCmd(f),
 		newCampaignPlanCmd(f),
 		newCampaignRetryCmd(f), newCampaignResumeCmd(f),
-		newCampaignPauseCmd(f), newCampaignCancelCmd(f), newCampaignDeleteCmd(f), newCampaignRenameCmd(f))
+		newCampaignPauseCmd(f), newCampaignCancelCmd(f), newCampaignDeleteCmd(f), newCampaignRenameCmd(f), newCampaignSetCmd(f))
 	return cmd
 }
 
@@ -48,19 +48,13 @@ type runOptions struct {
 	SkipContactedWithin time.Duration
 	Again               bool
 	Resume              int64
-	StopWhenCapped      bool
-	PairGap             time.Duration
-	Workers             int
-	MaxAttempts         int
-	BackoffBase         time.Duration
-	BackoffMax          time.Duration
+	Policy              dispatch.Policy // the sending flags
+	PairGap             time.Duration   // stored with the campaign; the claims keep it
 	Timeout             time.Duration
-	Cooldown            time.Duration
-	Restriction         time.Duration
-	ErrorPauseRatio     float64
 	MetricsAddr         string
-	OutageTimeout       time.Duration
 	templateOptions
+	scheduleOptions
+	shareOptions
 }
 
 func newCampaignRunCmd(f *Factory) *cobra.Command {
@@ -114,6 +108,8 @@ API answers, three demo accounts send, and the demo template is used.`,
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
 	fl.Int64Var(&o.Resume, "resume", 0, "continue campaign `ID` instead of importing a file")
+	addScheduleFlags(fl, &o.scheduleOptions)
+	addShareFlags(fl, &o.shareOptions)
 	addSendFlags(cmd, &o)
 	return cmd
 }
@@ -131,18 +127,19 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 // addSendFlags adds the flags that shape sending, shared by run and resume.
 func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl := cmd.Flags()
-	fl.BoolVar(&o.StopWhenCapped, "stop-when-capped", false, "exit (code 3) instead of waiting when every account reached its daily cap")
+	p, d := &o.Policy, dispatch.DefaultPolicy()
+	fl.BoolVar(&p.StopWhenCapped, "stop-when-capped", d.StopWhenCapped, "exit (code 3) instead of waiting when every account reached its daily cap")
 	fl.DurationVar(&o.PairGap, "pair-gap", campaign.DefaultPairGap, "least time between two messages to one person from any of our numbers (Meta's pair limit, 131056)")
-	fl.IntVar(&o.Workers, "workers", 8, "requests in flight at most (very fast tiers need 100 or more: each request mostly waits on the network)")
-	fl.IntVar(&o.MaxAttempts, "max-attempts", 5, "attempts of a row on transient errors before it fails")
-	fl.DurationVar(&o.BackoffBase, "backoff-base", time.Second, "first retry delay ceiling (full jitter, doubling)")
-	fl.DurationVar(&o.BackoffMax, "backoff-max", time.Minute, "largest retry delay ceiling")
+	fl.IntVar(&p.Workers, "workers", d.Workers, "requests in flight at most; within it wasend keeps as many as the accounts' rate times the answers' latency needs")
+	fl.IntVar(&p.MaxAttempts, "max-attempts", d.MaxAttempts, "attempts of a row on transient errors before it fails")
+	fl.DurationVar(&p.BackoffBase, "backoff-base", d.BackoffBase, "first retry delay ceiling (full jitter, doubling)")
+	fl.DurationVar(&p.BackoffMax, "backoff-max", d.BackoffMax, "largest retry delay ceiling")
 	fl.DurationVar(&o.Timeout, "timeout", 20*time.Second, "per-request timeout; a request that times out is marked unknown")
-	fl.DurationVar(&o.Cooldown, "cooldown", 30*time.Second, "rest of an account after a throttling answer; repeated throttles grow it up to 4×")
-	fl.DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account after a spam or messaging-limit restriction (131048, 131064)")
+	fl.DurationVar(&p.Cooldown, "cooldown", d.Cooldown, "rest of an account after a throttling answer; repeated throttles grow it up to 4×")
+	fl.DurationVar(&p.Restriction, "restriction-pause", d.Restriction, "stop of an account after a spam or messaging-limit restriction (131048, 131064)")
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while sending, e.g. 127.0.0.1:9464")
-	fl.Float64Var(&o.ErrorPauseRatio, "error-pause-ratio", 0.2, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
-	fl.DurationVar(&o.OutageTimeout, "outage-timeout", 30*time.Minute, "pause (exit 6) when the Cloud API answers no account for this long; until then wasend waits and retries, failing nothing")
+	fl.Float64Var(&p.ErrorPauseRatio, "error-pause-ratio", d.ErrorPauseRatio, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
+	fl.DurationVar(&p.OutageTimeout, "outage-timeout", d.OutageTimeout, "pause (exit 6) when the Cloud API answers no account for this long; until then wasend waits and retries, failing nothing")
 }
 
 // spec checks the message flags and builds the campaign's message spec.
@@ -180,14 +177,25 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.ErrorPauseRatio < 0 || o.ErrorPauseRatio > 1 {
-		return usagef("--error-pause-ratio %v: must be between 0 and 1", o.ErrorPauseRatio)
+	if o.Policy.ErrorPauseRatio < 0 || o.Policy.ErrorPauseRatio > 1 {
+		return usagef("--error-pause-ratio %v: must be between 0 and 1", o.Policy.ErrorPauseRatio)
 	}
-	if o.OutageTimeout <= 0 {
-		return usagef("--outage-timeout %v: must be positive", o.OutageTimeout)
+	if o.Policy.Workers < 1 {
+		return usagef("--workers %d: must be at least 1", o.Policy.Workers)
+	}
+	if o.Policy.OutageTimeout <= 0 {
+		return usagef("--outage-timeout %v: must be positive", o.Policy.OutageTimeout)
 	}
 	spec, err := o.spec(f.Sandbox)
 	if err != nil && o.Resume == 0 {
+		return err
+	}
+	sched, err := o.schedule(f)
+	if err != nil {
+		return err
+	}
+	share, err := o.change()
+	if err != nil {
 		return err
 	}
 	logger, err := f.Logger()
@@ -230,12 +238,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
+		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Again: ro.Again, Sender: client,
-		Token: token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped, PairGap: o.PairGap,
-		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
-		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
-		OutageTimeout: o.OutageTimeout,
+		Token: token, Policy: o.Policy, PairGap: o.PairGap,
 	}
 	if o.PairGap < 0 {
 		return usagef("--pair-gap %v: must not be negative", o.PairGap)
@@ -480,6 +486,10 @@ func printSummary(f *Factory, c campaign.Campaign, n campaign.Counts, how string
 		fmt.Fprintf(f.IO.ErrOut, "%d message(s) may or may not have been delivered; they are not resent automatically. To resend them: wasend campaign retry %d --unknown%s\n",
 			n[campaign.Unknown], c.ID, dbHint(f))
 	}
+	if n[campaign.Expired] > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "%d message(s) expired: not sent within %s of the campaign's start (--expire-after); they are never sent\n",
+			n[campaign.Expired], c.Schedule.ExpireAfter)
+	}
 }
 
 func newCampaignListCmd(f *Factory) *cobra.Command {
@@ -553,7 +563,7 @@ was lost. Resending may deliver a duplicate; that is your decision to make.
 					return err
 				}
 				if unknown {
-					n, err := st.Requeue(cmd.Context(), id, campaign.Unknown)
+					n, err := st.RequeueUnknown(cmd.Context(), id)
 					if err != nil {
 						return err
 					}

@@ -75,6 +75,11 @@ quoting) is an error that names the file, line and column.`,
 			if err != nil {
 				return err
 			}
+			// With --send-window, rows without a usable time zone are
+			// found here as the import would skip them.
+			if ro.Schedule, err = o.schedule(f); err != nil {
+				return err
+			}
 			file, err := recipients.OpenFile("recipient", args[0])
 			if err != nil {
 				return err
@@ -102,6 +107,7 @@ quoting) is an error that names the file, line and column.`,
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
+	addScheduleFlags(fl, &o.scheduleOptions)
 	acceptSendFlags(f, cmd)
 	addJSONFlag(cmd, &asJSON)
 	return cmd

@@ -36,8 +36,8 @@ func newCampaignExportCmd(f *Factory) *cobra.Command {
 phone (E.164), state, account, attempts, wamid, error_code, error_message,
 updated_at, sent_at. Times are RFC 3339 in UTC; unset values are empty.
 
---state keeps only the rows in one state: pending, sending, sent, failed or
-unknown. --out writes FILE (mode 0600) all at once: it appears complete or not
+--state keeps only the rows in one state: pending, sending, sent, failed,
+unknown or expired. --out writes FILE (mode 0600) all at once: it appears complete or not
 at all. Rows stream from the database, so any campaign size exports in
 constant memory.`,
 		Example: `  wasend campaign export 3 --out campaign-3.csv
@@ -51,7 +51,7 @@ constant memory.`,
 			o.ID = id
 			if state != "" {
 				if !validState(campaign.State(state)) {
-					return usagef("--state %q: must be one of pending, sending, sent, failed, unknown", state)
+					return usagef("--state %q: must be one of pending, sending, sent, failed, unknown, expired", state)
 				}
 				o.State = campaign.State(state)
 			}
@@ -59,7 +59,7 @@ constant memory.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.Out, "out", "o", "", "write to `FILE` instead of stdout")
-	cmd.Flags().StringVar(&state, "state", "", "only rows in this state: pending, sending, sent, failed or unknown")
+	cmd.Flags().StringVar(&state, "state", "", "only rows in this state: pending, sending, sent, failed, unknown or expired")
 	return cmd
 }
 

@@ -35,6 +35,8 @@ campaign (its new numbers are added); --again makes a separate one.`,
 	fl.StringVar(&o.Name, "name", "", "campaign name (default: the file name)")
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
+	addScheduleFlags(fl, &o.scheduleOptions)
+	addShareFlags(fl, &o.shareOptions)
 	acceptSendFlags(f, cmd)
 	return cmd
 }
@@ -48,9 +50,17 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	sched, err := o.schedule(f)
+	if err != nil {
+		return err
+	}
+	share, err := o.change()
+	if err != nil {
+		return err
+	}
 	return f.withStore(ctx, func(st *store.Store) error {
 		res, err := runner.Prepare(ctx, runner.Options{
-			Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec,
+			Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, Schedule: sched, Share: share,
 			Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 			Again: ro.Again,
 		})

@@ -50,6 +50,7 @@ succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o.runOptions)
 	addReadFlags(fl, &o.runOptions)
+	addScheduleFlags(fl, &o.scheduleOptions)
 	acceptSendFlags(f, cmd)
 	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
 	fl.StringVar(&o.Start, "start", "now", "when sending starts: RFC 3339 (2026-12-01T08:00:00+01:00) or now")
@@ -72,12 +73,21 @@ type planJSON struct {
 	OneMore     []planOneMore  `json:"one_more"`
 	// Reach lists the portfolios whose messaging limit the plan counts.
 	Reach []planReach `json:"messaging_limits,omitempty"`
+	// With --send-window: the window, and the forecast without it (how
+	// much the window stretches the campaign).
+	SendWindow    string      `json:"send_window,omitempty"`
+	WithoutWindow *planFinish `json:"without_window,omitempty"`
 }
 
 type planReach struct {
 	Name     string   `json:"portfolio"`
 	Allowed  int      `json:"distinct_recipients_24h"`
 	Accounts []string `json:"accounts"`
+}
+
+type planFinish struct {
+	Finish  *time.Time `json:"finish"` // null: never
+	Seconds float64    `json:"duration_seconds"`
 }
 
 type planShare struct {
@@ -107,6 +117,17 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	if err != nil {
 		return err
 	}
+	sched, err := o.schedule(f)
+	if err != nil {
+		return err
+	}
+	if !sched.StartAt.IsZero() {
+		if o.Start != "now" {
+			return usagef("--at and --start say the same: give one")
+		}
+		start = sched.StartAt
+	}
+	ro.Schedule = sched
 	return f.withStore(ctx, func(st *store.Store) error {
 		if err := checkTemplate(ctx, f, st, spec); err != nil {
 			return err
@@ -127,6 +148,21 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			return err
 		}
 		in.Messages = sum.Valid
+		var plain planner.Forecast
+		if w := sched.Window; w != nil {
+			plain = planner.Plan(in)
+			in.Window = w
+			for zones, n := range sum.Zones {
+				locs, err := campaign.LoadZones(zones)
+				if err != nil {
+					return err
+				}
+				in.Groups = append(in.Groups, planner.Group{Zones: locs, Messages: n})
+			}
+			// Map order must not change a forecast: groups open at once
+			// share the tokens in this order.
+			slices.SortFunc(in.Groups, func(a, b planner.Group) int { return strings.Compare(zoneKey(a), zoneKey(b)) })
+		}
 		base := planner.Plan(in)
 		tiers, err := st.Tiers(ctx)
 		if err != nil {
@@ -139,6 +175,13 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		}
 		for _, p := range in.Portfolios {
 			out.Reach = append(out.Reach, planReach{Name: p.Name, Allowed: p.Reach.Allowed(), Accounts: p.Accounts})
+		}
+		if w := sched.Window; w != nil {
+			out.SendWindow = w.String()
+			out.WithoutWindow = &planFinish{Seconds: plain.Duration.Seconds()}
+			if !plain.Capped {
+				out.WithoutWindow.Finish = &plain.Finish
+			}
 		}
 		for _, s := range base.PerAccount {
 			out.Accounts = append(out.Accounts, planShare{s.Name, s.Tier, s.Sent})
@@ -162,6 +205,14 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		}
 		return printPlan(f, out, loc)
 	})
+}
+
+func zoneKey(g planner.Group) string {
+	names := make([]string, len(g.Zones))
+	for i, z := range g.Zones {
+		names[i] = z.String()
+	}
+	return strings.Join(names, ",")
 }
 
 // parseStart reads --start: RFC 3339, or "now".
@@ -232,6 +283,17 @@ func printPlan(f *Factory, p planJSON, loc *time.Location) error {
 	}
 	for _, r := range p.Reach {
 		fmt.Fprintf(w, "messaging limit: portfolio %s, %d distinct recipients in any 24 h (%s)\n", r.Name, r.Allowed, strings.Join(r.Accounts, ", "))
+	}
+	if p.SendWindow != "" && p.WithoutWindow != nil {
+		without := "never"
+		if ww := p.WithoutWindow; ww.Finish != nil {
+			without = ww.Finish.In(loc).Format("2006-01-02 15:04:05 MST") + ", " +
+				humanDuration(time.Duration(ww.Seconds*float64(time.Second)))
+			if p.Finish != nil {
+				without += "; the window adds " + humanDuration(time.Duration((p.Seconds-ww.Seconds)*float64(time.Second)))
+			}
+		}
+		fmt.Fprintf(w, "send window: %s in each recipient's time zone (without it: %s)\n", p.SendWindow, without)
 	}
 	if tty {
 		fmt.Fprintln(w, "\nShare of each account")

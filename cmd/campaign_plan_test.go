@@ -125,3 +125,44 @@ func TestCampaignPlanGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestCampaignPlanWindowGolden: a plan with a scheduled start and a send
+// window — 20 numbers in Berlin, 20 in New York (one by its tz column),
+// a Tuesday 08:30 UTC start: Berlin's window is open, New York's opens at
+// 14:00 UTC. Rewrite with: go test ./cmd -run TestCampaignPlanWindowGolden -update
+func TestCampaignPlanWindowGolden(t *testing.T) {
+	c := newCLI(t)
+	c.addAccounts()
+	var b strings.Builder
+	b.WriteString("phone,name,tz\n")
+	for i := range 20 {
+		fmt.Fprintf(&b, "+49151%08d,P%d,\n", 10000000+i, i)
+	}
+	for i := range 19 {
+		fmt.Fprintf(&b, "+1212555%04d,Q%d,\n", 1000+i, i)
+	}
+	b.WriteString("+4915120000000,R,America/New_York\n+4915120000001,S,Mars/Base\n")
+	csv := filepath.Join(t.TempDir(), "zones.csv")
+	if err := os.WriteFile(csv, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		tty  bool
+		args []string
+	}{
+		{"campaign_plan_window_tty.golden", true, nil},
+		{"campaign_plan_window_piped.golden", false, nil},
+		{"campaign_plan_window_json.golden", false, []string{"--json"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c.t, c.tty = t, tt.tty
+			out := c.ok(append([]string{"campaign", "plan", csv, "--text", "Hi {{name}}", "--at", "2026-12-01T08:30",
+				"--send-window", "09:00-20:00", "--days", "mon-fri"}, tt.args...)...)
+			goldenFile(t, tt.name, strings.ReplaceAll(out, csv, "<csv>"))
+		})
+	}
+	if msg := c.usage("campaign", "plan", csv, "--text", "Hi", "--at", "+1h", "--start", "2026-12-01T08:00:00Z"); !strings.Contains(msg, "--at and --start") {
+		t.Errorf("--at with --start: %q", msg)
+	}
+}

@@ -82,6 +82,18 @@ type showJSON struct {
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
 	Imported    int        `json:"imported"`
 	Skipped     int        `json:"skipped"`
+	// The schedule: --at, the first claim after it, --expire-after (0:
+	// never), when pending rows expire, and the send window.
+	StartAt            *time.Time `json:"start_at,omitempty"`
+	BeganAt            *time.Time `json:"began_at,omitempty"`
+	ExpireAfterSeconds float64    `json:"expire_after_seconds,omitempty"`
+	ExpiresAt          *time.Time `json:"expires_at,omitempty"`
+	SendWindow         string     `json:"send_window,omitempty"` // in each recipient's zone
+	// How it shares the accounts: priority, weight, borrow (seconds of an
+	// account's rate a high campaign may go ahead).
+	Priority      string  `json:"priority"`
+	Weight        int     `json:"weight"`
+	BorrowSeconds float64 `json:"borrow_seconds"`
 	// Counts has every state, zeros included.
 	Counts   map[string]int     `json:"counts"`
 	Errors   []errorGroupJSON   `json:"errors"`
@@ -123,6 +135,9 @@ func toShowJSON(d store.Detail) showJSON {
 		Template: c.Spec.Template, Lang: c.Spec.Lang, Params: c.Spec.Params, Text: c.Spec.Text,
 		State: string(c.State), PauseReason: c.PauseReason, CreatedAt: c.CreatedAt.UTC(),
 		FinishedAt: utcOrNil(c.FinishedAt), Imported: c.Imported, Skipped: c.Skipped,
+		StartAt: utcOrNil(c.Schedule.StartAt), BeganAt: utcOrNil(c.BeganAt), ExpiresAt: utcOrNil(c.ExpiresAt()),
+		ExpireAfterSeconds: c.Schedule.ExpireAfter.Seconds(), SendWindow: windowText(c.Schedule.Window),
+		Priority: c.Share.Priority.String(), Weight: c.Share.Weight, BorrowSeconds: c.Share.Borrow.Seconds(),
 		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []report.Dropped{},
 		Timing: timingJSON{
 			FirstAttempt: utcOrNil(d.FirstAttempt), LastAttempt: utcOrNil(d.LastAttempt),
@@ -169,6 +184,14 @@ func printShow(f *Factory, d store.Detail, loc *time.Location) error {
 	if c.PauseReason != "" {
 		kv(w, "Reason", oneLine(c.PauseReason))
 	}
+	if c.Schedule != (campaign.Schedule{}) {
+		kv(w, "Schedule", scheduleText(c, when))
+	}
+	share := fmt.Sprintf("priority %s, weight %d", c.Share.Priority, c.Share.Weight)
+	if c.Share.Priority == campaign.High {
+		share += fmt.Sprintf(", borrows up to %s of an account's rate", c.Share.Borrow)
+	}
+	kv(w, "Share", share)
 	kv(w, "Source", c.Source)
 	kv(w, "Message", describeSpec(c.Spec))
 	kv(w, "Created", when(c.CreatedAt))
@@ -261,6 +284,36 @@ func codeText(code int) string {
 	return strconv.Itoa(code)
 }
 
+func windowText(w *campaign.Window) string {
+	if w == nil {
+		return ""
+	}
+	return w.String()
+}
+
+// scheduleText says when a campaign starts, when it sends and when its
+// rows expire.
+func scheduleText(c campaign.Campaign, when func(time.Time) string) string {
+	var parts []string
+	switch {
+	case !c.BeganAt.IsZero():
+		parts = append(parts, "started "+when(c.BeganAt))
+	case !c.Schedule.StartAt.IsZero():
+		parts = append(parts, "starts "+when(c.Schedule.StartAt))
+	}
+	if w := c.Schedule.Window; w != nil {
+		parts = append(parts, "sends "+w.String()+" in each recipient's time zone")
+	}
+	if d := c.Schedule.ExpireAfter; d > 0 {
+		if at := c.ExpiresAt(); !at.IsZero() {
+			parts = append(parts, "pending rows expire "+when(at))
+		} else {
+			parts = append(parts, "pending rows expire "+d.String()+" after the start")
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // oneLine keeps free text (Graph error details, reasons) from breaking a
 // line-oriented layout.
 func oneLine(s string) string {
@@ -297,6 +350,16 @@ func printShowRecords(w io.Writer, d store.Detail) error {
 	rec("pause_reason", c.PauseReason)
 	rec("created_at", rfc3339(c.CreatedAt))
 	rec("finished_at", rfc3339(c.FinishedAt))
+	rec("priority", c.Share.Priority.String())
+	rec("weight", strconv.Itoa(c.Share.Weight))
+	rec("borrow_seconds", strconv.FormatFloat(c.Share.Borrow.Seconds(), 'f', -1, 64))
+	if sc := c.Schedule; sc != (campaign.Schedule{}) {
+		rec("start_at", rfc3339(sc.StartAt))
+		rec("began_at", rfc3339(c.BeganAt))
+		rec("expire_after_seconds", strconv.FormatFloat(sc.ExpireAfter.Seconds(), 'f', -1, 64))
+		rec("expires_at", rfc3339(c.ExpiresAt()))
+		rec("send_window", windowText(sc.Window))
+	}
 	rec("imported", strconv.Itoa(c.Imported))
 	rec("skipped", strconv.Itoa(c.Skipped))
 	for _, s := range campaign.States {

@@ -62,6 +62,9 @@ Crontab line:
 					default:
 						fmt.Fprintf(f.IO.Out, "%s: already reset on %s, unchanged (%d/%d); use --force to reset again\n", r.Account, r.Day, r.Before, r.DailyCap)
 					}
+					if p := r.Promoted; p != nil {
+						fmt.Fprintf(f.IO.Out, "%s: promoted %s → %s (%s)\n", r.Account, p.From, p.To, p.Reason)
+					}
 				}
 				return nil
 			})

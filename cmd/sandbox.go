@@ -17,6 +17,7 @@ type sandboxServeOptions struct {
 	FatalAccounts []string
 	CodeProbs     []string
 	Numbers       []string
+	Latency       string
 	Opts          sandbox.Options
 }
 
@@ -45,9 +46,9 @@ the real response and error shapes, enforces 80 messages/s per number and
 the 6 s pair limit, and injects faults on demand: probabilities of throttling,
 server errors, dropped connections, slow answers and any Graph error code;
 numbers that always fail; accounts that turn fatal after N messages; bad
-templates; Retry-After hints; phone number ids that do not exist. --record
-writes one JSON line per request, the record the reliability tests judge
-from. Nothing leaves the machine.`,
+templates; Retry-After hints; phone number ids that do not exist; an answer
+delay (--latency). --record writes one JSON line per request, the record the
+reliability tests judge from. Nothing leaves the machine.`,
 		Example: `  wasend sandbox serve --record sandbox.jsonl --throttle 0.02 --drop 0.01
   wasend sandbox serve --fail-number +16505551234=131026 --fatal-account 1065403=190@100`,
 		Args: noArgs,
@@ -87,12 +88,18 @@ from. Nothing leaves the machine.`,
 	fl.StringArrayVar(&o.CodeProbs, "code", nil, "answer Graph error `CODE=P` with probability P (repeatable)")
 	fl.StringArrayVar(&o.Numbers, "number", nil, "what reading a number answers: `PNID=limit:TIER_2K,quality:RED,throughput:HIGH` (repeatable; \"limit:-\" leaves the limit out)")
 	fl.DurationVar(&f.RetryAfter, "retry-after", 0, "Retry-After on throttling answers (0: none, like Meta)")
+	fl.StringVar(&o.Latency, "latency", "0s", "delay every answer by `D`, or by D±J drawn uniformly (e.g. 200ms±50ms, or 200ms+-50ms)")
 	return cmd
 }
 
 // parse turns the repeatable string flags into sandbox.Options.
 func (o *sandboxServeOptions) parse() error {
 	f := &o.Opts.Faults
+	l, err := sandbox.ParseLatency(o.Latency)
+	if err != nil {
+		return err
+	}
+	o.Opts.Latency = l
 	for _, s := range o.FailNumbers {
 		num, code, err := sandbox.ParseFailNumber(s)
 		if err != nil {

@@ -127,6 +127,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		if err := printHealth(f, out.Accounts); err != nil {
 			return err
 		}
+		printTierProgress(f, out.Accounts)
 		g := "off"
 		if out.GlobalLimit != nil {
 			g = formatRate(out.GlobalLimit.Rate) + " burst " + strconv.Itoa(out.GlobalLimit.Burst)
@@ -168,20 +169,42 @@ func limited(ps []campaign.PortfolioStatus) bool {
 	return false
 }
 
+// printTierProgress says, under the health table, how far each auto-tier
+// account is on its way to the next tier (warm-up).
+func printTierProgress(f *Factory, accts []report.AccountStatus) {
+	first := true
+	for _, a := range accts {
+		p := a.TierProgress
+		if p == nil || p.Next == "" {
+			continue
+		}
+		if first {
+			io.WriteString(f.IO.Out, "\nWarm-up (auto-tier)\n")
+			first = false
+		}
+		fmt.Fprintf(f.IO.Out, "%s: %s %s\n", a.Name, a.Tier, p.Text)
+	}
+}
+
 // printCampaigns prints the campaign table. On a narrow terminal the
 // health, queue and start columns go first; pause reasons and dropped
 // accounts print below the table (on stderr), never in a column.
 func printCampaigns(f *Factory, camps []report.Campaign) error {
-	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "FAILED", "UNKNOWN", "SKIPPED",
-		"THROTTLED 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "TOKEN USE 1H/ALL", "STARTED", "ETA").
+	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "WINDOW WAIT", "FAILED", "UNKNOWN",
+		"EXPIRED", "SKIPPED", "THROTTLED 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "TOKEN USE 1H/ALL", "STARTED", "ETA").
 		Truncate("NAME", "ETA").
-		Optional("TOKEN USE 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "RETRY WAIT", "READY", "STARTED", "SKIPPED", "THROTTLED 1H/ALL")
+		Optional("TOKEN USE 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "WINDOW WAIT", "RETRY WAIT", "READY", "STARTED", "EXPIRED", "SKIPPED",
+			"THROTTLED 1H/ALL")
 	tty := f.IO.IsStdoutTTY()
 	loc := f.location()
 	for _, c := range camps {
-		t.Row(strconv.FormatInt(c.ID, 10), c.Name, c.State, strconv.Itoa(c.Total), strconv.Itoa(c.Sent),
-			strconv.Itoa(c.Pending+c.Sending), strconv.Itoa(c.Ready), strconv.Itoa(c.WaitingRetry),
-			strconv.Itoa(c.Failed), strconv.Itoa(c.Unknown), strconv.Itoa(c.Skipped),
+		state := c.State
+		if state == report.StateScheduled && c.StartAt != nil {
+			state += " for " + c.StartAt.In(loc).Format("2006-01-02 15:04 MST")
+		}
+		t.Row(strconv.FormatInt(c.ID, 10), c.Name, state, strconv.Itoa(c.Total), strconv.Itoa(c.Sent),
+			strconv.Itoa(c.Pending+c.Sending), strconv.Itoa(c.Ready), strconv.Itoa(c.WaitingRetry), strconv.Itoa(c.WaitingWindow),
+			strconv.Itoa(c.Failed), strconv.Itoa(c.Unknown), strconv.Itoa(c.Expired), strconv.Itoa(c.Skipped),
 			healthCell(c.LastHour, c.Overall, "throttle_rate", tty, func(h report.Health) string { return fmt.Sprintf("%.1f%%", h.ThrottleRate*100) }),
 			healthCell(c.LastHour, c.Overall, "avg_attempts", tty, func(h report.Health) string { return fmt.Sprintf("%.2f", h.AvgAttempts) }),
 			healthCell(c.LastHour, c.Overall, "utilisation", tty, func(h report.Health) string { return fmt.Sprintf("%.0f%%", h.Utilisation*100) }),

@@ -12,9 +12,10 @@ import (
 )
 
 // State is where one recipient of a campaign stands. A message only moves
-// forward: pending → sending → sent | failed | unknown. The one way back is
+// forward: pending → sending → sent | failed | unknown, or pending → expired. The one way back is
 // an explicit operator decision (retry), or a throttling answer that proves
-// the request was not accepted (sending → pending).
+// the request was not accepted (sending → pending). Transitions
+// (transitions.go) is the whole table of legal moves.
 type State string
 
 const (
@@ -30,10 +31,13 @@ const (
 	// or the connection dropped after the request was written. They are never
 	// resent automatically because the Cloud API has no idempotency key.
 	Unknown State = "unknown"
+	// Expired rows were still pending when the campaign's validity
+	// (Schedule.ExpireAfter) ran out: they are never sent.
+	Expired State = "expired"
 )
 
 // States lists every message state in display order.
-var States = []State{Pending, Sending, Sent, Failed, Unknown}
+var States = []State{Pending, Sending, Sent, Failed, Unknown, Expired}
 
 // CampaignState is the life cycle of a whole campaign.
 type CampaignState string
@@ -138,6 +142,9 @@ type Account struct {
 	// (account set --throughput), which wins over what Meta said: 0 for
 	// none, Unlimited for no limit.
 	ThroughputPinned float64
+	// ManualTier keeps the tier by hand; without it (the default for new
+	// accounts) warm-up promotes and demotes the account (AssessTier).
+	ManualTier bool
 }
 
 // AccountStatus is an account with its live limiter state.
@@ -309,6 +316,39 @@ type Campaign struct {
 	FinishedAt  time.Time
 	Imported    int // rows stored as messages
 	Skipped     int // rows reported and not stored
+	Schedule    Schedule
+	Share       Share
+	// BeganAt is the campaign's start: its first claim at or after
+	// Schedule.StartAt. Zero until then.
+	BeganAt time.Time
+}
+
+// Schedule says when a campaign may send. Its zero value sends at once,
+// at any hour, for as long as it takes.
+type Schedule struct {
+	StartAt time.Time // nothing is claimed before it; zero: at once
+	// ExpireAfter: rows not sent this long after the campaign's start
+	// become Expired (0: never).
+	ExpireAfter time.Duration
+	// Window, when set, sends each row only while it is open in every
+	// time zone of its recipient; a row outside it waits.
+	Window *Window
+	// DefaultTZ is the zone of recipients whose zone is not known.
+	DefaultTZ string
+}
+
+// Scheduled reports whether the campaign waits for its start at now.
+func (c Campaign) Scheduled(now time.Time) bool {
+	return c.State == CampaignRunning && now.Before(c.Schedule.StartAt)
+}
+
+// ExpiresAt is when rows still pending expire; zero for never or not yet
+// started.
+func (c Campaign) ExpiresAt() time.Time {
+	if c.Schedule.ExpireAfter <= 0 || c.BeganAt.IsZero() {
+		return time.Time{}
+	}
+	return c.BeganAt.Add(c.Schedule.ExpireAfter)
 }
 
 // Contact is a number's latest send: by which campaign, and when.
@@ -343,9 +383,12 @@ type Message struct {
 	Body       string   // rendered text (KindText)
 	Header     string   // header parameter value (Spec.Header): text, media link or id
 	Buttons    []string // URL button parameter values, in the order of Spec.Buttons
-	State      State
-	Attempts   int // requests made so far
-	Retries    int // transient failures so far: the retry budget spent
+	// Zones are the recipient's time zones (comma-separated IANA names)
+	// when the campaign has a send window; "" otherwise.
+	Zones    string
+	State    State
+	Attempts int // requests made so far
+	Retries  int // transient failures so far: the retry budget spent
 }
 
 // Claim is a message handed to one runner together with the account whose
@@ -423,6 +466,9 @@ const (
 	WaitRetry     WaitReason = "retry"      // pending rows wait for their retry time
 	WaitInFlight  WaitReason = "in-flight"  // only rows in flight remain
 	WaitNoAccount WaitReason = "no-account" // no enabled account exists
+	WaitScheduled WaitReason = "scheduled"  // the campaign's start (--at) is still ahead
+	WaitWindow    WaitReason = "window"     // every pending row waits for its send window
+	WaitPriority  WaitReason = "priority"   // another campaign goes first (a higher class, or its turn by weight)
 )
 
 // WaitError is returned by a claim when nothing can be sent now.

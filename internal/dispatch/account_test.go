@@ -24,7 +24,7 @@ func TestUnknownPhoneNumberIDDropsAccount(t *testing.T) {
 	e.addAccount("a", "1009", campaign.TierActive) // mistyped
 	e.addAccount("b", "1002", campaign.TierActive)
 	c := e.importN(10)
-	if err := e.engine(c, dispatch.Options{Workers: 1, ErrorPauseRatio: 0.2}).Run(e.ctx); err != nil {
+	if err := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 1, ErrorPauseRatio: 0.2}}).Run(e.ctx); err != nil {
 		t.Fatalf("Run: %v, want the campaign finished on account b", err)
 	}
 	expectAll(t, e, campaign.Sent)
@@ -60,7 +60,7 @@ func TestErrorRatioSmallCampaigns(t *testing.T) {
 			e, c := twoAccounts(t, sandbox.Faults{FailNumbers: fail}, tc.rows)
 			ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 			defer cancel()
-			err := e.engine(c, dispatch.Options{Workers: 2, ErrorPauseRatio: 0.2}).Run(ctx)
+			err := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 2, ErrorPauseRatio: 0.2}}).Run(ctx)
 			if tc.wantPause {
 				if !errors.Is(err, campaign.ErrPaused) {
 					t.Fatalf("Run: %v, want ErrPaused", err)

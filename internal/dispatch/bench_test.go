@@ -57,7 +57,7 @@ func BenchmarkSendUnlimited(b *testing.B) {
 			b.Fatal(err)
 		}
 		eng, err := dispatch.New(dispatch.Options{
-			Campaign: c, Ledger: st, Sender: client, Workers: 64,
+			Campaign: c, Ledger: st, Sender: client, Policy: dispatch.Policy{Workers: 64},
 			Token:  func(string) (string, error) { return "t", nil },
 			Runner: campaign.Runner{ID: "bench", Host: "bench", PID: 1}, Poll: time.Second,
 		})

@@ -87,7 +87,7 @@ func TestOutageBurnsNothing(t *testing.T) {
 		outages, resume int
 		seen            campaign.Outage
 	)
-	eng := e.engine(c, dispatch.Options{Workers: 4, MaxAttempts: 2, Probe: e.probe, Observe: func(ev dispatch.Event) {
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 4, MaxAttempts: 2}, Probe: e.probe, Observe: func(ev dispatch.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Kind {
@@ -135,7 +135,7 @@ func TestOutageTimeoutPauses(t *testing.T) {
 	e := newOutageEnv(t, start)
 	e.addAccount("one", "100000000000001", campaign.TierActive)
 	c := e.importN(10)
-	eng := e.engine(c, dispatch.Options{Workers: 2, MaxAttempts: 2, Probe: e.probe, OutageTimeout: 10 * time.Minute})
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 2, MaxAttempts: 2, OutageTimeout: 10 * time.Minute}, Probe: e.probe})
 	err := eng.Run(e.ctx)
 	if !errors.Is(err, dispatch.ErrOutage) || !errors.Is(err, campaign.ErrPaused) {
 		t.Fatalf("run: %v, want ErrOutage and ErrPaused", err)
@@ -172,7 +172,7 @@ func TestLoneServerErrorStillFails(t *testing.T) {
 		_, err := e.client.PhoneNumber(ctx, "100000000000001", "test-token")
 		return err
 	}
-	eng := e.engine(c, dispatch.Options{Workers: 1, MaxAttempts: 3, Probe: probe})
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 1, MaxAttempts: 3}, Probe: probe})
 	if err := eng.Run(e.ctx); err != nil {
 		t.Fatalf("run: %v", err)
 	}

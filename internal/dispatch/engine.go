@@ -47,6 +47,22 @@ type Ledger interface {
 	CampaignStopped(ctx context.Context, campaignID int64) error
 }
 
+// RateReporter is a Ledger that can say how many messages per second it
+// may hand out for a campaign now: the usable accounts' effective rates,
+// within the global limit (math.Inf(1) when nothing bounds it). The engine
+// sizes the requests in flight by it; without it, Workers is the size.
+type RateReporter interface {
+	AllowedRate(ctx context.Context, campaignID int64, now time.Time) (float64, error)
+}
+
+// RecordClaimer is a Ledger that can record outcomes and claim the next
+// rows in one transaction, halving the commits while the database, not
+// the limits, holds sending back. err means nothing was recorded; claimErr
+// is what ClaimN would have returned instead of claims.
+type RecordClaimer interface {
+	RecordAndClaimN(ctx context.Context, runner string, results []campaign.Result, campaignID int64, now time.Time, max int) (claims []campaign.Claim, claimErr error, err error)
+}
+
 // Sender delivers one request to the Cloud API. *whatsapp.Client is one.
 type Sender interface {
 	Send(ctx context.Context, req whatsapp.Request) (whatsapp.Response, error)
@@ -62,8 +78,6 @@ type Options struct {
 	Token func(env string) (string, error)
 	// Runner identifies this engine in the ledger.
 	Runner campaign.Runner
-	// Workers bounds the requests in flight. [8]
-	Workers int
 	// Poll bounds any wait, so changes made from another shell (limits,
 	// quota resets, disabled accounts) are seen within it. [2s]
 	Poll time.Duration
@@ -82,29 +96,12 @@ type Options struct {
 	// error below 500 counts as an answer. Nil: no outage handling, every
 	// failure is the row's.
 	Probe func(ctx context.Context) error
-	// OutageTimeout pauses the campaign (Run returns ErrOutage) when an
-	// outage lasts this long. [30m]
-	OutageTimeout time.Duration
-	// StopWhenCapped ends Run with ErrCapped instead of waiting for quota.
-	StopWhenCapped bool
 	// Drain bounds the wait for in-flight requests after ctx is cancelled;
 	// past it they are aborted and their rows recorded unknown. [15s]
 	Drain time.Duration
-	// Retry policy for transient failures: full-jitter exponential backoff.
-	MaxAttempts int           // [5]
-	BackoffBase time.Duration // [1s]
-	BackoffMax  time.Duration // [60s]
-	// Cooldown is how long an account rests after its first throttling
-	// answer; repeated throttles grow it up to 4×. [30s]
-	Cooldown time.Duration
-	// Restriction is how long an account stops after a spam or messaging
-	// limit (131048, 131064). [6h]
-	Restriction time.Duration
-	// ErrorPauseRatio pauses the campaign when more than this share of its
-	// last 100 attempts failed permanently: a bad list burns a number's
-	// quality rating. It counts once 20 attempts were made, or in a smaller
-	// campaign as many as it has rows (at least 5). 0 turns it off.
-	ErrorPauseRatio float64
+	// Policy is how the campaign is sent: workers, retries, rests, pauses.
+	// Zero fields get DefaultPolicy's values.
+	Policy
 	// Observe receives every event, from several goroutines at once; it
 	// must be safe for concurrent use and not block for long.
 	Observe func(Event)
@@ -193,9 +190,6 @@ func New(o Options) (*Engine, error) {
 	if o.Token == nil {
 		o.Token = func(string) (string, error) { return "", nil }
 	}
-	if o.Workers <= 0 {
-		o.Workers = 8
-	}
 	if o.Poll <= 0 {
 		o.Poll = 2 * time.Second
 	}
@@ -212,30 +206,13 @@ func New(o Options) (*Engine, error) {
 	if o.Rescue <= 0 {
 		o.Rescue = 3 * time.Second
 	}
-	if o.OutageTimeout <= 0 {
-		o.OutageTimeout = 30 * time.Minute
-	}
 	if o.Drain <= 0 {
 		o.Drain = 15 * time.Second
 	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = 5
+	if err := o.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("dispatch: %w", err)
 	}
-	if o.BackoffBase <= 0 {
-		o.BackoffBase = time.Second
-	}
-	if o.BackoffMax <= 0 {
-		o.BackoffMax = 60 * time.Second
-	}
-	if o.Cooldown <= 0 {
-		o.Cooldown = 30 * time.Second
-	}
-	if o.Restriction <= 0 {
-		o.Restriction = 6 * time.Hour
-	}
-	if o.ErrorPauseRatio < 0 || o.ErrorPauseRatio > 1 {
-		return nil, fmt.Errorf("dispatch: ErrorPauseRatio %v must be between 0 and 1", o.ErrorPauseRatio)
-	}
+	o.Policy = o.Policy.WithDefaults()
 	if o.Observe == nil {
 		o.Observe = func(Event) {}
 	}
@@ -269,9 +246,11 @@ const maxBatch = 256
 // outcomes and returns ctx's error. A pause stops it the same way.
 //
 // Three stages: this loop claims due messages (in batches, when tokens
-// allow), Workers goroutines send them, and one recorder commits outcomes
-// in groups. A slot is held from claim to commit, so at most Workers rows
-// are ever between 'sending' and their recorded outcome.
+// allow), workers send them, and one recorder commits outcomes in groups.
+// A pacer sizes the requests in flight (at most Workers) by the accounts'
+// rate and the measured latency; a row is held from claim to commit, so at
+// most twice that limit are ever between 'sending' and their recorded
+// outcome.
 func (e *Engine) Run(ctx context.Context) error {
 	o := e.o
 	// Records and the runner's bookkeeping outlive a cancel: an outcome
@@ -298,9 +277,9 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	var (
 		// Claims may run one pool ahead of the senders, so a worker never
-		// idles while the next batch is claimed; at most 2×Workers rows
-		// are ever claimed and not yet recorded.
-		slots   = make(chan struct{}, 2*o.Workers)
+		// idles while the next batch is claimed; at most twice the limit
+		// of requests in flight are ever claimed and not yet recorded.
+		slots   = newPacer(o.Clock, o.Workers)
 		jobs    = make(chan campaign.Claim, 2*o.Workers)
 		results = make(chan campaign.Result, o.Workers)
 		// done wakes the loop when outcomes were recorded: a retry may
@@ -327,26 +306,81 @@ func (e *Engine) Run(ctx context.Context) error {
 		return workErr
 	}
 
-	for i := 0; i < o.Workers; i++ {
-		stages.Add(1)
-		go func() {
-			defer stages.Done()
-			for c := range jobs {
-				if ctx.Err() != nil {
-					// Interrupted: only requests already made finish.
-					results <- e.putBack(c, "not sent: interrupted")
-					continue
+	// Workers start as claims need them, up to the limit, and stay (at
+	// most Workers); the pacer lets no more than the limit send at once.
+	var workersMu sync.Mutex
+	workers := 0
+	spawn := func() {
+		workersMu.Lock()
+		defer workersMu.Unlock()
+		for need := min(slots.held(), slots.Limit()); workers < need; workers++ {
+			stages.Add(1)
+			go func() {
+				defer stages.Done()
+				for c := range jobs {
+					// Room in flight first: a stop or Ctrl-C while waiting
+					// for it still keeps this claim from being sent.
+					start := slots.startSend(ctx)
+					if ctx.Err() != nil {
+						// Interrupted: only requests already made finish.
+						slots.endSend(start, false, false)
+						results <- e.putBack(c, "not sent: interrupted")
+						continue
+					}
+					results <- e.attempt(sendCtx, c, slots, start)
 				}
-				results <- e.attempt(sendCtx, c)
-			}
-		}()
+			}()
+		}
+	}
+	rateAt := time.Time{}
+	rates, _ := o.Ledger.(RateReporter)
+	// claimAlong: the last claim got all it asked for, so the database and
+	// not the limits holds sending back; then the recorder claims as many
+	// rows as it records, in the same transaction, each new row taking a
+	// recorded one's place in the window. Anything short of that hands
+	// claiming back to this loop, which knows how to wait.
+	var (
+		claimAlong atomic.Bool
+		// nextRescue: when the loop must look for dead runners' rows;
+		// from then on claiming is the loop's again.
+		nextRescue       atomic.Int64
+		recordClaimer, _ = o.Ledger.(RecordClaimer)
+	)
+	commit := func(batch []campaign.Result) (kept int, err error) {
+		now := o.Clock.Now()
+		if open, _ := e.breaker.state(); recordClaimer == nil || !claimAlong.Load() || ctx.Err() != nil ||
+			e.paused.Load() || e.stop.Load() != nil || open || firstErr() != nil || now.UnixNano() >= nextRescue.Load() {
+			claimAlong.Store(false)
+			return 0, o.Ledger.RecordAll(bg, r.ID, batch)
+		}
+		want := slots.handOn(len(batch))
+		if want == 0 {
+			return 0, o.Ledger.RecordAll(bg, r.ID, batch)
+		}
+		cs, claimErr, err := recordClaimer.RecordAndClaimN(bg, r.ID, batch, o.Campaign.ID, now, want)
+		if err != nil {
+			return 0, err
+		}
+		if claimErr != nil || len(cs) < want {
+			claimAlong.Store(false)
+		}
+		if errors.Is(claimErr, campaign.ErrPaused) || errors.Is(claimErr, campaign.ErrCancelled) {
+			// Said once: the claim that paused the campaign (no usable
+			// account left) knows why; the next one would only see it
+			// paused. Claims still queued go back unsent.
+			e.paused.Store(true)
+			fail(claimErr)
+		}
+		for _, c := range cs {
+			jobs <- c
+		}
+		spawn()
+		return len(cs), nil
 	}
 	go func() {
 		defer close(recorded)
-		e.record(bg, r.ID, results, func(n int) {
-			for i := 0; i < n; i++ {
-				<-slots
-			}
+		e.record(results, slots.Limit, commit, func(n int) {
+			slots.release(n)
 			select {
 			case done <- struct{}{}:
 			default:
@@ -398,13 +432,19 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
+		if now := o.Clock.Now(); rates != nil && (rateAt.IsZero() || now.Sub(rateAt) >= rateEvery) {
+			// Read once in a while: it only sizes the pool, and the
+			// claims themselves never exceed the limits.
+			if rate, err := rates.AllowedRate(bg, o.Campaign.ID, now); err == nil {
+				slots.setRate(rate)
+			}
+			rateAt = now
+		}
+		n, err := slots.reserve(ctx, maxBatch)
+		if err != nil {
 			return finish(ctx.Err())
 		}
-		n := 1 + grab(slots, maxBatch-1)
-		if saturated && n < o.Workers {
+		if saturated && n < slots.Limit() {
 			// The last claim got all it asked for: the limits are not
 			// what holds sending back, the database is. Let a few more
 			// requests finish so this claim's transaction serves many.
@@ -412,21 +452,23 @@ func (e *Engine) Run(ctx context.Context) error {
 			case <-time.After(time.Millisecond):
 			case <-ctx.Done():
 			}
-			n += grab(slots, maxBatch-n)
+			n += slots.grab(maxBatch - n)
 		}
 		if ctx.Err() != nil {
-			release(slots, n)
+			slots.release(n)
 			return finish(ctx.Err())
 		}
 		now := o.Clock.Now()
 		if err := rescuer.due(bg, now); err != nil {
-			release(slots, n)
+			slots.release(n)
 			fail(err)
 			return finish(nil)
 		}
+		nextRescue.Store(rescuer.next.UnixNano())
 		cs, err := o.Ledger.ClaimN(bg, o.Campaign.ID, r.ID, now, n)
-		release(slots, n-len(cs))
+		slots.release(n - len(cs))
 		saturated = err == nil && len(cs) == n
+		claimAlong.Store(saturated)
 		if err == nil {
 			if waiting != nil {
 				waiting = nil
@@ -435,6 +477,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			for _, c := range cs {
 				jobs <- c
 			}
+			spawn()
 			continue
 		}
 		var we *campaign.WaitError
@@ -451,6 +494,9 @@ func (e *Engine) Run(ctx context.Context) error {
 			fail(err)
 			return finish(nil)
 		}
+		if we.Reason == campaign.WaitTokens || we.Reason == campaign.WaitGlobal {
+			slots.tokensPaced()
+		}
 		if we.Reason == campaign.WaitCapped && o.StopWhenCapped {
 			return finish(ErrCapped)
 		}
@@ -461,7 +507,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			o.Observe(Event{Kind: EventWait, At: now, Wait: we})
 		}
 		waiting = we
-		if we.Reason == campaign.WaitInFlight && len(slots) > 0 {
+		if we.Reason == campaign.WaitInFlight && slots.held() > 0 {
 			// Only our own rows can change this: no timer, so a simulated
 			// clock doesn't race ahead of real requests.
 			select {
@@ -484,34 +530,25 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 }
 
-// grab takes up to n free slots without waiting and says how many.
-func grab(slots chan struct{}, n int) int {
-	for i := 0; i < n; i++ {
-		select {
-		case slots <- struct{}{}:
-		default:
-			return i
-		}
-	}
-	return n
-}
-
-func release(slots chan struct{}, n int) {
-	for i := 0; i < n; i++ {
-		<-slots
-	}
-}
+// rateEvery is how often the engine asks the ledger for the accounts'
+// allowed rate.
+const rateEvery = time.Second
 
 // record commits outcomes as they come, grouping whatever is waiting into
 // one transaction, then reports them. Grouping trades a few milliseconds of
 // exposure (a crash then leaves those rows unknown, never sent twice) for
 // far fewer commits.
-func (e *Engine) record(ctx context.Context, runner string, results <-chan campaign.Result, committed func(n int), fail func(error)) {
+//
+// commit stores a batch and says how many of its places in the window it
+// handed on to rows claimed in the same transaction; committed gets the
+// others back.
+func (e *Engine) record(results <-chan campaign.Result, limit func() int,
+	commit func([]campaign.Result) (kept int, err error), committed func(n int), fail func(error)) {
 	batch := make([]campaign.Result, 0, maxBatch)
 	window := errorWindow{ratio: e.o.ErrorPauseRatio, sample: minSample(e.o.Campaign.Imported)}
-	want := min(recordMin, e.o.Workers)
 	linger := time.NewTimer(0)
 	for res := range results {
+		want := min(recordMin, limit())
 		batch = append(batch[:0], res)
 		linger.Reset(recordLinger)
 	gather:
@@ -548,7 +585,8 @@ func (e *Engine) record(ctx context.Context, runner string, results <-chan campa
 				e.paused.Store(true)
 			}
 		}
-		if err := e.o.Ledger.RecordAll(ctx, runner, batch); err != nil {
+		kept, err := commit(batch)
+		if err != nil {
 			fail(fmt.Errorf("record outcomes: %w", err))
 			committed(len(batch))
 			continue
@@ -563,7 +601,7 @@ func (e *Engine) record(ctx context.Context, runner string, results <-chan campa
 				e.o.Observe(Event{Kind: EventPaused, At: r.At, Claim: r.Claim, Outcome: out})
 			}
 		}
-		committed(len(batch))
+		committed(len(batch) - kept)
 	}
 }
 
@@ -616,10 +654,13 @@ func (e *Engine) watchStop(ctx context.Context) {
 	}
 }
 
-// attempt makes one request and decides what to record.
-func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result {
+// attempt makes one request, in the place in flight the pacer gave it at
+// start, and decides what to record.
+func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start time.Time) campaign.Result {
 	o := e.o
 	var out campaign.Outcome
+	answered, failed := false, false
+	defer func() { p.endSend(start, answered, failed) }()
 	_, dropped := e.dropped.Load(c.Account.ID)
 	token, err := o.Token(c.Account.TokenEnv)
 	switch {
@@ -638,6 +679,8 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 		if free {
 			out = outageRetry(out, err, o.Clock.Now())
 		}
+		class := whatsapp.Classify(err)
+		answered, failed = true, class == whatsapp.ClassTransient || class == whatsapp.ClassAmbiguous
 	}
 	if out.DropAccount {
 		e.dropped.Store(c.Account.ID, struct{}{})

@@ -179,7 +179,7 @@ func TestScheduleThreeTiersOverDays(t *testing.T) {
 	}
 	const n = 1000
 	c := e.importN(n)
-	eng := e.engine(c, dispatch.Options{Workers: 4, Poll: time.Minute})
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 4}, Poll: time.Minute})
 	if err := eng.Run(e.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestScheduleOnePortfolioOverDays(t *testing.T) {
 	c := e.importN(n)
 	// A waiting engine looks again every Poll: an hour keeps the days of
 	// waiting for the window to a few claims.
-	eng := e.engine(c, dispatch.Options{Workers: 8, Poll: time.Hour})
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 8}, Poll: time.Hour})
 	if err := eng.Run(e.ctx); err != nil {
 		t.Fatal(err)
 	}

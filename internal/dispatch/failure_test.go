@@ -30,7 +30,7 @@ func twoAccounts(t *testing.T, faults sandbox.Faults, n int) (*env, campaign.Cam
 // without spending their retry budget.
 func TestThrottledAccountCoolsDown(t *testing.T) {
 	e, c := twoAccounts(t, sandbox.Faults{FatalAccounts: map[string]sandbox.FatalAccount{"1001": {Code: 130429}}}, 400)
-	if err := e.engine(c, dispatch.Options{Workers: 1}).Run(e.ctx); err != nil {
+	if err := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 1}}).Run(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	for phone, r := range e.rows() {
@@ -156,7 +156,7 @@ func TestFailureClasses(t *testing.T) {
 				}
 				return m
 			}()},
-			opts:    dispatch.Options{ErrorPauseRatio: 0.2},
+			opts:    dispatch.Options{Policy: dispatch.Policy{ErrorPauseRatio: 0.2}},
 			wantErr: campaign.ErrPaused,
 			check: func(t *testing.T, e *env, c campaign.Campaign) {
 				expectPaused(t, e, c, "failed permanently")

@@ -91,7 +91,7 @@ func TestCancelStartsNoRequest(t *testing.T) {
 		cancelled <- time.Now()
 		cancel()
 	}()
-	if err := e.engine(c, dispatch.Options{Workers: workers}).Run(ctx); !errors.Is(err, context.Canceled) {
+	if err := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: workers}}).Run(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v, want context.Canceled", err)
 	}
 	// A request the engine began just before the cancel may reach the
@@ -134,7 +134,7 @@ func TestPauseStartsNoRequest(t *testing.T) {
 		mu       sync.Mutex
 		pausedAt time.Time
 	)
-	eng := e.engine(c, dispatch.Options{Workers: workers, ErrorPauseRatio: 0.2, Observe: func(ev dispatch.Event) {
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: workers, ErrorPauseRatio: 0.2}, Observe: func(ev dispatch.Event) {
 		if ev.Kind == dispatch.EventPaused {
 			mu.Lock()
 			pausedAt = time.Now()

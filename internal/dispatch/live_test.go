@@ -53,7 +53,7 @@ func TestLiveChanges(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	const poll = 2 * time.Second
-	eng := e.engine(c, dispatch.Options{Workers: 2, Poll: poll, Observe: func(ev dispatch.Event) {
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 2}, Poll: poll, Observe: func(ev dispatch.Event) {
 		if ev.Kind == dispatch.EventWait && ev.Wait.Reason == campaign.WaitNoAccount {
 			cancel()
 		}

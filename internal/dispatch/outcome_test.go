@@ -129,7 +129,7 @@ func TestOutcomes(t *testing.T) {
 			e := newEnv(t, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), tt.faults)
 			e.addAccount("a", "1001", campaign.TierActive)
 			c := e.importN(20)
-			eng := e.engine(c, dispatch.Options{Workers: 2, MaxAttempts: 3, Rand: func() float64 { return 0.5 }})
+			eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 2, MaxAttempts: 3}, Rand: func() float64 { return 0.5 }})
 			if err := eng.Run(e.ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestBackoffDelays(t *testing.T) {
 	e := newEnv(t, start, sandbox.Faults{FailNumbers: map[string]int{first: 131016}})
 	e.addAccount("a", "1001", campaign.TierActive)
 	c := e.importN(1)
-	eng := e.engine(c, dispatch.Options{Workers: 1, MaxAttempts: 5, BackoffBase: time.Second, BackoffMax: 3 * time.Second,
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 1, MaxAttempts: 5, BackoffBase: time.Second, BackoffMax: 3 * time.Second},
 		Rand: func() float64 { return 0.5 }})
 	if err := eng.Run(e.ctx); err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestStopWhenCapped(t *testing.T) {
 	e := newEnv(t, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), sandbox.Faults{})
 	e.addAccount("a", "1001", campaign.TierNew) // 50 a day
 	c := e.importN(60)
-	eng := e.engine(c, dispatch.Options{StopWhenCapped: true})
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{StopWhenCapped: true}})
 	if err := eng.Run(e.ctx); !errors.Is(err, dispatch.ErrCapped) {
 		t.Fatalf("Run: %v, want ErrCapped", err)
 	}
@@ -190,7 +190,7 @@ func TestCancelDrainsInFlight(t *testing.T) {
 	e.addAccount("a", "1001", campaign.TierActive)
 	c := e.importN(40)
 	ctx, cancel := context.WithCancel(e.ctx)
-	eng := e.engine(c, dispatch.Options{Workers: 4, Observe: func(ev dispatch.Event) {
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 4}, Observe: func(ev dispatch.Event) {
 		if ev.Kind == dispatch.EventSent {
 			cancel()
 		}

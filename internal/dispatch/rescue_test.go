@@ -50,7 +50,7 @@ func TestDeadRunnerRowsRescued(t *testing.T) {
 
 	var recovered int
 	const stale = 30 * time.Second
-	eng := e.engine(c, dispatch.Options{Workers: 2, Stale: stale, Observe: func(ev dispatch.Event) {
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 2}, Stale: stale, Observe: func(ev dispatch.Event) {
 		if ev.Kind == dispatch.EventRecovered {
 			recovered += ev.Count
 		}

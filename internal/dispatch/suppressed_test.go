@@ -37,7 +37,7 @@ func TestSuppressedRowsFinish(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 			defer cancel()
-			if err := e.engine(c, dispatch.Options{Workers: 4}).Run(ctx); err != nil {
+			if err := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 4}}).Run(ctx); err != nil {
 				t.Fatalf("Run: %v, want the campaign finished", err)
 			}
 			got, err := e.st.Campaign(e.ctx, c.ID)

@@ -80,7 +80,7 @@ func Observer(log *slog.Logger, campaignID int64) func(dispatch.Event) {
 			switch ev.Wait.Reason {
 			case campaign.WaitCapped, campaign.WaitNoAccount, campaign.WaitReach:
 				level = slog.LevelWarn
-			case campaign.WaitGlobal:
+			case campaign.WaitGlobal, campaign.WaitScheduled, campaign.WaitWindow, campaign.WaitPriority:
 				level = slog.LevelInfo
 			}
 			log.LogAttrs(ctx, level, "waiting", attrs...)

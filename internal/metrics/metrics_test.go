@@ -394,7 +394,7 @@ func TestEngineObserve(t *testing.T) {
 	m := metrics.New(st)
 	m.Watch(c.ID)
 	eng, err := dispatch.New(dispatch.Options{Campaign: c, Ledger: st, Sender: &okSender{},
-		Runner: campaign.Runner{ID: "r1", Host: "h", PID: 1}, Workers: 3, Observe: m.Observe})
+		Runner: campaign.Runner{ID: "r1", Host: "h", PID: 1}, Policy: dispatch.Policy{Workers: 3}, Observe: m.Observe})
 	if err != nil {
 		t.Fatal(err)
 	}

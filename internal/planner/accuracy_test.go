@@ -112,7 +112,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 			eng, err := dispatch.New(dispatch.Options{
 				Campaign: c, Ledger: st, Sender: client, Clock: clock,
 				Token:  func(string) (string, error) { return "test-token", nil },
-				Runner: campaign.Runner{ID: "sim", Host: "test", PID: 1}, Workers: 4, Poll: time.Minute,
+				Runner: campaign.Runner{ID: "sim", Host: "test", PID: 1}, Policy: dispatch.Policy{Workers: 4}, Poll: time.Minute,
 			})
 			if err != nil {
 				t.Fatal(err)

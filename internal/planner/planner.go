@@ -62,6 +62,10 @@ type Input struct {
 	GlobalLimit ratelimit.Limit
 	// Portfolios are the messaging limits the accounts share.
 	Portfolios []PortfolioState
+	// Window, when set, sends each of Groups only while its recipients'
+	// window is open; Messages is then their sum.
+	Window *campaign.Window
+	Groups []Group
 }
 
 // Share is what one account sends of the forecast messages.
@@ -177,7 +181,8 @@ type sim struct {
 	// recovered: every account runs at its configured rate from now on.
 	recovered bool
 	// stepOnly turns off the closed-form count and the day skipping, so
-	// tests can check them against plain stepping.
+	// tests can check them against plain stepping. A send window steps
+	// too: which messages may go changes through the day.
 	stepOnly bool
 	// reach: each portfolio's window, and each account's portfolio (-1:
 	// none). A limited portfolio makes accounts compete: the planner then
@@ -185,6 +190,7 @@ type sim struct {
 	reach   []*ratelimit.ReachQueue
 	reachOf []int
 	reachOn bool
+	win     *window
 }
 
 func newSim(in Input) *sim {
@@ -229,6 +235,9 @@ func newSim(in Input) *sim {
 	}
 	if s.reachOn {
 		s.stepOnly = true
+	}
+	if in.Window != nil {
+		s.win, s.stepOnly = newWindow(*in.Window, in.Groups), true
 	}
 	s.refresh()
 	return s
@@ -287,7 +296,7 @@ func (s *sim) run() {
 			s.skipDays(ref)
 			dayStart, snap = s.t, s.snapshot()
 		}
-		if s.day() {
+		if s.day() || s.reason != "" {
 			return
 		}
 		if atMidnight {
@@ -371,6 +380,9 @@ func (s *sim) day() bool {
 func (s *sim) step() bool {
 	s.refresh()
 	for {
+		if s.waitForWindow() {
+			return false
+		}
 		d, freed := s.pick()
 		if d.Index < 0 {
 			next := d.Until
@@ -459,6 +471,9 @@ func (s *sim) take(i int) {
 	}
 	s.sent[i]++
 	s.left--
+	if s.win != nil {
+		s.win.take()
+	}
 }
 
 // run is one account's sends within a quota day when it competes with

@@ -55,6 +55,9 @@ const (
 var phoneColumns = []string{"phone", "phone number", "mobile", "mobile number", "mobile phone", "msisdn", "wa_id",
 	"whatsapp", "whatsapp number", "telefon", "teléfono", "telefono", "celular", "phone 1 - value", "number"}
 
+// tzColumns name a recipient's IANA time zone, in order of preference.
+var tzColumns = []string{"tz", "timezone", "time_zone"}
+
 // placeholder matches {{ name }} in Options.Text.
 var placeholder = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 
@@ -85,6 +88,13 @@ type Row struct {
 	Body    string   // Options.Text rendered with this row's values ("" when Text is "")
 	Header  string   // value of Options.Header's column, trimmed ("" when there is none)
 	Buttons []string // values of Options.Buttons' columns, in order, trimmed
+	// TZ is the value of the file's time-zone column (tz, timezone or
+	// time_zone), trimmed; "" when the file has none. A send window reads
+	// it (see Zones).
+	TZ string
+	// Zones are the recipient's time zones, comma-separated, found by
+	// screening when the campaign has a send window; "" otherwise.
+	Zones string
 	// DuplicateOf is the line of an earlier row with the same Phone, 0 if
 	// none: the row is valid, but sending it would message someone twice.
 	DuplicateOf int
@@ -177,6 +187,7 @@ type Reader struct {
 	paramWhat []string // how reasons name each parameter: "parameter {{1}}"
 	headerTyp campaign.HeaderType
 	headerCol int // -1: no header parameter
+	tzCol     int // -1: no time-zone column
 	buttons   []campaign.Button
 	buttonCol []int
 	text      []segment
@@ -345,6 +356,14 @@ func (rd *Reader) resolve(opts Options, line int) error {
 		rd.needed = max(rd.needed, i+1)
 	}
 
+	rd.tzCol = -1
+	for _, name := range tzColumns {
+		if i, ok := index[name]; ok {
+			rd.tzCol = i
+			break
+		}
+	}
+
 	rd.headerCol = -1
 	if h := opts.Header; h != nil {
 		i, ok := lookup(h.Column)
@@ -460,6 +479,9 @@ func (rd *Reader) row(rec []string, line int) (Row, error) {
 		return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(rd.phoneCol), Value: input, Reason: err.Error(), Err: err}
 	}
 	row := Row{Line: line, Input: input, Phone: phone}
+	if rd.tzCol >= 0 && rd.tzCol < len(rec) {
+		row.TZ = strings.TrimSpace(rec[rd.tzCol])
+	}
 
 	if len(rd.paramCols) > 0 {
 		row.Params = make([]string, len(rd.paramCols))

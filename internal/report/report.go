@@ -44,6 +44,7 @@ const (
 	StateInterrupted = "interrupted"         // started, no process sends it now
 	StateWaitQuota   = "waiting for quota"   // a live process waits: every usable account is capped
 	StateWaitAPI     = "waiting for the API" // a live process waits out a Cloud API outage
+	StateScheduled   = "scheduled"           // its start (--at) is still ahead
 )
 
 // Status is the documented shape of `wasend status --json`.
@@ -75,13 +76,24 @@ type Campaign struct {
 	Sending     int        `json:"sending"`
 	Failed      int        `json:"failed"`
 	Unknown     int        `json:"unknown"`
+	Expired     int        `json:"expired"`
 	Skipped     int        `json:"skipped"`
 	CreatedAt   time.Time  `json:"created_at"`
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	// The schedule: the start (--at) a "scheduled" campaign waits for,
+	// when its pending rows expire (--expire-after, once started), and its
+	// send window in each recipient's time zone.
+	StartAt    *time.Time `json:"start_at,omitempty"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	SendWindow string     `json:"send_window,omitempty"`
+	// How it shares the accounts with other campaigns.
+	Priority string `json:"priority"` // high, normal or low
+	Weight   int    `json:"weight"`
 	// Health: share of requests throttled (overall and last hour), and
 	// requests per message tried.
-	Ready            int        `json:"ready"`         // pending rows that may go now
-	WaitingRetry     int        `json:"waiting_retry"` // pending rows waiting for a retry time
+	Ready            int        `json:"ready"`          // pending rows that may go now
+	WaitingRetry     int        `json:"waiting_retry"`  // pending rows waiting for a retry time
+	WaitingWindow    int        `json:"waiting_window"` // pending rows waiting for their send window
 	StartedAt        *time.Time `json:"started_at,omitempty"`
 	ThrottleRate     float64    `json:"throttle_rate"`
 	ThrottleRateHour float64    `json:"throttle_rate_1h"`
@@ -157,9 +169,12 @@ type Account struct {
 // plus how it has been doing.
 type AccountStatus struct {
 	Account
-	Sent24h  int    `json:"sent_24h"`
-	LastHour Health `json:"last_hour"`
-	Overall  Health `json:"overall"`
+	// TierProgress is an auto-tier account's way to its next tier; nil
+	// when its tier is kept by hand.
+	TierProgress *TierProgress `json:"tier_progress,omitempty"`
+	Sent24h      int           `json:"sent_24h"`
+	LastHour     Health        `json:"last_hour"`
+	Overall      Health        `json:"overall"`
 }
 
 // Health are the operating figures of an account or campaign over a
@@ -193,6 +208,7 @@ type Source interface {
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
 	PortfolioWindows(ctx context.Context) ([]store.PortfolioWindow, error)
 	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
+	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
 }
 
 // Reporter reads a Source at one instant, in the time zone of quota days.
@@ -292,6 +308,34 @@ func Sending(camps []Campaign) bool {
 	})
 }
 
+// TierProgress is how far an auto-tier account is on its way to the next
+// tier (warm-up).
+type TierProgress struct {
+	Next           string  `json:"next,omitempty"` // "" at the top tier
+	DaysInTier     float64 `json:"days_in_tier"`
+	DaysNeeded     float64 `json:"days_needed"`
+	FullDays       int     `json:"full_days"` // days with the tier's cap sent
+	FullDaysNeeded int     `json:"full_days_needed"`
+	FailShare      float64 `json:"permanent_failure_share"`
+	Restricted     bool    `json:"restricted"`
+	Ready          bool    `json:"ready"` // promoted at the next quota reset
+	Text           string  `json:"text"`
+}
+
+func tierProgress(p campaign.TierProgress) *TierProgress {
+	out := &TierProgress{Next: p.Next, DaysInTier: p.InTier.Hours() / 24, DaysNeeded: p.PromoteAfter.Hours() / 24,
+		FullDays: p.FullDays, FullDaysNeeded: campaign.FullDays, FailShare: p.FailShare, Restricted: p.Restricted, Ready: p.Ready}
+	switch {
+	case p.Next == "":
+		out.Text = p.Tier + " is the top tier"
+	case p.Ready:
+		out.Text = "ready for " + p.Next + " at the next quota reset"
+	default:
+		out.Text = "to " + p.Next + ": " + p.Why
+	}
+	return out
+}
+
 // AccountsHealth is each account with its figures over the last hour, the
 // last 24 h and overall; camps (as Campaigns returns them) tell whether
 // work waits on the accounts.
@@ -312,6 +356,10 @@ func (r Reporter) AccountsHealth(ctx context.Context, camps []Campaign) ([]Accou
 	if err != nil {
 		return nil, err
 	}
+	progress, err := r.Src.TierProgress(ctx)
+	if err != nil {
+		return nil, err
+	}
 	sending := Sending(camps)
 	waiting := slices.ContainsFunc(camps, func(c Campaign) bool { return c.State == StateRunning && c.Pending > 0 })
 	base := Accounts(accts, r.Loc, sending)
@@ -323,6 +371,9 @@ func (r Reporter) AccountsHealth(ctx context.Context, camps []Campaign) ([]Accou
 			Sent24h:  day[a.Name].Sent,
 			LastHour: HealthOf(hour[a.Name], rate, a.Limits.Burst, waiting),
 			Overall:  HealthOf(all[a.Name], rate, a.Limits.Burst, waiting),
+		}
+		if p, ok := progress[a.Name]; ok {
+			out[i].TierProgress = tierProgress(p)
 		}
 	}
 	return out, nil
@@ -382,7 +433,16 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 	if err != nil {
 		return "", err
 	}
-	return CampaignState(c, live[c.ID] > 0, started, accts, dropped), nil
+	return scheduled(c, r.Now, CampaignState(c, live[c.ID] > 0, started, accts, dropped)), nil
+}
+
+// scheduled is a campaign's state while its start is ahead: scheduled,
+// whether or not a process waits for it.
+func scheduled(c campaign.Campaign, now time.Time, state string) string {
+	if c.Scheduled(now) && (state == StateRunning || state == StateReady || state == StateInterrupted) {
+		return StateScheduled
+	}
+	return state
 }
 
 func allCapped(accts []campaign.AccountStatus, dropped []store.Dropped) bool {
@@ -444,8 +504,8 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 		if cj.StickyBroken, err = r.Src.StickyBreaks(ctx, c.ID); err != nil {
 			return nil, err
 		}
-		cj.State = CampaignState(c, live[c.ID] > 0, !q.Started.IsZero(), accts, dropped)
-		cj.Ready, cj.WaitingRetry = q.Ready, q.Waiting
+		cj.State = scheduled(c, r.Now, CampaignState(c, live[c.ID] > 0, !q.Started.IsZero(), accts, dropped))
+		cj.Ready, cj.WaitingRetry, cj.WaitingWindow = q.Ready, q.Waiting, q.WindowWait
 		if !q.Started.IsZero() {
 			t := q.Started.UTC()
 			cj.StartedAt = &t
@@ -497,7 +557,13 @@ func newCampaign(c campaign.Campaign, n campaign.Counts) Campaign {
 	out := Campaign{
 		ID: c.ID, Name: c.Name, State: string(c.State), PauseReason: c.PauseReason, Source: c.Source,
 		Total: n.Total(), Sent: n[campaign.Sent], Pending: n[campaign.Pending], Sending: n[campaign.Sending],
-		Failed: n[campaign.Failed], Unknown: n[campaign.Unknown], Skipped: c.Skipped, CreatedAt: c.CreatedAt.UTC(),
+		Failed: n[campaign.Failed], Unknown: n[campaign.Unknown], Expired: n[campaign.Expired],
+		Skipped: c.Skipped, CreatedAt: c.CreatedAt.UTC(),
+		StartAt: utcOrNil(c.Schedule.StartAt), ExpiresAt: utcOrNil(c.ExpiresAt()),
+		Priority: c.Share.Priority.String(), Weight: c.Share.Weight,
+	}
+	if w := c.Schedule.Window; w != nil {
+		out.SendWindow = w.String()
 	}
 	if !c.FinishedAt.IsZero() {
 		t := c.FinishedAt.UTC()
@@ -694,4 +760,12 @@ func Portfolios(ps []campaign.PortfolioStatus) []Portfolio {
 		out = append(out, j)
 	}
 	return out
+}
+
+func utcOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }

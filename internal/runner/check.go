@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/recipients"
@@ -24,6 +25,9 @@ type Summary struct {
 	Suppressed int             // numbers on the suppression list
 	Contacted  int             // numbers sent to recently: --skip-contacted-within, or the same template within 24 h
 	Skipped    []campaign.Skip // the rows not used, in file order (all, or the first few: see CheckEach)
+	// Zones counts the rows kept by their time zones (comma-separated
+	// IANA names) when ReadOptions.Schedule has a send window.
+	Zones map[string]int
 }
 
 // ReasonCount is how many rows were skipped for one reason.
@@ -74,7 +78,11 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 	if err != nil {
 		return Summary{}, err
 	}
-	scr, err := screen.New(ctx, ro.screen(spec, lists, nil))
+	so := ro.screen(spec, lists, nil)
+	if ro.Schedule.Window != nil {
+		so.Zones = newZoneFinder(ro.Schedule, time.Now()).of
+	}
+	scr, err := screen.New(ctx, so)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -94,7 +102,9 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 	if err != nil {
 		return Summary{}, err
 	}
-	return t.summary(scr.Kept), nil
+	sum := t.summary(scr.Kept)
+	sum.Zones = scr.ZoneCounts
+	return sum, nil
 }
 
 // Report is a --report file being written: every skipped row, with its

@@ -18,9 +18,12 @@ const (
 	// and their connections' buffers, a few MiB), and nearly all it
 	// allocates is per-request garbage: at thousands of requests a second,
 	// collecting 4× less often saves about a tenth of the CPU.
-	// sendMemoryLimit keeps a soft ceiling on it all the same.
+	// sendMemoryLimit keeps a soft ceiling on it all the same: with a
+	// server answering in 2 s at 800 msg/s, 1,600 requests in flight hold
+	// some 60 MiB of connections, which GOGC 400 alone would let grow to
+	// 250 MiB.
 	sendGCPercent   = 400
-	sendMemoryLimit = 256 << 20
+	sendMemoryLimit = 128 << 20
 )
 
 // tuneGC sets GOGC to percent and, when limit > 0, a soft memory limit,

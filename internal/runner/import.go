@@ -78,6 +78,26 @@ type sourceRead struct {
 
 // Prepare finds or creates the campaign to run.
 func Prepare(ctx context.Context, o Options) (Result, error) {
+	res, err := prepare(ctx, o)
+	if err != nil || res.Imported || res.Repeat || (o.Schedule == (campaign.Schedule{}) && o.Share.IsZero()) {
+		return res, err
+	}
+	// An existing campaign takes the schedule and share given now.
+	if o.Schedule != (campaign.Schedule{}) {
+		if err := o.Store.SetSchedule(ctx, res.Campaign.ID, o.Schedule); err != nil {
+			return res, err
+		}
+	}
+	if !o.Share.IsZero() {
+		if err := o.Store.SetShare(ctx, res.Campaign.ID, o.Share); err != nil {
+			return res, err
+		}
+	}
+	res.Campaign, err = o.Store.Campaign(ctx, res.Campaign.ID)
+	return res, err
+}
+
+func prepare(ctx context.Context, o Options) (Result, error) {
 	var res Result
 	if o.ResumeID != 0 {
 		c, err := o.Store.Campaign(ctx, o.ResumeID)
@@ -118,7 +138,8 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 	if name == "" {
 		name = filepath.Base(o.File)
 	}
-	return importFile(ctx, o.Store, f, o.File, campaign.Campaign{Name: name, Source: o.File, Spec: o.Spec}, ro,
+	return importFile(ctx, o.Store, f, o.File, campaign.Campaign{Name: name, Source: o.File, Spec: o.Spec, Schedule: o.Schedule,
+		Share: o.Share.Apply(campaign.DefaultShare)}, ro,
 		&identity{source: src, name: o.Name})
 }
 
@@ -162,6 +183,9 @@ type ReadOptions struct {
 	// Again sends to numbers that got the same template within
 	// screen.SameTemplateWindow (skipped otherwise).
 	Again bool
+	// Schedule with a send window makes Check find each row's time zones
+	// as an import would (Summary.Zones); not part of the fingerprint.
+	Schedule campaign.Schedule `json:"-"`
 }
 
 func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
@@ -221,7 +245,11 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 			}
 		}
 	}
-	scr, err := screen.New(ctx, ro.screen(c.Spec, st, priorSet))
+	so := ro.screen(c.Spec, st, priorSet)
+	if c.Schedule.Window != nil {
+		so.Zones = newZoneFinder(c.Schedule, st.Now()).of
+	}
+	scr, err := screen.New(ctx, so)
 	if err != nil {
 		return res, err
 	}

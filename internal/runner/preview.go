@@ -12,7 +12,7 @@ import (
 // message is the campaign row made from a recipient file's row.
 func message(row recipients.Row) campaign.Message {
 	return campaign.Message{Line: row.Line, Input: row.Input, Phone: row.Phone, Params: row.Params, Body: row.Body,
-		Header: row.Header, Buttons: row.Buttons}
+		Header: row.Header, Buttons: row.Buttons, Zones: row.Zones}
 }
 
 // ErrNoRow is returned by PreviewRow when the file has fewer data rows than

@@ -34,32 +34,33 @@ type Options struct {
 	// template within screen.SameTemplateWindow.
 	Again    bool
 	ResumeID int64 // resume this campaign instead of importing
+	// Schedule is the campaign's start, validity and send window; its
+	// zero fields keep what an existing campaign has.
+	Schedule campaign.Schedule
+	// Share is the campaign's priority, weight and borrowing: a new
+	// campaign gets it over campaign.DefaultShare, an existing one has
+	// the fields set changed.
+	Share campaign.ShareChange
 
 	Sender dispatch.Sender
 	Clock  dispatch.Clock // [dispatch.RealClock]
 	Token  func(env string) (string, error)
 
-	Workers        int
-	Poll           time.Duration
-	StopWhenCapped bool
+	// Policy is how the campaign is sent, passed whole to the engine.
+	Policy dispatch.Policy
+	Poll   time.Duration
 	// PairGap keeps two messages to one person, from any of our numbers,
-	// this far apart (0: no gap).
+	// this far apart (0: no gap). It is stored with the campaign, for its
+	// claims in every process.
 	PairGap time.Duration
 	// Stale is how long a runner may miss its heartbeats before its rows
 	// become unknown, on any host (see liveness). [30s]
 	Stale time.Duration
 	// ProgressInterval between plain progress lines. [10s]
 	ProgressInterval time.Duration
-	// MaxAttempts, BackoffBase, BackoffMax are the transient retry policy.
-	MaxAttempts             int
-	BackoffBase, BackoffMax time.Duration
-	// Cooldown, Restriction and ErrorPauseRatio: see dispatch.Options.
-	Cooldown, Restriction time.Duration
-	ErrorPauseRatio       float64
-	// Probe and OutageTimeout: see dispatch.Options.
-	Probe         func(ctx context.Context) error
-	OutageTimeout time.Duration
-	Label         string // progress label, e.g. "SANDBOX" [campaign N]
+	// Probe: see dispatch.Options.
+	Probe func(ctx context.Context) error
+	Label string // progress label, e.g. "SANDBOX" [campaign N]
 	// Location is the time zone of quota days (store.Location). [time.Local]
 	Location *time.Location
 	// Observe also receives every engine event (metrics, logs); it must be
@@ -141,10 +142,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
 		Runner: self, Stale: o.Stale, Dead: live.dead,
-		Workers: o.Workers, Poll: o.Poll, StopWhenCapped: o.StopWhenCapped,
-		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
-		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
-		Probe: o.Probe, OutageTimeout: o.OutageTimeout,
+		Policy: o.Policy, Poll: o.Poll, Probe: o.Probe,
 		Observe: func(ev dispatch.Event) {
 			if o.Observe != nil {
 				o.Observe(ev)
@@ -159,12 +157,13 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			case dispatch.EventRetry:
 				prog.Retry()
 			case dispatch.EventWait:
-				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount || ev.Wait.Reason == campaign.WaitReach
+				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount || ev.Wait.Reason == campaign.WaitReach ||
+					ev.Wait.Reason == campaign.WaitScheduled || ev.Wait.Reason == campaign.WaitWindow || ev.Wait.Reason == campaign.WaitPriority
 				prog.Waiting(describeWait(ev.Wait, ev.At, o.Location), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
 			case dispatch.EventOutage:
-				prog.Waiting(describeOutage(ev.Outage, ev.At, o.OutageTimeout), true)
+				prog.Waiting(describeOutage(ev.Outage, ev.At, o.Policy.WithDefaults().OutageTimeout), true)
 			case dispatch.EventRecovered:
 				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", ev.Count, c.ID)
 				for range ev.Count {
@@ -199,6 +198,9 @@ func stoppedWhy(ctx context.Context, st *store.Store, id int64, err error) error
 }
 
 func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) string {
+	if loc == nil {
+		loc = time.Local
+	}
 	switch w.Reason {
 	case campaign.WaitTokens:
 		return "rate limit: waiting for the next token"
@@ -215,6 +217,12 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) stri
 	case campaign.WaitReach:
 		return "the portfolio's messaging limit (distinct recipients in 24 h) is used up; room again at " +
 			w.Until.In(loc).Format(time.DateTime) + " (`wasend portfolio list`)"
+	case campaign.WaitScheduled:
+		return "scheduled: starts at " + w.Until.In(loc).Format("2006-01-02 15:04:05 MST")
+	case campaign.WaitPriority:
+		return "another campaign on these accounts goes first (a higher priority, or its turn by weight)"
+	case campaign.WaitWindow:
+		return "outside the recipients' send window; the next one opens at " + w.Until.In(loc).Format("2006-01-02 15:04:05 MST")
 	}
 	return string(w.Reason)
 }

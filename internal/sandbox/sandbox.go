@@ -59,6 +59,23 @@ type Options struct {
 	PairInterval time.Duration    // same number → same recipient; default 6s, negative for no limit
 	Faults       Faults
 	Record       io.Writer // optional: one JSON line per request
+	// Latency delays every answer by Latency, give or take a uniform
+	// draw within Jitter, like a distant API. The decision (limits,
+	// faults, the record) is made when the request arrives.
+	Latency Latency
+}
+
+// Latency is an answer delay: Base ± Jitter, uniformly.
+type Latency struct {
+	Base, Jitter time.Duration
+}
+
+// String gives the form ParseLatency reads.
+func (l Latency) String() string {
+	if l.Jitter == 0 {
+		return l.Base.String()
+	}
+	return l.Base.String() + "±" + l.Jitter.String()
 }
 
 // Faults are injected failures. Probabilities are in [0, 1]; each request
@@ -126,6 +143,9 @@ func (o Options) Validate() error {
 			return fmt.Errorf("%s probability %v: must be between 0 and 1", pr.name, pr.p)
 		}
 	}
+	if o.Latency.Base < 0 || o.Latency.Jitter < 0 || o.Latency.Jitter > o.Latency.Base {
+		return fmt.Errorf("latency %v: want D or D±J with 0 ≤ J ≤ D", o.Latency)
+	}
 	if f.SlowDelay < 0 {
 		return fmt.Errorf("slow delay %v: must not be negative", f.SlowDelay)
 	}
@@ -161,6 +181,7 @@ type Server struct {
 	throughput   float64
 	pairInterval time.Duration
 	faults       Faults
+	latency      Latency
 	codeProbs    []int // codes of faults.CodeProb in ascending order, for a stable draw order
 	failNumbers  map[string]int
 	badTemplates map[string]bool
@@ -168,6 +189,7 @@ type Server struct {
 
 	mu         sync.Mutex // guards everything below
 	rng        *mathrand.Rand
+	delays     *mathrand.Rand // its own source: latency leaves the fault draws as they were
 	buckets    map[string]*bucket
 	lastSent   map[pairKey]time.Time
 	acceptedBy map[string]int // phone number id → accepted messages
@@ -188,6 +210,8 @@ func New(opts Options) *Server {
 		throughput:   opts.Throughput,
 		pairInterval: opts.PairInterval,
 		faults:       opts.Faults,
+		latency:      opts.Latency,
+		delays:       mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
 		failNumbers:  make(map[string]int),
 		badTemplates: make(map[string]bool),
 		rng:          mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
@@ -300,6 +324,7 @@ type answer struct {
 	outcome    string
 	wamid      string
 	to, waID   string
+	delay      time.Duration // before answering: Options.Latency
 	// unknownID: the phone number id does not exist; answered with Graph's
 	// object error (code 100, subcode 33), not a WhatsApp one.
 	unknownID bool
@@ -327,6 +352,16 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumb
 	}
 	a := s.decide(phoneNumberID, bearerToken(r), msg, rerr)
 
+	if d := a.delay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			abort(w)
+			return
+		}
+	}
 	switch a.outcome {
 	case OutcomeDropped:
 		abort(w)
@@ -397,7 +432,10 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 
 	now := s.now()
 	s.seq++
-	a := answer{to: msg.To, waID: waID(msg.To), traceID: s.traceID()}
+	a := answer{to: msg.To, waID: waID(msg.To), traceID: s.traceID(), delay: s.latency.Base}
+	if j := s.latency.Jitter; j > 0 {
+		a.delay += time.Duration((2*s.delays.Float64() - 1) * float64(j))
+	}
 	s.decideLocked(&a, now, phoneNumberID, token, msg, rerr)
 
 	rec := Record{

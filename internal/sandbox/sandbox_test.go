@@ -596,3 +596,36 @@ func TestUnknownPhoneNumberID(t *testing.T) {
 		t.Errorf("records %+v, want the second an error 100", recs)
 	}
 }
+
+// TestLatency: every answer waits out its delay, drawn within base ±
+// jitter from its own source, and the fault draws stay those of the seed.
+func TestLatency(t *testing.T) {
+	const base, jitter = 40 * time.Millisecond, 20 * time.Millisecond
+	faults := Faults{Seed: 7, ServerError: 0.3}
+	plain := New(Options{Throughput: -1, PairInterval: -1, Faults: faults})
+	slow, ts := startServer(t, Options{Throughput: -1, PairInterval: -1, Faults: faults, Latency: Latency{Base: base, Jitter: jitter}})
+	var lo, hi time.Duration = time.Hour, 0
+	for i := range 40 {
+		to := fmt.Sprintf("+1650555%04d", i)
+		a := slow.decide("A", token, inMessage{To: to}, nil)
+		lo, hi = min(lo, a.delay), max(hi, a.delay)
+		if p := plain.decide("A", token, inMessage{To: to}, nil); p.code != a.code {
+			t.Fatalf("request %d: code %d with latency, %d without: latency changed the fault draws", i, a.code, p.code)
+		}
+	}
+	if lo < base-jitter || hi > base+jitter || hi-lo < jitter {
+		t.Errorf("delays in [%v, %v], want spread within [%v, %v]", lo, hi, base-jitter, base+jitter)
+	}
+
+	start := time.Now()
+	req, _ := http.NewRequest("POST", ts.URL+"/v25.0/A/messages", strings.NewReader(demo("+16505559999")))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if took := time.Since(start); took < base-jitter {
+		t.Errorf("answered after %v, before the least delay %v", took, base-jitter)
+	}
+}

@@ -69,6 +69,36 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	return nil
 }
 
+// ParseLatency parses a --latency value: a duration "200ms", or one with a
+// uniform jitter "200ms±50ms" (ASCII: "200ms+-50ms"), within which each
+// answer's delay is drawn.
+func ParseLatency(s string) (Latency, error) {
+	bad := func(why string) (Latency, error) {
+		return Latency{}, fmt.Errorf("latency %q: %s; want D or D±J, e.g. 200ms or 200ms±50ms", s, why)
+	}
+	base, jitter, ok := strings.Cut(s, "±")
+	if !ok {
+		base, jitter, ok = strings.Cut(s, "+-")
+	}
+	var l Latency
+	var err error
+	if l.Base, err = time.ParseDuration(strings.TrimSpace(base)); err != nil {
+		return bad(fmt.Sprintf("%q is not a duration", base))
+	}
+	if ok {
+		if l.Jitter, err = time.ParseDuration(strings.TrimSpace(jitter)); err != nil {
+			return bad(fmt.Sprintf("%q is not a duration", jitter))
+		}
+	}
+	if l.Base < 0 || l.Jitter < 0 {
+		return bad("durations must not be negative")
+	}
+	if l.Jitter > l.Base {
+		return bad("the jitter must not exceed the delay")
+	}
+	return l, nil
+}
+
 // ParseFailNumber parses a --fail-number value "E164=CODE".
 func ParseFailNumber(s string) (number string, code int, err error) {
 	number, codeStr, ok := strings.Cut(s, "=")

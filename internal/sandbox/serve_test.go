@@ -148,6 +148,9 @@ func TestValidate(t *testing.T) {
 		{"negative slow delay", Options{Faults: Faults{SlowDelay: -time.Second}}, "slow delay"},
 		{"negative after", Options{Faults: Faults{FatalAccounts: map[string]FatalAccount{"1": {190, -1}}}}, "after -1"},
 		{"bad fail number", Options{Faults: Faults{FailNumbers: map[string]int{"abc": 1}}}, "fail number"},
+		{"latency", Options{Latency: Latency{Base: time.Second, Jitter: time.Second}}, ""},
+		{"jitter over the latency", Options{Latency: Latency{Base: time.Second, Jitter: 2 * time.Second}}, "latency 1s±2s"},
+		{"negative latency", Options{Latency: Latency{Base: -time.Second}}, "latency -1s"},
 	}
 	for _, tt := range tests {
 		err := tt.opts.Validate()
@@ -223,4 +226,35 @@ func TestParseFlags(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestParseLatency(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Latency
+		wantErr bool
+	}{
+		{"0s", Latency{}, false},
+		{"200ms", Latency{Base: 200 * time.Millisecond}, false},
+		{"200ms±50ms", Latency{Base: 200 * time.Millisecond, Jitter: 50 * time.Millisecond}, false},
+		{" 2s +- 1s ", Latency{Base: 2 * time.Second, Jitter: time.Second}, false},
+		{"200ms±200ms", Latency{Base: 200 * time.Millisecond, Jitter: 200 * time.Millisecond}, false},
+		{"200", Latency{}, true},
+		{"-1s", Latency{}, true},
+		{"200ms±", Latency{}, true},
+		{"±50ms", Latency{}, true},
+		{"200ms±300ms", Latency{}, true},
+		{"200ms±-5ms", Latency{}, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseLatency(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseLatency(%q) = %+v, %v", tt.in, got, err)
+		}
+		if err == nil {
+			if back, err := ParseLatency(got.String()); err != nil || back != got {
+				t.Errorf("ParseLatency(%q) = %+v, %v: does not read back", got.String(), back, err)
+			}
+		}
+	}
 }

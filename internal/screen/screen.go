@@ -140,6 +140,10 @@ type Options struct {
 	// rows are counted (Screen.Already, AlreadyIn) and neither stored nor
 	// skipped.
 	Prior *numberset.Set
+	// Zones, when set (a send window), gives each row that passes the
+	// other rules its time zones, stored in the row's Zones; its error is
+	// the row's skip reason.
+	Zones func(recipients.Row) (string, error)
 }
 
 // Screen screens the rows of one file, in file order.
@@ -156,6 +160,8 @@ type Screen struct {
 	AlreadyIn map[int]int
 	// Kept counts the rows that passed.
 	Kept int
+	// ZoneCounts counts the rows kept by their zones (Options.Zones).
+	ZoneCounts map[string]int
 }
 
 // New loads what the rules need from o.Lists.
@@ -237,6 +243,18 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 				reasons[i] = ContactedReason(s.o.ContactedWithin, c)
 			} else if c, ok := s.sameTemplate[r.Phone]; ok {
 				reasons[i] = SameTemplateReason(s.o.Spec.Template, c)
+			}
+		}
+		if reasons[i] == "" && s.o.Zones != nil {
+			z, err := s.o.Zones(r)
+			if err != nil {
+				reasons[i] = err.Error()
+			} else {
+				rows[i].Zones = z
+				if s.ZoneCounts == nil {
+					s.ZoneCounts = map[string]int{}
+				}
+				s.ZoneCounts[z]++
 			}
 		}
 		if reasons[i] == "" {

@@ -134,7 +134,7 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		}
 		a.ID, _ = res.LastInsertId()
 		a.CreatedAt = now
-		return nil
+		return startTier(ctx, tx, a.ID, a.Tier, a.ManualTier, now)
 	})
 	return a, err
 }
@@ -168,6 +168,11 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 		if ch.Tier != nil {
 			if !campaign.ValidTier(*ch.Tier) {
 				return fmt.Errorf("tier %q: must be one of new, warm, active", *ch.Tier)
+			}
+			if *ch.Tier != a.Tier {
+				if err := changeTier(ctx, tx, a.ID, a.Tier, *ch.Tier, s.now(), "set by the operator"); err != nil {
+					return err
+				}
 			}
 			a.Tier = *ch.Tier
 		}
@@ -438,6 +443,8 @@ type QuotaReset struct {
 	// back, or a zone changed to one behind): the day stays LastDay, even
 	// when forced.
 	Behind bool
+	// Promoted is the account's promotion at this reset (warm-up), if any.
+	Promoted *campaign.TierChange
 }
 
 // ResetQuota starts a new quota day for the named accounts (all when names is
@@ -489,6 +496,18 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 			for n := range want {
 				if !containsAccount(accts, n) {
 					return fmt.Errorf("account %q: %w", n, campaign.ErrNotFound)
+				}
+			}
+		}
+		// A new quota day is when warm-up judges the days before it.
+		promoted, err := s.promoteDue(ctx, tx, now)
+		if err != nil {
+			return err
+		}
+		for _, p := range promoted {
+			for i := range out {
+				if out[i].Account == p.Account {
+					out[i].Promoted = &p
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
@@ -25,7 +26,9 @@ type Importer struct {
 	pending []campaign.Message
 	// sourceKey and recipientsKey are stored by Commit (see SetKeys).
 	sourceKey, recipientsKey string
-	done                     bool
+	// zoneSets are the ids of the zone sets stored so far (send windows).
+	zoneSets map[string]int64
+	done     bool
 }
 
 // Import holds this process's write lock until Commit or Rollback: the
@@ -61,11 +64,16 @@ func (im *Importer) start(ctx context.Context) error {
 	if fp == "" {
 		fp = fmt.Sprintf("importing-%d", now.UnixNano())
 	}
+	wf, wt, wd := windowColumns(im.c.Schedule.Window)
 	res, err := im.tx.ExecContext(ctx, `INSERT INTO campaigns
-		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
+		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at, start_at, expire_after,
+		window_from, window_to, window_days, default_tz, priority, weight, borrow)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		im.c.Name, fp, im.c.Source, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang,
-		string(params), im.c.Spec.Text, string(shape), now.UnixNano())
+		string(params), im.c.Spec.Text, string(shape), now.UnixNano(),
+		nullNanos(im.c.Schedule.StartAt), int64(im.c.Schedule.ExpireAfter),
+		wf, wt, wd, im.c.Schedule.DefaultTZ,
+		int(im.c.Share.Priority), max(im.c.Share.Weight, 1), int64(im.c.Share.Borrow))
 	if err != nil {
 		if isUnique(err) {
 			return fmt.Errorf("campaign with the same file and message: %w", ErrExists)
@@ -270,7 +278,8 @@ func (s *Store) endImport() {
 }
 
 const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
-	created_at, finished_at, imported, skipped, cancelled_at`
+	created_at, finished_at, imported, skipped, cancelled_at, start_at, began_at, expire_after,
+	window_from, window_to, window_days, default_tz, priority, weight, borrow`
 
 func scanCampaign(sc interface{ Scan(...any) error }, extra ...any) (campaign.Campaign, error) {
 	var (
@@ -280,9 +289,17 @@ func scanCampaign(sc interface{ Scan(...any) error }, extra ...any) (campaign.Ca
 		created  int64
 		finished sql.NullInt64
 		canceled sql.NullInt64
+		startAt  sql.NullInt64
+		beganAt  sql.NullInt64
+		expire   int64
+		wf, wt   sql.NullInt64
+		wd       sql.NullInt64
+		borrow   int64
 	)
 	dest := []any{&c.ID, &c.Name, &c.Fingerprint, &c.Source, &c.Spec.Kind, &c.Spec.Template, &c.Spec.Lang,
-		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped, &canceled}
+		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped, &canceled,
+		&startAt, &beganAt, &expire, &wf, &wt, &wd, &c.Schedule.DefaultTZ,
+		&c.Share.Priority, &c.Share.Weight, &borrow}
 	err := sc.Scan(append(dest, extra...)...)
 	if err != nil {
 		return c, err
@@ -301,6 +318,11 @@ func scanCampaign(sc interface{ Scan(...any) error }, extra ...any) (campaign.Ca
 	sh.apply(&c.Spec)
 	c.CreatedAt = fromNanos(created)
 	c.FinishedAt = fromNullNanos(finished)
+	c.Schedule.StartAt = fromNullNanos(startAt)
+	c.Schedule.ExpireAfter = time.Duration(expire)
+	c.BeganAt = fromNullNanos(beganAt)
+	c.Schedule.Window = windowFrom(wf, wt, wd)
+	c.Share.Borrow = time.Duration(borrow)
 	return c, nil
 }
 
@@ -385,23 +407,25 @@ func (s *Store) Skipped(ctx context.Context, id int64) ([]campaign.Skip, error) 
 	return out, rows.Err()
 }
 
-// Requeue moves a campaign's rows in state from back to pending with a fresh
-// retry budget, and reopens the campaign. It returns how many rows moved.
-func (s *Store) Requeue(ctx context.Context, id int64, from campaign.State) (int, error) {
+// RequeueUnknown moves a campaign's unknown rows back to pending with a
+// fresh retry budget (the operator accepts that some may be sent twice),
+// and reopens the campaign. It returns how many rows moved.
+func (s *Store) RequeueUnknown(ctx context.Context, id int64) (int, error) {
 	var n int64
 	err := s.write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', retries = 0, next_attempt_at = 0,
-			runner_id = NULL, updated_at = ? WHERE campaign_id = ? AND state = ?`, s.now().UnixNano(), id, string(from))
-		if err != nil {
-			return fmt.Errorf("requeue %s rows: %w", from, err)
+		var err error
+		if n, err = requeueUnknown(ctx, tx, id, s.now()); err != nil {
+			return err
 		}
-		n, _ = res.RowsAffected()
 		return reopen(ctx, tx, id, n)
 	})
 	return int(n), err
 }
 
-// SetCampaignState pauses or resumes a campaign.
+// SetCampaignState sets a campaign's state directly, outside the state
+// machine (campaign.CampaignTransitions): for tests that need a campaign in
+// a given state. wasend itself moves campaigns only through the named
+// transitions in transitions.go.
 func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.CampaignState, reason string) error {
 	return s.write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = ?, pause_reason = ? WHERE id = ?`, string(st), reason, id)

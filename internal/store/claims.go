@@ -42,8 +42,9 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 		var we *campaign.WaitError
 		if errors.Is(err, campaign.ErrDone) || errors.Is(err, campaign.ErrNoUsableAccount) || errors.As(err, &we) {
 			// Commit: the claim marked the campaign finished or paused,
-			// failed suppressed rows, or put rows off (the pair gap, a busy
-			// sticky number) before it found it must wait.
+			// failed suppressed rows, recorded a campaign's start, expired
+			// rows, or put rows off (the pair gap, a busy sticky number)
+			// before it found it must wait. A wait has spent no token.
 			kept = err
 			return nil
 		}
@@ -60,10 +61,26 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, err
 	}
 
-	due, err := nextDue(ctx, tx, campaignID, now, max)
+	deadline, window, err := begin(ctx, tx, campaignID, now)
 	if err != nil {
 		return nil, err
 	}
+	due, err := nextDueInWindow(ctx, tx, campaignID, window, now, max)
+	var we *campaign.WaitError
+	if errors.As(err, &we) && (we.Reason == campaign.WaitRetry || we.Reason == campaign.WaitWindow) &&
+		!deadline.IsZero() && deadline.Before(we.Until) {
+		// Rows waiting past the validity expire then, not at their retry.
+		we.Until = deadline
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Rows to send: now the other campaigns on the accounts have their say.
+	turn, err := takeTurn(ctx, tx, campaignID, now, len(due))
+	if err != nil {
+		return nil, err
+	}
+	due = due[:turn.max]
 
 	accts, err := usableAccounts(ctx, tx, campaignID, now)
 	if err != nil {
@@ -74,7 +91,7 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	// costs one claim, and the campaign finishes when nothing else is left.
 	msgs, err := dropSuppressed(ctx, tx, due, now)
 	for err == nil && len(msgs) == 0 {
-		if due, err = nextDue(ctx, tx, campaignID, now, max); err == nil {
+		if due, err = nextDueInWindow(ctx, tx, campaignID, window, now, turn.max); err == nil {
 			msgs, err = dropSuppressed(ctx, tx, due, now)
 		}
 	}
@@ -117,6 +134,7 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, err
 	}
 
+	lent := turn.lend(cands, now)
 	// Spend tokens in memory, one message at a time, then write the
 	// buckets once: the transaction makes it atomic all the same.
 	var (
@@ -225,7 +243,7 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	}
 	if len(out) == 0 && !picked {
 		// Every row was put off: the pair gap, or a busy sticky number.
-		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: deferred}
+		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: expireBy(deferred, deadline)}
 	}
 	if len(out) == 0 {
 		reason := campaign.WaitTokens
@@ -263,6 +281,9 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 				until = freed
 			}
 		}
+		if reason == campaign.WaitRetry || reason == campaign.WaitReach {
+			until = expireBy(until, deadline)
+		}
 		return nil, &campaign.WaitError{Reason: reason, Until: until}
 	}
 	if err := logContacts(ctx, tx, out); err != nil {
@@ -272,6 +293,10 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, err
 	}
 
+	turn.repay(cands, lent)
+	if err := turn.took(ctx, tx, len(out)); err != nil {
+		return nil, err
+	}
 	for i, a := range accts {
 		if !touched[i] {
 			continue
@@ -300,10 +325,8 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			continue
 		}
 		delete(byAccount, c.Account.ID)
-		args := append([]any{c.Account.ID, runner, c.QuotaEpoch, now.UnixNano()}, ids...)
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sending', attempts = attempts + 1, account_id = ?,
-			runner_id = ?, quota_epoch = ?, updated_at = ? WHERE id IN (`+repeated(len(ids), "?")+`)`, args...); err != nil {
-			return nil, fmt.Errorf("claim messages: %w", err)
+		if err := claimRows(ctx, tx, c.Account.ID, runner, c.QuotaEpoch, now, ids); err != nil {
+			return nil, err
 		}
 	}
 	args := make([]any, 0, 3*len(out))
@@ -348,6 +371,15 @@ func pickAdmitted(now time.Time, cands []ratelimit.Candidate, open []bool, only 
 	return d
 }
 
+// expireBy is until, or the campaign's validity deadline when that comes
+// first: rows put off past it (the pair gap, a full portfolio) expire then.
+func expireBy(until, deadline time.Time) time.Time {
+	if !deadline.IsZero() && (until.IsZero() || deadline.Before(until)) {
+		return deadline
+	}
+	return until
+}
+
 // reachFreesAt is the earliest instant a portfolio that refused a
 // recipient in this claim has room again; zero when none refused.
 func reachFreesAt(gates []*reachGate) time.Time {
@@ -360,6 +392,37 @@ func reachFreesAt(gates []*reachGate) time.Time {
 		}
 	}
 	return at
+}
+
+// AllowedRate is how many messages per second the campaign's usable
+// accounts may send at now: the sum of their effective rates (after
+// throttling), leaving out accounts resting, restricted or at their daily
+// cap, within the global limit when it is on. The engine sizes its
+// requests in flight by it (dispatch.RateReporter); claims never rely on it.
+func (s *Store) AllowedRate(ctx context.Context, campaignID int64, now time.Time) (float64, error) {
+	accts, err := loadAccounts(ctx, s.db, `WHERE a.disabled = 0 AND a.id NOT IN
+		(SELECT account_id FROM campaign_accounts WHERE campaign_id = ?)`, campaignID)
+	if err != nil {
+		return 0, err
+	}
+	var rate float64
+	for _, a := range accts {
+		if a.UsedToday >= a.Limits.DailyCap || now.Before(a.health.CooldownUntil) {
+			continue
+		}
+		rate += a.limit(now).Rate
+	}
+	var (
+		globalOn   bool
+		globalRate float64
+	)
+	if err := s.db.QueryRowContext(ctx, `SELECT enabled, rate FROM global_limit WHERE id = 1`).Scan(&globalOn, &globalRate); err != nil {
+		return 0, fmt.Errorf("read global limit: %w", err)
+	}
+	if globalOn {
+		rate = min(rate, globalRate)
+	}
+	return rate, nil
 }
 
 // usableAccounts returns the enabled accounts not dropped from the
@@ -378,9 +441,8 @@ func usableAccounts(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 	if enabled == 0 {
 		return nil, &campaign.WaitError{Reason: campaign.WaitNoAccount}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ? WHERE id = ?`,
-		campaign.NoUsableAccountReason, campaignID); err != nil {
-		return nil, fmt.Errorf("pause campaign %d: %w", campaignID, err)
+	if err := pauseNoAccount(ctx, tx, campaignID); err != nil {
+		return nil, err
 	}
 	return nil, fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
 }
@@ -405,9 +467,8 @@ func dropSuppressed(ctx context.Context, tx *Tx, due []dueMessage, now time.Time
 		if why == "" {
 			why = "opted out"
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?, error_code = ?,
-			error_message = ? WHERE id = ?`, now.UnixNano(), campaign.CodeSuppressed, "suppressed: "+why, d.ID); err != nil {
-			return nil, fmt.Errorf("skip suppressed message %d: %w", d.ID, err)
+		if err := suppressAtSend(ctx, tx, d.ID, why, now); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -468,9 +529,8 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 	case sending > 0:
 		return nil, &campaign.WaitError{Reason: campaign.WaitInFlight}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'finished', finished_at = ? WHERE id = ? AND state <> 'finished'`,
-		now.UnixNano(), campaignID); err != nil {
-		return nil, fmt.Errorf("finish campaign %d: %w", campaignID, err)
+	if err := finishCampaign(ctx, tx, campaignID, now); err != nil {
+		return nil, err
 	}
 	return nil, campaign.ErrDone
 }
@@ -484,19 +544,63 @@ func (s *Store) Record(ctx context.Context, c campaign.Claim, runner string, o c
 
 // RecordAll stores several outcomes in one transaction (a group commit).
 func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
-	return s.write(ctx, func(tx *Tx) error {
-		var plain []campaign.Result
-		for _, r := range rs {
-			if plainSent(r) {
-				plain = append(plain, r)
-				continue
-			}
-			if err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At); err != nil {
-				return err
-			}
+	return s.write(ctx, func(tx *Tx) error { return recordAll(ctx, tx, runner, rs) })
+}
+
+func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result) error {
+	var plain []campaign.Result
+	for _, r := range rs {
+		if plainSent(r) {
+			plain = append(plain, r)
+			continue
 		}
-		return recordSent(ctx, tx, plain)
+		if err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At); err != nil {
+			return err
+		}
+	}
+	return recordSent(ctx, tx, plain)
+}
+
+// RecordAndClaimN stores outcomes as RecordAll does and, in the same
+// transaction, claims up to max more of the campaign's due messages as
+// ClaimN does: one commit where there were two. err is RecordAll's: when
+// it is not nil, nothing was stored. The outcomes are kept whatever the
+// claim finds; when it claims nothing, claimErr says why as ClaimN's error
+// would.
+func (s *Store) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error) {
+	var kept error
+	err = s.write(ctx, func(tx *Tx) error {
+		cs, kept = nil, nil // a retried transaction starts over
+		if err := recordAll(ctx, tx, runner, rs); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT claim`); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		var err error
+		cs, err = claim(ctx, tx, campaignID, runner, now, max)
+		switch {
+		case err == nil, errors.Is(err, campaign.ErrDone), errors.Is(err, campaign.ErrNoUsableAccount):
+			// Kept, as ClaimN keeps them: the claim may have marked the
+			// campaign finished or paused.
+			kept = err
+		default:
+			// Whatever the claim wrote goes, as ClaimN's rollback drops
+			// it; the outcomes stay.
+			if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO claim`); rerr != nil {
+				return fmt.Errorf("claim: %w", rerr)
+			}
+			cs, kept = nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `RELEASE claim`); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		return nil
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, kept, nil
 }
 
 // plainSent reports whether r is a message accepted with nothing more to
@@ -540,10 +644,7 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
 			attArgs = append(attArgs, r.Claim.AttemptID, r.At.UnixNano(), r.Outcome.Class)
 			logArgs = append(logArgs, r.Claim.Account.ID, r.Claim.Message.Phone, r.At.UnixNano())
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sent', wamid = v.column2, sent_at = v.column3,
-			updated_at = v.column3, error_code = NULL, error_message = NULL
-			FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v
-			WHERE messages.id = v.column1 AND messages.state IN ('sending', 'unknown')`, msgArgs...); err != nil {
+		if err := recordSentMany(ctx, tx, size, msgArgs); err != nil {
 			return fmt.Errorf("record %d messages sent: %w", n, err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3
@@ -561,36 +662,21 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
 }
 
 func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
-	var (
-		res     sql.Result
-		err     error
-		outcome string
-		code    = sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
-	)
+	var outcome string
 	switch o.Kind {
 	case campaign.OutcomeSent:
 		outcome = "sent"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'sent', wamid = ?, sent_at = ?, updated_at = ?,
-			error_code = NULL, error_message = NULL WHERE id = ? AND state IN ('sending', 'unknown')`,
-			o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID)
 	case campaign.OutcomeRetry:
 		outcome = "retry"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', next_attempt_at = ?, updated_at = ?,
-			retries = retries + ?, error_code = ?, error_message = ? WHERE id = ? AND state = 'sending' AND runner_id = ?`,
-			nanos(o.RetryAt), now.UnixNano(), o.SpendsRetry, code, o.Error, c.Message.ID, runner)
 	case campaign.OutcomeFailed:
 		outcome = "failed"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?,
-			error_code = ?, error_message = ? WHERE id = ? AND state = 'sending' AND runner_id = ?`,
-			now.UnixNano(), code, o.Error, c.Message.ID, runner)
 	case campaign.OutcomeUnknown:
 		outcome = "unknown"
-		res, err = tx.ExecContext(ctx, `UPDATE messages SET state = 'unknown', updated_at = ?,
-			error_code = ?, error_message = ? WHERE id = ? AND state = 'sending' AND runner_id = ?`,
-			now.UnixNano(), code, o.Error, c.Message.ID, runner)
 	default:
 		return fmt.Errorf("record message %d: unknown outcome %d", c.Message.ID, o.Kind)
 	}
+	code := sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
+	res, err := recordOutcome(ctx, tx, c, runner, o, now)
 	if err != nil {
 		return fmt.Errorf("record message %d %s: %w", c.Message.ID, outcome, err)
 	}
@@ -671,10 +757,12 @@ func applyEffects(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outc
 		}
 	}
 	if o.Pause != "" {
-		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ?
-			WHERE id = ? AND state = 'running'`, o.Pause, c.Message.CampaignID); err != nil {
-			return fmt.Errorf("pause campaign: %w", err)
+		if err := pauseCampaign(ctx, tx, c.Message.CampaignID, o.Pause); err != nil {
+			return err
 		}
+	}
+	if err := demoteOnTrouble(ctx, tx, acct.ID, o, now); err != nil {
+		return err
 	}
 	if o.Suppress {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)`,
@@ -778,27 +866,9 @@ func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.T
 				return fmt.Errorf("remove dead runner: %w", err)
 			}
 		}
-		where, args := `state = 'sending'`, []any{now.UnixNano(), orphanedNote}
-		if campaignID != 0 {
-			where, args = `campaign_id = ? AND state = 'sending'`, append(args, campaignID)
-		}
-		ids, err := tx.QueryContext(ctx, `UPDATE messages SET state = 'unknown', updated_at = ?, error_message = ?
-			WHERE `+where+` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners)) RETURNING id`, args...)
+		movedIDs, err := rescue(ctx, tx, campaignID, now)
 		if err != nil {
-			return fmt.Errorf("mark orphaned rows unknown: %w", err)
-		}
-		var movedIDs []any
-		for ids.Next() {
-			var id int64
-			if err := ids.Scan(&id); err != nil {
-				ids.Close()
-				return fmt.Errorf("mark orphaned rows unknown: %w", err)
-			}
-			movedIDs = append(movedIDs, id)
-		}
-		ids.Close()
-		if err := ids.Err(); err != nil {
-			return fmt.Errorf("mark orphaned rows unknown: %w", err)
+			return err
 		}
 		moved = len(movedIDs)
 		for len(movedIDs) > 0 {

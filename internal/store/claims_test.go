@@ -355,7 +355,7 @@ func TestClaimInFlightThenDone(t *testing.T) {
 	}
 
 	// Requeueing the failed row makes the campaign claimable again.
-	n, err := st.Requeue(t.Context(), c.ID, campaign.Failed)
+	n, err := st.RequeueFailed(t.Context(), c.ID, nil)
 	if err != nil || n != 1 {
 		t.Fatalf("requeue: %d, %v", n, err)
 	}
@@ -483,7 +483,7 @@ func TestRecoverOrphans(t *testing.T) {
 	if moved, err := st.RecoverOrphans(t.Context(), clk.Now(), stale); err != nil || moved != 0 {
 		t.Errorf("second recovery moved %d, %v", moved, err)
 	}
-	n, err := st.Requeue(t.Context(), c.ID, campaign.Unknown)
+	n, err := st.RequeueUnknown(t.Context(), c.ID)
 	if err != nil || n != 1 {
 		t.Errorf("requeue unknown: %d, %v; want the ghost's row", n, err)
 	}

@@ -47,12 +47,13 @@ func checkCounts(t *testing.T, st *Store, step string, ids ...int64) {
 		now := st.now().UnixNano()
 		if err := st.db.QueryRowContext(t.Context(), `SELECT
 			count(CASE WHEN state = 'pending' AND next_attempt_at <= ?1 THEN 1 END),
-			count(CASE WHEN state = 'pending' AND next_attempt_at > ?1 THEN 1 END),
-			count(CASE WHEN state = 'sending' THEN 1 END)
-			FROM messages WHERE campaign_id = ?2`, now, id).Scan(&wq.Ready, &wq.Waiting, &wq.InFlight); err != nil {
+			count(CASE WHEN state = 'pending' AND next_attempt_at > ?1 AND window_wait = 0 THEN 1 END),
+			count(CASE WHEN state = 'sending' THEN 1 END),
+			count(CASE WHEN state = 'pending' AND next_attempt_at > ?1 AND window_wait = 1 THEN 1 END)
+			FROM messages WHERE campaign_id = ?2`, now, id).Scan(&wq.Ready, &wq.Waiting, &wq.InFlight, &wq.WindowWait); err != nil {
 			t.Fatal(err)
 		}
-		if q.Ready != wq.Ready || q.Waiting != wq.Waiting || q.InFlight != wq.InFlight {
+		if q.Ready != wq.Ready || q.Waiting != wq.Waiting || q.InFlight != wq.InFlight || q.WindowWait != wq.WindowWait {
 			t.Fatalf("after %s: campaign %d queue %+v, messages say %+v", step, id, q, wq)
 		}
 	}
@@ -173,7 +174,7 @@ func TestCountsEqualRecount(t *testing.T) {
 	}{
 		{"requeue failed by code", func() (int, error) { return st.RequeueFailed(ctx, c.ID, []int{131026}) }},
 		{"requeue all failed", func() (int, error) { return st.RequeueFailed(ctx, c.ID, nil) }},
-		{"requeue unknown", func() (int, error) { return st.Requeue(ctx, c.ID, campaign.Unknown) }},
+		{"requeue unknown", func() (int, error) { return st.RequeueUnknown(ctx, c.ID) }},
 	} {
 		n, err := s.do()
 		if err != nil || n == 0 {

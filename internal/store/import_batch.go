@@ -52,11 +52,16 @@ func (im *Importer) flush(ctx context.Context) error {
 	for _, m := range msgs {
 		plain = plain && m.Body == "" && m.Header == "" && len(m.Buttons) == 0
 	}
-	row := "(%d, ?, ?, ?, ?, ?, ?, 0)"
+	row := "(%d, ?, ?, ?, ?, ?, ?, 0"
 	if plain {
-		row = "(%d, ?, ?, ?, ?, '', '{}', 0)"
+		row = "(%d, ?, ?, ?, ?, '', '{}', 0"
 	}
-	st, closeStmt, err := im.batchStmt(ctx, len(msgs), `INSERT INTO messages (campaign_id, line, input, phone, params, body, extras, next_attempt_at) VALUES `, row, "")
+	head := `INSERT INTO messages (campaign_id, line, input, phone, params, body, extras, next_attempt_at`
+	zoned := im.c.Schedule.Window != nil
+	if zoned {
+		head, row = head+", zone_set", row+", ?"
+	}
+	st, closeStmt, err := im.batchStmt(ctx, len(msgs), head+`) VALUES `, row+")", "")
 	if err != nil {
 		return err
 	}
@@ -66,16 +71,22 @@ func (im *Importer) flush(ctx context.Context) error {
 	for _, m := range msgs {
 		buf = appendJSONStrings(buf[:0], m.Params)
 		args = append(args, m.Line, m.Input, m.Phone, string(buf))
-		if plain {
-			continue
+		if !plain {
+			extras := "{}"
+			if m.Header != "" || len(m.Buttons) > 0 {
+				if extras, err = marshalExtras(m); err != nil {
+					return err
+				}
+			}
+			args = append(args, m.Body, extras)
 		}
-		extras := "{}"
-		if m.Header != "" || len(m.Buttons) > 0 {
-			if extras, err = marshalExtras(m); err != nil {
+		if zoned {
+			id, err := im.zoneSet(ctx, m)
+			if err != nil {
 				return err
 			}
+			args = append(args, id)
 		}
-		args = append(args, m.Body, extras)
 	}
 	_, err = st.ExecContext(ctx, args...)
 	clear(args)
@@ -125,7 +136,7 @@ func (im *Importer) skipBatch(ctx context.Context, skips []campaign.Skip) error 
 // caller closes the others with closeStmt.
 func (im *Importer) batchStmt(ctx context.Context, n int, head, row, tail string) (st *sql.Stmt, closeStmt func(), err error) {
 	full := n == ImportBatch
-	key := head + strconv.Itoa(n)
+	key := head + row + strconv.Itoa(n)
 	if st := im.batch[key]; st != nil && full {
 		return st, func() {}, nil
 	}

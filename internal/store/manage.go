@@ -176,12 +176,7 @@ func (s *Store) PauseCampaign(ctx context.Context, id int64, reason string) (cam
 		case campaign.CampaignFinished, campaign.CampaignCancelled:
 			return fmt.Errorf("campaign %d can't be paused: %w (%s)", id, ErrFinal, was)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ?
-			WHERE id = ? AND state = 'running' AND cancelled_at IS NULL`, reason, id)
-		if err != nil {
-			return fmt.Errorf("pause campaign %d: %w", id, err)
-		}
-		return nil
+		return pauseCampaign(ctx, tx, id, reason)
 	})
 	return was, err
 }
@@ -204,13 +199,7 @@ func (s *Store) CancelCampaign(ctx context.Context, id int64) (campaign.Campaign
 		case campaign.CampaignFinished:
 			return fmt.Errorf("campaign %d can't be cancelled: %w (finished)", id, ErrFinal)
 		}
-		now := s.now().UnixNano()
-		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'finished', finished_at = ?, cancelled_at = ?, pause_reason = ''
-			WHERE id = ? AND state IN ('running', 'paused') AND cancelled_at IS NULL`, now, now, id)
-		if err != nil {
-			return fmt.Errorf("cancel campaign %d: %w", id, err)
-		}
-		return nil
+		return cancelCampaign(ctx, tx, id, s.now())
 	})
 	return was, err
 }

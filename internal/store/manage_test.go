@@ -294,7 +294,7 @@ func TestPauseAndCancelCampaign(t *testing.T) {
 	}{
 		{"pause", func() error { _, err := st.PauseCampaign(ctx, c.ID, "x"); return err }, ErrFinal},
 		{"resume", func() error { _, err := st.ResumeCampaign(ctx, c.ID); return err }, campaign.ErrCancelled},
-		{"retry unknown", func() error { _, err := st.Requeue(ctx, c.ID, campaign.Unknown); return err }, campaign.ErrCancelled},
+		{"retry unknown", func() error { _, err := st.RequeueUnknown(ctx, c.ID); return err }, campaign.ErrCancelled},
 		{"retry failed", func() error { _, err := st.RequeueFailed(ctx, c.ID, nil); return err }, campaign.ErrCancelled},
 	} {
 		if err := tt.try(); !errors.Is(err, tt.want) {

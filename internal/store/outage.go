@@ -28,9 +28,8 @@ func (s *Store) SetOutage(ctx context.Context, campaignID int64, o campaign.Outa
 			return fmt.Errorf("campaign %d: %w", campaignID, campaign.ErrNotFound)
 		}
 		if pause != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ?
-				WHERE id = ? AND state = 'running'`, pause, campaignID); err != nil {
-				return fmt.Errorf("pause campaign %d: %w", campaignID, err)
+			if err := pauseCampaign(ctx, tx, campaignID, pause); err != nil {
+				return err
 			}
 		}
 		return nil

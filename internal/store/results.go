@@ -142,25 +142,15 @@ func (s *Store) FailedMessages(ctx context.Context, id int64) ([]FailedMessage, 
 }
 
 // RequeueFailed moves failed rows back to pending with a fresh retry
-// budget: those with one of codes, or all when codes is empty.
+// budget: those with one of codes, or all when codes is empty. It reopens
+// the campaign and returns how many rows moved.
 func (s *Store) RequeueFailed(ctx context.Context, id int64, codes []int) (int, error) {
-	if len(codes) == 0 {
-		return s.Requeue(ctx, id, campaign.Failed)
-	}
 	var n int64
 	err := s.write(ctx, func(tx *Tx) error {
-		ph := strings.TrimSuffix(strings.Repeat("?,", len(codes)), ",")
-		args := []any{s.now().UnixNano(), id}
-		for _, c := range codes {
-			args = append(args, c)
+		var err error
+		if n, err = requeueFailed(ctx, tx, id, codes, s.now()); err != nil {
+			return err
 		}
-		// Not through the statement cache: the query text varies with codes.
-		res, err := tx.tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', retries = 0, next_attempt_at = 0,
-			runner_id = NULL, updated_at = ? WHERE campaign_id = ? AND state = 'failed' AND error_code IN (`+ph+`)`, args...)
-		if err != nil {
-			return fmt.Errorf("requeue failed rows: %w", err)
-		}
-		n, _ = res.RowsAffected()
 		return reopen(ctx, tx, id, n)
 	})
 	return int(n), err
@@ -173,8 +163,7 @@ func reopen(ctx context.Context, tx *Tx, id, moved int64) error {
 	if moved == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'finished'`, id)
-	return err
+	return reopenCampaign(ctx, tx, id)
 }
 
 // ResumeCampaign unpauses a campaign and gives the accounts dropped from it
@@ -200,8 +189,7 @@ func (s *Store) ResumeCampaign(ctx context.Context, id int64) (string, error) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM campaign_accounts WHERE campaign_id = ?`, id); err != nil {
 			return fmt.Errorf("restore accounts of campaign %d: %w", id, err)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'running', pause_reason = '' WHERE id = ? AND state = 'paused'`, id)
-		return err
+		return resumeCampaign(ctx, tx, id)
 	})
 	return reason, err
 }
@@ -283,7 +271,10 @@ func (s *Store) Activity(ctx context.Context, since time.Time, campaignID int64)
 // time, and in flight.
 type Queue struct {
 	Ready, Waiting, InFlight int
-	Started                  time.Time // first request, zero if none
+	// WindowWait are the rows waiting for their send window to open,
+	// apart from Waiting (a retry time).
+	WindowWait int
+	Started    time.Time // first request, zero if none
 }
 
 // CampaignQueue reads a campaign's queue depth at the store's clock.
@@ -300,12 +291,15 @@ func (s *Store) CampaignQueue(ctx context.Context, id int64) (Queue, error) {
 		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'pending'),
 		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'sending'),
 		(SELECT count(*) FROM messages WHERE campaign_id = ?1 AND state = 'pending' AND next_attempt_at > ?2),
+		(SELECT count(*) FROM messages WHERE campaign_id = ?1 AND state = 'pending' AND next_attempt_at > ?2
+			AND window_wait = 1),
 		(SELECT min(first_at) FROM attempt_rollup WHERE campaign_id = ?1)`, id, s.now().UnixNano()).
-		Scan(&pending, &sending, &q.Waiting, &started)
+		Scan(&pending, &sending, &q.Waiting, &q.WindowWait, &started)
 	if err != nil {
 		return q, fmt.Errorf("campaign %d queue: %w", id, err)
 	}
 	q.Ready, q.InFlight = pending-q.Waiting, sending
+	q.Waiting -= q.WindowWait
 	q.Started = fromNullNanos(started)
 	return q, nil
 }

@@ -171,3 +171,30 @@ func TestStickyFollowsAcceptedSends(t *testing.T) {
 		t.Errorf("sent from %s, want b: a's message was never accepted", c.Account.Name)
 	}
 }
+
+// TestPairGapWaitEndsAtTheDeadline: a row the pair gap puts off past the
+// campaign's validity waits only until the deadline, where it expires.
+func TestPairGapWaitEndsAtTheDeadline(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierNew, fast)
+	first := mustCampaign(t, st, "first", 1)
+	second := scheduledCampaign(t, st, "second", 1, campaign.Schedule{ExpireAfter: 5 * time.Minute}) // the same person
+	if err := st.SetPairGap(t.Context(), second.ID, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	mustClaim(t, st, first.ID, "r1", t0)
+	// Its first claim begins the validity: the deadline is 5 min later.
+	deadline := at(time.Second + 5*time.Minute)
+	_, err := st.Claim(t.Context(), second.ID, "r1", at(time.Second))
+	var we *campaign.WaitError
+	if !errors.As(err, &we) || we.Reason != campaign.WaitRetry || !we.Until.Equal(deadline) {
+		t.Fatalf("claim within the pair gap: %v, want a wait until the deadline %v", err, deadline)
+	}
+	if _, err := st.Claim(t.Context(), second.ID, "r1", deadline); !errors.Is(err, campaign.ErrDone) {
+		t.Fatalf("claim at the deadline = %v, want done", err)
+	}
+	if n, err := st.Counts(t.Context(), second.ID); err != nil || n[campaign.Expired] != 1 {
+		t.Errorf("counts %v (%v), want the row expired", n, err)
+	}
+}

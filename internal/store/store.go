@@ -26,6 +26,7 @@ import (
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 //go:embed migrations/*.sql
@@ -158,6 +159,9 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
@@ -235,6 +239,11 @@ func (s *Store) apply(ctx context.Context, version int, name, body string) error
 	if _, err := tx.ExecContext(ctx, body); err != nil {
 		return fmt.Errorf("apply migration %s: %w", name, s.storageError(err))
 	}
+	if strings.Contains(body, "PRAGMA writable_schema = ON") {
+		if err := editSchema(ctx, tx); err != nil {
+			return fmt.Errorf("apply migration %s: %w", name, err)
+		}
+	}
 	if fkOff {
 		rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
 		if err != nil {
@@ -254,6 +263,28 @@ func (s *Store) apply(ctx context.Context, version int, name, body string) error
 		return fmt.Errorf("apply migration %s: %w", name, s.storageError(err))
 	}
 	return nil
+}
+
+// editSchema finishes a migration that edited sqlite_schema in place: it
+// checks that messages.state admits every campaign.States value (the edit
+// matched) and bumps the schema version so that every connection, in this
+// process and others, reads the new schema before its next statement.
+func editSchema(ctx context.Context, tx *sql.Tx) error {
+	var table string
+	if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'messages'`).Scan(&table); err != nil {
+		return err
+	}
+	for _, st := range campaign.States {
+		if !strings.Contains(table, "'"+string(st)+"'") {
+			return fmt.Errorf("messages.state does not admit %q after the edit; nothing was changed", st)
+		}
+	}
+	var v int64
+	if err := tx.QueryRowContext(ctx, `PRAGMA schema_version`).Scan(&v); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA schema_version = %d`, v+1))
+	return err
 }
 
 // write runs fn in an immediate transaction, retrying when another process

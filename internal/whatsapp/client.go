@@ -42,13 +42,14 @@ type Client struct {
 	now     func() time.Time
 }
 
-// defaultTransport keeps enough idle connections for a full pool of send
-// workers; net/http's default of 2 per host would reconnect for nearly
-// every request.
+// defaultTransport keeps an idle connection for every request the engine
+// may have in flight (dispatch.DefaultMaxInFlight); net/http's default of
+// 2 per host would reconnect for nearly every request over HTTP/1.1. Only
+// connections once used at the same time are ever kept.
 var defaultTransport = func() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 256
-	t.MaxIdleConnsPerHost = 256
+	t.MaxIdleConns = 4096
+	t.MaxIdleConnsPerHost = 4096
 	return t
 }()
 

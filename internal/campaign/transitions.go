@@ -1,0 +1,255 @@
+package campaign
+
+import "strings"
+
+// Transition is one legal move of a message between states, named for
+// why it happens. The store moves rows only through a function named for
+// a Transition, whose UPDATE applies only to rows in one of its From
+// states: there is no way to ask for a move that is not in the table, and
+// a row in any other state is left alone. (River's job states and its
+// JobSetStateIfRunning / JobRescueMany queries are the model.)
+type Transition int
+
+// The transitions, in the order of a message's life. Every one of them is
+// in Transitions, with its states and its reason.
+const (
+	// MoveClaim takes due pending rows for a runner, after their account and
+	// the global bucket gave a token each.
+	MoveClaim Transition = iota + 1
+	// MoveSuppressAtSend fails a due pending row whose number was put on the
+	// suppression list after the import; it is checked again at each claim.
+	MoveSuppressAtSend
+	// MoveRecordSent stores the Cloud API's acceptance (a wamid). It also
+	// applies to an unknown row: a late answer is the truth.
+	MoveRecordSent
+	// MoveRecordRetry puts a claimed row back to pending, due at a later time:
+	// a throttle or transient error that proves the request was not
+	// accepted.
+	MoveRecordRetry
+	// MovePutBack returns a claim to pending without a request: the account or
+	// campaign stopped meanwhile, or the runner was interrupted before
+	// sending. (Stored as a retry due at once, its quota given back.)
+	MovePutBack
+	// MoveRecordFailed stores an answer that says the row can never succeed
+	// as it is (or the retry budget is spent).
+	MoveRecordFailed
+	// MoveRecordUnknown stores an ambiguous end of a request (timeout, a
+	// dropped connection after the request was written): it may have been
+	// accepted, so it is never resent automatically.
+	MoveRecordUnknown
+	// MoveRescue declares a dead runner's claimed rows unknown, for the same
+	// reason.
+	MoveRescue
+	// MoveRequeueFailed is the operator's `campaign retry`: failed rows go back
+	// to pending with a fresh retry budget.
+	MoveRequeueFailed
+	// MoveRequeueUnknown is the operator's `campaign retry --unknown`: the
+	// operator accepts that some of these may be sent twice.
+	MoveRequeueUnknown
+	// MoveExpire ends pending rows not sent within the campaign's validity
+	// (--expire-after).
+	MoveExpire
+	// MoveFailNeverOpen fails a pending row whose send window is never open
+	// in all of its recipient's time zones at once.
+	MoveFailNeverOpen
+)
+
+// TransitionRule is one row of the state machine's table.
+type TransitionRule struct {
+	Name string
+	From []State
+	To   State
+	Why  string
+}
+
+// Transitions is the message state machine: every legal move, and only
+// those. A pair of states not listed here never happens; in particular a
+// sent row never goes back to pending (that would be a double send).
+//
+// Room for what is coming, each a row here with its own named statement
+// in the store, its states and reasons decided where the feature lands:
+//   - webhook delivery states: delivered and read, unknown → sent on proof
+//     of a wamid, sent → failed when delivery fails later, and the 131049
+//     reschedule;
+//   - scheduled rows (a scheduled campaign's rows simply stay pending);
+//   - waits for a portfolio's reach.
+//
+// A new state also needs the CHECK on messages.state widened (a rebuild of
+// the table, as migration 0004 does) and its place in States and in the
+// kept counts (internal/store/counts.sql).
+var Transitions = map[Transition]TransitionRule{
+	MoveClaim: {"claim", []State{Pending}, Sending,
+		"an account and the global bucket gave a token and the daily cap counted one"},
+	MoveSuppressAtSend: {"suppress at send", []State{Pending}, Failed,
+		"the number is on the suppression list, checked again before each send"},
+	MoveRecordSent: {"record sent", []State{Sending, Unknown}, Sent,
+		"the Cloud API accepted the message; its wamid is the truth even for a row declared unknown"},
+	MoveRecordRetry: {"record retry", []State{Sending}, Pending,
+		"throttled or a transient error: the request was not accepted, try again later"},
+	MovePutBack: {"put back unsent", []State{Sending}, Pending,
+		"claimed but never sent: the account or campaign stopped, or the runner was interrupted"},
+	MoveRecordFailed: {"record failed", []State{Sending}, Failed,
+		"the answer says the message can never succeed as it is, or the retry budget is spent"},
+	MoveRecordUnknown: {"record unknown", []State{Sending}, Unknown,
+		"the request may have reached the API (timeout, dropped connection): never resent automatically"},
+	MoveRescue: {"rescue", []State{Sending}, Unknown,
+		"the runner that claimed the row is gone; its request may have reached the API"},
+	MoveRequeueFailed: {"requeue failed", []State{Failed}, Pending,
+		"the operator retries failed rows with a fresh retry budget"},
+	MoveRequeueUnknown: {"requeue unknown", []State{Unknown}, Pending,
+		"the operator accepts the risk of a double send for rows whose fate is unknown"},
+	MoveExpire: {"expire", []State{Pending}, Expired,
+		"the campaign's validity (--expire-after) ran out before the row was sent"},
+	MoveFailNeverOpen: {"fail: window never open", []State{Pending}, Failed,
+		"the send window is never open in all of the recipient's time zones at once"},
+}
+
+// AllTransitions lists every transition in the order of a message's life.
+var AllTransitions = []Transition{MoveClaim, MoveSuppressAtSend, MoveRecordSent, MoveRecordRetry, MovePutBack, MoveRecordFailed,
+	MoveRecordUnknown, MoveRescue, MoveRequeueFailed, MoveRequeueUnknown, MoveExpire, MoveFailNeverOpen}
+
+// String is the transition's name in the table.
+func (t Transition) String() string {
+	if r, ok := Transitions[t]; ok {
+		return r.Name
+	}
+	return "transition(?)"
+}
+
+// From are the states a row must be in for t to move it.
+func (t Transition) From() []State { return Transitions[t].From }
+
+// To is the state t moves a row to.
+func (t Transition) To() State { return Transitions[t].To }
+
+// Allows reports whether t moves a row in state s.
+func (t Transition) Allows(s State) bool {
+	for _, f := range t.From() {
+		if f == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Legal reports whether some transition moves a row from one state to
+// another.
+func Legal(from, to State) bool {
+	for _, r := range Transitions {
+		if r.To != to {
+			continue
+		}
+		for _, f := range r.From {
+			if f == from {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FromSQL is the condition on a row's state column that t requires, as
+// SQL: "state = 'sending'" or "state IN ('sending', 'unknown')". The store
+// builds each transition's UPDATE with it, so the table above is the one
+// place that says which rows a move applies to.
+func (t Transition) FromSQL(column string) string { return stateIn(column, t.From()) }
+
+// ToSQL is the assignment of t's target state, as SQL: "state = 'sent'".
+func (t Transition) ToSQL() string { return "state = '" + string(t.To()) + "'" }
+
+// Transition is the move that recording o makes: a put-back is stored as
+// a retry due at once (its Refund gives the quota back), so it shares
+// RecordRetry's statement. It is 0 for an outcome of no known kind.
+func (o Outcome) Transition() Transition {
+	switch o.Kind {
+	case OutcomeSent:
+		return MoveRecordSent
+	case OutcomeRetry:
+		return MoveRecordRetry
+	case OutcomeFailed:
+		return MoveRecordFailed
+	case OutcomeUnknown:
+		return MoveRecordUnknown
+	}
+	return 0
+}
+
+// CampaignTransition is one legal move of a whole campaign between
+// states; like Transition, the store changes a campaign's state only
+// through statements named for these.
+type CampaignTransition int
+
+const (
+	// CampaignPause stops a running campaign: the operator's `campaign
+	// pause`, an answer that pauses the campaign, or an outage past its
+	// timeout.
+	CampaignPause CampaignTransition = iota + 1
+	// CampaignPauseNoAccount pauses a campaign being claimed when every
+	// enabled account was dropped from it.
+	CampaignPauseNoAccount
+	// CampaignResume is the operator's `campaign resume`.
+	CampaignResume
+	// CampaignFinish ends a campaign with no open row left.
+	CampaignFinish
+	// CampaignReopen runs a finished campaign again when rows were
+	// requeued (never a cancelled one: the store refuses that first).
+	CampaignReopen
+	// CampaignCancel is the operator's `campaign cancel`. A cancelled
+	// campaign is stored as finished with cancelled_at set, and shown as
+	// CampaignCancelled.
+	CampaignCancel
+)
+
+// CampaignTransitionRule is one row of the campaign state machine.
+type CampaignTransitionRule struct {
+	Name string
+	From []CampaignState
+	To   CampaignState
+	Why  string
+}
+
+// CampaignTransitions is the campaign state machine: every stored move
+// (CampaignCancelled is not a stored state; see CampaignCancel).
+var CampaignTransitions = map[CampaignTransition]CampaignTransitionRule{
+	CampaignPause: {"pause", []CampaignState{CampaignRunning}, CampaignPaused,
+		"the operator paused it, an answer or too many permanent failures paused it, or the Cloud API was out too long"},
+	CampaignPauseNoAccount: {"pause: no usable account", []CampaignState{CampaignRunning, CampaignFinished}, CampaignPaused,
+		"every enabled account was dropped from the campaign"},
+	CampaignResume: {"resume", []CampaignState{CampaignPaused}, CampaignRunning,
+		"the operator fixed what stopped it"},
+	CampaignFinish: {"finish", []CampaignState{CampaignRunning}, CampaignFinished,
+		"no row is pending or in flight"},
+	CampaignReopen: {"reopen", []CampaignState{CampaignFinished}, CampaignRunning,
+		"the operator requeued failed or unknown rows"},
+	CampaignCancel: {"cancel", []CampaignState{CampaignRunning, CampaignPaused}, CampaignFinished,
+		"the operator ended it for good; its pending rows are never sent"},
+}
+
+// String is the transition's name in the table.
+func (t CampaignTransition) String() string {
+	if r, ok := CampaignTransitions[t]; ok {
+		return r.Name
+	}
+	return "campaign transition(?)"
+}
+
+// FromSQL is the condition on a campaign's state column that t requires.
+func (t CampaignTransition) FromSQL(column string) string {
+	return stateIn(column, CampaignTransitions[t].From)
+}
+
+// ToSQL is the assignment of t's target state, as SQL.
+func (t CampaignTransition) ToSQL() string {
+	return "state = '" + string(CampaignTransitions[t].To) + "'"
+}
+
+func stateIn[S ~string](column string, from []S) string {
+	if len(from) == 1 {
+		return column + " = '" + string(from[0]) + "'"
+	}
+	q := make([]string, len(from))
+	for i, s := range from {
+		q[i] = "'" + string(s) + "'"
+	}
+	return column + " IN (" + strings.Join(q, ", ") + ")"
+}

@@ -1,0 +1,276 @@
+// Package limits is the limits gate: the part of sending that must be shared
+// between hosts when several send for one portfolio of numbers. It admits one
+// message at a time against each number's token bucket and daily cap and the
+// global bucket (later also the portfolio's reach and pair spacing), gives a
+// cap back when the Cloud API proved a message was not accepted, and starts
+// quota days.
+//
+// What is not here stays local to each host, in its SQLite file: the
+// campaign's rows, attempts and results, which account a row is sent from,
+// and every retry decision. A host asks the gate "may one message go now, and
+// from which of these numbers?" and records the answer itself.
+//
+// Two implementations agree step for step (package limitstest holds the
+// tables both run): Reference, in memory on the arithmetic of
+// internal/ratelimit, and redisgate, one Lua script per decision with Redis's
+// own clock.
+package limits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+// Gate admits messages against limits shared between hosts. Every method is
+// all-or-nothing: an error means nothing was spent, counted or reset (or, for
+// a lost reply, that the caller cannot know and must not send; repeating the
+// call with the same claim id is safe).
+type Gate interface {
+	// Admit takes one token from one of the request's accounts (and one from
+	// the global bucket when it is on) and counts one against that account's
+	// cap for its current quota day — or nothing, with the reason and when
+	// to ask again. The same ClaimID admitted twice is counted once: the
+	// second call returns the first admission with Replayed set.
+	Admit(ctx context.Context, r Request) (Admission, error)
+	// Refund gives back the cap an admission counted, once: the API proved
+	// the message was not accepted. The token stays spent.
+	Refund(ctx context.Context, c Claim) (RefundResult, error)
+	// ResetQuota starts a new quota day for the named accounts. Quota days
+	// only move forward: without Force, an account on r.Today or later
+	// keeps its day, so a cron line that fires twice (or a host whose clock
+	// is behind) cannot double a cap. It is the only way to start
+	// the shared state, or to start it again after it was lost: a reset
+	// without Force then fails with ErrStateLost.
+	ResetQuota(ctx context.Context, r ResetRequest) ([]Reset, error)
+	// State reads the shared state of the named accounts and the global
+	// bucket, for status output. It spends nothing.
+	State(ctx context.Context, accounts []Account, global *ratelimit.Limit) (State, error)
+}
+
+// ErrStateLost means the gate holds no shared state: a Redis restarted
+// without persistence (or never set up). It hands out nothing — a fresh
+// day of caps could exceed what Meta allows — until `wasend quota reset
+// --force` starts the state again.
+var ErrStateLost = errors.New("the shared limits hold no state (lost in a restart without persistence, or never started): " +
+	"nothing is admitted until `wasend quota reset --force` starts a quota day")
+
+// Account is one number as a request offers it: its name and its limits as
+// the caller's configuration has them now. A changed Limit keeps the tokens
+// earned under the old one (ratelimit.Bucket.Relimit).
+type Account struct {
+	Name     string
+	Limit    ratelimit.Limit
+	DailyCap int
+	// Demoted accounts (recently throttled) are chosen only when no
+	// healthy one has a token, as ratelimit.Pick does.
+	Demoted bool
+}
+
+// Request asks for the admission of one message.
+type Request struct {
+	// ClaimID names this admission for refunds and repeats; unique across
+	// hosts (the host's id and its attempt id, say).
+	ClaimID string
+	// Accounts that may send it. The choice among them is ratelimit.Pick's:
+	// healthy before demoted, then the fullest bucket relative to its burst,
+	// then the first.
+	Accounts []Account
+	// Global is the global bucket's limit, nil when it is off.
+	Global *ratelimit.Limit
+	// Today is the caller's calendar day (its WASEND_TZ), used only to
+	// start the quota day of an account the gate has not seen yet.
+	Today string
+}
+
+// Admission is the gate's answer to one Request.
+type Admission struct {
+	OK       bool
+	Claim    Claim     // when OK: what Refund needs
+	Index    int       // when OK: the chosen account's index in Request.Accounts (-1: a replay for an account not offered now)
+	Used     int       // when OK and not Replayed: the account's count in its quota day, this one included
+	Tokens   float64   // when OK and not Replayed: the account's tokens left
+	At       time.Time // the gate's clock at the decision
+	Replayed bool      // the ClaimID was admitted before; nothing was spent now
+	// When not OK: why, and the earliest instant worth asking again (zero
+	// when only a quota reset can help, or the global bucket never fills).
+	Reason ratelimit.Reason
+	Until  time.Time
+}
+
+// Claim identifies one admission: its id, the account and the quota day that
+// counted it.
+type Claim struct {
+	ID      string
+	Account string
+	Day     string
+}
+
+// RefundResult says what a Refund did.
+type RefundResult int
+
+const (
+	Refunded        RefundResult = iota + 1 // the cap was given back now
+	AlreadyRefunded                         // an earlier Refund gave it back
+	UnknownClaim                            // no such admission (or it expired, or the state was lost)
+)
+
+func (r RefundResult) String() string {
+	switch r {
+	case Refunded:
+		return "refunded"
+	case AlreadyRefunded:
+		return "already refunded"
+	case UnknownClaim:
+		return "unknown claim"
+	}
+	return "RefundResult(" + strconv.Itoa(int(r)) + ")"
+}
+
+// ResetRequest starts a quota day.
+type ResetRequest struct {
+	Accounts []string
+	Today    string // the caller's calendar day, YYYY-MM-DD
+	Force    bool
+}
+
+// Reset is what a quota reset did to one account.
+type Reset struct {
+	Account string
+	Day     string // the quota day now current
+	LastDay string // the one before; empty when the account had none
+	Before  int    // the count of LastDay
+	Reset   bool   // false: already on Today (or Behind) and not forced
+	// Behind: Today is earlier than LastDay's calendar day (a clock set
+	// back, a zone behind); the calendar day stays LastDay's, even forced.
+	Behind bool
+}
+
+// State is the shared state at one instant of the gate's clock.
+type State struct {
+	Generation string
+	At         time.Time
+	Accounts   []AccountState
+	Global     *BucketState // nil when the global bucket is off
+}
+
+// AccountState is one account's shared state.
+type AccountState struct {
+	Name   string
+	Day    string // current quota day; empty before the first admission or reset
+	Used   int
+	Tokens float64
+}
+
+// BucketState is a bucket's tokens at State.At.
+type BucketState struct {
+	Tokens float64
+}
+
+// ClaimTTL is how long an admission is remembered for refunds and repeats.
+// A refund comes within a request's timeout; two days outlive any quota day
+// a refund could still matter to.
+const ClaimTTL = 48 * time.Hour
+
+// DayID names a quota day: the calendar day it started on and how many
+// quota days the account has had, so a forced second reset on one calendar
+// day is a new day with its own count.
+func DayID(calendar string, epoch int) string {
+	return calendar + "#" + strconv.Itoa(epoch)
+}
+
+// ParseDayID splits a DayID.
+func ParseDayID(id string) (calendar string, epoch int, err error) {
+	cal, e, ok := strings.Cut(id, "#")
+	if !ok {
+		return "", 0, fmt.Errorf("quota day %q: want DAY#N", id)
+	}
+	n, err := strconv.Atoi(e)
+	if err != nil || n < 1 {
+		return "", 0, fmt.Errorf("quota day %q: epoch is not a positive number", id)
+	}
+	return cal, n, nil
+}
+
+// Validate checks a request before anything is asked of the gate.
+func (r Request) Validate() error {
+	if r.ClaimID == "" {
+		return errors.New("admit: empty claim id")
+	}
+	if len(r.Accounts) == 0 {
+		return fmt.Errorf("admit %s: no accounts offered", r.ClaimID)
+	}
+	if _, err := time.Parse(time.DateOnly, r.Today); err != nil {
+		return fmt.Errorf("admit %s: today %q is not YYYY-MM-DD", r.ClaimID, r.Today)
+	}
+	seen := map[string]bool{}
+	for i, a := range r.Accounts {
+		if err := ValidName("account", a.Name); err != nil {
+			return fmt.Errorf("admit %s: account %d: %w", r.ClaimID, i, err)
+		}
+		if seen[a.Name] {
+			return fmt.Errorf("admit %s: account %s offered twice", r.ClaimID, a.Name)
+		}
+		seen[a.Name] = true
+		if err := validLimit(a.Limit); err != nil {
+			return fmt.Errorf("admit %s: account %s: %w", r.ClaimID, a.Name, err)
+		}
+		if a.DailyCap < 0 {
+			return fmt.Errorf("admit %s: account %s: negative daily cap %d", r.ClaimID, a.Name, a.DailyCap)
+		}
+	}
+	if r.Global != nil {
+		if err := validLimit(*r.Global); err != nil {
+			return fmt.Errorf("admit %s: global limit: %w", r.ClaimID, err)
+		}
+	}
+	return nil
+}
+
+// Validate checks a reset request.
+func (r ResetRequest) Validate() error {
+	if _, err := time.Parse(time.DateOnly, r.Today); err != nil {
+		return fmt.Errorf("quota reset: today %q is not YYYY-MM-DD", r.Today)
+	}
+	seen := map[string]bool{}
+	for _, n := range r.Accounts {
+		if err := ValidName("account", n); err != nil {
+			return fmt.Errorf("quota reset: %w", err)
+		}
+		if seen[n] {
+			return fmt.Errorf("quota reset: account %s named twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func validLimit(l ratelimit.Limit) error {
+	if l.Rate < 0 || l.Burst < 0 {
+		return fmt.Errorf("negative limit (rate %v, burst %d)", l.Rate, l.Burst)
+	}
+	return nil
+}
+
+// ValidName reports whether s may name a portfolio or account in the
+// gate's keys: not empty, at most 200 bytes, and no braces (a brace would
+// move a Redis Cluster hash tag) or control characters.
+func ValidName(what, s string) error {
+	if s == "" {
+		return fmt.Errorf("empty %s name", what)
+	}
+	if len(s) > 200 {
+		return fmt.Errorf("%s name %.20q…: longer than 200 bytes", what, s)
+	}
+	for _, r := range s {
+		if r == '{' || r == '}' || r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%s name %q: braces and control characters are not allowed", what, s)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package redisgate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/limits"
+	"github.com/wasend/wasend/internal/limits/limitstest"
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+// TestDifferentialWithReference drives the Redis gate and the reference
+// model with the same seeded random admissions, refunds, rate changes and
+// resets at the same instants, and holds every answer equal: the Lua is
+// ratelimit's arithmetic, not an approximation of it.
+func TestDifferentialWithReference(t *testing.T) {
+	s := startRedis(t)
+	newRedis := newRedisHarness(s)
+	for seed := uint64(1); seed <= 20; seed++ {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 0xd1ff))
+			now := limitstest.T0
+			ref := limits.NewReference(func() time.Time { return now })
+			rh := newRedis(t)
+			gates := []limits.Gate{ref, rh.Gate()}
+			ctx := context.Background()
+
+			randLimit := func() ratelimit.Limit {
+				return ratelimit.Limit{Rate: []float64{0.05, 1.0 / 12, 0.5, 1, 3, 7.5}[r.IntN(6)], Burst: r.IntN(6)}
+			}
+			accts := make([]limits.Account, 3)
+			for i := range accts {
+				accts[i] = limits.Account{Name: fmt.Sprint("n", i), Limit: randLimit(), DailyCap: r.IntN(15)}
+			}
+			var global *ratelimit.Limit
+			if r.IntN(2) == 0 {
+				l := randLimit()
+				global = &l
+			}
+			names := []string{"n0", "n1", "n2"}
+			for _, g := range gates {
+				if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: names, Today: limitstest.Today, Force: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var claims []limits.Claim
+			for step := range 300 {
+				now = now.Add(time.Duration(r.IntN(1500)) * time.Millisecond)
+				rh.SetNow(now)
+				where := fmt.Sprintf("step %d (+%v)", step, now.Sub(limitstest.T0))
+				switch op := r.IntN(20); {
+				case op < 14:
+					offer := make([]limits.Account, 0, 3)
+					for _, i := range r.Perm(3)[:1+r.IntN(3)] {
+						a := accts[i]
+						a.Demoted = r.IntN(5) == 0
+						offer = append(offer, a)
+					}
+					req := limits.Request{ClaimID: fmt.Sprint("c", step), Accounts: offer, Global: global, Today: limitstest.Today}
+					var got [2]limits.Admission
+					for i, g := range gates {
+						a, err := g.Admit(ctx, req)
+						if err != nil {
+							t.Fatalf("%s: gate %d: %v", where, i, err)
+						}
+						got[i] = a
+					}
+					ra, rd := got[0], got[1]
+					if ra.OK != rd.OK || ra.Claim != rd.Claim || ra.Index != rd.Index || ra.Used != rd.Used ||
+						math.Abs(ra.Tokens-rd.Tokens) > 1e-9 || ra.Reason != rd.Reason || !ra.At.Equal(rd.At) {
+						t.Fatalf("%s: reference %+v, Redis %+v", where, ra, rd)
+					}
+					if d := rd.Until.Sub(ra.Until); ra.Until.IsZero() != rd.Until.IsZero() || d < 0 || d > time.Microsecond {
+						t.Fatalf("%s: until: reference %v, Redis %v", where, ra.Until, rd.Until)
+					}
+					if ra.OK {
+						claims = append(claims, ra.Claim)
+					}
+				case op < 16 && len(claims) > 0:
+					c := claims[r.IntN(len(claims))]
+					var got [2]limits.RefundResult
+					for i, g := range gates {
+						res, err := g.Refund(ctx, c)
+						if err != nil {
+							t.Fatalf("%s: gate %d refund: %v", where, i, err)
+						}
+						got[i] = res
+					}
+					if got[0] != got[1] {
+						t.Fatalf("%s: refund %s: reference %v, Redis %v", where, c.ID, got[0], got[1])
+					}
+				case op < 18:
+					i := r.IntN(3)
+					accts[i].Limit, accts[i].DailyCap = randLimit(), r.IntN(15)
+				default:
+					req := limits.ResetRequest{Accounts: names[:1+r.IntN(3)], Today: limitstest.Today, Force: r.IntN(2) == 0}
+					var got [2][]limits.Reset
+					for i, g := range gates {
+						rs, err := g.ResetQuota(ctx, req)
+						if err != nil {
+							t.Fatalf("%s: gate %d reset: %v", where, i, err)
+						}
+						got[i] = rs
+					}
+					if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) {
+						t.Fatalf("%s: reset: reference %+v, Redis %+v", where, got[0], got[1])
+					}
+				}
+			}
+			var st [2]limits.State
+			for i, g := range gates {
+				var err error
+				if st[i], err = g.State(ctx, accts, global); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range accts {
+				a, b := st[0].Accounts[i], st[1].Accounts[i]
+				if a.Day != b.Day || a.Used != b.Used || math.Abs(a.Tokens-b.Tokens) > 1e-9 {
+					t.Fatalf("final state of %s: reference %+v, Redis %+v", a.Name, a, b)
+				}
+			}
+		})
+	}
+}

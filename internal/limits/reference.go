@@ -1,0 +1,253 @@
+package limits
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+// Reference is the reference model of the gate: the rules in memory, on
+// internal/ratelimit's arithmetic, with an injected clock. It is what the
+// Redis gate is held to (package limitstest runs the same steps against
+// both), and a gate for one process when nothing is shared.
+type Reference struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	gen     string // empty: no state (never started, or lost)
+	buckets map[string]storedBucket
+	global  *storedBucket
+	day     map[string]string // account → current DayID
+	used    map[dayKey]int
+	claims  map[string]claimRecord
+}
+
+type storedBucket struct {
+	limit  ratelimit.Limit // the limit it was last settled with
+	bucket ratelimit.Bucket
+}
+
+type dayKey struct{ account, day string }
+
+type claimRecord struct {
+	account, day string
+	refunded     bool
+	expires      time.Time
+}
+
+// NewReference returns a reference gate reading time from now. Like a fresh
+// Redis it holds no state: a forced quota reset starts it.
+func NewReference(now func() time.Time) *Reference {
+	r := &Reference{now: now}
+	r.clear()
+	return r
+}
+
+func (g *Reference) clear() {
+	g.gen, g.global = "", nil
+	g.buckets = map[string]storedBucket{}
+	g.day = map[string]string{}
+	g.used = map[dayKey]int{}
+	g.claims = map[string]claimRecord{}
+}
+
+// LoseState forgets everything, as a Redis restarted without persistence
+// does.
+func (g *Reference) LoseState() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.clear()
+}
+
+// settled is the bucket at t under l: tokens earned under the limit it was
+// last settled with are kept (ratelimit.Bucket.Relimit); one never seen is
+// full.
+func settled(s *storedBucket, l ratelimit.Limit, t time.Time) ratelimit.Bucket {
+	if s == nil {
+		return ratelimit.Full(l, t)
+	}
+	return s.bucket.Relimit(s.limit, l, t)
+}
+
+func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
+	if err := r.Validate(); err != nil {
+		return Admission{}, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	if g.gen == "" {
+		return Admission{}, fmt.Errorf("admit %s: %w", r.ClaimID, ErrStateLost)
+	}
+	if c, ok := g.claims[r.ClaimID]; ok && now.Before(c.expires) {
+		a := Admission{OK: true, Replayed: true, At: now, Index: -1, Claim: Claim{ID: r.ClaimID, Account: c.account, Day: c.day}}
+		for i, acct := range r.Accounts {
+			if acct.Name == c.account {
+				a.Index = i
+			}
+		}
+		return a, nil
+	}
+	cands := make([]ratelimit.Candidate, len(r.Accounts))
+	for i, a := range r.Accounts {
+		if g.day[a.Name] == "" {
+			g.day[a.Name] = DayID(r.Today, 1)
+		}
+		var s *storedBucket
+		if b, ok := g.buckets[a.Name]; ok {
+			s = &b
+		}
+		cands[i] = ratelimit.Candidate{
+			Limit:    a.Limit,
+			Bucket:   settled(s, a.Limit, now),
+			Used:     g.used[dayKey{a.Name, g.day[a.Name]}],
+			DailyCap: a.DailyCap,
+			Demoted:  a.Demoted,
+		}
+	}
+	var (
+		global      *ratelimit.Bucket
+		globalLimit ratelimit.Limit
+	)
+	if r.Global != nil {
+		globalLimit = *r.Global
+		b := settled(g.global, globalLimit, now)
+		global = &b
+	}
+	d := ratelimit.Pick(now, cands, global, globalLimit)
+	if d.Index < 0 {
+		return Admission{At: now, Reason: d.Reason, Until: d.Until}, nil
+	}
+	i, a := d.Index, r.Accounts[d.Index]
+	b, ok := cands[i].Bucket.TakeAt(a.Limit, now, 1)
+	if !ok {
+		return Admission{}, fmt.Errorf("admit %s: account %s picked without a token (bug)", r.ClaimID, a.Name)
+	}
+	if global != nil {
+		gb, ok := global.TakeAt(globalLimit, now, 1)
+		if !ok {
+			return Admission{}, fmt.Errorf("admit %s: global bucket picked without a token (bug)", r.ClaimID)
+		}
+		g.global = &storedBucket{limit: globalLimit, bucket: gb}
+	}
+	g.buckets[a.Name] = storedBucket{limit: a.Limit, bucket: b}
+	day := g.day[a.Name]
+	g.used[dayKey{a.Name, day}]++
+	g.claims[r.ClaimID] = claimRecord{account: a.Name, day: day, expires: now.Add(ClaimTTL)}
+	return Admission{
+		OK: true, Index: i, At: now,
+		Claim:  Claim{ID: r.ClaimID, Account: a.Name, Day: day},
+		Used:   g.used[dayKey{a.Name, day}],
+		Tokens: b.Tokens,
+	}, nil
+}
+
+func (g *Reference) Refund(ctx context.Context, c Claim) (RefundResult, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	rec, ok := g.claims[c.ID]
+	if !ok || !g.now().Before(rec.expires) {
+		return UnknownClaim, nil
+	}
+	if rec.account != c.Account || rec.day != c.Day {
+		return 0, fmt.Errorf("refund %s: admitted for %s on %s, not %s on %s", c.ID, rec.account, rec.day, c.Account, c.Day)
+	}
+	if rec.refunded {
+		return AlreadyRefunded, nil
+	}
+	if k := (dayKey{c.Account, c.Day}); g.used[k] > 0 {
+		g.used[k]--
+	}
+	rec.refunded = true
+	g.claims[c.ID] = rec
+	return Refunded, nil
+}
+
+func (g *Reference) ResetQuota(ctx context.Context, r ResetRequest) ([]Reset, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gen == "" {
+		if !r.Force {
+			return nil, fmt.Errorf("quota reset: %w", ErrStateLost)
+		}
+		g.gen = NewGeneration()
+	}
+	out := make([]Reset, 0, len(r.Accounts))
+	for _, name := range r.Accounts {
+		cur := g.day[name]
+		next, changed, err := NextDay(cur, r.Today, r.Force)
+		if err != nil {
+			return nil, fmt.Errorf("quota reset of %s: %w", name, err)
+		}
+		g.day[name] = next
+		out = append(out, Reset{Account: name, Day: next, LastDay: cur, Before: g.used[dayKey{name, cur}], Reset: changed, Behind: behind(cur, r.Today)})
+	}
+	return out, nil
+}
+
+func (g *Reference) State(ctx context.Context, accounts []Account, global *ratelimit.Limit) (State, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	st := State{Generation: g.gen, At: now}
+	for _, a := range accounts {
+		var s *storedBucket
+		if b, ok := g.buckets[a.Name]; ok {
+			s = &b
+		}
+		day := g.day[a.Name]
+		st.Accounts = append(st.Accounts, AccountState{
+			Name: a.Name, Day: day, Used: g.used[dayKey{a.Name, day}],
+			Tokens: settled(s, a.Limit, now).Tokens,
+		})
+	}
+	if global != nil {
+		st.Global = &BucketState{Tokens: settled(g.global, *global, now).Tokens}
+	}
+	return st, nil
+}
+
+// NextDay is the quota day a reset on today leaves an account on, whose
+// current day is cur (empty: none yet), and whether that is a new day. As
+// with the SQLite store, quota days only move forward: a today earlier than
+// cur's calendar day (a host whose clock or zone is behind) starts nothing,
+// and a forced reset then starts a new quota day on cur's calendar day.
+func NextDay(cur, today string, force bool) (string, bool, error) {
+	if cur == "" {
+		return DayID(today, 1), true, nil
+	}
+	cal, epoch, err := ParseDayID(cur)
+	if err != nil {
+		return "", false, err
+	}
+	switch {
+	case today > cal: // ISO dates order as strings
+		return DayID(today, epoch+1), true, nil
+	case force:
+		return DayID(cal, epoch+1), true, nil
+	}
+	return cur, false, nil
+}
+
+// NewGeneration returns a fresh generation: the name of one lifetime of the
+// shared state, written when a forced reset starts it.
+func NewGeneration() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// behind reports whether today is earlier than the calendar day of the
+// quota day cur.
+func behind(cur, today string) bool {
+	cal, _, err := ParseDayID(cur)
+	return err == nil && today < cal
+}

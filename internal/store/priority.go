@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+// SetShare changes how a campaign shares the accounts (`campaign set`),
+// taking effect at the next claim of every process sending it.
+func (s *Store) SetShare(ctx context.Context, id int64, ch campaign.ShareChange) error {
+	return s.write(ctx, func(tx *Tx) error {
+		if err := refuseCancelled(ctx, tx, id); err != nil {
+			return err
+		}
+		c, err := scanCampaign(tx.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE id = ?`, id))
+		if err != nil {
+			return fmt.Errorf("campaign %d: %w", id, err)
+		}
+		sh := ch.Apply(c.Share)
+		if err := sh.Validate(); err != nil {
+			return fmt.Errorf("campaign %d: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET priority = ?, weight = ?, borrow = ? WHERE id = ?`,
+			int(sh.Priority), sh.Weight, int64(sh.Borrow), id); err != nil {
+			return fmt.Errorf("campaign %d: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// competingWithin is how recent a runner's heartbeat must be for its
+// campaign to compete for tokens (runners beat every 2 s): a campaign
+// whose process died stops holding others back after it.
+const competingWithin = 15 * time.Second
+
+// turn is a claim's place among the campaigns competing for the accounts,
+// decided in the claim's transaction so that every process on the
+// database agrees.
+type turn struct {
+	id     int64
+	share  campaign.Share
+	served float64 // tokens taken while competing, over the weight
+	// competing is whether another campaign of the same class competes:
+	// then served counts, and max bounds this claim's tokens.
+	competing bool
+	max       int
+}
+
+// takeTurn decides whether campaign id may take tokens now. Competing are
+// the other running, started campaigns that a live process sends and that
+// have rows due. While one of a higher class competes, the claim waits
+// (WaitPriority). Within the class the campaign furthest behind by
+// served/weight goes (weighted fair queuing); a campaign that joins, or
+// comes back, starts level with the one furthest behind, not with credit
+// for the time it was away.
+func takeTurn(ctx context.Context, tx *Tx, id int64, now time.Time, max int) (turn, error) {
+	t := turn{id: id, max: max}
+	var borrow int64
+	if err := tx.QueryRowContext(ctx, `SELECT priority, weight, borrow, served FROM campaigns WHERE id = ?`, id).
+		Scan(&t.share.Priority, &t.share.Weight, &borrow, &t.served); err != nil {
+		return t, fmt.Errorf("read priority of campaign %d: %w", id, err)
+	}
+	t.share.Borrow, t.share.Weight = time.Duration(borrow), max1(t.share.Weight)
+	rows, err := tx.QueryContext(ctx, `SELECT c.priority, c.served, c.weight FROM campaigns c
+		WHERE c.id <> ?1 AND c.state = 'running' AND c.cancelled_at IS NULL AND (c.start_at IS NULL OR c.start_at <= ?2)
+		AND EXISTS (SELECT 1 FROM runners r WHERE r.campaign_id = c.id AND r.heartbeat_at >= ?3)
+		AND EXISTS (SELECT 1 FROM messages m WHERE m.campaign_id = c.id AND m.state = 'pending' AND m.next_attempt_at <= ?2)`,
+		id, now.UnixNano(), now.Add(-competingWithin).UnixNano())
+	if err != nil {
+		return t, fmt.Errorf("find competing campaigns: %w", err)
+	}
+	var (
+		higher  bool
+		least   = math.Inf(1) // the least served of the class
+		next    = math.Inf(1) // the least served after one more token
+		prio    campaign.Priority
+		served  float64
+		weight  int
+		rowsErr error
+	)
+	for rows.Next() {
+		if rowsErr = rows.Scan(&prio, &served, &weight); rowsErr != nil {
+			break
+		}
+		switch {
+		case prio > t.share.Priority:
+			higher = true
+		case prio == t.share.Priority:
+			least, next = min(least, served), min(next, served+1/float64(max1(weight)))
+		}
+	}
+	rows.Close()
+	if rowsErr == nil {
+		rowsErr = rows.Err()
+	}
+	if rowsErr != nil {
+		return t, fmt.Errorf("find competing campaigns: %w", rowsErr)
+	}
+	if higher {
+		return t, &campaign.WaitError{Reason: campaign.WaitPriority, Until: now.Add(time.Second)}
+	}
+	if math.IsInf(least, 1) {
+		return t, nil
+	}
+	t.competing = true
+	step := 1 / float64(t.share.Weight)
+	// A campaign that joins (or comes back) starts one of its tokens
+	// behind the least served, not with credit for the time it was away.
+	t.served = math.Max(t.served, least-step)
+	if t.served+step > next+1e-9 {
+		// Another campaign's next token comes before ours (weighted fair
+		// queuing by finish tags): it goes first. Its process claims as
+		// soon as a token is there; look again a little later.
+		return t, &campaign.WaitError{Reason: campaign.WaitPriority, Until: now.Add(100 * time.Millisecond)}
+	}
+	// As many tokens as keep our finish tag no later than theirs.
+	t.max = min(max, int((next-t.served)/step+1e-9))
+	return t, nil
+}
+
+func max1(n int) int {
+	if n < 1 {
+		return 1
+	}
+	return n
+}
+
+// lend raises the buckets a high-priority campaign sees by what it may
+// borrow — its borrow of each account's rate, at most the burst — and
+// returns how much, for repay. Caps and the global bucket are not lent.
+func (t turn) lend(cands []ratelimit.Candidate, now time.Time) []float64 {
+	if t.share.Priority != campaign.High || t.share.Borrow <= 0 {
+		return nil
+	}
+	lent := make([]float64, len(cands))
+	for i := range cands {
+		c := &cands[i]
+		a := math.Min(t.share.Borrow.Seconds()*c.Limit.Rate, float64(c.Limit.Burst))
+		if !(a > 0) {
+			continue
+		}
+		lent[i] = a
+		c.Bucket = ratelimit.Bucket{Tokens: c.Bucket.TokensAt(c.Limit, now) + a, At: now}
+		c.Limit.Burst += int(math.Ceil(a))
+	}
+	return lent
+}
+
+// repay takes back what lend lent: a bucket may be left below zero, a debt
+// that every later claim, of any class, waits out before it sends.
+func (t turn) repay(cands []ratelimit.Candidate, lent []float64) {
+	for i, a := range lent {
+		if a == 0 {
+			continue
+		}
+		c := &cands[i]
+		c.Limit.Burst -= int(math.Ceil(a))
+		c.Bucket.Tokens -= a
+	}
+}
+
+// took books n tokens taken by the campaign while others compete.
+func (t turn) took(ctx context.Context, tx *Tx, n int) error {
+	if !t.competing || n == 0 {
+		return nil
+	}
+	served := t.served + float64(n)/float64(t.share.Weight)
+	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET served = ? WHERE id = ?`, served, t.id); err != nil {
+		return fmt.Errorf("book tokens of campaign %d: %w", t.id, err)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// ErrNoZones is returned when a send window is set on a campaign imported
+// without one: its rows have no time zones to judge the window by.
+var ErrNoZones = errors.New("no time zones stored")
+
+// SetSchedule changes when a campaign may send: a non-zero StartAt moves
+// its start (and forgets a start already made, so a validity counts from
+// the new one); a non-zero ExpireAfter replaces its validity; a Window
+// replaces the send window of a campaign imported with one. Zero fields
+// are left as they are; DefaultTZ counts at import only.
+func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule) error {
+	return s.write(ctx, func(tx *Tx) error {
+		if err := refuseCancelled(ctx, tx, id); err != nil {
+			return err
+		}
+		if !sc.StartAt.IsZero() {
+			if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET start_at = ?, began_at = NULL WHERE id = ?`,
+				sc.StartAt.UnixNano(), id); err != nil {
+				return fmt.Errorf("schedule campaign %d: %w", id, err)
+			}
+		}
+		if w := sc.Window; w != nil {
+			var had bool
+			if err := tx.QueryRowContext(ctx, `SELECT window_from IS NOT NULL FROM campaigns WHERE id = ?`, id).Scan(&had); err != nil {
+				return fmt.Errorf("read campaign %d: %w", id, err)
+			}
+			if !had {
+				return fmt.Errorf("campaign %d was imported without a send window, and its recipients' time zones are found at import: %w",
+					id, ErrNoZones)
+			}
+			f, t, d := windowColumns(w)
+			if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET window_from = ?, window_to = ?, window_days = ? WHERE id = ?`,
+				f, t, d, id); err != nil {
+				return fmt.Errorf("set send window of campaign %d: %w", id, err)
+			}
+			// Rows held for the old window are judged again by the new one.
+			if _, err := tx.ExecContext(ctx, `UPDATE messages SET next_attempt_at = 0, window_wait = 0
+				WHERE campaign_id = ? AND state = 'pending' AND window_wait = 1`, id); err != nil {
+				return fmt.Errorf("set send window of campaign %d: %w", id, err)
+			}
+		}
+		if sc.ExpireAfter > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET expire_after = ? WHERE id = ?`,
+				int64(sc.ExpireAfter), id); err != nil {
+				return fmt.Errorf("set validity of campaign %d: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
+
+// begin is the claim's look at the campaign's schedule. Before the start
+// it returns a WaitError (WaitScheduled) and claims nothing. The first
+// claim after it records the campaign's start. Past the validity it
+// expires every pending row — those waiting for a retry too — and returns
+// the deadline otherwise, so a wait for a retry ends no later than it.
+//
+// Rows in flight at the deadline are let finish: their request may have
+// been made. A row that comes back to pending afterwards expires at the
+// next claim.
+func begin(ctx context.Context, tx *Tx, id int64, now time.Time) (deadline time.Time, w *campaign.Window, err error) {
+	var (
+		startAt, beganAt sql.NullInt64
+		expire           int64
+		wf, wt, wd       sql.NullInt64
+	)
+	if err := tx.QueryRowContext(ctx, `SELECT start_at, began_at, expire_after, window_from, window_to, window_days
+		FROM campaigns WHERE id = ?`, id).Scan(&startAt, &beganAt, &expire, &wf, &wt, &wd); err != nil {
+		return time.Time{}, nil, fmt.Errorf("read schedule of campaign %d: %w", id, err)
+	}
+	w = windowFrom(wf, wt, wd)
+	deadline, err = started(ctx, tx, id, now, startAt, beganAt, time.Duration(expire))
+	return deadline, w, err
+}
+
+func started(ctx context.Context, tx *Tx, id int64, now time.Time, startAt, beganAt sql.NullInt64, expire time.Duration) (deadline time.Time, err error) {
+	if startAt.Valid && now.UnixNano() < startAt.Int64 {
+		return time.Time{}, &campaign.WaitError{Reason: campaign.WaitScheduled, Until: fromNanos(startAt.Int64)}
+	}
+	if !beganAt.Valid {
+		beganAt = sql.NullInt64{Int64: now.UnixNano(), Valid: true}
+		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET began_at = ? WHERE id = ?`, beganAt.Int64, id); err != nil {
+			return time.Time{}, fmt.Errorf("start campaign %d: %w", id, err)
+		}
+	}
+	if expire <= 0 {
+		return time.Time{}, nil
+	}
+	deadline = fromNanos(beganAt.Int64).Add(expire)
+	if now.Before(deadline) {
+		return deadline, nil
+	}
+	if err := expirePending(ctx, tx, id, fmt.Sprintf("expired: not sent within %s of the campaign's start", expire), now); err != nil {
+		return time.Time{}, err
+	}
+	return time.Time{}, nil
+}
+
+// nullNanos is t in Unix nanoseconds, NULL for the zero time.
+func nullNanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}

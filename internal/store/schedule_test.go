@@ -1,0 +1,223 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// scheduledCampaign imports n rows with a schedule.
+func scheduledCampaign(t *testing.T, st *Store, name string, n int, sc campaign.Schedule) campaign.Campaign {
+	t.Helper()
+	c := mustCampaign(t, st, name, n)
+	if err := st.SetSchedule(t.Context(), c.ID, sc); err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.Campaign(t.Context(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestClaimWaitsForScheduledStart(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := scheduledCampaign(t, st, "later", 3, campaign.Schedule{StartAt: at(2 * time.Hour)})
+	if !c.Scheduled(t0) || c.Scheduled(at(2*time.Hour)) {
+		t.Errorf("Scheduled(t0) = %v, Scheduled(start) = %v; want true, false", c.Scheduled(t0), c.Scheduled(at(2*time.Hour)))
+	}
+	runClaims(t, st, clk, c.ID, []claimStep{
+		{at: 0, wantWait: campaign.WaitScheduled, wantUntil: 2 * time.Hour},
+		{at: 2*time.Hour - time.Nanosecond, wantWait: campaign.WaitScheduled, wantUntil: 2 * time.Hour},
+	})
+	if n := countRows(t, st, `SELECT count(*) FROM attempts`); n != 0 {
+		t.Fatalf("%d attempts before the start", n)
+	}
+	if a := accountByName(t, st, "a"); a.UsedToday != 0 {
+		t.Fatalf("used %d of the cap before the start", a.UsedToday)
+	}
+	runClaims(t, st, clk, c.ID, []claimStep{{at: 2 * time.Hour, wantAccount: "a"}})
+	c, err := st.Campaign(t.Context(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.BeganAt.Equal(at(2 * time.Hour)) {
+		t.Errorf("began at %v, want the start", c.BeganAt)
+	}
+}
+
+func TestExpireAfter(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, limited(1, 2, 100))
+	c := scheduledCampaign(t, st, "flash", 6, campaign.Schedule{ExpireAfter: time.Hour})
+
+	// The first claim starts the campaign: a retry past the validity waits
+	// only until the validity ends.
+	first := mustClaim(t, st, c.ID, "r1", t0)
+	if err := st.Record(t.Context(), first, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry,
+		RetryAt: at(3 * time.Hour), ErrorCode: 131000, Error: "try again"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	sent := mustClaim(t, st, c.ID, "r1", at(time.Second))
+	if err := st.Record(t.Context(), sent, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w1"}, at(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	inFlight := mustClaim(t, st, c.ID, "r1", at(time.Hour-time.Second))
+	back := mustClaim(t, st, c.ID, "r1", at(time.Hour-time.Second))
+	// Four rows remain pending (one waits for its retry), two in flight.
+	checkCounts(t, st, "before the deadline", c.ID)
+
+	// At the deadline every pending row expires, the rows in flight stay.
+	_, err := st.Claim(t.Context(), c.ID, "r1", at(time.Hour))
+	var we *campaign.WaitError
+	if !errors.As(err, &we) || we.Reason != campaign.WaitInFlight {
+		t.Fatalf("claim at the deadline = %v, want a wait for rows in flight", err)
+	}
+	n, err := st.Counts(t.Context(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (campaign.Counts{campaign.Expired: 3, campaign.Sent: 1, campaign.Sending: 2}); !maps.Equal(n, want) {
+		t.Fatalf("counts %v, want %v", n, want)
+	}
+	var state, why string
+	if err := st.db.QueryRow(`SELECT state, error_message FROM messages WHERE id = ?`, first.Message.ID).Scan(&state, &why); err != nil ||
+		state != "expired" || !strings.Contains(why, "expired: not sent within 1h0m0s") {
+		t.Errorf("the retrying row: %s %q, %v", state, why, err)
+	}
+	checkCounts(t, st, "the deadline", c.ID)
+
+	// A request in flight keeps its answer; a row thrown back expires.
+	if err := st.Record(t.Context(), inFlight, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w2"}, at(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Record(t.Context(), back, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: at(time.Hour)}, at(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Claim(t.Context(), c.ID, "r1", at(time.Hour+time.Second)); !errors.Is(err, campaign.ErrDone) {
+		t.Fatalf("claim after the deadline = %v, want done", err)
+	}
+	n, _ = st.Counts(t.Context(), c.ID)
+	if want := (campaign.Counts{campaign.Expired: 4, campaign.Sent: 2}); !maps.Equal(n, want) {
+		t.Fatalf("counts %v, want %v", n, want)
+	}
+	checkCounts(t, st, "the end", c.ID)
+}
+
+func TestRetryWaitEndsAtTheDeadline(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := scheduledCampaign(t, st, "one", 1, campaign.Schedule{ExpireAfter: time.Hour})
+	cl := mustClaim(t, st, c.ID, "r1", t0)
+	if err := st.Record(t.Context(), cl, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: at(3 * time.Hour)}, t0); err != nil {
+		t.Fatal(err)
+	}
+	runClaims(t, st, clk, c.ID, []claimStep{{at: time.Minute, wantWait: campaign.WaitRetry, wantUntil: time.Hour}})
+	if _, err := st.Claim(t.Context(), c.ID, "r1", at(time.Hour)); !errors.Is(err, campaign.ErrDone) {
+		t.Fatalf("claim at the deadline = %v, want done", err)
+	}
+	if got, _ := st.Campaign(t.Context(), c.ID); got.State != campaign.CampaignFinished {
+		t.Errorf("state %s, want finished", got.State)
+	}
+}
+
+// A new start forgets the old one: the validity counts from it.
+func TestRescheduleRestartsTheValidity(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := scheduledCampaign(t, st, "again", 3, campaign.Schedule{ExpireAfter: time.Hour})
+	mustClaim(t, st, c.ID, "r1", t0)
+	if err := st.SetSchedule(t.Context(), c.ID, campaign.Schedule{StartAt: at(5 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	runClaims(t, st, clk, c.ID, []claimStep{
+		{at: 2 * time.Hour, wantWait: campaign.WaitScheduled, wantUntil: 5 * time.Hour},
+		{at: 5*time.Hour + 30*time.Minute, wantAccount: "a"},
+	})
+	if n, _ := st.Counts(t.Context(), c.ID); n[campaign.Expired] != 0 {
+		t.Errorf("%d expired, want none: the validity counts from the new start", n[campaign.Expired])
+	}
+}
+
+// Migration 0014 widens messages.state in place: rows and columns other
+// migrations added stay, and every connection admits 'expired'.
+func TestMigrationAdmitsExpired(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.Exec(q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
+	files, err := migrations.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Name() >= "0014" {
+			break
+		}
+		body, err := migrations.ReadFile("migrations/" + f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(body))
+		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, f.Name()[:4], f.Name())
+	}
+	// A column another branch's migration might have added.
+	exec(`ALTER TABLE messages ADD COLUMN other TEXT CHECK (other IN ('x', 'y'))`)
+	exec(`INSERT INTO campaigns (name, fingerprint, source, kind, text, created_at) VALUES ('c', 'c', 'c.csv', 'text', 'Hi', 0)`)
+	exec(`INSERT INTO messages (campaign_id, line, input, phone, state, other) VALUES (1, 2, 'x', '+491511', 'pending', 'y')`)
+	if _, err := old.Exec(`UPDATE messages SET state = 'expired'`); err == nil {
+		t.Fatal("the old schema admitted 'expired'")
+	}
+	old.Close()
+
+	st := openAt(t, path, newFakeClock())
+	// Several connections at once: each must see the new schema.
+	conns := make([]*sql.Conn, 3)
+	for i := range conns {
+		if conns[i], err = st.db.Conn(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		defer conns[i].Close()
+	}
+	for i, cn := range conns {
+		if _, err := cn.ExecContext(t.Context(), `UPDATE messages SET state = 'expired' WHERE id = 1`); err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		if _, err := cn.ExecContext(t.Context(), `UPDATE messages SET state = 'pending' WHERE id = 1`); err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+	}
+	if _, err := st.db.Exec(`UPDATE messages SET state = 'bogus'`); err == nil {
+		t.Error("the CHECK no longer holds")
+	}
+	if _, err := st.db.Exec(`UPDATE messages SET other = 'z'`); err == nil {
+		t.Error("the other column's CHECK no longer holds")
+	}
+	var other, check string
+	if err := st.db.QueryRow(`SELECT other FROM messages WHERE id = 1`).Scan(&other); err != nil || other != "y" {
+		t.Errorf("other column = %q, %v", other, err)
+	}
+	if err := st.db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check = %q, %v", check, err)
+	}
+	checkCounts(t, st, "the migration", 1)
+}

@@ -1,0 +1,240 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// The only statements that change a message's state. Each is named for a
+// campaign.Transition and built from its row of campaign.Transitions: it
+// sets the transition's target state and applies only to rows in one of
+// its source states, so a move the table does not allow is a no-op (or an
+// error where the caller knows how many rows must move). Bulk moves stay
+// one statement for many ids: claims and sent outcomes are the hot path.
+var (
+	claimSQL = `UPDATE messages SET ` + campaign.MoveClaim.ToSQL() + `, attempts = attempts + 1, account_id = ?,
+		runner_id = ?, quota_epoch = ?, updated_at = ? WHERE ` + campaign.MoveClaim.FromSQL("state") + ` AND id IN (`
+	suppressAtSendSQL = `UPDATE messages SET ` + campaign.MoveSuppressAtSend.ToSQL() + `, updated_at = ?, error_code = ?,
+		error_message = ? WHERE id = ? AND ` + campaign.MoveSuppressAtSend.FromSQL("state")
+	recordSentBulkSQL = `UPDATE messages SET ` + campaign.MoveRecordSent.ToSQL() + `, wamid = v.column2, sent_at = v.column3,
+		updated_at = v.column3, error_code = NULL, error_message = NULL
+		FROM (VALUES %s) AS v
+		WHERE messages.id = v.column1 AND ` + campaign.MoveRecordSent.FromSQL("messages.state")
+	recordSentSQL = `UPDATE messages SET ` + campaign.MoveRecordSent.ToSQL() + `, wamid = ?, sent_at = ?, updated_at = ?,
+		error_code = NULL, error_message = NULL WHERE id = ? AND ` + campaign.MoveRecordSent.FromSQL("state")
+	// A retry, failure or unknown applies only while the row is still this
+	// runner's claim: a rescued row stays as the operator sees it.
+	recordRetrySQL = `UPDATE messages SET ` + campaign.MoveRecordRetry.ToSQL() + `, next_attempt_at = ?, updated_at = ?,
+		retries = retries + ?, error_code = ?, error_message = ? WHERE id = ? AND ` +
+		campaign.MoveRecordRetry.FromSQL("state") + ` AND runner_id = ?`
+	recordFailedSQL = `UPDATE messages SET ` + campaign.MoveRecordFailed.ToSQL() + `, updated_at = ?,
+		error_code = ?, error_message = ? WHERE id = ? AND ` + campaign.MoveRecordFailed.FromSQL("state") + ` AND runner_id = ?`
+	recordUnknownSQL = `UPDATE messages SET ` + campaign.MoveRecordUnknown.ToSQL() + `, updated_at = ?,
+		error_code = ?, error_message = ? WHERE id = ? AND ` + campaign.MoveRecordUnknown.FromSQL("state") + ` AND runner_id = ?`
+	rescueSQL = `UPDATE messages SET ` + campaign.MoveRescue.ToSQL() + `, updated_at = ?, error_message = ?
+		WHERE ` + campaign.MoveRescue.FromSQL("state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
+	expireSQL = `UPDATE messages SET ` + campaign.MoveExpire.ToSQL() + `, updated_at = ?, error_message = ?
+		WHERE campaign_id = ? AND ` + campaign.MoveExpire.FromSQL("state")
+	failNeverOpenSQL = `UPDATE messages SET ` + campaign.MoveFailNeverOpen.ToSQL() + `, updated_at = ?, error_message = ?
+		WHERE id = ? AND ` + campaign.MoveFailNeverOpen.FromSQL("state")
+	rescueCampaignSQL = `UPDATE messages SET ` + campaign.MoveRescue.ToSQL() + `, updated_at = ?, error_message = ?
+		WHERE campaign_id = ? AND ` + campaign.MoveRescue.FromSQL("state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
+)
+
+// requeueSQL moves a campaign's rows back to pending with a fresh retry
+// budget, for the operator's two requeue transitions.
+func requeueSQL(t campaign.Transition) string {
+	return `UPDATE messages SET ` + t.ToSQL() + `, retries = 0, next_attempt_at = 0, runner_id = NULL, updated_at = ?
+		WHERE campaign_id = ? AND ` + t.FromSQL("state")
+}
+
+// claimRows moves due pending rows to sending for runner, through one
+// account. Their state was read in the same transaction, so every one must
+// move; one that does not is a bug, not a race.
+func claimRows(ctx context.Context, tx *Tx, accountID int64, runner string, epoch int64, now time.Time, ids []any) error {
+	args := append([]any{accountID, runner, epoch, now.UnixNano()}, ids...)
+	res, err := tx.ExecContext(ctx, claimSQL+repeated(len(ids), "?")+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("claim messages: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != int64(len(ids)) {
+		return fmt.Errorf("claim messages: %d of %d rows were pending (bug)", n, len(ids))
+	}
+	return nil
+}
+
+// suppressAtSend fails a due pending row whose number is on the
+// suppression list.
+func suppressAtSend(ctx context.Context, tx *Tx, id int64, why string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, suppressAtSendSQL, now.UnixNano(), campaign.CodeSuppressed, "suppressed: "+why, id); err != nil {
+		return fmt.Errorf("skip suppressed message %d: %w", id, err)
+	}
+	return nil
+}
+
+// expirePending ends a campaign's pending rows: its validity ran out.
+func expirePending(ctx context.Context, tx *Tx, campaignID int64, why string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, expireSQL, now.UnixNano(), why, campaignID); err != nil {
+		return fmt.Errorf("expire messages of campaign %d: %w", campaignID, err)
+	}
+	return nil
+}
+
+// failNeverOpen fails a pending row whose send window never opens.
+func failNeverOpen(ctx context.Context, tx *Tx, id int64, why string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, failNeverOpenSQL, now.UnixNano(), why, id); err != nil {
+		return fmt.Errorf("fail message %d: %w", id, err)
+	}
+	return nil
+}
+
+// recordSentMany stores size plain sent outcomes in one statement; args
+// holds (id, wamid, at) per row.
+func recordSentMany(ctx context.Context, tx *Tx, size int, args []any) error {
+	_, err := tx.ExecContext(ctx, fmt.Sprintf(recordSentBulkSQL, repeated(size, "(?, ?, ?)")), args...)
+	return err
+}
+
+// recordOutcome moves one claimed row by the transition its outcome names.
+func recordOutcome(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) (sql.Result, error) {
+	code := sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
+	switch o.Transition() {
+	case campaign.MoveRecordSent:
+		return tx.ExecContext(ctx, recordSentSQL, o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID)
+	case campaign.MoveRecordRetry, campaign.MovePutBack:
+		return tx.ExecContext(ctx, recordRetrySQL, nanos(o.RetryAt), now.UnixNano(), o.SpendsRetry, code, o.Error,
+			c.Message.ID, runner)
+	case campaign.MoveRecordFailed:
+		return tx.ExecContext(ctx, recordFailedSQL, now.UnixNano(), code, o.Error, c.Message.ID, runner)
+	case campaign.MoveRecordUnknown:
+		return tx.ExecContext(ctx, recordUnknownSQL, now.UnixNano(), code, o.Error, c.Message.ID, runner)
+	}
+	return nil, fmt.Errorf("unknown outcome %d", o.Kind)
+}
+
+// rescue declares unknown the sending rows whose runner is not registered
+// (campaignID 0: of every campaign) and returns their ids.
+func rescue(ctx context.Context, tx *Tx, campaignID int64, now time.Time) ([]any, error) {
+	q, args := rescueSQL, []any{now.UnixNano(), orphanedNote}
+	if campaignID != 0 {
+		q, args = rescueCampaignSQL, append(args, campaignID)
+	}
+	rows, err := tx.QueryContext(ctx, q+` RETURNING id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("mark orphaned rows unknown: %w", err)
+	}
+	defer rows.Close()
+	var ids []any
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("mark orphaned rows unknown: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("mark orphaned rows unknown: %w", err)
+	}
+	return ids, nil
+}
+
+// requeueFailed moves a campaign's failed rows back to pending: those with
+// one of codes, or all when codes is empty.
+func requeueFailed(ctx context.Context, tx *Tx, campaignID int64, codes []int, now time.Time) (int64, error) {
+	q, args := requeueSQL(campaign.MoveRequeueFailed), []any{now.UnixNano(), campaignID}
+	var res sql.Result
+	var err error
+	if len(codes) == 0 {
+		res, err = tx.ExecContext(ctx, q, args...)
+	} else {
+		for _, c := range codes {
+			args = append(args, c)
+		}
+		// Not through the statement cache: the query text varies with codes.
+		res, err = tx.tx.ExecContext(ctx, q+` AND error_code IN (`+repeated(len(codes), "?")+`)`, args...)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("requeue failed rows: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+// requeueUnknown moves a campaign's unknown rows back to pending.
+func requeueUnknown(ctx context.Context, tx *Tx, campaignID int64, now time.Time) (int64, error) {
+	res, err := tx.ExecContext(ctx, requeueSQL(campaign.MoveRequeueUnknown), now.UnixNano(), campaignID)
+	if err != nil {
+		return 0, fmt.Errorf("requeue unknown rows: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+// The only statements that change a campaign's state, one per
+// campaign.CampaignTransition, built from campaign.CampaignTransitions.
+var (
+	pauseCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignPause.ToSQL() + `, pause_reason = ?
+		WHERE id = ? AND ` + campaign.CampaignPause.FromSQL("state") + ` AND cancelled_at IS NULL`
+	pauseNoAccountSQL = `UPDATE campaigns SET ` + campaign.CampaignPauseNoAccount.ToSQL() + `, pause_reason = ?
+		WHERE id = ? AND ` + campaign.CampaignPauseNoAccount.FromSQL("state")
+	resumeCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignResume.ToSQL() + `, pause_reason = ''
+		WHERE id = ? AND ` + campaign.CampaignResume.FromSQL("state")
+	finishCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignFinish.ToSQL() + `, finished_at = ?
+		WHERE id = ? AND ` + campaign.CampaignFinish.FromSQL("state")
+	reopenCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignReopen.ToSQL() + `, finished_at = NULL
+		WHERE id = ? AND ` + campaign.CampaignReopen.FromSQL("state")
+	cancelCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignCancel.ToSQL() + `, finished_at = ?, cancelled_at = ?,
+		pause_reason = '' WHERE id = ? AND ` + campaign.CampaignCancel.FromSQL("state") + ` AND cancelled_at IS NULL`
+)
+
+// pauseCampaign pauses a running campaign for reason.
+func pauseCampaign(ctx context.Context, tx *Tx, id int64, reason string) error {
+	if _, err := tx.ExecContext(ctx, pauseCampaignSQL, reason, id); err != nil {
+		return fmt.Errorf("pause campaign %d: %w", id, err)
+	}
+	return nil
+}
+
+// pauseNoAccount pauses a campaign that has no usable account left.
+func pauseNoAccount(ctx context.Context, tx *Tx, id int64) error {
+	if _, err := tx.ExecContext(ctx, pauseNoAccountSQL, campaign.NoUsableAccountReason, id); err != nil {
+		return fmt.Errorf("pause campaign %d: %w", id, err)
+	}
+	return nil
+}
+
+// resumeCampaign runs a paused campaign again.
+func resumeCampaign(ctx context.Context, tx *Tx, id int64) error {
+	if _, err := tx.ExecContext(ctx, resumeCampaignSQL, id); err != nil {
+		return fmt.Errorf("resume campaign %d: %w", id, err)
+	}
+	return nil
+}
+
+// finishCampaign ends a campaign with no open row.
+func finishCampaign(ctx context.Context, tx *Tx, id int64, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, finishCampaignSQL, now.UnixNano(), id); err != nil {
+		return fmt.Errorf("finish campaign %d: %w", id, err)
+	}
+	return nil
+}
+
+// reopenCampaign runs a finished campaign again.
+func reopenCampaign(ctx context.Context, tx *Tx, id int64) error {
+	if _, err := tx.ExecContext(ctx, reopenCampaignSQL, id); err != nil {
+		return fmt.Errorf("reopen campaign %d: %w", id, err)
+	}
+	return nil
+}
+
+// cancelCampaign ends a running or paused campaign for good.
+func cancelCampaign(ctx context.Context, tx *Tx, id int64, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, cancelCampaignSQL, now.UnixNano(), now.UnixNano(), id); err != nil {
+		return fmt.Errorf("cancel campaign %d: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// warmTiers makes the tiers fast with small caps, so a simulated day is a
+// few claims: new 5 a day, warm 10, active 20.
+func warmTiers(t *testing.T, st *Store) {
+	t.Helper()
+	for name, cap := range map[string]int{campaign.TierNew: 5, campaign.TierWarm: 10, campaign.TierActive: 20} {
+		if err := st.SetTier(t.Context(), name, campaign.Limits{Rate: 1000, Burst: 1000, DailyCap: cap}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sendDay starts a quota day at 00:01 of day d (returning any promotion),
+// then at 09:00 sends as many rows as the caps let through, outcome
+// deciding each.
+func sendDay(t *testing.T, st *Store, clk *fakeClock, id int64, d int, outcome func(i int) campaign.Outcome) (promoted *campaign.TierChange, sent int) {
+	t.Helper()
+	midnight := time.Date(t0.Year(), t0.Month(), t0.Day()+d, 0, 1, 0, 0, time.UTC)
+	clk.Set(midnight)
+	resets, err := st.ResetQuota(t.Context(), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range resets {
+		if r.Promoted != nil {
+			promoted = r.Promoted
+		}
+	}
+	now := midnight.Add(9 * time.Hour)
+	clk.Set(now)
+	for i := 0; ; i++ {
+		c, err := st.Claim(t.Context(), id, "r1", now)
+		var we *campaign.WaitError
+		if errors.As(err, &we) || errors.Is(err, campaign.ErrDone) {
+			return promoted, sent
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := outcome(i)
+		if err := st.Record(t.Context(), c, "r1", o, now); err != nil {
+			t.Fatal(err)
+		}
+		if o.Kind == campaign.OutcomeSent {
+			sent++
+		}
+	}
+}
+
+func sentOK(int) campaign.Outcome {
+	return campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w", Class: "ok"}
+}
+
+// Over simulated weeks a new number that sends its cap every day with no
+// trouble is promoted to warm after 7 days in tier, and to active 7 days
+// later; each change is in its history with the reason.
+func TestWarmupPromotesOverWeeks(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	warmTiers(t, st)
+	mustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{})
+	c := mustCampaign(t, st, "big", 1000)
+
+	tiers := map[int]string{}
+	for d := 1; d <= 16; d++ {
+		p, sent := sendDay(t, st, clk, c.ID, d, sentOK)
+		a := accountByName(t, st, "fresh")
+		tiers[d] = a.Tier
+		if p != nil {
+			t.Logf("day %d: %s → %s: %s", d, p.From, p.To, p.Reason)
+		}
+		if want := a.Limits.DailyCap; sent != want {
+			t.Fatalf("day %d: sent %d, want the %s cap %d", d, sent, a.Tier, want)
+		}
+	}
+	// Added at t0 (day 0, 09:00): 7 days in tier at day 7 09:00, judged at
+	// the next reset (day 8, 00:01); warm from then, 7 days on at day 15.
+	for d, want := range map[int]string{7: "new", 8: "warm", 14: "warm", 15: "active", 16: "active"} {
+		if tiers[d] != want {
+			t.Errorf("day %d: tier %s, want %s", d, tiers[d], want)
+		}
+	}
+	h, err := st.TierHistory(t.Context(), "fresh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range h {
+		got = append(got, c.From+"→"+c.To)
+	}
+	if fmt.Sprint(got) != "[→new new→warm warm→active]" || !strings.Contains(h[1].Reason, "days at the daily cap of 5") {
+		t.Errorf("history %v: %+v", got, h)
+	}
+}
+
+// A number with 2 % or more permanent failures stays where it is, and its
+// progress says why.
+func TestWarmupHoldsBackFailures(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	warmTiers(t, st)
+	mustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{})
+	c := mustCampaign(t, st, "big", 1000)
+	for d := 1; d <= 9; d++ {
+		sendDay(t, st, clk, c.ID, d, func(i int) campaign.Outcome {
+			if d == 2 && i == 0 {
+				return campaign.Outcome{Kind: campaign.OutcomeFailed, Class: "permanent", ErrorCode: 131026, Error: "undeliverable"}
+			}
+			return sentOK(i)
+		})
+	}
+	if a := accountByName(t, st, "fresh"); a.Tier != campaign.TierNew {
+		t.Fatalf("tier %s: promoted with a failure share over 2 %%", a.Tier)
+	}
+	p, err := st.TierProgress(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr := p["fresh"]; pr.Ready || !strings.Contains(pr.Why, "permanent failures") || pr.FullDays < 3 {
+		t.Errorf("progress %+v", pr)
+	}
+}
+
+// A restriction demotes at once; so does a throttle storm, once an hour.
+// A number with auto-tier off keeps its tier.
+func TestWarmupDemotes(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	warmTiers(t, st)
+	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	if err := st.SetTier(t.Context(), campaign.TierActive, campaign.Limits{Rate: 1000, Burst: 1000, DailyCap: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	c := mustCampaign(t, st, "big", 500)
+
+	// Requests more than an hour after the account was added, every 13th
+	// answered 130429: the 26th request, 2 of 26 throttled (7.7 %, with
+	// 20 requests at least), is a storm; none before it is.
+	now := at(2 * time.Hour)
+	for i := 0; ; i++ {
+		clk.Set(now)
+		cl := mustClaim(t, st, c.ID, "r1", now)
+		o := sentOK(i)
+		if i%13 == 12 {
+			o = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, Class: "throttled", ErrorCode: 130429,
+				Error: "130429 rate limit hit", Throttle: &campaign.Throttle{Cooldown: time.Nanosecond}}
+		}
+		if err := st.Record(t.Context(), cl, "r1", o, now); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Second)
+		tier := accountByName(t, st, "a").Tier
+		if i < 25 && tier != campaign.TierActive {
+			t.Fatalf("demoted to %s after request %d", tier, i+1)
+		}
+		if i == 25 {
+			if tier != campaign.TierWarm {
+				t.Fatalf("tier %s after a throttle storm, want warm", tier)
+			}
+			break
+		}
+	}
+	if _, err := st.ResetQuota(t.Context(), nil, true); err != nil {
+		t.Fatal(err)
+	}
+
+	// A restriction: one tier down at once.
+	cl := mustClaim(t, st, c.ID, "r1", now.Add(time.Minute))
+	if err := st.Record(t.Context(), cl, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, ErrorCode: 131048,
+		Error: "131048 spam rate limit hit", Restrict: 6 * time.Hour, Class: "restricted"}, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := st.TierHistory(t.Context(), "a")
+	if a := accountByName(t, st, "a"); a.Tier != campaign.TierNew || len(h) != 3 ||
+		!strings.Contains(h[1].Reason, "throttle storm: 2 of 26 requests") ||
+		!strings.Contains(h[2].Reason, "restricted: 131048") {
+		t.Errorf("after a restriction: tier %s, history %+v", a.Tier, h)
+	}
+
+	// Auto-tier off: kept by hand.
+	off := false
+	if err := st.SetAutoTier(t.Context(), "a", &off, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UpdateAccount(t.Context(), "a", AccountChange{Tier: ptr(campaign.TierActive)}); err != nil {
+		t.Fatal(err)
+	}
+	cl = mustClaim(t, st, c.ID, "r1", now.Add(7*time.Hour))
+	if err := st.Record(t.Context(), cl, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, ErrorCode: 131048,
+		Error: "131048 spam rate limit hit", Restrict: time.Second, Class: "restricted"}, now.Add(7*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if a := accountByName(t, st, "a"); a.Tier != campaign.TierActive {
+		t.Errorf("auto-tier off: tier %s, want active kept", a.Tier)
+	}
+}
