@@ -90,6 +90,9 @@ type Notification struct {
 	Statuses  []StatusEvent
 	Templates []TemplateEvent
 	Accounts  []AccountEvent
+	// Numbers pairs display numbers with phone number ids, as the
+	// metadata of messages webhooks shows them.
+	Numbers map[string]string
 }
 
 // ApplyReport counts what applying webhook bodies did.

@@ -105,6 +105,13 @@ func (s *Store) DrainInbox(ctx context.Context, max int, rules WebhookRules) (ca
 }
 
 func applyNotification(ctx context.Context, tx *Tx, n campaign.Notification, rules WebhookRules, now time.Time, rep *campaign.ApplyReport) error {
+	for display, id := range n.Numbers {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_numbers (display_number, phone_number_id, seen_at) VALUES (?, ?, ?)
+			ON CONFLICT (display_number) DO UPDATE SET phone_number_id = excluded.phone_number_id, seen_at = excluded.seen_at`,
+			display, id, now.UnixNano()); err != nil {
+			return fmt.Errorf("note number %s: %w", display, err)
+		}
+	}
 	for _, ev := range n.Statuses {
 		if err := keepStatus(ctx, tx, ev, rules, now, rep); err != nil {
 			return err
@@ -185,12 +192,18 @@ func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, e
 	if !ok {
 		return 0, nil
 	}
-	err = tx.QueryRowContext(ctx, `SELECT id FROM messages WHERE id = ? AND campaign_id = ?`, mid, cid).Scan(&id)
+	var phone string
+	err = tx.QueryRowContext(ctx, `SELECT id, phone FROM messages WHERE id = ? AND campaign_id = ?`, mid, cid).Scan(&id, &phone)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
+	}
+	// Another database sending from the same business account numbers
+	// its rows the same way: the recipient must be the row's too.
+	if ev.Recipient != "" && strings.TrimPrefix(phone, "+") != ev.Recipient {
+		return 0, nil
 	}
 	return id, nil
 }
@@ -479,8 +492,15 @@ func pauseTemplateCampaigns(ctx context.Context, tx *Tx, ev campaign.TemplateEve
 // restrictAccount: the accounts of a flagged or restricted number stop
 // until the given time, as after a synchronous 131048.
 func restrictAccount(ctx context.Context, tx *Tx, ev campaign.AccountEvent, until time.Time) (int, error) {
+	if ev.PhoneNumberID == "" && ev.DisplayNumber != "" {
+		err := tx.QueryRowContext(ctx, `SELECT phone_number_id FROM webhook_numbers WHERE display_number = ?`,
+			strings.TrimPrefix(ev.DisplayNumber, "+")).Scan(&ev.PhoneNumberID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("look up number %s: %w", ev.DisplayNumber, err)
+		}
+	}
 	if ev.PhoneNumberID == "" {
-		return 0, nil
+		return 0, nil // a number no status webhook named yet
 	}
 	why := fmt.Sprintf("%s %s", ev.Field, ev.Event)
 	if ev.Reason != "" {

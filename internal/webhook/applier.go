@@ -92,7 +92,7 @@ type Applier struct {
 
 // batchSize bounds the bodies applied in one transaction, so a sender on
 // the same database waits at most one short transaction.
-const batchSize = 128
+const batchSize = 32
 
 // NewApplier returns an applier with policy p.
 func NewApplier(l Ledger, p Policy, m *Metrics, log *slog.Logger) *Applier {

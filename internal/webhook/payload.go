@@ -146,6 +146,12 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) error {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return err
 	}
+	if m := v.Metadata; m.DisplayPhoneNumber != "" && m.PhoneNumberID != "" {
+		if n.Numbers == nil {
+			n.Numbers = map[string]string{}
+		}
+		n.Numbers[m.DisplayPhoneNumber] = m.PhoneNumberID
+	}
 	for k, s := range v.Statuses {
 		secs, err := strconv.ParseInt(s.Timestamp, 10, 64)
 		if err != nil {

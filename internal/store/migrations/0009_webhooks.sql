@@ -43,4 +43,12 @@ ALTER TABLE messages ADD COLUMN delivered_at INTEGER;
 ALTER TABLE messages ADD COLUMN read_at      INTEGER;
 ALTER TABLE messages ADD COLUMN failed_after_send INTEGER NOT NULL DEFAULT 0; -- failed by a status webhook
 
+-- Business numbers as status webhooks name them (metadata): quality and
+-- account updates give only the display number.
+CREATE TABLE webhook_numbers (
+    display_number  TEXT PRIMARY KEY,
+    phone_number_id TEXT    NOT NULL,
+    seen_at         INTEGER NOT NULL
+);
+
 CREATE INDEX messages_wamid ON messages (wamid) WHERE wamid IS NOT NULL;
