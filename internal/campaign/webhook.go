@@ -97,18 +97,18 @@ type Notification struct {
 
 // ApplyReport counts what applying webhook bodies did.
 type ApplyReport struct {
-	Bodies     int // bodies applied
-	Malformed  int // bodies that are JSON but not a notification wasend can read
-	Statuses   int // status events read
-	Duplicates int // of which already kept: changed nothing
-	Unmatched  int // of which for messages wasend never sent: counted and ignored
-	Deferred   int // of which for rows still in flight: settled once recorded
-	Adopted    int // unknown (or requeued) rows proven sent by a webhook
-	Advanced   int // rows whose delivery state moved forward
-	Failed     int // rows failed by an asynchronous failure
+	Bodies      int // bodies applied
+	Malformed   int // bodies that are JSON but not a notification wasend can read
+	Statuses    int // status events read
+	Duplicates  int // of which already kept: changed nothing
+	Unmatched   int // of which for messages wasend never sent: counted and ignored
+	Deferred    int // of which for rows still in flight: settled once recorded
+	Adopted     int // unknown (or requeued) rows proven sent by a webhook
+	Advanced    int // rows whose delivery state moved forward
+	Failed      int // rows failed by an asynchronous failure
 	Rescheduled int // rows put back to pending by an asynchronous failure
-	Paused     int // campaigns paused by a template event
-	Stopped    int // accounts stopped by an account event
+	Paused      int // campaigns paused by a template event
+	Stopped     int // accounts stopped by an account event
 	// ByStatus counts new (not duplicate) status events by status.
 	ByStatus map[Delivery]int
 }

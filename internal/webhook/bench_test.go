@@ -107,4 +107,3 @@ func BenchmarkReceiverAt2000PerSecond(b *testing.B) {
 		b.Fatalf("delivered %d of %d (%v)", fig.Delivered, n, err)
 	}
 }
-

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-		"testing"
+	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
