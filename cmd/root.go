@@ -112,6 +112,7 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 		newCampaignCmd(f),
 		newStatusCmd(f),
 		newSuppressCmd(f),
+		newWebhookCmd(f),
 		newSandboxCmd(),
 		newVersionCmd(),
 	)
