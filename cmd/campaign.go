@@ -394,9 +394,11 @@ func newCampaignRetryCmd(f *Factory) *cobra.Command {
 	var (
 		unknown, allFailed bool
 		codes              []int
+		undelivered        bool
+		olderThan          time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "retry ID (--unknown | --all-failed | --code CODE...)",
+		Use:   "retry ID (--unknown | --all-failed | --code CODE... | --undelivered [--older-than D])",
 		Short: "Queue unknown or failed messages to be sent again",
 		Long: `Queue messages of campaign ID to be sent again on its next run, with a fresh
 retry budget.
@@ -404,7 +406,10 @@ retry budget.
 --unknown: messages whose request may have reached WhatsApp but whose answer
 was lost. Resending may deliver a duplicate; that is your decision to make.
 --all-failed: every failed message (see ` + "`wasend campaign failed ID`" + `).
---code C: failed messages whose last error was Graph error C (repeatable).`,
+--code C: failed messages whose last error was Graph error C (repeatable).
+--undelivered: sent messages that no status webhook reported delivered or
+read, sent more than --older-than ago (default 24h): a resend to people whose
+phone never got it. Delivered and read messages are never queued again.`,
 		Example: `  wasend campaign retry 3 --unknown && wasend campaign run --resume 3
   wasend campaign retry 3 --code 131000 --code 131016`,
 		Args: exactArgs(1),
@@ -413,8 +418,14 @@ was lost. Resending may deliver a duplicate; that is your decision to make.
 			if err != nil {
 				return err
 			}
-			if !unknown && !allFailed && len(codes) == 0 {
-				return usagef("say which rows: --unknown, --all-failed or --code CODE")
+			if !unknown && !allFailed && len(codes) == 0 && !undelivered {
+				return usagef("say which rows: --unknown, --all-failed, --code CODE or --undelivered")
+			}
+			if cmd.Flags().Changed("older-than") && !undelivered {
+				return usagef("--older-than goes with --undelivered")
+			}
+			if olderThan < 0 {
+				return usagef("--older-than %s: must not be negative", olderThan)
 			}
 			if allFailed && len(codes) > 0 {
 				return usagef("--all-failed already includes every --code")
@@ -441,6 +452,13 @@ was lost. Resending may deliver a duplicate; that is your decision to make.
 				}
 				fmt.Fprintf(f.IO.Out, "campaign %d: %d failed message(s) queued again\n", id, n)
 			}
+			if undelivered {
+				n, err := st.RequeueUndelivered(cmd.Context(), id, f.Now().Add(-olderThan))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(f.IO.Out, "campaign %d: %d sent but undelivered message(s) queued again\n", id, n)
+			}
 			f.IO.Infof("send them with: wasend campaign run --resume %d%s", id, dbHint(f))
 			return nil
 		},
@@ -448,6 +466,8 @@ was lost. Resending may deliver a duplicate; that is your decision to make.
 	cmd.Flags().BoolVar(&unknown, "unknown", false, "messages whose outcome is unknown")
 	cmd.Flags().BoolVar(&allFailed, "all-failed", false, "every failed message")
 	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code (repeatable)")
+	cmd.Flags().BoolVar(&undelivered, "undelivered", false, "sent messages no webhook reported delivered or read")
+	cmd.Flags().DurationVar(&olderThan, "older-than", 24*time.Hour, "with --undelivered: only messages sent longer ago than this")
 	return cmd
 }
 

@@ -59,6 +59,8 @@ type campaignJSON struct {
 	// requests: last hour and overall.
 	LastHour healthJSON `json:"last_hour"`
 	Overall  healthJSON `json:"overall"`
+	// Delivery is what status webhooks said, once one reported.
+	Delivery *deliveryJSON `json:"delivery,omitempty"`
 }
 
 // etaJSON is when a running campaign's open rows will have gone, by the
@@ -173,6 +175,9 @@ func campaignsJSON(ctx context.Context, f *Factory, st *store.Store) ([]campaign
 			return nil, err
 		}
 		if cj.Overall, err = campaignHealth(ctx, st, c.ID, time.Time{}, all, limits, working); err != nil {
+			return nil, err
+		}
+		if cj.Delivery, err = campaignDelivery(ctx, st, c.ID, unknownGrace); err != nil {
 			return nil, err
 		}
 		out = append(out, cj)
@@ -305,7 +310,10 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		}
 		io.WriteString(f.IO.Out, "\nGlobal limit: "+g+"\n\nCampaigns\n")
 	}
-	return printCampaigns(f, out.Campaigns)
+	if err := printCampaigns(f, out.Campaigns); err != nil {
+		return err
+	}
+	return printStatusDelivery(f, out.Campaigns)
 }
 
 func printCampaigns(f *Factory, camps []campaignJSON) error {
