@@ -133,3 +133,18 @@ func printStatusDelivery(f *Factory, camps []campaignJSON) error {
 	}
 	return t.Render()
 }
+
+// addAccountDelivery sets the delivery figures of the accounts that status
+// webhooks reported on.
+func addAccountDelivery(ctx context.Context, st *store.Store, accts []accountStatusJSON) error {
+	byName, err := st.AccountDelivery(ctx, 0)
+	if err != nil {
+		return err
+	}
+	for i := range accts {
+		if fig, ok := byName[accts[i].Name]; ok && (fig.Delivered > 0 || fig.FailedAfterSend > 0) {
+			accts[i].Delivery = toDeliveryJSON(fig)
+		}
+	}
+	return nil
+}

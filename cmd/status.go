@@ -285,6 +285,9 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	if err != nil {
 		return err
 	}
+	if err := addAccountDelivery(ctx, st, health); err != nil {
+		return err
+	}
 	out := statusJSON{Database: st.Path(), Accounts: health, Campaigns: camps}
 	if on {
 		out.GlobalLimit = &globalJSON{Rate: gl.Rate, Burst: gl.Burst, Tokens: tokens}
@@ -367,6 +370,9 @@ type accountStatusJSON struct {
 	Sent24h  int        `json:"sent_24h"`
 	LastHour healthJSON `json:"last_hour"`
 	Overall  healthJSON `json:"overall"`
+	// Delivery is what status webhooks said of its messages, over every
+	// campaign, once one reported.
+	Delivery *deliveryJSON `json:"delivery,omitempty"`
 }
 
 // healthJSON are the operating figures of an account over a window.

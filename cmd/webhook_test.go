@@ -81,6 +81,15 @@ func TestWebhookImport(t *testing.T) {
 	if st.Campaigns[0].Delivery == nil || st.Campaigns[0].Delivery.Delivered != 3 {
 		t.Errorf("status delivery = %+v", st.Campaigns[0].Delivery)
 	}
+	var delivered int
+	for _, a := range st.Accounts {
+		if a.Delivery != nil {
+			delivered += a.Delivery.Delivered
+		}
+	}
+	if delivered != 3 {
+		t.Errorf("accounts' delivered add up to %d, want 3", delivered)
+	}
 	rows := parseExport(t, c.ok("campaign", "export", "1", "--state", "sent"))
 	got := map[string]string{}
 	for _, r := range rows {
