@@ -59,6 +59,7 @@ type Options struct {
 	PairInterval time.Duration    // same number → same recipient; default 6s, negative for no limit
 	Faults       Faults
 	Record       io.Writer // optional: one JSON line per request
+	Webhooks     WebhookOptions
 }
 
 // Faults are injected failures. Probabilities are in [0, 1]; each request
@@ -106,6 +107,9 @@ func (o Options) Validate() error {
 		if !(pr.p >= 0 && pr.p <= 1) {
 			return fmt.Errorf("%s probability %v: must be between 0 and 1", pr.name, pr.p)
 		}
+	}
+	if err := o.Webhooks.Validate(); err != nil {
+		return err
 	}
 	if f.SlowDelay < 0 {
 		return fmt.Errorf("slow delay %v: must not be negative", f.SlowDelay)
@@ -157,6 +161,7 @@ type Server struct {
 	seq        uint64
 	record     io.Writer
 	recordErr  error
+	hooks      *webhooker // nil without webhooks
 }
 
 type pairKey struct{ phoneNumberID, waID string }
@@ -210,6 +215,9 @@ func New(opts Options) *Server {
 	var n [6]byte
 	_, _ = rand.Read(n[:]) // crypto/rand.Read never fails on supported platforms
 	s.nonce = base64.RawURLEncoding.EncodeToString(n[:])
+	if opts.Webhooks.URL != "" {
+		s.hooks = newWebhooker(opts.Webhooks)
+	}
 	return s
 }
 
@@ -465,6 +473,9 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	s.lastSent[pair] = now
 	s.acceptedBy[phoneNumberID]++
 	s.accepted["+"+a.waID]++
+	if s.hooks != nil {
+		s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, now)
+	}
 }
 
 // wamid looks like Meta's (base64 of an opaque id) and is unique per server
