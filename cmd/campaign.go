@@ -56,6 +56,9 @@ type runOptions struct {
 	Restriction         time.Duration
 	ErrorPauseRatio     float64
 	MetricsAddr         string
+	WebhookAddr         string
+	WebhookPath         string
+	NoReschedule        bool
 	templateOptions
 }
 
@@ -127,6 +130,9 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.DurationVar(&o.Cooldown, "cooldown", 30*time.Second, "rest of an account after a throttling answer; repeated throttles grow it up to 4×")
 	fl.DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account after a spam or messaging-limit restriction (131048, 131064)")
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while sending, e.g. 127.0.0.1:9464")
+	fl.StringVar(&o.WebhookAddr, "webhook-addr", "", "also receive Meta's status webhooks on this address while sending, e.g. :8080 (see `wasend webhook serve`)")
+	fl.StringVar(&o.WebhookPath, "webhook-path", "/webhook", "URL path of --webhook-addr")
+	fl.BoolVar(&o.NoReschedule, "no-reschedule", false, "with webhooks: fail messages Meta did not deliver for the per-user marketing limit (131049) instead of sending them again 24 h later")
 	fl.Float64Var(&o.ErrorPauseRatio, "error-pause-ratio", 0.2, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
 }
 
@@ -184,14 +190,24 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 
 	baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
 	token := f.Token
+	hooks, err := startRunWebhooks(ctx, f, st, o, logger)
+	if err != nil {
+		return err
+	}
+	stopSandbox := func() {}
+	if hooks != nil {
+		// The sandbox posts its last statuses before the receiver stops.
+		defer func() { stopSandbox(); hooks.stop() }()
+	}
 	if f.Sandbox {
 		if err := runner.EnsureDemoAccounts(ctx, st); err != nil {
 			return err
 		}
-		url, stop, err := runner.StartSandbox(ctx, sandbox.Options{})
+		url, stop, err := runner.StartSandbox(ctx, sandbox.Options{Webhooks: hooks.sandbox})
 		if err != nil {
 			return err
 		}
+		stopSandbox = stop
 		defer stop()
 		baseURL = url
 		token = func(string) (string, error) { return "sandbox-token", nil }
@@ -249,6 +265,11 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	}
 	m := metrics.New(st)
 	m.Watch(c.ID)
+	if hooks != nil {
+		if err := hooks.metrics.Register(m.Registry()); err != nil {
+			return fmt.Errorf("webhook metrics: %w", err)
+		}
+	}
 	if o.MetricsAddr != "" {
 		addr, stop, err := m.Serve(ctx, o.MetricsAddr)
 		if err != nil {
@@ -260,6 +281,12 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	logEvent := logging.Observer(logger.With("campaign", c.ID))
 	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
 	runErr := runner.Send(ctx, opts, c)
+	if hooks != nil {
+		stopSandbox()
+		if err := hooks.stop(); err != nil {
+			f.IO.Warnf("webhooks: %v", err)
+		}
+	}
 	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
 	if err != nil {
 		return errors.Join(runErr, err)
@@ -279,6 +306,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
 		fmt.Fprintf(f.IO.ErrOut, "It continues after `wasend quota reset` with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+	}
+	if hooks != nil {
+		reportDelivery(context.WithoutCancel(ctx), f, st, c.ID)
 	}
 	if f.Sandbox {
 		f.IO.Warnf("SANDBOX: nothing was sent to WhatsApp")

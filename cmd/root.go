@@ -113,7 +113,7 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 		newStatusCmd(f),
 		newSuppressCmd(f),
 		newWebhookCmd(f),
-		newSandboxCmd(),
+		newSandboxCmd(f),
 		newVersionCmd(),
 	)
 	return root

@@ -3,6 +3,8 @@ package cmd
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/metrics"
+	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/webhook"
 )
@@ -120,6 +123,10 @@ func startWebhook(ctx context.Context, f *Factory, st *store.Store, o webhookOpt
 			return "", nil, fmt.Errorf("webhook metrics: %w", err)
 		}
 	}
+	return startReceiver(ctx, st, o, secret, verify, wm, log)
+}
+
+func startReceiver(ctx context.Context, st *store.Store, o webhookOptions, secret []byte, verify string, wm *webhook.Metrics, log *slog.Logger) (addr string, stop func() error, err error) {
 	ap := webhook.NewApplier(st, o.policy(), wm, log)
 	rc := webhook.NewReceiver(webhook.ReceiverConfig{Inbox: st, AppSecret: secret, VerifyToken: verify,
 		Metrics: wm, Log: log, Stored: ap.Wake})
@@ -273,4 +280,73 @@ func printApply(f *Factory, rep campaign.ApplyReport, asJSON bool) error {
 		fmt.Fprintf(w, "campaigns paused %d, accounts stopped %d (see `wasend status`)\n", j.Paused, j.Stopped)
 	}
 	return nil
+}
+
+// runWebhooks is the receiver campaign run serves beside sending: on
+// --webhook-addr, and always with --sandbox, whose stand-in then posts its
+// status webhooks to it (signed with a secret made up for the run unless
+// $WASEND_APP_SECRET is set).
+type runWebhooks struct {
+	metrics *webhook.Metrics
+	stop    func() error
+	sandbox sandbox.WebhookOptions // for the sandbox: where to post, signed how
+}
+
+func startRunWebhooks(ctx context.Context, f *Factory, st *store.Store, o runOptions, log *slog.Logger) (*runWebhooks, error) {
+	if o.WebhookAddr == "" && !f.Sandbox {
+		return nil, nil
+	}
+	wo := webhookOptions{Addr: o.WebhookAddr, Path: o.WebhookPath, NoReschedule: o.NoReschedule, Restriction: o.Restriction}
+	var (
+		secret []byte
+		verify string
+		err    error
+	)
+	if f.Sandbox {
+		if wo.Addr == "" {
+			wo.Addr = "127.0.0.1:0"
+		}
+		// A row rescheduled 24 h later keeps a run waiting for it, as caps
+		// do; the demo fails its 131049 rows instead, so that it ends.
+		wo.NoReschedule = true
+		secret, verify = []byte(f.Getenv("WASEND_APP_SECRET")), f.Getenv("WASEND_VERIFY_TOKEN")
+		if len(secret) == 0 {
+			secret = []byte(randomToken())
+		}
+		if verify == "" {
+			verify = randomToken()
+		}
+	} else if secret, verify, err = webhookSecrets(f); err != nil {
+		return nil, fmt.Errorf("--webhook-addr: %w", err)
+	}
+	rw := &runWebhooks{metrics: webhook.NewMetrics()}
+	addr, stop, err := startReceiver(ctx, st, wo, secret, verify, rw.metrics, log)
+	if err != nil {
+		return nil, err
+	}
+	rw.stop = stop
+	if f.Sandbox {
+		rw.sandbox = demoWebhooks()
+		rw.sandbox.URL, rw.sandbox.AppSecret = "http://"+addr+wo.Path, secret
+	}
+	if o.WebhookAddr != "" {
+		f.IO.Infof("receiving webhooks on http://%s%s", addr, wo.Path)
+	}
+	return rw, nil
+}
+
+func randomToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// reportDelivery prints what the status webhooks applied during the run
+// said of the campaign.
+func reportDelivery(ctx context.Context, f *Factory, st *store.Store, id int64) {
+	d, err := campaignDelivery(ctx, st, id, unknownGrace)
+	if err != nil || d == nil {
+		return
+	}
+	f.IO.Infof("delivery (status webhooks): %s", deliveryLine(d))
 }

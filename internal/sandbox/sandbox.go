@@ -138,6 +138,9 @@ type Record struct {
 	Code          int       `json:"code"` // Graph error code; 0 when accepted
 	Outcome       string    `json:"outcome"`
 	WAMID         string    `json:"wamid,omitempty"`
+	// Delivery is what the status webhooks of an accepted message will
+	// report it ended as (read, delivered, failed), with webhooks on.
+	Delivery string `json:"delivery,omitempty"`
 }
 
 // Server is the stand-in API. It is safe for concurrent use.
@@ -279,6 +282,7 @@ type answer struct {
 	outcome    string
 	wamid      string
 	to, waID   string
+	delivery   string // the final status webhooks will report
 }
 
 func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumberID string) {
@@ -381,6 +385,7 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 		Code:          a.code,
 		Outcome:       a.outcome,
 		WAMID:         a.wamid,
+		Delivery:      a.delivery,
 	}
 	if msg.Template != nil {
 		rec.Template = msg.Template.Name
@@ -474,7 +479,7 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	s.acceptedBy[phoneNumberID]++
 	s.accepted["+"+a.waID]++
 	if s.hooks != nil {
-		s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, now)
+		a.delivery = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, now)
 	}
 }
 

@@ -96,7 +96,7 @@ type plannedStatus struct {
 
 // plan draws the statuses of one accepted message and posts them in the
 // background. The caller holds Server.mu.
-func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.Time) {
+func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.Time) (final string) {
 	sts := []plannedStatus{{status: "sent", at: now.Add(time.Second)}}
 	d := &Delivery{WAMID: wamid, To: "+" + waID, CallbackData: callback}
 	fail, read, reorder := h.rng.Float64() < h.o.Fail, h.rng.Float64() < h.o.Read, h.rng.Float64() < h.o.Reorder
@@ -135,6 +135,7 @@ func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.T
 	h.mu.Unlock()
 	h.wg.Add(1)
 	go h.post(bodies)
+	return d.Final
 }
 
 // post sends one message's bodies in order after the delay, each retried
