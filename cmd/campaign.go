@@ -225,7 +225,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Sender: client,
-		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped,
+		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped, LongWait: rescheduledWait,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
 	}
@@ -303,6 +303,11 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, store.ErrStorage):
 		printSummary(f, c, counts, "stopped")
 		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
+	case errors.Is(runErr, dispatch.ErrRescheduled):
+		printSummary(f, c, counts, "done for now")
+		fmt.Fprintf(f.IO.ErrOut, "%d message(s) wait to be sent again (%v): then run wasend campaign run --resume %d%s\n",
+			counts[campaign.Pending], runErr, c.ID, dbHint(f))
+		runErr = nil
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
 		fmt.Fprintf(f.IO.ErrOut, "It continues after `wasend quota reset` with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))

@@ -306,9 +306,6 @@ func startRunWebhooks(ctx context.Context, f *Factory, st *store.Store, o runOpt
 		if wo.Addr == "" {
 			wo.Addr = "127.0.0.1:0"
 		}
-		// A row rescheduled 24 h later keeps a run waiting for it, as caps
-		// do; the demo fails its 131049 rows instead, so that it ends.
-		wo.NoReschedule = true
 		secret, verify = []byte(f.Getenv("WASEND_APP_SECRET")), f.Getenv("WASEND_VERIFY_TOKEN")
 		if len(secret) == 0 {
 			secret = []byte(randomToken())
@@ -350,3 +347,8 @@ func reportDelivery(ctx context.Context, f *Factory, st *store.Store, id int64) 
 	}
 	f.IO.Infof("delivery (status webhooks): %s", deliveryLine(d))
 }
+
+// rescheduledWait: a run ends rather than wait longer than this for rows
+// to be retried. Only a status webhook's 131049 reschedules a row that far
+// (24 h); throttles and backoff wait an hour at most.
+const rescheduledWait = 12 * time.Hour

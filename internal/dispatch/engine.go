@@ -62,6 +62,10 @@ type Options struct {
 	Heartbeat time.Duration
 	// StopWhenCapped ends Run with ErrCapped instead of waiting for quota.
 	StopWhenCapped bool
+	// LongWait ends Run with ErrRescheduled instead of waiting when every
+	// open row waits for a retry further away than this: rows a status
+	// webhook rescheduled a day later (131049). 0: wait however long.
+	LongWait time.Duration
 	// Drain bounds the wait for in-flight requests after ctx is cancelled;
 	// past it they are aborted and their rows recorded unknown. [15s]
 	Drain time.Duration
@@ -89,6 +93,10 @@ type Options struct {
 // ErrCapped is returned by Run with StopWhenCapped when every account
 // reached its daily cap.
 var ErrCapped = errors.New("every account reached its daily cap")
+
+// ErrRescheduled is returned by Run with LongWait when what is left waits
+// for a retry further away than LongWait; the error names the time.
+var ErrRescheduled = errors.New("the rows left are rescheduled")
 
 // EventKind names what happened.
 type EventKind int
@@ -355,6 +363,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		if we.Reason == campaign.WaitCapped && o.StopWhenCapped {
 			return finish(ErrCapped)
+		}
+		if we.Reason == campaign.WaitRetry && o.LongWait > 0 && we.Until.Sub(now) > o.LongWait {
+			return finish(fmt.Errorf("%w until %s", ErrRescheduled, we.Until.UTC().Format(time.RFC3339)))
 		}
 		if waiting == nil || waiting.Reason != we.Reason {
 			o.Observe(Event{Kind: EventWait, At: now, Wait: we})

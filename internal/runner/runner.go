@@ -47,6 +47,8 @@ type Options struct {
 	Workers        int
 	Poll           time.Duration
 	StopWhenCapped bool
+	// LongWait: see dispatch.Options.LongWait.
+	LongWait time.Duration
 	// Stale is how long a silent runner on another host counts as alive. [30s]
 	Stale time.Duration
 	// ProgressInterval between plain progress lines. [10s]
@@ -336,7 +338,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
 		Runner:  campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()},
-		Workers: o.Workers, Poll: o.Poll, StopWhenCapped: o.StopWhenCapped,
+		Workers: o.Workers, Poll: o.Poll, StopWhenCapped: o.StopWhenCapped, LongWait: o.LongWait,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
 		Observe: func(ev dispatch.Event) {

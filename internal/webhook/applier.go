@@ -158,7 +158,9 @@ func (a *Applier) note(rep campaign.ApplyReport) {
 // Run drains the inbox whenever woken or every Poll until ctx ends.
 func (a *Applier) Run(ctx context.Context) {
 	for {
-		if _, err := a.Drain(ctx); err != nil {
+		// A pass under way finishes even as ctx ends: it is one short
+		// transaction per batch, and stopping applies the rest anyway.
+		if _, err := a.Drain(context.WithoutCancel(ctx)); err != nil {
 			// The bodies stay in the inbox; the next pass tries again.
 			a.log.Error("applying webhooks", "err", err)
 		}
