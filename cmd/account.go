@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,7 @@ active) decides its rate, burst and daily cap; per-account settings override
 the tier. The access token is read from an environment variable when sending
 and is never stored or printed.`,
 	}
-	cmd.AddCommand(newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f))
+	cmd.AddCommand(newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f), newAccountRemoveCmd(f))
 	return cmd
 }
 
@@ -51,19 +52,16 @@ stored. The account's bucket starts full and its quota day starts today.`,
 			if !campaign.ValidTier(o.Tier) {
 				return usagef("--tier %q: must be one of new, warm, active", o.Tier)
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			a, err := st.AddAccount(cmd.Context(), campaign.Account{
-				Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv,
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				a, err := st.AddAccount(cmd.Context(), campaign.Account{
+					Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv,
+				})
+				if err != nil {
+					return err
+				}
+				f.IO.Infof("added account %s (tier %s, token from $%s)", a.Name, a.Tier, a.TokenEnv)
+				return nil
 			})
-			if err != nil {
-				return err
-			}
-			f.IO.Infof("added account %s (tier %s, token from $%s)", a.Name, a.Tier, a.TokenEnv)
-			return nil
 		},
 	}
 	cmd.Flags().StringVar(&o.PhoneNumberID, "phone-number-id", "", "the number's Cloud API phone number ID")
@@ -84,22 +82,19 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
   wasend account list --json | jq -r '.[] | select(.state != "ok") | .name'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			accts, err := st.Accounts(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return f.IO.JSON(accountsJSON(accts, f.location()))
-			}
-			return printAccounts(f.IO, accts, f.location())
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				accts, err := st.Accounts(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return f.IO.JSON(accountsJSON(accts, f.location()))
+				}
+				return printAccounts(f.IO, accts, f.location())
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -167,22 +162,19 @@ picks the change up within seconds.`,
 			if o.Disable || o.Enable {
 				ch.Disabled = &o.Disable
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			a, err := st.UpdateAccount(cmd.Context(), args[0], ch)
-			if err != nil {
-				return err
-			}
-			state := "enabled"
-			if a.Disabled {
-				state = "disabled"
-			}
-			f.IO.Infof("account %s: tier %s, rate %s, burst %d, daily cap %d, %s",
-				a.Name, a.Tier, formatRate(a.Limits.Rate), a.Limits.Burst, a.Limits.DailyCap, state)
-			return nil
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				a, err := st.UpdateAccount(cmd.Context(), args[0], ch)
+				if err != nil {
+					return err
+				}
+				state := "enabled"
+				if a.Disabled {
+					state = "disabled"
+				}
+				f.IO.Infof("account %s: tier %s, rate %s, burst %d, daily cap %d, %s",
+					a.Name, a.Tier, formatRate(a.Limits.Rate), a.Limits.Burst, a.Limits.DailyCap, state)
+				return nil
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -278,7 +270,28 @@ func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.L
 			io.Warnf("account %s is RESTRICTED until %s: %s", a.Name, a.CooldownUntil.In(loc).Format(time.DateTime), a.Restriction)
 		}
 	}
+	warnSharedNumbers(io, accts)
 	return nil
+}
+
+// warnSharedNumbers warns about accounts that send from one phone-number
+// id: possible only in a database from before wasend refused it, and each
+// gets a bucket of its own, so the number goes at twice its rate.
+func warnSharedNumbers(io *ui.IOStreams, accts []campaign.AccountStatus) {
+	var numbers []string
+	names := map[string][]string{}
+	for _, a := range accts {
+		if len(names[a.PhoneNumberID]) == 0 {
+			numbers = append(numbers, a.PhoneNumberID)
+		}
+		names[a.PhoneNumberID] = append(names[a.PhoneNumberID], a.Name)
+	}
+	for _, n := range numbers {
+		if sharing := names[n]; len(sharing) > 1 {
+			io.Warnf("accounts %s all send from phone number id %s: together they go at %d× its rate; remove all but one (`wasend account remove %s`)",
+				strings.Join(sharing, ", "), n, len(sharing), sharing[len(sharing)-1])
+		}
+	}
 }
 
 // accountJSON is the stable JSON shape of an account. The token's variable

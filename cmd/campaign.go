@@ -29,7 +29,8 @@ func newCampaignCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(newCampaignRunCmd(f), newCampaignImportCmd(f), newCampaignCheckCmd(f), newCampaignPreviewCmd(f), newCampaignListCmd(f), newCampaignSkippedCmd(f), newCampaignFailedCmd(f),
 		newCampaignShowCmd(f), newCampaignExportCmd(f),
 		newCampaignPlanCmd(f),
-		newCampaignRetryCmd(f), newCampaignResumeCmd(f))
+		newCampaignRetryCmd(f), newCampaignResumeCmd(f),
+		newCampaignPauseCmd(f), newCampaignCancelCmd(f), newCampaignDeleteCmd(f), newCampaignRenameCmd(f))
 	return cmd
 }
 
@@ -266,7 +267,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	m := metrics.New(st)
 	m.Watch(c.ID)
 	if hooks != nil {
-		if err := hooks.metrics.Register(m.Registry()); err != nil {
+		if err := hooks.metrics.Register(m.Registerer()); err != nil {
 			return fmt.Errorf("webhook metrics: %w", err)
 		}
 	}
@@ -300,6 +301,8 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, campaign.ErrPaused):
 		printSummary(f, c, counts, "paused")
 		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status`; after fixing it: wasend campaign resume %d%s\n", c.ID, dbHint(f))
+	case errors.Is(runErr, campaign.ErrCancelled):
+		printSummary(f, c, counts, "cancelled")
 	case errors.Is(runErr, store.ErrStorage):
 		printSummary(f, c, counts, "stopped")
 		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
@@ -398,22 +401,19 @@ message state, health figures and ETA — the campaign half of ` + "`wasend stat
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := f.Store(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			out, err := campaignsJSON(ctx, f, st)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return f.IO.JSON(out)
-			}
-			return printCampaigns(f, out)
+			return f.withStore(ctx, func(st *store.Store) error {
+				out, err := campaignsJSON(ctx, f, st)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return f.IO.JSON(out)
+				}
+				return printCampaigns(f, out)
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -465,37 +465,34 @@ phone never got it. Delivered and read messages are never queued again.`,
 			if allFailed && len(codes) > 0 {
 				return usagef("--all-failed already includes every --code")
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if _, err := st.Campaign(cmd.Context(), id); err != nil {
-				return err
-			}
-			if unknown {
-				n, err := st.Requeue(cmd.Context(), id, campaign.Unknown)
-				if err != nil {
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				if _, err := st.Campaign(cmd.Context(), id); err != nil {
 					return err
 				}
-				fmt.Fprintf(f.IO.Out, "campaign %d: %d unknown message(s) queued again\n", id, n)
-			}
-			if allFailed || len(codes) > 0 {
-				n, err := st.RequeueFailed(cmd.Context(), id, codes)
-				if err != nil {
-					return err
+				if unknown {
+					n, err := st.Requeue(cmd.Context(), id, campaign.Unknown)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(f.IO.Out, "campaign %d: %d unknown message(s) queued again\n", id, n)
 				}
-				fmt.Fprintf(f.IO.Out, "campaign %d: %d failed message(s) queued again\n", id, n)
-			}
-			if undelivered {
-				n, err := st.RequeueUndelivered(cmd.Context(), id, f.Now().Add(-olderThan))
-				if err != nil {
-					return err
+				if allFailed || len(codes) > 0 {
+					n, err := st.RequeueFailed(cmd.Context(), id, codes)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(f.IO.Out, "campaign %d: %d failed message(s) queued again\n", id, n)
 				}
-				fmt.Fprintf(f.IO.Out, "campaign %d: %d sent but undelivered message(s) queued again\n", id, n)
-			}
-			f.IO.Infof("send them with: wasend campaign run --resume %d%s", id, dbHint(f))
-			return nil
+				if undelivered {
+					n, err := st.RequeueUndelivered(cmd.Context(), id, f.Now().Add(-olderThan))
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(f.IO.Out, "campaign %d: %d sent but undelivered message(s) queued again\n", id, n)
+				}
+				f.IO.Infof("send them with: wasend campaign run --resume %d%s", id, dbHint(f))
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&unknown, "unknown", false, "messages whose outcome is unknown")
@@ -601,7 +598,7 @@ again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code COD
 			return t.Render()
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -646,6 +643,6 @@ are the file's own, counting the header as line 1.`,
 			return t.Render()
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON)
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wasend/wasend/internal/runner"
+	"github.com/wasend/wasend/internal/store"
 )
 
 // addReadFlags adds the flags that say how to read the recipient file,
@@ -75,43 +76,40 @@ quoting) is an error that names the file, line and column.`,
 				return fmt.Errorf("recipient file: %w", err)
 			}
 			defer file.Close()
-			st, err := f.Store(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			// An empty suppression list needs no lookup per row.
-			var suppressed runner.SuppressedFunc
-			if n, err := st.CountSuppressions(ctx); err != nil {
-				return err
-			} else if n > 0 {
-				suppressed = st.IsSuppressed
-			}
-			if ro.SkipContactedWithin > 0 {
-				if ro.Contacted, err = st.ContactedWithin(ctx, ro.SkipContactedWithin); err != nil {
+			return f.withStore(ctx, func(st *store.Store) error {
+				// An empty suppression list needs no lookup per row.
+				var suppressed runner.SuppressedFunc
+				if n, err := st.CountSuppressions(ctx); err != nil {
+					return err
+				} else if n > 0 {
+					suppressed = st.IsSuppressed
+				}
+				if ro.SkipContactedWithin > 0 {
+					if ro.Contacted, err = st.ContactedWithin(ctx, ro.SkipContactedWithin); err != nil {
+						return err
+					}
+				}
+				sum, err := runner.Check(ctx, file, args[0], spec, ro, suppressed)
+				if err != nil {
 					return err
 				}
-			}
-			sum, err := runner.Check(ctx, file, args[0], spec, ro, suppressed)
-			if err != nil {
-				return err
-			}
-			if o.Report != "" {
-				if err := runner.WriteReport(o.Report, sum.Skipped); err != nil {
-					return err
+				if o.Report != "" {
+					if err := runner.WriteReport(o.Report, sum.Skipped); err != nil {
+						return err
+					}
+					f.IO.Infof("wrote %d skipped row(s) to %s", len(sum.Skipped), o.Report)
 				}
-				f.IO.Infof("wrote %d skipped row(s) to %s", len(sum.Skipped), o.Report)
-			}
-			if asJSON {
-				return f.IO.JSON(summaryJSON(sum))
-			}
-			return printCheck(f, args[0], sum)
+				if asJSON {
+					return f.IO.JSON(summaryJSON(sum))
+				}
+				return printCheck(f, args[0], sum)
+			})
 		},
 	}
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
-	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON)
 	return cmd
 }
 

@@ -73,28 +73,25 @@ func validState(s campaign.State) bool {
 }
 
 func campaignExport(ctx context.Context, f *Factory, o exportOptions) error {
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if _, err := st.Campaign(ctx, o.ID); err != nil {
-		return err
-	}
-	if o.Out == "" {
-		_, err := writeExport(ctx, f.IO.Out, st, o.ID, o.State)
-		return err
-	}
-	var n int
-	err = writeFileAtomic(o.Out, 0o600, func(w io.Writer) (werr error) {
-		n, werr = writeExport(ctx, w, st, o.ID, o.State)
-		return werr
+	return f.withStore(ctx, func(st *store.Store) error {
+		if _, err := st.Campaign(ctx, o.ID); err != nil {
+			return err
+		}
+		if o.Out == "" {
+			_, err := writeExport(ctx, f.IO.Out, st, o.ID, o.State)
+			return err
+		}
+		var n int
+		err := writeFileAtomic(o.Out, 0o600, func(w io.Writer) (werr error) {
+			n, werr = writeExport(ctx, w, st, o.ID, o.State)
+			return werr
+		})
+		if err != nil {
+			return err
+		}
+		f.IO.Infof("campaign %d: wrote %d row(s) to %s", o.ID, n, o.Out)
+		return nil
 	})
-	if err != nil {
-		return err
-	}
-	f.IO.Infof("campaign %d: wrote %d row(s) to %s", o.ID, n, o.Out)
-	return nil
 }
 
 // exportRecord is one CSV row of `campaign export`; the tags are the

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/runner"
+	"github.com/wasend/wasend/internal/store"
 )
 
 func newCampaignImportCmd(f *Factory) *cobra.Command {
@@ -45,31 +46,28 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	res, err := runner.Prepare(ctx, runner.Options{
-		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec,
-		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
-	})
-	if err != nil {
-		return err
-	}
-	c := res.Campaign
-	if !res.Imported {
-		fmt.Fprintf(f.IO.Out, "campaign %d %q: already imported from this file and message (%s): %d recipients, skipped %d\n",
-			c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"), c.Imported, c.Skipped)
-		return nil
-	}
-	if o.Report != "" {
-		if err := runner.WriteReport(o.Report, res.Skipped); err != nil {
+	return f.withStore(ctx, func(st *store.Store) error {
+		res, err := runner.Prepare(ctx, runner.Options{
+			Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec,
+			Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
+		})
+		if err != nil {
 			return err
 		}
-	}
-	reportImport(f, c, res.Skipped)
-	fmt.Fprintf(f.IO.Out, "campaign %d %q: %d recipients, skipped %d\n", c.ID, c.Name, c.Imported, c.Skipped)
-	f.IO.Infof("send it with: wasend campaign run --resume %d%s", c.ID, dbHint(f))
-	return nil
+		c := res.Campaign
+		if !res.Imported {
+			fmt.Fprintf(f.IO.Out, "campaign %d %q: already imported from this file and message (%s): %d recipients, skipped %d\n",
+				c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"), c.Imported, c.Skipped)
+			return nil
+		}
+		if o.Report != "" {
+			if err := runner.WriteReport(o.Report, res.Skipped); err != nil {
+				return err
+			}
+		}
+		reportImport(f, c, res.Skipped)
+		fmt.Fprintf(f.IO.Out, "campaign %d %q: %d recipients, skipped %d\n", c.ID, c.Name, c.Imported, c.Skipped)
+		f.IO.Infof("send it with: wasend campaign run --resume %d%s", c.ID, dbHint(f))
+		return nil
+	})
 }

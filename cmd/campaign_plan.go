@@ -52,7 +52,7 @@ succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
 	addReadFlags(fl, &o.runOptions)
 	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
 	fl.StringVar(&o.Start, "start", "now", "when sending starts: RFC 3339 (2026-12-01T08:00:00+01:00) or now")
-	fl.BoolVar(&o.JSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &o.JSON)
 	return cmd
 }
 
@@ -102,64 +102,60 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-
-	file, err := os.Open(o.File)
-	if err != nil {
-		return fmt.Errorf("recipient file: %w", err)
-	}
-	defer file.Close()
-	sum, err := runner.Check(ctx, file, o.File, spec, ro, st.IsSuppressed)
-	if err != nil {
-		return err
-	}
-	if o.Report != "" {
-		if err := runner.WriteReport(o.Report, sum.Skipped); err != nil {
+	return f.withStore(ctx, func(st *store.Store) error {
+		file, err := os.Open(o.File)
+		if err != nil {
+			return fmt.Errorf("recipient file: %w", err)
+		}
+		defer file.Close()
+		sum, err := runner.Check(ctx, file, o.File, spec, ro, st.IsSuppressed)
+		if err != nil {
 			return err
 		}
-		f.IO.Infof("wrote %d skipped row(s) to %s", len(sum.Skipped), o.Report)
-	}
-
-	in, err := planInput(ctx, f, st, o.Accounts, now, start, loc)
-	if err != nil {
-		return err
-	}
-	in.Messages = sum.Valid
-	base := planner.Plan(in)
-	tiers, err := st.Tiers(ctx)
-	if err != nil {
-		return err
-	}
-	out := planJSON{File: o.File, Recipients: sum.Valid, Skipped: len(sum.Skipped), Start: start,
-		Seconds: base.Duration.Seconds(), QuotaResets: base.QuotaResets, Never: base.Reason, Accounts: []planShare{}, OneMore: []planOneMore{}}
-	if !base.Capped {
-		out.Finish = &base.Finish
-	}
-	for _, s := range base.PerAccount {
-		out.Accounts = append(out.Accounts, planShare{s.Name, s.Tier, s.Sent})
-	}
-	if in.Global != nil {
-		out.GlobalLimit = &globalJSON{Rate: in.GlobalLimit.Rate, Burst: in.GlobalLimit.Burst, Tokens: in.Global.TokensAt(in.GlobalLimit, start)}
-	}
-	for _, t := range tiers {
-		more := planner.Plan(planner.WithExtra(in, t.Name, t.Limits))
-		m := planOneMore{Tier: t.Name, Seconds: more.Duration.Seconds()}
-		if !more.Capped {
-			m.Finish = &more.Finish
-			if !base.Capped {
-				m.SoonerSeconds = (base.Duration - more.Duration).Seconds()
+		if o.Report != "" {
+			if err := runner.WriteReport(o.Report, sum.Skipped); err != nil {
+				return err
 			}
+			f.IO.Infof("wrote %d skipped row(s) to %s", len(sum.Skipped), o.Report)
 		}
-		out.OneMore = append(out.OneMore, m)
-	}
-	if o.JSON {
-		return f.IO.JSON(out)
-	}
-	return printPlan(f, out, loc)
+
+		in, err := planInput(ctx, f, st, o.Accounts, now, start, loc)
+		if err != nil {
+			return err
+		}
+		in.Messages = sum.Valid
+		base := planner.Plan(in)
+		tiers, err := st.Tiers(ctx)
+		if err != nil {
+			return err
+		}
+		out := planJSON{File: o.File, Recipients: sum.Valid, Skipped: len(sum.Skipped), Start: start,
+			Seconds: base.Duration.Seconds(), QuotaResets: base.QuotaResets, Never: base.Reason, Accounts: []planShare{}, OneMore: []planOneMore{}}
+		if !base.Capped {
+			out.Finish = &base.Finish
+		}
+		for _, s := range base.PerAccount {
+			out.Accounts = append(out.Accounts, planShare{s.Name, s.Tier, s.Sent})
+		}
+		if in.Global != nil {
+			out.GlobalLimit = &globalJSON{Rate: in.GlobalLimit.Rate, Burst: in.GlobalLimit.Burst, Tokens: in.Global.TokensAt(in.GlobalLimit, start)}
+		}
+		for _, t := range tiers {
+			more := planner.Plan(planner.WithExtra(in, t.Name, t.Limits))
+			m := planOneMore{Tier: t.Name, Seconds: more.Duration.Seconds()}
+			if !more.Capped {
+				m.Finish = &more.Finish
+				if !base.Capped {
+					m.SoonerSeconds = (base.Duration - more.Duration).Seconds()
+				}
+			}
+			out.OneMore = append(out.OneMore, m)
+		}
+		if o.JSON {
+			return f.IO.JSON(out)
+		}
+		return printPlan(f, out, loc)
+	})
 }
 
 // parseStart reads --start: RFC 3339, or "now".

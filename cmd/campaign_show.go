@@ -40,47 +40,44 @@ account, dropped, …), for grep and awk.`,
 			if err != nil {
 				return err
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			d, err := st.CampaignDetail(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			dl, err := campaignDelivery(cmd.Context(), st, id, grace)
-			if err != nil {
-				return err
-			}
-			var byAccount map[string]store.DeliveryFigures
-			if dl != nil {
-				if byAccount, err = st.AccountDelivery(cmd.Context(), id); err != nil {
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				d, err := st.CampaignDetail(cmd.Context(), id)
+				if err != nil {
 					return err
 				}
-			}
-			if asJSON {
-				j := toShowJSON(d)
-				j.Delivery = dl
-				return f.IO.JSON(j)
-			}
-			if !f.IO.IsStdoutTTY() {
-				if err := printShowRecords(f.IO.Out, d); err != nil {
+				dl, err := campaignDelivery(cmd.Context(), st, id, grace)
+				if err != nil {
 					return err
 				}
-				return printDeliveryRecords(f.IO.Out, dl, byAccount)
-			}
-			loc, err := f.Location()
-			if err != nil {
-				return err
-			}
-			if err := printShow(f, d, loc); err != nil {
-				return err
-			}
-			return printShowDelivery(f, dl, byAccount, grace)
+				var byAccount map[string]store.DeliveryFigures
+				if dl != nil {
+					if byAccount, err = st.AccountDelivery(cmd.Context(), id); err != nil {
+						return err
+					}
+				}
+				if asJSON {
+					j := toShowJSON(d)
+					j.Delivery = dl
+					return f.IO.JSON(j)
+				}
+				if !f.IO.IsStdoutTTY() {
+					if err := printShowRecords(f.IO.Out, d); err != nil {
+						return err
+					}
+					return printDeliveryRecords(f.IO.Out, dl, byAccount)
+				}
+				loc, err := f.Location()
+				if err != nil {
+					return err
+				}
+				if err := printShow(f, d, loc); err != nil {
+					return err
+				}
+				return printShowDelivery(f, dl, byAccount, grace)
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON)
 	cmd.Flags().DurationVar(&grace, "unknown-grace", unknownGrace, "after this long without a status webhook, an unknown row is reported as most likely never accepted")
 	return cmd
 }

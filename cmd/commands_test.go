@@ -24,6 +24,9 @@ type cli struct {
 	env map[string]string
 	now time.Time
 	tty bool
+	// stdin is what a person types; stdinTTY whether stdin is a terminal.
+	stdin    string
+	stdinTTY bool
 }
 
 func newCLI(t *testing.T) *cli {
@@ -43,6 +46,8 @@ func (c *cli) run(args ...string) (stdout, stderr string, err error) {
 	now := c.now
 	f := &Factory{IO: ui.Test(&out, &errOut), Getenv: mapEnv(c.env), Now: func() time.Time { return now }}
 	f.IO.SetTTY(c.tty, c.tty)
+	f.IO.SetStdinTTY(c.stdinTTY)
+	f.IO.In = strings.NewReader(c.stdin)
 	root := NewRootCmd(f)
 	root.SetArgs(append([]string{"--db", c.db}, args...))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

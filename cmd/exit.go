@@ -18,8 +18,9 @@ const (
 	ExitError       = 1   // an error; the message says what and where
 	ExitUsage       = 2   // bad command line
 	ExitCapped      = 3   // --stop-when-capped: every account reached its daily cap
-	ExitPaused      = 4   // the campaign is paused (a template or campaign-fatal error, or too many failures)
+	ExitPaused      = 4   // the campaign is paused (a template or campaign-fatal error, too many failures, or campaign pause)
 	ExitNoAccount   = 5   // every account failed for the campaign (token, permission, registration)
+	ExitCancelled   = 7   // the campaign was cancelled (wasend campaign cancel); that is final
 	ExitInterrupted = 130 // Ctrl-C or SIGTERM; run the same command to continue
 )
 
@@ -31,21 +32,12 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// silentError carries an exit code for an outcome already explained to
-// the user.
-type silentError struct{ code int }
-
-func (e silentError) Error() string { return fmt.Sprintf("exit %d", e.code) }
-
 // exitCode maps an error to the process's exit code and prints it.
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
-	var se silentError
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &se):
-		return se.code
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command "):
@@ -60,6 +52,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, campaign.ErrPaused):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return ExitPaused
+	case errors.Is(err, campaign.ErrCancelled):
+		fmt.Fprintf(stderr, "stopped: %v\n", err)
+		return ExitCancelled
 	}
 	fmt.Fprintf(stderr, "error: %v\n", err)
 	return ExitError

@@ -32,8 +32,6 @@ func TestExitCode(t *testing.T) {
 			wantCode:   ExitUsage,
 			wantStderr: []string{"error: account add: bad flag", "--help"},
 		},
-		{name: "silent", err: silentError{code: 5}, wantCode: 5},
-		{name: "silent wrapped", err: fmt.Errorf("run: %w", silentError{code: ExitCapped}), wantCode: ExitCapped},
 		{name: "canceled", err: context.Canceled, wantCode: ExitInterrupted},
 		{name: "canceled wrapped", err: fmt.Errorf("send campaign 3: %w", context.Canceled), wantCode: ExitInterrupted},
 		{
@@ -53,6 +51,12 @@ func TestExitCode(t *testing.T) {
 			err:        fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount),
 			wantCode:   ExitNoAccount,
 			wantStderr: []string{"stopped: campaign is paused: no usable account"},
+		},
+		{
+			name:       "cancelled wrapped",
+			err:        fmt.Errorf("campaign 3: %w on 2026-12-01 02:00:00 UTC; a cancelled campaign is final", campaign.ErrCancelled),
+			wantCode:   ExitCancelled,
+			wantStderr: []string{"stopped: campaign 3: campaign was cancelled"},
 		},
 		{
 			name:       "unknown command",

@@ -105,6 +105,17 @@ func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 	return store.Open(ctx, path, store.Options{Now: f.Now, Location: loc})
 }
 
+// withStore opens the database, runs fn with it and closes it again: the
+// one way a command holds the store for its run.
+func (f *Factory) withStore(ctx context.Context, fn func(*store.Store) error) error {
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
 // openCampaign opens the database and reads the campaign numbered by arg
 // (a command-line argument). The caller closes the store.
 func (f *Factory) openCampaign(ctx context.Context, arg string) (*store.Store, campaign.Campaign, error) {

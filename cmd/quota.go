@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/wasend/wasend/internal/store"
 )
 
 func newQuotaCmd(f *Factory) *cobra.Command {
@@ -30,26 +31,23 @@ Crontab line:
   wasend quota reset --account fresh-02 --force`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			res, err := st.ResetQuota(cmd.Context(), accounts, force)
-			if err != nil {
-				return err
-			}
-			if len(res) == 0 {
-				f.IO.Infof("no accounts to reset")
-			}
-			for _, r := range res {
-				if r.Reset {
-					fmt.Fprintf(f.IO.Out, "%s: new quota day %s (was %d/%d on %s)\n", r.Account, r.Day, r.Before, r.DailyCap, r.LastDay)
-				} else {
-					fmt.Fprintf(f.IO.Out, "%s: already reset on %s, unchanged (%d/%d); use --force to reset again\n", r.Account, r.Day, r.Before, r.DailyCap)
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				res, err := st.ResetQuota(cmd.Context(), accounts, force)
+				if err != nil {
+					return err
 				}
-			}
-			return nil
+				if len(res) == 0 {
+					f.IO.Infof("no accounts to reset")
+				}
+				for _, r := range res {
+					if r.Reset {
+						fmt.Fprintf(f.IO.Out, "%s: new quota day %s (was %d/%d on %s)\n", r.Account, r.Day, r.Before, r.DailyCap, r.LastDay)
+					} else {
+						fmt.Fprintf(f.IO.Out, "%s: already reset on %s, unchanged (%d/%d); use --force to reset again\n", r.Account, r.Day, r.Before, r.DailyCap)
+					}
+				}
+				return nil
+			})
 		},
 	}
 	reset.Flags().StringSliceVar(&accounts, "account", nil, "reset only this account (repeatable)")

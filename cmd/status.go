@@ -234,34 +234,31 @@ in place every INTERVAL (default 2s) until Ctrl-C.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := f.Store(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if watch <= 0 {
-				return showStatus(ctx, f, st, asJSON)
-			}
-			for {
-				if f.IO.IsStdoutTTY() {
-					io.WriteString(f.IO.Out, "\x1b[H\x1b[2J") // home, clear: redraw in place
-					fmt.Fprintf(f.IO.Out, "wasend status, every %v (Ctrl-C to stop)  %s\n\n", watch, f.Now().Format(time.TimeOnly))
+			return f.withStore(ctx, func(st *store.Store) error {
+				if watch <= 0 {
+					return showStatus(ctx, f, st, asJSON)
 				}
-				if err := showStatus(ctx, f, st, asJSON); err != nil {
-					return err
+				for {
+					if f.IO.IsStdoutTTY() {
+						io.WriteString(f.IO.Out, "\x1b[H\x1b[2J") // home, clear: redraw in place
+						fmt.Fprintf(f.IO.Out, "wasend status, every %v (Ctrl-C to stop)  %s\n\n", watch, f.Now().Format(time.TimeOnly))
+					}
+					if err := showStatus(ctx, f, st, asJSON); err != nil {
+						return err
+					}
+					select {
+					case <-ctx.Done():
+						return nil // Ctrl-C is how a watch ends
+					case <-time.After(watch):
+					}
+					if !f.IO.IsStdoutTTY() {
+						fmt.Fprintln(f.IO.Out)
+					}
 				}
-				select {
-				case <-ctx.Done():
-					return nil // Ctrl-C is how a watch ends
-				case <-time.After(watch):
-				}
-				if !f.IO.IsStdoutTTY() {
-					fmt.Fprintln(f.IO.Out)
-				}
-			}
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON)
 	cmd.Flags().DurationVar(&watch, "watch", 0, "refresh every `INTERVAL` until Ctrl-C")
 	cmd.Flags().Lookup("watch").NoOptDefVal = "2s"
 	return cmd

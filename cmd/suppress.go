@@ -68,17 +68,14 @@ func suppressAdd(ctx context.Context, f *Factory, o suppressOptions) error {
 	for i, p := range phones {
 		list[i] = store.Suppression{Phone: p, Reason: o.Reason}
 	}
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	added, err := st.Suppress(ctx, list)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(f.IO.Out, "added %d, already listed %d\n", added, len(list)-added)
-	return nil
+	return f.withStore(ctx, func(st *store.Store) error {
+		added, err := st.Suppress(ctx, list)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.Out, "added %d, already listed %d\n", added, len(list)-added)
+		return nil
+	})
 }
 
 func newSuppressRemoveCmd(f *Factory) *cobra.Command {
@@ -105,17 +102,14 @@ func suppressRemove(ctx context.Context, f *Factory, o suppressOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	removed, err := st.Unsuppress(ctx, phones)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(f.IO.Out, "removed %d, not listed %d\n", removed, len(phones)-removed)
-	return nil
+	return f.withStore(ctx, func(st *store.Store) error {
+		removed, err := st.Unsuppress(ctx, phones)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.Out, "removed %d, not listed %d\n", removed, len(phones)-removed)
+		return nil
+	})
 }
 
 func newSuppressListCmd(f *Factory) *cobra.Command {
@@ -132,7 +126,7 @@ was first listed. Piped output is tab-separated without a header.`,
 			return suppressList(cmd.Context(), f, o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &o.JSON)
 	return cmd
 }
 
@@ -148,34 +142,31 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	list, err := st.Suppressions(ctx)
-	if err != nil {
-		return err
-	}
-	if o.JSON {
-		out := make([]suppressionJSON, 0, len(list))
+	return f.withStore(ctx, func(st *store.Store) error {
+		list, err := st.Suppressions(ctx)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			out := make([]suppressionJSON, 0, len(list))
+			for _, s := range list {
+				out = append(out, suppressionJSON{Phone: s.Phone, Reason: s.Reason, CreatedAt: s.CreatedAt.In(loc)})
+			}
+			return f.IO.JSON(out)
+		}
+		t := newTable(f, "PHONE", "REASON", "LISTED")
 		for _, s := range list {
-			out = append(out, suppressionJSON{Phone: s.Phone, Reason: s.Reason, CreatedAt: s.CreatedAt.In(loc)})
+			reason := s.Reason
+			if reason == "" {
+				reason = "-"
+			}
+			t.Row(s.Phone, reason, s.CreatedAt.In(loc).Format("2006-01-02 15:04"))
 		}
-		return f.IO.JSON(out)
-	}
-	t := newTable(f, "PHONE", "REASON", "LISTED")
-	for _, s := range list {
-		reason := s.Reason
-		if reason == "" {
-			reason = "-"
+		if len(list) == 0 {
+			f.IO.Infof("no suppressed numbers: add some with `wasend suppress add NUMBER` or `wasend suppress import FILE.csv`")
 		}
-		t.Row(s.Phone, reason, s.CreatedAt.In(loc).Format("2006-01-02 15:04"))
-	}
-	if len(list) == 0 {
-		f.IO.Infof("no suppressed numbers: add some with `wasend suppress add NUMBER` or `wasend suppress import FILE.csv`")
-	}
-	return t.Render()
+		return t.Render()
+	})
 }
 
 func newSuppressImportCmd(f *Factory) *cobra.Command {
@@ -250,17 +241,14 @@ func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
 		lineOf[row.Phone] = row.Line
 		list = append(list, store.Suppression{Phone: row.Phone, Reason: o.Reason})
 	}
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	added, err := st.Suppress(ctx, list)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(f.IO.Out, "added %d, already listed %d, skipped %d\n", added, len(list)-added, skipped)
-	return nil
+	return f.withStore(ctx, func(st *store.Store) error {
+		added, err := st.Suppress(ctx, list)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.Out, "added %d, already listed %d, skipped %d\n", added, len(list)-added, skipped)
+		return nil
+	})
 }
 
 func addRegionFlag(cmd *cobra.Command, region *string) {

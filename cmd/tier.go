@@ -8,6 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store"
 )
 
 func newTierCmd(f *Factory) *cobra.Command {
@@ -36,38 +37,35 @@ cap, and the built-in defaults they started from.`,
   wasend tier list --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			tiers, err := st.Tiers(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				type tierJSON struct {
-					Name     string  `json:"name"`
-					Rate     float64 `json:"rate_per_second"`
-					Burst    int     `json:"burst"`
-					DailyCap int     `json:"daily_cap"`
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				tiers, err := st.Tiers(cmd.Context())
+				if err != nil {
+					return err
 				}
-				out := []tierJSON{}
-				for _, t := range tiers {
-					out = append(out, tierJSON{t.Name, t.Limits.Rate, t.Limits.Burst, t.Limits.DailyCap})
+				if asJSON {
+					type tierJSON struct {
+						Name     string  `json:"name"`
+						Rate     float64 `json:"rate_per_second"`
+						Burst    int     `json:"burst"`
+						DailyCap int     `json:"daily_cap"`
+					}
+					out := []tierJSON{}
+					for _, t := range tiers {
+						out = append(out, tierJSON{t.Name, t.Limits.Rate, t.Limits.Burst, t.Limits.DailyCap})
+					}
+					return f.IO.JSON(out)
 				}
-				return f.IO.JSON(out)
-			}
-			t := newTable(f, "TIER", "RATE", "BURST", "DAILY CAP", "DEFAULTS")
-			for _, tr := range tiers {
-				d := tr.Defaults
-				t.Row(tr.Name, formatRate(tr.Limits.Rate), strconv.Itoa(tr.Limits.Burst), strconv.Itoa(tr.Limits.DailyCap),
-					formatRate(d.Rate)+" burst "+strconv.Itoa(d.Burst)+" cap "+strconv.Itoa(d.DailyCap))
-			}
-			return t.Render()
+				t := newTable(f, "TIER", "RATE", "BURST", "DAILY CAP", "DEFAULTS")
+				for _, tr := range tiers {
+					d := tr.Defaults
+					t.Row(tr.Name, formatRate(tr.Limits.Rate), strconv.Itoa(tr.Limits.Burst), strconv.Itoa(tr.Limits.DailyCap),
+						formatRate(d.Rate)+" burst "+strconv.Itoa(d.Burst)+" cap "+strconv.Itoa(d.DailyCap))
+				}
+				return t.Render()
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -94,45 +92,42 @@ campaigns pick the change up within seconds; tokens already earned are kept.
 			if !campaign.ValidTier(name) {
 				return usagef("tier %q: must be one of new, warm, active", name)
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			tiers, err := st.Tiers(cmd.Context())
-			if err != nil {
-				return err
-			}
-			var l campaign.Limits
-			for _, t := range tiers {
-				if t.Name == name {
-					l = t.Limits
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				tiers, err := st.Tiers(cmd.Context())
+				if err != nil {
+					return err
 				}
-			}
-			if defaults {
-				l = campaign.DefaultTiers[name]
-			}
-			r, ok, err := rateFromFlags(cmd, rate, every)
-			if err != nil {
-				return err
-			}
-			if ok {
-				l.Rate = r
-			}
-			if cmd.Flags().Changed("burst") {
-				l.Burst = burst
-			}
-			if cmd.Flags().Changed("daily-cap") {
-				l.DailyCap = dailyCap
-			}
-			if err := l.Validate(); err != nil {
-				return usageError{err}
-			}
-			if err := st.SetTier(cmd.Context(), name, l); err != nil {
-				return err
-			}
-			f.IO.Infof("tier %s: rate %s, burst %d, daily cap %d", name, formatRate(l.Rate), l.Burst, l.DailyCap)
-			return nil
+				var l campaign.Limits
+				for _, t := range tiers {
+					if t.Name == name {
+						l = t.Limits
+					}
+				}
+				if defaults {
+					l = campaign.DefaultTiers[name]
+				}
+				r, ok, err := rateFromFlags(cmd, rate, every)
+				if err != nil {
+					return err
+				}
+				if ok {
+					l.Rate = r
+				}
+				if cmd.Flags().Changed("burst") {
+					l.Burst = burst
+				}
+				if cmd.Flags().Changed("daily-cap") {
+					l.DailyCap = dailyCap
+				}
+				if err := l.Validate(); err != nil {
+					return usageError{err}
+				}
+				if err := st.SetTier(cmd.Context(), name, l); err != nil {
+					return err
+				}
+				f.IO.Infof("tier %s: rate %s, burst %d, daily cap %d", name, formatRate(l.Rate), l.Burst, l.DailyCap)
+				return nil
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -165,52 +160,49 @@ off by default. Without flags, the current setting is printed.`,
   wasend limit global --off`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			r, haveRate, err := rateFromFlags(cmd, rate, every)
-			if err != nil {
-				return err
-			}
-			switch {
-			case off:
-				if haveRate || cmd.Flags().Changed("burst") {
-					return usagef("--off excludes --rate, --every and --burst")
-				}
-				if err := st.SetGlobalLimit(cmd.Context(), false, ratelimit.Limit{}); err != nil {
-					return err
-				}
-				f.IO.Infof("global limit: off")
-				return nil
-			case haveRate || cmd.Flags().Changed("burst"):
-				cur, _, _, err := st.GlobalLimit(cmd.Context())
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				r, haveRate, err := rateFromFlags(cmd, rate, every)
 				if err != nil {
 					return err
 				}
-				l := ratelimit.Limit{Rate: cur.Rate, Burst: cur.Burst}
-				if haveRate {
-					l.Rate = r
+				switch {
+				case off:
+					if haveRate || cmd.Flags().Changed("burst") {
+						return usagef("--off excludes --rate, --every and --burst")
+					}
+					if err := st.SetGlobalLimit(cmd.Context(), false, ratelimit.Limit{}); err != nil {
+						return err
+					}
+					f.IO.Infof("global limit: off")
+					return nil
+				case haveRate || cmd.Flags().Changed("burst"):
+					cur, _, _, err := st.GlobalLimit(cmd.Context())
+					if err != nil {
+						return err
+					}
+					l := ratelimit.Limit{Rate: cur.Rate, Burst: cur.Burst}
+					if haveRate {
+						l.Rate = r
+					}
+					if cmd.Flags().Changed("burst") {
+						l.Burst = burst
+					}
+					if err := st.SetGlobalLimit(cmd.Context(), true, l); err != nil {
+						return usageError{err}
+					}
 				}
-				if cmd.Flags().Changed("burst") {
-					l.Burst = burst
+				l, tokens, on, err := st.GlobalLimit(cmd.Context())
+				if err != nil {
+					return err
 				}
-				if err := st.SetGlobalLimit(cmd.Context(), true, l); err != nil {
-					return usageError{err}
+				if !on {
+					_, err = f.IO.Out.Write([]byte("global limit: off\n"))
+					return err
 				}
-			}
-			l, tokens, on, err := st.GlobalLimit(cmd.Context())
-			if err != nil {
+				_, err = f.IO.Out.Write([]byte("global limit: rate " + formatRate(l.Rate) + ", burst " + strconv.Itoa(l.Burst) +
+					", tokens now " + strconv.FormatFloat(tokens, 'f', 1, 64) + "\n"))
 				return err
-			}
-			if !on {
-				_, err = f.IO.Out.Write([]byte("global limit: off\n"))
-				return err
-			}
-			_, err = f.IO.Out.Write([]byte("global limit: rate " + formatRate(l.Rate) + ", burst " + strconv.Itoa(l.Burst) +
-				", tokens now " + strconv.FormatFloat(tokens, 'f', 1, 64) + "\n"))
-			return err
+			})
 		},
 	}
 	fl := global.Flags()

@@ -119,7 +119,7 @@ func startWebhook(ctx context.Context, f *Factory, st *store.Store, o webhookOpt
 	}
 	wm := webhook.NewMetrics()
 	if m != nil {
-		if err := wm.Register(m.Registry()); err != nil {
+		if err := wm.Register(m.Registerer()); err != nil {
 			return "", nil, fmt.Errorf("webhook metrics: %w", err)
 		}
 	}

@@ -40,6 +40,9 @@ const (
 	CampaignRunning  CampaignState = "running"
 	CampaignPaused   CampaignState = "paused"
 	CampaignFinished CampaignState = "finished"
+	// CampaignCancelled is final: the operator stopped the campaign for
+	// good; its pending rows are never sent and its counts are kept.
+	CampaignCancelled CampaignState = "cancelled"
 )
 
 // Tier is a class of sending number with its default limits.
@@ -349,6 +352,10 @@ var ErrNotFound = errors.New("not found")
 
 // ErrPaused is returned by a claim when the campaign is paused.
 var ErrPaused = errors.New("campaign is paused")
+
+// ErrCancelled is returned by a claim when the operator cancelled the
+// campaign. Unlike a pause it is final.
+var ErrCancelled = errors.New("campaign was cancelled")
 
 // ErrNoUsableAccount is returned by a claim (wrapped with ErrPaused) when
 // every account was dropped from the campaign: it is paused until an

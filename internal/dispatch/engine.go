@@ -36,6 +36,10 @@ type Ledger interface {
 	UnregisterRunner(ctx context.Context, runner string) error
 	// RecoverOrphans turns rows held by dead runners into unknown ones.
 	RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error)
+	// CampaignStopped returns campaign.ErrPaused or campaign.ErrCancelled
+	// once the campaign was paused or cancelled from elsewhere, nil while it
+	// may be sent. The engine asks with every heartbeat.
+	CampaignStopped(ctx context.Context, campaignID int64) error
 }
 
 // Sender delivers one request to the Cloud API. *whatsapp.Client is one.
@@ -133,6 +137,9 @@ type Engine struct {
 	// moment between such an answer and its commit are put back unsent.
 	dropped sync.Map // account ID → struct{}: account-fatal answer seen
 	paused  atomic.Bool
+	// stop is the ledger's campaign.ErrPaused or ErrCancelled, seen by a
+	// heartbeat: Run ends with it at its next turn.
+	stop    atomic.Pointer[error]
 	resting sync.Map // account ID (0: every account) → time.Time: throttled until
 }
 
@@ -316,6 +323,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		if err := firstErr(); err != nil {
 			return finish(nil)
 		}
+		if stop := e.stop.Load(); stop != nil {
+			return finish(*stop)
+		}
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -354,7 +364,10 @@ func (e *Engine) Run(ctx context.Context) error {
 		switch {
 		case errors.Is(err, campaign.ErrDone):
 			return finish(nil)
-		case errors.Is(err, campaign.ErrPaused):
+		case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled):
+			// Claims still queued go back unsent; requests already made
+			// finish and are recorded.
+			e.paused.Store(true)
 			return finish(err)
 		case errors.As(err, &we):
 		default:
@@ -494,10 +507,25 @@ func (e *Engine) heartbeat(ctx context.Context) (stop func()) {
 				// A missed beat only risks another runner calling our rows
 				// unknown, never a double send: ignore the error.
 				_ = e.o.Ledger.Heartbeat(ctx, e.o.Runner.ID, e.o.Clock.Now())
+				e.watchStop(ctx)
 			}
 		}
 	}()
 	return func() { close(quit); wg.Wait() }
+}
+
+// watchStop asks the ledger whether the campaign was paused or cancelled
+// from elsewhere. If so, claims queued here go back unsent and Run ends at
+// its next turn: within a heartbeat, even while every slot waits on a slow
+// request or the loop waits for tokens.
+func (e *Engine) watchStop(ctx context.Context) {
+	err := e.o.Ledger.CampaignStopped(ctx, e.o.Campaign.ID)
+	if errors.Is(err, campaign.ErrPaused) || errors.Is(err, campaign.ErrCancelled) {
+		// In this order: the loop must be sure to end before queued
+		// claims are put back, or it would claim them again.
+		e.stop.Store(&err)
+		e.paused.Store(true)
+	}
 }
 
 // attempt makes one request and decides what to record.
@@ -558,7 +586,8 @@ func (e *Engine) rests(accountID int64) bool {
 }
 
 // outcome turns a response into what to record, following the class the
-// Cloud API client gave the answer (cloud-api.md §2.4). Only an answer that
+// Cloud API client gave the answer
+// (docs/cloud-api.md#error-codes-and-what-wasend-does). Only an answer that
 // proves the message was not accepted gives its daily quota back, and only
 // transient errors spend the row's retry budget.
 func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) campaign.Outcome {

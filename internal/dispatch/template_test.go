@@ -21,7 +21,7 @@ import (
 // TestTemplateShapesThroughSandbox imports a campaign with named body
 // parameters, a media header and URL buttons, sends it to the sandbox over
 // HTTP and checks that every request was accepted and carried the row's
-// values in the shape of cloud-api.md §1.3.
+// values in the shape of docs/cloud-api.md#template-message.
 func TestTemplateShapesThroughSandbox(t *testing.T) {
 	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	e := newEnv(t, start, sandbox.Faults{})

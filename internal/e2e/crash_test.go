@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"syscall"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 var seedFlag = flag.Uint64("e2e.seed", 0, "seed of the kill moments and sandbox faults (0: from the clock)")
@@ -39,7 +41,7 @@ func TestCrashResume(t *testing.T) {
 		},
 	})
 	for _, tier := range []string{"new", "warm", "active"} {
-		w.ok("tier", "set", tier, "--rate", "40", "--burst", "5", "--daily-cap", "100000")
+		w.OK("tier", "set", tier, "--rate", "40", "--burst", "5", "--daily-cap", "100000")
 	}
 	w.addAccounts(
 		account{"fresh", "100000000000001", "new"},
@@ -47,55 +49,56 @@ func TestCrashResume(t *testing.T) {
 		account{"main", "100000000000003", "active"},
 	)
 	const n = 400
-	csv := w.writeCSV("crash.csv", 4915112340000, n)
+	csv := w.WriteCSV("crash.csv", 4915112340000, n)
 	run := []string{"campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name"}
 
 	midCampaign := 0
 	for kill := range 5 {
-		p := w.start(run...)
+		p := w.Start(run...)
 		time.Sleep(time.Duration(100+rng.IntN(500)) * time.Millisecond)
-		p.signal(t, syscall.SIGKILL)
-		r := p.wait(t)
-		got := states(w.rows())
-		t.Logf("kill %d: %v, rows %v", kill+1, r.signal, got)
-		if r.signal != syscall.SIGKILL {
+		p.Signal(t, syscall.SIGKILL)
+		r := p.Wait(t)
+		got := testproc.States(w.Rows())
+		t.Logf("kill %d: %v, rows %v", kill+1, r.Signal, got)
+		if r.Signal != syscall.SIGKILL {
 			t.Errorf("kill %d: the run had already ended: %s", kill+1, r)
 			continue
 		}
 		if got["sent"] > 0 && got["pending"]+got["sending"] > 0 {
 			midCampaign++
 		}
+		w.CheckCounts(fmt.Sprintf("kill %d", kill+1))
 	}
 	if midCampaign == 0 {
 		t.Fatal("no kill landed while the campaign was under way; the test proved nothing")
 	}
 
-	r := w.ok(run...)
-	if !strings.Contains(r.stdout, "finished") {
+	r := w.OK(run...)
+	if !strings.Contains(r.Stdout, "finished") {
 		t.Errorf("final run: want a finished summary\n%s", r)
 	}
 	if c := w.campaigns(); len(c) != 1 || c[0].State != "finished" || c[0].Total != n || c[0].Skipped != 0 {
 		t.Errorf("after the final run: campaigns %+v, want one finished with all %d recipients imported", c, n)
 	}
 	recs := w.api.Records()
-	rows := w.rows()
+	rows := w.Rows()
 	if len(rows) != n {
 		t.Fatalf("campaign holds %d recipients, want %d (all of %s)", len(rows), n, csv)
 	}
-	t.Logf("final rows %v; server got %d requests, accepted %d recipients", states(rows), len(recs), len(accepted(recs)))
+	t.Logf("final rows %v; server got %d requests, accepted %d recipients", testproc.States(rows), len(recs), len(testproc.Accepted(recs)))
 	checkNoDuplicates(t, recs)
 	checkAgainstServer(t, rows, recs, false)
 	// A token paid for every request; a token whose request never left
 	// was taken by a process killed in between, and its row is unknown.
-	claims := w.claims()
+	claims := w.Claims()
 	_, unsent := matchClaims(t, recs, claims)
 	state := map[string]string{}
 	for _, r := range rows {
-		state[dispatchID(r)] = r.state
+		state[dispatchID(r)] = r.State
 	}
 	for _, c := range unsent {
-		if state[c.callbackData] != "unknown" {
-			t.Errorf("%s: claimed at %s, never reached the server, and is %s", c.callbackData, c.at.Format("15:04:05.000"), state[c.callbackData])
+		if state[c.CallbackData] != "unknown" {
+			t.Errorf("%s: claimed at %s, never reached the server, and is %s", c.CallbackData, c.At.Format("15:04:05.000"), state[c.CallbackData])
 		}
 	}
 	t.Logf("%d claims never reached the server", len(unsent))
@@ -103,16 +106,18 @@ func TestCrashResume(t *testing.T) {
 	for _, pnid := range []string{"100000000000001", "100000000000002", "100000000000003"} {
 		var taken []time.Time
 		for _, c := range claims {
-			if c.phoneNumberID == pnid {
-				taken = append(taken, c.at)
+			if c.PhoneNumberID == pnid {
+				taken = append(taken, c.At)
 			}
 		}
 		checkRate(t, "claims of "+pnid, sortedTimes(taken), 40, 5, 0)
 	}
 
+	w.CheckCounts("the last run")
+
 	// One more run of the same command finds nothing left to send.
-	r = w.ok(run...)
-	if !strings.Contains(r.stdout, "already finished") {
+	r = w.OK(run...)
+	if !strings.Contains(r.Stdout, "already finished") {
 		t.Errorf("run after the end: want \"already finished\"\n%s", r)
 	}
 	if got := len(w.api.Records()); got != len(recs) {

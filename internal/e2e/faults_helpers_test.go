@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"database/sql"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,8 +27,7 @@ func newSwapWorld(t *testing.T, opts sandbox.Options) *swapWorld {
 		sw.cur.Load().ServeHTTP(rw, r)
 	}))
 	t.Cleanup(ts.Close)
-	dir := t.TempDir()
-	sw.world = &world{t: t, dir: dir, db: filepath.Join(dir, "wasend.db"), api: api, url: ts.URL}
+	sw.world = worldAt(t, api, ts.URL)
 	return sw
 }
 
@@ -43,9 +40,9 @@ func (sw *swapWorld) swap(opts sandbox.Options) {
 
 // fastTiers makes every tier fast enough for a test of a few seconds.
 func (w *world) fastTiers(rate, burst string) {
-	w.t.Helper()
+	w.T.Helper()
 	for _, tier := range []string{"new", "warm", "active"} {
-		w.ok("tier", "set", tier, "--rate", rate, "--burst", burst, "--daily-cap", "100000")
+		w.OK("tier", "set", tier, "--rate", rate, "--burst", burst, "--daily-cap", "100000")
 	}
 }
 
@@ -73,13 +70,13 @@ type statusCampaign struct {
 
 // status returns the campaigns of `wasend status --json`.
 func (w *world) status() []statusCampaign {
-	w.t.Helper()
-	r := w.ok("status", "--json")
+	w.T.Helper()
+	r := w.OK("status", "--json")
 	var out struct {
 		Campaigns []statusCampaign `json:"campaigns"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		w.t.Fatalf("status --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		w.T.Fatalf("status --json: %v\n%s", err, r.Stdout)
 	}
 	return out.Campaigns
 }
@@ -107,50 +104,11 @@ type failedRow struct {
 
 // failed returns `wasend campaign failed ID --json`.
 func (w *world) failed(id string) []failedRow {
-	w.t.Helper()
-	r := w.ok("campaign", "failed", id, "--json")
+	w.T.Helper()
+	r := w.OK("campaign", "failed", id, "--json")
 	var out []failedRow
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		w.t.Fatalf("campaign failed %s --json: %v\n%s", id, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		w.T.Fatalf("campaign failed %s --json: %v\n%s", id, err, r.Stdout)
 	}
-	return out
-}
-
-// dbMessage is a message row with its error and budget columns.
-type dbMessage struct {
-	id                int64
-	campaignID        int64
-	phone, state      string
-	errorCode         int
-	errorMessage      string
-	attempts, retries int
-}
-
-// messages returns every message with its error columns.
-func (w *world) messages() []dbMessage {
-	w.t.Helper()
-	var out []dbMessage
-	w.query(`SELECT id, campaign_id, phone, state, coalesce(error_code, 0), coalesce(error_message, ''), attempts, retries
-		FROM messages ORDER BY id`, func(rs *sql.Rows) error {
-		var m dbMessage
-		err := rs.Scan(&m.id, &m.campaignID, &m.phone, &m.state, &m.errorCode, &m.errorMessage, &m.attempts, &m.retries)
-		out = append(out, m)
-		return err
-	})
-	return out
-}
-
-// attemptClasses returns, per message id, the classes of its attempts in
-// order ("" for an attempt without a recorded outcome).
-func (w *world) attemptClasses() map[int64][]string {
-	w.t.Helper()
-	out := map[int64][]string{}
-	w.query(`SELECT message_id, coalesce(class, '') FROM attempts ORDER BY id`, func(rs *sql.Rows) error {
-		var id int64
-		var class string
-		err := rs.Scan(&id, &class)
-		out[id] = append(out[id], class)
-		return err
-	})
 	return out
 }

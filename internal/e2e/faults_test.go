@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // Flags that keep the failure model's waits short.
@@ -50,22 +51,22 @@ func TestFaultStorm(t *testing.T) {
 		account{"two", "100000000000032", "active"},
 		account{"doomed", doomed, "active"},
 	)
-	csv := w.writeCSV("storm.csv", first, n)
+	csv := w.WriteCSV("storm.csv", first, n)
 	start := time.Now()
-	r := w.run(templateRun(csv, "spring_sale", "--max-attempts", "3", "--workers", fmt.Sprint(workers))...)
-	t.Logf("campaign run: exit %d in %v", r.code, time.Since(start).Round(time.Millisecond))
-	if r.code != 0 {
+	r := w.Run(templateRun(csv, "spring_sale", "--max-attempts", "3", "--workers", fmt.Sprint(workers))...)
+	t.Logf("campaign run: exit %d in %v", r.Code, time.Since(start).Round(time.Millisecond))
+	if r.Code != 0 {
 		t.Fatalf("campaign run under a fault storm: want exit 0\n%s", r)
 	}
 
 	recs := w.api.Records()
-	rows := w.rows()
-	msgs := w.messages()
+	rows := w.Rows()
+	msgs := w.Rows()
 	codes := map[int]int{}
 	for _, rec := range recs {
 		codes[rec.Code]++
 	}
-	t.Logf("server: %d requests, codes %v; rows %v", len(recs), codes, states(rows))
+	t.Logf("server: %d requests, codes %v; rows %v", len(recs), codes, testproc.States(rows))
 	if codes[130429] == 0 || codes[131000] == 0 || codes[190] == 0 {
 		t.Fatalf("the storm lacked throttles, server errors or 190s (codes %v); the test proved little", codes)
 	}
@@ -78,8 +79,8 @@ func TestFaultStorm(t *testing.T) {
 	checkNoDuplicates(t, recs)
 	checkAgainstServer(t, rows, recs, false)
 	for _, m := range msgs {
-		if m.state == "failed" && m.errorCode == 0 {
-			t.Errorf("%s: failed without an error code (%q)", m.phone, m.errorMessage)
+		if m.State == "failed" && m.ErrorCode == 0 {
+			t.Errorf("%s: failed without an error code (%q)", m.Phone, m.ErrorMessage)
 		}
 	}
 	camps := w.status()
@@ -105,7 +106,7 @@ func TestFaultStorm(t *testing.T) {
 	// Requests already in flight when the first 190 came back still reach
 	// the server (and get 190 too); what must not happen is a claim on the
 	// account once wasend recorded the 190 (lateClaims below).
-	claimOf, unsent := matchClaims(t, recs, w.claims())
+	claimOf, unsent := matchClaims(t, recs, w.Claims())
 	if len(unsent) > 0 {
 		t.Errorf("%d tokens taken for requests that never reached the server, e.g. %+v", len(unsent), unsent[0])
 	}
@@ -117,8 +118,8 @@ func TestFaultStorm(t *testing.T) {
 		}
 		cl := claimOf[first190+1+i]
 		after = append(after, fmt.Sprintf("%s code %d at +%v, claimed at %+v", rec.CallbackData, rec.Code,
-			rec.At.Sub(recs[first190].At), cl.at.Sub(recs[first190].At)))
-		if !cl.at.Before(recs[first190].At) {
+			rec.At.Sub(recs[first190].At), cl.At.Sub(recs[first190].At)))
+		if !cl.At.Before(recs[first190].At) {
 			claimedAfterAnswer++
 		}
 	}
@@ -128,14 +129,14 @@ func TestFaultStorm(t *testing.T) {
 	t.Logf("doomed: %d request(s) after its first 190, %d of them claimed after that answer:\n%s",
 		len(after), claimedAfterAnswer, strings.Join(after, "\n"))
 	var lateClaims int
-	w.query(`SELECT count(*) FROM attempts t JOIN accounts a ON a.id = t.account_id
+	w.Query(`SELECT count(*) FROM attempts t JOIN accounts a ON a.id = t.account_id
 		JOIN campaign_accounts c ON c.account_id = a.id
 		WHERE a.phone_number_id = ? AND t.claimed_at > c.at AND coalesce(t.class, '') <> 'not-sent'`, func(rs *sql.Rows) error { return rs.Scan(&lateClaims) }, doomed)
 	if lateClaims > 0 {
 		t.Errorf("%d token(s) claimed on doomed after it was dropped from the campaign", lateClaims)
 	}
 	for _, rec := range recs {
-		if rec.PhoneNumberID == doomed && acceptedOutcome(rec.Outcome) && rec.At.After(recs[first190].At) {
+		if rec.PhoneNumberID == doomed && testproc.AcceptedOutcome(rec.Outcome) && rec.At.After(recs[first190].At) {
 			t.Errorf("doomed had a message accepted after its 190: %+v", rec)
 		}
 	}
@@ -143,12 +144,12 @@ func TestFaultStorm(t *testing.T) {
 	// Only transient errors spend the retry budget: a throttle, a 190 or a
 	// lost answer never does. The last transient answer of a row that gave
 	// up is not counted, since it failed the row instead.
-	classes := w.attemptClasses()
+	classes := w.AttemptClasses()
 	onlyThrottled := 0
 	for _, m := range msgs {
-		cl := classes[m.id]
-		if len(cl) != m.attempts {
-			t.Errorf("%s: %d attempts logged, messages.attempts %d", m.phone, len(cl), m.attempts)
+		cl := classes[m.ID]
+		if len(cl) != m.Attempts {
+			t.Errorf("%s: %d attempts logged, messages.attempts %d", m.Phone, len(cl), m.Attempts)
 		}
 		want := 0
 		throttled, other := 0, 0
@@ -164,16 +165,16 @@ func TestFaultStorm(t *testing.T) {
 				other++
 			}
 		}
-		if m.state == "failed" && strings.HasPrefix(m.errorMessage, "gave up after") {
+		if m.State == "failed" && strings.HasPrefix(m.ErrorMessage, "gave up after") {
 			want--
 		}
-		if m.retries != want {
-			t.Errorf("%s (%s): retries %d, want %d from its attempts %v", m.phone, m.state, m.retries, want, cl)
+		if m.Retries != want {
+			t.Errorf("%s (%s): retries %d, want %d from its attempts %v", m.Phone, m.State, m.Retries, want, cl)
 		}
 		if throttled > 0 && other == 0 {
 			onlyThrottled++
-			if m.retries != 0 {
-				t.Errorf("%s: only throttled, yet retries %d", m.phone, m.retries)
+			if m.Retries != 0 {
+				t.Errorf("%s: only throttled, yet retries %d", m.Phone, m.Retries)
 			}
 		}
 	}
@@ -185,8 +186,8 @@ func TestFaultStorm(t *testing.T) {
 	// The dead-letter list is exactly the failed rows.
 	failedDB := map[string]int{}
 	for _, m := range msgs {
-		if m.state == "failed" {
-			failedDB[m.phone] = m.errorCode
+		if m.State == "failed" {
+			failedDB[m.Phone] = m.ErrorCode
 		}
 	}
 	list := w.failed("1")
@@ -231,16 +232,16 @@ func TestTemplatePausesCampaign(t *testing.T) {
 	w := newSwapWorld(t, sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{BadTemplates: []string{"gone_tpl"}}})
 	w.fastTiers("50", "5")
 	w.addAccounts(account{"one", "100000000000041", "active"}, account{"two", "100000000000042", "active"})
-	csv := w.writeCSV("tpl.csv", 4915112400000, n)
+	csv := w.WriteCSV("tpl.csv", 4915112400000, n)
 
-	r := w.run(templateRun(csv, "gone_tpl")...)
-	if r.code != 4 {
+	r := w.Run(templateRun(csv, "gone_tpl")...)
+	if r.Code != 4 {
 		t.Fatalf("run with an unknown template: want exit 4 (paused)\n%s", r)
 	}
-	if !strings.Contains(r.stderr, "paused") || !strings.Contains(r.stderr, "campaign resume 1") {
-		t.Errorf("stderr should say the campaign paused and how to resume it\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "paused") || !strings.Contains(r.Stderr, "campaign resume 1") {
+		t.Errorf("stderr should say the campaign paused and how to resume it\n%s", r.Stderr)
 	}
-	if got := states(w.rows()); got["pending"] != n {
+	if got := testproc.States(w.Rows()); got["pending"] != n {
 		t.Errorf("after the pause: rows %v, want all %d pending", got, n)
 	}
 	recs := w.api.Records()
@@ -266,9 +267,9 @@ func TestTemplatePausesCampaign(t *testing.T) {
 	// The template is approved now.
 	w.swap(sandbox.Options{PairInterval: -1})
 	resume := append([]string{"campaign", "resume", "1"}, fastFailureFlags...)
-	r = w.ok(resume...)
-	rows := w.rows()
-	if got := states(rows); got["sent"] != n {
+	r = w.OK(resume...)
+	rows := w.Rows()
+	if got := testproc.States(rows); got["sent"] != n {
 		t.Errorf("after resume: rows %v, want all %d sent\n%s", got, n, r)
 	}
 	recs = w.api.Records()
@@ -291,20 +292,20 @@ func TestAllAccountsFatal(t *testing.T) {
 	}})
 	w.fastTiers("50", "5")
 	w.addAccounts(account{"one", "100000000000051", "active"}, account{"two", "100000000000052", "active"})
-	csv := w.writeCSV("fatal.csv", 4915112410000, n)
+	csv := w.WriteCSV("fatal.csv", 4915112410000, n)
 
-	r := w.run(templateRun(csv, "spring_sale")...)
-	if r.code != 5 {
+	r := w.Run(templateRun(csv, "spring_sale")...)
+	if r.Code != 5 {
 		t.Fatalf("every account answering 190: want exit 5\n%s", r)
 	}
-	if got := states(w.rows()); got["pending"] != n {
+	if got := testproc.States(w.Rows()); got["pending"] != n {
 		t.Errorf("rows %v, want all %d pending", got, n)
 	}
 	if f := w.failed("1"); len(f) > 0 {
 		t.Errorf("account errors failed rows: %+v", f)
 	}
 	for _, rec := range w.api.Records() {
-		if acceptedOutcome(rec.Outcome) {
+		if testproc.AcceptedOutcome(rec.Outcome) {
 			t.Errorf("the server accepted a message: %+v", rec)
 		}
 	}
@@ -336,34 +337,34 @@ func TestOptOutSuppresses(t *testing.T) {
 	w.fastTiers("50", "5")
 	w.addAccounts(account{"one", "100000000000061", "active"}, account{"two", "100000000000062", "active"})
 
-	w.ok(templateRun(w.writeCSV("first.csv", 4915112420000, 10), "spring_sale")...)
-	for _, m := range w.messages() {
+	w.OK(templateRun(w.WriteCSV("first.csv", 4915112420000, 10), "spring_sale")...)
+	for _, m := range w.Rows() {
 		switch {
-		case m.phone == optedOut && (m.state != "failed" || m.errorCode != 131050):
-			t.Errorf("%s: %s with code %d, want failed with 131050", m.phone, m.state, m.errorCode)
-		case m.phone != optedOut && m.state != "sent":
-			t.Errorf("%s: %s, want sent", m.phone, m.state)
+		case m.Phone == optedOut && (m.State != "failed" || m.ErrorCode != 131050):
+			t.Errorf("%s: %s with code %d, want failed with 131050", m.Phone, m.State, m.ErrorCode)
+		case m.Phone != optedOut && m.State != "sent":
+			t.Errorf("%s: %s, want sent", m.Phone, m.State)
 		}
 	}
 	if f := w.failed("1"); len(f) != 1 || f[0].Phone != optedOut || f[0].ErrorCode != 131050 {
 		t.Errorf("campaign failed 1: %+v, want only %s with 131050", f, optedOut)
 	}
-	list := w.ok("suppress", "list", "--json")
-	if !strings.Contains(list.stdout, `"`+optedOut+`"`) {
-		t.Fatalf("suppress list --json does not hold %s:\n%s", optedOut, list.stdout)
+	list := w.OK("suppress", "list", "--json")
+	if !strings.Contains(list.Stdout, `"`+optedOut+`"`) {
+		t.Fatalf("suppress list --json does not hold %s:\n%s", optedOut, list.Stdout)
 	}
 
 	before := len(w.api.Records())
-	r := w.ok(templateRun(w.writeCSV("second.csv", 4915112420002, 5), "spring_sale")...)
-	if !strings.Contains(r.stderr, "suppressed") {
-		t.Errorf("second import does not report the suppressed number\n%s", r.stderr)
+	r := w.OK(templateRun(w.WriteCSV("second.csv", 4915112420002, 5), "spring_sale")...)
+	if !strings.Contains(r.Stderr, "suppressed") {
+		t.Errorf("second import does not report the suppressed number\n%s", r.Stderr)
 	}
 	c := w.status()
 	if len(c) != 2 || c[1].Skipped != 1 || c[1].Total != 4 || c[1].Sent != 4 {
 		t.Errorf("second campaign: %+v, want 4 sent and 1 skipped", c[len(c)-1])
 	}
 	var reasons []string
-	w.query(`SELECT input, reason FROM skipped WHERE campaign_id = 2`, func(rs *sql.Rows) error {
+	w.Query(`SELECT input, reason FROM skipped WHERE campaign_id = 2`, func(rs *sql.Rows) error {
 		var in, why string
 		err := rs.Scan(&in, &why)
 		reasons = append(reasons, in+": "+why)
@@ -399,27 +400,27 @@ func TestErrorRatioPauses(t *testing.T) {
 	w.fastTiers("50", "5")
 	w.addAccounts(account{"one", "100000000000071", "active"}, account{"two", "100000000000072", "active"})
 
-	r := w.run(templateRun(w.writeCSV("ratio.csv", first, n), "spring_sale")...)
-	if r.code != 4 {
+	r := w.Run(templateRun(w.WriteCSV("ratio.csv", first, n), "spring_sale")...)
+	if r.Code != 4 {
 		t.Fatalf("15 of 40 numbers failing permanently: want exit 4 (paused)\n%s", r)
 	}
-	if !strings.Contains(r.stderr, "failed permanently") {
-		t.Errorf("stderr does not say why the campaign paused\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "failed permanently") {
+		t.Errorf("stderr does not say why the campaign paused\n%s", r.Stderr)
 	}
 	c := w.status()
 	if len(c) != 1 || c[0].State != "paused" || !strings.Contains(c[0].PauseReason, "failed permanently") {
 		t.Fatalf("status: want campaign paused for failing permanently, got %+v", c)
 	}
-	for _, m := range w.messages() {
-		_, isBad := bad[m.phone]
+	for _, m := range w.Rows() {
+		_, isBad := bad[m.Phone]
 		switch {
-		case m.state == "failed" && (!isBad || m.errorCode != 131026):
-			t.Errorf("%s: failed with %d (%q)", m.phone, m.errorCode, m.errorMessage)
-		case m.state == "sent" && isBad:
-			t.Errorf("%s: sent although the server always refuses it", m.phone)
-		case m.state == "sending" || m.state == "unknown":
-			t.Errorf("%s: %s after the pause", m.phone, m.state)
+		case m.State == "failed" && (!isBad || m.ErrorCode != 131026):
+			t.Errorf("%s: failed with %d (%q)", m.Phone, m.ErrorCode, m.ErrorMessage)
+		case m.State == "sent" && isBad:
+			t.Errorf("%s: sent although the server always refuses it", m.Phone)
+		case m.State == "sending" || m.State == "unknown":
+			t.Errorf("%s: %s after the pause", m.Phone, m.State)
 		}
 	}
-	t.Logf("paused: %s; rows %v", c[0].PauseReason, states(w.rows()))
+	t.Logf("paused: %s; rows %v", c[0].PauseReason, testproc.States(w.Rows()))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestInterruptSIGINT stops a run with SIGINT while requests are in
@@ -19,27 +20,27 @@ func TestInterruptSIGINT(t *testing.T) {
 		PairInterval: -1,
 		Faults:       sandbox.Faults{Seed: 7, Slow: 0.5, SlowDelay: slowDelay},
 	})
-	w.ok("tier", "set", "active", "--rate", "40", "--burst", "5", "--daily-cap", "100000")
+	w.OK("tier", "set", "active", "--rate", "40", "--burst", "5", "--daily-cap", "100000")
 	w.addAccounts(account{"main", "100000000000003", "active"}, account{"second", "100000000000004", "active"})
 	const n = 150
-	csv := w.writeCSV("interrupt.csv", 4915112370000, n)
+	csv := w.WriteCSV("interrupt.csv", 4915112370000, n)
 	run := []string{"campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name"}
 
-	p := w.start(run...)
-	w.waitFor(10*time.Second, "20 messages sent", func() bool { return states(w.rows())["sent"] >= 20 })
+	p := w.Start(run...)
+	w.WaitFor(10*time.Second, "20 messages sent", func() bool { return testproc.States(w.Rows())["sent"] >= 20 })
 	signalled := time.Now()
-	p.signal(t, syscall.SIGINT)
-	r := p.wait(t)
-	if r.code != 130 {
+	p.Signal(t, syscall.SIGINT)
+	r := p.Wait(t)
+	if r.Code != 130 {
 		t.Fatalf("after SIGINT: want exit 130\n%s", r)
 	}
-	if !strings.Contains(r.stderr, "To continue, run the same command again") {
-		t.Errorf("after SIGINT: stderr does not say how to continue\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "To continue, run the same command again") {
+		t.Errorf("after SIGINT: stderr does not say how to continue\n%s", r.Stderr)
 	}
-	if !strings.Contains(r.stdout, "interrupted") {
-		t.Errorf("after SIGINT: want an interrupted summary on stdout\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "interrupted") {
+		t.Errorf("after SIGINT: want an interrupted summary on stdout\n%s", r.Stdout)
 	}
-	after := states(w.rows())
+	after := testproc.States(w.Rows())
 	t.Logf("after SIGINT: rows %v", after)
 	if after["sending"] > 0 {
 		t.Errorf("after SIGINT: %d rows left sending", after["sending"])
@@ -64,15 +65,15 @@ func TestInterruptSIGINT(t *testing.T) {
 	}
 	t.Logf("%d slow requests in flight at SIGINT", inFlight)
 
-	w.ok(run...)
+	w.OK(run...)
 	recs := w.api.Records()
-	rows := w.rows()
+	rows := w.Rows()
 	checkNoDuplicates(t, recs)
 	checkAgainstServer(t, rows, recs, false)
-	if _, unsent := matchClaims(t, recs, w.claims()); len(unsent) > 0 {
+	if _, unsent := matchClaims(t, recs, w.Claims()); len(unsent) > 0 {
 		t.Errorf("%d tokens taken for requests that never reached the server, e.g. %+v", len(unsent), unsent[0])
 	}
-	if got := states(rows); got["sent"] != n {
+	if got := testproc.States(rows); got["sent"] != n {
 		t.Errorf("after the second run: rows %v, want all %d sent", got, n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestTwoProcessesShareLimits runs two campaigns at once, in two processes
@@ -26,29 +27,29 @@ func TestTwoProcessesShareLimits(t *testing.T) {
 	accts := []account{{"left", "100000000000011", "active"}, {"right", "100000000000012", "active"}}
 	w.addAccounts(accts...)
 	for _, a := range accts {
-		w.ok("account", "set", a.name, "--rate", fmt.Sprint(rate), "--burst", fmt.Sprint(burst), "--daily-cap", fmt.Sprint(dailyCap))
+		w.OK("account", "set", a.name, "--rate", fmt.Sprint(rate), "--burst", fmt.Sprint(burst), "--daily-cap", fmt.Sprint(dailyCap))
 	}
 	files := []string{
-		w.writeCSV("one.csv", 4915112350000, perFile),
-		w.writeCSV("two.csv", 4915112360000, perFile),
+		w.WriteCSV("one.csv", 4915112350000, perFile),
+		w.WriteCSV("two.csv", 4915112360000, perFile),
 	}
-	var procs []*proc
+	var procs []*testproc.Proc
 	for _, f := range files {
-		procs = append(procs, w.start("campaign", "run", f, "--template", "spring_sale", "--lang", "en_US",
+		procs = append(procs, w.Start("campaign", "run", f, "--template", "spring_sale", "--lang", "en_US",
 			"--params", "name", "--stop-when-capped"))
 	}
 	capped := 0
 	for i, p := range procs {
-		r := p.wait(t)
-		switch r.code {
+		r := p.Wait(t)
+		switch r.Code {
 		case 0:
 		case 3:
 			capped++
 		default:
 			t.Errorf("process %d: want exit 0 (finished) or 3 (capped)\n%s", i+1, r)
 		}
-		if strings.Contains(r.stderr, "database is locked") {
-			t.Errorf("process %d: the database was locked\n%s", i+1, r.stderr)
+		if strings.Contains(r.Stderr, "database is locked") {
+			t.Errorf("process %d: the database was locked\n%s", i+1, r.Stderr)
 		}
 	}
 	if capped == 0 {
@@ -57,22 +58,15 @@ func TestTwoProcessesShareLimits(t *testing.T) {
 
 	recs := w.api.Records()
 	checkNoDuplicates(t, recs)
-	checkAgainstServer(t, w.rows(), recs, true)
+	checkAgainstServer(t, w.Rows(), recs, true)
 
 	// The campaigns really ran at the same time.
-	first, last := map[string]time.Time{}, map[string]time.Time{}
-	for _, r := range recs {
-		c, _, _ := strings.Cut(strings.TrimPrefix(r.CallbackData, "wasend:"), ":")
-		if first[c].IsZero() {
-			first[c] = r.At
-		}
-		last[c] = r.At
-	}
+	first, last := testproc.Spans(recs)
 	if len(first) != 2 || !first["c1"].Before(last["c2"]) || !first["c2"].Before(last["c1"]) {
 		t.Fatalf("the two campaigns did not overlap: first %v, last %v", first, last)
 	}
 
-	claims := w.claims()
+	claims := w.Claims()
 	claimOf, unsent := matchClaims(t, recs, claims)
 	if len(unsent) > 0 {
 		t.Errorf("%d tokens taken for requests that never reached the server, e.g. %+v", len(unsent), unsent[0])
@@ -81,8 +75,8 @@ func TestTwoProcessesShareLimits(t *testing.T) {
 		// The tokens themselves were taken exactly within the limit.
 		var taken []time.Time
 		for _, c := range claims {
-			if c.phoneNumberID == a.phoneNumberID {
-				taken = append(taken, c.at)
+			if c.PhoneNumberID == a.phoneNumberID {
+				taken = append(taken, c.At)
 			}
 		}
 		checkRate(t, "claims of "+a.name, sortedTimes(taken), rate, burst, 0)
@@ -98,10 +92,10 @@ func TestTwoProcessesShareLimits(t *testing.T) {
 				continue
 			}
 			times = append(times, r.At)
-			if acceptedOutcome(r.Outcome) {
+			if testproc.AcceptedOutcome(r.Outcome) {
 				acceptedN++
 			}
-			d := r.At.Sub(claimOf[i].at)
+			d := r.At.Sub(claimOf[i].At)
 			lo, hi = min(lo, d), max(hi, d)
 		}
 		jitter := hi - lo
@@ -111,7 +105,7 @@ func TestTwoProcessesShareLimits(t *testing.T) {
 			t.Errorf("account %s: server accepted %d messages, daily cap %d", a.name, acceptedN, dailyCap)
 		}
 		var used int
-		w.query(`SELECT used_today FROM accounts WHERE name = ?`, func(rs *sql.Rows) error { return rs.Scan(&used) }, a.name)
+		w.Query(`SELECT used_today FROM accounts WHERE name = ?`, func(rs *sql.Rows) error { return rs.Scan(&used) }, a.name)
 		if used > dailyCap || used != acceptedN {
 			t.Errorf("account %s: used_today %d, server accepted %d, daily cap %d", a.name, used, acceptedN, dailyCap)
 		}

@@ -21,22 +21,22 @@ import (
 func TestMetricsMatchDatabase(t *testing.T) {
 	w := newWorld(t, sandbox.Options{Faults: sandbox.Faults{Throttle: 0.15, Seed: 4}, PairInterval: -1})
 	for _, tier := range []string{"new", "warm", "active"} {
-		w.ok("tier", "set", tier, "--rate", "200", "--burst", "10", "--daily-cap", "30")
+		w.OK("tier", "set", tier, "--rate", "200", "--burst", "10", "--daily-cap", "30")
 	}
 	w.addAccounts(account{"one", "5001", "new"}, account{"two", "5002", "warm"})
-	csv := w.writeCSV("m.csv", 4915120000000, 100)
+	csv := w.WriteCSV("m.csv", 4915120000000, 100)
 	addr := freeAddr(t)
-	p := w.start("campaign", "run", csv, "--template", "t", "--lang", "en_US", "--params", "name",
+	p := w.Start("campaign", "run", csv, "--template", "t", "--lang", "en_US", "--params", "name",
 		"--cooldown", "50ms", "--metrics-addr", addr)
-	w.waitFor(30*time.Second, "both accounts at their caps", func() bool {
+	w.WaitFor(30*time.Second, "both accounts at their caps", func() bool {
 		c := w.campaigns()
 		return len(c) == 1 && c[0].Sent == 60 && c[0].Sending == 0
 	})
 
 	m := scrape(t, "http://"+addr+"/metrics")
 	var sentDB, throttledDB int
-	w.query(`SELECT count(*) FROM messages WHERE state = 'sent'`, func(rs *sql.Rows) error { return rs.Scan(&sentDB) })
-	w.query(`SELECT count(*) FROM attempts WHERE class = 'throttled'`, func(rs *sql.Rows) error { return rs.Scan(&throttledDB) })
+	w.Query(`SELECT count(*) FROM messages WHERE state = 'sent'`, func(rs *sql.Rows) error { return rs.Scan(&sentDB) })
+	w.Query(`SELECT count(*) FROM attempts WHERE class = 'throttled'`, func(rs *sql.Rows) error { return rs.Scan(&throttledDB) })
 	if got := m.sum("wasend_sends_total", `class="ok"`); int(got) != sentDB {
 		t.Errorf("wasend_sends_total{class=ok} = %v, database has %d sent", got, sentDB)
 	}
@@ -58,8 +58,8 @@ func TestMetricsMatchDatabase(t *testing.T) {
 		t.Errorf("request latency histogram counted %v requests, fewer than the %d sent", got, sentDB)
 	}
 
-	p.signal(t, os.Interrupt)
-	if r := p.wait(t); r.code != 130 {
+	p.Signal(t, os.Interrupt)
+	if r := p.Wait(t); r.Code != 130 {
 		t.Errorf("run after SIGINT: %s", r)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestSandboxDemo runs the README's first command, `campaign run --sandbox`
@@ -22,27 +23,27 @@ func TestSandboxDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tier := range []string{"new", "warm", "active"} {
-		w.ok("--sandbox", "tier", "set", tier, "--rate", "50", "--burst", "10")
+		w.OK("--sandbox", "tier", "set", tier, "--rate", "50", "--burst", "10")
 	}
-	r := w.ok("--sandbox", "campaign", "run", csv)
-	if !strings.Contains(r.stdout, "40 recipients") || !strings.Contains(r.stderr, "delivery (status webhooks): ") ||
-		strings.Contains(r.stderr, "level=ERROR") {
+	r := w.OK("--sandbox", "campaign", "run", csv)
+	if !strings.Contains(r.Stdout, "40 recipients") || !strings.Contains(r.Stderr, "delivery (status webhooks): ") ||
+		strings.Contains(r.Stderr, "level=ERROR") {
 		t.Errorf("want a summary of 40 recipients and delivery figures, no error\n%s", r)
 	}
-	if !strings.Contains(r.stderr, "nothing goes to WhatsApp") {
-		t.Errorf("stderr does not say that nothing goes to WhatsApp\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "nothing goes to WhatsApp") {
+		t.Errorf("stderr does not say that nothing goes to WhatsApp\n%s", r.Stderr)
 	}
 	if n := len(w.api.Records()); n != 0 {
 		t.Errorf("the sandbox run sent %d requests to $WASEND_API_BASE", n)
 	}
-	rows := w.rows()
-	got := states(rows)
+	rows := w.Rows()
+	got := testproc.States(rows)
 	if got["sent"]+got["pending"] != 40 || got["pending"] > 10 || len(rows) != 40 {
 		t.Errorf("rows %v, want 40 sent or rescheduled", got)
 	}
-	for _, m := range w.messages() {
-		if m.state == "pending" && m.errorCode != 131049 {
-			t.Errorf("row %d waits with %d (%s), want only 131049 from a status webhook", m.id, m.errorCode, m.errorMessage)
+	for _, m := range rows {
+		if m.State == "pending" && m.ErrorCode != 131049 {
+			t.Errorf("row %d waits with %d (%s), want only 131049 from a status webhook", m.ID, m.ErrorCode, m.ErrorMessage)
 		}
 	}
 }

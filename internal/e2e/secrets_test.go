@@ -94,8 +94,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 	})
 	ts := httptest.NewServer(handler)
 	t.Cleanup(ts.Close)
-	dir := t.TempDir()
-	w := &world{t: t, dir: dir, db: filepath.Join(dir, "wasend.db"), api: api, url: ts.URL}
+	w := worldAt(t, api, ts.URL)
 
 	var results []result
 	var names []string
@@ -104,7 +103,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 		names = append(names, strings.Join(args, " "))
 		return r
 	}
-	ok := func(args ...string) result { t.Helper(); return keep(w.ok(args...), args...) }
+	ok := func(args ...string) result { t.Helper(); return keep(w.OK(args...), args...) }
 
 	for _, tier := range []string{"new", "warm", "active"} {
 		ok("tier", "set", tier, "--rate", "40", "--burst", "5", "--daily-cap", "100000")
@@ -112,16 +111,16 @@ func TestTokenNeverLeaks(t *testing.T) {
 	ok("account", "add", "good", "--phone-number-id", goodPNID, "--tier", "active", "--token-env", secretEnv)
 	ok("account", "add", "doomed", "--phone-number-id", fatalPNID, "--tier", "warm", "--token-env", secretEnv)
 
-	csv := w.writeCSV("secret.csv", first, n)
+	csv := w.WriteCSV("secret.csv", first, n)
 	run := []string{"campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name",
 		"--max-attempts", "2", "--backoff-base", "10ms", "--backoff-max", "20ms"}
 
 	// While the campaign runs, its WAL holds the freshest pages.
-	p := w.start(run...)
+	p := w.Start(run...)
 	var snapshots [][]byte
-	for i := 0; i < 40 && p.cmd.ProcessState == nil; i++ {
+	for i := 0; i < 40 && !p.Exited(); i++ {
 		for _, suffix := range []string{"", "-wal", "-journal"} {
-			if b, err := os.ReadFile(w.db + suffix); err == nil {
+			if b, err := os.ReadFile(w.DB + suffix); err == nil {
 				snapshots = append(snapshots, b)
 			}
 		}
@@ -129,11 +128,11 @@ func TestTokenNeverLeaks(t *testing.T) {
 	}
 	// 0: finished; 4: paused; 5: no usable account. Which one depends on
 	// how wasend treats the fatal account, not on what this test checks.
-	r := keep(p.wait(t), run...)
-	if r.code != 0 && r.code != 4 && r.code != 5 {
+	r := keep(p.Wait(t), run...)
+	if r.Code != 0 && r.Code != 4 && r.Code != 5 {
 		t.Fatalf("campaign run: %s", r)
 	}
-	t.Logf("campaign run: exit %d\n%s", r.code, r.stderr)
+	t.Logf("campaign run: exit %d\n%s", r.Code, r.Stderr)
 
 	ok("status")
 	ok("status", "--json")
@@ -142,14 +141,14 @@ func TestTokenNeverLeaks(t *testing.T) {
 	ok("campaign", "list")
 	ok("campaign", "list", "--json")
 	// The dead-letter list shows stored error messages, where they exist.
-	keep(w.run("campaign", "failed", "1"), "campaign failed 1")
+	keep(w.Run("campaign", "failed", "1"), "campaign failed 1")
 	ok("campaign", "retry", "1", "--unknown")
-	keep(w.run(append(run[:0:0], "campaign", "run", "--resume", "1", "--max-attempts", "2", "--backoff-base", "10ms", "--backoff-max", "20ms")...),
+	keep(w.Run(append(run[:0:0], "campaign", "run", "--resume", "1", "--max-attempts", "2", "--backoff-base", "10ms", "--backoff-max", "20ms")...),
 		"campaign run --resume 1")
 	// An account whose variable is unset is named, never valued.
 	ok("account", "add", "spare", "--phone-number-id", "100000000000023", "--token-env", "WA_TOKEN_E2E_UNSET")
-	unset := keep(w.run(run...), run...)
-	if unset.code != 1 || !strings.Contains(unset.stderr, "WA_TOKEN_E2E_UNSET") {
+	unset := keep(w.Run(run...), run...)
+	if unset.Code != 1 || !strings.Contains(unset.Stderr, "WA_TOKEN_E2E_UNSET") {
 		t.Errorf("campaign run with WA_TOKEN_E2E_UNSET unset: want exit 1 naming the variable\n%s", unset)
 	}
 
@@ -172,7 +171,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 	}
 	var redacted int
 	var stored []string
-	w.query(`SELECT coalesce(error_message, '') FROM messages WHERE error_message IS NOT NULL`, func(rs *sql.Rows) error {
+	w.Query(`SELECT coalesce(error_message, '') FROM messages WHERE error_message IS NOT NULL`, func(rs *sql.Rows) error {
 		var s string
 		if err := rs.Scan(&s); err != nil {
 			return err
@@ -191,7 +190,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 	needles := []string{secret, "SECRET-e2e"}
 	for i, r := range results {
 		for _, s := range needles {
-			if strings.Contains(r.stdout, s) || strings.Contains(r.stderr, s) {
+			if strings.Contains(r.Stdout, s) || strings.Contains(r.Stderr, s) {
 				t.Errorf("wasend %s: output contains %q\n%s", names[i], s, r)
 			}
 		}
@@ -204,7 +203,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 		}
 	}
 	files := 0
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(w.Dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -223,7 +222,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(w.db); err != nil {
+	if _, err := os.Stat(w.DB); err != nil {
 		t.Fatalf("database: %v", err)
 	}
 	t.Logf("stored error messages:\n%s", strings.Join(stored, "\n"))

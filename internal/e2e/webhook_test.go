@@ -2,17 +2,16 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
 	"github.com/wasend/wasend/internal/webhook"
 )
 
@@ -23,20 +22,12 @@ const (
 
 // startReceiver runs `wasend webhook serve` with the app secret and
 // verify token in its environment, and waits until it answers.
-func (w *world) startReceiver(addr string) *proc {
-	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	args := []string{"webhook", "serve", "--addr", addr}
-	p := &proc{ctx: ctx, cancel: cancel, args: args}
-	p.cmd = exec.CommandContext(ctx, binary, append([]string{"--db", w.db}, args...)...)
-	p.cmd.Dir = w.dir
-	p.cmd.Env = append(w.env(), "WASEND_APP_SECRET="+e2eSecret, "WASEND_VERIFY_TOKEN="+e2eVerify)
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	if err := p.cmd.Start(); err != nil {
-		cancel()
-		w.t.Fatal(err)
-	}
-	w.waitFor(10*time.Second, "the receiver to answer the handshake", func() bool {
+func (w *world) startReceiver(addr string) *testproc.Proc {
+	w.T.Helper()
+	w.Extra = []string{"WASEND_APP_SECRET=" + e2eSecret, "WASEND_VERIFY_TOKEN=" + e2eVerify}
+	p := w.Start("webhook", "serve", "--addr", addr)
+	w.Extra = nil
+	w.WaitFor(10*time.Second, "the receiver to answer the handshake", func() bool {
 		resp, err := http.Get("http://" + addr + "/webhook?hub.mode=subscribe&hub.challenge=ok&hub.verify_token=" + e2eVerify)
 		if err != nil {
 			return false
@@ -69,10 +60,10 @@ func TestWebhooksSettleACampaign(t *testing.T) {
 	w.addAccounts(account{"main", "106540352242922", "active"}, account{"second", "106540352242923", "warm"})
 	w.fastTiers("500", "50")
 	recv := w.startReceiver(addr)
-	csv := w.writeCSV("list.csv", 4915100000000, 200)
+	csv := w.WriteCSV("list.csv", 4915100000000, 200)
 
-	run := w.run("campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name", "--workers", "16")
-	if run.code != 0 {
+	run := w.Run("campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name", "--workers", "16")
+	if run.Code != 0 {
 		t.Fatalf("campaign run: %s", run)
 	}
 	if failed := w.api.FlushWebhooks(); failed != 0 {
@@ -80,9 +71,9 @@ func TestWebhooksSettleACampaign(t *testing.T) {
 	}
 
 	// A forged body: the right shape for a row, the wrong key.
-	rows := w.rows()
+	rows := w.Rows()
 	forged := []byte(fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"field":"messages","value":{"statuses":[{"id":"wamid.forged","status":"failed","timestamp":"1","recipient_id":"%s","biz_opaque_callback_data":"%s","errors":[{"code":131026,"title":"forged"}]}]}}]}]}`,
-		strings.TrimPrefix(rows[0].phone, "+"), dispatchID(rows[0])))
+		strings.TrimPrefix(rows[0].Phone, "+"), dispatchID(rows[0])))
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/webhook", bytes.NewReader(forged))
 	req.Header.Set(webhook.SignatureHeader, webhook.Sign([]byte("not-the-secret"), forged))
 	resp, err := http.DefaultClient.Do(req)
@@ -94,13 +85,13 @@ func TestWebhooksSettleACampaign(t *testing.T) {
 		t.Errorf("forged body answered %d, want 401", resp.StatusCode)
 	}
 
-	recv.signal(t, syscall.SIGTERM) // it applies what it stored, then exits
-	if r := recv.wait(t); r.code != 0 {
+	recv.Signal(t, syscall.SIGTERM) // it applies what it stored, then exits
+	if r := recv.Wait(t); r.Code != 0 {
 		t.Fatalf("webhook serve: %s", r)
 	}
 
 	byID := map[int64]deliveredRow{}
-	w.query(`SELECT id, state, coalesce(wamid, ''), coalesce(delivery, ''), coalesce(error_code, 0), next_attempt_at FROM messages`,
+	w.Query(`SELECT id, state, coalesce(wamid, ''), coalesce(delivery, ''), coalesce(error_code, 0), next_attempt_at FROM messages`,
 		func(rs *sql.Rows) error {
 			var d deliveredRow
 			err := rs.Scan(&d.id, &d.state, &d.wamid, &d.delivery, &d.errorCode, &d.next)
@@ -143,12 +134,12 @@ func TestWebhooksSettleACampaign(t *testing.T) {
 			}
 		}
 	}
-	got := states(w.rows())
+	got := testproc.States(w.Rows())
 	if got["sent"] != sent || got["pending"] != failed || got["unknown"] != 0 || adopted == 0 {
 		t.Errorf("states %v; sandbox: %d delivered or read, %d failed; %d dropped answers settled", got, sent, failed, adopted)
 	}
-	show := w.ok("campaign", "show", "1")
-	if !strings.Contains(show.stdout, fmt.Sprintf("delivery\t%d\t%d\t%d\t0\t", sent, sent, read)) {
-		t.Errorf("campaign show does not count %d sent and delivered, %d read:\n%s", sent, read, show.stdout)
+	show := w.OK("campaign", "show", "1")
+	if !strings.Contains(show.Stdout, fmt.Sprintf("delivery\t%d\t%d\t%d\t0\t", sent, sent, read)) {
+		t.Errorf("campaign show does not count %d sent and delivered, %d read:\n%s", sent, read, show.Stdout)
 	}
 }

@@ -76,8 +76,9 @@ func New(src Source) *Metrics {
 	return m
 }
 
-// Registry is the private registry, for tests and for adding collectors.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+// Registerer adds collectors of other packages (the webhook receiver's
+// counters) to what is exposed.
+func (m *Metrics) Registerer() prometheus.Registerer { return m.reg }
 
 // Watch adds a campaign whose queue depth is exposed.
 func (m *Metrics) Watch(campaignID int64) { m.state.watch(campaignID) }

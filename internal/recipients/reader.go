@@ -36,9 +36,10 @@ var (
 // MaxTextLen is the Cloud API's limit for a text message body, in characters.
 const MaxTextLen = 4096
 
-// Limits on template parameters, in characters (cloud-api.md §1.3). The body
-// limit is the one for templates with more than a body; wasend applies it
-// always rather than guess the template's other components.
+// Limits on template parameters, in characters
+// (docs/cloud-api.md#template-message). The body limit is the one for
+// templates with more than a body; wasend applies it always rather than
+// guess the template's other components.
 const (
 	MaxHeaderTextLen = 60
 	MaxBodyParamLen  = 1024
@@ -381,9 +382,6 @@ func (rd *Reader) resolve(opts Options, line int) error {
 	}
 	return nil
 }
-
-// Header returns the header names as written in the file.
-func (rd *Reader) Header() []string { return slices.Clone(rd.header) }
 
 // Next returns the next usable row, or io.EOF after the last one. A record
 // that cannot be used comes back as a *RowError (use errors.As), and the

@@ -24,6 +24,9 @@ type result struct {
 	rowErrMsg []string
 }
 
+// Header returns the header names as written in the file.
+func (rd *Reader) Header() []string { return slices.Clone(rd.header) }
+
 func readAll(t *testing.T, r *Reader) result {
 	t.Helper()
 	var res result

@@ -289,14 +289,18 @@ func rowReason(e *recipients.RowError) string {
 }
 
 // Send runs the engine on a prepared campaign until it ends. It returns
-// dispatch.ErrCapped, campaign.ErrPaused or ctx's error for the runs that
-// stop early.
+// dispatch.ErrCapped, campaign.ErrPaused, campaign.ErrCancelled or ctx's
+// error for the runs that stop early.
 func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	if o.Clock == nil {
 		o.Clock = dispatch.RealClock{}
 	}
 	if o.Stale <= 0 {
 		o.Stale = 30 * time.Second
+	}
+	if c.State == campaign.CampaignCancelled {
+		return fmt.Errorf("campaign %d: %w on %s; a cancelled campaign is final", c.ID, campaign.ErrCancelled,
+			c.FinishedAt.UTC().Format(time.DateTime+" UTC"))
 	}
 	if c.State == campaign.CampaignPaused {
 		err := campaign.ErrPaused
@@ -368,6 +372,22 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	err = eng.Run(ctx)
 	prog.Waiting("", false)
 	prog.Stop()
+	return stoppedWhy(ctx, o.Store, c.ID, err)
+}
+
+// stoppedWhy adds to a pause or cancel the engine met — perhaps made from
+// another shell — what the operator needs to know.
+func stoppedWhy(ctx context.Context, st *store.Store, id int64, err error) error {
+	switch {
+	case errors.Is(err, campaign.ErrCancelled):
+		return fmt.Errorf("campaign %d: %w; its pending messages are not sent", id, err)
+	case errors.Is(err, campaign.ErrPaused) && !errors.Is(err, campaign.ErrNoUsableAccount):
+		c, rerr := st.Campaign(context.WithoutCancel(ctx), id)
+		if rerr != nil || c.PauseReason == "" {
+			return fmt.Errorf("campaign %d: %w", id, err)
+		}
+		return fmt.Errorf("campaign %d: %w: %s", id, err, c.PauseReason)
+	}
 	return err
 }
 

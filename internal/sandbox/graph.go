@@ -10,7 +10,8 @@ import (
 )
 
 // titles are the Graph error titles the sandbox answers with. Clients must
-// not parse them (cloud-api.md §2.1); they are here so logs read like Meta's.
+// not parse them (docs/cloud-api.md#error-envelope); they are here so logs
+// read like Meta's.
 var titles = map[int]string{
 	0:      "AuthException",
 	1:      "API Unknown",
@@ -69,8 +70,9 @@ func title(code int) string {
 	return "Error"
 }
 
-// httpStatus follows the legacy table of cloud-api.md §2.2; Meta no longer
-// documents per-code statuses, and clients must classify by code anyway.
+// httpStatus follows the legacy table of docs/cloud-api.md#http-statuses;
+// Meta no longer documents per-code statuses, and clients must classify by
+// code anyway.
 func httpStatus(code int) int {
 	switch {
 	case code == 0 || code == 190:
@@ -88,7 +90,7 @@ func httpStatus(code int) int {
 	}
 }
 
-// graphError is the envelope of cloud-api.md §2.1.
+// graphError is the envelope of docs/cloud-api.md#error-envelope.
 type graphError struct {
 	Error graphErrorBody `json:"error"`
 }
@@ -123,7 +125,7 @@ func writeGraphError(w http.ResponseWriter, status, code int, details, traceID s
 	}})
 }
 
-// successBody is the answer of cloud-api.md §1.4.
+// successBody is the answer of docs/cloud-api.md#success-answer.
 type successBody struct {
 	MessagingProduct string    `json:"messaging_product"`
 	Contacts         []contact `json:"contacts"`

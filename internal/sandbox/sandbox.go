@@ -26,7 +26,7 @@ import (
 // {{2}}", but any number of parameters is accepted.
 const DemoTemplate = "wasend_demo"
 
-// Defaults of the real API (cloud-api.md §3.1, §3.2).
+// Defaults of the real API (docs/cloud-api.md#throughput, #pair-rate).
 const (
 	DefaultThroughput   = 80.0
 	DefaultPairInterval = 6 * time.Second

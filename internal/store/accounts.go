@@ -103,6 +103,17 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		if err := l.Validate(); err != nil {
 			return fmt.Errorf("account %s: %w", a.Name, err)
 		}
+		// A taken name is the first thing to say: callers tell it apart.
+		var taken int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE name = ?`, a.Name).Scan(&taken); err != nil {
+			return fmt.Errorf("read account %s: %w", a.Name, err)
+		}
+		if taken > 0 {
+			return fmt.Errorf("account %q: %w", a.Name, ErrExists)
+		}
+		if err := numberFree(ctx, tx, a.Name, a.PhoneNumberID, 0); err != nil {
+			return err
+		}
 		now := s.now()
 		res, err := tx.ExecContext(ctx, `INSERT INTO accounts
 			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day)
@@ -152,7 +163,11 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 			}
 			a.Tier = *ch.Tier
 		}
-		if ch.PhoneNumberID != nil {
+		movesNumber := ch.PhoneNumberID != nil && *ch.PhoneNumberID != a.PhoneNumberID
+		if movesNumber {
+			if err := numberFree(ctx, tx, a.Name, *ch.PhoneNumberID, a.ID); err != nil {
+				return err
+			}
 			a.PhoneNumberID = *ch.PhoneNumberID
 		}
 		if ch.TokenEnv != nil {
@@ -187,6 +202,12 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 			a.Tier, a.PhoneNumberID, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap, a.Disabled, a.ID)
 		if err != nil {
 			return fmt.Errorf("update account %s: %w", name, err)
+		}
+		if movesNumber {
+			// A number of its own: out of any pair kept from before 0007.
+			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET shared_number = 0 WHERE id = ?`, a.ID); err != nil {
+				return fmt.Errorf("update account %s: %w", name, err)
+			}
 		}
 		accts, err = loadAccounts(ctx, tx, `WHERE a.id = ?`, a.ID)
 		if err != nil {
@@ -268,13 +289,13 @@ func (a account) status(t time.Time) campaign.AccountStatus {
 }
 
 // loadAccounts reads accounts joined with their tier. Tokens and At are the
-// stored bucket, not yet refilled.
+// stored bucket, not yet refilled. Removed accounts are not among them.
 func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]account, error) {
 	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
 		a.rate, a.burst, a.daily_cap, a.disabled, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
 		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
 		t.rate, t.burst, t.daily_cap
-		FROM accounts a JOIN tiers t ON t.name = a.tier `+where, args...)
+		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}

@@ -53,15 +53,8 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 }
 
 func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
-	var state campaign.CampaignState
-	if err := tx.QueryRowContext(ctx, `SELECT state FROM campaigns WHERE id = ?`, campaignID).Scan(&state); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("campaign %d: %w", campaignID, campaign.ErrNotFound)
-		}
-		return nil, fmt.Errorf("read campaign %d: %w", campaignID, err)
-	}
-	if state == campaign.CampaignPaused {
-		return nil, campaign.ErrPaused
+	if err := stopped(ctx, tx, campaignID); err != nil {
+		return nil, err
 	}
 
 	due, err := nextDue(ctx, tx, campaignID, now, max)
@@ -212,7 +205,7 @@ func usableAccounts(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 		return accts, err
 	}
 	var enabled int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE disabled = 0`).Scan(&enabled); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE disabled = 0 AND removed_at IS NULL`).Scan(&enabled); err != nil {
 		return nil, fmt.Errorf("count accounts: %w", err)
 	}
 	if enabled == 0 {

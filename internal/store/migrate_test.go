@@ -2,9 +2,11 @@ package store
 
 import (
 	"database/sql"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
@@ -120,5 +122,110 @@ func TestMigrationRebuildsMessages(t *testing.T) {
 	}
 	if n := countRows(t, st, `SELECT count(*) FROM schema_migrations`); n != len(files) {
 		t.Errorf("%d migrations recorded, want %d", n, len(files))
+	}
+}
+
+// A database from before migration 0010, with campaigns under way, gets
+// its counts and rollups filled in: equal to a recount, and read by
+// Counts and CampaignStats.
+func TestMigrationBackfillsCounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.Exec(q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
+	files, err := migrations.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Name() >= "0010" {
+			break
+		}
+		body, err := migrations.ReadFile("migrations/" + f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(body))
+		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, f.Name()[:4], f.Name())
+	}
+	for _, a := range []string{"a", "b"} {
+		exec(`INSERT INTO accounts (name, phone_number_id, tier, token_env, created_at, tokens, tokens_at, quota_day)
+			VALUES (?, ?, 'new', 'TOKEN', 0, 5, 0, '2026-03-02')`, a, "100"+a)
+	}
+	for _, fp := range []string{"one", "two"} {
+		exec(`INSERT INTO campaigns (name, fingerprint, source, kind, text, created_at) VALUES (?, ?, 'c.csv', 'text', 'Hi', 0)`, fp, fp)
+	}
+	minute := func(m int) int64 { return t0.Add(time.Duration(m) * time.Minute).UnixNano() }
+	// Campaign 1: a sent row tried on a then b (throttled first), a failed
+	// row, a pending one never tried. Campaign 2: one row in flight.
+	exec(`INSERT INTO messages (campaign_id, line, input, phone, state, attempts, account_id) VALUES
+		(1, 2, 'x', '+491511', 'sent', 2, 2), (1, 3, 'x', '+491512', 'failed', 1, 1),
+		(1, 4, 'x', '+491513', 'pending', 0, NULL), (2, 2, 'x', '+491511', 'sending', 1, 1)`)
+	exec(`INSERT INTO attempts (message_id, account_id, claimed_at, done_at, outcome, class) VALUES
+		(1, 1, ?, ?, 'retry', 'throttled'), (1, 2, ?, ?, 'sent', 'ok'), (2, 1, ?, ?, 'failed', 'permanent'),
+		(4, 1, ?, NULL, NULL, NULL)`, minute(0), minute(0)+1, minute(3), minute(3)+1, minute(1), minute(1)+1, minute(70))
+	old.Close()
+
+	clk := newFakeClock()
+	clk.Set(t0.Add(62 * time.Minute)) // the last hour starts at minute 2
+	st := openAt(t, path, clk)
+	if err := st.CheckCounts(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[int64]campaign.Counts{
+		1: {campaign.Sent: 1, campaign.Failed: 1, campaign.Pending: 1},
+		2: {campaign.Sending: 1},
+	} {
+		if got, err := st.Counts(t.Context(), id); err != nil || !maps.Equal(got, want) {
+			t.Errorf("campaign %d counts %v, %v; want %v", id, got, err, want)
+		}
+	}
+	stats, err := st.CampaignStats(t.Context(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Stats{Attempts: 3, Throttled: 1, MessagesAttempted: 2, HourAttempts: 1, HourThrottled: 0, HourMessages: 1}
+	if stats != want {
+		t.Errorf("stats %+v, want %+v", stats, want)
+	}
+}
+
+// A later migration that rebuilds messages drops its triggers with the old
+// table: the next open creates them again and recounts what moved without
+// them.
+func TestCountTriggersComeBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wasend.db")
+	clk := newFakeClock()
+	st := openAt(t, path, clk)
+	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
+	c := mustCampaign(t, st, "rebuilt", 4)
+	mustClaim(t, st, c.ID, "r1", t0)
+	if _, err := st.db.Exec(`DROP TRIGGER message_counts_update; DROP TRIGGER attempt_rollup_insert;
+		UPDATE messages SET state = 'failed' WHERE state = 'pending';
+		INSERT INTO attempts (message_id, account_id, claimed_at) SELECT id, 1, 5 FROM messages WHERE state = 'failed'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CheckCounts(t.Context()); err == nil {
+		t.Fatal("rows moved without triggers, yet the counts agree: the test proves nothing")
+	}
+	st.Close()
+
+	st = openAt(t, path, clk)
+	if err := st.CheckCounts(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, st, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'`); n != len(countTriggerNames) {
+		t.Errorf("%d triggers after reopening, want %d", n, len(countTriggerNames))
+	}
+	if got, err := st.Counts(t.Context(), c.ID); err != nil || got[campaign.Failed] != 3 || got[campaign.Sending] != 1 {
+		t.Errorf("counts after reopening: %v, %v; want 3 failed, 1 sending", got, err)
 	}
 }

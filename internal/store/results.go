@@ -29,9 +29,6 @@ func (s Stats) HourThrottleRate() float64 { return ratio(s.HourThrottled, s.Hour
 // AvgAttempts is requests per message tried.
 func (s Stats) AvgAttempts() float64 { return ratio(s.Attempts, s.MessagesAttempted) }
 
-// HourAvgAttempts is AvgAttempts over the last hour.
-func (s Stats) HourAvgAttempts() float64 { return ratio(s.HourAttempts, s.HourMessages) }
-
 func ratio(a, b int) float64 {
 	if b == 0 {
 		return 0
@@ -39,18 +36,30 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-// CampaignStats computes a campaign's attempt figures.
+// minuteNanos is the resolution of the attempt rollups (migration 0010):
+// a window starting at since covers the whole minute since falls in.
+const minuteNanos = int64(time.Minute)
+
+// sinceMinute is the first rollup minute of a window starting at since; 0
+// (everything) for the zero time.
+func sinceMinute(since time.Time) int64 { return nanos(since) / minuteNanos }
+
+// CampaignStats computes a campaign's attempt figures, from the attempt
+// rollups: the last hour starts at the beginning of the minute an hour ago.
 func (s *Store) CampaignStats(ctx context.Context, id int64) (Stats, error) {
 	var st Stats
-	hourAgo := s.now().Add(-time.Hour).UnixNano()
-	err := s.db.QueryRowContext(ctx, `SELECT count(*),
-		count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END),
-		count(DISTINCT t.message_id),
-		count(CASE WHEN t.claimed_at >= ? THEN 1 END),
-		count(CASE WHEN t.claimed_at >= ? AND t.class IN ('throttled', 'pair-throttled') THEN 1 END),
-		count(DISTINCT CASE WHEN t.claimed_at >= ? THEN t.message_id END)
-		FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?`, hourAgo, hourAgo, hourAgo, id).
-		Scan(&st.Attempts, &st.Throttled, &st.MessagesAttempted, &st.HourAttempts, &st.HourThrottled, &st.HourMessages)
+	hour := sinceMinute(s.now().Add(-time.Hour))
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(attempts), 0), coalesce(sum(throttled), 0),
+		coalesce(sum(CASE WHEN minute >= ? THEN attempts END), 0),
+		coalesce(sum(CASE WHEN minute >= ? THEN throttled END), 0)
+		FROM attempt_rollup WHERE campaign_id = ?`, hour, hour, id).
+		Scan(&st.Attempts, &st.Throttled, &st.HourAttempts, &st.HourThrottled)
+	if err == nil {
+		err = s.db.QueryRowContext(ctx, `SELECT coalesce(sum(CASE WHEN prev_any < 0 THEN n END), 0),
+			coalesce(sum(CASE WHEN minute >= ?1 AND prev_any < ?1 THEN n END), 0)
+			FROM attempt_firsts WHERE campaign_id = ?2`, hour, id).
+			Scan(&st.MessagesAttempted, &st.HourMessages)
+	}
 	if err != nil {
 		return st, fmt.Errorf("campaign %d stats: %w", id, err)
 	}
@@ -151,6 +160,9 @@ func (s *Store) RequeueFailed(ctx context.Context, id int64, codes []int) (int, 
 }
 
 func reopen(ctx context.Context, tx *Tx, id, moved int64) error {
+	if err := refuseCancelled(ctx, tx, id); err != nil {
+		return err
+	}
 	if moved == 0 {
 		return nil
 	}
@@ -171,6 +183,9 @@ func (s *Store) ResumeCampaign(ctx context.Context, id int64) (string, error) {
 		}
 		if err != nil {
 			return fmt.Errorf("read campaign %d: %w", id, err)
+		}
+		if err := refuseCancelled(ctx, tx, id); err != nil {
+			return err
 		}
 		if state != campaign.CampaignPaused {
 			reason = ""
@@ -223,14 +238,20 @@ func (s *Store) AccountActivity(ctx context.Context, since time.Time) (map[strin
 }
 
 // Activity is AccountActivity limited to one campaign's messages, or over
-// all campaigns when campaignID is 0.
+// all campaigns when campaignID is 0. It reads the attempt rollups, so the
+// window starts at the beginning of the minute since falls in.
 func (s *Store) Activity(ctx context.Context, since time.Time, campaignID int64) (map[string]Activity, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT a.name, count(*),
-		count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END),
-		count(DISTINCT t.message_id), count(CASE WHEN t.outcome = 'sent' THEN 1 END),
-		min(t.claimed_at), max(t.claimed_at)
-		FROM attempts t JOIN accounts a ON a.id = t.account_id JOIN messages m ON m.id = t.message_id
-		WHERE t.claimed_at >= ? AND (? = 0 OR m.campaign_id = ?) GROUP BY a.name`, nanos(since), campaignID, campaignID)
+	// Both rollups are summed by account before the join: a few rows per
+	// account and minute, however many requests they stand for.
+	rows, err := s.db.QueryContext(ctx, `WITH
+		r AS (SELECT account_id, sum(attempts) AS attempts, sum(throttled) AS throttled, sum(sent) AS sent,
+			min(first_at) AS first_at, max(last_at) AS last_at
+			FROM attempt_rollup WHERE minute >= ?1 AND (?2 = 0 OR campaign_id = ?2) GROUP BY account_id),
+		f AS (SELECT account_id, sum(n) AS messages
+			FROM attempt_firsts WHERE minute >= ?1 AND prev_account < ?1 AND (?2 = 0 OR campaign_id = ?2) GROUP BY account_id)
+		SELECT a.name, r.attempts, r.throttled, coalesce(f.messages, 0), r.sent, r.first_at, r.last_at
+		FROM r JOIN accounts a ON a.id = r.account_id LEFT JOIN f ON f.account_id = r.account_id
+		WHERE r.attempts > 0`, sinceMinute(since), campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("account activity: %w", err)
 	}
@@ -264,30 +285,33 @@ func (s *Store) CampaignQueue(ctx context.Context, id int64) (Queue, error) {
 		q       Queue
 		started sql.NullInt64
 	)
-	now := s.now().UnixNano()
+	// Pending and in-flight rows are counted as they move; the rows waiting
+	// for a retry time are a range of the messages_due index, usually
+	// short. One statement, so all of it is read from one snapshot.
+	var pending, sending int
 	err := s.db.QueryRowContext(ctx, `SELECT
-		count(CASE WHEN state = 'pending' AND next_attempt_at <= ? THEN 1 END),
-		count(CASE WHEN state = 'pending' AND next_attempt_at > ? THEN 1 END),
-		count(CASE WHEN state = 'sending' THEN 1 END),
-		(SELECT min(t.claimed_at) FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?)
-		FROM messages WHERE campaign_id = ? AND state IN ('pending', 'sending')`, now, now, id, id).
-		Scan(&q.Ready, &q.Waiting, &q.InFlight, &started)
+		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'pending'),
+		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'sending'),
+		(SELECT count(*) FROM messages WHERE campaign_id = ?1 AND state = 'pending' AND next_attempt_at > ?2),
+		(SELECT min(first_at) FROM attempt_rollup WHERE campaign_id = ?1)`, id, s.now().UnixNano()).
+		Scan(&pending, &sending, &q.Waiting, &started)
 	if err != nil {
 		return q, fmt.Errorf("campaign %d queue: %w", id, err)
 	}
+	q.Ready, q.InFlight = pending-q.Waiting, sending
 	q.Started = fromNullNanos(started)
 	return q, nil
 }
 
 // WorkWaiting reports whether any running campaign has rows ready to send.
 func (s *Store) WorkWaiting(ctx context.Context) (bool, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM messages m JOIN campaigns c ON c.id = m.campaign_id
-		WHERE c.state = 'running' AND m.state = 'pending' LIMIT 1`).Scan(&n)
+	var waiting bool
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM message_counts m JOIN campaigns c ON c.id = m.campaign_id
+		WHERE c.state = 'running' AND m.state = 'pending' AND m.n > 0)`).Scan(&waiting)
 	if err != nil {
 		return false, fmt.Errorf("look for waiting work: %w", err)
 	}
-	return n > 0, nil
+	return waiting, nil
 }
 
 // Contact is the last time a number was sent a message, by any campaign.

@@ -80,8 +80,8 @@ func (s *Store) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
 		return d, err
 	}
 	var first, last sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, `SELECT min(t.claimed_at), max(coalesce(t.done_at, t.claimed_at))
-		FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?`, id).Scan(&first, &last); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT min(first_at), max(done_at)
+		FROM attempt_rollup WHERE campaign_id = ?`, id).Scan(&first, &last); err != nil {
 		return d, fmt.Errorf("campaign %d timings: %w", id, err)
 	}
 	d.FirstAttempt, d.LastAttempt = fromNullNanos(first), fromNullNanos(last)
@@ -117,13 +117,12 @@ func (s *Store) errorGroups(ctx context.Context, id int64) ([]ErrorGroup, error)
 func (s *Store) accountSplits(ctx context.Context, id int64) ([]AccountSplit, error) {
 	rows, err := s.db.QueryContext(ctx, `WITH
 		outcomes AS (SELECT account_id,
-			count(CASE WHEN state = 'sent' THEN 1 END) AS sent,
-			count(CASE WHEN state = 'failed' THEN 1 END) AS failed,
-			count(CASE WHEN state = 'unknown' THEN 1 END) AS unknown
-			FROM messages WHERE campaign_id = ? AND account_id IS NOT NULL GROUP BY account_id),
-		requests AS (SELECT t.account_id, count(*) AS attempts,
-			count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END) AS throttled
-			FROM attempts t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ? GROUP BY t.account_id)
+			sum(CASE WHEN state = 'sent' THEN n END) AS sent,
+			sum(CASE WHEN state = 'failed' THEN n END) AS failed,
+			sum(CASE WHEN state = 'unknown' THEN n END) AS unknown
+			FROM message_counts WHERE campaign_id = ? AND account_id <> 0 GROUP BY account_id HAVING sum(n) <> 0),
+		requests AS (SELECT account_id, sum(attempts) AS attempts, sum(throttled) AS throttled
+			FROM attempt_rollup WHERE campaign_id = ? GROUP BY account_id)
 		SELECT a.name, coalesce(o.sent, 0), coalesce(o.failed, 0), coalesce(o.unknown, 0),
 			coalesce(r.attempts, 0), coalesce(r.throttled, 0)
 		FROM accounts a LEFT JOIN outcomes o ON o.account_id = a.id LEFT JOIN requests r ON r.account_id = a.id

@@ -88,6 +88,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
+	if err := s.ensureCounts(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
+	}
 	return s, nil
 }
 

@@ -29,14 +29,14 @@ func TestCapBoundary(t *testing.T) {
 		"--throttle", "0.10", "--server-error", "0.05", "--drop", "0.05")
 	lim := limit{rate: 20, burst: 5}
 	w.setup(lim.rate, lim.burst, dailyCap, threeAccounts)
-	csv := w.writeCSV("caps.csv", 4915112390000, n)
+	csv := w.WriteCSV("caps.csv", 4915112390000, n)
 	run := runArgs(csv)
 
 	// all waits until every account reached want accepted messages, then
 	// holds still for settle: nothing beyond the cap may follow.
 	all := func(want int, what string) map[string]int {
-		w.waitFor(60*time.Second, what, func() bool {
-			per := acceptedBy(w.api.records(t))
+		w.WaitFor(60*time.Second, what, func() bool {
+			per := acceptedBy(w.api.Records(t))
 			for _, a := range threeAccounts {
 				if per[a.phoneNumberID] < want {
 					return false
@@ -45,7 +45,7 @@ func TestCapBoundary(t *testing.T) {
 			return true
 		})
 		time.Sleep(settle)
-		return acceptedBy(w.api.records(t))
+		return acceptedBy(w.api.Records(t))
 	}
 	checkDay := func(day string, per map[string]int, want int) {
 		for _, a := range threeAccounts {
@@ -55,43 +55,43 @@ func TestCapBoundary(t *testing.T) {
 		}
 	}
 
-	p := w.start(run...)
+	p := w.Start(run...)
 	day1 := all(dailyCap, "7 accepted per account")
 	checkDay("first quota day", day1, dailyCap)
-	if p.exited() {
-		t.Fatalf("campaign ended at the caps instead of waiting: %s", p.wait(t))
+	if p.Exited() {
+		t.Fatalf("campaign ended at the caps instead of waiting: %s", p.Wait(t))
 	}
 
 	resetAt := time.Now()
-	r := w.ok("quota", "reset", "--force")
-	if strings.Count(r.stdout, "new quota day") != len(threeAccounts) {
+	r := w.OK("quota", "reset", "--force")
+	if strings.Count(r.Stdout, "new quota day") != len(threeAccounts) {
 		t.Errorf("quota reset --force: want a new quota day for each of %d accounts\n%s", len(threeAccounts), r)
 	}
 	day2 := all(2*dailyCap, "7 more accepted per account after the reset")
 	checkDay("after quota reset --force", day2, 2*dailyCap)
 
-	r = w.ok("quota", "reset")
-	if strings.Count(r.stdout+r.stderr, "already reset") != len(threeAccounts) {
+	r = w.OK("quota", "reset")
+	if strings.Count(r.Stdout+r.Stderr, "already reset") != len(threeAccounts) {
 		t.Errorf("second quota reset on the same day: want \"already reset\" for each of %d accounts\n%s", len(threeAccounts), r)
 	}
 	time.Sleep(settle)
-	after := acceptedBy(w.api.records(t))
+	after := acceptedBy(w.api.Records(t))
 	checkDay("after the second (plain) quota reset", after, 2*dailyCap)
 
-	p.signal(t, syscall.SIGTERM)
-	r = p.wait(t)
+	p.Signal(t, syscall.SIGTERM)
+	r = p.Wait(t)
 	checkOutput(t, "campaign run", r)
-	if r.code != 130 {
+	if r.Code != 130 {
 		t.Errorf("campaign waiting on caps, then SIGTERM: want exit 130\n%s", r)
 	}
 	// The same command under --stop-when-capped sends nothing and says so.
-	before := len(w.api.records(t))
-	r = w.run(append(run, "--stop-when-capped")...)
+	before := len(w.api.Records(t))
+	r = w.Run(append(run, "--stop-when-capped")...)
 	checkOutput(t, "campaign run --stop-when-capped", r)
-	if r.code != 3 {
+	if r.Code != 3 {
 		t.Errorf("every account at its cap, --stop-when-capped: want exit 3\n%s", r)
 	}
-	recs := w.api.records(t)
+	recs := w.api.Records(t)
 	if len(recs) != before {
 		t.Errorf("a run with every account capped made %d requests", len(recs)-before)
 	}
@@ -105,8 +105,8 @@ func TestCapBoundary(t *testing.T) {
 			afterReset = append(afterReset, rec)
 		}
 	}
-	f := judge(t, w.rows(), recs, true)
-	f.buckets = checkBuckets(t, recs, w.claims(), lim)
+	f := judge(t, w.Rows(), recs, true)
+	f.buckets = checkBuckets(t, recs, w.Claims(), lim)
 	f.capBreaches = checkCaps(t, beforeReset, dailyCap) + checkCaps(t, afterReset, dailyCap)
 	checkDay("first quota day (by server time)", acceptedBy(beforeReset), dailyCap)
 	checkDay("second quota day (by server time)", acceptedBy(afterReset), dailyCap)

@@ -5,9 +5,10 @@ package torture
 import (
 	"database/sql"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestConcurrentProcesses runs four `campaign run` processes at once on one
@@ -26,27 +27,27 @@ func TestConcurrentProcesses(t *testing.T) {
 	seed := testSeed(t)
 	w := newWorld(t, "--throughput", "-1", "--pair-interval", "-1s", "--seed", fmt.Sprint(seed))
 	w.setup(lim.rate, lim.burst, dailyCap, threeAccounts)
-	shared := w.writeCSV("shared.csv", 4915112350000, perFile)
+	shared := w.WriteCSV("shared.csv", 4915112350000, perFile)
 	files := []string{shared, shared,
-		w.writeCSV("other1.csv", 4915112360000, perFile),
-		w.writeCSV("other2.csv", 4915112370000, perFile),
+		w.WriteCSV("other1.csv", 4915112360000, perFile),
+		w.WriteCSV("other2.csv", 4915112370000, perFile),
 	}
 
 	start := time.Now()
-	var procs []*proc
+	var procs []*testproc.Proc
 	for _, f := range files {
-		procs = append(procs, w.start(runArgs(f, "--stop-when-capped")...))
+		procs = append(procs, w.Start(runArgs(f, "--stop-when-capped")...))
 	}
 	exits := map[int]int{}
 	finishedBy := map[string]bool{} // files whose process exited 0: done
 	for i, p := range procs {
-		r := p.wait(t)
-		exits[r.code]++
-		if r.code == 0 {
+		r := p.Wait(t)
+		exits[r.Code]++
+		if r.Code == 0 {
 			finishedBy[files[i]] = true
 		}
 		checkOutput(t, fmt.Sprintf("process %d (%s)", i+1, files[i]), r)
-		if r.code != 0 && r.code != 3 {
+		if r.Code != 0 && r.Code != 3 {
 			t.Errorf("process %d (%s): want exit 0 (finished) or 3 (capped)\n%s", i+1, files[i], r)
 		}
 	}
@@ -55,10 +56,10 @@ func TestConcurrentProcesses(t *testing.T) {
 		t.Errorf("no process stopped at the caps although they allow %d of %d sends", 3*dailyCap, 3*perFile)
 	}
 
-	recs := w.api.records(t)
-	rows := w.rows()
+	recs := w.api.Records(t)
+	rows := w.Rows()
 	var campaigns int
-	w.query(`SELECT count(*) FROM campaigns`, func(rs *sql.Rows) error { return rs.Scan(&campaigns) })
+	w.Query(`SELECT count(*) FROM campaigns`, func(rs *sql.Rows) error { return rs.Scan(&campaigns) })
 	if campaigns != 3 || len(rows) != 3*perFile {
 		t.Errorf("%d campaigns with %d rows, want 3 with %d: the two runs of %s must share one campaign",
 			campaigns, len(rows), 3*perFile, shared)
@@ -66,27 +67,20 @@ func TestConcurrentProcesses(t *testing.T) {
 	for file := range finishedBy {
 		var state string
 		var open int
-		w.query(`SELECT c.state, (SELECT count(*) FROM messages m WHERE m.campaign_id = c.id AND m.state IN ('pending', 'sending'))
+		w.Query(`SELECT c.state, (SELECT count(*) FROM messages m WHERE m.campaign_id = c.id AND m.state IN ('pending', 'sending'))
 			FROM campaigns c WHERE c.source = ?`, func(rs *sql.Rows) error { return rs.Scan(&state, &open) }, file)
 		if state != "finished" || open != 0 {
 			t.Errorf("a process on %s exited 0 (done), but its campaign is %q with %d rows open", file, state, open)
 		}
 	}
 	f := judge(t, rows, recs, true)
-	f.buckets = checkBuckets(t, recs, w.claims(), lim)
+	f.buckets = checkBuckets(t, recs, w.Claims(), lim)
 	f.capBreaches = checkCaps(t, recs, dailyCap)
 
 	// The processes really overlapped: campaigns had requests while
 	// another's were under way. (Not every pair: with tight caps one
 	// campaign may get all its tokens before another's process is up.)
-	first, last := map[string]time.Time{}, map[string]time.Time{}
-	for _, r := range recs {
-		c, _, _ := strings.Cut(strings.TrimPrefix(r.CallbackData, "wasend:"), ":")
-		if first[c].IsZero() {
-			first[c] = r.At
-		}
-		last[c] = r.At
-	}
+	first, last := testproc.Spans(recs)
 	overlapping := 0
 	for c := range first {
 		for d := range first {
@@ -102,7 +96,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	per := acceptedBy(recs)
 	for _, a := range threeAccounts {
 		var used int
-		w.query(`SELECT used_today FROM accounts WHERE phone_number_id = ?`, func(rs *sql.Rows) error { return rs.Scan(&used) }, a.phoneNumberID)
+		w.Query(`SELECT used_today FROM accounts WHERE phone_number_id = ?`, func(rs *sql.Rows) error { return rs.Scan(&used) }, a.phoneNumberID)
 		if used != per[a.phoneNumberID] {
 			t.Errorf("account %s: used_today %d, the server accepted %d", a.name, used, per[a.phoneNumberID])
 		}

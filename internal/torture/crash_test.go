@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestCrashTorture kills `campaign run` with SIGKILL at seeded random
@@ -30,26 +32,26 @@ func TestCrashTorture(t *testing.T) {
 	w := newWorld(t, "--throughput", "-1", "--pair-interval", "-1s", "--seed", fmt.Sprint(seed),
 		"--slow", "0.2", "--slow-delay", "300ms", "--drop", "0.02", "--server-error", "0.02")
 	w.setup(lim.rate, lim.burst, 100000, threeAccounts)
-	csv := w.writeCSV("crash.csv", 4915112340000, n)
+	csv := w.WriteCSV("crash.csv", 4915112340000, n)
 	run := runArgs(csv)
 
 	start := time.Now()
 	killed, midCampaign, runs := 0, 0, 0
 	completed := false
 	for killed < kills && !completed {
-		p := w.start(run...)
+		p := w.Start(run...)
 		runs++
 		// Most kills land while sending; a few during start-up or import.
 		delay := time.Duration(20+rng.IntN(600)) * time.Millisecond
 		select {
-		case <-p.done:
+		case <-p.Done():
 		case <-time.After(delay):
-			p.signal(t, syscall.SIGKILL)
+			p.Signal(t, syscall.SIGKILL)
 		}
-		r := p.wait(t)
+		r := p.Wait(t)
 		checkOutput(t, fmt.Sprintf("run %d", runs), r)
-		if r.signal != syscall.SIGKILL {
-			if r.code != 0 {
+		if r.Signal != syscall.SIGKILL {
+			if r.Code != 0 {
 				t.Fatalf("run %d: %s", runs, r)
 			}
 			completed = true
@@ -57,43 +59,46 @@ func TestCrashTorture(t *testing.T) {
 			break
 		}
 		killed++
-		got := states(w.rows())
+		got := testproc.States(w.Rows())
 		if got["sent"] > 0 && got["pending"]+got["sending"] > 0 {
 			midCampaign++
 		}
 		t.Logf("kill %d after %v: rows %v", killed, delay, got)
+		w.CheckCounts(fmt.Sprintf("kill %d", killed))
 	}
 	if midCampaign == 0 {
 		t.Fatal("no kill landed while the campaign was under way; the test proved nothing")
 	}
 	for !completed {
-		r := w.run(run...)
+		r := w.Run(run...)
 		runs++
 		checkOutput(t, fmt.Sprintf("run %d", runs), r)
-		if r.code != 0 {
+		if r.Code != 0 {
 			t.Fatalf("run %d after the kills: %s", runs, r)
 		}
-		completed = strings.Contains(r.stdout, "finished")
+		completed = strings.Contains(r.Stdout, "finished")
 	}
 	elapsed := time.Since(start)
 
-	recs := w.api.records(t)
-	rows := w.rows()
+	recs := w.api.Records(t)
+	rows := w.Rows()
 	if len(rows) != n {
 		t.Fatalf("campaign holds %d recipients, want %d", len(rows), n)
 	}
 	f := judge(t, rows, recs, false)
-	f.buckets = checkBuckets(t, recs, w.claims(), lim)
+	f.buckets = checkBuckets(t, recs, w.Claims(), lim)
 	if f.sent+f.failed+f.unknown != n {
 		t.Errorf("sent %d + failed %d + unknown %d ≠ %d recipients", f.sent, f.failed, f.unknown, n)
 	}
 
+	w.CheckCounts("the last run")
+
 	// One more run of the same command finds nothing left to send.
-	r := w.ok(run...)
-	if !strings.Contains(r.stdout, "already finished") {
+	r := w.OK(run...)
+	if !strings.Contains(r.Stdout, "already finished") {
 		t.Errorf("run after the end: want \"already finished\"\n%s", r)
 	}
-	if got := len(w.api.records(t)); got != len(recs) {
+	if got := len(w.api.Records(t)); got != len(recs) {
 		t.Errorf("run after the end made %d more requests", got-len(recs))
 	}
 	report(t, "crash", f, fmt.Sprintf("kills=%d mid_campaign=%d runs=%d seed=%d elapsed=%v",

@@ -3,11 +3,12 @@
 package torture
 
 import (
-	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestFaultStorm runs one campaign through 10 % throttling (130429), 5 %
@@ -27,18 +28,18 @@ func TestFaultStorm(t *testing.T) {
 		"--throttle", "0.10", "--server-error", "0.05", "--drop", "0.02",
 		"--slow", "0.01", "--slow-delay", "2s", "--fatal-account", doomed+"=190@50")
 	w.setup(lim.rate, lim.burst, 100000, threeAccounts)
-	csv := w.writeCSV("storm.csv", 4915112380000, n)
+	csv := w.WriteCSV("storm.csv", 4915112380000, n)
 
 	start := time.Now()
-	r := w.run(runArgs(csv, "--timeout", "500ms")...)
+	r := w.Run(runArgs(csv, "--timeout", "500ms")...)
 	elapsed := time.Since(start)
 	checkOutput(t, "campaign run", r)
-	if r.code != 0 || !strings.Contains(r.stdout, "finished") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "finished") {
 		t.Fatalf("campaign run under a fault storm: want exit 0 and finished\n%s", r)
 	}
 
-	recs := w.api.records(t)
-	rows := w.rows()
+	recs := w.api.Records(t)
+	rows := w.Rows()
 	if len(rows) != n {
 		t.Fatalf("campaign holds %d rows, want %d", len(rows), n)
 	}
@@ -48,12 +49,12 @@ func TestFaultStorm(t *testing.T) {
 		outcomes[rec.Outcome]++
 		codes[rec.Code]++
 	}
-	t.Logf("server: %d requests, outcomes %v, codes %v; rows %v", len(recs), outcomes, codes, states(rows))
+	t.Logf("server: %d requests, outcomes %v, codes %v; rows %v", len(recs), outcomes, codes, testproc.States(rows))
 	if codes[130429] == 0 || codes[131000] == 0 || codes[190] == 0 || outcomes["dropped"] == 0 || outcomes["slow"] == 0 {
 		t.Errorf("the storm lacked a fault (outcomes %v, codes %v); the test proved less than it claims", outcomes, codes)
 	}
 	f := judge(t, rows, recs, false)
-	f.buckets = checkBuckets(t, recs, w.claims(), lim)
+	f.buckets = checkBuckets(t, recs, w.Claims(), lim)
 	if f.sent+f.failed+f.unknown != n {
 		t.Errorf("sent %d + failed %d + unknown %d ≠ %d rows", f.sent, f.failed, f.unknown, n)
 	}
@@ -64,18 +65,11 @@ func TestFaultStorm(t *testing.T) {
 	// Throttling is free: a row whose only failed attempts were throttled
 	// used no retry budget; and only transient answers ever spend it (the
 	// last one of a row that gave up failed the row instead).
-	classes := map[int64][]string{}
-	w.query(`SELECT message_id, coalesce(class, '') FROM attempts ORDER BY id`, func(rs *sql.Rows) error {
-		var id int64
-		var class string
-		err := rs.Scan(&id, &class)
-		classes[id] = append(classes[id], class)
-		return err
-	})
+	classes := w.AttemptClasses()
 	onlyThrottled, budgetBreaches := 0, 0
 	for _, m := range rows {
 		throttled, transient, other := 0, 0, 0
-		for _, c := range classes[m.id] {
+		for _, c := range classes[m.ID] {
 			switch c {
 			case "ok":
 			case "throttled":
@@ -88,19 +82,19 @@ func TestFaultStorm(t *testing.T) {
 		}
 		if throttled > 0 && transient == 0 && other == 0 {
 			onlyThrottled++
-			if m.retries != 0 {
+			if m.Retries != 0 {
 				budgetBreaches++
 				t.Errorf("%s: its only failed attempts were %d throttles, yet retries = %d (attempts %v)",
-					m.phone, throttled, m.retries, classes[m.id])
+					m.Phone, throttled, m.Retries, classes[m.ID])
 			}
 		}
 		want := transient
-		if m.state == "failed" && strings.HasPrefix(m.errorMessage, "gave up after") {
+		if m.State == "failed" && strings.HasPrefix(m.ErrorMessage, "gave up after") {
 			want--
 		}
-		if m.retries != want && !(throttled > 0 && transient == 0 && other == 0) {
+		if m.Retries != want && !(throttled > 0 && transient == 0 && other == 0) {
 			budgetBreaches++
-			t.Errorf("%s (%s): retries %d, want %d from its attempts %v", m.phone, m.state, m.retries, want, classes[m.id])
+			t.Errorf("%s (%s): retries %d, want %d from its attempts %v", m.Phone, m.State, m.Retries, want, classes[m.ID])
 		}
 	}
 	if onlyThrottled == 0 {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/wasend/wasend/internal/testproc"
 )
 
 // figures are what every scenario reports, judged from the server's record.
@@ -48,12 +50,7 @@ func report(t *testing.T, scenario string, f figures, extra string) {
 func judge(t *testing.T, rows []row, recs []record, allowPending bool) figures {
 	t.Helper()
 	f := figures{requests: len(recs)}
-	acc := map[string][]record{}
-	for _, r := range recs {
-		if acceptedOutcome(r.Outcome) {
-			acc[r.To] = append(acc[r.To], r)
-		}
-	}
+	acc := testproc.Accepted(recs)
 	f.accepted = len(acc)
 	for to, rs := range acc {
 		if len(rs) > 1 {
@@ -68,9 +65,9 @@ func judge(t *testing.T, rows []row, recs []record, allowPending bool) figures {
 	}
 	inDB := map[string]bool{}
 	for _, r := range rows {
-		inDB[r.phone] = true
-		got := acc[r.phone]
-		switch r.state {
+		inDB[r.Phone] = true
+		got := acc[r.Phone]
+		switch r.State {
 		case "sent":
 			f.sent++
 		case "failed":
@@ -81,19 +78,19 @@ func judge(t *testing.T, rows []row, recs []record, allowPending bool) figures {
 			f.pending++
 		}
 		switch {
-		case r.state == "sending" || r.state == "pending" && !allowPending:
-			lost("%s: still %s after the last run", r.phone, r.state)
-		case r.state == "sent" && len(got) == 0:
-			lost("%s: sent in wasend (wamid %s) but never accepted by the server", r.phone, r.wamid)
-		case r.state == "sent" && got[0].WAMID != r.wamid:
-			lost("%s: wasend's wamid %s, the server's %s", r.phone, r.wamid, got[0].WAMID)
-		case r.state == "sent" && got[0].PhoneNumberID != r.phoneNumberID:
-			lost("%s: wasend says sent from %s, the server got it from %s", r.phone, r.phoneNumberID, got[0].PhoneNumberID)
-		case r.state != "sent" && r.state != "unknown" && len(got) > 0:
-			lost("%s: accepted by the server (%s at %s) but %s in wasend; it must be unknown", r.phone,
-				got[0].Outcome, got[0].At.Format("15:04:05.000"), r.state)
-		case (r.state == "failed" || r.state == "unknown") && r.errorMessage == "":
-			lost("%s: %s without a reason", r.phone, r.state)
+		case r.State == "sending" || r.State == "pending" && !allowPending:
+			lost("%s: still %s after the last run", r.Phone, r.State)
+		case r.State == "sent" && len(got) == 0:
+			lost("%s: sent in wasend (wamid %s) but never accepted by the server", r.Phone, r.WAMID)
+		case r.State == "sent" && got[0].WAMID != r.WAMID:
+			lost("%s: wasend's wamid %s, the server's %s", r.Phone, r.WAMID, got[0].WAMID)
+		case r.State == "sent" && got[0].PhoneNumberID != r.PhoneNumberID:
+			lost("%s: wasend says sent from %s, the server got it from %s", r.Phone, r.PhoneNumberID, got[0].PhoneNumberID)
+		case r.State != "sent" && r.State != "unknown" && len(got) > 0:
+			lost("%s: accepted by the server (%s at %s) but %s in wasend; it must be unknown", r.Phone,
+				got[0].Outcome, got[0].At.Format("15:04:05.000"), r.State)
+		case (r.State == "failed" || r.State == "unknown") && r.ErrorMessage == "":
+			lost("%s: %s without a reason", r.Phone, r.State)
 		}
 	}
 	for to := range acc {

@@ -23,25 +23,25 @@ func TestRatePrecision(t *testing.T) {
 	}
 	tiers := []tier{{"new", limit{2, 3}}, {"warm", limit{3, 4}}, {"active", limit{5, 5}}}
 	for _, tr := range tiers {
-		w.ok("tier", "set", tr.name, "--rate", fmt.Sprint(tr.lim.rate), "--burst", fmt.Sprint(tr.lim.burst), "--daily-cap", "1000000")
+		w.OK("tier", "set", tr.name, "--rate", fmt.Sprint(tr.lim.rate), "--burst", fmt.Sprint(tr.lim.burst), "--daily-cap", "1000000")
 	}
 	for i, a := range threeAccounts {
-		w.ok("account", "add", a.name, "--phone-number-id", a.phoneNumberID, "--tier", tiers[i].name, "--token-env", tokenEnv)
+		w.OK("account", "add", a.name, "--phone-number-id", a.phoneNumberID, "--tier", tiers[i].name, "--token-env", tokenEnv)
 	}
 	n := int(10*run.Seconds()) + 200 // more than 2+3+5 per second can reach
-	csv := w.writeCSV("precision.csv", 4915112000000, n)
-	w.timeout = run + 2*time.Minute
-	p := w.start(runArgs(csv)...)
-	w.waitFor(30*time.Second, "the first request", func() bool { return len(w.api.records(t)) > 0 })
+	csv := w.WriteCSV("precision.csv", 4915112000000, n)
+	w.Timeout = run + 2*time.Minute
+	p := w.Start(runArgs(csv)...)
+	w.WaitFor(30*time.Second, "the first request", func() bool { return len(w.api.Records(t)) > 0 })
 	time.Sleep(run)
 	stop := time.Now()
-	p.signal(t, os.Interrupt)
-	if r := p.wait(t); r.code != 130 {
+	p.Signal(t, os.Interrupt)
+	if r := p.Wait(t); r.Code != 130 {
 		t.Errorf("run after SIGINT: %s", r)
 	}
 
-	recs := w.api.records(t)
-	claims := w.claims()
+	recs := w.api.Records(t)
+	claims := w.Claims()
 	start := recs[0].At
 	for i, a := range threeAccounts {
 		lim := tiers[i].lim

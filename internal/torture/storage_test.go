@@ -25,7 +25,7 @@ func TestDiskFull(t *testing.T) {
 	seed := testSeed(t)
 	w := newWorld(t, "--throughput", "-1", "--pair-interval", "-1s", "--seed", fmt.Sprint(seed),
 		"--slow", "0.05", "--slow-delay", "100ms", "--drop", "0.01")
-	mnt := filepath.Join(w.dir, "disk")
+	mnt := filepath.Join(w.Dir, "disk")
 	if err := os.Mkdir(mnt, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -37,21 +37,21 @@ func TestDiskFull(t *testing.T) {
 			t.Errorf("umount %s: %v: %s", mnt, err, out)
 		}
 	})
-	w.db = filepath.Join(mnt, "wasend.db")
+	w.DB = filepath.Join(mnt, "wasend.db")
 	lim := limit{rate: 400, burst: 20}
 	w.setup(lim.rate, lim.burst, 1000000, threeAccounts)
-	csv := w.writeCSV("disk.csv", 4915112400000, n)
+	csv := w.WriteCSV("disk.csv", 4915112400000, n)
 	run := runArgs(csv)
 
-	p := w.start(run...)
-	w.waitFor(60*time.Second, "a fifth of the campaign accepted", func() bool {
-		return len(w.api.records(t)) >= n/5
+	p := w.Start(run...)
+	w.WaitFor(60*time.Second, "a fifth of the campaign accepted", func() bool {
+		return len(w.api.Records(t)) >= n/5
 	})
 	// What wasend has recorded as sent before the disk fills must survive.
 	sentBefore := map[string]string{}
-	for _, r := range w.rows() {
-		if r.state == "sent" {
-			sentBefore[r.phone] = r.wamid
+	for _, r := range w.Rows() {
+		if r.State == "sent" {
+			sentBefore[r.Phone] = r.WAMID
 		}
 	}
 	filler := filepath.Join(mnt, "filler")
@@ -61,34 +61,34 @@ func TestDiskFull(t *testing.T) {
 
 	var r result
 	select {
-	case <-p.done:
-		r = p.wait(t)
+	case <-p.Done():
+		r = p.Wait(t)
 	case <-time.After(60 * time.Second):
-		p.signal(t, syscall.SIGKILL)
-		t.Fatalf("wasend still running 60s after the disk filled: %s", p.wait(t))
+		p.Signal(t, syscall.SIGKILL)
+		t.Fatalf("wasend still running 60s after the disk filled: %s", p.Wait(t))
 	}
 	stopped := time.Since(full)
 	checkOutput(t, "campaign run on a full disk", r)
 	switch {
-	case r.code == 0:
+	case r.Code == 0:
 		t.Errorf("campaign run on a full disk: exit 0; want an error\n%s", r)
-	case r.signal != 0:
-		t.Errorf("campaign run on a full disk: died of %v\n%s", r.signal, r)
-	case !strings.Contains(strings.ToLower(r.stderr), "full"):
-		t.Errorf("campaign run on a full disk: exit %d without saying the disk is full\n%s", r.code, r)
+	case r.Signal != 0:
+		t.Errorf("campaign run on a full disk: died of %v\n%s", r.Signal, r)
+	case !strings.Contains(strings.ToLower(r.Stderr), "full"):
+		t.Errorf("campaign run on a full disk: exit %d without saying the disk is full\n%s", r.Code, r)
 	}
-	t.Logf("wasend stopped %v after the disk filled: exit %d: %s", stopped.Round(time.Millisecond), r.code, lastLine(r.stderr))
+	t.Logf("wasend stopped %v after the disk filled: exit %d: %s", stopped.Round(time.Millisecond), r.Code, lastLine(r.Stderr))
 
 	lost := 0
 	checkKept := func(when string) {
 		now := map[string]row{}
-		for _, r := range w.rows() {
-			now[r.phone] = r
+		for _, r := range w.Rows() {
+			now[r.Phone] = r
 		}
 		for phone, wamid := range sentBefore {
-			if got := now[phone]; got.state != "sent" || got.wamid != wamid {
+			if got := now[phone]; got.State != "sent" || got.WAMID != wamid {
 				lost++
-				t.Errorf("%s: %s was sent (wamid %s), now %s (wamid %s)", when, phone, wamid, got.state, got.wamid)
+				t.Errorf("%s: %s was sent (wamid %s), now %s (wamid %s)", when, phone, wamid, got.State, got.WAMID)
 			}
 		}
 	}
@@ -97,33 +97,33 @@ func TestDiskFull(t *testing.T) {
 	// Running the same command again before freeing space fails the same
 	// clear way, at once, and changes nothing.
 	again := time.Now()
-	r2 := w.run(run...)
+	r2 := w.Run(run...)
 	checkOutput(t, "campaign run again on the still full disk", r2)
-	if r2.code == 0 || r2.signal != 0 || !strings.Contains(strings.ToLower(r2.stderr), "full") {
+	if r2.Code == 0 || r2.Signal != 0 || !strings.Contains(strings.ToLower(r2.Stderr), "full") {
 		t.Errorf("campaign run again on the still full disk: want a non-zero exit saying the disk is full\n%s", r2)
 	}
-	t.Logf("run again on the full disk: exit %d after %v: %s", r2.code, time.Since(again).Round(time.Millisecond), lastLine(r2.stderr))
+	t.Logf("run again on the full disk: exit %d after %v: %s", r2.Code, time.Since(again).Round(time.Millisecond), lastLine(r2.Stderr))
 	checkKept("after running again on the full disk")
 
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	resumed := w.run(run...)
+	resumed := w.Run(run...)
 	checkOutput(t, "campaign run after freeing space", resumed)
-	if resumed.code != 0 || !strings.Contains(resumed.stdout, "finished") {
+	if resumed.Code != 0 || !strings.Contains(resumed.Stdout, "finished") {
 		t.Fatalf("same command after freeing space: want exit 0 and finished\n%s", resumed)
 	}
 	checkKept("after the resumed run")
-	recs := w.api.records(t)
-	rows := w.rows()
+	recs := w.api.Records(t)
+	rows := w.Rows()
 	if len(rows) != n {
 		t.Fatalf("campaign holds %d rows, want %d", len(rows), n)
 	}
 	f := judge(t, rows, recs, false)
 	f.lost += lost
-	f.buckets = checkBuckets(t, recs, w.claims(), lim)
+	f.buckets = checkBuckets(t, recs, w.Claims(), lim)
 	report(t, "storage", f, fmt.Sprintf("sent_before_full=%d stopped_after=%v exit=%d",
-		len(sentBefore), stopped.Round(time.Millisecond), r.code))
+		len(sentBefore), stopped.Round(time.Millisecond), r.Code))
 }
 
 // fillDisk writes path until the file system has no byte left.

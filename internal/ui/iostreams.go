@@ -18,6 +18,7 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	outTTY, errTTY bool
+	inTTY          bool
 	// Quiet silences progress and chatter on ErrOut; errors still print.
 	Quiet bool
 }
@@ -26,7 +27,7 @@ type IOStreams struct {
 func System() *IOStreams {
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		outTTY: isTerminal(os.Stdout), errTTY: isTerminal(os.Stderr),
+		outTTY: isTerminal(os.Stdout), errTTY: isTerminal(os.Stderr), inTTY: isTerminal(os.Stdin),
 	}
 }
 
@@ -42,6 +43,12 @@ func (s *IOStreams) IsStdoutTTY() bool { return s.outTTY }
 
 // IsStderrTTY reports whether progress output goes to a terminal.
 func (s *IOStreams) IsStderrTTY() bool { return s.errTTY }
+
+// IsStdinTTY reports whether a person can answer a question on In.
+func (s *IOStreams) IsStdinTTY() bool { return s.inTTY }
+
+// SetStdinTTY sets In's terminal-ness (tests).
+func (s *IOStreams) SetStdinTTY(tty bool) { s.inTTY = tty }
 
 // SetTTY sets both streams' terminal-ness (tests).
 func (s *IOStreams) SetTTY(out, errOut bool) { s.outTTY, s.errTTY = out, errOut }

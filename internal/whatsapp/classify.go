@@ -7,7 +7,8 @@ import (
 )
 
 // Class is what a sender should do after an attempt. Classify is the one
-// place that maps Cloud API outcomes to classes (cloud-api.md §2.4).
+// place that maps Cloud API outcomes to classes
+// (docs/cloud-api.md#error-codes-and-what-wasend-does).
 type Class int
 
 const (

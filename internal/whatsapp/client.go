@@ -84,7 +84,7 @@ func New(cfg Config) *Client {
 // shut down need not wait for them.
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
-// Response is the useful part of a 2xx answer (cloud-api.md §1.4).
+// Response is the useful part of a 2xx answer (docs/cloud-api.md#success-answer).
 type Response struct {
 	WAMID         string // messages[0].id; every status webhook refers to it
 	WaID          string // contacts[0].wa_id; may differ from the number sent

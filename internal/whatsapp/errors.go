@@ -69,7 +69,7 @@ func (e *TransportError) Error() string {
 
 func (e *TransportError) Unwrap() error { return e.Err }
 
-// graphEnvelope is the error body of cloud-api.md §2.1.
+// graphEnvelope is the error body of docs/cloud-api.md#error-envelope.
 type graphEnvelope struct {
 	Error *struct {
 		Message        string `json:"message"`
@@ -124,7 +124,8 @@ func parseAPIError(status int, h http.Header, body []byte, token string, now tim
 }
 
 // retryAfter returns the longer of the two hints Meta may send. Neither is
-// documented for /messages (cloud-api.md §2.3), so both are optional.
+// documented for /messages (docs/cloud-api.md#retry-hints), so both are
+// optional.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	return max(parseRetryAfter(h.Get("Retry-After"), now), parseBUC(h.Get("X-Business-Use-Case-Usage")))
 }

@@ -16,7 +16,8 @@ var ErrInvalidRequest = errors.New("invalid request")
 // a configuration problem of the account, not of one row.
 var ErrNoCredentials = errors.New("missing credentials")
 
-// Limits the Cloud API enforces on request fields (cloud-api.md §0, §1.5).
+// Limits the Cloud API enforces on request fields
+// (docs/cloud-api.md#request-envelope, #callback-data).
 const (
 	maxTextBody     = 4096 // characters
 	maxCallbackData = 512  // bytes
@@ -68,8 +69,9 @@ type URLButton struct {
 	Text  string
 }
 
-// The wire shapes of cloud-api.md §1.1–1.3. Field order is the order of
-// Meta's examples so that previews read naturally.
+// The wire shapes of docs/cloud-api.md#request-envelope and
+// #template-message. Field order is the order of Meta's examples so that
+// previews read naturally.
 type messageBody struct {
 	MessagingProduct string        `json:"messaging_product"`
 	RecipientType    string        `json:"recipient_type"`
@@ -230,7 +232,7 @@ func (t *Template) components() ([]component, error) {
 }
 
 // validateTo insists on '+' and digits only: without the '+', Meta prepends
-// the sending number's country code, which can misdeliver (cloud-api.md §1.6).
+// the sending number's country code, which can misdeliver (docs/cloud-api.md#phone-numbers).
 func validateTo(to string) error {
 	if len(to) < 2 || to[0] != '+' {
 		return fmt.Errorf("%w: recipient %q is not E.164 with a leading '+'", ErrInvalidRequest, to)

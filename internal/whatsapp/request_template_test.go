@@ -7,7 +7,7 @@ import (
 )
 
 // TestBuildBodyTemplateShapes pins the wire form of every template shape
-// wasend sends against cloud-api.md §1.3.
+// wasend sends against docs/cloud-api.md#template-message.
 func TestBuildBodyTemplateShapes(t *testing.T) {
 	const head = `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+16505551234","type":"template",` +
 		`"template":{"name":"order_update","language":{"code":"en_US","policy":"deterministic"},"components":[`

@@ -8,7 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// decodeSuccess reads what Send keeps of a 2xx answer (cloud-api.md §1.4):
+// decodeSuccess reads what Send keeps of a 2xx answer
+// (docs/cloud-api.md#success-answer):
 // exactly what json.Unmarshal into successBody (in the tests) would give,
 // without its reflection. It runs for every message sent, and
 // json.Unmarshal cost about as much as building the request and posting

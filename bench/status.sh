@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Issue 15's first target: `status`, `status --json`, `campaign list` and
+# `campaign show` on a database holding a 1,000,000-row campaign with
+# 250,000 attempts answer in at most 200 ms, and `status --watch` costs at
+# most 5 % of a core.
+#
+#   bench/status.sh              # build the database once, time each command
+#   bench/status.sh --rebuild    # build it again
+#   WATCH_SECONDS=0 bench/status.sh   # skip the 60 s `status --watch` CPU figure
+#
+# The database is kept in bench/out/status-1m.db (ignored by git) and reused:
+# building it takes a minute. It is a real import of bench/import.sh's
+# 1M-row file through `wasend campaign import`, followed by one SQL
+# transaction that plays the sending of the first 220,000 rows over the four
+# hours before it was built: 250,000 attempts on three accounts (30,000
+# rows tried twice, 10,000 of those throttled first), 200,000 sent, 5,000
+# failed, 1,000 unknown, 14,000 waiting for a retry time. A database built
+# by an older wasend is upgraded by the first command that opens it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CGO_ENABLED=1
+
+out=bench/out
+db=$out/status-1m.db
+mkdir -p "$out"
+bin=$(mktemp -d)/wasend
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+go build -o "$bin" .
+
+if [[ ${1:-} == --rebuild ]]; then
+  rm -f "$db" "$db-wal" "$db-shm"
+fi
+if [[ ! -f $db ]]; then
+  echo "== building $db (once)"
+  awk -v n=1000000 'BEGIN {
+    srand(4)
+    print "phone,name,code,city"
+    for (i = 0; i < n; i++) {
+      d = sprintf("%08d", 10000000 + int(rand() * 90000000))
+      printf "+49151%s,Person %d,C%06d,Berlin\n", d, i, i
+    }
+  }' >"$out/status-1m.csv"
+  for a in 1 2 3; do
+    "$bin" --db "$db" account add "acct-$a" --phone-number-id "10000$a" --tier active >/dev/null
+  done
+  "$bin" --db "$db" -q campaign import "$out/status-1m.csv" --template spring_sale --lang en_US \
+    --params name,code,city >/dev/null
+  rm -f "$out/status-1m.csv"
+  now=$(date +%s%N)
+  sqlite3 "$db" <<SQL
+PRAGMA foreign_keys = ON;
+BEGIN;
+-- Attempt i (1-based) of 250,000 is claimed at t0 + i * 57.6 ms, so the
+-- last one is claimed as the database is built. Rows 1..30,000 are tried
+-- twice: first throttled (10,000) or a transient error, then sent.
+CREATE TEMP TABLE plan AS
+  WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 250000)
+  SELECT i,
+    CASE WHEN i <= 30000 THEN i ELSE i - 30000 END AS msg,
+    1 + (i % 3) AS account
+  FROM k;
+INSERT INTO attempts (message_id, account_id, claimed_at, done_at, outcome, error_code, class)
+  SELECT p.msg + (SELECT min(id) - 1 FROM messages), p.account,
+    $now - (250000 - p.i) * 57600000, $now - (250000 - p.i) * 57600000 + 150000000,
+    CASE WHEN p.i <= 30000 THEN 'retry'
+         WHEN p.msg BETWEEN 200001 AND 205000 THEN 'failed'
+         WHEN p.msg BETWEEN 205001 AND 206000 THEN 'unknown'
+         WHEN p.msg > 206000 THEN 'retry'
+         ELSE 'sent' END,
+    CASE WHEN p.i <= 10000 THEN 130429 WHEN p.i <= 30000 THEN 131000
+         WHEN p.msg BETWEEN 200001 AND 205000 THEN 131026 END,
+    CASE WHEN p.i <= 10000 THEN 'throttled' WHEN p.i <= 30000 THEN 'transient'
+         WHEN p.msg BETWEEN 200001 AND 205000 THEN 'permanent'
+         WHEN p.msg BETWEEN 205001 AND 206000 THEN 'ambiguous'
+         WHEN p.msg > 206000 THEN 'transient' ELSE 'sent' END
+  FROM plan p ORDER BY p.i;
+UPDATE messages SET
+    attempts = CASE WHEN id - b.base <= 30000 THEN 2 ELSE 1 END,
+    account_id = 1 + ((id - b.base + 30000) % 3),
+    updated_at = $now,
+    state = CASE WHEN id - b.base <= 200000 THEN 'sent' WHEN id - b.base <= 205000 THEN 'failed'
+                 WHEN id - b.base <= 206000 THEN 'unknown' ELSE 'pending' END,
+    wamid = CASE WHEN id - b.base <= 200000 THEN 'wamid.' || id END,
+    sent_at = CASE WHEN id - b.base <= 200000 THEN $now END,
+    error_code = CASE WHEN id - b.base BETWEEN 200001 AND 205000 THEN 131026 END,
+    error_message = CASE WHEN id - b.base BETWEEN 200001 AND 205000 THEN 'Message undeliverable' END,
+    retries = CASE WHEN id - b.base > 206000 THEN 1 ELSE 0 END,
+    next_attempt_at = CASE WHEN id - b.base > 206000 THEN $now + 3600000000000 ELSE 0 END
+  FROM (SELECT min(id) - 1 AS base FROM messages) AS b
+  WHERE id - b.base <= 220000;
+COMMIT;
+SQL
+fi
+
+echo "== $db: $(du -h "$db" | cut -f1)"
+# The first open after an upgrade migrates; time that apart.
+start=$(date +%s%N)
+"$bin" --db "$db" campaign list --json >/dev/null
+echo "FIGURES first open (migrations, if any): $(( ($(date +%s%N) - start) / 1000000 )) ms"
+
+time_cmd() { # label, args… — best and median of 5 runs, wall clock
+  local label=$1
+  shift
+  local ms=()
+  for _ in 1 2 3 4 5; do
+    local s
+    s=$(date +%s%N)
+    "$bin" --db "$db" "$@" >/dev/null
+    ms+=($(( ($(date +%s%N) - s) / 1000000 )))
+  done
+  local sorted
+  sorted=$(printf '%s\n' "${ms[@]}" | sort -n | tr '\n' ' ')
+  echo "FIGURES $label: best=$(echo "$sorted" | cut -d' ' -f1) ms median=$(echo "$sorted" | cut -d' ' -f3) ms  (wasend --db $db $*)"
+}
+time_cmd status status
+time_cmd "status --json" status --json
+time_cmd "campaign list" campaign list
+time_cmd "campaign show" campaign show 1
+
+secs=${WATCH_SECONDS:-60}
+if (( secs > 0 )); then
+  # CPU of `status --watch` (every 2 s) over $secs seconds, from
+  # /proc/PID/stat's utime + stime in clock ticks.
+  "$bin" --db "$db" status --watch >/dev/null 2>&1 &
+  pid=$!
+  sleep 1
+  ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+  t0=$(ticks)
+  sleep "$secs"
+  t1=$(ticks)
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  hz=$(getconf CLK_TCK)
+  echo "FIGURES status --watch: $(awk -v d=$((t1 - t0)) -v hz="$hz" -v s="$secs" 'BEGIN {printf "%.1f", 100 * d / hz / s}') % of a core over $secs s"
+fi

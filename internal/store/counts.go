@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+)
+
+// countTriggers creates the triggers that keep the counts.
+//
+//go:embed counts.sql
+var countTriggers string
+
+// countTriggerNames are the triggers countTriggers creates.
+var countTriggerNames = []string{"message_counts_update", "message_counts_delete",
+	"attempt_rollup_insert", "attempt_rollup_update", "campaign_counts_delete"}
+
+// keptCounts pairs each table that migration 0010's triggers keep with the
+// query that computes it from scratch. Rows kept at zero (a state every
+// message has left) are the same as rows absent.
+var keptCounts = []struct {
+	name, cols, kept, recount string
+}{
+	{
+		name: "message_counts",
+		cols: "campaign_id, account_id, state, n",
+		kept: `SELECT campaign_id, account_id, state, n FROM message_counts WHERE n <> 0`,
+		recount: `SELECT campaign_id, coalesce(account_id, 0), state, count(*) FROM messages
+			GROUP BY 1, 2, 3`,
+	},
+	{
+		name: "attempt_rollup",
+		cols: "campaign_id, account_id, minute, attempts, throttled, sent, first_at, last_at, done_at",
+		kept: `SELECT campaign_id, account_id, minute, attempts, throttled, sent, first_at, last_at, done_at
+			FROM attempt_rollup WHERE attempts <> 0`,
+		recount: `SELECT m.campaign_id, t.account_id, t.claimed_at / 60000000000, count(*),
+			count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END),
+			count(CASE WHEN t.outcome = 'sent' THEN 1 END),
+			min(t.claimed_at), max(t.claimed_at), max(coalesce(t.done_at, t.claimed_at))
+			FROM attempts t JOIN messages m ON m.id = t.message_id GROUP BY 1, 2, 3`,
+	},
+	{
+		name: "attempt_firsts",
+		cols: "campaign_id, account_id, minute, prev_any, prev_account, n",
+		kept: `SELECT campaign_id, account_id, minute, prev_any, prev_account, n FROM attempt_firsts WHERE n <> 0`,
+		recount: `SELECT campaign_id, account_id, minute, prev_any, prev_account, count(*) FROM (
+			SELECT m.campaign_id, t.account_id, t.claimed_at / 60000000000 AS minute,
+				coalesce(lag(t.claimed_at) OVER (PARTITION BY t.message_id ORDER BY t.id) / 60000000000, -1) AS prev_any,
+				coalesce(lag(t.claimed_at) OVER (PARTITION BY t.message_id, t.account_id ORDER BY t.id) / 60000000000, -1) AS prev_account
+			FROM attempts t JOIN messages m ON m.id = t.message_id)
+			GROUP BY 1, 2, 3, 4, 5`,
+	},
+}
+
+// ensureCounts creates the triggers that keep the counts, filling the
+// counts from scratch first, when any trigger is missing: on the first open
+// after migration 0010, and after a migration that rebuilt messages or
+// attempts (dropping a table drops its triggers). Otherwise it costs one
+// look at the schema.
+func (s *Store) ensureCounts(ctx context.Context) error {
+	missing := func(q querier) (bool, error) {
+		var n int
+		err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (`+
+			repeated(len(countTriggerNames), "?")+`)`, anys(countTriggerNames)...).Scan(&n)
+		return n != len(countTriggerNames), err
+	}
+	if m, err := missing(s.db); err != nil || !m {
+		return err
+	}
+	return s.write(ctx, func(tx *Tx) error {
+		// Another process may have got here first.
+		if m, err := missing(tx); err != nil || !m {
+			return err
+		}
+		var b strings.Builder
+		for _, k := range keptCounts {
+			fmt.Fprintf(&b, "DELETE FROM %s;\nINSERT INTO %s (%s) %s;\n", k.name, k.name, k.cols, k.recount)
+		}
+		b.WriteString(countTriggers)
+		// Not through the statement cache: several statements in one.
+		if _, err := tx.tx.ExecContext(ctx, b.String()); err != nil {
+			return fmt.Errorf("fill in message counts: %w", err)
+		}
+		return nil
+	})
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// CheckCounts recounts every campaign's messages and attempts from scratch
+// and compares them with the counts kept as rows move. It returns an error
+// naming each table that differs, with up to five differing rows from each
+// side; nil when everything agrees. It reads every message: it is for
+// tests and for looking into a database, not for status.
+func (s *Store) CheckCounts(ctx context.Context) error {
+	// One read transaction, so a writer in another process can't make a
+	// consistent database look inconsistent between the two reads.
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("check counts: %w", err)
+	}
+	defer tx.Rollback()
+	return checkCountsIn(ctx, tx)
+}
+
+func checkCountsIn(ctx context.Context, q querier) error {
+	var problems []string
+	for _, k := range keptCounts {
+		for _, side := range []struct{ label, a, b string }{
+			{"kept but not recounted", k.kept, k.recount},
+			{"recounted but not kept", k.recount, k.kept},
+		} {
+			rows, err := q.QueryContext(ctx, side.a+` EXCEPT `+side.b+` LIMIT 5`)
+			if err != nil {
+				return fmt.Errorf("check %s: %w", k.name, err)
+			}
+			cols, _ := rows.Columns()
+			for rows.Next() {
+				vals := make([]any, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				if err := rows.Scan(ptrs...); err != nil {
+					rows.Close()
+					return fmt.Errorf("check %s: %w", k.name, err)
+				}
+				problems = append(problems, fmt.Sprintf("%s %s: %v", k.name, side.label, vals))
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("check %s: %w", k.name, err)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("kept counts differ from a recount:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
+}

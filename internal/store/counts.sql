@@ -1,0 +1,67 @@
+-- The triggers that keep migration 0010's counts, in the transaction of
+-- the statement that moves a row, whichever code runs it. The store runs
+-- this file, after filling the tables from scratch, in one transaction
+-- whenever one of these triggers is missing (see ensureCounts).
+--
+-- Messages are inserted by the import alone, which adds its count in one
+-- statement before it commits (Importer.Commit): a trigger per row would
+-- cost a million upserts on a million-row import. Messages and attempts
+-- are only deleted with their campaign, which deletes its counts.
+
+DROP TRIGGER IF EXISTS message_counts_update;
+DROP TRIGGER IF EXISTS message_counts_delete;
+DROP TRIGGER IF EXISTS attempt_rollup_insert;
+DROP TRIGGER IF EXISTS attempt_rollup_update;
+DROP TRIGGER IF EXISTS campaign_counts_delete;
+
+CREATE TRIGGER message_counts_update AFTER UPDATE OF state, account_id ON messages
+    WHEN OLD.state IS NOT NEW.state OR OLD.account_id IS NOT NEW.account_id BEGIN
+    UPDATE message_counts SET n = n - 1
+        WHERE campaign_id = OLD.campaign_id AND state = OLD.state AND account_id = coalesce(OLD.account_id, 0);
+    INSERT INTO message_counts (campaign_id, account_id, state, n)
+        VALUES (NEW.campaign_id, coalesce(NEW.account_id, 0), NEW.state, 1)
+        ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+
+-- A decrement never creates a row: when a campaign is deleted its counts go
+-- first or its messages do, and either order leaves nothing behind.
+CREATE TRIGGER message_counts_delete AFTER DELETE ON messages BEGIN
+    UPDATE message_counts SET n = n - 1
+        WHERE campaign_id = OLD.campaign_id AND state = OLD.state AND account_id = coalesce(OLD.account_id, 0);
+END;
+
+CREATE TRIGGER attempt_rollup_insert AFTER INSERT ON attempts BEGIN
+    INSERT INTO attempt_rollup (campaign_id, account_id, minute, attempts, throttled, sent, first_at, last_at, done_at)
+        VALUES ((SELECT campaign_id FROM messages WHERE id = NEW.message_id), NEW.account_id,
+            NEW.claimed_at / 60000000000, 1,
+            NEW.class IS NOT NULL AND NEW.class IN ('throttled', 'pair-throttled'), NEW.outcome IS 'sent',
+            NEW.claimed_at, NEW.claimed_at, coalesce(NEW.done_at, NEW.claimed_at))
+        ON CONFLICT DO UPDATE SET attempts = attempts + 1, throttled = throttled + excluded.throttled,
+            sent = sent + excluded.sent, first_at = min(first_at, excluded.first_at),
+            last_at = max(last_at, excluded.last_at), done_at = max(done_at, excluded.done_at);
+    INSERT INTO attempt_firsts (campaign_id, account_id, minute, prev_any, prev_account, n)
+        VALUES ((SELECT campaign_id FROM messages WHERE id = NEW.message_id), NEW.account_id,
+            NEW.claimed_at / 60000000000,
+            coalesce((SELECT claimed_at FROM attempts WHERE message_id = NEW.message_id AND id < NEW.id
+                ORDER BY id DESC LIMIT 1) / 60000000000, -1),
+            coalesce((SELECT claimed_at FROM attempts WHERE message_id = NEW.message_id AND account_id = NEW.account_id
+                AND id < NEW.id ORDER BY id DESC LIMIT 1) / 60000000000, -1),
+            1)
+        ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER attempt_rollup_update AFTER UPDATE OF outcome, class, done_at ON attempts BEGIN
+    UPDATE attempt_rollup SET
+        throttled = throttled + (NEW.class IS NOT NULL AND NEW.class IN ('throttled', 'pair-throttled'))
+            - (OLD.class IS NOT NULL AND OLD.class IN ('throttled', 'pair-throttled')),
+        sent = sent + (NEW.outcome IS 'sent') - (OLD.outcome IS 'sent'),
+        done_at = max(done_at, coalesce(NEW.done_at, NEW.claimed_at))
+        WHERE campaign_id = (SELECT campaign_id FROM messages WHERE id = NEW.message_id)
+            AND account_id = NEW.account_id AND minute = NEW.claimed_at / 60000000000;
+END;
+
+CREATE TRIGGER campaign_counts_delete AFTER DELETE ON campaigns BEGIN
+    DELETE FROM message_counts WHERE campaign_id = OLD.id;
+    DELETE FROM attempt_rollup WHERE campaign_id = OLD.id;
+    DELETE FROM attempt_firsts WHERE campaign_id = OLD.id;
+END;

@@ -1,0 +1,269 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// The operator's moves on accounts and campaigns. Each is one transaction
+// whose WHERE clause names the states it applies to, so a move that no
+// longer applies (the campaign finished meanwhile) changes nothing and
+// says why.
+
+// ErrNumberTaken is returned when a phone-number id already belongs to
+// another account.
+var ErrNumberTaken = errors.New("already in use")
+
+// ErrInUse is returned when a running wasend still needs what the operator
+// wants to remove or delete.
+var ErrInUse = errors.New("in use by a running wasend")
+
+// ErrFinal is returned for a move on a campaign that has ended: a finished
+// one can't be paused or cancelled, a cancelled one can't be anything.
+var ErrFinal = errors.New("it has ended")
+
+// LiveRunner is how recently a runner must have beaten to count as alive
+// for RemoveAccount and DeleteCampaign. Runners beat every 2 s; a runner
+// silent this long is gone (or hung) and holds nothing back.
+const LiveRunner = 30 * time.Second
+
+// numberFree reports ErrNumberTaken, naming the account, when another live
+// account (not id) already sends from number.
+func numberFree(ctx context.Context, tx *Tx, name, number string, id int64) error {
+	var other string
+	err := tx.QueryRowContext(ctx, `SELECT name FROM accounts WHERE phone_number_id = ? AND id <> ? AND removed_at IS NULL
+		ORDER BY id LIMIT 1`, number, id).Scan(&other)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("look up phone number id %s: %w", number, err)
+	}
+	return fmt.Errorf("account %s: phone number id %s is %w by account %s (one number, one account: two would send at twice its rate)",
+		name, number, ErrNumberTaken, other)
+}
+
+// RemovedName is what a removed account is called from then on: its name
+// is free for a new account, and its history still reads as its own.
+func RemovedName(name string, id int64) string {
+	return fmt.Sprintf("%s (removed #%d)", name, id)
+}
+
+// RemoveAccount removes the named account: it is no longer listed or used,
+// and its name and number are free again. Its history — attempts, sent
+// rows, quota resets — is kept under RemovedName. It is refused with
+// ErrInUse while a live runner holds rows claimed through the account.
+func (s *Store) RemoveAccount(ctx context.Context, name string) error {
+	return s.write(ctx, func(tx *Tx) error {
+		var id int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE name = ? AND removed_at IS NULL`, name).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read account %s: %w", name, err)
+		}
+		now := s.now()
+		var (
+			camp     sql.NullInt64
+			inFlight int
+		)
+		if err := tx.QueryRowContext(ctx, `SELECT min(m.campaign_id), count(*) FROM messages m JOIN runners r ON r.id = m.runner_id
+			WHERE m.state = 'sending' AND m.account_id = ? AND r.heartbeat_at >= ?`,
+			id, now.Add(-LiveRunner).UnixNano()).Scan(&camp, &inFlight); err != nil {
+			return fmt.Errorf("look for messages in flight through %s: %w", name, err)
+		}
+		if inFlight > 0 {
+			return fmt.Errorf("account %s: campaign %d has %d message(s) in flight through it: %w; pause the campaign (`wasend campaign pause %d`) or let it finish, then remove the account",
+				name, camp.Int64, inFlight, ErrInUse, camp.Int64)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET removed_at = ?, disabled = 1, name = ? WHERE id = ?`,
+			now.UnixNano(), RemovedName(name, id), id); err != nil {
+			return fmt.Errorf("remove account %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// stopped returns campaign.ErrPaused or campaign.ErrCancelled when the
+// campaign may not be sent now, nil when it may.
+func stopped(ctx context.Context, q querier, id int64) error {
+	var (
+		state     campaign.CampaignState
+		cancelled bool
+	)
+	err := q.QueryRowContext(ctx, `SELECT state, cancelled_at IS NOT NULL FROM campaigns WHERE id = ?`, id).Scan(&state, &cancelled)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("read campaign %d: %w", id, err)
+	case cancelled:
+		return campaign.ErrCancelled
+	case state == campaign.CampaignPaused:
+		return campaign.ErrPaused
+	}
+	return nil
+}
+
+// CampaignStopped returns campaign.ErrPaused or campaign.ErrCancelled when
+// the campaign was paused or cancelled — by the operator from another
+// shell, or by another runner — and nil while it may be sent. Running
+// engines ask it with every heartbeat.
+func (s *Store) CampaignStopped(ctx context.Context, id int64) error {
+	return stopped(ctx, s.db, id)
+}
+
+// refuseCancelled returns an error wrapping campaign.ErrCancelled when the
+// campaign was cancelled: nothing may reopen it.
+func refuseCancelled(ctx context.Context, tx *Tx, id int64) error {
+	var cancelled sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT cancelled_at FROM campaigns WHERE id = ?`, id).Scan(&cancelled)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("read campaign %d: %w", id, err)
+	case cancelled.Valid:
+		return fmt.Errorf("campaign %d: %w on %s; a cancelled campaign is final", id, campaign.ErrCancelled,
+			fromNanos(cancelled.Int64).UTC().Format(time.DateTime+" UTC"))
+	}
+	return nil
+}
+
+// campaignState reads a campaign's state as shown (cancelled included).
+func campaignState(ctx context.Context, tx *Tx, id int64) (campaign.CampaignState, error) {
+	var (
+		state     campaign.CampaignState
+		cancelled bool
+	)
+	err := tx.QueryRowContext(ctx, `SELECT state, cancelled_at IS NOT NULL FROM campaigns WHERE id = ?`, id).Scan(&state, &cancelled)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	case err != nil:
+		return "", fmt.Errorf("read campaign %d: %w", id, err)
+	case cancelled:
+		return campaign.CampaignCancelled, nil
+	}
+	return state, nil
+}
+
+// PausedByOperator is the pause reason `wasend campaign pause` leaves.
+const PausedByOperator = "paused by the operator (`wasend campaign pause`)"
+
+// PauseCampaign pauses a running campaign: runners stop claiming within
+// seconds, the requests already made finish and are recorded, and
+// `wasend campaign resume` continues it. It returns the state the campaign
+// was in; pausing a paused campaign changes nothing. A finished or
+// cancelled campaign can't be paused (ErrFinal).
+func (s *Store) PauseCampaign(ctx context.Context, id int64, reason string) (campaign.CampaignState, error) {
+	var was campaign.CampaignState
+	err := s.write(ctx, func(tx *Tx) error {
+		var err error
+		if was, err = campaignState(ctx, tx, id); err != nil {
+			return err
+		}
+		switch was {
+		case campaign.CampaignPaused:
+			return nil
+		case campaign.CampaignFinished, campaign.CampaignCancelled:
+			return fmt.Errorf("campaign %d can't be paused: %w (%s)", id, ErrFinal, was)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ?
+			WHERE id = ? AND state = 'running' AND cancelled_at IS NULL`, reason, id)
+		if err != nil {
+			return fmt.Errorf("pause campaign %d: %w", id, err)
+		}
+		return nil
+	})
+	return was, err
+}
+
+// CancelCampaign ends a running or paused campaign for good: its pending
+// rows are never sent, its counts stay as they are, and it shows as
+// cancelled. Rows already in flight finish and are recorded. It returns
+// the state the campaign was in; cancelling a cancelled campaign changes
+// nothing. A finished campaign can't be cancelled (ErrFinal).
+func (s *Store) CancelCampaign(ctx context.Context, id int64) (campaign.CampaignState, error) {
+	var was campaign.CampaignState
+	err := s.write(ctx, func(tx *Tx) error {
+		var err error
+		if was, err = campaignState(ctx, tx, id); err != nil {
+			return err
+		}
+		switch was {
+		case campaign.CampaignCancelled:
+			return nil
+		case campaign.CampaignFinished:
+			return fmt.Errorf("campaign %d can't be cancelled: %w (finished)", id, ErrFinal)
+		}
+		now := s.now().UnixNano()
+		_, err = tx.ExecContext(ctx, `UPDATE campaigns SET state = 'finished', finished_at = ?, cancelled_at = ?, pause_reason = ''
+			WHERE id = ? AND state IN ('running', 'paused') AND cancelled_at IS NULL`, now, now, id)
+		if err != nil {
+			return fmt.Errorf("cancel campaign %d: %w", id, err)
+		}
+		return nil
+	})
+	return was, err
+}
+
+// DeleteCampaign deletes a campaign with its rows, skipped lines and
+// attempts. It is refused with ErrInUse while a live runner sends it. What
+// the campaign sent is forgotten with it: later imports no longer see those
+// numbers as contacted.
+func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
+	return s.write(ctx, func(tx *Tx) error {
+		if _, err := campaignState(ctx, tx, id); err != nil {
+			return err
+		}
+		var (
+			runner string
+			pid    int
+			host   string
+		)
+		err := tx.QueryRowContext(ctx, `SELECT id, host, pid FROM runners WHERE campaign_id = ? AND heartbeat_at >= ?
+			ORDER BY heartbeat_at DESC LIMIT 1`, id, s.now().Add(-LiveRunner).UnixNano()).Scan(&runner, &host, &pid)
+		switch {
+		case err == nil:
+			return fmt.Errorf("campaign %d is being sent by wasend process %d on %s: %w; pause or cancel it first (`wasend campaign pause %d`), then delete it once that run has stopped",
+				id, pid, host, ErrInUse, id)
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("look for runners of campaign %d: %w", id, err)
+		}
+		// Runners that went silent: their rows go with the campaign.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM runners WHERE campaign_id = ?`, id); err != nil {
+			return fmt.Errorf("delete campaign %d: %w", id, err)
+		}
+		// attempts, skipped and campaign_accounts go by ON DELETE CASCADE.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM campaigns WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("delete campaign %d: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// RenameCampaign gives a campaign a new name.
+func (s *Store) RenameCampaign(ctx context.Context, id int64, name string) error {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return fmt.Errorf("campaign %d: a name can't be empty", id)
+	}
+	return s.write(ctx, func(tx *Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET name = ? WHERE id = ?`, name, id)
+		if err != nil {
+			return fmt.Errorf("rename campaign %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+		}
+		return nil
+	})
+}
