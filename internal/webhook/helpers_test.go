@@ -76,9 +76,13 @@ func newFixture(t testing.TB, n int, p Policy) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, err := st.ClaimN(t.Context(), c.ID, "r1", t0, n)
-	if err != nil || len(claims) != n {
-		t.Fatalf("claim: %d, %v", len(claims), err)
+	var claims []campaign.Claim
+	for len(claims) < n {
+		cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, min(n-len(claims), 256))
+		if err != nil {
+			t.Fatalf("claim: %d, %v", len(claims), err)
+		}
+		claims = append(claims, cs...)
 	}
 	return &fixture{st: st, clk: clk, c: c, claims: claims, ap: NewApplier(st, p, nil, nil)}
 }
