@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 )
@@ -23,7 +24,7 @@ active) decides its rate, burst and daily cap; per-account settings override
 the tier. The access token is read from an environment variable when sending
 and is never stored or printed.`,
 	}
-	cmd.AddCommand(newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f), newAccountRemoveCmd(f))
+	cmd.AddCommand(newAccountAddCmd(f), newAccountListCmd(f), newAccountSetCmd(f), newAccountRemoveCmd(f), newAccountTestCmd(f))
 	return cmd
 }
 
@@ -87,10 +88,15 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return f.IO.JSON(accountsJSON(accts, f.location()))
+				live, err := st.LiveRunners(cmd.Context(), f.Now().Add(-report.LiveWithin))
+				if err != nil {
+					return err
 				}
-				return printAccounts(f.IO, accts, f.location())
+				sending := len(live) > 0
+				if asJSON {
+					return f.IO.JSON(report.Accounts(accts, f.location(), sending))
+				}
+				return printAccounts(f.IO, accts, f.location(), sending)
 			})
 		},
 	}
@@ -211,53 +217,26 @@ func rateFromFlags(cmd *cobra.Command, rate float64, every time.Duration) (float
 	return 0, false, nil
 }
 
-// formatRate shows slow rates as "1/12s" and fast ones as "20/s".
-func formatRate(r float64) string {
-	if r <= 0 {
-		return "0"
-	}
-	if r < 1 {
-		d := time.Duration(float64(time.Second) / r).Round(time.Millisecond)
-		return "1/" + d.String()
-	}
-	return strconv.FormatFloat(r, 'f', -1, 64) + "/s"
-}
+// formatRate shows a rate as people read it: "3.2/s", "1 every 12 s",
+// "12/min".
+func formatRate(r float64) string { return ui.FormatRate(r) }
 
-func accountState(a campaign.AccountStatus, loc *time.Location) string {
-	switch {
-	case a.Disabled:
-		return "disabled"
-	case a.CooldownUntil.After(a.At) && a.Restriction != "":
-		return "restricted until " + a.CooldownUntil.In(loc).Format("01-02 15:04")
-	case a.CooldownUntil.After(a.At):
-		return "cooling down until " + a.CooldownUntil.In(loc).Format("15:04:05")
-	case a.UsedToday >= a.Limits.DailyCap:
-		return "capped until reset"
-	case a.Tokens < 1:
-		return "waiting"
-	}
-	return "ok"
-}
-
-// effectiveRate is the rate in force: the configured one scaled down after
-// throttling.
-func effectiveRate(a campaign.AccountStatus) float64 {
-	if a.RateFactor <= 0 {
-		return a.Limits.Rate
-	}
-	return a.Limits.Rate * a.RateFactor
-}
-
-func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location) error {
-	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", "TOKENS", "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV")
+// printAccounts prints the account table; sending says whether a campaign
+// is being sent now (an account waits for a token only then). On a narrow
+// terminal the token variable, phone number id, last error and configured
+// rate columns go first.
+func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location, sending bool) error {
+	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", "TOKENS", "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV").
+		Truncate("NAME", "TOKEN ENV", "STATE").
+		Optional("TOKEN ENV", "PHONE NUMBER ID", "RATE", "LAST ERROR", "BURST")
 	for _, a := range accts {
 		lastErr := ""
 		if a.LastErrorCode != 0 {
 			lastErr = strconv.Itoa(a.LastErrorCode)
 		}
-		t.Row(a.Name, a.Tier, formatRate(a.Limits.Rate), formatRate(effectiveRate(a)), strconv.Itoa(a.Limits.Burst),
+		t.Row(a.Name, a.Tier, formatRate(a.Limits.Rate), formatRate(report.EffectiveRate(a)), strconv.Itoa(a.Limits.Burst),
 			strconv.FormatFloat(math.Floor(a.Tokens*10)/10, 'f', 1, 64),
-			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), accountState(a, loc), lastErr, a.PhoneNumberID, "$"+a.TokenEnv)
+			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), report.AccountState(a, loc, sending), lastErr, a.PhoneNumberID, "$"+a.TokenEnv)
 	}
 	if len(accts) == 0 {
 		io.Infof("no accounts yet: add one with `wasend account add NAME --phone-number-id ID`")
@@ -292,45 +271,6 @@ func warnSharedNumbers(io *ui.IOStreams, accts []campaign.AccountStatus) {
 				strings.Join(sharing, ", "), n, len(sharing), sharing[len(sharing)-1])
 		}
 	}
-}
-
-// accountJSON is the stable JSON shape of an account. The token's variable
-// name is shown; its value never is.
-type accountJSON struct {
-	Name          string     `json:"name"`
-	PhoneNumberID string     `json:"phone_number_id"`
-	Tier          string     `json:"tier"`
-	TokenEnv      string     `json:"token_env"`
-	Rate          float64    `json:"rate_per_second"`
-	EffectiveRate float64    `json:"effective_rate_per_second"`
-	Burst         int        `json:"burst"`
-	DailyCap      int        `json:"daily_cap"`
-	Tokens        float64    `json:"tokens"`
-	SentToday     int        `json:"sent_today"`
-	QuotaDay      string     `json:"quota_day"`
-	State         string     `json:"state"`
-	Disabled      bool       `json:"disabled"`
-	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
-	Restriction   string     `json:"restriction,omitempty"`
-	LastErrorCode int        `json:"last_error_code,omitempty"`
-}
-
-func accountsJSON(accts []campaign.AccountStatus, loc *time.Location) []accountJSON {
-	out := make([]accountJSON, 0, len(accts))
-	for _, a := range accts {
-		out = append(out, accountJSON{
-			Name: a.Name, PhoneNumberID: a.PhoneNumberID, Tier: a.Tier, TokenEnv: a.TokenEnv,
-			Rate: a.Limits.Rate, Burst: a.Limits.Burst, DailyCap: a.Limits.DailyCap,
-			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
-			State: accountState(a, loc), Disabled: a.Disabled, EffectiveRate: effectiveRate(a), LastErrorCode: a.LastErrorCode,
-		})
-		if a.CooldownUntil.After(a.At) {
-			t := a.CooldownUntil.UTC()
-			out[len(out)-1].CooldownUntil = &t
-			out[len(out)-1].Restriction = a.Restriction
-		}
-	}
-	return out
 }
 
 func newTable(f *Factory, header ...string) *ui.Table { return ui.NewTable(f.IO, header...) }

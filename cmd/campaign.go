@@ -60,6 +60,7 @@ type runOptions struct {
 	WebhookAddr         string
 	WebhookPath         string
 	NoReschedule        bool
+	OutageTimeout       time.Duration
 	templateOptions
 }
 
@@ -87,9 +88,14 @@ API answers, three demo accounts send, and the demo template is used.`,
   wasend campaign run news.csv --text "Hi {{name}}, the shop opens at 9."
   wasend campaign run --resume 3
   wasend campaign run --sandbox testdata/recipients.csv`,
+		Annotations: map[string]string{annotationSends: "yes"},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.Resume != 0 {
-				return noArgs(cmd, args)
+				if len(args) > 0 {
+					return usagef("campaign run --resume %d: %q is not expected with --resume (the campaign's recipients are in the database); "+
+						"to send a file as a new campaign, leave out --resume", o.Resume, args[0])
+				}
+				return nil
 			}
 			return exactArgs(1)(cmd, args)
 		},
@@ -135,6 +141,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.StringVar(&o.WebhookPath, "webhook-path", "/webhook", "URL path of --webhook-addr")
 	fl.BoolVar(&o.NoReschedule, "no-reschedule", false, "with webhooks: fail messages Meta did not deliver for the per-user marketing limit (131049) instead of sending them again 24 h later")
 	fl.Float64Var(&o.ErrorPauseRatio, "error-pause-ratio", 0.2, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
+	fl.DurationVar(&o.OutageTimeout, "outage-timeout", 30*time.Minute, "pause (exit 6) when the Cloud API answers no account for this long; until then wasend waits and retries, failing nothing")
 }
 
 // spec checks the message flags and builds the campaign's message spec.
@@ -174,6 +181,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	}
 	if o.ErrorPauseRatio < 0 || o.ErrorPauseRatio > 1 {
 		return usagef("--error-pause-ratio %v: must be between 0 and 1", o.ErrorPauseRatio)
+	}
+	if o.OutageTimeout <= 0 {
+		return usagef("--outage-timeout %v: must be positive", o.OutageTimeout)
 	}
 	spec, err := o.spec(f.Sandbox)
 	if err != nil && o.Resume == 0 {
@@ -223,12 +233,13 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
-		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume,
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: f.location(),
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Sender: client,
 		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped, LongWait: rescheduledWait,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
+		OutageTimeout: o.OutageTimeout,
 	}
 	if f.Sandbox {
 		opts.Label = "SANDBOX"
@@ -264,6 +275,22 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 			return nil
 		}
 	}
+	if c.State == campaign.CampaignRunning || c.State == campaign.CampaignFinished {
+		// About to claim: check the API and the accounts first. (A paused or
+		// cancelled campaign sends nothing; runner.Send says why.)
+		checks, err := preflight(ctx, f, st, client, baseURL, token)
+		if err != nil {
+			return err
+		}
+		back, err := runner.ApplyChecks(ctx, st, c.ID, checks, time.Now())
+		if err != nil {
+			return err
+		}
+		for _, name := range back {
+			f.IO.Infof("account %s passed the check and sends for campaign %d again", name, c.ID)
+		}
+		opts.Probe = outageProbe(client, checks, token)
+	}
 	m := metrics.New(st)
 	m.Watch(c.ID)
 	if hooks != nil {
@@ -279,7 +306,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		defer stop()
 		f.IO.Infof("metrics on http://%s/metrics", addr)
 	}
-	logEvent := logging.Observer(logger.With("campaign", c.ID))
+	logEvent := logging.Observer(logger, c.ID)
 	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
 	runErr := runner.Send(ctx, opts, c)
 	if hooks != nil {
@@ -313,13 +340,15 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		runErr = nil
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
-		fmt.Fprintf(f.IO.ErrOut, "It continues after `wasend quota reset` with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
+			campaign.CappedHint(f.Now(), f.location()), c.ID, dbHint(f))
 	}
 	if hooks != nil {
 		reportDelivery(context.WithoutCancel(ctx), f, st, c.ID)
 	}
 	if f.Sandbox {
 		f.IO.Warnf("SANDBOX: nothing was sent to WhatsApp")
+		f.IO.Infof("See it with: wasend status%s (or wasend campaign show %d%s)", dbHint(f), c.ID, dbHint(f))
 	}
 	return runErr
 }
@@ -357,6 +386,56 @@ func checkAccounts(ctx context.Context, st *store.Store, token func(string) (str
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s (set it, or `wasend account set NAME --disable`)", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// preflight checks the API base URL and every enabled account with one
+// call each before anything is claimed, and warns loudly about the
+// accounts this run leaves out. Its error says that nothing was sent.
+func preflight(ctx context.Context, f *Factory, st *store.Store, api runner.PhoneReader, baseURL string, token func(string) (string, error)) ([]runner.AccountCheck, error) {
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var enabled []campaign.Account
+	for _, a := range accts {
+		if !a.Disabled {
+			enabled = append(enabled, a.Account)
+		}
+	}
+	checks, err := runner.CheckAccounts(ctx, api, baseURL, enabled, token)
+	if err != nil {
+		return nil, fmt.Errorf("nothing was sent: %w", err)
+	}
+	for _, c := range checks {
+		switch c.Verdict {
+		case runner.VerdictFailed:
+			f.IO.Warnf("account %s (phone number id %s) is LEFT OUT of this run: %v (check it with `wasend account test %s`)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Err, c.Account.Name)
+		case runner.VerdictUnreached:
+			f.IO.Warnf("account %s could not be checked: %v; it stays in, and an outage is waited out", c.Account.Name, c.Err)
+		}
+	}
+	return checks, nil
+}
+
+// outageProbe reads the number of the first account that passed the
+// preflight: the cheap call that tells when an outage is over.
+func outageProbe(api runner.PhoneReader, checks []runner.AccountCheck, token func(string) (string, error)) func(context.Context) error {
+	for _, c := range checks {
+		if !c.Usable() {
+			continue
+		}
+		a := c.Account
+		return func(ctx context.Context) error {
+			tok, err := token(a.TokenEnv)
+			if err != nil {
+				return err
+			}
+			_, err = api.PhoneNumber(ctx, a.PhoneNumberID, tok)
+			return err
+		}
 	}
 	return nil
 }
@@ -402,7 +481,7 @@ message state, health figures and ETA — the campaign half of ` + "`wasend stat
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			return f.withStore(ctx, func(st *store.Store) error {
-				out, err := campaignsJSON(ctx, f, st)
+				out, err := f.reporter(st).Campaigns(ctx)
 				if err != nil {
 					return err
 				}
@@ -512,8 +591,9 @@ func newCampaignResumeCmd(f *Factory) *cobra.Command {
 permanent failures, or because every account failed for it — and run it. The
 accounts dropped from the campaign get another chance: fix their tokens or
 permissions first. Takes the same sending flags as ` + "`campaign run`" + `.`,
-		Example: `  wasend campaign resume 3`,
-		Args:    exactArgs(1),
+		Example:     `  wasend campaign resume 3`,
+		Annotations: map[string]string{annotationSends: "yes"},
+		Args:        exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
 			if err != nil {
@@ -580,7 +660,8 @@ again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code COD
 				}
 				return f.IO.JSON(out)
 			}
-			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT")
+			t := newTable(f, "LINE", "PHONE", "CODE", "REASON", "ATTEMPTS", "ACCOUNT", "LAST ATTEMPT").
+				Truncate("REASON", "ACCOUNT").Optional("LAST ATTEMPT", "ATTEMPTS", "ACCOUNT")
 			for _, r := range rows {
 				code := ""
 				if r.ErrorCode != 0 {
@@ -636,7 +717,7 @@ are the file's own, counting the header as line 1.`,
 				}
 				return f.IO.JSON(out)
 			}
-			t := newTable(f, "LINE", "INPUT", "REASON")
+			t := newTable(f, "LINE", "INPUT", "REASON").Truncate("INPUT", "REASON")
 			for _, r := range rows {
 				t.Row(strconv.Itoa(r.Line), r.Input, r.Reason)
 			}

@@ -2,12 +2,12 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -71,9 +71,9 @@ quoting) is an error that names the file, line and column.`,
 			if err != nil {
 				return err
 			}
-			file, err := os.Open(args[0])
+			file, err := recipients.OpenFile("recipient", args[0])
 			if err != nil {
-				return fmt.Errorf("recipient file: %w", err)
+				return err
 			}
 			defer file.Close()
 			return f.withStore(ctx, func(st *store.Store) error {
@@ -109,6 +109,7 @@ quoting) is an error that names the file, line and column.`,
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
+	acceptSendFlags(f, cmd)
 	addJSONFlag(cmd, &asJSON)
 	return cmd
 }

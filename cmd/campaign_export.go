@@ -3,8 +3,10 @@ package cmd
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -173,9 +175,18 @@ const exportBatch = 512
 // directory, renamed over path only once complete and synced: readers see
 // the old file or the whole new one, never a part.
 func writeFileAtomic(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
+		// The temporary file is ours, not the user's: name what they gave.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("--out %s: directory %s does not exist", path, dir)
+		}
+		return fmt.Errorf("--out %s: cannot create a file in %s: %w", path, dir, err)
 	}
 	defer func() {
 		if err != nil {

@@ -34,6 +34,7 @@ with the same message flags again finds the campaign it already became.`,
 	fl.StringVar(&o.Name, "name", "", "campaign name (default: the file name)")
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
+	acceptSendFlags(f, cmd)
 	return cmd
 }
 

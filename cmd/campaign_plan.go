@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/recipients"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -50,6 +51,7 @@ succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o.runOptions)
 	addReadFlags(fl, &o.runOptions)
+	acceptSendFlags(f, cmd)
 	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
 	fl.StringVar(&o.Start, "start", "now", "when sending starts: RFC 3339 (2026-12-01T08:00:00+01:00) or now")
 	addJSONFlag(cmd, &o.JSON)
@@ -58,17 +60,17 @@ succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
 
 // planJSON is the shape of `wasend campaign plan --json`.
 type planJSON struct {
-	File        string        `json:"file"`
-	Recipients  int           `json:"recipients"`
-	Skipped     int           `json:"skipped"`
-	Start       time.Time     `json:"start"`
-	Finish      *time.Time    `json:"finish"` // null: never
-	Seconds     float64       `json:"duration_seconds"`
-	QuotaResets int           `json:"quota_resets"`
-	Never       string        `json:"never,omitempty"` // why it would never finish
-	Accounts    []planShare   `json:"accounts"`
-	GlobalLimit *globalJSON   `json:"global_limit"`
-	OneMore     []planOneMore `json:"one_more"`
+	File        string         `json:"file"`
+	Recipients  int            `json:"recipients"`
+	Skipped     int            `json:"skipped"`
+	Start       time.Time      `json:"start"`
+	Finish      *time.Time     `json:"finish"` // null: never
+	Seconds     float64        `json:"duration_seconds"`
+	QuotaResets int            `json:"quota_resets"`
+	Never       string         `json:"never,omitempty"` // why it would never finish
+	Accounts    []planShare    `json:"accounts"`
+	GlobalLimit *report.Global `json:"global_limit"`
+	OneMore     []planOneMore  `json:"one_more"`
 }
 
 type planShare struct {
@@ -103,9 +105,9 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		return err
 	}
 	return f.withStore(ctx, func(st *store.Store) error {
-		file, err := os.Open(o.File)
+		file, err := recipients.OpenFile("recipient", o.File)
 		if err != nil {
-			return fmt.Errorf("recipient file: %w", err)
+			return err
 		}
 		defer file.Close()
 		sum, err := runner.Check(ctx, file, o.File, spec, ro, st.IsSuppressed)
@@ -138,7 +140,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			out.Accounts = append(out.Accounts, planShare{s.Name, s.Tier, s.Sent})
 		}
 		if in.Global != nil {
-			out.GlobalLimit = &globalJSON{Rate: in.GlobalLimit.Rate, Burst: in.GlobalLimit.Burst, Tokens: in.Global.TokensAt(in.GlobalLimit, start)}
+			out.GlobalLimit = &report.Global{Rate: in.GlobalLimit.Rate, Burst: in.GlobalLimit.Burst, Tokens: in.Global.TokensAt(in.GlobalLimit, start)}
 		}
 		for _, t := range tiers {
 			more := planner.Plan(planner.WithExtra(in, t.Name, t.Limits))
@@ -256,19 +258,4 @@ func printPlan(f *Factory, p planJSON, loc *time.Location) error {
 }
 
 // humanDuration rounds a forecast for people: "about 2 d 4 h".
-func humanDuration(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "at once"
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
-	case d < time.Hour:
-		d = d.Round(time.Minute)
-		return fmt.Sprintf("about %d min", int(d/time.Minute))
-	case d < 24*time.Hour:
-		d = d.Round(time.Minute)
-		return fmt.Sprintf("about %d h %d min", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	}
-	d = d.Round(time.Hour)
-	return fmt.Sprintf("about %d d %d h", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
-}
+var humanDuration = report.HumanDuration

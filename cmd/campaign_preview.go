@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -53,6 +52,7 @@ and exits 1.`,
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
+	acceptSendFlags(f, cmd)
 	_ = fl.MarkHidden("report") // shared with run and check; refused above
 	fl.IntVar(&row, "row", 0, "show data row `N` (1: the first after the header; default: the first usable row)")
 	return cmd
@@ -67,9 +67,9 @@ func campaignPreview(f *Factory, o runOptions, n int) error {
 	if err != nil {
 		return err
 	}
-	file, err := os.Open(o.File)
+	file, err := recipients.OpenFile("recipient", o.File)
 	if err != nil {
-		return fmt.Errorf("recipient file: %w", err)
+		return err
 	}
 	defer file.Close()
 	m, err := runner.PreviewRow(file, o.File, spec, ro, n)

@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/ui"
 )
 
 func newCampaignShowCmd(f *Factory) *cobra.Command {
@@ -45,7 +47,13 @@ account, dropped, …), for grep and awk.`,
 				if err != nil {
 					return err
 				}
-				dl, err := campaignDelivery(cmd.Context(), st, id, grace)
+				// The true state: running only while a process sends it.
+				state, err := f.reporter(st).State(cmd.Context(), d.Campaign, !d.FirstAttempt.IsZero(), d.Dropped)
+				if err != nil {
+					return err
+				}
+				d.Campaign.State = campaign.CampaignState(state)
+				dl, err := campaignDelivery(cmd.Context(), f, st, id, grace)
 				if err != nil {
 					return err
 				}
@@ -78,7 +86,7 @@ account, dropped, …), for grep and awk.`,
 		},
 	}
 	addJSONFlag(cmd, &asJSON)
-	cmd.Flags().DurationVar(&grace, "unknown-grace", unknownGrace, "after this long without a status webhook, an unknown row is reported as most likely never accepted")
+	cmd.Flags().DurationVar(&grace, "unknown-grace", report.UnknownGrace, "after this long without a status webhook, an unknown row is reported as most likely never accepted")
 	return cmd
 }
 
@@ -103,9 +111,9 @@ type showJSON struct {
 	Errors   []errorGroupJSON   `json:"errors"`
 	Accounts []accountSplitJSON `json:"accounts"`
 	Timing   timingJSON         `json:"timing"`
-	Dropped  []droppedJSON      `json:"dropped_accounts"`
+	Dropped  []report.Dropped   `json:"dropped_accounts"`
 	// Delivery is what status webhooks said, once one reported.
-	Delivery *deliveryJSON `json:"delivery,omitempty"`
+	Delivery *report.Delivery `json:"delivery,omitempty"`
 }
 
 type errorGroupJSON struct {
@@ -128,7 +136,8 @@ type timingJSON struct {
 	LastAttempt    *time.Time `json:"last_attempt,omitempty"`
 	ElapsedSeconds float64    `json:"elapsed_seconds"`
 	SendRate       float64    `json:"send_rate_per_second"` // sent over elapsed
-	Attempts       int        `json:"attempts"`
+	Attempts       int        `json:"attempts"`             // requests that reached the API
+	NotSent        int        `json:"not_sent"`             // claims put back without a request
 	ThrottleRate   float64    `json:"throttle_rate"`
 	AvgAttempts    float64    `json:"avg_attempts"`
 }
@@ -140,11 +149,11 @@ func toShowJSON(d store.Detail) showJSON {
 		Template: c.Spec.Template, Lang: c.Spec.Lang, Params: c.Spec.Params, Text: c.Spec.Text,
 		State: string(c.State), PauseReason: c.PauseReason, CreatedAt: c.CreatedAt.UTC(),
 		FinishedAt: utcOrNil(c.FinishedAt), Imported: c.Imported, Skipped: c.Skipped,
-		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []droppedJSON{},
+		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []report.Dropped{},
 		Timing: timingJSON{
 			FirstAttempt: utcOrNil(d.FirstAttempt), LastAttempt: utcOrNil(d.LastAttempt),
 			ElapsedSeconds: d.Elapsed().Seconds(), SendRate: d.SendRate(),
-			Attempts: d.Stats.Attempts, ThrottleRate: d.Stats.ThrottleRate(), AvgAttempts: d.Stats.AvgAttempts(),
+			Attempts: d.Stats.Attempts, NotSent: d.Stats.NotSent, ThrottleRate: d.Stats.ThrottleRate(), AvgAttempts: d.Stats.AvgAttempts(),
 		},
 	}
 	for _, s := range campaign.States {
@@ -157,7 +166,7 @@ func toShowJSON(d store.Detail) showJSON {
 		out.Accounts = append(out.Accounts, accountSplitJSON{a.Account, a.Sent, a.Failed, a.Unknown, a.Attempts, a.Throttled})
 	}
 	for _, x := range d.Dropped {
-		out.Dropped = append(out.Dropped, droppedJSON{x.Account, x.Reason, x.ErrorCode, x.At.UTC()})
+		out.Dropped = append(out.Dropped, report.Dropped{Account: x.Account, Reason: x.Reason, ErrorCode: x.ErrorCode, At: x.At.UTC()})
 	}
 	return out
 }
@@ -181,12 +190,11 @@ func printShow(f *Factory, d store.Detail, loc *time.Location) error {
 		}
 		return t.In(loc).Format("2006-01-02 15:04:05 MST")
 	}
-	state := string(c.State)
-	if c.PauseReason != "" {
-		state += ": " + oneLine(c.PauseReason)
-	}
 	fmt.Fprintf(w, "Campaign %d: %s\n", c.ID, c.Name)
-	kv(w, "State", state)
+	kv(w, "State", string(c.State))
+	if c.PauseReason != "" {
+		kv(w, "Reason", oneLine(c.PauseReason))
+	}
 	kv(w, "Source", c.Source)
 	kv(w, "Message", describeSpec(c.Spec))
 	kv(w, "Created", when(c.CreatedAt))
@@ -205,7 +213,7 @@ func printShow(f *Factory, d store.Detail, loc *time.Location) error {
 
 	if len(d.Errors) > 0 {
 		fmt.Fprintln(w, "\nFailures by error code")
-		t = newTable(f, "CODE", "COUNT", "SAMPLE")
+		t = newTable(f, "CODE", "COUNT", "SAMPLE").Truncate("SAMPLE")
 		for _, g := range d.Errors {
 			t.Row(codeText(g.Code), strconv.Itoa(g.Count), oneLine(g.Sample))
 		}
@@ -230,14 +238,22 @@ func printShow(f *Factory, d store.Detail, loc *time.Location) error {
 	kv(w, "First attempt", when(d.FirstAttempt))
 	kv(w, "Last attempt", when(d.LastAttempt))
 	kv(w, "Elapsed", d.Elapsed().Round(time.Second).String())
-	kv(w, "Send rate", fmt.Sprintf("%.2f messages/s", d.SendRate()))
-	kv(w, "Requests", fmt.Sprintf("%d, %s throttled, %s per message", d.Stats.Attempts,
-		flag(fmt.Sprintf("%.1f%%", d.Stats.ThrottleRate()*100), d.Stats.ThrottleRate() >= 0.01, true),
-		flag(fmt.Sprintf("%.2f", d.Stats.AvgAttempts()), d.Stats.AvgAttempts() >= 1.5, true)))
+	rate := "- (too short a time to measure)"
+	if r, ok := ui.MeasuredRate(d.Counts[campaign.Sent], d.Elapsed()); ok {
+		rate = ui.FormatRate(r)
+	}
+	kv(w, "Send rate", rate)
+	kv(w, "Requests", fmt.Sprintf("%d reached the API, %s throttled, %s per message", d.Stats.Attempts,
+		flag(fmt.Sprintf("%.1f%%", d.Stats.ThrottleRate()*100), d.Stats.ThrottleRate() >= report.MaxThrottleRate, true),
+		flag(fmt.Sprintf("%.2f", d.Stats.AvgAttempts()), d.Stats.AvgAttempts() >= report.MaxAvgAttempts, true)))
+	if d.Stats.NotSent > 0 {
+		kv(w, "Not sent", fmt.Sprintf("%d claim%s put back without a request (an account or the campaign stopped meanwhile)",
+			d.Stats.NotSent, report.Plural(d.Stats.NotSent)))
+	}
 
 	if len(d.Dropped) > 0 {
 		fmt.Fprintln(w, "\nDropped accounts")
-		t = newTable(f, "ACCOUNT", "CODE", "SINCE", "REASON")
+		t = newTable(f, "ACCOUNT", "CODE", "SINCE", "REASON").Truncate("REASON")
 		for _, x := range d.Dropped {
 			t.Row(x.Account, codeText(x.ErrorCode), when(x.At), oneLine(x.Reason))
 		}
@@ -324,6 +340,7 @@ func printShowRecords(w io.Writer, d store.Detail) error {
 	rec("elapsed_seconds", strconv.FormatFloat(d.Elapsed().Seconds(), 'f', -1, 64))
 	rec("send_rate", strconv.FormatFloat(d.SendRate(), 'f', 4, 64))
 	rec("attempts", strconv.Itoa(d.Stats.Attempts))
+	rec("not_sent", strconv.Itoa(d.Stats.NotSent))
 	rec("throttle_rate", strconv.FormatFloat(d.Stats.ThrottleRate(), 'f', 4, 64))
 	rec("avg_attempts", strconv.FormatFloat(d.Stats.AvgAttempts(), 'f', 4, 64))
 	for _, x := range d.Dropped {

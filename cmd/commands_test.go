@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -24,6 +25,8 @@ type cli struct {
 	env map[string]string
 	now time.Time
 	tty bool
+	// width of the terminal in columns; 0 for unlimited.
+	width int
 	// stdin is what a person types; stdinTTY whether stdin is a terminal.
 	stdin    string
 	stdinTTY bool
@@ -46,6 +49,9 @@ func (c *cli) run(args ...string) (stdout, stderr string, err error) {
 	now := c.now
 	f := &Factory{IO: ui.Test(&out, &errOut), Getenv: mapEnv(c.env), Now: func() time.Time { return now }}
 	f.IO.SetTTY(c.tty, c.tty)
+	if c.width > 0 {
+		f.IO.SetWidth(c.width)
+	}
 	f.IO.SetStdinTTY(c.stdinTTY)
 	f.IO.In = strings.NewReader(c.stdin)
 	root := NewRootCmd(f)
@@ -83,10 +89,10 @@ func (c *cli) usage(args ...string) string {
 }
 
 // status returns `wasend status --json` decoded.
-func (c *cli) status() statusJSON {
+func (c *cli) status() report.Status {
 	c.t.Helper()
 	out := c.ok("status", "--json")
-	var s statusJSON
+	var s report.Status
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -190,9 +196,9 @@ func TestAccountAddList(t *testing.T) {
 	c := newCLI(t)
 	c.addAccounts()
 	checkRows(t, "account list", c.table("account", "list"), []map[string]string{
-		{"NAME": "main-01", "TIER": "active", "RATE": "1/5s", "BURST": "15", "TOKENS": "15.0", "TODAY": "0/300",
+		{"NAME": "main-01", "TIER": "active", "RATE": "1 every 5 s", "BURST": "15", "TOKENS": "15.0", "TODAY": "0/300",
 			"STATE": "ok", "PHONE NUMBER ID": "1234567890", "TOKEN ENV": "$WA_TOKEN_MAIN"},
-		{"NAME": "fresh-02", "TIER": "new", "RATE": "1/12s", "BURST": "5", "TOKENS": "5.0", "TODAY": "0/50",
+		{"NAME": "fresh-02", "TIER": "new", "RATE": "1 every 12 s", "BURST": "5", "TOKENS": "5.0", "TODAY": "0/50",
 			"STATE": "ok", "PHONE NUMBER ID": "2345678901", "TOKEN ENV": "$WA_TOKEN_FRESH"},
 	})
 
@@ -200,13 +206,13 @@ func TestAccountAddList(t *testing.T) {
 	// tabs and no header when piped.
 	c.tty = true
 	tty := c.ok("account", "list")
-	if !strings.HasPrefix(tty, "NAME      TIER    RATE   ") || !strings.Contains(tty, "\nmain-01   active  1/5s   ") ||
-		!strings.Contains(tty, "\nfresh-02  new     1/12s  ") || strings.Contains(tty, "\t") {
+	if !strings.HasPrefix(tty, "NAME      TIER    RATE          ") || !strings.Contains(tty, "\nmain-01   active  1 every 5 s   ") ||
+		!strings.Contains(tty, "\nfresh-02  new     1 every 12 s  ") || strings.Contains(tty, "\t") {
 		t.Errorf("account list on a TTY:\n%s", tty)
 	}
 	c.tty = false
 	piped := c.ok("account", "list")
-	if !strings.HasPrefix(piped, "main-01\tactive\t1/5s\t") || !strings.Contains(piped, "\nfresh-02\tnew\t1/12s\t") ||
+	if !strings.HasPrefix(piped, "main-01\tactive\t1 every 5 s\t") || !strings.Contains(piped, "\nfresh-02\tnew\t1 every 12 s\t") ||
 		strings.Contains(piped, "NAME") || strings.Count(piped, "\n") != 2 {
 		t.Errorf("account list piped:\n%q", piped)
 	}
@@ -337,9 +343,9 @@ func TestAccountSetLimits(t *testing.T) {
 
 func TestTierListSet(t *testing.T) {
 	c := newCLI(t)
-	want := "new\t1/12s\t5\t50\t1/12s burst 5 cap 50\n" +
-		"warm\t1/8s\t8\t150\t1/8s burst 8 cap 150\n" +
-		"active\t1/5s\t15\t300\t1/5s burst 15 cap 300\n"
+	want := "new\t1 every 12 s\t5\t50\t1 every 12 s burst 5 cap 50\n" +
+		"warm\t1 every 8 s\t8\t150\t1 every 8 s burst 8 cap 150\n" +
+		"active\t1 every 5 s\t15\t300\t1 every 5 s burst 15 cap 300\n"
 	if got := c.ok("tier", "list"); got != want {
 		t.Errorf("tier list:\n%s\nwant:\n%s", got, want)
 	}
@@ -347,11 +353,11 @@ func TestTierListSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := "tier new: rate 1/10s, burst 6, daily cap 80\n"; errOut != w {
+	if w := "tier new: rate 1 every 10 s, burst 6, daily cap 80\n"; errOut != w {
 		t.Errorf("tier set stderr = %q, want %q", errOut, w)
 	}
 	got := c.ok("tier", "list")
-	if first, _, _ := strings.Cut(got, "\n"); first != "new\t1/10s\t6\t80\t1/12s burst 5 cap 50" {
+	if first, _, _ := strings.Cut(got, "\n"); first != "new\t1 every 10 s\t6\t80\t1 every 12 s burst 5 cap 50" {
 		t.Errorf("tier list after set: first row %q", first)
 	}
 	c.ok("tier", "set", "new", "--defaults")
@@ -361,7 +367,7 @@ func TestTierListSet(t *testing.T) {
 
 	c.tty = true
 	got = c.ok("tier", "list")
-	if !strings.HasPrefix(got, "TIER    RATE   BURST  DAILY CAP  DEFAULTS\nnew     1/12s  5      50") {
+	if !strings.HasPrefix(got, "TIER    RATE          BURST  DAILY CAP  DEFAULTS\nnew     1 every 12 s  5      50") {
 		t.Errorf("tier list on a TTY:\n%s", got)
 	}
 }

@@ -9,58 +9,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 )
 
-// deliveryJSON is what status webhooks said of a campaign's (or an
-// account's) sent messages. It appears in --json output once a webhook
-// has reported on them.
-type deliveryJSON struct {
-	Sent            int     `json:"sent"` // accepted: state sent, or failed after send
-	Delivered       int     `json:"delivered"`
-	Read            int     `json:"read"`
-	FailedAfterSend int     `json:"failed_after_send"`
-	DeliveredRate   float64 `json:"delivered_rate"` // delivered / sent
-	ReadRate        float64 `json:"read_rate"`      // read / delivered
-	// UnknownNoWebhook counts unknown rows no webhook settled within the
-	// grace period (campaigns only).
-	UnknownNoWebhook *int `json:"unknown_without_webhook,omitempty"`
-}
-
-func toDeliveryJSON(f store.DeliveryFigures) *deliveryJSON {
-	return &deliveryJSON{Sent: f.Sent, Delivered: f.Delivered, Read: f.Read, FailedAfterSend: f.FailedAfterSend,
-		DeliveredRate: f.DeliveredRate(), ReadRate: f.ReadRate()}
-}
-
-// unknownGrace is how long an unknown row may wait for a webhook before
-// `campaign show` says none will come.
-const unknownGrace = time.Hour
-
 // campaignDelivery reads a campaign's delivery figures, nil when no
 // status webhook reported on it.
-func campaignDelivery(ctx context.Context, st *store.Store, id int64, grace time.Duration) (*deliveryJSON, error) {
-	fig, err := st.CampaignDelivery(ctx, id)
-	if err != nil || fig.Statuses == 0 {
-		return nil, err
-	}
-	d := toDeliveryJSON(fig)
-	stale, err := st.StaleUnknown(ctx, id, grace)
-	if err != nil {
-		return nil, err
-	}
-	d.UnknownNoWebhook = &stale
-	return d, nil
+func campaignDelivery(ctx context.Context, f *Factory, st *store.Store, id int64, grace time.Duration) (*report.Delivery, error) {
+	return f.reporter(st).Delivery(ctx, id, grace)
 }
 
 func pct(r float64) string { return strconv.FormatFloat(r*100, 'f', 1, 64) + "%" }
 
-func deliveryLine(d *deliveryJSON) string {
+func deliveryLine(d *report.Delivery) string {
 	return fmt.Sprintf("%d sent, %d delivered (%s), %d read (%s of delivered), %d failed after send",
 		d.Sent, d.Delivered, pct(d.DeliveredRate), d.Read, pct(d.ReadRate), d.FailedAfterSend)
 }
 
 // printShowDelivery writes campaign show's delivery block (terminal form).
-func printShowDelivery(f *Factory, d *deliveryJSON, accts map[string]store.DeliveryFigures, grace time.Duration) error {
+func printShowDelivery(f *Factory, d *report.Delivery, accts map[string]store.DeliveryFigures, grace time.Duration) error {
 	if d == nil {
 		return nil
 	}
@@ -75,7 +42,7 @@ func printShowDelivery(f *Factory, d *deliveryJSON, accts map[string]store.Deliv
 	}
 	t := newTable(f, "ACCOUNT", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED")
 	for _, name := range sortedKeys(accts) {
-		a := toDeliveryJSON(accts[name])
+		a := report.DeliveryOf(accts[name])
 		t.Row(name, strconv.Itoa(a.Sent), strconv.Itoa(a.Delivered), strconv.Itoa(a.Read), strconv.Itoa(a.FailedAfterSend),
 			pct(a.DeliveredRate), pct(a.ReadRate))
 	}
@@ -84,7 +51,7 @@ func printShowDelivery(f *Factory, d *deliveryJSON, accts map[string]store.Deliv
 
 // printDeliveryRecords writes the piped form: "delivery" and
 // "account_delivery" records.
-func printDeliveryRecords(w io.Writer, d *deliveryJSON, accts map[string]store.DeliveryFigures) error {
+func printDeliveryRecords(w io.Writer, d *report.Delivery, accts map[string]store.DeliveryFigures) error {
 	if d == nil {
 		return nil
 	}
@@ -94,7 +61,7 @@ func printDeliveryRecords(w io.Writer, d *deliveryJSON, accts map[string]store.D
 	rec("delivery", strconv.Itoa(d.Sent), strconv.Itoa(d.Delivered), strconv.Itoa(d.Read), strconv.Itoa(d.FailedAfterSend),
 		rate(d.DeliveredRate), rate(d.ReadRate), strconv.Itoa(*d.UnknownNoWebhook))
 	for _, name := range sortedKeys(accts) {
-		a := toDeliveryJSON(accts[name])
+		a := report.DeliveryOf(accts[name])
 		rec("account_delivery", name, strconv.Itoa(a.Sent), strconv.Itoa(a.Delivered), strconv.Itoa(a.Read),
 			strconv.Itoa(a.FailedAfterSend), rate(a.DeliveredRate), rate(a.ReadRate))
 	}
@@ -113,7 +80,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // printStatusDelivery writes status's delivery table for the campaigns
 // that webhooks reported on.
-func printStatusDelivery(f *Factory, camps []campaignJSON) error {
+func printStatusDelivery(f *Factory, camps []report.Campaign) error {
 	var some bool
 	for _, c := range camps {
 		some = some || c.Delivery != nil
@@ -132,19 +99,4 @@ func printStatusDelivery(f *Factory, camps []campaignJSON) error {
 		}
 	}
 	return t.Render()
-}
-
-// addAccountDelivery sets the delivery figures of the accounts that status
-// webhooks reported on.
-func addAccountDelivery(ctx context.Context, st *store.Store, accts []accountStatusJSON) error {
-	byName, err := st.AccountDelivery(ctx, 0)
-	if err != nil {
-		return err
-	}
-	for i := range accts {
-		if fig, ok := byName[accts[i].Name]; ok && (fig.Delivered > 0 || fig.FailedAfterSend > 0) {
-			accts[i].Delivery = toDeliveryJSON(fig)
-		}
-	}
-	return nil
 }

@@ -20,6 +20,7 @@ const (
 	ExitCapped      = 3   // --stop-when-capped: every account reached its daily cap
 	ExitPaused      = 4   // the campaign is paused (a template or campaign-fatal error, too many failures, or campaign pause)
 	ExitNoAccount   = 5   // every account failed for the campaign (token, permission, registration)
+	ExitOutage      = 6   // the Cloud API answered no account for --outage-timeout; the campaign is paused
 	ExitCancelled   = 7   // the campaign was cancelled (wasend campaign cancel); that is final
 	ExitInterrupted = 130 // Ctrl-C or SIGTERM; run the same command to continue
 )
@@ -46,6 +47,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, dispatch.ErrCapped):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return ExitCapped
+	case errors.Is(err, dispatch.ErrOutage):
+		fmt.Fprintf(stderr, "stopped: %v\n", err)
+		return ExitOutage
 	case errors.Is(err, campaign.ErrNoUsableAccount):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return ExitNoAccount

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -26,6 +27,10 @@ type Factory struct {
 	Sandbox   bool
 	LogFormat string
 	LogLevel  string
+
+	// sends is set while a command that sends messages runs (see
+	// annotationSends); read by the interrupt handler.
+	sends atomic.Bool
 }
 
 // Logger returns the structured logger on stderr that --log-format and
@@ -44,11 +49,13 @@ func newFactory() *Factory {
 
 // DatabasePath resolves --db, then $WASEND_DB, then the XDG data directory.
 // The sandbox has its own file there so demo runs never touch real state.
-func (f *Factory) DatabasePath() (string, error) {
+func (f *Factory) DatabasePath() (string, error) { return f.databasePath(f.Sandbox) }
+
+func (f *Factory) databasePath(sandbox bool) (string, error) {
 	if f.DBPath != "" {
 		return f.DBPath, nil
 	}
-	if p := f.Getenv("WASEND_DB"); p != "" && !f.Sandbox {
+	if p := f.Getenv("WASEND_DB"); p != "" && !sandbox {
 		return p, nil
 	}
 	dir := f.Getenv("XDG_DATA_HOME")
@@ -63,7 +70,7 @@ func (f *Factory) DatabasePath() (string, error) {
 		dir = filepath.Join(home, ".local", "share")
 	}
 	name := "wasend.db"
-	if f.Sandbox {
+	if sandbox {
 		name = "sandbox.db"
 	}
 	return filepath.Join(dir, "wasend", name), nil

@@ -49,10 +49,17 @@ func interruptContext(f *Factory) (context.Context, func()) {
 		case <-ctx.Done():
 			return
 		}
-		fmt.Fprintln(f.IO.ErrOut, "\ninterrupted: finishing requests in flight (press Ctrl-C again to quit at once)")
+		// Only a command that sends has requests in flight to talk about;
+		// any other (status --watch, sandbox serve) just ends.
+		sends := f.sends.Load()
+		if sends {
+			fmt.Fprintln(f.IO.ErrOut, "\ninterrupted: finishing requests in flight (press Ctrl-C again to quit at once)")
+		}
 		cancel()
 		<-sig
-		fmt.Fprintln(f.IO.ErrOut, "quit: rows in flight will be marked unknown on the next run")
+		if sends {
+			fmt.Fprintln(f.IO.ErrOut, "quit: rows in flight will be marked unknown on the next run")
+		}
 		os.Exit(ExitInterrupted)
 	}()
 	return ctx, func() { signal.Stop(sig); cancel() }
@@ -77,6 +84,7 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 			if q, _ := cmd.Flags().GetBool("quiet"); q {
 				f.IO.Quiet = true
 			}
+			f.sends.Store(cmd.Annotations[annotationSends] != "")
 		},
 	}
 	root.SetOut(f.IO.Out)
@@ -84,7 +92,7 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.DBPath, "db", "", "database file (default $WASEND_DB, else $XDG_DATA_HOME/wasend/wasend.db)")
-	pf.BoolVar(&f.Sandbox, "sandbox", false, "use the sandbox database; `campaign run` also sends to the built-in Cloud API stand-in")
+	pf.BoolVar(&f.Sandbox, "sandbox", false, "use the sandbox database; campaign run also sends to the built-in Cloud API stand-in")
 	pf.BoolP("quiet", "q", false, "print no progress or chatter, only results and errors")
 	pf.StringVar(&f.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	pf.StringVar(&f.LogLevel, "log-level", "warn", "log level: debug (every send), info (state changes), warn, error")
@@ -116,8 +124,16 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 		newSandboxCmd(f),
 		newVersionCmd(),
 	)
+	// Made now rather than at Execute, so that the loop above treats it as
+	// a group: `completion powershellz` is a usage error, not help.
+	root.InitDefaultCompletionCmd()
+	addCompletions(f, root)
 	return root
 }
+
+// annotationSends marks a command that sends messages: Ctrl-C talks about
+// the requests in flight only there.
+const annotationSends = "wasend/sends"
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{

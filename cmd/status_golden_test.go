@@ -3,9 +3,12 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mattn/go-runewidth"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
@@ -27,27 +30,57 @@ func TestStatusGolden(t *testing.T) {
 	if err := st.SetCampaignState(context.Background(), 1, campaign.CampaignRunning, ""); err != nil {
 		t.Fatal(err)
 	}
+	// A live process sends it: its runner beat a second ago.
+	if err := st.RegisterRunner(context.Background(), campaign.Runner{ID: "runner-2", CampaignID: 1, Host: "h", PID: 1,
+		StartedAt: now.Add(-time.Minute), HeartbeatAt: now.Add(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
 	st.Close()
 	c.now = now
 	for _, tt := range []struct {
-		name string
-		tty  bool
-		args []string
+		name  string
+		tty   bool
+		width int
+		args  []string
 	}{
-		{"status_tty.golden", true, nil},
-		{"status_piped.golden", false, nil},
-		{"status_json.golden", false, []string{"--json"}},
+		{"status_tty.golden", true, 0, nil},
+		{"status_tty_80.golden", true, 80, nil},
+		{"status_tty_120.golden", true, 120, nil},
+		{"status_piped.golden", false, 80, nil},
+		{"status_json.golden", false, 0, []string{"--json"}},
+		{"campaign_list_80.golden", true, 80, []string{"campaign", "list"}},
+		{"campaign_list_120.golden", true, 120, []string{"campaign", "list"}},
+		{"campaign_list_piped.golden", false, 80, []string{"campaign", "list"}},
+		{"campaign_failed_80.golden", true, 80, []string{"campaign", "failed", "1"}},
+		{"campaign_failed_120.golden", true, 120, []string{"campaign", "failed", "1"}},
+		{"campaign_failed_piped.golden", false, 80, []string{"campaign", "failed", "1"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c.t, c.tty = t, tt.tty
-			out, _, err := c.run(append([]string{"status"}, tt.args...)...)
+			c.t, c.tty, c.width = t, tt.tty, tt.width
+			args := tt.args
+			if len(args) == 0 || args[0] == "--json" {
+				args = append([]string{"status"}, args...)
+			}
+			out, errOut, err := c.run(args...)
 			if err != nil {
-				t.Fatalf("status: %v", err)
+				t.Fatalf("%v: %v", args, err)
+			}
+			if tt.tty && tt.width > 0 {
+				for i, line := range strings.Split(out, "\n") {
+					if w := runewidth.StringWidth(ansiRE.ReplaceAllString(line, "")); w > tt.width {
+						t.Errorf("line %d is %d columns wide at %d: %q", i+1, w, tt.width, line)
+					}
+				}
+			}
+			if tt.tty {
+				out += "--- stderr\n" + errOut
 			}
 			goldenFile(t, tt.name, strings.ReplaceAll(out, c.db, "<db>"))
 		})
 	}
 }
+
+var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // TestStatusWatch: --watch prints the status again every interval until
 // the context ends (Ctrl-C), and then exits cleanly.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -154,7 +153,7 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 			}
 			return f.IO.JSON(out)
 		}
-		t := newTable(f, "PHONE", "REASON", "LISTED")
+		t := newTable(f, "PHONE", "REASON", "LISTED").Truncate("REASON")
 		for _, s := range list {
 			reason := s.Reason
 			if reason == "" {
@@ -175,8 +174,8 @@ func newSuppressImportCmd(f *Factory) *cobra.Command {
 		Use:   "import FILE.csv [--reason R]",
 		Short: "Suppress every number in a CSV file",
 		Long: `Add every number of a CSV file to the suppression list, in one transaction.
-The file needs a header line with a phone column (phone, mobile, msisdn, wa_id
-or number), like a recipient file; other columns are ignored. Rows with an
+The file needs a header line with a phone column (phone, mobile, msisdn, wa_id,
+… or number: see the README), like a recipient file; other columns are ignored. Rows with an
 invalid number, and repeats of a number earlier in the file, are reported with
 their line number and skipped.`,
 		Example: `  wasend suppress import optouts.csv --reason "replied STOP"
@@ -193,9 +192,9 @@ their line number and skipped.`,
 }
 
 func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
-	file, err := os.Open(o.File)
+	file, err := recipients.OpenFile("suppression", o.File)
 	if err != nil {
-		return fmt.Errorf("suppression file: %w", err)
+		return err
 	}
 	defer file.Close()
 	rd, err := recipients.Open(file, o.File, recipients.Options{Region: o.Region})
@@ -278,7 +277,7 @@ func normalizeArgs(args []string, region string) ([]string, error) {
 			return nil, badRegion(region)
 		}
 		if errors.Is(err, recipients.ErrNoCountryCode) {
-			bad = append(bad, fmt.Sprintf("%s: %v (give its country with --region)", quoteInput(a), err))
+			bad = append(bad, fmt.Sprintf("%s: %v", quoteInput(a), err))
 			continue
 		}
 		if err != nil {

@@ -84,7 +84,7 @@ func TestSuppressCommands(t *testing.T) {
 		},
 		{
 			args:     []string{"suppress", "add", "0151 23456781", "--region", ""},
-			wantCode: ExitUsage, wantErr: `"0151 23456781": no country code and no default region (give its country with --region)`,
+			wantCode: ExitUsage, wantErr: `"0151 23456781": a national number without its country; pass --region CC (e.g. --region DE) or write it with +CC`,
 		},
 		{
 			args:     []string{"suppress", "add", "0151 23456781", "--region", "XX"},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/metrics"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/webhook"
@@ -341,7 +342,7 @@ func randomToken() string {
 // reportDelivery prints what the status webhooks applied during the run
 // said of the campaign.
 func reportDelivery(ctx context.Context, f *Factory, st *store.Store, id int64) {
-	d, err := campaignDelivery(ctx, st, id, unknownGrace)
+	d, err := campaignDelivery(ctx, f, st, id, report.UnknownGrace)
 	if err != nil || d == nil {
 		return
 	}
@@ -349,6 +350,6 @@ func reportDelivery(ctx context.Context, f *Factory, st *store.Store, id int64) 
 }
 
 // rescheduledWait: a run ends rather than wait longer than this for rows
-// to be retried. Only a status webhook's 131049 reschedules a row that far
-// (24 h); throttles and backoff wait an hour at most.
-const rescheduledWait = 12 * time.Hour
+// to be retried — rows a status webhook's 131049 rescheduled a day later.
+// Backoff waits a minute at most, a pair throttle about an hour.
+const rescheduledWait = 2 * time.Hour

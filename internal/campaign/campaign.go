@@ -382,3 +382,11 @@ type Runner struct {
 	StartedAt   time.Time
 	HeartbeatAt time.Time
 }
+
+// Outage is a Cloud API outage a running campaign waits out: no account
+// has had an answer since Since (connection errors, 5xx).
+type Outage struct {
+	Since     time.Time
+	Error     string    // the last error seen
+	NextProbe time.Time // when the API is tried again
+}

@@ -36,6 +36,11 @@ type Ledger interface {
 	UnregisterRunner(ctx context.Context, runner string) error
 	// RecoverOrphans turns rows held by dead runners into unknown ones.
 	RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error)
+	// Rescue does RecoverOrphans for one campaign's rows, while it runs.
+	Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error)
+	// SetOutage records the outage the campaign waits out (a zero Since
+	// clears it) and, with a pause reason, pauses the campaign.
+	SetOutage(ctx context.Context, campaignID int64, o campaign.Outage, pause string) error
 	// CampaignStopped returns campaign.ErrPaused or campaign.ErrCancelled
 	// once the campaign was paused or cancelled from elsewhere, nil while it
 	// may be sent. The engine asks with every heartbeat.
@@ -64,6 +69,22 @@ type Options struct {
 	Poll time.Duration
 	// Heartbeat is how often the runner proves it is alive. [2s]
 	Heartbeat time.Duration
+	// Dead says whether another runner is gone, so the rows it holds turn
+	// unknown while this engine works. [its heartbeat is older than Stale]
+	Dead func(r campaign.Runner, now time.Time) bool
+	// Stale is how long a runner may miss heartbeats before the default
+	// Dead counts it as gone. [30s]
+	Stale time.Duration
+	// Rescue is how often the engine looks for rows of dead runners. [3s]
+	Rescue time.Duration
+	// Probe asks the Cloud API whether it answers, to confirm an outage
+	// (connection errors and 5xx from every account) and to end it; a Graph
+	// error below 500 counts as an answer. Nil: no outage handling, every
+	// failure is the row's.
+	Probe func(ctx context.Context) error
+	// OutageTimeout pauses the campaign (Run returns ErrOutage) when an
+	// outage lasts this long. [30m]
+	OutageTimeout time.Duration
 	// StopWhenCapped ends Run with ErrCapped instead of waiting for quota.
 	StopWhenCapped bool
 	// LongWait ends Run with ErrRescheduled instead of waiting when every
@@ -112,12 +133,18 @@ const (
 	EventUnknown
 	EventWait    // nothing can be sent now; Wait says why
 	EventResumed // sending again after a wait
+	// EventRecovered: rows held by a dead runner became unknown; Count
+	// says how many.
 	EventRecovered
 	// EventAccount: an account was throttled, restricted or dropped from
 	// the campaign; Outcome says how.
 	EventAccount
 	// EventPaused: the campaign paused itself; Outcome.Pause says why.
 	EventPaused
+	// EventOutage: no account gets an answer from the Cloud API; claiming
+	// stops until a probe gets one. Outage says since when and the next
+	// probe. EventResumed ends it.
+	EventOutage
 )
 
 // Event is one thing the engine did, for progress output and logs.
@@ -127,7 +154,8 @@ type Event struct {
 	Claim   campaign.Claim
 	Outcome campaign.Outcome
 	Wait    *campaign.WaitError
-	Count   int // EventRecovered: rows turned unknown
+	Count   int              // EventRecovered: rows turned unknown
+	Outage  *campaign.Outage // EventOutage
 }
 
 // Engine sends one campaign.
@@ -141,6 +169,7 @@ type Engine struct {
 	// heartbeat: Run ends with it at its next turn.
 	stop    atomic.Pointer[error]
 	resting sync.Map // account ID (0: every account) → time.Time: throttled until
+	breaker *breaker
 }
 
 // New returns an engine with defaults filled in.
@@ -165,6 +194,19 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 2 * time.Second
+	}
+	if o.Stale <= 0 {
+		o.Stale = 30 * time.Second
+	}
+	if o.Dead == nil {
+		stale := o.Stale
+		o.Dead = func(r campaign.Runner, now time.Time) bool { return now.Sub(r.HeartbeatAt) > stale }
+	}
+	if o.Rescue <= 0 {
+		o.Rescue = 3 * time.Second
+	}
+	if o.OutageTimeout <= 0 {
+		o.OutageTimeout = 30 * time.Minute
 	}
 	if o.Drain <= 0 {
 		o.Drain = 15 * time.Second
@@ -193,7 +235,7 @@ func New(o Options) (*Engine, error) {
 	if o.Rand == nil {
 		o.Rand = rand.Float64
 	}
-	return &Engine{o: o}, nil
+	return &Engine{o: o, breaker: newBreaker()}, nil
 }
 
 // ClassNotSent marks an attempt put back without a request: its token
@@ -237,6 +279,9 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	stopBeat := e.heartbeat(bg)
 	defer stopBeat()
+	rescuer := e.newRescuer(r.ID, r.StartedAt)
+	// An outage noted by an earlier run is history; this run notes its own.
+	_ = o.Ledger.SetOutage(bg, o.Campaign.ID, campaign.Outage{}, "")
 
 	// sendCtx survives a cancel of ctx so in-flight requests can finish;
 	// abort ends them when the drain time is up.
@@ -326,6 +371,20 @@ func (e *Engine) Run(ctx context.Context) error {
 		if stop := e.stop.Load(); stop != nil {
 			return finish(*stop)
 		}
+		if open, _ := e.breaker.state(); open {
+			if err := e.waitOutage(ctx, bg); err != nil {
+				switch {
+				case ctx.Err() != nil:
+					return finish(ctx.Err())
+				case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled):
+					// The outage timed out, or an operator stopped the campaign.
+					return finish(err)
+				}
+				fail(err)
+				return finish(nil)
+			}
+			continue
+		}
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -347,6 +406,11 @@ func (e *Engine) Run(ctx context.Context) error {
 			return finish(ctx.Err())
 		}
 		now := o.Clock.Now()
+		if err := rescuer.due(bg, now); err != nil {
+			release(slots, n)
+			fail(err)
+			return finish(nil)
+		}
 		cs, err := o.Ledger.ClaimN(bg, o.Campaign.ID, r.ID, now, n)
 		release(slots, n-len(cs))
 		saturated = err == nil && len(cs) == n
@@ -505,8 +569,14 @@ func (e *Engine) heartbeat(ctx context.Context) (stop func()) {
 				return
 			case <-t.C:
 				// A missed beat only risks another runner calling our rows
-				// unknown, never a double send: ignore the error.
-				_ = e.o.Ledger.Heartbeat(ctx, e.o.Runner.ID, e.o.Clock.Now())
+				// unknown, never a double send: ignore the error, except
+				// that a runner taken for dead registers again.
+				now := e.o.Clock.Now()
+				if err := e.o.Ledger.Heartbeat(ctx, e.o.Runner.ID, now); errors.Is(err, campaign.ErrNotFound) {
+					r := e.o.Runner
+					r.CampaignID, r.StartedAt, r.HeartbeatAt = e.o.Campaign.ID, now, now
+					_ = e.o.Ledger.RegisterRunner(ctx, r)
+				}
 				e.watchStop(ctx)
 			}
 		}
@@ -546,7 +616,11 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
 	default:
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
+		free := e.observe(ctx, c, err)
 		out = e.outcome(c, resp, err)
+		if free {
+			out = outageRetry(out, err, o.Clock.Now())
+		}
 	}
 	if out.DropAccount {
 		e.dropped.Store(c.Account.ID, struct{}{})

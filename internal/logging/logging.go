@@ -52,13 +52,14 @@ var outcomeNames = map[dispatch.EventKind]string{
 	dispatch.EventFailed: "failed", dispatch.EventUnknown: "unknown",
 }
 
-// Observer returns a dispatch.Options.Observe function that logs events to
-// log. It is safe for concurrent use. Events about waiting carry no
-// campaign, so give log one (log.With("campaign", id)) when it matters.
+// Observer returns a dispatch.Options.Observe function that logs the events
+// of one campaign's engine to log, each line with the campaign's id once
+// (give log no "campaign" of its own). It is safe for concurrent use.
 //
 // Only names, ids, codes and the API's error text are logged: never a
 // token, nor the name of the variable that holds it, nor a phone number.
-func Observer(log *slog.Logger) func(dispatch.Event) {
+func Observer(log *slog.Logger, campaignID int64) func(dispatch.Event) {
+	log = log.With(slog.Int64("campaign", campaignID))
 	// In-flight requests of a dropped account bring the same news again.
 	var dropped sync.Map // campaign and account ID → struct{}
 	return func(ev dispatch.Event) {
@@ -85,6 +86,9 @@ func Observer(log *slog.Logger) func(dispatch.Event) {
 			log.LogAttrs(ctx, level, "waiting", attrs...)
 		case dispatch.EventResumed:
 			log.LogAttrs(ctx, slog.LevelDebug, "resumed sending")
+		case dispatch.EventOutage:
+			log.LogAttrs(ctx, slog.LevelWarn, "Cloud API outage: claiming stopped", slog.Time("since", ev.Outage.Since),
+				slog.String("error", ev.Outage.Error), slog.Time("next_probe", ev.Outage.NextProbe))
 		case dispatch.EventRecovered:
 			log.LogAttrs(ctx, slog.LevelWarn, "rows of a stopped run marked unknown", slog.Int("count", ev.Count))
 		case dispatch.EventAccount:
@@ -98,7 +102,7 @@ func Observer(log *slog.Logger) func(dispatch.Event) {
 			logAccount(ctx, log, ev)
 		case dispatch.EventPaused:
 			log.LogAttrs(ctx, slog.LevelWarn, "campaign paused",
-				slog.Int64("campaign", ev.Claim.Message.CampaignID), slog.String("reason", ev.Outcome.Pause))
+				slog.String("reason", ev.Outcome.Pause))
 		}
 	}
 }
@@ -109,7 +113,6 @@ func logOutcome(ctx context.Context, log *slog.Logger, outcome string, ev dispat
 	}
 	c, out := ev.Claim, ev.Outcome
 	attrs := []slog.Attr{
-		slog.Int64("campaign", c.Message.CampaignID),
 		slog.Int64("message", c.Message.ID),
 		slog.Int("line", c.Message.Line),
 		slog.String("account", c.Account.Name),
@@ -141,7 +144,6 @@ func logOutcome(ctx context.Context, log *slog.Logger, outcome string, ev dispat
 func logAccount(ctx context.Context, log *slog.Logger, ev dispatch.Event) {
 	out := ev.Outcome
 	attrs := []slog.Attr{
-		slog.Int64("campaign", ev.Claim.Message.CampaignID),
 		slog.String("account", ev.Claim.Account.Name),
 		slog.Int("code", out.ErrorCode),
 	}

@@ -97,7 +97,7 @@ func TestObserverOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observe := logging.Observer(log)
+	observe := logging.Observer(log, 3)
 	observe(dispatch.Event{Kind: dispatch.EventSent, At: t0.Add(250 * time.Millisecond), Claim: claim(1, "main-01"),
 		Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, Class: "ok", WAMID: "wamid.HBg"}})
 	observe(dispatch.Event{Kind: dispatch.EventRetry, At: t0.Add(time.Second), Claim: claim(2, "main-01"),
@@ -154,7 +154,7 @@ func TestObserverStateChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observe := logging.Observer(log)
+	observe := logging.Observer(log, 3)
 	throttled := campaign.Outcome{Kind: campaign.OutcomeRetry, Class: "throttled", ErrorCode: 130429,
 		Throttle: &campaign.Throttle{Cooldown: 30 * time.Second, Hint: 45 * time.Second}}
 	restricted := campaign.Outcome{Kind: campaign.OutcomeRetry, Class: "long-restriction", ErrorCode: 131048,
@@ -183,7 +183,7 @@ func TestObserverStateChanges(t *testing.T) {
 		{"level": "WARN", "msg": "account restricted", "account": "warm-03", "code": 131048.0,
 			"for": float64(6 * time.Hour), "error": "(#131048) Spam rate limit hit"},
 		{"level": "WARN", "msg": "account dropped from campaign", "account": "main-01", "code": 190.0, "error": "(#190) Invalid OAuth access token"},
-		{"level": "WARN", "msg": "waiting", "reason": "capped"},
+		{"level": "WARN", "msg": "waiting", "campaign": 3.0, "reason": "capped"},
 		{"level": "WARN", "msg": "campaign paused", "campaign": 3.0, "reason": "error 132001: template does not exist"},
 	})
 	if recs[3]["until"] != nil {
@@ -198,7 +198,7 @@ func TestObserverConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observe := logging.Observer(log)
+	observe := logging.Observer(log, 3)
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Go(func() {
@@ -241,4 +241,30 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Every line names its campaign once: `campaign=4 campaign=4` was seen when
+// the caller's logger carried the campaign too.
+func TestObserverCampaignOnce(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := logging.New(&buf, "text", "debug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	observe := logging.Observer(log, 3)
+	observe(dispatch.Event{Kind: dispatch.EventSent, At: t0, Claim: claim(1, "main-01"),
+		Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, Class: "ok", WAMID: "w"}})
+	observe(dispatch.Event{Kind: dispatch.EventAccount, At: t0, Claim: claim(2, "main-01"),
+		Outcome: campaign.Outcome{DropAccount: true, ErrorCode: 190, Error: "x"}})
+	observe(dispatch.Event{Kind: dispatch.EventWait, At: t0, Wait: &campaign.WaitError{Reason: campaign.WaitCapped}})
+	observe(dispatch.Event{Kind: dispatch.EventPaused, At: t0, Claim: claim(5, "main-01"), Outcome: campaign.Outcome{Pause: "p"}})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4:\n%s", len(lines), buf.String())
+	}
+	for _, l := range lines {
+		if n := strings.Count(l, " campaign=3"); n != 1 {
+			t.Errorf("campaign=3 %d times in %q, want once", n, l)
+		}
+	}
 }

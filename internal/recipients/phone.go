@@ -17,7 +17,7 @@ var (
 	ErrTooShort      = errors.New("too short")
 	ErrTooLong       = errors.New("too long")
 	ErrCountryCode   = errors.New("invalid country code")
-	ErrNoCountryCode = errors.New("no country code and no default region")
+	ErrNoCountryCode = errors.New("a national number without its country; pass --region CC (e.g. --region DE) or write it with +CC")
 	ErrInvalidNumber = errors.New("not a valid phone number")
 	ErrUnknownRegion = errors.New("unknown region")
 )

@@ -46,9 +46,14 @@ const (
 	MaxButtonURLLen  = 2000
 )
 
-// phoneColumns are tried in this order when Options.PhoneColumn is empty: a
-// file with both "phone" and "number" (an order number, say) means phone.
-var phoneColumns = []string{"phone", "mobile", "msisdn", "wa_id", "number"}
+// phoneColumns are tried in this order when Options.PhoneColumn is empty,
+// matched ignoring case and surrounding spaces: the names spreadsheets,
+// CRMs and address books (Google Contacts' "Phone 1 - Value") give the
+// column, in English, German, Spanish and Portuguese. The generic "number"
+// comes last: a file with both "phone" and "number" (an order number, say)
+// means phone.
+var phoneColumns = []string{"phone", "phone number", "mobile", "mobile number", "mobile phone", "msisdn", "wa_id",
+	"whatsapp", "whatsapp number", "telefon", "teléfono", "telefono", "celular", "phone 1 - value", "number"}
 
 // placeholder matches {{ name }} in Options.Text.
 var placeholder = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
@@ -56,7 +61,7 @@ var placeholder = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 // Options say how to read a recipient list.
 type Options struct {
 	Region      string   // default country (ISO 3166 alpha-2, e.g. "DE") for national-format numbers; "" = only international numbers accepted
-	PhoneColumn string   // "" = auto: the first of phone, mobile, msisdn, wa_id, number present in the header
+	PhoneColumn string   // "" = auto: the first of phoneColumns present in the header
 	Params      []string // columns whose values fill template body parameters {{1}}, {{2}}, … in order
 	Text        string   // plain-text message with {{column}} placeholders; may be used with or without Params
 	NamedParams bool     // Params are named body parameters: reasons say {{column}}, not {{1}}
@@ -320,7 +325,8 @@ func (rd *Reader) resolve(opts Options, line int) error {
 			}
 		}
 		if rd.phoneCol < 0 {
-			return fmt.Errorf("%s:%d: %w: expected one of %s (header: %s)", rd.file, line, ErrNoPhoneColumn, strings.Join(phoneColumns, ", "), headerList)
+			return fmt.Errorf("%s:%d: %w: expected one of %s, or name it with --phone-column (header: %s)",
+				rd.file, line, ErrNoPhoneColumn, strings.Join(phoneColumns, ", "), headerList)
 		}
 	}
 	rd.needed = rd.phoneCol + 1

@@ -184,7 +184,7 @@ func TestReaderFixtures(t *testing.T) {
 				`bad_phones.csv:2: column phone: "12ab": not a number`,
 				`bad_phones.csv:3: column phone: empty`,
 				`bad_phones.csv:4: column phone: "+49 12": too short`,
-				`bad_phones.csv:5: column phone: "0151 23456789": no country code and no default region`,
+				`bad_phones.csv:5: column phone: "0151 23456789": a national number without its country; pass --region CC (e.g. --region DE) or write it with +CC`,
 				`bad_phones.csv:6: column phone: "+999 1234567": invalid country code`,
 			},
 		},
@@ -252,7 +252,7 @@ func TestOpenErrors(t *testing.T) {
 	}{
 		{"empty file", "empty.csv", Options{}, "empty.csv: empty file, expected a header line", ErrEmptyFile},
 		{"no phone column", "no_phone_column.csv", Options{},
-			"no_phone_column.csv:1: no phone column: expected one of phone, mobile, msisdn, wa_id, number (header: name, email, code)", ErrNoPhoneColumn},
+			"no_phone_column.csv:1: no phone column: expected one of phone, phone number, mobile, mobile number, mobile phone, msisdn, wa_id, whatsapp, whatsapp number, telefon, teléfono, telefono, celular, phone 1 - value, number, or name it with --phone-column (header: name, email, code)", ErrNoPhoneColumn},
 		{"named phone column missing", "mobile_header.csv", Options{PhoneColumn: "tel"},
 			`mobile_header.csv:1: no phone column: no column "tel" (header: Name, Mobile, Code)`, ErrNoPhoneColumn},
 		{"unknown param", "mobile_header.csv", Options{Params: []string{"name", "nmae"}},
@@ -325,6 +325,14 @@ func TestReaderInline(t *testing.T) {
 		{"header with trailing empty columns", "phone,name,,\n+49 151 23456789,Lena,,\n", Options{}, 1, nil},
 		{"no trailing newline", "phone\n+49 151 23456789", Options{}, 1, nil},
 		{"wa_id column", "wa_id,number\n4915123456789,17\n", Options{}, 1, nil},
+		// The names people's files give the phone column, found without --phone-column.
+		{"Phone Number column", "Name,Phone Number\nLena,+49 151 23456789\n", Options{}, 1, nil},
+		{"Mobile Number column", "Mobile Number,Order Number\n+49 151 23456789,17\n", Options{}, 1, nil},
+		{"WhatsApp column", "name,WhatsApp\nLena,+49 151 23456789\n", Options{}, 1, nil},
+		{"Telefon column", "Name;Telefon\nLena;+49 151 23456789\n", Options{}, 1, nil},
+		{"Teléfono column", "Nombre,Teléfono\nAna,+34 612 345 678\n", Options{}, 1, nil},
+		{"Celular column", "Nome,Celular\nAna,+55 11 91234 5678\n", Options{}, 1, nil},
+		{"Google Contacts export", "Name,Given Name,Phone 1 - Type,Phone 1 - Value\nLena,Lena,Mobile,+49 151 23456789\n", Options{}, 1, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -49,7 +48,8 @@ type Options struct {
 	StopWhenCapped bool
 	// LongWait: see dispatch.Options.LongWait.
 	LongWait time.Duration
-	// Stale is how long a silent runner on another host counts as alive. [30s]
+	// Stale is how long a runner may miss its heartbeats before its rows
+	// become unknown, on any host (see liveness). [30s]
 	Stale time.Duration
 	// ProgressInterval between plain progress lines. [10s]
 	ProgressInterval time.Duration
@@ -59,7 +59,12 @@ type Options struct {
 	// Cooldown, Restriction and ErrorPauseRatio: see dispatch.Options.
 	Cooldown, Restriction time.Duration
 	ErrorPauseRatio       float64
-	Label                 string // progress label, e.g. "SANDBOX" [campaign N]
+	// Probe and OutageTimeout: see dispatch.Options.
+	Probe         func(ctx context.Context) error
+	OutageTimeout time.Duration
+	Label         string // progress label, e.g. "SANDBOX" [campaign N]
+	// Location is the time zone of quota days (WASEND_TZ). [time.Local]
+	Location *time.Location
 	// Observe also receives every engine event (metrics, logs); it must be
 	// safe for concurrent use.
 	Observe func(dispatch.Event)
@@ -102,9 +107,9 @@ func Prepare(ctx context.Context, o Options) (Result, error) {
 		res.Campaign = c
 		return res, nil
 	}
-	f, err := os.Open(o.File)
+	f, err := recipients.OpenFile("recipient", o.File)
 	if err != nil {
-		return res, fmt.Errorf("recipient file: %w", err)
+		return res, err
 	}
 	defer f.Close()
 	ro := ReadOptions{Region: o.Region, Delimiter: o.Delimiter, PhoneColumn: o.PhoneColumn,
@@ -312,12 +317,8 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	defer tuneGC(sendGCPercent, sendMemoryLimit)()
 	host, _ := os.Hostname()
 	now := o.Clock.Now()
-	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool {
-		if r.Host == host {
-			return !processAlive(r.PID)
-		}
-		return now.Sub(r.HeartbeatAt) > o.Stale
-	})
+	live := liveness{host: host, pid: os.Getpid(), stale: o.Stale, alive: processAlive}
+	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool { return live.dead(r, now) })
 	if err != nil {
 		return err
 	}
@@ -339,12 +340,16 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		Label: label, Total: counts.Total(), Sent: counts[campaign.Sent], Failed: counts[campaign.Failed],
 		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval,
 	})
+	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()}
+	ownRunners.Store(self.ID, struct{}{})
+	defer ownRunners.Delete(self.ID)
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
-		Runner:  campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()},
+		Runner: self, Stale: o.Stale, Dead: live.dead,
 		Workers: o.Workers, Poll: o.Poll, StopWhenCapped: o.StopWhenCapped, LongWait: o.LongWait,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
+		Probe: o.Probe, OutageTimeout: o.OutageTimeout,
 		Observe: func(ev dispatch.Event) {
 			if o.Observe != nil {
 				o.Observe(ev)
@@ -360,9 +365,16 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				prog.Retry()
 			case dispatch.EventWait:
 				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount
-				prog.Waiting(describeWait(ev.Wait), notable)
+				prog.Waiting(describeWait(ev.Wait, ev.At, o.Location), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
+			case dispatch.EventOutage:
+				prog.Waiting(describeOutage(ev.Outage, ev.At, o.OutageTimeout), true)
+			case dispatch.EventRecovered:
+				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", ev.Count, c.ID)
+				for range ev.Count {
+					prog.Unknown()
+				}
 			}
 		},
 	})
@@ -391,14 +403,14 @@ func stoppedWhy(ctx context.Context, st *store.Store, id int64, err error) error
 	return err
 }
 
-func describeWait(w *campaign.WaitError) string {
+func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) string {
 	switch w.Reason {
 	case campaign.WaitTokens:
 		return "rate limit: waiting for the next token"
 	case campaign.WaitGlobal:
 		return "global rate limit: waiting for the next token"
 	case campaign.WaitCapped:
-		return "every account reached its daily cap; continuing after `wasend quota reset`"
+		return campaign.CappedHint(now, loc)
 	case campaign.WaitRetry:
 		return "waiting to retry throttled or failed sends"
 	case campaign.WaitInFlight:
@@ -409,11 +421,11 @@ func describeWait(w *campaign.WaitError) string {
 	return string(w.Reason)
 }
 
-// processAlive reports whether a process with pid exists on this host.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
+// describeOutage is the progress line while the Cloud API does not answer.
+func describeOutage(o *campaign.Outage, now time.Time, timeout time.Duration) string {
+	if timeout <= 0 {
+		timeout = 30 * time.Minute
 	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return fmt.Sprintf("Cloud API outage: no account has had an answer since %s (%s); next try in %s, pausing after %s; nothing is failed meanwhile",
+		o.Since.Format(time.TimeOnly), o.Error, o.NextProbe.Sub(now).Round(time.Second), timeout)
 }

@@ -81,6 +81,11 @@ type Faults struct {
 	FatalAccounts map[string]FatalAccount // phone number id → fatal code
 	BadTemplates  []string                // template names answering 132001 (HTTP 404)
 	RetryAfter    time.Duration           // when > 0, throttling answers carry Retry-After
+	// UnknownNumbers are phone number ids Graph does not find: reading one
+	// answers 400, code 100, subcode 33 (so does any id not all digits).
+	UnknownNumbers []string
+	// BadTokens are access tokens answered 401, code 190.
+	BadTokens []string
 }
 
 // FatalAccount makes a phone number id answer Code once After messages
@@ -212,6 +217,8 @@ func New(opts Options) *Server {
 	for num, code := range opts.Faults.FailNumbers {
 		s.failNumbers[waID(num)] = code
 	}
+	s.faults.UnknownNumbers = slices.Clone(opts.Faults.UnknownNumbers)
+	s.faults.BadTokens = slices.Clone(opts.Faults.BadTokens)
 	for _, name := range opts.Faults.BadTemplates {
 		s.badTemplates[name] = true
 	}
@@ -224,8 +231,8 @@ func New(opts Options) *Server {
 	return s
 }
 
-// ServeHTTP serves POST /{version}/{phone_number_id}/messages and
-// GET RecordsPath.
+// ServeHTTP serves POST /{version}/{phone_number_id}/messages,
+// GET /{version}/{phone_number_id} and GET RecordsPath.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == RecordsPath {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -234,6 +241,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, s.Records())
+		return
+	}
+	if id, ok := phoneNumberPath(r.URL); ok {
+		s.servePhoneNumber(w, r, id)
 		return
 	}
 	phoneNumberID, ok := messagesPath(r.URL)
@@ -405,6 +416,10 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	fail := func(code int, details string) { a.fail(code, details, s.faults.RetryAfter) }
 	if token == "" {
 		fail(190, "missing or empty bearer token in the Authorization header")
+		return
+	}
+	if slices.Contains(s.faults.BadTokens, token) {
+		fail(190, "Invalid OAuth access token - Cannot parse access token")
 		return
 	}
 	if rerr != nil {

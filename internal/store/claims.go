@@ -513,11 +513,20 @@ func (s *Store) RegisterRunner(ctx context.Context, r campaign.Runner) error {
 	})
 }
 
-// Heartbeat marks a runner alive at now.
+// Heartbeat marks a runner alive at now. It returns an error wrapping
+// campaign.ErrNotFound when the runner is not registered (another process
+// took it for dead): the caller registers again, or its next claims would
+// be orphans at once.
 func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
 	return s.write(ctx, func(tx *Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE runners SET heartbeat_at = ? WHERE id = ?`, now.UnixNano(), id)
-		return err
+		res, err := tx.ExecContext(ctx, `UPDATE runners SET heartbeat_at = ? WHERE id = ?`, now.UnixNano(), id)
+		if err != nil {
+			return fmt.Errorf("heartbeat of runner %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("heartbeat of runner %s: %w", id, campaign.ErrNotFound)
+		}
+		return nil
 	})
 }
 
@@ -535,8 +544,30 @@ func (s *Store) UnregisterRunner(ctx context.Context, id string) error {
 // whose runner is not registered at all are always orphans. It returns how
 // many rows it moved.
 func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error) {
+	return s.recoverOrphans(ctx, 0, now, dead)
+}
+
+// Rescue is RecoverOrphans for one campaign's rows, cheap enough for a
+// running engine to call every few seconds (it reads the rows through the
+// campaign's index): a process that died mid-run blocks the others only
+// until its runner counts as dead. Dead runners of any campaign are
+// unregistered.
+func (s *Store) Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error) {
+	if campaignID <= 0 {
+		return 0, fmt.Errorf("rescue: campaign id %d: %w", campaignID, campaign.ErrNotFound)
+	}
+	return s.recoverOrphans(ctx, campaignID, now, dead)
+}
+
+// orphanedNote is what an orphaned row's error message says.
+const orphanedNote = "interrupted: the request may have reached the API, so it is not resent automatically"
+
+// recoverOrphans does RecoverOrphans (campaignID 0: every campaign) and
+// Rescue.
+func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error) {
 	var moved int
 	err := s.write(ctx, func(tx *Tx) error {
+		moved = 0
 		rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, host, pid, started_at, heartbeat_at FROM runners`)
 		if err != nil {
 			return fmt.Errorf("list runners: %w", err)
@@ -547,7 +578,7 @@ func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(cam
 			var started, beat int64
 			if err := rows.Scan(&r.ID, &r.CampaignID, &r.Host, &r.PID, &started, &beat); err != nil {
 				rows.Close()
-				return err
+				return fmt.Errorf("list runners: %w", err)
 			}
 			r.StartedAt, r.HeartbeatAt = fromNanos(started), fromNanos(beat)
 			if dead(r) {
@@ -556,26 +587,46 @@ func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(cam
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return err
+			return fmt.Errorf("list runners: %w", err)
 		}
 		for _, id := range gone {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM runners WHERE id = ?`, id); err != nil {
 				return fmt.Errorf("remove dead runner: %w", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'unknown', updated_at = ?,
-			error_message = 'interrupted: the request may have reached the API, so it is not resent automatically'
-			WHERE state = 'sending' AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`, now.UnixNano())
+		where, args := `state = 'sending'`, []any{now.UnixNano(), orphanedNote}
+		if campaignID != 0 {
+			where, args = `campaign_id = ? AND state = 'sending'`, append(args, campaignID)
+		}
+		ids, err := tx.QueryContext(ctx, `UPDATE messages SET state = 'unknown', updated_at = ?, error_message = ?
+			WHERE `+where+` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners)) RETURNING id`, args...)
 		if err != nil {
 			return fmt.Errorf("mark orphaned rows unknown: %w", err)
 		}
-		n, _ := res.RowsAffected()
-		moved = int(n)
-		if moved > 0 {
-			_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = 'unknown'
-				WHERE done_at IS NULL AND message_id IN (SELECT id FROM messages WHERE state = 'unknown')`, now.UnixNano())
+		var movedIDs []any
+		for ids.Next() {
+			var id int64
+			if err := ids.Scan(&id); err != nil {
+				ids.Close()
+				return fmt.Errorf("mark orphaned rows unknown: %w", err)
+			}
+			movedIDs = append(movedIDs, id)
 		}
-		return err
+		ids.Close()
+		if err := ids.Err(); err != nil {
+			return fmt.Errorf("mark orphaned rows unknown: %w", err)
+		}
+		moved = len(movedIDs)
+		for len(movedIDs) > 0 {
+			n := min(len(movedIDs), 500)
+			if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = 'unknown'
+				WHERE done_at IS NULL AND message_id IN (`+repeated(n, "?")+`)`,
+				append([]any{now.UnixNano()}, movedIDs[:n]...)...); err != nil {
+				return fmt.Errorf("close orphaned attempts: %w", err)
+			}
+			movedIDs = movedIDs[n:]
+		}
+		return nil
 	})
 	return moved, err
 }

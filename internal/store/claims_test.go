@@ -490,3 +490,57 @@ func TestRecoverOrphans(t *testing.T) {
 		t.Errorf("requeued row is %s", got.state)
 	}
 }
+
+// TestRescue: a running engine's rescue turns only its campaign's rows of
+// dead runners unknown, unregisters every dead runner, and a runner taken
+// for dead learns so from its next heartbeat.
+func TestRescue(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c1 := mustCampaign(t, st, "one", 3)
+	c2 := mustCampaign(t, st, "two", 3)
+	for _, r := range []campaign.Runner{{ID: "dead1", CampaignID: c1.ID}, {ID: "dead2", CampaignID: c2.ID}, {ID: "live", CampaignID: c1.ID}} {
+		r.Host, r.PID, r.StartedAt, r.HeartbeatAt = "h", 1, t0, t0
+		if err := st.RegisterRunner(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead1 := mustClaim(t, st, c1.ID, "dead1", t0)
+	dead2 := mustClaim(t, st, c2.ID, "dead2", t0)
+	live := mustClaim(t, st, c1.ID, "live", t0)
+	clk.Set(at(time.Minute))
+	if err := st.Heartbeat(t.Context(), "live", clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	stale := func(r campaign.Runner) bool { return clk.Now().Sub(r.HeartbeatAt) > 30*time.Second }
+	moved, err := st.Rescue(t.Context(), c1.ID, clk.Now(), stale)
+	if err != nil || moved != 1 {
+		t.Fatalf("rescue moved %d, %v; want dead1's one row", moved, err)
+	}
+	for _, tt := range []struct {
+		claim campaign.Claim
+		want  string
+	}{{dead1, "unknown"}, {dead2, "sending"}, {live, "sending"}} {
+		if got := readMessage(t, st, tt.claim.Message.ID).state; got != tt.want {
+			t.Errorf("campaign %d row claimed by %s: %s, want %s", tt.claim.Message.CampaignID, tt.claim.Message.Phone, got, tt.want)
+		}
+	}
+	if n := countRows(t, st, `SELECT count(*) FROM attempts WHERE message_id = ? AND outcome = 'unknown' AND done_at = ?`,
+		dead1.Message.ID, clk.Now().UnixNano()); n != 1 {
+		t.Errorf("dead1's attempt not closed as unknown")
+	}
+	if n := countRows(t, st, `SELECT count(*) FROM runners`); n != 1 {
+		t.Errorf("%d runners registered, want only the live one", n)
+	}
+	// campaign 2's row: its runner is gone now, so its own rescue moves it.
+	if moved, err := st.Rescue(t.Context(), c2.ID, clk.Now(), stale); err != nil || moved != 1 {
+		t.Errorf("rescue of campaign 2 moved %d, %v; want 1", moved, err)
+	}
+	if err := st.Heartbeat(t.Context(), "dead1", clk.Now()); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("heartbeat of an unregistered runner: %v, want ErrNotFound", err)
+	}
+	if _, err := st.Rescue(t.Context(), 0, clk.Now(), stale); err == nil {
+		t.Error("rescue of campaign 0: no error")
+	}
+}

@@ -10,14 +10,15 @@ import (
 )
 
 // DeliveryFigures are what status webhooks said of a campaign's (or an
-// account's) sent messages.
+// account's) sent messages. They are read from counts kept as rows move
+// (delivery_counts, message_counts), never from the messages themselves.
 type DeliveryFigures struct {
 	Sent            int // accepted and not sent again since: state sent, or failed after send
 	Delivered       int // delivered or read
 	Read            int
 	FailedAfterSend int // failed by a status webhook
-	// Statuses counts the status events kept for the rows.
-	Statuses int
+	// Reported counts rows a status webhook gave a delivery state.
+	Reported int
 }
 
 // DeliveredRate is delivered over sent.
@@ -26,30 +27,33 @@ func (f DeliveryFigures) DeliveredRate() float64 { return ratio(f.Delivered, f.S
 // ReadRate is read over delivered.
 func (f DeliveryFigures) ReadRate() float64 { return ratio(f.Read, f.Delivered) }
 
-const deliveryColumns = `count(CASE WHEN state = 'sent' OR failed_after_send = 1 THEN 1 END),
-	count(CASE WHEN delivery IN ('delivered', 'read') THEN 1 END),
-	count(CASE WHEN delivery = 'read' THEN 1 END),
-	count(CASE WHEN failed_after_send = 1 THEN 1 END)`
-
 // CampaignDelivery reads a campaign's delivery figures.
 func (s *Store) CampaignDelivery(ctx context.Context, id int64) (DeliveryFigures, error) {
 	var f DeliveryFigures
-	err := s.db.QueryRowContext(ctx, `SELECT `+deliveryColumns+`,
-		(SELECT count(*) FROM message_statuses t JOIN messages m ON m.id = t.message_id WHERE m.campaign_id = ?)
-		FROM messages WHERE campaign_id = ?`, id, id).
-		Scan(&f.Sent, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Statuses)
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(reported), 0), coalesce(sum(delivered), 0),
+		coalesce(sum(read), 0), coalesce(sum(failed_after_send), 0),
+		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'sent')
+		FROM delivery_counts WHERE campaign_id = ?1`, id).
+		Scan(&f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Sent)
 	if err != nil {
 		return f, fmt.Errorf("campaign %d delivery: %w", id, err)
 	}
+	f.Sent += f.FailedAfterSend
 	return f, nil
 }
 
 // AccountDelivery reads delivery figures by account name, over one
-// campaign or over all when campaignID is 0.
+// campaign or over all when campaignID is 0. Accounts no webhook reported
+// on are left out.
 func (s *Store) AccountDelivery(ctx context.Context, campaignID int64) (map[string]DeliveryFigures, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT a.name, `+deliveryColumns+`
-		FROM messages m JOIN accounts a ON a.id = m.account_id
-		WHERE (? = 0 OR m.campaign_id = ?) GROUP BY a.name`, campaignID, campaignID)
+	rows, err := s.db.QueryContext(ctx, `WITH d AS (SELECT account_id, sum(reported) AS reported, sum(delivered) AS delivered,
+			sum(read) AS read, sum(failed_after_send) AS failed FROM delivery_counts
+			WHERE (?1 = 0 OR campaign_id = ?1) GROUP BY account_id),
+		sent AS (SELECT account_id, sum(n) AS n FROM message_counts
+			WHERE state = 'sent' AND (?1 = 0 OR campaign_id = ?1) GROUP BY account_id)
+		SELECT a.name, d.reported, d.delivered, d.read, d.failed, coalesce(sent.n, 0)
+		FROM d JOIN accounts a ON a.id = d.account_id LEFT JOIN sent ON sent.account_id = d.account_id
+		WHERE d.reported <> 0 OR d.failed <> 0`, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("delivery by account: %w", err)
 	}
@@ -60,9 +64,10 @@ func (s *Store) AccountDelivery(ctx context.Context, campaignID int64) (map[stri
 			name string
 			f    DeliveryFigures
 		)
-		if err := rows.Scan(&name, &f.Sent, &f.Delivered, &f.Read, &f.FailedAfterSend); err != nil {
+		if err := rows.Scan(&name, &f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Sent); err != nil {
 			return nil, err
 		}
+		f.Sent += f.FailedAfterSend
 		out[name] = f
 	}
 	return out, rows.Err()

@@ -12,13 +12,20 @@ import (
 
 // Stats are a campaign's attempt figures, overall and over the last hour.
 type Stats struct {
-	Attempts          int // requests made
+	Attempts          int // claims made; CampaignDetail counts only those that reached the API
 	Throttled         int // answered with a throttling error (429 class)
 	MessagesAttempted int // messages with at least one request
 	HourAttempts      int
 	HourThrottled     int
 	HourMessages      int
+	// NotSent are claims put back without a request (the account or
+	// campaign stopped meanwhile): their token was spent, nothing was sent.
+	// Only CampaignDetail reads it (the rollups status reads don't keep it).
+	NotSent int
 }
+
+// notSent is dispatch.ClassNotSent: an attempt put back without a request.
+const notSent = "not-sent"
 
 // ThrottleRate is the share of requests that were throttled.
 func (s Stats) ThrottleRate() float64 { return ratio(s.Throttled, s.Attempts) }

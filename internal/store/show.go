@@ -79,6 +79,9 @@ func (s *Store) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
 	if d.Accounts, err = s.accountSplits(ctx, id); err != nil {
 		return d, err
 	}
+	if err := s.setNotSent(ctx, id, &d); err != nil {
+		return d, err
+	}
 	var first, last sql.NullInt64
 	if err := s.db.QueryRowContext(ctx, `SELECT min(first_at), max(done_at)
 		FROM attempt_rollup WHERE campaign_id = ?`, id).Scan(&first, &last); err != nil {
@@ -89,6 +92,38 @@ func (s *Store) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
 		return d, err
 	}
 	return d, nil
+}
+
+// setNotSent takes the claims put back without a request out of the
+// request counts and counts them apart, so that show's requests are the
+// ones that reached the API. The rollups don't tell them apart; this reads
+// the campaign's attempts, once, for show alone.
+func (s *Store) setNotSent(ctx context.Context, id int64, d *Detail) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT a.name, count(*) FROM messages m
+		JOIN attempts t ON t.message_id = m.id JOIN accounts a ON a.id = t.account_id
+		WHERE m.campaign_id = ? AND t.class = ? GROUP BY a.name`, id, notSent)
+	if err != nil {
+		return fmt.Errorf("campaign %d claims put back: %w", id, err)
+	}
+	defer rows.Close()
+	byAccount := map[string]int{}
+	for rows.Next() {
+		var acct string
+		var n int
+		if err := rows.Scan(&acct, &n); err != nil {
+			return err
+		}
+		byAccount[acct] = n
+		d.Stats.NotSent += n
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	d.Stats.Attempts -= d.Stats.NotSent
+	for i := range d.Accounts {
+		d.Accounts[i].Attempts -= byAccount[d.Accounts[i].Account]
+	}
+	return nil
 }
 
 func (s *Store) errorGroups(ctx context.Context, id int64) ([]ErrorGroup, error) {

@@ -97,11 +97,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 func createFile(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create database directory: %w", err)
+		return unwritable(parentThatExists(filepath.Dir(path)), fmt.Errorf("create database directory: %w", err))
+	}
+	if err := checkWritableDir(path); err != nil {
+		return err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("open database %s: %w", path, err)
+		return unwritable(filepath.Dir(path), fmt.Errorf("open database %s: %w", path, err))
 	}
 	return f.Close()
 }

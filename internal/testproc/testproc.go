@@ -168,6 +168,9 @@ func (w *World) Start(args ...string) *Proc {
 	return p
 }
 
+// Pid is the process's id, as wasend records it in its runner's id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // Done is closed when the process has ended.
 func (p *Proc) Done() <-chan struct{} { return p.done }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"golang.org/x/term"
 )
@@ -18,22 +19,64 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	outTTY, errTTY bool
-	inTTY          bool
+	// width is the terminal's width in columns: 0 asks the terminal (or
+	// $COLUMNS), -1 means unlimited (test streams).
+	width  int
+	outFd  int
+	status *StatusWriter
+	inTTY  bool
 	// Quiet silences progress and chatter on ErrOut; errors still print.
 	Quiet bool
 }
 
 // System returns the process's streams with their terminal-ness detected.
 func System() *IOStreams {
+	st := NewStatusWriter(os.Stderr)
 	return &IOStreams{
-		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		outTTY: isTerminal(os.Stdout), errTTY: isTerminal(os.Stderr), inTTY: isTerminal(os.Stdin),
+		In: os.Stdin, Out: os.Stdout, ErrOut: st, status: st,
+		outTTY: isTerminal(os.Stdout), errTTY: isTerminal(os.Stderr), inTTY: isTerminal(os.Stdin), outFd: int(os.Stdout.Fd()),
 	}
 }
 
-// Test returns streams writing to the given buffers, not terminals.
+// Test returns streams writing to the given buffers, not terminals, of
+// unlimited width until SetWidth.
 func Test(out, errOut io.Writer) *IOStreams {
-	return &IOStreams{In: nil, Out: out, ErrOut: errOut}
+	st := NewStatusWriter(errOut)
+	return &IOStreams{In: nil, Out: out, ErrOut: st, status: st, width: -1}
+}
+
+// SetWidth fixes the terminal's width in columns (tests).
+func (s *IOStreams) SetWidth(cols int) { s.width = cols }
+
+// TerminalWidth is the width tables and progress fit on a terminal: the
+// terminal's own (stdout's, else stderr's), else $COLUMNS, else 80. It is 0
+// for unlimited.
+func (s *IOStreams) TerminalWidth() int {
+	switch {
+	case s.width > 0:
+		return s.width
+	case s.width < 0:
+		return 0
+	}
+	for _, fd := range []int{s.outFd, int(os.Stderr.Fd())} {
+		if w, _, err := term.GetSize(fd); err == nil && w > 0 {
+			return w
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 80
+}
+
+// Status is where a line that redraws in place (progress) goes: every
+// other write to ErrOut clears it first and redraws it after.
+func (s *IOStreams) Status() *StatusWriter {
+	if s.status == nil || s.ErrOut != io.Writer(s.status) {
+		s.status = NewStatusWriter(s.ErrOut)
+		s.ErrOut = s.status
+	}
+	return s.status
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

@@ -3,34 +3,51 @@ package ui
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
+	"github.com/mattn/go-runewidth"
 )
 
 // Progress shows a campaign moving. The sender only adds to its counters; a
-// timer renders them: a bar on a terminal, a plain line every Interval when
+// timer renders them: a line redrawn in place on a terminal (fitted to its
+// width, with log lines printed above it), a plain line every Interval when
 // piped or run from cron, nothing when quiet.
 type Progress struct {
-	mu       sync.Mutex
-	w        io.Writer
-	label    string
-	total    int
-	done0    int // rows already finished before this run
-	sent     int
-	failed   int
-	unknown  int
-	retries  int
-	waitWhy  string
-	start    time.Time
+	mu      sync.Mutex
+	w       io.Writer     // plain lines
+	status  *StatusWriter // the redrawn line; nil when plain
+	width   func() int
+	label   string
+	total   int
+	done0   int // rows already finished before this run
+	sent    int
+	failed  int
+	unknown int
+	retries int
+	waitWhy string
+	// stalled: the wait is notable (caps, no account): no rate or time
+	// left is shown, as there is no pace to speak of.
+	stalled  bool
 	now      func() time.Time
-	bar      *progressbar.ProgressBar
+	samples  []sample // recent (time, done) pairs: the current pace
+	last     string   // the line last drawn
 	interval time.Duration
 	quit     chan struct{}
 	wg       sync.WaitGroup
 	quiet    bool
 }
+
+type sample struct {
+	at   time.Time
+	done int
+}
+
+// paceWindow is how far back the current pace is measured: long enough to
+// smooth single sends, short enough that the burst a campaign starts with
+// (buckets start full) soon stops counting.
+const paceWindow = 15 * time.Second
 
 // ProgressOptions configure NewProgress.
 type ProgressOptions struct {
@@ -39,7 +56,9 @@ type ProgressOptions struct {
 	Total, Sent, Failed, Unknown int
 	// Interval between plain lines. [10s]
 	Interval time.Duration
-	Now      func() time.Time
+	// Redraw is the interval between redraws on a terminal. [500ms]
+	Redraw time.Duration
+	Now    func() time.Time
 }
 
 // NewProgress starts rendering; call Stop when the run ends.
@@ -47,31 +66,26 @@ func NewProgress(s *IOStreams, o ProgressOptions) *Progress {
 	if o.Interval <= 0 {
 		o.Interval = 10 * time.Second
 	}
+	if o.Redraw <= 0 {
+		o.Redraw = 500 * time.Millisecond
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	p := &Progress{
-		w: s.ErrOut, label: o.Label, total: o.Total,
+		w: s.ErrOut, label: o.Label, total: o.Total, width: s.TerminalWidth,
 		sent: o.Sent, failed: o.Failed, unknown: o.Unknown, done0: o.Sent + o.Failed + o.Unknown,
-		start: o.Now(), now: o.Now, interval: o.Interval, quit: make(chan struct{}), quiet: s.Quiet,
+		now: o.Now, interval: o.Interval, quit: make(chan struct{}), quiet: s.Quiet,
 	}
+	p.samples = []sample{{o.Now(), p.done0}}
 	if p.quiet {
 		return p
 	}
 	tick := p.interval
 	if s.IsStderrTTY() {
-		p.bar = progressbar.NewOptions(o.Total,
-			progressbar.OptionSetWriter(s.ErrOut),
-			progressbar.OptionSetDescription(p.describe()),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionEnableColorCodes(true),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(s.ErrOut) }),
-		)
-		_ = p.bar.Set(p.done0)
-		tick = 500 * time.Millisecond
+		p.status = s.Status()
+		p.render()
+		tick = o.Redraw
 	}
 	p.wg.Add(1)
 	go p.loop(tick)
@@ -104,16 +118,19 @@ func (p *Progress) add(n *int) {
 	p.mu.Unlock()
 }
 
-// Waiting says why nothing is being sent, or "" when sending again. In
-// plain mode a notable wait (caps, no account) is logged at once, so a cron
-// log tells when and why a campaign stalled; waiting for the next token is
-// the normal pace and only shows in the periodic line.
+// Waiting says why nothing is being sent, or "" when sending again; notable
+// marks a stall (caps, no account) rather than the normal pace. In plain
+// mode a notable wait is logged at once, so a cron log tells when and why a
+// campaign stalled; on a terminal any change redraws the line.
 func (p *Progress) Waiting(why string, notable bool) {
 	p.mu.Lock()
 	changed := why != p.waitWhy
-	p.waitWhy = why
+	p.waitWhy, p.stalled = why, notable && why != ""
 	p.mu.Unlock()
-	if changed && notable && p.bar == nil && !p.quiet {
+	if !changed || p.quiet {
+		return
+	}
+	if p.status != nil || notable {
 		p.render()
 	}
 }
@@ -125,51 +142,149 @@ func (p *Progress) Stop() {
 	if p.quiet {
 		return
 	}
-	if p.bar != nil {
-		p.render()
-		_ = p.bar.Exit()
-		fmt.Fprintln(p.w)
-		return
-	}
 	p.render()
+	if p.status != nil {
+		_ = p.status.Done()
+	}
 }
 
 func (p *Progress) render() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.Describe(p.describe())
-		_ = p.bar.Set(p.sent + p.failed + p.unknown)
+	now := p.now()
+	p.samples = append(p.samples, sample{now, p.done()})
+	for len(p.samples) > 2 && now.Sub(p.samples[0].at) > paceWindow && now.Sub(p.samples[1].at) >= MinRateSpan {
+		p.samples = p.samples[1:]
+	}
+	if p.status == nil {
+		fmt.Fprintf(p.w, "%s %s\n", now.Format(time.RFC3339), p.line())
 		return
 	}
-	fmt.Fprintf(p.w, "%s %s\n", p.now().Format(time.RFC3339), p.line())
+	line := p.barLine(p.width())
+	if line != p.last {
+		_ = p.status.Set(line)
+		p.last = line
+	}
 }
 
-func (p *Progress) describe() string {
-	s := fmt.Sprintf("%s sent %d failed %d unknown %d", p.label, p.sent, p.failed, p.unknown)
-	if p.waitWhy != "" {
-		s += " · " + p.waitWhy
+func (p *Progress) done() int { return p.sent + p.failed + p.unknown }
+
+// pace is messages finished per second over the last paceWindow, and false
+// when there is no pace to show: stalled, or too little time or nothing
+// done.
+func (p *Progress) pace() (float64, bool) {
+	if p.stalled || len(p.samples) < 2 {
+		return 0, false
+	}
+	first, last := p.samples[0], p.samples[len(p.samples)-1]
+	return MeasuredRate(last.done-first.done, last.at.Sub(first.at))
+}
+
+// left is the time the remaining messages take at the current pace.
+func (p *Progress) left(rate float64) (time.Duration, bool) {
+	n := p.total - p.done()
+	if n <= 0 {
+		return 0, false
+	}
+	return time.Duration(float64(n) / rate * float64(time.Second)).Round(time.Second), true
+}
+
+func (p *Progress) counts() string {
+	s := fmt.Sprintf("sent %d failed %d unknown %d", p.sent, p.failed, p.unknown)
+	if p.retries > 0 {
+		s += fmt.Sprintf(" retries %d", p.retries)
 	}
 	return s
 }
 
 func (p *Progress) line() string {
-	done := p.sent + p.failed + p.unknown
 	s := fmt.Sprintf("%s: sent %d failed %d unknown %d remaining %d of %d",
-		p.label, p.sent, p.failed, p.unknown, p.total-done, p.total)
+		p.label, p.sent, p.failed, p.unknown, p.total-p.done(), p.total)
 	if p.retries > 0 {
 		s += fmt.Sprintf(" retries %d", p.retries)
 	}
-	elapsed := p.now().Sub(p.start)
-	if n := done - p.done0; n > 0 && elapsed > 0 {
-		rate := float64(n) / elapsed.Seconds()
-		s += fmt.Sprintf(" rate %.2f/s", rate)
-		if left := p.total - done; left > 0 {
-			s += " eta " + time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second).String()
+	if rate, ok := p.pace(); ok {
+		s += " rate " + FormatRate(rate)
+		if d, ok := p.left(rate); ok {
+			s += " eta " + FormatDuration(d)
 		}
 	}
 	if p.waitWhy != "" {
 		s += " waiting: " + p.waitWhy
 	}
 	return s
+}
+
+// barLine is the terminal's line, at most width-1 columns (the last column
+// would wrap on some terminals): label, bar, counts, pace, time left and
+// what it waits for. To fit, the wait message is cut first (and goes, when
+// it only says the pace holds it), then the bar narrows and goes, then the
+// label is cut, then the time left, the wait message and the pace go; the
+// counts are never cut.
+func (p *Progress) barLine(width int) string {
+	done := p.done()
+	counts := fmt.Sprintf("%d/%d %s", done, p.total, p.counts())
+	var rate, left string
+	if r, ok := p.pace(); ok {
+		rate = FormatRate(r)
+		if d, ok := p.left(r); ok {
+			left = FormatDuration(d) + " left"
+		}
+	}
+	label, why := p.label, p.waitWhy
+	barW := 30
+	compose := func() string {
+		var b strings.Builder
+		if label != "" {
+			b.WriteString(label + " ")
+		}
+		if barW > 0 {
+			b.WriteString(renderBar(barW, done, p.total) + " ")
+		}
+		b.WriteString(counts)
+		for _, s := range []string{rate, left, why} {
+			if s != "" {
+				b.WriteString(" · " + s)
+			}
+		}
+		return b.String()
+	}
+	if width <= 0 {
+		return compose()
+	}
+	room := width - 1
+	over := func() int { return runewidth.StringWidth(compose()) - room }
+	cut := func(s *string, floor int) {
+		if n := over(); n > 0 && *s != "" {
+			keep := max(runewidth.StringWidth(*s)-n, floor)
+			if keep < 8 { // a stub says nothing
+				*s = ""
+			} else {
+				*s = runewidth.Truncate(*s, keep, "…")
+			}
+		}
+	}
+	steps := []func(){
+		func() { cut(&why, 24) },
+		func() {
+			if !p.stalled {
+				cut(&why, 0) // waiting for the next token is the pace itself: the bar says more
+			}
+		},
+		func() { barW = max(barW-over(), 10) },
+		func() { barW = 0 },
+		func() { cut(&label, 16) },
+		func() { cut(&why, 12) },
+		func() { left = "" },
+		func() { cut(&why, 0) },
+		func() { rate = "" },
+		func() { cut(&label, 0) },
+	}
+	for _, step := range steps {
+		if over() <= 0 {
+			break
+		}
+		step()
+	}
+	return compose()
 }

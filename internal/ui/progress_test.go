@@ -2,6 +2,14 @@ package ui
 
 import (
 	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
 	"strings"
 	"sync"
 	"testing"
@@ -76,7 +84,7 @@ func TestProgressPlainLines(t *testing.T) {
 	p.Unknown()
 	p.Retry()
 	// 6 done in this run over 10 s: 0.6/s, 1 left.
-	waitForOutput(t, &errOut, "2026-11-30T14:00:10Z campaign 3: sent 6 failed 2 unknown 1 remaining 1 of 10 retries 1 rate 0.60/s eta ")
+	waitForOutput(t, &errOut, "2026-11-30T14:00:10Z campaign 3: sent 6 failed 2 unknown 1 remaining 1 of 10 retries 1 rate 36/min eta ")
 	p.Stop()
 
 	got := errOut.String()
@@ -98,18 +106,20 @@ func TestProgressPlainLines(t *testing.T) {
 }
 
 // TestProgressETARounded: the ETA is left/rate rounded to the second. With
-// 1 row left at 0.6/s that is 1.67 s → "eta 2s"; a truncation to whole
-// seconds before rounding shows "eta 1s" (and "eta 0s" under a second).
+// 1 row left at 0.6/s that is 1.67 s → "eta 2 s"; a truncation to whole
+// seconds before rounding shows "eta 1 s" (and "eta 0 s" under a second).
 func TestProgressETARounded(t *testing.T) {
 	tests := []struct {
 		sent    int
 		elapsed time.Duration
 		want    string
 	}{
-		{sent: 6, elapsed: 10 * time.Second, want: "remaining 4 of 10 rate 0.60/s eta 7s\n"},        // 6.67 s
-		{sent: 9, elapsed: 15 * time.Second, want: "remaining 1 of 10 rate 0.60/s eta 2s\n"},        // 1.67 s
-		{sent: 9, elapsed: 4500 * time.Millisecond, want: "remaining 1 of 10 rate 2.00/s eta 1s\n"}, // 0.5 s
-		{sent: 5, elapsed: 10 * time.Second, want: "remaining 5 of 10 rate 0.50/s eta 10s\n"},
+		{sent: 6, elapsed: 10 * time.Second, want: "remaining 4 of 10 rate 36/min eta 7 s\n"},     // 6.67 s
+		{sent: 9, elapsed: 15 * time.Second, want: "remaining 1 of 10 rate 36/min eta 2 s\n"},     // 1.67 s
+		{sent: 9, elapsed: 4500 * time.Millisecond, want: "remaining 1 of 10 rate 2/s eta 1 s\n"}, // 0.5 s
+		{sent: 5, elapsed: 10 * time.Second, want: "remaining 5 of 10 rate 1 every 2 s eta 10 s\n"},
+		// Over a span too short to mean anything, no rate and no ETA.
+		{sent: 5, elapsed: 2 * time.Millisecond, want: "remaining 5 of 10\n"},
 	}
 	for _, tt := range tests {
 		var errOut syncBuffer
@@ -193,5 +203,187 @@ func TestProgressWaitingTTY(t *testing.T) {
 	p.Stop()
 	if got := errOut.String(); strings.Contains(got, "waiting: every account") || strings.Contains(got, "remaining") {
 		t.Errorf("TTY progress wrote a plain line: %q", got)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// visible replays terminal output the way a terminal shows it, one screen
+// line per redraw: "\r" returns to the line's start, "\x1b[K" clears to its
+// end; each state of the line is kept, so the file reads as the sequence of
+// redraws.
+func visible(out string) string {
+	var frames []string
+	var cur []rune
+	col := 0
+	flush := func() { frames = append(frames, strings.TrimRight(string(cur), " ")) }
+	for i := 0; i < len(out); i++ {
+		switch {
+		case strings.HasPrefix(out[i:], "\x1b[K"):
+			cur = cur[:col]
+			i += 2
+		case out[i] == '\r':
+			if len(cur) > 0 {
+				flush()
+			}
+			col = 0
+		case out[i] == '\n':
+			flush()
+			cur, col = nil, 0
+		default:
+			r, size := utf8.DecodeRuneInString(out[i:])
+			if col < len(cur) {
+				cur[col] = r
+			} else {
+				cur = append(cur, r)
+			}
+			col++
+			i += size - 1
+		}
+	}
+	if len(cur) > 0 {
+		flush()
+	}
+	return strings.Join(frames, "\n") + "\n"
+}
+
+// TestProgressGolden captures the terminal line through a campaign — a
+// start, the normal pace, a wait for caps (no rate, no time left), a log
+// line printed above the bar, a long label — at 80 and 120 columns: every
+// frame fits, and the counts are never cut. Rewrite with -update.
+func TestProgressGolden(t *testing.T) {
+	for _, width := range []int{80, 120} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			var errOut syncBuffer
+			s := Test(&bytes.Buffer{}, &errOut)
+			s.SetTTY(true, true)
+			s.SetWidth(width)
+			clock := &fakeClock{t: t0}
+			p := NewProgress(s, ProgressOptions{Label: "campaign 17", Total: 1200, Sent: 100,
+				Interval: time.Hour, Redraw: time.Hour, Now: clock.Now})
+			step := func(d time.Duration, sent int) {
+				clock.Add(d)
+				for range sent {
+					p.Sent()
+				}
+				p.render()
+			}
+			step(time.Second, 1) // too soon for a pace
+			p.Waiting("rate limit: waiting for the next token", false)
+			step(10*time.Second, 2)
+			step(50*time.Second, 9) // 12 in a minute
+			p.Failed()
+			p.Retry()
+			step(30*time.Second, 6)
+			fmt.Fprintf(s.ErrOut, "time=2026-11-30T14:01:31Z level=WARN msg=\"account dropped\" account=fresh-02 code=190\n")
+			p.Waiting("every account reached its daily cap; the next quota day opens at 00:00 (or `wasend quota reset --force` now)", true)
+			step(time.Minute, 0)
+			p.Waiting("", false)
+			step(time.Minute, 30)
+			p.Stop()
+			got := visible(errOut.String())
+			for i, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+				if w := runewidth.StringWidth(line); w >= width && !strings.HasPrefix(line, "time=") {
+					t.Errorf("frame %d is %d columns wide at %d: %q", i+1, w, width, line)
+				}
+				if strings.HasPrefix(line, "time=") && strings.Contains(line, "[") {
+					t.Errorf("log line glued to the bar: %q", line)
+				}
+			}
+			goldenFile(t, fmt.Sprintf("progress_%d.golden", width), got)
+		})
+	}
+}
+
+// TestProgressLogAbove: on a terminal a log line written while the bar is
+// shown clears the bar, prints whole, and the bar is drawn again after it.
+func TestProgressLogAbove(t *testing.T) {
+	var errOut syncBuffer
+	s := Test(&bytes.Buffer{}, &errOut)
+	s.SetTTY(true, true)
+	s.SetWidth(80)
+	p := NewProgress(s, ProgressOptions{Label: "c", Total: 5, Interval: time.Hour, Redraw: time.Hour, Now: (&fakeClock{t: t0}).Now})
+	before := errOut.String()
+	fmt.Fprint(s.ErrOut, "time=x level=WARN msg=hello\n")
+	got := strings.TrimPrefix(errOut.String(), before)
+	want := "\r\x1b[Ktime=x level=WARN msg=hello\n" + p.last
+	if got != want {
+		t.Errorf("log line written as %q, want %q", got, want)
+	}
+	p.Stop()
+}
+
+// TestProgressPlainStalled: while waiting on caps the plain line shows no
+// rate or ETA: there is no pace to speak of.
+func TestProgressPlainStalled(t *testing.T) {
+	var errOut syncBuffer
+	s := Test(&bytes.Buffer{}, &errOut)
+	clock := &fakeClock{t: t0}
+	p := NewProgress(s, ProgressOptions{Label: "c", Total: 10, Interval: time.Hour, Now: clock.Now})
+	for range 5 {
+		p.Sent()
+	}
+	clock.Add(10 * time.Second)
+	p.Waiting("every account reached its daily cap", true)
+	p.Stop()
+	lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
+	for _, l := range lines {
+		if strings.Contains(l, "rate") || strings.Contains(l, "eta") {
+			t.Errorf("a stalled line shows a rate: %q", l)
+		}
+	}
+	if want := "c: sent 5 failed 0 unknown 0 remaining 5 of 10 waiting: every account reached its daily cap"; !strings.HasSuffix(lines[len(lines)-1], want) {
+		t.Errorf("last line %q, want it to end %q", lines[len(lines)-1], want)
+	}
+}
+
+func goldenFile(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("..", "..", "testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/ui -run %s -update to create it)", err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (rerun with -update if the change is intended)\n--- got\n%s--- want\n%s", path, got, want)
+	}
+}
+
+// On a narrow terminal everything but the counts gives way, a long label
+// too; the counts stay whole.
+func TestProgressNarrow(t *testing.T) {
+	p := &Progress{label: "campaign 7 spring-sale-customers-2026.csv", total: 1200, sent: 148, failed: 1, retries: 1,
+		waitWhy: "every account reached its daily cap", stalled: true}
+	for _, width := range []int{40, 60, 80} {
+		line := p.barLine(width)
+		if w := runewidth.StringWidth(line); w >= width && line != "149/1200 sent 148 failed 1 unknown 0 retries 1" {
+			t.Errorf("width %d: %d columns: %q", width, w, line) // only the counts may overflow
+		}
+		if !strings.Contains(line, "149/1200 sent 148 failed 1 unknown 0 retries 1") {
+			t.Errorf("width %d: the counts are cut: %q", width, line)
+		}
+	}
+}
+
+func TestRenderBar(t *testing.T) {
+	for _, tt := range []struct {
+		width, done, total int
+		want               string
+	}{
+		{10, 0, 40, "[          ]"},
+		{10, 20, 40, "[=====     ]"},
+		{10, 40, 40, "[==========]"},
+		{10, 50, 40, "[==========]"}, // more done than total: full, not past the end
+		{4, 1, 0, "[====]"},          // an empty campaign is complete
+	} {
+		if got := renderBar(tt.width, tt.done, tt.total); got != tt.want {
+			t.Errorf("renderBar(%d, %d, %d) = %q, want %q", tt.width, tt.done, tt.total, got, tt.want)
+		}
 	}
 }

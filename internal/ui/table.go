@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
@@ -12,20 +13,63 @@ import (
 // Table prints rows aligned under a header on a terminal, and as plain
 // tab-separated lines without a header when piped, so scripts can cut and
 // awk them (the convention of GitHub's gh).
+//
+// On a terminal the table fits its width the way gh's tableprinter does:
+// columns keep their full width unless marked Truncate; when the table is
+// too wide, truncatable columns first shrink to a comfortable width (cut
+// with "…"), then Optional columns are dropped, then truncatable columns
+// shrink further. Piped output always has every column, uncut, in the same
+// order, so what scripts read never depends on a terminal.
 type Table struct {
-	w      io.Writer
-	tty    bool
-	header []string
-	rows   [][]string
+	w        io.Writer
+	tty      bool
+	width    int // 0: unlimited
+	header   []string
+	rows     [][]string
+	truncate []bool
+	optional []int // column indexes, the first dropped first
 }
 
 // NewTable starts a table on the streams' Out.
 func NewTable(s *IOStreams, header ...string) *Table {
-	return &Table{w: s.Out, tty: s.outTTY, header: header}
+	t := &Table{w: s.Out, tty: s.outTTY, header: header, truncate: make([]bool, len(header))}
+	if t.tty {
+		t.width = s.TerminalWidth()
+	}
+	return t
+}
+
+// Truncate marks columns whose long texts may be cut to fit the terminal.
+func (t *Table) Truncate(names ...string) *Table {
+	for _, n := range names {
+		if i := slices.Index(t.header, n); i >= 0 {
+			t.truncate[i] = true
+		}
+	}
+	return t
+}
+
+// Optional marks columns that may be left out on a narrow terminal, the
+// first named first.
+func (t *Table) Optional(names ...string) *Table {
+	for _, n := range names {
+		if i := slices.Index(t.header, n); i >= 0 {
+			t.optional = append(t.optional, i)
+		}
+	}
+	return t
 }
 
 // Row adds a row.
 func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
+
+const (
+	colGap = 2
+	// comfortWidth is as narrow as a truncatable column gets before an
+	// optional column is dropped; minWidth as narrow as it ever gets.
+	comfortWidth = 20
+	minWidth     = 6
+)
 
 // Render writes the table.
 func (t *Table) Render() error {
@@ -40,22 +84,45 @@ func (t *Table) Render() error {
 	// Align by visible width: colour codes take no room on screen, which
 	// text/tabwriter can't know.
 	rows := append([][]string{t.header}, t.rows...)
-	var widths []int
+	n := len(t.header)
+	for _, r := range rows {
+		n = max(n, len(r))
+	}
+	natural := make([]int, n)
 	for _, r := range rows {
 		for i, c := range r {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], visibleWidth(c))
+			natural[i] = max(natural[i], visibleWidth(c))
 		}
 	}
+	widths, keep := t.fit(natural)
 	var b strings.Builder
 	for _, r := range rows {
 		b.Reset()
-		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-visibleWidth(c)+2))
+		var cells []string
+		var cw []int
+		for i := range n {
+			if !keep[i] {
+				continue
+			}
+			c := ""
+			if i < len(r) {
+				c = r[i]
+			}
+			if visibleWidth(c) > widths[i] {
+				c = runewidth.Truncate(ansi.ReplaceAllString(c, ""), widths[i], "…")
+			}
+			cells = append(cells, c)
+			cw = append(cw, widths[i])
+		}
+		// No padding after the last non-empty cell.
+		last := len(cells) - 1
+		for last > 0 && cells[last] == "" {
+			last--
+		}
+		for i := 0; i <= last; i++ {
+			b.WriteString(cells[i])
+			if i < last {
+				b.WriteString(strings.Repeat(" ", cw[i]-visibleWidth(cells[i])+colGap))
 			}
 		}
 		b.WriteByte('\n')
@@ -64,6 +131,51 @@ func (t *Table) Render() error {
 		}
 	}
 	return nil
+}
+
+// fit returns each column's width and whether it is shown.
+func (t *Table) fit(natural []int) ([]int, []bool) {
+	widths := slices.Clone(natural)
+	keep := make([]bool, len(widths))
+	for i := range keep {
+		keep[i] = true
+	}
+	if t.width <= 0 {
+		return widths, keep
+	}
+	total := func() int {
+		sum, cols := 0, 0
+		for i, w := range widths {
+			if keep[i] {
+				sum += w
+				cols++
+			}
+		}
+		return sum + colGap*max(cols-1, 0)
+	}
+	shrink := func(floor int) {
+		for total() > t.width {
+			widest := -1
+			for i, w := range widths {
+				if keep[i] && i < len(t.truncate) && t.truncate[i] && w > floor && (widest < 0 || w > widths[widest]) {
+					widest = i
+				}
+			}
+			if widest < 0 {
+				return
+			}
+			widths[widest]--
+		}
+	}
+	shrink(comfortWidth)
+	for _, i := range t.optional {
+		if total() <= t.width {
+			break
+		}
+		keep[i] = false
+	}
+	shrink(minWidth)
+	return widths, keep
 }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")

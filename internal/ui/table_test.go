@@ -72,3 +72,59 @@ func TestTableFollowsStdout(t *testing.T) {
 		t.Errorf("stdout piped, stderr a TTY: %q, want %q", got, "1\t2\n")
 	}
 }
+
+// On a terminal too narrow for the table, truncatable columns shrink to a
+// comfortable width first, then optional columns go (the first named
+// first), then truncatable columns shrink further; fixed columns are never
+// cut. Piped output keeps every column whole at any width.
+func TestTableFitsWidth(t *testing.T) {
+	header := []string{"ID", "NAME", "STATE", "TOTAL", "STARTED", "ETA"}
+	rows := [][]string{
+		{"1", "spring-sale-customers-2026-final.csv", "waiting for quota", "1200", "11-30 14:01", "about 2 d 4 h"},
+		{"12", "b.csv", "finished", "40", "11-30 09:00", "-"},
+	}
+	tests := []struct {
+		width int
+		tty   bool
+		want  string
+	}{
+		{width: 0, tty: true, want: "" +
+			"ID  NAME                                  STATE              TOTAL  STARTED      ETA\n" +
+			"1   spring-sale-customers-2026-final.csv  waiting for quota  1200   11-30 14:01  about 2 d 4 h\n" +
+			"12  b.csv                                 finished           40     11-30 09:00  -\n"},
+		{width: 80, tty: true, want: "" +
+			"ID  NAME                    STATE              TOTAL  STARTED      ETA\n" +
+			"1   spring-sale-customers…  waiting for quota  1200   11-30 14:01  about 2 d 4 h\n" +
+			"12  b.csv                   finished           40     11-30 09:00  -\n"},
+		{width: 60, tty: true, want: "" +
+			"ID  NAME             STATE              TOTAL  ETA\n" +
+			"1   spring-sale-cu…  waiting for quota  1200   about 2 d 4 h\n" +
+			"12  b.csv            finished           40     -\n"},
+		{width: 40, tty: true, want: "" +
+			"ID  NAME    STATE              TOTAL  ETA\n" +
+			"1   sprin…  waiting for quota  1200   about 2 d 4 h\n" +
+			"12  b.csv   finished           40     -\n"},
+		{width: 40, want: "" +
+			"1\tspring-sale-customers-2026-final.csv\twaiting for quota\t1200\t11-30 14:01\tabout 2 d 4 h\n" +
+			"12\tb.csv\tfinished\t40\t11-30 09:00\t-\n"},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		s := Test(&out, &bytes.Buffer{})
+		s.SetTTY(tt.tty, false)
+		s.SetWidth(tt.width)
+		if tt.width == 0 {
+			s.SetWidth(-1)
+		}
+		tb := NewTable(s, header...).Truncate("NAME").Optional("STARTED")
+		for _, r := range rows {
+			tb.Row(r...)
+		}
+		if err := tb.Render(); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.String(); got != tt.want {
+			t.Errorf("width %d tty %v:\n%s\nwant:\n%s", tt.width, tt.tty, got, tt.want)
+		}
+	}
+}

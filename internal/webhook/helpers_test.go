@@ -123,6 +123,10 @@ func (f *fixture) deliver(t *testing.T, bodies ...[]byte) campaign.ApplyReport {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The delivery counts status reads are kept as the rows move.
+	if err := f.st.CheckCounts(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	return rep
 }
 

@@ -51,4 +51,18 @@ CREATE TABLE webhook_numbers (
     seen_at         INTEGER NOT NULL
 );
 
+-- What status webhooks said, counted by campaign and account (0: none),
+-- kept as rows move by the triggers of internal/store/counts.sql, so that
+-- status never reads a campaign's messages for it. reported: rows with a
+-- delivery state; failed_after_send: rows a failed status failed.
+CREATE TABLE delivery_counts (
+    campaign_id       INTEGER NOT NULL,
+    account_id        INTEGER NOT NULL,
+    reported          INTEGER NOT NULL,
+    delivered         INTEGER NOT NULL, -- delivered or read
+    read              INTEGER NOT NULL,
+    failed_after_send INTEGER NOT NULL,
+    PRIMARY KEY (campaign_id, account_id)
+) WITHOUT ROWID;
+
 CREATE INDEX messages_wamid ON messages (wamid) WHERE wamid IS NOT NULL;

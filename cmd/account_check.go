@@ -1,0 +1,141 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/runner"
+	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/whatsapp"
+)
+
+type accountTestOptions struct {
+	Name    string
+	JSON    bool
+	Timeout time.Duration
+}
+
+func newAccountTestCmd(f *Factory) *cobra.Command {
+	var o accountTestOptions
+	cmd := &cobra.Command{
+		Use:   "test [NAME]",
+		Short: "Check the API base URL and each account's token and number",
+		Long: `Check what ` + "`campaign run`" + ` checks before it claims anything: one cheap call per
+account (GET /{version}/{phone-number-id}) proves that WASEND_API_BASE answers
+as the Graph API, that the account's token is valid and that its number exists
+for that token. Without NAME every enabled account is checked. Exits 1 when an
+account fails or the API cannot be reached.`,
+		Example: `  wasend account test
+  wasend account test main-01 --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.MaximumNArgs(1)(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.Name = args[0]
+			}
+			return accountTest(cmd.Context(), f, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 20*time.Second, "per-request timeout")
+	return cmd
+}
+
+// accountCheckJSON is one account's result in `account test --json`.
+type accountCheckJSON struct {
+	Name               string `json:"name"`
+	PhoneNumberID      string `json:"phone_number_id"`
+	Result             string `json:"result"` // ok, throttled, failed, unreachable
+	DisplayPhoneNumber string `json:"display_phone_number,omitempty"`
+	VerifiedName       string `json:"verified_name,omitempty"`
+	QualityRating      string `json:"quality_rating,omitempty"`
+	ErrorCode          int    `json:"error_code,omitempty"`
+	Error              string `json:"error,omitempty"`
+}
+
+func accountTest(ctx context.Context, f *Factory, o accountTestOptions) error {
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
+	token := f.Token
+	if f.Sandbox {
+		if err := runner.EnsureDemoAccounts(ctx, st); err != nil {
+			return err
+		}
+		url, stop, err := runner.StartSandbox(ctx, sandbox.Options{})
+		if err != nil {
+			return err
+		}
+		defer stop()
+		baseURL = url
+		token = func(string) (string, error) { return "sandbox-token", nil }
+	}
+	all, err := st.Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	var accts []campaign.Account
+	for _, a := range all {
+		if o.Name == a.Name || o.Name == "" && !a.Disabled {
+			accts = append(accts, a.Account)
+		}
+	}
+	if o.Name != "" && len(accts) == 0 {
+		return fmt.Errorf("account %q: %w (see `wasend account list`)", o.Name, campaign.ErrNotFound)
+	}
+	client := whatsapp.New(whatsapp.Config{BaseURL: baseURL, Version: version, Timeout: o.Timeout})
+	defer client.CloseIdleConnections()
+	checks, checkErr := runner.CheckAccounts(ctx, client, baseURL, accts, token)
+	if checks == nil {
+		return checkErr
+	}
+	out := make([]accountCheckJSON, len(checks))
+	failed := 0
+	for i, c := range checks {
+		j := accountCheckJSON{Name: c.Account.Name, PhoneNumberID: c.Account.PhoneNumberID, Result: string(c.Verdict),
+			DisplayPhoneNumber: c.Number.DisplayPhoneNumber, VerifiedName: c.Number.VerifiedName,
+			QualityRating: c.Number.QualityRating, ErrorCode: c.Code}
+		if c.Err != nil {
+			j.Error = c.Err.Error()
+		}
+		if c.Verdict != runner.VerdictOK {
+			failed++
+		}
+		out[i] = j
+	}
+	if o.JSON {
+		if err := f.IO.JSON(out); err != nil {
+			return err
+		}
+	} else {
+		t := newTable(f, "ACCOUNT", "PHONE NUMBER ID", "RESULT", "DETAIL")
+		for _, j := range out {
+			detail := j.Error
+			if j.Result == string(runner.VerdictOK) {
+				detail = fmt.Sprintf("%s %q, quality %s", j.DisplayPhoneNumber, j.VerifiedName, j.QualityRating)
+			}
+			t.Row(j.Name, j.PhoneNumberID, j.Result, detail)
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	switch {
+	case checkErr != nil:
+		return checkErr
+	case failed > 0:
+		return fmt.Errorf("%d of %d account(s) did not pass the check", failed, len(checks))
+	}
+	return nil
+}

@@ -1,0 +1,592 @@
+// Package report computes what `status`, `campaign list`, `campaign show`
+// and their --json print: each account's and campaign's true state, its
+// figures, their healthy ranges and the ETA. Commands only format it.
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/planner"
+	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// The healthy ranges. A figure past one is flagged in tables and listed in
+// Health.Unhealthy.
+const (
+	// MaxThrottleRate is the share of requests throttled from which a
+	// sender is pushing its limits.
+	MaxThrottleRate = 0.01
+	// MaxAvgAttempts is the requests per message from which retries cost
+	// noticeably.
+	MaxAvgAttempts = 1.5
+	// MinUtilisation and MaxUtilisation bound the share of earned tokens
+	// spent while work waits: below, limits (cool-downs, caps) hold the
+	// sender back.
+	MinUtilisation = 0.7
+	MaxUtilisation = 1.0
+)
+
+// LiveWithin is how recent a runner's heartbeat must be for its campaign
+// to count as running (runners beat every 2 s).
+const LiveWithin = 15 * time.Second
+
+// Displayed campaign states beyond the stored ones.
+const (
+	StateRunning     = "running"             // a live process sends it
+	StateReady       = "ready"               // imported, never started
+	StateInterrupted = "interrupted"         // started, no process sends it now
+	StateWaitQuota   = "waiting for quota"   // a live process waits: every usable account is capped
+	StateWaitAPI     = "waiting for the API" // a live process waits out a Cloud API outage
+)
+
+// Status is the documented shape of `wasend status --json`.
+type Status struct {
+	Database    string          `json:"database"`
+	Accounts    []AccountStatus `json:"accounts"`
+	GlobalLimit *Global         `json:"global_limit"`
+	Campaigns   []Campaign      `json:"campaigns"`
+}
+
+// Global is the global bucket, when on.
+type Global struct {
+	Rate   float64 `json:"rate_per_second"`
+	Burst  int     `json:"burst"`
+	Tokens float64 `json:"tokens"`
+}
+
+// Campaign is a campaign in `status --json` and `campaign list --json`.
+type Campaign struct {
+	ID          int64      `json:"id"`
+	Name        string     `json:"name"`
+	State       string     `json:"state"`
+	PauseReason string     `json:"pause_reason,omitempty"`
+	Source      string     `json:"source"`
+	Total       int        `json:"total"`
+	Sent        int        `json:"sent"`
+	Pending     int        `json:"pending"`
+	Sending     int        `json:"sending"`
+	Failed      int        `json:"failed"`
+	Unknown     int        `json:"unknown"`
+	Skipped     int        `json:"skipped"`
+	CreatedAt   time.Time  `json:"created_at"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	// Health: share of requests throttled (overall and last hour), and
+	// requests per message tried.
+	Ready            int        `json:"ready"`         // pending rows that may go now
+	WaitingRetry     int        `json:"waiting_retry"` // pending rows waiting for a retry time
+	StartedAt        *time.Time `json:"started_at,omitempty"`
+	ThrottleRate     float64    `json:"throttle_rate"`
+	ThrottleRateHour float64    `json:"throttle_rate_1h"`
+	AvgAttempts      float64    `json:"avg_attempts"`
+	DroppedAccounts  []Dropped  `json:"dropped_accounts,omitempty"`
+	Outage           *Outage    `json:"outage,omitempty"`
+	ETA              *ETA       `json:"eta,omitempty"`
+	// The same figures as an account's health, over this campaign's
+	// requests: the last hour (of its sending, once finished) and overall.
+	LastHour Health `json:"last_hour"`
+	Overall  Health `json:"overall"`
+	// Delivery is what status webhooks said, once one reported.
+	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// Outage is a Cloud API outage a running campaign waits out.
+type Outage struct {
+	Since     time.Time `json:"since"`
+	Error     string    `json:"error"`
+	NextProbe time.Time `json:"next_probe"`
+}
+
+// Dropped is an account stopped for a campaign.
+type Dropped struct {
+	Account   string    `json:"account"`
+	Reason    string    `json:"reason"`
+	ErrorCode int       `json:"error_code,omitempty"`
+	At        time.Time `json:"at"`
+}
+
+// ETA is when a running campaign's open rows will have gone, by the
+// planner: rates, bursts, caps and quota days all counted.
+type ETA struct {
+	Finish      *time.Time `json:"finish,omitempty"` // nil: never, with today's limits
+	Seconds     float64    `json:"seconds"`
+	QuotaResets int        `json:"quota_resets"`
+	Text        string     `json:"text"`
+}
+
+// Account is the stable JSON shape of an account. The token's variable
+// name is shown; its value never is.
+type Account struct {
+	Name          string     `json:"name"`
+	PhoneNumberID string     `json:"phone_number_id"`
+	Tier          string     `json:"tier"`
+	TokenEnv      string     `json:"token_env"`
+	Rate          float64    `json:"rate_per_second"`
+	EffectiveRate float64    `json:"effective_rate_per_second"`
+	Burst         int        `json:"burst"`
+	DailyCap      int        `json:"daily_cap"`
+	Tokens        float64    `json:"tokens"`
+	SentToday     int        `json:"sent_today"`
+	QuotaDay      string     `json:"quota_day"`
+	State         string     `json:"state"`
+	Disabled      bool       `json:"disabled"`
+	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
+	Restriction   string     `json:"restriction,omitempty"`
+	LastErrorCode int        `json:"last_error_code,omitempty"`
+}
+
+// AccountStatus is an account in `status --json`: its settings and state,
+// plus how it has been doing.
+type AccountStatus struct {
+	Account
+	Sent24h  int    `json:"sent_24h"`
+	LastHour Health `json:"last_hour"`
+	Overall  Health `json:"overall"`
+	// Delivery is what status webhooks said of its messages, over every
+	// campaign, once one reported.
+	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// Health are the operating figures of an account or campaign over a
+// window. Unhealthy lists the ones outside their healthy range:
+// throttle_rate, avg_attempts, utilisation (see the constants).
+type Health struct {
+	Attempts     int      `json:"attempts"`
+	ThrottleRate float64  `json:"throttle_rate"`
+	AvgAttempts  float64  `json:"avg_attempts"`
+	Utilisation  float64  `json:"utilisation"`
+	Unhealthy    []string `json:"unhealthy,omitempty"`
+}
+
+// Bad reports whether the named figure is outside its healthy range.
+func (h Health) Bad(name string) bool { return slices.Contains(h.Unhealthy, name) }
+
+// Source is what a report reads.
+type Source interface {
+	Path() string
+	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
+	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
+	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
+	Counts(ctx context.Context, id int64) (campaign.Counts, error)
+	CampaignStats(ctx context.Context, id int64) (store.Stats, error)
+	DroppedAccounts(ctx context.Context, id int64) ([]store.Dropped, error)
+	Outage(ctx context.Context, id int64) (campaign.Outage, error)
+	CampaignQueue(ctx context.Context, id int64) (store.Queue, error)
+	Activity(ctx context.Context, since time.Time, campaignID int64) (map[string]store.Activity, error)
+	AccountActivity(ctx context.Context, since time.Time) (map[string]store.Activity, error)
+	LiveRunners(ctx context.Context, since time.Time) (map[int64]int, error)
+	CampaignDelivery(ctx context.Context, id int64) (store.DeliveryFigures, error)
+	AccountDelivery(ctx context.Context, campaignID int64) (map[string]store.DeliveryFigures, error)
+	StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error)
+}
+
+// Reporter reads a Source at one instant, in the time zone of quota days.
+type Reporter struct {
+	Src Source
+	Now time.Time
+	Loc *time.Location
+}
+
+// Status reads accounts, the global limit and every campaign.
+func (r Reporter) Status(ctx context.Context) (Status, error) {
+	camps, err := r.Campaigns(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	accts, err := r.AccountsHealth(ctx, camps)
+	if err != nil {
+		return Status{}, err
+	}
+	if err := r.addAccountDelivery(ctx, accts); err != nil {
+		return Status{}, err
+	}
+	out := Status{Database: r.Src.Path(), Accounts: accts, Campaigns: camps}
+	gl, tokens, on, err := r.Src.GlobalLimit(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	if on {
+		out.GlobalLimit = &Global{Rate: gl.Rate, Burst: gl.Burst, Tokens: tokens}
+	}
+	return out, nil
+}
+
+// EffectiveRate is the rate in force: the configured one scaled down after
+// throttling.
+func EffectiveRate(a campaign.AccountStatus) float64 {
+	if a.RateFactor <= 0 {
+		return a.Limits.Rate
+	}
+	return a.Limits.Rate * a.RateFactor
+}
+
+// AccountState is what an account is doing: disabled, restricted or
+// cooling down until a time, capped, waiting (for a token, while a
+// campaign waits on it), else ok. sending says whether a campaign is being
+// sent now: without one, an account with no token waits for nobody.
+func AccountState(a campaign.AccountStatus, loc *time.Location, sending bool) string {
+	switch {
+	case a.Disabled:
+		return "disabled"
+	case a.CooldownUntil.After(a.At) && a.Restriction != "":
+		return "restricted until " + a.CooldownUntil.In(loc).Format("01-02 15:04")
+	case a.CooldownUntil.After(a.At):
+		return "cooling down until " + a.CooldownUntil.In(loc).Format("15:04:05")
+	case a.UsedToday >= a.Limits.DailyCap:
+		return "capped until reset"
+	case a.Tokens < 1 && sending:
+		return "waiting"
+	}
+	return "ok"
+}
+
+// Accounts are the accounts' settings and states. sending says whether a
+// campaign is being sent now (see AccountState).
+func Accounts(accts []campaign.AccountStatus, loc *time.Location, sending bool) []Account {
+	out := make([]Account, 0, len(accts))
+	for _, a := range accts {
+		out = append(out, Account{
+			Name: a.Name, PhoneNumberID: a.PhoneNumberID, Tier: a.Tier, TokenEnv: a.TokenEnv,
+			Rate: a.Limits.Rate, Burst: a.Limits.Burst, DailyCap: a.Limits.DailyCap,
+			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
+			State: AccountState(a, loc, sending), Disabled: a.Disabled, EffectiveRate: EffectiveRate(a), LastErrorCode: a.LastErrorCode,
+		})
+		if a.CooldownUntil.After(a.At) {
+			t := a.CooldownUntil.UTC()
+			out[len(out)-1].CooldownUntil = &t
+			out[len(out)-1].Restriction = a.Restriction
+		}
+	}
+	return out
+}
+
+// Sending reports whether any of camps is being sent by a live process.
+func Sending(camps []Campaign) bool {
+	return slices.ContainsFunc(camps, func(c Campaign) bool {
+		return c.State == StateRunning || c.State == StateWaitQuota || c.State == StateWaitAPI
+	})
+}
+
+// AccountsHealth is each account with its figures over the last hour, the
+// last 24 h and overall; camps (as Campaigns returns them) tell whether
+// work waits on the accounts.
+func (r Reporter) AccountsHealth(ctx context.Context, camps []Campaign) ([]AccountStatus, error) {
+	accts, err := r.Src.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hour, err := r.Src.AccountActivity(ctx, r.Now.Add(-time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	day, err := r.Src.AccountActivity(ctx, r.Now.Add(-24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	all, err := r.Src.AccountActivity(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	sending := Sending(camps)
+	waiting := slices.ContainsFunc(camps, func(c Campaign) bool { return c.State == StateRunning && c.Pending > 0 })
+	base := Accounts(accts, r.Loc, sending)
+	out := make([]AccountStatus, len(accts))
+	for i, a := range accts {
+		rate := EffectiveRate(a)
+		out[i] = AccountStatus{
+			Account:  base[i],
+			Sent24h:  day[a.Name].Sent,
+			LastHour: HealthOf(hour[a.Name], rate, a.Limits.Burst, waiting),
+			Overall:  HealthOf(all[a.Name], rate, a.Limits.Burst, waiting),
+		}
+	}
+	return out, nil
+}
+
+// HealthOf is an account's health from its activity, its rate and burst;
+// utilisation counts only while work waits.
+func HealthOf(a store.Activity, rate float64, burst int, workWaiting bool) Health {
+	h := Health{Attempts: a.Attempts, ThrottleRate: a.ThrottleRate(), AvgAttempts: a.AvgAttempts(),
+		Utilisation: a.Utilisation(rate, burst)}
+	if a.Attempts == 0 {
+		return h
+	}
+	if h.ThrottleRate >= MaxThrottleRate {
+		h.Unhealthy = append(h.Unhealthy, "throttle_rate")
+	}
+	if h.AvgAttempts >= MaxAvgAttempts {
+		h.Unhealthy = append(h.Unhealthy, "avg_attempts")
+	}
+	if workWaiting && (h.Utilisation < MinUtilisation || h.Utilisation > MaxUtilisation) {
+		h.Unhealthy = append(h.Unhealthy, "utilisation")
+	}
+	return h
+}
+
+// CampaignState is a campaign's true state: running only while a live
+// process sends it (waiting for quota when every usable account is
+// capped), ready when imported and never started, interrupted when
+// started and no process sends it; paused, finished (and any other stored
+// state) as stored.
+func CampaignState(c campaign.Campaign, live bool, started bool, accts []campaign.AccountStatus, dropped []store.Dropped) string {
+	if c.State != campaign.CampaignRunning {
+		return string(c.State)
+	}
+	switch {
+	case live && allCapped(accts, dropped):
+		return StateWaitQuota
+	case live:
+		return StateRunning
+	case started:
+		return StateInterrupted
+	}
+	return StateReady
+}
+
+// State is one campaign's true state (see CampaignState), read at the
+// reporter's instant; started says whether any request was made for it.
+func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, dropped []store.Dropped) (string, error) {
+	if c.State != campaign.CampaignRunning {
+		return string(c.State), nil
+	}
+	live, err := r.Src.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	if err != nil {
+		return "", err
+	}
+	accts, err := r.Src.Accounts(ctx)
+	if err != nil {
+		return "", err
+	}
+	return CampaignState(c, live[c.ID] > 0, started, accts, dropped), nil
+}
+
+func allCapped(accts []campaign.AccountStatus, dropped []store.Dropped) bool {
+	usable := 0
+	for _, a := range accts {
+		if a.Disabled || slices.ContainsFunc(dropped, func(d store.Dropped) bool { return d.Account == a.Name }) {
+			continue
+		}
+		usable++
+		if a.UsedToday < a.Limits.DailyCap {
+			return false
+		}
+	}
+	return usable > 0
+}
+
+// Campaigns reads every campaign with its true state, counts, health and
+// ETA.
+func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
+	camps, err := r.Src.Campaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	accts, err := r.Src.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live, err := r.Src.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	if err != nil {
+		return nil, err
+	}
+	eta, err := r.etaFunc(ctx, accts)
+	if err != nil {
+		return nil, err
+	}
+	limits := map[string]campaign.AccountStatus{}
+	for _, a := range accts {
+		limits[a.Name] = a
+	}
+	out := []Campaign{}
+	for _, c := range camps {
+		n, err := r.Src.Counts(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		stats, err := r.Src.CampaignStats(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		dropped, err := r.Src.DroppedAccounts(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		q, err := r.Src.CampaignQueue(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		cj := newCampaign(c, n)
+		cj.State = CampaignState(c, live[c.ID] > 0, !q.Started.IsZero(), accts, dropped)
+		cj.Ready, cj.WaitingRetry = q.Ready, q.Waiting
+		if !q.Started.IsZero() {
+			t := q.Started.UTC()
+			cj.StartedAt = &t
+		}
+		cj.ThrottleRate, cj.ThrottleRateHour, cj.AvgAttempts = stats.ThrottleRate(), stats.HourThrottleRate(), stats.AvgAttempts()
+		for _, d := range dropped {
+			cj.DroppedAccounts = append(cj.DroppedAccounts, Dropped{Account: d.Account, Reason: d.Reason, ErrorCode: d.ErrorCode, At: d.At.UTC()})
+		}
+		if c.State == campaign.CampaignRunning && n.Open() > 0 {
+			cj.ETA = eta(n.Open(), dropped)
+		}
+		outage, err := r.Src.Outage(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !outage.Since.IsZero() {
+			cj.Outage = &Outage{Since: outage.Since.UTC(), Error: outage.Error, NextProbe: outage.NextProbe.UTC()}
+			if cj.State == StateRunning {
+				cj.State = StateWaitAPI
+			}
+		}
+		working := cj.State == StateRunning && q.Ready > 0
+		hour := store.Activity{Attempts: stats.HourAttempts, Throttled: stats.HourThrottled, Messages: stats.HourMessages}
+		all := store.Activity{Attempts: stats.Attempts, Throttled: stats.Throttled, Messages: stats.MessagesAttempted}
+		hourSince := r.Now.Add(-time.Hour)
+		// A finished campaign's figures stop with it: its last hour is the
+		// last hour of its sending, and token use counts each account's
+		// configured rate, not one that recovers or drops afterwards.
+		frozen := c.State == campaign.CampaignFinished && !c.FinishedAt.IsZero()
+		if frozen {
+			hourSince = c.FinishedAt.Add(-time.Hour)
+			if hour, err = r.activitySince(ctx, c.ID, hourSince); err != nil {
+				return nil, err
+			}
+			cj.ThrottleRateHour = hour.ThrottleRate()
+		}
+		if cj.LastHour, err = r.campaignHealth(ctx, c.ID, hourSince, hour, limits, working, frozen); err != nil {
+			return nil, err
+		}
+		if cj.Overall, err = r.campaignHealth(ctx, c.ID, time.Time{}, all, limits, working, frozen); err != nil {
+			return nil, err
+		}
+		if cj.Delivery, err = r.Delivery(ctx, c.ID, UnknownGrace); err != nil {
+			return nil, err
+		}
+		out = append(out, cj)
+	}
+	return out, nil
+}
+
+func newCampaign(c campaign.Campaign, n campaign.Counts) Campaign {
+	out := Campaign{
+		ID: c.ID, Name: c.Name, State: string(c.State), PauseReason: c.PauseReason, Source: c.Source,
+		Total: n.Total(), Sent: n[campaign.Sent], Pending: n[campaign.Pending], Sending: n[campaign.Sending],
+		Failed: n[campaign.Failed], Unknown: n[campaign.Unknown], Skipped: c.Skipped, CreatedAt: c.CreatedAt.UTC(),
+	}
+	if !c.FinishedAt.IsZero() {
+		t := c.FinishedAt.UTC()
+		out.FinishedAt = &t
+	}
+	return out
+}
+
+// etaFunc returns a function forecasting any campaign's open rows with
+// the accounts and global bucket as they are now.
+func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (func(open int, dropped []store.Dropped) *ETA, error) {
+	gl, tokens, on, err := r.Src.GlobalLimit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := r.Now
+	return func(open int, dropped []store.Dropped) *ETA {
+		var usable []campaign.AccountStatus
+		for _, a := range accts {
+			if !slices.ContainsFunc(dropped, func(d store.Dropped) bool { return d.Account == a.Name }) {
+				usable = append(usable, a)
+			}
+		}
+		var global *ratelimit.Bucket
+		if on {
+			global = &ratelimit.Bucket{Tokens: tokens, At: now}
+		}
+		fc := planner.ETA(now, r.Loc, open, usable, global, gl)
+		if fc.Capped || fc.Finish.IsZero() {
+			return &ETA{Text: "never with the current limits: " + fc.Reason}
+		}
+		fin := fc.Finish.UTC()
+		text := HumanDuration(fc.Duration)
+		if fc.QuotaResets > 0 {
+			text += fmt.Sprintf(" (needs %d quota reset%s)", fc.QuotaResets, Plural(fc.QuotaResets))
+		}
+		return &ETA{Finish: &fin, Seconds: fc.Duration.Seconds(), QuotaResets: fc.QuotaResets, Text: text}
+	}, nil
+}
+
+// campaignHealth is a campaign's health since a time: throttled share and
+// attempts per message from its requests, and tokens used out of those its
+// accounts earned while sending it.
+func (r Reporter) campaignHealth(ctx context.Context, id int64, since time.Time, req store.Activity,
+	accts map[string]campaign.AccountStatus, working, frozen bool) (Health, error) {
+	act, err := r.Src.Activity(ctx, since, id)
+	if err != nil {
+		return Health{}, err
+	}
+	var avail float64
+	for name, a := range act {
+		if acct, ok := accts[name]; ok && a.Attempts > 0 {
+			rate := EffectiveRate(acct)
+			if frozen {
+				rate = acct.Limits.Rate
+			}
+			avail += a.Available(rate, acct.Limits.Burst)
+		}
+	}
+	h := HealthOf(req, 0, 1, false)
+	h.Utilisation = 0
+	if avail > 0 {
+		h.Utilisation = min(float64(req.Attempts)/avail, 1)
+	}
+	if working && req.Attempts > 0 && h.Utilisation < MinUtilisation {
+		h.Unhealthy = append(h.Unhealthy, "utilisation")
+	}
+	return h, nil
+}
+
+// activitySince sums a campaign's requests since a time over its
+// accounts. A message tried on two accounts counts on each.
+func (r Reporter) activitySince(ctx context.Context, id int64, since time.Time) (store.Activity, error) {
+	act, err := r.Src.Activity(ctx, since, id)
+	if err != nil {
+		return store.Activity{}, err
+	}
+	var sum store.Activity
+	for _, a := range act {
+		sum.Attempts += a.Attempts
+		sum.Throttled += a.Throttled
+		sum.Messages += a.Messages
+		sum.Sent += a.Sent
+	}
+	return sum, nil
+}
+
+// HumanDuration rounds a forecast for people: "about 2 d 4 h".
+func HumanDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "at once"
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+	case d < time.Hour:
+		d = d.Round(time.Minute)
+		return fmt.Sprintf("about %d min", int(d/time.Minute))
+	case d < 24*time.Hour:
+		d = d.Round(time.Minute)
+		return fmt.Sprintf("about %d h %d min", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	d = d.Round(time.Hour)
+	return fmt.Sprintf("about %d d %d h", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}
+
+// Plural is "s" unless n is 1.
+func Plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,42 @@
+package store
+
+import (
+	"testing"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/dispatch"
+)
+
+// A claim put back without a request is not a request: campaign show's
+// count matches what reached the API, and the claims put back are counted
+// apart.
+func TestStatsNotSentApart(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
+	c := mustCampaign(t, st, "c", 3)
+	ctx := t.Context()
+	for i, o := range []campaign.Outcome{
+		{Kind: campaign.OutcomeSent, WAMID: "w1", Class: "ok"},
+		{Kind: campaign.OutcomeRetry, Class: dispatch.ClassNotSent, Error: "not sent: the account or campaign stopped meanwhile"},
+		{Kind: campaign.OutcomeSent, WAMID: "w2", Class: "ok"},
+	} {
+		cl, err := st.Claim(ctx, c.ID, "r", at(0))
+		if err != nil {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+		if err := st.Record(ctx, cl, "r", o, at(0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := st.CampaignDetail(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := d.Stats; s.Attempts != 2 || s.NotSent != 1 {
+		t.Errorf("stats %+v, want 2 requests, 1 not sent", s)
+	}
+	if len(d.Accounts) != 1 || d.Accounts[0].Attempts != 2 {
+		t.Errorf("by account %+v, want 2 requests", d.Accounts)
+	}
+}
