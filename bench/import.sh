@@ -5,10 +5,13 @@
 #
 #   bench/import.sh            # 1,000,000 rows
 #   bench/import.sh 200000     # another size
+#   bench/import.sh 1000000 30 # 30 % of the rows with an invalid number
 #
 # The file is generated with awk into a temporary directory: numbers in
 # random order, a quarter of them national (0151 …, read with --region DE),
-# a quarter written with spaces, and by chance some duplicates. The import
+# a quarter written with spaces, and by chance some duplicates; with a
+# second argument P, P % of the rows (spread evenly) have an invalid number
+# instead: half too short, half not a number. The import
 # runs through the built binary (`wasend campaign import`) under
 # /usr/bin/time -v; `campaign check` on the same file is timed too.
 set -euo pipefail
@@ -16,11 +19,12 @@ cd "$(dirname "$0")/.."
 export CGO_ENABLED=1
 
 rows=${1:-1000000}
+invalid=${2:-0} # percent of rows with an invalid number
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 go build -o "$tmp/wasend" .
-awk -v n="$rows" 'BEGIN {
+awk -v n="$rows" -v bad="$invalid" 'BEGIN {
   srand(4)
   print "phone,name,code,city"
   for (i = 0; i < n; i++) {
@@ -28,10 +32,11 @@ awk -v n="$rows" 'BEGIN {
     if (i % 4 == 1)      p = "0151" d
     else if (i % 4 == 2) p = "+49 151 " substr(d, 1, 4) " " substr(d, 5)
     else                 p = "+49151" d
+    if (i % 100 < bad) p = (i % 2 ? "0151 " substr(d, 1, 3) : "n/a " substr(d, 1, 3))
     printf "%s,Person %d,C%06d,Berlin\n", p, i, i
   }
 }' >"$tmp/list.csv"
-echo "== $rows rows, $(du -h "$tmp/list.csv" | cut -f1) in $tmp/list.csv"
+echo "== $rows rows ($invalid % invalid), $(du -h "$tmp/list.csv" | cut -f1) in $tmp/list.csv"
 
 flags=(--template spring_sale --lang en_US --params name,code,city --region DE)
 measure() { # label, command…
@@ -42,7 +47,7 @@ measure() { # label, command…
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$tmp/err")
   rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 / 1024}' "$tmp/err")
   grep -v '^\s' "$tmp/out" | head -3
-  echo "FIGURES $label: rows=$rows wall=$wall peak_rss_mib=$rss user_s=$(awk -F': ' '/User time/ {print $2}' "$tmp/err") sys_s=$(awk -F': ' '/System time/ {print $2}' "$tmp/err")"
+  echo "FIGURES $label: rows=$rows invalid_pct=$invalid wall=$wall peak_rss_mib=$rss user_s=$(awk -F': ' '/User time/ {print $2}' "$tmp/err") sys_s=$(awk -F': ' '/System time/ {print $2}' "$tmp/err")"
 }
 
 measure import "$tmp/wasend" --db "$tmp/x.db" campaign import "$tmp/list.csv" "${flags[@]}"

@@ -46,6 +46,7 @@ type runOptions struct {
 	PhoneColumn         string
 	Report              string
 	SkipContactedWithin time.Duration
+	Again               bool
 	Resume              int64
 	StopWhenCapped      bool
 	Workers             int
@@ -74,11 +75,15 @@ across all enabled accounts, within each account's rate, burst and daily cap.
 
 The file needs a "phone" column. Numbers are normalised to E.164 (--region
 gives the country of national numbers); rows with an invalid number, a missing
-parameter, or a number already in the campaign are skipped and reported with
-their line number.
+parameter, a number listed earlier, a suppressed number, or one that got the
+same template in the last 24 h are skipped and reported with their line number.
 
-Running the same command on the same file again continues that campaign: no
-re-import, nobody messaged twice. Ctrl-C stops after the requests in flight;
+A campaign is its message and its recipients, however the file is read:
+running the same list again continues its unfinished campaign (an edited list
+adds its new numbers; nobody is messaged twice), and a finished one is not
+sent again. --again makes a separate campaign and sends to everyone on the
+list, also to those who got this template in the last 24 h; a new --name
+makes a separate campaign after a finished one. Ctrl-C stops after the requests in flight;
 a message whose answer was lost is marked unknown and not resent
 automatically (see ` + "`wasend campaign retry --unknown`" + `).
 
@@ -233,10 +238,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
 	opts := runner.Options{
-		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: f.location(),
+		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
-		Sender: client,
-		Token:  token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped, LongWait: rescheduledWait,
+		Again: ro.Again, Sender: client,
+		Token: token, Workers: o.Workers, StopWhenCapped: o.StopWhenCapped, LongWait: rescheduledWait,
 		MaxAttempts: o.MaxAttempts, BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax,
 		Cooldown: o.Cooldown, Restriction: o.Restriction, ErrorPauseRatio: o.ErrorPauseRatio,
 		OutageTimeout: o.OutageTimeout,
@@ -249,23 +254,11 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 	c := res.Campaign
-	if o.Report != "" {
-		skipped := res.Skipped
-		if !res.Imported {
-			if skipped, err = st.Skipped(ctx, c.ID); err != nil {
-				return err
-			}
-		}
-		if err := runner.WriteReport(o.Report, skipped); err != nil {
-			return err
-		}
+	if err := writeReport(ctx, f, st, o.Report, res); err != nil {
+		return err
 	}
-	if res.Imported {
-		reportImport(f, c, res.Skipped)
-	} else {
-		f.IO.Infof("continuing campaign %d %q (imported %s)", c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"))
-	}
-	if c.State == campaign.CampaignFinished {
+	reportPrepared(f, res)
+	if res.Repeat || c.State == campaign.CampaignFinished {
 		counts, err := st.Counts(ctx, c.ID)
 		if err != nil {
 			return err
@@ -440,15 +433,53 @@ func outageProbe(api runner.PhoneReader, checks []runner.AccountCheck, token fun
 	return nil
 }
 
-func reportImport(f *Factory, c campaign.Campaign, skipped []campaign.Skip) {
-	f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d", c.ID, c.Name, c.Imported, c.Source, c.Skipped)
-	const show = 20
-	for i, s := range skipped {
-		if i == show {
-			f.IO.Infof("  … and %d more (see `wasend campaign skipped %d`)", len(skipped)-show, c.ID)
+// writeReport writes the --report file: the skipped rows of the file
+// just imported (or of the campaign's last import), read back from the
+// store so that none are held in memory while importing.
+func writeReport(ctx context.Context, f *Factory, st *store.Store, path string, res runner.Result) error {
+	if path == "" || res.Campaign.ID == 0 || (res.Repeat && !res.Imported) {
+		return nil
+	}
+	skipped, err := st.Skipped(ctx, res.Campaign.ID)
+	if err != nil {
+		return err
+	}
+	return runner.WriteReport(path, skipped)
+}
+
+// reportPrepared says what Prepare did with the file: a new campaign, rows
+// added to an unfinished one, the same campaign found again, or a finished
+// one that already sent this message to these recipients.
+func reportPrepared(f *Factory, res runner.Result) {
+	c := res.Campaign
+	switch {
+	case res.Imported:
+		f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d", c.ID, c.Name, c.Imported, c.Source, c.Skipped)
+	case res.Continued:
+		noun := "recipients"
+		if res.Added == 1 {
+			noun = "recipient"
+		}
+		f.IO.Infof("continuing campaign %d %q: %d new %s added, %d already there, skipped %d", c.ID, c.Name,
+			res.Added, noun, res.Already, c.Skipped)
+	case res.Repeat && c.State == campaign.CampaignCancelled:
+		return // sending it says that it was cancelled
+	case res.Repeat:
+		f.IO.Warnf("campaign %d %q already sent this message to these recipients (finished %s); nothing is sent again. To send it again anyway, add --again (or give a new --name).",
+			c.ID, c.Name, c.FinishedAt.In(f.location()).Format("2006-01-02 15:04"))
+		return
+	default:
+		f.IO.Infof("continuing campaign %d %q (imported %s)", c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"))
+		return
+	}
+	for i, s := range res.Skipped {
+		if i == runner.MaxListedSkips {
 			break
 		}
 		f.IO.Infof("  line %d: %s: %s", s.Line, quoteInput(s.Input), s.Reason)
+	}
+	if c.Skipped > len(res.Skipped) {
+		f.IO.Infof("  … and %d more (see `wasend campaign skipped %d`)", c.Skipped-len(res.Skipped), c.ID)
 	}
 }
 
@@ -520,7 +551,8 @@ retry budget.
 --unknown: messages whose request may have reached WhatsApp but whose answer
 was lost. Resending may deliver a duplicate; that is your decision to make.
 --all-failed: every failed message (see ` + "`wasend campaign failed ID`" + `).
---code C: failed messages whose last error was Graph error C (repeatable).
+--code C: failed messages whose last error was Graph error C (repeatable);
+-1 selects those failed because their number is on the suppression list.
 --undelivered: sent messages that no status webhook reported delivered or
 read, sent more than --older-than ago (default 24h): a resend to people whose
 phone never got it. Delivered and read messages are never queued again.`,
@@ -576,7 +608,7 @@ phone never got it. Delivered and read messages are never queued again.`,
 	}
 	cmd.Flags().BoolVar(&unknown, "unknown", false, "messages whose outcome is unknown")
 	cmd.Flags().BoolVar(&allFailed, "all-failed", false, "every failed message")
-	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code (repeatable)")
+	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code, or -1: suppressed (repeatable)")
 	cmd.Flags().BoolVar(&undelivered, "undelivered", false, "sent messages no webhook reported delivered or read")
 	cmd.Flags().DurationVar(&olderThan, "older-than", 24*time.Hour, "with --undelivered: only messages sent longer ago than this")
 	return cmd

@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
@@ -20,11 +23,12 @@ func addReadFlags(fl *pflag.FlagSet, o *runOptions) {
 	fl.StringVar(&o.PhoneColumn, "phone-column", "", "column holding the numbers (default: phone, mobile, msisdn, wa_id or number)")
 	fl.StringVar(&o.Report, "report", "", "write every skipped row, with its line and reason, to this CSV file")
 	fl.DurationVar(&o.SkipContactedWithin, "skip-contacted-within", 0, "skip numbers any campaign sent to within this long, e.g. 72h")
+	fl.BoolVar(&o.Again, "again", false, "send even to numbers that got the same template in the last 24 h, and as a new campaign even when one with this message and these recipients exists")
 }
 
 // readOptions checks the reading flags.
 func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
-	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, SkipContactedWithin: o.SkipContactedWithin}
+	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, SkipContactedWithin: o.SkipContactedWithin, Again: o.Again}
 	if o.SkipContactedWithin < 0 {
 		return ro, usagef("--skip-contacted-within %v: must not be negative", o.SkipContactedWithin)
 	}
@@ -77,27 +81,13 @@ quoting) is an error that names the file, line and column.`,
 			}
 			defer file.Close()
 			return f.withStore(ctx, func(st *store.Store) error {
-				// An empty suppression list needs no lookup per row.
-				var suppressed runner.SuppressedFunc
-				if n, err := st.CountSuppressions(ctx); err != nil {
-					return err
-				} else if n > 0 {
-					suppressed = st.IsSuppressed
+				keep := firstProblems // --json lists every problem
+				if asJSON {
+					keep = -1
 				}
-				if ro.SkipContactedWithin > 0 {
-					if ro.Contacted, err = st.ContactedWithin(ctx, ro.SkipContactedWithin); err != nil {
-						return err
-					}
-				}
-				sum, err := runner.Check(ctx, file, args[0], spec, ro, suppressed)
+				sum, err := checkFile(ctx, f, st, file, args[0], spec, ro, o.Report, keep)
 				if err != nil {
 					return err
-				}
-				if o.Report != "" {
-					if err := runner.WriteReport(o.Report, sum.Skipped); err != nil {
-						return err
-					}
-					f.IO.Infof("wrote %d skipped row(s) to %s", len(sum.Skipped), o.Report)
 				}
 				if asJSON {
 					return f.IO.JSON(summaryJSON(sum))
@@ -120,6 +110,7 @@ type checkJSON struct {
 	Invalid    map[string]int `json:"invalid"`
 	Duplicates int            `json:"duplicates"`
 	Suppressed int            `json:"suppressed"`
+	Contacted  int            `json:"contacted"`
 	Problems   []problemJSON  `json:"problems"`
 }
 
@@ -131,7 +122,7 @@ type problemJSON struct {
 
 func summaryJSON(s runner.Summary) checkJSON {
 	out := checkJSON{Rows: s.Rows, Valid: s.Valid, Invalid: map[string]int{}, Duplicates: s.Duplicates,
-		Suppressed: s.Suppressed, Problems: []problemJSON{}}
+		Suppressed: s.Suppressed, Contacted: s.Contacted, Problems: []problemJSON{}}
 	for _, r := range s.Invalid {
 		out.Invalid[r.Reason] = r.Rows
 	}
@@ -146,8 +137,12 @@ const firstProblems = 10
 
 func printCheck(f *Factory, file string, s runner.Summary) error {
 	w := f.IO.Out
-	fmt.Fprintf(w, "%s: %d rows read, %d valid, %d invalid, %d duplicates, %d suppressed\n",
-		file, s.Rows, s.Valid, s.Rows-s.Valid-s.Duplicates-s.Suppressed, s.Duplicates, s.Suppressed)
+	fmt.Fprintf(w, "%s: %d rows read, %d valid, %d invalid, %d duplicates, %d suppressed",
+		file, s.Rows, s.Valid, s.Rows-s.Valid-s.Duplicates-s.Suppressed-s.Contacted, s.Duplicates, s.Suppressed)
+	if s.Contacted > 0 {
+		fmt.Fprintf(w, ", %d contacted recently", s.Contacted)
+	}
+	fmt.Fprintln(w)
 	for _, r := range s.Invalid {
 		fmt.Fprintf(w, "  %6d  %s\n", r.Rows, r.Reason)
 	}
@@ -156,10 +151,36 @@ func printCheck(f *Factory, file string, s runner.Summary) error {
 	}
 	for i, k := range s.Skipped {
 		if i == firstProblems {
-			fmt.Fprintf(w, "  … and %d more (--report FILE.csv lists them all)\n", len(s.Skipped)-firstProblems)
 			break
 		}
 		fmt.Fprintf(w, "  line %d: %s: %s\n", k.Line, strconv.Quote(k.Input), k.Reason)
 	}
+	if skipped := s.Rows - s.Valid; skipped > firstProblems {
+		fmt.Fprintf(w, "  … and %d more (--report FILE.csv lists them all)\n", skipped-firstProblems)
+	}
 	return nil
+}
+
+// checkFile reads a recipient file as an import would (runner.CheckEach),
+// keeping the first keep skipped rows (all when keep < 0) and streaming
+// every one to the report at path, when given.
+func checkFile(ctx context.Context, f *Factory, st *store.Store, file io.Reader, name string, spec campaign.Spec,
+	ro runner.ReadOptions, report string, keep int) (runner.Summary, error) {
+	if report == "" {
+		return runner.CheckEach(ctx, file, name, spec, ro, st, keep, nil)
+	}
+	rep, err := runner.NewReport(report)
+	if err != nil {
+		return runner.Summary{}, err
+	}
+	sum, err := runner.CheckEach(ctx, file, name, spec, ro, st, keep, rep.Add)
+	if err != nil {
+		rep.Abort()
+		return sum, err
+	}
+	if err := rep.Commit(); err != nil {
+		return sum, err
+	}
+	f.IO.Infof("wrote %d skipped row(s) to %s", rep.Rows(), report)
+	return sum, nil
 }

@@ -99,9 +99,55 @@ func TestSkipContactedWithin(t *testing.T) {
 	if !strings.Contains(out, "2 rows read, 2 valid") {
 		t.Errorf("a send an hour ago is outside a 30m window:\n%s", out)
 	}
+	// plan screens as check does (it used to accept the flag and ignore it).
+	if out := c.ok("campaign", "plan", list, "--template", "t", "--lang", "en", "--skip-contacted-within", "72h"); !strings.Contains(out, "recipients: 1 (1 rows skipped)") {
+		t.Errorf("plan --skip-contacted-within:\n%s", out)
+	}
 	c.ok("campaign", "import", list, "--template", "t", "--lang", "en", "--skip-contacted-within", "72h")
 	st := c.status()
 	if len(st.Campaigns) != 2 || st.Campaigns[1].Total != 1 || st.Campaigns[1].Skipped != 1 {
 		t.Errorf("import with --skip-contacted-within: %+v, want 1 recipient and 1 skipped", st.Campaigns)
+	}
+}
+
+// TestSameTemplateWithin24h: by default a number that got the same
+// template from any campaign in the last 24 h is skipped, at check, plan
+// and import, with one reason text; another template, --again, or a send
+// over 24 h ago lets it through.
+func TestSameTemplateWithin24h(t *testing.T) {
+	c := newCLI(t)
+	seedCampaign(t, c.db) // sends spring_sale to +4915100000000 at 14:01
+	c.now = showT0.Add(time.Hour)
+	list := filepath.Join(t.TempDir(), "again.csv")
+	if err := os.WriteFile(list, []byte("phone,name,code\n+4915100000000,A,1\n+4915100000010,B,2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The same template with other parameters: another message, so not
+	// campaign 1 (unfinished, which this list would continue).
+	msg := []string{"--template", "spring_sale", "--lang", "en_US", "--params", "name"}
+	check := func(extra ...string) string {
+		return c.ok(append(append([]string{"campaign", "check", list}, msg...), extra...)...)
+	}
+	if out := check(); !strings.Contains(out, "2 rows read, 1 valid, 0 invalid, 0 duplicates, 0 suppressed, 1 contacted recently") ||
+		!strings.Contains(out, `line 2: "+4915100000000": sent template spring_sale within 24h0m0s (campaign 1, `) {
+		t.Errorf("check of the same template an hour later:\n%s", out)
+	}
+	if out := check("--again"); !strings.Contains(out, "2 rows read, 2 valid") {
+		t.Errorf("check --again:\n%s", out)
+	}
+	if out := c.ok("campaign", "check", list, "--template", "autumn_sale", "--lang", "en_US", "--params", "name,code"); !strings.Contains(out, "2 valid") {
+		t.Errorf("another template:\n%s", out)
+	}
+	if out := c.ok(append([]string{"campaign", "plan", list}, msg...)...); !strings.Contains(out, "recipients: 1 (1 rows skipped)") {
+		t.Errorf("plan:\n%s", out)
+	}
+	c.now = showT0.Add(25 * time.Hour)
+	if out := check(); !strings.Contains(out, "2 rows read, 2 valid") {
+		t.Errorf("check 25 h later:\n%s", out)
+	}
+	c.now = showT0.Add(time.Hour)
+	c.ok(append([]string{"campaign", "import", list}, msg...)...)
+	if st := c.status(); len(st.Campaigns) != 2 || st.Campaigns[1].Total != 1 || st.Campaigns[1].Skipped != 1 {
+		t.Errorf("import: %+v, want 1 recipient and 1 skipped", st.Campaigns)
 	}
 }

@@ -20,8 +20,9 @@ normalised, parameters checked, duplicates and suppressed numbers skipped, in
 one transaction — and stop there. Nothing is sent and no account is needed.
 
 Send it later with ` + "`wasend campaign run --resume ID`" + `, or by running
-` + "`campaign run`" + ` with the same file and message flags. Importing the same file
-with the same message flags again finds the campaign it already became.`,
+` + "`campaign run`" + ` with the same file and message flags. A list with the same
+message as an unfinished campaign and some of its numbers continues that
+campaign (its new numbers are added); --again makes a separate one.`,
 		Example: `  wasend campaign import promo.csv --template spring_sale --lang en_US --params name,code
   wasend campaign run --resume 3`,
 		Args: exactArgs(1),
@@ -51,22 +52,24 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 		res, err := runner.Prepare(ctx, runner.Options{
 			Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec,
 			Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
+			Again: ro.Again,
 		})
 		if err != nil {
 			return err
 		}
 		c := res.Campaign
-		if !res.Imported {
+		if err := writeReport(ctx, f, st, o.Report, res); err != nil {
+			return err
+		}
+		if !res.Imported && !res.Continued {
+			if res.Repeat {
+				reportPrepared(f, res)
+			}
 			fmt.Fprintf(f.IO.Out, "campaign %d %q: already imported from this file and message (%s): %d recipients, skipped %d\n",
 				c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"), c.Imported, c.Skipped)
 			return nil
 		}
-		if o.Report != "" {
-			if err := runner.WriteReport(o.Report, res.Skipped); err != nil {
-				return err
-			}
-		}
-		reportImport(f, c, res.Skipped)
+		reportPrepared(f, res)
 		fmt.Fprintf(f.IO.Out, "campaign %d %q: %d recipients, skipped %d\n", c.ID, c.Name, c.Imported, c.Skipped)
 		f.IO.Infof("send it with: wasend campaign run --resume %d%s", c.ID, dbHint(f))
 		return nil

@@ -23,7 +23,9 @@ func (c *cli) importList(name string, n int) string {
 	if err := os.WriteFile(list, []byte(b.String()), 0o600); err != nil {
 		c.t.Fatal(err)
 	}
-	c.ok("campaign", "import", list, "--template", "t", "--lang", "en", "--params", "name")
+	// The lists share their first numbers and message: --again keeps each
+	// its own campaign instead of continuing the unfinished one before.
+	c.ok("campaign", "import", list, "--template", "t", "--lang", "en", "--params", "name", "--again")
 	return list
 }
 

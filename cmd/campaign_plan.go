@@ -15,7 +15,6 @@ import (
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/report"
-	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -34,7 +33,7 @@ func newCampaignPlanCmd(f *Factory) *cobra.Command {
 		Long: `Count the recipients FILE.csv would give (read exactly as ` + "`campaign run`" + ` reads
 it), then simulate sending them with the accounts, tiers and limits in the
 database — each account's token bucket and daily cap, the global limit, quota
-resets at each midnight (WASEND_TZ) — and print when the last message would go,
+resets at each midnight of the zone of quota days — and print when the last message would go,
 how many quota days that takes, each account's share, and how much sooner it
 would finish with one more account of each tier.
 
@@ -95,30 +94,21 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	if err != nil {
 		return err
 	}
-	loc, err := f.Location()
-	if err != nil {
-		return err
-	}
 	now := f.Now()
 	start, err := parseStart(o.Start, now)
 	if err != nil {
 		return err
 	}
 	return f.withStore(ctx, func(st *store.Store) error {
+		loc := st.Location() // quota days start at its midnights
 		file, err := recipients.OpenFile("recipient", o.File)
 		if err != nil {
 			return err
 		}
 		defer file.Close()
-		sum, err := runner.Check(ctx, file, o.File, spec, ro, st.IsSuppressed)
+		sum, err := checkFile(ctx, f, st, file, o.File, spec, ro, o.Report, 0)
 		if err != nil {
 			return err
-		}
-		if o.Report != "" {
-			if err := runner.WriteReport(o.Report, sum.Skipped); err != nil {
-				return err
-			}
-			f.IO.Infof("wrote %d skipped row(s) to %s", len(sum.Skipped), o.Report)
 		}
 
 		in, err := planInput(ctx, f, st, o.Accounts, now, start, loc)
@@ -131,7 +121,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		if err != nil {
 			return err
 		}
-		out := planJSON{File: o.File, Recipients: sum.Valid, Skipped: len(sum.Skipped), Start: start,
+		out := planJSON{File: o.File, Recipients: sum.Valid, Skipped: sum.Rows - sum.Valid, Start: start,
 			Seconds: base.Duration.Seconds(), QuotaResets: base.QuotaResets, Never: base.Reason, Accounts: []planShare{}, OneMore: []planOneMore{}}
 		if !base.Capped {
 			out.Finish = &base.Finish

@@ -76,7 +76,8 @@ func (f *Factory) databasePath(sandbox bool) (string, error) {
 	return filepath.Join(dir, "wasend", name), nil
 }
 
-// Location is the time zone of quota days: $WASEND_TZ, else local time.
+// Location is the time zone times are shown in: $WASEND_TZ, else local
+// time. Quota days follow the zone fixed in the database (store.Location).
 func (f *Factory) Location() (*time.Location, error) {
 	tz := f.Getenv("WASEND_TZ")
 	if tz == "" {
@@ -105,11 +106,17 @@ func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc, err := f.Location()
-	if err != nil {
-		return nil, err
+	// Only a zone asked for explicitly is passed on: the database keeps
+	// the zone of quota days it was first used with.
+	var loc *time.Location
+	if f.Getenv("WASEND_TZ") != "" {
+		if loc, err = f.Location(); err != nil {
+			return nil, err
+		}
 	}
-	return store.Open(ctx, path, store.Options{Now: f.Now, Location: loc})
+	// A directory the user named must exist; the default one is created.
+	named := f.DBPath != "" || (f.Getenv("WASEND_DB") != "" && !f.Sandbox)
+	return store.Open(ctx, path, store.Options{Now: f.Now, Location: loc, ExistingDir: named})
 }
 
 // withStore opens the database, runs fn with it and closes it again: the

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,5 +153,76 @@ func TestToken(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDatabaseLocationErrors: a --db or WASEND_DB in a directory that does
+// not exist is an error naming it (a typo must not create directories),
+// the default location is created, and a database that can't be written
+// says which file or directory and why.
+func TestDatabaseLocationErrors(t *testing.T) {
+	dir := t.TempDir()
+	readOnly := filepath.Join(dir, "ro")
+	if err := os.Mkdir(readOnly, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	lockedFile := filepath.Join(dir, "locked.db")
+	if err := os.WriteFile(lockedFile, nil, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		db      string
+		env     map[string]string
+		want    []string // in the error; nil: no error
+		created string   // a file that must exist afterwards
+	}{
+		{name: "--db in a missing directory", db: filepath.Join(dir, "typo", "w.db"),
+			want: []string{filepath.Join(dir, "typo"), "does not exist"}},
+		{name: "WASEND_DB in a missing directory", env: map[string]string{"WASEND_DB": filepath.Join(dir, "gone", "w.db")},
+			want: []string{filepath.Join(dir, "gone"), "does not exist"}},
+		{name: "--db naming a directory", db: dir, want: []string{"is a directory"}},
+		{name: "default location is created", env: map[string]string{"XDG_DATA_HOME": filepath.Join(dir, "xdg")},
+			created: filepath.Join(dir, "xdg", "wasend", "wasend.db")},
+		{name: "--db in a read-only directory", db: filepath.Join(readOnly, "w.db"),
+			want: []string{readOnly, "is not writable"}},
+		{name: "--db on a read-only file", db: lockedFile,
+			want: []string{lockedFile, "can't be opened for writing", "owner and mode"}},
+	}
+	if os.Geteuid() == 0 {
+		tests = tests[:4] // root writes anywhere
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"WASEND_TZ": "UTC", "HOME": dir}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			f := &Factory{DBPath: tt.db, Getenv: mapEnv(env), Now: time.Now}
+			st, err := f.Store(t.Context())
+			if err == nil {
+				st.Close()
+			}
+			if tt.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := os.Stat(tt.created); err != nil {
+					t.Errorf("default database not created: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("opened; want an error with %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "typo")); err == nil {
+		t.Error("the missing directory was created")
 	}
 }

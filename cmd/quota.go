@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -20,10 +21,13 @@ func newQuotaCmd(f *Factory) *cobra.Command {
 		Use:   "reset [--account NAME]... [--force]",
 		Short: "Start a new quota day (run it from cron at midnight)",
 		Long: `Start a new quota day: each account's count of messages sent today goes back
-to zero. A second run on the same calendar day changes nothing unless --force
-is given, so a cron line that fires twice cannot double a cap. Calendar days
-follow $WASEND_TZ (an IANA zone such as Europe/Berlin), else local time.
-A campaign waiting on caps continues within seconds.
+to zero. Quota days only move forward: a second run on the same calendar day,
+or on a clock set back, changes nothing unless --force is given (which zeroes
+the count but never moves the day back), so a cron line that fires twice
+cannot double a cap. Calendar days follow the zone fixed in the database on
+first use ($WASEND_TZ, else local time; see wasend config get timezone). A
+WASEND_TZ that disagrees is refused. A campaign waiting on caps continues
+within seconds.
 
 Crontab line:
   0 0 * * * wasend quota reset`,
@@ -33,6 +37,12 @@ Crontab line:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				res, err := st.ResetQuota(cmd.Context(), accounts, force)
+				var zerr *store.ZoneMismatchError
+				if errors.As(err, &zerr) {
+					return fmt.Errorf("refusing to start a quota day by another zone's calendar: WASEND_TZ=%s, but the database's quota days are in %s; "+
+						"unset WASEND_TZ or set it to %s, or change the database's zone with `wasend config set timezone %s`: %w",
+						zerr.Requested, zerr.Stored, zerr.Stored, zerr.Requested, err)
+				}
 				if err != nil {
 					return err
 				}
@@ -40,9 +50,16 @@ Crontab line:
 					f.IO.Infof("no accounts to reset")
 				}
 				for _, r := range res {
-					if r.Reset {
+					switch {
+					case r.Reset && r.Behind:
+						fmt.Fprintf(f.IO.Out, "%s: count reset on quota day %s (was %d/%d); today is %s here, and quota days only move forward\n",
+							r.Account, r.LastDay, r.Before, r.DailyCap, r.Day)
+					case r.Reset:
 						fmt.Fprintf(f.IO.Out, "%s: new quota day %s (was %d/%d on %s)\n", r.Account, r.Day, r.Before, r.DailyCap, r.LastDay)
-					} else {
+					case r.Behind:
+						fmt.Fprintf(f.IO.Out, "%s: quota day %s is still open: today is %s here (a clock set back, or a zone changed), unchanged (%d/%d)\n",
+							r.Account, r.LastDay, r.Day, r.Before, r.DailyCap)
+					default:
 						fmt.Fprintf(f.IO.Out, "%s: already reset on %s, unchanged (%d/%d); use --force to reset again\n", r.Account, r.Day, r.Before, r.DailyCap)
 					}
 				}

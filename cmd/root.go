@@ -117,6 +117,7 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 		newTierCmd(f),
 		newLimitCmd(f),
 		newQuotaCmd(f),
+		newConfigCmd(f),
 		newCampaignCmd(f),
 		newStatusCmd(f),
 		newSuppressCmd(f),

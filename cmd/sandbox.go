@@ -47,8 +47,9 @@ the real response and error shapes, enforces 80 messages/s per number and
 the 6 s pair limit, and injects faults on demand: probabilities of throttling,
 server errors, dropped connections, slow answers and any Graph error code;
 numbers that always fail; accounts that turn fatal after N messages; bad
-templates; Retry-After hints. --record writes one JSON line per request, the
-record the reliability tests judge from. Nothing leaves the machine.
+templates; Retry-After hints; phone number ids that do not exist. --record
+writes one JSON line per request, the record the reliability tests judge
+from. Nothing leaves the machine.
 
 --webhook URL posts status webhooks for every accepted message (dropped
 answers included) to URL, signed with $WASEND_APP_SECRET like Meta's: sent,
@@ -94,6 +95,7 @@ out of order. Point it at ` + "`wasend webhook serve`" + `.`,
 	fl.Float64Var(&f.Slow, "slow", 0, "probability `P` of accepting, then answering after --slow-delay")
 	fl.DurationVar(&f.SlowDelay, "slow-delay", sandbox.DefaultSlowDelay, "delay of slow answers")
 	fl.StringArrayVar(&o.FailNumbers, "fail-number", nil, "always answer `E164=CODE` for this recipient (repeatable)")
+	fl.StringArrayVar(&f.UnknownNumbers, "unknown-number", nil, "phone number `ID` that does not exist: reads and sends answer HTTP 400, code 100, error_subcode 33, as Meta does (repeatable)")
 	fl.StringArrayVar(&o.FatalAccounts, "fatal-account", nil, "answer `PNID=CODE[@AFTER]` once AFTER messages were accepted for it (repeatable)")
 	fl.StringArrayVar(&f.BadTemplates, "bad-template", nil, "template `NAME` that answers 132001 (repeatable)")
 	fl.StringArrayVar(&o.CodeProbs, "code", nil, "answer Graph error `CODE=P` with probability P (repeatable)")

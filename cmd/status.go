@@ -30,9 +30,10 @@ func (f *Factory) sandboxHint() {
 	}
 }
 
-// reporter reads the store at the factory's clock.
+// reporter reads the store at the factory's clock, in the zone of quota
+// days fixed in the database (ETAs count its midnights).
 func (f *Factory) reporter(st *store.Store) report.Reporter {
-	return report.Reporter{Src: st, Now: f.Now(), Loc: f.location()}
+	return report.Reporter{Src: st, Now: f.Now(), Loc: st.Location()}
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -74,6 +75,9 @@ in place every INTERVAL (default 2s) until Ctrl-C.`,
 						fmt.Fprintf(f.IO.Out, "wasend status, every %v (Ctrl-C to stop)  %s\n\n", watch, f.Now().Format(time.TimeOnly))
 					}
 					if err := showStatus(ctx, f, st, asJSON); err != nil {
+						if ctx.Err() != nil {
+							return nil // Ctrl-C landed while reading: still a clean end
+						}
 						return err
 					}
 					select {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/recipients"
+	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -207,11 +209,16 @@ func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
 	var (
 		list    []store.Suppression
 		skipped int
-		lineOf  = map[string]int{}
 	)
-	skip := func(line int, input, reason string) {
+	skip := func(k campaign.Skip) {
 		skipped++
-		f.IO.Infof("  line %d: %s: %s", line, quoteInput(input), reason)
+		f.IO.Infof("  line %d: %s: %s", k.Line, quoteInput(k.Input), k.Reason)
+	}
+	// Invalid rows and duplicates are skipped with the reasons an import
+	// gives; the list itself is what is being added to, so it isn't consulted.
+	scr, err := screen.New(ctx, screen.Options{})
+	if err != nil {
+		return err
 	}
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
@@ -223,21 +230,20 @@ func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
 		}
 		var rowErr *recipients.RowError
 		if errors.As(err, &rowErr) {
-			reason := rowErr.Reason
-			if rowErr.Column != "" {
-				reason = fmt.Sprintf("column %s: %s", rowErr.Column, rowErr.Reason)
-			}
-			skip(rowErr.Line, rowErr.Value, reason)
+			skip(screen.InvalidSkip(rowErr))
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("nothing stored: %w", err)
 		}
-		if first, ok := lineOf[row.Phone]; ok {
-			skip(row.Line, row.Input, fmt.Sprintf("duplicate of line %d (%s)", first, row.Phone))
+		verdicts, skips, err := scr.Rows(ctx, []recipients.Row{row})
+		if err != nil {
+			return err
+		}
+		if verdicts[0] != screen.Keep {
+			skip(skips[0])
 			continue
 		}
-		lineOf[row.Phone] = row.Line
 		list = append(list, store.Suppression{Phone: row.Phone, Reason: o.Reason})
 	}
 	return f.withStore(ctx, func(st *store.Store) error {

@@ -178,6 +178,30 @@ type Spec struct {
 	Buttons     []Button `json:",omitempty"` // URL button parameters
 }
 
+// SameMessage reports whether a and b send the same message: the same
+// template, language and parameter columns (or the same text). With the
+// recipients, this is a campaign's identity; how the file was read is not.
+func (a Spec) SameMessage(b Spec) bool {
+	if a.Kind != b.Kind || a.Template != b.Template || a.Lang != b.Lang || a.Text != b.Text ||
+		a.NamedParams != b.NamedParams || len(a.Params) != len(b.Params) || len(a.Buttons) != len(b.Buttons) {
+		return false
+	}
+	for i := range a.Params {
+		if a.Params[i] != b.Params[i] {
+			return false
+		}
+	}
+	for i := range a.Buttons {
+		if a.Buttons[i] != b.Buttons[i] {
+			return false
+		}
+	}
+	if (a.Header == nil) != (b.Header == nil) {
+		return false
+	}
+	return a.Header == nil || *a.Header == *b.Header
+}
+
 // HeaderType is the kind of a template's header parameter.
 type HeaderType string
 
@@ -211,7 +235,7 @@ type Button struct {
 type Campaign struct {
 	ID          int64
 	Name        string
-	Fingerprint string // hash of file content and spec; the same run resumes
+	Fingerprint string // unique per campaign; campaigns are found again by message and recipients (internal/runner)
 	Source      string // file path as given
 	Spec        Spec
 	State       CampaignState
@@ -220,6 +244,12 @@ type Campaign struct {
 	FinishedAt  time.Time
 	Imported    int // rows stored as messages
 	Skipped     int // rows reported and not stored
+}
+
+// Contact is a number's latest send: by which campaign, and when.
+type Contact struct {
+	CampaignID int64
+	At         time.Time
 }
 
 // Counts are a campaign's messages by state.
@@ -364,6 +394,12 @@ var ErrNoUsableAccount = errors.New("no usable account left for the campaign")
 
 // NoUsableAccountReason is the pause reason that goes with ErrNoUsableAccount.
 const NoUsableAccountReason = "every account failed for this campaign (see `wasend status`); fix them, then `wasend campaign resume`"
+
+// CodeSuppressed is the error code of a row failed because its number was
+// on the suppression list when it came up for sending. It is wasend's own:
+// Graph error codes are never negative. `campaign retry --code -1` selects
+// these rows.
+const CodeSuppressed = -1
 
 // Skip is a row of a recipient file that was not imported.
 type Skip struct {

@@ -106,7 +106,8 @@ type Options struct {
 	Restriction time.Duration
 	// ErrorPauseRatio pauses the campaign when more than this share of its
 	// last 100 attempts failed permanently: a bad list burns a number's
-	// quality rating. 0 turns it off.
+	// quality rating. It counts once 20 attempts were made, or in a smaller
+	// campaign as many as it has rows (at least 5). 0 turns it off.
 	ErrorPauseRatio float64
 	// Observe receives every event, from several goroutines at once; it
 	// must be safe for concurrent use and not block for long.
@@ -257,8 +258,9 @@ const maxBatch = 256
 
 // Run sends the campaign until no row is open, the campaign is paused, the
 // caps stop it (StopWhenCapped), or ctx is cancelled. On cancel it stops
-// claiming, waits up to Drain for the requests in flight, records their
-// outcomes and returns ctx's error.
+// claiming and starts no request: claims not yet sent go back to pending
+// unsent; it waits up to Drain for the requests in flight, records their
+// outcomes and returns ctx's error. A pause stops it the same way.
 //
 // Three stages: this loop claims due messages (in batches, when tokens
 // allow), Workers goroutines send them, and one recorder commits outcomes
@@ -324,6 +326,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		go func() {
 			defer stages.Done()
 			for c := range jobs {
+				if ctx.Err() != nil {
+					// Interrupted: only requests already made finish.
+					results <- e.putBack(c, "not sent: interrupted")
+					continue
+				}
 				results <- e.attempt(sendCtx, c)
 			}
 		}()
@@ -495,7 +502,7 @@ func release(slots chan struct{}, n int) {
 // far fewer commits.
 func (e *Engine) record(ctx context.Context, runner string, results <-chan campaign.Result, committed func(n int), fail func(error)) {
 	batch := make([]campaign.Result, 0, maxBatch)
-	window := errorWindow{ratio: e.o.ErrorPauseRatio}
+	window := errorWindow{ratio: e.o.ErrorPauseRatio, sample: minSample(e.o.Campaign.Imported)}
 	want := min(recordMin, e.o.Workers)
 	linger := time.NewTimer(0)
 	for res := range results {
@@ -526,8 +533,13 @@ func (e *Engine) record(ctx context.Context, runner string, results <-chan campa
 			}
 		}
 		for i := range batch {
+			if batch[i].Outcome.Class == ClassNotSent {
+				continue // no request: not an attempt the ratio judges
+			}
 			if reason := window.add(batch[i].Outcome.Class == whatsapp.ClassPermanent.String()); reason != "" {
 				batch[i].Outcome.Pause = reason
+				// Before the commit: claims queued meanwhile go back unsent.
+				e.paused.Store(true)
 			}
 		}
 		if err := e.o.Ledger.RecordAll(ctx, runner, batch); err != nil {
@@ -606,8 +618,7 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 	token, err := o.Token(c.Account.TokenEnv)
 	switch {
 	case dropped || e.paused.Load() || e.rests(c.Account.ID):
-		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now(), Refund: true,
-			Class: ClassNotSent, Error: "not sent: the account or campaign stopped meanwhile"}
+		return e.putBack(c, "not sent: the account or campaign stopped meanwhile")
 	case err != nil:
 		// No token: the account can't send for this campaign; its rows go
 		// to the others.
@@ -645,6 +656,14 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim) campaign.Result 
 		e.paused.Store(true)
 	}
 	return campaign.Result{Claim: c, Outcome: out, At: o.Clock.Now()}
+}
+
+// putBack returns a claim to pending without a request: its token stays
+// spent, its quota and retry budget are given back.
+func (e *Engine) putBack(c campaign.Claim, why string) campaign.Result {
+	now := e.o.Clock.Now()
+	return campaign.Result{Claim: c, At: now, Outcome: campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now,
+		Refund: true, Class: ClassNotSent, Error: why}}
 }
 
 // rests reports whether the account (or the whole app) was throttled and
@@ -732,14 +751,29 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 // attempts of this engine and says when it crosses the pause ratio.
 type errorWindow struct {
 	ratio  float64
+	sample int // attempts needed before the ratio counts (minSample)
 	ring   [100]bool
 	n, bad int
 	next   int
 	fired  bool
 }
 
-// minWindow attempts are needed before the ratio means anything.
-const minWindow = 20
+// minWindow attempts are needed before the ratio means anything — or, in a
+// campaign of fewer rows, as many attempts as it has rows, but never fewer
+// than minSmall: the share of 1 in 2 says nothing.
+const (
+	minWindow = 20
+	minSmall  = 5
+)
+
+// minSample is the attempts the ratio needs in a campaign of rows rows (0:
+// not known).
+func minSample(rows int) int {
+	if rows <= 0 {
+		return minWindow
+	}
+	return max(min(minWindow, rows), minSmall)
+}
 
 func (w *errorWindow) add(permanent bool) (pause string) {
 	if w.ratio <= 0 {
@@ -757,7 +791,7 @@ func (w *errorWindow) add(permanent bool) (pause string) {
 		w.bad++
 	}
 	w.next = (w.next + 1) % len(w.ring)
-	if w.fired || w.n < minWindow || float64(w.bad) <= w.ratio*float64(w.n) {
+	if w.fired || w.n < w.sample || float64(w.bad) <= w.ratio*float64(w.n) {
 		return ""
 	}
 	w.fired = true

@@ -32,6 +32,12 @@ type env struct {
 
 func newEnv(t *testing.T, start time.Time, faults sandbox.Faults) *env {
 	t.Helper()
+	return newEnvBox(t, start, sandbox.Options{Faults: faults})
+}
+
+// newEnvBox is newEnv with every sandbox option; its clock is the env's.
+func newEnvBox(t *testing.T, start time.Time, opts sandbox.Options) *env {
+	t.Helper()
 	ctx := context.Background()
 	clock := dispatch.NewSimClock(start)
 	path := filepath.Join(t.TempDir(), "wasend.db")
@@ -40,7 +46,8 @@ func newEnv(t *testing.T, start time.Time, faults sandbox.Faults) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	box := sandbox.New(sandbox.Options{Now: clock.Now, Faults: faults})
+	opts.Now = clock.Now
+	box := sandbox.New(opts)
 	srv := httptest.NewServer(box)
 	t.Cleanup(srv.Close)
 	return &env{t: t, ctx: ctx, clock: clock, st: st, box: box, path: path,

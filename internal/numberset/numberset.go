@@ -68,6 +68,23 @@ func (s *Set) Add(number string, line int) (first int, dup bool) {
 	return 0, false
 }
 
+// Has reports whether number was added.
+func (s *Set) Has(number string) bool {
+	_, ok := s.Line(number)
+	return ok
+}
+
+// Line returns the line number was added with, and whether it was.
+func (s *Set) Line(number string) (int, bool) {
+	if key, ok := numberKey(number); ok {
+		if p := s.slots[s.find(key)]; p != 0 {
+			return int(s.line(p - 1)), true
+		}
+	}
+	line, ok := s.other[number]
+	return line, ok
+}
+
 func (s *Set) key(p uint32) uint64  { return s.keys[p/numberBlock][p%numberBlock] }
 func (s *Set) line(p uint32) uint32 { return s.lines[p/numberBlock][p%numberBlock] }
 

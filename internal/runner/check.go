@@ -2,19 +2,17 @@ package runner
 
 import (
 	"context"
-	"errors"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"strings"
-
-	"github.com/gocarina/gocsv"
+	"strconv"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/recipients"
+	"github.com/wasend/wasend/internal/screen"
 )
 
 // Summary is what reading a recipient file found.
@@ -24,7 +22,8 @@ type Summary struct {
 	Invalid    []ReasonCount   // unusable rows by reason, most frequent first
 	Duplicates int             // numbers already listed earlier in the file
 	Suppressed int             // numbers on the suppression list
-	Skipped    []campaign.Skip // every row not used, in file order
+	Contacted  int             // numbers sent to recently: --skip-contacted-within, or the same template within 24 h
+	Skipped    []campaign.Skip // the rows not used, in file order (all, or the first few: see CheckEach)
 }
 
 // ReasonCount is how many rows were skipped for one reason.
@@ -33,21 +32,19 @@ type ReasonCount struct {
 	Rows   int
 }
 
-// Summarize groups skipped rows by reason. valid is the number of rows used.
+// Summarize groups skipped rows by kind, and invalid ones by reason. valid
+// is the number of rows used.
 func Summarize(valid int, skipped []campaign.Skip) Summary {
-	s := Summary{Rows: valid + len(skipped), Valid: valid, Skipped: skipped}
-	counts := map[string]int{}
-	for _, k := range skipped {
-		switch {
-		case strings.HasPrefix(k.Reason, "duplicate"):
-			s.Duplicates++
-		case strings.HasPrefix(k.Reason, "suppressed"):
-			s.Suppressed++
-		default:
-			counts[k.Reason]++
-		}
-	}
-	for r, n := range counts {
+	t := newTally(-1)
+	t.byReason = true
+	t.add(skipped)
+	return t.summary(valid)
+}
+
+func (t *tally) summary(valid int) Summary {
+	s := Summary{Rows: valid + t.rows, Valid: valid, Skipped: t.first, Duplicates: t.duplicates,
+		Suppressed: t.suppressed, Contacted: t.contacted + t.sameTemplate}
+	for r, n := range t.invalidBy {
 		s.Invalid = append(s.Invalid, ReasonCount{r, n})
 	}
 	sort.Slice(s.Invalid, func(i, j int) bool {
@@ -59,100 +56,120 @@ func Summarize(valid int, skipped []campaign.Skip) Summary {
 	return s
 }
 
-// SuppressedFunc says whether a number is on the suppression list, and why.
-type SuppressedFunc func(ctx context.Context, phone string) (reason string, ok bool, err error)
+// Check is CheckEach keeping every skipped row in the summary.
+func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro ReadOptions, lists screen.Lists) (Summary, error) {
+	return CheckEach(ctx, r, file, spec, ro, lists, -1, nil)
+}
 
-// Check reads a recipient file as an import would — same parsing,
-// normalisation, parameter checks, de-duplication and suppression list —
-// without storing or sending anything.
-func Check(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro ReadOptions, suppressed SuppressedFunc) (Summary, error) {
-	opts := ro.recipients(spec)
-	opts.FindDuplicates = true
-	rd, err := recipients.Open(r, file, opts)
+// CheckEach reads a recipient file as an import would — the same parsing,
+// normalisation, parameter checks and screening (internal/screen: the
+// duplicates, the suppression list and the recent sends of lists) —
+// without storing or sending anything. lists may be nil: then only invalid
+// rows and duplicates are found. The summary keeps the first keep skipped
+// rows (all when keep < 0); each, if not nil, gets every one as it is
+// found, so that a report of any size needs no memory.
+func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec, ro ReadOptions, lists screen.Lists,
+	keep int, each func(campaign.Skip) error) (Summary, error) {
+	rd, err := recipients.Open(r, file, ro.recipients(spec))
 	if err != nil {
 		return Summary{}, err
 	}
-	rows := recipients.Parallel(rd, runtime.GOMAXPROCS(0))
-	defer rows.Close()
-	var (
-		valid   int
-		skipped []campaign.Skip
-	)
-	for n := 0; ; n++ {
-		if n%1024 == 0 && ctx.Err() != nil {
-			return Summary{}, ctx.Err()
-		}
-		row, err := rows.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		var rowErr *recipients.RowError
-		if errors.As(err, &rowErr) {
-			skipped = append(skipped, campaign.Skip{Line: rowErr.Line, Input: rowErr.Value, Reason: rowReason(rowErr)})
-			continue
-		}
-		if err != nil {
-			return Summary{}, err
-		}
-		if row.DuplicateOf != 0 {
-			skipped = append(skipped, campaign.Skip{Line: row.Line, Input: row.Input,
-				Reason: fmt.Sprintf("duplicate of line %d (%s)", row.DuplicateOf, row.Phone)})
-			continue
-		}
-		if why := ro.recentlyContacted(row.Phone); why != "" {
-			skipped = append(skipped, campaign.Skip{Line: row.Line, Input: row.Input, Reason: why})
-			continue
-		}
-		if suppressed != nil {
-			why, ok, err := suppressed(ctx, row.Phone)
-			if err != nil {
-				return Summary{}, err
-			}
-			if ok {
-				if why == "" {
-					why = "opted out"
-				}
-				skipped = append(skipped, campaign.Skip{Line: row.Line, Input: row.Input, Reason: "suppressed: " + why})
-				continue
-			}
-		}
-		valid++
+	scr, err := screen.New(ctx, ro.screen(spec, lists, nil))
+	if err != nil {
+		return Summary{}, err
 	}
-	return Summarize(valid, skipped), nil
+	t := newTally(keep)
+	t.byReason = true
+	err = screenRows(ctx, rd, file, scr, func(_ []recipients.Row, _ []screen.Verdict, skips []campaign.Skip) error {
+		t.add(skips)
+		for _, k := range skips {
+			if each != nil {
+				if err := each(k); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Summary{}, err
+	}
+	return t.summary(scr.Kept), nil
 }
 
-// reportRow is one line of a --report file.
-type reportRow struct {
-	Line   int    `csv:"line"`
-	Input  string `csv:"input"`
-	Reason string `csv:"reason"`
+// Report is a --report file being written: every skipped row, with its
+// line and reason, as CSV. It appears at its path only on Commit, whole,
+// so a reader never sees half a report.
+type Report struct {
+	path string
+	tmp  *os.File
+	w    *csv.Writer
+	n    int
+}
+
+// NewReport starts a report at path.
+func NewReport(path string) (*Report, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".wasend-report-*.csv")
+	if err != nil {
+		return nil, fmt.Errorf("write report: %w", err)
+	}
+	r := &Report{path: path, tmp: tmp, w: csv.NewWriter(tmp)}
+	if err := r.w.Write([]string{"line", "input", "reason"}); err != nil {
+		r.Abort()
+		return nil, fmt.Errorf("write report %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Add writes one skipped row.
+func (r *Report) Add(k campaign.Skip) error {
+	r.n++
+	if err := r.w.Write([]string{strconv.Itoa(k.Line), k.Input, k.Reason}); err != nil {
+		return fmt.Errorf("write report %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// Rows is how many rows were added.
+func (r *Report) Rows() int { return r.n }
+
+// Commit puts the report at its path.
+func (r *Report) Commit() error {
+	r.w.Flush()
+	err := r.w.Error()
+	if err == nil {
+		err = r.tmp.Close()
+	} else {
+		r.tmp.Close()
+	}
+	if err == nil {
+		err = os.Rename(r.tmp.Name(), r.path)
+	}
+	if err != nil {
+		os.Remove(r.tmp.Name())
+		return fmt.Errorf("write report %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// Abort discards the report.
+func (r *Report) Abort() {
+	r.tmp.Close()
+	os.Remove(r.tmp.Name())
 }
 
 // WriteReport writes every skipped row, with its line and reason, as CSV to
 // path — atomically, so a reader never sees half a report.
-func WriteReport(path string, skipped []campaign.Skip) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".wasend-report-*.csv")
+func WriteReport(path string, skipped []campaign.Skip) error {
+	r, err := NewReport(path)
 	if err != nil {
-		return fmt.Errorf("write report: %w", err)
+		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	for _, k := range skipped {
+		if err := r.Add(k); err != nil {
+			r.Abort()
+			return err
 		}
-	}()
-	rows := make([]reportRow, len(skipped))
-	for i, k := range skipped {
-		rows[i] = reportRow{k.Line, k.Input, k.Reason}
 	}
-	if err := gocsv.Marshal(rows, tmp); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	return nil
+	return r.Commit()
 }

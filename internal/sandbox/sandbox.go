@@ -82,7 +82,8 @@ type Faults struct {
 	BadTemplates  []string                // template names answering 132001 (HTTP 404)
 	RetryAfter    time.Duration           // when > 0, throttling answers carry Retry-After
 	// UnknownNumbers are phone number ids Graph does not find: reading one
-	// answers 400, code 100, subcode 33 (so does any id not all digits).
+	// answers 400, code 100, subcode 33 (so does any id not all digits), and
+	// so does sending from one, as Meta does for a mistyped or deleted id.
 	UnknownNumbers []string
 	// BadTokens are access tokens answered 401, code 190.
 	BadTokens []string
@@ -294,6 +295,9 @@ type answer struct {
 	wamid      string
 	to, waID   string
 	delivery   string // the final status webhooks will report
+	// unknownID: the phone number id does not exist; answered with Graph's
+	// object error (code 100, subcode 33), not a WhatsApp one.
+	unknownID bool
 }
 
 func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumberID string) {
@@ -333,6 +337,10 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumb
 			abort(w)
 			return
 		}
+	}
+	if a.unknownID {
+		writeGraphErrorSubcode(w, a.status, a.code, 33, "GraphMethodException", a.details, a.traceID)
+		return
 	}
 	if a.wamid == "" {
 		writeGraphError(w, a.status, a.code, a.details, a.traceID, a.retryAfter)
@@ -420,6 +428,13 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	}
 	if slices.Contains(s.faults.BadTokens, token) {
 		fail(190, "Invalid OAuth access token - Cannot parse access token")
+		return
+	}
+	// Only the listed ids: the sandbox's own tests send from ids such as
+	// "A", which reads (servePhoneNumber) would call unknown.
+	if slices.Contains(s.faults.UnknownNumbers, phoneNumberID) {
+		a.status, a.code, a.outcome, a.unknownID = http.StatusBadRequest, 100, OutcomeError, true
+		a.details = fmt.Sprintf("Unsupported post request. Object with ID '%s' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api", phoneNumberID)
 		return
 	}
 	if rerr != nil {

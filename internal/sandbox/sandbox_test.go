@@ -564,3 +564,35 @@ func (b *safeBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestUnknownPhoneNumberID: sending from an id in UnknownNumbers answers
+// as Meta does for an id it does not know: HTTP 400, code 100, subcode 33.
+func TestUnknownPhoneNumberID(t *testing.T) {
+	s, ts := startServer(t, Options{Faults: Faults{UnknownNumbers: []string{"1009"}}})
+	if r := post(t, ts, "1001", demo("+16505550001")); r.status != 200 {
+		t.Errorf("known id: HTTP %d code %d, want 200", r.status, r.graph.Error.Code)
+	}
+	req, err := http.NewRequest(http.MethodPost, ts.URL+"/v25.0/1009/messages", strings.NewReader(demo("+16505550002")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body graphErrorWithSubcode
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	e := body.Error
+	if resp.StatusCode != 400 || e.Code != 100 || e.Subcode != 33 || e.Type != "GraphMethodException" ||
+		!strings.HasPrefix(e.Message, "Unsupported post request. Object with ID '1009' does not exist") {
+		t.Errorf("unknown id: HTTP %d %+v, want 400, code 100, subcode 33, Meta's message", resp.StatusCode, e)
+	}
+	if recs := s.Records(); len(recs) != 2 || recs[1].Code != 100 || recs[1].Outcome != OutcomeError {
+		t.Errorf("records %+v, want the second an error 100", recs)
+	}
+}

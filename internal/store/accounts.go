@@ -392,17 +392,28 @@ func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) 
 // QuotaReset is what a reset did to one account.
 type QuotaReset struct {
 	Account  string
-	Day      string
-	Before   int  // sends counted before the reset
-	Reset    bool // false: already reset today and not forced
-	LastDay  string
+	Day      string // today, in the zone of quota days
+	Before   int    // sends counted before the reset
+	Reset    bool   // false: already reset today (or Behind) and not forced
+	LastDay  string // the account's quota day before
 	DailyCap int
+	// Behind: today is earlier than the account's quota day (a clock set
+	// back, or a zone changed to one behind): the day stays LastDay, even
+	// when forced.
+	Behind bool
 }
 
 // ResetQuota starts a new quota day for the named accounts (all when names is
-// empty). An account already reset on today's calendar day is left alone
-// unless force is set, so a cron line that runs twice cannot double a cap.
+// empty). Quota days only move forward: an account whose quota day is today
+// or later is left alone unless force is set — which zeroes the count but
+// never moves the day back — so a cron line that runs twice, a clock set
+// back or a shell in another zone cannot double a cap. Days follow the zone
+// fixed in the database; a store opened asking for another zone returns a
+// *ZoneMismatchError and resets nothing.
 func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]QuotaReset, error) {
+	if s.zoneErr != nil {
+		return nil, s.zoneErr
+	}
 	var out []QuotaReset
 	err := s.write(ctx, func(tx *Tx) error {
 		accts, err := loadAccounts(ctx, tx, `ORDER BY a.id`)
@@ -421,15 +432,17 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 				continue
 			}
 			found++
-			r := QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap}
-			if a.QuotaDay != today || force {
+			r := QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap,
+				Behind: today < a.QuotaDay} // ISO dates order as strings
+			if today > a.QuotaDay || force {
 				r.Reset = true
+				day := max(today, a.QuotaDay)
 				if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = 0, quota_day = ?, quota_epoch = quota_epoch + 1 WHERE id = ?`,
-					today, a.ID); err != nil {
+					day, a.ID); err != nil {
 					return fmt.Errorf("reset quota of %s: %w", a.Name, err)
 				}
 				if _, err := tx.ExecContext(ctx, `INSERT INTO quota_resets (account_id, day, at, forced) VALUES (?, ?, ?, ?)`,
-					a.ID, today, now.UnixNano(), force); err != nil {
+					a.ID, day, now.UnixNano(), force); err != nil {
 					return fmt.Errorf("log quota reset: %w", err)
 				}
 			}

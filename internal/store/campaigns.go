@@ -8,28 +8,24 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/numberset"
 )
 
 // Importer stores one campaign's rows inside a single transaction: either
 // the whole file lands, or (on error, interrupt or crash) nothing does.
 type Importer struct {
-	s  *Store
-	tx *sql.Tx
-	c  campaign.Campaign
-	// suppressions is whether the suppression list has numbers to check.
-	suppressions bool
-	skip         *sql.Stmt
+	s    *Store
+	tx   *sql.Tx
+	c    campaign.Campaign
+	skip *sql.Stmt
 	// batch holds AddBatch's and SkipBatch's multi-row statements by query
 	// text; args is their argument buffer, reused across batches.
 	batch map[string]*sql.Stmt
 	args  []any
 	// pending are rows to store, written ImportBatch at a time.
 	pending []campaign.Message
-	// numbers holds every number stored, with its line: how duplicates are
-	// found (messages has no unique index on numbers; see 0004).
-	numbers *numberset.Set
-	done    bool
+	// sourceKey and recipientsKey are stored by Commit (see SetKeys).
+	sourceKey, recipientsKey string
+	done                     bool
 }
 
 // Import holds this process's write lock until Commit or Rollback: the
@@ -41,7 +37,7 @@ func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, err
 		s.wmu.Unlock()
 		return nil, fmt.Errorf("begin import: %w", s.storageError(err))
 	}
-	im := &Importer{s: s, tx: tx, c: c, numbers: numberset.New()}
+	im := &Importer{s: s, tx: tx, c: c}
 	if err := im.start(ctx); err != nil {
 		im.Rollback()
 		return nil, err
@@ -59,10 +55,16 @@ func (im *Importer) start(ctx context.Context) error {
 		return err
 	}
 	now := im.s.now()
+	// fingerprint is unique per campaign; without one given, the campaign
+	// number is (set once it is known).
+	fp := im.c.Fingerprint
+	if fp == "" {
+		fp = fmt.Sprintf("importing-%d", now.UnixNano())
+	}
 	res, err := im.tx.ExecContext(ctx, `INSERT INTO campaigns
 		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
-		im.c.Name, im.c.Fingerprint, im.c.Source, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang,
+		im.c.Name, fp, im.c.Source, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang,
 		string(params), im.c.Spec.Text, string(shape), now.UnixNano())
 	if err != nil {
 		if isUnique(err) {
@@ -71,6 +73,12 @@ func (im *Importer) start(ctx context.Context) error {
 		return fmt.Errorf("create campaign: %w", err)
 	}
 	im.c.ID, _ = res.LastInsertId()
+	if im.c.Fingerprint == "" {
+		im.c.Fingerprint = fmt.Sprintf("campaign-%d", im.c.ID)
+		if _, err := im.tx.ExecContext(ctx, `UPDATE campaigns SET fingerprint = ? WHERE id = ?`, im.c.Fingerprint, im.c.ID); err != nil {
+			return fmt.Errorf("create campaign: %w", err)
+		}
+	}
 	im.c.CreatedAt = now
 	im.c.State = campaign.CampaignRunning
 	prep := func(dst **sql.Stmt, q string) error {
@@ -81,11 +89,6 @@ func (im *Importer) start(ctx context.Context) error {
 		*dst = st
 		return nil
 	}
-	suppressed, err := countSuppressions(ctx, im.tx)
-	if err != nil {
-		return err
-	}
-	im.suppressions = suppressed > 0 // most lists are checked against an empty table: skip the lookups
 	return prep(&im.skip, `INSERT INTO skipped (campaign_id, line, input, reason) VALUES (?, ?, ?, ?)`)
 }
 
@@ -156,8 +159,7 @@ func unmarshalExtras(s string, m *campaign.Message) error {
 	return nil
 }
 
-// Add stores one recipient. It returns a non-empty reason, and stores
-// nothing, when the number is already in the campaign or suppressed.
+// Add stores one recipient; see AddBatch. The reason is always "".
 func (im *Importer) Add(ctx context.Context, m campaign.Message) (reason string, err error) {
 	skips, err := im.AddBatch(ctx, []campaign.Message{m})
 	if err != nil || len(skips) == 0 {
@@ -182,8 +184,8 @@ func (im *Importer) Commit(ctx context.Context) (campaign.Campaign, error) {
 	}
 	err := im.flush(ctx)
 	if err == nil {
-		_, err = im.tx.ExecContext(ctx, `UPDATE campaigns SET imported = ?, skipped = ? WHERE id = ?`,
-			im.c.Imported, im.c.Skipped, im.c.ID)
+		_, err = im.tx.ExecContext(ctx, `UPDATE campaigns SET imported = ?, skipped = ?, source_key = ?, recipients_key = ? WHERE id = ?`,
+			im.c.Imported, im.c.Skipped, im.sourceKey, im.recipientsKey, im.c.ID)
 	}
 	if err == nil && im.c.Imported > 0 {
 		// The import is the one place messages are inserted, and counts
@@ -270,7 +272,7 @@ func (s *Store) endImport() {
 const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
 	created_at, finished_at, imported, skipped, cancelled_at`
 
-func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error) {
+func scanCampaign(sc interface{ Scan(...any) error }, extra ...any) (campaign.Campaign, error) {
 	var (
 		c        campaign.Campaign
 		params   string
@@ -279,8 +281,9 @@ func scanCampaign(sc interface{ Scan(...any) error }) (campaign.Campaign, error)
 		finished sql.NullInt64
 		canceled sql.NullInt64
 	)
-	err := sc.Scan(&c.ID, &c.Name, &c.Fingerprint, &c.Source, &c.Spec.Kind, &c.Spec.Template, &c.Spec.Lang,
-		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped, &canceled)
+	dest := []any{&c.ID, &c.Name, &c.Fingerprint, &c.Source, &c.Spec.Kind, &c.Spec.Template, &c.Spec.Lang,
+		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped, &canceled}
+	err := sc.Scan(append(dest, extra...)...)
 	if err != nil {
 		return c, err
 	}

@@ -39,8 +39,11 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 	err := s.write(ctx, func(tx *Tx) error {
 		var err error
 		cs, err = claim(ctx, tx, campaignID, runner, now, max)
-		if errors.Is(err, campaign.ErrDone) || errors.Is(err, campaign.ErrNoUsableAccount) {
-			// Commit: the claim marked the campaign finished or paused.
+		var we *campaign.WaitError
+		if errors.Is(err, campaign.ErrDone) || errors.Is(err, campaign.ErrNoUsableAccount) || errors.As(err, &we) {
+			// Commit: the claim marked the campaign finished or paused, or
+			// failed suppressed rows before it found it must wait. Nothing
+			// else is written on those paths.
 			kept = err
 			return nil
 		}
@@ -66,13 +69,17 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	if err != nil {
 		return nil, err
 	}
+	// Suppressed rows fail here and the next due rows are read, until some
+	// can be sent: a block of opted-out numbers at the head of the queue
+	// costs one claim, and the campaign finishes when nothing else is left.
 	msgs, err := dropSuppressed(ctx, tx, due, now)
+	for err == nil && len(msgs) == 0 {
+		if due, err = nextDue(ctx, tx, campaignID, now, max); err == nil {
+			msgs, err = dropSuppressed(ctx, tx, due, now)
+		}
+	}
 	if err != nil {
 		return nil, err
-	}
-	if len(msgs) == 0 {
-		// Every due row was suppressed: the next claim looks again.
-		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: now}
 	}
 	cands := make([]ratelimit.Candidate, len(accts))
 	for i, a := range accts {
@@ -238,8 +245,8 @@ func dropSuppressed(ctx context.Context, tx *Tx, due []dueMessage, now time.Time
 		if why == "" {
 			why = "opted out"
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?, error_message = ?
-			WHERE id = ?`, now.UnixNano(), "suppressed: "+why, d.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', updated_at = ?, error_code = ?,
+			error_message = ? WHERE id = ?`, now.UnixNano(), campaign.CodeSuppressed, "suppressed: "+why, d.ID); err != nil {
 			return nil, fmt.Errorf("skip suppressed message %d: %w", d.ID, err)
 		}
 	}

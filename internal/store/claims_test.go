@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -542,5 +543,91 @@ func TestRescue(t *testing.T) {
 	}
 	if _, err := st.Rescue(t.Context(), 0, clk.Now(), stale); err == nil {
 		t.Error("rescue of campaign 0: no error")
+	}
+}
+
+// TestClaimFailsSuppressedRows: rows whose number went on the suppression
+// list after the import fail as suppressed (code campaign.CodeSuppressed, so
+// `campaign retry --code` can select them) in the claim that finds them,
+// whatever else the claim returns — before, a claim that found only
+// suppressed rows rolled its own update back and the engine spun on them.
+func TestClaimFailsSuppressedRows(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		rows       int
+		suppressed []int // row indexes on the list
+		max        int
+		wantClaim  []int // rows claimed by the one ClaimN
+		wantDone   bool
+	}{
+		{name: "the only row", rows: 1, suppressed: []int{0}, max: 1, wantDone: true},
+		{name: "every row", rows: 5, suppressed: []int{0, 1, 2, 3, 4}, max: 2, wantDone: true},
+		{name: "a block of 2×max at the head", rows: 6, suppressed: []int{0, 1, 2, 3}, max: 2, wantClaim: []int{4, 5}},
+		{name: "mixed in one batch", rows: 4, suppressed: []int{1, 2}, max: 4, wantClaim: []int{0, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			st := openTest(t, clk)
+			mustAccount(t, st, "a", campaign.TierNew, limited(100, 100, 100))
+			c := mustCampaign(t, st, "sup", tc.rows)
+			var list []Suppression
+			for _, i := range tc.suppressed {
+				list = append(list, Suppression{Phone: phone(i), Reason: "STOP"})
+			}
+			if _, err := st.Suppress(t.Context(), list); err != nil {
+				t.Fatal(err)
+			}
+			cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, tc.max)
+			if tc.wantDone {
+				if !errors.Is(err, campaign.ErrDone) {
+					t.Fatalf("ClaimN = %d claims, %v; want ErrDone", len(cs), err)
+				}
+			} else if err != nil {
+				t.Fatalf("ClaimN: %v", err)
+			}
+			var got []string
+			for _, cl := range cs {
+				got = append(got, cl.Message.Phone)
+			}
+			var want []string
+			for _, i := range tc.wantClaim {
+				want = append(want, phone(i))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("claimed %v, want %v", got, want)
+			}
+			if n := countRows(t, st, `SELECT count(*) FROM messages WHERE state = 'failed' AND error_code = ?
+				AND error_message = 'suppressed: STOP'`, campaign.CodeSuppressed); n != len(tc.suppressed) {
+				t.Errorf("%d rows failed as suppressed, want %d", n, len(tc.suppressed))
+			}
+			if n := countRows(t, st, `SELECT count(*) FROM attempts`); n != len(tc.wantClaim) {
+				t.Errorf("%d attempts logged, want %d (suppressed rows make no attempt)", n, len(tc.wantClaim))
+			}
+			// retry --code selects them once the number is off the list.
+			if n, err := st.RequeueFailed(t.Context(), c.ID, []int{campaign.CodeSuppressed}); err != nil || n != len(tc.suppressed) {
+				t.Errorf("RequeueFailed(CodeSuppressed) = %d, %v; want %d", n, err, len(tc.suppressed))
+			}
+		})
+	}
+}
+
+// TestClaimSuppressedWhileWaiting: a suppressed row fails even when the
+// claim then waits (for tokens here), instead of being found again each time.
+func TestClaimSuppressedWhileWaiting(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierNew, limited(0.1, 1, 100))
+	c := mustCampaign(t, st, "sup-wait", 3)
+	mustClaim(t, st, c.ID, "r1", t0) // the only token
+	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 2)
+	var we *campaign.WaitError
+	if !errors.As(err, &we) || we.Reason != campaign.WaitTokens {
+		t.Fatalf("ClaimN = %v, want a wait for tokens", err)
+	}
+	if n := countRows(t, st, `SELECT count(*) FROM messages WHERE state = 'failed' AND error_code = ?`, campaign.CodeSuppressed); n != 1 {
+		t.Errorf("%d rows failed as suppressed, want 1", n)
 	}
 }

@@ -18,52 +18,22 @@ import (
 // is gained.
 const ImportBatch = 256
 
-// AddBatch stores msgs, given in file order. It returns the messages it
-// did not store, in file order, with the reasons Add gives: a number
-// already in the campaign (the first line with it wins) or on the
-// suppression list.
+// AddBatch stores msgs, given in file order. Screening (duplicates, the
+// suppression list, recent contacts) is the caller's, through
+// internal/screen: every message given is stored. It returns no skips; the
+// result stays for callers written when it screened.
 //
 // Rows are written with one multi-row INSERT per ImportBatch rows; the last
 // few wait for more, or for Commit.
 func (im *Importer) AddBatch(ctx context.Context, msgs []campaign.Message) ([]campaign.Skip, error) {
-	var skips []campaign.Skip
-	for len(msgs) > 0 {
-		n := min(len(msgs), ImportBatch)
-		var err error
-		if skips, err = im.queue(ctx, msgs[:n], skips); err != nil {
-			return nil, err
-		}
-		msgs = msgs[n:]
-	}
-	return skips, nil
-}
-
-// queue appends to im.pending the msgs to store and to skips the others,
-// and writes every full batch.
-func (im *Importer) queue(ctx context.Context, msgs []campaign.Message, skips []campaign.Skip) ([]campaign.Skip, error) {
-	var why map[string]string
-	if im.suppressions {
-		var err error
-		if why, err = im.suppressedIn(ctx, msgs); err != nil {
-			return nil, err
-		}
-	}
 	for _, m := range msgs {
-		if reason, ok := why[m.Phone]; ok {
-			skips = append(skips, campaign.Skip{Line: m.Line, Input: m.Input, Reason: reason})
-			continue
-		}
-		if first, dup := im.numbers.Add(m.Phone, m.Line); dup {
-			skips = append(skips, duplicate(m, first))
-			continue
-		}
 		if im.pending = append(im.pending, m); len(im.pending) == ImportBatch {
 			if err := im.flush(ctx); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return skips, nil
+	return nil, nil
 }
 
 // flush writes im.pending with one INSERT.
@@ -115,40 +85,6 @@ func (im *Importer) flush(ctx context.Context) error {
 	}
 	im.c.Imported += len(msgs)
 	return nil
-}
-
-func duplicate(m campaign.Message, first int) campaign.Skip {
-	return campaign.Skip{Line: m.Line, Input: m.Input, Reason: fmt.Sprintf("duplicate of line %d (%s)", first, m.Phone)}
-}
-
-// suppressedIn returns the reasons of the numbers of msgs that are on the
-// suppression list, by number.
-func (im *Importer) suppressedIn(ctx context.Context, msgs []campaign.Message) (map[string]string, error) {
-	phones := distinctPhones(msgs)
-	rows, err := im.tx.QueryContext(ctx, `SELECT phone, reason FROM suppressions WHERE phone IN (`+placeholders(len(phones))+`)`, phones...)
-	if err != nil {
-		return nil, fmt.Errorf("check suppression list: %w", err)
-	}
-	defer rows.Close()
-	var why map[string]string
-	for rows.Next() {
-		var phone, reason string
-		if err := rows.Scan(&phone, &reason); err != nil {
-			return nil, fmt.Errorf("check suppression list: %w", err)
-		}
-		if why == nil {
-			why = map[string]string{}
-		}
-		if reason == "" {
-			why[phone] = "suppressed (opted out)"
-		} else {
-			why[phone] = "suppressed: " + reason
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("check suppression list: %w", err)
-	}
-	return why, nil
 }
 
 // SkipBatch records rows that were not imported, and why, with one
@@ -219,18 +155,6 @@ func (im *Importer) batchStmt(ctx context.Context, n int, head, row, tail string
 }
 
 func placeholders(n int) string { return repeated(n, "?") }
-
-func distinctPhones(msgs []campaign.Message) []any {
-	seen := make(map[string]bool, len(msgs))
-	phones := make([]any, 0, len(msgs))
-	for _, m := range msgs {
-		if !seen[m.Phone] {
-			seen[m.Phone] = true
-			phones = append(phones, m.Phone)
-		}
-	}
-	return phones
-}
 
 // appendJSONStrings appends ss as a JSON array, byte for byte what
 // json.Marshal writes (nil as []), without its reflection and allocations

@@ -229,3 +229,52 @@ func TestCountTriggersComeBack(t *testing.T) {
 		t.Errorf("counts after reopening: %v, %v; want 3 failed, 1 sending", got, err)
 	}
 }
+
+// Migration 0006: a campaign made before it keeps its old fingerprint as
+// its source key, so an unchanged command still finds it without reading
+// its file, and it has no recipients key yet (the runner computes one from
+// its messages).
+func TestMigrationKeepsSourceKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.Exec(q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
+	for _, name := range []string{"0001_init.sql", "0002_health.sql", "0003_template_shape.sql", "0004_messages_no_unique.sql"} {
+		body, err := migrations.ReadFile("migrations/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(body))
+		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, name[:4], name)
+	}
+	exec(`INSERT INTO campaigns (name, fingerprint, source, kind, template, lang, created_at) VALUES ('c', 'fp-old', 'c.csv', 'template', 't', 'en', 0)`)
+	exec(`INSERT INTO messages (campaign_id, line, input, phone) VALUES (1, 2, 'a', '+4915100000001')`)
+	old.Close()
+
+	st := openAt(t, path, newFakeClock())
+	c, err := st.CampaignBySource(t.Context(), "fp-old")
+	if err != nil || c.ID != 1 {
+		t.Fatalf("CampaignBySource(old fingerprint) = %+v, %v", c, err)
+	}
+	im, err := st.Import(t.Context(), campaign.Campaign{Name: "new", Source: "c.csv", Spec: c.Spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Rollback()
+	sibs, err := im.SameMessage(t.Context())
+	if err != nil || len(sibs) != 1 || sibs[0].Campaign.ID != 1 || sibs[0].RecipientsKey != "" {
+		t.Errorf("SameMessage = %+v, %v; want campaign 1 without a recipients key", sibs, err)
+	}
+	var phones []string
+	if err := im.EachNumber(t.Context(), 1, func(p string) { phones = append(phones, p) }); err != nil || len(phones) != 1 {
+		t.Errorf("EachNumber = %v, %v", phones, err)
+	}
+}

@@ -322,10 +322,7 @@ func (s *Store) WorkWaiting(ctx context.Context) (bool, error) {
 }
 
 // Contact is the last time a number was sent a message, by any campaign.
-type Contact struct {
-	CampaignID int64
-	At         time.Time
-}
+type Contact = campaign.Contact
 
 // ContactedWithin returns every number sent a message within d of the
 // store's clock, with the latest such send. It reads the messages table once.

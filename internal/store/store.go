@@ -42,17 +42,26 @@ type Store struct {
 	// than running most of wasend's queries.
 	stmts sync.Map
 	now   func() time.Time
-	loc   *time.Location
+	loc   *time.Location // the zone of quota days, fixed in the database
+	// zoneErr: the zone asked for disagrees with loc; no quota day opens.
+	zoneErr *ZoneMismatchError
 }
 
 // Options configure Open. Zero values get defaults.
 type Options struct {
 	// Now is the clock for timestamps the store writes itself.
 	Now func() time.Time
-	// Location decides calendar days for quota resets (WASEND_TZ).
+	// Location is the zone of quota days asked for (WASEND_TZ); nil asks
+	// for none. A new database stores it (or the local zone) on first
+	// use; after that the stored zone decides, and a Location that
+	// disagrees makes ResetQuota fail with a *ZoneMismatchError.
 	Location *time.Location
 	// BusyTimeout bounds how long a write waits for another process.
 	BusyTimeout time.Duration
+	// ExistingDir: the database's directory must exist already (a path the
+	// user named, where a typo must not create directories); otherwise it
+	// is created.
+	ExistingDir bool
 }
 
 // Open opens (creating if needed, mode 0600) the database at path and applies
@@ -61,13 +70,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Location == nil {
-		opts.Location = time.Local
-	}
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 30 * time.Second
 	}
-	if err := createFile(path); err != nil {
+	if err := createFile(path, opts.ExistingDir); err != nil {
 		return nil, err
 	}
 	q := url.Values{}
@@ -83,7 +89,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, now: opts.Now, loc: opts.Location}
+	s := &Store{db: db, path: path, now: opts.Now}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
@@ -92,19 +98,44 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
 	}
+	if err := s.fixZone(ctx, opts.Location); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
 	return s, nil
 }
 
-func createFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return unwritable(parentThatExists(filepath.Dir(path)), fmt.Errorf("create database directory: %w", err))
+// createFile makes sure the database file exists and can be written,
+// saying in plain words which file or directory is wrong and why. With
+// existingDir the directory must exist already: a path the user named,
+// where a typo must not create directories.
+func createFile(path string, existingDir bool) error {
+	dir := filepath.Dir(path)
+	if existingDir {
+		fi, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("database %s: the directory %s does not exist; create it first, or leave out --db (and WASEND_DB) for the default location", path, dir)
+		case err != nil:
+			return unwritable(dir, fmt.Errorf("database %s: %w", path, err))
+		case !fi.IsDir():
+			return fmt.Errorf("database %s: %s is not a directory", path, dir)
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return unwritable(parentThatExists(dir), fmt.Errorf("create database directory: %w", err))
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("database %s is a directory; name a file, e.g. %s", path, filepath.Join(path, "wasend.db"))
 	}
 	if err := checkWritableDir(path); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("database %s can't be opened for writing: this user may not write it (check its owner and mode): %w", path, err)
+	}
 	if err != nil {
-		return unwritable(filepath.Dir(path), fmt.Errorf("open database %s: %w", path, err))
+		return unwritable(dir, fmt.Errorf("open database %s: %w", path, err))
 	}
 	return f.Close()
 }

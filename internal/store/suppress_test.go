@@ -1,11 +1,10 @@
 package store
 
 import (
+	"maps"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/wasend/wasend/internal/campaign"
 )
 
 func TestSuppressions(t *testing.T) {
@@ -120,20 +119,21 @@ func TestSuppressRejectsUnnormalised(t *testing.T) {
 	}
 }
 
-func TestImportSkipsSuppressed(t *testing.T) {
+func TestSuppressedIn(t *testing.T) {
 	st := openTest(t, newFakeClock())
-	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(2), Reason: "STOP received"}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(2), Reason: "STOP received"}, {Phone: phone(700)}}); err != nil {
 		t.Fatal(err)
 	}
-	im, err := st.Import(t.Context(), testCampaign("fp"))
+	var ask []string
+	for i := range 1200 { // more than one statement's worth
+		ask = append(ask, phone(i))
+	}
+	got, err := st.SuppressedIn(t.Context(), ask)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer im.Rollback()
-	for i, want := range []string{"", "", "suppressed: STOP received"} {
-		reason, err := im.Add(t.Context(), campaign.Message{Line: i + 2, Input: phone(i), Phone: phone(i), Body: "Hi"})
-		if err != nil || reason != want {
-			t.Errorf("line %d: reason %q, %v; want %q", i+2, reason, err, want)
-		}
+	want := map[string]string{phone(2): "STOP received", phone(700): ""}
+	if !maps.Equal(got, want) {
+		t.Errorf("SuppressedIn = %v, want %v", got, want)
 	}
 }

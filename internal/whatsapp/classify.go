@@ -68,7 +68,7 @@ func Classify(err error) Class {
 		if api.NoBody {
 			return classifyStatus(api.HTTPStatus)
 		}
-		return ClassifyCode(api.Code)
+		return ClassifyCodes(api.Code, api.Subcode)
 	}
 	var tr *TransportError
 	if errors.As(err, &tr) {
@@ -81,6 +81,26 @@ func Classify(err error) Class {
 		return ClassAccountFatal
 	}
 	return ClassPermanent
+}
+
+// accountSubcodes are the (code, error_subcode) pairs whose code alone would
+// fail the row but which name the account instead. Code 100 with subcode 33
+// is Meta's "Object with ID … does not exist, cannot be loaded due to missing
+// permissions, or does not support this operation": the phone number id is
+// mistyped, deleted or not the token's — every row on it would fail the same
+// way. The other account-level subcodes of Meta's table (458–467 and 492,
+// expired or invalid sessions) come with code 190, account-fatal already.
+var accountSubcodes = map[[2]int]bool{
+	{100, 33}: true,
+}
+
+// ClassifyCodes is ClassifyCode refined by error_subcode, which Meta calls
+// deprecated but still sends (docs/cloud-api.md#error-envelope); 0 means none.
+func ClassifyCodes(code, subcode int) Class {
+	if subcode != 0 && accountSubcodes[[2]int{code, subcode}] {
+		return ClassAccountFatal
+	}
+	return ClassifyCode(code)
 }
 
 // ClassifyCode maps a Graph error code, from a synchronous answer or from a

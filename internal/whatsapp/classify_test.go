@@ -80,6 +80,12 @@ func TestClassify(t *testing.T) {
 		{"33", api(33), ClassAccountFatal},
 		{"131037", api(131037), ClassAccountFatal},
 
+		// error_subcode refines a code only where Meta's table says so.
+		{"100 with subcode 33: an unknown phone number id", &APIError{HTTPStatus: 400, Code: 100, Subcode: 33}, ClassAccountFatal},
+		{"100 with another subcode", &APIError{HTTPStatus: 400, Code: 100, Subcode: 2018001}, ClassPermanent},
+		{"subcode 33 under another code", &APIError{HTTPStatus: 400, Code: 131026, Subcode: 33}, ClassPermanent},
+		{"190 with subcode 463", &APIError{HTTPStatus: 401, Code: 190, Subcode: 463}, ClassAccountFatal},
+
 		// The code wins over the HTTP status when there is a Graph body.
 		{"429 with body 131056", &APIError{HTTPStatus: 429, Code: 131056}, ClassPairThrottled},
 		{"500 with body 100", &APIError{HTTPStatus: 500, Code: 100}, ClassPermanent},

@@ -165,6 +165,14 @@ func TestSendResponses(t *testing.T) {
 			body:    `{"error":{"message":"(#190) Access token has expired","type":"OAuthException","code":190,"error_subcode":463,"fbtrace_id":"Z"}}`,
 			wantErr: "graph error 190 (HTTP 401)", wantClass: ClassAccountFatal,
 		},
+		{
+			// Meta's answer for a phone number id it does not know (or the
+			// token may not use): the account is wrong, not the row.
+			name: "unknown phone number id", status: 400,
+			body:      `{"error":{"message":"Unsupported post request. Object with ID '1' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https:\/\/developers.facebook.com\/docs\/graph-api","type":"GraphMethodException","code":100,"error_subcode":33,"fbtrace_id":"AXf"}}`,
+			wantErr:   "graph error 100 (HTTP 400): Unsupported post request. Object with ID '1' does not exist",
+			wantClass: ClassAccountFatal,
+		},
 		{name: "proxy 503", status: 503, body: "upstream unavailable", wantErr: "HTTP 503 without a Graph error body", wantClass: ClassTransient},
 		{name: "proxy 429", status: 429, wantErr: "HTTP 429 without a Graph error body", wantClass: ClassThrottled},
 		{name: "redirect is not followed", status: 307, header: map[string]string{"Location": "/elsewhere"}, wantErr: "HTTP 307", wantClass: ClassPermanent},

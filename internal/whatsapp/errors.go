@@ -14,7 +14,7 @@ import (
 type APIError struct {
 	HTTPStatus int
 	Code       int // error.code; the only field to build handling on
-	Subcode    int // deprecated by Meta, kept for support tickets
+	Subcode    int // error_subcode: deprecated by Meta, yet it tells an unknown phone number id (100/33)
 	Type       string
 	Message    string // "(#code) title" as sent
 	Title      string // Message without the "(#code) " prefix
@@ -43,6 +43,9 @@ func (e *APIError) Error() string {
 	}
 	if e.Details != "" && e.Details != title {
 		b.WriteString(": " + e.Details)
+	}
+	if e.Subcode != 0 {
+		fmt.Fprintf(&b, " (error_subcode %d)", e.Subcode)
 	}
 	if e.FBTraceID != "" {
 		b.WriteString(" [fbtrace_id " + e.FBTraceID + "]")

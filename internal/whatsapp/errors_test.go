@@ -87,7 +87,7 @@ func TestParseAPIError(t *testing.T) {
 			want: APIError{HTTPStatus: 400, Code: 130429, Subcode: 2494055, Type: "OAuthException",
 				Message: "(#130429) Rate limit hit", Title: "Rate limit hit",
 				Details: "Cloud API message throughput has been reached.", FBTraceID: "Az8or2yhqkZfEZ-_4Qn_Bam"},
-			text: "graph error 130429 (HTTP 400): Rate limit hit: Cloud API message throughput has been reached. [fbtrace_id Az8or2yhqkZfEZ-_4Qn_Bam]",
+			text: "graph error 130429 (HTTP 400): Rate limit hit: Cloud API message throughput has been reached. (error_subcode 2494055) [fbtrace_id Az8or2yhqkZfEZ-_4Qn_Bam]",
 		},
 		{
 			name:   "code 0 is a real code",

@@ -1,0 +1,297 @@
+// Package screen decides which rows of a recipient file are not messaged,
+// and says why in one set of reason texts. Import, check, plan and
+// suppress import all screen through it, so a rule and its wording live
+// here only.
+//
+// A row is screened in this order, and the first rule that applies names
+// the reason:
+//
+//  1. invalid: the reader could not make a recipient of it (bad number,
+//     missing parameter, ragged row …);
+//  2. duplicate: its number is on an earlier line of the same file;
+//  3. already in the campaign: an edited file continuing an unfinished
+//     campaign (not a skip: the row is counted, not stored again);
+//  4. suppressed: the number is on the suppression list;
+//  5. contacted within: any campaign sent to it within --skip-contacted-within;
+//  6. same template: a campaign sent it the same template within
+//     SameTemplateWindow (unless --again).
+package screen
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/numberset"
+	"github.com/wasend/wasend/internal/recipients"
+)
+
+// SameTemplateWindow is how long after a template reached a number no
+// other campaign sends it the same template, unless told to (--again).
+const SameTemplateWindow = 24 * time.Hour
+
+// Kind is the class of a skip reason.
+type Kind int
+
+// The kinds of skipped rows, in screening order.
+const (
+	Invalid Kind = iota
+	Duplicate
+	Suppressed
+	Contacted    // --skip-contacted-within
+	SameTemplate // the same template within SameTemplateWindow
+)
+
+// The fixed beginnings of the reason texts; KindOf reads them back.
+const (
+	duplicatePrefix    = "duplicate of line "
+	suppressedPrefix   = "suppressed: "
+	contactedPrefix    = "contacted within "
+	sameTemplatePrefix = "sent template "
+)
+
+// InvalidReason is how a row problem is reported: the column, then why.
+func InvalidReason(e *recipients.RowError) string {
+	if e.Column != "" {
+		return fmt.Sprintf("column %s: %s", e.Column, e.Reason)
+	}
+	return e.Reason
+}
+
+// InvalidSkip is the skip of a row the reader could not use.
+func InvalidSkip(e *recipients.RowError) campaign.Skip {
+	return campaign.Skip{Line: e.Line, Input: e.Value, Reason: InvalidReason(e)}
+}
+
+// DuplicateReason: the number was first listed on line first.
+func DuplicateReason(first int, phone string) string {
+	return fmt.Sprintf("%s%d (%s)", duplicatePrefix, first, phone)
+}
+
+// SuppressedReason: the number is on the suppression list, for why ("" when
+// no reason was given).
+func SuppressedReason(why string) string {
+	if why == "" {
+		why = "opted out"
+	}
+	return suppressedPrefix + why
+}
+
+// ContactedReason: any campaign sent to the number within d.
+func ContactedReason(d time.Duration, c Contact) string {
+	return fmt.Sprintf("%s%s (campaign %d, %s)", contactedPrefix, d, c.CampaignID, c.At.UTC().Format(time.RFC3339))
+}
+
+// SameTemplateReason: campaign c.CampaignID sent the number template within
+// SameTemplateWindow.
+func SameTemplateReason(template string, c Contact) string {
+	return fmt.Sprintf("%s%s within %s (campaign %d, %s); --again sends it anyway", sameTemplatePrefix, template,
+		SameTemplateWindow, c.CampaignID, c.At.UTC().Format(time.RFC3339))
+}
+
+// KindOf classifies a reason text made by this package.
+func KindOf(reason string) Kind {
+	switch {
+	case strings.HasPrefix(reason, duplicatePrefix):
+		return Duplicate
+	case strings.HasPrefix(reason, suppressedPrefix):
+		return Suppressed
+	case strings.HasPrefix(reason, contactedPrefix):
+		return Contacted
+	case strings.HasPrefix(reason, sameTemplatePrefix):
+		return SameTemplate
+	}
+	return Invalid
+}
+
+// Contact is a number's latest send: by which campaign, and when.
+type Contact = campaign.Contact
+
+// Lists are the stored lists a screen consults. *store.Store implements it.
+type Lists interface {
+	// CountSuppressions is how many numbers the suppression list holds (an
+	// empty list needs no lookups).
+	CountSuppressions(ctx context.Context) (int, error)
+	// SuppressedIn returns the listed numbers among phones, with their
+	// reasons ("" when none was given).
+	SuppressedIn(ctx context.Context, phones []string) (map[string]string, error)
+	// ContactedWithin returns every number any campaign sent to within d.
+	ContactedWithin(ctx context.Context, d time.Duration) (map[string]Contact, error)
+	// SentTemplateWithin returns every number sent template within d.
+	SentTemplateWithin(ctx context.Context, template string, d time.Duration) (map[string]Contact, error)
+}
+
+// Options say which rules apply.
+type Options struct {
+	// Lists: the suppression list and the send history; nil screens for
+	// invalid rows and duplicates only.
+	Lists Lists
+	// ContactedWithin skips numbers any campaign sent to within it; 0: off.
+	ContactedWithin time.Duration
+	// Spec is the message: a template message skips numbers that got the
+	// same template within SameTemplateWindow, unless Again.
+	Spec  campaign.Spec
+	Again bool
+	// Prior holds the numbers already in the unfinished campaigns the file
+	// may continue, each added with its campaign's index as its line: such
+	// rows are counted (Screen.Already, AlreadyIn) and neither stored nor
+	// skipped.
+	Prior *numberset.Set
+}
+
+// Screen screens the rows of one file, in file order.
+type Screen struct {
+	o            Options
+	suppressions bool
+	contacted    map[string]Contact
+	sameTemplate map[string]Contact
+	numbers      *numberset.Set
+	key          RecipientKey
+	// Already counts the rows whose number is in Options.Prior; AlreadyIn
+	// by the index they were added with.
+	Already   int
+	AlreadyIn map[int]int
+	// Kept counts the rows that passed.
+	Kept int
+}
+
+// New loads what the rules need from o.Lists.
+func New(ctx context.Context, o Options) (*Screen, error) {
+	s := &Screen{o: o, numbers: numberset.New()}
+	if o.Lists == nil {
+		return s, nil
+	}
+	n, err := o.Lists.CountSuppressions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.suppressions = n > 0
+	if o.ContactedWithin > 0 {
+		if s.contacted, err = o.Lists.ContactedWithin(ctx, o.ContactedWithin); err != nil {
+			return nil, err
+		}
+	}
+	if o.Spec.Kind == campaign.KindTemplate && !o.Again {
+		if s.sameTemplate, err = o.Lists.SentTemplateWithin(ctx, o.Spec.Template, SameTemplateWindow); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Verdict is what becomes of one row.
+type Verdict int
+
+// The verdicts.
+const (
+	Keep    Verdict = iota // message it
+	Skip                   // don't; the skip says why
+	Already                // its number is already in the campaign being continued
+)
+
+// Rows screens rows, given in file order (row errors are InvalidSkip's).
+// verdict[i] is rows[i]'s verdict; skips holds the skipped ones, in file
+// order.
+func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Verdict, skips []campaign.Skip, err error) {
+	verdicts = make([]Verdict, len(rows))
+	reasons := make([]string, len(rows))
+	var ask []string
+	for i, r := range rows {
+		if first, dup := s.numbers.Add(r.Phone, r.Line); dup {
+			reasons[i] = DuplicateReason(first, r.Phone)
+			continue
+		}
+		s.key.add(r.Phone)
+		if s.o.Prior != nil {
+			if in, ok := s.o.Prior.Line(r.Phone); ok {
+				verdicts[i] = Already
+				if s.AlreadyIn == nil {
+					s.AlreadyIn = map[int]int{}
+				}
+				s.AlreadyIn[in]++
+				continue
+			}
+		}
+		if s.suppressions {
+			ask = append(ask, r.Phone)
+		}
+	}
+	var suppressed map[string]string
+	if len(ask) > 0 {
+		if suppressed, err = s.o.Lists.SuppressedIn(ctx, ask); err != nil {
+			return nil, nil, err
+		}
+	}
+	for i, r := range rows {
+		if verdicts[i] == Already {
+			s.Already++
+			continue
+		}
+		if reasons[i] == "" {
+			if why, ok := suppressed[r.Phone]; ok {
+				reasons[i] = SuppressedReason(why)
+			} else if c, ok := s.contacted[r.Phone]; ok {
+				reasons[i] = ContactedReason(s.o.ContactedWithin, c)
+			} else if c, ok := s.sameTemplate[r.Phone]; ok {
+				reasons[i] = SameTemplateReason(s.o.Spec.Template, c)
+			}
+		}
+		if reasons[i] == "" {
+			s.Kept++
+			continue
+		}
+		verdicts[i] = Skip
+		skips = append(skips, campaign.Skip{Line: r.Line, Input: r.Input, Reason: reasons[i]})
+	}
+	return verdicts, skips, nil
+}
+
+// Key is the recipient set's key so far: every distinct valid number
+// screened, whatever became of it.
+func (s *Screen) Key() string { return s.key.String() }
+
+// RecipientKey identifies a set of numbers whatever their order: the count
+// and the sum, modulo 2¹²⁸, of each number's 128-bit FNV-1a hash. Numbers
+// must be added once each.
+type RecipientKey struct {
+	n      uint64
+	hi, lo uint64
+}
+
+func (k *RecipientKey) add(phone string) {
+	h := fnv.New128a()
+	h.Write([]byte(phone))
+	var b [16]byte
+	sum := h.Sum(b[:0])
+	var hi, lo uint64
+	for i := 0; i < 8; i++ {
+		hi = hi<<8 | uint64(sum[i])
+		lo = lo<<8 | uint64(sum[8+i])
+	}
+	var carry uint64
+	k.lo, carry = addCarry(k.lo, lo)
+	k.hi += hi + carry
+	k.n++
+}
+
+// Add adds one number, which must not have been added before.
+func (k *RecipientKey) Add(phone string) { k.add(phone) }
+
+func addCarry(a, b uint64) (uint64, uint64) {
+	s := a + b
+	if s < a {
+		return s, 1
+	}
+	return s, 0
+}
+
+// String is the key as stored: count, then the sum in hex.
+func (k RecipientKey) String() string {
+	return fmt.Sprintf("%d:%016x%016x", k.n, k.hi, k.lo)
+}
+
+// Len is how many numbers the key holds.
+func (k RecipientKey) Len() int { return int(k.n) }

@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// A campaign's identity is its message and its recipients (issue 10): the
+// runner decides, inside the import's transaction, whether a file starts a
+// campaign, continues one or repeats a finished one. These are the store's
+// parts of that decision; the rule itself is in internal/runner.
+
+// CampaignBySource returns the newest campaign imported from the same file
+// bytes, message and read flags (the runner's source key): the shortcut
+// that resumes an unchanged command without reading its file again.
+func (s *Store) CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error) {
+	c, err := scanCampaign(s.db.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns
+		WHERE source_key = ? ORDER BY id DESC LIMIT 1`, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, campaign.ErrNotFound
+	}
+	return c, err
+}
+
+// Sibling is an earlier campaign with the same message as an import.
+type Sibling struct {
+	Campaign campaign.Campaign
+	// RecipientsKey identifies its recipient set; "" for campaigns
+	// imported before keys were stored (see EachNumber).
+	RecipientsKey string
+}
+
+// SameMessage returns the campaigns, newest first, that send the same
+// message as the one being imported. It reads inside the import's
+// transaction, which holds the write lock: no other process can create one
+// meanwhile.
+func (im *Importer) SameMessage(ctx context.Context) ([]Sibling, error) {
+	rows, err := im.tx.QueryContext(ctx, `SELECT `+campaignCols+`, recipients_key FROM campaigns
+		WHERE id != ? AND kind = ? AND template = ? AND lang = ? AND text = ? ORDER BY id DESC`,
+		im.c.ID, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang, im.c.Spec.Text)
+	if err != nil {
+		return nil, fmt.Errorf("find campaigns with the same message: %w", err)
+	}
+	defer rows.Close()
+	var out []Sibling
+	for rows.Next() {
+		var sb Sibling
+		if sb.Campaign, err = scanCampaign(rows, &sb.RecipientsKey); err != nil {
+			return nil, err
+		}
+		if sb.Campaign.Spec.SameMessage(im.c.Spec) {
+			out = append(out, sb)
+		}
+	}
+	return out, rows.Err()
+}
+
+// EachNumber calls fn with every number of campaign id, inside the
+// import's transaction.
+func (im *Importer) EachNumber(ctx context.Context, id int64, fn func(phone string)) error {
+	rows, err := im.tx.QueryContext(ctx, `SELECT phone FROM messages WHERE campaign_id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("read the numbers of campaign %d: %w", id, err)
+	}
+	defer rows.Close()
+	var phone string
+	for rows.Next() {
+		if err := rows.Scan(&phone); err != nil {
+			return fmt.Errorf("read the numbers of campaign %d: %w", id, err)
+		}
+		fn(phone)
+	}
+	return rows.Err()
+}
+
+// SetKeys sets the keys Commit stores: the source key (file bytes, message
+// and read flags) and the recipients key.
+func (im *Importer) SetKeys(source, recipients string) {
+	im.sourceKey, im.recipientsKey = source, recipients
+}
+
+// ContinueInto ends the import by adding its rows to the unfinished
+// campaign prior instead of a campaign of their own, and commits. The
+// rows given to AddBatch must be those not already in prior. prior's
+// skipped rows become this file's; its source and keys this file's.
+func (im *Importer) ContinueInto(ctx context.Context, prior campaign.Campaign) (campaign.Campaign, error) {
+	if im.done {
+		return prior, errors.New("import already finished")
+	}
+	err := im.flush(ctx)
+	stmts := []struct {
+		q    string
+		args []any
+	}{
+		{`UPDATE messages SET campaign_id = ? WHERE campaign_id = ?`, []any{prior.ID, im.c.ID}},
+		{`DELETE FROM skipped WHERE campaign_id = ?`, []any{prior.ID}},
+		{`UPDATE skipped SET campaign_id = ? WHERE campaign_id = ?`, []any{prior.ID, im.c.ID}},
+		{`UPDATE campaigns SET imported = imported + ?, skipped = ?, source = ?, source_key = ?, recipients_key = ?
+			WHERE id = ?`, []any{im.c.Imported, im.c.Skipped, im.c.Source, im.sourceKey, im.recipientsKey, prior.ID}},
+		// Counted once here, as Commit counts an import (migration 0010):
+		// moving rows fires no trigger.
+		{`INSERT INTO message_counts (campaign_id, account_id, state, n) VALUES (?, 0, 'pending', ?)
+			ON CONFLICT DO UPDATE SET n = n + excluded.n`, []any{prior.ID, im.c.Imported}},
+		{`DELETE FROM campaigns WHERE id = ?`, []any{im.c.ID}},
+		// The number the import took is given back: the next campaign
+		// gets it, as if this import had never made one.
+		{`UPDATE sqlite_sequence SET seq = ? WHERE name = 'campaigns' AND seq = ?`, []any{im.c.ID - 1, im.c.ID}},
+	}
+	for _, st := range stmts {
+		if err != nil {
+			break
+		}
+		_, err = im.tx.ExecContext(ctx, st.q, st.args...)
+	}
+	if err == nil {
+		prior, err = scanCampaign(im.tx.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE id = ?`, prior.ID))
+	}
+	if err == nil {
+		err = im.tx.Commit()
+	}
+	im.finish()
+	if err != nil {
+		im.tx.Rollback()
+		return prior, fmt.Errorf("add the new rows to campaign %d: %w", prior.ID, im.s.storageError(err))
+	}
+	return prior, nil
+}
+
+// SuppressedIn returns the numbers among phones that are on the
+// suppression list, with their reasons ("" when none was given).
+func (s *Store) SuppressedIn(ctx context.Context, phones []string) (map[string]string, error) {
+	var why map[string]string
+	const chunk = 500 // SQLite's variables per statement stay well under its limit
+	for len(phones) > 0 {
+		n := min(len(phones), chunk)
+		args := make([]any, n)
+		for i, p := range phones[:n] {
+			args[i] = p
+		}
+		phones = phones[n:]
+		rows, err := s.db.QueryContext(ctx, `SELECT phone, reason FROM suppressions WHERE phone IN (`+placeholders(n)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("check suppression list: %w", err)
+		}
+		for rows.Next() {
+			var phone, reason string
+			if err := rows.Scan(&phone, &reason); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("check suppression list: %w", err)
+			}
+			if why == nil {
+				why = map[string]string{}
+			}
+			why[phone] = reason
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("check suppression list: %w", err)
+		}
+	}
+	return why, nil
+}
+
+// SentTemplateWithin returns every number a campaign sent template to
+// within d of the store's clock, with the latest such send. It reads only
+// the campaigns of that template that may have sent within d.
+func (s *Store) SentTemplateWithin(ctx context.Context, template string, d time.Duration) (map[string]Contact, error) {
+	since := nanos(s.now().Add(-d))
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM campaigns WHERE kind = 'template' AND template = ?
+		AND (finished_at IS NULL OR finished_at >= ?)`, template, since)
+	if err != nil {
+		return nil, fmt.Errorf("find campaigns of template %s: %w", template, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := map[string]Contact{}
+	for _, id := range ids {
+		rows, err := s.db.QueryContext(ctx, `SELECT phone, max(sent_at) FROM messages
+			WHERE campaign_id = ? AND state = 'sent' AND sent_at >= ? GROUP BY phone`, id, since)
+		if err != nil {
+			return nil, fmt.Errorf("find recent sends of template %s: %w", template, err)
+		}
+		for rows.Next() {
+			var (
+				phone string
+				at    int64
+			)
+			if err := rows.Scan(&phone, &at); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if c, ok := out[phone]; !ok || c.At.Before(fromNanos(at)) {
+				out[phone] = Contact{CampaignID: id, At: fromNanos(at)}
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
