@@ -133,7 +133,10 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		}
 		io.WriteString(f.IO.Out, "\nGlobal limit: "+g+"\n\nCampaigns\n")
 	}
-	return printCampaigns(f, out.Campaigns)
+	if err := printCampaigns(f, out.Campaigns); err != nil {
+		return err
+	}
+	return printStatusDelivery(f, out.Campaigns)
 }
 
 // printTierProgress says, under the health table, how far each auto-tier

@@ -113,6 +113,10 @@ type Options struct {
 // reached its daily cap.
 var ErrCapped = errors.New("every account reached its daily cap")
 
+// ErrRescheduled is returned by Run with LongWait when what is left waits
+// for a retry further away than LongWait; the error names the time.
+var ErrRescheduled = errors.New("the rows left are rescheduled")
+
 // EventKind names what happened.
 type EventKind int
 
@@ -485,6 +489,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		if we.Reason == campaign.WaitCapped && o.StopWhenCapped {
 			return finish(ErrCapped)
+		}
+		if we.Reason == campaign.WaitRetry && o.LongWait > 0 && we.Until.Sub(now) > o.LongWait {
+			return finish(fmt.Errorf("%w until %s", ErrRescheduled, we.Until.UTC().Format(time.RFC3339)))
 		}
 		if waiting == nil || waiting.Reason != we.Reason {
 			o.Observe(Event{Kind: EventWait, At: now, Wait: we})
