@@ -130,9 +130,7 @@ func (s *Store) MessageDeliveryOf(ctx context.Context, id int64) (MessageDeliver
 func (s *Store) RequeueUndelivered(ctx context.Context, id int64, sentBefore time.Time) (int, error) {
 	var n int64
 	err := s.write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', retries = 0, next_attempt_at = 0,
-			runner_id = NULL, wamid = NULL, delivery = NULL, delivered_at = NULL, read_at = NULL, updated_at = ?
-			WHERE campaign_id = ? AND state = 'sent' AND coalesce(delivery, 'sent') = 'sent' AND sent_at < ?`,
+		res, err := tx.ExecContext(ctx, requeueUndeliveredSQL,
 			s.now().UnixNano(), id, sentBefore.UnixNano())
 		if err != nil {
 			return fmt.Errorf("requeue undelivered rows: %w", err)

@@ -321,9 +321,7 @@ func wamidFailed(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (bool, er
 // adoptSend: unknown (or requeued, never answered) → sent, with the
 // webhook's wamid as the proof.
 func adoptSend(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, now time.Time) (bool, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'sent', wamid = ?, sent_at = ?, updated_at = ?,
-		error_code = NULL, error_message = NULL, runner_id = NULL
-		WHERE id = ? AND state IN ('unknown', 'pending') AND wamid IS NULL`,
+	res, err := tx.ExecContext(ctx, adoptSendSQL,
 		ev.WAMID, nanos(ev.At), now.UnixNano(), id)
 	if err != nil {
 		return false, fmt.Errorf("adopt send of message %d: %w", id, err)
@@ -359,8 +357,7 @@ func advanceDelivery(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEv
 
 // failAfterSend: sent → failed, by an asynchronous failure.
 func failAfterSend(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, f campaign.AsyncFailure, now time.Time) (bool, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'failed', delivery = 'failed', failed_after_send = 1,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND state = 'sent' AND wamid = ?`,
+	res, err := tx.ExecContext(ctx, failAfterSendSQL,
 		ev.ErrorCode, f.Error, now.UnixNano(), id, ev.WAMID)
 	if err != nil {
 		return false, fmt.Errorf("fail message %d after send: %w", id, err)
@@ -372,9 +369,7 @@ func failAfterSend(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEven
 // rescheduleAfterFailure: sent → pending not before f.RetryAt, the failed
 // wamid dropped (its statuses stay kept), the campaign reopened.
 func rescheduleAfterFailure(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, f campaign.AsyncFailure, now time.Time) (bool, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE messages SET state = 'pending', next_attempt_at = ?, wamid = NULL,
-		delivery = NULL, delivered_at = NULL, read_at = NULL, runner_id = NULL,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND state = 'sent' AND wamid = ?`,
+	res, err := tx.ExecContext(ctx, rescheduleUndeliveredSQL,
 		nanos(f.RetryAt), ev.ErrorCode, f.Error, now.UnixNano(), id, ev.WAMID)
 	if err != nil {
 		return false, fmt.Errorf("reschedule message %d: %w", id, err)
