@@ -666,7 +666,7 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start 
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
 		free := e.observe(ctx, c, err)
 		out = e.outcome(c, resp, err)
-		if free {
+		if free || e.givingUpInOutage(ctx, err, out) {
 			out = outageRetry(out, err, o.Clock.Now())
 		}
 		class := whatsapp.Classify(err)
