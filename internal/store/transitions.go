@@ -192,6 +192,11 @@ func requeueUnknown(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 var (
 	pauseCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignPause.ToSQL() + `, pause_reason = ?
 		WHERE id = ? AND ` + campaign.CampaignPause.FromSQL("state") + ` AND cancelled_at IS NULL`
+	// pauseTemplateSQL pauses every campaign sending a template that a
+	// template status webhook reported paused or disabled.
+	pauseTemplateSQL = `UPDATE campaigns SET ` + campaign.CampaignPause.ToSQL() + `, pause_reason = ?
+		WHERE ` + campaign.CampaignPause.FromSQL("state") + ` AND cancelled_at IS NULL
+		AND kind = 'template' AND template = ? AND (? = '' OR lang = ?)`
 	pauseNoAccountSQL = `UPDATE campaigns SET ` + campaign.CampaignPauseNoAccount.ToSQL() + `, pause_reason = ?
 		WHERE id = ? AND ` + campaign.CampaignPauseNoAccount.FromSQL("state")
 	resumeCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignResume.ToSQL() + `, pause_reason = ''

@@ -395,9 +395,13 @@ func asyncEffects(ctx context.Context, tx *Tx, r statusRow, ev campaign.StatusEv
 		}
 	}
 	if f.Pause != "" {
-		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ?
-			WHERE id = ? AND state IN ('running', 'finished')`, f.Pause, r.campaignID); err != nil {
-			return fmt.Errorf("pause campaign %d: %w", r.campaignID, err)
+		// A finished campaign runs again (the row went back to pending),
+		// then pauses like a running one.
+		if err := reopenCampaign(ctx, tx, r.campaignID); err != nil {
+			return err
+		}
+		if err := pauseCampaign(ctx, tx, r.campaignID, f.Pause); err != nil {
+			return err
 		}
 	}
 	if !r.accountID.Valid {
@@ -474,9 +478,7 @@ func pauseTemplateCampaigns(ctx context.Context, tx *Tx, ev campaign.TemplateEve
 	if ev.Reason != "" && ev.Reason != "NONE" {
 		why += ": " + ev.Reason
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = 'paused', pause_reason = ?
-		WHERE state = 'running' AND kind = 'template' AND template = ? AND (? = '' OR lang = ?)`,
-		why+" (template status webhook)", ev.Template, ev.Lang, ev.Lang)
+	res, err := tx.ExecContext(ctx, pauseTemplateSQL, why+" (template status webhook)", ev.Template, ev.Lang, ev.Lang)
 	if err != nil {
 		return 0, fmt.Errorf("pause campaigns of template %s: %w", ev.Template, err)
 	}
