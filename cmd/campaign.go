@@ -52,6 +52,9 @@ type runOptions struct {
 	PairGap             time.Duration   // stored with the campaign; the claims keep it
 	Timeout             time.Duration
 	MetricsAddr         string
+	WebhookAddr         string
+	WebhookPath         string
+	NoReschedule        bool
 	templateOptions
 	scheduleOptions
 	shareOptions
@@ -140,6 +143,9 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while sending, e.g. 127.0.0.1:9464")
 	fl.Float64Var(&p.ErrorPauseRatio, "error-pause-ratio", d.ErrorPauseRatio, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
 	fl.DurationVar(&p.OutageTimeout, "outage-timeout", d.OutageTimeout, "pause (exit 6) when the Cloud API answers no account for this long; until then wasend waits and retries, failing nothing")
+	fl.StringVar(&o.WebhookAddr, "webhook-addr", "", "also receive Meta's status webhooks on this address while sending, e.g. :8080 (see `wasend webhook serve`)")
+	fl.StringVar(&o.WebhookPath, "webhook-path", "/webhook", "URL path of --webhook-addr")
+	fl.BoolVar(&o.NoReschedule, "no-reschedule", false, "with webhooks: fail messages Meta did not deliver for the per-user marketing limit (131049) instead of sending them again 24 h later")
 }
 
 // spec checks the message flags and builds the campaign's message spec.
@@ -215,14 +221,24 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 
 	baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
 	token := f.Token
+	hooks, err := startRunWebhooks(ctx, f, st, o, logger)
+	if err != nil {
+		return err
+	}
+	stopSandbox := func() {}
+	if hooks != nil {
+		// The sandbox posts its last statuses before the receiver stops.
+		defer func() { stopSandbox(); hooks.stop() }()
+	}
 	if f.Sandbox {
 		if err := runner.EnsureDemoAccounts(ctx, st); err != nil {
 			return err
 		}
-		url, stop, err := runner.StartSandbox(ctx, sandbox.Options{})
+		url, stop, err := runner.StartSandbox(ctx, sandbox.Options{Webhooks: hooks.sandbox})
 		if err != nil {
 			return err
 		}
+		stopSandbox = stop
 		defer stop()
 		baseURL = url
 		token = func(string) (string, error) { return "sandbox-token", nil }
@@ -236,6 +252,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	// Runs before the sandbox's stop (deferred earlier), so its shutdown
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
+	o.Policy.LongWait = rescheduledWait // rows a 131049 webhook put off a day end the run
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
 		Schedule: sched, Share: share,
@@ -286,6 +303,11 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	}
 	m := metrics.New(st)
 	m.Watch(c.ID)
+	if hooks != nil {
+		if err := hooks.metrics.Register(m.Registerer()); err != nil {
+			return fmt.Errorf("webhook metrics: %w", err)
+		}
+	}
 	if o.MetricsAddr != "" {
 		addr, stop, err := m.Serve(ctx, o.MetricsAddr)
 		if err != nil {
@@ -297,6 +319,12 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	logEvent := logging.Observer(logger, c.ID)
 	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
 	runErr := runner.Send(ctx, opts, c)
+	if hooks != nil {
+		stopSandbox()
+		if err := hooks.stop(); err != nil {
+			f.IO.Warnf("webhooks: %v", err)
+		}
+	}
 	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
 	if err != nil {
 		return errors.Join(runErr, err)
@@ -318,10 +346,18 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.As(runErr, new(*dispatch.ReachError)):
 		printSummary(f, c, counts, "stopped at the portfolio's messaging limit")
 		fmt.Fprintf(f.IO.ErrOut, "It continues once recipients leave the 24 h window (`wasend portfolio list`) with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+	case errors.Is(runErr, dispatch.ErrRescheduled):
+		printSummary(f, c, counts, "done for now")
+		fmt.Fprintf(f.IO.ErrOut, "%d message(s) wait to be sent again (%v): then run wasend campaign run --resume %d%s\n",
+			counts[campaign.Pending], runErr, c.ID, dbHint(f))
+		runErr = nil
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
 		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
 			campaign.CappedHint(f.Now(), f.location()), c.ID, dbHint(f))
+	}
+	if hooks != nil {
+		reportDelivery(context.WithoutCancel(ctx), f, st, c.ID)
 	}
 	if f.Sandbox {
 		f.IO.Warnf("SANDBOX: nothing was sent to WhatsApp")
@@ -532,9 +568,11 @@ func newCampaignRetryCmd(f *Factory) *cobra.Command {
 	var (
 		unknown, allFailed bool
 		codes              []int
+		undelivered        bool
+		olderThan          time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "retry ID (--unknown | --all-failed | --code CODE...)",
+		Use:   "retry ID (--unknown | --all-failed | --code CODE... | --undelivered [--older-than D])",
 		Short: "Queue unknown or failed messages to be sent again",
 		Long: `Queue messages of campaign ID to be sent again on its next run, with a fresh
 retry budget.
@@ -543,7 +581,10 @@ retry budget.
 was lost. Resending may deliver a duplicate; that is your decision to make.
 --all-failed: every failed message (see ` + "`wasend campaign failed ID`" + `).
 --code C: failed messages whose last error was Graph error C (repeatable);
--1 selects those failed because their number is on the suppression list.`,
+-1 selects those failed because their number is on the suppression list.
+--undelivered: sent messages that no status webhook reported delivered or
+read, sent more than --older-than ago (default 24h): a resend to people whose
+phone never got it. Delivered and read messages are never queued again.`,
 		Example: `  wasend campaign retry 3 --unknown && wasend campaign run --resume 3
   wasend campaign retry 3 --code 131000 --code 131016`,
 		Args: exactArgs(1),
@@ -552,8 +593,14 @@ was lost. Resending may deliver a duplicate; that is your decision to make.
 			if err != nil {
 				return err
 			}
-			if !unknown && !allFailed && len(codes) == 0 {
-				return usagef("say which rows: --unknown, --all-failed or --code CODE")
+			if !unknown && !allFailed && len(codes) == 0 && !undelivered {
+				return usagef("say which rows: --unknown, --all-failed, --code CODE or --undelivered")
+			}
+			if cmd.Flags().Changed("older-than") && !undelivered {
+				return usagef("--older-than goes with --undelivered")
+			}
+			if olderThan < 0 {
+				return usagef("--older-than %s: must not be negative", olderThan)
 			}
 			if allFailed && len(codes) > 0 {
 				return usagef("--all-failed already includes every --code")
@@ -576,6 +623,13 @@ was lost. Resending may deliver a duplicate; that is your decision to make.
 					}
 					fmt.Fprintf(f.IO.Out, "campaign %d: %d failed message(s) queued again\n", id, n)
 				}
+				if undelivered {
+					n, err := st.RequeueUndelivered(cmd.Context(), id, f.Now().Add(-olderThan))
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(f.IO.Out, "campaign %d: %d sent but undelivered message(s) queued again\n", id, n)
+				}
 				f.IO.Infof("send them with: wasend campaign run --resume %d%s", id, dbHint(f))
 				return nil
 			})
@@ -584,6 +638,8 @@ was lost. Resending may deliver a duplicate; that is your decision to make.
 	cmd.Flags().BoolVar(&unknown, "unknown", false, "messages whose outcome is unknown")
 	cmd.Flags().BoolVar(&allFailed, "all-failed", false, "every failed message")
 	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code, or -1: suppressed (repeatable)")
+	cmd.Flags().BoolVar(&undelivered, "undelivered", false, "sent messages no webhook reported delivered or read")
+	cmd.Flags().DurationVar(&olderThan, "older-than", 24*time.Hour, "with --undelivered: only messages sent longer ago than this")
 	return cmd
 }
 

@@ -34,7 +34,9 @@ func newCampaignExportCmd(f *Factory) *cobra.Command {
 		Short: "Write a campaign's recipients and their outcomes as CSV",
 		Long: `Write one CSV row per recipient of campaign ID, in file order: line, input,
 phone (E.164), state, account, attempts, wamid, error_code, error_message,
-updated_at, sent_at. Times are RFC 3339 in UTC; unset values are empty.
+updated_at, sent_at, and what status webhooks said: delivery (sent,
+delivered, read or failed), delivered_at, read_at. Times are RFC 3339 in
+UTC; unset values are empty.
 
 --state keeps only the rows in one state: pending, sending, sent, failed,
 unknown or expired. --out writes FILE (mode 0600) all at once: it appears complete or not
@@ -108,6 +110,9 @@ type exportRecord struct {
 	ErrorMessage string `csv:"error_message"`
 	UpdatedAt    string `csv:"updated_at"`
 	SentAt       string `csv:"sent_at"`
+	Delivery     string `csv:"delivery"`
+	DeliveredAt  string `csv:"delivered_at"`
+	ReadAt       string `csv:"read_at"`
 }
 
 func toExportRecord(r store.ExportRow) exportRecord {
@@ -119,6 +124,7 @@ func toExportRecord(r store.ExportRow) exportRecord {
 		Line: r.Line, Input: r.Input, Phone: r.Phone, State: string(r.State), Account: r.Account,
 		Attempts: r.Attempts, WAMID: r.WAMID, ErrorCode: code, ErrorMessage: r.ErrorMessage,
 		UpdatedAt: rfc3339(r.UpdatedAt), SentAt: rfc3339(r.SentAt),
+		Delivery: string(r.Delivery), DeliveredAt: rfc3339(r.DeliveredAt), ReadAt: rfc3339(r.ReadAt),
 	}
 }
 

@@ -16,14 +16,19 @@ import (
 )
 
 func newCampaignShowCmd(f *Factory) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		grace  time.Duration
+	)
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one campaign in detail",
 		Long: `Show campaign ID in detail: its settings and state, its messages by state,
 its failures by Graph error code (with a sample message each), each account's
 share (sent, failed, unknown, requests, throttled), its timings and average
-send rate, and the accounts dropped from it.
+send rate, and the accounts dropped from it. Once status webhooks reported on
+it: delivered, read and failed after send, with rates, per campaign and per
+account, and the unknown rows no webhook settled within --unknown-grace.
 
 On a terminal the sections print as aligned blocks; piped, every line is one
 tab-separated record whose first field says what it is (name, count, error,
@@ -48,21 +53,40 @@ account, dropped, …), for grep and awk.`,
 					return err
 				}
 				d.Campaign.State = campaign.CampaignState(state)
+				dl, err := campaignDelivery(cmd.Context(), f, st, id, grace)
+				if err != nil {
+					return err
+				}
+				var byAccount map[string]store.DeliveryFigures
+				if dl != nil {
+					if byAccount, err = st.AccountDelivery(cmd.Context(), id); err != nil {
+						return err
+					}
+				}
 				if asJSON {
-					return f.IO.JSON(toShowJSON(d))
+					j := toShowJSON(d)
+					j.Delivery = dl
+					return f.IO.JSON(j)
 				}
 				if !f.IO.IsStdoutTTY() {
-					return printShowRecords(f.IO.Out, d)
+					if err := printShowRecords(f.IO.Out, d); err != nil {
+						return err
+					}
+					return printDeliveryRecords(f.IO.Out, dl, byAccount)
 				}
 				loc, err := f.Location()
 				if err != nil {
 					return err
 				}
-				return printShow(f, d, loc)
+				if err := printShow(f, d, loc); err != nil {
+					return err
+				}
+				return printShowDelivery(f, dl, byAccount, grace)
 			})
 		},
 	}
 	addJSONFlag(cmd, &asJSON)
+	cmd.Flags().DurationVar(&grace, "unknown-grace", report.UnknownGrace, "after this long without a status webhook, an unknown row is reported as most likely never accepted")
 	return cmd
 }
 
@@ -100,6 +124,8 @@ type showJSON struct {
 	Accounts []accountSplitJSON `json:"accounts"`
 	Timing   timingJSON         `json:"timing"`
 	Dropped  []report.Dropped   `json:"dropped_accounts"`
+	// Delivery is what status webhooks said, once one reported.
+	Delivery *report.Delivery `json:"delivery,omitempty"`
 }
 
 type errorGroupJSON struct {

@@ -123,7 +123,8 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 		newCampaignCmd(f),
 		newStatusCmd(f),
 		newSuppressCmd(f),
-		newSandboxCmd(),
+		newWebhookCmd(f),
+		newSandboxCmd(f),
 		newVersionCmd(),
 	)
 	// Made now rather than at Execute, so that the loop above treats it as

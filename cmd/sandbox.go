@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/wasend/wasend/internal/sandbox"
 )
@@ -21,7 +24,7 @@ type sandboxServeOptions struct {
 	Opts          sandbox.Options
 }
 
-func newSandboxCmd() *cobra.Command {
+func newSandboxCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",
 		Short: "Run a local stand-in for the WhatsApp Cloud API",
@@ -30,11 +33,11 @@ func newSandboxCmd() *cobra.Command {
 It answers like Meta's API, enforces the per-number throughput and the
 pair rate limit, and injects faults on request. Nothing leaves this machine.`,
 	}
-	cmd.AddCommand(newSandboxServeCmd())
+	cmd.AddCommand(newSandboxServeCmd(f))
 	return cmd
 }
 
-func newSandboxServeCmd() *cobra.Command {
+func newSandboxServeCmd(fac *Factory) *cobra.Command {
 	o := &sandboxServeOptions{}
 	f := &o.Opts.Faults
 	cmd := &cobra.Command{
@@ -48,13 +51,25 @@ server errors, dropped connections, slow answers and any Graph error code;
 numbers that always fail; accounts that turn fatal after N messages; bad
 templates; Retry-After hints; phone number ids that do not exist; an answer
 delay (--latency). --record writes one JSON line per request, the record the
-reliability tests judge from. Nothing leaves the machine.`,
+reliability tests judge from. Nothing leaves the machine.
+
+--webhook URL posts status webhooks for every accepted message (dropped
+answers included) to URL, signed with $WASEND_APP_SECRET like Meta's: sent,
+then delivered and/or read, or failed with 131049; some posted twice, some
+out of order. Point it at ` + "`wasend webhook serve`" + `.`,
 		Example: `  wasend sandbox serve --record sandbox.jsonl --throttle 0.02 --drop 0.01
   wasend sandbox serve --fail-number +16505551234=131026 --fatal-account 1065403=190@100`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.parse(); err != nil {
 				return usageError{err}
+			}
+			if o.Opts.Webhooks.URL != "" {
+				secret := fac.Getenv("WASEND_APP_SECRET")
+				if secret == "" {
+					return errors.New("--webhook: WASEND_APP_SECRET is not set: the sandbox signs its webhooks with it, as Meta does with the app secret")
+				}
+				o.Opts.Webhooks.AppSecret = []byte(secret)
 			}
 			if o.RecordFile != "" {
 				file, err := os.OpenFile(o.RecordFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -89,6 +104,9 @@ reliability tests judge from. Nothing leaves the machine.`,
 	fl.StringArrayVar(&o.Numbers, "number", nil, "what reading a number answers: `PNID=limit:TIER_2K,quality:RED,throughput:HIGH` (repeatable; \"limit:-\" leaves the limit out)")
 	fl.DurationVar(&f.RetryAfter, "retry-after", 0, "Retry-After on throttling answers (0: none, like Meta)")
 	fl.StringVar(&o.Latency, "latency", "0s", "delay every answer by `D`, or by D±J drawn uniformly (e.g. 200ms±50ms, or 200ms+-50ms)")
+	addSandboxWebhookFlags(fl, &o.Opts.Webhooks)
+	fl.StringVar(&o.Opts.Webhooks.URL, "webhook", "", "post signed status webhooks to `URL`")
+	fl.DurationVar(&o.Opts.Webhooks.Delay, "webhook-delay", time.Second, "wait this long after accepting a message before posting its statuses")
 	return cmd
 }
 
@@ -141,4 +159,19 @@ func (o *sandboxServeOptions) parse() error {
 		f.CodeProb[code] = p
 	}
 	return o.Opts.Validate()
+}
+
+// addSandboxWebhookFlags adds the shape of the sandbox's status webhooks.
+func addSandboxWebhookFlags(fl *pflag.FlagSet, w *sandbox.WebhookOptions) {
+	def := demoWebhooks()
+	fl.Float64Var(&w.Read, "webhook-read", def.Read, "probability `P` that a delivered message is also read")
+	fl.Float64Var(&w.Duplicate, "webhook-duplicate", def.Duplicate, "probability `P` that a status is posted twice")
+	fl.Float64Var(&w.Reorder, "webhook-reorder", def.Reorder, "probability `P` that a message's statuses are posted out of order")
+	fl.Float64Var(&w.Fail, "webhook-fail", def.Fail, "probability `P` that an accepted message fails later with 131049")
+	fl.Int64Var(&w.Seed, "webhook-seed", 1, "seed of the webhook draws")
+}
+
+// demoWebhooks is how the sandbox's status webhooks behave by default.
+func demoWebhooks() sandbox.WebhookOptions {
+	return sandbox.WebhookOptions{Read: 0.6, Duplicate: 0.1, Reorder: 0.2, Fail: 0.05, Seed: 1}
 }

@@ -150,6 +150,9 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	if err := printCampaigns(f, out.Campaigns); err != nil {
 		return err
 	}
+	if err := printStatusDelivery(f, out.Campaigns); err != nil {
+		return err
+	}
 	for _, p := range ports {
 		if p.Limit > 0 && p.Used >= p.Allowed && !p.FreesAt.IsZero() {
 			f.IO.Warnf("portfolio %s has used its messaging limit (%d of %d distinct recipients in 24 h): new recipients wait until %s",

@@ -52,6 +52,20 @@ const (
 	// MoveFailNeverOpen fails a pending row whose send window is never open
 	// in all of its recipient's time zones at once.
 	MoveFailNeverOpen
+	// MoveAdoptSend settles a row whose request's fate was not recorded
+	// (unknown, or requeued and not yet sent again) as sent: a status
+	// webhook carries its wamid as proof.
+	MoveAdoptSend
+	// MoveFailAfterSend fails a sent row: a status webhook reported that
+	// Meta did not deliver it, for a reason that will not change.
+	MoveFailAfterSend
+	// MoveRescheduleUndelivered puts a sent row back to pending, no sooner
+	// than a day later: Meta reported it undelivered for the per-user
+	// marketing limit (131049), so it never reached the person.
+	MoveRescheduleUndelivered
+	// MoveRequeueUndelivered is the operator's `campaign retry
+	// --undelivered`: sent rows no webhook reported delivered go again.
+	MoveRequeueUndelivered
 )
 
 // TransitionRule is one row of the state machine's table.
@@ -68,9 +82,9 @@ type TransitionRule struct {
 //
 // Room for what is coming, each a row here with its own named statement
 // in the store, its states and reasons decided where the feature lands:
-//   - webhook delivery states: delivered and read, unknown → sent on proof
-//     of a wamid, sent → failed when delivery fails later, and the 131049
-//     reschedule;
+//   - webhook delivery (delivered, read) is kept beside the state, in the
+//     delivery column, and only moves forward; the webhook's state moves
+//     are the rows below (adopt, fail after send, reschedule, requeue);
 //   - scheduled rows (a scheduled campaign's rows simply stay pending);
 //   - waits for a portfolio's reach.
 //
@@ -102,11 +116,26 @@ var Transitions = map[Transition]TransitionRule{
 		"the campaign's validity (--expire-after) ran out before the row was sent"},
 	MoveFailNeverOpen: {"fail: window never open", []State{Pending}, Failed,
 		"the send window is never open in all of the recipient's time zones at once"},
+	MoveAdoptSend: {"adopt send", []State{Unknown, Pending}, Sent,
+		"a status webhook proves with its wamid that the request was accepted"},
+	MoveFailAfterSend: {"fail after send", []State{Sent}, Failed,
+		"a status webhook reports a permanent failure of the accepted message"},
+	MoveRescheduleUndelivered: {"reschedule undelivered", []State{Sent}, Pending,
+		"a status webhook reports the message was not delivered (131049): it never reached the person"},
+	MoveRequeueUndelivered: {"requeue undelivered", []State{Sent}, Pending,
+		"the operator resends messages no webhook reported delivered; delivered and read rows never go back"},
 }
+
+// SentBack are the only moves from sent back to pending. Each needs proof
+// or a decision that the person did not get the message: a failed status
+// from Meta, or the operator's retry of undelivered rows. Nothing else may
+// make a sent row claimable again, or the recipient gets it twice.
+var SentBack = []Transition{MoveRescheduleUndelivered, MoveRequeueUndelivered}
 
 // AllTransitions lists every transition in the order of a message's life.
 var AllTransitions = []Transition{MoveClaim, MoveSuppressAtSend, MoveRecordSent, MoveRecordRetry, MovePutBack, MoveRecordFailed,
-	MoveRecordUnknown, MoveRescue, MoveRequeueFailed, MoveRequeueUnknown, MoveExpire, MoveFailNeverOpen}
+	MoveRecordUnknown, MoveRescue, MoveRequeueFailed, MoveRequeueUnknown, MoveExpire, MoveFailNeverOpen,
+	MoveAdoptSend, MoveFailAfterSend, MoveRescheduleUndelivered, MoveRequeueUndelivered}
 
 // String is the transition's name in the table.
 func (t Transition) String() string {

@@ -1,6 +1,9 @@
 package campaign
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestTransitionTable(t *testing.T) {
 	if len(AllTransitions) != len(Transitions) {
@@ -26,10 +29,16 @@ func TestTransitionTable(t *testing.T) {
 		}
 	}
 	// A sent row was accepted by the Cloud API: nothing may make it
-	// claimable again, or the recipient gets the message twice.
-	for _, to := range []State{Pending, Sending, Unknown} {
+	// claimable again, or the recipient gets the message twice — but for
+	// the moves that carry proof it was not delivered (SentBack).
+	for _, to := range []State{Sending, Unknown} {
 		if Legal(Sent, to) {
 			t.Errorf("sent → %s is legal: a double send", to)
+		}
+	}
+	for tr, r := range Transitions {
+		if r.To == Pending && tr.Allows(Sent) && !slices.Contains(SentBack, tr) {
+			t.Errorf("%s moves sent → pending and is not one of SentBack: a double send", tr)
 		}
 	}
 	tests := []struct {

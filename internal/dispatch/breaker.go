@@ -68,9 +68,9 @@ func systemic(err error) bool {
 // whether the attempt's failure belongs to an outage and must not cost the
 // row its retry budget: the one whose probe confirmed the outage, and every
 // failure while a probe runs or the breaker is open. The failures before
-// (at most tripAfter-1) are counted, as they would be without an outage; a
-// row that alone keeps failing pays every time, as the probe gets an
-// answer. Without a Probe there is no outage: every failure is the row's.
+// (at most tripAfter-1) are counted, as they would be without an outage,
+// but never give a row up (givingUpInOutage); a row that alone keeps
+// failing pays every time, as the probe gets an answer. Without a Probe there is no outage: every failure is the row's.
 func (e *Engine) observe(ctx context.Context, c campaign.Claim, err error) (free bool) {
 	if e.o.Probe == nil {
 		return false
@@ -112,6 +112,18 @@ func (e *Engine) observe(ctx context.Context, c campaign.Claim, err error) (free
 	b.open, b.since, b.probes = true, b.streakSince, 1
 	b.nextProbe = e.o.Clock.Now().Add(e.o.BackoffBase)
 	return true
+}
+
+// givingUpInOutage reports whether out gives a row up (its last transient
+// attempt) on a systemic failure while the Cloud API answers nobody: the
+// breaker has not tripped yet (it needs tripAfter failures), so a probe
+// decides. Only then is the row kept with its budget; a row that alone
+// keeps failing while the API answers the probe gives up as before.
+func (e *Engine) givingUpInOutage(ctx context.Context, err error, out campaign.Outcome) bool {
+	if e.o.Probe == nil || !systemic(err) || out.Kind == campaign.OutcomeRetry || out.Class != whatsapp.ClassTransient.String() {
+		return false
+	}
+	return e.probe(ctx) != nil
 }
 
 // state returns whether the breaker is open and, if so, the outage.

@@ -128,6 +128,31 @@ func TestOutageBurnsNothing(t *testing.T) {
 	}
 }
 
+// TestOutageFailsNoRowOnItsLastAttempt: with one attempt per row, the
+// failures before the breaker trips would each give a row up; an outage
+// still fails nothing, as a probe decides before a row is given up.
+func TestOutageFailsNoRowOnItsLastAttempt(t *testing.T) {
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	e := newOutageEnv(t, start)
+	e.addAccount("one", "100000000000001", campaign.TierActive)
+	e.addAccount("two", "100000000000002", campaign.TierActive)
+	c := e.importN(10)
+	e.clock.OnAdvance = func(_, to time.Time) {
+		if to.Sub(start) >= 2*time.Minute {
+			e.up()
+		}
+	}
+	eng := e.engine(c, dispatch.Options{Policy: dispatch.Policy{Workers: 2, MaxAttempts: 1}, Probe: e.probe})
+	if err := eng.Run(e.ctx); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for _, r := range e.rows() {
+		if r.state != campaign.Sent {
+			t.Errorf("%s: %s (%s), want sent: the outage gave it up", r.phone, r.state, r.errorMsg.String)
+		}
+	}
+}
+
 // TestOutageTimeoutPauses: an API that never answers pauses the campaign
 // after OutageTimeout with ErrOutage; nothing is failed.
 func TestOutageTimeoutPauses(t *testing.T) {

@@ -127,6 +127,10 @@ func (e *ReachError) Error() string {
 
 func (e *ReachError) Is(target error) bool { return target == ErrCapped }
 
+// ErrRescheduled is returned by Run with LongWait when what is left waits
+// for a retry further away than LongWait; the error names the time.
+var ErrRescheduled = errors.New("the rows left are rescheduled")
+
 // EventKind names what happened.
 type EventKind int
 
@@ -503,6 +507,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		if we.Reason == campaign.WaitReach && o.StopWhenCapped {
 			return finish(&ReachError{Until: we.Until})
 		}
+		if we.Reason == campaign.WaitRetry && o.LongWait > 0 && we.Until.Sub(now) > o.LongWait {
+			return finish(fmt.Errorf("%w until %s", ErrRescheduled, we.Until.UTC().Format(time.RFC3339)))
+		}
 		if waiting == nil || waiting.Reason != we.Reason {
 			o.Observe(Event{Kind: EventWait, At: now, Wait: we})
 		}
@@ -676,7 +683,7 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start 
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
 		free := e.observe(ctx, c, err)
 		out = e.outcome(c, resp, err)
-		if free {
+		if free || e.givingUpInOutage(ctx, err, out) {
 			out = outageRetry(out, err, o.Clock.Now())
 		}
 		class := whatsapp.Classify(err)

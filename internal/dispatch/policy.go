@@ -34,6 +34,10 @@ type Policy struct {
 	// OutageTimeout pauses the campaign (Run returns ErrOutage) when an
 	// outage lasts this long (see Options.Probe).
 	OutageTimeout time.Duration
+	// LongWait ends Run with ErrRescheduled instead of waiting when every
+	// open row waits for a retry further away than this: rows a status
+	// webhook rescheduled a day later (131049). 0: wait however long.
+	LongWait time.Duration
 }
 
 // DefaultPolicy is what `campaign run` sends with when no flag says

@@ -76,6 +76,10 @@ func New(src Source) *Metrics {
 	return m
 }
 
+// Registerer adds collectors of other packages (the webhook receiver's
+// counters) to what is exposed.
+func (m *Metrics) Registerer() prometheus.Registerer { return m.reg }
+
 // Watch adds a campaign whose queue depth is exposed.
 func (m *Metrics) Watch(campaignID int64) { m.state.watch(campaignID) }
 

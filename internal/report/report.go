@@ -109,6 +109,8 @@ type Campaign struct {
 	// requests: the last hour (of its sending, once finished) and overall.
 	LastHour Health `json:"last_hour"`
 	Overall  Health `json:"overall"`
+	// Delivery is what status webhooks said, once one reported.
+	Delivery *Delivery `json:"delivery,omitempty"`
 }
 
 // Outage is a Cloud API outage a running campaign waits out.
@@ -175,6 +177,9 @@ type AccountStatus struct {
 	Sent24h      int           `json:"sent_24h"`
 	LastHour     Health        `json:"last_hour"`
 	Overall      Health        `json:"overall"`
+	// Delivery is what status webhooks said of its messages, over every
+	// campaign, once one reported.
+	Delivery *Delivery `json:"delivery,omitempty"`
 }
 
 // Health are the operating figures of an account or campaign over a
@@ -209,6 +214,9 @@ type Source interface {
 	PortfolioWindows(ctx context.Context) ([]store.PortfolioWindow, error)
 	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
 	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
+	CampaignDelivery(ctx context.Context, id int64) (store.DeliveryFigures, error)
+	AccountDelivery(ctx context.Context, campaignID int64) (map[string]store.DeliveryFigures, error)
+	StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error)
 }
 
 // Reporter reads a Source at one instant, in the time zone of quota days.
@@ -226,6 +234,9 @@ func (r Reporter) Status(ctx context.Context) (Status, error) {
 	}
 	accts, err := r.AccountsHealth(ctx, camps)
 	if err != nil {
+		return Status{}, err
+	}
+	if err := r.addAccountDelivery(ctx, accts); err != nil {
 		return Status{}, err
 	}
 	ports, err := r.Src.Portfolios(ctx)
@@ -546,6 +557,9 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 			return nil, err
 		}
 		if cj.Overall, err = r.campaignHealth(ctx, c.ID, time.Time{}, all, limits, working, frozen); err != nil {
+			return nil, err
+		}
+		if cj.Delivery, err = r.Delivery(ctx, c.ID, UnknownGrace); err != nil {
 			return nil, err
 		}
 		out = append(out, cj)

@@ -43,7 +43,9 @@ func StartSandbox(ctx context.Context, opts sandbox.Options) (baseURL string, st
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = sandbox.Serve(ctx, ln, sandbox.New(opts))
+		s := sandbox.New(opts)
+		_ = sandbox.Serve(ctx, ln, s)
+		s.FlushWebhooks()
 	}()
 	return "http://" + ln.Addr().String(), func() { cancel(); <-done }, nil
 }

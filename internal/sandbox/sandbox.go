@@ -62,7 +62,8 @@ type Options struct {
 	// Latency delays every answer by Latency, give or take a uniform
 	// draw within Jitter, like a distant API. The decision (limits,
 	// faults, the record) is made when the request arrives.
-	Latency Latency
+	Latency  Latency
+	Webhooks WebhookOptions
 }
 
 // Latency is an answer delay: Base ± Jitter, uniformly.
@@ -146,6 +147,9 @@ func (o Options) Validate() error {
 	if o.Latency.Base < 0 || o.Latency.Jitter < 0 || o.Latency.Jitter > o.Latency.Base {
 		return fmt.Errorf("latency %v: want D or D±J with 0 ≤ J ≤ D", o.Latency)
 	}
+	if err := o.Webhooks.Validate(); err != nil {
+		return err
+	}
 	if f.SlowDelay < 0 {
 		return fmt.Errorf("slow delay %v: must not be negative", f.SlowDelay)
 	}
@@ -173,6 +177,9 @@ type Record struct {
 	Code          int       `json:"code"` // Graph error code; 0 when accepted
 	Outcome       string    `json:"outcome"`
 	WAMID         string    `json:"wamid,omitempty"`
+	// Delivery is what the status webhooks of an accepted message will
+	// report it ended as (read, delivered, failed), with webhooks on.
+	Delivery string `json:"delivery,omitempty"`
 }
 
 // Server is the stand-in API. It is safe for concurrent use.
@@ -198,6 +205,7 @@ type Server struct {
 	seq        uint64
 	record     io.Writer
 	recordErr  error
+	hooks      *webhooker // nil without webhooks
 }
 
 type pairKey struct{ phoneNumberID, waID string }
@@ -255,6 +263,9 @@ func New(opts Options) *Server {
 	var n [6]byte
 	_, _ = rand.Read(n[:]) // crypto/rand.Read never fails on supported platforms
 	s.nonce = base64.RawURLEncoding.EncodeToString(n[:])
+	if opts.Webhooks.URL != "" {
+		s.hooks = newWebhooker(opts.Webhooks)
+	}
 	return s
 }
 
@@ -325,6 +336,7 @@ type answer struct {
 	wamid      string
 	to, waID   string
 	delay      time.Duration // before answering: Options.Latency
+	delivery   string        // the final status webhooks will report
 	// unknownID: the phone number id does not exist; answered with Graph's
 	// object error (code 100, subcode 33), not a WhatsApp one.
 	unknownID bool
@@ -447,6 +459,7 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 		Code:          a.code,
 		Outcome:       a.outcome,
 		WAMID:         a.wamid,
+		Delivery:      a.delivery,
 	}
 	if msg.Template != nil {
 		rec.Template = msg.Template.Name
@@ -550,6 +563,9 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	s.lastSent[pair] = now
 	s.acceptedBy[phoneNumberID]++
 	s.accepted["+"+a.waID]++
+	if s.hooks != nil {
+		a.delivery = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, now)
+	}
 }
 
 // wamid looks like Meta's (base64 of an opaque id) and is unique per server

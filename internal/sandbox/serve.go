@@ -32,6 +32,9 @@ func ListenAndServe(ctx context.Context, addr string, opts Options, ready func(a
 	if err := Serve(ctx, ln, s); err != nil {
 		return err
 	}
+	if n := s.FlushWebhooks(); n > 0 {
+		return fmt.Errorf("sandbox: %d status webhooks were not answered 200", n)
+	}
 	if err := s.RecordErr(); err != nil {
 		return fmt.Errorf("sandbox: writing records: %w", err)
 	}

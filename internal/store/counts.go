@@ -14,7 +14,8 @@ var countTriggers string
 
 // countTriggerNames are the triggers countTriggers creates.
 var countTriggerNames = []string{"message_counts_update", "message_counts_delete",
-	"attempt_rollup_insert", "attempt_rollup_update", "campaign_counts_delete"}
+	"attempt_rollup_insert", "attempt_rollup_update", "campaign_counts_delete",
+	"delivery_counts_update", "delivery_counts_delete"}
 
 // keptCounts pairs each table that migration 0010's triggers keep with the
 // query that computes it from scratch. Rows kept at zero (a state every
@@ -50,6 +51,16 @@ var keptCounts = []struct {
 				coalesce(lag(t.claimed_at) OVER (PARTITION BY t.message_id, t.account_id ORDER BY t.id) / 60000000000, -1) AS prev_account
 			FROM attempts t JOIN messages m ON m.id = t.message_id)
 			GROUP BY 1, 2, 3, 4, 5`,
+	},
+	{
+		name: "delivery_counts",
+		cols: "campaign_id, account_id, reported, delivered, read, failed_after_send",
+		kept: `SELECT campaign_id, account_id, reported, delivered, read, failed_after_send FROM delivery_counts
+			WHERE reported <> 0 OR delivered <> 0 OR read <> 0 OR failed_after_send <> 0`,
+		recount: `SELECT campaign_id, coalesce(account_id, 0), count(delivery),
+			count(CASE WHEN delivery IN ('delivered', 'read') THEN 1 END), count(CASE WHEN delivery = 'read' THEN 1 END),
+			count(CASE WHEN failed_after_send = 1 THEN 1 END)
+			FROM messages WHERE delivery IS NOT NULL OR failed_after_send = 1 GROUP BY 1, 2`,
 	},
 }
 

@@ -13,6 +13,8 @@ DROP TRIGGER IF EXISTS message_counts_delete;
 DROP TRIGGER IF EXISTS attempt_rollup_insert;
 DROP TRIGGER IF EXISTS attempt_rollup_update;
 DROP TRIGGER IF EXISTS campaign_counts_delete;
+DROP TRIGGER IF EXISTS delivery_counts_update;
+DROP TRIGGER IF EXISTS delivery_counts_delete;
 
 CREATE TRIGGER message_counts_update AFTER UPDATE OF state, account_id ON messages
     WHEN OLD.state IS NOT NEW.state OR OLD.account_id IS NOT NEW.account_id BEGIN
@@ -64,4 +66,29 @@ CREATE TRIGGER campaign_counts_delete AFTER DELETE ON campaigns BEGIN
     DELETE FROM message_counts WHERE campaign_id = OLD.id;
     DELETE FROM attempt_rollup WHERE campaign_id = OLD.id;
     DELETE FROM attempt_firsts WHERE campaign_id = OLD.id;
+    DELETE FROM delivery_counts WHERE campaign_id = OLD.id;
+END;
+
+-- delivery_counts (migration 0009): what status webhooks said.
+CREATE TRIGGER delivery_counts_update AFTER UPDATE OF delivery, failed_after_send, account_id ON messages
+    WHEN OLD.delivery IS NOT NEW.delivery OR OLD.failed_after_send IS NOT NEW.failed_after_send
+        OR (OLD.account_id IS NOT NEW.account_id AND (OLD.delivery IS NOT NULL OR OLD.failed_after_send = 1)) BEGIN
+    UPDATE delivery_counts SET reported = reported - (OLD.delivery IS NOT NULL),
+        delivered = delivered - (coalesce(OLD.delivery, '') IN ('delivered', 'read')),
+        read = read - (OLD.delivery IS 'read'), failed_after_send = failed_after_send - OLD.failed_after_send
+        WHERE campaign_id = OLD.campaign_id AND account_id = coalesce(OLD.account_id, 0);
+    INSERT INTO delivery_counts (campaign_id, account_id, reported, delivered, read, failed_after_send)
+        SELECT NEW.campaign_id, coalesce(NEW.account_id, 0), NEW.delivery IS NOT NULL,
+            coalesce(NEW.delivery, '') IN ('delivered', 'read'), NEW.delivery IS 'read', NEW.failed_after_send
+        WHERE NEW.delivery IS NOT NULL OR NEW.failed_after_send = 1
+        ON CONFLICT DO UPDATE SET reported = reported + excluded.reported, delivered = delivered + excluded.delivered,
+            read = read + excluded.read, failed_after_send = failed_after_send + excluded.failed_after_send;
+END;
+
+CREATE TRIGGER delivery_counts_delete AFTER DELETE ON messages
+    WHEN OLD.delivery IS NOT NULL OR OLD.failed_after_send = 1 BEGIN
+    UPDATE delivery_counts SET reported = reported - (OLD.delivery IS NOT NULL),
+        delivered = delivered - (coalesce(OLD.delivery, '') IN ('delivered', 'read')),
+        read = read - (OLD.delivery IS 'read'), failed_after_send = failed_after_send - OLD.failed_after_send
+        WHERE campaign_id = OLD.campaign_id AND account_id = coalesce(OLD.account_id, 0);
 END;

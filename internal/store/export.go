@@ -22,6 +22,11 @@ type ExportRow struct {
 	ErrorMessage string
 	UpdatedAt    time.Time // zero: never changed since the import
 	SentAt       time.Time // zero: not sent
+	// What status webhooks said: "" before any, else sent, delivered,
+	// read or failed; the webhooks' own times.
+	Delivery    campaign.Delivery
+	DeliveredAt time.Time
+	ReadAt      time.Time
 }
 
 // ExportMessages calls fn for each recipient of campaign id, in file order,
@@ -33,7 +38,8 @@ func (s *Store) ExportMessages(ctx context.Context, id int64, state campaign.Sta
 		return err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT m.line, m.input, m.phone, m.state, coalesce(a.name, ''), m.attempts,
-		coalesce(m.wamid, ''), coalesce(m.error_code, 0), coalesce(m.error_message, ''), m.updated_at, m.sent_at
+		coalesce(m.wamid, ''), coalesce(m.error_code, 0), coalesce(m.error_message, ''), m.updated_at, m.sent_at,
+		coalesce(m.delivery, ''), m.delivered_at, m.read_at
 		FROM messages m LEFT JOIN accounts a ON a.id = m.account_id
 		WHERE m.campaign_id = ? AND (? = '' OR m.state = ?)
 		ORDER BY m.line, m.id`, id, string(state), string(state))
@@ -45,12 +51,15 @@ func (s *Store) ExportMessages(ctx context.Context, id int64, state campaign.Sta
 		var (
 			r             ExportRow
 			updated, sent sql.NullInt64
+			delivered     sql.NullInt64
+			read          sql.NullInt64
 		)
 		if err := rows.Scan(&r.Line, &r.Input, &r.Phone, &r.State, &r.Account, &r.Attempts,
-			&r.WAMID, &r.ErrorCode, &r.ErrorMessage, &updated, &sent); err != nil {
+			&r.WAMID, &r.ErrorCode, &r.ErrorMessage, &updated, &sent, &r.Delivery, &delivered, &read); err != nil {
 			return fmt.Errorf("export campaign %d: %w", id, err)
 		}
 		r.UpdatedAt, r.SentAt = fromNullNanos(updated), fromNullNanos(sent)
+		r.DeliveredAt, r.ReadAt = fromNullNanos(delivered), fromNullNanos(read)
 		if err := fn(r); err != nil {
 			return err
 		}

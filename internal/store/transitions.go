@@ -41,6 +41,19 @@ var (
 		WHERE campaign_id = ? AND ` + campaign.MoveExpire.FromSQL("state")
 	failNeverOpenSQL = `UPDATE messages SET ` + campaign.MoveFailNeverOpen.ToSQL() + `, updated_at = ?, error_message = ?
 		WHERE id = ? AND ` + campaign.MoveFailNeverOpen.FromSQL("state")
+	// The status webhooks' moves: wamid guards tie each to the request the
+	// webhook speaks of.
+	adoptSendSQL = `UPDATE messages SET ` + campaign.MoveAdoptSend.ToSQL() + `, wamid = ?, sent_at = ?, updated_at = ?,
+		error_code = NULL, error_message = NULL, runner_id = NULL
+		WHERE id = ? AND ` + campaign.MoveAdoptSend.FromSQL("state") + ` AND wamid IS NULL`
+	failAfterSendSQL = `UPDATE messages SET ` + campaign.MoveFailAfterSend.ToSQL() + `, delivery = 'failed', failed_after_send = 1,
+		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveFailAfterSend.FromSQL("state") + ` AND wamid = ?`
+	rescheduleUndeliveredSQL = `UPDATE messages SET ` + campaign.MoveRescheduleUndelivered.ToSQL() + `, next_attempt_at = ?, wamid = NULL,
+		delivery = NULL, delivered_at = NULL, read_at = NULL, runner_id = NULL,
+		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveRescheduleUndelivered.FromSQL("state") + ` AND wamid = ?`
+	requeueUndeliveredSQL = `UPDATE messages SET ` + campaign.MoveRequeueUndelivered.ToSQL() + `, retries = 0, next_attempt_at = 0,
+		runner_id = NULL, wamid = NULL, delivery = NULL, delivered_at = NULL, read_at = NULL, updated_at = ?
+		WHERE campaign_id = ? AND ` + campaign.MoveRequeueUndelivered.FromSQL("state") + ` AND coalesce(delivery, 'sent') = 'sent' AND sent_at < ?`
 	rescueCampaignSQL = `UPDATE messages SET ` + campaign.MoveRescue.ToSQL() + `, updated_at = ?, error_message = ?
 		WHERE campaign_id = ? AND ` + campaign.MoveRescue.FromSQL("state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
 )
@@ -179,6 +192,11 @@ func requeueUnknown(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 var (
 	pauseCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignPause.ToSQL() + `, pause_reason = ?
 		WHERE id = ? AND ` + campaign.CampaignPause.FromSQL("state") + ` AND cancelled_at IS NULL`
+	// pauseTemplateSQL pauses every campaign sending a template that a
+	// template status webhook reported paused or disabled.
+	pauseTemplateSQL = `UPDATE campaigns SET ` + campaign.CampaignPause.ToSQL() + `, pause_reason = ?
+		WHERE ` + campaign.CampaignPause.FromSQL("state") + ` AND cancelled_at IS NULL
+		AND kind = 'template' AND template = ? AND (? = '' OR lang = ?)`
 	pauseNoAccountSQL = `UPDATE campaigns SET ` + campaign.CampaignPauseNoAccount.ToSQL() + `, pause_reason = ?
 		WHERE id = ? AND ` + campaign.CampaignPauseNoAccount.FromSQL("state")
 	resumeCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignResume.ToSQL() + `, pause_reason = ''

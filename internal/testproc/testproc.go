@@ -61,6 +61,9 @@ type World struct {
 	TokenEnv string
 	Timeout  time.Duration
 	Poll     time.Duration
+	// Extra are more NAME=value variables for every process started after
+	// they are set (a webhook receiver's app secret).
+	Extra []string
 }
 
 // New returns a World in a fresh temporary directory of t.
@@ -95,12 +98,13 @@ func BaseEnv() []string {
 // Env is the environment of a wasend process of w: BaseEnv plus the API
 // base, UTC quota days, a token in TokenEnv and XDG_DATA_HOME in Dir.
 func (w *World) Env() []string {
-	return append(BaseEnv(),
+	env := append(BaseEnv(),
 		"WASEND_API_BASE="+w.APIBase,
 		"WASEND_TZ=UTC",
 		w.TokenEnv+"=test-token",
 		"XDG_DATA_HOME="+w.Dir,
 	)
+	return append(env, w.Extra...)
 }
 
 // Proc is a running wasend process.

@@ -1,0 +1,355 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/metrics"
+	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/webhook"
+)
+
+func newWebhookCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "webhook",
+		Short: "Receive Meta's delivery webhooks: delivered, read and failed messages",
+		Long: `The Cloud API's answer to a send only says "accepted". What happened next —
+delivered, read, or failed (the per-user marketing limit 131049, an
+undeliverable number 131026, …) — arrives later as a status webhook.
+wasend webhook serve receives them; campaign run --webhook-addr does the
+same inside the sending process.
+
+Statuses are matched to messages by wamid, or by the callback data wasend
+sets on every send, which also settles messages left unknown when the
+answer to a send was lost.`,
+	}
+	cmd.AddCommand(newWebhookServeCmd(f), newWebhookImportCmd(f))
+	return cmd
+}
+
+// webhookOptions are the receiving and applying flags, shared by
+// webhook serve, webhook import and campaign run --webhook-addr.
+type webhookOptions struct {
+	Addr         string
+	Path         string
+	MetricsAddr  string
+	NoReschedule bool
+	Restriction  time.Duration
+	File         string
+	JSON         bool
+}
+
+func addApplyFlags(fl *pflag.FlagSet, o *webhookOptions) {
+	fl.BoolVar(&o.NoReschedule, "no-reschedule", false, "fail messages Meta did not deliver for the per-user marketing limit (131049) instead of sending them again 24 h later")
+}
+
+func (o webhookOptions) policy() webhook.Policy {
+	return webhook.Policy{NoReschedule: o.NoReschedule, Restriction: o.Restriction}
+}
+
+func newWebhookServeCmd(f *Factory) *cobra.Command {
+	o := webhookOptions{Path: "/webhook"}
+	cmd := &cobra.Command{
+		Use:   "serve --addr :8080 [--path /webhook]",
+		Short: "Serve the webhook endpoint Meta posts statuses to",
+		Long: `Serve the callback URL of your Meta app (App Dashboard → WhatsApp →
+Configuration) over plain HTTP; a reverse proxy in front terminates TLS.
+
+GET answers the verification handshake with hub.challenge when
+hub.verify_token equals $WASEND_VERIFY_TOKEN (403 otherwise). A POST is
+accepted only with a valid X-Hub-Signature-256 (HMAC-SHA256 of the raw body,
+keyed with the app secret in $WASEND_APP_SECRET): unsigned or badly signed
+bodies get 401, bodies over 1 MiB or not JSON 400, and none of them change
+anything. A valid body is stored in the database as it came and answered 200
+at once; applying it to the messages happens beside, in the same process.
+
+Several receivers and senders may share one database.`,
+		Example: `  export WASEND_APP_SECRET=... WASEND_VERIFY_TOKEN=...
+  wasend webhook serve --addr 127.0.0.1:8080
+  wasend webhook serve --addr :8080 --path /meta/webhook --metrics-addr 127.0.0.1:9464`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return webhookServe(cmd.Context(), f, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Addr, "addr", ":8080", "address to listen on")
+	fl.StringVar(&o.Path, "path", o.Path, "URL path Meta posts to")
+	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address, e.g. 127.0.0.1:9464")
+	fl.DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account that a quality or account update flags or restricts")
+	addApplyFlags(fl, &o)
+	return cmd
+}
+
+// webhookSecrets reads the app secret and verify token from the
+// environment; they are never stored, logged or printed.
+func webhookSecrets(f *Factory) (secret []byte, verify string, err error) {
+	s := f.Getenv("WASEND_APP_SECRET")
+	if s == "" {
+		return nil, "", errors.New("WASEND_APP_SECRET is not set: the app secret (App Dashboard → App settings → Basic) checks each webhook's signature")
+	}
+	v := f.Getenv("WASEND_VERIFY_TOKEN")
+	if v == "" {
+		return nil, "", errors.New("WASEND_VERIFY_TOKEN is not set: the verify token you enter with the callback URL in the App Dashboard")
+	}
+	return []byte(s), v, nil
+}
+
+// startWebhook serves the receiver on o.Addr, with its applier, and
+// registers its counters with m. stop ends both after applying what was
+// stored.
+func startWebhook(ctx context.Context, f *Factory, st *store.Store, o webhookOptions, m *metrics.Metrics, log *slog.Logger) (addr string, stop func() error, err error) {
+	secret, verify, err := webhookSecrets(f)
+	if err != nil {
+		return "", nil, err
+	}
+	wm := webhook.NewMetrics()
+	if m != nil {
+		if err := wm.Register(m.Registerer()); err != nil {
+			return "", nil, fmt.Errorf("webhook metrics: %w", err)
+		}
+	}
+	return startReceiver(ctx, st, o, secret, verify, wm, log)
+}
+
+func startReceiver(ctx context.Context, st *store.Store, o webhookOptions, secret []byte, verify string, wm *webhook.Metrics, log *slog.Logger) (addr string, stop func() error, err error) {
+	ap := webhook.NewApplier(st, o.policy(), wm, log)
+	rc := webhook.NewReceiver(webhook.ReceiverConfig{Inbox: st, AppSecret: secret, VerifyToken: verify,
+		Metrics: wm, Log: log, Stored: ap.Wake})
+	srv := &webhook.Server{Receiver: rc, Applier: ap, Path: o.Path}
+	return srv.Start(ctx, o.Addr)
+}
+
+func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
+	log, err := f.Logger()
+	if err != nil {
+		return err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	m := metrics.New(st)
+	addr, stop, err := startWebhook(ctx, f, st, o, m, log)
+	if err != nil {
+		return err
+	}
+	f.IO.Infof("receiving webhooks on http://%s%s (Ctrl-C stops)", addr, o.Path)
+	if o.MetricsAddr != "" {
+		maddr, mstop, err := m.Serve(ctx, o.MetricsAddr)
+		if err != nil {
+			stop()
+			return fmt.Errorf("metrics: %w", err)
+		}
+		defer mstop()
+		f.IO.Infof("metrics on http://%s/metrics", maddr)
+	}
+	<-ctx.Done()
+	return stop()
+}
+
+func newWebhookImportCmd(f *Factory) *cobra.Command {
+	var o webhookOptions
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Apply webhook bodies saved elsewhere, one JSON body per line",
+		Long: `Apply webhook notifications that another system received and forwarded:
+FILE holds one JSON body per line, as Meta posted it ("-" reads stdin). They
+are trusted as they are (no signature is checked). Every line must be JSON,
+or nothing is stored. Applying is idempotent: importing a file twice, or
+statuses the receiver already got, changes nothing.`,
+		Example: `  wasend webhook import statuses.jsonl
+  wasend webhook import - --json < forwarded.jsonl`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.File = args[0]
+			return webhookImport(cmd.Context(), f, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print what was applied as JSON")
+	cmd.Flags().DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account that a quality or account update flags or restricts")
+	addApplyFlags(cmd.Flags(), &o)
+	return cmd
+}
+
+// readBodies reads one JSON body per line; blank lines are skipped.
+func readBodies(name string, r io.Reader) ([][]byte, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), webhook.MaxBody+1)
+	var bodies [][]byte
+	for line := 1; sc.Scan(); line++ {
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		if !json.Valid(b) {
+			return nil, fmt.Errorf("%s:%d: not a JSON body; nothing was stored", name, line)
+		}
+		bodies = append(bodies, append([]byte(nil), b...))
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s: a line is over 1 MiB; nothing was stored", name)
+		}
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return bodies, nil
+}
+
+type applyJSON struct {
+	Bodies      int            `json:"bodies"`
+	Malformed   int            `json:"malformed"`
+	Statuses    int            `json:"statuses"`
+	ByStatus    map[string]int `json:"by_status"`
+	Duplicates  int            `json:"duplicates"`
+	Unmatched   int            `json:"unmatched"`
+	Waiting     int            `json:"waiting_for_send_record"`
+	Settled     int            `json:"unknown_settled"`
+	Advanced    int            `json:"delivery_advanced"`
+	Failed      int            `json:"failed_after_send"`
+	Rescheduled int            `json:"rescheduled"`
+	Paused      int            `json:"campaigns_paused"`
+	Stopped     int            `json:"accounts_stopped"`
+}
+
+func webhookImport(ctx context.Context, f *Factory, o webhookOptions) error {
+	in, name := io.Reader(os.Stdin), "stdin"
+	if o.File != "-" {
+		file, err := os.Open(o.File)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		in, name = file, o.File
+	}
+	bodies, err := readBodies(name, in)
+	if err != nil {
+		return err
+	}
+	log, err := f.Logger()
+	if err != nil {
+		return err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.AddToInbox(ctx, bodies); err != nil {
+		return err
+	}
+	rep, err := webhook.NewApplier(st, o.policy(), nil, log).Drain(ctx)
+	if err != nil {
+		return fmt.Errorf("apply %s: %w (the bodies are stored and applied by the next receiver or import)", name, err)
+	}
+	return printApply(f, rep, o.JSON)
+}
+
+func printApply(f *Factory, rep campaign.ApplyReport, asJSON bool) error {
+	j := applyJSON{Bodies: rep.Bodies, Malformed: rep.Malformed, Statuses: rep.Statuses, ByStatus: map[string]int{},
+		Duplicates: rep.Duplicates, Unmatched: rep.Unmatched, Waiting: rep.Deferred, Settled: rep.Adopted,
+		Advanced: rep.Advanced, Failed: rep.Failed, Rescheduled: rep.Rescheduled, Paused: rep.Paused, Stopped: rep.Stopped}
+	for k, v := range rep.ByStatus {
+		j.ByStatus[string(k)] = v
+	}
+	if asJSON {
+		return f.IO.JSON(j)
+	}
+	w := f.IO.Out
+	fmt.Fprintf(w, "applied %d bodies (%d not notifications): %d statuses, %d duplicates, %d for messages wasend did not send\n",
+		j.Bodies, j.Malformed, j.Statuses, j.Duplicates, j.Unmatched)
+	fmt.Fprintf(w, "sent %d, delivered %d, read %d, failed %d\n", j.ByStatus["sent"], j.ByStatus["delivered"], j.ByStatus["read"], j.ByStatus["failed"])
+	fmt.Fprintf(w, "unknown rows proven sent %d, failed after send %d, rescheduled %d, waiting for their send to be recorded %d\n",
+		j.Settled, j.Failed, j.Rescheduled, j.Waiting)
+	if j.Paused > 0 || j.Stopped > 0 {
+		fmt.Fprintf(w, "campaigns paused %d, accounts stopped %d (see `wasend status`)\n", j.Paused, j.Stopped)
+	}
+	return nil
+}
+
+// runWebhooks is the receiver campaign run serves beside sending: on
+// --webhook-addr, and always with --sandbox, whose stand-in then posts its
+// status webhooks to it (signed with a secret made up for the run unless
+// $WASEND_APP_SECRET is set).
+type runWebhooks struct {
+	metrics *webhook.Metrics
+	stop    func() error
+	sandbox sandbox.WebhookOptions // for the sandbox: where to post, signed how
+}
+
+func startRunWebhooks(ctx context.Context, f *Factory, st *store.Store, o runOptions, log *slog.Logger) (*runWebhooks, error) {
+	if o.WebhookAddr == "" && !f.Sandbox {
+		return nil, nil
+	}
+	wo := webhookOptions{Addr: o.WebhookAddr, Path: o.WebhookPath, NoReschedule: o.NoReschedule, Restriction: o.Policy.Restriction}
+	var (
+		secret []byte
+		verify string
+		err    error
+	)
+	if f.Sandbox {
+		if wo.Addr == "" {
+			wo.Addr = "127.0.0.1:0"
+		}
+		secret, verify = []byte(f.Getenv("WASEND_APP_SECRET")), f.Getenv("WASEND_VERIFY_TOKEN")
+		if len(secret) == 0 {
+			secret = []byte(randomToken())
+		}
+		if verify == "" {
+			verify = randomToken()
+		}
+	} else if secret, verify, err = webhookSecrets(f); err != nil {
+		return nil, fmt.Errorf("--webhook-addr: %w", err)
+	}
+	rw := &runWebhooks{metrics: webhook.NewMetrics()}
+	addr, stop, err := startReceiver(ctx, st, wo, secret, verify, rw.metrics, log)
+	if err != nil {
+		return nil, err
+	}
+	rw.stop = stop
+	if f.Sandbox {
+		rw.sandbox = demoWebhooks()
+		rw.sandbox.URL, rw.sandbox.AppSecret = "http://"+addr+wo.Path, secret
+	}
+	if o.WebhookAddr != "" {
+		f.IO.Infof("receiving webhooks on http://%s%s", addr, wo.Path)
+	}
+	return rw, nil
+}
+
+func randomToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// reportDelivery prints what the status webhooks applied during the run
+// said of the campaign.
+func reportDelivery(ctx context.Context, f *Factory, st *store.Store, id int64) {
+	d, err := campaignDelivery(ctx, f, st, id, report.UnknownGrace)
+	if err != nil || d == nil {
+		return
+	}
+	f.IO.Infof("delivery (status webhooks): %s", deliveryLine(d))
+}
+
+// rescheduledWait: a run ends rather than wait longer than this for rows
+// to be retried — rows a status webhook's 131049 rescheduled a day later.
+// Backoff waits a minute at most, a pair throttle about an hour.
+const rescheduledWait = 2 * time.Hour

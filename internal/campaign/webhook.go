@@ -1,0 +1,136 @@
+package campaign
+
+import "time"
+
+// Delivery is what Meta's status webhooks say became of a sent message. It
+// only moves forward: sent < delivered < read; failed is final and can
+// follow any of them.
+type Delivery string
+
+const (
+	DeliverySent      Delivery = "sent"      // left Meta's servers
+	DeliveryDelivered Delivery = "delivered" // on the person's device
+	DeliveryRead      Delivery = "read"      // displayed
+	DeliveryFailed    Delivery = "failed"    // not delivered, with an error
+)
+
+// Rank orders delivery states; 0 is none or not one wasend tracks (played).
+func (d Delivery) Rank() int {
+	switch d {
+	case DeliverySent:
+		return 1
+	case DeliveryDelivered:
+		return 2
+	case DeliveryRead:
+		return 3
+	case DeliveryFailed:
+		return 4
+	}
+	return 0
+}
+
+// StatusEvent is one entry of a messages webhook's statuses[].
+type StatusEvent struct {
+	WAMID         string
+	Status        Delivery
+	At            time.Time // the webhook's own timestamp
+	Recipient     string    // recipient_id, the person's number without +
+	CallbackData  string    // biz_opaque_callback_data, when the send set it
+	PhoneNumberID string    // metadata.phone_number_id: the sending number
+	Pricing       string    // pricing.category, when present
+	ErrorCode     int       // errors[0].code of a failed status
+	ErrorTitle    string    // errors[0].title, with error_data.details
+}
+
+// AsyncFailure is what a failed status means for its row, decided by the
+// same classifier as a synchronous answer (internal/whatsapp).
+type AsyncFailure struct {
+	// Retry puts the row back to pending, not before RetryAt; otherwise it
+	// fails for good.
+	Retry   bool
+	RetryAt time.Time
+	Error   string // stored on the row: "error CODE: title"
+
+	Suppress    bool          // the person stopped marketing messages
+	Restrict    time.Duration // stop the sending account this long
+	DropAccount bool          // stop the sending account for this campaign
+	Pause       string        // pause the campaign with this reason
+}
+
+// TemplateEvent is a message_template_status_update: a template whose new
+// status (PAUSED, DISABLED, …) stops the campaigns that use it.
+type TemplateEvent struct {
+	Template string
+	Lang     string
+	Event    string // APPROVED, PAUSED, DISABLED, REJECTED, …
+	Reason   string
+}
+
+// Stops reports whether campaigns using the template must pause.
+func (e TemplateEvent) Stops() bool {
+	switch e.Event {
+	case "PAUSED", "DISABLED", "REJECTED", "FLAGGED", "PENDING_DELETION", "DELETED":
+		return true
+	}
+	return false
+}
+
+// AccountEvent is a phone_number_quality_update or account_update that
+// flags or restricts a business number.
+type AccountEvent struct {
+	PhoneNumberID string // empty for a whole WhatsApp Business Account
+	DisplayNumber string
+	Field         string // phone_number_quality_update, account_update
+	Event         string // FLAGGED, DISABLED, ACCOUNT_RESTRICTION, …
+	Reason        string
+}
+
+// Notification is what one webhook body carries that wasend acts on.
+type Notification struct {
+	Statuses  []StatusEvent
+	Templates []TemplateEvent
+	Accounts  []AccountEvent
+	// Numbers pairs display numbers with phone number ids, as the
+	// metadata of messages webhooks shows them.
+	Numbers map[string]string
+}
+
+// ApplyReport counts what applying webhook bodies did.
+type ApplyReport struct {
+	Bodies      int // bodies applied
+	Malformed   int // bodies that are JSON but not a notification wasend can read
+	Statuses    int // status events read
+	Duplicates  int // of which already kept: changed nothing
+	Unmatched   int // of which for messages wasend never sent: counted and ignored
+	Deferred    int // of which for rows still in flight: settled once recorded
+	Adopted     int // unknown (or requeued) rows proven sent by a webhook
+	Advanced    int // rows whose delivery state moved forward
+	Failed      int // rows failed by an asynchronous failure
+	Rescheduled int // rows put back to pending by an asynchronous failure
+	Paused      int // campaigns paused by a template event
+	Stopped     int // accounts stopped by an account event
+	// ByStatus counts new (not duplicate) status events by status.
+	ByStatus map[Delivery]int
+}
+
+// Add adds another report's counts.
+func (r *ApplyReport) Add(o ApplyReport) {
+	r.Bodies += o.Bodies
+	r.Malformed += o.Malformed
+	r.Statuses += o.Statuses
+	r.Duplicates += o.Duplicates
+	r.Unmatched += o.Unmatched
+	r.Deferred += o.Deferred
+	r.Adopted += o.Adopted
+	r.Advanced += o.Advanced
+	r.Failed += o.Failed
+	r.Rescheduled += o.Rescheduled
+	r.Paused += o.Paused
+	r.Stopped += o.Stopped
+	for k, v := range o.ByStatus {
+		if r.ByStatus == nil {
+			r.ByStatus = map[Delivery]int{}
+		}
+		r.ByStatus[k] += v
+	}
+}

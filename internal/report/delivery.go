@@ -1,0 +1,63 @@
+package report
+
+import (
+	"context"
+	"time"
+
+	"github.com/wasend/wasend/internal/store"
+)
+
+// Delivery is what status webhooks said of a campaign's (or an account's)
+// sent messages, in --json output once a webhook has reported on them.
+type Delivery struct {
+	Sent            int     `json:"sent"` // accepted: state sent, or failed after send
+	Delivered       int     `json:"delivered"`
+	Read            int     `json:"read"`
+	FailedAfterSend int     `json:"failed_after_send"`
+	DeliveredRate   float64 `json:"delivered_rate"` // delivered / sent
+	ReadRate        float64 `json:"read_rate"`      // read / delivered
+	// UnknownNoWebhook counts unknown rows no webhook settled within the
+	// grace period (campaigns only).
+	UnknownNoWebhook *int `json:"unknown_without_webhook,omitempty"`
+}
+
+// UnknownGrace is how long an unknown row may wait for a webhook before it
+// is reported as most likely never accepted.
+const UnknownGrace = time.Hour
+
+// DeliveryOf turns store figures into the JSON shape.
+func DeliveryOf(f store.DeliveryFigures) *Delivery {
+	return &Delivery{Sent: f.Sent, Delivered: f.Delivered, Read: f.Read, FailedAfterSend: f.FailedAfterSend,
+		DeliveredRate: f.DeliveredRate(), ReadRate: f.ReadRate()}
+}
+
+// Delivery reads a campaign's delivery figures; nil when no status webhook
+// reported on it.
+func (r Reporter) Delivery(ctx context.Context, id int64, grace time.Duration) (*Delivery, error) {
+	fig, err := r.Src.CampaignDelivery(ctx, id)
+	if err != nil || (fig.Reported == 0 && fig.FailedAfterSend == 0) {
+		return nil, err
+	}
+	d := DeliveryOf(fig)
+	stale, err := r.Src.StaleUnknown(ctx, id, grace)
+	if err != nil {
+		return nil, err
+	}
+	d.UnknownNoWebhook = &stale
+	return d, nil
+}
+
+// addAccountDelivery sets the delivery figures of the accounts that status
+// webhooks reported on.
+func (r Reporter) addAccountDelivery(ctx context.Context, accts []AccountStatus) error {
+	byName, err := r.Src.AccountDelivery(ctx, 0)
+	if err != nil {
+		return err
+	}
+	for i := range accts {
+		if fig, ok := byName[accts[i].Name]; ok {
+			accts[i].Delivery = DeliveryOf(fig)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	mathrand "math/rand"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// WebhookOptions make the sandbox post signed status webhooks for every
+// message it accepts, as Meta does: sent, delivered, read — sometimes
+// twice, sometimes out of order — or sent then failed with 131049.
+type WebhookOptions struct {
+	URL       string // where to POST; empty: no webhooks
+	AppSecret []byte // key of X-Hub-Signature-256
+	Seed      int64
+	// Probabilities, each in [0, 1].
+	Read      float64 // a delivered message is also read
+	Duplicate float64 // a status is posted twice
+	Reorder   float64 // a message's statuses are posted in shuffled order
+	Fail      float64 // an accepted message fails later with 131049
+	// Delay is how long after acceptance the statuses go out.
+	Delay  time.Duration
+	Client *http.Client
+}
+
+// Validate reports options that cannot work.
+func (o WebhookOptions) Validate() error {
+	if o.URL == "" {
+		return nil
+	}
+	if len(o.AppSecret) == 0 {
+		return fmt.Errorf("webhooks need an app secret to sign with")
+	}
+	for name, p := range map[string]float64{"read": o.Read, "duplicate": o.Duplicate, "reorder": o.Reorder, "fail": o.Fail} {
+		if !(p >= 0 && p <= 1) {
+			return fmt.Errorf("webhook %s probability %v: must be between 0 and 1", name, p)
+		}
+	}
+	if o.Delay < 0 {
+		return fmt.Errorf("webhook delay %v: must not be negative", o.Delay)
+	}
+	return nil
+}
+
+// Delivery is the sandbox's own record of what it reported for one
+// accepted message: the judge of the end-to-end tests.
+type Delivery struct {
+	WAMID        string
+	To           string
+	CallbackData string
+	Final        string // read, delivered or failed
+	Code         int    // 131049 when failed
+	Posted       int    // status bodies posted, duplicates included
+}
+
+// webhooker posts the statuses of accepted messages. Its draws come from
+// a source of its own, so turning webhooks on does not change the faults
+// a seed replays.
+type webhooker struct {
+	o      WebhookOptions
+	rng    *mathrand.Rand // guarded by Server.mu: plans are drawn in decide
+	client *http.Client
+	sem    chan struct{} // bounds posts in flight
+	hurry  chan struct{} // closed by Flush: no more waiting for Delay
+	wg     sync.WaitGroup
+
+	mu         sync.Mutex
+	deliveries map[string]*Delivery
+	failures   int // posts that never got a 200
+	hurried    bool
+}
+
+func newWebhooker(o WebhookOptions) *webhooker {
+	c := o.Client
+	if c == nil {
+		c = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &webhooker{o: o, rng: mathrand.New(mathrand.NewSource(o.Seed)), client: c,
+		sem: make(chan struct{}, 16), hurry: make(chan struct{}), deliveries: map[string]*Delivery{}}
+}
+
+type plannedStatus struct {
+	status string
+	at     time.Time
+	code   int
+}
+
+// plan draws the statuses of one accepted message and posts them in the
+// background. The caller holds Server.mu.
+func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.Time) (final string) {
+	sts := []plannedStatus{{status: "sent", at: now.Add(time.Second)}}
+	d := &Delivery{WAMID: wamid, To: "+" + waID, CallbackData: callback}
+	fail, read, reorder := h.rng.Float64() < h.o.Fail, h.rng.Float64() < h.o.Read, h.rng.Float64() < h.o.Reorder
+	switch {
+	case fail:
+		sts = append(sts, plannedStatus{status: "failed", at: now.Add(2 * time.Second), code: 131049})
+		d.Final, d.Code = "failed", 131049
+	case read:
+		// Delivered and read at once: Meta then sends no delivered.
+		if h.rng.Float64() < 0.8 {
+			sts = append(sts, plannedStatus{status: "delivered", at: now.Add(2 * time.Second)})
+		}
+		sts = append(sts, plannedStatus{status: "read", at: now.Add(30 * time.Second)})
+		d.Final = "read"
+	default:
+		sts = append(sts, plannedStatus{status: "delivered", at: now.Add(2 * time.Second)})
+		d.Final = "delivered"
+	}
+	if reorder {
+		h.rng.Shuffle(len(sts), func(i, j int) { sts[i], sts[j] = sts[j], sts[i] })
+	}
+	var out []plannedStatus
+	for _, s := range sts {
+		out = append(out, s)
+		if h.rng.Float64() < h.o.Duplicate {
+			out = append(out, s)
+		}
+	}
+	bodies := make([][]byte, len(out))
+	for i, s := range out {
+		bodies[i] = statusBody(phoneNumberID, wamid, waID, callback, s)
+	}
+	d.Posted = len(bodies)
+	h.mu.Lock()
+	h.deliveries[wamid] = d
+	h.mu.Unlock()
+	h.wg.Add(1)
+	go h.post(bodies)
+	return d.Final
+}
+
+// post sends one message's bodies in order after the delay, each retried
+// (as Meta does) until answered 200 or given up.
+func (h *webhooker) post(bodies [][]byte) {
+	defer h.wg.Done()
+	if h.o.Delay > 0 {
+		t := time.NewTimer(h.o.Delay)
+		select {
+		case <-t.C:
+		case <-h.hurry:
+			t.Stop()
+		}
+	}
+	h.sem <- struct{}{}
+	defer func() { <-h.sem }()
+	for _, b := range bodies {
+		if !h.postOne(b) {
+			h.mu.Lock()
+			h.failures++
+			h.mu.Unlock()
+		}
+	}
+}
+
+func (h *webhooker) postOne(body []byte) bool {
+	mac := hmac.New(sha256.New, h.o.AppSecret)
+	mac.Write(body)
+	sig := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+	for attempt := 0; attempt < 5; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
+		}
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, h.o.URL, bytes.NewReader(body))
+		if err != nil {
+			return false
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Hub-Signature-256", sig)
+		resp, err := h.client.Do(req)
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return true
+		}
+	}
+	return false
+}
+
+// statusBody is a messages webhook with one status, in Meta's shape.
+func statusBody(phoneNumberID, wamid, waID, callback string, s plannedStatus) []byte {
+	st := map[string]any{
+		"id": wamid, "status": s.status, "timestamp": strconv.FormatInt(s.at.Unix(), 10), "recipient_id": waID,
+	}
+	if callback != "" {
+		st["biz_opaque_callback_data"] = callback
+	}
+	switch s.status {
+	case "failed":
+		st["errors"] = []any{map[string]any{
+			"code": s.code, "title": title(s.code), "message": title(s.code),
+			"error_data": map[string]any{"details": "In order to maintain a healthy ecosystem engagement, the message failed to be delivered."},
+			"href":       "/docs/whatsapp/cloud-api/support/error-codes/",
+		}}
+	case "sent", "delivered":
+		st["pricing"] = map[string]any{"billable": true, "pricing_model": "PMP", "type": "regular", "category": "marketing"}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"object": "whatsapp_business_account",
+		"entry": []any{map[string]any{"id": "sandbox-waba", "changes": []any{map[string]any{
+			"field": "messages",
+			"value": map[string]any{
+				"messaging_product": "whatsapp",
+				"metadata":          map[string]any{"display_phone_number": "1555" + phoneNumberID, "phone_number_id": phoneNumberID},
+				"statuses":          []any{st},
+			},
+		}}}},
+	})
+	return b
+}
+
+// FlushWebhooks posts every planned status now, without the delay, and
+// waits until all are answered or given up. It returns how many posts got
+// no 200.
+func (s *Server) FlushWebhooks() int {
+	h := s.hooks
+	if h == nil {
+		return 0
+	}
+	h.mu.Lock()
+	if !h.hurried {
+		h.hurried = true
+		close(h.hurry)
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.failures
+}
+
+// Deliveries returns the sandbox's record of the statuses it reported,
+// by wamid.
+func (s *Server) Deliveries() map[string]Delivery {
+	out := map[string]Delivery{}
+	if s.hooks == nil {
+		return out
+	}
+	s.hooks.mu.Lock()
+	defer s.hooks.mu.Unlock()
+	for k, d := range s.hooks.deliveries {
+		out[k] = *d
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package sandbox
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+)
+
+// The sandbox posts signed status webhooks for every accepted message —
+// dropped answers included — with duplicates, reordering and 131049
+// failures, and its own record says what each message ended as.
+func TestStatusWebhooks(t *testing.T) {
+	secret := []byte("sandbox-test-secret")
+	type got struct {
+		statuses []string
+		code     int
+		callback string
+	}
+	var (
+		mu       sync.Mutex
+		received = map[string]*got{}
+		badSig   int
+	)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mac := hmac.New(sha256.New, secret)
+		mac.Write(body)
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Header.Get("X-Hub-Signature-256") != "sha256="+hex.EncodeToString(mac.Sum(nil)) {
+			badSig++
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var p struct {
+			Entry []struct {
+				Changes []struct {
+					Value struct {
+						Statuses []struct {
+							ID       string `json:"id"`
+							Status   string `json:"status"`
+							Callback string `json:"biz_opaque_callback_data"`
+							Errors   []struct {
+								Code int `json:"code"`
+							} `json:"errors"`
+						} `json:"statuses"`
+					} `json:"value"`
+				} `json:"changes"`
+			} `json:"entry"`
+		}
+		if err := json.Unmarshal(body, &p); err != nil {
+			t.Errorf("body %s: %v", body, err)
+		}
+		s := p.Entry[0].Changes[0].Value.Statuses[0]
+		g := received[s.ID]
+		if g == nil {
+			g = &got{}
+			received[s.ID] = g
+		}
+		g.statuses = append(g.statuses, s.Status)
+		g.callback = s.Callback
+		if len(s.Errors) > 0 {
+			g.code = s.Errors[0].Code
+		}
+	}))
+	defer hook.Close()
+
+	s, ts := startServer(t, Options{Throughput: -1, PairInterval: -1, Faults: Faults{Seed: 3, Drop: 0.1},
+		Webhooks: WebhookOptions{URL: hook.URL, AppSecret: secret, Seed: 7, Read: 0.5, Duplicate: 0.2, Reorder: 0.3, Fail: 0.1}})
+	const n = 300
+	for i := range n {
+		post(t, ts, "106540352242922", demo(fmt.Sprintf("+1650555%04d", i)))
+	}
+	if failed := s.FlushWebhooks(); failed != 0 {
+		t.Fatalf("%d posts not answered 200", failed)
+	}
+	ds := s.Deliveries()
+	if len(ds) != n || badSig != 0 {
+		t.Fatalf("%d deliveries recorded for %d accepted messages; %d bad signatures", len(ds), n, badSig)
+	}
+	rank := map[string]int{"sent": 1, "delivered": 2, "read": 3, "failed": 4}
+	var dups, reordered, failed int
+	for wamid, d := range ds {
+		g := received[wamid]
+		if g == nil || len(g.statuses) != d.Posted {
+			t.Fatalf("%s: received %v, sandbox posted %d", wamid, g, d.Posted)
+		}
+		final, seen := "", map[string]bool{}
+		for i, st := range g.statuses {
+			if rank[st] > rank[final] {
+				final = st
+			}
+			if seen[st] {
+				dups++
+			}
+			seen[st] = true
+			if i > 0 && rank[st] < rank[g.statuses[i-1]] {
+				reordered++
+			}
+		}
+		if final != d.Final || g.code != d.Code || g.callback != d.CallbackData || g.callback == "" {
+			t.Errorf("%s: statuses %v (code %d, callback %q), sandbox says %+v", wamid, g.statuses, g.code, g.callback, d)
+		}
+		if d.Final == "failed" {
+			failed++
+		}
+	}
+	if dups == 0 || reordered == 0 || failed < n/20 || failed > n/5 {
+		t.Errorf("duplicates %d, reordered %d, failed %d of %d: want some of each, failures near 10%%", dups, reordered, failed, n)
+	}
+}

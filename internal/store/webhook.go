@@ -1,0 +1,513 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// Delivery webhooks: the inbox the receiver writes, and the named moves
+// that apply Meta's statuses to messages. Every move is one UPDATE whose
+// WHERE names the states it may start from, so a move that no longer
+// applies (a duplicate, a late status, a row another process changed)
+// changes nothing.
+
+// AddToInbox stores webhook bodies exactly as received, in one transaction.
+func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
+	if len(bodies) == 0 {
+		return nil
+	}
+	now := s.now().UnixNano()
+	return s.write(ctx, func(tx *Tx) error {
+		for _, b := range bodies {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_inbox (received_at, body) VALUES (?, ?)`, now, b); err != nil {
+				return fmt.Errorf("store webhook body: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// InboxBacklog counts stored bodies not applied yet.
+func (s *Store) InboxBacklog(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM webhook_inbox WHERE applied_at IS NULL`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count webhook inbox: %w", err)
+	}
+	return n, nil
+}
+
+// WebhookRules are what the store needs from the webhook package to apply
+// bodies: reading one, and what an asynchronous failure means.
+type WebhookRules struct {
+	Decode func(body []byte) (campaign.Notification, error)
+	// Decide maps a failed status to what becomes of its row, at now.
+	Decide func(ev campaign.StatusEvent, now time.Time) campaign.AsyncFailure
+	// Restrict is how long an account event stops an account.
+	Restrict time.Duration
+}
+
+// DrainInbox applies up to max stored bodies, oldest first, and settles
+// statuses that were waiting for their row's send to be recorded, in one
+// transaction: a body is applied exactly once even with several appliers
+// on one database. It returns what it did; Bodies == 0 means the inbox
+// was empty.
+func (s *Store) DrainInbox(ctx context.Context, max int, rules WebhookRules) (campaign.ApplyReport, error) {
+	var rep campaign.ApplyReport
+	err := s.write(ctx, func(tx *Tx) error {
+		rep = campaign.ApplyReport{}
+		now := s.now()
+		rows, err := tx.QueryContext(ctx, `SELECT id, body FROM webhook_inbox WHERE applied_at IS NULL ORDER BY id LIMIT ?`, max)
+		if err != nil {
+			return fmt.Errorf("read webhook inbox: %w", err)
+		}
+		type entry struct {
+			id   int64
+			body []byte
+		}
+		var batch []entry
+		for rows.Next() {
+			var e entry
+			if err := rows.Scan(&e.id, &e.body); err != nil {
+				rows.Close()
+				return fmt.Errorf("read webhook inbox: %w", err)
+			}
+			batch = append(batch, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read webhook inbox: %w", err)
+		}
+		for _, e := range batch {
+			n, derr := rules.Decode(e.body)
+			var why sql.NullString
+			if derr != nil {
+				rep.Malformed++
+				why = sql.NullString{String: derr.Error(), Valid: true}
+			} else if err := applyNotification(ctx, tx, n, rules, now, &rep); err != nil {
+				return fmt.Errorf("apply webhook body %d: %w", e.id, err)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE webhook_inbox SET applied_at = ?, error = ? WHERE id = ?`,
+				now.UnixNano(), why, e.id); err != nil {
+				return fmt.Errorf("mark webhook body %d applied: %w", e.id, err)
+			}
+			rep.Bodies++
+		}
+		return settleDeferred(ctx, tx, rules, now, max, &rep)
+	})
+	return rep, err
+}
+
+func applyNotification(ctx context.Context, tx *Tx, n campaign.Notification, rules WebhookRules, now time.Time, rep *campaign.ApplyReport) error {
+	for display, id := range n.Numbers {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_numbers (display_number, phone_number_id, seen_at) VALUES (?, ?, ?)
+			ON CONFLICT (display_number) DO UPDATE SET phone_number_id = excluded.phone_number_id, seen_at = excluded.seen_at`,
+			display, id, now.UnixNano()); err != nil {
+			return fmt.Errorf("note number %s: %w", display, err)
+		}
+	}
+	for _, ev := range n.Statuses {
+		if err := keepStatus(ctx, tx, ev, rules, now, rep); err != nil {
+			return err
+		}
+	}
+	for _, ev := range n.Templates {
+		if !ev.Stops() {
+			continue
+		}
+		k, err := pauseTemplateCampaigns(ctx, tx, ev)
+		if err != nil {
+			return err
+		}
+		rep.Paused += k
+	}
+	for _, ev := range n.Accounts {
+		k, err := restrictAccount(ctx, tx, ev, now.Add(rules.Restrict))
+		if err != nil {
+			return err
+		}
+		rep.Stopped += k
+	}
+	return nil
+}
+
+// keepStatus stores a status once and applies it to its row.
+func keepStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules WebhookRules, now time.Time, rep *campaign.ApplyReport) error {
+	rep.Statuses++
+	if ev.Status.Rank() == 0 || ev.WAMID == "" {
+		rep.Unmatched++ // played, or a status wasend does not track
+		return nil
+	}
+	code := sql.NullInt64{Int64: int64(ev.ErrorCode), Valid: ev.ErrorCode != 0}
+	title := sql.NullString{String: ev.ErrorTitle, Valid: ev.ErrorCode != 0}
+	res, err := tx.ExecContext(ctx, `INSERT INTO message_statuses (wamid, status, at, recipient, callback_data,
+		error_code, error_title, pricing, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (wamid, status) DO NOTHING`,
+		ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData, code, title, ev.Pricing, now.UnixNano())
+	if err != nil {
+		return fmt.Errorf("keep status %s of %s: %w", ev.Status, ev.WAMID, err)
+	}
+	if k, _ := res.RowsAffected(); k == 0 {
+		rep.Duplicates++
+		return nil
+	}
+	if rep.ByStatus == nil {
+		rep.ByStatus = map[campaign.Delivery]int{}
+	}
+	rep.ByStatus[ev.Status]++
+	id, err := matchStatus(ctx, tx, ev)
+	if err != nil {
+		return err
+	}
+	if id == 0 {
+		rep.Unmatched++
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE message_statuses SET message_id = ? WHERE wamid = ? AND status = ?`,
+		id, ev.WAMID, string(ev.Status)); err != nil {
+		return fmt.Errorf("match status of %s: %w", ev.WAMID, err)
+	}
+	return settleStatus(ctx, tx, id, ev, rules, now, rep)
+}
+
+// matchStatus finds the row a status is about: by wamid, else by the
+// callback data wasend set on the send ("wasend:cC:mM"), which also finds
+// rows whose answer never reached the database. 0: not a message of ours.
+func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM messages WHERE wamid = ?`, ev.WAMID).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
+	}
+	cid, mid, ok := ParseCallbackData(ev.CallbackData)
+	if !ok {
+		return 0, nil
+	}
+	var phone string
+	err = tx.QueryRowContext(ctx, `SELECT id, phone FROM messages WHERE id = ? AND campaign_id = ?`, mid, cid).Scan(&id, &phone)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
+	}
+	// Another database sending from the same business account numbers
+	// its rows the same way: the recipient must be the row's too.
+	if ev.Recipient != "" && strings.TrimPrefix(phone, "+") != ev.Recipient {
+		return 0, nil
+	}
+	return id, nil
+}
+
+// ParseCallbackData reads the biz_opaque_callback_data wasend sets on every
+// send (dispatch.CallbackData).
+func ParseCallbackData(s string) (campaignID, messageID int64, ok bool) {
+	rest, found := strings.CutPrefix(s, "wasend:c")
+	if !found {
+		return 0, 0, false
+	}
+	c, m, found := strings.Cut(rest, ":m")
+	if !found {
+		return 0, 0, false
+	}
+	cid, err1 := strconv.ParseInt(c, 10, 64)
+	mid, err2 := strconv.ParseInt(m, 10, 64)
+	if err1 != nil || err2 != nil || cid <= 0 || mid <= 0 {
+		return 0, 0, false
+	}
+	return cid, mid, true
+}
+
+// statusRow is what settling a status needs of its message.
+type statusRow struct {
+	state      campaign.State
+	wamid      sql.NullString
+	campaignID int64
+	accountID  sql.NullInt64
+	phone      string
+}
+
+// settleStatus applies a kept status to message id. A status for the wamid
+// the row carries moves its delivery state; one that proves an unknown (or
+// requeued) row was accepted adopts its wamid first; one for a row still in
+// flight waits (applied = 0) until its send is recorded; anything else (an
+// earlier attempt's late status) is kept and changes nothing.
+func settleStatus(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, rules WebhookRules, now time.Time, rep *campaign.ApplyReport) error {
+	var r statusRow
+	err := tx.QueryRowContext(ctx, `SELECT state, wamid, campaign_id, account_id, phone FROM messages WHERE id = ?`, id).
+		Scan(&r.state, &r.wamid, &r.campaignID, &r.accountID, &r.phone)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read message %d: %w", id, err)
+	}
+	ours := r.wamid.Valid && r.wamid.String == ev.WAMID
+	switch {
+	case ours:
+	case r.state == campaign.Sending:
+		rep.Deferred++
+		return markDeferred(ctx, tx, ev, false)
+	case !r.wamid.Valid && (r.state == campaign.Unknown || r.state == campaign.Pending):
+		dead, err := wamidFailed(ctx, tx, ev)
+		if err != nil || dead {
+			return err
+		}
+		ok, err := adoptSend(ctx, tx, id, ev, now)
+		if err != nil || !ok {
+			return err
+		}
+		rep.Adopted++
+	default:
+		return nil
+	}
+	if ev.Status != campaign.DeliveryFailed {
+		ok, err := advanceDelivery(ctx, tx, id, ev)
+		if ok {
+			rep.Advanced++
+		}
+		return err
+	}
+	f := rules.Decide(ev, now)
+	if f.Retry {
+		ok, err := rescheduleAfterFailure(ctx, tx, id, ev, f, now)
+		if err != nil || !ok {
+			return err
+		}
+		rep.Rescheduled++
+	} else {
+		ok, err := failAfterSend(ctx, tx, id, ev, f, now)
+		if err != nil || !ok {
+			return err
+		}
+		rep.Failed++
+	}
+	return asyncEffects(ctx, tx, r, ev, f, now)
+}
+
+// markDeferred sets whether a kept status still waits for its row.
+func markDeferred(ctx context.Context, tx *Tx, ev campaign.StatusEvent, applied bool) error {
+	_, err := tx.ExecContext(ctx, `UPDATE message_statuses SET applied = ? WHERE wamid = ? AND status = ?`,
+		applied, ev.WAMID, string(ev.Status))
+	if err != nil {
+		return fmt.Errorf("defer status of %s: %w", ev.WAMID, err)
+	}
+	return nil
+}
+
+// wamidFailed reports whether a failed status was kept for the wamid: a
+// message that failed never becomes sent again, whatever arrives later.
+func wamidFailed(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (bool, error) {
+	if ev.Status == campaign.DeliveryFailed {
+		return false, nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_statuses WHERE wamid = ? AND status = 'failed'`,
+		ev.WAMID).Scan(&n); err != nil {
+		return false, fmt.Errorf("look up failure of %s: %w", ev.WAMID, err)
+	}
+	return n > 0, nil
+}
+
+// adoptSend: unknown (or requeued, never answered) → sent, with the
+// webhook's wamid as the proof.
+func adoptSend(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, now time.Time) (bool, error) {
+	res, err := tx.ExecContext(ctx, adoptSendSQL,
+		ev.WAMID, nanos(ev.At), now.UnixNano(), id)
+	if err != nil {
+		return false, fmt.Errorf("adopt send of message %d: %w", id, err)
+	}
+	k, _ := res.RowsAffected()
+	return k > 0, nil
+}
+
+// deliveryRank is Delivery.Rank in SQL.
+const deliveryRank = `CASE %s WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 WHEN 'failed' THEN 4 ELSE 0 END`
+
+// advanceDelivery: delivery moves forward to ev's status on a sent row
+// carrying ev's wamid. The timestamps are the earliest webhook times, so
+// arrival order does not matter; a read sets delivered_at too.
+func advanceDelivery(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent) (bool, error) {
+	at := nanos(ev.At)
+	rankOld := fmt.Sprintf(deliveryRank, "delivery")
+	res, err := tx.ExecContext(ctx, `UPDATE messages SET
+		delivery = CASE WHEN `+rankOld+` < ? THEN ? ELSE delivery END,
+		delivered_at = CASE WHEN ? >= 2 THEN min(coalesce(delivered_at, ?), ?) ELSE delivered_at END,
+		read_at = CASE WHEN ? = 3 THEN min(coalesce(read_at, ?), ?) ELSE read_at END
+		WHERE id = ? AND state = 'sent' AND wamid = ? AND coalesce(delivery, '') != 'failed'`,
+		ev.Status.Rank(), string(ev.Status),
+		ev.Status.Rank(), at, at,
+		ev.Status.Rank(), at, at,
+		id, ev.WAMID)
+	if err != nil {
+		return false, fmt.Errorf("advance delivery of message %d: %w", id, err)
+	}
+	k, _ := res.RowsAffected()
+	return k > 0, nil
+}
+
+// failAfterSend: sent → failed, by an asynchronous failure.
+func failAfterSend(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, f campaign.AsyncFailure, now time.Time) (bool, error) {
+	res, err := tx.ExecContext(ctx, failAfterSendSQL,
+		ev.ErrorCode, f.Error, now.UnixNano(), id, ev.WAMID)
+	if err != nil {
+		return false, fmt.Errorf("fail message %d after send: %w", id, err)
+	}
+	k, _ := res.RowsAffected()
+	return k > 0, nil
+}
+
+// rescheduleAfterFailure: sent → pending not before f.RetryAt, the failed
+// wamid dropped (its statuses stay kept), the campaign reopened.
+func rescheduleAfterFailure(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, f campaign.AsyncFailure, now time.Time) (bool, error) {
+	res, err := tx.ExecContext(ctx, rescheduleUndeliveredSQL,
+		nanos(f.RetryAt), ev.ErrorCode, f.Error, now.UnixNano(), id, ev.WAMID)
+	if err != nil {
+		return false, fmt.Errorf("reschedule message %d: %w", id, err)
+	}
+	k, _ := res.RowsAffected()
+	if k == 0 {
+		return false, nil
+	}
+	var cid int64
+	if err := tx.QueryRowContext(ctx, `SELECT campaign_id FROM messages WHERE id = ?`, id).Scan(&cid); err != nil {
+		return false, fmt.Errorf("reschedule message %d: %w", id, err)
+	}
+	return true, reopen(ctx, tx, cid, k)
+}
+
+// asyncEffects carries out what an asynchronous failure means beyond its
+// row, as applyEffects does for a synchronous answer.
+func asyncEffects(ctx context.Context, tx *Tx, r statusRow, ev campaign.StatusEvent, f campaign.AsyncFailure, now time.Time) error {
+	if f.Suppress {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)`,
+			r.phone, fmt.Sprintf("error %d in campaign %d (status webhook)", ev.ErrorCode, r.campaignID), now.UnixNano()); err != nil {
+			return fmt.Errorf("suppress %s: %w", r.phone, err)
+		}
+	}
+	if f.Pause != "" {
+		// A finished campaign runs again (the row went back to pending),
+		// then pauses like a running one.
+		if err := reopenCampaign(ctx, tx, r.campaignID); err != nil {
+			return err
+		}
+		if err := pauseCampaign(ctx, tx, r.campaignID, f.Pause); err != nil {
+			return err
+		}
+	}
+	if !r.accountID.Valid {
+		return nil
+	}
+	if f.Restrict > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET cooldown_until = max(cooldown_until, ?), restriction = ?,
+			last_error_code = ? WHERE id = ?`, now.Add(f.Restrict).UnixNano(), f.Error, ev.ErrorCode, r.accountID.Int64); err != nil {
+			return fmt.Errorf("restrict account %d: %w", r.accountID.Int64, err)
+		}
+	}
+	if f.DropAccount {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO campaign_accounts (campaign_id, account_id, reason, error_code, at)
+			VALUES (?, ?, ?, ?, ?)`, r.campaignID, r.accountID.Int64, f.Error, ev.ErrorCode, now.UnixNano()); err != nil {
+			return fmt.Errorf("drop account %d from campaign %d: %w", r.accountID.Int64, r.campaignID, err)
+		}
+	}
+	return nil
+}
+
+// settleDeferred applies kept statuses whose row was in flight when they
+// came and has been recorded since (or recovered as unknown).
+func settleDeferred(ctx context.Context, tx *Tx, rules WebhookRules, now time.Time, max int, rep *campaign.ApplyReport) error {
+	rows, err := tx.QueryContext(ctx, `SELECT s.message_id, s.wamid, s.status, s.at, s.recipient, s.callback_data,
+		coalesce(s.error_code, 0), coalesce(s.error_title, ''), s.pricing
+		FROM message_statuses s JOIN messages m ON m.id = s.message_id
+		WHERE s.applied = 0 AND m.state != 'sending' ORDER BY s.at LIMIT ?`, max)
+	if err != nil {
+		return fmt.Errorf("read deferred statuses: %w", err)
+	}
+	type deferred struct {
+		id int64
+		ev campaign.StatusEvent
+	}
+	var ds []deferred
+	for rows.Next() {
+		var (
+			d  deferred
+			at int64
+		)
+		if err := rows.Scan(&d.id, &d.ev.WAMID, &d.ev.Status, &at, &d.ev.Recipient, &d.ev.CallbackData,
+			&d.ev.ErrorCode, &d.ev.ErrorTitle, &d.ev.Pricing); err != nil {
+			rows.Close()
+			return fmt.Errorf("read deferred statuses: %w", err)
+		}
+		d.ev.At = fromNanos(at)
+		ds = append(ds, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read deferred statuses: %w", err)
+	}
+	// Failures last: a status that moves a row forward must not find it
+	// already rescheduled by its own message's failure.
+	for pass := 0; pass < 2; pass++ {
+		for _, d := range ds {
+			if (d.ev.Status == campaign.DeliveryFailed) != (pass == 1) {
+				continue
+			}
+			if err := markDeferred(ctx, tx, d.ev, true); err != nil {
+				return err
+			}
+			if err := settleStatus(ctx, tx, d.id, d.ev, rules, now, rep); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pauseTemplateCampaigns: running campaigns sending the template → paused.
+func pauseTemplateCampaigns(ctx context.Context, tx *Tx, ev campaign.TemplateEvent) (int, error) {
+	why := fmt.Sprintf("template %s is %s", ev.Template, ev.Event)
+	if ev.Reason != "" && ev.Reason != "NONE" {
+		why += ": " + ev.Reason
+	}
+	res, err := tx.ExecContext(ctx, pauseTemplateSQL, why+" (template status webhook)", ev.Template, ev.Lang, ev.Lang)
+	if err != nil {
+		return 0, fmt.Errorf("pause campaigns of template %s: %w", ev.Template, err)
+	}
+	k, _ := res.RowsAffected()
+	return int(k), nil
+}
+
+// restrictAccount: the accounts of a flagged or restricted number stop
+// until the given time, as after a synchronous 131048.
+func restrictAccount(ctx context.Context, tx *Tx, ev campaign.AccountEvent, until time.Time) (int, error) {
+	if ev.PhoneNumberID == "" && ev.DisplayNumber != "" {
+		err := tx.QueryRowContext(ctx, `SELECT phone_number_id FROM webhook_numbers WHERE display_number = ?`,
+			strings.TrimPrefix(ev.DisplayNumber, "+")).Scan(&ev.PhoneNumberID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("look up number %s: %w", ev.DisplayNumber, err)
+		}
+	}
+	if ev.PhoneNumberID == "" {
+		return 0, nil // a number no status webhook named yet
+	}
+	why := fmt.Sprintf("%s %s", ev.Field, ev.Event)
+	if ev.Reason != "" {
+		why += ": " + ev.Reason
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE accounts SET cooldown_until = max(cooldown_until, ?), restriction = ?
+		WHERE phone_number_id = ?`, until.UnixNano(), why, ev.PhoneNumberID)
+	if err != nil {
+		return 0, fmt.Errorf("stop account of number %s: %w", ev.PhoneNumberID, err)
+	}
+	k, _ := res.RowsAffected()
+	return int(k), nil
+}

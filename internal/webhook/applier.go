@@ -1,0 +1,174 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/whatsapp"
+)
+
+// Policy is what asynchronous failures and account events do.
+type Policy struct {
+	// NoReschedule fails 131049 rows instead of sending them again later.
+	NoReschedule bool
+	// Reschedule is how long a 131049 row waits; at least 24 h.
+	Reschedule time.Duration
+	// Restriction is how long a flagged or restricted account stops (as
+	// after a synchronous 131048); default 6 h.
+	Restriction time.Duration
+}
+
+// MarketingLimitWait is the least a row failed with 131049 (Meta's
+// per-user marketing limit) waits before it is sent again.
+const MarketingLimitWait = 24 * time.Hour
+
+func (p Policy) withDefaults() Policy {
+	if p.Reschedule < MarketingLimitWait {
+		p.Reschedule = MarketingLimitWait
+	}
+	if p.Restriction <= 0 {
+		p.Restriction = 6 * time.Hour
+	}
+	return p
+}
+
+// Decide maps a failed status through the same classifier as synchronous
+// answers (whatsapp.ClassifyCode) to what becomes of the row. The message
+// was not delivered, so sending it again never makes a duplicate.
+func (p Policy) Decide(ev campaign.StatusEvent, now time.Time) campaign.AsyncFailure {
+	p = p.withDefaults()
+	title := ev.ErrorTitle
+	if title == "" {
+		title = "failed status without an error"
+	}
+	f := campaign.AsyncFailure{Error: fmt.Sprintf("error %d after send: %s", ev.ErrorCode, title)}
+	if ev.ErrorCode == 131049 {
+		if !p.NoReschedule {
+			f.Retry, f.RetryAt = true, now.Add(p.Reschedule)
+		}
+		return f
+	}
+	switch whatsapp.ClassifyCode(ev.ErrorCode) {
+	case whatsapp.ClassLongRestriction:
+		f.Retry, f.RetryAt, f.Restrict = true, now, p.Restriction
+	case whatsapp.ClassCampaignFatal:
+		f.Retry, f.RetryAt = true, now
+		f.Pause = f.Error
+	case whatsapp.ClassAccountFatal:
+		f.Retry, f.RetryAt, f.DropAccount = true, now, true
+	default:
+		// Permanent, and the throttling and transient codes too: after the
+		// fact there is no request to back off from. `campaign retry
+		// --code` sends them again.
+		f.Suppress = ev.ErrorCode == 131050 // the person stopped marketing messages
+	}
+	return f
+}
+
+// Ledger is what the applier needs of the database. *store.Store is one.
+type Ledger interface {
+	DrainInbox(ctx context.Context, max int, rules store.WebhookRules) (campaign.ApplyReport, error)
+}
+
+// Applier drains the inbox: it applies stored bodies apart from the HTTP
+// handler. Several appliers (processes) may share one database; each body
+// is applied once.
+type Applier struct {
+	ledger  Ledger
+	rules   store.WebhookRules
+	metrics *Metrics
+	log     *slog.Logger
+	wake    chan struct{}
+	// Poll is how often the inbox is looked at without a wake-up: bodies
+	// stored by other processes, statuses waiting for their row (default 1 s).
+	Poll time.Duration
+	// OnApply, when set, sees every pass that did something.
+	OnApply func(campaign.ApplyReport)
+}
+
+// batchSize bounds the bodies applied in one transaction, so a sender on
+// the same database waits at most one short transaction.
+const batchSize = 32
+
+// NewApplier returns an applier with policy p.
+func NewApplier(l Ledger, p Policy, m *Metrics, log *slog.Logger) *Applier {
+	p = p.withDefaults()
+	if m == nil {
+		m = NewMetrics()
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Applier{
+		ledger:  l,
+		rules:   store.WebhookRules{Decode: Decode, Decide: p.Decide, Restrict: p.Restriction},
+		metrics: m,
+		log:     log,
+		wake:    make(chan struct{}, 1),
+		Poll:    time.Second,
+	}
+}
+
+// Wake asks the applier to look at the inbox now. It never blocks.
+func (a *Applier) Wake() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Drain applies everything in the inbox now and returns what it did.
+func (a *Applier) Drain(ctx context.Context) (campaign.ApplyReport, error) {
+	var total campaign.ApplyReport
+	for {
+		rep, err := a.ledger.DrainInbox(ctx, batchSize, a.rules)
+		if err != nil {
+			return total, err
+		}
+		a.note(rep)
+		total.Add(rep)
+		if rep.Bodies < batchSize {
+			return total, nil
+		}
+	}
+}
+
+func (a *Applier) note(rep campaign.ApplyReport) {
+	a.metrics.observe(rep)
+	if rep.Bodies == 0 && rep.Statuses == 0 {
+		return
+	}
+	if rep.Malformed > 0 {
+		a.log.Warn("webhook bodies that are not notifications were kept and skipped", "count", rep.Malformed)
+	}
+	a.log.Info("webhooks applied", "bodies", rep.Bodies, "statuses", rep.Statuses, "duplicates", rep.Duplicates,
+		"unmatched", rep.Unmatched, "adopted", rep.Adopted, "failed", rep.Failed, "rescheduled", rep.Rescheduled)
+	if rep.Paused > 0 || rep.Stopped > 0 {
+		a.log.Warn("webhook events stopped sending", "campaigns_paused", rep.Paused, "accounts_stopped", rep.Stopped)
+	}
+	if a.OnApply != nil {
+		a.OnApply(rep)
+	}
+}
+
+// Run drains the inbox whenever woken or every Poll until ctx ends.
+func (a *Applier) Run(ctx context.Context) {
+	for {
+		// A pass under way finishes even as ctx ends: it is one short
+		// transaction per batch, and stopping applies the rest anyway.
+		if _, err := a.Drain(context.WithoutCancel(ctx)); err != nil {
+			// The bodies stay in the inbox; the next pass tries again.
+			a.log.Error("applying webhooks", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.wake:
+		case <-time.After(a.Poll):
+		}
+	}
+}

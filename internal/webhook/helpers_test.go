@@ -1,0 +1,182 @@
+package webhook
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// t0 is when every test's sending happens; webhook times are offsets.
+var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// pnid is the sending number of every test, Meta's example id.
+const pnid = "106540352242922"
+
+// fixture is a real SQLite database with one account and one campaign of
+// n recipients, every row claimed (in flight) by runner "r1".
+type fixture struct {
+	st     *store.Store
+	clk    *testClock
+	c      campaign.Campaign
+	claims []campaign.Claim
+	ap     *Applier
+}
+
+func newFixture(t testing.TB, n int, p Policy) *fixture {
+	t.Helper()
+	clk := &testClock{now: t0}
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: clk.Now, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.SetTier(t.Context(), campaign.TierNew, campaign.Limits{Rate: 1e6, Burst: 1e6, DailyCap: 1e9}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddAccount(t.Context(), campaign.Account{Name: "main", PhoneNumberID: pnid, Tier: campaign.TierNew, TokenEnv: "WA_TOKEN"}); err != nil {
+		t.Fatal(err)
+	}
+	im, err := st.Import(t.Context(), campaign.Campaign{Name: "spring", Fingerprint: "fp", Source: "spring.csv",
+		Spec: campaign.Spec{Kind: campaign.KindTemplate, Template: "spring_sale", Lang: "en_US"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Rollback()
+	for i := range n {
+		if reason, err := im.Add(t.Context(), campaign.Message{Line: i + 2, Input: phone(i), Phone: phone(i)}); err != nil || reason != "" {
+			t.Fatalf("add %d: %q %v", i, reason, err)
+		}
+	}
+	c, err := im.Commit(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims []campaign.Claim
+	for len(claims) < n {
+		cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, min(n-len(claims), 256))
+		if err != nil {
+			t.Fatalf("claim: %d, %v", len(claims), err)
+		}
+		claims = append(claims, cs...)
+	}
+	return &fixture{st: st, clk: clk, c: c, claims: claims, ap: NewApplier(st, p, nil, nil)}
+}
+
+func phone(i int) string { return fmt.Sprintf("+1650555%04d", i) }
+
+// row i's wamid as the Cloud API would have answered.
+func wamid(i int) string { return "wamid.row" + strconv.Itoa(i) }
+
+func (f *fixture) record(t *testing.T, i int, o campaign.Outcome) {
+	t.Helper()
+	if err := f.st.Record(t.Context(), f.claims[i], "r1", o, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) sent(t *testing.T, i int) {
+	f.record(t, i, campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: wamid(i), Class: "ok"})
+}
+
+func (f *fixture) msg(t *testing.T, i int) store.MessageDelivery {
+	t.Helper()
+	d, err := f.st.MessageDeliveryOf(t.Context(), f.claims[i].Message.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// deliver stores bodies in the inbox and drains it, as the receiver and
+// applier do.
+func (f *fixture) deliver(t *testing.T, bodies ...[]byte) campaign.ApplyReport {
+	t.Helper()
+	if err := f.st.AddToInbox(t.Context(), bodies); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := f.ap.Drain(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The delivery counts status reads are kept as the rows move.
+	if err := f.st.CheckCounts(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// status is one entry of statuses[] for row i of the fixture.
+type status struct {
+	row    int
+	status string
+	at     time.Duration // after t0
+	code   int           // failed only
+	title  string
+	noCB   bool // sent without biz_opaque_callback_data
+	wamid  string
+}
+
+func (f *fixture) body(sts ...status) []byte {
+	var list []map[string]any
+	for _, s := range sts {
+		id := s.wamid
+		if id == "" {
+			id = wamid(s.row)
+		}
+		m := map[string]any{
+			"id": id, "status": s.status, "timestamp": strconv.FormatInt(t0.Add(s.at).Unix(), 10),
+			"recipient_id": phone(s.row)[1:],
+		}
+		if !s.noCB {
+			m["biz_opaque_callback_data"] = dispatch.CallbackData(f.c.ID, f.claims[s.row].Message.ID)
+		}
+		if s.status != "failed" {
+			m["pricing"] = map[string]any{"billable": true, "pricing_model": "PMP", "category": "marketing", "type": "regular"}
+		} else {
+			m["errors"] = []map[string]any{{"code": s.code, "title": s.title, "message": s.title,
+				"error_data": map[string]any{"details": s.title}, "href": "/docs/whatsapp/cloud-api/support/error-codes/"}}
+		}
+		list = append(list, m)
+	}
+	return envelope("messages", map[string]any{
+		"messaging_product": "whatsapp",
+		"metadata":          map[string]any{"display_phone_number": "15550783881", "phone_number_id": pnid},
+		"statuses":          list,
+	})
+}
+
+func envelope(field string, value any) []byte {
+	b, err := json.Marshal(map[string]any{
+		"object": "whatsapp_business_account",
+		"entry":  []any{map[string]any{"id": "102290129340398", "changes": []any{map[string]any{"field": field, "value": value}}}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,185 @@
+// Package webhook receives Meta's WhatsApp webhooks and applies them:
+// delivery statuses (sent, delivered, read, failed) to the messages wasend
+// sent, template status updates to the campaigns using the template, and
+// quality or account updates to the accounts they name.
+//
+// The receiver checks a POST's signature over its raw bytes, stores the
+// body as it came (the inbox) and answers; an Applier drains the inbox apart
+// from the HTTP handler, so a slow disk or a burst never makes Meta retry.
+package webhook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// ErrMalformed marks a JSON body that is not a WhatsApp Business Account
+// notification wasend can read.
+var ErrMalformed = errors.New("not a WhatsApp Business Account notification")
+
+// payload is the envelope of cloud-api.md §4.3.
+type payload struct {
+	Object string `json:"object"`
+	Entry  []struct {
+		ID      string `json:"id"`
+		Changes []struct {
+			Field string          `json:"field"`
+			Value json.RawMessage `json:"value"`
+		} `json:"changes"`
+	} `json:"entry"`
+}
+
+type messagesValue struct {
+	Metadata struct {
+		DisplayPhoneNumber string `json:"display_phone_number"`
+		PhoneNumberID      string `json:"phone_number_id"`
+	} `json:"metadata"`
+	Statuses []struct {
+		ID           string `json:"id"`
+		Status       string `json:"status"`
+		Timestamp    string `json:"timestamp"`
+		RecipientID  string `json:"recipient_id"`
+		CallbackData string `json:"biz_opaque_callback_data"`
+		Pricing      *struct {
+			Category string `json:"category"`
+		} `json:"pricing"`
+		Errors []struct {
+			Code      int    `json:"code"`
+			Title     string `json:"title"`
+			Message   string `json:"message"`
+			ErrorData struct {
+				Details string `json:"details"`
+			} `json:"error_data"`
+		} `json:"errors"`
+	} `json:"statuses"`
+}
+
+type templateValue struct {
+	Event    string `json:"event"`
+	Name     string `json:"message_template_name"`
+	Language string `json:"message_template_language"`
+	Reason   string `json:"reason"`
+}
+
+type accountValue struct {
+	PhoneNumberID      string `json:"phone_number_id"`
+	DisplayPhoneNumber string `json:"display_phone_number"`
+	PhoneNumber        string `json:"phone_number"`
+	Event              string `json:"event"`
+	CurrentLimit       string `json:"current_limit"`
+	BanInfo            *struct {
+		WABABanState string `json:"waba_ban_state"`
+	} `json:"ban_info"`
+	ViolationInfo *struct {
+		ViolationType string `json:"violation_type"`
+	} `json:"violation_info"`
+}
+
+// stoppingEvents are quality and account events that flag or restrict a
+// number: wasend stops its account as after a synchronous 131048.
+var stoppingEvents = map[string]bool{
+	"FLAGGED": true, "DOWNGRADE": true, "ACCOUNT_RESTRICTION": true, "ACCOUNT_VIOLATION": true,
+	"DISABLED_UPDATE": true, "ACCOUNT_DELETED": true, "PHONE_NUMBER_REMOVED": true,
+}
+
+// Decode reads one webhook body. Fields wasend does not act on are skipped;
+// a body that is not a notification at all is ErrMalformed.
+func Decode(body []byte) (campaign.Notification, error) {
+	var (
+		p payload
+		n campaign.Notification
+	)
+	if err := json.Unmarshal(body, &p); err != nil {
+		return n, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if p.Object != "whatsapp_business_account" {
+		return n, fmt.Errorf("%w: object is %q", ErrMalformed, p.Object)
+	}
+	for i, e := range p.Entry {
+		for j, c := range e.Changes {
+			where := fmt.Sprintf("entry[%d].changes[%d] (%s)", i, j, c.Field)
+			var err error
+			switch c.Field {
+			case "messages":
+				err = decodeStatuses(c.Value, &n)
+			case "message_template_status_update":
+				var v templateValue
+				if err = json.Unmarshal(c.Value, &v); err == nil {
+					n.Templates = append(n.Templates, campaign.TemplateEvent{
+						Template: v.Name, Lang: v.Language, Event: v.Event, Reason: v.Reason})
+				}
+			case "phone_number_quality_update", "account_update":
+				var v accountValue
+				if err = json.Unmarshal(c.Value, &v); err == nil && stoppingEvents[v.Event] {
+					ev := campaign.AccountEvent{PhoneNumberID: v.PhoneNumberID, DisplayNumber: v.DisplayPhoneNumber,
+						Field: c.Field, Event: v.Event}
+					if ev.DisplayNumber == "" {
+						ev.DisplayNumber = v.PhoneNumber
+					}
+					switch {
+					case v.BanInfo != nil:
+						ev.Reason = v.BanInfo.WABABanState
+					case v.ViolationInfo != nil:
+						ev.Reason = v.ViolationInfo.ViolationType
+					case v.CurrentLimit != "":
+						ev.Reason = "messaging limit " + v.CurrentLimit
+					}
+					n.Accounts = append(n.Accounts, ev)
+				}
+			}
+			if err != nil {
+				return n, fmt.Errorf("%w: %s: %w", ErrMalformed, where, err)
+			}
+		}
+	}
+	return n, nil
+}
+
+func decodeStatuses(raw json.RawMessage, n *campaign.Notification) error {
+	var v messagesValue
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	if m := v.Metadata; m.DisplayPhoneNumber != "" && m.PhoneNumberID != "" {
+		if n.Numbers == nil {
+			n.Numbers = map[string]string{}
+		}
+		n.Numbers[m.DisplayPhoneNumber] = m.PhoneNumberID
+	}
+	for k, s := range v.Statuses {
+		secs, err := strconv.ParseInt(s.Timestamp, 10, 64)
+		if err != nil {
+			return fmt.Errorf("statuses[%d].timestamp %q: want Unix seconds", k, s.Timestamp)
+		}
+		ev := campaign.StatusEvent{
+			WAMID:         s.ID,
+			Status:        campaign.Delivery(s.Status),
+			At:            time.Unix(secs, 0),
+			Recipient:     s.RecipientID,
+			CallbackData:  s.CallbackData,
+			PhoneNumberID: v.Metadata.PhoneNumberID,
+		}
+		if s.Pricing != nil {
+			ev.Pricing = s.Pricing.Category
+		}
+		if len(s.Errors) > 0 {
+			e := s.Errors[0]
+			ev.ErrorCode = e.Code
+			ev.ErrorTitle = e.Title
+			if ev.ErrorTitle == "" {
+				ev.ErrorTitle = e.Message
+			}
+			if d := e.ErrorData.Details; d != "" && d != ev.ErrorTitle {
+				ev.ErrorTitle = strings.TrimSpace(ev.ErrorTitle + ": " + d)
+			}
+		}
+		n.Statuses = append(n.Statuses, ev)
+	}
+	return nil
+}
