@@ -288,12 +288,15 @@ func (e *Engine) Run(ctx context.Context) error {
 		results = make(chan campaign.Result, o.Workers)
 		// done wakes the loop when outcomes were recorded: a retry may
 		// now be due, or the last in-flight row finished.
-		done     = make(chan struct{}, 1)
-		stages   sync.WaitGroup
-		recorded = make(chan struct{})
-		errMu    sync.Mutex
-		workErr  error
-		waiting  *campaign.WaitError
+		done = make(chan struct{}, 1)
+		// recordedGen counts commits of outcomes, so the loop can tell
+		// that a row it saw in flight was recorded since it looked.
+		recordedGen atomic.Uint64
+		stages      sync.WaitGroup
+		recorded    = make(chan struct{})
+		errMu       sync.Mutex
+		workErr     error
+		waiting     *campaign.WaitError
 		// saturated: the last claim was not cut short by tokens or caps.
 		saturated bool
 	)
@@ -384,6 +387,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	go func() {
 		defer close(recorded)
 		e.record(results, slots.Limit, commit, func(n int) {
+			recordedGen.Add(1) // before release: see the WaitInFlight case
 			slots.release(n)
 			select {
 			case done <- struct{}{}:
@@ -469,6 +473,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			return finish(nil)
 		}
 		nextRescue.Store(rescuer.next.UnixNano())
+		gen := recordedGen.Load()
 		cs, err := o.Ledger.ClaimN(bg, o.Campaign.ID, r.ID, now, n)
 		slots.release(n - len(cs))
 		saturated = err == nil && len(cs) == n
@@ -514,15 +519,23 @@ func (e *Engine) Run(ctx context.Context) error {
 			o.Observe(Event{Kind: EventWait, At: now, Wait: we})
 		}
 		waiting = we
-		if we.Reason == campaign.WaitInFlight && slots.held() > 0 {
-			// Only our own rows can change this: no timer, so a simulated
-			// clock doesn't race ahead of real requests.
-			select {
-			case <-done:
-			case <-ctx.Done():
-				return finish(ctx.Err())
+		if we.Reason == campaign.WaitInFlight {
+			if slots.held() > 0 {
+				// Only our own rows can change this: no timer, so a simulated
+				// clock doesn't race ahead of real requests.
+				select {
+				case <-done:
+				case <-ctx.Done():
+					return finish(ctx.Err())
+				}
+				continue
 			}
-			continue
+			if recordedGen.Load() != gen {
+				// Our row was recorded between the claim and now (the
+				// count is bumped before its place is released): look
+				// again rather than wait a poll for it.
+				continue
+			}
 		}
 		wait := o.Poll
 		if !we.Until.IsZero() {
