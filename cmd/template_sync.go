@@ -129,8 +129,8 @@ func newTemplateListCmd(f *Factory) *cobra.Command {
 }
 
 // checkTemplate validates a campaign's spec against the synced templates
-// before anything is stored or sent; without any synced it says that the
-// template could not be checked.
+// of the WABAs of the enabled accounts before anything is stored or sent
+// (campaign.CheckTemplateForAccounts); what could not be checked is said.
 func checkTemplate(ctx context.Context, f *Factory, st *store.Store, spec campaign.Spec) error {
 	if spec.Kind != campaign.KindTemplate {
 		return nil
@@ -139,12 +139,22 @@ func checkTemplate(ctx context.Context, f *Factory, st *store.Store, spec campai
 	if err != nil {
 		return err
 	}
-	if len(ts) == 0 {
-		f.IO.Warnf("template %q (%s) could not be checked: no templates synced (`wasend template sync --waba ID`)", spec.Template, spec.Lang)
-		return nil
+	all, err := st.Accounts(ctx)
+	if err != nil {
+		return err
 	}
-	if err := campaign.CheckTemplate(spec, ts); err != nil {
+	var accts []campaign.Account
+	for _, a := range all {
+		if !a.Disabled {
+			accts = append(accts, a.Account)
+		}
+	}
+	res, err := campaign.CheckTemplateForAccounts(spec, accts, ts)
+	if err != nil {
 		return fmt.Errorf("nothing was sent: %w", err)
+	}
+	for _, w := range res.Unchecked {
+		f.IO.Warnf("%s", w)
 	}
 	return nil
 }

@@ -206,6 +206,8 @@ type Server struct {
 	record     io.Writer
 	recordErr  error
 	hooks      *webhooker // nil without webhooks
+	wabaTmpl   map[string]json.RawMessage // WABA id → its templates, in place of sandboxTemplates
+	tmplReads  []TemplateRead
 }
 
 type pairKey struct{ phoneNumberID, waID string }
