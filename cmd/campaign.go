@@ -48,7 +48,7 @@ type runOptions struct {
 	SkipContactedWithin time.Duration
 	Again               bool
 	Resume              int64
-	templateChecked     bool // campaign resume checked the template before unpausing
+	templateChecked     bool            // campaign resume checked the template before unpausing
 	Policy              dispatch.Policy // the sending flags
 	PairGap             time.Duration   // stored with the campaign; the claims keep it
 	Timeout             time.Duration
