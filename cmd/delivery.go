@@ -40,7 +40,8 @@ func printShowDelivery(f *Factory, d *report.Delivery, accts map[string]store.De
 	if len(accts) == 0 {
 		return nil
 	}
-	t := newTable(f, "ACCOUNT", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED")
+	t := newTable(f, "ACCOUNT", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED").
+		Truncate("ACCOUNT").Optional("READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND")
 	for _, name := range sortedKeys(accts) {
 		a := report.DeliveryOf(accts[name])
 		t.Row(name, strconv.Itoa(a.Sent), strconv.Itoa(a.Delivered), strconv.Itoa(a.Read), strconv.Itoa(a.FailedAfterSend),
@@ -91,7 +92,8 @@ func printStatusDelivery(f *Factory, camps []report.Campaign) error {
 	if f.IO.IsStdoutTTY() {
 		io.WriteString(f.IO.Out, "\nDelivery (status webhooks)\n")
 	}
-	t := newTable(f, "ID", "NAME", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED")
+	t := newTable(f, "ID", "NAME", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED").
+		Truncate("NAME").Optional("READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND")
 	for _, c := range camps {
 		if d := c.Delivery; d != nil {
 			t.Row(strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Delivered), strconv.Itoa(d.Read),

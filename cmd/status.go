@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/wasend/wasend/internal/ui"
 	"io"
 	"os"
 	"strconv"
@@ -127,7 +128,9 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		if err := printHealth(f, out.Accounts); err != nil {
 			return err
 		}
-		printTierProgress(f, out.Accounts)
+		if err := printTierProgress(f, out.Accounts); err != nil {
+			return err
+		}
 		g := "off"
 		if out.GlobalLimit != nil {
 			g = formatRate(out.GlobalLimit.Rate) + " burst " + strconv.Itoa(out.GlobalLimit.Burst)
@@ -174,19 +177,24 @@ func limited(ps []campaign.PortfolioStatus) bool {
 
 // printTierProgress says, under the health table, how far each auto-tier
 // account is on its way to the next tier (warm-up).
-func printTierProgress(f *Factory, accts []report.AccountStatus) {
-	first := true
+func printTierProgress(f *Factory, accts []report.AccountStatus) error {
+	var t *ui.Table
 	for _, a := range accts {
 		p := a.TierProgress
 		if p == nil || p.Next == "" {
 			continue
 		}
-		if first {
+		if t == nil {
 			io.WriteString(f.IO.Out, "\nWarm-up (auto-tier)\n")
-			first = false
+			// The progress text is long: it is cut to the width, never wrapped.
+			t = newTable(f, "NAME", "TIER", "PROGRESS").Truncate("NAME", "PROGRESS")
 		}
-		fmt.Fprintf(f.IO.Out, "%s: %s %s\n", a.Name, a.Tier, p.Text)
+		t.Row(a.Name, a.Tier, p.Text)
 	}
+	if t == nil {
+		return nil
+	}
+	return t.Render()
 }
 
 // printCampaigns prints the campaign table. On a narrow terminal the

@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -40,8 +41,21 @@ type TierProgress struct {
 	Requests     int
 	FailShare    float64
 	Restricted   bool
-	Ready        bool   // every rule met: promote
-	Why          string // what is missing, when not Ready
+	// Quality is the number's quality rating from the last `account sync`
+	// ("" when never synced); below GREEN holds a promotion back.
+	Quality string
+	Ready   bool   // every rule met: promote
+	Why     string // what is missing, when not Ready
+}
+
+// QualityOK reports whether a synced quality rating allows a promotion:
+// GREEN, or not known (never synced, or Meta gave none).
+func QualityOK(q string) bool {
+	switch strings.ToUpper(q) {
+	case "", "GREEN", "UNKNOWN", "NA":
+		return true
+	}
+	return false
 }
 
 // NextTier and PrevTier are the tiers one up and one down, "" past the ends.
@@ -57,9 +71,10 @@ func stepTier(t string, d int) string {
 }
 
 // AssessTier judges an account in tier since the given time, with its
-// tier's daily cap and its days in the tier.
-func AssessTier(tier string, since, now time.Time, promoteAfter time.Duration, dailyCap int, days []DayStats) TierProgress {
-	p := TierProgress{Tier: tier, Next: NextTier(tier), InTier: now.Sub(since), PromoteAfter: promoteAfter}
+// tier's daily cap, its days in the tier and its synced quality rating
+// ("" when unknown: the rule applies only when Meta's rating was read).
+func AssessTier(tier string, since, now time.Time, promoteAfter time.Duration, dailyCap int, days []DayStats, quality string) TierProgress {
+	p := TierProgress{Tier: tier, Next: NextTier(tier), InTier: now.Sub(since), PromoteAfter: promoteAfter, Quality: quality}
 	failed := 0
 	for _, d := range days {
 		if dailyCap > 0 && d.Sent >= dailyCap {
@@ -85,6 +100,8 @@ func AssessTier(tier string, since, now time.Time, promoteAfter time.Duration, d
 		p.Why = fmt.Sprintf("%.1f%% permanent failures (under %.0f%% needed)", 100*p.FailShare, 100*MaxFailShare)
 	case p.Restricted:
 		p.Why = "restricted (131048/131064) in this tier"
+	case !QualityOK(quality):
+		p.Why = fmt.Sprintf("quality rating %s (GREEN needed; `wasend account sync` reads it)", quality)
 	default:
 		p.Ready = true
 	}

@@ -44,7 +44,10 @@ const (
 	StateInterrupted = "interrupted"         // started, no process sends it now
 	StateWaitQuota   = "waiting for quota"   // a live process waits: every usable account is capped
 	StateWaitAPI     = "waiting for the API" // a live process waits out a Cloud API outage
-	StateScheduled   = "scheduled"           // its start (--at) is still ahead
+	// StateRetryLater: no process sends it, and nothing is due before a
+	// retry time (a run ended "done for now", e.g. after 131049 webhooks).
+	StateRetryLater = "retries due later"
+	StateScheduled  = "scheduled" // its start (--at) is still ahead
 )
 
 // Status is the documented shape of `wasend status --json`.
@@ -135,6 +138,19 @@ type ETA struct {
 	Seconds     float64    `json:"seconds"`
 	QuotaResets int        `json:"quota_resets"`
 	Text        string     `json:"text"`
+}
+
+// after is e when nothing can go before next (every open row waits for a
+// retry time or its send window): the same sending, starting then.
+func (e *ETA) after(next, now time.Time) *ETA {
+	if e == nil || e.Finish == nil {
+		return e
+	}
+	wait := next.Sub(now)
+	fin := e.Finish.Add(wait)
+	d := time.Duration(e.Seconds*float64(time.Second)) + wait
+	text := HumanDuration(d) + " (nothing is due before " + next.UTC().Format("2006-01-02 15:04 MST") + ")"
+	return &ETA{Finish: &fin, Seconds: d.Seconds(), QuotaResets: e.QuotaResets, Text: text}
 }
 
 // Account is the stable JSON shape of an account. The token's variable
@@ -445,7 +461,24 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 	if err != nil {
 		return "", err
 	}
-	return scheduled(c, r.Now, CampaignState(c, live[c.ID] > 0, started, accts, dropped)), nil
+	state := scheduled(c, r.Now, CampaignState(c, live[c.ID] > 0, started, accts, dropped))
+	if state == StateInterrupted {
+		q, err := r.Src.CampaignQueue(ctx, c.ID)
+		if err != nil {
+			return "", err
+		}
+		state = retryLater(state, q, r.Now)
+	}
+	return state, nil
+}
+
+// retryLater turns interrupted into StateRetryLater when nothing can go
+// before a retry time: the run ended for now, nothing was cut short.
+func retryLater(state string, q store.Queue, now time.Time) string {
+	if state == StateInterrupted && q.Ready == 0 && q.InFlight == 0 && q.NextDue.After(now) {
+		return StateRetryLater
+	}
+	return state
 }
 
 // scheduled is a campaign's state while its start is ahead: scheduled,
@@ -526,8 +559,12 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 		for _, d := range dropped {
 			cj.DroppedAccounts = append(cj.DroppedAccounts, Dropped{Account: d.Account, Reason: d.Reason, ErrorCode: d.ErrorCode, At: d.At.UTC()})
 		}
+		cj.State = retryLater(cj.State, q, r.Now)
 		if c.State == campaign.CampaignRunning && n.Open() > 0 {
 			cj.ETA = eta(n.Open(), dropped)
+			if q.Ready == 0 && q.InFlight == 0 && q.NextDue.After(r.Now) {
+				cj.ETA = cj.ETA.after(q.NextDue, r.Now)
+			}
 		}
 		outage, err := r.Src.Outage(ctx, c.ID)
 		if err != nil {

@@ -166,3 +166,26 @@ func TestFinishedFiguresStop(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryLater: an interrupted campaign whose open rows all wait for a
+// later retry is not cut short; it has retries due later.
+func TestRetryLater(t *testing.T) {
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	later := now.Add(24 * time.Hour)
+	for _, tt := range []struct {
+		name  string
+		state string
+		q     store.Queue
+		want  string
+	}{
+		{"every open row waits", StateInterrupted, store.Queue{Waiting: 2, NextDue: later}, StateRetryLater},
+		{"a row is ready", StateInterrupted, store.Queue{Ready: 1, Waiting: 2, NextDue: later}, StateInterrupted},
+		{"a row in flight (a dead process)", StateInterrupted, store.Queue{InFlight: 1, NextDue: later}, StateInterrupted},
+		{"nothing waits", StateInterrupted, store.Queue{}, StateInterrupted},
+		{"a live run waits", StateRunning, store.Queue{Waiting: 2, NextDue: later}, StateRunning},
+	} {
+		if got := retryLater(tt.state, tt.q, now); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -275,6 +275,9 @@ type Queue struct {
 	// apart from Waiting (a retry time).
 	WindowWait int
 	Started    time.Time // first request, zero if none
+	// NextDue is when the first waiting row (retry or window) comes due,
+	// zero when none waits.
+	NextDue time.Time
 }
 
 // CampaignQueue reads a campaign's queue depth at the store's clock.
@@ -286,21 +289,27 @@ func (s *Store) CampaignQueue(ctx context.Context, id int64) (Queue, error) {
 	// Pending and in-flight rows are counted as they move; the rows waiting
 	// for a retry time are a range of the messages_due index, usually
 	// short. One statement, so all of it is read from one snapshot.
-	var pending, sending int
+	var (
+		pending, sending int
+		nextDue          sql.NullInt64
+	)
 	err := s.db.QueryRowContext(ctx, `SELECT
 		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'pending'),
 		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'sending'),
 		(SELECT count(*) FROM messages WHERE campaign_id = ?1 AND state = 'pending' AND next_attempt_at > ?2),
 		(SELECT count(*) FROM messages WHERE campaign_id = ?1 AND state = 'pending' AND next_attempt_at > ?2
 			AND window_wait = 1),
-		(SELECT min(first_at) FROM attempt_rollup WHERE campaign_id = ?1)`, id, s.now().UnixNano()).
-		Scan(&pending, &sending, &q.Waiting, &q.WindowWait, &started)
+		(SELECT min(first_at) FROM attempt_rollup WHERE campaign_id = ?1),
+		(SELECT min(next_attempt_at) FROM messages WHERE campaign_id = ?1 AND state = 'pending' AND next_attempt_at > ?2)`,
+		id, s.now().UnixNano()).
+		Scan(&pending, &sending, &q.Waiting, &q.WindowWait, &started, &nextDue)
 	if err != nil {
 		return q, fmt.Errorf("campaign %d queue: %w", id, err)
 	}
 	q.Ready, q.InFlight = pending-q.Waiting, sending
 	q.Waiting -= q.WindowWait
 	q.Started = fromNullNanos(started)
+	q.NextDue = fromNullNanos(nextDue)
 	return q, nil
 }
 

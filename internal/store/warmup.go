@@ -116,11 +116,12 @@ type tierState struct {
 	name, tier   string
 	since        time.Time
 	promoteAfter time.Duration
-	dailyCap     int // the tier's
+	dailyCap     int    // the tier's
+	quality      string // from the last sync, "" when never read
 }
 
 func autoTierAccounts(ctx context.Context, q querier, where string, args ...any) ([]tierState, error) {
-	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.tier, a.tier_since, a.promote_after, t.daily_cap
+	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.tier, a.tier_since, a.promote_after, t.daily_cap, a.quality_rating
 		FROM accounts a JOIN tiers t ON t.name = a.tier
 		WHERE a.auto_tier = 1 AND a.removed_at IS NULL AND a.disabled = 0 `+where+` ORDER BY a.id`, args...)
 	if err != nil {
@@ -131,7 +132,7 @@ func autoTierAccounts(ctx context.Context, q querier, where string, args ...any)
 	for rows.Next() {
 		var a tierState
 		var since, after int64
-		if err := rows.Scan(&a.id, &a.name, &a.tier, &since, &after, &a.dailyCap); err != nil {
+		if err := rows.Scan(&a.id, &a.name, &a.tier, &since, &after, &a.dailyCap, &a.quality); err != nil {
 			return nil, err
 		}
 		a.since, a.promoteAfter = fromNanos(since), time.Duration(after)
@@ -204,12 +205,15 @@ func (s *Store) promoteDue(ctx context.Context, tx *Tx, now time.Time) ([]campai
 		if err != nil {
 			return nil, err
 		}
-		p := campaign.AssessTier(a.tier, a.since, now, a.promoteAfter, a.dailyCap, days)
+		p := campaign.AssessTier(a.tier, a.since, now, a.promoteAfter, a.dailyCap, days, a.quality)
 		if !p.Ready {
 			continue
 		}
 		why := fmt.Sprintf("promoted: %s in %s, %d days at the daily cap of %d, %.1f%% permanent failures, no restriction",
 			days1(p.InTier), a.tier, p.FullDays, a.dailyCap, 100*p.FailShare)
+		if a.quality != "" {
+			why += ", quality " + a.quality
+		}
 		if err := changeTier(ctx, tx, a.id, a.tier, p.Next, now, why); err != nil {
 			return nil, err
 		}
@@ -269,7 +273,7 @@ func (s *Store) TierProgress(ctx context.Context) (map[string]campaign.TierProgr
 		if err != nil {
 			return nil, err
 		}
-		out[a.name] = campaign.AssessTier(a.tier, a.since, now, a.promoteAfter, a.dailyCap, days)
+		out[a.name] = campaign.AssessTier(a.tier, a.since, now, a.promoteAfter, a.dailyCap, days, a.quality)
 	}
 	return out, nil
 }

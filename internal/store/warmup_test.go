@@ -132,6 +132,39 @@ func TestWarmupHoldsBackFailures(t *testing.T) {
 	}
 }
 
+// A synced quality rating below GREEN holds a promotion back; back at
+// GREEN, the next quota reset promotes.
+func TestWarmupHoldsBackLowQuality(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	warmTiers(t, st)
+	mustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{})
+	if _, err := st.db.Exec(`UPDATE accounts SET quality_rating = 'YELLOW' WHERE name = 'fresh'`); err != nil {
+		t.Fatal(err)
+	}
+	c := mustCampaign(t, st, "big", 1000)
+	for d := 1; d <= 9; d++ {
+		sendDay(t, st, clk, c.ID, d, sentOK)
+	}
+	if a := accountByName(t, st, "fresh"); a.Tier != campaign.TierNew {
+		t.Fatalf("tier %s: promoted with quality YELLOW", a.Tier)
+	}
+	p, err := st.TierProgress(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr := p["fresh"]; pr.Ready || !strings.Contains(pr.Why, "quality rating YELLOW") || pr.Quality != "YELLOW" {
+		t.Errorf("progress %+v, want held back by quality", pr)
+	}
+	if _, err := st.db.Exec(`UPDATE accounts SET quality_rating = 'GREEN' WHERE name = 'fresh'`); err != nil {
+		t.Fatal(err)
+	}
+	sendDay(t, st, clk, c.ID, 10, sentOK)
+	if a := accountByName(t, st, "fresh"); a.Tier != campaign.TierWarm {
+		t.Errorf("tier %s after quality turned GREEN, want warm", a.Tier)
+	}
+}
+
 // A restriction demotes at once; so does a throttle storm, once an hour.
 // A number with auto-tier off keeps its tier.
 func TestWarmupDemotes(t *testing.T) {
