@@ -30,8 +30,8 @@ and is never stored or printed.`,
 }
 
 type accountAddOptions struct {
-	Name, PhoneNumberID, Tier, TokenEnv, Portfolio, Throughput string
-	AutoTier                                                   bool
+	Name, PhoneNumberID, Tier, TokenEnv, Portfolio, Throughput, WABA string
+	AutoTier                                                         bool
 }
 
 func newAccountAddCmd(f *Factory) *cobra.Command {
@@ -68,7 +68,7 @@ With --auto-tier (the default) the number earns its tier: see
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				a, err := st.AddAccount(cmd.Context(), campaign.Account{
 					Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv, Portfolio: o.Portfolio,
-					ThroughputPinned: tp, ManualTier: !o.AutoTier,
+					WABA: o.WABA, ThroughputPinned: tp, ManualTier: !o.AutoTier,
 				})
 				if err != nil {
 					return err
@@ -84,6 +84,7 @@ With --auto-tier (the default) the number earns its tier: see
 	cmd.Flags().StringVar(&o.TokenEnv, "token-env", "WASEND_TOKEN", "environment variable holding the access token")
 	cmd.Flags().StringVar(&o.Portfolio, "portfolio", "", "the business portfolio whose messaging limit the number shares (default: one of its own)")
 	cmd.Flags().StringVar(&o.Throughput, "throughput", "", throughputUsage)
+	cmd.Flags().StringVar(&o.WABA, "waba-id", "", "the `ID` of the WhatsApp Business Account the number belongs to (template sync and the template check use it)")
 	cmd.Flags().BoolVar(&o.AutoTier, "auto-tier", true, "promote and demote the number between tiers by its record (--auto-tier=false keeps the tier by hand)")
 	return cmd
 }
@@ -122,13 +123,13 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 }
 
 type accountSetOptions struct {
-	Tier, PhoneNumberID, TokenEnv, Portfolio, Throughput string
-	Rate                                                 float64
-	Every                                                time.Duration
-	Burst, DailyCap                                      int
-	Disable, Enable, Reset                               bool
-	AutoTier                                             bool
-	PromoteAfter                                         time.Duration
+	Tier, PhoneNumberID, TokenEnv, Portfolio, Throughput, WABA string
+	Rate                                                       float64
+	Every                                                      time.Duration
+	Burst, DailyCap                                            int
+	Disable, Enable, Reset                                     bool
+	AutoTier                                                   bool
+	PromoteAfter                                               time.Duration
 }
 
 func newAccountSetCmd(f *Factory) *cobra.Command {
@@ -160,6 +161,9 @@ picks the change up within seconds.`,
 			}
 			if fl.Changed("portfolio") {
 				ch.Portfolio = &o.Portfolio
+			}
+			if fl.Changed("waba-id") {
+				ch.WABA = &o.WABA
 			}
 			if fl.Changed("throughput") {
 				tp, err := parseThroughput(o.Throughput)
@@ -246,6 +250,7 @@ picks the change up within seconds.`,
 	fl.BoolVar(&o.Enable, "enable", false, "send from this account again")
 	fl.StringVar(&o.Portfolio, "portfolio", "", `the business portfolio the number belongs to ("" for one of its own)`)
 	fl.StringVar(&o.Throughput, "throughput", "", throughputUsage+"; 0 follows Meta again")
+	fl.StringVar(&o.WABA, "waba-id", "", `the `+"`ID`"+` of the WhatsApp Business Account the number belongs to ("" forgets it)`)
 	fl.BoolVar(&o.AutoTier, "auto-tier", true, "promote new → warm → active by the number's record, demote on trouble (=false: keep the tier by hand)")
 	fl.DurationVar(&o.PromoteAfter, "promote-after", 0, "with --auto-tier: time in a tier before a promotion (default 168h)")
 	return cmd

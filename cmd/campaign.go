@@ -48,6 +48,7 @@ type runOptions struct {
 	SkipContactedWithin time.Duration
 	Again               bool
 	Resume              int64
+	templateChecked     bool            // campaign resume checked the template before unpausing
 	Policy              dispatch.Policy // the sending flags
 	PairGap             time.Duration   // stored with the campaign; the claims keep it
 	Timeout             time.Duration
@@ -215,6 +216,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	defer st.Close()
 	if o.Resume == 0 {
 		if err := checkTemplate(ctx, f, st, spec); err != nil {
+			return err
+		}
+	} else if !o.templateChecked {
+		if err := checkResumedTemplate(ctx, f, st, o.Resume); err != nil {
 			return err
 		}
 	}
@@ -664,6 +669,12 @@ permissions first. Takes the same sending flags as ` + "`campaign run`" + `.`,
 			if err != nil {
 				return err
 			}
+			// A template paused or edited since the import stays paused.
+			if err := checkResumedTemplate(cmd.Context(), f, st, id); err != nil {
+				st.Close()
+				return err
+			}
+			o.templateChecked = true
 			reason, err := st.ResumeCampaign(cmd.Context(), id)
 			st.Close()
 			if err != nil {

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,55 +34,103 @@ type templateSyncOptions struct {
 func newTemplateSyncCmd(f *Factory) *cobra.Command {
 	var o templateSyncOptions
 	cmd := &cobra.Command{
-		Use:   "sync --waba ID [--token-env VAR]",
-		Short: "Read a WABA's message templates into the database",
+		Use:   "sync [--waba ID [--token-env VAR]]",
+		Short: "Read the message templates of the accounts' WABAs into the database",
 		Long: `Read every message template of a WhatsApp Business Account (GET
 /{waba-id}/message_templates: name, language, status, category, components)
-and keep them in place of those read before from it. The token comes from
---token-env (default WASEND_TOKEN).`,
-		Example: `  wasend template sync --waba 102290129340398 --token-env WA_TOKEN_MAIN`,
-		Args:    noArgs,
+and keep them in place of those read before from it.
+
+Without --waba it reads the WABA of every account that has one (account
+add|set --waba-id), each WABA once, with the token of the first of its
+accounts (by name) from that account's --token-env. With --waba it reads that
+WABA with the token from --token-env (default WASEND_TOKEN).`,
+		Example: `  wasend template sync
+  wasend template sync --waba 102290129340398 --token-env WA_TOKEN_MAIN`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.WABA == "" {
-				return usagef("--waba is required: the WhatsApp Business Account id")
+			if o.WABA == "" && cmd.Flags().Changed("token-env") {
+				return usagef("--token-env goes with --waba; without --waba each account's own token is used")
 			}
 			return templateSync(cmd.Context(), f, o)
 		},
 	}
-	cmd.Flags().StringVar(&o.WABA, "waba", "", "WhatsApp Business Account `ID`")
-	cmd.Flags().StringVar(&o.TokenEnv, "token-env", "WASEND_TOKEN", "environment variable holding an access token for the WABA")
+	cmd.Flags().StringVar(&o.WABA, "waba", "", "WhatsApp Business Account `ID` (default: the WABA of every account)")
+	cmd.Flags().StringVar(&o.TokenEnv, "token-env", "WASEND_TOKEN", "with --waba: environment variable holding an access token for the WABA")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 20*time.Second, "per-request timeout")
 	return cmd
 }
 
+// wabaRead is one WABA to read and the token variable to read it with.
+type wabaRead struct{ WABA, TokenEnv, Account string }
+
 func templateSync(ctx context.Context, f *Factory, o templateSyncOptions) error {
-	token, err := f.Token(o.TokenEnv)
-	if err != nil {
-		return err
-	}
 	return f.withStore(ctx, func(st *store.Store) error {
-		client := whatsapp.New(whatsapp.Config{BaseURL: f.Getenv("WASEND_API_BASE"), Version: f.Getenv("WASEND_API_VERSION"), Timeout: o.Timeout})
-		defer client.CloseIdleConnections()
-		read, err := client.Templates(ctx, o.WABA, token)
-		if err != nil {
-			return fmt.Errorf("read the templates of WABA %s: %w", o.WABA, err)
-		}
-		now := f.Now()
-		ts := make([]campaign.Template, 0, len(read))
-		approved := 0
-		for _, t := range read {
-			ts = append(ts, campaign.Template{WABA: o.WABA, Name: t.Name, Language: t.Language, Status: t.Status,
-				Category: t.Category, ParameterFormat: t.ParameterFormat, Components: string(t.Components), SyncedAt: now})
-			if t.Status == "APPROVED" {
-				approved++
+		var reads []wabaRead
+		if o.WABA != "" {
+			reads = append(reads, wabaRead{WABA: o.WABA, TokenEnv: o.TokenEnv})
+		} else {
+			accts, err := st.Accounts(ctx)
+			if err != nil {
+				return err
+			}
+			sort.Slice(accts, func(i, j int) bool { return accts[i].Name < accts[j].Name })
+			seen := map[string]bool{}
+			for _, a := range accts {
+				if a.WABA == "" || seen[a.WABA] {
+					continue
+				}
+				seen[a.WABA] = true
+				reads = append(reads, wabaRead{WABA: a.WABA, TokenEnv: a.TokenEnv, Account: a.Name})
+			}
+			if len(reads) == 0 {
+				return usagef("no account has a WABA id: give one with `wasend account set NAME --waba-id ID`, or sync one WABA with --waba ID")
 			}
 		}
-		if err := st.ReplaceTemplates(ctx, o.WABA, ts); err != nil {
-			return err
+		tokens := make([]string, len(reads)) // every token first: nothing is half-synced for a missing one
+		for i, r := range reads {
+			token, err := f.Token(r.TokenEnv)
+			if err != nil {
+				if r.Account != "" {
+					return fmt.Errorf("account %s (WABA %s): %w", r.Account, r.WABA, err)
+				}
+				return err
+			}
+			tokens[i] = token
 		}
-		f.IO.Infof("synced %d template(s) of WABA %s, %d approved", len(ts), o.WABA, approved)
+		client := whatsapp.New(whatsapp.Config{BaseURL: f.Getenv("WASEND_API_BASE"), Version: f.Getenv("WASEND_API_VERSION"), Timeout: o.Timeout})
+		defer client.CloseIdleConnections()
+		for i, r := range reads {
+			if err := syncWABA(ctx, f, st, client, r, tokens[i]); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
+}
+
+func syncWABA(ctx context.Context, f *Factory, st *store.Store, client *whatsapp.Client, r wabaRead, token string) error {
+	read, err := client.Templates(ctx, r.WABA, token)
+	if err != nil {
+		if r.Account != "" {
+			return fmt.Errorf("read the templates of WABA %s (account %s's token, $%s): %w", r.WABA, r.Account, r.TokenEnv, err)
+		}
+		return fmt.Errorf("read the templates of WABA %s: %w", r.WABA, err)
+	}
+	now := f.Now()
+	ts := make([]campaign.Template, 0, len(read))
+	approved := 0
+	for _, t := range read {
+		ts = append(ts, campaign.Template{WABA: r.WABA, Name: t.Name, Language: t.Language, Status: t.Status,
+			Category: t.Category, ParameterFormat: t.ParameterFormat, Components: string(t.Components), SyncedAt: now})
+		if t.Status == "APPROVED" {
+			approved++
+		}
+	}
+	if err := st.ReplaceTemplates(ctx, r.WABA, ts); err != nil {
+		return err
+	}
+	f.IO.Infof("synced %d template(s) of WABA %s, %d approved", len(ts), r.WABA, approved)
+	return nil
 }
 
 func newTemplateListCmd(f *Factory) *cobra.Command {
@@ -114,7 +164,7 @@ func newTemplateListCmd(f *Factory) *cobra.Command {
 					return f.IO.JSON(out)
 				}
 				if len(ts) == 0 {
-					f.IO.Infof("no templates synced yet: `wasend template sync --waba ID`")
+					f.IO.Infof("no templates synced yet: `wasend template sync`")
 				}
 				t := newTable(f, "WABA", "NAME", "LANGUAGE", "STATUS", "CATEGORY", "PARAMETERS", "SYNCED")
 				for _, tp := range ts {
@@ -129,8 +179,8 @@ func newTemplateListCmd(f *Factory) *cobra.Command {
 }
 
 // checkTemplate validates a campaign's spec against the synced templates
-// before anything is stored or sent; without any synced it says that the
-// template could not be checked.
+// of the WABAs of the enabled accounts before anything is stored or sent
+// (campaign.CheckTemplateForAccounts); what could not be checked is said.
 func checkTemplate(ctx context.Context, f *Factory, st *store.Store, spec campaign.Spec) error {
 	if spec.Kind != campaign.KindTemplate {
 		return nil
@@ -139,12 +189,40 @@ func checkTemplate(ctx context.Context, f *Factory, st *store.Store, spec campai
 	if err != nil {
 		return err
 	}
-	if len(ts) == 0 {
-		f.IO.Warnf("template %q (%s) could not be checked: no templates synced (`wasend template sync --waba ID`)", spec.Template, spec.Lang)
+	all, err := st.Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	var accts []campaign.Account
+	for _, a := range all {
+		if !a.Disabled {
+			accts = append(accts, a.Account)
+		}
+	}
+	res, err := campaign.CheckTemplateForAccounts(spec, accts, ts)
+	if err != nil {
+		return fmt.Errorf("nothing was sent: %w", err)
+	}
+	for _, w := range res.Unchecked {
+		f.IO.Warnf("%s", w)
+	}
+	return nil
+}
+
+// checkResumedTemplate checks a stored campaign's template again before it
+// is resumed, as run FILE does at import: the template may have been
+// paused, disabled or edited since. A campaign not found is left to the
+// run to report.
+func checkResumedTemplate(ctx context.Context, f *Factory, st *store.Store, id int64) error {
+	c, err := st.Campaign(ctx, id)
+	if errors.Is(err, campaign.ErrNotFound) {
 		return nil
 	}
-	if err := campaign.CheckTemplate(spec, ts); err != nil {
-		return fmt.Errorf("nothing was sent: %w", err)
+	if err != nil {
+		return err
+	}
+	if err := checkTemplate(ctx, f, st, c.Spec); err != nil {
+		return fmt.Errorf("campaign %d: %w", id, err)
 	}
 	return nil
 }

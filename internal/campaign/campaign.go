@@ -138,6 +138,9 @@ type Account struct {
 	// Portfolio is the name of the account's business portfolio, "" when
 	// it is a portfolio of its own.
 	Portfolio string
+	// WABA is the id of the WhatsApp Business Account the number belongs
+	// to (account add|set --waba-id), "" when not given.
+	WABA string
 	// ThroughputPinned is the operator's throughput in messages per second
 	// (account set --throughput), which wins over what Meta said: 0 for
 	// none, Unlimited for no limit.

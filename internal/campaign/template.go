@@ -150,3 +150,83 @@ func orNone(s string) string {
 	}
 	return "a " + s + " header"
 }
+
+// TemplateCheck is the outcome of checking a campaign against the
+// templates of the WABAs of the accounts that will send it.
+type TemplateCheck struct {
+	// Unchecked says, per account or group of accounts, why the template
+	// could not be checked for them (no templates synced for their WABA).
+	Unchecked []string
+}
+
+// CheckTemplateForAccounts checks spec against the synced templates of the
+// WABAs of accts, the accounts that will send it. Templates are stored per
+// WABA: an account with a WABA id (account add|set --waba-id) is checked
+// against that WABA's templates only, and a template its WABA lacks, or
+// has unapproved or with other parameters, refuses the campaign naming the
+// account — every message it sent would fail. An account whose WABA has no
+// synced templates is not checked (said in Unchecked). Accounts without a
+// WABA id are checked as before WABAs were known: the template must fit
+// in one of the synced WABAs. With no templates synced at all nothing is
+// checked and Unchecked says so.
+func CheckTemplateForAccounts(spec Spec, accts []Account, ts []Template) (TemplateCheck, error) {
+	var out TemplateCheck
+	if spec.Kind != KindTemplate {
+		return out, nil
+	}
+	what := fmt.Sprintf("template %q (%s)", spec.Template, spec.Lang)
+	if len(ts) == 0 {
+		out.Unchecked = append(out.Unchecked, what+" could not be checked: no templates synced (`wasend template sync`)")
+		return out, nil
+	}
+	byWABA := map[string][]Template{}
+	var wabas []string
+	for _, t := range ts {
+		if _, ok := byWABA[t.WABA]; !ok {
+			wabas = append(wabas, t.WABA)
+		}
+		byWABA[t.WABA] = append(byWABA[t.WABA], t)
+	}
+	sort.Strings(wabas)
+	senders := map[string][]string{} // WABA → account names
+	var order []string
+	for _, a := range accts {
+		if _, ok := senders[a.WABA]; !ok {
+			order = append(order, a.WABA)
+		}
+		senders[a.WABA] = append(senders[a.WABA], a.Name)
+	}
+	if len(accts) == 0 {
+		order = []string{""} // no account known: the check of old
+	}
+	sort.Strings(order)
+	for _, waba := range order {
+		names := strings.Join(senders[waba], ", ")
+		if waba == "" {
+			var first error
+			for _, w := range wabas {
+				err := CheckTemplate(spec, byWABA[w])
+				if err == nil {
+					first = nil
+					break
+				}
+				if first == nil {
+					first = err
+				}
+			}
+			if first != nil {
+				return out, first
+			}
+			continue
+		}
+		own, ok := byWABA[waba]
+		if !ok {
+			out.Unchecked = append(out.Unchecked, fmt.Sprintf("%s could not be checked for account(s) %s: no templates synced from their WABA %s (`wasend template sync`)", what, names, waba))
+			continue
+		}
+		if err := CheckTemplate(spec, own); err != nil {
+			return out, fmt.Errorf("account(s) %s (WABA %s): %w; sync its templates again, or disable the account(s) for this run (`wasend account set NAME --disable`)", names, waba, err)
+		}
+	}
+	return out, nil
+}

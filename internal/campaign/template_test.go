@@ -53,3 +53,42 @@ func TestCheckTemplate(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckTemplateForAccounts(t *testing.T) {
+	body := `[{"type":"BODY","text":"Hi {{1}}"}]`
+	ts := []Template{
+		{WABA: "A", Name: "spring_sale", Language: "en_US", Status: "APPROVED", Components: body},
+		{WABA: "B", Name: "spring_sale", Language: "en_US", Status: "PAUSED", Components: body},
+		{WABA: "C", Name: "other", Language: "en_US", Status: "APPROVED", Components: body},
+	}
+	spec := Spec{Kind: KindTemplate, Template: "spring_sale", Lang: "en_US", Params: []string{"name"}}
+	tests := []struct {
+		name      string
+		accts     []Account
+		ts        []Template
+		want      string // error; "" none
+		unchecked string // in Unchecked; "" none
+	}{
+		{"own WABA fits", []Account{{Name: "a1", WABA: "A"}, {Name: "a2", WABA: "A"}}, ts, "", ""},
+		{"one sender's WABA paused it", []Account{{Name: "a1", WABA: "A"}, {Name: "b1", WABA: "B"}}, ts,
+			`account(s) b1 (WABA B): template "spring_sale" (en_US) is PAUSED`, ""},
+		{"a WABA without it", []Account{{Name: "c1", WABA: "C"}}, ts, `account(s) c1 (WABA C): template "spring_sale" does not exist`, ""},
+		{"a WABA not synced", []Account{{Name: "a1", WABA: "A"}, {Name: "d1", WABA: "D"}}, ts, "", "could not be checked for account(s) d1: no templates synced from their WABA D"},
+		{"no WABA: fits in one synced WABA", []Account{{Name: "x"}}, ts, "", ""},
+		{"no WABA: fits in none", []Account{{Name: "x"}}, ts[1:], "is PAUSED", ""},
+		{"no accounts: the check of old", nil, ts, "", ""},
+		{"nothing synced", []Account{{Name: "a1", WABA: "A"}}, nil, "", `template "spring_sale" (en_US) could not be checked: no templates synced`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := CheckTemplateForAccounts(spec, tt.accts, tt.ts)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+			got := strings.Join(res.Unchecked, "\n")
+			if tt.unchecked == "" && got != "" || !strings.Contains(got, tt.unchecked) {
+				t.Errorf("unchecked %q, want %q", got, tt.unchecked)
+			}
+		})
+	}
+}

@@ -173,6 +173,7 @@ type Account struct {
 	Restriction   string     `json:"restriction,omitempty"`
 	LastErrorCode int        `json:"last_error_code,omitempty"`
 	Portfolio     string     `json:"portfolio,omitempty"`
+	WABA          string     `json:"waba_id,omitempty"`
 	// Throughput is the number's messages per second (0: unlimited);
 	// ThroughputSource says where it came from: default, meta, pinned.
 	Throughput       float64 `json:"throughput"`
@@ -309,7 +310,7 @@ func Accounts(accts []campaign.AccountStatus, loc *time.Location, sending bool) 
 			Rate: a.Limits.Rate, Burst: a.Limits.Burst, DailyCap: a.Limits.DailyCap,
 			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
 			State: AccountState(a, loc, sending), Disabled: a.Disabled, EffectiveRate: EffectiveRate(a), LastErrorCode: a.LastErrorCode,
-			Portfolio: a.Portfolio, Throughput: a.Throughput, ThroughputSource: ThroughputSource(a),
+			Portfolio: a.Portfolio, WABA: a.WABA, Throughput: a.Throughput, ThroughputSource: ThroughputSource(a),
 		})
 		if !a.Synced.At.IsZero() {
 			at := a.Synced.At.UTC()

@@ -205,7 +205,9 @@ type Server struct {
 	seq        uint64
 	record     io.Writer
 	recordErr  error
-	hooks      *webhooker // nil without webhooks
+	hooks      *webhooker                 // nil without webhooks
+	wabaTmpl   map[string]json.RawMessage // WABA id → its templates, in place of sandboxTemplates
+	tmplReads  []TemplateRead
 }
 
 type pairKey struct{ phoneNumberID, waID string }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -45,5 +46,37 @@ func (s *Server) serveTemplates(w http.ResponseWriter, r *http.Request) {
 			"Invalid OAuth access token - Cannot parse access token", "")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": sandboxTemplates, "paging": map[string]any{"cursors": map[string]string{"before": "MAZDZD", "after": "MjQZD"}}})
+	waba, _ := templatesPath(r.URL)
+	s.mu.Lock()
+	s.tmplReads = append(s.tmplReads, TemplateRead{WABA: waba, Token: bearerToken(r)})
+	data, ok := s.wabaTmpl[waba]
+	s.mu.Unlock()
+	if !ok {
+		data = sandboxTemplates
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": data, "paging": map[string]any{"cursors": map[string]string{"before": "MAZDZD", "after": "MjQZD"}}})
+}
+
+// TemplateRead is one GET /{waba-id}/message_templates: which WABA, with
+// which token (a test's stand-in token, never a real one).
+type TemplateRead struct{ WABA, Token string }
+
+// TemplateReads returns the template reads so far, in order.
+func (s *Server) TemplateReads() []TemplateRead {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.tmplReads)
+}
+
+// SetTemplates makes WABA waba answer with templates (Graph's data array)
+// from now on, in place of the sandbox's own: a test pauses or edits a
+// template between an import and a resume, or gives two WABAs different
+// templates.
+func (s *Server) SetTemplates(waba string, templates json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wabaTmpl == nil {
+		s.wabaTmpl = map[string]json.RawMessage{}
+	}
+	s.wabaTmpl[waba] = templates
 }

@@ -122,10 +122,10 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		now := s.now()
 		res, err := tx.ExecContext(ctx, `INSERT INTO accounts
 			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day,
-			portfolio_id, throughput_pinned)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			portfolio_id, throughput_pinned, waba_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.Name, a.PhoneNumberID, a.Tier, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap,
-			a.Disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.Today(now), pid, nullThroughput(a.ThroughputPinned))
+			a.Disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.Today(now), pid, nullThroughput(a.ThroughputPinned), a.WABA)
 		if err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("account %q: %w", a.Name, ErrExists)
@@ -150,6 +150,7 @@ type AccountChange struct {
 	Disabled      *bool
 	Portfolio     *string  // "" takes the account out of its portfolio
 	Throughput    *float64 // pins the throughput: campaign.Unlimited for none, 0 unpins
+	WABA          *string  // "" forgets the account's WABA
 }
 
 // UpdateAccount applies a change to the named account. A change of limits
@@ -198,6 +199,9 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 		if ch.Disabled != nil {
 			a.Disabled = *ch.Disabled
 		}
+		if ch.WABA != nil {
+			a.WABA = *ch.WABA
+		}
 		var tier campaign.Limits
 		if err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
 			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
@@ -216,9 +220,9 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE accounts SET tier = ?, phone_number_id = ?, token_env = ?,
-			rate = ?, burst = ?, daily_cap = ?, disabled = ?, throughput_pinned = ? WHERE id = ?`,
+			rate = ?, burst = ?, daily_cap = ?, disabled = ?, throughput_pinned = ?, waba_id = ? WHERE id = ?`,
 			a.Tier, a.PhoneNumberID, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap, a.Disabled,
-			nullThroughput(a.ThroughputPinned), a.ID)
+			nullThroughput(a.ThroughputPinned), a.WABA, a.ID)
 		if err != nil {
 			return fmt.Errorf("update account %s: %w", name, err)
 		}
@@ -330,7 +334,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
 		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0),
 		coalesce(a.messaging_limit_read, 0), a.quality_rating, a.verified_name, a.name_status, coalesce(a.synced_at, 0),
-		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?)
+		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?), a.waba_id
 		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
 		LEFT JOIN portfolios p ON p.id = a.portfolio_id `+where, append([]any{DefaultMargin}, args...)...)
 	if err != nil {
@@ -353,7 +357,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 			&cooldown, &a.health.Streak, &lastThrottle, &a.health.Factor, &factorAt, &a.Restriction, &lastCode,
 			&tier.Rate, &tier.Burst, &tier.DailyCap, &a.ThroughputRead, &a.ThroughputPinned,
 			&a.Synced.MessagingLimit, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
-			&a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin); err != nil {
+			&a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin, &a.WABA); err != nil {
 			return nil, fmt.Errorf("read account: %w", err)
 		}
 		if rate.Valid {
