@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/wasend/wasend/internal/store"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,36 +68,7 @@ func accountTest(ctx context.Context, f *Factory, o accountTestOptions) error {
 		return err
 	}
 	defer st.Close()
-	baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
-	token := f.Token
-	if f.Sandbox {
-		if err := runner.EnsureDemoAccounts(ctx, st); err != nil {
-			return err
-		}
-		url, stop, err := runner.StartSandbox(ctx, sandbox.Options{})
-		if err != nil {
-			return err
-		}
-		defer stop()
-		baseURL = url
-		token = func(string) (string, error) { return "sandbox-token", nil }
-	}
-	all, err := st.Accounts(ctx)
-	if err != nil {
-		return err
-	}
-	var accts []campaign.Account
-	for _, a := range all {
-		if o.Name == a.Name || o.Name == "" && !a.Disabled {
-			accts = append(accts, a.Account)
-		}
-	}
-	if o.Name != "" && len(accts) == 0 {
-		return fmt.Errorf("account %q: %w (see `wasend account list`)", o.Name, campaign.ErrNotFound)
-	}
-	client := whatsapp.New(whatsapp.Config{BaseURL: baseURL, Version: version, Timeout: o.Timeout})
-	defer client.CloseIdleConnections()
-	checks, checkErr := runner.CheckAccounts(ctx, client, baseURL, accts, token)
+	checks, checkErr := checkNamedAccounts(ctx, f, st, o.Name, o.Timeout)
 	if checks == nil {
 		return checkErr
 	}
@@ -138,4 +110,41 @@ func accountTest(ctx context.Context, f *Factory, o accountTestOptions) error {
 		return fmt.Errorf("%d of %d account(s) did not pass the check", failed, len(checks))
 	}
 	return nil
+}
+
+// checkNamedAccounts makes the preflight read (GET /{phone-number-id}) of
+// the account called name, or of every enabled account when name is "",
+// against the Cloud API or, with --sandbox, a sandbox started for it. It
+// returns nil checks with the error when nothing could be checked.
+func checkNamedAccounts(ctx context.Context, f *Factory, st *store.Store, name string, timeout time.Duration) ([]runner.AccountCheck, error) {
+	baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
+	token := f.Token
+	if f.Sandbox {
+		if err := runner.EnsureDemoAccounts(ctx, st); err != nil {
+			return nil, err
+		}
+		url, stop, err := runner.StartSandbox(ctx, sandbox.Options{})
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		baseURL = url
+		token = func(string) (string, error) { return "sandbox-token", nil }
+	}
+	all, err := st.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var accts []campaign.Account
+	for _, a := range all {
+		if name == a.Name || name == "" && !a.Disabled {
+			accts = append(accts, a.Account)
+		}
+	}
+	if name != "" && len(accts) == 0 {
+		return nil, fmt.Errorf("account %q: %w (see `wasend account list`)", name, campaign.ErrNotFound)
+	}
+	client := whatsapp.New(whatsapp.Config{BaseURL: baseURL, Version: version, Timeout: timeout})
+	defer client.CloseIdleConnections()
+	return runner.CheckAccounts(ctx, client, baseURL, accts, token)
 }

@@ -7,11 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
-	"github.com/wasend/wasend/internal/whatsapp"
 )
 
 type accountSyncOptions struct {
@@ -71,36 +68,7 @@ type syncJSON struct {
 
 func accountSync(ctx context.Context, f *Factory, o accountSyncOptions) error {
 	return f.withStore(ctx, func(st *store.Store) error {
-		baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
-		token := f.Token
-		if f.Sandbox {
-			if err := runner.EnsureDemoAccounts(ctx, st); err != nil {
-				return err
-			}
-			url, stop, err := runner.StartSandbox(ctx, sandbox.Options{})
-			if err != nil {
-				return err
-			}
-			defer stop()
-			baseURL = url
-			token = func(string) (string, error) { return "sandbox-token", nil }
-		}
-		all, err := st.Accounts(ctx)
-		if err != nil {
-			return err
-		}
-		var accts []campaign.Account
-		for _, a := range all {
-			if o.Name == a.Name || o.Name == "" && !a.Disabled {
-				accts = append(accts, a.Account)
-			}
-		}
-		if o.Name != "" && len(accts) == 0 {
-			return fmt.Errorf("account %q: %w (see `wasend account list`)", o.Name, campaign.ErrNotFound)
-		}
-		client := whatsapp.New(whatsapp.Config{BaseURL: baseURL, Version: version, Timeout: o.Timeout})
-		defer client.CloseIdleConnections()
-		checks, checkErr := runner.CheckAccounts(ctx, client, baseURL, accts, token)
+		checks, checkErr := checkNamedAccounts(ctx, f, st, o.Name, o.Timeout)
 		if checks == nil {
 			return checkErr
 		}
