@@ -47,6 +47,7 @@ type runOptions struct {
 	Report              string
 	SkipContactedWithin time.Duration
 	Again               bool
+	Shard               string // --shard K/N
 	Resume              int64
 	templateChecked     bool            // campaign resume checked the template before unpausing
 	Policy              dispatch.Policy // the sending flags
@@ -262,7 +263,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
-		Again: ro.Again, Sender: client,
+		Again: ro.Again, Shard: ro.Shard, Sender: client,
 		Token: token, Policy: o.Policy, PairGap: o.PairGap,
 	}
 	if o.PairGap < 0 {
@@ -484,7 +485,7 @@ func reportPrepared(f *Factory, res runner.Result) {
 	c := res.Campaign
 	switch {
 	case res.Imported:
-		f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d", c.ID, c.Name, c.Imported, c.Source, c.Skipped)
+		f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d%s", c.ID, c.Name, c.Imported, c.Source, c.Skipped, elsewhere(res))
 	case res.Continued:
 		noun := "recipients"
 		if res.Added == 1 {
@@ -798,4 +799,12 @@ are the file's own, counting the header as line 1.`,
 	}
 	addJSONFlag(cmd, &asJSON)
 	return cmd
+}
+
+// elsewhere notes the rows --shard left to other hosts.
+func elsewhere(res runner.Result) string {
+	if res.Elsewhere == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d rows are other shards'", res.Elsewhere)
 }

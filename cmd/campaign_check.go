@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/wasend/wasend/internal/screen"
 	"io"
 	"strconv"
 
@@ -23,6 +24,7 @@ func addReadFlags(fl *pflag.FlagSet, o *runOptions) {
 	fl.StringVar(&o.PhoneColumn, "phone-column", "", "column holding the numbers (default: phone, mobile, msisdn, wa_id or number)")
 	fl.StringVar(&o.Report, "report", "", "write every skipped row, with its line and reason, to this CSV file")
 	fl.DurationVar(&o.SkipContactedWithin, "skip-contacted-within", 0, "skip numbers any campaign sent to within this long, e.g. 72h")
+	fl.StringVar(&o.Shard, "shard", "", "take only shard `K/N` of the list (numbers split by a hash): N hosts given the same file, each its own K, cover it once")
 	fl.BoolVar(&o.Again, "again", false, "send even to numbers that got the same template in the last 24 h, and as a new campaign even when one with this message and these recipients exists")
 }
 
@@ -31,6 +33,13 @@ func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
 	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, SkipContactedWithin: o.SkipContactedWithin, Again: o.Again}
 	if o.SkipContactedWithin < 0 {
 		return ro, usagef("--skip-contacted-within %v: must not be negative", o.SkipContactedWithin)
+	}
+	if o.Shard != "" {
+		sh, err := screen.ParseShard(o.Shard)
+		if err != nil {
+			return ro, usagef("--shard: %v", err)
+		}
+		ro.Shard = sh
 	}
 	if ro.Region == "" {
 		ro.Region = f.Getenv("WASEND_REGION")

@@ -113,7 +113,7 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 	}
 	defer f.Close()
 	ro := ReadOptions{Region: o.Region, Delimiter: o.Delimiter, PhoneColumn: o.PhoneColumn,
-		SkipContactedWithin: o.SkipContactedWithin, Again: o.Again}
+		SkipContactedWithin: o.SkipContactedWithin, Again: o.Again, Shard: o.Shard}
 	src, err := Fingerprint(f, o.Spec, ro)
 	if err != nil {
 		return res, fmt.Errorf("read %s: %w", o.File, err)
@@ -186,6 +186,8 @@ type ReadOptions struct {
 	// Schedule with a send window makes Check find each row's time zones
 	// as an import would (Summary.Zones); not part of the fingerprint.
 	Schedule campaign.Schedule `json:"-"`
+	// Shard keeps only this host's part of the list (--shard K/N).
+	Shard screen.Shard
 }
 
 func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
@@ -194,7 +196,8 @@ func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
 }
 
 func (ro ReadOptions) screen(spec campaign.Spec, lists screen.Lists, prior *numberset.Set) screen.Options {
-	return screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior}
+	return screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
+		Shard: ro.Shard}
 }
 
 // ImportWith is Import with every reading option: always a new campaign.
@@ -281,6 +284,7 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 	}
 	im.SetKeys(source, key)
 	res.Skipped = tally.first
+	res.Elsewhere = scr.Elsewhere
 	best := -1 // the unfinished campaign with the most of the file's numbers; the newest on a tie
 	for i, n := range scr.AlreadyIn {
 		if best < 0 || n > scr.AlreadyIn[best] || (n == scr.AlreadyIn[best] && i < best) {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wasend/wasend/internal/screen"
 	"os"
 	"time"
 
@@ -33,7 +34,8 @@ type Options struct {
 	// and recipients exists, and sends to numbers that got the same
 	// template within screen.SameTemplateWindow.
 	Again    bool
-	ResumeID int64 // resume this campaign instead of importing
+	Shard    screen.Shard // only this host's part of the list (--shard K/N)
+	ResumeID int64        // resume this campaign instead of importing
 	// Schedule is the campaign's start, validity and send window; its
 	// zero fields keep what an existing campaign has.
 	Schedule campaign.Schedule
@@ -78,6 +80,8 @@ type Result struct {
 	// its recipients were in it before.
 	Continued      bool
 	Added, Already int
+	// Elsewhere counts the file's rows left to other hosts (--shard).
+	Elsewhere int
 	// Repeat: a finished campaign already sent this message to these
 	// recipients; nothing was imported (Campaign is that campaign).
 	Repeat bool

@@ -140,6 +140,10 @@ type Options struct {
 	// rows are counted (Screen.Already, AlreadyIn) and neither stored nor
 	// skipped.
 	Prior *numberset.Set
+	// Shard keeps only the rows whose number is in it (--shard K/N); the
+	// others are another host's: counted (Screen.Elsewhere), neither stored
+	// nor skipped, and not part of the recipient set.
+	Shard Shard
 	// Zones, when set (a send window), gives each row that passes the
 	// other rules its time zones, stored in the row's Zones; its error is
 	// the row's skip reason.
@@ -158,8 +162,9 @@ type Screen struct {
 	// by the index they were added with.
 	Already   int
 	AlreadyIn map[int]int
-	// Kept counts the rows that passed.
-	Kept int
+	// Kept counts the rows that passed; Elsewhere the rows of other
+	// shards (Options.Shard).
+	Kept, Elsewhere int
 	// ZoneCounts counts the rows kept by their zones (Options.Zones).
 	ZoneCounts map[string]int
 }
@@ -193,9 +198,10 @@ type Verdict int
 
 // The verdicts.
 const (
-	Keep    Verdict = iota // message it
-	Skip                   // don't; the skip says why
-	Already                // its number is already in the campaign being continued
+	Keep      Verdict = iota // message it
+	Skip                     // don't; the skip says why
+	Already                  // its number is already in the campaign being continued
+	Elsewhere                // its number is in another host's shard (Options.Shard)
 )
 
 // Rows screens rows, given in file order (row errors are InvalidSkip's).
@@ -206,6 +212,10 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 	reasons := make([]string, len(rows))
 	var ask []string
 	for i, r := range rows {
+		if !s.o.Shard.Has(r.Phone) {
+			verdicts[i] = Elsewhere
+			continue
+		}
 		if first, dup := s.numbers.Add(r.Phone, r.Line); dup {
 			reasons[i] = DuplicateReason(first, r.Phone)
 			continue
@@ -232,8 +242,12 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 		}
 	}
 	for i, r := range rows {
-		if verdicts[i] == Already {
+		switch verdicts[i] {
+		case Already:
 			s.Already++
+			continue
+		case Elsewhere:
+			s.Elsewhere++
 			continue
 		}
 		if reasons[i] == "" {

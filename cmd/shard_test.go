@@ -1,0 +1,77 @@
+package cmd
+
+import (
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+// TestShardsCoverTheListOnce: three hosts (three databases) import the
+// same file, each with its own --shard K/3: together they hold every
+// valid number of the file once, and each says how many rows it left to
+// the others.
+func TestShardsCoverTheListOnce(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("phone,name\n")
+	const rows = 90
+	for i := range rows {
+		fmt.Fprintf(&b, "+49 151 %08d,n%d\n", 20000000+i*37, i)
+	}
+	b.WriteString("not-a-number,x\n")
+	list := filepath.Join(t.TempDir(), "list.csv")
+	if err := os.WriteFile(list, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for k := 1; k <= 3; k++ {
+		c := newCLI(t)
+		_, stderr, err := c.run("campaign", "import", list, "--template", "t", "--lang", "en", "--params", "name",
+			"--shard", fmt.Sprintf("%d/3", k))
+		if err != nil {
+			t.Fatalf("shard %d/3: %v\n%s", k, err, stderr)
+		}
+		if !strings.Contains(stderr, "rows are other shards'") {
+			t.Errorf("shard %d/3 does not say what it left to others:\n%s", k, stderr)
+		}
+		db, err := sql.Open("sqlite3", c.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := db.Query(`SELECT phone FROM messages`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rs.Next() {
+			var p string
+			if err := rs.Scan(&p); err != nil {
+				t.Fatal(err)
+			}
+			seen[p]++
+			n++
+		}
+		rs.Close()
+		db.Close()
+		if n == 0 || n == rows {
+			t.Errorf("shard %d/3 holds %d of %d numbers", k, n, rows)
+		}
+	}
+	if len(seen) != rows {
+		t.Errorf("the shards hold %d distinct numbers, want all %d", len(seen), rows)
+	}
+	for p, n := range seen {
+		if n != 1 {
+			t.Errorf("%s is in %d shards", p, n)
+		}
+	}
+	c := newCLI(t)
+	if _, _, err := c.run("campaign", "import", list, "--template", "t", "--lang", "en", "--params", "name", "--shard", "4/3"); exitCode(err, io.Discard) != ExitUsage {
+		t.Errorf("--shard 4/3: %v, want a usage error (exit 2)", err)
+	}
+}
