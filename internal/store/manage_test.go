@@ -1,9 +1,7 @@
 package store
 
 import (
-	"database/sql"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -74,37 +72,7 @@ func TestPhoneNumberIDBelongsToOneAccount(t *testing.T) {
 // migrates without failing; the pair is let be (both still send), nothing
 // new may join it, and moving one of them to a number of its own works.
 func TestMigrationKeepsSharedNumbers(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := old.Exec(q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
-	names, err := migrations.ReadDir("migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range names {
-		if e.Name() >= "0007" {
-			break
-		}
-		body, err := migrations.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(body))
-		v := 0
-		for _, c := range e.Name()[:4] {
-			v = v*10 + int(c-'0')
-		}
-		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, v, e.Name())
-	}
+	path, old, exec := oldDatabase(t, "0007")
 	for _, name := range []string{"first", "second", "third"} {
 		exec(`INSERT INTO accounts (name, phone_number_id, tier, token_env, created_at, tokens, tokens_at, quota_day)
 			VALUES (?, '555', 'new', 'T', 0, 5, 0, '2026-03-02')`, name)

@@ -15,26 +15,7 @@ import (
 // migrates with every row, id and reference intact, foreign keys back on,
 // and without the unique index on numbers.
 func TestMigrationRebuildsMessages(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := old.Exec(q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
-	for v, name := range []string{"0001_init.sql", "0002_health.sql", "0003_template_shape.sql"} {
-		body, err := migrations.ReadFile("migrations/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(body))
-		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, v+1, name)
-	}
+	path, old, exec := oldDatabase(t, "0004")
 	exec(`INSERT INTO accounts (name, phone_number_id, tier, token_env, created_at, tokens, tokens_at, quota_day)
 		VALUES ('a', '100', 'new', 'TOKEN_A', 0, 5, 0, '2026-03-02')`)
 	exec(`INSERT INTO campaigns (name, fingerprint, source, kind, text, created_at) VALUES ('c', 'fp', 'c.csv', 'text', 'Hi', 0)`)
@@ -81,6 +62,7 @@ func TestMigrationRebuildsMessages(t *testing.T) {
 	// Every pooled connection has foreign keys on again.
 	conns := make([]*sql.Conn, 3)
 	for i := range conns {
+		var err error
 		if conns[i], err = st.db.Conn(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -129,33 +111,7 @@ func TestMigrationRebuildsMessages(t *testing.T) {
 // its counts and rollups filled in: equal to a recount, and read by
 // Counts and CampaignStats.
 func TestMigrationBackfillsCounts(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := old.Exec(q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
-	files, err := migrations.ReadDir("migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if f.Name() >= "0010" {
-			break
-		}
-		body, err := migrations.ReadFile("migrations/" + f.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(body))
-		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, f.Name()[:4], f.Name())
-	}
+	path, old, exec := oldDatabase(t, "0010")
 	for _, a := range []string{"a", "b"} {
 		exec(`INSERT INTO accounts (name, phone_number_id, tier, token_env, created_at, tokens, tokens_at, quota_day)
 			VALUES (?, ?, 'new', 'TOKEN', 0, 5, 0, '2026-03-02')`, a, "100"+a)
@@ -235,26 +191,7 @@ func TestCountTriggersComeBack(t *testing.T) {
 // its file, and it has no recipients key yet (the runner computes one from
 // its messages).
 func TestMigrationKeepsSourceKeys(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := old.Exec(q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
-	for _, name := range []string{"0001_init.sql", "0002_health.sql", "0003_template_shape.sql", "0004_messages_no_unique.sql"} {
-		body, err := migrations.ReadFile("migrations/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(body))
-		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, name[:4], name)
-	}
+	path, old, exec := oldDatabase(t, "0005")
 	exec(`INSERT INTO campaigns (name, fingerprint, source, kind, template, lang, created_at) VALUES ('c', 'fp-old', 'c.csv', 'template', 't', 'en', 0)`)
 	exec(`INSERT INTO messages (campaign_id, line, input, phone) VALUES (1, 2, 'a', '+4915100000001')`)
 	old.Close()

@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"errors"
 	"maps"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -153,33 +152,7 @@ func TestRescheduleRestartsTheValidity(t *testing.T) {
 // Migration 0014 widens messages.state in place: rows and columns other
 // migrations added stay, and every connection admits 'expired'.
 func TestMigrationAdmitsExpired(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := old.Exec(q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
-	files, err := migrations.ReadDir("migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if f.Name() >= "0014" {
-			break
-		}
-		body, err := migrations.ReadFile("migrations/" + f.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(body))
-		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, f.Name()[:4], f.Name())
-	}
+	path, old, exec := oldDatabase(t, "0014")
 	// A column another branch's migration might have added.
 	exec(`ALTER TABLE messages ADD COLUMN other TEXT CHECK (other IN ('x', 'y'))`)
 	exec(`INSERT INTO campaigns (name, fingerprint, source, kind, text, created_at) VALUES ('c', 'c', 'c.csv', 'text', 'Hi', 0)`)
@@ -193,6 +166,7 @@ func TestMigrationAdmitsExpired(t *testing.T) {
 	// Several connections at once: each must see the new schema.
 	conns := make([]*sql.Conn, 3)
 	for i := range conns {
+		var err error
 		if conns[i], err = st.db.Conn(t.Context()); err != nil {
 			t.Fatal(err)
 		}
