@@ -32,12 +32,7 @@ for that token. Without NAME every enabled account is checked. Exits 1 when an
 account fails or the API cannot be reached.`,
 		Example: `  wasend account test
   wasend account test main-01 --json`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.MaximumNArgs(1)(cmd, args); err != nil {
-				return usageError{err}
-			}
-			return nil
-		},
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Name = args[0]
@@ -45,7 +40,7 @@ account fails or the API cannot be reached.`,
 			return accountTest(cmd.Context(), f, o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &o.JSON)
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 20*time.Second, "per-request timeout")
 	return cmd
 }

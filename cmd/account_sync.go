@@ -33,12 +33,7 @@ account is disabled. campaign run reads the same before it claims anything.
 Without NAME every enabled account is read.`,
 		Example: `  wasend account sync
   wasend account sync main-01 --pause-on-red`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.MaximumNArgs(1)(cmd, args); err != nil {
-				return usageError{err}
-			}
-			return nil
-		},
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Name = args[0]

@@ -162,6 +162,16 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
+// maxArgs is cobra.MaximumNArgs(n) with its error a usage error.
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.MaximumNArgs(n)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
 func noArgs(cmd *cobra.Command, args []string) error {
 	if err := cobra.NoArgs(cmd, args); err != nil {
 		return usageError{err}
