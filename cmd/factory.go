@@ -27,6 +27,9 @@ type Factory struct {
 	Sandbox   bool
 	LogFormat string
 	LogLevel  string
+	// Limits is --limits: the Redis URL of the limits shared between
+	// hosts. Read it through LimitsURL.
+	Limits string
 
 	// sends is set while a command that sends messages runs (see
 	// annotationSends); read by the interrupt handler.
@@ -45,6 +48,16 @@ func (f *Factory) Logger() (*slog.Logger, error) {
 
 func newFactory() *Factory {
 	return &Factory{IO: ui.System(), Getenv: os.Getenv, Now: time.Now}
+}
+
+// LimitsURL is where the limits shared between hosts live: --limits, then
+// $WASEND_LIMITS; empty when this host keeps them in its own database. The
+// URL may hold a password: never print it unredacted.
+func (f *Factory) LimitsURL() string {
+	if f.Limits != "" {
+		return f.Limits
+	}
+	return f.Getenv("WASEND_LIMITS")
 }
 
 // DatabasePath resolves --db, then $WASEND_DB, then the XDG data directory.

@@ -96,6 +96,7 @@ Try it without credentials:  wasend campaign run --sandbox testdata/recipients.c
 	pf.BoolP("quiet", "q", false, "print no progress or chatter, only results and errors")
 	pf.StringVar(&f.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	pf.StringVar(&f.LogLevel, "log-level", "warn", "log level: debug (every send), info (state changes), warn, error")
+	pf.StringVar(&f.Limits, "limits", "", "share limits between hosts through Redis: redis://[user:pass@]host:6379/0 or rediss:// (default $WASEND_LIMITS)")
 
 	// A group (account, tier, …) run without a known subcommand: help for
 	// no arguments, a usage error for an unknown one.
