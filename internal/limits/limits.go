@@ -86,7 +86,33 @@ type Request struct {
 	// Today is the caller's calendar day (its WASEND_TZ), used only to
 	// start the quota day of an account the gate has not seen yet.
 	Today string
+
+	// Recipient is the number the message goes to (E.164). Required when
+	// Reach, PairGap or Sticky is set: those rules are about recipients.
+	Recipient string
+	// Reach is the portfolio's messaging limit: distinct recipients in a
+	// moving 24 h, shared by all its numbers (ratelimit.Reach's rule). A
+	// zero Reach checks nothing.
+	Reach ratelimit.Reach
+	// PairGap keeps two messages to one recipient, from any number of the
+	// portfolio, at least this far apart. Zero: no gap.
+	PairGap time.Duration
+	// Sticky: a recipient messaged within it is sent from the number that
+	// messaged them when that number is among Accounts (and only then
+	// waits for its token); otherwise any number may, and Admission says
+	// the stickiness broke. Zero: no stickiness.
+	Sticky time.Duration
 }
+
+// Reasons the gate refuses for beyond ratelimit.Pick's.
+const (
+	// ReasonReach: the portfolio's messaging limit is used up; Until is
+	// when its oldest recipient leaves the moving window.
+	ReasonReach ratelimit.Reason = "reach"
+	// ReasonPair: the recipient was messaged within PairGap; Until is when
+	// the gap ends.
+	ReasonPair ratelimit.Reason = "pair"
+)
 
 // Admission is the gate's answer to one Request.
 type Admission struct {
