@@ -402,6 +402,9 @@ type Claim struct {
 	QuotaEpoch int64 // the account's quota epoch that counted this send
 	AttemptID  int64 // the ledger's record of this request
 	At         time.Time
+	// Shared is the admission by the limits shared between hosts
+	// (--limits); nil when this host keeps its limits itself.
+	Shared *SharedClaim
 }
 
 // OutcomeKind is what became of one request.

@@ -98,6 +98,9 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	if err != nil {
 		return nil, err
 	}
+	if tx.s.shared != nil {
+		return claimShared(ctx, tx, campaignID, runner, now, deadline, turn, accts, msgs)
+	}
 	cands := make([]ratelimit.Candidate, len(accts))
 	for i, a := range accts {
 		cands[i] = ratelimit.Candidate{
@@ -690,6 +693,11 @@ func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o camp
 		}
 		if err := unlogContact(ctx, tx, c); err != nil {
 			return err
+		}
+		if c.Shared != nil {
+			if err := queueRefund(ctx, tx, c.Shared, now); err != nil {
+				return err
+			}
 		}
 	}
 	if n, _ := res.RowsAffected(); n > 0 && o.Kind == campaign.OutcomeSent {

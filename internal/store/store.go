@@ -46,6 +46,8 @@ type Store struct {
 	loc   *time.Location // the zone of quota days, fixed in the database
 	// zoneErr: the zone asked for disagrees with loc; no quota day opens.
 	zoneErr *ZoneMismatchError
+	// shared, when set, is where claims ask for admission (ShareLimits).
+	shared *sharedLimits
 }
 
 // Options configure Open. Zero values get defaults.

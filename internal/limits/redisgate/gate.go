@@ -21,7 +21,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -86,35 +85,9 @@ const (
 // rediss:// for TLS) for portfolio. The URL's password never appears in an
 // error.
 func Open(ctx context.Context, rawURL, portfolio string) (*Gate, error) {
-	u, err := url.Parse(rawURL)
+	opts, shown, err := options(rawURL)
 	if err != nil {
-		return nil, errors.New("limits URL: not a valid URL (want redis://[user:pass@]host:6379/0; not shown, it may hold a password)")
-	}
-	shown := u.Redacted()
-	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, fmt.Errorf("limits URL %s: scheme %q, want redis:// or rediss://", shown, u.Scheme)
-	}
-	opts, err := redis.ParseURL(rawURL)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("limits URL %s: %w", shown, err)
-	}
-	if opts.DialTimeout == 0 {
-		opts.DialTimeout = defaultDialTimeout
-	}
-	if opts.ReadTimeout == 0 {
-		opts.ReadTimeout = defaultIOTimeout
-	}
-	if opts.WriteTimeout == 0 {
-		opts.WriteTimeout = defaultIOTimeout
-	}
-	if opts.DialerRetries == 0 {
-		// One dial per try: a Redis that is down is reported (and sending
-		// waits) within seconds, not after go-redis's five dials per retry.
-		opts.DialerRetries = 1
+		return nil, err
 	}
 	rdb := redis.NewClient(opts)
 	g, err := New(rdb, portfolio)

@@ -1,0 +1,37 @@
+package campaign
+
+import "time"
+
+// Waits of a host whose limits are shared through Redis (--limits) and
+// cannot be asked: nothing is claimed (fail closed) until they answer. They
+// are the host's connection, not the campaign's fault: the campaign is not
+// paused, and sending resumes by itself.
+const (
+	// WaitLimits: the shared limits (Redis) do not answer.
+	WaitLimits WaitReason = "limits"
+	// WaitLimitsLost: the shared limits hold no state (a Redis restarted
+	// without persistence): nothing is admitted until `wasend quota reset
+	// --force --limits URL` starts a quota day again.
+	WaitLimitsLost WaitReason = "limits-lost"
+)
+
+// LimitsPoll is how often a host waiting for the shared limits asks again.
+const LimitsPoll = time.Second
+
+// LimitsWait is what a campaign's host last noted while it waited for the
+// shared limits; a zero Since when it is not waiting.
+type LimitsWait struct {
+	Since  time.Time
+	Reason WaitReason // WaitLimits or WaitLimitsLost
+	Error  string     // the last error, without secrets (the URL is redacted)
+}
+
+// SharedClaim is a claim's admission by the shared limits: what a refund
+// gives back, exactly once, when the API proved the message was not
+// accepted.
+type SharedClaim struct {
+	Portfolio string // the gate's portfolio
+	ID        string // unique across hosts: the host's id, the row's id and its attempt
+	Account   string
+	Day       string // the quota day that counted it
+}

@@ -1,0 +1,131 @@
+package limitstest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is a real redis-server on a free loopback port with its own
+// temporary directory, stopped when the test ends: the harness of every
+// test that shares limits through Redis (the gate's, the store's, the
+// end-to-end ones).
+type Redis struct {
+	t       testing.TB
+	bin     string
+	dir     string
+	port    int
+	persist bool
+	cmd     *exec.Cmd
+	done    chan struct{}
+}
+
+// RedisOptions configure StartRedis.
+type RedisOptions struct {
+	// Persist: an append-only file with fsync on every write, so a server
+	// killed and restarted comes back with its data. Without it a
+	// restarted server is empty (its state lost).
+	Persist bool
+}
+
+// StartRedis starts a redis-server for t, or skips t when none is
+// installed (.ci/run installs one, so CI runs these tests).
+func StartRedis(t testing.TB, o RedisOptions) *Redis {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed (Debian: apt-get install redis-server); the shared limits' tests need a real one")
+	}
+	s := &Redis{t: t, bin: bin, dir: t.TempDir(), persist: o.Persist}
+	var last error
+	for range 5 {
+		if s.port, last = freePort(); last != nil {
+			continue
+		}
+		if last = s.start(); last == nil {
+			t.Cleanup(s.Kill)
+			return s
+		}
+	}
+	t.Fatalf("start redis-server: %v", last)
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (s *Redis) start() error {
+	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--dir", s.dir, "--loglevel", "warning"}
+	if s.persist {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--appendonly", "no")
+	}
+	s.cmd = exec.Command(s.bin, args...)
+	if err := s.cmd.Start(); err != nil {
+		return err
+	}
+	s.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(s.cmd, s.done)
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case <-s.done:
+			return fmt.Errorf("redis-server on port %d exited at start (port taken?)", s.port)
+		default:
+		}
+		if err := c.Ping(context.Background()).Err(); err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			s.Kill()
+			return fmt.Errorf("redis-server on port %d: no answer in 10 s: %w", s.port, err)
+		}
+		time.Sleep(20 * time.Millisecond) // waiting for a process to listen, not for a rate
+	}
+}
+
+// Addr is the server's host:port.
+func (s *Redis) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// URL is the server's redis:// URL, database 0.
+func (s *Redis) URL() string { return "redis://" + s.Addr() + "/0" }
+
+// Kill stops the server at once (SIGKILL), as a crash does.
+func (s *Redis) Kill() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	s.cmd = nil
+}
+
+// Restart starts it again on the same port, with its data when it
+// persists, empty otherwise.
+func (s *Redis) Restart() {
+	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatalf("restart redis-server: %v", err)
+	}
+}
+
+// Client is a plain client of the server for a test's own looks.
+func (s *Redis) Client(t testing.TB) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { c.Close() })
+	return c
+}

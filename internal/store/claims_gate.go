@@ -1,0 +1,471 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits"
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+// Gates opens the limits gate of a portfolio: several hosts that send
+// from one portfolio's numbers share its buckets, caps and reach through
+// it (--limits). Gate is called once per portfolio and claim; an
+// implementation caches what it opens.
+type Gates interface {
+	Gate(portfolio string) (limits.Gate, error)
+}
+
+// DefaultPortfolio is the portfolio, in the shared limits, of the accounts
+// that belong to none: they share its global bucket. Their messaging limit
+// (reach) is their own and not shared; put numbers that several hosts send
+// from into a portfolio (`wasend portfolio add`) to share it.
+const DefaultPortfolio = "default"
+
+// ShareLimits makes every later claim ask gates — not this database's
+// buckets, caps, global bucket, reach, pair gap and sticky numbers — for
+// each message's admission. The rows, attempts, windows, priorities and
+// the suppression list stay in the database. unavailable tells a failure
+// to reach the gates (fail closed: nothing is claimed, the engine waits)
+// from other errors.
+func (s *Store) ShareLimits(g Gates, unavailable func(error) bool) {
+	s.shared = &sharedLimits{gates: g, unavailable: unavailable}
+}
+
+// SharesLimits reports whether claims ask shared limits (ShareLimits).
+func (s *Store) SharesLimits() bool { return s.shared != nil }
+
+type sharedLimits struct {
+	gates       Gates
+	unavailable func(error) bool
+	host        string // read once, from the settings
+}
+
+// hostKey is the setting that names this database among the hosts sharing
+// limits: claim ids start with it, so two hosts never use the same one.
+const hostKey = "limits_host"
+
+// hostID returns the database's host id, making one the first time.
+func (sh *sharedLimits) hostID(ctx context.Context, tx *Tx) (string, error) {
+	if sh.host != "" {
+		return sh.host, nil
+	}
+	var id string
+	err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, hostKey).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		b := make([]byte, 8)
+		rand.Read(b)
+		id = hex.EncodeToString(b)
+		_, err = tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)`, hostKey, id)
+	}
+	if err != nil {
+		return "", fmt.Errorf("host id for the shared limits: %w", err)
+	}
+	sh.host = id
+	return id, nil
+}
+
+// sharedClaimID names a row's attempt among every host's: the same row
+// and attempt asked again (a retried transaction, a claim rolled back
+// after its admission) is a replay that spends nothing twice.
+func sharedClaimID(host string, messageID int64, attempt int) string {
+	return host + ":" + strconv.FormatInt(messageID, 10) + ":" + strconv.Itoa(attempt)
+}
+
+// gateGroup is one portfolio's accounts in a shared claim.
+type gateGroup struct {
+	name     string
+	gate     limits.Gate
+	accts    []int // indexes into the claim's accounts
+	offer    []limits.Account
+	reach    ratelimit.Reach
+	portfoID int64
+}
+
+// claimShared is claim's second half when the limits are shared
+// (ShareLimits): the rows are chosen, the gates decide who sends them.
+// Accounts cooling down after a throttle (this host's knowledge) are not
+// offered. The first refusal that no other row can escape (tokens, caps,
+// the global bucket) ends the batch; rows the pair gap holds are put off,
+// and a full portfolio still lets in the recipients its window holds.
+func claimShared(ctx context.Context, tx *Tx, campaignID int64, runner string, now, deadline time.Time,
+	turn turn, accts []account, msgs []campaign.Message) ([]campaign.Claim, error) {
+	sh := tx.s.shared
+	host, err := sh.hostID(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if err := flushRefunds(ctx, tx, sh); err != nil {
+		if !sh.unavailable(err) {
+			return nil, err
+		}
+		// They stay queued; the admission below says whether to wait.
+	}
+	var global *ratelimit.Limit
+	{
+		var on bool
+		var l ratelimit.Limit
+		if err := tx.QueryRowContext(ctx, `SELECT enabled, rate, burst FROM global_limit WHERE id = 1`).Scan(&on, &l.Rate, &l.Burst); err != nil {
+			return nil, fmt.Errorf("read global limit: %w", err)
+		}
+		if on {
+			global = &l
+		}
+	}
+	gap, err := pairGap(ctx, tx, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	groups, cooling, err := gateGroups(ctx, tx, sh, accts, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
+		// Every account rests after a throttle.
+		return nil, &campaign.WaitError{Reason: campaign.WaitTokens, Until: cooling}
+	}
+	today := tx.s.Today(now)
+
+	var (
+		out      []campaign.Claim
+		used     = make([]int, len(accts))
+		last     limits.Admission // the refusal that decides the wait
+		refused  bool
+		deferred time.Time
+		reachAt  time.Time // when a full portfolio makes room, when one refused
+		gateErr  error
+	)
+	putOff := func(m campaign.Message, until time.Time) error {
+		if deferred.IsZero() || until.Before(deferred) {
+			deferred = until
+		}
+		return deferMessage(ctx, tx, m.ID, until)
+	}
+rows:
+	for _, m := range msgs {
+		id := sharedClaimID(host, m.ID, m.Attempts+1)
+		var (
+			ad    limits.Admission
+			g     *gateGroup
+			noAll = true // every group refused
+			best  limits.Admission
+		)
+		// One row asks the portfolios in the same order every time, so
+		// a repeated ask meets its own earlier admission.
+		start := int(m.ID % int64(len(groups)))
+		for k := range groups {
+			g = &groups[(start+k)%len(groups)]
+			req := limits.Request{ClaimID: id, Accounts: g.offer, Global: global, Today: today,
+				Recipient: m.Phone, Reach: g.reach, PairGap: gap, Sticky: campaign.StickyFor}
+			ad, err = g.gate.Admit(ctx, req)
+			if err == nil && ad.OK && ad.Index < 0 {
+				// An earlier admission of this attempt for an account not
+				// offered now (dropped meanwhile): give its cap back and
+				// ask afresh under a new id.
+				if _, err = g.gate.Refund(ctx, ad.Claim); err == nil {
+					req.ClaimID = id + "." + strconv.FormatInt(now.UnixNano(), 36)
+					ad, err = g.gate.Admit(ctx, req)
+				}
+			}
+			if err != nil {
+				gateErr = err
+				break rows
+			}
+			if ad.OK {
+				noAll = false
+				break
+			}
+			best = earlierRefusal(best, ad)
+		}
+		if noAll {
+			ad = best
+			switch ad.Reason {
+			case limits.ReasonPair:
+				if err := putOff(m, ad.Until); err != nil {
+					return nil, err
+				}
+				continue
+			case limits.ReasonReach:
+				refused, last = true, ad
+				if reachAt.IsZero() || ad.Until.Before(reachAt) {
+					reachAt = ad.Until
+				}
+				continue // a full window may still take the next rows' recipients
+			}
+			refused, last = true, ad
+			break
+		}
+		i := g.accts[ad.Index]
+		used[i]++
+		m.State = campaign.Sending
+		m.Attempts++
+		out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now,
+			Shared: &campaign.SharedClaim{Portfolio: g.name, ID: ad.Claim.ID, Account: ad.Claim.Account, Day: ad.Claim.Day}})
+	}
+	if len(out) == 0 && gateErr != nil {
+		return nil, sharedWait(ctx, tx, sh, campaignID, gateErr, now)
+	}
+	if gateErr == nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM gate_waits WHERE campaign_id = ?`, campaignID); err != nil {
+			return nil, fmt.Errorf("campaign %d: clear the wait for shared limits: %w", campaignID, err)
+		}
+	}
+	if len(out) == 0 {
+		return nil, sharedRefusal(ctx, tx, campaignID, now, deadline, refused, last, deferred, reachAt)
+	}
+	if err := logContacts(ctx, tx, out); err != nil {
+		return nil, err
+	}
+	if err := turn.took(ctx, tx, len(out)); err != nil {
+		return nil, err
+	}
+	// This host's count of the day, for `account list` and the rate the
+	// engine sizes its requests by; the gates hold the shared one.
+	for i, n := range used {
+		if n == 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = used_today + ? WHERE id = ?`, n, accts[i].ID); err != nil {
+			return nil, fmt.Errorf("count sends of %s: %w", accts[i].Name, err)
+		}
+	}
+	byAccount := map[int64][]any{}
+	for _, c := range out {
+		byAccount[c.Account.ID] = append(byAccount[c.Account.ID], c.Message.ID)
+	}
+	for _, c := range out {
+		ids, ok := byAccount[c.Account.ID]
+		if !ok {
+			continue
+		}
+		delete(byAccount, c.Account.ID)
+		if err := claimRows(ctx, tx, c.Account.ID, runner, c.QuotaEpoch, now, ids); err != nil {
+			return nil, err
+		}
+	}
+	args := make([]any, 0, 3*len(out))
+	for _, c := range out {
+		args = append(args, c.Message.ID, c.Account.ID, now.UnixNano())
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at) VALUES `+
+		repeated(len(out), "(?, ?, ?)"), args...)
+	if err != nil {
+		return nil, fmt.Errorf("log attempts: %w", err)
+	}
+	lastID, err := res.LastInsertId()
+	if err != nil {
+		return nil, fmt.Errorf("log attempts: %w", err)
+	}
+	for i := range out {
+		out[i].AttemptID = lastID - int64(len(out)-1-i)
+	}
+	return out, nil
+}
+
+// gateGroups sorts the claim's accounts by portfolio, leaving out those
+// cooling down after a throttle; cooling is when the first of those may
+// send again.
+func gateGroups(ctx context.Context, tx *Tx, sh *sharedLimits, accts []account, now time.Time) (groups []gateGroup, cooling time.Time, err error) {
+	byPortfolio := map[int64]int{}
+	for i, a := range accts {
+		if now.Before(a.health.CooldownUntil) {
+			if cooling.IsZero() || a.health.CooldownUntil.Before(cooling) {
+				cooling = a.health.CooldownUntil
+			}
+			continue
+		}
+		k, ok := byPortfolio[a.portfolioID]
+		if !ok {
+			g := gateGroup{name: DefaultPortfolio, portfoID: a.portfolioID}
+			if a.portfolioID != 0 {
+				g.name = a.Portfolio
+				read, _, _, err := readLimit(ctx, tx, a)
+				if err != nil {
+					return nil, cooling, err
+				}
+				g.reach = ratelimit.Reach{Limit: effectiveLimit(a.pinnedLimit, read), Margin: a.margin}
+			}
+			if g.gate, err = sh.gates.Gate(g.name); err != nil {
+				return nil, cooling, fmt.Errorf("shared limits of portfolio %s: %w", g.name, err)
+			}
+			k = len(groups)
+			byPortfolio[a.portfolioID] = k
+			groups = append(groups, g)
+		}
+		g := &groups[k]
+		g.accts = append(g.accts, i)
+		g.offer = append(g.offer, limits.Account{Name: GateAccount(a.PhoneNumberID), Limit: a.limit(now),
+			DailyCap: a.Limits.DailyCap, Demoted: a.health.Demoted(now)})
+	}
+	return groups, cooling, nil
+}
+
+// GateAccount is an account's name in the shared limits: its phone number
+// id, which every host that sends from the number knows it by, whatever
+// each calls the account.
+func GateAccount(phoneNumberID string) string { return phoneNumberID }
+
+// earlierRefusal is the refusal that lets a row go first: a wait with an
+// end before one without (caps), the earlier end before the later.
+func earlierRefusal(a, b limits.Admission) limits.Admission {
+	switch {
+	case a.Reason == "":
+		return b
+	case a.Until.IsZero() && !b.Until.IsZero():
+		return b
+	case !a.Until.IsZero() && !b.Until.IsZero() && b.Until.Before(a.Until):
+		return b
+	}
+	return a
+}
+
+// sharedRefusal is the wait of a shared claim that admitted nothing, the
+// same kinds the local claim returns.
+func sharedRefusal(ctx context.Context, tx *Tx, campaignID int64, now, deadline time.Time,
+	refused bool, last limits.Admission, deferred, reachAt time.Time) error {
+	if !refused {
+		// Every row was put off by the pair gap.
+		return &campaign.WaitError{Reason: campaign.WaitRetry, Until: expireBy(deferred, deadline)}
+	}
+	reason, until := campaign.WaitTokens, last.Until
+	switch last.Reason {
+	case ratelimit.ReasonCapped, ratelimit.ReasonEmpty:
+		reason = campaign.WaitCapped
+	case ratelimit.ReasonGlobal:
+		reason = campaign.WaitGlobal
+	case limits.ReasonReach:
+		reason, until = campaign.WaitReach, reachAt
+	}
+	if reason != campaign.WaitCapped && reason != campaign.WaitReach && !deferred.IsZero() && (until.IsZero() || deferred.Before(until)) {
+		until = deferred
+	}
+	if reason == campaign.WaitCapped && !reachAt.IsZero() {
+		reason, until = campaign.WaitReach, reachAt
+	}
+	if reason == campaign.WaitReach {
+		// Rows put off earlier may be recipients the window holds: wait
+		// for them first, as the local claim does.
+		var next sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM messages
+			WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ?`, campaignID, now.UnixNano()).Scan(&next); err != nil {
+			return fmt.Errorf("find the next retry: %w", err)
+		}
+		if next.Valid && (until.IsZero() || fromNanos(next.Int64).Before(until)) {
+			reason, until = campaign.WaitRetry, fromNanos(next.Int64)
+		}
+	}
+	if reason == campaign.WaitRetry || reason == campaign.WaitReach {
+		until = expireBy(until, deadline)
+	}
+	return &campaign.WaitError{Reason: reason, Until: until}
+}
+
+// sharedWait notes that the campaign's host cannot ask the shared limits
+// and returns the wait: unreachable, or holding no state. Anything else
+// (a bug, a bad request) is returned as it is.
+func sharedWait(ctx context.Context, tx *Tx, sh *sharedLimits, campaignID int64, err error, now time.Time) error {
+	reason := campaign.WaitLimits
+	switch {
+	case errors.Is(err, limits.ErrStateLost):
+		reason = campaign.WaitLimitsLost
+	case sh.unavailable(err):
+	default:
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO gate_waits (campaign_id, since, reason, error) VALUES (?, ?, ?, ?)
+		ON CONFLICT (campaign_id) DO UPDATE SET reason = excluded.reason, error = excluded.error`,
+		campaignID, now.UnixNano(), string(reason), err.Error()); err != nil {
+		return fmt.Errorf("campaign %d: note the wait for shared limits: %w", campaignID, err)
+	}
+	return &campaign.WaitError{Reason: reason, Until: now.Add(campaign.LimitsPoll)}
+}
+
+// LimitsWait returns what the campaign's host noted while it waited for
+// the shared limits; a zero Since when it is not waiting.
+func (s *Store) LimitsWait(ctx context.Context, campaignID int64) (campaign.LimitsWait, error) {
+	var (
+		w      campaign.LimitsWait
+		since  int64
+		reason string
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT since, reason, error FROM gate_waits WHERE campaign_id = ?`, campaignID).
+		Scan(&since, &reason, &w.Error)
+	if errors.Is(err, sql.ErrNoRows) {
+		return w, nil
+	}
+	if err != nil {
+		return w, fmt.Errorf("read the wait for shared limits of campaign %d: %w", campaignID, err)
+	}
+	w.Since, w.Reason = fromNanos(since), campaign.WaitReason(reason)
+	return w, nil
+}
+
+// queueRefund keeps a refund for the shared limits until a gate takes it
+// (flushRefunds): recording an outcome never waits on Redis.
+func queueRefund(ctx context.Context, tx *Tx, c *campaign.SharedClaim, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO gate_refunds (claim, portfolio, account, day, at) VALUES (?, ?, ?, ?, ?)`,
+		c.ID, c.Portfolio, c.Account, c.Day, now.UnixNano()); err != nil {
+		return fmt.Errorf("queue the refund of %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// refundsPerClaim bounds the refunds one claim gives back: a backlog after
+// an outage drains over a few claims.
+const refundsPerClaim = 64
+
+// flushRefunds gives queued refunds back to the gates, oldest first, and
+// forgets those a gate took (a refund applies once by its claim id, so one
+// given back twice after a rolled-back transaction is harmless).
+func flushRefunds(ctx context.Context, tx *Tx, sh *sharedLimits) error {
+	rows, err := tx.QueryContext(ctx, `SELECT claim, portfolio, account, day FROM gate_refunds ORDER BY at LIMIT ?`, refundsPerClaim)
+	if err != nil {
+		return fmt.Errorf("read queued refunds: %w", err)
+	}
+	var queued []campaign.SharedClaim
+	for rows.Next() {
+		var c campaign.SharedClaim
+		if err := rows.Scan(&c.ID, &c.Portfolio, &c.Account, &c.Day); err != nil {
+			rows.Close()
+			return fmt.Errorf("read queued refunds: %w", err)
+		}
+		queued = append(queued, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read queued refunds: %w", err)
+	}
+	for _, c := range queued {
+		g, err := sh.gates.Gate(c.Portfolio)
+		if err != nil {
+			return fmt.Errorf("shared limits of portfolio %s: %w", c.Portfolio, err)
+		}
+		if _, err := g.Refund(ctx, limits.Claim{ID: c.ID, Account: c.Account, Day: c.Day}); err != nil && sh.unavailable(err) {
+			return err
+		}
+		// Given back, given back before, or unknown (expired, or the
+		// state was lost): nothing more to do. A mismatch is a bug
+		// that asking again cannot fix.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM gate_refunds WHERE claim = ?`, c.ID); err != nil {
+			return fmt.Errorf("forget the refund of %s: %w", c.ID, err)
+		}
+	}
+	return nil
+}
+
+// PendingRefunds counts the refunds not yet given back to the shared
+// limits.
+func (s *Store) PendingRefunds(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM gate_refunds`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count queued refunds: %w", err)
+	}
+	return n, nil
+}
