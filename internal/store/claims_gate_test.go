@@ -1,0 +1,252 @@
+package store
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits"
+	"github.com/wasend/wasend/internal/limits/limitstest"
+	"github.com/wasend/wasend/internal/limits/redisgate"
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+// sharedHost is one "host": its own database, sharing limits through one
+// Redis with the others.
+type sharedHost struct {
+	st   *Store
+	pool *redisgate.Pool
+	camp campaign.Campaign
+}
+
+// newSharedHosts opens n databases with the same accounts (the same phone
+// number ids) and a campaign each, all sharing limits through r.
+func newSharedHosts(t *testing.T, r *limitstest.Redis, n int, accts map[string]campaign.Overrides, rows int) []sharedHost {
+	t.Helper()
+	var out []sharedHost
+	for range n {
+		st := openAt(t, filepath.Join(t.TempDir(), "wasend.db"), newFakeClock())
+		for _, name := range []string{"a", "b"} {
+			if o, ok := accts[name]; ok {
+				mustAccount(t, st, name, campaign.TierNew, o)
+			}
+		}
+		pool, err := redisgate.Dial(r.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pool.Close() })
+		st.ShareLimits(pool, redisgate.Unavailable)
+		out = append(out, sharedHost{st: st, pool: pool, camp: mustCampaign(t, st, "shared", rows)})
+	}
+	return out
+}
+
+// startDay starts the shared state as `quota reset --force` does.
+func startDay(t *testing.T, h sharedHost, accts ...string) {
+	t.Helper()
+	g, err := h.pool.Gate(DefaultPortfolio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range accts {
+		names = append(names, GateAccount("pn-"+a))
+	}
+	if _, err := g.ResetQuota(t.Context(), limits.ResetRequest{Accounts: names, Today: h.st.Today(t0), Force: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// drain claims from every host in turn until each waits; it returns the
+// claims per account and each host's last wait.
+func drain(t *testing.T, hosts []sharedHost) (map[string]int, []*campaign.WaitError) {
+	t.Helper()
+	got := map[string]int{}
+	waits := make([]*campaign.WaitError, len(hosts))
+	for open := len(hosts); open > 0; {
+		open = 0
+		for i, h := range hosts {
+			if waits[i] != nil {
+				continue
+			}
+			cs, err := h.st.ClaimN(t.Context(), h.camp.ID, "r1", t0, 2)
+			var we *campaign.WaitError
+			switch {
+			case errors.As(err, &we):
+				waits[i] = we
+				continue
+			case err != nil:
+				t.Fatalf("host %d: %v", i, err)
+			}
+			open++
+			for _, c := range cs {
+				got[c.Account.Name]++
+				if c.Shared == nil || c.Shared.Account != GateAccount(c.Account.PhoneNumberID) || c.Shared.Portfolio != DefaultPortfolio {
+					t.Fatalf("claim %+v: shared admission %+v", c, c.Shared)
+				}
+			}
+		}
+	}
+	return got, waits
+}
+
+func TestSharedClaimsKeepLimitsAcrossHosts(t *testing.T) {
+	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	tests := []struct {
+		name     string
+		accts    map[string]campaign.Overrides
+		want     map[string]int
+		wantWait campaign.WaitReason
+	}{
+		{
+			name:     "buckets bind: each account's burst, whatever host asks",
+			accts:    map[string]campaign.Overrides{"a": limited(0.001, 3, 100), "b": limited(0.001, 2, 100)},
+			want:     map[string]int{"a": 3, "b": 2},
+			wantWait: campaign.WaitTokens,
+		},
+		{
+			name:     "caps bind: each account's cap exactly",
+			accts:    map[string]campaign.Overrides{"a": limited(0.001, 50, 4), "b": limited(0.001, 50, 1)},
+			want:     map[string]int{"a": 4, "b": 1},
+			wantWait: campaign.WaitCapped,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r.Client(t).FlushAll(t.Context())
+			hosts := newSharedHosts(t, r, 3, tt.accts, 10)
+			startDay(t, hosts[0], "a", "b")
+			got, waits := drain(t, hosts)
+			for name, n := range tt.want {
+				if got[name] != n {
+					t.Errorf("%s sent %d across the hosts, want %d (all: %v)", name, got[name], n, got)
+				}
+			}
+			for i, w := range waits {
+				if w.Reason != tt.wantWait {
+					t.Errorf("host %d waits for %s, want %s", i, w.Reason, tt.wantWait)
+				}
+			}
+			// The local buckets are not what decided: untouched.
+			for _, h := range hosts {
+				if a := accountByName(t, h.st, "a"); a.Tokens != float64(*tt.accts["a"].Burst) {
+					t.Errorf("local bucket of a spent to %v", a.Tokens)
+				}
+			}
+		})
+	}
+}
+
+func TestSharedClaimFailsClosed(t *testing.T) {
+	r := limitstest.StartRedis(t, limitstest.RedisOptions{Persist: true})
+	ctx := t.Context()
+	hosts := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(0.001, 50, 3)}, 5)
+	h := hosts[0]
+
+	wantWait := func(reason campaign.WaitReason, pending, attempts int) {
+		t.Helper()
+		_, err := h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 5)
+		var we *campaign.WaitError
+		if !errors.As(err, &we) || we.Reason != reason || !we.Until.Equal(t0.Add(campaign.LimitsPoll)) {
+			t.Fatalf("claim: %v, want a wait for %s until the next poll", err, reason)
+		}
+		if n := countRows(t, h.st, `SELECT count(*) FROM messages WHERE state = 'pending'`); n != pending {
+			t.Fatalf("%d rows pending, want %d: nothing is claimed", n, pending)
+		}
+		if n := countRows(t, h.st, `SELECT count(*) FROM attempts`); n != attempts {
+			t.Fatalf("%d attempts, want %d", n, attempts)
+		}
+		w, err := h.st.LimitsWait(ctx, h.camp.ID)
+		if err != nil || w.Reason != reason || w.Since.IsZero() || w.Error == "" {
+			t.Fatalf("noted wait %+v, %v; want %s", w, err, reason)
+		}
+		if c, err := h.st.Campaign(ctx, h.camp.ID); err != nil || c.PauseReason != "" {
+			t.Fatalf("campaign %+v, %v: want it not paused", c, err)
+		}
+	}
+
+	// A Redis that never started a quota day holds no state: nothing goes.
+	wantWait(campaign.WaitLimitsLost, 5, 0)
+	startDay(t, h, "a")
+	cs, err := h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 2)
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("claim after the reset: %d, %v", len(cs), err)
+	}
+	if w, _ := h.st.LimitsWait(ctx, h.camp.ID); !w.Since.IsZero() {
+		t.Errorf("wait still noted after a claim: %+v", w)
+	}
+
+	// Redis killed: rows in flight are recorded locally, a refund waits
+	// in the database, nothing more is claimed.
+	r.Kill()
+	if err := h.st.Record(ctx, cs[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
+		t.Fatalf("record while Redis is down: %v", err)
+	}
+	if err := h.st.Record(ctx, cs[1], "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0, Refund: true}, t0); err != nil {
+		t.Fatalf("record a refund while Redis is down: %v", err)
+	}
+	if n, err := h.st.PendingRefunds(ctx); err != nil || n != 1 {
+		t.Fatalf("%d refunds queued, %v; want 1", n, err)
+	}
+	wantWait(campaign.WaitLimits, 4, 2)
+
+	// Back with its data: the refund is given back once, and the cap of 3
+	// takes exactly 2 more (1 sent, the refunded one not counted).
+	r.Restart()
+	got, _ := drain(t, hosts)
+	if got["a"] != 2 {
+		t.Errorf("claimed %d after the restart, want 2 (cap 3, 1 sent, 1 refunded)", got["a"])
+	}
+	if n, err := h.st.PendingRefunds(ctx); err != nil || n != 0 {
+		t.Errorf("%d refunds still queued, %v", n, err)
+	}
+	st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: GateAccount("pn-a")}}, nil)
+	if err != nil || st.Accounts[0].Used != 3 {
+		t.Errorf("shared count %+v, %v; want 3", st, err)
+	}
+}
+
+func mustGate(t *testing.T, h sharedHost) limits.Gate {
+	t.Helper()
+	g, err := h.pool.Gate(DefaultPortfolio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// A claim whose admission was spent but whose transaction never committed
+// (a lost reply, a crash before the commit) asks again under the same id:
+// a replay that spends nothing twice.
+func TestSharedClaimReplaysAnAdmissionItNeverStored(t *testing.T) {
+	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	ctx := t.Context()
+	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(0.001, 50, 2)}, 3)[0]
+	startDay(t, h, "a")
+	cs, err := h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _, _ := strings.Cut(cs[0].Shared.ID, ":")
+	next := cs[0].Message.ID + 1
+	ad, err := mustGate(t, h).Admit(ctx, limits.Request{ClaimID: sharedClaimID(host, next, 1), Today: h.st.Today(t0),
+		Accounts: []limits.Account{{Name: GateAccount("pn-a"), Limit: ratelimit.Limit{Rate: 0.001, Burst: 50}, DailyCap: 2}}})
+	if err != nil || !ad.OK {
+		t.Fatalf("admit ahead: %+v, %v", ad, err)
+	}
+	cs, err = h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 2)
+	if err != nil || len(cs) != 1 || cs[0].Message.ID != next {
+		t.Fatalf("claim = %+v, %v; want row %d alone (its admission replayed, then the cap of 2)", cs, err, next)
+	}
+	if _, err := h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 1); !isWait(err, campaign.WaitCapped) {
+		t.Fatalf("third claim: %v, want capped", err)
+	}
+}
+
+func isWait(err error, reason campaign.WaitReason) bool {
+	var we *campaign.WaitError
+	return errors.As(err, &we) && we.Reason == reason
+}
