@@ -129,7 +129,15 @@ func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 	}
 	// A directory the user named must exist; the default one is created.
 	named := f.DBPath != "" || (f.Getenv("WASEND_DB") != "" && !f.Sandbox)
-	return store.Open(ctx, path, store.Options{Now: f.Now, Location: loc, ExistingDir: named})
+	st, err := store.Open(ctx, path, store.Options{Now: f.Now, Location: loc, ExistingDir: named})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.shareLimits(st); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 // withStore opens the database, runs fn with it and closes it again: the

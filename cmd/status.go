@@ -238,6 +238,9 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 			f.IO.Warnf("campaign %d: Cloud API OUTAGE since %s, no account gets an answer (%s); next try %s; nothing is failed meanwhile",
 				c.ID, o.Since.In(loc).Format(time.DateTime), oneLine(o.Error), o.NextProbe.In(loc).Format(time.TimeOnly))
 		}
+		if w := c.LimitsWait; w != nil {
+			f.IO.Warnf("campaign %d: %s", c.ID, limitsWaitText(w.Lost, w.Since.In(loc).Format(time.DateTime), oneLine(w.Error)))
+		}
 	}
 	return nil
 }

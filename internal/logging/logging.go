@@ -78,7 +78,7 @@ func Observer(log *slog.Logger, campaignID int64) func(dispatch.Event) {
 			// next token or a retry time is the normal pace: debug.
 			level := slog.LevelDebug
 			switch ev.Wait.Reason {
-			case campaign.WaitCapped, campaign.WaitNoAccount, campaign.WaitReach:
+			case campaign.WaitCapped, campaign.WaitNoAccount, campaign.WaitReach, campaign.WaitLimits, campaign.WaitLimitsLost:
 				level = slog.LevelWarn
 			case campaign.WaitGlobal, campaign.WaitScheduled, campaign.WaitWindow, campaign.WaitPriority:
 				level = slog.LevelInfo

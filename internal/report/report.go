@@ -44,6 +44,10 @@ const (
 	StateInterrupted = "interrupted"         // started, no process sends it now
 	StateWaitQuota   = "waiting for quota"   // a live process waits: every usable account is capped
 	StateWaitAPI     = "waiting for the API" // a live process waits out a Cloud API outage
+	// StateWaitLimits: a live process shares its limits through Redis
+	// (--limits) and cannot ask them (unreachable, or its state lost):
+	// it claims nothing until they answer.
+	StateWaitLimits = "waiting for shared limits"
 	// StateRetryLater: no process sends it, and nothing is due before a
 	// retry time (a run ended "done for now", e.g. after 131049 webhooks).
 	StateRetryLater = "retries due later"
@@ -107,6 +111,9 @@ type Campaign struct {
 	// removed.
 	StickyBroken map[string]int `json:"sticky_broken"`
 	Outage       *Outage        `json:"outage,omitempty"`
+	// LimitsWait: the campaign's host waits for the limits it shares
+	// through Redis.
+	LimitsWait *LimitsWait `json:"limits_wait,omitempty"`
 	ETA          *ETA           `json:"eta,omitempty"`
 	// The same figures as an account's health, over this campaign's
 	// requests: the last hour (of its sending, once finished) and overall.
@@ -121,6 +128,15 @@ type Outage struct {
 	Since     time.Time `json:"since"`
 	Error     string    `json:"error"`
 	NextProbe time.Time `json:"next_probe"`
+}
+
+// LimitsWait is a host's wait for the limits it shares through Redis.
+type LimitsWait struct {
+	Since time.Time `json:"since"`
+	// Lost: Redis answers but holds no state; only `wasend quota reset
+	// --force --limits URL` starts it again. Otherwise it is unreachable.
+	Lost  bool   `json:"lost"`
+	Error string `json:"error"`
 }
 
 // Dropped is an account stopped for a campaign.
@@ -223,6 +239,7 @@ type Source interface {
 	CampaignStats(ctx context.Context, id int64) (store.Stats, error)
 	DroppedAccounts(ctx context.Context, id int64) ([]store.Dropped, error)
 	Outage(ctx context.Context, id int64) (campaign.Outage, error)
+	LimitsWait(ctx context.Context, id int64) (campaign.LimitsWait, error)
 	CampaignQueue(ctx context.Context, id int64) (store.Queue, error)
 	Activity(ctx context.Context, since time.Time, campaignID int64) (map[string]store.Activity, error)
 	AccountActivity(ctx context.Context, since time.Time) (map[string]store.Activity, error)
@@ -332,7 +349,7 @@ func Accounts(accts []campaign.AccountStatus, loc *time.Location, sending bool) 
 // Sending reports whether any of camps is being sent by a live process.
 func Sending(camps []Campaign) bool {
 	return slices.ContainsFunc(camps, func(c Campaign) bool {
-		return c.State == StateRunning || c.State == StateWaitQuota || c.State == StateWaitAPI
+		return c.State == StateRunning || c.State == StateWaitQuota || c.State == StateWaitAPI || c.State == StateWaitLimits
 	})
 }
 
@@ -574,6 +591,16 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 			cj.Outage = &Outage{Since: outage.Since.UTC(), Error: outage.Error, NextProbe: outage.NextProbe.UTC()}
 			if cj.State == StateRunning {
 				cj.State = StateWaitAPI
+			}
+		}
+		lw, err := r.Src.LimitsWait(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !lw.Since.IsZero() && live[c.ID] > 0 {
+			cj.LimitsWait = &LimitsWait{Since: lw.Since.UTC(), Lost: lw.Reason == campaign.WaitLimitsLost, Error: lw.Error}
+			if cj.State == StateRunning {
+				cj.State = StateWaitLimits
 			}
 		}
 		working := cj.State == StateRunning && q.Ready > 0

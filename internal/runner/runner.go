@@ -162,7 +162,8 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				prog.Retry()
 			case dispatch.EventWait:
 				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount || ev.Wait.Reason == campaign.WaitReach ||
-					ev.Wait.Reason == campaign.WaitScheduled || ev.Wait.Reason == campaign.WaitWindow || ev.Wait.Reason == campaign.WaitPriority
+					ev.Wait.Reason == campaign.WaitScheduled || ev.Wait.Reason == campaign.WaitWindow || ev.Wait.Reason == campaign.WaitPriority ||
+					ev.Wait.Reason == campaign.WaitLimits || ev.Wait.Reason == campaign.WaitLimitsLost
 				prog.Waiting(describeWait(ev.Wait, ev.At, o.Location), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
@@ -227,6 +228,10 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) stri
 		return "another campaign on these accounts goes first (a higher priority, or its turn by weight)"
 	case campaign.WaitWindow:
 		return "outside the recipients' send window; the next one opens at " + w.Until.In(loc).Format("2006-01-02 15:04:05 MST")
+	case campaign.WaitLimits:
+		return "waiting for shared limits: Redis does not answer; nothing is claimed until it does (requests in flight finish), then sending resumes by itself"
+	case campaign.WaitLimitsLost:
+		return "waiting for shared limits: Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL`"
 	}
 	return string(w.Reason)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -37,6 +38,17 @@ const DefaultPortfolio = "default"
 // from other errors.
 func (s *Store) ShareLimits(g Gates, unavailable func(error) bool) {
 	s.shared = &sharedLimits{gates: g, unavailable: unavailable}
+}
+
+// closeShared closes the gates ShareLimits was given, when they close.
+func (s *Store) closeShared() {
+	if s.shared == nil {
+		return
+	}
+	if c, ok := s.shared.gates.(io.Closer); ok {
+		c.Close()
+	}
+	s.shared = nil
 }
 
 // SharesLimits reports whether claims ask shared limits (ShareLimits).

@@ -148,6 +148,7 @@ const cacheKiB = 16384
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.closeShared()
 	s.wmu.Lock()
 	if s.w != nil {
 		s.w.Close()
