@@ -1,7 +1,12 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/store"
@@ -44,4 +49,152 @@ func limitsWaitText(lost bool, since, why string) string {
 		return fmt.Sprintf("waiting for shared limits since %s: Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` starts a quota day", since)
 	}
 	return fmt.Sprintf("waiting for shared limits since %s: Redis does not answer (%s); nothing is claimed until it does, then sending resumes by itself", since, why)
+}
+
+// resetSharedQuota starts the quota day in the shared limits too, when
+// --limits names them, and prints what it did.
+func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts []string, force bool) error {
+	pool, err := f.limitsPool()
+	if pool == nil || err != nil {
+		return err
+	}
+	defer pool.Close()
+	res, err := st.ResetSharedQuota(ctx, pool, accounts, force)
+	for _, r := range res {
+		switch {
+		case r.Reset.Reset:
+			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s (was %d on %s)\n", r.Account, r.Day, r.Before, orNone(r.LastDay))
+		default:
+			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s already open, unchanged (%d); use --force to reset again\n", r.Account, r.Day, r.Before)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("shared limits at %s: %w", pool, err)
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func newLimitStatusCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status --limits URL",
+		Short: "Show the limits shared between hosts through Redis",
+		Long: `Show the limits this database's accounts share with other hosts through
+Redis (--limits or WASEND_LIMITS): per account its portfolio, the current
+shared quota day, the messages counted against its daily cap on that day by
+every host, and its tokens now; then each portfolio's global bucket. Accounts
+are known to Redis by their phone number id, portfolios by name; accounts
+without a portfolio share the portfolio "default". It spends nothing.`,
+		Example: `  wasend limits status --limits redis://redis.internal:6379/0
+  WASEND_LIMITS=redis://redis.internal:6379/0 wasend limits status --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pool, err := f.limitsPool()
+			if err != nil {
+				return err
+			}
+			if pool == nil {
+				return usagef("no shared limits: give --limits redis://HOST:6379/0 (or set WASEND_LIMITS)")
+			}
+			defer pool.Close()
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				states, err := st.SharedLimitsState(cmd.Context(), pool)
+				if err != nil {
+					return fmt.Errorf("shared limits at %s: %w", pool, err)
+				}
+				out := limitsStatusJSON(states)
+				if asJSON {
+					return f.IO.JSON(out)
+				}
+				return printLimitsStatus(f, out)
+			})
+		},
+	}
+	addJSONFlag(cmd, &asJSON)
+	return cmd
+}
+
+type limitsStatusOut struct {
+	Portfolios []sharedPortfolioJSON `json:"portfolios"`
+}
+
+type sharedPortfolioJSON struct {
+	Name string `json:"name"`
+	// Lost: Redis holds no state for it (never started, or lost in a
+	// restart without persistence).
+	Lost     bool                `json:"lost"`
+	At       time.Time           `json:"at"`
+	Accounts []sharedAccountJSON `json:"accounts"`
+	Global   *sharedBucketJSON   `json:"global,omitempty"`
+}
+
+type sharedAccountJSON struct {
+	Name     string  `json:"name"`
+	Number   string  `json:"phone_number_id"`
+	QuotaDay string  `json:"quota_day"`
+	Used     int     `json:"used"`
+	DailyCap int     `json:"daily_cap"`
+	Tokens   float64 `json:"tokens"`
+	Burst    int     `json:"burst"`
+	Rate     float64 `json:"rate"`
+}
+
+type sharedBucketJSON struct {
+	Tokens float64 `json:"tokens"`
+	Burst  int     `json:"burst"`
+	Rate   float64 `json:"rate"`
+}
+
+func limitsStatusJSON(states []store.SharedState) limitsStatusOut {
+	out := limitsStatusOut{Portfolios: []sharedPortfolioJSON{}}
+	for _, s := range states {
+		p := sharedPortfolioJSON{Name: s.Portfolio, Lost: s.State.Generation == "", At: s.State.At.UTC(), Accounts: []sharedAccountJSON{}}
+		for i, a := range s.Accounts {
+			as := s.State.Accounts[i]
+			p.Accounts = append(p.Accounts, sharedAccountJSON{Name: a.Name, Number: a.Gate.Name, QuotaDay: as.Day, Used: as.Used,
+				DailyCap: a.Gate.DailyCap, Tokens: as.Tokens, Burst: a.Gate.Limit.Burst, Rate: a.Gate.Limit.Rate})
+		}
+		if s.Global != nil && s.State.Global != nil {
+			p.Global = &sharedBucketJSON{Tokens: s.State.Global.Tokens, Burst: s.Global.Burst, Rate: s.Global.Rate}
+		}
+		out.Portfolios = append(out.Portfolios, p)
+	}
+	return out
+}
+
+func printLimitsStatus(f *Factory, out limitsStatusOut) error {
+	t := newTable(f, "ACCOUNT", "PORTFOLIO", "QUOTA DAY", "USED/CAP", "TOKENS/BURST", "RATE/S").Truncate("ACCOUNT", "PORTFOLIO")
+	for _, p := range out.Portfolios {
+		for _, a := range p.Accounts {
+			day := a.QuotaDay
+			if day == "" {
+				day = "-"
+			}
+			t.Row(a.Name, p.Name, day, fmt.Sprintf("%d/%d", a.Used, a.DailyCap),
+				fmt.Sprintf("%.1f/%d", a.Tokens, a.Burst), strconv.FormatFloat(a.Rate, 'g', 4, 64))
+		}
+		if p.Global != nil {
+			t.Row("(global)", p.Name, "-", "-", fmt.Sprintf("%.1f/%d", p.Global.Tokens, p.Global.Burst), strconv.FormatFloat(p.Global.Rate, 'g', 4, 64))
+		}
+	}
+	if len(out.Portfolios) == 0 && f.IO.IsStdoutTTY() {
+		f.IO.Out.Write([]byte("no accounts yet\n"))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, p := range out.Portfolios {
+		if p.Lost {
+			f.IO.Warnf("portfolio %s: Redis holds no shared state (never started, or lost in a restart without persistence); "+
+				"nothing is sent until `wasend quota reset --force --limits URL`", p.Name)
+		}
+	}
+	return nil
 }

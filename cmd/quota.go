@@ -29,10 +29,17 @@ first use ($WASEND_TZ, else local time; see wasend config get timezone). A
 WASEND_TZ that disagrees is refused. A campaign waiting on caps continues
 within seconds.
 
+With --limits (or WASEND_LIMITS) the quota day also starts in the limits
+shared through Redis, by the same rule: every host's cron line may run it,
+and the first one on a new day starts it. After Redis lost its data (a
+restart without persistence) nothing is sent until a reset with --force
+starts the shared state again.
+
 Crontab line:
   0 0 * * * wasend quota reset`,
 		Example: `  wasend quota reset
-  wasend quota reset --account fresh-02 --force`,
+  wasend quota reset --account fresh-02 --force
+  wasend quota reset --force --limits redis://redis.internal:6379/0`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
@@ -66,7 +73,7 @@ Crontab line:
 						fmt.Fprintf(f.IO.Out, "%s: promoted %s → %s (%s)\n", r.Account, p.From, p.To, p.Reason)
 					}
 				}
-				return nil
+				return resetSharedQuota(cmd.Context(), f, st, accounts, force)
 			})
 		},
 	}

@@ -141,9 +141,11 @@ campaigns pick the change up within seconds; tokens already earned are kept.
 
 func newLimitCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "limit",
-		Short: "Limits over all accounts",
+		Use:     "limit",
+		Aliases: []string{"limits"},
+		Short:   "Limits over all accounts, and those shared between hosts",
 	}
+	cmd.AddCommand(newLimitStatusCmd(f))
 	var (
 		rate  float64
 		every time.Duration
