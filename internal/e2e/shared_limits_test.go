@@ -1,0 +1,309 @@
+package e2e
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/limits/limitstest"
+	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/testproc"
+)
+
+// sharedAccounts are the two numbers every host of these tests sends from.
+var sharedAccounts = []account{{"left", "100000000000031", "active"}, {"right", "100000000000032", "active"}}
+
+// newHosts makes n hosts — each its own directory and database — with the
+// same two accounts and limits, sending to one sandbox and sharing their
+// limits through the Redis at url (WASEND_LIMITS).
+func newHosts(t *testing.T, n int, url string, rate float64, burst, dailyCap int) []*world {
+	t.Helper()
+	first := newWorld(t, sandbox.Options{PairInterval: -1})
+	hosts := []*world{first}
+	for range n - 1 {
+		hosts = append(hosts, worldAt(t, first.api, first.APIBase))
+	}
+	for _, h := range hosts {
+		h.Extra = append(h.Extra, "WASEND_LIMITS="+url)
+		h.addAccounts(sharedAccounts...)
+		for _, a := range sharedAccounts {
+			h.OK("account", "set", a.name, "--rate", fmt.Sprint(rate), "--burst", fmt.Sprint(burst), "--daily-cap", fmt.Sprint(dailyCap))
+		}
+	}
+	return hosts
+}
+
+// runShards starts `campaign run list --shard K/N` on every host.
+func runShards(hosts []*world, list string, extra ...string) []*testproc.Proc {
+	var procs []*testproc.Proc
+	for k, h := range hosts {
+		args := append([]string{"campaign", "run", list, "--template", "spring_sale", "--lang", "en_US", "--params", "name",
+			"--shard", fmt.Sprintf("%d/%d", k+1, len(hosts))}, extra...)
+		procs = append(procs, h.Start(args...))
+	}
+	return procs
+}
+
+// sharedClaim is a token a host took: for which recipient, on which
+// number, when.
+type sharedClaim struct {
+	to, number string
+	at         time.Time
+}
+
+// hostClaims are the claims of every host that made a request (those put
+// back unsent made none), oldest first per host.
+func hostClaims(hosts []*world) []sharedClaim {
+	var out []sharedClaim
+	for _, h := range hosts {
+		h.Query(`SELECT m.phone, a.phone_number_id, t.claimed_at FROM attempts t JOIN accounts a ON a.id = t.account_id
+			JOIN messages m ON m.id = t.message_id WHERE coalesce(t.class, '') <> 'not-sent' ORDER BY t.id`,
+			func(rs *sql.Rows) error {
+				var c sharedClaim
+				var ns int64
+				err := rs.Scan(&c.to, &c.number, &ns)
+				c.at = time.Unix(0, ns)
+				out = append(out, c)
+				return err
+			})
+	}
+	return out
+}
+
+// checkShared holds the hosts' story up against the server's record:
+// nobody accepted twice, every request paid for by a claim on its number,
+// each account's claims within its bucket (one token of slack for the
+// instant a host reads its clock before Redis reads its own) and the
+// server's arrivals within it too, plus the spread of claim-to-server
+// delays. It returns the accepted messages per number.
+func checkShared(t *testing.T, hosts []*world, rate float64, burst int) map[string]int {
+	t.Helper()
+	recs := hosts[0].api.Records()
+	checkNoDuplicates(t, recs)
+	claims := hostClaims(hosts)
+	byTo := map[string][]sharedClaim{}
+	for _, c := range claims {
+		byTo[c.to] = append(byTo[c.to], c)
+	}
+	accepted := map[string]int{}
+	delays := map[string][2]time.Duration{}
+	for i, r := range recs {
+		q := byTo[r.To]
+		if len(q) == 0 {
+			t.Errorf("request %d to %s at %s: no host took a token for it", i, r.To, r.At.Format("15:04:05.000"))
+			continue
+		}
+		c := q[0]
+		byTo[r.To] = q[1:]
+		if c.number != r.PhoneNumberID {
+			t.Errorf("request %d to %s: sent from %s, claimed on %s", i, r.To, r.PhoneNumberID, c.number)
+		}
+		d := r.At.Sub(c.at)
+		lh, ok := delays[r.PhoneNumberID]
+		if !ok {
+			lh = [2]time.Duration{math.MaxInt64, 0}
+		}
+		delays[r.PhoneNumberID] = [2]time.Duration{min(lh[0], d), max(lh[1], d)}
+		if testproc.AcceptedOutcome(r.Outcome) {
+			accepted[r.PhoneNumberID]++
+		}
+	}
+	for to, q := range byTo {
+		if len(q) > 0 {
+			t.Errorf("%d token(s) taken for %s that never reached the server", len(q), to)
+		}
+	}
+	for _, a := range sharedAccounts {
+		var taken, arrived []time.Time
+		for _, c := range claims {
+			if c.number == a.phoneNumberID {
+				taken = append(taken, c.at)
+			}
+		}
+		for _, r := range recs {
+			if r.PhoneNumberID == a.phoneNumberID {
+				arrived = append(arrived, r.At)
+			}
+		}
+		checkRate(t, "claims of "+a.name+" on all hosts", sortedTimes(taken), rate, burst, 1)
+		jitter := delays[a.phoneNumberID][1] - delays[a.phoneNumberID][0]
+		checkRate(t, "server, account "+a.name, sortedTimes(arrived), rate, burst, 1+rate*jitter.Seconds())
+	}
+	return accepted
+}
+
+// TestThreeHostsShareLimitsThroughRedis: three hosts, each its own
+// database, the same two numbers, one Redis, a third of one list each.
+// The server's record shows every limit held across the hosts: nobody
+// twice, no bucket overdrawn by more than a token, each daily cap taken
+// exactly; after a forced quota reset the same commands send the rest,
+// and every recipient got one message.
+func TestThreeHostsShareLimitsThroughRedis(t *testing.T) {
+	const (
+		rate     = 10.0
+		burst    = 3
+		dailyCap = 20
+		rows     = 60 // the caps allow 40 a day
+	)
+	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	hosts := newHosts(t, 3, r.URL(), rate, burst, dailyCap)
+	list := hosts[0].WriteCSV("list.csv", 4915112380000, rows)
+
+	// Redis holds no state yet: nothing is sent before a forced reset.
+	hosts[0].OK("quota", "reset", "--force")
+
+	capped := 0
+	for i, p := range runShards(hosts, list, "--stop-when-capped") {
+		res := p.Wait(t)
+		switch res.Code {
+		case 0:
+		case 3:
+			capped++
+		default:
+			t.Errorf("host %d: want exit 0 or 3 (capped)\n%s", i+1, res)
+		}
+	}
+	if capped == 0 {
+		t.Errorf("every host finished although the caps allow %d of %d", 2*dailyCap, rows)
+	}
+	accepted := checkShared(t, hosts, rate, burst)
+	for _, a := range sharedAccounts {
+		if accepted[a.phoneNumberID] != dailyCap {
+			t.Errorf("account %s: the server accepted %d, want exactly the cap %d", a.name, accepted[a.phoneNumberID], dailyCap)
+		}
+	}
+
+	// limits status shows what every host counted together.
+	var st struct {
+		Portfolios []struct {
+			Name     string `json:"name"`
+			Accounts []struct {
+				Name string `json:"name"`
+				Used int    `json:"used"`
+				Cap  int    `json:"daily_cap"`
+			} `json:"accounts"`
+		} `json:"portfolios"`
+	}
+	if err := json.Unmarshal([]byte(hosts[1].OK("limits", "status", "--json").Stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Portfolios) != 1 || st.Portfolios[0].Name != "default" || len(st.Portfolios[0].Accounts) != 2 {
+		t.Fatalf("limits status: %+v", st)
+	}
+	for _, a := range st.Portfolios[0].Accounts {
+		if a.Used != dailyCap {
+			t.Errorf("limits status: %s used %d, want %d", a.Name, a.Used, dailyCap)
+		}
+	}
+
+	// A new shared quota day (once, from any host; the others' reset
+	// changes nothing) and the same commands again: the rest goes out.
+	hosts[2].OK("quota", "reset")
+	hosts[0].OK("quota", "reset", "--force")
+	if out := hosts[1].OK("quota", "reset").Stdout; !strings.Contains(out, "already open, unchanged") {
+		t.Errorf("a second host's reset on the same day must change nothing in the shared limits:\n%s", out)
+	}
+	for i, p := range runShards(hosts, list, "--stop-when-capped") {
+		if res := p.Wait(t); res.Code != 0 {
+			t.Errorf("host %d, second day: want exit 0\n%s", i+1, res)
+		}
+	}
+	checkShared(t, hosts, rate, burst)
+	got := testproc.Accepted(hosts[0].api.Records())
+	if len(got) != rows {
+		t.Errorf("the server accepted %d distinct recipients over the two days, want all %d", len(got), rows)
+	}
+	for _, h := range hosts {
+		for _, row := range h.Rows() {
+			if row.State != "sent" {
+				t.Errorf("%s: %s after the second day", row.Phone, row.State)
+			}
+		}
+	}
+}
+
+// TestRedisKilledMidRun: Redis is killed (SIGKILL) while three hosts send,
+// and started again with its data (an append-only file). Meanwhile no
+// host claims anything — the requests in flight finish and are recorded —
+// and status says what they wait for; then they resume by themselves.
+// Nothing is lost or sent twice, and the limits held throughout.
+func TestRedisKilledMidRun(t *testing.T) {
+	const (
+		rate  = 10.0
+		burst = 2
+		rows  = 60
+	)
+	r := limitstest.StartRedis(t, limitstest.RedisOptions{Persist: true})
+	hosts := newHosts(t, 3, r.URL(), rate, burst, 1000)
+	list := hosts[0].WriteCSV("list.csv", 4915112390000, rows)
+	hosts[0].OK("quota", "reset", "--force")
+	procs := runShards(hosts, list)
+
+	api := hosts[0].api
+	hosts[0].WaitFor(30*time.Second, "15 requests", func() bool { return len(api.Records()) >= 15 })
+	r.Kill()
+	killed := time.Now()
+	// Requests in flight at the kill finish; after them, nothing.
+	time.Sleep(time.Second)
+	before := len(api.Records())
+	for i, h := range hosts {
+		h.WaitFor(10*time.Second, fmt.Sprintf("host %d's status to say it waits for shared limits", i+1), func() bool {
+			return h.statusState() == "waiting for shared limits"
+		})
+	}
+	if n := len(api.Records()); n != before {
+		t.Errorf("%d requests reached the server while Redis was down (from %d to %d, %v after the kill)", n-before, before, n, time.Since(killed))
+	}
+	if before >= rows {
+		t.Fatalf("every row was sent before Redis went down; the test proves nothing")
+	}
+	r.Restart()
+	for i, p := range procs {
+		res := p.Wait(t)
+		if res.Code != 0 {
+			t.Errorf("host %d: want exit 0 after Redis came back\n%s", i+1, res)
+		}
+		if !strings.Contains(res.Stderr, "waiting for shared limits") {
+			t.Errorf("host %d: its progress never said it waited for the shared limits:\n%s", i+1, res.Stderr)
+		}
+	}
+	accepted := checkShared(t, hosts, rate, burst)
+	if got := testproc.Accepted(api.Records()); len(got) != rows {
+		t.Errorf("the server accepted %d distinct recipients, want all %d", len(got), rows)
+	}
+	// The restarted Redis kept its counts: they add up to what was sent.
+	var st struct {
+		Portfolios []struct {
+			Accounts []struct {
+				Number string `json:"phone_number_id"`
+				Used   int    `json:"used"`
+			} `json:"accounts"`
+		} `json:"portfolios"`
+	}
+	if err := json.Unmarshal([]byte(hosts[0].OK("limits", "status", "--json").Stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range st.Portfolios[0].Accounts {
+		if a.Used != accepted[a.Number] {
+			t.Errorf("Redis counts %d for %s, the server accepted %d", a.Used, a.Number, accepted[a.Number])
+		}
+	}
+}
+
+// statusState is the state `status --json` gives the host's one campaign.
+func (w *world) statusState() string {
+	var st struct {
+		Campaigns []struct {
+			State string `json:"state"`
+		} `json:"campaigns"`
+	}
+	r := w.Run("status", "--json")
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &st) != nil || len(st.Campaigns) != 1 {
+		return ""
+	}
+	return st.Campaigns[0].State
+}
