@@ -114,7 +114,7 @@ type Campaign struct {
 	// LimitsWait: the campaign's host waits for the limits it shares
 	// through Redis.
 	LimitsWait *LimitsWait `json:"limits_wait,omitempty"`
-	ETA          *ETA           `json:"eta,omitempty"`
+	ETA        *ETA        `json:"eta,omitempty"`
 	// The same figures as an account's health, over this campaign's
 	// requests: the last hour (of its sending, once finished) and overall.
 	LastHour Health `json:"last_hour"`
