@@ -98,6 +98,7 @@ func TestSharedClaimsKeepLimitsAcrossHosts(t *testing.T) {
 	tests := []struct {
 		name     string
 		accts    map[string]campaign.Overrides
+		global   *ratelimit.Limit
 		want     map[string]int
 		wantWait campaign.WaitReason
 	}{
@@ -113,11 +114,25 @@ func TestSharedClaimsKeepLimitsAcrossHosts(t *testing.T) {
 			want:     map[string]int{"a": 4, "b": 1},
 			wantWait: campaign.WaitCapped,
 		},
+		{
+			name:     "the global bucket binds over both accounts",
+			accts:    map[string]campaign.Overrides{"a": limited(0.001, 50, 100), "b": limited(0.001, 50, 100)},
+			global:   &ratelimit.Limit{Rate: 0.001, Burst: 5},
+			want:     map[string]int{"a": 3, "b": 2},
+			wantWait: campaign.WaitGlobal,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r.Client(t).FlushAll(t.Context())
 			hosts := newSharedHosts(t, r, 3, tt.accts, 10)
+			if tt.global != nil {
+				for _, h := range hosts {
+					if err := h.st.SetGlobalLimit(t.Context(), true, *tt.global); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			startDay(t, hosts[0], "a", "b")
 			got, waits := drain(t, hosts)
 			for name, n := range tt.want {

@@ -1,0 +1,65 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mattn/go-runewidth"
+
+	"github.com/wasend/wasend/internal/limits/limitstest"
+)
+
+func TestLimitsStatusShowsTheSharedState(t *testing.T) {
+	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	c := newCLI(t)
+	c.addAccounts()
+	c.ok("portfolio", "add", "acme-with-a-rather-long-portfolio-name", "--limit", "1000")
+	c.ok("account", "set", "fresh-02", "--portfolio", "acme-with-a-rather-long-portfolio-name")
+
+	// Without a URL there is nothing to show: a usage error.
+	if code, out := c.exit("limits", "status"); code != ExitUsage || !strings.Contains(out, "--limits") {
+		t.Errorf("limits status without --limits: exit %d\n%s", code, out)
+	}
+
+	c.env["WASEND_LIMITS"] = "redis://:s3cret@" + r.Addr() + "/0"
+	// Nothing started yet: the state is lost, and a plain reset says so.
+	if code, out := c.exit("quota", "reset"); code != ExitError || !strings.Contains(out, "--force") || strings.Contains(out, "s3cret") {
+		t.Errorf("plain reset of a lost state: exit %d\n%s", code, out)
+	}
+	out := c.ok("quota", "reset", "--force")
+	for _, want := range []string{"main-01: shared quota day 2026-11-30#1", "fresh-02: shared quota day 2026-11-30#1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("forced reset does not say %q:\n%s", want, out)
+		}
+	}
+	if out := c.ok("quota", "reset"); !strings.Contains(out, "main-01: shared quota day 2026-11-30#1 already open, unchanged") {
+		t.Errorf("a second plain reset must leave the shared day:\n%s", out)
+	}
+
+	rows := c.table("limits", "status")
+	want := map[string][2]string{"main-01": {"default", "0/300"}, "fresh-02": {"acme-with-a-rather-long-portfolio-name", "0/50"}}
+	if len(rows) != 2 {
+		t.Fatalf("limits status rows: %v", rows)
+	}
+	for _, row := range rows {
+		w := want[row["ACCOUNT"]]
+		if row["PORTFOLIO"] != w[0] || row["USED/CAP"] != w[1] || row["QUOTA DAY"] != "2026-11-30#1" {
+			t.Errorf("row %v, want portfolio %s, used %s", row, w[0], w[1])
+		}
+	}
+
+	// On an 80-column terminal the table fits.
+	c.tty, c.width = true, 80
+	for i, line := range strings.Split(strings.TrimSuffix(c.ok("limits", "status"), "\n"), "\n") {
+		if w := runewidth.StringWidth(line); w > 80 {
+			t.Errorf("line %d is %d columns wide: %q", i+1, w, line)
+		}
+	}
+
+	// Redis gone: an error naming it (password redacted), not a table.
+	r.Kill()
+	code, msg := c.exit("limits", "status")
+	if code != ExitError || !strings.Contains(msg, "unavailable") || strings.Contains(msg, "s3cret") {
+		t.Errorf("limits status with Redis down: exit %d\n%s", code, msg)
+	}
+}
