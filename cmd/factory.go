@@ -133,7 +133,7 @@ func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.shareLimits(st); err != nil {
+	if err := f.shareLimits(ctx, st); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // shareLimits makes st's claims ask the limits shared through Redis when
 // --limits (or WASEND_LIMITS) names one. Nothing is connected yet: a Redis
 // that is down makes sending wait, not the command fail.
-func (f *Factory) shareLimits(st *store.Store) error {
+func (f *Factory) shareLimits(ctx context.Context, st *store.Store) error {
 	url := f.LimitsURL()
 	if url == "" {
 		return nil
@@ -24,7 +24,10 @@ func (f *Factory) shareLimits(st *store.Store) error {
 	if err != nil {
 		return usageError{err}
 	}
-	st.ShareLimits(pool, redisgate.Unavailable)
+	if err := st.ShareLimits(ctx, pool, redisgate.Unavailable); err != nil {
+		pool.Close()
+		return err
+	}
 	return nil
 }
 

@@ -35,9 +35,23 @@ const DefaultPortfolio = "default"
 // each message's admission. The rows, attempts, windows, priorities and
 // the suppression list stay in the database. unavailable tells a failure
 // to reach the gates (fail closed: nothing is claimed, the engine waits)
-// from other errors.
-func (s *Store) ShareLimits(g Gates, unavailable func(error) bool) {
-	s.shared = &sharedLimits{gates: g, unavailable: unavailable}
+// from other errors. The database's host id, which every claim id starts
+// with, is made now the first time.
+func (s *Store) ShareLimits(ctx context.Context, g Gates, unavailable func(error) bool) error {
+	var id string
+	err := s.write(ctx, func(tx *Tx) error {
+		b := make([]byte, 8)
+		rand.Read(b)
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)`, hostKey, hex.EncodeToString(b)); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, hostKey).Scan(&id)
+	})
+	if err != nil {
+		return fmt.Errorf("host id for the shared limits: %w", err)
+	}
+	s.shared = &sharedLimits{gates: g, unavailable: unavailable, host: id}
+	return nil
 }
 
 // closeShared closes the gates ShareLimits was given, when they close.
@@ -57,32 +71,12 @@ func (s *Store) SharesLimits() bool { return s.shared != nil }
 type sharedLimits struct {
 	gates       Gates
 	unavailable func(error) bool
-	host        string // read once, from the settings
+	host        string // the database's id among the hosts (setting limits_host)
 }
 
 // hostKey is the setting that names this database among the hosts sharing
 // limits: claim ids start with it, so two hosts never use the same one.
 const hostKey = "limits_host"
-
-// hostID returns the database's host id, making one the first time.
-func (sh *sharedLimits) hostID(ctx context.Context, tx *Tx) (string, error) {
-	if sh.host != "" {
-		return sh.host, nil
-	}
-	var id string
-	err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, hostKey).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		b := make([]byte, 8)
-		rand.Read(b)
-		id = hex.EncodeToString(b)
-		_, err = tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)`, hostKey, id)
-	}
-	if err != nil {
-		return "", fmt.Errorf("host id for the shared limits: %w", err)
-	}
-	sh.host = id
-	return id, nil
-}
 
 // sharedClaimID names a row's attempt among every host's: the same row
 // and attempt asked again (a retried transaction, a claim rolled back
@@ -110,10 +104,7 @@ type gateGroup struct {
 func claimShared(ctx context.Context, tx *Tx, campaignID int64, runner string, now, deadline time.Time,
 	turn turn, accts []account, msgs []campaign.Message) ([]campaign.Claim, error) {
 	sh := tx.s.shared
-	host, err := sh.hostID(ctx, tx)
-	if err != nil {
-		return nil, err
-	}
+	host := sh.host
 	if err := flushRefunds(ctx, tx, sh); err != nil {
 		if !sh.unavailable(err) {
 			return nil, err

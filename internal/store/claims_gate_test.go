@@ -38,7 +38,9 @@ func newSharedHosts(t *testing.T, r *limitstest.Redis, n int, accts map[string]c
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { pool.Close() })
-		st.ShareLimits(pool, redisgate.Unavailable)
+		if err := st.ShareLimits(t.Context(), pool, redisgate.Unavailable); err != nil {
+			t.Fatal(err)
+		}
 		out = append(out, sharedHost{st: st, pool: pool, camp: mustCampaign(t, st, "shared", rows)})
 	}
 	return out
