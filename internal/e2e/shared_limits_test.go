@@ -76,10 +76,11 @@ func hostClaims(hosts []*world) []sharedClaim {
 
 // checkShared holds the hosts' story up against the server's record:
 // nobody accepted twice, every request paid for by a claim on its number,
-// each account's claims within its bucket (one token of slack for the
-// instant a host reads its clock before Redis reads its own) and the
-// server's arrivals within it too, plus the spread of claim-to-server
-// delays. It returns the accepted messages per number.
+// and each account's requests at the server within its bucket, give or
+// take one token plus what the spread of claim-to-server delays can bunch
+// together. (The hosts' claim times are their own clocks read before
+// asking Redis, whose clock decides: not the times to hold the bucket
+// to.) It returns the accepted messages per number.
 func checkShared(t *testing.T, hosts []*world, rate float64, burst int) map[string]int {
 	t.Helper()
 	recs := hosts[0].api.Records()
@@ -118,18 +119,12 @@ func checkShared(t *testing.T, hosts []*world, rate float64, burst int) map[stri
 		}
 	}
 	for _, a := range sharedAccounts {
-		var taken, arrived []time.Time
-		for _, c := range claims {
-			if c.number == a.phoneNumberID {
-				taken = append(taken, c.at)
-			}
-		}
+		var arrived []time.Time
 		for _, r := range recs {
 			if r.PhoneNumberID == a.phoneNumberID {
 				arrived = append(arrived, r.At)
 			}
 		}
-		checkRate(t, "claims of "+a.name+" on all hosts", sortedTimes(taken), rate, burst, 1)
 		jitter := delays[a.phoneNumberID][1] - delays[a.phoneNumberID][0]
 		checkRate(t, "server, account "+a.name, sortedTimes(arrived), rate, burst, 1+rate*jitter.Seconds())
 	}
