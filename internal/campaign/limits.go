@@ -22,6 +22,7 @@ const LimitsPoll = time.Second
 // shared limits; a zero Since when it is not waiting.
 type LimitsWait struct {
 	Since  time.Time
+	Seen   time.Time  // the last claim that found the shared limits so
 	Reason WaitReason // WaitLimits or WaitLimitsLost
 	Error  string     // the last error, without secrets (the URL is redacted)
 }

@@ -597,7 +597,7 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !lw.Since.IsZero() && live[c.ID] > 0 {
+		if !lw.Since.IsZero() && live[c.ID] > 0 && r.Now.Sub(lw.Seen) < LiveWithin {
 			cj.LimitsWait = &LimitsWait{Since: lw.Since.UTC(), Lost: lw.Reason == campaign.WaitLimitsLost, Error: lw.Error}
 			if cj.State == StateRunning {
 				cj.State = StateWaitLimits

@@ -382,31 +382,32 @@ func sharedWait(ctx context.Context, tx *Tx, sh *sharedLimits, campaignID int64,
 	default:
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO gate_waits (campaign_id, since, reason, error) VALUES (?, ?, ?, ?)
-		ON CONFLICT (campaign_id) DO UPDATE SET reason = excluded.reason, error = excluded.error`,
-		campaignID, now.UnixNano(), string(reason), err.Error()); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO gate_waits (campaign_id, since, seen, reason, error) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (campaign_id) DO UPDATE SET seen = excluded.seen, reason = excluded.reason, error = excluded.error`,
+		campaignID, now.UnixNano(), now.UnixNano(), string(reason), err.Error()); err != nil {
 		return fmt.Errorf("campaign %d: note the wait for shared limits: %w", campaignID, err)
 	}
 	return &campaign.WaitError{Reason: reason, Until: now.Add(campaign.LimitsPoll)}
 }
 
-// LimitsWait returns what the campaign's host noted while it waited for
-// the shared limits; a zero Since when it is not waiting.
+// LimitsWait returns what the campaign's host last noted while it waited
+// for the shared limits; a zero Since when the last claim was admitted. A
+// host stopped while waiting leaves its note: Seen tells how recent it is.
 func (s *Store) LimitsWait(ctx context.Context, campaignID int64) (campaign.LimitsWait, error) {
 	var (
-		w      campaign.LimitsWait
-		since  int64
-		reason string
+		w           campaign.LimitsWait
+		since, seen int64
+		reason      string
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT since, reason, error FROM gate_waits WHERE campaign_id = ?`, campaignID).
-		Scan(&since, &reason, &w.Error)
+	err := s.db.QueryRowContext(ctx, `SELECT since, seen, reason, error FROM gate_waits WHERE campaign_id = ?`, campaignID).
+		Scan(&since, &seen, &reason, &w.Error)
 	if errors.Is(err, sql.ErrNoRows) {
 		return w, nil
 	}
 	if err != nil {
 		return w, fmt.Errorf("read the wait for shared limits of campaign %d: %w", campaignID, err)
 	}
-	w.Since, w.Reason = fromNanos(since), campaign.WaitReason(reason)
+	w.Since, w.Seen, w.Reason = fromNanos(since), fromNanos(seen), campaign.WaitReason(reason)
 	return w, nil
 }
 

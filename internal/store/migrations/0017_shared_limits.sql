@@ -16,10 +16,12 @@ CREATE TABLE gate_refunds (
 
 -- gate_waits: a campaign whose host cannot ask the shared limits (Redis
 -- unreachable, or its state lost) and claims nothing meanwhile; `status`
--- shows it. Not a pause: sending resumes by itself.
+-- shows it while it is recent (seen: the last claim that found it so). Not
+-- a pause: sending resumes by itself, and the first claim admitted clears it.
 CREATE TABLE gate_waits (
     campaign_id INTEGER PRIMARY KEY REFERENCES campaigns (id) ON DELETE CASCADE,
     since       INTEGER NOT NULL,
+    seen        INTEGER NOT NULL,
     reason      TEXT NOT NULL,
     error       TEXT NOT NULL
 );
