@@ -26,8 +26,8 @@ sha=$(redis-cli -p "$port" script load "$(cat internal/limits/redisgate/admit.lu
 noop=$(redis-cli -p "$port" script load "return 1")
 redis-cli -p "$port" set "${p}gen" bench >/dev/null
 for a in a b c; do redis-cli -p "$port" set "${p}day:$a" '2026-03-02#1' >/dev/null; done
-keys=("${p}gen" "${p}claim:__rand_int__" "${p}global")
-args=("" 1 1e9 1000000000 2026-03-02 172800 3)
+keys=("${p}gen" "${p}claim:__rand_int__" "${p}global" "${p}reach" "${p}rcpt:")
+args=("" 1 1e9 1000000000 2026-03-02 172800 3 "" -1 0 0 86400000 86400000000 bench)
 for a in a b c; do
   keys+=("${p}bucket:$a" "${p}day:$a" "${p}used:$a:2026-03-02#1")
   args+=("$a" 1e9 1000000000 1000000000000 0 '2026-03-02#1')
