@@ -81,7 +81,8 @@ func TestKeysShareOneSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := []string{g.genKey(), g.claimKey("c{1}"), g.globalKey(), g.bucketKey("main:01"), g.dayKey("x"), g.usedKey("x", "2026-03-02#1")}
+	keys := []string{g.genKey(), g.claimKey("c{1}"), g.globalKey(), g.bucketKey("main:01"), g.dayKey("x"), g.usedKey("x", "2026-03-02#1"),
+		g.reachKey(), g.rcptKey("+15550001")}
 	for _, k := range keys {
 		if tag := hashTag(k); tag != "p:acme" {
 			t.Errorf("key %q hashes on %q, want p:acme", k, tag)
@@ -348,5 +349,67 @@ func TestTwoHostsShareOneDay(t *testing.T) {
 	st, err := h2.State(ctx, accts, nil)
 	if err != nil || st.Accounts[0].Used != 0 || st.Accounts[0].Day != today+"#2" || st.Generation == "" {
 		t.Fatalf("state: %+v, %v", st, err)
+	}
+}
+
+// The recipients' memory does not grow for ever: the window's sorted set
+// is trimmed by every admission and expires a window after the last one;
+// a recipient's hash lives as long as the longest rule asked for, and a
+// request with shorter rules never shortens it.
+func TestRecipientKeysExpire(t *testing.T) {
+	s := startRedis(t)
+	c := s.client(t)
+	ctx := context.Background()
+	g, err := New(c, "ttl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := limitstest.T0
+	g.pinned = func() time.Time { return now }
+	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{"a"}, Today: limitstest.Today, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	accts := []limits.Account{{Name: "a", Limit: ratelimit.Limit{Rate: 1, Burst: 100}, DailyCap: 100}}
+	admit := func(id, to string, sticky time.Duration) {
+		t.Helper()
+		a, err := g.Admit(ctx, limits.Request{ClaimID: id, Accounts: accts, Today: limitstest.Today, Recipient: to, Sticky: sticky})
+		if err != nil || !a.OK {
+			t.Fatalf("admit %s: %+v, %v", id, a, err)
+		}
+	}
+	ttl := func(key string) time.Duration {
+		t.Helper()
+		d, err := c.PTTL(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	within := func(what string, got, want time.Duration) {
+		t.Helper()
+		if got > want || got < want-time.Minute {
+			t.Errorf("%s expires in %v, want %v", what, got, want)
+		}
+	}
+	const month = 30 * 24 * time.Hour
+	admit("c1", "r1", month)
+	within("r1 (sticky 30 days)", ttl(g.rcptKey("r1")), month)
+	within("the window", ttl(g.reachKey()), ratelimit.ReachWindow)
+	admit("c2", "r1", 0)
+	within("r1 after a request without stickiness", ttl(g.rcptKey("r1")), month)
+	admit("c3", "r2", 0)
+	within("r2 (no rule longer than the window)", ttl(g.rcptKey("r2")), ratelimit.ReachWindow)
+
+	// A day later the next admission trims the recipients who left.
+	now = now.Add(ratelimit.ReachWindow + time.Second)
+	admit("c4", "r3", 0)
+	members, err := c.ZRange(ctx, g.reachKey(), 0, -1).Result()
+	if err != nil || len(members) != 1 || members[0] != "r3" {
+		t.Fatalf("window after a day: %v, %v; want only r3", members, err)
+	}
+	// Nothing is written for an admission that names no recipient.
+	admit("c5", "", 0)
+	if n, err := c.Exists(ctx, g.rcptKey("")).Result(); err != nil || n != 0 {
+		t.Errorf("a key for the empty recipient: %d, %v", n, err)
 	}
 }
