@@ -321,7 +321,7 @@ func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult,
 	}
 	res, err := refundScript.Run(ctx, g.rdb,
 		[]string{g.claimKey(c.ID), g.usedKey(c.Account, c.Day), g.reachKey(), g.rcptKey(rec.recipient)},
-		c.Account, c.Day, c.ID, rec.recipient).Result()
+		c.Account, c.Day, c.ID, rec.recipient, ratelimit.ReachWindow.Milliseconds()).Result()
 	if err != nil {
 		return 0, unavailable("refund "+c.ID, err)
 	}

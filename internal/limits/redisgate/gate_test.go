@@ -412,4 +412,15 @@ func TestRecipientKeysExpire(t *testing.T) {
 	if n, err := c.Exists(ctx, g.rcptKey("")).Result(); err != nil || n != 0 {
 		t.Errorf("a key for the empty recipient: %d, %v", n, err)
 	}
+
+	// A refund that puts a recipient back into a window that expired
+	// meanwhile makes it again with its expiry.
+	admit("c6", "r3", 0)
+	if err := c.Del(ctx, g.reachKey()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := g.Refund(ctx, limits.Claim{ID: "c6", Account: "a", Day: limitstest.Today + "#1"}); err != nil || res != limits.Refunded {
+		t.Fatalf("refund c6: %v, %v", res, err)
+	}
+	within("the window made again by a refund", ttl(g.reachKey()), ratelimit.ReachWindow)
 }

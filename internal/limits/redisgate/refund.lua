@@ -5,6 +5,7 @@
 -- KEYS[1] claim   KEYS[2] the count key of the claim's quota day
 -- KEYS[3] the reach sorted set   KEYS[4] the recipient's memory
 -- ARGV[1] account   ARGV[2] quota day   ARGV[3] claim id   ARGV[4] recipient ("" for none)
+-- ARGV[5] the reach window, ms (the sorted set's expiry, should it have none)
 -- Returns 1 refunded now, 2 refunded before, 0 no such claim,
 -- or {"MISMATCH", what the claim holds}.
 local claim = redis.call('GET', KEYS[1])
@@ -29,6 +30,9 @@ if ARGV[4] ~= '' then
     if m[2] and m[2] ~= '' then
       redis.call('HSET', KEYS[4], 'at', m[2], 'acct', m[3] or '', 'claim', m[4] or '', 'pat', '', 'pacct', '', 'pclaim', '')
       redis.call('ZADD', KEYS[3], m[2], ARGV[4])
+      if redis.call('PTTL', KEYS[3]) == -1 then
+        redis.call('PEXPIRE', KEYS[3], ARGV[5]) -- a window that expired meanwhile, made again
+      end
     else
       redis.call('DEL', KEYS[4])
       redis.call('ZREM', KEYS[3], ARGV[4])
