@@ -80,6 +80,25 @@ type Account struct {
 }
 
 // Request asks for the admission of one message.
+//
+// The gate remembers, per recipient, its latest admission in the portfolio
+// (instant, account, claim) whenever a Request names one, whatever rules
+// the request asks for: a rule turned on later sees earlier messages. It
+// knows admissions, not deliveries: "messaged" below means admitted and
+// not refunded. The rules, in the order they are checked (a refusal spends
+// nothing):
+//
+//  1. Pair gap: the latest admission at L with L > now-PairGap refuses
+//     with ReasonPair until L+PairGap.
+//  2. Reach (ratelimit.Reach's rule): L in the moving window (now-24 h,
+//     now] costs nothing; otherwise the recipient goes only while fewer
+//     than Reach.Allowed() distinct recipients are in the window, else
+//     ReasonReach until ratelimit.FreesAt of the oldest of them (24 h from
+//     now when the window is empty: a limit the margin leaves nothing of).
+//  3. Sticky: L > now-Sticky from account X, and X among Accounts: only X
+//     may be picked, so a refusal is X's (tokens, cap). X not offered: any
+//     may, and Admission.StickyBroken says so.
+//  4. ratelimit.Pick among the accounts left, then the global bucket.
 type Request struct {
 	// ClaimID names this admission for refunds and repeats; unique across
 	// hosts (the host's id and its attempt id, say).
@@ -110,25 +129,6 @@ type Request struct {
 	// the stickiness broke. Zero: no stickiness.
 	Sticky time.Duration
 }
-
-// The gate remembers, per recipient, its latest admission in the portfolio
-// (instant, account, claim) whenever a Request names one, whatever rules
-// the request asks for: a rule turned on later sees earlier messages. It
-// knows admissions, not deliveries: "messaged" above means admitted and
-// not refunded. The rules, in the order they are checked (a refusal spends
-// nothing):
-//
-//  1. Pair gap: the latest admission at L with L > now-PairGap refuses
-//     with ReasonPair until L+PairGap.
-//  2. Reach (ratelimit.Reach's rule): L in the moving window (now-24 h,
-//     now] costs nothing; otherwise the recipient goes only while fewer
-//     than Reach.Allowed() distinct recipients are in the window, else
-//     ReasonReach until ratelimit.FreesAt of the oldest of them (24 h from
-//     now when the window is empty: a limit the margin leaves nothing of).
-//  3. Sticky: L > now-Sticky from account X, and X among Accounts: only X
-//     may be picked, so a refusal is X's (tokens, cap). X not offered: any
-//     may, and Admission.StickyBroken says so.
-//  4. ratelimit.Pick among the accounts left, then the global bucket.
 
 // Reasons the gate refuses for beyond ratelimit.Pick's.
 const (
