@@ -153,6 +153,25 @@ func TestRedisTIME(t *testing.T) {
 	if wait := last.Until.Sub(last.At); wait <= 0 || wait > 100*time.Millisecond {
 		t.Errorf("wait %v, want within (0, 100ms]", wait)
 	}
+
+	// A recipient's pair gap and the window are on the same clock.
+	accts = []limits.Account{{Name: "r", Limit: ratelimit.Limit{Rate: 10, Burst: 10}, DailyCap: 100}}
+	first, err := g.Admit(ctx, limits.Request{ClaimID: "p1", Accounts: accts, Today: today, Recipient: "+15550001", PairGap: time.Hour, Reach: ratelimit.Reach{Limit: 1}})
+	if err != nil || !first.OK {
+		t.Fatalf("first admission to a recipient: %+v, %v", first, err)
+	}
+	again, err := g.Admit(ctx, limits.Request{ClaimID: "p2", Accounts: accts, Today: today, Recipient: "+15550001", PairGap: time.Hour, Reach: ratelimit.Reach{Limit: 1}})
+	if err != nil || again.OK || again.Reason != limits.ReasonPair || !again.Until.Equal(first.At.Add(time.Hour)) {
+		t.Fatalf("again within the gap: %+v, %v; want pair until %v", again, err, first.At.Add(time.Hour))
+	}
+	other, err := g.Admit(ctx, limits.Request{ClaimID: "p3", Accounts: accts, Today: today, Recipient: "+15550002", Reach: ratelimit.Reach{Limit: 1}})
+	if err != nil || other.OK || other.Reason != limits.ReasonReach || !other.Until.Equal(first.At.Add(ratelimit.ReachWindow)) {
+		t.Fatalf("a second recipient under a reach of one: %+v, %v; want reach until %v", other, err, first.At.Add(ratelimit.ReachWindow))
+	}
+	st, err := g.State(ctx, accts, nil)
+	if err != nil || st.Reach.Used != 1 || !st.Reach.Oldest.Equal(first.At) || st.At.Before(first.At) {
+		t.Fatalf("state: %+v, %v; want one recipient in the window since %v", st, err, first.At)
+	}
 }
 
 // A Redis killed mid-run: admissions fail closed while it is down; after a
