@@ -36,3 +36,14 @@ type SharedClaim struct {
 	Account   string
 	Day       string // the quota day that counted it
 }
+
+// Why a recipient did not get their sticky number, beyond the local
+// claim's reasons, when limits are shared between hosts.
+const (
+	// StickyCooling: the number rests after a throttle on this host, and
+	// the shared limits do not wait for a host's cooldowns.
+	StickyCooling = "cooling down"
+	// StickyElsewhere: the number is not one of this host's accounts
+	// (another host sends from it, in the same portfolio).
+	StickyElsewhere = "not on this host"
+)

@@ -144,6 +144,7 @@ func claimShared(ctx context.Context, tx *Tx, campaignID int64, runner string, n
 		deferred time.Time
 		reachAt  time.Time // when a full portfolio makes room, when one refused
 		gateErr  error
+		breaks   = map[string]int{}
 	)
 	putOff := func(m campaign.Message, until time.Time) error {
 		if deferred.IsZero() || until.Before(deferred) {
@@ -205,6 +206,13 @@ rows:
 			refused, last = true, ad
 			break
 		}
+		if ad.StickyBroken && !ad.Replayed {
+			why, err := stickyBreak(ctx, tx, campaignID, accts, ad.StickyAccount, now)
+			if err != nil {
+				return nil, err
+			}
+			breaks[why]++
+		}
 		i := g.accts[ad.Index]
 		used[i]++
 		m.State = campaign.Sending
@@ -224,6 +232,9 @@ rows:
 		return nil, sharedRefusal(ctx, tx, campaignID, now, deadline, refused, last, deferred, reachAt)
 	}
 	if err := logContacts(ctx, tx, out); err != nil {
+		return nil, err
+	}
+	if err := countStickyBreaks(ctx, tx, campaignID, breaks); err != nil {
 		return nil, err
 	}
 	if err := turn.took(ctx, tx, len(out)); err != nil {
@@ -472,4 +483,38 @@ func (s *Store) PendingRefunds(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("count queued refunds: %w", err)
 	}
 	return n, nil
+}
+
+// stickyBreak says why a recipient's sticky number (its name in the gate)
+// was not offered, for the campaign's tally: the reasons of the local
+// claim, plus two only shared limits have — a number of this host cooling
+// down after a throttle (the local claim waits for it; the gate, which
+// knows nothing of this host's cooldowns, was not offered it), and a
+// number this host does not have (another host's, in the same portfolio).
+func stickyBreak(ctx context.Context, tx *Tx, campaignID int64, accts []account, gateName string, now time.Time) (string, error) {
+	for _, a := range accts {
+		if GateAccount(a.PhoneNumberID) != gateName {
+			continue
+		}
+		if a.Restriction != "" && a.CooldownUntil.After(now) {
+			return campaign.StickyRestricted, nil
+		}
+		return campaign.StickyCooling, nil
+	}
+	var disabled, removed, dropped bool
+	err := tx.QueryRowContext(ctx, `SELECT disabled, removed_at IS NOT NULL,
+		EXISTS (SELECT 1 FROM campaign_accounts WHERE campaign_id = ? AND account_id = accounts.id)
+		FROM accounts WHERE phone_number_id = ? ORDER BY removed_at IS NULL DESC, id DESC LIMIT 1`, campaignID, gateName).
+		Scan(&disabled, &removed, &dropped)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return campaign.StickyElsewhere, nil
+	case err != nil:
+		return "", fmt.Errorf("read the account of number %s: %w", gateName, err)
+	case removed:
+		return campaign.StickyRemoved, nil
+	case dropped:
+		return campaign.StickyDropped, nil
+	}
+	return campaign.StickyDisabled, nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
@@ -266,4 +267,93 @@ func TestSharedClaimReplaysAnAdmissionItNeverStored(t *testing.T) {
 func isWait(err error, reason campaign.WaitReason) bool {
 	var we *campaign.WaitError
 	return errors.As(err, &we) && we.Reason == reason
+}
+
+// The recipient rules go through the gate too: a recipient another host
+// messaged is put off for the pair gap, a portfolio's reach counts every
+// host's recipients, and a recipient stuck to a number this host does not
+// have is sent from another and counted as a break.
+func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
+	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	ctx := t.Context()
+	fast := limited(0.001, 50, 100)
+
+	t.Run("pair gap", func(t *testing.T) {
+		r.Client(t).FlushAll(ctx)
+		hosts := newSharedHosts(t, r, 2, map[string]campaign.Overrides{"a": fast}, 5)
+		startDay(t, hosts[0], "a")
+		for _, h := range hosts {
+			if err := h.st.SetPairGap(ctx, h.camp.ID, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if cs, err := hosts[0].st.ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3); err != nil || len(cs) != 3 {
+			t.Fatalf("host 1: %d claims, %v", len(cs), err)
+		}
+		_, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 3)
+		if !isWait(err, campaign.WaitRetry) {
+			t.Fatalf("host 2: %v, want its rows put off for the pair gap", err)
+		}
+		if n := countRows(t, hosts[1].st, `SELECT count(*) FROM messages WHERE state = 'pending' AND next_attempt_at > ?`, time.Now().UnixNano()); n != 3 {
+			t.Errorf("host 2: %d rows put off past now, want the 3 recipients host 1 messaged", n)
+		}
+	})
+
+	t.Run("reach", func(t *testing.T) {
+		r.Client(t).FlushAll(ctx)
+		hosts := newSharedHosts(t, r, 2, map[string]campaign.Overrides{"a": fast}, 8)
+		for _, h := range hosts {
+			if _, err := h.st.AddPortfolio(ctx, campaign.Portfolio{Name: "acme", PinnedLimit: 4}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.st.UpdateAccount(ctx, "a", AccountChange{Portfolio: ptr("acme")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g, err := hosts[0].pool.Gate("acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{GateAccount("pn-a")}, Today: hosts[0].st.Today(t0), Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		if cs, err := hosts[0].st.ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3); err != nil || len(cs) != 3 {
+			t.Fatalf("host 1: %d claims, %v", len(cs), err)
+		}
+		// Host 2 has the same recipients: the 3 in the window go free,
+		// one more new one fits (4 of 4), the rest wait for the window.
+		cs, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 8)
+		if err != nil || len(cs) != 4 {
+			t.Fatalf("host 2: %d claims, %v; want 4", len(cs), err)
+		}
+		if _, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 8); !isWait(err, campaign.WaitReach) {
+			t.Fatalf("host 2 again: %v, want a wait for the reach", err)
+		}
+		st, err := g.State(ctx, nil, nil)
+		if err != nil || st.Reach.Used != 4 {
+			t.Errorf("the portfolio's window holds %+v, %v; want 4 recipients", st.Reach, err)
+		}
+	})
+
+	t.Run("sticky number on another host", func(t *testing.T) {
+		r.Client(t).FlushAll(ctx)
+		both := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": fast, "b": fast}, 1)[0]
+		onlyB := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"b": fast}, 1)[0]
+		startDay(t, both, "a", "b")
+		cs, err := both.st.ClaimN(ctx, both.camp.ID, "r1", t0, 1)
+		if err != nil || cs[0].Account.Name != "a" {
+			t.Fatalf("host 1: %+v, %v; want a", cs, err)
+		}
+		if err := both.st.Record(ctx, cs[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
+			t.Fatal(err)
+		}
+		cs, err = onlyB.st.ClaimN(ctx, onlyB.camp.ID, "r1", t0, 1)
+		if err != nil || cs[0].Account.Name != "b" {
+			t.Fatalf("host 2: %+v, %v; want b", cs, err)
+		}
+		breaks, err := onlyB.st.StickyBreaks(ctx, onlyB.camp.ID)
+		if err != nil || breaks[campaign.StickyElsewhere] != 1 || len(breaks) != 1 {
+			t.Errorf("host 2's sticky breaks %v, %v; want one %q", breaks, err, campaign.StickyElsewhere)
+		}
+	})
 }
