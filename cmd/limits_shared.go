@@ -92,7 +92,9 @@ func newLimitStatusCmd(f *Factory) *cobra.Command {
 		Long: `Show the limits this database's accounts share with other hosts through
 Redis (--limits or WASEND_LIMITS): per account its portfolio, the current
 shared quota day, the messages counted against its daily cap on that day by
-every host, and its tokens now; then each portfolio's global bucket. Accounts
+every host, and its tokens now; then each portfolio's global bucket and its
+reach (distinct recipients every host messaged in the last 24 h, of the limit
+minus its margin). Accounts
 are known to Redis by their phone number id, portfolios by name; accounts
 without a portfolio share the portfolio "default". It spends nothing.`,
 		Example: `  wasend limits status --limits redis://redis.internal:6379/0
@@ -136,6 +138,16 @@ type sharedPortfolioJSON struct {
 	At       time.Time           `json:"at"`
 	Accounts []sharedAccountJSON `json:"accounts"`
 	Global   *sharedBucketJSON   `json:"global,omitempty"`
+	Reach    sharedReachJSON     `json:"reach"`
+}
+
+// sharedReachJSON is a portfolio's moving 24 h window in Redis: distinct
+// recipients admitted by every host.
+type sharedReachJSON struct {
+	Used    int        `json:"used_24h"`
+	Limit   int        `json:"limit"`   // 0: none enforced
+	Allowed int        `json:"allowed"` // the limit minus its margin; 0 with no limit
+	FreesAt *time.Time `json:"frees_at,omitempty"`
 }
 
 type sharedAccountJSON struct {
@@ -164,6 +176,14 @@ func limitsStatusJSON(states []store.SharedState) limitsStatusOut {
 			p.Accounts = append(p.Accounts, sharedAccountJSON{Name: a.Name, Number: a.Gate.Name, QuotaDay: as.Day, Used: as.Used,
 				DailyCap: a.Gate.DailyCap, Tokens: as.Tokens, Burst: a.Gate.Limit.Burst, Rate: a.Gate.Limit.Rate})
 		}
+		p.Reach = sharedReachJSON{Used: s.State.Reach.Used, Limit: s.Reach.Limit}
+		if s.Reach.Limited() {
+			p.Reach.Allowed = s.Reach.Allowed()
+		}
+		if f := s.State.Reach.FreesAt(); !f.IsZero() {
+			f = f.UTC()
+			p.Reach.FreesAt = &f
+		}
 		if s.Global != nil && s.State.Global != nil {
 			p.Global = &sharedBucketJSON{Tokens: s.State.Global.Tokens, Burst: s.Global.Burst, Rate: s.Global.Rate}
 		}
@@ -185,6 +205,9 @@ func printLimitsStatus(f *Factory, out limitsStatusOut) error {
 		}
 		if p.Global != nil {
 			t.Row("(global)", p.Name, "-", "-", fmt.Sprintf("%.1f/%d", p.Global.Tokens, p.Global.Burst), strconv.FormatFloat(p.Global.Rate, 'g', 4, 64))
+		}
+		if p.Reach.Limit > 0 {
+			t.Row("(reach 24h)", p.Name, "-", fmt.Sprintf("%d/%d", p.Reach.Used, p.Reach.Allowed), "-", "-")
 		}
 	}
 	if len(out.Portfolios) == 0 && f.IO.IsStdoutTTY() {

@@ -37,13 +37,18 @@ func TestLimitsStatusShowsTheSharedState(t *testing.T) {
 	}
 
 	rows := c.table("limits", "status")
-	want := map[string][2]string{"main-01": {"default", "0/300"}, "fresh-02": {"acme-with-a-rather-long-portfolio-name", "0/50"}}
-	if len(rows) != 2 {
+	want := map[string][2]string{"main-01": {"default", "0/300"}, "fresh-02": {"acme-with-a-rather-long-portfolio-name", "0/50"},
+		"(reach 24h)": {"acme-with-a-rather-long-portfolio-name", "0/950"}}
+	if len(rows) != 3 {
 		t.Fatalf("limits status rows: %v", rows)
 	}
 	for _, row := range rows {
 		w := want[row["ACCOUNT"]]
-		if row["PORTFOLIO"] != w[0] || row["USED/CAP"] != w[1] || row["QUOTA DAY"] != "2026-11-30#1" {
+		day := "2026-11-30#1"
+		if row["ACCOUNT"] == "(reach 24h)" {
+			day = "-"
+		}
+		if row["PORTFOLIO"] != w[0] || row["USED/CAP"] != w[1] || row["QUOTA DAY"] != day {
 			t.Errorf("row %v, want portfolio %s, used %s", row, w[0], w[1])
 		}
 	}

@@ -305,3 +305,62 @@ func (w *world) statusState() string {
 	}
 	return st.Campaigns[0].State
 }
+
+// TestThreeHostsShareReachThroughRedis: the two numbers are one portfolio
+// whose messaging limit is 30 distinct recipients a day; three hosts send
+// a shard each of 60 people. The server sees exactly 30, and each host
+// either finished its shard or stopped at the limit (exit 3).
+func TestThreeHostsShareReachThroughRedis(t *testing.T) {
+	const (
+		rate  = 10.0
+		burst = 3
+		limit = 30
+		rows  = 60
+	)
+	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	hosts := newHosts(t, 3, r.URL(), rate, burst, 1000)
+	for _, h := range hosts {
+		h.OK("portfolio", "add", "acme", "--limit", fmt.Sprint(limit), "--margin", "0%")
+		for _, a := range sharedAccounts {
+			h.OK("account", "set", a.name, "--portfolio", "acme")
+		}
+	}
+	list := hosts[0].WriteCSV("list.csv", 4915112400000, rows)
+	hosts[0].OK("quota", "reset", "--force")
+	stopped := 0
+	for i, p := range runShards(hosts, list, "--stop-when-capped") {
+		res := p.Wait(t)
+		switch res.Code {
+		case 0:
+		case 3:
+			stopped++
+			if !strings.Contains(res.Stderr, "messaging limit") {
+				t.Errorf("host %d stopped without naming the messaging limit:\n%s", i+1, res.Stderr)
+			}
+		default:
+			t.Errorf("host %d: want exit 0 or 3\n%s", i+1, res)
+		}
+	}
+	if stopped == 0 {
+		t.Errorf("every host finished although %d recipients exceed the limit of %d", rows, limit)
+	}
+	checkShared(t, hosts, rate, burst)
+	if got := testproc.Accepted(hosts[0].api.Records()); len(got) != limit {
+		t.Errorf("the server accepted %d distinct recipients, want exactly the portfolio's limit %d", len(got), limit)
+	}
+	var st struct {
+		Portfolios []struct {
+			Name  string `json:"name"`
+			Reach struct {
+				Used    int `json:"used_24h"`
+				Allowed int `json:"allowed"`
+			} `json:"reach"`
+		} `json:"portfolios"`
+	}
+	if err := json.Unmarshal([]byte(hosts[2].OK("limits", "status", "--json").Stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Portfolios) != 1 || st.Portfolios[0].Name != "acme" || st.Portfolios[0].Reach.Used != limit || st.Portfolios[0].Reach.Allowed != limit {
+		t.Errorf("limits status: %+v, want acme with %d of %d", st.Portfolios, limit, limit)
+	}
+}

@@ -13,6 +13,9 @@ type SharedAccount struct {
 	Name      string // this database's name of it
 	Portfolio string // the gate's portfolio: its portfolio's name, or DefaultPortfolio
 	Gate      limits.Account
+	// Reach is the portfolio's messaging limit as claims offer it to the
+	// gate (none for DefaultPortfolio: those accounts' reach is their own).
+	Reach ratelimit.Reach
 }
 
 // SharedAccounts lists the live accounts (all when names is empty) as the
@@ -35,11 +38,16 @@ func (s *Store) SharedAccounts(ctx context.Context, names []string) ([]SharedAcc
 		if len(want) > 0 && !want[a.Name] {
 			continue
 		}
-		p := DefaultPortfolio
+		p, reach := DefaultPortfolio, ratelimit.Reach{}
 		if a.portfolioID != 0 {
 			p = a.Portfolio
+			read, _, _, err := readLimit(ctx, s.db, a)
+			if err != nil {
+				return nil, err
+			}
+			reach = ratelimit.Reach{Limit: effectiveLimit(a.pinnedLimit, read), Margin: a.margin}
 		}
-		out = append(out, SharedAccount{Name: a.Name, Portfolio: p, Gate: limits.Account{
+		out = append(out, SharedAccount{Name: a.Name, Portfolio: p, Reach: reach, Gate: limits.Account{
 			Name: GateAccount(a.PhoneNumberID), Limit: a.limit(now), DailyCap: a.Limits.DailyCap, Demoted: a.health.Demoted(now)}})
 	}
 	return out, nil
@@ -95,6 +103,7 @@ type SharedState struct {
 	Accounts  []SharedAccount
 	State     limits.State
 	Global    *ratelimit.Limit // the global bucket's limit, nil when off
+	Reach     ratelimit.Reach  // the portfolio's messaging limit; none for DefaultPortfolio
 }
 
 // SharedLimitsState reads the shared state of every account's portfolio.
@@ -126,7 +135,7 @@ func (s *Store) SharedLimitsState(ctx context.Context, gates Gates) ([]SharedSta
 		if err != nil {
 			return nil, fmt.Errorf("portfolio %s: %w", p[0].Portfolio, err)
 		}
-		out = append(out, SharedState{Portfolio: p[0].Portfolio, Accounts: p, State: st, Global: global})
+		out = append(out, SharedState{Portfolio: p[0].Portfolio, Accounts: p, State: st, Global: global, Reach: p[0].Reach})
 	}
 	return out, nil
 }
