@@ -222,23 +222,29 @@ func TestThreeHostsShareLimitsThroughRedis(t *testing.T) {
 }
 
 // TestRedisKilledMidRun: Redis is killed (SIGKILL) while three hosts send,
-// and started again with its data (an append-only file). Meanwhile no
-// host claims anything — the requests in flight finish and are recorded —
-// and status says what they wait for; then they resume by themselves
-// (--stop-when-capped stops none of them meanwhile).
-// Nothing is lost or sent twice, and the limits held throughout.
+// and started again. Meanwhile no host claims anything — the requests in
+// flight finish and are recorded — and status says what they wait for;
+// --stop-when-capped stops none of them. With its data (an append-only
+// file) they resume by themselves; without, Redis lost the day's counts and
+// they wait, saying so, until `quota reset --force`. Nothing is lost or
+// sent twice, and the limits held throughout.
 func TestRedisKilledMidRun(t *testing.T) {
+	for _, persist := range []bool{true, false} {
+		name := map[bool]string{true: "restarted with its data", false: "restarted empty"}[persist]
+		t.Run(name, func(t *testing.T) { redisKilledMidRun(t, persist) })
+	}
+}
+
+func redisKilledMidRun(t *testing.T, persist bool) {
 	const (
 		rate  = 10.0
 		burst = 2
 		rows  = 60
 	)
-	r := limitstest.StartRedis(t, limitstest.RedisOptions{Persist: true})
+	r := limitstest.StartRedis(t, limitstest.RedisOptions{Persist: persist})
 	hosts := newHosts(t, 3, r.URL(), rate, burst, 1000)
 	list := hosts[0].WriteCSV("list.csv", 4915112390000, rows)
 	hosts[0].OK("quota", "reset", "--force")
-	// --stop-when-capped must not stop for Redis being down: the caps
-	// may not be reached.
 	procs := runShards(hosts, list, "--stop-when-capped")
 
 	api := hosts[0].api
@@ -248,30 +254,52 @@ func TestRedisKilledMidRun(t *testing.T) {
 	// Requests in flight at the kill finish; after them, nothing.
 	time.Sleep(time.Second)
 	before := len(api.Records())
-	for i, h := range hosts {
-		h.WaitFor(10*time.Second, fmt.Sprintf("host %d's status to say it waits for shared limits", i+1), func() bool {
-			return h.statusState() == "waiting for shared limits"
-		})
+	waitLost := func(lost bool) {
+		for i, h := range hosts {
+			h.WaitFor(10*time.Second, fmt.Sprintf("host %d's status to say it waits for shared limits (lost %v)", i+1, lost), func() bool {
+				state, l := h.statusState()
+				return state == "waiting for shared limits" && l == lost
+			})
+		}
 	}
-	if n := len(api.Records()); n != before {
-		t.Errorf("%d requests reached the server while Redis was down (from %d to %d, %v after the kill)", n-before, before, n, time.Since(killed))
+	checkNone := func(when string) {
+		t.Helper()
+		if n := len(api.Records()); n != before {
+			t.Errorf("%d requests reached the server %s (from %d to %d, %v after the kill)", n-before, when, before, n, time.Since(killed))
+		}
 	}
+	waitLost(false)
+	checkNone("while Redis was down")
 	if before >= rows {
 		t.Fatalf("every row was sent before Redis went down; the test proves nothing")
 	}
 	r.Restart()
+	if !persist {
+		waitLost(true)
+		time.Sleep(time.Second)
+		checkNone("while Redis had lost its state")
+	}
+	if !persist {
+		hosts[1].OK("quota", "reset", "--force")
+	}
 	for i, p := range procs {
 		res := p.Wait(t)
 		if res.Code != 0 {
 			t.Errorf("host %d: want exit 0 after Redis came back\n%s", i+1, res)
 		}
-		if !strings.Contains(res.Stderr, "waiting for shared limits") {
+		if !strings.Contains(res.Stderr, "waiting for shared limits: Redis does not answer") {
 			t.Errorf("host %d: its progress never said it waited for the shared limits:\n%s", i+1, res.Stderr)
+		}
+		if !persist && !strings.Contains(res.Stderr, "quota reset --force") {
+			t.Errorf("host %d: its progress never named the forced reset the lost state waits for:\n%s", i+1, res.Stderr)
 		}
 	}
 	accepted := checkShared(t, hosts, rate, burst)
 	if got := testproc.Accepted(api.Records()); len(got) != rows {
 		t.Errorf("the server accepted %d distinct recipients, want all %d", len(got), rows)
+	}
+	if !persist {
+		return
 	}
 	// The restarted Redis kept its counts: they add up to what was sent.
 	var st struct {
@@ -292,18 +320,23 @@ func TestRedisKilledMidRun(t *testing.T) {
 	}
 }
 
-// statusState is the state `status --json` gives the host's one campaign.
-func (w *world) statusState() string {
+// statusState is the state `status --json` gives the host's one campaign,
+// and whether it waits for shared limits that lost their state.
+func (w *world) statusState() (state string, lost bool) {
 	var st struct {
 		Campaigns []struct {
-			State string `json:"state"`
+			State      string `json:"state"`
+			LimitsWait *struct {
+				Lost bool `json:"lost"`
+			} `json:"limits_wait"`
 		} `json:"campaigns"`
 	}
 	r := w.Run("status", "--json")
 	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &st) != nil || len(st.Campaigns) != 1 {
-		return ""
+		return "", false
 	}
-	return st.Campaigns[0].State
+	c := st.Campaigns[0]
+	return c.State, c.LimitsWait != nil && c.LimitsWait.Lost
 }
 
 // TestThreeHostsShareReachThroughRedis: the two numbers are one portfolio
