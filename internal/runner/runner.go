@@ -183,6 +183,10 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	err = eng.Run(ctx)
 	prog.Waiting("", false)
 	prog.Stop()
+	if rerr := o.Store.GiveBackRefunds(context.WithoutCancel(ctx)); rerr != nil {
+		// They stay queued in the database for the next claim.
+		o.IO.Warnf("%v; they are given back at the next run", rerr)
+	}
 	return stoppedWhy(ctx, o.Store, c.ID, err)
 }
 

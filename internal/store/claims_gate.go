@@ -105,7 +105,7 @@ func claimShared(ctx context.Context, tx *Tx, campaignID int64, runner string, n
 	turn turn, accts []account, msgs []campaign.Message) ([]campaign.Claim, error) {
 	sh := tx.s.shared
 	host := sh.host
-	if err := flushRefunds(ctx, tx, sh); err != nil {
+	if _, err := flushRefunds(ctx, tx, sh); err != nil {
 		if !sh.unavailable(err) {
 			return nil, err
 		}
@@ -436,43 +436,68 @@ func queueRefund(ctx context.Context, tx *Tx, c *campaign.SharedClaim, now time.
 // an outage drains over a few claims.
 const refundsPerClaim = 64
 
-// flushRefunds gives queued refunds back to the gates, oldest first, and
-// forgets those a gate took (a refund applies once by its claim id, so one
-// given back twice after a rolled-back transaction is harmless).
-func flushRefunds(ctx context.Context, tx *Tx, sh *sharedLimits) error {
+// flushRefunds gives queued refunds back to the gates, oldest first, at
+// most refundsPerClaim, and forgets those a gate took (a refund applies
+// once by its claim id, so one given back twice after a rolled-back
+// transaction is harmless). It returns how many it gave back.
+func flushRefunds(ctx context.Context, tx *Tx, sh *sharedLimits) (int, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT claim, portfolio, account, day FROM gate_refunds ORDER BY at LIMIT ?`, refundsPerClaim)
 	if err != nil {
-		return fmt.Errorf("read queued refunds: %w", err)
+		return 0, fmt.Errorf("read queued refunds: %w", err)
 	}
 	var queued []campaign.SharedClaim
 	for rows.Next() {
 		var c campaign.SharedClaim
 		if err := rows.Scan(&c.ID, &c.Portfolio, &c.Account, &c.Day); err != nil {
 			rows.Close()
-			return fmt.Errorf("read queued refunds: %w", err)
+			return 0, fmt.Errorf("read queued refunds: %w", err)
 		}
 		queued = append(queued, c)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read queued refunds: %w", err)
+		return 0, fmt.Errorf("read queued refunds: %w", err)
 	}
-	for _, c := range queued {
+	for i, c := range queued {
 		g, err := sh.gates.Gate(c.Portfolio)
 		if err != nil {
-			return fmt.Errorf("shared limits of portfolio %s: %w", c.Portfolio, err)
+			return i, fmt.Errorf("shared limits of portfolio %s: %w", c.Portfolio, err)
 		}
 		if _, err := g.Refund(ctx, limits.Claim{ID: c.ID, Account: c.Account, Day: c.Day}); err != nil && sh.unavailable(err) {
-			return err
+			return i, err
 		}
 		// Given back, given back before, or unknown (expired, or the
 		// state was lost): nothing more to do. A mismatch is a bug
 		// that asking again cannot fix.
 		if _, err := tx.ExecContext(ctx, `DELETE FROM gate_refunds WHERE claim = ?`, c.ID); err != nil {
-			return fmt.Errorf("forget the refund of %s: %w", c.ID, err)
+			return i, fmt.Errorf("forget the refund of %s: %w", c.ID, err)
 		}
 	}
-	return nil
+	return len(queued), nil
+}
+
+// GiveBackRefunds gives every queued refund back to the shared limits now:
+// a run's last outcomes come after its last claim, which would otherwise
+// leave their refunds for the next run. What Redis cannot take stays
+// queued (the error says why). Without shared limits it does nothing.
+func (s *Store) GiveBackRefunds(ctx context.Context) error {
+	if s.shared == nil {
+		return nil
+	}
+	for {
+		var n int
+		err := s.write(ctx, func(tx *Tx) error {
+			var err error
+			n, err = flushRefunds(ctx, tx, s.shared)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("give refunds back to the shared limits: %w", err)
+		}
+		if n < refundsPerClaim {
+			return nil
+		}
+	}
 }
 
 // PendingRefunds counts the refunds not yet given back to the shared

@@ -357,3 +357,48 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 		}
 	})
 }
+
+// A run's last outcomes come after its last claim: GiveBackRefunds hands
+// their refunds to Redis at the run's end, once; with Redis down they stay
+// queued for the next claim.
+func TestGiveBackRefundsAtTheEnd(t *testing.T) {
+	r := limitstest.StartRedis(t, limitstest.RedisOptions{Persist: true})
+	ctx := t.Context()
+	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(0.001, 50, 10)}, 3)[0]
+	startDay(t, h, "a")
+	cs, err := h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 3)
+	if err != nil || len(cs) != 3 {
+		t.Fatalf("claim: %d, %v", len(cs), err)
+	}
+	used := func() int {
+		t.Helper()
+		st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: GateAccount("pn-a")}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Accounts[0].Used
+	}
+	notSent := campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0, Refund: true}
+	if err := h.st.Record(ctx, cs[0], "r1", notSent, t0); err != nil {
+		t.Fatal(err)
+	}
+	r.Kill()
+	if err := h.st.Record(ctx, cs[1], "r1", notSent, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.GiveBackRefunds(ctx); !errors.Is(err, redisgate.ErrUnavailable) {
+		t.Fatalf("give back with Redis down: %v, want it unavailable", err)
+	}
+	if n, _ := h.st.PendingRefunds(ctx); n != 2 {
+		t.Fatalf("%d refunds queued after a failed give-back, want 2", n)
+	}
+	r.Restart()
+	for range 2 { // the second finds nothing left
+		if err := h.st.GiveBackRefunds(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := h.st.PendingRefunds(ctx); n != 0 || used() != 1 {
+		t.Errorf("%d refunds queued, %d counted in Redis; want 0 and the 1 not refunded", n, used())
+	}
+}
