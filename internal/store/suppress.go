@@ -136,3 +136,40 @@ func isE164(p string) bool {
 	}
 	return true
 }
+
+// ApplySuppressions makes the list agree with another copy of it (the
+// suppression list several hosts share), in one transaction: each of
+// listed is on the list with exactly its reason, and each of removed is
+// off it. A number listed here earlier keeps the earlier of the two
+// times. Rows that already agree are not written.
+func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, removed []string) error {
+	for _, sp := range listed {
+		if !isE164(sp.Phone) {
+			return fmt.Errorf("suppress %q: not an E.164 number", sp.Phone)
+		}
+	}
+	if len(listed) == 0 && len(removed) == 0 {
+		return nil
+	}
+	return s.write(ctx, func(tx *Tx) error {
+		now := s.now()
+		for _, sp := range listed {
+			at := sp.CreatedAt
+			if at.IsZero() {
+				at = now
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)
+				ON CONFLICT (phone) DO UPDATE SET reason = excluded.reason, created_at = MIN(created_at, excluded.created_at)
+				WHERE reason IS NOT excluded.reason OR created_at > excluded.created_at`, sp.Phone, sp.Reason, nanos(at))
+			if err != nil {
+				return fmt.Errorf("suppress %s: %w", sp.Phone, err)
+			}
+		}
+		for _, p := range removed {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM suppressions WHERE phone = ?`, p); err != nil {
+				return fmt.Errorf("unsuppress %s: %w", p, err)
+			}
+		}
+		return nil
+	})
+}
