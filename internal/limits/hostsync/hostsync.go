@@ -44,7 +44,7 @@ type Sync struct {
 	epoch   string
 	version int64
 	// config is the shared configuration last applied (nil: none yet).
-	config *redisgate.Config
+	config  *redisgate.Config
 	failing bool // the last pull failed (logged once until one succeeds)
 }
 
@@ -145,9 +145,7 @@ func (s *Sync) pullSuppressions(ctx context.Context) error {
 			return fmt.Errorf("copy the shared suppression list: %w", err)
 		}
 		s.version = changes[len(changes)-1].Version
-		if len(listed) > 0 || len(removed) > 0 {
-			s.log.Debug("shared suppression list copied", "listed", len(listed), "removed", len(removed), "version", s.version)
-		}
+		s.log.Debug("shared suppression list copied", "listed", len(listed), "removed", len(removed), "version", s.version)
 		if len(changes) < page {
 			return nil
 		}

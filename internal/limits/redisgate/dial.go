@@ -50,4 +50,3 @@ func dial(ctx context.Context, rawURL string) (*redis.Client, error) {
 	}
 	return rdb, nil
 }
-
