@@ -50,3 +50,19 @@ func (f *Factory) hostSync(ctx context.Context, st *store.Store) (*hostsync.Sync
 	}
 	return hostsync.New(sh, st, hostsync.Options{Log: logger}), func() { sh.Close() }, nil
 }
+
+// pullShared copies the shared suppression list and settings into st once,
+// under --limits, so an import screens the file against them. Redis
+// unreachable after connecting is a warning: the import goes on with this
+// database's copy, and the claims check the list again before each send.
+func (f *Factory) pullShared(ctx context.Context, st *store.Store) error {
+	hs, closeSync, err := f.hostSync(ctx, st)
+	if err != nil || hs == nil {
+		return err
+	}
+	defer closeSync()
+	if err := hs.Pull(ctx); err != nil {
+		f.IO.Warnf("shared suppression list and settings: %v; going on with this database's copy", err)
+	}
+	return nil
+}

@@ -77,6 +77,15 @@ func TestSharedCommands(t *testing.T) {
 		t.Errorf("B's own list after remove and import on A:\n%swant\n%s", got, want)
 	}
 
+	// A third host imports a file under --limits: the shared list is copied
+	// in first, so the import skips what A listed.
+	c := newSuppressCLI(t, map[string]string{"WASEND_REGION": "DE"})
+	list := writeSuppressFixture(t, "list.csv", "phone,name\n0151 23456789,Ann\n0151 11111111,Bob\n")
+	c.mustRun("campaign", "import", list, "--template", "t", "--lang", "en", "--params", "name", limits)
+	if got := c.mustRun("campaign", "skipped", "1"); !strings.Contains(got, "0151 23456789\tsuppressed: replied STOP") {
+		t.Errorf("C: skipped rows of the import under --limits:\n%s\nwant line 2 suppressed: replied STOP", got)
+	}
+
 	// Hot configuration: a tier and the global limit set on A reach B.
 	a.mustRun("tier", "set", "new", "--every", "10s", "--daily-cap", "80", limits)
 	a.mustRun("limit", "global", "--rate", "2", "--burst", "10", limits)
