@@ -137,19 +137,34 @@ func isE164(p string) bool {
 	return true
 }
 
-// ApplySuppressions makes the list agree with another copy of it (the
-// suppression list several hosts share), in one transaction: each of
+// SyncMark is how far a copy of shared state has been applied: the
+// source's epoch and the version of its last change applied.
+type SyncMark struct {
+	Epoch   string
+	Version int64
+}
+
+// SharedSuppressionsMark is how far ApplySuppressions has applied the
+// shared suppression list; the zero mark before the first time.
+func (s *Store) SharedSuppressionsMark(ctx context.Context) (SyncMark, error) {
+	var m SyncMark
+	err := s.db.QueryRowContext(ctx, `SELECT epoch, version FROM shared_sync WHERE name = 'suppressions'`).Scan(&m.Epoch, &m.Version)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return m, fmt.Errorf("read how far the shared suppression list was copied: %w", err)
+	}
+	return m, nil
+}
+
+// ApplySuppressions makes the list agree with the list several hosts
+// share, in one transaction with the mark of how far it now has: each of
 // listed is on the list with exactly its reason, and each of removed is
 // off it. A number listed here earlier keeps the earlier of the two
 // times. Rows that already agree are not written.
-func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, removed []string) error {
+func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, removed []string, mark SyncMark) error {
 	for _, sp := range listed {
 		if !isE164(sp.Phone) {
 			return fmt.Errorf("suppress %q: not an E.164 number", sp.Phone)
 		}
-	}
-	if len(listed) == 0 && len(removed) == 0 {
-		return nil
 	}
 	return s.write(ctx, func(tx *Tx) error {
 		now := s.now()
@@ -169,6 +184,11 @@ func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, rem
 			if _, err := tx.ExecContext(ctx, `DELETE FROM suppressions WHERE phone = ?`, p); err != nil {
 				return fmt.Errorf("unsuppress %s: %w", p, err)
 			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO shared_sync (name, epoch, version) VALUES ('suppressions', ?, ?)
+			ON CONFLICT (name) DO UPDATE SET epoch = excluded.epoch, version = excluded.version`, mark.Epoch, mark.Version)
+		if err != nil {
+			return fmt.Errorf("record how far the shared suppression list was copied: %w", err)
 		}
 		return nil
 	})

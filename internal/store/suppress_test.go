@@ -141,6 +141,9 @@ func TestSuppressedIn(t *testing.T) {
 func TestApplySuppressions(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
+	if m, err := st.SharedSuppressionsMark(t.Context()); err != nil || m != (SyncMark{}) {
+		t.Fatalf("mark of a new database = %+v, %v; want none", m, err)
+	}
 	sp := func(phone, reason string, first time.Time) Suppression {
 		return Suppression{Phone: phone, Reason: reason, CreatedAt: first}
 	}
@@ -168,7 +171,7 @@ func TestApplySuppressions(t *testing.T) {
 	}
 	for _, s := range steps {
 		clk.Set(s.at)
-		if err := st.ApplySuppressions(t.Context(), s.listed, s.removed); err != nil {
+		if err := st.ApplySuppressions(t.Context(), s.listed, s.removed, SyncMark{"e1", int64(s.at.Sub(t0) / time.Hour)}); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
 		got, err := st.Suppressions(t.Context())
@@ -181,11 +184,17 @@ func TestApplySuppressions(t *testing.T) {
 			t.Errorf("%s: list\n got %+v\nwant %+v", s.name, got, s.want)
 		}
 	}
-	// A bad number refuses the whole batch.
-	if err := st.ApplySuppressions(t.Context(), []Suppression{{Phone: phone(5)}, {Phone: "0151"}}, []string{phone(2)}); err == nil {
+	if m, err := st.SharedSuppressionsMark(t.Context()); err != nil || m != (SyncMark{"e1", 3}) {
+		t.Errorf("mark = %+v, %v; want e1 version 3", m, err)
+	}
+	// A bad number refuses the whole batch, mark included.
+	if err := st.ApplySuppressions(t.Context(), []Suppression{{Phone: phone(5)}, {Phone: "0151"}}, []string{phone(2)}, SyncMark{"e1", 9}); err == nil {
 		t.Error("ApplySuppressions with a national number succeeded")
 	}
 	if _, ok, _ := st.IsSuppressed(t.Context(), phone(2)); !ok {
 		t.Error("a refused batch removed a number")
+	}
+	if m, _ := st.SharedSuppressionsMark(t.Context()); m != (SyncMark{"e1", 3}) {
+		t.Errorf("mark after a refused batch = %+v, want e1 version 3", m)
 	}
 }

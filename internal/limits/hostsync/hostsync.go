@@ -40,7 +40,9 @@ type Sync struct {
 	every  time.Duration
 	after  func(time.Duration) <-chan time.Time
 
-	// epoch and version of the shared suppression list already applied.
+	// epoch and version of the shared suppression list already applied,
+	// read from the store at the first pull (marked: read).
+	marked  bool
 	epoch   string
 	version int64
 	// config is the shared configuration last applied (nil: none yet).
@@ -107,6 +109,13 @@ func (s *Sync) Pull(ctx context.Context) error {
 }
 
 func (s *Sync) pullSuppressions(ctx context.Context) error {
+	if !s.marked {
+		m, err := s.st.SharedSuppressionsMark(ctx)
+		if err != nil {
+			return err
+		}
+		s.epoch, s.version, s.marked = m.Epoch, m.Version, true
+	}
 	for {
 		since := s.version
 		epoch, changes, err := s.shared.SuppressionChanges(ctx, since, page)
@@ -124,6 +133,10 @@ func (s *Sync) pullSuppressions(ctx context.Context) error {
 			}
 			s.epoch, s.version = epoch, 0
 			if since != 0 {
+				// Recorded, so a restart does not warn again.
+				if err := s.st.ApplySuppressions(ctx, nil, nil, store.SyncMark{Epoch: epoch}); err != nil {
+					return fmt.Errorf("copy the shared suppression list: %w", err)
+				}
 				continue
 			}
 		}
@@ -141,10 +154,11 @@ func (s *Sync) pullSuppressions(ctx context.Context) error {
 				listed = append(listed, store.Suppression{Phone: c.Phone, Reason: c.Reason, CreatedAt: c.CreatedAt})
 			}
 		}
-		if err := s.st.ApplySuppressions(ctx, listed, removed); err != nil {
+		mark := store.SyncMark{Epoch: s.epoch, Version: changes[len(changes)-1].Version}
+		if err := s.st.ApplySuppressions(ctx, listed, removed, mark); err != nil {
 			return fmt.Errorf("copy the shared suppression list: %w", err)
 		}
-		s.version = changes[len(changes)-1].Version
+		s.version = mark.Version
 		s.log.Debug("shared suppression list copied", "listed", len(listed), "removed", len(removed), "version", s.version)
 		if len(changes) < page {
 			return nil

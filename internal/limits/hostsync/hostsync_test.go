@@ -157,6 +157,28 @@ func TestSuppressionsReachOtherHost(t *testing.T) {
 	}
 }
 
+// TestRestartPullsOnlyChanges: a sender that starts again on the same
+// database goes on from the version it recorded, not from the start.
+func TestRestartPullsOnlyChanges(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	a, b := newHost(t, srv), newHost(t, srv)
+	a.suppress(t, "STOP", "+4915100000001")
+	b.pull(t)
+	// Edited here since: a replay of the whole log would undo it.
+	if _, err := b.st.Suppress(ctx, []store.Suppression{{Phone: "+4915100000001", Reason: "edited here"}}); err != nil {
+		t.Fatal(err)
+	}
+	a.suppress(t, "new", "+4915100000002")
+	restarted := New(b.shared, b.st, Options{})
+	if err := restarted.Pull(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.listed(t), "+4915100000001 edited here\n+4915100000002 new\n"; got != want {
+		t.Errorf("B after a restart lists\n%swant\n%s", got, want)
+	}
+}
+
 func TestSuppressionsPagedPull(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newHost(t, srv), newHost(t, srv)
@@ -245,8 +267,18 @@ func TestRedisDownThenUp(t *testing.T) {
 	if got, want := b.listed(t), "+4915100000001 STOP\n+4915100000003 new\n"; got != want {
 		t.Errorf("B lists after Redis came back empty\n%swant\n%s", got, want)
 	}
-	if !strings.Contains(b.log.String(), "started anew") {
-		t.Errorf("B's log does not warn that the list started anew:\n%s", b.log)
+	if n := strings.Count(b.log.String(), "started anew"); n != 1 {
+		t.Errorf("B's log warns %d times that the list started anew, want once:\n%s", n, b.log)
+	}
+	// A restart of B's sender knows the new epoch: no second warning, and
+	// nothing B had is dropped.
+	b.sync = New(b.shared, b.st, Options{Log: slog.New(slog.NewTextHandler(&lockedWriter{w: b.log}, nil))})
+	b.pull(t)
+	if n := strings.Count(b.log.String(), "started anew"); n != 1 {
+		t.Errorf("after a restart B's log warns %d times that the list started anew, want once:\n%s", n, b.log)
+	}
+	if got, want := b.listed(t), "+4915100000001 STOP\n+4915100000003 new\n"; got != want {
+		t.Errorf("B lists after a restart\n%swant\n%s", got, want)
 	}
 }
 
