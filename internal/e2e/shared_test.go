@@ -83,3 +83,66 @@ func TestSuppressedOnOneHostNotSentByAnother(t *testing.T) {
 	}
 	hostB.CheckCounts("after the run")
 }
+
+// TestSharedSuppressionAfterRedisOutage: Redis dies while host B sends
+// with --limits and comes back empty. B says so once, keeps the numbers it
+// had copied, and a number suppressed through host A after Redis is back
+// is not messaged by B.
+func TestSharedSuppressionAfterRedisOutage(t *testing.T) {
+	const (
+		n     = 60
+		first = 4915112480000
+		rate  = 5.0 // 12 s for the list
+	)
+	srv := redistest.Start(t)
+	limits := "--limits=" + srv.URL()
+	hostB := newWorld(t, sandbox.Options{PairInterval: -1})
+	hostA := worldAt(t, hostB.api, hostB.APIBase)
+	hostB.addAccounts(account{"main", "100000000000048", "active"})
+	hostB.OK("account", "set", "main", "--rate", fmt.Sprint(rate), "--burst", "1")
+
+	known := fmt.Sprintf("+%d", first+int64(n-1)) // suppressed before; B copies it at start
+	hostA.OK("suppress", "add", known, "--reason", "replied STOP", limits)
+	var late []string // suppressed after the outage; reached after about 9 s
+	for i := n - n/4; i < n-1; i++ {
+		late = append(late, fmt.Sprintf("+%d", first+int64(i)))
+	}
+
+	file := hostB.WriteCSV("list.csv", first, n)
+	// The list is imported before the number is listed on B's own copy…
+	hostB.OK("campaign", "import", file, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
+	run := hostB.Start("campaign", "run", "--resume", "1", "--log-level", "info", limits)
+	hostB.WaitFor(10*time.Second, "host B's first five sends", func() bool { return len(hostB.api.Records()) >= 5 })
+	srv.Kill()
+	sent := len(hostB.api.Records())
+	hostB.WaitFor(10*time.Second, "host B sending on without Redis", func() bool { return len(hostB.api.Records()) >= sent+5 })
+	srv.Restart()
+	hostA.OK(append([]string{"suppress", "add", "--reason", "unsubscribed"}, append(late, limits)...)...)
+	r := run.Wait(t)
+	if r.Code != 0 {
+		t.Fatalf("host B: campaign run: %s", r)
+	}
+	if n := strings.Count(r.Stderr, "not updated"); n != 1 {
+		t.Errorf("host B warned %d times about the outage, want once:\n%s", n, r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "updated again") {
+		t.Errorf("host B did not say the shared list was read again:\n%s", r.Stderr)
+	}
+
+	recs := hostB.api.Records()
+	checkNoDuplicates(t, recs)
+	sentTo := map[string]bool{}
+	for _, rec := range recs {
+		sentTo["+"+strings.TrimPrefix(rec.To, "+")] = true
+	}
+	// …so only the copy made when the run started keeps it from being sent.
+	for _, p := range append(late, known) {
+		if sentTo[p] {
+			t.Errorf("host B messaged %s, suppressed through host A", p)
+		}
+	}
+	if len(recs) != n-1-len(late) {
+		t.Errorf("host B sent %d messages, want %d", len(recs), n-1-len(late))
+	}
+	hostB.CheckCounts("after the run")
+}
