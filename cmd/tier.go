@@ -186,7 +186,9 @@ func newLimitCmd(f *Factory) *cobra.Command {
 		Short: "Show, set or turn off the global bucket shared by all accounts",
 		Long: `The global bucket is an optional token bucket over every account together:
 each send takes a token from its account's bucket and from this one. It is
-off by default. Without flags, the current setting is printed.`,
+off by default. Without flags, the current setting is printed. With --limits
+(or $WASEND_LIMITS) a change is stored in Redis too, for every host: senders
+run with --limits apply it within seconds.`,
 		Example: `  wasend limit global --rate 2 --burst 10
   wasend limit global --off`,
 		Args: noArgs,
