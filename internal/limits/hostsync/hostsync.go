@@ -101,9 +101,9 @@ func (s *Sync) pullLogged(ctx context.Context) {
 	}
 }
 
-// Pull applies every change since the last pull: suppression changes in
-// pages of one transaction each (oldest first, so what is applied is always
-// a state the shared list was in), then the configuration.
+// Pull applies every change since the last pull: the suppression list's,
+// oldest first in pages of one transaction each (with the mark of how far
+// this database has copied), then the configuration's.
 func (s *Sync) Pull(ctx context.Context) error {
 	return errors.Join(s.pullSuppressions(ctx), s.pullConfig(ctx))
 }
