@@ -6,11 +6,11 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
-	"github.com/wasend/wasend/internal/limits/limitstest"
+	"github.com/wasend/wasend/internal/limits/redistest"
 )
 
 func TestLimitsStatusShowsTheSharedState(t *testing.T) {
-	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	r := redistest.Start(t)
 	c := newCLI(t)
 	c.addAccounts()
 	c.ok("portfolio", "add", "acme-with-a-rather-long-portfolio-name", "--limit", "1000")

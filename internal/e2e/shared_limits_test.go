@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasend/wasend/internal/limits/limitstest"
+	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/testproc"
 )
@@ -144,7 +144,7 @@ func TestThreeHostsShareLimitsThroughRedis(t *testing.T) {
 		dailyCap = 20
 		rows     = 60 // the caps allow 40 a day
 	)
-	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	r := redistest.Start(t)
 	hosts := newHosts(t, 3, r.URL(), rate, burst, dailyCap)
 	list := hosts[0].WriteCSV("list.csv", 4915112380000, rows)
 
@@ -241,7 +241,7 @@ func redisKilledMidRun(t *testing.T, persist bool) {
 		burst = 2
 		rows  = 60
 	)
-	r := limitstest.StartRedis(t, limitstest.RedisOptions{Persist: persist})
+	r := redistest.StartWith(t, redistest.Options{Persist: persist})
 	hosts := newHosts(t, 3, r.URL(), rate, burst, 1000)
 	list := hosts[0].WriteCSV("list.csv", 4915112390000, rows)
 	hosts[0].OK("quota", "reset", "--force")
@@ -350,7 +350,7 @@ func TestThreeHostsShareReachThroughRedis(t *testing.T) {
 		limit = 30
 		rows  = 60
 	)
-	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	r := redistest.Start(t)
 	hosts := newHosts(t, 3, r.URL(), rate, burst, 1000)
 	for _, h := range hosts {
 		h.OK("portfolio", "add", "acme", "--limit", fmt.Sprint(limit), "--margin", "0%")

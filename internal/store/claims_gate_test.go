@@ -9,8 +9,8 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
-	"github.com/wasend/wasend/internal/limits/limitstest"
 	"github.com/wasend/wasend/internal/limits/redisgate"
+	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
@@ -24,7 +24,7 @@ type sharedHost struct {
 
 // newSharedHosts opens n databases with the same accounts (the same phone
 // number ids) and a campaign each, all sharing limits through r.
-func newSharedHosts(t *testing.T, r *limitstest.Redis, n int, accts map[string]campaign.Overrides, rows int) []sharedHost {
+func newSharedHosts(t *testing.T, r *redistest.Server, n int, accts map[string]campaign.Overrides, rows int) []sharedHost {
 	t.Helper()
 	var out []sharedHost
 	for range n {
@@ -97,7 +97,7 @@ func drain(t *testing.T, hosts []sharedHost) (map[string]int, []*campaign.WaitEr
 }
 
 func TestSharedClaimsKeepLimitsAcrossHosts(t *testing.T) {
-	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	r := redistest.Start(t)
 	tests := []struct {
 		name     string
 		accts    map[string]campaign.Overrides
@@ -159,7 +159,7 @@ func TestSharedClaimsKeepLimitsAcrossHosts(t *testing.T) {
 }
 
 func TestSharedClaimFailsClosed(t *testing.T) {
-	r := limitstest.StartRedis(t, limitstest.RedisOptions{Persist: true})
+	r := redistest.StartWith(t, redistest.Options{Persist: true})
 	ctx := t.Context()
 	hosts := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(0.001, 50, 3)}, 5)
 	h := hosts[0]
@@ -240,7 +240,7 @@ func mustGate(t *testing.T, h sharedHost) limits.Gate {
 // (a lost reply, a crash before the commit) asks again under the same id:
 // a replay that spends nothing twice.
 func TestSharedClaimReplaysAnAdmissionItNeverStored(t *testing.T) {
-	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	r := redistest.Start(t)
 	ctx := t.Context()
 	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(0.001, 50, 2)}, 3)[0]
 	startDay(t, h, "a")
@@ -274,7 +274,7 @@ func isWait(err error, reason campaign.WaitReason) bool {
 // host's recipients, and a recipient stuck to a number this host does not
 // have is sent from another and counted as a break.
 func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
-	r := limitstest.StartRedis(t, limitstest.RedisOptions{})
+	r := redistest.Start(t)
 	ctx := t.Context()
 	fast := limited(0.001, 50, 100)
 
@@ -362,7 +362,7 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 // their refunds to Redis at the run's end, once; with Redis down they stay
 // queued for the next claim.
 func TestGiveBackRefundsAtTheEnd(t *testing.T) {
-	r := limitstest.StartRedis(t, limitstest.RedisOptions{Persist: true})
+	r := redistest.StartWith(t, redistest.Options{Persist: true})
 	ctx := t.Context()
 	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(0.001, 50, 10)}, 3)[0]
 	startDay(t, h, "a")

@@ -94,21 +94,14 @@ const (
 // rediss:// for TLS) for portfolio. The URL's password never appears in an
 // error.
 func Open(ctx context.Context, rawURL, portfolio string) (*Gate, error) {
-	opts, shown, err := options(rawURL)
+	if err := limits.ValidName("portfolio", portfolio); err != nil {
+		return nil, err
+	}
+	rdb, err := dial(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}
-	rdb := redis.NewClient(opts)
-	g, err := New(rdb, portfolio)
-	if err != nil {
-		rdb.Close()
-		return nil, err
-	}
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("limits at %s: %w: %w", shown, ErrUnavailable, err)
-	}
-	return g, nil
+	return New(rdb, portfolio)
 }
 
 // New returns the gate of portfolio on a connected client (a plain or a

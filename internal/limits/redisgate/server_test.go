@@ -5,19 +5,19 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/wasend/wasend/internal/limits/limitstest"
+	"github.com/wasend/wasend/internal/limits/redistest"
 )
 
-// redisServer is limitstest's real redis-server (free loopback port, its
+// redisServer is redistest's real redis-server (free loopback port, its
 // own temporary directory, no persistence) under the names these tests
 // use.
-type redisServer struct{ *limitstest.Redis }
+type redisServer struct{ *redistest.Server }
 
 // startRedis starts a redis-server for t, or skips t when none is installed
 // (.ci/run installs one, so CI runs these tests).
 func startRedis(t testing.TB) *redisServer {
 	t.Helper()
-	return &redisServer{limitstest.StartRedis(t, limitstest.RedisOptions{})}
+	return &redisServer{redistest.Start(t)}
 }
 
 func (s *redisServer) addr() string { return s.Addr() }

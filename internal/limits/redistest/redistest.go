@@ -1,4 +1,7 @@
-package limitstest
+// Package redistest starts a real redis-server for the tests of packages
+// that use Redis (the shared suppression list and configuration, commands
+// run with --limits). Imported by tests only.
+package redistest
 
 import (
 	"context"
@@ -12,11 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Redis is a real redis-server on a free loopback port with its own
-// temporary directory, stopped when the test ends: the harness of every
-// test that shares limits through Redis (the gate's, the store's, the
-// end-to-end ones).
-type Redis struct {
+// Server is a real redis-server on a free loopback port, with its own
+// temporary directory, stopped when the test ends.
+type Server struct {
 	t       testing.TB
 	bin     string
 	dir     string
@@ -26,23 +27,29 @@ type Redis struct {
 	done    chan struct{}
 }
 
-// RedisOptions configure StartRedis.
-type RedisOptions struct {
+// Options configure StartWith.
+type Options struct {
 	// Persist: an append-only file with fsync on every write, so a server
 	// killed and restarted comes back with its data. Without it a
 	// restarted server is empty (its state lost).
 	Persist bool
 }
 
-// StartRedis starts a redis-server for t, or skips t when none is
-// installed (.ci/run installs one, so CI runs these tests).
-func StartRedis(t testing.TB, o RedisOptions) *Redis {
+// Start starts a redis-server without persistence for t, or skips t when
+// none is installed (.ci/run installs one, so CI runs these tests).
+func Start(t testing.TB) *Server {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, o Options) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip("redis-server is not installed (Debian: apt-get install redis-server); the shared limits' tests need a real one")
+		t.Skip("redis-server is not installed (Debian: apt-get install redis-server); this test needs a real one")
 	}
-	s := &Redis{t: t, bin: bin, dir: t.TempDir(), persist: o.Persist}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), persist: o.Persist}
 	var last error
 	for range 5 {
 		if s.port, last = freePort(); last != nil {
@@ -66,7 +73,7 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func (s *Redis) start() error {
+func (s *Server) start() error {
 	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--dir", s.dir, "--loglevel", "warning"}
 	if s.persist {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
@@ -98,14 +105,14 @@ func (s *Redis) start() error {
 	}
 }
 
-// Addr is the server's host:port.
-func (s *Redis) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+// Addr is host:port.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
-// URL is the server's redis:// URL, database 0.
-func (s *Redis) URL() string { return "redis://" + s.Addr() + "/0" }
+// URL is the server's redis:// URL, as --limits takes it.
+func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
 
 // Kill stops the server at once (SIGKILL), as a crash does.
-func (s *Redis) Kill() {
+func (s *Server) Kill() {
 	if s.cmd == nil {
 		return
 	}
@@ -116,7 +123,7 @@ func (s *Redis) Kill() {
 
 // Restart starts it again on the same port, with its data when it
 // persists, empty otherwise.
-func (s *Redis) Restart() {
+func (s *Server) Restart() {
 	s.t.Helper()
 	if err := s.start(); err != nil {
 		s.t.Fatalf("restart redis-server: %v", err)
@@ -124,7 +131,7 @@ func (s *Redis) Restart() {
 }
 
 // Client is a plain client of the server for a test's own looks.
-func (s *Redis) Client(t testing.TB) *redis.Client {
+func (s *Server) Client(t testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -1,0 +1,24 @@
+package redisgate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// dial connects to the Redis at rawURL (redis://[user:pass@]host:port/db,
+// rediss:// for TLS; see options) and checks that it answers. The URL's
+// password never appears in an error.
+func dial(ctx context.Context, rawURL string) (*redis.Client, error) {
+	opts, shown, err := options(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	rdb := redis.NewClient(opts)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("limits at %s: %w: %w", shown, ErrUnavailable, err)
+	}
+	return rdb, nil
+}
