@@ -87,12 +87,11 @@ func sharedClaimID(host string, messageID int64, attempt int) string {
 
 // gateGroup is one portfolio's accounts in a shared claim.
 type gateGroup struct {
-	name     string
-	gate     limits.Gate
-	accts    []int // indexes into the claim's accounts
-	offer    []limits.Account
-	reach    ratelimit.Reach
-	portfoID int64
+	name  string
+	gate  limits.Gate
+	accts []int // indexes into the claim's accounts
+	offer []limits.Account
+	reach ratelimit.Reach
 }
 
 // claimShared is claim's second half when the limits are shared
@@ -297,7 +296,7 @@ func gateGroups(ctx context.Context, tx *Tx, sh *sharedLimits, accts []account, 
 		}
 		k, ok := byPortfolio[a.portfolioID]
 		if !ok {
-			g := gateGroup{name: DefaultPortfolio, portfoID: a.portfolioID}
+			g := gateGroup{name: DefaultPortfolio}
 			if a.portfolioID != 0 {
 				g.name = a.Portfolio
 				read, _, _, err := readLimit(ctx, tx, a)
