@@ -402,3 +402,70 @@ func TestGiveBackRefundsAtTheEnd(t *testing.T) {
 		t.Errorf("%d refunds queued, %d counted in Redis; want 0 and the 1 not refunded", n, used())
 	}
 }
+
+// A shared claim that admitted nothing waits with the local claim's kinds.
+func TestSharedRefusalIsTheLocalWait(t *testing.T) {
+	st := openTest(t, newFakeClock())
+	c := mustCampaign(t, st, "refused", 2)
+	sec := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+	no := func(reason ratelimit.Reason, until time.Time) limits.Admission {
+		return limits.Admission{Reason: reason, Until: until}
+	}
+	tests := []struct {
+		name      string
+		refused   bool
+		last      limits.Admission
+		deferred  time.Time
+		reachAt   time.Time
+		want      campaign.WaitReason
+		wantUntil time.Time
+	}{
+		{"tokens", true, no(ratelimit.ReasonTokens, sec(3)), time.Time{}, time.Time{}, campaign.WaitTokens, sec(3)},
+		{"tokens, a row put off comes due first", true, no(ratelimit.ReasonTokens, sec(3)), sec(2), time.Time{}, campaign.WaitTokens, sec(2)},
+		{"global", true, no(ratelimit.ReasonGlobal, sec(4)), time.Time{}, time.Time{}, campaign.WaitGlobal, sec(4)},
+		{"capped: no time helps", true, no(ratelimit.ReasonCapped, time.Time{}), sec(2), time.Time{}, campaign.WaitCapped, time.Time{}},
+		{"reach", true, no(limits.ReasonReach, sec(90)), time.Time{}, sec(90), campaign.WaitReach, sec(90)},
+		{"capped, but a portfolio makes room", true, no(ratelimit.ReasonCapped, time.Time{}), time.Time{}, sec(60), campaign.WaitReach, sec(60)},
+		{"every row put off for the pair gap", false, limits.Admission{}, sec(6), time.Time{}, campaign.WaitRetry, sec(6)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got error
+			if err := st.write(t.Context(), func(tx *Tx) error {
+				got = sharedRefusal(t.Context(), tx, c.ID, t0, time.Time{}, tt.refused, tt.last, tt.deferred, tt.reachAt)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var we *campaign.WaitError
+			if !errors.As(got, &we) || we.Reason != tt.want || !we.Until.Equal(tt.wantUntil) {
+				t.Errorf("wait %v, want %s until %v", got, tt.want, tt.wantUntil)
+			}
+		})
+	}
+}
+
+// Of two portfolios' refusals, the row waits for the one that lets it go
+// first: a known end before none (caps), the earlier end before the later.
+func TestEarlierRefusal(t *testing.T) {
+	at := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+	capped := limits.Admission{Reason: ratelimit.ReasonCapped}
+	tokens3 := limits.Admission{Reason: ratelimit.ReasonTokens, Until: at(3)}
+	pair2 := limits.Admission{Reason: limits.ReasonPair, Until: at(2)}
+	tests := []struct {
+		name string
+		a, b limits.Admission
+		want limits.Admission
+	}{
+		{"the first refusal", limits.Admission{}, capped, capped},
+		{"a known end before a cap", capped, tokens3, tokens3},
+		{"a cap does not replace a known end", tokens3, capped, tokens3},
+		{"the earlier end", tokens3, pair2, pair2},
+		{"not the later one", pair2, tokens3, pair2},
+	}
+	for _, tt := range tests {
+		if got := earlierRefusal(tt.a, tt.b); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
