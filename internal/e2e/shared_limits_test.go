@@ -261,6 +261,11 @@ func redisKilledMidRun(t *testing.T, persist bool) {
 				return state == "waiting for shared limits" && l == lost
 			})
 		}
+		// The text form says why, and what ends it.
+		want := map[bool]string{false: "Redis does not answer", true: "quota reset --force"}[lost]
+		if res := hosts[0].Run("status"); !strings.Contains(res.Stderr, "waiting for shared limits since") || !strings.Contains(res.Stderr, want) {
+			t.Errorf("status while waiting (lost %v) does not say %q:\n%s", lost, want, res.Stderr)
+		}
 	}
 	checkNone := func(when string) {
 		t.Helper()
