@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,11 +42,15 @@ func newHosts(t *testing.T, n int, url string, rate float64, burst, dailyCap int
 func runShards(hosts []*world, list string, extra ...string) []*testproc.Proc {
 	var procs []*testproc.Proc
 	for k, h := range hosts {
-		args := append([]string{"campaign", "run", list, "--template", "spring_sale", "--lang", "en_US", "--params", "name",
-			"--shard", fmt.Sprintf("%d/%d", k+1, len(hosts))}, extra...)
-		procs = append(procs, h.Start(args...))
+		procs = append(procs, h.Start(shardRun(list, k+1, len(hosts), extra...)...))
 	}
 	return procs
+}
+
+// shardRun is the command line of shard k of n.
+func shardRun(list string, k, n int, extra ...string) []string {
+	return append([]string{"campaign", "run", list, "--template", "spring_sale", "--lang", "en_US", "--params", "name",
+		"--shard", fmt.Sprintf("%d/%d", k, n)}, extra...)
 }
 
 // sharedClaim is a token a host took: for which recipient, on which
@@ -401,4 +406,72 @@ func TestThreeHostsShareReachThroughRedis(t *testing.T) {
 	if len(st.Portfolios) != 1 || st.Portfolios[0].Name != "acme" || st.Portfolios[0].Reach.Used != limit || st.Portfolios[0].Reach.Allowed != limit {
 		t.Errorf("limits status: %+v, want acme with %d of %d", st.Portfolios, limit, limit)
 	}
+}
+
+// TestHostKilledWhileSharingLimits: one of two hosts is SIGKILLed mid-run
+// and the same command run again. Nobody is messaged twice, and Redis
+// counted exactly one admission per request the hosts' databases hold —
+// a claim admitted but never committed when the process died is asked
+// again under the same id after the restart: a replay, not a second spend.
+func TestHostKilledWhileSharingLimits(t *testing.T) {
+	const (
+		rate  = 20.0
+		burst = 3
+		rows  = 60
+	)
+	r := redistest.Start(t)
+	hosts := newHosts(t, 2, r.URL(), rate, burst, 1000)
+	list := hosts[0].WriteCSV("list.csv", 4915112410000, rows)
+	hosts[0].OK("quota", "reset", "--force")
+	procs := runShards(hosts, list)
+	api := hosts[0].api
+	hosts[0].WaitFor(30*time.Second, "10 requests", func() bool { return len(api.Records()) >= 10 })
+	procs[0].Signal(t, syscall.SIGKILL)
+	if res := procs[0].Wait(t); res.Signal != syscall.SIGKILL {
+		t.Fatalf("host 1 had already ended: %s", res)
+	}
+	again := hosts[0].Start(shardRun(list, 1, 2)...)
+	for i, p := range []*testproc.Proc{again, procs[1]} {
+		if res := p.Wait(t); res.Code != 0 {
+			t.Errorf("host %d: want exit 0\n%s", i+1, res)
+		}
+	}
+	recs := api.Records()
+	checkNoDuplicates(t, recs)
+	states := map[string]int{}
+	requests := map[string]int{} // per number, every attempt a host's database holds
+	for _, h := range hosts {
+		for st, n := range testproc.States(h.Rows()) {
+			states[st] += n
+		}
+		h.Query(`SELECT a.phone_number_id, count(*) FROM attempts t JOIN accounts a ON a.id = t.account_id
+			WHERE coalesce(t.class, '') <> 'not-sent' GROUP BY 1`, func(rs *sql.Rows) error {
+			var pn string
+			var n int
+			err := rs.Scan(&pn, &n)
+			requests[pn] += n
+			return err
+		})
+	}
+	// A row in flight at the kill is unknown: the server may have taken it.
+	if acc := len(testproc.Accepted(recs)); states["sent"]+states["unknown"] != rows || acc < states["sent"] || acc > states["sent"]+states["unknown"] {
+		t.Errorf("rows %v, the server accepted %d: want every row sent or (killed in flight) unknown", states, acc)
+	}
+	var st struct {
+		Portfolios []struct {
+			Accounts []struct {
+				Number string `json:"phone_number_id"`
+				Used   int    `json:"used"`
+			} `json:"accounts"`
+		} `json:"portfolios"`
+	}
+	if err := json.Unmarshal([]byte(hosts[1].OK("limits", "status", "--json").Stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range st.Portfolios[0].Accounts {
+		if a.Used != requests[a.Number] {
+			t.Errorf("Redis counts %d for %s, the hosts' databases hold %d requests from it", a.Used, a.Number, requests[a.Number])
+		}
+	}
+	t.Logf("rows %v, requests per number %v", states, requests)
 }
