@@ -65,9 +65,6 @@ func (s *Store) closeShared() {
 	s.shared = nil
 }
 
-// SharesLimits reports whether claims ask shared limits (ShareLimits).
-func (s *Store) SharesLimits() bool { return s.shared != nil }
-
 type sharedLimits struct {
 	gates       Gates
 	unavailable func(error) bool
