@@ -4,6 +4,7 @@
 # tiers to the same sandbox, every claim and outcome committed to SQLite.
 #
 #   bench/throughput.sh [ROWS] [SECONDS_FOR_CEILING]     # 20,000 rows, 10 s
+#   PROFILE=/tmp/run.cpu bench/throughput.sh            # with a CPU profile of wasend
 #
 # wasend runs as users run it: `campaign run FILE` on a fresh database, the
 # import included in the time, default flags (WORKERS=N adds --workers N).
@@ -42,10 +43,13 @@ for i in 1 2 3; do "$work/wasend" -q account add bench-$i --phone-number-id 1000
 flags=()
 [ -n "$workers" ] && flags=(--workers "$workers")
 cmd="wasend campaign run list.csv --template wasend_demo --lang en_US --params name ${flags[*]:-}"
+# PROFILE=FILE writes a CPU profile of the wasend process (go tool pprof).
+[ -n "${PROFILE:-}" ] && export WASEND_CPUPROFILE="$(realpath -m "$PROFILE")"
 start=$(date +%s.%N)
 /usr/bin/time -o "$work/time" -f '%U %S %M' \
   "$work/wasend" -q campaign run "$work/list.csv" --template wasend_demo --lang en_US --params name ${flags[@]+"${flags[@]}"} --log-level error
 end=$(date +%s.%N)
+unset WASEND_CPUPROFILE
 sent=$("$work/wasend" campaign list --json | grep -o '"sent": [0-9]*' | head -1 | grep -o '[0-9]*$')
 
 after=$(ceiling)

@@ -36,7 +36,7 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 		cs   []campaign.Claim
 		kept error
 	)
-	err := s.write(ctx, func(tx *Tx) error {
+	err := s.writeSend(ctx, func(tx *Tx) error {
 		var err error
 		cs, err = claim(ctx, tx, campaignID, runner, now, max)
 		var we *campaign.WaitError
@@ -544,7 +544,7 @@ func (s *Store) Record(ctx context.Context, c campaign.Claim, runner string, o c
 
 // RecordAll stores several outcomes in one transaction (a group commit).
 func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
-	return s.write(ctx, func(tx *Tx) error { return recordAll(ctx, tx, runner, rs) })
+	return s.writeSend(ctx, func(tx *Tx) error { return recordAll(ctx, tx, runner, rs) })
 }
 
 func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result) error {
@@ -569,7 +569,7 @@ func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result)
 // would.
 func (s *Store) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error) {
 	var kept error
-	err = s.write(ctx, func(tx *Tx) error {
+	err = s.writeSend(ctx, func(tx *Tx) error {
 		cs, kept = nil, nil // a retried transaction starts over
 		if err := recordAll(ctx, tx, runner, rs); err != nil {
 			return err
@@ -580,6 +580,8 @@ func (s *Store) RecordAndClaimN(ctx context.Context, runner string, rs []campaig
 		var err error
 		cs, err = claim(ctx, tx, campaignID, runner, now, max)
 		switch {
+		case errors.Is(err, errUnbounded):
+			return err // the whole transaction again, as an ordinary write
 		case err == nil, errors.Is(err, campaign.ErrDone), errors.Is(err, campaign.ErrNoUsableAccount):
 			// Kept, as ClaimN keeps them: the claim may have marked the
 			// campaign finished or paused.
