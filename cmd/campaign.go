@@ -272,6 +272,19 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if f.Sandbox {
 		opts.Label = "SANDBOX"
 	}
+	// Under --limits the shared suppression list and settings are copied in
+	// before the import screens the file, and while the campaign sends.
+	hs, closeSync, err := f.hostSync(ctx, st)
+	if err != nil {
+		return err
+	}
+	defer closeSync()
+	if hs != nil {
+		if err := hs.Pull(ctx); err != nil {
+			f.IO.Warnf("shared suppression list and settings: %v; going on with this database's copy", err)
+		}
+		opts.Shared = hs
+	}
 	res, err := runner.Prepare(ctx, opts)
 	if err != nil {
 		return err

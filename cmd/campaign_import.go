@@ -59,6 +59,9 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 	return f.withStore(ctx, func(st *store.Store) error {
+		if err := f.pullShared(ctx, st); err != nil {
+			return err
+		}
 		res, err := runner.Prepare(ctx, runner.Options{
 			Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, Schedule: sched, Share: share,
 			Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
@@ -25,7 +26,11 @@ or asked to stop, and numbers known to be bad. Every campaign import skips
 them and reports them as "suppressed", with the reason when there is one.
 
 Numbers are normalised to E.164 like recipient files: --region (default
-$WASEND_REGION) gives the country of numbers written without +country code.`,
+$WASEND_REGION) gives the country of numbers written without +country code.
+
+With --limits (or $WASEND_LIMITS) add, remove and import change the list
+every host shares in Redis, and this database; list reads Redis. A sender
+run with --limits copies the shared list into its database every second.`,
 	}
 	cmd.AddCommand(newSuppressAddCmd(f), newSuppressRemoveCmd(f), newSuppressListCmd(f), newSuppressImportCmd(f))
 	return cmd
@@ -69,14 +74,36 @@ func suppressAdd(ctx context.Context, f *Factory, o suppressOptions) error {
 	for i, p := range phones {
 		list[i] = store.Suppression{Phone: p, Reason: o.Reason}
 	}
-	return f.withStore(ctx, func(st *store.Store) error {
-		added, err := st.Suppress(ctx, list)
+	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
+		added, err := suppressBoth(ctx, f, st, sh, list)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(f.IO.Out, "added %d, already listed %d\n", added, len(list)-added)
 		return nil
 	})
+}
+
+// suppressBoth lists numbers in the database and, under --limits, on the
+// shared list first (the list of record then: the counts are its). A
+// failure there changes nothing here.
+func suppressBoth(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Shared, list []store.Suppression) (added int, err error) {
+	if sh == nil {
+		return st.Suppress(ctx, list)
+	}
+	shared := make([]redisgate.Suppression, len(list))
+	for i, sp := range list {
+		shared[i] = redisgate.Suppression{Phone: sp.Phone, Reason: sp.Reason}
+	}
+	added, err = sh.Suppress(ctx, shared, f.Now())
+	if err != nil {
+		return 0, fmt.Errorf("%w (nothing changed in this database; run it again once Redis answers)", err)
+	}
+	if _, err := st.Suppress(ctx, list); err != nil {
+		return 0, fmt.Errorf("listed on the shared list, not in this database (its senders copy it from there): %w", err)
+	}
+	f.IO.Infof(sharedNote)
+	return added, nil
 }
 
 func newSuppressRemoveCmd(f *Factory) *cobra.Command {
@@ -103,9 +130,21 @@ func suppressRemove(ctx context.Context, f *Factory, o suppressOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withStore(ctx, func(st *store.Store) error {
-		removed, err := st.Unsuppress(ctx, phones)
-		if err != nil {
+	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
+		var (
+			removed int
+			err     error
+		)
+		if sh != nil {
+			// The shared list first, the list of record under --limits.
+			if removed, err = sh.Unsuppress(ctx, phones); err != nil {
+				return fmt.Errorf("%w (nothing changed in this database; run it again once Redis answers)", err)
+			}
+			if _, err := st.Unsuppress(ctx, phones); err != nil {
+				return fmt.Errorf("removed from the shared list, not from this database (its senders copy it from there): %w", err)
+			}
+			f.IO.Infof(sharedNote)
+		} else if removed, err = st.Unsuppress(ctx, phones); err != nil {
 			return err
 		}
 		fmt.Fprintf(f.IO.Out, "removed %d, not listed %d\n", removed, len(phones)-removed)
@@ -119,7 +158,8 @@ func newSuppressListCmd(f *Factory) *cobra.Command {
 		Use:   "list [--json]",
 		Short: "List the suppressed numbers",
 		Long: `List the suppressed numbers in E.164 order with their reason and the time each
-was first listed. Piped output is tab-separated without a header.`,
+was first listed. Piped output is tab-separated without a header. With
+--limits it lists the list shared by every host, from Redis.`,
 		Example: `  wasend suppress list
   wasend suppress list --json | jq -r '.[].phone'`,
 		Args: noArgs,
@@ -143,8 +183,8 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withStore(ctx, func(st *store.Store) error {
-		list, err := st.Suppressions(ctx)
+	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
+		list, err := suppressions(ctx, st, sh)
 		if err != nil {
 			return err
 		}
@@ -168,6 +208,22 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 		}
 		return t.Render()
 	})
+}
+
+// suppressions is the list of record: the shared one under --limits.
+func suppressions(ctx context.Context, st *store.Store, sh *redisgate.Shared) ([]store.Suppression, error) {
+	if sh == nil {
+		return st.Suppressions(ctx)
+	}
+	shared, err := sh.Suppressions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]store.Suppression, len(shared))
+	for i, sp := range shared {
+		list[i] = store.Suppression{Phone: sp.Phone, Reason: sp.Reason, CreatedAt: sp.CreatedAt}
+	}
+	return list, nil
 }
 
 func newSuppressImportCmd(f *Factory) *cobra.Command {
@@ -246,8 +302,8 @@ func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
 		}
 		list = append(list, store.Suppression{Phone: row.Phone, Reason: o.Reason})
 	}
-	return f.withStore(ctx, func(st *store.Store) error {
-		added, err := st.Suppress(ctx, list)
+	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
+		added, err := suppressBoth(ctx, f, st, sh, list)
 		if err != nil {
 			return err
 		}

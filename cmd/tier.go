@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -20,7 +23,9 @@ func newTierCmd(f *Factory) *cobra.Command {
   warm    1 message / 8s,  burst 8,  150 a day
   active  1 message / 5s,  burst 15, 300 a day
 A change takes effect in running campaigns within seconds; tokens already
-earned are kept.`,
+earned are kept. With --limits (or $WASEND_LIMITS) tier set changes the tier
+for every host: it is stored in Redis too, and senders run with --limits
+apply it within seconds.`,
 	}
 	cmd.AddCommand(newTierListCmd(f), newTierSetCmd(f))
 	return cmd
@@ -92,16 +97,10 @@ campaigns pick the change up within seconds; tokens already earned are kept.
 			if !campaign.ValidTier(name) {
 				return usagef("tier %q: must be one of new, warm, active", name)
 			}
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
-				tiers, err := st.Tiers(cmd.Context())
+			return f.withShared(cmd.Context(), func(st *store.Store, sh *redisgate.Shared) error {
+				l, err := tierNow(cmd.Context(), st, sh, name)
 				if err != nil {
 					return err
-				}
-				var l campaign.Limits
-				for _, t := range tiers {
-					if t.Name == name {
-						l = t.Limits
-					}
 				}
 				if defaults {
 					l = campaign.DefaultTiers[name]
@@ -122,10 +121,18 @@ campaigns pick the change up within seconds; tokens already earned are kept.
 				if err := l.Validate(); err != nil {
 					return usageError{err}
 				}
+				if sh != nil {
+					if err := sh.SetTier(cmd.Context(), name, l); err != nil {
+						return fmt.Errorf("%w (nothing changed in this database)", err)
+					}
+				}
 				if err := st.SetTier(cmd.Context(), name, l); err != nil {
 					return err
 				}
 				f.IO.Infof("tier %s: rate %s, burst %d, daily cap %d", name, formatRate(l.Rate), l.Burst, l.DailyCap)
+				if sh != nil {
+					f.IO.Infof("set for every host (--limits); senders on other hosts apply it within seconds")
+				}
 				return nil
 			})
 		},
@@ -137,6 +144,30 @@ campaigns pick the change up within seconds; tokens already earned are kept.
 	fl.IntVar(&dailyCap, "daily-cap", 0, "messages per account per quota day")
 	fl.BoolVar(&defaults, "defaults", false, "start from the built-in settings")
 	return cmd
+}
+
+// tierNow is what a tier is set to: on the shared settings under --limits
+// when they have it, else in this database.
+func tierNow(ctx context.Context, st *store.Store, sh *redisgate.Shared, name string) (campaign.Limits, error) {
+	if sh != nil {
+		c, err := sh.Config(ctx)
+		if err != nil {
+			return campaign.Limits{}, err
+		}
+		if l, ok := c.Tiers[name]; ok {
+			return l, nil
+		}
+	}
+	tiers, err := st.Tiers(ctx)
+	if err != nil {
+		return campaign.Limits{}, err
+	}
+	for _, t := range tiers {
+		if t.Name == name {
+			return t.Limits, nil
+		}
+	}
+	return campaign.Limits{}, fmt.Errorf("tier %q: %w", name, campaign.ErrNotFound)
 }
 
 func newLimitCmd(f *Factory) *cobra.Command {
@@ -155,12 +186,14 @@ func newLimitCmd(f *Factory) *cobra.Command {
 		Short: "Show, set or turn off the global bucket shared by all accounts",
 		Long: `The global bucket is an optional token bucket over every account together:
 each send takes a token from its account's bucket and from this one. It is
-off by default. Without flags, the current setting is printed.`,
+off by default. Without flags, the current setting is printed. With --limits
+(or $WASEND_LIMITS) a change is stored in Redis too, for every host: senders
+run with --limits apply it within seconds.`,
 		Example: `  wasend limit global --rate 2 --burst 10
   wasend limit global --off`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withShared(cmd.Context(), func(st *store.Store, sh *redisgate.Shared) error {
 				r, haveRate, err := rateFromFlags(cmd, rate, every)
 				if err != nil {
 					return err
@@ -170,22 +203,38 @@ off by default. Without flags, the current setting is printed.`,
 					if haveRate || cmd.Flags().Changed("burst") {
 						return usagef("--off excludes --rate, --every and --burst")
 					}
+					if sh != nil {
+						if err := sh.SetGlobal(cmd.Context(), false, ratelimit.Limit{}); err != nil {
+							return fmt.Errorf("%w (nothing changed in this database)", err)
+						}
+					}
 					if err := st.SetGlobalLimit(cmd.Context(), false, ratelimit.Limit{}); err != nil {
 						return err
 					}
 					f.IO.Infof("global limit: off")
+					if sh != nil {
+						f.IO.Infof("set for every host (--limits); senders on other hosts apply it within seconds")
+					}
 					return nil
 				case haveRate || cmd.Flags().Changed("burst"):
-					cur, _, _, err := st.GlobalLimit(cmd.Context())
+					l, err := globalNow(cmd.Context(), st, sh)
 					if err != nil {
 						return err
 					}
-					l := ratelimit.Limit{Rate: cur.Rate, Burst: cur.Burst}
 					if haveRate {
 						l.Rate = r
 					}
 					if cmd.Flags().Changed("burst") {
 						l.Burst = burst
+					}
+					if err := (campaign.Limits{Rate: l.Rate, Burst: l.Burst}).Validate(); err != nil {
+						return usageError{fmt.Errorf("global limit: %w", err)}
+					}
+					if sh != nil {
+						if err := sh.SetGlobal(cmd.Context(), true, l); err != nil {
+							return fmt.Errorf("%w (nothing changed in this database)", err)
+						}
+						f.IO.Infof("set for every host (--limits); senders on other hosts apply it within seconds")
 					}
 					if err := st.SetGlobalLimit(cmd.Context(), true, l); err != nil {
 						return usageError{err}
@@ -212,4 +261,20 @@ off by default. Without flags, the current setting is printed.`,
 	fl.BoolVar(&off, "off", false, "turn the global bucket off")
 	cmd.AddCommand(global)
 	return cmd
+}
+
+// globalNow is the global limit's rate and burst before a change: the
+// shared setting under --limits when it is on, else this database's.
+func globalNow(ctx context.Context, st *store.Store, sh *redisgate.Shared) (ratelimit.Limit, error) {
+	if sh != nil {
+		c, err := sh.Config(ctx)
+		if err != nil {
+			return ratelimit.Limit{}, err
+		}
+		if c.Global != nil && c.Global.On {
+			return c.Global.Limit, nil
+		}
+	}
+	l, _, _, err := st.GlobalLimit(ctx)
+	return l, err
 }

@@ -1,9 +1,9 @@
 // Package limits is the limits gate: the part of sending that must be shared
 // between hosts when several send for one portfolio of numbers. It admits one
 // message at a time against each number's token bucket and daily cap and the
-// global bucket (later also the portfolio's reach and pair spacing), gives a
-// cap back when the Cloud API proved a message was not accepted, and starts
-// quota days.
+// global bucket, the portfolio's reach, the pair gap and the sticky sender
+// of its recipient; gives a cap back when the Cloud API proved a message was
+// not accepted, and starts quota days.
 //
 // What is not here stays local to each host, in its SQLite file: the
 // campaign's rows, attempts and results, which account a row is sent from,
@@ -34,12 +34,19 @@ import (
 type Gate interface {
 	// Admit takes one token from one of the request's accounts (and one from
 	// the global bucket when it is on) and counts one against that account's
-	// cap for its current quota day — or nothing, with the reason and when
-	// to ask again. The same ClaimID admitted twice is counted once: the
-	// second call returns the first admission with Replayed set.
+	// cap for its current quota day, and remembers the recipient (for the
+	// reach, the pair gap and the sticky sender) — or nothing, with the
+	// reason and when to ask again. The same ClaimID admitted twice is
+	// counted once: the second call returns the first admission with
+	// Replayed set and changes nothing.
 	Admit(ctx context.Context, r Request) (Admission, error)
-	// Refund gives back the cap an admission counted, once: the API proved
-	// the message was not accepted. The token stays spent.
+	// Refund gives back, once, what an admission counted: the API proved
+	// the message was not accepted. The cap goes back; the recipient's
+	// memory goes back to what it was before the admission, when no later
+	// admission to that recipient replaced it (so the recipient leaves the
+	// reach window if this admission brought them in, and the pair gap and
+	// the sticky sender follow the message before) — as the SQLite store
+	// takes a send back out of its log. The token stays spent.
 	Refund(ctx context.Context, c Claim) (RefundResult, error)
 	// ResetQuota starts a new quota day for the named accounts. Quota days
 	// only move forward: without Force, an account on r.Today or later
@@ -73,6 +80,25 @@ type Account struct {
 }
 
 // Request asks for the admission of one message.
+//
+// The gate remembers, per recipient, its latest admission in the portfolio
+// (instant, account, claim) whenever a Request names one, whatever rules
+// the request asks for: a rule turned on later sees earlier messages. It
+// knows admissions, not deliveries: "messaged" below means admitted and
+// not refunded. The rules, in the order they are checked (a refusal spends
+// nothing):
+//
+//  1. Pair gap: the latest admission at L with L > now-PairGap refuses
+//     with ReasonPair until L+PairGap.
+//  2. Reach (ratelimit.Reach's rule): L in the moving window (now-24 h,
+//     now] costs nothing; otherwise the recipient goes only while fewer
+//     than Reach.Allowed() distinct recipients are in the window, else
+//     ReasonReach until ratelimit.FreesAt of the oldest of them (24 h from
+//     now when the window is empty: a limit the margin leaves nothing of).
+//  3. Sticky: L > now-Sticky from account X, and X among Accounts: only X
+//     may be picked, so a refusal is X's (tokens, cap). X not offered: any
+//     may, and Admission.StickyBroken says so.
+//  4. ratelimit.Pick among the accounts left, then the global bucket.
 type Request struct {
 	// ClaimID names this admission for refunds and repeats; unique across
 	// hosts (the host's id and its attempt id, say).
@@ -123,6 +149,13 @@ type Admission struct {
 	Tokens   float64   // when OK and not Replayed: the account's tokens left
 	At       time.Time // the gate's clock at the decision
 	Replayed bool      // the ClaimID was admitted before; nothing was spent now
+	// When OK and not Replayed: the account the recipient is stuck to (it
+	// sent their latest admission within Request.Sticky), empty when none;
+	// StickyBroken when that account was not offered and another was
+	// picked — the caller counts the break (it knows why the account was
+	// not offered: disabled, removed, restricted).
+	StickyAccount string
+	StickyBroken  bool
 	// When not OK: why, and the earliest instant worth asking again (zero
 	// when only a quota reset can help, or the global bucket never fills).
 	Reason ratelimit.Reason
@@ -183,6 +216,23 @@ type State struct {
 	At         time.Time
 	Accounts   []AccountState
 	Global     *BucketState // nil when the global bucket is off
+	Reach      ReachState   // the portfolio's moving window at At
+}
+
+// ReachState is the portfolio's moving 24 h window: what its reach is
+// measured against.
+type ReachState struct {
+	Used   int       // distinct recipients admitted in the window (At-24 h, At]
+	Oldest time.Time // the oldest of their latest admissions; zero when none
+}
+
+// FreesAt is when the oldest recipient leaves the window, making room for
+// one more; zero when the window is empty.
+func (r ReachState) FreesAt() time.Time {
+	if r.Oldest.IsZero() {
+		return time.Time{}
+	}
+	return ratelimit.FreesAt(r.Oldest)
 }
 
 // AccountState is one account's shared state.
@@ -254,6 +304,23 @@ func (r Request) Validate() error {
 		if err := validLimit(*r.Global); err != nil {
 			return fmt.Errorf("admit %s: global limit: %w", r.ClaimID, err)
 		}
+	}
+	if r.PairGap < 0 || r.Sticky < 0 {
+		return fmt.Errorf("admit %s: negative pair gap %v or sticky time %v", r.ClaimID, r.PairGap, r.Sticky)
+	}
+	if !(r.Reach.Margin >= 0 && r.Reach.Margin <= 1) {
+		return fmt.Errorf("admit %s: reach margin %v: want a fraction from 0 to 1", r.ClaimID, r.Reach.Margin)
+	}
+	if r.Recipient == "" {
+		if r.Reach.Limited() || r.PairGap > 0 || r.Sticky > 0 {
+			return fmt.Errorf("admit %s: no recipient, but the reach, the pair gap and the sticky sender are about recipients", r.ClaimID)
+		}
+		return nil
+	}
+	// A recipient is part of a key and a field of a claim's record: the
+	// bounds of a name (no tabs, no braces).
+	if err := ValidName("recipient", r.Recipient); err != nil {
+		return fmt.Errorf("admit %s: %w", r.ClaimID, err)
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ type Reference struct {
 	day     map[string]string // account → current DayID
 	used    map[dayKey]int
 	claims  map[string]claimRecord
+	memos   map[string]memo // recipient → their latest admission
 }
 
 type storedBucket struct {
@@ -36,8 +37,26 @@ type dayKey struct{ account, day string }
 
 type claimRecord struct {
 	account, day string
+	recipient    string
 	refunded     bool
 	expires      time.Time
+}
+
+// memo is what the gate remembers of one recipient: the latest admission
+// to them and the one before (for a refund to go back to), forgotten at
+// keep as Redis expires the key (only memory: every rule compares times).
+type memo struct {
+	at                     time.Time
+	account, claim         string
+	prevAt                 time.Time
+	prevAccount, prevClaim string
+	keep                   time.Time
+}
+
+// memoKeep is how long a recipient is remembered after an admission: as
+// long as the window, the pair gap and the stickiness need.
+func memoKeep(r Request) time.Duration {
+	return max(ratelimit.ReachWindow, r.PairGap, r.Sticky)
 }
 
 // NewReference returns a reference gate reading time from now. Like a fresh
@@ -54,6 +73,36 @@ func (g *Reference) clear() {
 	g.day = map[string]string{}
 	g.used = map[dayKey]int{}
 	g.claims = map[string]claimRecord{}
+	g.memos = map[string]memo{}
+}
+
+// window is the portfolio's moving window at now: distinct recipients in
+// it and the oldest of their latest admissions. It forgets recipients kept
+// long enough.
+func (g *Reference) window(now time.Time) ReachState {
+	var w ReachState
+	for to, m := range g.memos {
+		if !now.Before(m.keep) {
+			delete(g.memos, to)
+			continue
+		}
+		if ratelimit.InWindow(now, m.at) {
+			w.Used++
+			if w.Oldest.IsZero() || m.at.Before(w.Oldest) {
+				w.Oldest = m.at
+			}
+		}
+	}
+	return w
+}
+
+// memo is what the gate remembers of a recipient at now; zero when nothing.
+func (g *Reference) memo(to string, now time.Time) memo {
+	m, ok := g.memos[to]
+	if !ok || !now.Before(m.keep) {
+		return memo{}
+	}
+	return m
 }
 
 // LoseState forgets everything, as a Redis restarted without persistence
@@ -93,11 +142,39 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 		}
 		return a, nil
 	}
-	cands := make([]ratelimit.Candidate, len(r.Accounts))
-	for i, a := range r.Accounts {
+	for _, a := range r.Accounts {
 		if g.day[a.Name] == "" {
 			g.day[a.Name] = DayID(r.Today, 1)
 		}
+	}
+	var m memo
+	if r.Recipient != "" {
+		m = g.memo(r.Recipient, now)
+	}
+	if r.PairGap > 0 && !m.at.IsZero() && m.at.After(now.Add(-r.PairGap)) {
+		return Admission{At: now, Reason: ReasonPair, Until: m.at.Add(r.PairGap)}, nil
+	}
+	if r.Reach.Limited() && !ratelimit.InWindow(now, m.at) {
+		w := g.window(now)
+		if ok, _ := r.Reach.Admit(now, m.at, w.Used); !ok {
+			oldest := w.Oldest
+			if oldest.IsZero() {
+				oldest = now // nothing in the window: a limit the margin leaves nothing of
+			}
+			return Admission{At: now, Reason: ReasonReach, Until: ratelimit.FreesAt(oldest)}, nil
+		}
+	}
+	only, stuckTo := -1, ""
+	if r.Sticky > 0 && m.account != "" && m.at.After(now.Add(-r.Sticky)) {
+		stuckTo = m.account
+		for i, a := range r.Accounts {
+			if a.Name == stuckTo {
+				only = i
+			}
+		}
+	}
+	cands := make([]ratelimit.Candidate, len(r.Accounts))
+	for i, a := range r.Accounts {
 		var s *storedBucket
 		if b, ok := g.buckets[a.Name]; ok {
 			s = &b
@@ -119,7 +196,15 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 		b := settled(g.global, globalLimit, now)
 		global = &b
 	}
-	d := ratelimit.Pick(now, cands, global, globalLimit)
+	var d ratelimit.Decision
+	if only >= 0 {
+		// The recipient's own number, or a wait for it.
+		if d = ratelimit.Pick(now, cands[only:only+1], global, globalLimit); d.Index == 0 {
+			d.Index = only
+		}
+	} else {
+		d = ratelimit.Pick(now, cands, global, globalLimit)
+	}
 	if d.Index < 0 {
 		return Admission{At: now, Reason: d.Reason, Until: d.Until}, nil
 	}
@@ -138,13 +223,29 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 	g.buckets[a.Name] = storedBucket{limit: a.Limit, bucket: b}
 	day := g.day[a.Name]
 	g.used[dayKey{a.Name, day}]++
-	g.claims[r.ClaimID] = claimRecord{account: a.Name, day: day, expires: now.Add(ClaimTTL)}
+	g.claims[r.ClaimID] = claimRecord{account: a.Name, day: day, recipient: r.Recipient, expires: now.Add(ClaimTTL)}
+	if r.Recipient != "" {
+		g.memos[r.Recipient] = memo{
+			at: now, account: a.Name, claim: r.ClaimID,
+			prevAt: m.at, prevAccount: m.account, prevClaim: m.claim,
+			keep: later(m.keep, now.Add(memoKeep(r))),
+		}
+	}
 	return Admission{
 		OK: true, Index: i, At: now,
-		Claim:  Claim{ID: r.ClaimID, Account: a.Name, Day: day},
-		Used:   g.used[dayKey{a.Name, day}],
-		Tokens: b.Tokens,
+		Claim:         Claim{ID: r.ClaimID, Account: a.Name, Day: day},
+		Used:          g.used[dayKey{a.Name, day}],
+		Tokens:        b.Tokens,
+		StickyAccount: stuckTo,
+		StickyBroken:  stuckTo != "" && only < 0,
 	}, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (g *Reference) Refund(ctx context.Context, c Claim) (RefundResult, error) {
@@ -165,6 +266,15 @@ func (g *Reference) Refund(ctx context.Context, c Claim) (RefundResult, error) {
 	}
 	rec.refunded = true
 	g.claims[c.ID] = rec
+	// The recipient's memory goes back to the admission before, unless a
+	// later one replaced this.
+	if m, ok := g.memos[rec.recipient]; ok && rec.recipient != "" && m.claim == c.ID {
+		if m.prevAt.IsZero() {
+			delete(g.memos, rec.recipient)
+		} else {
+			g.memos[rec.recipient] = memo{at: m.prevAt, account: m.prevAccount, claim: m.prevClaim, keep: m.keep}
+		}
+	}
 	return Refunded, nil
 }
 
@@ -212,6 +322,7 @@ func (g *Reference) State(ctx context.Context, accounts []Account, global *ratel
 	if global != nil {
 		st.Global = &BucketState{Tokens: settled(g.global, *global, now).Tokens}
 	}
+	st.Reach = g.window(now)
 	return st, nil
 }
 

@@ -68,6 +68,9 @@ type Options struct {
 	// Observe also receives every engine event (metrics, logs); it must be
 	// safe for concurrent use.
 	Observe func(dispatch.Event)
+	// Shared, when set (--limits), copies the shared suppression list and
+	// settings into Store before the first claim and every poll after.
+	Shared SharedSync
 }
 
 // Result is what Prepare found or made.
@@ -179,7 +182,9 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	if err != nil {
 		return err
 	}
+	stopShared := startShared(ctx, o)
 	err = eng.Run(ctx)
+	stopShared()
 	prog.Waiting("", false)
 	prog.Stop()
 	return stoppedWhy(ctx, o.Store, c.ID, err)

@@ -136,3 +136,60 @@ func isE164(p string) bool {
 	}
 	return true
 }
+
+// SyncMark is how far a copy of shared state has been applied: the
+// source's epoch and the version of its last change applied.
+type SyncMark struct {
+	Epoch   string
+	Version int64
+}
+
+// SharedSuppressionsMark is how far ApplySuppressions has applied the
+// shared suppression list; the zero mark before the first time.
+func (s *Store) SharedSuppressionsMark(ctx context.Context) (SyncMark, error) {
+	var m SyncMark
+	err := s.db.QueryRowContext(ctx, `SELECT epoch, version FROM shared_sync WHERE name = 'suppressions'`).Scan(&m.Epoch, &m.Version)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return m, fmt.Errorf("read how far the shared suppression list was copied: %w", err)
+	}
+	return m, nil
+}
+
+// ApplySuppressions makes the list agree with the list several hosts
+// share, in one transaction with the mark of how far it now has: each of
+// listed is on the list with exactly its reason, and each of removed is
+// off it. A number listed here earlier keeps the earlier of the two
+// times. Rows that already agree are not written.
+func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, removed []string, mark SyncMark) error {
+	for _, sp := range listed {
+		if !isE164(sp.Phone) {
+			return fmt.Errorf("suppress %q: not an E.164 number", sp.Phone)
+		}
+	}
+	return s.write(ctx, func(tx *Tx) error {
+		now := s.now()
+		for _, sp := range listed {
+			at := sp.CreatedAt
+			if at.IsZero() {
+				at = now
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)
+				ON CONFLICT (phone) DO UPDATE SET reason = excluded.reason, created_at = MIN(created_at, excluded.created_at)
+				WHERE reason IS NOT excluded.reason OR created_at > excluded.created_at`, sp.Phone, sp.Reason, nanos(at))
+			if err != nil {
+				return fmt.Errorf("suppress %s: %w", sp.Phone, err)
+			}
+		}
+		for _, p := range removed {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM suppressions WHERE phone = ?`, p); err != nil {
+				return fmt.Errorf("unsuppress %s: %w", p, err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO shared_sync (name, epoch, version) VALUES ('suppressions', ?, ?)
+			ON CONFLICT (name) DO UPDATE SET epoch = excluded.epoch, version = excluded.version`, mark.Epoch, mark.Version)
+		if err != nil {
+			return fmt.Errorf("record how far the shared suppression list was copied: %w", err)
+		}
+		return nil
+	})
+}

@@ -137,3 +137,64 @@ func TestSuppressedIn(t *testing.T) {
 		t.Errorf("SuppressedIn = %v, want %v", got, want)
 	}
 }
+
+func TestApplySuppressions(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	if m, err := st.SharedSuppressionsMark(t.Context()); err != nil || m != (SyncMark{}) {
+		t.Fatalf("mark of a new database = %+v, %v; want none", m, err)
+	}
+	sp := func(phone, reason string, first time.Time) Suppression {
+		return Suppression{Phone: phone, Reason: reason, CreatedAt: first}
+	}
+	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(1), Reason: "local"}, {Phone: phone(2), Reason: "STOP"}}); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name    string
+		at      time.Time
+		listed  []Suppression
+		removed []string
+		want    []Suppression
+	}{
+		{
+			name: "the other copy's reason wins, even empty; the earlier time stays", at: at(time.Hour),
+			listed: []Suppression{sp(phone(1), "", at(30*time.Minute)), sp(phone(2), "bounced", at(-time.Hour)), sp(phone(3), "new", at(2*time.Hour))},
+			want:   []Suppression{sp(phone(1), "", at(0)), sp(phone(2), "bounced", at(-time.Hour)), sp(phone(3), "new", at(2*time.Hour))},
+		},
+		{
+			name: "removed, listed or not; no time given is now", at: at(3 * time.Hour),
+			listed:  []Suppression{{Phone: phone(4)}},
+			removed: []string{phone(1), phone(9)},
+			want:    []Suppression{sp(phone(2), "bounced", at(-time.Hour)), sp(phone(3), "new", at(2*time.Hour)), sp(phone(4), "", at(3*time.Hour))},
+		},
+	}
+	for _, s := range steps {
+		clk.Set(s.at)
+		if err := st.ApplySuppressions(t.Context(), s.listed, s.removed, SyncMark{"e1", int64(s.at.Sub(t0) / time.Hour)}); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		got, err := st.Suppressions(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, s.want, func(a, b Suppression) bool {
+			return a.Phone == b.Phone && a.Reason == b.Reason && a.CreatedAt.Equal(b.CreatedAt)
+		}) {
+			t.Errorf("%s: list\n got %+v\nwant %+v", s.name, got, s.want)
+		}
+	}
+	if m, err := st.SharedSuppressionsMark(t.Context()); err != nil || m != (SyncMark{"e1", 3}) {
+		t.Errorf("mark = %+v, %v; want e1 version 3", m, err)
+	}
+	// A bad number refuses the whole batch, mark included.
+	if err := st.ApplySuppressions(t.Context(), []Suppression{{Phone: phone(5)}, {Phone: "0151"}}, []string{phone(2)}, SyncMark{"e1", 9}); err == nil {
+		t.Error("ApplySuppressions with a national number succeeded")
+	}
+	if _, ok, _ := st.IsSuppressed(t.Context(), phone(2)); !ok {
+		t.Error("a refused batch removed a number")
+	}
+	if m, _ := st.SharedSuppressionsMark(t.Context()); m != (SyncMark{"e1", 3}) {
+		t.Errorf("mark after a refused batch = %+v, want e1 version 3", m)
+	}
+}

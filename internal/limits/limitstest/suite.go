@@ -59,6 +59,8 @@ type Step struct {
 	Accounts []limits.Account // Admit: nil means the table's accounts
 	Global   *ratelimit.Limit // Admit: nil means the table's global limit
 	NoGlobal bool             // Admit: the global bucket off for this step
+	To       string           // Admit: the recipient
+	Reach    *ratelimit.Reach // Admit: nil means the table's reach
 
 	Today  string   // Reset: the calendar day; empty means Today
 	Force  bool     // Reset
@@ -72,6 +74,8 @@ type Step struct {
 	WantReplayed bool
 	WantReason   ratelimit.Reason
 	WantUntil    time.Duration // offset from T0, or Never
+	WantSticky   string        // the account the recipient is stuck to
+	WantBroken   bool          // and it was not offered
 
 	WantRefund limits.RefundResult // Refund
 
@@ -80,11 +84,20 @@ type Step struct {
 	WantReset  []bool   // Reset
 	WantBehind bool     // Reset: every account's Behind
 
-	WantUsedEach   []int     // Check: each of the table's accounts
-	WantTokensEach []float64 // Check
+	WantUsedEach   []int      // Check: each of the table's accounts (nil: not checked)
+	WantTokensEach []float64  // Check
+	WantReach      *ReachWant // Check: the portfolio's window (nil: not checked)
 
 	WantErr error // errors.Is; the step must fail with it
 	WantAny bool  // the step must fail (validation), whatever the error
+}
+
+// ReachWant is the window a Check step wants: distinct recipients in it and
+// the oldest of their latest admissions (an offset from T0, or Never for
+// an empty window).
+type ReachWant struct {
+	Used   int
+	Oldest time.Duration
 }
 
 // Table is one scenario.
@@ -92,6 +105,10 @@ type Table struct {
 	Name     string
 	Accounts []limits.Account
 	Global   *ratelimit.Limit
+	// The recipient's rules of every admission.
+	Reach   ratelimit.Reach
+	PairGap time.Duration
+	Sticky  time.Duration
 	// Fresh skips the forced reset that starts every other table's state.
 	Fresh bool
 	Steps []Step
@@ -337,7 +354,7 @@ var Tables = []Table{
 
 // Run runs every table, then the concurrency checks, against fresh harnesses.
 func Run(t *testing.T, newHarness NewHarness) {
-	for _, tt := range Tables {
+	for _, tt := range append(Tables[:len(Tables):len(Tables)], RecipientTables...) {
 		t.Run(tt.Name, func(t *testing.T) {
 			RunTable(t, newHarness(t), tt)
 		})
@@ -366,7 +383,11 @@ func RunTable(t *testing.T, h Harness, tt Table) {
 		where := fmt.Sprintf("step %d (+%v)", i, s.At)
 		switch s.Op {
 		case Admit:
-			r := limits.Request{ClaimID: s.Claim, Accounts: tt.Accounts, Global: tt.Global, Today: Today}
+			r := limits.Request{ClaimID: s.Claim, Accounts: tt.Accounts, Global: tt.Global, Today: Today,
+				Recipient: s.To, Reach: tt.Reach, PairGap: tt.PairGap, Sticky: tt.Sticky}
+			if s.Reach != nil {
+				r.Reach = *s.Reach
+			}
 			if s.Accounts != nil {
 				r.Accounts = s.Accounts
 			}
@@ -396,6 +417,9 @@ func RunTable(t *testing.T, h Harness, tt Table) {
 				}
 				if !a.At.Equal(T0.Add(s.At)) {
 					t.Fatalf("%s: admit %s at %v, want the gate's clock %v", where, s.Claim, a.At, T0.Add(s.At))
+				}
+				if a.StickyAccount != s.WantSticky || a.StickyBroken != s.WantBroken {
+					t.Fatalf("%s: admit %s: stuck to %q broken %v, want %q broken %v", where, s.Claim, a.StickyAccount, a.StickyBroken, s.WantSticky, s.WantBroken)
 				}
 				continue
 			}
@@ -442,7 +466,19 @@ func RunTable(t *testing.T, h Harness, tt Table) {
 			if err != nil {
 				t.Fatalf("%s: state: %v", where, err)
 			}
+			if w := s.WantReach; w != nil {
+				oldest := st.Reach.Oldest
+				if st.Reach.Used != w.Used || (w.Oldest == Never) != oldest.IsZero() || (w.Oldest != Never && !oldest.Equal(T0.Add(w.Oldest))) {
+					t.Fatalf("%s: reach %d recipients, oldest %v; want %d, oldest +%v", where, st.Reach.Used, oldest, w.Used, w.Oldest)
+				}
+				if w.Oldest != Never && !st.Reach.FreesAt().Equal(T0.Add(w.Oldest+ratelimit.ReachWindow)) {
+					t.Fatalf("%s: reach frees at %v, want 24 h after the oldest", where, st.Reach.FreesAt())
+				}
+			}
 			for j, as := range st.Accounts {
+				if s.WantUsedEach == nil {
+					break
+				}
 				if as.Used != s.WantUsedEach[j] || math.Abs(as.Tokens-s.WantTokensEach[j]) > tokenTolerance {
 					t.Fatalf("%s: state of %s = %+v, want used %d tokens %v", where, as.Name, as, s.WantUsedEach[j], s.WantTokensEach[j])
 				}
@@ -501,8 +537,13 @@ func RunConcurrent(t *testing.T, newHarness NewHarness) {
 		name     string
 		accounts []limits.Account
 		global   *ratelimit.Limit
-		want     int
+		reach    ratelimit.Reach
+		pairGap  time.Duration
+		to       func(w, i int) string // the recipient of each admission; nil: none
+		want     int                   // -1: every admission to the recipients admitted
 		wantBy   map[string]int
+		// The distinct recipients admitted; 0: not checked.
+		wantRecipients int
 	}{
 		{name: "the burst binds", accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 0.001, Burst: 25}, 1000)}, want: 25},
 		{name: "the cap binds", accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 0.001, Burst: 1000}, 30)}, want: 30},
@@ -515,6 +556,29 @@ func RunConcurrent(t *testing.T, newHarness NewHarness) {
 			name:     "the global bucket binds",
 			accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 0.001, Burst: 100}, 1000), acct("b", ratelimit.Limit{Rate: 0.001, Burst: 100}, 1000)},
 			global:   lim(0.001, 11), want: 11,
+		},
+		{
+			name:     "the reach binds: distinct recipients",
+			accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 0.001, Burst: 1000}, 1000), acct("b", ratelimit.Limit{Rate: 0.001, Burst: 1000}, 1000)},
+			reach:    ratelimit.Reach{Limit: 23},
+			to:       func(w, i int) string { return fmt.Sprintf("+1555%03d%04d", w, i) },
+			want:     23,
+		},
+		{
+			name:     "the reach binds, a few recipients asked for again and again",
+			accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 0.001, Burst: 1000}, 1000)},
+			reach:    ratelimit.Reach{Limit: 5},
+			to:       func(w, i int) string { return fmt.Sprintf("+1555000%04d", (w*each+i)%9) },
+			// Five recipients get in, whichever five, and every admission to
+			// them after the first is free: all of theirs are admitted.
+			want: -1, wantRecipients: 5,
+		},
+		{
+			name:     "the pair gap binds: one recipient",
+			accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 0.001, Burst: 1000}, 1000), acct("b", ratelimit.Limit{Rate: 0.001, Burst: 1000}, 1000)},
+			pairGap:  time.Hour,
+			to:       func(int, int) string { return "+15550000000" },
+			want:     1,
 		},
 	}
 	for _, tc := range cases {
@@ -533,6 +597,7 @@ func RunConcurrent(t *testing.T, newHarness NewHarness) {
 			var (
 				mu    sync.Mutex
 				by    = map[string]int{}
+				to    = map[string]int{} // admissions by recipient
 				total int
 				wg    sync.WaitGroup
 				errs  = make(chan error, goroutines)
@@ -544,7 +609,12 @@ func RunConcurrent(t *testing.T, newHarness NewHarness) {
 					defer wg.Done()
 					<-start
 					for i := range each {
-						a, err := g.Admit(ctx, limits.Request{ClaimID: fmt.Sprintf("w%d-%d", w, i), Accounts: tc.accounts, Global: tc.global, Today: Today})
+						r := limits.Request{ClaimID: fmt.Sprintf("w%d-%d", w, i), Accounts: tc.accounts, Global: tc.global, Today: Today,
+							Reach: tc.reach, PairGap: tc.pairGap}
+						if tc.to != nil {
+							r.Recipient = tc.to(w, i)
+						}
+						a, err := g.Admit(ctx, r)
 						if err != nil {
 							errs <- err
 							return
@@ -552,6 +622,7 @@ func RunConcurrent(t *testing.T, newHarness NewHarness) {
 						if a.OK {
 							mu.Lock()
 							by[a.Claim.Account]++
+							to[r.Recipient]++
 							total++
 							mu.Unlock()
 						}
@@ -564,8 +635,22 @@ func RunConcurrent(t *testing.T, newHarness NewHarness) {
 			for err := range errs {
 				t.Fatal(err)
 			}
-			if total != tc.want {
-				t.Fatalf("%d admitted by %d goroutines at once, want exactly %d (%v)", total, goroutines, tc.want, by)
+			want := tc.want
+			if want < 0 {
+				want = 0
+				for w := range goroutines {
+					for i := range each {
+						if to[tc.to(w, i)] > 0 {
+							want++
+						}
+					}
+				}
+			}
+			if tc.wantRecipients > 0 && len(to) != tc.wantRecipients {
+				t.Fatalf("%d distinct recipients admitted, want exactly %d (%v)", len(to), tc.wantRecipients, to)
+			}
+			if total != want {
+				t.Fatalf("%d admitted by %d goroutines at once, want exactly %d (%v)", total, goroutines, want, by)
 			}
 			for n, w := range tc.wantBy {
 				if by[n] != w {
@@ -585,6 +670,9 @@ func RunConcurrent(t *testing.T, newHarness NewHarness) {
 			}
 			if sum != total {
 				t.Errorf("state counts %d, admitted %d", sum, total)
+			}
+			if tc.reach.Limited() && st.Reach.Used != tc.reach.Allowed() {
+				t.Errorf("state: %d recipients in the window, want the reach %d", st.Reach.Used, tc.reach.Limit)
 			}
 		})
 	}

@@ -1,22 +1,53 @@
--- Admit one message: one token from one account's bucket, one from the
--- global bucket when it is on, and one count against that account's cap in
--- its current quota day — all or nothing. The arithmetic is
--- internal/ratelimit's (lazy refill, Relimit on a changed limit, Pick's
--- choice), in microseconds of Redis's own clock.
+-- Admit one message: the recipient's pair gap, the portfolio's reach and
+-- the recipient's sticky sender checked, then one token from one account's
+-- bucket, one from the global bucket when it is on, one count against that
+-- account's cap in its current quota day, and the recipient remembered —
+-- all or nothing. The arithmetic is internal/ratelimit's (lazy refill,
+-- Relimit on a changed limit, Pick's choice, Reach's rule), in microseconds
+-- of Redis's own clock; the rules' order is limits.Request's.
 --
 -- KEYS[1] generation   KEYS[2] claim   KEYS[3] global bucket
--- then per account i (0-based), KEYS[4+3i .. 6+3i]: bucket, quota day, count
+-- KEYS[4] reach: sorted set, recipient → latest admission µs
+-- KEYS[5] the recipient's memory: hash at, acct, claim (the latest
+--   admission) and pat, pacct, pclaim (the one before, for a refund)
+-- then per account i (0-based), KEYS[6+3i .. 8+3i]: bucket, quota day, count
 --   (the count key is the one of the quota day the caller believes current)
 -- ARGV[1] now in µs, or "" for Redis TIME (tests pin the clock)
 -- ARGV[2] global on (1/0)   ARGV[3] global rate   ARGV[4] global burst
 -- ARGV[5] today (starts the quota day of an account seen for the first time)
 -- ARGV[6] claim ttl in seconds   ARGV[7] number of accounts
--- then per account i, ARGV[8+6i .. 13+6i]: name, rate, burst, cap, demoted (1/0), believed day
+-- ARGV[8] recipient, "" for none   ARGV[9] reach allowed, -1 for no limit
+-- ARGV[10] pair gap µs   ARGV[11] sticky µs (0: off)
+-- ARGV[12] how long the recipient's memory must last, ms
+-- ARGV[13] the reach window µs   ARGV[14] the claim id
+-- then per account i, ARGV[15+6i .. 20+6i]: name, rate, burst, cap, demoted (1/0), believed day
+--
+-- The claim's record is "A|R<tab>account<tab>day<tab>recipient" (A:
+-- admitted, R: refunded).
 --
 -- Returns {"LOST"} | {"DUP", account, day} | {"STALE", day1, day2, ...}
 --   | {"NO", reason, until µs or "", now µs}
---   | {"OK", index (1-based), day, count, tokens, now µs}
+--   | {"OK", index (1-based), day, count, tokens, now µs, sticky account or "", broken (1/0)}
 local EPS = 1e-9
+local A0 = 15 -- ARGV of the first account
+local K0 = 6  -- KEYS of the first account
+
+-- us writes a µs instant or a count whole: Lua would write a number as
+-- %.14g, losing the last digits of an instant.
+local function us(x) return string.format('%d', x) end
+
+local function fields(s)
+  local out, i = {}, 1
+  while true do
+    local j = string.find(s, '\t', i, true)
+    if not j then
+      out[#out + 1] = string.sub(s, i)
+      return out
+    end
+    out[#out + 1] = string.sub(s, i, j - 1)
+    i = j + 1
+  end
+end
 
 local gen = redis.call('GET', KEYS[1])
 if not gen then
@@ -24,10 +55,8 @@ if not gen then
 end
 local claim = redis.call('GET', KEYS[2])
 if claim then
-  local sep = string.find(claim, '\t', 1, true)
-  local rest = string.sub(claim, sep + 1)
-  if string.sub(rest, 1, 2) == 'R\t' then rest = string.sub(rest, 3) end
-  return {'DUP', string.sub(claim, 1, sep - 1), rest}
+  local f = fields(claim)
+  return {'DUP', f[2], f[3]}
 end
 
 local now
@@ -44,14 +73,14 @@ local n = tonumber(ARGV[7])
 -- for; a reset (or an account seen for the first time) moves it.
 local days, stale = {}, false
 for i = 0, n - 1 do
-  local qkey = KEYS[5 + 3 * i]
+  local qkey = KEYS[K0 + 1 + 3 * i]
   local day = redis.call('GET', qkey)
   if not day then
     day = ARGV[5] .. '#1'
     redis.call('SET', qkey, day)
   end
   days[i + 1] = day
-  if day ~= ARGV[13 + 6 * i] then stale = true end
+  if day ~= ARGV[A0 + 5 + 6 * i] then stale = true end
 end
 if stale then
   local out = {'STALE'}
@@ -92,18 +121,52 @@ local function readyAt(tokens, at, rate, burst)
   return at + math.ceil(math.ceil(missing / rate * 1e9) / 1000)
 end
 
+-- The recipient's rules, in limits.Request's order.
+local to = ARGV[8]
+local last, memo = nil, {}
+if to ~= '' then
+  memo = redis.call('HMGET', KEYS[5], 'at', 'acct', 'claim')
+  last = tonumber(memo[1])
+end
+local gap = tonumber(ARGV[10])
+if gap > 0 and last ~= nil and last > now - gap then
+  return {'NO', 'pair', us(last + gap), us(now)}
+end
+local window = tonumber(ARGV[13])
+local cutoff = now - window
+local allowed = tonumber(ARGV[9])
+if allowed >= 0 and not (last ~= nil and last > cutoff and last <= now) then
+  -- A recipient new to the window costs one of the allowed.
+  local used = redis.call('ZCOUNT', KEYS[4], '(' .. us(cutoff), us(now))
+  if used >= allowed then
+    local o = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. us(cutoff), us(now), 'WITHSCORES', 'LIMIT', 0, 1)
+    local oldest = now -- nothing in the window: a limit the margin leaves nothing of
+    if #o > 0 then oldest = tonumber(o[2]) end
+    return {'NO', 'reach', us(oldest + window), us(now)}
+  end
+end
+local only, stuck = nil, ''
+local sticky = tonumber(ARGV[11])
+if sticky > 0 and last ~= nil and memo[2] and memo[2] ~= '' and last > now - sticky then
+  stuck = memo[2]
+  for i = 0, n - 1 do
+    if ARGV[A0 + 6 * i] == stuck then only = i + 1 end
+  end
+end
+
 -- Pick: healthy before demoted, then the fullest bucket relative to its
--- burst, then the first; otherwise the earliest ready instant.
+-- burst, then the first; otherwise the earliest ready instant. A sticky
+-- recipient's own number, when offered, is the only candidate.
 local best, bestFill, bestDemoted, earliest = nil, -1, true, nil
 local st = {}
 for i = 0, n - 1 do
-  local a = 8 + 6 * i
+  local a = A0 + 6 * i
   local rate, burst, cap = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   local demoted = ARGV[a + 4] == '1'
-  local used = tonumber(redis.call('GET', KEYS[6 + 3 * i]) or '0')
-  local tokens, at = settle(KEYS[4 + 3 * i], rate, burst)
+  local used = tonumber(redis.call('GET', KEYS[K0 + 2 + 3 * i]) or '0')
+  local tokens, at = settle(KEYS[K0 + 3 * i], rate, burst)
   st[i + 1] = {tokens = tokens, at = at, rate = rate, burst = burst, used = used}
-  if used < cap then
+  if used < cap and (only == nil or only == i + 1) then
     local ready = readyAt(tokens, at, rate, burst)
     if ready ~= nil then
       if ready <= now then
@@ -119,9 +182,9 @@ for i = 0, n - 1 do
 end
 if best == nil then
   if earliest == nil then
-    return {'NO', 'capped', '', string.format('%d', now)}
+    return {'NO', 'capped', '', us(now)}
   end
-  return {'NO', 'tokens', string.format('%d', earliest), string.format('%d', now)}
+  return {'NO', 'tokens', us(earliest), us(now)}
 end
 
 local gtokens, gat, grate, gburst
@@ -130,23 +193,39 @@ if ARGV[2] == '1' then
   gtokens, gat = settle(KEYS[3], grate, gburst)
   local ready = readyAt(gtokens, gat, grate, gburst)
   if ready == nil then
-    return {'NO', 'global', '', string.format('%d', now)}
+    return {'NO', 'global', '', us(now)}
   end
   if ready > now then
-    return {'NO', 'global', string.format('%d', ready), string.format('%d', now)}
+    return {'NO', 'global', us(ready), us(now)}
   end
 end
 
--- Admitted: write every bucket it spent from, count it, remember the claim.
+-- Admitted: write every bucket it spent from, count it, remember the claim
+-- and the recipient.
 local b = st[best]
+local name = ARGV[A0 + 6 * (best - 1)]
 b.tokens = b.tokens - 1
-redis.call('HSET', KEYS[4 + 3 * (best - 1)], 'tokens', string.format('%.17g', b.tokens),
-  'at', string.format('%d', b.at), 'rate', string.format('%.17g', b.rate), 'burst', tostring(b.burst))
+redis.call('HSET', KEYS[K0 + 3 * (best - 1)], 'tokens', string.format('%.17g', b.tokens),
+  'at', us(b.at), 'rate', string.format('%.17g', b.rate), 'burst', tostring(b.burst))
 if ARGV[2] == '1' then
   redis.call('HSET', KEYS[3], 'tokens', string.format('%.17g', gtokens - 1),
-    'at', string.format('%d', gat), 'rate', string.format('%.17g', grate), 'burst', tostring(gburst))
+    'at', us(gat), 'rate', string.format('%.17g', grate), 'burst', tostring(gburst))
 end
-local count = redis.call('INCR', KEYS[6 + 3 * (best - 1)])
+local count = redis.call('INCR', KEYS[K0 + 2 + 3 * (best - 1)])
 local day = days[best]
-redis.call('SET', KEYS[2], ARGV[8 + 6 * (best - 1)] .. '\t' .. day, 'EX', tonumber(ARGV[6]))
-return {'OK', best, day, count, string.format('%.17g', b.tokens), string.format('%d', now)}
+redis.call('SET', KEYS[2], 'A\t' .. name .. '\t' .. day .. '\t' .. to, 'EX', tonumber(ARGV[6]))
+if to ~= '' then
+  redis.call('HSET', KEYS[5], 'at', us(now), 'acct', name, 'claim', ARGV[14],
+    'pat', memo[1] or '', 'pacct', memo[2] or '', 'pclaim', memo[3] or '')
+  -- Kept as long as the longest rule needs it, never shorter than before.
+  local keep = tonumber(ARGV[12])
+  local ttl = redis.call('PTTL', KEYS[5])
+  if ttl > keep then keep = ttl end
+  redis.call('PEXPIRE', KEYS[5], us(keep))
+  redis.call('ZADD', KEYS[4], us(now), to)
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', us(cutoff))
+  redis.call('PEXPIRE', KEYS[4], us(math.floor(window / 1000)))
+end
+local broken = '0'
+if stuck ~= '' and only == nil then broken = '1' end
+return {'OK', best, day, count, string.format('%.17g', b.tokens), us(now), stuck, broken}

@@ -14,12 +14,14 @@ import (
 )
 
 // TestDifferentialWithReference drives the Redis gate and the reference
-// model with the same seeded random admissions, refunds, rate changes and
-// resets at the same instants, and holds every answer equal: the Lua is
-// ratelimit's arithmetic, not an approximation of it.
+// model with the same seeded random admissions (to a few recipients, under
+// a reach, a pair gap and stickiness of the seed's), refunds, rate changes,
+// resets and jumps of hours at the same instants, and holds every answer
+// equal: the Lua is ratelimit's arithmetic, not an approximation of it.
 func TestDifferentialWithReference(t *testing.T) {
 	s := startRedis(t)
 	newRedis := newRedisHarness(s)
+	seen := map[string]int{} // what the seeds exercised, over all of them
 	for seed := uint64(1); seed <= 20; seed++ {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 0xd1ff))
@@ -41,6 +43,10 @@ func TestDifferentialWithReference(t *testing.T) {
 				l := randLimit()
 				global = &l
 			}
+			reach := ratelimit.Reach{Limit: []int{0, 2, 3, 4}[r.IntN(4)], Margin: []float64{0, 0.25}[r.IntN(2)]}
+			pairGap := []time.Duration{0, 2 * time.Second, 20 * time.Second}[r.IntN(3)]
+			sticky := []time.Duration{0, 30 * time.Second, 10 * time.Minute}[r.IntN(3)]
+			rules := reach.Limited() || pairGap > 0 || sticky > 0
 			names := []string{"n0", "n1", "n2"}
 			for _, g := range gates {
 				if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: names, Today: limitstest.Today, Force: true}); err != nil {
@@ -50,6 +56,11 @@ func TestDifferentialWithReference(t *testing.T) {
 			var claims []limits.Claim
 			for step := range 300 {
 				now = now.Add(time.Duration(r.IntN(1500)) * time.Millisecond)
+				// Jumps of hours move the reach window; they stop before claims
+				// expire (48 h), which Redis counts on its own clock, not the pinned one.
+				if r.IntN(40) == 0 && now.Sub(limitstest.T0) < 36*time.Hour {
+					now = now.Add(time.Duration(1+r.IntN(9)) * time.Hour)
+				}
 				rh.SetNow(now)
 				where := fmt.Sprintf("step %d (+%v)", step, now.Sub(limitstest.T0))
 				switch op := r.IntN(20); {
@@ -60,7 +71,11 @@ func TestDifferentialWithReference(t *testing.T) {
 						a.Demoted = r.IntN(5) == 0
 						offer = append(offer, a)
 					}
-					req := limits.Request{ClaimID: fmt.Sprint("c", step), Accounts: offer, Global: global, Today: limitstest.Today}
+					req := limits.Request{ClaimID: fmt.Sprint("c", step), Accounts: offer, Global: global, Today: limitstest.Today,
+						Reach: reach, PairGap: pairGap, Sticky: sticky}
+					if rules || r.IntN(4) > 0 {
+						req.Recipient = fmt.Sprint("+155500000", r.IntN(6))
+					}
 					var got [2]limits.Admission
 					for i, g := range gates {
 						a, err := g.Admit(ctx, req)
@@ -71,7 +86,8 @@ func TestDifferentialWithReference(t *testing.T) {
 					}
 					ra, rd := got[0], got[1]
 					if ra.OK != rd.OK || ra.Claim != rd.Claim || ra.Index != rd.Index || ra.Used != rd.Used ||
-						math.Abs(ra.Tokens-rd.Tokens) > 1e-9 || ra.Reason != rd.Reason || !ra.At.Equal(rd.At) {
+						math.Abs(ra.Tokens-rd.Tokens) > 1e-9 || ra.Reason != rd.Reason || !ra.At.Equal(rd.At) ||
+						ra.StickyAccount != rd.StickyAccount || ra.StickyBroken != rd.StickyBroken {
 						t.Fatalf("%s: reference %+v, Redis %+v", where, ra, rd)
 					}
 					if d := rd.Until.Sub(ra.Until); ra.Until.IsZero() != rd.Until.IsZero() || d < 0 || d > time.Microsecond {
@@ -79,6 +95,14 @@ func TestDifferentialWithReference(t *testing.T) {
 					}
 					if ra.OK {
 						claims = append(claims, ra.Claim)
+					}
+					switch {
+					case ra.StickyBroken:
+						seen["sticky broken"]++
+					case ra.StickyAccount != "":
+						seen["sticky kept"]++
+					case !ra.OK:
+						seen[string(ra.Reason)]++
 					}
 				case op < 16 && len(claims) > 0:
 					c := claims[r.IntN(len(claims))]
@@ -93,6 +117,7 @@ func TestDifferentialWithReference(t *testing.T) {
 					if got[0] != got[1] {
 						t.Fatalf("%s: refund %s: reference %v, Redis %v", where, c.ID, got[0], got[1])
 					}
+					seen[got[0].String()]++
 				case op < 18:
 					i := r.IntN(3)
 					accts[i].Limit, accts[i].DailyCap = randLimit(), r.IntN(15)
@@ -118,6 +143,9 @@ func TestDifferentialWithReference(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if st[0].Reach.Used != st[1].Reach.Used || !st[0].Reach.Oldest.Equal(st[1].Reach.Oldest) {
+				t.Fatalf("final window: reference %+v, Redis %+v", st[0].Reach, st[1].Reach)
+			}
 			for i := range accts {
 				a, b := st[0].Accounts[i], st[1].Accounts[i]
 				if a.Day != b.Day || a.Used != b.Used || math.Abs(a.Tokens-b.Tokens) > 1e-9 {
@@ -125,5 +153,10 @@ func TestDifferentialWithReference(t *testing.T) {
 				}
 			}
 		})
+	}
+	for _, what := range []string{"pair", "reach", "tokens", "capped", "sticky kept", "sticky broken", "refunded"} {
+		if seen[what] == 0 {
+			t.Errorf("no seed exercised %q: %v", what, seen)
+		}
 	}
 }

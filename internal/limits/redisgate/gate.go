@@ -13,7 +13,15 @@
 //	global               the same for the global bucket
 //	day:ACCOUNT          the account's current quota day, DAY#N
 //	used:ACCOUNT:DAY#N   the count of that quota day (expires two days after the day ends)
-//	claim:ID             ACCOUNT<tab>DAY#N of one admission, for refunds and repeats (48 h)
+//	claim:ID             A|R<tab>ACCOUNT<tab>DAY#N<tab>RECIPIENT of one admission (A: admitted,
+//	                     R: refunded), for refunds and repeats (48 h)
+//	reach                sorted set: recipient → their latest admission (µs), the moving
+//	                     24 h window of the portfolio's reach; trimmed by every admission,
+//	                     expires 24 h after the last
+//	rcpt:RECIPIENT       hash at, acct, claim: the recipient's latest admission (pair gap,
+//	                     sticky sender), and pat, pacct, pclaim: the one before, which a
+//	                     refund of the latest goes back to; expires when the longest of
+//	                     the window, the pair gap and the stickiness asked for has passed
 package redisgate
 
 import (
@@ -21,8 +29,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,47 +94,14 @@ const (
 // rediss:// for TLS) for portfolio. The URL's password never appears in an
 // error.
 func Open(ctx context.Context, rawURL, portfolio string) (*Gate, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, errors.New("limits URL: not a valid URL (want redis://[user:pass@]host:6379/0; not shown, it may hold a password)")
-	}
-	shown := u.Redacted()
-	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, fmt.Errorf("limits URL %s: scheme %q, want redis:// or rediss://", shown, u.Scheme)
-	}
-	opts, err := redis.ParseURL(rawURL)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("limits URL %s: %w", shown, err)
-	}
-	if opts.DialTimeout == 0 {
-		opts.DialTimeout = defaultDialTimeout
-	}
-	if opts.ReadTimeout == 0 {
-		opts.ReadTimeout = defaultIOTimeout
-	}
-	if opts.WriteTimeout == 0 {
-		opts.WriteTimeout = defaultIOTimeout
-	}
-	if opts.DialerRetries == 0 {
-		// One dial per try: a Redis that is down is reported (and sending
-		// waits) within seconds, not after go-redis's five dials per retry.
-		opts.DialerRetries = 1
-	}
-	rdb := redis.NewClient(opts)
-	g, err := New(rdb, portfolio)
-	if err != nil {
-		rdb.Close()
+	if err := limits.ValidName("portfolio", portfolio); err != nil {
 		return nil, err
 	}
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("limits at %s: %w: %w", shown, ErrUnavailable, err)
+	rdb, err := dial(ctx, rawURL)
+	if err != nil {
+		return nil, err
 	}
-	return g, nil
+	return New(rdb, portfolio)
 }
 
 // New returns the gate of portfolio on a connected client (a plain or a
@@ -151,6 +126,8 @@ func (g *Gate) claimKey(id string) string       { return g.prefix + "claim:" + i
 func (g *Gate) globalKey() string               { return g.prefix + "global" }
 func (g *Gate) bucketKey(account string) string { return g.prefix + "bucket:" + account }
 func (g *Gate) dayKey(account string) string    { return g.prefix + "day:" + account }
+func (g *Gate) reachKey() string                { return g.prefix + "reach" }
+func (g *Gate) rcptKey(to string) string        { return g.prefix + "rcpt:" + to }
 func (g *Gate) usedKey(account, day string) string {
 	return g.prefix + "used:" + account + ":" + day
 }
@@ -186,9 +163,16 @@ func (g *Gate) Admit(ctx context.Context, r limits.Request) (limits.Admission, e
 	if err := r.Validate(); err != nil {
 		return limits.Admission{}, err
 	}
+	allowed := -1
+	if r.Reach.Limited() {
+		allowed = r.Reach.Allowed()
+	}
+	keep := max(ratelimit.ReachWindow, r.PairGap, r.Sticky)
 	for range maxStale {
-		keys := []string{g.genKey(), g.claimKey(r.ClaimID), g.globalKey()}
-		args := []any{g.nowArg(), "0", "0", "0", r.Today, int64(limits.ClaimTTL / time.Second), len(r.Accounts)}
+		keys := []string{g.genKey(), g.claimKey(r.ClaimID), g.globalKey(), g.reachKey(), g.rcptKey(r.Recipient)}
+		args := []any{g.nowArg(), "0", "0", "0", r.Today, int64(limits.ClaimTTL / time.Second), len(r.Accounts),
+			r.Recipient, allowed, ceilMicros(r.PairGap), ceilMicros(r.Sticky), ceilMillis(keep),
+			ratelimit.ReachWindow.Microseconds(), r.ClaimID}
 		if r.Global != nil {
 			args[1], args[2], args[3] = "1", fmtFloat(r.Global.Rate), r.Global.Burst
 		}
@@ -259,7 +243,7 @@ func (g *Gate) admission(r limits.Request, res []any) (a limits.Admission, stale
 		}
 		return a, false, nil
 	case "OK":
-		if len(s) != 6 {
+		if len(s) != 8 {
 			return bad()
 		}
 		i, err1 := strconv.Atoi(s[1])
@@ -272,7 +256,8 @@ func (g *Gate) admission(r limits.Request, res []any) (a limits.Admission, stale
 		name := r.Accounts[i-1].Name
 		return limits.Admission{
 			OK: true, Index: i - 1, Used: used, Tokens: tokens, At: at,
-			Claim: limits.Claim{ID: r.ClaimID, Account: name, Day: s[2]},
+			Claim:         limits.Claim{ID: r.ClaimID, Account: name, Day: s[2]},
+			StickyAccount: s[6], StickyBroken: s[7] == "1",
 		}, false, nil
 	}
 	return bad()
@@ -282,7 +267,27 @@ func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult,
 	if c.ID == "" || c.Account == "" || c.Day == "" {
 		return 0, fmt.Errorf("refund: incomplete claim %+v", c)
 	}
-	res, err := refundScript.Run(ctx, g.rdb, []string{g.claimKey(c.ID), g.usedKey(c.Account, c.Day)}, c.Account, c.Day).Result()
+	// The claim's record names the recipient whose memory the refund may
+	// take back: read it first, so the script is given every key it
+	// touches (Redis Cluster). The record never changes but for its
+	// refunded mark, which the script checks again.
+	raw, err := g.rdb.Get(ctx, g.claimKey(c.ID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return limits.UnknownClaim, nil
+	}
+	if err != nil {
+		return 0, unavailable("refund "+c.ID, err)
+	}
+	rec, ok := parseClaim(raw)
+	if !ok {
+		return 0, fmt.Errorf("refund %s: unreadable claim record %q", c.ID, raw)
+	}
+	if rec.account != c.Account || rec.day != c.Day {
+		return 0, fmt.Errorf("refund %s: admitted for %s on %s, not %s on %s", c.ID, rec.account, rec.day, c.Account, c.Day)
+	}
+	res, err := refundScript.Run(ctx, g.rdb,
+		[]string{g.claimKey(c.ID), g.usedKey(c.Account, c.Day), g.reachKey(), g.rcptKey(rec.recipient)},
+		c.Account, c.Day, c.ID, rec.recipient, ratelimit.ReachWindow.Milliseconds()).Result()
 	if err != nil {
 		return 0, unavailable("refund "+c.ID, err)
 	}
@@ -298,10 +303,27 @@ func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult,
 		}
 	case []any:
 		if s := strs(v); len(s) == 2 && s[0] == "MISMATCH" {
-			return 0, fmt.Errorf("refund %s: admitted as %q, not for %s on %s", c.ID, s[1], c.Account, c.Day)
+			if rec, ok := parseClaim(s[1]); ok {
+				return 0, fmt.Errorf("refund %s: admitted for %s on %s, not %s on %s", c.ID, rec.account, rec.day, c.Account, c.Day)
+			}
+			return 0, fmt.Errorf("refund %s: unreadable claim record %q", c.ID, s[1])
 		}
 	}
 	return 0, fmt.Errorf("refund %s: unexpected answer from the script: %v", c.ID, res)
+}
+
+// claimRecord is a claim key's value, as admit.lua writes it.
+type claimRecord struct {
+	refunded                bool
+	account, day, recipient string
+}
+
+func parseClaim(s string) (claimRecord, bool) {
+	f := strings.Split(s, "\t")
+	if len(f) != 4 || (f[0] != "A" && f[0] != "R") {
+		return claimRecord{}, false
+	}
+	return claimRecord{refunded: f[0] == "R", account: f[1], day: f[2], recipient: f[3]}, true
 }
 
 func (g *Gate) ResetQuota(ctx context.Context, r limits.ResetRequest) ([]limits.Reset, error) {
@@ -387,7 +409,13 @@ func (g *Gate) State(ctx context.Context, accounts []limits.Account, global *rat
 		st.At = g.pinned()
 	}
 	used := make([]*redis.StringCmd, len(accounts))
+	var inWindow *redis.IntCmd
+	var oldest *redis.ZSliceCmd
 	_, err = g.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		lo := "(" + strconv.FormatInt(st.At.Add(-ratelimit.ReachWindow).UnixMicro(), 10)
+		hi := strconv.FormatInt(st.At.UnixMicro(), 10)
+		inWindow = p.ZCount(ctx, g.reachKey(), lo, hi)
+		oldest = p.ZRangeByScoreWithScores(ctx, g.reachKey(), &redis.ZRangeBy{Min: lo, Max: hi, Count: 1})
 		for i, a := range accounts {
 			if d := days[i].Val(); d != "" {
 				used[i] = p.Get(ctx, g.usedKey(a.Name, d))
@@ -407,6 +435,10 @@ func (g *Gate) State(ctx context.Context, accounts []limits.Account, global *rat
 	}
 	if global != nil {
 		st.Global = &limits.BucketState{Tokens: tokensAt(globalB.Val(), *global, st.At)}
+	}
+	st.Reach.Used = int(inWindow.Val())
+	if z := oldest.Val(); len(z) > 0 {
+		st.Reach.Oldest = time.UnixMicro(int64(z[0].Score))
 	}
 	return st, nil
 }
@@ -452,6 +484,12 @@ func micros(s string) (time.Time, error) {
 	}
 	return time.UnixMicro(n), nil
 }
+
+// ceilMicros is d in whole microseconds, rounded up: a gap is never
+// shorter on Redis's clock.
+func ceilMicros(d time.Duration) int64 { return int64((d + time.Microsecond - 1) / time.Microsecond) }
+
+func ceilMillis(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
 
 // fmtFloat writes a rate so that Lua reads back the same float64.
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

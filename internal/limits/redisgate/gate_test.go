@@ -81,7 +81,8 @@ func TestKeysShareOneSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := []string{g.genKey(), g.claimKey("c{1}"), g.globalKey(), g.bucketKey("main:01"), g.dayKey("x"), g.usedKey("x", "2026-03-02#1")}
+	keys := []string{g.genKey(), g.claimKey("c{1}"), g.globalKey(), g.bucketKey("main:01"), g.dayKey("x"), g.usedKey("x", "2026-03-02#1"),
+		g.reachKey(), g.rcptKey("+15550001")}
 	for _, k := range keys {
 		if tag := hashTag(k); tag != "p:acme" {
 			t.Errorf("key %q hashes on %q, want p:acme", k, tag)
@@ -151,6 +152,25 @@ func TestRedisTIME(t *testing.T) {
 	}
 	if wait := last.Until.Sub(last.At); wait <= 0 || wait > 100*time.Millisecond {
 		t.Errorf("wait %v, want within (0, 100ms]", wait)
+	}
+
+	// A recipient's pair gap and the window are on the same clock.
+	accts = []limits.Account{{Name: "r", Limit: ratelimit.Limit{Rate: 10, Burst: 10}, DailyCap: 100}}
+	first, err := g.Admit(ctx, limits.Request{ClaimID: "p1", Accounts: accts, Today: today, Recipient: "+15550001", PairGap: time.Hour, Reach: ratelimit.Reach{Limit: 1}})
+	if err != nil || !first.OK {
+		t.Fatalf("first admission to a recipient: %+v, %v", first, err)
+	}
+	again, err := g.Admit(ctx, limits.Request{ClaimID: "p2", Accounts: accts, Today: today, Recipient: "+15550001", PairGap: time.Hour, Reach: ratelimit.Reach{Limit: 1}})
+	if err != nil || again.OK || again.Reason != limits.ReasonPair || !again.Until.Equal(first.At.Add(time.Hour)) {
+		t.Fatalf("again within the gap: %+v, %v; want pair until %v", again, err, first.At.Add(time.Hour))
+	}
+	other, err := g.Admit(ctx, limits.Request{ClaimID: "p3", Accounts: accts, Today: today, Recipient: "+15550002", Reach: ratelimit.Reach{Limit: 1}})
+	if err != nil || other.OK || other.Reason != limits.ReasonReach || !other.Until.Equal(first.At.Add(ratelimit.ReachWindow)) {
+		t.Fatalf("a second recipient under a reach of one: %+v, %v; want reach until %v", other, err, first.At.Add(ratelimit.ReachWindow))
+	}
+	st, err := g.State(ctx, accts, nil)
+	if err != nil || st.Reach.Used != 1 || !st.Reach.Oldest.Equal(first.At) || st.At.Before(first.At) {
+		t.Fatalf("state: %+v, %v; want one recipient in the window since %v", st, err, first.At)
 	}
 }
 
@@ -349,4 +369,77 @@ func TestTwoHostsShareOneDay(t *testing.T) {
 	if err != nil || st.Accounts[0].Used != 0 || st.Accounts[0].Day != today+"#2" || st.Generation == "" {
 		t.Fatalf("state: %+v, %v", st, err)
 	}
+}
+
+// The recipients' memory does not grow for ever: the window's sorted set
+// is trimmed by every admission and expires a window after the last one;
+// a recipient's hash lives as long as the longest rule asked for, and a
+// request with shorter rules never shortens it.
+func TestRecipientKeysExpire(t *testing.T) {
+	s := startRedis(t)
+	c := s.client(t)
+	ctx := context.Background()
+	g, err := New(c, "ttl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := limitstest.T0
+	g.pinned = func() time.Time { return now }
+	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{"a"}, Today: limitstest.Today, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	accts := []limits.Account{{Name: "a", Limit: ratelimit.Limit{Rate: 1, Burst: 100}, DailyCap: 100}}
+	admit := func(id, to string, sticky time.Duration) {
+		t.Helper()
+		a, err := g.Admit(ctx, limits.Request{ClaimID: id, Accounts: accts, Today: limitstest.Today, Recipient: to, Sticky: sticky})
+		if err != nil || !a.OK {
+			t.Fatalf("admit %s: %+v, %v", id, a, err)
+		}
+	}
+	ttl := func(key string) time.Duration {
+		t.Helper()
+		d, err := c.PTTL(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	within := func(what string, got, want time.Duration) {
+		t.Helper()
+		if got > want || got < want-time.Minute {
+			t.Errorf("%s expires in %v, want %v", what, got, want)
+		}
+	}
+	const month = 30 * 24 * time.Hour
+	admit("c1", "r1", month)
+	within("r1 (sticky 30 days)", ttl(g.rcptKey("r1")), month)
+	within("the window", ttl(g.reachKey()), ratelimit.ReachWindow)
+	admit("c2", "r1", 0)
+	within("r1 after a request without stickiness", ttl(g.rcptKey("r1")), month)
+	admit("c3", "r2", 0)
+	within("r2 (no rule longer than the window)", ttl(g.rcptKey("r2")), ratelimit.ReachWindow)
+
+	// A day later the next admission trims the recipients who left.
+	now = now.Add(ratelimit.ReachWindow + time.Second)
+	admit("c4", "r3", 0)
+	members, err := c.ZRange(ctx, g.reachKey(), 0, -1).Result()
+	if err != nil || len(members) != 1 || members[0] != "r3" {
+		t.Fatalf("window after a day: %v, %v; want only r3", members, err)
+	}
+	// Nothing is written for an admission that names no recipient.
+	admit("c5", "", 0)
+	if n, err := c.Exists(ctx, g.rcptKey("")).Result(); err != nil || n != 0 {
+		t.Errorf("a key for the empty recipient: %d, %v", n, err)
+	}
+
+	// A refund that puts a recipient back into a window that expired
+	// meanwhile makes it again with its expiry.
+	admit("c6", "r3", 0)
+	if err := c.Del(ctx, g.reachKey()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := g.Refund(ctx, limits.Claim{ID: "c6", Account: "a", Day: limitstest.Today + "#1"}); err != nil || res != limits.Refunded {
+		t.Fatalf("refund c6: %v, %v", res, err)
+	}
+	within("the window made again by a refund", ttl(g.reachKey()), ratelimit.ReachWindow)
 }

@@ -23,6 +23,13 @@ var processAccounts = []limits.Account{
 
 const processToday = "2026-03-02"
 
+// processReach: the second round of each helper admits distinct recipients
+// to a portfolio of this reach, on a number whose own limits never bind.
+var (
+	processReach     = ratelimit.Reach{Limit: 17}
+	processReachAcct = []limits.Account{{Name: "r", Limit: ratelimit.Limit{Rate: 0.001, Burst: 1000}, DailyCap: 1000}}
+)
+
 // M processes (this test binary run again), each with 8 goroutines, admit
 // at once through one Redis with Redis's own clock: together they get
 // exactly the limits.
@@ -38,6 +45,14 @@ func TestAdmitFromProcesses(t *testing.T) {
 	}
 	defer g.Close()
 	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{"a", "b"}, Today: processToday, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	gr, err := Open(ctx, s.url(), "procs-reach")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gr.Close()
+	if _, err := gr.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{"r"}, Today: processToday, Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	const procs = 4
@@ -58,7 +73,7 @@ func TestAdmitFromProcesses(t *testing.T) {
 			t.Fatalf("helper %d: %v\n%s", i, err, outs[i].String())
 		}
 		for _, line := range strings.Split(outs[i].String(), "\n") {
-			if name, n, ok := strings.Cut(strings.TrimSpace(line), " admitted "); ok && (name == "a" || name == "b") {
+			if name, n, ok := strings.Cut(strings.TrimSpace(line), " admitted "); ok && (name == "a" || name == "b" || name == "reach") {
 				k, err := strconv.Atoi(n)
 				if err != nil {
 					t.Fatalf("helper %d: %q", i, line)
@@ -69,6 +84,12 @@ func TestAdmitFromProcesses(t *testing.T) {
 	}
 	if by["a"] != 30 || by["b"] != 25 {
 		t.Fatalf("%d processes admitted %v, want exactly a 30 (its burst) and b 25 (its cap)", procs, by)
+	}
+	if by["reach"] != processReach.Limit {
+		t.Fatalf("%d processes admitted %d distinct recipients, want exactly the reach %d", procs, by["reach"], processReach.Limit)
+	}
+	if st, err := gr.State(ctx, processReachAcct, nil); err != nil || st.Reach.Used != processReach.Limit {
+		t.Fatalf("Redis holds %d recipients in the window (%v), want %d", st.Reach.Used, err, processReach.Limit)
 	}
 	st, err := g.State(ctx, processAccounts, nil)
 	if err != nil {
@@ -117,7 +138,32 @@ func TestAdmitHelperProcess(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for _, n := range []string{"a", "b"} {
+	gr, err := Open(ctx, os.Getenv("WASEND_GATE_URL"), "procs-reach")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gr.Close()
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				a, err := gr.Admit(ctx, limits.Request{ClaimID: fmt.Sprintf("p%s-w%d-%d", id, w, i), Accounts: processReachAcct, Today: processToday,
+					Recipient: fmt.Sprintf("+1555%s%02d%02d", id, w, i), Reach: processReach})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if a.OK {
+					mu.Lock()
+					by["reach"]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, n := range []string{"a", "b", "reach"} {
 		fmt.Printf("%s admitted %d\n", n, by[n])
 	}
 }

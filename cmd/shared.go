@@ -1,0 +1,68 @@
+package cmd
+
+import (
+	"context"
+
+	"github.com/wasend/wasend/internal/limits/hostsync"
+	"github.com/wasend/wasend/internal/limits/redisgate"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// openShared connects to the suppression list and settings every host
+// shares when --limits (or $WASEND_LIMITS) names a Redis; nil without.
+// The caller closes it.
+func (f *Factory) openShared(ctx context.Context) (*redisgate.Shared, error) {
+	u := f.LimitsURL()
+	if u == "" {
+		return nil, nil
+	}
+	return redisgate.OpenShared(ctx, u)
+}
+
+// withShared runs fn with the store and, under --limits, the shared state
+// (else nil).
+func (f *Factory) withShared(ctx context.Context, fn func(*store.Store, *redisgate.Shared) error) error {
+	sh, err := f.openShared(ctx)
+	if err != nil {
+		return err
+	}
+	if sh != nil {
+		defer sh.Close()
+	}
+	return f.withStore(ctx, func(st *store.Store) error { return fn(st, sh) })
+}
+
+// sharedNote is said after a change written to the shared state and this
+// host's database.
+const sharedNote = "changed on the shared list (--limits) and in this database; senders on other hosts copy it within seconds"
+
+// hostSync is the loop that copies the shared state into st while a
+// campaign sends under --limits; nil without --limits.
+func (f *Factory) hostSync(ctx context.Context, st *store.Store) (*hostsync.Sync, func(), error) {
+	sh, err := f.openShared(ctx)
+	if err != nil || sh == nil {
+		return nil, func() {}, err
+	}
+	logger, err := f.Logger()
+	if err != nil {
+		sh.Close()
+		return nil, func() {}, err
+	}
+	return hostsync.New(sh, st, hostsync.Options{Log: logger}), func() { sh.Close() }, nil
+}
+
+// pullShared copies the shared suppression list and settings into st once,
+// under --limits, so an import screens the file against them. Redis
+// unreachable after connecting is a warning: the import goes on with this
+// database's copy, and the claims check the list again before each send.
+func (f *Factory) pullShared(ctx context.Context, st *store.Store) error {
+	hs, closeSync, err := f.hostSync(ctx, st)
+	if err != nil || hs == nil {
+		return err
+	}
+	defer closeSync()
+	if err := hs.Pull(ctx); err != nil {
+		f.IO.Warnf("shared suppression list and settings: %v; going on with this database's copy", err)
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits/redistest"
+	"github.com/wasend/wasend/internal/sandbox"
+)
+
+// TestSuppressedOnOneHostNotSentByAnother: two hosts (two databases) and
+// one Redis. Host B sends a list with --limits; while it runs, host A
+// suppresses the end of the list with --limits. The sandbox's record shows
+// B never messaged those numbers, and B's rows for them end failed as
+// suppressed. A number suppressed through A before B started is skipped
+// by B's import, though B's own database never had it.
+func TestSuppressedOnOneHostNotSentByAnother(t *testing.T) {
+	const (
+		n     = 40
+		first = 4915112470000
+		rate  = 5.0 // 8 s for the list: time for the sync to matter
+	)
+	srv := redistest.Start(t)
+	limits := "--limits=" + srv.URL()
+	hostB := newWorld(t, sandbox.Options{PairInterval: -1})
+	hostA := worldAt(t, hostB.api, hostB.APIBase)
+	hostB.addAccounts(account{"main", "100000000000047", "active"})
+	hostB.OK("account", "set", "main", "--rate", fmt.Sprint(rate), "--burst", "1")
+
+	early := fmt.Sprintf("+%d", first)
+	hostA.OK("suppress", "add", early, "--reason", "replied STOP", limits)
+	var late []string // the last quarter of the list, reached after about 6 s
+	for i := n - n/4; i < n; i++ {
+		late = append(late, fmt.Sprintf("+%d", first+int64(i)))
+	}
+
+	file := hostB.WriteCSV("list.csv", first, n)
+	run := hostB.Start("campaign", "run", file, "--template", "spring_sale", "--lang", "en_US", "--params", "name", limits)
+	hostB.WaitFor(10*time.Second, "host B's first five sends", func() bool { return len(hostB.api.Records()) >= 5 })
+	hostA.OK(append([]string{"suppress", "add", "--reason", "unsubscribed"}, append(late, limits)...)...)
+	suppressedAt := time.Now()
+	r := run.Wait(t)
+	if r.Code != 0 {
+		t.Fatalf("host B: campaign run: %s", r)
+	}
+
+	recs := hostB.api.Records()
+	checkNoDuplicates(t, recs)
+	sentTo := map[string]time.Time{}
+	for _, rec := range recs {
+		sentTo["+"+strings.TrimPrefix(rec.To, "+")] = rec.At
+	}
+	if at, ok := sentTo[early]; ok {
+		t.Errorf("host B messaged %s at %s, suppressed on host A before it started", early, at)
+	}
+	for _, p := range late {
+		if at, ok := sentTo[p]; ok {
+			t.Errorf("host B messaged %s at %s; host A suppressed it at %s", p, at.Format("15:04:05.000"), suppressedAt.Format("15:04:05.000"))
+		}
+	}
+	if len(recs) != n-1-len(late) {
+		t.Errorf("host B sent %d messages, want %d (all but the %d suppressed)", len(recs), n-1-len(late), 1+len(late))
+	}
+	rows := hostB.Rows()
+	if len(rows) != n-1 {
+		t.Errorf("host B imported %d rows, want %d (the number suppressed before is skipped)", len(rows), n-1)
+	}
+	isLate := map[string]bool{}
+	for _, p := range late {
+		isLate[p] = true
+	}
+	for _, row := range rows {
+		if isLate[row.Phone] && (row.State != string(campaign.Failed) || !strings.Contains(row.ErrorMessage, "unsubscribed")) {
+			t.Errorf("host B's row %s: %s %q, want failed as suppressed (unsubscribed)", row.Phone, row.State, row.ErrorMessage)
+		}
+	}
+	// B's own list now has what A listed.
+	if out := hostB.OK("suppress", "list").Stdout; strings.Count(out, "unsubscribed") != len(late) || !strings.Contains(out, early) {
+		t.Errorf("host B's own list:\n%s", out)
+	}
+	hostB.CheckCounts("after the run")
+}
+
+// TestSharedSuppressionAfterRedisOutage: Redis dies while host B sends
+// with --limits and comes back empty. B says so once, keeps the numbers it
+// had copied, and a number suppressed through host A after Redis is back
+// is not messaged by B.
+func TestSharedSuppressionAfterRedisOutage(t *testing.T) {
+	const (
+		n     = 60
+		first = 4915112480000
+		rate  = 5.0 // 12 s for the list
+	)
+	srv := redistest.Start(t)
+	limits := "--limits=" + srv.URL()
+	hostB := newWorld(t, sandbox.Options{PairInterval: -1})
+	hostA := worldAt(t, hostB.api, hostB.APIBase)
+	hostB.addAccounts(account{"main", "100000000000048", "active"})
+	hostB.OK("account", "set", "main", "--rate", fmt.Sprint(rate), "--burst", "1")
+
+	known := fmt.Sprintf("+%d", first+int64(n-1)) // suppressed before; B copies it at start
+	hostA.OK("suppress", "add", known, "--reason", "replied STOP", limits)
+	var late []string // suppressed after the outage; reached after about 9 s
+	for i := n - n/4; i < n-1; i++ {
+		late = append(late, fmt.Sprintf("+%d", first+int64(i)))
+	}
+
+	file := hostB.WriteCSV("list.csv", first, n)
+	// The list is imported before the number is listed on B's own copy…
+	hostB.OK("campaign", "import", file, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
+	run := hostB.Start("campaign", "run", "--resume", "1", "--log-level", "info", limits)
+	hostB.WaitFor(10*time.Second, "host B's first five sends", func() bool { return len(hostB.api.Records()) >= 5 })
+	srv.Kill()
+	sent := len(hostB.api.Records())
+	hostB.WaitFor(10*time.Second, "host B sending on without Redis", func() bool { return len(hostB.api.Records()) >= sent+5 })
+	srv.Restart()
+	hostA.OK(append([]string{"suppress", "add", "--reason", "unsubscribed"}, append(late, limits)...)...)
+	r := run.Wait(t)
+	if r.Code != 0 {
+		t.Fatalf("host B: campaign run: %s", r)
+	}
+	if n := strings.Count(r.Stderr, "not updated"); n != 1 {
+		t.Errorf("host B warned %d times about the outage, want once:\n%s", n, r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "updated again") {
+		t.Errorf("host B did not say the shared list was read again:\n%s", r.Stderr)
+	}
+
+	recs := hostB.api.Records()
+	checkNoDuplicates(t, recs)
+	sentTo := map[string]bool{}
+	for _, rec := range recs {
+		sentTo["+"+strings.TrimPrefix(rec.To, "+")] = true
+	}
+	// …so only the copy made when the run started keeps it from being sent.
+	for _, p := range append(late, known) {
+		if sentTo[p] {
+			t.Errorf("host B messaged %s, suppressed through host A", p)
+		}
+	}
+	if len(recs) != n-1-len(late) {
+		t.Errorf("host B sent %d messages, want %d", len(recs), n-1-len(late))
+	}
+	hostB.CheckCounts("after the run")
+}
