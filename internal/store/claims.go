@@ -90,7 +90,14 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	// can be sent: a block of opted-out numbers at the head of the queue
 	// costs one claim, and the campaign finishes when nothing else is left.
 	msgs, err := dropSuppressed(ctx, tx, due, now)
-	for err == nil && len(msgs) == 0 {
+	for dropped := len(due); err == nil && len(msgs) == 0; dropped += len(due) {
+		if tx.send && dropped >= maxDroppedInMemory {
+			// A sending transaction keeps what it changes in memory
+			// (writeSend): a long block of suppressed rows goes to an
+			// ordinary one.
+			err = errUnbounded
+			break
+		}
 		if due, err = nextDueInWindow(ctx, tx, campaignID, window, now, turn.max); err == nil {
 			msgs, err = dropSuppressed(ctx, tx, due, now)
 		}
@@ -446,6 +453,10 @@ func usableAccounts(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 	}
 	return nil, fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
 }
+
+// maxDroppedInMemory bounds the suppressed rows a sending transaction
+// fails before it runs again as an ordinary write (see writeSend).
+const maxDroppedInMemory = 2048
 
 // dueMessage is a pending row with the suppression list's word on it.
 type dueMessage struct {

@@ -97,3 +97,46 @@ func TestRecordAndClaimExpiresAsAnOrdinaryWrite(t *testing.T) {
 		t.Errorf("temp_store %d after the expiring claim, want 0 (an ordinary write)", got)
 	}
 }
+
+// A long block of numbers suppressed after the import fails in one claim;
+// past maxDroppedInMemory rows that claim runs as an ordinary write, and
+// still ends with the first rows it can send.
+func TestClaimPastManySuppressedRunsAsAnOrdinaryWrite(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	const blocked = maxDroppedInMemory + 100
+	c := mustCampaign(t, st, "c", blocked+3)
+	var list []Suppression
+	for i := range blocked {
+		list = append(list, Suppression{Phone: phone(i)})
+	}
+	if _, err := st.Suppress(t.Context(), list); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 2 || cs[0].Message.Phone != phone(blocked) || cs[1].Message.Phone != phone(blocked+1) {
+		t.Fatalf("claimed %v, want the two rows after the suppressed block", cs)
+	}
+	n, err := st.Counts(t.Context(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (campaign.Counts{campaign.Failed: blocked, campaign.Sending: 2, campaign.Pending: 1}); !maps.Equal(n, want) {
+		t.Fatalf("counts %v, want %v", n, want)
+	}
+	checkCounts(t, st, "suppressed block", c.ID)
+	if got := writerTempStore(t, st); got != 0 {
+		t.Errorf("temp_store %d after the claim, want 0 (an ordinary write)", got)
+	}
+	// The next claims are sending transactions again.
+	if _, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := writerTempStore(t, st); got != 2 {
+		t.Errorf("temp_store %d after the next claim, want 2 (memory)", got)
+	}
+}

@@ -307,9 +307,9 @@ func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 // temporary file past 64 KiB, which most claims and records pass: a file
 // created, written and truncated in every transaction, the larger part of
 // a commit's cost. In memory it is a few hundred KiB at most. A move that
-// may touch a whole campaign (expiring its rows) must not hold that in
-// memory: it returns errUnbounded, and the transaction runs again as an
-// ordinary write.
+// may touch a whole campaign (expiring its rows, failing a long block of
+// suppressed ones) must not hold that in memory: it returns errUnbounded,
+// and the transaction runs again as an ordinary write.
 func (s *Store) writeSend(ctx context.Context, fn func(tx *Tx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
