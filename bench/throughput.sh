@@ -3,18 +3,22 @@
 # workers, no database) against wasend sending a campaign with unlimited
 # tiers to the same sandbox, every claim and outcome committed to SQLite.
 #
-#   bench/throughput.sh [ROWS] [SECONDS_FOR_CEILING]     # 20,000 rows, 10 s
+#   bench/throughput.sh [ROWS] [SECONDS_FOR_CEILING] [RUNS]   # 20,000 rows, 10 s, 1 run
+#   PROFILE=/tmp/run.cpu bench/throughput.sh                  # with a CPU profile of wasend
 #
 # wasend runs as users run it: `campaign run FILE` on a fresh database, the
 # import included in the time, default flags (WORKERS=N adds --workers N).
 #
 # On a shared machine the ceiling itself drifts by 10-20 % from minute to
-# minute, so it is measured twice, before and after wasend sends, and the
-# ratio is taken against their mean.
+# minute, so each run measures it twice, before and after wasend sends, and
+# takes the ratio against their mean. With RUNS > 1 every run starts from a
+# fresh database and the last lines give the median and the spread (lowest
+# and highest) of the ratio, the rate and the CPU per message.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=${1:-20000}
 secs=${2:-10}
+runs=${3:-1}
 workers=${WORKERS:-}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -32,27 +36,46 @@ ceiling() { # prints req/s
   "$work/ceiling" -url "http://127.0.0.1:$port/v25.0/100000000000001/messages" -workers 8 -duration "${secs}s" | tee /dev/stderr |
     sed -E 's/.*: ([0-9]+) req\/s/\1/'
 }
-before=$(ceiling)
 
 awk -v n="$rows" 'BEGIN { print "phone,name"; for (i = 0; i < n; i++) printf "+49151%08d,P%d\n", 10000000 + i, i }' > "$work/list.csv"
-export WASEND_DB="$work/wasend.db" WASEND_API_BASE="http://127.0.0.1:$port" WASEND_TOKEN=bench
-for tier in new warm active; do "$work/wasend" -q tier set $tier --rate 1000000 --burst 1000000 --daily-cap 1000000000; done
-for i in 1 2 3; do "$work/wasend" -q account add bench-$i --phone-number-id 10000000000000$i --tier active --throughput unlimited; done
-# The figure is messages imported, sent and durably recorded per second.
+export WASEND_API_BASE="http://127.0.0.1:$port" WASEND_TOKEN=bench
 flags=()
 [ -n "$workers" ] && flags=(--workers "$workers")
 cmd="wasend campaign run list.csv --template wasend_demo --lang en_US --params name ${flags[*]:-}"
-start=$(date +%s.%N)
-/usr/bin/time -o "$work/time" -f '%U %S %M' \
-  "$work/wasend" -q campaign run "$work/list.csv" --template wasend_demo --lang en_US --params name ${flags[@]+"${flags[@]}"} --log-level error
-end=$(date +%s.%N)
-sent=$("$work/wasend" campaign list --json | grep -o '"sent": [0-9]*' | head -1 | grep -o '[0-9]*$')
+: >"$work/figures"
+for run in $(seq "$runs"); do
+  before=$(ceiling)
+  export WASEND_DB="$work/wasend-$run.db"
+  for tier in new warm active; do "$work/wasend" -q tier set $tier --rate 1000000 --burst 1000000 --daily-cap 1000000000; done
+  for i in 1 2 3; do "$work/wasend" -q account add bench-$i --phone-number-id 10000000000000$i --tier active --throughput unlimited 2>/dev/null; done
+  # The figure is messages imported, sent and durably recorded per second.
+  # PROFILE=FILE writes a CPU profile of the wasend process (go tool pprof).
+  [ -n "${PROFILE:-}" ] && export WASEND_CPUPROFILE="$(realpath -m "$PROFILE")"
+  start=$(date +%s.%N)
+  /usr/bin/time -o "$work/time" -f '%U %S %M' \
+    "$work/wasend" -q campaign run "$work/list.csv" --template wasend_demo --lang en_US --params name ${flags[@]+"${flags[@]}"} --log-level error
+  end=$(date +%s.%N)
+  unset WASEND_CPUPROFILE
+  sent=$("$work/wasend" campaign list --json | grep -o '"sent": [0-9]*' | head -1 | grep -o '[0-9]*$')
+  after=$(ceiling)
 
-after=$(ceiling)
-rate=$(echo "$sent / ($end - $start)" | bc -l)
-mean=$(echo "($before + $after) / 2" | bc -l)
-read -r user sys rss <"$work/time"
-printf 'wasend: %d imported and sent in %.1f s: %.0f msgs/s, %.0f µs of CPU per message, peak RSS %.0f MiB\n  command: %s\n' \
-  "$sent" "$(echo "$end - $start" | bc -l)" "$rate" "$(echo "($user + $sys) * 1000000 / $sent" | bc -l)" "$(echo "$rss / 1024" | bc -l)" "$cmd"
-printf 'ratio: %.2f of the loopback ceiling (%.0f req/s, the mean of %s before and %s after)\n  command: bench/throughput.sh %s %s (ceiling: bench/ceiling -workers 8 -duration %ss)\n' \
-  "$(echo "$rate / $mean" | bc -l)" "$mean" "$before" "$after" "$rows" "$secs" "$secs"
+  rate=$(echo "$sent / ($end - $start)" | bc -l)
+  mean=$(echo "($before + $after) / 2" | bc -l)
+  read -r user sys rss <"$work/time"
+  cpu=$(echo "($user + $sys) * 1000000 / $sent" | bc -l)
+  ratio=$(echo "$rate / $mean" | bc -l)
+  printf 'wasend: %d imported and sent in %.1f s: %.0f msgs/s, %.0f µs of CPU per message, peak RSS %.0f MiB\n  command: %s\n' \
+    "$sent" "$(echo "$end - $start" | bc -l)" "$rate" "$cpu" "$(echo "$rss / 1024" | bc -l)" "$cmd"
+  printf 'ratio: %.2f of the loopback ceiling (%.0f req/s, the mean of %s before and %s after)\n  command: bench/throughput.sh %s %s (ceiling: bench/ceiling -workers 8 -duration %ss)\n' \
+    "$ratio" "$mean" "$before" "$after" "$rows" "$secs" "$secs"
+  printf '%.4f %.0f %.0f\n' "$ratio" "$rate" "$cpu" >>"$work/figures"
+  rm -f "$work/wasend-$run.db"*
+done
+if [ "$runs" -gt 1 ]; then
+  # median (middle value, or the mean of the two middle ones) and spread
+  stat() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf fmt, m, v[1], v[NR] }' fmt="$1"; }
+  printf 'over %d runs (median, lowest-highest): ratio %s of the ceiling, %s msgs/s, %s µs of CPU per message\n  command: bench/throughput.sh %s %s %s\n' "$runs" \
+    "$(cut -d' ' -f1 "$work/figures" | stat '%.2f (%.2f-%.2f)')" \
+    "$(cut -d' ' -f2 "$work/figures" | stat '%.0f (%.0f-%.0f)')" \
+    "$(cut -d' ' -f3 "$work/figures" | stat '%.0f (%.0f-%.0f)')" "$rows" "$secs" "$runs"
+fi

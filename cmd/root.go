@@ -30,6 +30,7 @@ func Version() string {
 // Main runs wasend and returns the process exit code.
 func Main() int {
 	f := newFactory()
+	defer startProfile(f.IO.ErrOut)()
 	ctx, stop := interruptContext(f)
 	defer stop()
 	root := NewRootCmd(f)

@@ -275,6 +275,7 @@ func (s *Store) endImport() {
 	if _, err := s.w.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA temp_store = DEFAULT; PRAGMA cache_size = -%d`, cacheKiB)); err != nil {
 		s.dropWriter()
 	}
+	s.wMem = false
 }
 
 const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,

@@ -36,7 +36,7 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 		cs   []campaign.Claim
 		kept error
 	)
-	err := s.write(ctx, func(tx *Tx) error {
+	err := s.writeSend(ctx, func(tx *Tx) error {
 		var err error
 		cs, err = claim(ctx, tx, campaignID, runner, now, max)
 		var we *campaign.WaitError
@@ -90,7 +90,14 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 	// can be sent: a block of opted-out numbers at the head of the queue
 	// costs one claim, and the campaign finishes when nothing else is left.
 	msgs, err := dropSuppressed(ctx, tx, due, now)
-	for err == nil && len(msgs) == 0 {
+	for dropped := len(due); err == nil && len(msgs) == 0; dropped += len(due) {
+		if tx.send && dropped >= maxDroppedInMemory {
+			// A sending transaction keeps what it changes in memory
+			// (writeSend): a long block of suppressed rows goes to an
+			// ordinary one.
+			err = errUnbounded
+			break
+		}
 		if due, err = nextDueInWindow(ctx, tx, campaignID, window, now, turn.max); err == nil {
 			msgs, err = dropSuppressed(ctx, tx, due, now)
 		}
@@ -450,6 +457,10 @@ func usableAccounts(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 	return nil, fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
 }
 
+// maxDroppedInMemory bounds the suppressed rows a sending transaction
+// fails before it runs again as an ordinary write (see writeSend).
+const maxDroppedInMemory = 2048
+
 // dueMessage is a pending row with the suppression list's word on it.
 type dueMessage struct {
 	campaign.Message
@@ -547,7 +558,7 @@ func (s *Store) Record(ctx context.Context, c campaign.Claim, runner string, o c
 
 // RecordAll stores several outcomes in one transaction (a group commit).
 func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
-	return s.write(ctx, func(tx *Tx) error { return recordAll(ctx, tx, runner, rs) })
+	return s.writeSend(ctx, func(tx *Tx) error { return recordAll(ctx, tx, runner, rs) })
 }
 
 func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result) error {
@@ -572,7 +583,7 @@ func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result)
 // would.
 func (s *Store) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error) {
 	var kept error
-	err = s.write(ctx, func(tx *Tx) error {
+	err = s.writeSend(ctx, func(tx *Tx) error {
 		cs, kept = nil, nil // a retried transaction starts over
 		if err := recordAll(ctx, tx, runner, rs); err != nil {
 			return err
@@ -583,6 +594,8 @@ func (s *Store) RecordAndClaimN(ctx context.Context, runner string, rs []campaig
 		var err error
 		cs, err = claim(ctx, tx, campaignID, runner, now, max)
 		switch {
+		case errors.Is(err, errUnbounded):
+			return err // the whole transaction again, as an ordinary write
 		case err == nil, errors.Is(err, campaign.ErrDone), errors.Is(err, campaign.ErrNoUsableAccount):
 			// Kept, as ClaimN keeps them: the claim may have marked the
 			// campaign finished or paused.

@@ -39,6 +39,9 @@ type Store struct {
 	wmu  sync.Mutex // serialises this process's write transactions
 	// w is the connection they all run on (see writer); guarded by wmu.
 	w *sql.Conn
+	// wMem: w keeps temporary files (statement journals) in memory, for
+	// the sending path's transactions (see writeSend); guarded by wmu.
+	wMem bool
 	// stmts caches prepared statements by query text: preparing costs more
 	// than running most of wasend's queries.
 	stmts sync.Map
@@ -295,12 +298,67 @@ func editSchema(ctx context.Context, tx *sql.Tx) error {
 func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	return s.writeIn(ctx, false, fn)
+}
+
+// writeSend is write for the sending path's transactions (claims and
+// outcomes, a few hundred rows each), with statement journals in memory.
+//
+// A statement that may fail halfway (a CHECK, a foreign key) journals every
+// page it changes so that it can be undone alone, and so does everything
+// after RecordAndClaimN's savepoint; by default that journal spills to a
+// temporary file past 64 KiB, which most claims and records pass: a file
+// created, written and truncated in every transaction, the larger part of
+// a commit's cost. In memory it is a few hundred KiB at most. A move that
+// may touch a whole campaign (expiring its rows, failing a long block of
+// suppressed ones) must not hold that in memory: it returns errUnbounded,
+// and the transaction runs again as an ordinary write.
+func (s *Store) writeSend(ctx context.Context, fn func(tx *Tx) error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	err := s.writeIn(ctx, true, fn)
+	if errors.Is(err, errUnbounded) {
+		err = s.writeIn(ctx, false, fn)
+	}
+	return err
+}
+
+// errUnbounded is what a sending transaction's unbounded move returns.
+var errUnbounded = errors.New("a move without a bound on its rows in a sending transaction")
+
+// writeIn is write, with statement journals in memory when mem is set. The
+// caller holds wmu.
+func (s *Store) writeIn(ctx context.Context, mem bool, fn func(tx *Tx) error) error {
 	for attempt := 0; ; attempt++ {
-		err := s.writeOnce(ctx, fn)
+		err := s.tempInMemory(ctx, mem)
+		if err == nil {
+			err = s.writeOnce(ctx, mem, fn)
+		}
 		if err == nil || !isBusy(err) || attempt >= 5 || ctx.Err() != nil {
 			return s.storageError(err)
 		}
 	}
+}
+
+// tempInMemory sets where the writer connection keeps temporary files:
+// in memory (mem) or SQLite's default. The setting is taken when a
+// transaction begins, so it is made before; only a change costs a
+// statement. The caller holds wmu.
+func (s *Store) tempInMemory(ctx context.Context, mem bool) error {
+	w, err := s.writer(ctx)
+	if err != nil || s.wMem == mem {
+		return err
+	}
+	mode := "DEFAULT"
+	if mem {
+		mode = "MEMORY"
+	}
+	if _, err := w.ExecContext(context.WithoutCancel(ctx), `PRAGMA temp_store = `+mode); err != nil {
+		s.dropWriter()
+		return fmt.Errorf("temp_store: %w", err)
+	}
+	s.wMem = mem
+	return nil
 }
 
 // ErrStorage marks a failure of the disk under the database.
@@ -319,14 +377,14 @@ func (s *Store) storageError(err error) error {
 	return err
 }
 
-func (s *Store) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
+func (s *Store) writeOnce(ctx context.Context, send bool, fn func(tx *Tx) error) error {
 	// The transaction must not die with ctx: an outcome being recorded while
 	// the user presses Ctrl-C has to reach the disk.
 	sqlTx, err := s.beginWrite(context.WithoutCancel(ctx))
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	tx := &Tx{tx: sqlTx, s: s}
+	tx := &Tx{tx: sqlTx, s: s, send: send}
 	if err := fn(tx); err != nil {
 		sqlTx.Rollback()
 		return err
@@ -364,7 +422,7 @@ func (s *Store) writer(ctx context.Context) (*sql.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.w = w
+		s.w, s.wMem = w, false
 	}
 	return s.w, nil
 }
@@ -382,6 +440,9 @@ func (s *Store) dropWriter() {
 type Tx struct {
 	tx *sql.Tx
 	s  *Store
+	// send: a sending transaction (writeSend), whose moves must be
+	// bounded; one that is not returns errUnbounded.
+	send bool
 }
 
 func (t *Tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {

@@ -91,6 +91,9 @@ func suppressAtSend(ctx context.Context, tx *Tx, id int64, why string, now time.
 
 // expirePending ends a campaign's pending rows: its validity ran out.
 func expirePending(ctx context.Context, tx *Tx, campaignID int64, why string, now time.Time) error {
+	if tx.send {
+		return errUnbounded // may be every row of the campaign
+	}
 	if _, err := tx.ExecContext(ctx, expireSQL, now.UnixNano(), why, campaignID); err != nil {
 		return fmt.Errorf("expire messages of campaign %d: %w", campaignID, err)
 	}
