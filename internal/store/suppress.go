@@ -24,6 +24,9 @@ type Suppression struct {
 // listed; its reason changes only when a non-empty one is given. Phones
 // must be normalised to E.164 first: a number written any other way would
 // never match an import.
+//
+// A number newly listed waits to be pushed to the shared list (ToPush) if
+// that list has never known it.
 func (s *Store) Suppress(ctx context.Context, list []Suppression) (added int, err error) {
 	for _, sp := range list {
 		if !isE164(sp.Phone) {
@@ -44,6 +47,11 @@ func (s *Store) Suppress(ctx context.Context, list []Suppression) (added int, er
 			}
 			if n, _ := res.RowsAffected(); n > 0 {
 				added++
+				// Listed by hand: shared only where the shared list never
+				// knew the number (see ToPush).
+				if _, err := tx.ExecContext(ctx, `UPDATE suppression_push SET if_unknown = 1 WHERE phone = ?`, sp.Phone); err != nil {
+					return fmt.Errorf("suppress %s: %w", sp.Phone, err)
+				}
 				continue
 			}
 			if sp.Reason == "" {
@@ -157,9 +165,12 @@ func (s *Store) SharedSuppressionsMark(ctx context.Context) (SyncMark, error) {
 
 // ApplySuppressions makes the list agree with the list several hosts
 // share, in one transaction with the mark of how far it now has: each of
-// listed is on the list with exactly its reason, and each of removed is
-// off it. A number listed here earlier keeps the earlier of the two
-// times. Rows that already agree are not written.
+// listed is on the list with exactly its reason (and needs no push), and
+// each of removed is off it — unless this host listed it from an API
+// answer or webhook (an opt-out) that is still waiting to be pushed: that
+// is newer than the removal, and the push lists it again for every host.
+// A number listed here earlier keeps the earlier of the two times. Rows
+// that already agree are not written.
 func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, removed []string, mark SyncMark) error {
 	for _, sp := range listed {
 		if !isE164(sp.Phone) {
@@ -179,9 +190,13 @@ func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, rem
 			if err != nil {
 				return fmt.Errorf("suppress %s: %w", sp.Phone, err)
 			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM suppression_push WHERE phone = ?`, sp.Phone); err != nil {
+				return fmt.Errorf("suppress %s: %w", sp.Phone, err)
+			}
 		}
 		for _, p := range removed {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM suppressions WHERE phone = ?`, p); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM suppressions WHERE phone = ?
+				AND NOT EXISTS (SELECT 1 FROM suppression_push WHERE phone = ? AND if_unknown = 0)`, p, p); err != nil {
 				return fmt.Errorf("unsuppress %s: %w", p, err)
 			}
 		}
@@ -192,4 +207,73 @@ func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, rem
 		}
 		return nil
 	})
+}
+
+// Push is a number this host listed itself, waiting to go on the list
+// several hosts share.
+type Push struct {
+	Suppression
+	// IfUnknown: list it there only if that list has never known the
+	// number (listed or removed). Set for numbers listed by hand and those
+	// listed before the outbox existed; an opt-out the API reported goes
+	// up whatever the shared list knew.
+	IfUnknown bool
+	Seq       int64 // its place in the outbox, for Pushed
+}
+
+// ToPush returns up to limit numbers waiting to be pushed to the shared
+// list, oldest first.
+func (s *Store) ToPush(ctx context.Context, limit int) ([]Push, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT p.seq, p.phone, p.if_unknown, s.reason, s.created_at
+		FROM suppression_push p JOIN suppressions s ON s.phone = p.phone ORDER BY p.seq LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read the suppressions to share: %w", err)
+	}
+	defer rows.Close()
+	var out []Push
+	for rows.Next() {
+		var (
+			p       Push
+			created int64
+		)
+		if err := rows.Scan(&p.Seq, &p.Phone, &p.IfUnknown, &p.Reason, &created); err != nil {
+			return nil, fmt.Errorf("read the suppressions to share: %w", err)
+		}
+		p.CreatedAt = fromNanos(created)
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the suppressions to share: %w", err)
+	}
+	return out, nil
+}
+
+// Pushed takes the numbers ToPush returned, up to seq, out of the outbox:
+// the shared list has them. A number listed again since (a later seq)
+// stays.
+func (s *Store) Pushed(ctx context.Context, seq int64) error {
+	return s.write(ctx, func(tx *Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM suppression_push WHERE seq <= ?`, seq); err != nil {
+			return fmt.Errorf("record the suppressions shared: %w", err)
+		}
+		return nil
+	})
+}
+
+// PushAll puts the whole list in the outbox, each number to be listed on
+// the shared list if that list has never known it: after the shared list
+// was started anew (Redis lost its data), so the hosts fill it again. A
+// number already waiting keeps its place and kind.
+func (s *Store) PushAll(ctx context.Context) (int, error) {
+	var n int64
+	err := s.write(ctx, func(tx *Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppression_push (phone, if_unknown)
+			SELECT phone, 1 FROM suppressions ORDER BY created_at, phone`)
+		if err != nil {
+			return fmt.Errorf("queue the suppression list for sharing: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return int(n), err
 }

@@ -101,11 +101,55 @@ func (s *Sync) pullLogged(ctx context.Context) {
 	}
 }
 
-// Pull applies every change since the last pull: the suppression list's,
-// oldest first in pages of one transaction each (with the mark of how far
-// this database has copied), then the configuration's.
+// Pull first pushes what this host suppressed by itself since the last
+// push (see Push), then applies every change since the last pull: the
+// suppression list's, oldest first in pages of one transaction each (with
+// the mark of how far this database has copied), then the configuration's.
+// Pushing first means a removal pulled never meets an opt-out of this host
+// that the shared list has not seen yet.
 func (s *Sync) Pull(ctx context.Context) error {
+	if err := s.Push(ctx); err != nil {
+		return errors.Join(err, s.pullConfig(ctx))
+	}
 	return errors.Join(s.pullSuppressions(ctx), s.pullConfig(ctx))
+}
+
+// Push puts the numbers this host suppressed by itself — opt-outs the API
+// reported (error 131050, in an answer or a status webhook), numbers
+// listed without --limits — on the shared list, from the database's outbox
+// (store.ToPush), oldest first in pages; each page leaves the outbox once
+// Redis has it. Recording an outcome never waits for this: the outbox is a
+// table of the same database, and what Redis does not take now (down, a
+// crash between the two) stays there for the next poll. Pushing a number
+// twice changes nothing.
+func (s *Sync) Push(ctx context.Context) error {
+	for {
+		list, err := s.st.ToPush(ctx, page)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			return nil
+		}
+		push := make([]redisgate.Pushed, len(list))
+		for i, p := range list {
+			push[i] = redisgate.Pushed{IfUnknown: p.IfUnknown, Suppression: redisgate.Suppression{
+				Phone: p.Phone, Reason: p.Reason, CreatedAt: p.CreatedAt}}
+		}
+		added, err := s.shared.Push(ctx, push)
+		if err != nil {
+			return err
+		}
+		if err := s.st.Pushed(ctx, list[len(list)-1].Seq); err != nil {
+			return err
+		}
+		if added > 0 {
+			s.log.Info("numbers suppressed on this host put on the shared suppression list", "listed", added, "pushed", len(list))
+		}
+		if len(list) < page {
+			return nil
+		}
+	}
 }
 
 func (s *Sync) pullSuppressions(ctx context.Context) error {
@@ -128,8 +172,14 @@ func (s *Sync) pullSuppressions(ctx context.Context) error {
 			// is removed for being absent there — only a removal recorded
 			// in the log removes a number.
 			if s.epoch != "" {
-				s.log.Warn("the shared suppression list was started anew (Redis lost its data?); numbers this host had stay suppressed here; list them again with `wasend suppress import --limits`",
-					"had_version", since)
+				// Every host puts its own list up again (numbers the new
+				// list already knows excepted), at the next push.
+				n, err := s.st.PushAll(ctx)
+				if err != nil {
+					return err
+				}
+				s.log.Warn("the shared suppression list was started anew (Redis lost its data?); numbers this host had stay suppressed here and are put on the new list",
+					"had_version", since, "to_push", n)
 			}
 			s.epoch, s.version = epoch, 0
 			if since != 0 {

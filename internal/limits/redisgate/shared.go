@@ -64,10 +64,13 @@ var (
 	suppressRemoveLua string
 	//go:embed suppress_changes.lua
 	suppressChangesLua string
+	//go:embed suppress_push.lua
+	suppressPushLua string
 
 	suppressAddScript     = redis.NewScript(suppressAddLua)
 	suppressRemoveScript  = redis.NewScript(suppressRemoveLua)
 	suppressChangesScript = redis.NewScript(suppressChangesLua)
+	suppressPushScript    = redis.NewScript(suppressPushLua)
 )
 
 // OpenShared connects to the Redis at rawURL (as Open does) for the shared
@@ -125,6 +128,41 @@ func (s *Shared) Suppress(ctx context.Context, list []Suppression, now time.Time
 		n, err := suppressAddScript.Run(ctx, s.rdb, suppKeys, args...).Int()
 		if err != nil {
 			return added, unavailable("suppress on the shared list", err)
+		}
+		added += n
+	}
+	return added, nil
+}
+
+// Pushed is a number one host suppressed by itself (an opt-out the API
+// reported, a number listed without --limits), to go on the shared list.
+type Pushed struct {
+	Suppression
+	// IfUnknown lists it only if the list has never known the number:
+	// neither lists it nor recorded its removal.
+	IfUnknown bool
+}
+
+// Push lists what hosts suppressed by themselves and returns how many were
+// not listed before. A number already listed keeps its entry, so pushing
+// the same numbers again changes nothing. A number not in E.164 is left
+// out. Long lists go in steps of suppressBatch, as Suppress's.
+func (s *Shared) Push(ctx context.Context, list []Pushed) (added int, err error) {
+	for chunk := range slices.Chunk(list, suppressBatch) {
+		args := []any{newEpoch()}
+		for _, p := range chunk {
+			if checkE164(p.Phone) != nil {
+				continue // could never match a recipient; not worth blocking the rest
+			}
+			ifUnknown := "0"
+			if p.IfUnknown {
+				ifUnknown = "1"
+			}
+			args = append(args, p.Phone, p.CreatedAt.UnixNano(), p.Reason, ifUnknown)
+		}
+		n, err := suppressPushScript.Run(ctx, s.rdb, suppKeys, args...).Int()
+		if err != nil {
+			return added, unavailable("push to the shared suppression list", err)
 		}
 		added += n
 	}
