@@ -1,10 +1,13 @@
 package store
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 func TestSuppressions(t *testing.T) {
@@ -196,5 +199,121 @@ func TestApplySuppressions(t *testing.T) {
 	}
 	if m, _ := st.SharedSuppressionsMark(t.Context()); m != (SyncMark{"e1", 3}) {
 		t.Errorf("mark after a refused batch = %+v, want e1 version 3", m)
+	}
+}
+
+// pending is the outbox of numbers to push, as "phone if-unknown" lines,
+// oldest first.
+func pending(t *testing.T, st *Store) []string {
+	t.Helper()
+	list, err := st.ToPush(t.Context(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range list {
+		s := p.Phone
+		if p.IfUnknown {
+			s += " if-unknown"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestSuppressionOutbox: what this host lists by itself waits to be
+// pushed to the shared list — an opt-out from an answer as it is, a number
+// listed by hand only if the shared list never knew it — and what came
+// from the shared list, or left the list here, does not.
+func TestSuppressionOutbox(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
+	c := mustCampaign(t, st, "optout", 3)
+	cl := mustClaim(t, st, c.ID, "r1", t0)
+	optOut := campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131050, Error: "user stopped marketing", Class: "permanent", Suppress: true}
+	if err := st.Record(t.Context(), cl, "r1", optOut, at(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(50), Reason: "by hand"}, {Phone: cl.Message.Phone}}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := st.ToPush(t.Context(), 100)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("ToPush = %+v, %v; want the opt-out and the number listed by hand", list, err)
+	}
+	if p := list[0]; p.Phone != cl.Message.Phone || p.IfUnknown || p.Reason != fmt.Sprintf("error 131050 in campaign %d", c.ID) || !p.CreatedAt.Equal(at(time.Second)) {
+		t.Errorf("the opt-out waits as %+v; want pushed whatever the shared list knew, with its reason and time", p)
+	}
+
+	steps := []struct {
+		name string
+		do   func() error
+		want []string
+	}{
+		{"listed by hand, then pulled from the shared list: nothing to push",
+			func() error {
+				return st.ApplySuppressions(t.Context(), []Suppression{{Phone: phone(50)}}, nil, SyncMark{"e1", 1})
+			},
+			[]string{phone(0)}},
+		{"a pulled removal does not take off an opt-out not pushed yet",
+			func() error { return st.ApplySuppressions(t.Context(), nil, []string{phone(0)}, SyncMark{"e1", 2}) },
+			[]string{phone(0)}},
+		{"listed by hand: pushed only if unknown there",
+			func() error {
+				_, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(60)}, {Phone: phone(61)}})
+				return err
+			},
+			[]string{phone(0), phone(60) + " if-unknown", phone(61) + " if-unknown"}},
+		{"a pulled removal takes off a number listed by hand",
+			func() error { return st.ApplySuppressions(t.Context(), nil, []string{phone(60)}, SyncMark{"e1", 3}) },
+			[]string{phone(0), phone(61) + " if-unknown"}},
+		{"taken off here: nothing to push",
+			func() error { _, err := st.Unsuppress(t.Context(), []string{phone(61)}); return err },
+			[]string{phone(0)}},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got := pending(t, st); !slices.Equal(got, s.want) {
+			t.Errorf("%s: outbox %q, want %q", s.name, got, s.want)
+		}
+	}
+	if _, ok, _ := st.IsSuppressed(t.Context(), phone(0)); !ok {
+		t.Error("the opt-out was taken off the list by a pulled removal")
+	}
+
+	// Pushed takes out what was read; a number listed again since keeps
+	// its new place.
+	list, _ = st.ToPush(t.Context(), 100)
+	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(70)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Pushed(t.Context(), list[len(list)-1].Seq); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pending(t, st), []string{phone(70) + " if-unknown"}; !slices.Equal(got, want) {
+		t.Errorf("after Pushed: outbox %q, want %q", got, want)
+	}
+	// After the shared list started anew: everything, if unknown there; a
+	// number waiting keeps its place; the others go oldest first.
+	if n, err := st.PushAll(t.Context()); err != nil || n != 2 {
+		t.Errorf("PushAll = %d, %v; want the 2 numbers not waiting", n, err)
+	}
+	if got, want := pending(t, st), []string{phone(70) + " if-unknown", phone(50) + " if-unknown", phone(0) + " if-unknown"}; !slices.Equal(got, want) {
+		t.Errorf("after PushAll: outbox %q, want %q", got, want)
+	}
+}
+
+// Migration 0021: numbers listed before it go up only where the shared
+// list never knew them: they can no longer be told from copies of it.
+func TestSuppressionOutboxMigration(t *testing.T) {
+	path, db, exec := oldDatabase(t, "0021")
+	exec(`INSERT INTO suppressions (phone, reason, created_at) VALUES (?, 'later', 2), (?, 'earlier', 1)`, phone(2), phone(1))
+	db.Close()
+	st := openAt(t, path, newFakeClock())
+	if got, want := pending(t, st), []string{phone(1) + " if-unknown", phone(2) + " if-unknown"}; !slices.Equal(got, want) {
+		t.Errorf("outbox after migration 0021: %q, want %q", got, want)
 	}
 }

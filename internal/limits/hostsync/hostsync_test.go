@@ -3,6 +3,7 @@ package hostsync
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits/redisgate"
@@ -25,6 +28,7 @@ var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 // the shared Redis.
 type host struct {
 	st     *store.Store
+	path   string // the database file
 	shared *redisgate.Shared
 	sync   *Sync
 	log    *bytes.Buffer
@@ -33,7 +37,8 @@ type host struct {
 func newHost(t *testing.T, srv *redistest.Server) *host {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: func() time.Time { return t0 }, Location: time.UTC})
+	path := filepath.Join(t.TempDir(), "wasend.db")
+	st, err := store.Open(ctx, path, store.Options{Now: func() time.Time { return t0 }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +50,7 @@ func newHost(t *testing.T, srv *redistest.Server) *host {
 	t.Cleanup(func() { sh.Close() })
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &buf}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	return &host{st: st, shared: sh, sync: New(sh, st, Options{Log: log}), log: &buf}
+	return &host{st: st, path: path, shared: sh, sync: New(sh, st, Options{Log: log}), log: &buf}
 }
 
 type lockedWriter struct {
@@ -323,5 +328,151 @@ func TestRunLogsOutageOnce(t *testing.T) {
 	}
 	if got, want := b.listed(t), "+4915100000005 \n"; got != want {
 		t.Errorf("B lists\n%swant\n%s", got, want)
+	}
+}
+
+// optOut lists phones as the store does when an answer or a status
+// webhook reports error 131050 (claims.go applyEffects, webhook.go
+// asyncEffects): that very statement, from another connection to the
+// host's database, so nothing but the suppressions table tells the sync.
+func (h *host) optOut(t *testing.T, phones ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+h.path+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, p := range phones {
+		if _, err := db.Exec(`INSERT OR IGNORE INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)`,
+			p, "error 131050 in campaign 1", t0.Add(time.Minute).UnixNano()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestOwnSuppressionsReachOtherHost: what host A lists by itself reaches
+// host B through the shared list — an opt-out whatever the shared list
+// knew of the number, a number listed by hand only if the shared list
+// never knew it (a removal made for every host stays) — also when Redis
+// was down when it happened, and when A's sender started again meanwhile.
+func TestOwnSuppressionsReachOtherHost(t *testing.T) {
+	srv := redistest.StartWith(t, redistest.Options{Persist: true})
+	ctx := context.Background()
+	a, b := newHost(t, srv), newHost(t, srv)
+	const (
+		removedOnce = "+4915100000001" // listed and removed with --limits before
+		removedTwo  = "+4915100000002"
+		optOut      = "+4915100000003"
+		byHand      = "+4915100000004"
+		duringOut   = "+4915100000005"
+	)
+	a.suppress(t, "STOP", removedOnce, removedTwo)
+	a.unsuppress(t, removedOnce, removedTwo)
+	a.pull(t)
+	b.pull(t)
+
+	steps := []struct {
+		name  string
+		on    func()
+		wantA string
+		wantB string // after A's poll, then B's
+	}{
+		{"opt-outs on A, one of a number removed everywhere before", func() { a.optOut(t, optOut, removedOnce) },
+			"+4915100000001 error 131050 in campaign 1\n+4915100000003 error 131050 in campaign 1\n",
+			"+4915100000001 error 131050 in campaign 1\n+4915100000003 error 131050 in campaign 1\n"},
+		{"listed by hand on A without --limits: the new number goes up, the removed one stays A's", func() {
+			if _, err := a.st.Suppress(ctx, []store.Suppression{{Phone: byHand, Reason: "called in"}, {Phone: removedTwo, Reason: "by hand"}}); err != nil {
+				t.Fatal(err)
+			}
+		},
+			"+4915100000001 error 131050 in campaign 1\n+4915100000002 by hand\n+4915100000003 error 131050 in campaign 1\n+4915100000004 called in\n",
+			"+4915100000001 error 131050 in campaign 1\n+4915100000003 error 131050 in campaign 1\n+4915100000004 called in\n"},
+	}
+	for _, s := range steps {
+		s.on()
+		a.pull(t)
+		b.pull(t)
+		if got := a.listed(t); got != s.wantA {
+			t.Errorf("%s: A lists\n%swant\n%s", s.name, got, s.wantA)
+		}
+		if got := b.listed(t); got != s.wantB {
+			t.Errorf("%s: B lists\n%swant\n%s", s.name, got, s.wantB)
+		}
+	}
+	if !strings.Contains(a.log.String(), "put on the shared suppression list") {
+		t.Errorf("A's log does not say it pushed:\n%s", a.log)
+	}
+	// The first time listed stays A's.
+	if list, _ := b.st.Suppressions(ctx); len(list) != 3 || !list[1].CreatedAt.Equal(t0.Add(time.Minute)) {
+		t.Errorf("B's list = %+v, want the opt-out listed when A recorded it", list)
+	}
+
+	// Redis down when the opt-out is recorded: recording does not need it,
+	// the push fails and waits; A's sender starts again meanwhile; Redis
+	// comes back and the next poll pushes.
+	srv.Kill()
+	a.optOut(t, duringOut)
+	if err := a.sync.Pull(ctx); !errors.Is(err, redisgate.ErrUnavailable) {
+		t.Fatalf("A's pull with Redis down = %v, want ErrUnavailable", err)
+	}
+	srv.Restart()
+	a.sync = New(a.shared, a.st, Options{})
+	b.pull(t)
+	if strings.Contains(b.listed(t), duringOut) {
+		t.Fatal("B has the number before A pushed it: the test proves nothing")
+	}
+	a.pull(t)
+	b.pull(t)
+	if !strings.Contains(b.listed(t), duringOut+" error 131050") {
+		t.Errorf("B lists after Redis came back\n%swant %s too", b.listed(t), duringOut)
+	}
+	if rest, err := a.st.ToPush(ctx, 10); err != nil || len(rest) != 0 {
+		t.Errorf("A's outbox after the push = %+v, %v; want empty", rest, err)
+	}
+}
+
+// TestPushTwiceChangesNothing: a push repeated (its reply lost, or the
+// process died before the outbox was emptied) lists nothing again and
+// writes no new version, so no host pulls it twice.
+func TestPushTwiceChangesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	a := newHost(t, srv)
+	push := []redisgate.Pushed{
+		{Suppression: redisgate.Suppression{Phone: "+4915100000001", Reason: "error 131050", CreatedAt: t0}},
+		{Suppression: redisgate.Suppression{Phone: "+4915100000002", Reason: "by hand", CreatedAt: t0}, IfUnknown: true},
+		{Suppression: redisgate.Suppression{Phone: "not a number"}},
+	}
+	for i, want := range []int{2, 0} {
+		added, err := a.shared.Push(ctx, push)
+		if err != nil || added != want {
+			t.Fatalf("push %d: added %d, %v; want %d", i+1, added, err, want)
+		}
+	}
+	_, changes, err := a.shared.SuppressionChanges(ctx, 0, 10)
+	if err != nil || len(changes) != 2 || changes[1].Version != 2 {
+		t.Errorf("changes after two pushes = %+v, %v; want 2, versions 1 and 2", changes, err)
+	}
+}
+
+// TestRedisLostDataHostsFillItAgain: a Redis that comes back empty gets
+// each host's list again from the hosts themselves.
+func TestRedisLostDataHostsFillItAgain(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newHost(t, srv), newHost(t, srv)
+	a.suppress(t, "STOP", "+4915100000001")
+	a.optOut(t, "+4915100000002")
+	a.pull(t)
+	b.pull(t)
+	srv.Kill()
+	srv.Restart() // empty
+	c := newHost(t, srv)
+	for range 2 { // the first poll notices the new list, the next fills it
+		a.pull(t)
+		b.pull(t)
+	}
+	c.pull(t)
+	if got, want := c.listed(t), "+4915100000001 STOP\n+4915100000002 error 131050 in campaign 1\n"; got != want {
+		t.Errorf("a host new after Redis lost its data lists\n%swant\n%s", got, want)
 	}
 }
