@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +159,68 @@ func TestSharedSuppressionAfterRedisOutage(t *testing.T) {
 		t.Errorf("host B sent %d messages, want %d", len(recs), n-1-len(late))
 	}
 	hostB.CheckCounts("after the run")
+}
+
+// TestOptOutOnOneHostNotSentByAnother: host A's campaign gets 131050 (the
+// person stopped marketing messages) for one number. Host B, started after
+// A's run with its own database, never messages that number: A's run put
+// it on the shared list (the sync loop, or the push at its end) and B's
+// import copies it from there.
+func TestOptOutOnOneHostNotSentByAnother(t *testing.T) {
+	const (
+		n     = 10
+		first = 4915112490000
+	)
+	optedOut := fmt.Sprintf("+%d", first+3)
+	srv := redistest.Start(t)
+	limits := "--limits=" + srv.URL()
+	hostA := newWorld(t, sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{
+		FailNumbers: map[string]int{optedOut: 131050},
+	}})
+	hostB := worldAt(t, hostA.api, hostA.APIBase)
+	for _, w := range []*world{hostA, hostB} {
+		w.fastTiers("50", "5")
+		w.addAccounts(account{"main", "100000000000049", "active"})
+	}
+	hostA.OK("quota", "reset", "--force", limits)
+	hostA.OK(templateRun(hostA.WriteCSV("a.csv", first, n), "spring_sale", limits)...)
+	if out := hostA.OK("suppress", "list", "--limits", srv.URL()).Stdout; !strings.Contains(out, optedOut) {
+		t.Fatalf("the shared list after host A's run does not hold %s:\n%s", optedOut, out)
+	}
+
+	// B's list: the opted-out number among others A never had.
+	lines := []string{"phone,name"}
+	for i := range 5 {
+		lines = append(lines, fmt.Sprintf("+%d,Person %d", first+100+int64(i), i))
+	}
+	lines = append(lines, optedOut+",Opted Out")
+	fileB := filepath.Join(hostB.Dir, "b.csv")
+	if err := os.WriteFile(fileB, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hostB.OK(templateRun(fileB, "spring_sale", limits)...)
+
+	recs := hostA.api.Records()
+	checkNoDuplicates(t, recs)
+	toOptedOut := 0
+	for _, rec := range recs {
+		if "+"+strings.TrimPrefix(rec.To, "+") == optedOut {
+			toOptedOut++
+		}
+	}
+	if toOptedOut != 1 {
+		t.Errorf("%s was asked %d times, want once (host A's request that got 131050)", optedOut, toOptedOut)
+	}
+	if len(recs) != n+5 {
+		t.Errorf("the sandbox saw %d requests, want %d (A's %d and B's 5)", len(recs), n+5, n)
+	}
+	for _, row := range hostB.Rows() {
+		if row.Phone == optedOut {
+			t.Errorf("host B imported %s as %s; want it skipped as suppressed", optedOut, row.State)
+		}
+	}
+	if out := hostB.OK("suppress", "list").Stdout; !strings.Contains(out, optedOut) || !strings.Contains(out, "131050") {
+		t.Errorf("host B's own list does not hold %s with its reason:\n%s", optedOut, out)
+	}
+	hostB.CheckCounts("after B's run")
 }

@@ -165,6 +165,10 @@ func TestAsyncFailures(t *testing.T) {
 			if err != nil || supp != tt.wantSupp {
 				t.Errorf("suppressed = %v, %v; want %v", supp, err, tt.wantSupp)
 			}
+			// An opt-out waits to be put on the list other hosts share.
+			if push, err := f.st.ToPush(t.Context(), 10); err != nil || (len(push) == 1 && !push[0].IfUnknown && push[0].Phone == phone(0)) != tt.wantSupp {
+				t.Errorf("to push = %+v, %v; want the opt-out (whatever the shared list knew): %v", push, err, tt.wantSupp)
+			}
 			c, err := f.st.Campaign(t.Context(), f.c.ID)
 			if err != nil {
 				t.Fatal(err)
