@@ -144,3 +144,66 @@ func TestSharedCommandsRedisDown(t *testing.T) {
 		t.Errorf("local global limit after a failed change = %q", got)
 	}
 }
+
+// TestSharedSettingsShown: under --limits, tier list and limit global show
+// the settings every host shares, say which are this host's own, and what
+// this database still has until a sender copies the shared ones.
+func TestSharedSettingsShown(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newSuppressCLI(t, nil)
+	b := newSuppressCLI(t, nil)
+	limits := "--limits=" + srv.URL()
+	a.mustRun("tier", "set", "new", "--every", "10s", "--burst", "4", "--daily-cap", "80", limits)
+	a.mustRun("limit", "global", "--rate", "2", "--burst", "10", limits)
+
+	tests := []struct {
+		name    string
+		host    *suppressCLI
+		args    []string
+		want    []string // substrings of the tier new, tier warm and global lines
+		columns int      // of each tier's line (piped: no header)
+	}{
+		{"B before a pull: the shared setting, and what B has", b, []string{limits}, []string{
+			"new\t1 every 10 s\t4\t80\t", "\tyes; this database has 1 every 12 s burst 5 cap 50 until a sender copies it\n",
+			"warm\t1 every 8 s\t8\t150\t1 every 8 s burst 8 cap 150\tno: this host's own\n",
+			"global limit: rate 2/s, burst 10 (shared by every host); this database has off until a sender with --limits copies it\n",
+		}, 6},
+		{"A, which set them", a, []string{limits}, []string{
+			"new\t1 every 10 s\t4\t80\t", "\tyes\n",
+			"global limit: rate 2/s, burst 10, tokens now 10.0 (shared by every host)\n",
+		}, 6},
+		{"B without --limits: its own, as before", b, nil, []string{"new\t1 every 12 s\t5\t50\t", "global limit: off\n"}, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tiers := tt.host.mustRun(append([]string{"tier", "list"}, tt.args...)...)
+			global := tt.host.mustRun(append([]string{"limit", "global"}, tt.args...)...)
+			all := tiers + global
+			for _, w := range tt.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("output lacks %q:\n%s", w, all)
+				}
+			}
+			for _, l := range strings.Split(strings.TrimSpace(tiers), "\n") {
+				if n := strings.Count(l, "\t") + 1; n != tt.columns {
+					t.Errorf("%d columns, want %d: %q", n, tt.columns, l)
+				}
+			}
+		})
+	}
+
+	var tiers []tierJSON
+	if err := json.Unmarshal([]byte(b.mustRun("tier", "list", "--json", limits)), &tiers); err != nil {
+		t.Fatal(err)
+	}
+	if n := tiers[0]; n.Name != "new" || n.Rate != 0.1 || n.Shared == nil || !*n.Shared || n.ThisDatabase == nil || n.ThisDatabase.Burst != 5 {
+		t.Errorf("B's tier new in --json = %+v (this database %+v), want shared 1/10s with this database's burst 5 beside", n, n.ThisDatabase)
+	}
+	if w := tiers[1]; w.Shared == nil || *w.Shared || w.ThisDatabase != nil {
+		t.Errorf("B's tier warm in --json = %+v, want not shared", w)
+	}
+	pullInto(t, b.db, srv.URL())
+	if got := b.mustRun("limit", "global", limits); !strings.HasSuffix(got, "(shared by every host)\n") || strings.Contains(got, "this database has") {
+		t.Errorf("B after a pull: limit global = %q, want the shared setting, no difference", got)
+	}
+}

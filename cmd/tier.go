@@ -37,41 +37,99 @@ func newTierListCmd(f *Factory) *cobra.Command {
 		Use:   "list",
 		Short: "List tiers and their limits",
 		Long: `List the new, warm and active tiers with their current rate, burst and daily
-cap, and the built-in defaults they started from.`,
+cap, and the built-in defaults they started from. With --limits (or
+$WASEND_LIMITS) the settings shared by every host are shown where a tier was
+set for every host, with a SHARED column saying so and what this database
+still has when it differs (a sender run with --limits copies it within
+seconds); a tier never set for every host keeps this host's own.`,
 		Example: `  wasend tier list
-  wasend tier list --json`,
+  wasend tier list --json
+  wasend tier list --limits redis://redis.internal:6379/0`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
-				tiers, err := st.Tiers(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					type tierJSON struct {
-						Name     string  `json:"name"`
-						Rate     float64 `json:"rate_per_second"`
-						Burst    int     `json:"burst"`
-						DailyCap int     `json:"daily_cap"`
-					}
-					out := []tierJSON{}
-					for _, t := range tiers {
-						out = append(out, tierJSON{t.Name, t.Limits.Rate, t.Limits.Burst, t.Limits.DailyCap})
-					}
-					return f.IO.JSON(out)
-				}
-				t := newTable(f, "TIER", "RATE", "BURST", "DAILY CAP", "DEFAULTS")
-				for _, tr := range tiers {
-					d := tr.Defaults
-					t.Row(tr.Name, formatRate(tr.Limits.Rate), strconv.Itoa(tr.Limits.Burst), strconv.Itoa(tr.Limits.DailyCap),
-						formatRate(d.Rate)+" burst "+strconv.Itoa(d.Burst)+" cap "+strconv.Itoa(d.DailyCap))
-				}
-				return t.Render()
+			return f.withShared(cmd.Context(), func(st *store.Store, sh *redisgate.Shared) error {
+				return tierList(cmd.Context(), f, st, sh, asJSON)
 			})
 		},
 	}
 	addJSONFlag(cmd, &asJSON)
 	return cmd
+}
+
+// tierJSON is a tier in tier list --json. Shared and ThisDatabase are
+// there only with --limits: whether the tier is set for every host, and
+// this database's settings when they differ from the shared ones.
+type tierJSON struct {
+	Name         string          `json:"name"`
+	Rate         float64         `json:"rate_per_second"`
+	Burst        int             `json:"burst"`
+	DailyCap     int             `json:"daily_cap"`
+	Shared       *bool           `json:"shared,omitempty"`
+	ThisDatabase *tierLimitsJSON `json:"this_database,omitempty"`
+}
+
+type tierLimitsJSON struct {
+	Rate     float64 `json:"rate_per_second"`
+	Burst    int     `json:"burst"`
+	DailyCap int     `json:"daily_cap"`
+}
+
+// tierList prints the tiers: this database's, or under --limits (sh not
+// nil) the shared settings where a tier has them.
+func tierList(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Shared, asJSON bool) error {
+	tiers, err := st.Tiers(ctx)
+	if err != nil {
+		return err
+	}
+	var shared map[string]campaign.Limits
+	if sh != nil {
+		c, err := sh.Config(ctx)
+		if err != nil {
+			return err
+		}
+		shared = c.Tiers
+	}
+	out := make([]tierJSON, 0, len(tiers))
+	for _, tr := range tiers {
+		j := tierJSON{Name: tr.Name, Rate: tr.Limits.Rate, Burst: tr.Limits.Burst, DailyCap: tr.Limits.DailyCap}
+		if sh != nil {
+			l, ok := shared[tr.Name]
+			j.Shared = &ok
+			if ok {
+				j.Rate, j.Burst, j.DailyCap = l.Rate, l.Burst, l.DailyCap
+				if l != tr.Limits {
+					j.ThisDatabase = &tierLimitsJSON{tr.Limits.Rate, tr.Limits.Burst, tr.Limits.DailyCap}
+				}
+			}
+		}
+		out = append(out, j)
+	}
+	if asJSON {
+		return f.IO.JSON(out)
+	}
+	head := []string{"TIER", "RATE", "BURST", "DAILY CAP", "DEFAULTS"}
+	if sh != nil {
+		head = append(head, "SHARED")
+	}
+	t := newTable(f, head...)
+	for i, tr := range tiers {
+		j, d := out[i], tr.Defaults
+		row := []string{tr.Name, formatRate(j.Rate), strconv.Itoa(j.Burst), strconv.Itoa(j.DailyCap),
+			formatRate(d.Rate) + " burst " + strconv.Itoa(d.Burst) + " cap " + strconv.Itoa(d.DailyCap)}
+		if sh != nil {
+			switch {
+			case !*j.Shared:
+				row = append(row, "no: this host's own")
+			case j.ThisDatabase != nil:
+				l := tr.Limits
+				row = append(row, "yes; this database has "+formatRate(l.Rate)+" burst "+strconv.Itoa(l.Burst)+" cap "+strconv.Itoa(l.DailyCap)+" until a sender copies it")
+			default:
+				row = append(row, "yes")
+			}
+		}
+		t.Row(row...)
+	}
+	return t.Render()
 }
 
 func newTierSetCmd(f *Factory) *cobra.Command {
@@ -190,7 +248,8 @@ func newLimitCmd(f *Factory) *cobra.Command {
 each send takes a token from its account's bucket and from this one. It is
 off by default. Without flags, the current setting is printed. With --limits
 (or $WASEND_LIMITS) a change is stored in Redis too, for every host: senders
-run with --limits apply it within seconds.`,
+run with --limits apply it within seconds; without flags it prints the
+shared setting, and what this database has when that differs.`,
 		Example: `  wasend limit global --rate 2 --burst 10
   wasend limit global --off`,
 		Args: noArgs,
@@ -242,17 +301,7 @@ run with --limits apply it within seconds.`,
 						return usageError{err}
 					}
 				}
-				l, tokens, on, err := st.GlobalLimit(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if !on {
-					_, err = f.IO.Out.Write([]byte("global limit: off\n"))
-					return err
-				}
-				_, err = f.IO.Out.Write([]byte("global limit: rate " + formatRate(l.Rate) + ", burst " + strconv.Itoa(l.Burst) +
-					", tokens now " + strconv.FormatFloat(tokens, 'f', 1, 64) + "\n"))
-				return err
+				return printGlobal(cmd.Context(), f, st, sh)
 			})
 		},
 	}
@@ -279,4 +328,41 @@ func globalNow(ctx context.Context, st *store.Store, sh *redisgate.Shared) (rate
 	}
 	l, _, _, err := st.GlobalLimit(ctx)
 	return l, err
+}
+
+// printGlobal prints the global limit: this database's, and under --limits
+// (sh not nil) whether it is the one every host shares.
+func printGlobal(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Shared) error {
+	l, tokens, on, err := st.GlobalLimit(ctx)
+	if err != nil {
+		return err
+	}
+	setting := func(on bool, l ratelimit.Limit) string {
+		if !on {
+			return "off"
+		}
+		return "rate " + formatRate(l.Rate) + ", burst " + strconv.Itoa(l.Burst)
+	}
+	local := setting(on, l)
+	if on {
+		local += ", tokens now " + strconv.FormatFloat(tokens, 'f', 1, 64)
+	}
+	line := "global limit: " + local
+	if sh != nil {
+		c, err := sh.Config(ctx)
+		if err != nil {
+			return err
+		}
+		switch g := c.Global; {
+		case g == nil:
+			line += " (this host's own: not set for every host)"
+		case g.On == on && (!on || g.Limit == l):
+			line += " (shared by every host)"
+		default:
+			line = "global limit: " + setting(g.On, g.Limit) + " (shared by every host); this database has " +
+				setting(on, l) + " until a sender with --limits copies it"
+		}
+	}
+	_, err = f.IO.Out.Write([]byte(line + "\n"))
+	return err
 }
