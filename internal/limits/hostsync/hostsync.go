@@ -4,7 +4,9 @@
 // --limits pulls the changes every poll and applies them to its own
 // SQLite file, where every claim reads them — so a number suppressed on
 // one host is not messaged by another after a poll, and a tier changed on
-// one host paces every host within seconds.
+// one host paces every host within seconds. Before each pull it pushes
+// what this host suppressed by itself (opt-outs the API reported, numbers
+// listed without --limits) from its database's outbox to the shared list.
 //
 // It is a copy, never the only place a rule lives: when Redis can't be
 // reached the loop logs it and tries again, and the host keeps (and its

@@ -20,9 +20,10 @@ import (
 
 // Shared is what every host shares beyond one portfolio's limits: the
 // suppression list and the hot configuration (tier settings and the
-// global limit). Hosts write it through the commands run with --limits and
-// each sender copies it into its own database (package hostsync), where
-// claims read it as they read local changes.
+// global limit). Hosts write it through the commands run with --limits,
+// and senders push what their host listed by itself (Push); each sender
+// copies it into its own database (package hostsync), where claims read
+// it as they read local changes.
 //
 // Keys (all under the fixed hash tag {shared}):
 //
