@@ -77,6 +77,8 @@ keyed with the app secret in $WASEND_APP_SECRET): unsigned or badly signed
 bodies get 401, bodies over 1 MiB or not JSON 400, and none of them change
 anything. A valid body is stored in the database as it came and answered 200
 at once; applying it to the messages happens beside, in the same process.
+With --limits (or $WASEND_LIMITS) a number a status reports opted out
+(131050) goes on the suppression list every host shares within a second.
 
 Several receivers and senders may share one database.`,
 		Example: `  export WASEND_APP_SECRET=... WASEND_VERIFY_TOKEN=...
@@ -151,6 +153,26 @@ func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
 		return err
 	}
 	f.IO.Infof("receiving webhooks on http://%s%s (Ctrl-C stops)", addr, o.Path)
+	// Under --limits, opt-outs the statuses report (131050) go on the list
+	// every host shares within a second, as a sender's do.
+	hs, closeSync, err := f.hostSync(ctx, st)
+	if err != nil {
+		stop()
+		return err
+	}
+	defer closeSync()
+	if hs != nil {
+		syncDone := make(chan struct{})
+		go func() { hs.Run(ctx); close(syncDone) }()
+		defer func() {
+			<-syncDone
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+			defer cancel()
+			if err := hs.Push(pctx); err != nil {
+				f.IO.Warnf("opt-outs not yet on the shared list (%v); the next sender or receiver with --limits on this database puts them there", err)
+			}
+		}()
+	}
 	if o.MetricsAddr != "" {
 		maddr, mstop, err := m.Serve(ctx, o.MetricsAddr)
 		if err != nil {

@@ -1,16 +1,20 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/webhook"
 )
 
 // TestSuppressedOnOneHostNotSentByAnother: two hosts (two databases) and
@@ -223,4 +227,58 @@ func TestOptOutOnOneHostNotSentByAnother(t *testing.T) {
 		t.Errorf("host B's own list does not hold %s with its reason:\n%s", optedOut, out)
 	}
 	hostB.CheckCounts("after B's run")
+}
+
+// TestWebhookOptOutReachesSharedList: a status webhook reports 131050 for a
+// message host A sent, hours after its run ended. `webhook serve --limits`
+// on host A puts the number on the shared list within about a second, and
+// host B's import skips it.
+func TestWebhookOptOutReachesSharedList(t *testing.T) {
+	const first = 4915112500000
+	srv := redistest.Start(t)
+	limits := "--limits=" + srv.URL()
+	addr := freeAddr(t)
+	hostA := newWorld(t, sandbox.Options{PairInterval: -1})
+	hostB := worldAt(t, hostA.api, hostA.APIBase)
+	hostA.fastTiers("50", "5")
+	hostA.addAccounts(account{"main", "100000000000050", "active"})
+	file := hostA.WriteCSV("a.csv", first, 3)
+	hostA.OK(templateRun(file, "spring_sale")...)
+	rows := hostA.Rows()
+	optedOut := rows[1]
+	if optedOut.WAMID == "" {
+		t.Fatalf("row %+v has no wamid", optedOut)
+	}
+
+	hostA.Extra = []string{"WASEND_APP_SECRET=" + e2eSecret, "WASEND_VERIFY_TOKEN=" + e2eVerify}
+	recv := hostA.Start("webhook", "serve", "--addr", addr, limits)
+	hostA.Extra = nil
+	body := []byte(fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"field":"messages","value":{"statuses":[{"id":"%s","status":"failed","timestamp":"%d","recipient_id":"%s","biz_opaque_callback_data":"%s","errors":[{"code":131050,"title":"User has stopped marketing messages"}]}]}}]}]}`,
+		optedOut.WAMID, time.Now().Unix(), strings.TrimPrefix(optedOut.Phone, "+"), dispatchID(optedOut)))
+	hostA.WaitFor(10*time.Second, "the receiver to take the status", func() bool {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/webhook", bytes.NewReader(body))
+		req.Header.Set(webhook.SignatureHeader, webhook.Sign([]byte(e2eSecret), body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	posted := time.Now()
+	hostA.WaitFor(10*time.Second, "the opt-out on the shared list", func() bool {
+		return strings.Contains(hostA.OK("suppress", "list", limits).Stdout, optedOut.Phone)
+	})
+	if d := time.Since(posted); d > 5*time.Second {
+		t.Errorf("the opt-out reached the shared list %v after the status, want about a second", d)
+	}
+	recv.Signal(t, syscall.SIGTERM)
+	if r := recv.Wait(t); r.Code != 0 {
+		t.Fatalf("webhook serve: %s", r)
+	}
+
+	hostB.OK("campaign", "import", hostB.WriteCSV("b.csv", first, 3), "--template", "spring_sale", "--lang", "en_US", "--params", "name", limits)
+	if n := len(hostB.Rows()); n != 2 {
+		t.Errorf("host B imported %d rows, want 2 (%s skipped as suppressed)", n, optedOut.Phone)
+	}
 }
