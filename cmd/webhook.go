@@ -155,10 +155,11 @@ func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
 	f.IO.Infof("receiving webhooks on http://%s%s (Ctrl-C stops)", addr, o.Path)
 	// Under --limits, opt-outs the statuses report (131050) go on the list
 	// every host shares within a second, as a sender's do.
+	// Receiving never waits for Redis: unreachable at the start, the
+	// opt-outs wait in the database for the next sender with --limits.
 	hs, closeSync, err := f.hostSync(ctx, st)
 	if err != nil {
-		stop()
-		return err
+		f.IO.Warnf("shared suppression list: %v; opt-outs the statuses report stay in this database until a sender with --limits puts them there", err)
 	}
 	defer closeSync()
 	if hs != nil {
