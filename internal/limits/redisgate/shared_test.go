@@ -235,3 +235,61 @@ func TestSharedConfig(t *testing.T) {
 		t.Errorf("Suppress with Redis down = %v, want ErrUnavailable", err)
 	}
 }
+
+// TestSharedPush: what a host suppressed by itself goes on the list — an
+// opt-out whatever the list knew, a number listed by hand only if the
+// list never knew it — and a number already listed keeps its entry.
+func TestSharedPush(t *testing.T) {
+	srv := startRedis(t)
+	ctx := context.Background()
+	sh, err := OpenShared(ctx, srv.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	const (
+		listed  = "+4915100000001"
+		removed = "+4915100000002"
+		unknown = "+4915100000003"
+	)
+	if _, err := sh.Suppress(ctx, []Suppression{{Phone: listed, Reason: "STOP"}, {Phone: removed}}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.Unsuppress(ctx, []string{removed}); err != nil {
+		t.Fatal(err)
+	}
+	push := func(phone string, ifUnknown bool) Pushed {
+		return Pushed{Suppression: Suppression{Phone: phone, Reason: "pushed", CreatedAt: t0.Add(time.Hour)}, IfUnknown: ifUnknown}
+	}
+	tests := []struct {
+		name      string
+		push      Pushed
+		wantAdded int
+		want      string // the number's entry after, "" for not listed
+	}{
+		{"listed: kept as it is", push(listed, false), 0, "STOP " + t0.String()},
+		{"removed, by hand: stays removed", push(removed, true), 0, ""},
+		{"unknown, by hand: listed", push(unknown, true), 1, "pushed " + t0.Add(time.Hour).String()},
+		{"removed, an opt-out: listed", push(removed, false), 1, "pushed " + t0.Add(time.Hour).String()},
+	}
+	for _, tt := range tests {
+		added, err := sh.Push(ctx, []Pushed{tt.push})
+		if err != nil || added != tt.wantAdded {
+			t.Errorf("%s: added %d, %v; want %d", tt.name, added, err, tt.wantAdded)
+		}
+		list, err := sh.Suppressions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, sp := range list {
+			if sp.Phone == tt.push.Phone {
+				got = sp.Reason + " " + sp.CreatedAt.UTC().String()
+			}
+		}
+		if got != tt.want {
+			t.Errorf("%s: entry %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
