@@ -136,6 +136,7 @@ type confStep struct {
 	wait      campaign.WaitReason // claim: the wait when none was admitted
 	until     time.Duration       // claim: the wait's end from t0; 0 for none
 	used      map[string]int      // after the step, when set: the day's counts
+	sticky    bool                // claim: each recipient from the number that sent to them first
 	sharedOff string              // non-empty: a difference by design; skipped under Redis
 }
 
@@ -283,7 +284,33 @@ var limitsConformance = []confCase{
 		steps: []confStep{
 			confClaim(0, 0, 6, map[string]int{"a": 3, "b": 3}),
 			{op: opSent},
-			confClaim(time.Hour, 1, 6, map[string]int{"a": 3, "b": 3}),
+			{at: time.Hour, camp: 1, n: 6, want: map[string]int{"a": 3, "b": 3}, sticky: true},
+		},
+	},
+	{
+		name:  "sticky sender: a recipient waits for their number's token",
+		accts: []confAccount{{name: "a", o: limited(1, 2, 1000)}, {name: "b", o: limited(1, 2, 1000)}},
+		camps: []int{4, 4},
+		steps: []confStep{
+			confClaim(0, 0, 4, map[string]int{"a": 2, "b": 2}),
+			{op: opSent},
+			// Both numbers empty: the rows of the second campaign wait
+			// for their own number's next token.
+			confWait(0, 1, campaign.WaitRetry, time.Second),
+			{at: 2 * time.Second, camp: 1, n: 4, want: map[string]int{"a": 2, "b": 2}, sticky: true},
+		},
+	},
+	{
+		// Regression: under --limits a recipient whose number was empty
+		// ended the claim, holding up every row behind it.
+		name:  "sticky sender: a recipient stuck to an empty number does not hold up the others",
+		accts: []confAccount{{name: "a", o: limited(1, 1, 1000)}, {name: "b", o: limited(1, 100, 1000)}},
+		camps: []int{2, 4},
+		steps: []confStep{
+			confClaim(0, 0, 2, map[string]int{"a": 1, "b": 1}),
+			{op: opSent},
+			{camp: 1, n: 4, want: map[string]int{"b": 3}, sticky: true},
+			{at: time.Second, camp: 1, n: 4, want: map[string]int{"a": 1}, sticky: true},
 		},
 	},
 }
@@ -316,6 +343,7 @@ func runConformance(t *testing.T, impl limitsImpl, tc confCase) {
 		camps = append(camps, c)
 	}
 	var last []campaign.Claim
+	first := map[string]string{} // recipient → the account that first sent to them
 	for i, s := range tc.steps {
 		if s.sharedOff != "" && h.pool != nil {
 			t.Logf("step %d skipped under Redis: %s", i, s.sharedOff)
@@ -349,6 +377,11 @@ func runConformance(t *testing.T, impl limitsImpl, tc confCase) {
 			got := map[string]int{}
 			for _, c := range cs {
 				got[c.Account.Name]++
+				if a, ok := first[c.Message.Phone]; !ok {
+					first[c.Message.Phone] = c.Account.Name
+				} else if s.sticky && a != c.Account.Name {
+					t.Fatalf("step %d at %v: %s from %s, want their first number %s", i, s.at, c.Message.Phone, c.Account.Name, a)
+				}
 			}
 			if s.wait != "" || fmt.Sprint(got) != fmt.Sprint(s.want) {
 				t.Fatalf("step %d at %v: claims %v, want %v (wait %q)", i, s.at, got, s.want, s.wait)
