@@ -1,10 +1,15 @@
 package store
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +44,7 @@ type limitsImpl struct {
 type confHost struct {
 	st   *Store
 	pool *redisgate.Pool // nil: local limits
+	url  string          // the Redis's URL, for processes of this host
 }
 
 func (h *confHost) reset(t *testing.T, force bool) {
@@ -99,7 +105,7 @@ func limitsImpls(t *testing.T) []limitsImpl {
 		if err := st.ShareLimits(t.Context(), pool, redisgate.Unavailable); err != nil {
 			t.Fatal(err)
 		}
-		return &confHost{st: st, pool: pool}
+		return &confHost{st: st, pool: pool, url: r.URL()}
 	}}
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Log("redis-server is not installed: the suite runs against the local limits only")
@@ -438,107 +444,251 @@ func setUpConformance(t *testing.T, h *confHost, tc confCase) {
 	h.reset(t, true)
 }
 
-// TestLimitsConformanceConcurrent has N goroutines on each of M stores
-// claim at once, on a clock that only moves between rounds: M stores on
-// one SQLite file (M processes of one host) for the local limits, M
-// stores on M files (M hosts) sharing one Redis for the shared ones.
-// Whatever the interleaving, every account admits exactly its burst (then
-// what the rate refilled), the global bucket and the cap bind exactly, and
-// no row is claimed twice.
+// TestLimitsConformanceConcurrent has N goroutines in each of M stores
+// claim at once, on a clock that only moves between rounds: the stores are
+// M processes (this test binary run again) or M stores in this one; on one
+// SQLite file (one host) for the local limits, on M files (M hosts) sharing
+// one Redis for the shared ones. Whatever the interleaving, the global
+// bucket, the accounts' buckets and a's cap admit exactly what they allow,
+// and no row is claimed twice.
 func TestLimitsConformanceConcurrent(t *testing.T) {
+	if os.Getenv(helperEnv) != "" {
+		t.Skip("inside a helper process")
+	}
 	const stores, workers = 3, 4
 	for _, impl := range limitsImpls(t) {
-		t.Run(impl.name, func(t *testing.T) {
-			ctx := t.Context()
-			clk := newFakeClock()
-			dir := t.TempDir()
-			impl.fresh(t)
-			var hosts []*confHost
-			var camps []campaign.Campaign
-			for i := range stores {
-				path := filepath.Join(dir, "wasend.db")
-				if impl.name == "redis" {
-					path = filepath.Join(dir, fmt.Sprint("host", i, ".db"))
-				}
-				h := impl.open(t, clk, path)
-				if i == 0 || h.pool != nil {
-					setUpConformance(t, h, confCase{
-						accts:  []confAccount{{name: "a", o: limited(1, 5, 9)}, {name: "b", o: limited(1, 4, 100)}, {name: "c", o: limited(1, 6, 100)}},
-						global: &ratelimit.Limit{Rate: 2, Burst: 12},
-					})
-					camps = append(camps, mustCampaign(t, h.st, "race", 60))
-				}
-				hosts = append(hosts, h)
+		for _, procs := range []bool{false, true} {
+			name := impl.name + "/goroutines"
+			if procs {
+				name = impl.name + "/processes"
 			}
-			var (
-				mu      sync.Mutex
-				perAcct = map[string]int{}
-				seen    = map[string]bool{} // host's campaign and row
-			)
-			round := func(now time.Time) int {
-				clk.Set(now)
-				total := 0
-				var wg sync.WaitGroup
-				for i, h := range hosts {
-					camp := camps[min(i, len(camps)-1)]
-					for w := range workers {
-						wg.Go(func() {
-							for range 1000 {
-								cs, err := h.st.ClaimN(ctx, camp.ID, fmt.Sprint("r", i, w), now, 2)
-								var we *campaign.WaitError
-								if errors.As(err, &we) {
-									return
-								}
-								if err != nil {
-									t.Error(err)
-									return
-								}
-								mu.Lock()
-								for _, c := range cs {
-									key := fmt.Sprint(h.st.Path(), c.Message.ID)
-									if seen[key] {
-										t.Errorf("row %s claimed twice", key)
-									}
-									seen[key] = true
-									perAcct[c.Account.Name]++
-									total++
-								}
-								mu.Unlock()
-							}
+			t.Run(name, func(t *testing.T) {
+				ctx := t.Context()
+				clk := newFakeClock()
+				dir := t.TempDir()
+				impl.fresh(t)
+				var hosts []*confHost
+				var camps []int64
+				for i := range stores {
+					path := filepath.Join(dir, "wasend.db")
+					if impl.name == "redis" {
+						path = filepath.Join(dir, fmt.Sprint("host", i, ".db"))
+					}
+					h := impl.open(t, clk, path)
+					if i == 0 || h.pool != nil {
+						setUpConformance(t, h, confCase{
+							accts:  []confAccount{{name: "a", o: limited(1, 5, 9)}, {name: "b", o: limited(1, 4, 100)}, {name: "c", o: limited(1, 6, 100)}},
+							global: &ratelimit.Limit{Rate: 2, Burst: 12},
 						})
+						camps = append(camps, mustCampaign(t, h.st, "race", 60).ID)
+					}
+					hosts = append(hosts, h)
+				}
+				perAcct := map[string]int{}
+				seen := map[string]bool{} // a host's file and row
+				round := func(now time.Time) int {
+					clk.Set(now)
+					var got []hostClaim
+					if procs {
+						got = claimInProcesses(t, hosts, camps, now, workers)
+					} else {
+						got = claimInGoroutines(t, hosts, camps, now, workers)
+					}
+					for _, c := range got {
+						key := c.path + ":" + strconv.FormatInt(c.message, 10)
+						if seen[key] {
+							t.Errorf("row %s claimed twice", key)
+						}
+						seen[key] = true
+						perAcct[c.account]++
+					}
+					return len(got)
+				}
+				// At t0 the global burst of 12 binds before the accounts' 15.
+				if n := round(t0); n != 12 {
+					t.Errorf("at t0: %d admitted, want the global burst of 12 (%v)", n, perAcct)
+				}
+				// 10 s later every bucket is full again: the global one
+				// binds again (a's cap of 9 leaves it at least 4 of its 5).
+				if n := round(at(10 * time.Second)); n != 12 {
+					t.Errorf("10 s later: %d admitted, want the global burst of 12 (%v)", n, perAcct)
+				}
+				// Without the global bucket, 10 s later again: each account
+				// its burst, a only up to its cap of 9.
+				for i, h := range hosts {
+					if i == 0 || h.pool != nil {
+						if err := h.st.SetGlobalLimit(ctx, false, ratelimit.Limit{Rate: 2, Burst: 12}); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
-				wg.Wait()
-				return total
-			}
-			// At t0 the global burst of 12 binds before the accounts' 15.
-			if n := round(t0); n != 12 {
-				t.Errorf("at t0: %d admitted, want the global burst of 12 (%v)", n, perAcct)
-			}
-			// 10 s later every bucket is full again: the global one binds
-			// again (a's cap of 9 leaves it at least 4 of its 5).
-			if n := round(at(10 * time.Second)); n != 12 {
-				t.Errorf("10 s later: %d admitted, want the global burst of 12 (%v)", n, perAcct)
-			}
-			// Without the global bucket, 10 s later again: each account
-			// its burst, a only up to its cap of 9.
-			for i, h := range hosts {
-				if i == 0 || h.pool != nil {
-					if err := h.st.SetGlobalLimit(ctx, false, ratelimit.Limit{Rate: 2, Burst: 12}); err != nil {
-						t.Fatal(err)
-					}
+				aBefore := perAcct["a"]
+				if n, want := round(at(20*time.Second)), 9-aBefore+4+6; n != want {
+					t.Errorf("without the global bucket: %d admitted, want %d (a to its cap, b 4, c 6; %v)", n, want, perAcct)
 				}
+				if perAcct["a"] != 9 {
+					t.Errorf("a admitted %d over the day, want its cap of 9 (%v)", perAcct["a"], perAcct)
+				}
+				if got := hosts[0].used(t); got["a"] != 9 {
+					t.Errorf("the day's counts %v, want a at its cap of 9", got)
+				}
+			})
+		}
+	}
+}
+
+// hostClaim is one claim of a concurrent round: the host's file, the row
+// and the account that sends it.
+type hostClaim struct {
+	path    string
+	message int64
+	account string
+}
+
+// claimUntilWait has workers goroutines claim from one campaign of st at
+// now until each is told to wait.
+func claimUntilWait(ctx context.Context, st *Store, campaignID int64, now time.Time, workers int, runner string) ([]hostClaim, error) {
+	var (
+		mu    sync.Mutex
+		out   []hostClaim
+		first error
+		wg    sync.WaitGroup
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for range 1000 { // a bound, so a livelock fails instead of hanging
+				cs, err := st.ClaimN(ctx, campaignID, fmt.Sprint(runner, "-", w), now, 2)
+				var we *campaign.WaitError
+				if errors.As(err, &we) {
+					return
+				}
+				mu.Lock()
+				if err != nil {
+					first = cmp.Or(first, err)
+					mu.Unlock()
+					return
+				}
+				for _, c := range cs {
+					out = append(out, hostClaim{path: st.Path(), message: c.Message.ID, account: c.Account.Name})
+				}
+				mu.Unlock()
 			}
-			aBefore := perAcct["a"]
-			if n, want := round(at(20*time.Second)), 9-aBefore+4+6; n != want {
-				t.Errorf("without the global bucket: %d admitted, want %d (a to its cap, b 4, c 6; %v)", n, want, perAcct)
-			}
-			if perAcct["a"] != 9 {
-				t.Errorf("a admitted %d over the day, want its cap of 9 (%v)", perAcct["a"], perAcct)
-			}
-			if got := hosts[0].used(t); got["a"] != 9 {
-				t.Errorf("the day's counts %v, want a at its cap of 9", got)
-			}
+			mu.Lock()
+			first = cmp.Or(first, errors.New("still claiming after 1000 claims"))
+			mu.Unlock()
 		})
+	}
+	wg.Wait()
+	return out, first
+}
+
+// campaignOf is host i's campaign: its own under Redis, the one of the
+// shared file locally.
+func campaignOf(camps []int64, i int) int64 { return camps[min(i, len(camps)-1)] }
+
+func claimInGoroutines(t *testing.T, hosts []*confHost, camps []int64, now time.Time, workers int) []hostClaim {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		out []hostClaim
+		wg  sync.WaitGroup
+	)
+	for i, h := range hosts {
+		wg.Go(func() {
+			cs, err := claimUntilWait(t.Context(), h.st, campaignOf(camps, i), now, workers, fmt.Sprint("r", i))
+			if err != nil {
+				t.Errorf("host %d: %v", i, err)
+			}
+			mu.Lock()
+			out = append(out, cs...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// helperEnv tells this test binary, run again, that it is one of the
+// processes of TestLimitsConformanceConcurrent.
+const helperEnv = "WASEND_CONFORMANCE_HELPER"
+
+func claimInProcesses(t *testing.T, hosts []*confHost, camps []int64, now time.Time, workers int) []hostClaim {
+	t.Helper()
+	cmds := make([]*exec.Cmd, len(hosts))
+	outs := make([]strings.Builder, len(hosts))
+	for i, h := range hosts {
+		url := ""
+		if h.pool != nil {
+			url = h.url
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestLimitsConformanceHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), helperEnv+"="+strings.Join([]string{
+			h.st.Path(), strconv.FormatInt(campaignOf(camps, i), 10), strconv.FormatInt(now.UnixNano(), 10),
+			strconv.Itoa(workers), fmt.Sprint("p", i), url}, "|"))
+		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = cmd
+	}
+	var out []hostClaim
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("process %d: %v\n%s", i, err, outs[i].String())
+		}
+		for _, line := range strings.Split(outs[i].String(), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 4 || f[0] != "claimed" {
+				continue
+			}
+			id, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil {
+				t.Fatalf("process %d: %q", i, line)
+			}
+			out = append(out, hostClaim{path: f[1], message: id, account: f[3]})
+		}
+	}
+	return out
+}
+
+// TestLimitsConformanceHelperProcess is one of the processes of
+// TestLimitsConformanceConcurrent: it opens a host's database at a fixed
+// instant (sharing limits through Redis when given its URL), claims until
+// told to wait and prints its claims.
+func TestLimitsConformanceHelperProcess(t *testing.T) {
+	env := os.Getenv(helperEnv)
+	if env == "" {
+		t.Skip("run by TestLimitsConformanceConcurrent")
+	}
+	f := strings.Split(env, "|")
+	if len(f) != 6 {
+		t.Fatalf("%s=%q", helperEnv, env)
+	}
+	camp, err1 := strconv.ParseInt(f[1], 10, 64)
+	nanos, err2 := strconv.ParseInt(f[2], 10, 64)
+	workers, err3 := strconv.Atoi(f[3])
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	clk := newFakeClock()
+	clk.Set(time.Unix(0, nanos).UTC())
+	st := openAt(t, f[0], clk)
+	if f[5] != "" {
+		pool, err := redisgate.Dial(f[5])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		pool.PinClock(clk.Now)
+		if err := st.ShareLimits(t.Context(), pool, redisgate.Unavailable); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := claimUntilWait(t.Context(), st, camp, clk.Now(), workers, f[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		fmt.Printf("claimed %s %d %s\n", c.path, c.message, c.account)
 	}
 }
