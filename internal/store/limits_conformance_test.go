@@ -129,13 +129,15 @@ const (
 	opReset              // quota reset, as the daily cron line runs it
 	opResetForced        // quota reset --force
 	opTier               // change tier "new" to step.tier
+	opThrottle           // record them as throttled (not accepted, refund, the account cools down a minute)
 )
 
 type confStep struct {
 	at   time.Duration // the clock, from t0
 	op   confOp
-	camp int // claim: index of the campaign
-	n    int // claim: at most n rows
+	camp int    // claim: index of the campaign
+	acct string // sent, refund, throttle: only that account's claims; all when empty
+	n    int    // claim: at most n rows
 	tier campaign.Limits
 
 	want      map[string]int      // claim: claims per account
@@ -158,7 +160,8 @@ type confCase struct {
 	global    *ratelimit.Limit
 	portfolio *campaign.Portfolio
 	pairGap   time.Duration
-	camps     []int // rows of each campaign; all share recipients phone(0…)
+	camps     []int                  // rows of each campaign; all share recipients phone(0…)
+	shares    map[int]campaign.Share // by campaign index
 	steps     []confStep
 }
 
@@ -321,9 +324,51 @@ var limitsConformance = []confCase{
 	},
 }
 
+// The differences by design: each case runs the same steps on both, and
+// the step where the shared limits differ is skipped under Redis with why.
+var limitsDifferences = []confCase{
+	{
+		name:      "difference: the global bucket is per portfolio under Redis",
+		accts:     []confAccount{{name: "a", o: limited(100, 100, 1000), portfolio: "acme"}, {name: "b", o: limited(100, 100, 1000)}},
+		global:    &ratelimit.Limit{Rate: 0.001, Burst: 2},
+		portfolio: &campaign.Portfolio{Name: "acme", PinnedLimit: 1000},
+		camps:     []int{10},
+		steps: []confStep{
+			{camp: 0, n: 10, want: map[string]int{"a": 1, "b": 1},
+				sharedOff: "the shared global bucket is one per portfolio (accounts in none share the default portfolio's): two portfolios admit a burst each"},
+		},
+	},
+	{
+		name:   "difference: a high campaign's borrowing does not apply under Redis",
+		accts:  []confAccount{{name: "a", o: limited(1, 2, 1000)}},
+		camps:  []int{10},
+		shares: map[int]campaign.Share{0: {Priority: campaign.High, Weight: 1, Borrow: 2 * time.Second}},
+		steps: []confStep{
+			{camp: 0, n: 10, want: map[string]int{"a": 4},
+				sharedOff: "borrowing ahead of the bucket is this host's arrangement between its campaigns; the shared bucket lends nothing"},
+		},
+	},
+	{
+		name:  "difference: a sticky number cooling down on this host is not waited for under Redis",
+		accts: []confAccount{{name: "a", o: limited(100, 100, 1000)}, {name: "b", o: limited(100, 100, 1000)}},
+		camps: []int{4, 4},
+		steps: []confStep{
+			confClaim(0, 0, 2, map[string]int{"a": 1, "b": 1}),
+			{op: opSent},
+			confClaim(0, 0, 2, map[string]int{"a": 1, "b": 1}),
+			{op: opThrottle, acct: "a"},
+			{op: opSent, acct: "b"},
+			// The recipient stuck to a waits out its cooldown; the others
+			// (the refunded one is nobody's) go from b.
+			{at: time.Second, camp: 1, n: 4, want: map[string]int{"b": 3}, sticky: true,
+				sharedOff: "the gate knows nothing of this host's cooldowns: a cooling number is not offered, and its recipients go from another number (counted as a sticky break)"},
+		},
+	},
+}
+
 func TestLimitsConformance(t *testing.T) {
 	impls := limitsImpls(t)
-	for _, tc := range limitsConformance {
+	for _, tc := range append(limitsConformance, limitsDifferences...) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, impl := range impls {
 				t.Run(impl.name, func(t *testing.T) {
@@ -345,6 +390,9 @@ func runConformance(t *testing.T, impl limitsImpl, tc confCase) {
 		c := mustCampaign(t, h.st, fmt.Sprint("c", i), n)
 		if err := h.st.SetPairGap(ctx, c.ID, tc.pairGap); err != nil {
 			t.Fatal(err)
+		}
+		if sh, ok := tc.shares[i]; ok {
+			setShare(t, h.st, c.ID, sh)
 		}
 		camps = append(camps, c)
 	}
@@ -393,12 +441,22 @@ func runConformance(t *testing.T, impl limitsImpl, tc confCase) {
 				t.Fatalf("step %d at %v: claims %v, want %v (wait %q)", i, s.at, got, s.want, s.wait)
 			}
 			last = cs
-		case opSent, opRefund:
+		case opSent, opRefund, opThrottle:
 			o := campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid"}
-			if s.op == opRefund {
+			switch s.op {
+			case opRefund:
 				o = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, Refund: true}
+			case opThrottle:
+				o = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, Refund: true, ErrorCode: 130429,
+					Throttle: &campaign.Throttle{Cooldown: time.Minute}}
 			}
 			for _, c := range last {
+				if s.acct != "" && c.Account.Name != s.acct {
+					continue
+				}
+				if s.op != opSent {
+					delete(first, c.Message.Phone) // not accepted: nobody's recipient
+				}
 				if err := h.st.Record(ctx, c, "r1", o, now); err != nil {
 					t.Fatalf("step %d: record %d: %v", i, c.Message.ID, err)
 				}
