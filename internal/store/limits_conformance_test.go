@@ -27,8 +27,9 @@ import (
 // the Redis gates read instead of Redis TIME (redisgate.Pool.PinClock).
 // Every step asserts the same observable result from both: claims per
 // account, the wait and its end when nothing was admitted, the day's
-// counts. A step that differs by design names why in shared and is
-// skipped under Redis; README "Several hosts (Redis)" lists them.
+// counts. A step that differs by design says why in sharedOff and is
+// skipped under Redis (limitsDifferences); README "Several hosts (Redis)"
+// lists them.
 
 // limitsImpl opens one host of an implementation: a store on its own
 // SQLite file whose claims decide with local limits or through Redis.
@@ -123,13 +124,13 @@ func limitsImpls(t *testing.T) []limitsImpl {
 type confOp int
 
 const (
-	opClaim       confOp = iota
-	opSent               // record the last claim step's claims as sent
-	opRefund             // record them as provably not accepted (refund)
-	opReset              // quota reset, as the daily cron line runs it
-	opResetForced        // quota reset --force
-	opTier               // change tier "new" to step.tier
-	opThrottle           // record them as throttled (not accepted, refund, the account cools down a minute)
+	opClaim       confOp = iota // claim at most n rows; n 0 only checks the counts
+	opSent                      // record the last claim step's claims as sent
+	opRefund                    // record them as provably not accepted (refund)
+	opReset                     // quota reset, as the daily cron line runs it
+	opResetForced               // quota reset --force
+	opTier                      // change tier "new" to step.tier
+	opThrottle                  // record them as throttled (not accepted, refund, the account cools down a minute)
 )
 
 type confStep struct {
@@ -221,7 +222,8 @@ var limitsConformance = []confCase{
 			confClaim(0, 0, 5, map[string]int{"a": 3}),
 			confWait(0, 0, campaign.WaitCapped, 0),
 			{at: time.Hour, op: opReset},
-			confWait(time.Hour, 0, campaign.WaitCapped, 0), // the same day: nothing new
+			confWait(time.Hour, 0, campaign.WaitCapped, 0),    // the same day: nothing new
+			confWait(24*time.Hour, 0, campaign.WaitCapped, 0), // a new day starts with its reset
 			{at: 24 * time.Hour, op: opReset},
 			{at: 24 * time.Hour, op: opReset}, // a cron line run twice
 			confClaim(24*time.Hour, 0, 5, map[string]int{"a": 3}),
@@ -229,6 +231,19 @@ var limitsConformance = []confCase{
 			{at: 24 * time.Hour, used: map[string]int{"a": 3}},
 			{at: 25 * time.Hour, op: opResetForced},
 			confClaim(25*time.Hour, 0, 5, map[string]int{"a": 3}),
+		},
+	},
+	{
+		name:  "a refund of yesterday's claim gives nothing back today",
+		accts: []confAccount{{name: "a", o: limited(100, 100, 3)}},
+		camps: []int{10},
+		steps: []confStep{
+			confClaim(0, 0, 3, map[string]int{"a": 3}),
+			{at: 24 * time.Hour, op: opReset},
+			{at: 24 * time.Hour, op: opRefund},
+			confClaim(24*time.Hour, 0, 10, map[string]int{"a": 3}),
+			confWait(24*time.Hour, 0, campaign.WaitCapped, 0),
+			{at: 24 * time.Hour, used: map[string]int{"a": 3}},
 		},
 	},
 	{
