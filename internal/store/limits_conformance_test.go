@@ -297,8 +297,24 @@ var limitsConformance = []confCase{
 		camps:   []int{3, 3},
 		steps: []confStep{
 			confClaim(0, 0, 3, map[string]int{"a": 3}),
-			confWait(10*time.Second, 1, campaign.WaitRetry, time.Minute),
+			{at: 10 * time.Second, op: opSent},
+			confWait(20*time.Second, 1, campaign.WaitRetry, time.Minute),
 			confClaim(time.Minute, 1, 3, map[string]int{"a": 3}),
+		},
+	},
+	{
+		name:      "a refunded message holds nobody to the pair gap or the reach",
+		accts:     []confAccount{{name: "a", o: limited(100, 100, 1000), portfolio: "acme"}},
+		portfolio: &campaign.Portfolio{Name: "acme", PinnedLimit: 3},
+		pairGap:   time.Minute,
+		camps:     []int{3, 6},
+		steps: []confStep{
+			confClaim(0, 0, 3, map[string]int{"a": 3}),
+			{at: time.Second, op: opRefund},
+			// Three new recipients fill the reach of 3; the refunded
+			// three are neither within the gap nor in the window.
+			confClaim(10*time.Second, 1, 6, map[string]int{"a": 3}),
+			confWait(10*time.Second, 1, campaign.WaitReach, 24*time.Hour+10*time.Second),
 		},
 	},
 	{
