@@ -387,3 +387,23 @@ func TestRenderBar(t *testing.T) {
 		}
 	}
 }
+
+// A stall's message says what ends it: at 80 columns the bar gives way
+// before the message is cut, so the hint stays readable.
+func TestProgressStalledHintFits(t *testing.T) {
+	for _, tt := range []struct {
+		why, want string
+	}{
+		{"Redis lost state: quota reset --force starts a quota day (`wasend quota reset --force --limits URL`)", "Redis lost state: quota reset --force"},
+		{"waiting for shared limits: Redis does not answer; nothing is claimed until it does", "waiting for shared limits: Redis doe"},
+	} {
+		p := &Progress{label: "SANDBOX", total: 11, sent: 3, waitWhy: tt.why, stalled: true}
+		line := p.barLine(80)
+		if w := runewidth.StringWidth(line); w >= 80 {
+			t.Errorf("%d columns: %q", w, line)
+		}
+		if !strings.Contains(line, tt.want) {
+			t.Errorf("line %q does not say %q", line, tt.want)
+		}
+	}
+}
