@@ -486,6 +486,24 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 		}
 		state = retryLater(state, q, r.Now)
 	}
+	if state != StateRunning {
+		return state, nil
+	}
+	// What its live process waits out, as Campaigns says it.
+	outage, err := r.Src.Outage(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	if !outage.Since.IsZero() {
+		return StateWaitAPI, nil
+	}
+	lw, err := r.Src.LimitsWait(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	if !lw.Since.IsZero() && live[c.ID] > 0 && r.Now.Sub(lw.Seen) < LiveWithin {
+		return StateWaitLimits, nil
+	}
 	return state, nil
 }
 
