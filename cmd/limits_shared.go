@@ -62,6 +62,9 @@ func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts
 		return err
 	}
 	defer pool.Close()
+	if err := pool.Ping(ctx); err != nil {
+		return err
+	}
 	res, err := st.ResetSharedQuota(ctx, pool, accounts, force)
 	for _, r := range res {
 		switch {
@@ -94,9 +97,10 @@ Redis (--limits or WASEND_LIMITS): per account its portfolio, the current
 shared quota day, the messages counted against its daily cap on that day by
 every host, and its tokens now; then each portfolio's global bucket and its
 reach (distinct recipients every host messaged in the last 24 h, of the limit
-minus its margin). Accounts
-are known to Redis by their phone number id, portfolios by name; accounts
-without a portfolio share the portfolio "default". It spends nothing.`,
+minus its margin). Accounts are known to Redis by their phone number id,
+portfolios by name; accounts without a portfolio share the portfolio
+"default". It spends nothing. A URL nobody answers at, or a wrong password
+or database, is an error (exit 1); the password is never printed.`,
 		Example: `  wasend limits status --limits redis://redis.internal:6379/0
   WASEND_LIMITS=redis://redis.internal:6379/0 wasend limits status --json`,
 		Args: noArgs,
@@ -109,6 +113,11 @@ without a portfolio share the portfolio "default". It spends nothing.`,
 				return usagef("no shared limits: give --limits redis://HOST:6379/0 (or set WASEND_LIMITS)")
 			}
 			defer pool.Close()
+			// Asked first: with no account to read, a wrong URL or password
+			// would otherwise pass unnoticed.
+			if err := pool.Ping(cmd.Context()); err != nil {
+				return err
+			}
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				states, err := st.SharedLimitsState(cmd.Context(), pool)
 				if err != nil {

@@ -68,3 +68,23 @@ func TestLimitsStatusShowsTheSharedState(t *testing.T) {
 		t.Errorf("limits status with Redis down: exit %d\n%s", code, msg)
 	}
 }
+
+// TestLimitsWrongURLWithoutAccounts: a database with no account yet (a new
+// host, or --sandbox before its first run) still asks Redis, so a wrong
+// port, password or database is an error, not an empty table and exit 0.
+func TestLimitsWrongURLWithoutAccounts(t *testing.T) {
+	r := redistest.Start(t)
+	c := newCLI(t)
+	for _, url := range []string{
+		"redis://:s3cret@127.0.0.1:1/0",       // nobody listens
+		"redis://:s3cret@" + r.Addr() + "/99", // no such database
+	} {
+		c.env["WASEND_LIMITS"] = url
+		for _, args := range [][]string{{"limits", "status"}, {"quota", "reset", "--force"}} {
+			code, msg := c.exit(args...)
+			if code != ExitError || !strings.Contains(msg, "unavailable") || strings.Contains(msg, "s3cret") {
+				t.Errorf("%s with %s and no accounts: exit %d\n%s", strings.Join(args, " "), url, code, msg)
+			}
+		}
+	}
+}
