@@ -71,6 +71,18 @@ func TestStatusWaitingForSharedLimits(t *testing.T) {
 			goldenFile(t, "status_limits_wait_80.golden", out+"--- stderr\n"+errOut)
 		}
 
+		// The ETA counts from when sending can go on, and says so.
+		c.tty = false
+		out, _, err = c.run("status", "--json")
+		c.tty = true
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantETA := map[bool]string{false: `after Redis answers"`, true: "after `quota reset --force`\""}[lost]
+		if !strings.Contains(out, wantETA) {
+			t.Errorf("status --json: the ETA does not say %q:\n%s", wantETA, out)
+		}
+
 		out, errOut, err = c.run("campaign", "show", "1")
 		if err != nil {
 			t.Fatal(err)

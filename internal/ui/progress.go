@@ -209,7 +209,10 @@ func (p *Progress) line() string {
 			s += " eta " + FormatDuration(d)
 		}
 	}
-	if p.waitWhy != "" {
+	switch {
+	case strings.HasPrefix(p.waitWhy, "waiting "):
+		s += " " + p.waitWhy // not "waiting: waiting for …"
+	case p.waitWhy != "":
 		s += " waiting: " + p.waitWhy
 	}
 	return s

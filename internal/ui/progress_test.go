@@ -172,6 +172,8 @@ func TestProgressWaiting(t *testing.T) {
 		{"every account reached its daily cap", true, ""}, // unchanged: said already
 		{"", false, ""},
 		{"no enabled account", true, "c: sent 0 failed 0 unknown 0 remaining 5 of 5 waiting: no enabled account\n"},
+		// A reason that says "waiting" itself is not prefixed again.
+		{"waiting for shared limits: Redis does not answer", true, "c: sent 0 failed 0 unknown 0 remaining 5 of 5 waiting for shared limits: Redis does not answer\n"},
 	}
 	before := ""
 	for i, st := range steps {
