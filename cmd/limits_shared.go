@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -225,11 +226,26 @@ func printLimitsStatus(f *Factory, out limitsStatusOut) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	started := slices.ContainsFunc(out.Portfolios, func(p sharedPortfolioJSON) bool { return !p.Lost })
 	for _, p := range out.Portfolios {
 		if p.Lost {
 			f.IO.Warnf("portfolio %s: Redis holds no shared state (never started, or lost in a restart without persistence); "+
-				"nothing is sent until `wasend quota reset --force --limits URL`", p.Name)
+				"nothing is sent until `%s`", p.Name, lostResetCommand(p, started))
 		}
 	}
 	return nil
+}
+
+// lostResetCommand is the reset that starts a portfolio Redis holds no
+// state for. While other portfolios have theirs, it names this one's
+// accounts: a reset of every account would zero the others' counts too,
+// a second day of their caps.
+func lostResetCommand(p sharedPortfolioJSON, othersStarted bool) string {
+	cmd := "wasend quota reset --force"
+	if othersStarted {
+		for _, a := range p.Accounts {
+			cmd += " --account " + a.Name
+		}
+	}
+	return cmd + " --limits URL"
 }

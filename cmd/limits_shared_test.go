@@ -88,3 +88,36 @@ func TestLimitsWrongURLWithoutAccounts(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitsStatusLostPortfolioHint: when one portfolio has no shared state
+// (new, or its account just moved there) and another has, the hint names
+// the lost portfolio's accounts: a plain forced reset would zero the other
+// portfolio's counts, a second day of its caps.
+func TestLimitsStatusLostPortfolioHint(t *testing.T) {
+	r := redistest.Start(t)
+	c := newCLI(t)
+	c.addAccounts()
+	c.ok("portfolio", "add", "acme", "--limit", "1000")
+	c.ok("account", "set", "fresh-02", "--portfolio", "acme")
+	c.env["WASEND_LIMITS"] = "redis://" + r.Addr() + "/0"
+	c.ok("quota", "reset", "--force", "--account", "main-01")
+
+	_, errOut, err := c.run("limits", "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "portfolio acme:") || !strings.Contains(errOut, "`wasend quota reset --force --account fresh-02 --limits URL`") {
+		t.Errorf("the hint does not name acme's account alone:\n%s", errOut)
+	}
+	if strings.Contains(errOut, "portfolio default:") {
+		t.Errorf("the started portfolio is called lost:\n%s", errOut)
+	}
+	// Following the hint starts acme and leaves main-01's count alone.
+	out := c.ok("quota", "reset", "--force", "--account", "fresh-02")
+	if strings.Contains(out, "main-01") {
+		t.Errorf("the reset touched main-01:\n%s", out)
+	}
+	if _, errOut, _ := c.run("limits", "status"); strings.Contains(errOut, "no shared state") {
+		t.Errorf("still lost after the hinted reset:\n%s", errOut)
+	}
+}
