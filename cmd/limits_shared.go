@@ -50,7 +50,7 @@ func (f *Factory) limitsPool() (*redisgate.Pool, error) {
 // for the shared limits, and what ends the wait.
 func limitsWaitText(lost bool, since, why string) string {
 	if lost {
-		return fmt.Sprintf("waiting for shared limits since %s: Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` starts a quota day", since)
+		return fmt.Sprintf("waiting for shared limits since %s: Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` starts a quota day (`wasend limits status` says for which accounts)", since)
 	}
 	return fmt.Sprintf("waiting for shared limits since %s: Redis does not answer (%s); nothing is claimed until it does, then sending resumes by itself", since, why)
 }

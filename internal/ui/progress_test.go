@@ -396,7 +396,7 @@ func TestProgressStalledHintFits(t *testing.T) {
 	for _, tt := range []struct {
 		why, want string
 	}{
-		{"Redis lost state: quota reset --force starts a quota day (`wasend quota reset --force --limits URL`)", "Redis lost state: quota reset --force"},
+		{"Redis lost state: quota reset --force starts a quota day (`wasend limits status` says for which accounts)", "Redis lost state: quota reset --force"},
 		{"waiting for shared limits: Redis does not answer; nothing is claimed until it does", "waiting for shared limits: Redis doe"},
 	} {
 		p := &Progress{label: "SANDBOX", total: 11, sent: 3, waitWhy: tt.why, stalled: true}
