@@ -121,3 +121,24 @@ func TestLimitsStatusLostPortfolioHint(t *testing.T) {
 		t.Errorf("still lost after the hinted reset:\n%s", errOut)
 	}
 }
+
+// TestLimitsBadURLIsUsage: a limits URL that is not one (wrong scheme, not
+// a URL, a database that is no number) is a usage error, exit 2, on every
+// command that takes it — the suppression list's too — and never shows the
+// password.
+func TestLimitsBadURLIsUsage(t *testing.T) {
+	c := newCLI(t)
+	c.addAccounts()
+	for _, url := range []string{"http://:s3cret@127.0.0.1:6379/0", "redis://:s3cret@[::1", "redis://:s3cret@127.0.0.1:6379/x"} {
+		c.env["WASEND_LIMITS"] = url
+		for _, args := range [][]string{
+			{"limits", "status"}, {"quota", "reset"}, {"status"},
+			{"suppress", "list"}, {"suppress", "add", "+4915123456789"}, {"suppress", "remove", "+4915123456789"},
+		} {
+			code, msg := c.exit(args...)
+			if code != ExitUsage || strings.Contains(msg, "s3cret") || !strings.Contains(msg, "limits URL") {
+				t.Errorf("%s with %s: exit %d, want %d\n%s", strings.Join(args, " "), url, code, ExitUsage, msg)
+			}
+		}
+	}
+}
