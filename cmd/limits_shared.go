@@ -69,8 +69,10 @@ func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts
 	res, err := st.ResetSharedQuota(ctx, pool, accounts, force)
 	for _, r := range res {
 		switch {
+		case r.Reset.Reset && r.LastDay == "":
+			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s started (Redis had none)\n", r.Account, r.Day)
 		case r.Reset.Reset:
-			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s (was %d on %s)\n", r.Account, r.Day, r.Before, orNone(r.LastDay))
+			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s (was %d on %s)\n", r.Account, r.Day, r.Before, r.LastDay)
 		default:
 			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s already open, unchanged (%d); use --force to reset again\n", r.Account, r.Day, r.Before)
 		}
@@ -79,13 +81,6 @@ func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts
 		return fmt.Errorf("shared limits at %s: %w", pool, err)
 	}
 	return nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 func newLimitStatusCmd(f *Factory) *cobra.Command {

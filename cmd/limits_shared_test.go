@@ -27,7 +27,7 @@ func TestLimitsStatusShowsTheSharedState(t *testing.T) {
 		t.Errorf("plain reset of a lost state: exit %d\n%s", code, out)
 	}
 	out := c.ok("quota", "reset", "--force")
-	for _, want := range []string{"main-01: shared quota day 2026-11-30#1", "fresh-02: shared quota day 2026-11-30#1"} {
+	for _, want := range []string{"main-01: shared quota day 2026-11-30#1 started (Redis had none)", "fresh-02: shared quota day 2026-11-30#1 started"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("forced reset does not say %q:\n%s", want, out)
 		}
