@@ -163,6 +163,7 @@ func outageRetry(out campaign.Outcome, err error, now time.Time) campaign.Outcom
 		out.RetryAt = now.Add(time.Second)
 	}
 	out.Kind, out.SpendsRetry, out.Refund = campaign.OutcomeRetry, false, true
+	out.Class = ClassOutage
 	out.Error = "Cloud API outage: " + errorText(err)
 	return out
 }

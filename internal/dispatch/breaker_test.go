@@ -117,6 +117,12 @@ func TestOutageBurnsNothing(t *testing.T) {
 	if outages == 0 || resume == 0 {
 		t.Errorf("%d outage and %d resumed events, want both", outages, resume)
 	}
+	// Each attempt says whether it spent a retry: the row's failures before
+	// the outage was recognised are transient, those after it outage.
+	classes := e.attemptClasses()
+	if classes["transient"] != retries || classes[dispatch.ClassOutage] == 0 {
+		t.Errorf("attempt classes %v with %d retries spent: want one transient attempt per retry and the rest outage", classes, retries)
+	}
 	if seen.Since.IsZero() || seen.Since.After(start.Add(time.Second)) || seen.Error == "" {
 		t.Errorf("outage recorded for status: %+v, want one since the start with the error", seen)
 	}

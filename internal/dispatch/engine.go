@@ -230,6 +230,11 @@ func New(o Options) (*Engine, error) {
 // was spent, but nothing reached the API.
 const ClassNotSent = "not-sent"
 
+// ClassOutage marks a transient failure the outage breaker took as the
+// API's, not the row's: it spent no retry and gave its quota back, and the
+// attempt says so, so its row's retries add up from its attempts.
+const ClassOutage = "outage"
+
 // recordMin and recordLinger: the recorder waits up to recordLinger for
 // recordMin outcomes (or one per worker, if fewer) before it commits fewer.
 // A commit costs about as much as recording dozens of rows in it; the wait

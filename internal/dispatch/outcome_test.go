@@ -45,6 +45,34 @@ func (e *env) rows() map[string]row {
 	return out
 }
 
+// attemptClasses counts the attempts of every row by class.
+func (e *env) attemptClasses() map[string]int {
+	e.t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+e.path+"?mode=ro")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer db.Close()
+	rs, err := db.Query(`SELECT coalesce(class, ''), count(*) FROM attempts GROUP BY 1`)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer rs.Close()
+	out := map[string]int{}
+	for rs.Next() {
+		var class string
+		var n int
+		if err := rs.Scan(&class, &n); err != nil {
+			e.t.Fatal(err)
+		}
+		out[class] = n
+	}
+	if err := rs.Err(); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
 func (e *env) usedToday(name string) int {
 	e.t.Helper()
 	a, err := e.st.Account(e.ctx, name)

@@ -154,6 +154,9 @@ type Admission struct {
 	// StickyBroken when that account was not offered and another was
 	// picked — the caller counts the break (it knows why the account was
 	// not offered: disabled, removed, restricted).
+	// When not OK for tokens or the cap: the account the recipient is
+	// stuck to when the refusal is that number's alone — the caller puts
+	// this recipient off and goes on with the others.
 	StickyAccount string
 	StickyBroken  bool
 	// When not OK: why, and the earliest instant worth asking again (zero

@@ -206,7 +206,11 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 		d = ratelimit.Pick(now, cands, global, globalLimit)
 	}
 	if d.Index < 0 {
-		return Admission{At: now, Reason: d.Reason, Until: d.Until}, nil
+		ad := Admission{At: now, Reason: d.Reason, Until: d.Until}
+		if only >= 0 && d.Reason != ratelimit.ReasonGlobal {
+			ad.StickyAccount = stuckTo
+		}
+		return ad, nil
 	}
 	i, a := d.Index, r.Accounts[d.Index]
 	b, ok := cands[i].Bucket.TakeAt(a.Limit, now, 1)

@@ -186,6 +186,18 @@ rows:
 		}
 		if noAll {
 			ad = best
+			if ad.StickyAccount != "" {
+				// The recipient waits for their own number, as in the
+				// local claim; the next rows may go from the others.
+				until := ad.Until
+				if until.IsZero() || !until.After(now) {
+					until = now.Add(time.Minute)
+				}
+				if err := putOff(m, until); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			switch ad.Reason {
 			case limits.ReasonPair:
 				if err := putOff(m, ad.Until); err != nil {

@@ -26,7 +26,9 @@
 -- admitted, R: refunded).
 --
 -- Returns {"LOST"} | {"DUP", account, day} | {"STALE", day1, day2, ...}
---   | {"NO", reason, until µs or "", now µs}
+--   | {"NO", reason, until µs or "", now µs[, sticky account]}
+--     (the sticky account when the refusal is the recipient's own number's:
+--     other recipients may still go)
 --   | {"OK", index (1-based), day, count, tokens, now µs, sticky account or "", broken (1/0)}
 local EPS = 1e-9
 local A0 = 15 -- ARGV of the first account
@@ -181,10 +183,12 @@ for i = 0, n - 1 do
   end
 end
 if best == nil then
+  local own = nil
+  if only ~= nil then own = stuck end
   if earliest == nil then
-    return {'NO', 'capped', '', us(now)}
+    return {'NO', 'capped', '', us(now), own}
   end
-  return {'NO', 'tokens', us(earliest), us(now)}
+  return {'NO', 'tokens', us(earliest), us(now), own}
 end
 
 local gtokens, gat, grate, gburst

@@ -229,8 +229,11 @@ func (g *Gate) admission(r limits.Request, res []any) (a limits.Admission, stale
 		}
 		return a, true, nil
 	case "NO":
-		if len(s) != 4 {
+		if len(s) != 4 && len(s) != 5 {
 			return bad()
+		}
+		if len(s) == 5 {
+			a.StickyAccount = s[4]
 		}
 		a.Reason = ratelimit.Reason(s[1])
 		if s[2] != "" {

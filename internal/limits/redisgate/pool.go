@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -57,8 +58,9 @@ type Pool struct {
 	rdb   *redis.Client
 	shown string
 
-	mu    sync.Mutex
-	gates map[string]*Gate
+	mu     sync.Mutex
+	gates  map[string]*Gate
+	pinned func() time.Time // see PinClock
 }
 
 // Dial reads rawURL and prepares its client; nothing is connected yet.
@@ -81,8 +83,23 @@ func (p *Pool) Gate(portfolio string) (limits.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.pinned = p.pinned
 	p.gates[portfolio] = g
 	return g, nil
+}
+
+// PinClock makes every gate of the pool, opened before or after, read now
+// instead of Redis TIME. Only tests call it: the store's conformance
+// tables run the same steps at the same instants against the local limits
+// and Redis, which Redis's own clock cannot give. Claims still expire on
+// Redis's clock.
+func (p *Pool) PinClock(now func() time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pinned = now
+	for _, g := range p.gates {
+		g.pinned = now
+	}
 }
 
 // Ping checks that Redis answers.
