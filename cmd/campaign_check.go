@@ -129,6 +129,7 @@ type checkJSON struct {
 	Duplicates int            `json:"duplicates"`
 	Suppressed int            `json:"suppressed"`
 	Contacted  int            `json:"contacted"`
+	Elsewhere  int            `json:"other_shards"` // rows --shard leaves to other hosts
 	Problems   []problemJSON  `json:"problems"`
 }
 
@@ -140,7 +141,7 @@ type problemJSON struct {
 
 func summaryJSON(s runner.Summary) checkJSON {
 	out := checkJSON{Rows: s.Rows, Valid: s.Valid, Invalid: map[string]int{}, Duplicates: s.Duplicates,
-		Suppressed: s.Suppressed, Contacted: s.Contacted, Problems: []problemJSON{}}
+		Suppressed: s.Suppressed, Contacted: s.Contacted, Elsewhere: s.Elsewhere, Problems: []problemJSON{}}
 	for _, r := range s.Invalid {
 		out.Invalid[r.Reason] = r.Rows
 	}
@@ -159,6 +160,9 @@ func printCheck(f *Factory, file string, s runner.Summary) error {
 		file, s.Rows, s.Valid, s.Rows-s.Valid-s.Duplicates-s.Suppressed-s.Contacted, s.Duplicates, s.Suppressed)
 	if s.Contacted > 0 {
 		fmt.Fprintf(w, ", %d contacted recently", s.Contacted)
+	}
+	if s.Elsewhere > 0 {
+		fmt.Fprintf(w, "; %d rows are other shards'", s.Elsewhere)
 	}
 	fmt.Fprintln(w)
 	for _, r := range s.Invalid {

@@ -53,6 +53,12 @@ account, dropped, …), for grep and awk.`,
 					return err
 				}
 				d.Campaign.State = campaign.CampaignState(state)
+				if state == report.StateWaitLimits {
+					if w, err := st.LimitsWait(cmd.Context(), id); err == nil && !w.Since.IsZero() {
+						f.IO.Warnf("campaign %d: %s", id, limitsWaitText(w.Reason == campaign.WaitLimitsLost,
+							w.Since.In(f.location()).Format(time.DateTime), oneLine(w.Error)))
+					}
+				}
 				dl, err := campaignDelivery(cmd.Context(), f, st, id, grace)
 				if err != nil {
 					return err

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -49,7 +50,7 @@ func (f *Factory) limitsPool() (*redisgate.Pool, error) {
 // for the shared limits, and what ends the wait.
 func limitsWaitText(lost bool, since, why string) string {
 	if lost {
-		return fmt.Sprintf("waiting for shared limits since %s: Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` starts a quota day", since)
+		return fmt.Sprintf("waiting for shared limits since %s: Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` starts a quota day (`wasend limits status` says for which accounts)", since)
 	}
 	return fmt.Sprintf("waiting for shared limits since %s: Redis does not answer (%s); nothing is claimed until it does, then sending resumes by itself", since, why)
 }
@@ -62,11 +63,16 @@ func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts
 		return err
 	}
 	defer pool.Close()
+	if err := pool.Ping(ctx); err != nil {
+		return err
+	}
 	res, err := st.ResetSharedQuota(ctx, pool, accounts, force)
 	for _, r := range res {
 		switch {
+		case r.Reset.Reset && r.LastDay == "":
+			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s started (Redis had none)\n", r.Account, r.Day)
 		case r.Reset.Reset:
-			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s (was %d on %s)\n", r.Account, r.Day, r.Before, orNone(r.LastDay))
+			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s (was %d on %s)\n", r.Account, r.Day, r.Before, r.LastDay)
 		default:
 			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s already open, unchanged (%d); use --force to reset again\n", r.Account, r.Day, r.Before)
 		}
@@ -75,13 +81,6 @@ func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts
 		return fmt.Errorf("shared limits at %s: %w", pool, err)
 	}
 	return nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 func newLimitStatusCmd(f *Factory) *cobra.Command {
@@ -94,9 +93,10 @@ Redis (--limits or WASEND_LIMITS): per account its portfolio, the current
 shared quota day, the messages counted against its daily cap on that day by
 every host, and its tokens now; then each portfolio's global bucket and its
 reach (distinct recipients every host messaged in the last 24 h, of the limit
-minus its margin). Accounts
-are known to Redis by their phone number id, portfolios by name; accounts
-without a portfolio share the portfolio "default". It spends nothing.`,
+minus its margin). Accounts are known to Redis by their phone number id,
+portfolios by name; accounts without a portfolio share the portfolio
+"default". It spends nothing. A URL nobody answers at, or a wrong password
+or database, is an error (exit 1); the password is never printed.`,
 		Example: `  wasend limits status --limits redis://redis.internal:6379/0
   WASEND_LIMITS=redis://redis.internal:6379/0 wasend limits status --json`,
 		Args: noArgs,
@@ -109,6 +109,11 @@ without a portfolio share the portfolio "default". It spends nothing.`,
 				return usagef("no shared limits: give --limits redis://HOST:6379/0 (or set WASEND_LIMITS)")
 			}
 			defer pool.Close()
+			// Asked first: with no account to read, a wrong URL or password
+			// would otherwise pass unnoticed.
+			if err := pool.Ping(cmd.Context()); err != nil {
+				return err
+			}
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				states, err := st.SharedLimitsState(cmd.Context(), pool)
 				if err != nil {
@@ -216,11 +221,26 @@ func printLimitsStatus(f *Factory, out limitsStatusOut) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	started := slices.ContainsFunc(out.Portfolios, func(p sharedPortfolioJSON) bool { return !p.Lost })
 	for _, p := range out.Portfolios {
 		if p.Lost {
 			f.IO.Warnf("portfolio %s: Redis holds no shared state (never started, or lost in a restart without persistence); "+
-				"nothing is sent until `wasend quota reset --force --limits URL`", p.Name)
+				"nothing is sent until `%s`", p.Name, lostResetCommand(p, started))
 		}
 	}
 	return nil
+}
+
+// lostResetCommand is the reset that starts a portfolio Redis holds no
+// state for. While other portfolios have theirs, it names this one's
+// accounts: a reset of every account would zero the others' counts too,
+// a second day of their caps.
+func lostResetCommand(p sharedPortfolioJSON, othersStarted bool) string {
+	cmd := "wasend quota reset --force"
+	if othersStarted {
+		for _, a := range p.Accounts {
+			cmd += " --account " + a.Name
+		}
+	}
+	return cmd + " --limits URL"
 }

@@ -27,7 +27,7 @@ func TestLimitsStatusShowsTheSharedState(t *testing.T) {
 		t.Errorf("plain reset of a lost state: exit %d\n%s", code, out)
 	}
 	out := c.ok("quota", "reset", "--force")
-	for _, want := range []string{"main-01: shared quota day 2026-11-30#1", "fresh-02: shared quota day 2026-11-30#1"} {
+	for _, want := range []string{"main-01: shared quota day 2026-11-30#1 started (Redis had none)", "fresh-02: shared quota day 2026-11-30#1 started"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("forced reset does not say %q:\n%s", want, out)
 		}
@@ -66,5 +66,79 @@ func TestLimitsStatusShowsTheSharedState(t *testing.T) {
 	code, msg := c.exit("limits", "status")
 	if code != ExitError || !strings.Contains(msg, "unavailable") || strings.Contains(msg, "s3cret") {
 		t.Errorf("limits status with Redis down: exit %d\n%s", code, msg)
+	}
+}
+
+// TestLimitsWrongURLWithoutAccounts: a database with no account yet (a new
+// host, or --sandbox before its first run) still asks Redis, so a wrong
+// port, password or database is an error, not an empty table and exit 0.
+func TestLimitsWrongURLWithoutAccounts(t *testing.T) {
+	r := redistest.Start(t)
+	c := newCLI(t)
+	for _, url := range []string{
+		"redis://:s3cret@127.0.0.1:1/0",       // nobody listens
+		"redis://:s3cret@" + r.Addr() + "/99", // no such database
+	} {
+		c.env["WASEND_LIMITS"] = url
+		for _, args := range [][]string{{"limits", "status"}, {"quota", "reset", "--force"}} {
+			code, msg := c.exit(args...)
+			if code != ExitError || !strings.Contains(msg, "unavailable") || strings.Contains(msg, "s3cret") {
+				t.Errorf("%s with %s and no accounts: exit %d\n%s", strings.Join(args, " "), url, code, msg)
+			}
+		}
+	}
+}
+
+// TestLimitsStatusLostPortfolioHint: when one portfolio has no shared state
+// (new, or its account just moved there) and another has, the hint names
+// the lost portfolio's accounts: a plain forced reset would zero the other
+// portfolio's counts, a second day of its caps.
+func TestLimitsStatusLostPortfolioHint(t *testing.T) {
+	r := redistest.Start(t)
+	c := newCLI(t)
+	c.addAccounts()
+	c.ok("portfolio", "add", "acme", "--limit", "1000")
+	c.ok("account", "set", "fresh-02", "--portfolio", "acme")
+	c.env["WASEND_LIMITS"] = "redis://" + r.Addr() + "/0"
+	c.ok("quota", "reset", "--force", "--account", "main-01")
+
+	_, errOut, err := c.run("limits", "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "portfolio acme:") || !strings.Contains(errOut, "`wasend quota reset --force --account fresh-02 --limits URL`") {
+		t.Errorf("the hint does not name acme's account alone:\n%s", errOut)
+	}
+	if strings.Contains(errOut, "portfolio default:") {
+		t.Errorf("the started portfolio is called lost:\n%s", errOut)
+	}
+	// Following the hint starts acme and leaves main-01's count alone.
+	out := c.ok("quota", "reset", "--force", "--account", "fresh-02")
+	if strings.Contains(out, "main-01") {
+		t.Errorf("the reset touched main-01:\n%s", out)
+	}
+	if _, errOut, _ := c.run("limits", "status"); strings.Contains(errOut, "no shared state") {
+		t.Errorf("still lost after the hinted reset:\n%s", errOut)
+	}
+}
+
+// TestLimitsBadURLIsUsage: a limits URL that is not one (wrong scheme, not
+// a URL, a database that is no number) is a usage error, exit 2, on every
+// command that takes it — the suppression list's too — and never shows the
+// password.
+func TestLimitsBadURLIsUsage(t *testing.T) {
+	c := newCLI(t)
+	c.addAccounts()
+	for _, url := range []string{"http://:s3cret@127.0.0.1:6379/0", "redis://:s3cret@[::1", "redis://:s3cret@127.0.0.1:6379/x"} {
+		c.env["WASEND_LIMITS"] = url
+		for _, args := range [][]string{
+			{"limits", "status"}, {"quota", "reset"}, {"status"},
+			{"suppress", "list"}, {"suppress", "add", "+4915123456789"}, {"suppress", "remove", "+4915123456789"},
+		} {
+			code, msg := c.exit(args...)
+			if code != ExitUsage || strings.Contains(msg, "s3cret") || !strings.Contains(msg, "limits URL") {
+				t.Errorf("%s with %s: exit %d, want %d\n%s", strings.Join(args, " "), url, code, ExitUsage, msg)
+			}
+		}
 	}
 }

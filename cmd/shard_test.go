@@ -75,3 +75,35 @@ func TestShardsCoverTheListOnce(t *testing.T) {
 		t.Errorf("--shard 4/3: %v, want a usage error (exit 2)", err)
 	}
 }
+
+// TestCheckShardSaysWhatItLeft: `campaign check --shard` says how many rows
+// are other shards' (it said "N rows read" of a shard alone, as if the file
+// were that short), in text and --json.
+func TestCheckShardSaysWhatItLeft(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("phone,name\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "+49 151 %08d,n%d\n", 20000000+i*37, i)
+	}
+	list := filepath.Join(t.TempDir(), "list.csv")
+	if err := os.WriteFile(list, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t)
+	args := []string{"campaign", "check", list, "--template", "t", "--lang", "en", "--params", "name", "--shard", "1/3"}
+	out := c.ok(args...)
+	var read, left int
+	if _, err := fmt.Sscanf(out[strings.Index(out, ": ")+2:], "%d rows read", &read); err != nil {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	i := strings.Index(out, "; ")
+	if i < 0 {
+		t.Fatalf("check does not say what it left to other shards:\n%s", out)
+	}
+	if _, err := fmt.Sscanf(out[i+2:], "%d rows are other shards'", &left); err != nil || read+left != 30 {
+		t.Errorf("check: %d rows read and %d other shards', want 30 in all (%v)\n%s", read, left, err, out)
+	}
+	if js := c.ok(append(args, "--json")...); !strings.Contains(js, fmt.Sprintf(`"other_shards": %d`, left)) {
+		t.Errorf("check --json has no other_shards %d:\n%s", left, js)
+	}
+}

@@ -16,6 +16,9 @@ func (f *Factory) openShared(ctx context.Context) (*redisgate.Shared, error) {
 	if u == "" {
 		return nil, nil
 	}
+	if err := redisgate.CheckURL(u); err != nil {
+		return nil, usageError{err} // exit 2, as every other command says it
+	}
 	return redisgate.OpenShared(ctx, u)
 }
 

@@ -204,8 +204,11 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "WINDOW WAIT", "FAILED", "UNKNOWN",
 		"EXPIRED", "SKIPPED", "THROTTLED 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "TOKEN USE 1H/ALL", "STARTED", "ETA").
 		Truncate("NAME", "ETA").
+		// A long state ("waiting for shared limits", "scheduled for …")
+		// costs the ETA before it is cut; the warnings below say it whole.
+		TruncateLast("STATE").
 		Optional("TOKEN USE 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "WINDOW WAIT", "RETRY WAIT", "READY", "STARTED", "EXPIRED", "SKIPPED",
-			"THROTTLED 1H/ALL")
+			"THROTTLED 1H/ALL", "ETA")
 	tty := f.IO.IsStdoutTTY()
 	loc := f.location()
 	for _, c := range camps {

@@ -51,7 +51,9 @@ func newSuppressAddCmd(f *Factory) *cobra.Command {
 		Short: "Never message these numbers",
 		Long: `Add numbers to the suppression list. A number already listed keeps the date it
 was first listed; --reason replaces its reason. Any invalid number stops the
-command before anything is stored.`,
+command before anything is stored. With --limits (or $WASEND_LIMITS) the
+numbers go to the list every host shares in Redis first, then here; Redis not
+answering fails the command (exit 1) and changes nothing here.`,
 		Example: `  wasend suppress add +4915123456789 --reason "replied STOP"
   wasend suppress add "0151 2345 6789" 0171-9876543 --region DE`,
 		Args: minArgs(1),
@@ -112,7 +114,10 @@ func newSuppressRemoveCmd(f *Factory) *cobra.Command {
 		Use:   "remove NUMBER...",
 		Short: "Allow messages to these numbers again",
 		Long: `Take numbers off the suppression list, for example after someone opted back
-in. Later imports include them again; campaigns imported before are unchanged.`,
+in. Later imports include them again; campaigns imported before are unchanged.
+With --limits (or $WASEND_LIMITS) they come off the list every host shares in
+Redis first, then here; Redis not answering fails the command (exit 1) and
+changes nothing here.`,
 		Example: `  wasend suppress remove +4915123456789
   wasend suppress remove "0151 2345 6789" --region DE`,
 		Args: minArgs(1),
@@ -233,9 +238,12 @@ func newSuppressImportCmd(f *Factory) *cobra.Command {
 		Short: "Suppress every number in a CSV file",
 		Long: `Add every number of a CSV file to the suppression list, in one transaction.
 The file needs a header line with a phone column (phone, mobile, msisdn, wa_id,
-… or number: see the README), like a recipient file; other columns are ignored. Rows with an
-invalid number, and repeats of a number earlier in the file, are reported with
-their line number and skipped.`,
+… or number: see the README), like a recipient file; other columns are
+ignored. Rows with an invalid number, and repeats of a number earlier in the
+file, are reported with their line number and skipped. With --limits (or
+$WASEND_LIMITS) the numbers go to the list every host shares in Redis first,
+then here; Redis not answering fails the command (exit 1) and changes nothing
+here.`,
 		Example: `  wasend suppress import optouts.csv --reason "replied STOP"
   wasend suppress import bounced.csv --reason "not on WhatsApp" --region DE`,
 		Args: exactArgs(1),

@@ -145,7 +145,9 @@ func newTierSetCmd(f *Factory) *cobra.Command {
 		Long: `Change the rate (--rate per second, or --every interval), burst or daily cap
 of a tier for every account on it that has no override of its own. Running
 campaigns pick the change up within seconds; tokens already earned are kept.
---defaults starts from the built-in values.`,
+--defaults starts from the built-in values. With --limits (or $WASEND_LIMITS)
+the change is stored in Redis too, starting from the value Redis has, and
+senders run with --limits on every host apply it within seconds.`,
 		Example: `  wasend tier set new --every 10s --burst 5 --daily-cap 80
   wasend tier set active --rate 0.5
   wasend tier set warm --defaults`,

@@ -169,6 +169,26 @@ func (e *ETA) after(next, now time.Time) *ETA {
 	return &ETA{Finish: &fin, Seconds: d.Seconds(), QuotaResets: e.QuotaResets, Text: text}
 }
 
+// waitingFor is e while the campaign's host waits for the limits it
+// shares: nothing goes until Redis answers (or, when it lost its state,
+// until a forced quota reset), so the time counts from then, and says so.
+func (e *ETA) waitingFor(w *LimitsWait) *ETA {
+	if e == nil || e.Finish == nil {
+		return e
+	}
+	after := "after Redis answers"
+	if w.Lost {
+		after = "after `quota reset --force`"
+	}
+	d := HumanDuration(time.Duration(e.Seconds * float64(time.Second)))
+	if e.Seconds <= 0 {
+		d = "at once"
+	}
+	out := *e
+	out.Text = d + " " + after
+	return &out
+}
+
 // Account is the stable JSON shape of an account. The token's variable
 // name is shown; its value never is.
 type Account struct {
@@ -486,6 +506,24 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 		}
 		state = retryLater(state, q, r.Now)
 	}
+	if state != StateRunning {
+		return state, nil
+	}
+	// What its live process waits out, as Campaigns says it.
+	outage, err := r.Src.Outage(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	if !outage.Since.IsZero() {
+		return StateWaitAPI, nil
+	}
+	lw, err := r.Src.LimitsWait(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	if !lw.Since.IsZero() && live[c.ID] > 0 && r.Now.Sub(lw.Seen) < LiveWithin {
+		return StateWaitLimits, nil
+	}
 	return state, nil
 }
 
@@ -602,6 +640,7 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 			if cj.State == StateRunning {
 				cj.State = StateWaitLimits
 			}
+			cj.ETA = cj.ETA.waitingFor(cj.LimitsWait)
 		}
 		working := cj.State == StateRunning && q.Ready > 0
 		hour := store.Activity{Attempts: stats.HourAttempts, Throttled: stats.HourThrottled, Messages: stats.HourMessages}

@@ -28,6 +28,9 @@ type Summary struct {
 	// Zones counts the rows kept by their time zones (comma-separated
 	// IANA names) when ReadOptions.Schedule has a send window.
 	Zones map[string]int
+	// Elsewhere counts the rows left to other hosts (--shard), in none
+	// of the counts above.
+	Elsewhere int
 }
 
 // ReasonCount is how many rows were skipped for one reason.
@@ -104,6 +107,7 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 	}
 	sum := t.summary(scr.Kept)
 	sum.Zones = scr.ZoneCounts
+	sum.Elsewhere = scr.Elsewhere
 	return sum, nil
 }
 

@@ -240,7 +240,7 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) stri
 	case campaign.WaitLimits:
 		return "waiting for shared limits: Redis does not answer; nothing is claimed until it does (requests in flight finish), then sending resumes by itself"
 	case campaign.WaitLimitsLost:
-		return "waiting for shared limits: Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL`"
+		return "Redis lost state: quota reset --force starts a quota day (`wasend limits status` says for which accounts); Redis holds no counts (restarted without persistence?), so nothing is sent until then"
 	}
 	return string(w.Reason)
 }

@@ -209,7 +209,10 @@ func (p *Progress) line() string {
 			s += " eta " + FormatDuration(d)
 		}
 	}
-	if p.waitWhy != "" {
+	switch {
+	case strings.HasPrefix(p.waitWhy, "waiting "):
+		s += " " + p.waitWhy // not "waiting: waiting for …"
+	case p.waitWhy != "":
 		s += " waiting: " + p.waitWhy
 	}
 	return s
@@ -217,8 +220,9 @@ func (p *Progress) line() string {
 
 // barLine is the terminal's line, at most width-1 columns (the last column
 // would wrap on some terminals): label, bar, counts, pace, time left and
-// what it waits for. To fit, the wait message is cut first (and goes, when
-// it only says the pace holds it), then the bar narrows and goes, then the
+// what it waits for. To fit, a stall's bar narrows and goes first; the wait
+// message is cut next (and goes, when it only says the pace holds it), then
+// the bar narrows and goes, then the
 // label is cut, then the time left, the wait message and the pace go; the
 // counts are never cut.
 func (p *Progress) barLine(width int) string {
@@ -265,6 +269,18 @@ func (p *Progress) barLine(width int) string {
 		}
 	}
 	steps := []func(){
+		func() {
+			// A stall (caps, shared limits, no account) moves no bar: what
+			// it waits for, and what ends the wait, matters more.
+			if p.stalled && why != "" {
+				barW = max(barW-over(), 10)
+			}
+		},
+		func() {
+			if p.stalled && why != "" && over() > 0 {
+				barW = 0
+			}
+		},
 		func() { cut(&why, 24) },
 		func() {
 			if !p.stalled {

@@ -172,6 +172,8 @@ func TestProgressWaiting(t *testing.T) {
 		{"every account reached its daily cap", true, ""}, // unchanged: said already
 		{"", false, ""},
 		{"no enabled account", true, "c: sent 0 failed 0 unknown 0 remaining 5 of 5 waiting: no enabled account\n"},
+		// A reason that says "waiting" itself is not prefixed again.
+		{"waiting for shared limits: Redis does not answer", true, "c: sent 0 failed 0 unknown 0 remaining 5 of 5 waiting for shared limits: Redis does not answer\n"},
 	}
 	before := ""
 	for i, st := range steps {
@@ -384,6 +386,26 @@ func TestRenderBar(t *testing.T) {
 	} {
 		if got := renderBar(tt.width, tt.done, tt.total); got != tt.want {
 			t.Errorf("renderBar(%d, %d, %d) = %q, want %q", tt.width, tt.done, tt.total, got, tt.want)
+		}
+	}
+}
+
+// A stall's message says what ends it: at 80 columns the bar gives way
+// before the message is cut, so the hint stays readable.
+func TestProgressStalledHintFits(t *testing.T) {
+	for _, tt := range []struct {
+		why, want string
+	}{
+		{"Redis lost state: quota reset --force starts a quota day (`wasend limits status` says for which accounts)", "Redis lost state: quota reset --force"},
+		{"waiting for shared limits: Redis does not answer; nothing is claimed until it does", "waiting for shared limits: Redis doe"},
+	} {
+		p := &Progress{label: "SANDBOX", total: 11, sent: 3, waitWhy: tt.why, stalled: true}
+		line := p.barLine(80)
+		if w := runewidth.StringWidth(line); w >= 80 {
+			t.Errorf("%d columns: %q", w, line)
+		}
+		if !strings.Contains(line, tt.want) {
+			t.Errorf("line %q does not say %q", line, tt.want)
 		}
 	}
 }

@@ -27,12 +27,13 @@ type Table struct {
 	header   []string
 	rows     [][]string
 	truncate []bool
-	optional []int // column indexes, the first dropped first
+	last     []bool // cut only when nothing else can give way
+	optional []int  // column indexes, the first dropped first
 }
 
 // NewTable starts a table on the streams' Out.
 func NewTable(s *IOStreams, header ...string) *Table {
-	t := &Table{w: s.Out, tty: s.outTTY, header: header, truncate: make([]bool, len(header))}
+	t := &Table{w: s.Out, tty: s.outTTY, header: header, truncate: make([]bool, len(header)), last: make([]bool, len(header))}
 	if t.tty {
 		t.width = s.TerminalWidth()
 	}
@@ -44,6 +45,20 @@ func (t *Table) Truncate(names ...string) *Table {
 	for _, n := range names {
 		if i := slices.Index(t.header, n); i >= 0 {
 			t.truncate[i] = true
+		}
+	}
+	return t
+}
+
+// TruncateLast marks columns cut only as a last resort: when the table is
+// still too wide with every Truncate column at its narrowest and every
+// Optional column dropped, so that it never wraps (a wrapped line breaks
+// every column under it). A state column whose full text is printed
+// elsewhere is such a column.
+func (t *Table) TruncateLast(names ...string) *Table {
+	for _, n := range names {
+		if i := slices.Index(t.header, n); i >= 0 {
+			t.last[i] = true
 		}
 	}
 	return t
@@ -153,11 +168,11 @@ func (t *Table) fit(natural []int) ([]int, []bool) {
 		}
 		return sum + colGap*max(cols-1, 0)
 	}
-	shrink := func(floor int) {
+	shrink := func(cols []bool, floor int) {
 		for total() > t.width {
 			widest := -1
 			for i, w := range widths {
-				if keep[i] && i < len(t.truncate) && t.truncate[i] && w > floor && (widest < 0 || w > widths[widest]) {
+				if keep[i] && i < len(cols) && cols[i] && w > floor && (widest < 0 || w > widths[widest]) {
 					widest = i
 				}
 			}
@@ -167,14 +182,15 @@ func (t *Table) fit(natural []int) ([]int, []bool) {
 			widths[widest]--
 		}
 	}
-	shrink(comfortWidth)
+	shrink(t.truncate, comfortWidth)
 	for _, i := range t.optional {
 		if total() <= t.width {
 			break
 		}
 		keep[i] = false
 	}
-	shrink(minWidth)
+	shrink(t.truncate, minWidth)
+	shrink(t.last, minWidth)
 	return widths, keep
 }
 

@@ -128,3 +128,39 @@ func TestTableFitsWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestTableTruncateLast: a row too wide for the terminal even with every
+// Truncate column at its narrowest cuts a TruncateLast column rather than
+// wrapping (a wrapped line breaks every column under it); it is cut only
+// then, and piped output keeps it whole.
+func TestTableTruncateLast(t *testing.T) {
+	header := []string{"ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "FAILED", "UNKNOWN", "ETA"}
+	row := []string{"1", "recipients.csv", "waiting for shared limits", "13", "0", "13", "0", "0", "at once"}
+	tests := []struct {
+		width int
+		tty   bool
+		want  string
+	}{
+		{width: 120, tty: true, want: "" +
+			"ID  NAME            STATE                      TOTAL  SENT  PENDING  FAILED  UNKNOWN  ETA\n" +
+			"1   recipients.csv  waiting for shared limits  13     0     13       0       0        at once\n"},
+		{width: 80, tty: true, want: "" +
+			"ID  NAME    STATE                  TOTAL  SENT  PENDING  FAILED  UNKNOWN  ETA\n" +
+			"1   recip…  waiting for shared l…  13     0     13       0       0        at on…\n"},
+		{width: 80, want: "1\trecipients.csv\twaiting for shared limits\t13\t0\t13\t0\t0\tat once\n"},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		s := Test(&out, &bytes.Buffer{})
+		s.SetTTY(tt.tty, false)
+		s.SetWidth(tt.width)
+		tb := NewTable(s, header...).Truncate("NAME", "ETA").TruncateLast("STATE")
+		tb.Row(row...)
+		if err := tb.Render(); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.String(); got != tt.want {
+			t.Errorf("width %d tty %v:\n%s\nwant:\n%s", tt.width, tt.tty, got, tt.want)
+		}
+	}
+}

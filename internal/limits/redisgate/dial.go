@@ -22,3 +22,12 @@ func dial(ctx context.Context, rawURL string) (*redis.Client, error) {
 	}
 	return rdb, nil
 }
+
+// CheckURL reports what is wrong with rawURL as a limits URL (a wrong
+// scheme, a URL that does not parse, a bad database number), without
+// connecting: a caller tells a mistyped URL (usage) from a Redis that does
+// not answer. The password never appears in the error.
+func CheckURL(rawURL string) error {
+	_, _, err := options(rawURL)
+	return err
+}
