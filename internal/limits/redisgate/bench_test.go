@@ -49,6 +49,7 @@ func benchAdmit(b *testing.B, s *redisServer, accts []limits.Account, global *ra
 	if err != nil {
 		b.Fatal(err)
 	}
+	g.homes = g.portfolio + ":"
 	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{"a", "b", "c"}, Today: "2026-03-02", Force: true}); err != nil {
 		b.Fatal(err)
 	}

@@ -1,10 +1,12 @@
 // Package redisgate is the limits gate on Redis, for several hosts sending
 // from one portfolio of numbers. Every decision is one Lua script (admit.lua,
-// refund.lua, reset.lua): all-or-nothing, with Redis's own TIME as the clock
+// refund.lua, reset.lua; move.lua and take.lua when a number changes
+// portfolio, see move.go): all-or-nothing, with Redis's own TIME as the clock
 // so hosts with skewed clocks agree. Scripts are sent by SHA and sent whole
 // again after NOSCRIPT (a restarted Redis). Every key of a portfolio carries
 // the hash tag {p:NAME}, so a Redis Cluster keeps a portfolio on one node
-// and its scripts may touch all of its keys.
+// and its scripts may touch all of its keys. Each number's home key,
+// wasend:{n:NUMBER}:home, names the portfolio that counts its cap (move.go).
 //
 // Keys of portfolio P (prefix wasend:{p:P}:):
 //
@@ -13,6 +15,8 @@
 //	global               the same for the global bucket
 //	day:ACCOUNT          the account's current quota day, DAY#N
 //	used:ACCOUNT:DAY#N   the count of that quota day (expires two days after the day ends)
+//	moved:ACCOUNT        DAY#N<tab>COUNT: the day and count the number took along when it
+//	                     moved to another portfolio (move.go); the count here is then full
 //	claim:ID             A|R<tab>ACCOUNT<tab>DAY#N<tab>RECIPIENT of one admission (A: admitted,
 //	                     R: refunded), for refunds and repeats (48 h)
 //	reach                sorted set: recipient → their latest admission (µs), the moving
@@ -77,8 +81,13 @@ type Gate struct {
 	// reference model and Redis.
 	pinned func() time.Time
 
-	mu   sync.Mutex
-	days map[string]string // the quota day each account was last seen on
+	mu    sync.Mutex
+	days  map[string]string // the quota day each account was last seen on
+	homed map[string]bool   // accounts this portfolio is the home of (adopt)
+	// homes, empty but in tests, sets the numbers' home keys apart: step
+	// tables that each open a fresh portfolio with the same account names
+	// on one server would otherwise move the numbers between them.
+	homes string
 }
 
 var _ limits.Gate = (*Gate)(nil)
@@ -115,6 +124,7 @@ func New(rdb redis.UniversalClient, portfolio string) (*Gate, error) {
 		portfolio: portfolio,
 		prefix:    "wasend:{p:" + portfolio + "}:",
 		days:      map[string]string{},
+		homed:     map[string]bool{},
 	}, nil
 }
 
@@ -166,6 +176,11 @@ func (g *Gate) Admit(ctx context.Context, r limits.Request) (limits.Admission, e
 	allowed := -1
 	if r.Reach.Limited() {
 		allowed = r.Reach.Allowed()
+	}
+	for _, a := range r.Accounts {
+		if err := g.adopt(ctx, a.Name, false); err != nil {
+			return limits.Admission{}, fmt.Errorf("admit %s: %w", r.ClaimID, err)
+		}
 	}
 	keep := max(ratelimit.ReachWindow, r.PairGap, r.Sticky)
 	for range maxStale {
@@ -332,6 +347,14 @@ func parseClaim(s string) (claimRecord, bool) {
 func (g *Gate) ResetQuota(ctx context.Context, r limits.ResetRequest) ([]limits.Reset, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
+	}
+	for _, n := range r.Accounts {
+		// A number that moved here carries its day's count; forced, the
+		// reset starts a new quota day whatever it carried, so a lost
+		// portfolio (its former or this one) does not stop it.
+		if err := g.adopt(ctx, n, r.Force); err != nil && !(r.Force && errors.Is(err, limits.ErrStateLost)) {
+			return nil, fmt.Errorf("quota reset: %w", err)
+		}
 	}
 	keys := []string{g.genKey()}
 	for _, n := range r.Accounts {

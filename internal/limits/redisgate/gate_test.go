@@ -37,6 +37,7 @@ func newRedisHarness(s *redisServer) limitstest.NewHarness {
 		if err != nil {
 			t.Fatal(err)
 		}
+		g.homes = g.portfolio + ":"
 		h := &redisHarness{g: g, c: c, now: limitstest.T0}
 		g.pinned = func() time.Time {
 			h.mu.Lock()
