@@ -2,13 +2,16 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -50,9 +53,12 @@ func (f *Factory) limitsPool() (*redisgate.Pool, error) {
 // for the shared limits, and what ends the wait.
 func limitsWaitText(lost bool, since, why string) string {
 	if lost {
-		return fmt.Sprintf("waiting for shared limits since %s: Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` starts a quota day (`wasend limits status` says for which accounts)", since)
+		if why == "" {
+			why = "Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` starts a quota day (`wasend limits status` says for which accounts)"
+		}
+		return fmt.Sprintf("waiting for shared limits since %s: %s", since, why)
 	}
-	return fmt.Sprintf("waiting for shared limits since %s: Redis does not answer (%s); nothing is claimed until it does, then sending resumes by itself", since, why)
+	return fmt.Sprintf("waiting for shared limits since %s: Redis does not answer (%s); those accounts claim nothing until it does, then sending resumes by itself", since, why)
 }
 
 // resetSharedQuota starts the quota day in the shared limits too, when
@@ -76,6 +82,20 @@ func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts
 		default:
 			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s already open, unchanged (%d); use --force to reset again\n", r.Account, r.Day, r.Before)
 		}
+	}
+	var rerr *store.SharedResetError
+	if errors.As(err, &rerr) {
+		// Every other portfolio has its new day; say what each failed one
+		// needs, and fail only now.
+		for _, p := range rerr.Failed {
+			if errors.Is(p.Err, limits.ErrStateLost) && !force {
+				f.IO.Warnf("portfolio %s: Redis holds no shared state (restarted without persistence?), so its accounts send nothing; "+
+					"start it with `wasend quota reset --force --account %s --limits URL`", p.Portfolio, strings.Join(p.Accounts, ","))
+				continue
+			}
+			f.IO.Warnf("portfolio %s (%s): %v", p.Portfolio, strings.Join(p.Accounts, ","), p.Err)
+		}
+		return fmt.Errorf("shared limits at %s: quota reset failed in %d portfolio(s), done in the others: %w", pool, len(rerr.Failed), err)
 	}
 	if err != nil {
 		return fmt.Errorf("shared limits at %s: %w", pool, err)

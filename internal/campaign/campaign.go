@@ -482,6 +482,10 @@ const (
 type WaitError struct {
 	Reason WaitReason
 	Until  time.Time
+	// Detail says more to the user when there is more to say (which
+	// portfolio of the shared limits waits, and the command that ends it);
+	// it never carries internal ids.
+	Detail string
 }
 
 func (e *WaitError) Error() string {

@@ -238,8 +238,14 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) stri
 	case campaign.WaitWindow:
 		return "outside the recipients' send window; the next one opens at " + w.Until.In(loc).Format("2006-01-02 15:04:05 MST")
 	case campaign.WaitLimits:
+		if w.Detail != "" {
+			return "waiting for shared limits: " + w.Detail + "; sending resumes by itself when Redis answers"
+		}
 		return "waiting for shared limits: Redis does not answer; nothing is claimed until it does (requests in flight finish), then sending resumes by itself"
 	case campaign.WaitLimitsLost:
+		if w.Detail != "" {
+			return "waiting for shared limits: " + w.Detail
+		}
 		return "Redis lost state: quota reset --force starts a quota day (`wasend limits status` says for which accounts); Redis holds no counts (restarted without persistence?), so nothing is sent until then"
 	}
 	return string(w.Reason)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -89,6 +90,9 @@ type gateGroup struct {
 	accts []int // indexes into the claim's accounts
 	offer []limits.Account
 	reach ratelimit.Reach
+	// failed is why the gate could not be asked in this claim (its state
+	// lost, or unreachable): the group's accounts wait, the others send.
+	failed error
 }
 
 // claimShared is claim's second half when the limits are shared
@@ -160,8 +164,13 @@ rows:
 		// One row asks the portfolios in the same order every time, so
 		// a repeated ask meets its own earlier admission.
 		start := int(m.ID % int64(len(groups)))
+		asked := false
 		for k := range groups {
 			g = &groups[(start+k)%len(groups)]
+			if g.failed != nil {
+				continue
+			}
+			asked = true
 			req := limits.Request{ClaimID: id, Accounts: g.offer, Global: global, Today: today,
 				Recipient: m.Phone, Reach: g.reach, PairGap: gap, Sticky: campaign.StickyFor}
 			ad, err = g.gate.Admit(ctx, req)
@@ -175,14 +184,23 @@ rows:
 				}
 			}
 			if err != nil {
-				gateErr = err
-				break rows
+				if !errors.Is(err, limits.ErrStateLost) && !sh.unavailable(err) {
+					return nil, err
+				}
+				// Fail closed for this portfolio only: its accounts
+				// wait, the other portfolios' keep sending.
+				g.failed, gateErr = err, err
+				continue
 			}
 			if ad.OK {
 				noAll = false
 				break
 			}
 			best = earlierRefusal(best, ad)
+		}
+		if !asked || (noAll && best.Reason == "") {
+			// Every portfolio this row could go from failed.
+			break rows
 		}
 		if noAll {
 			ad = best
@@ -228,13 +246,16 @@ rows:
 		out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now,
 			Shared: &campaign.SharedClaim{Portfolio: g.name, ID: ad.Claim.ID, Account: ad.Claim.Account, Day: ad.Claim.Day}})
 	}
-	if len(out) == 0 && gateErr != nil {
-		return nil, sharedWait(ctx, tx, sh, campaignID, gateErr, now)
-	}
-	if gateErr == nil {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM gate_waits WHERE campaign_id = ?`, campaignID); err != nil {
-			return nil, fmt.Errorf("campaign %d: clear the wait for shared limits: %w", campaignID, err)
+	if gateErr != nil {
+		we, err := sharedWait(ctx, tx, withoutClaimIDs(host), campaignID, accts, groups, now)
+		if err != nil {
+			return nil, err
 		}
+		if len(out) == 0 {
+			return nil, we
+		}
+	} else if _, err := tx.ExecContext(ctx, `DELETE FROM gate_waits WHERE campaign_id = ?`, campaignID); err != nil {
+		return nil, fmt.Errorf("campaign %d: clear the wait for shared limits: %w", campaignID, err)
 	}
 	if len(out) == 0 {
 		return nil, sharedRefusal(ctx, tx, campaignID, now, deadline, refused, last, deferred, reachAt)
@@ -389,24 +410,63 @@ func sharedRefusal(ctx context.Context, tx *Tx, campaignID int64, now, deadline 
 	return &campaign.WaitError{Reason: reason, Until: until}
 }
 
-// sharedWait notes that the campaign's host cannot ask the shared limits
-// and returns the wait: unreachable, or holding no state. Anything else
-// (a bug, a bad request) is returned as it is.
-func sharedWait(ctx context.Context, tx *Tx, sh *sharedLimits, campaignID int64, err error, now time.Time) error {
+// sharedWait notes that some of the campaign's portfolios cannot be asked
+// (their shared state lost, or Redis unreachable) and returns the wait of
+// a claim that admitted nothing: lost when any portfolio lost its state
+// (a forced quota reset ends it), else unreachable (it ends by itself).
+// The note says which portfolios and, for lost ones, the exact command;
+// the gates' errors name claim ids, which are cut out of it.
+func sharedWait(ctx context.Context, tx *Tx, claimIDs func(string) string, campaignID int64,
+	accts []account, groups []gateGroup, now time.Time) (*campaign.WaitError, error) {
 	reason := campaign.WaitLimits
-	switch {
-	case errors.Is(err, limits.ErrStateLost):
-		reason = campaign.WaitLimitsLost
-	case sh.unavailable(err):
-	default:
-		return err
+	var lost, down []string
+	for _, g := range groups {
+		if g.failed == nil {
+			continue
+		}
+		why := claimIDs(g.failed.Error())
+		if errors.Is(g.failed, limits.ErrStateLost) {
+			reason = campaign.WaitLimitsLost
+			var names []string
+			for _, i := range g.accts {
+				names = append(names, accts[i].Name)
+			}
+			if why == limits.ErrStateLost.Error() {
+				why = "Redis holds no state for it (restarted without persistence, or never started)"
+			} else {
+				why = strings.TrimSuffix(why, ": "+limits.ErrStateLost.Error())
+			}
+			lost = append(lost, fmt.Sprintf("portfolio %s: %s; its accounts wait until `wasend quota reset --force --account %s --limits URL` starts a quota day",
+				g.name, why, strings.Join(names, ",")))
+			continue
+		}
+		down = append(down, fmt.Sprintf("portfolio %s: %s", g.name, why))
 	}
+	detail := strings.Join(append(lost, down...), "; ")
 	if _, err := tx.ExecContext(ctx, `INSERT INTO gate_waits (campaign_id, since, seen, reason, error) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (campaign_id) DO UPDATE SET seen = excluded.seen, reason = excluded.reason, error = excluded.error`,
-		campaignID, now.UnixNano(), now.UnixNano(), string(reason), err.Error()); err != nil {
-		return fmt.Errorf("campaign %d: note the wait for shared limits: %w", campaignID, err)
+		campaignID, now.UnixNano(), now.UnixNano(), string(reason), detail); err != nil {
+		return nil, fmt.Errorf("campaign %d: note the wait for shared limits: %w", campaignID, err)
 	}
-	return &campaign.WaitError{Reason: reason, Until: now.Add(campaign.LimitsPoll)}
+	return &campaign.WaitError{Reason: reason, Until: now.Add(campaign.LimitsPoll), Detail: detail}, nil
+}
+
+// withoutClaimIDs cuts this claim's ids ("admit HOST:ROW:ATTEMPT: ") out of a gate's
+// error: user-facing text carries no internal ids.
+func withoutClaimIDs(host string) func(string) string {
+	return func(s string) string {
+		for {
+			i := strings.Index(s, "admit "+host+":")
+			if i < 0 {
+				return s
+			}
+			j := strings.Index(s[i:], ": ")
+			if j < 0 {
+				return s[:i]
+			}
+			s = s[:i] + s[i+j+2:]
+		}
+	}
 }
 
 // LimitsWait returns what the campaign's host last noted while it waited

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
@@ -66,6 +67,9 @@ type SharedReset struct {
 // the database's zone. Without force an account already on today (or a
 // later day) keeps it, so every host's cron line may run it; force starts
 // a day again, and is the only way to start shared state that was lost.
+// Every portfolio is reset that can be: one that fails (its state lost,
+// say) does not keep the others from their new day. The error, after
+// all, names each portfolio that failed (a *SharedResetError).
 func (s *Store) ResetSharedQuota(ctx context.Context, gates Gates, names []string, force bool) ([]SharedReset, error) {
 	if s.zoneErr != nil {
 		return nil, s.zoneErr
@@ -75,25 +79,68 @@ func (s *Store) ResetSharedQuota(ctx context.Context, gates Gates, names []strin
 		return nil, err
 	}
 	today := s.Today(s.now())
-	var out []SharedReset
+	var (
+		out    []SharedReset
+		failed []SharedResetFailure
+	)
 	for _, p := range byPortfolio(accts) {
-		g, err := gates.Gate(p[0].Portfolio)
-		if err != nil {
-			return out, fmt.Errorf("shared limits of portfolio %s: %w", p[0].Portfolio, err)
-		}
 		req := limits.ResetRequest{Today: today, Force: force}
+		var accounts []string
 		for _, a := range p {
 			req.Accounts = append(req.Accounts, a.Gate.Name)
+			accounts = append(accounts, a.Name)
 		}
-		res, err := g.ResetQuota(ctx, req)
+		g, err := gates.Gate(p[0].Portfolio)
+		var res []limits.Reset
+		if err == nil {
+			res, err = g.ResetQuota(ctx, req)
+		}
 		if err != nil {
-			return out, fmt.Errorf("portfolio %s: %w", p[0].Portfolio, err)
+			failed = append(failed, SharedResetFailure{Portfolio: p[0].Portfolio, Accounts: accounts, Err: err})
+			continue
 		}
 		for i, r := range res {
 			out = append(out, SharedReset{Account: p[i].Name, Portfolio: p[i].Portfolio, Reset: r})
 		}
 	}
+	if len(failed) > 0 {
+		return out, &SharedResetError{Failed: failed}
+	}
 	return out, nil
+}
+
+// SharedResetFailure is a portfolio a quota reset could not start a day in.
+type SharedResetFailure struct {
+	Portfolio string
+	Accounts  []string // this database's names of its accounts
+	Err       error
+}
+
+// SharedResetError lists the portfolios a quota reset could not start a
+// day in, after it did all the others.
+type SharedResetError struct {
+	Failed []SharedResetFailure
+}
+
+func (e *SharedResetError) Error() string {
+	var b strings.Builder
+	for i, f := range e.Failed {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "portfolio %s (%s): %v", f.Portfolio, strings.Join(f.Accounts, ", "), f.Err)
+	}
+	return b.String()
+}
+
+// Unwrap lets errors.Is find ErrStateLost (or an unreachable Redis) in any
+// of the failures.
+func (e *SharedResetError) Unwrap() []error {
+	out := make([]error, len(e.Failed))
+	for i, f := range e.Failed {
+		out[i] = f.Err
+	}
+	return out
 }
 
 // SharedState is the shared limits of this database's accounts, one

@@ -1,0 +1,158 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits"
+	"github.com/wasend/wasend/internal/limits/redistest"
+)
+
+// twoPortfolios is one host whose account a sends from portfolio "p1" and
+// b from "p2", both started in Redis; lose removes a portfolio's state as
+// a Redis restarted without persistence does.
+func twoPortfolios(t *testing.T, r *redistest.Server) (sharedHost, func(p string)) {
+	t.Helper()
+	r.Client(t).FlushAll(t.Context())
+	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(0.001, 50, 100), "b": limited(0.001, 50, 100)}, 10)[0]
+	for _, p := range []string{"p1", "p2"} {
+		if _, err := h.st.AddPortfolio(t.Context(), campaign.Portfolio{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for acct, p := range map[string]string{"a": "p1", "b": "p2"} {
+		if _, err := h.st.UpdateAccount(t.Context(), acct, AccountChange{Portfolio: ptr(p)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.st.ResetSharedQuota(t.Context(), h.pool, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	lose := func(p string) {
+		if err := r.Client(t).Del(t.Context(), "wasend:{p:"+p+"}:gen").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h, lose
+}
+
+func hostID(t *testing.T, st *Store) string {
+	t.Helper()
+	var id string
+	if err := st.db.QueryRowContext(t.Context(), `SELECT value FROM settings WHERE key = ?`, hostKey).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// A portfolio whose shared state is lost stops its own accounts only: the
+// others keep sending, and the note says which portfolio and the exact
+// command, without internal claim ids.
+func TestSharedClaimsFailClosedPerPortfolio(t *testing.T) {
+	r := redistest.Start(t)
+	tests := []struct {
+		name     string
+		lost     []string
+		wantSent map[string]int
+		wantWait campaign.WaitReason // of the claim after the sends
+		wantNote []string
+	}{
+		{
+			name:     "p1 lost: b keeps sending, the note names p1 and a",
+			lost:     []string{"p1"},
+			wantSent: map[string]int{"b": 10},
+			wantNote: []string{"portfolio p1", "`wasend quota reset --force --account a --limits URL`"},
+		},
+		{
+			name:     "both lost: nothing is sent, the wait names both",
+			lost:     []string{"p1", "p2"},
+			wantSent: map[string]int{},
+			wantWait: campaign.WaitLimitsLost,
+			wantNote: []string{"portfolio p1", "--account a ", "portfolio p2", "--account b "},
+		},
+		{
+			name:     "none lost: nothing noted",
+			wantSent: map[string]int{"a": 5, "b": 5},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, lose := twoPortfolios(t, r)
+			for _, p := range tt.lost {
+				lose(p)
+			}
+			got := map[string]int{}
+			var wait *campaign.WaitError
+			for range 20 {
+				cs, err := h.st.ClaimN(t.Context(), h.camp.ID, "r1", t0, 4)
+				if errors.As(err, &wait) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range cs {
+					got[c.Account.Name]++
+				}
+			}
+			for _, acct := range []string{"a", "b"} {
+				if got[acct] != tt.wantSent[acct] {
+					t.Errorf("%s sent %d, want %d (all: %v)", acct, got[acct], tt.wantSent[acct], got)
+				}
+			}
+			if tt.wantWait != "" && (wait == nil || wait.Reason != tt.wantWait) {
+				t.Errorf("wait %+v, want %s", wait, tt.wantWait)
+			}
+			w, err := h.st.LimitsWait(t.Context(), h.camp.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tt.wantNote) == 0 {
+				if !w.Since.IsZero() {
+					t.Errorf("noted %+v, want nothing", w)
+				}
+				return
+			}
+			if w.Reason != campaign.WaitLimitsLost {
+				t.Errorf("noted reason %q, want %q", w.Reason, campaign.WaitLimitsLost)
+			}
+			for _, s := range tt.wantNote {
+				if !strings.Contains(w.Error+" ", s) {
+					t.Errorf("note %q does not say %q", w.Error, s)
+				}
+			}
+			if id := hostID(t, h.st); strings.Contains(w.Error, id) || (wait != nil && strings.Contains(wait.Detail, id)) {
+				t.Errorf("user-facing note carries a claim id (host %s): %q / %+v", id, w.Error, wait)
+			}
+			if wait != nil && wait.Reason == campaign.WaitLimitsLost && wait.Detail != w.Error {
+				t.Errorf("progress detail %q, status note %q: want the same", wait.Detail, w.Error)
+			}
+		})
+	}
+}
+
+// A plain (cron) quota reset starts the new day in every portfolio it can
+// and names the lost ones after; run again it changes nothing.
+func TestResetSharedQuotaGoesOnPastALostPortfolio(t *testing.T) {
+	r := redistest.Start(t)
+	h, lose := twoPortfolios(t, r)
+	lose("p1")
+	h.st.now = func() time.Time { return t0.Add(24 * time.Hour) } // the cron line at the next midnight
+	tomorrow := h.st.Today(h.st.now())
+	for run := range 2 {
+		res, err := h.st.ResetSharedQuota(t.Context(), h.pool, nil, false)
+		var rerr *SharedResetError
+		if !errors.As(err, &rerr) || len(rerr.Failed) != 1 || rerr.Failed[0].Portfolio != "p1" ||
+			!slicesEqual(rerr.Failed[0].Accounts, []string{"a"}) || !errors.Is(err, limits.ErrStateLost) {
+			t.Fatalf("run %d: error %v, want p1 (a) lost", run, err)
+		}
+		if len(res) != 1 || res[0].Account != "b" || res[0].Day != tomorrow+"#2" || res[0].Reset.Reset != (run == 0) {
+			t.Fatalf("run %d: reset %+v, want b on %s#2 (reset on the first run only)", run, res, tomorrow)
+		}
+	}
+}
+
+func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
