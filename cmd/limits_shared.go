@@ -53,7 +53,8 @@ func (f *Factory) limitsPool() (*redisgate.Pool, error) {
 // for the shared limits, and what ends the wait.
 func limitsWaitText(lost bool, since, why string) string {
 	if lost {
-		if why == "" {
+		if !strings.Contains(why, "quota reset --force") {
+			// A note from an older wasend: no portfolio, no command.
 			why = "Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` starts a quota day (`wasend limits status` says for which accounts)"
 		}
 		return fmt.Sprintf("waiting for shared limits since %s: %s", since, why)

@@ -39,7 +39,7 @@ func TestStatusWaitingForSharedLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reason, why := campaign.WaitLimits, "admit h:4:1: shared limits (Redis) unavailable: dial tcp 127.0.0.1:6390: connect: connection refused"
+		reason, why := campaign.WaitLimits, "portfolio default: shared limits (Redis) unavailable: dial tcp 127.0.0.1:6390: connect: connection refused"
 		if lost {
 			reason, why = campaign.WaitLimitsLost, "the shared limits hold no state"
 		}
@@ -92,6 +92,25 @@ func TestStatusWaitingForSharedLimits(t *testing.T) {
 		}
 		if !strings.Contains(errOut, wantWhy) {
 			t.Errorf("campaign show does not say %q:\n%s", wantWhy, errOut)
+		}
+	}
+}
+
+// The wait's text shows a portfolio's own note whole (its exact command),
+// and an older note without one gets the general hint.
+func TestLimitsWaitText(t *testing.T) {
+	tests := []struct {
+		lost      bool
+		why, want string
+	}{
+		{true, "portfolio p1: Redis holds no state for it; its accounts wait until `wasend quota reset --force --account a --limits URL` starts a quota day",
+			"portfolio p1: Redis holds no state for it; its accounts wait until `wasend quota reset --force --account a --limits URL`"},
+		{true, "the shared limits hold no state", "`wasend quota reset --force --limits URL`"},
+		{false, "portfolio p2: shared limits (Redis) unavailable: i/o timeout", "Redis does not answer (portfolio p2: shared limits (Redis) unavailable: i/o timeout)"},
+	}
+	for _, tt := range tests {
+		if got := limitsWaitText(tt.lost, "2026-03-02 09:00:00", tt.why); !strings.Contains(got, tt.want) {
+			t.Errorf("limitsWaitText(%v, %q) = %q, want it to say %q", tt.lost, tt.why, got, tt.want)
 		}
 	}
 }
