@@ -400,6 +400,15 @@ func (g *Gate) ResetQuota(ctx context.Context, r limits.ResetRequest) ([]limits.
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, unavailable("quota reset: the days before", err)
 	}
+	if r.Force {
+		// A number that moved into a portfolio this reset just started
+		// (a new one) could not be handed over before: now it can.
+		for _, n := range r.Accounts {
+			if err := g.adopt(ctx, n, true); err != nil && !errors.Is(err, limits.ErrStateLost) {
+				return nil, fmt.Errorf("quota reset: %w", err)
+			}
+		}
+	}
 	for i := range out {
 		g.believe(out[i].Account, out[i].Day)
 		if counts[i] != nil {

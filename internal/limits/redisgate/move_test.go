@@ -95,6 +95,21 @@ func TestMovedNumberKeepsItsCap(t *testing.T) {
 				t.Errorf("next day admitted %d, want 10", got)
 			}
 		}},
+		{"into a new portfolio that a forced reset starts: the count carries", func(t *testing.T, old, neu *Gate) {
+			if _, err := admit(neu, today); !errors.Is(err, limits.ErrStateLost) {
+				t.Fatalf("before the new portfolio is started: %v, want ErrStateLost", err)
+			}
+			if _, err := reset(neu, today, true); err != nil {
+				t.Fatal(err)
+			}
+			st, err := neu.State(ctx, accts, nil)
+			if err != nil || st.Accounts[0].Used != 9 {
+				t.Fatalf("state after the forced start: %+v, %v; want 9 used", st, err)
+			}
+			if got := sendAll(t, neu, today); got != 1 {
+				t.Errorf("admitted %d, want 1", got)
+			}
+		}},
 		{"two hosts hand over at once: counted once", func(t *testing.T, old, neu *Gate) {
 			start(t, neu)
 			other := open(neu.portfolio)
