@@ -486,6 +486,9 @@ type WaitError struct {
 	// portfolio of the shared limits waits, and the command that ends it);
 	// it never carries internal ids.
 	Detail string
+	// Debug is the underlying errors whole (claim ids and all), for the
+	// debug log only.
+	Debug string
 }
 
 func (e *WaitError) Error() string {

@@ -83,7 +83,14 @@ func Observer(log *slog.Logger, campaignID int64) func(dispatch.Event) {
 			case campaign.WaitGlobal, campaign.WaitScheduled, campaign.WaitWindow, campaign.WaitPriority:
 				level = slog.LevelInfo
 			}
+			if ev.Wait.Detail != "" {
+				attrs = append(attrs, slog.String("detail", ev.Wait.Detail))
+			}
 			log.LogAttrs(ctx, level, "waiting", attrs...)
+			if ev.Wait.Debug != "" {
+				// The gates' errors whole, claim ids and all: debug only.
+				log.LogAttrs(ctx, slog.LevelDebug, "shared limits error", slog.String("error", ev.Wait.Debug))
+			}
 		case dispatch.EventResumed:
 			log.LogAttrs(ctx, slog.LevelDebug, "resumed sending")
 		case dispatch.EventOutage:

@@ -419,11 +419,12 @@ func sharedRefusal(ctx context.Context, tx *Tx, campaignID int64, now, deadline 
 func sharedWait(ctx context.Context, tx *Tx, claimIDs func(string) string, campaignID int64,
 	accts []account, groups []gateGroup, now time.Time) (*campaign.WaitError, error) {
 	reason := campaign.WaitLimits
-	var lost, down []string
+	var lost, down, debug []string
 	for _, g := range groups {
 		if g.failed == nil {
 			continue
 		}
+		debug = append(debug, "portfolio "+g.name+": "+g.failed.Error())
 		why := claimIDs(g.failed.Error())
 		if errors.Is(g.failed, limits.ErrStateLost) {
 			reason = campaign.WaitLimitsLost
@@ -448,7 +449,7 @@ func sharedWait(ctx context.Context, tx *Tx, claimIDs func(string) string, campa
 		campaignID, now.UnixNano(), now.UnixNano(), string(reason), detail); err != nil {
 		return nil, fmt.Errorf("campaign %d: note the wait for shared limits: %w", campaignID, err)
 	}
-	return &campaign.WaitError{Reason: reason, Until: now.Add(campaign.LimitsPoll), Detail: detail}, nil
+	return &campaign.WaitError{Reason: reason, Until: now.Add(campaign.LimitsPoll), Detail: detail, Debug: strings.Join(debug, "; ")}, nil
 }
 
 // withoutClaimIDs cuts this claim's ids ("admit HOST:ROW:ATTEMPT: ") out of a gate's

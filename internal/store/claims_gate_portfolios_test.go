@@ -127,6 +127,9 @@ func TestSharedClaimsFailClosedPerPortfolio(t *testing.T) {
 			if id := hostID(t, h.st); strings.Contains(w.Error, id) || (wait != nil && strings.Contains(wait.Detail, id)) {
 				t.Errorf("user-facing note carries a claim id (host %s): %q / %+v", id, w.Error, wait)
 			}
+			if wait != nil && wait.Reason == campaign.WaitLimitsLost && !strings.Contains(wait.Debug, "admit "+hostID(t, h.st)+":") {
+				t.Errorf("debug text %q lost the claim ids", wait.Debug)
+			}
 			if wait != nil && wait.Reason == campaign.WaitLimitsLost && wait.Detail != w.Error {
 				t.Errorf("progress detail %q, status note %q: want the same", wait.Detail, w.Error)
 			}
