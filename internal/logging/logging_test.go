@@ -268,3 +268,30 @@ func TestObserverCampaignOnce(t *testing.T) {
 		}
 	}
 }
+
+// A wait for the shared limits logs its user-facing detail at warn; the
+// gates' errors whole, with their claim ids, only at debug.
+func TestObserverSharedLimitsWait(t *testing.T) {
+	wait := &campaign.WaitError{Reason: campaign.WaitLimitsLost, Detail: "portfolio p1: Redis holds no state for it",
+		Debug: "portfolio p1: admit 1f2e:24:1: the shared limits hold no state"}
+	for _, tt := range []struct {
+		level string
+		want  []map[string]any
+	}{
+		{"info", []map[string]any{{"level": "WARN", "msg": "waiting", "reason": "limits-lost", "detail": wait.Detail}}},
+		{"debug", []map[string]any{{"level": "WARN", "msg": "waiting", "reason": "limits-lost", "detail": wait.Detail},
+			{"level": "DEBUG", "msg": "shared limits error", "error": wait.Debug}}},
+	} {
+		var buf bytes.Buffer
+		log, err := logging.New(&buf, "json", tt.level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logging.Observer(log, 3)(dispatch.Event{Kind: dispatch.EventWait, At: t0, Wait: wait})
+		recs := records(t, &buf)
+		checkRecords(t, recs, tt.want)
+		if tt.level == "info" && strings.Contains(buf.String(), "1f2e:24:1") {
+			t.Errorf("a claim id at info: %s", buf.String())
+		}
+	}
+}
