@@ -239,7 +239,7 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) stri
 		return "outside the recipients' send window; the next one opens at " + w.Until.In(loc).Format("2006-01-02 15:04:05 MST")
 	case campaign.WaitLimits:
 		if w.Detail != "" {
-			return "waiting for shared limits: " + w.Detail + "; sending resumes by itself when Redis answers"
+			return "waiting for shared limits: Redis does not answer (" + w.Detail + "); those accounts claim nothing until it does, then sending resumes by itself"
 		}
 		return "waiting for shared limits: Redis does not answer; nothing is claimed until it does (requests in flight finish), then sending resumes by itself"
 	case campaign.WaitLimitsLost:
