@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mattn/go-runewidth"
 
@@ -139,6 +141,39 @@ func TestLimitsBadURLIsUsage(t *testing.T) {
 			if code != ExitUsage || strings.Contains(msg, "s3cret") || !strings.Contains(msg, "limits URL") {
 				t.Errorf("%s with %s: exit %d, want %d\n%s", strings.Join(args, " "), url, code, ExitUsage, msg)
 			}
+		}
+	}
+}
+
+// TestQuotaResetGoesOnPastALostPortfolio: the cron line's plain reset
+// does every portfolio it can, then names the lost one with its exact
+// command and exits 1.
+func TestQuotaResetGoesOnPastALostPortfolio(t *testing.T) {
+	r := redistest.Start(t)
+	c := newCLI(t)
+	c.addAccounts()
+	c.ok("portfolio", "add", "acme", "--limit", "1000")
+	c.ok("account", "set", "main-01", "--portfolio", "acme") // acme comes first
+	c.env["WASEND_LIMITS"] = "redis://" + r.Addr() + "/0"
+	c.ok("quota", "reset", "--force")
+	if err := r.Client(t).Del(t.Context(), "wasend:{p:acme}:gen").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.now = c.now.Add(24 * time.Hour)
+	for run := range 2 {
+		out, errOut, err := c.run("quota", "reset")
+		var msg bytes.Buffer
+		if code := exitCode(err, &msg); code != ExitError {
+			t.Errorf("run %d: exit %d, want %d", run, code, ExitError)
+		}
+		want := map[int]string{0: "fresh-02: shared quota day 2026-12-01#2 (was 0 on 2026-11-30#1)",
+			1: "fresh-02: shared quota day 2026-12-01#2 already open, unchanged"}[run]
+		if !strings.Contains(out, want) {
+			t.Errorf("run %d: the portfolio after the lost one did not get its day (want %q):\n%s", run, want, out)
+		}
+		if !strings.Contains(errOut, "portfolio acme:") || !strings.Contains(errOut, "`wasend quota reset --force --account main-01 --limits URL`") ||
+			!strings.Contains(msg.String(), "1 portfolio(s)") {
+			t.Errorf("run %d: the lost portfolio is not named with its command:\n%s%s", run, errOut, msg.String())
 		}
 	}
 }
