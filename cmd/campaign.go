@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -261,6 +262,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	o.Policy.LongWait = rescheduledWait // rows a 131049 webhook put off a day end the run
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
+		Flags:    dbHint(f),
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Again: ro.Again, Shard: ro.Shard, Sender: client,
@@ -385,14 +387,34 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	return runErr
 }
 
+// dbHint is the global flags a hinted command line needs to reach the same
+// state as this one: --db, --sandbox and --limits as given (the
+// environment carries over by itself). A --limits URL's password is
+// shown redacted; the operator fills it in, or sets WASEND_LIMITS.
 func dbHint(f *Factory) string {
-	switch {
-	case f.DBPath != "":
-		return " --db " + f.DBPath
-	case f.Sandbox:
-		return " --sandbox"
+	var b strings.Builder
+	if f.DBPath != "" {
+		b.WriteString(" --db " + shellQuote(f.DBPath))
 	}
-	return ""
+	if f.Sandbox {
+		b.WriteString(" --sandbox")
+	}
+	if f.Limits != "" {
+		shown := "URL"
+		if u, err := url.Parse(f.Limits); err == nil {
+			shown = u.Redacted()
+		}
+		b.WriteString(" --limits " + shellQuote(shown))
+	}
+	return b.String()
+}
+
+// shellQuote is s as one word of a POSIX shell's command line.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkAccounts fails early when nothing could be sent: no enabled account,

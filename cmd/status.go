@@ -232,7 +232,7 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 	}
 	for _, c := range camps {
 		if c.PauseReason != "" {
-			f.IO.Warnf("campaign %d is paused: %s (resume it with `wasend campaign resume %d`)", c.ID, oneLine(c.PauseReason), c.ID)
+			f.IO.Warnf("campaign %d is paused: %s (resume it with `wasend campaign resume %d%s`)", c.ID, oneLine(c.PauseReason), c.ID, dbHint(f))
 		}
 		for _, d := range c.DroppedAccounts {
 			f.IO.Warnf("campaign %d: account %s stopped: %s", c.ID, d.Account, oneLine(d.Reason))

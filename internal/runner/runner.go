@@ -63,6 +63,10 @@ type Options struct {
 	// Probe: see dispatch.Options.
 	Probe func(ctx context.Context) error
 	Label string // progress label, e.g. "SANDBOX" [campaign N]
+	// Flags ends every wasend command line a message suggests: the global
+	// flags (--db, --sandbox, --limits) that reach this run's state, each
+	// with its leading space.
+	Flags string
 	// Location is the time zone of quota days (store.Location). [time.Local]
 	Location *time.Location
 	// Observe also receives every engine event (metrics, logs); it must be
@@ -112,7 +116,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		if c.PauseReason == campaign.NoUsableAccountReason {
 			err = fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
 		}
-		return fmt.Errorf("campaign %d: %w: %s (resume it with `wasend campaign resume %d`)", c.ID, err, c.PauseReason, c.ID)
+		return fmt.Errorf("campaign %d: %w: %s (resume it with `wasend campaign resume %d%s`)", c.ID, err, c.PauseReason, c.ID, o.Flags)
 	}
 	if err := o.Store.SetPairGap(ctx, c.ID, o.PairGap); err != nil {
 		return err
@@ -129,7 +133,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		o.Observe(dispatch.Event{Kind: dispatch.EventRecovered, At: now, Count: moved})
 	}
 	if moved > 0 {
-		o.IO.Warnf("%d message(s) were in flight when an earlier run stopped; they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", moved, c.ID)
+		o.IO.Warnf("%d message(s) were in flight when an earlier run stopped; they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown%s`)", moved, c.ID, o.Flags)
 	}
 	counts, err := o.Store.Counts(ctx, c.ID)
 	if err != nil {
@@ -173,7 +177,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			case dispatch.EventOutage:
 				prog.Waiting(describeOutage(ev.Outage, ev.At, o.Policy.WithDefaults().OutageTimeout), true)
 			case dispatch.EventRecovered:
-				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", ev.Count, c.ID)
+				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown%s`)", ev.Count, c.ID, o.Flags)
 				for range ev.Count {
 					prog.Unknown()
 				}
