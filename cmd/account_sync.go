@@ -24,13 +24,13 @@ func newAccountSyncCmd(f *Factory) *cobra.Command {
 		Use:   "sync [NAME] [--pause-on-red]",
 		Short: "Read each number's quality, throughput and messaging limit from Meta",
 		Long: `Read what Meta says of each account's number (GET /{phone-number-id}?fields=
-quality_rating,throughput,whatsapp_business_manager_messaging_limit,verified_name,
-name_status) and keep it: the throughput bounds the account's rate (80/s, 1,000/s
-once upgraded), the messaging limit applies to the number's portfolio (the
-lower of it and a pinned --limit), and status shows the values and when they
-were read. A RED quality rating is warned about loudly; with --pause-on-red the
-account is disabled. campaign run reads the same before it claims anything.
-Without NAME every enabled account is read.`,
+quality_rating,throughput,whatsapp_business_manager_messaging_limit,
+verified_name,name_status) and keep it: the throughput bounds the account's rate
+(80/s, 1,000/s once upgraded), the messaging limit applies to the number's
+portfolio (the lower of it and a pinned --limit), and status shows the values
+and when they were read. A RED quality rating is warned about loudly; with
+--pause-on-red the account is disabled. campaign run reads the same before it
+claims anything. Without NAME every enabled account is read.`,
 		Example: `  wasend account sync
   wasend account sync main-01 --pause-on-red`,
 		Args: maxArgs(1),

@@ -81,13 +81,14 @@ running the same list again continues its unfinished campaign (an edited list
 adds its new numbers; nobody is messaged twice), and a finished one is not
 sent again. --again makes a separate campaign and sends to everyone on the
 list, also to those who got this template in the last 24 h; a new --name
-makes a separate campaign after a finished one. Ctrl-C stops after the requests in flight;
-a message whose answer was lost is marked unknown and not resent
-automatically (see ` + "`wasend campaign retry --unknown`" + `).
+makes a separate campaign after a finished one. Ctrl-C stops after the
+requests in flight; a message whose answer was lost is marked unknown and not
+resent automatically (see ` + "`wasend campaign retry --unknown`" + `).
 
 With --sandbox nothing leaves the machine: a built-in stand-in for the Cloud
 API answers, three demo accounts send, and the demo template is used.`,
-		Example: `  wasend campaign run promo.csv --template spring_sale --lang en_US --params name,code
+		Example: `  wasend campaign run promo.csv --template spring_sale --lang en_US \
+      --params name,code
   wasend campaign run news.csv --text "Hi {{name}}, the shop opens at 9."
   wasend campaign run --resume 3
   wasend campaign run --sandbox testdata/recipients.csv`,
@@ -737,7 +738,8 @@ code and reason, the attempts made, the account used and when. Rows that gave
 up after repeated transient errors say "gave up after N attempts". Queue them
 again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code CODE`" + `.`,
 		Example: `  wasend campaign failed 3
-  wasend campaign failed 3 --json | jq -r '.[] | select(.error_code == 131026) | .phone'`,
+  wasend campaign failed 3 --json |
+      jq -r '.[] | select(.error_code == 131026) | .phone'`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, c, err := f.openCampaign(cmd.Context(), args[0])
@@ -800,7 +802,8 @@ func newCampaignSkippedCmd(f *Factory) *cobra.Command {
 invalid number, a missing parameter, a duplicate, a suppressed number. Lines
 are the file's own, counting the header as line 1.`,
 		Example: `  wasend campaign skipped 3
-  wasend campaign skipped 3 --json | jq -r '.[] | select(.reason | startswith("duplicate")) | .line'`,
+  wasend campaign skipped 3 --json |
+      jq -r '.[] | select(.reason | startswith("duplicate")) | .line'`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, c, err := f.openCampaign(cmd.Context(), args[0])

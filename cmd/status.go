@@ -63,7 +63,8 @@ piped): throttled >= 1 %, attempts per message >= 1.5, token use outside
 in place every INTERVAL (default 2s) until Ctrl-C.`,
 		Example: `  wasend status
   wasend status --watch
-  wasend status --json | jq '.campaigns[] | select(.state == "running") | .eta.text'`,
+  wasend status --json |
+      jq '.campaigns[] | select(.state == "running") | .eta.text'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

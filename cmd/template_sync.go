@@ -136,9 +136,10 @@ func syncWABA(ctx context.Context, f *Factory, st *store.Store, client *whatsapp
 func newTemplateListCmd(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "list",
-		Short:   "List the synced message templates",
-		Long:    `List the templates ` + "`wasend template sync`" + ` read: WABA, name, language, status, category, parameter format and when read.`,
+		Use:   "list",
+		Short: "List the synced message templates",
+		Long: `List the templates ` + "`wasend template sync`" + ` read: WABA, name, language,
+status, category, parameter format and when read.`,
 		Example: `  wasend template list`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
