@@ -191,6 +191,11 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	err = eng.Run(ctx)
 	stopShared()
 	prog.Waiting("", false)
+	// The last line shows the database's counts, as the summary does: a
+	// status webhook may have put a message counted as sent back to pending.
+	if end, cerr := o.Store.Counts(context.WithoutCancel(ctx), c.ID); cerr == nil {
+		prog.Settle(end[campaign.Sent], end[campaign.Failed], end[campaign.Unknown])
+	}
 	prog.Stop()
 	if rerr := o.Store.GiveBackRefunds(context.WithoutCancel(ctx)); rerr != nil {
 		// They stay queued in the database for the next claim.
