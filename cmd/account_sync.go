@@ -146,16 +146,16 @@ func recordSyncs(ctx context.Context, f *Factory, st *store.Store, checks []runn
 			continue
 		}
 		if !pauseOnRed {
-			f.IO.Warnf("account %s: QUALITY RATING IS RED (%s): Meta may restrict the number; stop or slow it (`wasend account set %s --disable`, or sync with --pause-on-red)",
-				c.Account.Name, c.Account.PhoneNumberID, c.Account.Name)
+			f.IO.Warnf("account %s: QUALITY RATING IS RED (%s): Meta may restrict the number; stop or slow it (`wasend account set %s --disable%s`, or sync with --pause-on-red)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Account.Name, dbHint(f))
 			continue
 		}
 		disabled := true
 		if _, err := st.UpdateAccount(ctx, c.Account.Name, store.AccountChange{Disabled: &disabled}); err != nil {
 			return err
 		}
-		f.IO.Warnf("account %s: QUALITY RATING IS RED: the account is disabled (--pause-on-red); `wasend account set %s --enable` when it recovers",
-			c.Account.Name, c.Account.Name)
+		f.IO.Warnf("account %s: QUALITY RATING IS RED: the account is disabled (--pause-on-red); `wasend account set %s --enable%s` when it recovers",
+			c.Account.Name, c.Account.Name, dbHint(f))
 	}
 	return nil
 }

@@ -359,7 +359,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "To continue, run the same command again, or: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
 	case errors.Is(runErr, campaign.ErrPaused):
 		printSummary(f, c, counts, "paused")
-		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status`; after fixing it: wasend campaign resume %d%s\n", c.ID, dbHint(f))
+		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status%s`; after fixing it: wasend campaign resume %d%s\n", dbHint(f), c.ID, dbHint(f))
 	case errors.Is(runErr, campaign.ErrCancelled):
 		printSummary(f, c, counts, "cancelled")
 	case errors.Is(runErr, store.ErrStorage):
@@ -471,8 +471,8 @@ func preflight(ctx context.Context, f *Factory, st *store.Store, api runner.Phon
 	for _, c := range checks {
 		switch c.Verdict {
 		case runner.VerdictFailed:
-			f.IO.Warnf("account %s (phone number id %s) is LEFT OUT of this run: %v (check it with `wasend account test %s`)",
-				c.Account.Name, c.Account.PhoneNumberID, c.Err, c.Account.Name)
+			f.IO.Warnf("account %s (phone number id %s) is LEFT OUT of this run: %v (check it with `wasend account test %s%s`)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Err, c.Account.Name, dbHint(f))
 		case runner.VerdictUnreached:
 			f.IO.Warnf("account %s could not be checked: %v; it stays in, and an outage is waited out", c.Account.Name, c.Err)
 		}
@@ -546,7 +546,7 @@ func reportPrepared(f *Factory, res runner.Result) {
 		f.IO.Infof("  line %d: %s: %s", s.Line, quoteInput(s.Input), s.Reason)
 	}
 	if c.Skipped > len(res.Skipped) {
-		f.IO.Infof("  … and %d more (see `wasend campaign skipped %d`)", c.Skipped-len(res.Skipped), c.ID)
+		f.IO.Infof("  … and %d more (see `wasend campaign skipped %d%s`)", c.Skipped-len(res.Skipped), c.ID, dbHint(f))
 	}
 }
 

@@ -314,3 +314,15 @@ func TestHintFlagsCarryOver(t *testing.T) {
 		})
 	}
 }
+
+// Hints of other commands carry the flags too.
+func TestOtherHintsCarryFlags(t *testing.T) {
+	c := newCLI(t)
+	_, errOut, err := c.run("template", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "`wasend template sync --db " + c.db + "`"; !strings.Contains(errOut, want) {
+		t.Errorf("no %q in:\n%s", want, errOut)
+	}
+}

@@ -165,7 +165,7 @@ status, category, parameter format and when read.`,
 					return f.IO.JSON(out)
 				}
 				if len(ts) == 0 {
-					f.IO.Infof("no templates synced yet: `wasend template sync`")
+					f.IO.Infof("no templates synced yet: `wasend template sync%s`", dbHint(f))
 				}
 				t := newTable(f, "WABA", "NAME", "LANGUAGE", "STATUS", "CATEGORY", "PARAMETERS", "SYNCED")
 				for _, tp := range ts {
