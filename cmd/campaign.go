@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -340,12 +341,19 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	}
 	logEvent := logging.Observer(logger, c.ID)
 	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
-	runErr := runner.Send(ctx, opts, c)
 	if hooks != nil {
-		stopSandbox()
-		if err := hooks.stop(); err != nil {
-			f.IO.Warnf("webhooks: %v", err)
-		}
+		// Once the engine stops, no status webhook may change the counts
+		// its last progress line and the summary below both show.
+		opts.Drain = sync.OnceFunc(func() {
+			stopSandbox()
+			if err := hooks.stop(); err != nil {
+				f.IO.Warnf("webhooks: %v", err)
+			}
+		})
+	}
+	runErr := runner.Send(ctx, opts, c)
+	if opts.Drain != nil {
+		opts.Drain() // when Send returned before its engine ran
 	}
 	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
 	if err != nil {

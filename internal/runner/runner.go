@@ -72,6 +72,11 @@ type Options struct {
 	// Observe also receives every engine event (metrics, logs); it must be
 	// safe for concurrent use.
 	Observe func(dispatch.Event)
+	// Drain, when set, is called once the engine has stopped, before the
+	// last progress line: it stops what still changes the campaign's rows
+	// (the run's own webhook receiver), so that line and the caller's
+	// summary read the same counts.
+	Drain func()
 	// Shared, when set (--limits), copies the shared suppression list and
 	// settings into Store before the first claim and every poll after.
 	Shared SharedSync
@@ -191,6 +196,9 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	err = eng.Run(ctx)
 	stopShared()
 	prog.Waiting("", false)
+	if o.Drain != nil {
+		o.Drain()
+	}
 	// The last line shows the database's counts, as the summary does: a
 	// status webhook may have put a message counted as sent back to pending.
 	if end, cerr := o.Store.Counts(context.WithoutCancel(ctx), c.ID); cerr == nil {
