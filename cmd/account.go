@@ -47,8 +47,10 @@ stored. The account's bucket starts full and its quota day starts today.
 
 With --auto-tier (the default) the number earns its tier: see
 ` + "`wasend account set --auto-tier`" + ` and ` + "`wasend account history`" + `.`,
-		Example: `  wasend account add main-01 --phone-number-id 1234567890 --tier active --token-env WA_TOKEN_MAIN
-  wasend account add fresh-02 --phone-number-id 2345678901 --tier new --token-env WA_TOKEN_FRESH`,
+		Example: `  wasend account add main-01 --phone-number-id 1234567890 --tier active \
+      --token-env WA_TOKEN_MAIN
+  wasend account add fresh-02 --phone-number-id 2345678901 --tier new \
+      --token-env WA_TOKEN_FRESH`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]

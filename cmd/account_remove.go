@@ -18,7 +18,8 @@ Refused while a running ` + "`campaign run`" + ` has messages in flight through 
 account: pause that campaign first, or let it finish. A run that stopped
 heartbeating 30 s ago no longer counts as running.`,
 		Example: `  wasend account remove fresh-02
-  wasend campaign pause 3 && wasend account remove fresh-02 && wasend campaign resume 3`,
+  wasend campaign pause 3 && wasend account remove fresh-02 &&
+      wasend campaign resume 3`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd.Context(), func(st *store.Store) error {

@@ -24,13 +24,13 @@ func newAccountSyncCmd(f *Factory) *cobra.Command {
 		Use:   "sync [NAME] [--pause-on-red]",
 		Short: "Read each number's quality, throughput and messaging limit from Meta",
 		Long: `Read what Meta says of each account's number (GET /{phone-number-id}?fields=
-quality_rating,throughput,whatsapp_business_manager_messaging_limit,verified_name,
-name_status) and keep it: the throughput bounds the account's rate (80/s, 1,000/s
-once upgraded), the messaging limit applies to the number's portfolio (the
-lower of it and a pinned --limit), and status shows the values and when they
-were read. A RED quality rating is warned about loudly; with --pause-on-red the
-account is disabled. campaign run reads the same before it claims anything.
-Without NAME every enabled account is read.`,
+quality_rating,throughput,whatsapp_business_manager_messaging_limit,
+verified_name,name_status) and keep it: the throughput bounds the account's rate
+(80/s, 1,000/s once upgraded), the messaging limit applies to the number's
+portfolio (the lower of it and a pinned --limit), and status shows the values
+and when they were read. A RED quality rating is warned about loudly; with
+--pause-on-red the account is disabled. campaign run reads the same before it
+claims anything. Without NAME every enabled account is read.`,
 		Example: `  wasend account sync
   wasend account sync main-01 --pause-on-red`,
 		Args: maxArgs(1),
@@ -146,16 +146,16 @@ func recordSyncs(ctx context.Context, f *Factory, st *store.Store, checks []runn
 			continue
 		}
 		if !pauseOnRed {
-			f.IO.Warnf("account %s: QUALITY RATING IS RED (%s): Meta may restrict the number; stop or slow it (`wasend account set %s --disable`, or sync with --pause-on-red)",
-				c.Account.Name, c.Account.PhoneNumberID, c.Account.Name)
+			f.IO.Warnf("account %s: QUALITY RATING IS RED (%s): Meta may restrict the number; stop or slow it (`wasend account set %s --disable%s`, or sync with --pause-on-red)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Account.Name, dbHint(f))
 			continue
 		}
 		disabled := true
 		if _, err := st.UpdateAccount(ctx, c.Account.Name, store.AccountChange{Disabled: &disabled}); err != nil {
 			return err
 		}
-		f.IO.Warnf("account %s: QUALITY RATING IS RED: the account is disabled (--pause-on-red); `wasend account set %s --enable` when it recovers",
-			c.Account.Name, c.Account.Name)
+		f.IO.Warnf("account %s: QUALITY RATING IS RED: the account is disabled (--pause-on-red); `wasend account set %s --enable%s` when it recovers",
+			c.Account.Name, c.Account.Name, dbHint(f))
 	}
 	return nil
 }

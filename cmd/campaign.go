@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,13 +82,14 @@ running the same list again continues its unfinished campaign (an edited list
 adds its new numbers; nobody is messaged twice), and a finished one is not
 sent again. --again makes a separate campaign and sends to everyone on the
 list, also to those who got this template in the last 24 h; a new --name
-makes a separate campaign after a finished one. Ctrl-C stops after the requests in flight;
-a message whose answer was lost is marked unknown and not resent
-automatically (see ` + "`wasend campaign retry --unknown`" + `).
+makes a separate campaign after a finished one. Ctrl-C stops after the
+requests in flight; a message whose answer was lost is marked unknown and not
+resent automatically (see ` + "`wasend campaign retry --unknown`" + `).
 
 With --sandbox nothing leaves the machine: a built-in stand-in for the Cloud
 API answers, three demo accounts send, and the demo template is used.`,
-		Example: `  wasend campaign run promo.csv --template spring_sale --lang en_US --params name,code
+		Example: `  wasend campaign run promo.csv --template spring_sale --lang en_US \
+      --params name,code
   wasend campaign run news.csv --text "Hi {{name}}, the shop opens at 9."
   wasend campaign run --resume 3
   wasend campaign run --sandbox testdata/recipients.csv`,
@@ -261,6 +264,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	o.Policy.LongWait = rescheduledWait // rows a 131049 webhook put off a day end the run
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
+		Flags:    dbHint(f),
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Again: ro.Again, Shard: ro.Shard, Sender: client,
@@ -337,12 +341,19 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	}
 	logEvent := logging.Observer(logger, c.ID)
 	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
-	runErr := runner.Send(ctx, opts, c)
 	if hooks != nil {
-		stopSandbox()
-		if err := hooks.stop(); err != nil {
-			f.IO.Warnf("webhooks: %v", err)
-		}
+		// Once the engine stops, no status webhook may change the counts
+		// its last progress line and the summary below both show.
+		opts.Drain = sync.OnceFunc(func() {
+			stopSandbox()
+			if err := hooks.stop(); err != nil {
+				f.IO.Warnf("webhooks: %v", err)
+			}
+		})
+	}
+	runErr := runner.Send(ctx, opts, c)
+	if opts.Drain != nil {
+		opts.Drain() // when Send returned before its engine ran
 	}
 	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
 	if err != nil {
@@ -356,7 +367,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "To continue, run the same command again, or: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
 	case errors.Is(runErr, campaign.ErrPaused):
 		printSummary(f, c, counts, "paused")
-		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status`; after fixing it: wasend campaign resume %d%s\n", c.ID, dbHint(f))
+		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status%s`; after fixing it: wasend campaign resume %d%s\n", dbHint(f), c.ID, dbHint(f))
 	case errors.Is(runErr, campaign.ErrCancelled):
 		printSummary(f, c, counts, "cancelled")
 	case errors.Is(runErr, store.ErrStorage):
@@ -385,14 +396,34 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	return runErr
 }
 
+// dbHint is the global flags a hinted command line needs to reach the same
+// state as this one: --db, --sandbox and --limits as given (the
+// environment carries over by itself). A --limits URL's password is
+// shown redacted; the operator fills it in, or sets WASEND_LIMITS.
 func dbHint(f *Factory) string {
-	switch {
-	case f.DBPath != "":
-		return " --db " + f.DBPath
-	case f.Sandbox:
-		return " --sandbox"
+	var b strings.Builder
+	if f.DBPath != "" {
+		b.WriteString(" --db " + shellQuote(f.DBPath))
 	}
-	return ""
+	if f.Sandbox {
+		b.WriteString(" --sandbox")
+	}
+	if f.Limits != "" {
+		shown := "URL"
+		if u, err := url.Parse(f.Limits); err == nil {
+			shown = u.Redacted()
+		}
+		b.WriteString(" --limits " + shellQuote(shown))
+	}
+	return b.String()
+}
+
+// shellQuote is s as one word of a POSIX shell's command line.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkAccounts fails early when nothing could be sent: no enabled account,
@@ -448,8 +479,8 @@ func preflight(ctx context.Context, f *Factory, st *store.Store, api runner.Phon
 	for _, c := range checks {
 		switch c.Verdict {
 		case runner.VerdictFailed:
-			f.IO.Warnf("account %s (phone number id %s) is LEFT OUT of this run: %v (check it with `wasend account test %s`)",
-				c.Account.Name, c.Account.PhoneNumberID, c.Err, c.Account.Name)
+			f.IO.Warnf("account %s (phone number id %s) is LEFT OUT of this run: %v (check it with `wasend account test %s%s`)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Err, c.Account.Name, dbHint(f))
 		case runner.VerdictUnreached:
 			f.IO.Warnf("account %s could not be checked: %v; it stays in, and an outage is waited out", c.Account.Name, c.Err)
 		}
@@ -523,7 +554,7 @@ func reportPrepared(f *Factory, res runner.Result) {
 		f.IO.Infof("  line %d: %s: %s", s.Line, quoteInput(s.Input), s.Reason)
 	}
 	if c.Skipped > len(res.Skipped) {
-		f.IO.Infof("  … and %d more (see `wasend campaign skipped %d`)", c.Skipped-len(res.Skipped), c.ID)
+		f.IO.Infof("  … and %d more (see `wasend campaign skipped %d%s`)", c.Skipped-len(res.Skipped), c.ID, dbHint(f))
 	}
 }
 
@@ -715,7 +746,8 @@ code and reason, the attempts made, the account used and when. Rows that gave
 up after repeated transient errors say "gave up after N attempts". Queue them
 again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code CODE`" + `.`,
 		Example: `  wasend campaign failed 3
-  wasend campaign failed 3 --json | jq -r '.[] | select(.error_code == 131026) | .phone'`,
+  wasend campaign failed 3 --json |
+      jq -r '.[] | select(.error_code == 131026) | .phone'`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, c, err := f.openCampaign(cmd.Context(), args[0])
@@ -778,7 +810,8 @@ func newCampaignSkippedCmd(f *Factory) *cobra.Command {
 invalid number, a missing parameter, a duplicate, a suppressed number. Lines
 are the file's own, counting the header as line 1.`,
 		Example: `  wasend campaign skipped 3
-  wasend campaign skipped 3 --json | jq -r '.[] | select(.reason | startswith("duplicate")) | .line'`,
+  wasend campaign skipped 3 --json |
+      jq -r '.[] | select(.reason | startswith("duplicate")) | .line'`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, c, err := f.openCampaign(cmd.Context(), args[0])

@@ -71,8 +71,10 @@ suppressed numbers, and the first problems with their line numbers. Nothing is
 stored and nothing is sent. --report writes every skipped row to a CSV file.
 A whole-file problem (no phone column, a missing --params column, broken
 quoting) is an error that names the file, line and column.`,
-		Example: `  wasend campaign check promo.csv --template spring_sale --lang en_US --params name,code
-  wasend campaign check promo.csv --text "Hi {{name}}" --region DE --report skipped.csv`,
+		Example: `  wasend campaign check promo.csv --template spring_sale --lang en_US \
+      --params name,code
+  wasend campaign check promo.csv --text "Hi {{name}}" --region DE \
+      --report skipped.csv`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

@@ -39,9 +39,9 @@ delivered, read or failed), delivered_at, read_at. Times are RFC 3339 in
 UTC; unset values are empty.
 
 --state keeps only the rows in one state: pending, sending, sent, failed,
-unknown or expired. --out writes FILE (mode 0600) all at once: it appears complete or not
-at all. Rows stream from the database, so any campaign size exports in
-constant memory.`,
+unknown or expired. --out writes FILE (mode 0600) all at once: it appears
+complete or not at all. Rows stream from the database, so any campaign size
+exports in constant memory.`,
 		Example: `  wasend campaign export 3 --out campaign-3.csv
   wasend campaign export 3 --state failed | cut -d, -f3,8,9`,
 		Args: exactArgs(1),

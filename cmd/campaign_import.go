@@ -23,7 +23,8 @@ Send it later with ` + "`wasend campaign run --resume ID`" + `, or by running
 ` + "`campaign run`" + ` with the same file and message flags. A list with the same
 message as an unfinished campaign and some of its numbers continues that
 campaign (its new numbers are added); --again makes a separate one.`,
-		Example: `  wasend campaign import promo.csv --template spring_sale --lang en_US --params name,code
+		Example: `  wasend campaign import promo.csv --template spring_sale --lang en_US \
+      --params name,code
   wasend campaign run --resume 3`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

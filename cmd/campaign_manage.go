@@ -152,9 +152,10 @@ func confirmed(f *Factory) bool {
 
 func newCampaignRenameCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:     "rename ID NAME",
-		Short:   "Give a campaign a new name",
-		Long:    `Rename campaign ID. The name is a label for people; the campaign keeps its number.`,
+		Use:   "rename ID NAME",
+		Short: "Give a campaign a new name",
+		Long: `Rename campaign ID. The name is a label for people; the campaign keeps its
+number.`,
 		Example: `  wasend campaign rename 3 "spring sale, second wave"`,
 		Args:    exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -33,14 +33,16 @@ func newCampaignPlanCmd(f *Factory) *cobra.Command {
 		Long: `Count the recipients FILE.csv would give (read exactly as ` + "`campaign run`" + ` reads
 it), then simulate sending them with the accounts, tiers and limits in the
 database — each account's token bucket and daily cap, the global limit, quota
-resets at each midnight of the zone of quota days — and print when the last message would go,
-how many quota days that takes, each account's share, and how much sooner it
-would finish with one more account of each tier.
+resets at each midnight of the zone of quota days — and print when the last
+message would go, how many quota days that takes, each account's share, and
+how much sooner it would finish with one more account of each tier.
 
 Nothing is stored and nothing is sent. The forecast assumes every request
 succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
-		Example: `  wasend campaign plan promo.csv --template spring_sale --lang en_US --params name,code
-  wasend campaign plan promo.csv --text "Hi {{name}}" --start 2026-12-01T08:00:00+01:00 --accounts main-01,main-02`,
+		Example: `  wasend campaign plan promo.csv --template spring_sale --lang en_US \
+      --params name,code
+  wasend campaign plan promo.csv --text "Hi {{name}}" \
+      --start 2026-12-01T08:00:00+01:00 --accounts main-01,main-02`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]

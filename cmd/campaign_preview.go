@@ -27,16 +27,18 @@ func newCampaignPreviewCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "preview FILE.csv (--template NAME --lang CODE [--params COL,…] | --text TEXT) [--row N]",
 		Short: "Print the exact request body one row of a recipient file would be sent as",
-		Long: `Read FILE.csv as ` + "`campaign run`" + ` would, with the same message flags, and print the
-JSON body of the Cloud API request for one row: data row N with --row N (1 is
-the first record after the header), else the first usable row. The campaign
-and message numbers in biz_opaque_callback_data are placeholders. Nothing is
-stored or sent, and the database is not read: duplicates and the suppression
-list are left to ` + "`campaign check`" + `. A row that would be skipped prints its reason
-and exits 1.`,
-		Example: `  wasend campaign preview promo.csv --template spring_sale --lang en_US --params name,code
-  wasend campaign preview orders.csv --template order_update --lang en --params customer_name --named-params \
-      --header-image banner --button-param 0=order_path --row 3`,
+		Long: `Read FILE.csv as ` + "`campaign run`" + ` would, with the same message flags, and
+print the JSON body of the Cloud API request for one row: data row N with
+--row N (1 is the first record after the header), else the first usable row.
+The campaign and message numbers in biz_opaque_callback_data are placeholders.
+Nothing is stored or sent, and the database is not read: duplicates and the
+suppression list are left to ` + "`campaign check`" + `. A row that would be skipped
+prints its reason and exits 1.`,
+		Example: `  wasend campaign preview promo.csv --template spring_sale --lang en_US \
+      --params name,code
+  wasend campaign preview orders.csv --template order_update --lang en \
+      --params customer_name --named-params --header-image banner \
+      --button-param 0=order_path --row 3`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("report") {

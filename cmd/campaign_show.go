@@ -87,7 +87,7 @@ account, dropped, …), for grep and awk.`,
 				if err := printShow(f, d, loc); err != nil {
 					return err
 				}
-				return printShowDelivery(f, dl, byAccount, grace)
+				return printShowDelivery(f, id, dl, byAccount, grace)
 			})
 		},
 	}

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
@@ -212,5 +214,43 @@ func TestCampaignShowErrors(t *testing.T) {
 	_, _, err := c.run("campaign", "show", "7")
 	if !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("show of a missing campaign: %v, want ErrNotFound", err)
+	}
+}
+
+// The delivery block of campaign show fits a terminal of 80 columns (and
+// of 120) one figure a line; its resend hint is a command that works.
+func TestCampaignShowDeliveryFits(t *testing.T) {
+	c := newCLI(t)
+	seedCampaign(t, c.db)
+	c.now = showT0.Add(48 * time.Hour)
+	at := showT0.Add(2 * time.Minute)
+	lines := []string{
+		statusLine(t, "wamid.HBgL02", "read", "4915100000000", "", at.Add(time.Minute), 0),
+		statusLine(t, "wamid.HBgL02", "delivered", "4915100000000", "", at, 0),
+		statusLine(t, "wamid.HBgL03", "delivered", "4915100000001", "", at, 0),
+		statusLine(t, "wamid.HBgL04", "failed", "4915100000002", "", at, 131026),
+	}
+	file := filepath.Join(t.TempDir(), "statuses.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("webhook", "import", file)
+	c.tty = true
+	for _, width := range []int{80, 120} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			c.t, c.width = t, width
+			out, errOut, err := c.run("campaign", "show", "1")
+			if err != nil || errOut != "" {
+				t.Fatalf("campaign show: %v\n%s", err, errOut)
+			}
+			out = out[strings.Index(out, "\nDelivery"):]
+			out = strings.ReplaceAll(out, c.db, "DB")
+			goldenFile(t, fmt.Sprintf("campaign_show_delivery_%d.golden", width), out)
+			for _, l := range strings.Split(out, "\n") {
+				if n := utf8.RuneCountInString(l); n > width {
+					t.Errorf("line of %d columns at a width of %d: %q", n, width, l)
+				}
+			}
+		})
 	}
 }

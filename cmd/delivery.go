@@ -26,16 +26,21 @@ func deliveryLine(d *report.Delivery) string {
 		d.Sent, d.Delivered, pct(d.DeliveredRate), d.Read, pct(d.ReadRate), d.FailedAfterSend)
 }
 
-// printShowDelivery writes campaign show's delivery block (terminal form).
-func printShowDelivery(f *Factory, d *report.Delivery, accts map[string]store.DeliveryFigures, grace time.Duration) error {
+// printShowDelivery writes campaign show's delivery block (terminal form):
+// one figure a line, so that it fits a terminal of 80 columns.
+func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[string]store.DeliveryFigures, grace time.Duration) error {
 	if d == nil {
 		return nil
 	}
 	w := f.IO.Out
 	fmt.Fprintln(w, "\nDelivery (status webhooks)")
-	kv(w, "Messages", deliveryLine(d))
+	kv(w, "Sent", strconv.Itoa(d.Sent))
+	kv(w, "Delivered", fmt.Sprintf("%d (%s of sent)", d.Delivered, pct(d.DeliveredRate)))
+	kv(w, "Read", fmt.Sprintf("%d (%s of delivered)", d.Read, pct(d.ReadRate)))
+	kv(w, "Failed", fmt.Sprintf("%d after send", d.FailedAfterSend))
 	if n := *d.UnknownNoWebhook; n > 0 {
-		kv(w, "Unknown", fmt.Sprintf("%d with no webhook after %s: most likely never accepted (wasend campaign retry ID --unknown)", n, grace))
+		kv(w, "Unknown", fmt.Sprintf("%d with no webhook after %s: most likely never accepted", n, grace))
+		kv(w, "Resend", fmt.Sprintf("wasend campaign retry %d --unknown%s", id, dbHint(f)))
 	}
 	if len(accts) == 0 {
 		return nil

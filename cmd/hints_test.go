@@ -35,6 +35,14 @@ func TestCappedHint(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, errOut)
 		}
 	}
+	// Pasted, each command line reaches the same (sandbox) database.
+	flags := " --db " + c.db + " --sandbox"
+	for _, want := range []string{"wasend campaign run --resume 1" + flags + "\n",
+		"See it with: wasend status" + flags + " (or wasend campaign show 1" + flags + ")"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("no %q in:\n%s", want, errOut)
+		}
+	}
 	if strings.Contains(errOut, "It continues after `wasend quota reset`") {
 		t.Errorf("the untrue hint is back:\n%s", errOut)
 	}
@@ -278,5 +286,43 @@ func TestTrueStateEverywhere(t *testing.T) {
 			t.Errorf("a live runner: %v, want running everywhere", states())
 			break
 		}
+	}
+}
+
+// A command line a hint prints works when pasted: it carries --db,
+// --sandbox and --limits as given, never a password.
+func TestHintFlagsCarryOver(t *testing.T) {
+	tests := []struct {
+		name string
+		f    *Factory
+		want string
+	}{
+		{name: "none", f: &Factory{}, want: ""},
+		{name: "db", f: &Factory{DBPath: "/tmp/w.db"}, want: " --db /tmp/w.db"},
+		{name: "db and sandbox", f: &Factory{DBPath: "/tmp/w.db", Sandbox: true}, want: " --db /tmp/w.db --sandbox"},
+		{name: "sandbox", f: &Factory{Sandbox: true}, want: " --sandbox"},
+		{name: "db with a space", f: &Factory{DBPath: "/tmp/my w's.db"}, want: ` --db '/tmp/my w'\''s.db'`},
+		{name: "limits", f: &Factory{Limits: "redis://redis.internal:6379/0"}, want: " --limits redis://redis.internal:6379/0"},
+		{name: "limits with a password", f: &Factory{Limits: "redis://app:s3cret@redis.internal:6379/0"},
+			want: " --limits redis://app:xxxxx@redis.internal:6379/0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := dbHint(tt.f); got != tt.want {
+				t.Errorf("dbHint = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// Hints of other commands carry the flags too.
+func TestOtherHintsCarryFlags(t *testing.T) {
+	c := newCLI(t)
+	_, errOut, err := c.run("template", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "`wasend template sync --db " + c.db + "`"; !strings.Contains(errOut, want) {
+		t.Errorf("no %q in:\n%s", want, errOut)
 	}
 }

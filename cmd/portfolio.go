@@ -22,8 +22,9 @@ func newPortfolioCmd(f *Factory) *cobra.Command {
 		Long: `Meta's messaging limit belongs to a business portfolio and is shared by all
 its numbers: at most 250, 2,000, 10,000, 100,000 or unlimited distinct
 recipients of business-initiated messages in any moving 24 hours. Put the
-accounts of one portfolio in one wasend portfolio (` + "`account add|set --portfolio NAME`" + `);
-an account without one is a portfolio of its own. Before each send the
+accounts of one portfolio in one wasend portfolio
+(` + "`account add|set --portfolio NAME`" + `); an account without one is a portfolio
+of its own. Before each send the
 recipient is admitted against the portfolio: someone its numbers messaged
 in the last 24 hours costs nothing, anyone else one unit of the limit minus
 the margin.`,

@@ -77,7 +77,8 @@ paced by its tier's token bucket and daily cap. Every recipient's state is kept
 in SQLite, so an interrupted run continues where it stopped without sending
 anyone a message twice.
 
-Try it without credentials:  wasend campaign run --sandbox testdata/recipients.csv`,
+Try it without credentials:
+  wasend campaign run --sandbox testdata/recipients.csv`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version(),

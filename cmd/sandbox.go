@@ -58,7 +58,8 @@ answers included) to URL, signed with $WASEND_APP_SECRET like Meta's: sent,
 then delivered and/or read, or failed with 131049; some posted twice, some
 out of order. Point it at ` + "`wasend webhook serve`" + `.`,
 		Example: `  wasend sandbox serve --record sandbox.jsonl --throttle 0.02 --drop 0.01
-  wasend sandbox serve --fail-number +16505551234=131026 --fatal-account 1065403=190@100`,
+  wasend sandbox serve --fail-number +16505551234=131026 \
+      --fatal-account 1065403=190@100`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.parse(); err != nil {

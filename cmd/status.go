@@ -63,7 +63,8 @@ piped): throttled >= 1 %, attempts per message >= 1.5, token use outside
 in place every INTERVAL (default 2s) until Ctrl-C.`,
 		Example: `  wasend status
   wasend status --watch
-  wasend status --json | jq '.campaigns[] | select(.state == "running") | .eta.text'`,
+  wasend status --json |
+      jq '.campaigns[] | select(.state == "running") | .eta.text'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -232,7 +233,7 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 	}
 	for _, c := range camps {
 		if c.PauseReason != "" {
-			f.IO.Warnf("campaign %d is paused: %s (resume it with `wasend campaign resume %d`)", c.ID, oneLine(c.PauseReason), c.ID)
+			f.IO.Warnf("campaign %d is paused: %s (resume it with `wasend campaign resume %d%s`)", c.ID, oneLine(c.PauseReason), c.ID, dbHint(f))
 		}
 		for _, d := range c.DroppedAccounts {
 			f.IO.Warnf("campaign %d: account %s stopped: %s", c.ID, d.Account, oneLine(d.Reason))

@@ -136,9 +136,10 @@ func syncWABA(ctx context.Context, f *Factory, st *store.Store, client *whatsapp
 func newTemplateListCmd(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "list",
-		Short:   "List the synced message templates",
-		Long:    `List the templates ` + "`wasend template sync`" + ` read: WABA, name, language, status, category, parameter format and when read.`,
+		Use:   "list",
+		Short: "List the synced message templates",
+		Long: `List the templates ` + "`wasend template sync`" + ` read: WABA, name, language,
+status, category, parameter format and when read.`,
 		Example: `  wasend template list`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -164,7 +165,7 @@ func newTemplateListCmd(f *Factory) *cobra.Command {
 					return f.IO.JSON(out)
 				}
 				if len(ts) == 0 {
-					f.IO.Infof("no templates synced yet: `wasend template sync`")
+					f.IO.Infof("no templates synced yet: `wasend template sync%s`", dbHint(f))
 				}
 				t := newTable(f, "WABA", "NAME", "LANGUAGE", "STATUS", "CATEGORY", "PARAMETERS", "SYNCED")
 				for _, tp := range ts {

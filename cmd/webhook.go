@@ -83,7 +83,8 @@ With --limits (or $WASEND_LIMITS) a number a status reports opted out
 Several receivers and senders may share one database.`,
 		Example: `  export WASEND_APP_SECRET=... WASEND_VERIFY_TOKEN=...
   wasend webhook serve --addr 127.0.0.1:8080
-  wasend webhook serve --addr :8080 --path /meta/webhook --metrics-addr 127.0.0.1:9464`,
+  wasend webhook serve --addr :8080 --path /meta/webhook \
+      --metrics-addr 127.0.0.1:9464`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return webhookServe(cmd.Context(), f, o)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
@@ -71,8 +72,11 @@ func Observer(log *slog.Logger, campaignID int64) func(dispatch.Event) {
 		switch ev.Kind {
 		case dispatch.EventWait:
 			attrs := []slog.Attr{slog.String("reason", string(ev.Wait.Reason))}
-			if !ev.Wait.Until.IsZero() {
-				attrs = append(attrs, slog.Time("until", ev.Wait.Until))
+			// An end already passed when the event happened (the wait was
+			// worked out a moment before) says nothing: only a future one
+			// is logged, with how long that is.
+			if left := ev.Wait.Until.Sub(ev.At); !ev.Wait.Until.IsZero() && left > 0 {
+				attrs = append(attrs, slog.Time("until", ev.Wait.Until), slog.Duration("for", roundWait(left)))
 			}
 			// Caps and a missing account wait for a person; waiting for the
 			// next token or a retry time is the normal pace: debug.
@@ -112,6 +116,14 @@ func Observer(log *slog.Logger, campaignID int64) func(dispatch.Event) {
 				slog.String("reason", ev.Outcome.Pause))
 		}
 	}
+}
+
+// roundWait is d as a reader wants it: whole seconds from a second up.
+func roundWait(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
 }
 
 func logOutcome(ctx context.Context, log *slog.Logger, outcome string, ev dispatch.Event) {

@@ -295,3 +295,45 @@ func TestObserverSharedLimitsWait(t *testing.T) {
 		}
 	}
 }
+
+// A wait's end is logged only when it is still ahead, with how long that
+// is: an end already passed when the wait is logged would read as a wait
+// that is over.
+func TestWaitUntilOnlyAhead(t *testing.T) {
+	tests := []struct {
+		name      string
+		until     time.Time
+		wantUntil bool
+		wantFor   time.Duration
+	}{
+		{name: "ahead", until: t0.Add(3*time.Second + 200*time.Millisecond), wantUntil: true, wantFor: 3 * time.Second},
+		{name: "under a second ahead", until: t0.Add(250 * time.Millisecond), wantUntil: true, wantFor: 250 * time.Millisecond},
+		{name: "passed", until: t0.Add(-2 * time.Second)},
+		{name: "now", until: t0},
+		{name: "unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			log, err := logging.New(&buf, "json", "info")
+			if err != nil {
+				t.Fatal(err)
+			}
+			logging.Observer(log, 3)(dispatch.Event{Kind: dispatch.EventWait, At: t0,
+				Wait: &campaign.WaitError{Reason: campaign.WaitWindow, Until: tt.until}})
+			recs := records(t, &buf)
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want 1: %v", len(recs), recs)
+			}
+			if _, got := recs[0]["until"]; got != tt.wantUntil {
+				t.Errorf("until logged: %v, want %v: %v", got, tt.wantUntil, recs[0])
+			}
+			if tt.wantUntil && recs[0]["for"] != float64(tt.wantFor) {
+				t.Errorf("for = %v, want %v", recs[0]["for"], float64(tt.wantFor))
+			}
+			if !tt.wantUntil && recs[0]["for"] != nil {
+				t.Errorf("for logged for a wait with no end ahead: %v", recs[0])
+			}
+		})
+	}
+}

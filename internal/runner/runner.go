@@ -63,11 +63,20 @@ type Options struct {
 	// Probe: see dispatch.Options.
 	Probe func(ctx context.Context) error
 	Label string // progress label, e.g. "SANDBOX" [campaign N]
+	// Flags ends every wasend command line a message suggests: the global
+	// flags (--db, --sandbox, --limits) that reach this run's state, each
+	// with its leading space.
+	Flags string
 	// Location is the time zone of quota days (store.Location). [time.Local]
 	Location *time.Location
 	// Observe also receives every engine event (metrics, logs); it must be
 	// safe for concurrent use.
 	Observe func(dispatch.Event)
+	// Drain, when set, is called once the engine has stopped, before the
+	// last progress line: it stops what still changes the campaign's rows
+	// (the run's own webhook receiver), so that line and the caller's
+	// summary read the same counts.
+	Drain func()
 	// Shared, when set (--limits), copies the shared suppression list and
 	// settings into Store before the first claim and every poll after.
 	Shared SharedSync
@@ -112,7 +121,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		if c.PauseReason == campaign.NoUsableAccountReason {
 			err = fmt.Errorf("%w: %w", campaign.ErrPaused, campaign.ErrNoUsableAccount)
 		}
-		return fmt.Errorf("campaign %d: %w: %s (resume it with `wasend campaign resume %d`)", c.ID, err, c.PauseReason, c.ID)
+		return fmt.Errorf("campaign %d: %w: %s (resume it with `wasend campaign resume %d%s`)", c.ID, err, c.PauseReason, c.ID, o.Flags)
 	}
 	if err := o.Store.SetPairGap(ctx, c.ID, o.PairGap); err != nil {
 		return err
@@ -129,7 +138,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		o.Observe(dispatch.Event{Kind: dispatch.EventRecovered, At: now, Count: moved})
 	}
 	if moved > 0 {
-		o.IO.Warnf("%d message(s) were in flight when an earlier run stopped; they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", moved, c.ID)
+		o.IO.Warnf("%d message(s) were in flight when an earlier run stopped; they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown%s`)", moved, c.ID, o.Flags)
 	}
 	counts, err := o.Store.Counts(ctx, c.ID)
 	if err != nil {
@@ -173,7 +182,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			case dispatch.EventOutage:
 				prog.Waiting(describeOutage(ev.Outage, ev.At, o.Policy.WithDefaults().OutageTimeout), true)
 			case dispatch.EventRecovered:
-				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown`)", ev.Count, c.ID)
+				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown%s`)", ev.Count, c.ID, o.Flags)
 				for range ev.Count {
 					prog.Unknown()
 				}
@@ -187,6 +196,14 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	err = eng.Run(ctx)
 	stopShared()
 	prog.Waiting("", false)
+	if o.Drain != nil {
+		o.Drain()
+	}
+	// The last line shows the database's counts, as the summary does: a
+	// status webhook may have put a message counted as sent back to pending.
+	if end, cerr := o.Store.Counts(context.WithoutCancel(ctx), c.ID); cerr == nil {
+		prog.Settle(end[campaign.Sent], end[campaign.Failed], end[campaign.Unknown])
+	}
 	prog.Stop()
 	if rerr := o.Store.GiveBackRefunds(context.WithoutCancel(ctx)); rerr != nil {
 		// They stay queued in the database for the next claim.

@@ -26,6 +26,9 @@ type Progress struct {
 	failed  int
 	unknown int
 	retries int
+	// putBack counts rows this run counted as done that are open again
+	// when it ends (a 131049 status webhook rescheduled a sent message).
+	putBack int
 	waitWhy string
 	// stalled: the wait is notable (caps, no account): no rate or time
 	// left is shown, as there is no pace to speak of.
@@ -112,6 +115,21 @@ func (p *Progress) Failed()  { p.add(&p.failed) }
 func (p *Progress) Unknown() { p.add(&p.unknown) }
 func (p *Progress) Retry()   { p.add(&p.retries) }
 
+// Settle sets the counts to those the database holds when the run ends,
+// so that the last line agrees with the run's summary: a status webhook
+// may have moved a row this run counted as sent — back to pending for a
+// later retry (131049), or to failed. Rows no longer done show as "put
+// back". (Other processes sending the campaign meanwhile raise the counts
+// and can hide rows put back, never invent them.)
+func (p *Progress) Settle(sent, failed, unknown int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if back := p.done() - (sent + failed + unknown); back > 0 {
+		p.putBack += back
+	}
+	p.sent, p.failed, p.unknown = sent, failed, unknown
+}
+
 func (p *Progress) add(n *int) {
 	p.mu.Lock()
 	*n++
@@ -191,6 +209,9 @@ func (p *Progress) left(rate float64) (time.Duration, bool) {
 
 func (p *Progress) counts() string {
 	s := fmt.Sprintf("sent %d failed %d unknown %d", p.sent, p.failed, p.unknown)
+	if p.putBack > 0 {
+		s += fmt.Sprintf(" put back %d", p.putBack)
+	}
 	if p.retries > 0 {
 		s += fmt.Sprintf(" retries %d", p.retries)
 	}
@@ -198,8 +219,11 @@ func (p *Progress) counts() string {
 }
 
 func (p *Progress) line() string {
-	s := fmt.Sprintf("%s: sent %d failed %d unknown %d remaining %d of %d",
-		p.label, p.sent, p.failed, p.unknown, p.total-p.done(), p.total)
+	s := fmt.Sprintf("%s: sent %d failed %d unknown %d", p.label, p.sent, p.failed, p.unknown)
+	if p.putBack > 0 {
+		s += fmt.Sprintf(" put back %d", p.putBack)
+	}
+	s += fmt.Sprintf(" remaining %d of %d", p.total-p.done(), p.total)
 	if p.retries > 0 {
 		s += fmt.Sprintf(" retries %d", p.retries)
 	}

@@ -409,3 +409,37 @@ func TestProgressStalledHintFits(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressSettle: a message this run counted as sent that a status
+// webhook put back to pending (131049) leaves the sent count at the end,
+// so the last line agrees with the database's counts (the summary); it
+// shows as put back, and as remaining again.
+func TestProgressSettle(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tty=%v", tty), func(t *testing.T) {
+			var errOut syncBuffer
+			s := Test(&bytes.Buffer{}, &errOut)
+			s.SetTTY(tty, tty)
+			s.SetWidth(120)
+			clock := &fakeClock{t: t0}
+			p := NewProgress(s, ProgressOptions{Label: "campaign 3", Total: 34, Interval: time.Hour, Now: clock.Now})
+			for range 34 {
+				p.Sent()
+			}
+			p.Settle(33, 0, 0)
+			p.Stop()
+			got := errOut.String()
+			last := got[strings.LastIndex(strings.TrimSuffix(got, "\n"), "\n")+1:]
+			if i := strings.LastIndex(last, "\r"); i >= 0 {
+				last = last[i+1:]
+			}
+			want := "sent 33 failed 0 unknown 0 put back 1 remaining 1 of 34"
+			if tty {
+				want = "33/34 sent 33 failed 0 unknown 0 put back 1"
+			}
+			if !strings.Contains(last, want) {
+				t.Errorf("last line %q, want it to contain %q", last, want)
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/limits/redisgate"
@@ -94,13 +95,20 @@ func (s *Sync) pullLogged(ctx context.Context) {
 	case err != nil && !s.failing:
 		s.failing = true
 		s.log.Warn("shared suppression list and settings not updated; this host keeps what it copied before and tries again",
-			"every", s.every, "err", err)
+			"every", s.every, "err", oneLine(err))
 	case err != nil:
-		s.log.Debug("shared state still not readable", "err", err)
+		s.log.Debug("shared state still not readable", "err", oneLine(err))
 	case s.failing:
 		s.failing = false
 		s.log.Info("shared suppression list and settings updated again")
 	}
+}
+
+// oneLine is err's message with the lines errors.Join puts between the
+// errors it joins replaced by "; ": a log line is one event, and a text
+// handler would print the newline as a literal \n.
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
 }
 
 // Pull first pushes what this host suppressed by itself since the last

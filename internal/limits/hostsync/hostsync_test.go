@@ -323,6 +323,10 @@ func TestRunLogsOutageOnce(t *testing.T) {
 	if n := strings.Count(logged, "not updated"); n != 1 {
 		t.Errorf("outage logged %d times, want once:\n%s", n, logged)
 	}
+	// Push and pull both failed: their errors share one readable line.
+	if strings.Contains(logged, `\n`) {
+		t.Errorf("log holds a literal \\n inside a line:\n%s", logged)
+	}
 	if n := strings.Count(logged, "updated again"); n != 1 {
 		t.Errorf("recovery logged %d times, want once:\n%s", n, logged)
 	}
