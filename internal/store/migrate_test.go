@@ -2,8 +2,10 @@ package store
 
 import (
 	"database/sql"
+	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +215,84 @@ func TestMigrationKeepsSourceKeys(t *testing.T) {
 	var phones []string
 	if err := im.EachNumber(t.Context(), 1, func(p string) { phones = append(phones, p) }); err != nil || len(phones) != 1 {
 		t.Errorf("EachNumber = %v, %v", phones, err)
+	}
+}
+
+// A send log from before migration 0023 (keyed by account first, with an
+// index by phone) comes over row for row into the log keyed by phone,
+// without that index; lookups by phone and the cascade from accounts read
+// and delete the same rows as before.
+func TestMigrationKeysContactLogByPhone(t *testing.T) {
+	path, old, exec := oldDatabase(t, "0023")
+	for _, a := range []string{"a", "b"} {
+		exec(`INSERT INTO accounts (name, phone_number_id, tier, token_env, created_at, tokens, tokens_at, quota_day)
+			VALUES (?, ?, 'new', 'TOKEN', 0, 5, 0, '2026-03-02')`, a, "10"+a)
+	}
+	exec(`INSERT INTO contact_log (account_id, phone, last_at, prev_at, sent_at) VALUES
+		(1, '+491511', 30, 10, 30), (2, '+491511', 40, 0, 0), (2, '+491512', 50, 20, 20), (1, '+491513', 60, 0, 0)`)
+	old.Close()
+	st := openAt(t, path, newFakeClock())
+	ctx := t.Context()
+
+	dump := func() []string {
+		t.Helper()
+		rows, err := st.db.QueryContext(ctx, `SELECT account_id, phone, last_at, prev_at, sent_at FROM contact_log ORDER BY account_id, phone`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var a, last, prev, sent int64
+			var p string
+			if err := rows.Scan(&a, &p, &last, &prev, &sent); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%d %s %d %d %d", a, p, last, prev, sent))
+		}
+		return out
+	}
+	want := []string{"1 +491511 30 10 30", "1 +491513 60 0 0", "2 +491511 40 0 0", "2 +491512 50 20 20"}
+	if got := dump(); !slices.Equal(got, want) {
+		t.Errorf("send log after migration 0023: %q, want %q", got, want)
+	}
+	// The primary key is the first of the table's indexes, phone first.
+	var keys []string
+	rows, err := st.db.QueryContext(ctx, `SELECT l.name || ':' || group_concat(i.name, ',') FROM pragma_index_list('contact_log') l,
+		pragma_index_info(l.name) i GROUP BY l.name ORDER BY l.name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if want := []string{"contact_log_window:account_id,last_at", "sqlite_autoindex_contact_log_1:phone,account_id"}; !slices.Equal(keys, want) {
+		t.Errorf("indexes on contact_log: %q, want %q", keys, want)
+	}
+
+	got, err := readLastContacts(ctx, st.db, []campaign.Message{{Phone: "+491511"}, {Phone: "+491512"}, {Phone: "+491514"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLast := map[string]lastContact{
+		"+491511": {at: fromNanos(40), sentAt: fromNanos(30), account: 1},
+		"+491512": {at: fromNanos(50), sentAt: fromNanos(20), account: 2},
+	}
+	if !maps.EqualFunc(got, wantLast, func(a, b lastContact) bool {
+		return a.at.Equal(b.at) && a.sentAt.Equal(b.sentAt) && a.account == b.account
+	}) {
+		t.Errorf("send log lookups after migration 0023: %+v, want %+v", got, wantLast)
+	}
+
+	if _, err := st.db.ExecContext(ctx, `DELETE FROM accounts WHERE id = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dump(), want[:2]; !slices.Equal(got, want) {
+		t.Errorf("send log after deleting account 2: %q, want %q", got, want)
 	}
 }
