@@ -323,8 +323,14 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			return nil, fmt.Errorf("spend global tokens: %w", err)
 		}
 	}
-	// One statement per account for the rows, one for the attempts: a
-	// batch costs a few round trips into SQLite, not two per message.
+	return takeRows(ctx, tx, runner, now, out)
+}
+
+// takeRows marks the claimed rows sending and logs their attempts, filling
+// in each claim's attempt id. One statement per account for the rows, one
+// for the attempts: a batch costs a few round trips into SQLite, not two
+// per message. Both claim paths (local and shared limits) end here.
+func takeRows(ctx context.Context, tx *Tx, runner string, now time.Time, out []campaign.Claim) ([]campaign.Claim, error) {
 	byAccount := map[int64][]any{}
 	for _, c := range out {
 		byAccount[c.Account.ID] = append(byAccount[c.Account.ID], c.Message.ID)

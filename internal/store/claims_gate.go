@@ -279,37 +279,7 @@ rows:
 			return nil, fmt.Errorf("count sends of %s: %w", accts[i].Name, err)
 		}
 	}
-	byAccount := map[int64][]any{}
-	for _, c := range out {
-		byAccount[c.Account.ID] = append(byAccount[c.Account.ID], c.Message.ID)
-	}
-	for _, c := range out {
-		ids, ok := byAccount[c.Account.ID]
-		if !ok {
-			continue
-		}
-		delete(byAccount, c.Account.ID)
-		if err := claimRows(ctx, tx, c.Account.ID, runner, c.QuotaEpoch, now, ids); err != nil {
-			return nil, err
-		}
-	}
-	args := make([]any, 0, 3*len(out))
-	for _, c := range out {
-		args = append(args, c.Message.ID, c.Account.ID, now.UnixNano())
-	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at) VALUES `+
-		repeated(len(out), "(?, ?, ?)"), args...)
-	if err != nil {
-		return nil, fmt.Errorf("log attempts: %w", err)
-	}
-	lastID, err := res.LastInsertId()
-	if err != nil {
-		return nil, fmt.Errorf("log attempts: %w", err)
-	}
-	for i := range out {
-		out[i].AttemptID = lastID - int64(len(out)-1-i)
-	}
-	return out, nil
+	return takeRows(ctx, tx, runner, now, out)
 }
 
 // gateGroups sorts the claim's accounts by portfolio, leaving out those
