@@ -2,51 +2,23 @@ package dispatch_test
 
 import (
 	"context"
-	"fmt"
-	"net/http/httptest"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/limits/redistest"
-	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
-	"github.com/wasend/wasend/internal/whatsapp"
 )
 
 // BenchmarkSendUnlimitedShared is BenchmarkSendUnlimited with the limits
 // shared through a real Redis on loopback (--limits): every message's
 // admission is one script call inside the claim's transaction.
 func BenchmarkSendUnlimitedShared(b *testing.B) {
-	const n = 5_000
 	ctx := context.Background()
 	rs := redistest.Start(b)
-	box := sandbox.New(sandbox.Options{Throughput: -1, PairInterval: -1})
-	srv := httptest.NewServer(box)
-	defer srv.Close()
-	client := whatsapp.New(whatsapp.Config{BaseURL: srv.URL})
-	var csv strings.Builder
-	csv.WriteString("phone,name\n")
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&csv, "+49151%08d,P%d\n", 10000000+i, i)
-	}
-	spec := campaign.Spec{Kind: campaign.KindTemplate, Template: sandbox.DemoTemplate, Lang: "en_US", Params: []string{"name"}}
-	unlimited := campaign.Limits{Rate: 1e6, Burst: 1e6, DailyCap: 1e9}
-	sent := 0
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
+	benchSendUnlimited(b, func(st *store.Store, names []string) {
 		rs.Client(b).FlushAll(ctx)
-		st, err := store.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), store.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
 		pool, err := redisgate.Dial(rs.URL())
 		if err != nil {
 			b.Fatal(err)
@@ -54,46 +26,9 @@ func BenchmarkSendUnlimitedShared(b *testing.B) {
 		if err := st.ShareLimits(ctx, pool, redisgate.Unavailable); err != nil {
 			b.Fatal(err)
 		}
-		var names []string
-		for _, tier := range campaign.TierNames {
-			if err := st.SetTier(ctx, tier, unlimited); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := st.AddAccount(ctx, campaign.Account{Name: tier, PhoneNumberID: "10" + tier, Tier: tier, TokenEnv: "T",
-				ThroughputPinned: campaign.Unlimited}); err != nil {
-				b.Fatal(err)
-			}
-			names = append(names, store.GateAccount("10"+tier))
-		}
 		g, _ := pool.Gate(store.DefaultPortfolio)
 		if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: names, Today: time.Now().UTC().Format(time.DateOnly), Force: true}); err != nil {
 			b.Fatal(err)
 		}
-		c, _, err := runner.Import(ctx, st, strings.NewReader(csv.String()), "bench.csv",
-			campaign.Campaign{Name: "bench", Fingerprint: fmt.Sprint(i), Source: "bench.csv", Spec: spec}, "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		eng, err := dispatch.New(dispatch.Options{
-			Campaign: c, Ledger: st, Sender: client, Policy: dispatch.Policy{Workers: 64},
-			Token:  func(string) (string, error) { return "t", nil },
-			Runner: campaign.Runner{ID: "bench", Host: "bench", PID: 1}, Poll: time.Second,
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		if err := eng.Run(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		counts, _ := st.Counts(ctx, c.ID)
-		if counts[campaign.Sent] != n {
-			b.Fatalf("sent %d, want %d", counts[campaign.Sent], n)
-		}
-		sent += n
-		st.Close()
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "msgs/s")
+	})
 }

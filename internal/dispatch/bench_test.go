@@ -20,7 +20,12 @@ import (
 // BenchmarkSendUnlimited measures end-to-end sending with limits out of the
 // way: 3 accounts on unlimited tiers, a real sandbox over loopback HTTP,
 // every claim and outcome committed to SQLite. Reported as msgs/s.
-func BenchmarkSendUnlimited(b *testing.B) {
+func BenchmarkSendUnlimited(b *testing.B) { benchSendUnlimited(b, nil) }
+
+// benchSendUnlimited runs the benchmark; share, when set, is called on
+// each fresh store once its accounts exist (the shared-limits variant
+// attaches Redis there), with the accounts' names in the gate.
+func benchSendUnlimited(b *testing.B, share func(st *store.Store, gateNames []string)) {
 	const n = 5_000
 	ctx := context.Background()
 	box := sandbox.New(sandbox.Options{Throughput: -1, PairInterval: -1})
@@ -42,6 +47,7 @@ func BenchmarkSendUnlimited(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		var names []string
 		for _, tier := range campaign.TierNames {
 			if err := st.SetTier(ctx, tier, unlimited); err != nil {
 				b.Fatal(err)
@@ -50,6 +56,10 @@ func BenchmarkSendUnlimited(b *testing.B) {
 				ThroughputPinned: campaign.Unlimited}); err != nil {
 				b.Fatal(err)
 			}
+			names = append(names, store.GateAccount("10"+tier))
+		}
+		if share != nil {
+			share(st, names)
 		}
 		c, _, err := runner.Import(ctx, st, strings.NewReader(csv.String()), "bench.csv",
 			campaign.Campaign{Name: "bench", Fingerprint: fmt.Sprint(i), Source: "bench.csv", Spec: spec}, "")
