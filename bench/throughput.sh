@@ -5,6 +5,7 @@
 #
 #   bench/throughput.sh [ROWS] [SECONDS_FOR_CEILING] [RUNS]   # 20,000 rows, 10 s, 1 run
 #   PROFILE=/tmp/run.cpu bench/throughput.sh                  # with a CPU profile of wasend
+#   WASEND_BIN=/tmp/wasend-old bench/throughput.sh            # another build of wasend sends
 #
 # wasend runs as users run it: `campaign run FILE` on a fresh database, the
 # import included in the time, default flags (WORKERS=N adds --workers N).
@@ -23,18 +24,31 @@ workers=${WORKERS:-}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-go build -o "$work/wasend" .
+if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
 go build -o "$work/ceiling" ./bench/ceiling
 port=$((20000 + RANDOM % 20000))
 "$work/wasend" sandbox serve --addr 127.0.0.1:$port --throughput -1 --pair-interval -1s 2>"$work/sandbox.log" &
+sandbox=$!
+# CPU time (user + system, in clock ticks) the sandbox has used so far: its
+# share per message tells what the server costs wasend's requests.
+sandbox_ticks() { awk '{ print $14 + $15 }' "/proc/$sandbox/stat"; }
+hz=$(getconf CLK_TCK)
 for _ in $(seq 50); do # until it listens
   (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
   sleep 0.1
 done
 
-ceiling() { # prints req/s
-  "$work/ceiling" -url "http://127.0.0.1:$port/v25.0/100000000000001/messages" -workers 8 -duration "${secs}s" | tee /dev/stderr |
-    sed -E 's/.*: ([0-9]+) req\/s/\1/'
+ceiling() { # prints req/s; the CPU per request of both sides to stderr
+  local t0 r
+  t0=$(sandbox_ticks)
+  r=$(/usr/bin/time -o "$work/ctime" -f '%U %S' \
+    "$work/ceiling" -url "http://127.0.0.1:$port/v25.0/100000000000001/messages" -workers 8 -duration "${secs}s")
+  read -r cu cs <"$work/ctime"
+  r=$(echo "$r" | sed -E 's/.*: ([0-9]+) accepted.*: ([0-9]+) req\/s/\1 \2/')
+  set -- $r
+  printf 'ceiling: %s req/s; CPU per request: client %.0f µs, sandbox %.0f µs\n' "$2" \
+    "$(echo "($cu + $cs) * 1000000 / $1" | bc -l)" "$(echo "($(sandbox_ticks) - $t0) * 1000000 / $hz / $1" | bc -l)" >&2
+  echo "$2"
 }
 
 awk -v n="$rows" 'BEGIN { print "phone,name"; for (i = 0; i < n; i++) printf "+49151%08d,P%d\n", 10000000 + i, i }' > "$work/list.csv"
@@ -51,10 +65,12 @@ for run in $(seq "$runs"); do
   # The figure is messages imported, sent and durably recorded per second.
   # PROFILE=FILE writes a CPU profile of the wasend process (go tool pprof).
   [ -n "${PROFILE:-}" ] && export WASEND_CPUPROFILE="$(realpath -m "$PROFILE")"
+  sb_before=$(sandbox_ticks)
   start=$(date +%s.%N)
   /usr/bin/time -o "$work/time" -f '%U %S %M' \
     "$work/wasend" -q campaign run "$work/list.csv" --template wasend_demo --lang en_US --params name ${flags[@]+"${flags[@]}"} --log-level error
   end=$(date +%s.%N)
+  sb_after=$(sandbox_ticks)
   unset WASEND_CPUPROFILE
   sent=$("$work/wasend" campaign list --json | grep -o '"sent": [0-9]*' | head -1 | grep -o '[0-9]*$')
   after=$(ceiling)
@@ -63,9 +79,10 @@ for run in $(seq "$runs"); do
   mean=$(echo "($before + $after) / 2" | bc -l)
   read -r user sys rss <"$work/time"
   cpu=$(echo "($user + $sys) * 1000000 / $sent" | bc -l)
+  sbcpu=$(echo "($sb_after - $sb_before) * 1000000 / $hz / $sent" | bc -l)
   ratio=$(echo "$rate / $mean" | bc -l)
-  printf 'wasend: %d imported and sent in %.1f s: %.0f msgs/s, %.0f µs of CPU per message, peak RSS %.0f MiB\n  command: %s\n' \
-    "$sent" "$(echo "$end - $start" | bc -l)" "$rate" "$cpu" "$(echo "$rss / 1024" | bc -l)" "$cmd"
+  printf 'wasend: %d imported and sent in %.1f s: %.0f msgs/s, %.0f µs of CPU per message (the sandbox: %.0f µs), peak RSS %.0f MiB\n  command: %s\n' \
+    "$sent" "$(echo "$end - $start" | bc -l)" "$rate" "$cpu" "$sbcpu" "$(echo "$rss / 1024" | bc -l)" "$cmd"
   printf 'ratio: %.2f of the loopback ceiling (%.0f req/s, the mean of %s before and %s after)\n  command: bench/throughput.sh %s %s (ceiling: bench/ceiling -workers 8 -duration %ss)\n' \
     "$ratio" "$mean" "$before" "$after" "$rows" "$secs" "$secs"
   printf '%.4f %.0f %.0f\n' "$ratio" "$rate" "$cpu" >>"$work/figures"

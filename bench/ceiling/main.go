@@ -2,6 +2,11 @@
 // stand-in: a minimal client posting template messages with N workers for
 // a fixed time, no database, no limits. bench/throughput.sh compares
 // wasend's own sending rate to it.
+//
+// The requests are the ones wasend sends for bench/throughput.sh's list
+// (whatsapp.BuildBody of the same template, one body parameter and the
+// callback data; the same headers), built before the clock starts: the
+// server does the same work for both, so the ratio compares the clients.
 package main
 
 import (
@@ -14,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wasend/wasend/internal/whatsapp"
 )
 
 func main() {
@@ -21,6 +28,19 @@ func main() {
 	workers := flag.Int("workers", 8, "concurrent clients")
 	dur := flag.Duration("duration", 10*time.Second, "how long to send")
 	flag.Parse()
+
+	const distinct = 10000
+	bodies := make([][]byte, distinct)
+	for i := range bodies {
+		b, err := whatsapp.BuildBody(whatsapp.Request{To: fmt.Sprintf("+49151%08d", 10000000+i),
+			Template:     &whatsapp.Template{Name: "wasend_demo", Lang: "en_US", BodyParams: []string{fmt.Sprint("P", i)}},
+			CallbackData: fmt.Sprintf("wasend:c1:m%d", i+1)})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ceiling:", err)
+			os.Exit(2)
+		}
+		bodies[i] = b
+	}
 
 	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
 	client := &http.Client{Transport: tr}
@@ -32,11 +52,10 @@ func main() {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; time.Now().Before(deadline); i++ {
-				body := fmt.Sprintf(`{"messaging_product":"whatsapp","recipient_type":"individual","to":"+49151%04d%04d",`+
-					`"type":"template","template":{"name":"wasend_demo","language":{"code":"en_US","policy":"deterministic"}}}`, w, i%10000)
-				req, _ := http.NewRequest(http.MethodPost, *url, bytes.NewBufferString(body))
+				req, _ := http.NewRequest(http.MethodPost, *url, bytes.NewReader(bodies[(w*distinct/max(*workers, 1)+i)%distinct]))
 				req.Header.Set("Authorization", "Bearer ceiling")
 				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json")
 				resp, err := client.Do(req)
 				if err != nil {
 					failed.Add(1)

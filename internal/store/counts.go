@@ -90,7 +90,7 @@ func (s *Store) ensureCounts(ctx context.Context) error {
 		}
 		b.WriteString(countTriggers)
 		// Not through the statement cache: several statements in one.
-		if _, err := tx.tx.ExecContext(ctx, b.String()); err != nil {
+		if _, err := tx.tx.ExecContext(tx.ctx, b.String()); err != nil {
 			return fmt.Errorf("fill in message counts: %w", err)
 		}
 		return nil

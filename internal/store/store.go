@@ -380,11 +380,12 @@ func (s *Store) storageError(err error) error {
 func (s *Store) writeOnce(ctx context.Context, send bool, fn func(tx *Tx) error) error {
 	// The transaction must not die with ctx: an outcome being recorded while
 	// the user presses Ctrl-C has to reach the disk.
-	sqlTx, err := s.beginWrite(context.WithoutCancel(ctx))
+	txCtx := context.WithoutCancel(ctx)
+	sqlTx, err := s.beginWrite(txCtx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	tx := &Tx{tx: sqlTx, s: s, send: send}
+	tx := &Tx{tx: sqlTx, s: s, ctx: txCtx, send: send}
 	if err := fn(tx); err != nil {
 		sqlTx.Rollback()
 		return err
@@ -440,12 +441,19 @@ func (s *Store) dropWriter() {
 type Tx struct {
 	tx *sql.Tx
 	s  *Store
+	// ctx is what every statement runs with, whatever context its caller
+	// passes: the transaction's, which ctx's cancellation does not reach.
+	// A statement cut short would roll back outcomes that must reach the
+	// disk, and the driver runs a statement under a cancellable context
+	// on a goroutine of its own, a thread handoff per statement.
+	ctx context.Context
 	// send: a sending transaction (writeSend), whose moves must be
 	// bounded; one that is not returns errUnbounded.
 	send bool
 }
 
-func (t *Tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+func (t *Tx) stmt(_ context.Context, query string) (*sql.Stmt, error) {
+	ctx := t.ctx
 	if st, ok := t.s.stmts.Load(query); ok {
 		return t.tx.StmtContext(ctx, st.(*sql.Stmt)), nil
 	}
@@ -466,7 +474,7 @@ func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Re
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	return st.ExecContext(t.ctx, args...)
 }
 
 // QueryContext runs a query in the transaction.
@@ -475,7 +483,7 @@ func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.
 	if err != nil {
 		return nil, err
 	}
-	return st.QueryContext(ctx, args...)
+	return st.QueryContext(t.ctx, args...)
 }
 
 // QueryRowContext runs a one-row query in the transaction.
@@ -483,9 +491,9 @@ func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 	st, err := t.stmt(ctx, query)
 	if err != nil {
 		// Surface the prepare error through Scan, as database/sql does.
-		return t.tx.QueryRowContext(ctx, query, args...)
+		return t.tx.QueryRowContext(t.ctx, query, args...)
 	}
-	return st.QueryRowContext(ctx, args...)
+	return st.QueryRowContext(t.ctx, args...)
 }
 
 func isBusy(err error) bool {

@@ -171,7 +171,7 @@ func requeueFailed(ctx context.Context, tx *Tx, campaignID int64, codes []int, n
 			args = append(args, c)
 		}
 		// Not through the statement cache: the query text varies with codes.
-		res, err = tx.tx.ExecContext(ctx, q+` AND error_code IN (`+repeated(len(codes), "?")+`)`, args...)
+		res, err = tx.tx.ExecContext(tx.ctx, q+` AND error_code IN (`+repeated(len(codes), "?")+`)`, args...)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("requeue failed rows: %w", err)
