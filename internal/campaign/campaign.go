@@ -392,6 +392,9 @@ type Message struct {
 	State    State
 	Attempts int // requests made so far
 	Retries  int // transient failures so far: the retry budget spent
+	// AccountID is the account that made the last request; 0 before the
+	// first.
+	AccountID int64
 }
 
 // Claim is a message handed to one runner together with the account whose

@@ -328,8 +328,9 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 
 // takeRows marks the claimed rows sending and logs their attempts, filling
 // in each claim's attempt id. One statement per account for the rows, one
-// for the attempts: a batch costs a few round trips into SQLite, not two
-// per message. Both claim paths (local and shared limits) end here.
+// for the attempts, and the counts they change in a few more (tally.go): a
+// batch costs a few round trips into SQLite, not several per message. Both
+// claim paths (local and shared limits) end here.
 func takeRows(ctx context.Context, tx *Tx, runner string, now time.Time, out []campaign.Claim) ([]campaign.Claim, error) {
 	byAccount := map[int64][]any{}
 	for _, c := range out {
@@ -345,12 +346,22 @@ func takeRows(ctx context.Context, tx *Tx, runner string, now time.Time, out []c
 			return nil, err
 		}
 	}
-	args := make([]any, 0, 3*len(out))
-	for _, c := range out {
-		args = append(args, c.Message.ID, c.Account.ID, now.UnixNano())
+	var t tally
+	args := make([]any, 0, 4*len(out))
+	for i := range out {
+		c := &out[i]
+		// A message's first request is tallied here; a later one is left
+		// to the trigger, which looks up the requests before it.
+		first := c.Message.Attempts == 1
+		args = append(args, c.Message.ID, c.Account.ID, now.UnixNano(), first)
+		t.move(c.Message.CampaignID, c.Message.AccountID, campaign.Pending, c.Account.ID, campaign.Sending)
+		if first {
+			t.request(c.Message.CampaignID, c.Account.ID, now)
+		}
+		c.Message.AccountID = c.Account.ID
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at) VALUES `+
-		repeated(len(out), "(?, ?, ?)"), args...)
+	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, tally) VALUES `+
+		repeated(len(out), "(?, ?, ?, ?)"), args...)
 	if err != nil {
 		return nil, fmt.Errorf("log attempts: %w", err)
 	}
@@ -361,6 +372,9 @@ func takeRows(ctx context.Context, tx *Tx, runner string, now time.Time, out []c
 	}
 	for i := range out {
 		out[i].AttemptID = last - int64(len(out)-1-i)
+	}
+	if err := t.write(ctx, tx); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -500,7 +514,7 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 	// The suppression list is read in the same query: it is consulted
 	// before every send, at no extra round trip.
 	rows, err := tx.QueryContext(ctx, `SELECT id, line, input, phone, params, body, extras, attempts, retries,
-		(SELECT reason FROM suppressions s WHERE s.phone = messages.phone)
+		coalesce(account_id, 0), (SELECT reason FROM suppressions s WHERE s.phone = messages.phone)
 		FROM messages WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at <= ?
 		ORDER BY next_attempt_at, id LIMIT ?`, campaignID, now.UnixNano(), max)
 	if err != nil {
@@ -514,7 +528,7 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 			params string
 			extras string
 		)
-		if err := rows.Scan(&m.ID, &m.Line, &m.Input, &m.Phone, &params, &m.Body, &extras, &m.Attempts, &m.Retries, &d.suppressed); err != nil {
+		if err := rows.Scan(&m.ID, &m.Line, &m.Input, &m.Phone, &params, &m.Body, &extras, &m.Attempts, &m.Retries, &m.AccountID, &d.suppressed); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read message: %w", err)
 		}
@@ -651,27 +665,23 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
 			}
 		}
 		n := min(len(rs), size)
-		msgArgs := make([]any, 0, 3*size)
+		msgArgs := make([]any, 0, 4*size)
 		attArgs := make([]any, 0, 3*size)
 		logArgs := make([]any, 0, 3*size)
 		for i := range size {
 			if i >= n {
-				msgArgs = append(msgArgs, 0, "", 0)
+				msgArgs = append(msgArgs, 0, "", 0, 0)
 				attArgs = append(attArgs, 0, 0, "")
 				logArgs = append(logArgs, 0, "", 0)
 				continue
 			}
 			r := rs[i]
-			msgArgs = append(msgArgs, r.Claim.Message.ID, r.Outcome.WAMID, r.At.UnixNano())
+			msgArgs = append(msgArgs, r.Claim.Message.ID, r.Outcome.WAMID, r.At.UnixNano(), r.Claim.Account.ID)
 			attArgs = append(attArgs, r.Claim.AttemptID, r.At.UnixNano(), r.Outcome.Class)
 			logArgs = append(logArgs, r.Claim.Account.ID, r.Claim.Message.Phone, r.At.UnixNano())
 		}
-		if err := recordSentMany(ctx, tx, size, msgArgs); err != nil {
+		if err := recordSentMany(ctx, tx, rs[:n], size, msgArgs, attArgs); err != nil {
 			return fmt.Errorf("record %d messages sent: %w", n, err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3
-			FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v WHERE attempts.id = v.column1`, attArgs...); err != nil {
-			return fmt.Errorf("log %d attempts: %w", n, err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE contact_log SET sent_at = max(sent_at, v.column3)
 			FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v

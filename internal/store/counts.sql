@@ -3,6 +3,11 @@
 -- this file, after filling the tables from scratch, in one transaction
 -- whenever one of these triggers is missing (see ensureCounts).
 --
+-- A statement that changes a row's tally (migration 0024) keeps that row's
+-- counts itself: the sending path's claims and plain sent outcomes
+-- (internal/store/tally.go), a few statements per transaction instead of
+-- these per row.
+--
 -- Messages are inserted by the import alone, which adds its count in one
 -- statement before it commits (Importer.Commit): a trigger per row would
 -- cost a million upserts on a million-row import. Messages and attempts
@@ -17,7 +22,7 @@ DROP TRIGGER IF EXISTS delivery_counts_update;
 DROP TRIGGER IF EXISTS delivery_counts_delete;
 
 CREATE TRIGGER message_counts_update AFTER UPDATE OF state, account_id ON messages
-    WHEN OLD.state IS NOT NEW.state OR OLD.account_id IS NOT NEW.account_id BEGIN
+    WHEN OLD.tally IS NEW.tally AND (OLD.state IS NOT NEW.state OR OLD.account_id IS NOT NEW.account_id) BEGIN
     UPDATE message_counts SET n = n - 1
         WHERE campaign_id = OLD.campaign_id AND state = OLD.state AND account_id = coalesce(OLD.account_id, 0);
     INSERT INTO message_counts (campaign_id, account_id, state, n)
@@ -32,7 +37,7 @@ CREATE TRIGGER message_counts_delete AFTER DELETE ON messages BEGIN
         WHERE campaign_id = OLD.campaign_id AND state = OLD.state AND account_id = coalesce(OLD.account_id, 0);
 END;
 
-CREATE TRIGGER attempt_rollup_insert AFTER INSERT ON attempts BEGIN
+CREATE TRIGGER attempt_rollup_insert AFTER INSERT ON attempts WHEN NEW.tally = 0 BEGIN
     INSERT INTO attempt_rollup (campaign_id, account_id, minute, attempts, throttled, sent, first_at, last_at, done_at)
         VALUES ((SELECT campaign_id FROM messages WHERE id = NEW.message_id), NEW.account_id,
             NEW.claimed_at / 60000000000, 1,
@@ -52,7 +57,8 @@ CREATE TRIGGER attempt_rollup_insert AFTER INSERT ON attempts BEGIN
         ON CONFLICT DO UPDATE SET n = n + 1;
 END;
 
-CREATE TRIGGER attempt_rollup_update AFTER UPDATE OF outcome, class, done_at ON attempts BEGIN
+CREATE TRIGGER attempt_rollup_update AFTER UPDATE OF outcome, class, done_at ON attempts
+    WHEN OLD.tally IS NEW.tally BEGIN
     UPDATE attempt_rollup SET
         throttled = throttled + (NEW.class IS NOT NULL AND NEW.class IN ('throttled', 'pair-throttled'))
             - (OLD.class IS NOT NULL AND OLD.class IN ('throttled', 'pair-throttled')),

@@ -153,6 +153,21 @@ func TestCountsEqualRecount(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCounts(t, st, "late sent on an unknown row", c.ID)
+	// The same through the bulk path (the row is not sending: the
+	// triggers count it), and a late sent on a request that had an answer
+	// already (its attempt too).
+	if err := st.RecordAll(ctx, "gone", []campaign.Result{result(ghost[1], sent(101), 2*time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, st, "late sent on an unknown row, in bulk", c.ID)
+	if err := st.Record(ctx, claims[7], "r1", campaign.Outcome{Kind: campaign.OutcomeUnknown, Error: "timeout", Class: "ambiguous"},
+		clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordAll(ctx, "r1", []campaign.Result{result(claims[7], sent(7), 2*time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, st, "late sent on an answered request, in bulk", c.ID)
 
 	// The retries come due an hour later: claimed again, by another
 	// account where the token bucket says so, and sent.
@@ -161,10 +176,14 @@ func TestCountsEqualRecount(t *testing.T) {
 	if err != nil || len(again) != 2 {
 		t.Fatalf("claim the retries: %d, %v", len(again), err)
 	}
-	for _, cl := range again {
-		if err := st.Record(ctx, cl, "r1", sent(int(cl.Message.ID)), clk.Now().Add(time.Second)); err != nil {
-			t.Fatal(err)
-		}
+	// Retried requests (the triggers count their attempts) answered in
+	// bulk, one of them throttled before it went through, with the next
+	// claim in the same transaction.
+	rs := []campaign.Result{result(again[0], sent(int(again[0].Message.ID)), time.Hour+time.Second),
+		result(again[1], sent(int(again[1].Message.ID)), time.Hour+time.Second)}
+	rs[1].Outcome.Class = "throttled"
+	if _, _, err := st.RecordAndClaimN(ctx, "r1", rs, c.ID, clk.Now().Add(time.Second), 8); err != nil {
+		t.Fatal(err)
 	}
 	checkCounts(t, st, "retries sent", c.ID)
 

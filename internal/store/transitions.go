@@ -16,10 +16,18 @@ import (
 // error where the caller knows how many rows must move). Bulk moves stay
 // one statement for many ids: claims and sent outcomes are the hot path.
 var (
+	// A claim keeps its rows' counts itself (tally.go): it flips tally.
 	claimSQL = `UPDATE messages SET ` + campaign.MoveClaim.ToSQL() + `, attempts = attempts + 1, account_id = ?,
-		runner_id = ?, quota_epoch = ?, updated_at = ? WHERE ` + campaign.MoveClaim.FromSQL("state") + ` AND id IN (`
+		runner_id = ?, quota_epoch = ?, updated_at = ?, tally = 1 - tally WHERE ` + campaign.MoveClaim.FromSQL("state") + ` AND id IN (`
 	suppressAtSendSQL = `UPDATE messages SET ` + campaign.MoveSuppressAtSend.ToSQL() + `, updated_at = ?, error_code = ?,
 		error_message = ? WHERE id = ? AND ` + campaign.MoveSuppressAtSend.FromSQL("state")
+	// recordSentTallySQL moves rows still sending under the claim's
+	// account and keeps their counts itself (tally.go); recordSentBulkSQL
+	// moves every row it may (the triggers count them).
+	recordSentTallySQL = `UPDATE messages SET ` + campaign.MoveRecordSent.ToSQL() + `, wamid = v.column2, sent_at = v.column3,
+		updated_at = v.column3, error_code = NULL, error_message = NULL, tally = 1 - tally
+		FROM (VALUES %s) AS v
+		WHERE messages.id = v.column1 AND messages.state = '` + string(campaign.Sending) + `' AND messages.account_id = v.column4`
 	recordSentBulkSQL = `UPDATE messages SET ` + campaign.MoveRecordSent.ToSQL() + `, wamid = v.column2, sent_at = v.column3,
 		updated_at = v.column3, error_code = NULL, error_message = NULL
 		FROM (VALUES %s) AS v
@@ -108,10 +116,76 @@ func failNeverOpen(ctx context.Context, tx *Tx, id int64, why string, now time.T
 	return nil
 }
 
-// recordSentMany stores size plain sent outcomes in one statement; args
-// holds (id, wamid, at) per row.
-func recordSentMany(ctx context.Context, tx *Tx, size int, args []any) error {
-	_, err := tx.ExecContext(ctx, fmt.Sprintf(recordSentBulkSQL, repeated(size, "(?, ?, ?)")), args...)
+// recordSentMany stores size plain sent outcomes (the first n real, the
+// rest padding) in two statements, one for the rows, one for their
+// attempts; args holds (id, wamid, at, account) and attArgs (attempt id, at,
+// class) per row.
+//
+// When every row is still sending under its claim and every attempt is the
+// claim's and has no answer yet — all but always — the statements keep the
+// counts themselves (tally.go).
+// Otherwise (a row declared unknown, claimed again, answered twice) they
+// run again without, and the triggers count.
+func recordSentMany(ctx context.Context, tx *Tx, rs []campaign.Result, size int, args, attArgs []any) error {
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT sent`); err != nil {
+		return err
+	}
+	rows := fmt.Sprintf(recordSentTallySQL, repeated(size, "(?, ?, ?, ?)"))
+	attempts := `UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3, tally = 1 - tally
+		FROM (VALUES ` + repeated(size, "(?, ?, ?, ?, ?)") + `) AS v
+		WHERE attempts.id = v.column1 AND attempts.outcome IS NULL AND attempts.class IS NULL
+			AND attempts.account_id = v.column4 AND attempts.claimed_at = v.column5`
+	tallied := make([]any, 0, 5*size)
+	for i := 0; i < size; i++ {
+		tallied = append(tallied, attArgs[3*i:3*i+3]...)
+		if i < len(rs) {
+			tallied = append(tallied, rs[i].Claim.Account.ID, rs[i].Claim.At.UnixNano())
+		} else {
+			tallied = append(tallied, 0, 0)
+		}
+	}
+	all := true
+	for _, st := range []struct {
+		q    string
+		args []any
+	}{{rows, args}, {attempts, tallied}} {
+		res, err := tx.ExecContext(ctx, st.q, st.args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(rs)) {
+			all = false
+			break
+		}
+	}
+	if all {
+		var t tally
+		for _, r := range rs {
+			c := r.Claim
+			t.move(c.Message.CampaignID, c.Account.ID, campaign.Sending, c.Account.ID, campaign.Sent)
+			t.answer(c.Message.CampaignID, c.Account.ID, c.At.UnixNano(), r.Outcome.Class, r.At)
+		}
+		if err := t.write(ctx, tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `RELEASE sent`)
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `ROLLBACK TO sent`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE sent`); err != nil {
+		return err
+	}
+	plain := make([]any, 0, 3*size)
+	for i := 0; i < len(args); i += 4 {
+		plain = append(plain, args[i:i+3]...)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(recordSentBulkSQL, repeated(size, "(?, ?, ?)")), plain...); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3
+		FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v WHERE attempts.id = v.column1`, attArgs...)
 	return err
 }
 
