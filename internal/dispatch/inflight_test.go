@@ -44,7 +44,7 @@ func TestConcurrencyLittle(t *testing.T) {
 		{"ten numbers at 80/s, 2 s, a wider bound", 4096, 800, 2 * time.Second, 800*2*1.5 + 8},
 		{"demo tiers, 1 msg/s", 2048, 1, 200 * time.Millisecond, 8},
 		{"every account capped", 2048, 0, 200 * time.Millisecond, 8},
-		{"unlimited tiers: what the server takes without a queue, + 64", 2048, math.Inf(1), time.Millisecond, 64},
+		{"unlimited tiers: what the server takes without a queue, + 192", 2048, math.Inf(1), time.Millisecond, 192},
 		{"--workers 2", 2, 800, 200 * time.Millisecond, 2},
 		{"--workers 1", 1, 0, 200 * time.Millisecond, 1},
 	}
@@ -119,9 +119,9 @@ func TestConcurrencyGuard(t *testing.T) {
 
 // TestConcurrencyBound: when the limit itself holds sending back (tiers
 // faster than the server), the cap keeps what the server takes without a
-// queue — throughput × baseline latency, with headroom — plus 64: a
+// queue — throughput × baseline latency, with headroom — plus 192: a
 // loopback server answering in a millisecond without a queue gets about
-// 64, a distant one whose latency is all distance keeps the bound; errors
+// 192, a distant one whose latency is all distance keeps the bound; errors
 // still halve it.
 func TestConcurrencyBound(t *testing.T) {
 	t.Run("loopback: the latency is our own queue", func(t *testing.T) {
@@ -129,9 +129,9 @@ func TestConcurrencyBound(t *testing.T) {
 		c.SetRate(3e6)
 		at := feed(c, t0, time.Second, 100, time.Millisecond, 2, 0)
 		feed(c, at, 10*time.Second, 60000, 80*time.Millisecond, 480, 0)
-		// 6,000/s × 1 ms × 1.5 + 64
-		if got := c.Limit(); got != 73 {
-			t.Fatalf("limit %d, want 73", got)
+		// 6,000/s × 1 ms × 1.5 + 192
+		if got := c.Limit(); got != 201 {
+			t.Fatalf("limit %d, want 201", got)
 		}
 	})
 	t.Run("distant server: the latency is distance", func(t *testing.T) {
