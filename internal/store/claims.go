@@ -649,8 +649,9 @@ func plainSent(r campaign.Result) bool {
 
 // sentBatches are the sizes recordSent's statements come in; a batch is
 // padded up to one of them with rows that match nothing (id 0), so a few
-// prepared statements serve every batch.
-var sentBatches = [...]int{8, 32, 128, 512}
+// prepared statements serve every batch. Steps of 32 up to the engine's
+// largest batch (256): a padded row costs its arguments and a lookup.
+var sentBatches = [...]int{8, 16, 32, 64, 96, 128, 160, 192, 224, 256}
 
 // recordSent stores what record stores for plain sent outcomes, two
 // statements per batch instead of two per message. A row no longer
