@@ -38,6 +38,9 @@ type Client struct {
 	baseURL string
 	version string
 	hc      *http.Client
+	// post is how Send makes its request: hc.Do, or with the default
+	// transport its RoundTrip directly (see New).
+	post    func(*http.Request) (*http.Response, error)
 	timeout time.Duration
 	now     func() time.Time
 }
@@ -78,6 +81,20 @@ func New(cfg Config) *Client {
 	// message must be posted at most once per Send.
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.hc = &hc
+	c.post = c.hc.Do
+	if cfg.HTTPClient == nil {
+		// Send follows no redirect, keeps no cookies and times out by its
+		// context, so http.Client adds nothing to the transport's round
+		// trip but work: a copy of the headers (for redirects) and a
+		// deadline per request. Errors are wrapped as Do wraps them.
+		c.post = func(req *http.Request) (*http.Response, error) {
+			resp, err := defaultTransport.RoundTrip(req)
+			if err != nil {
+				return nil, &url.Error{Op: "Post", URL: req.URL.String(), Err: err}
+			}
+			return resp, nil
+		}
+	}
 	return c
 }
 
@@ -119,11 +136,15 @@ func (c *Client) Send(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
-	hreq.Header.Set("Authorization", "Bearer "+req.Token)
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
+	// Canonical keys, set directly: Header.Set would canonicalise each one
+	// on every request.
+	hreq.Header = http.Header{
+		"Authorization": {"Bearer " + req.Token},
+		"Content-Type":  {"application/json"},
+		"Accept":        {"application/json"},
+	}
 
-	resp, err := c.hc.Do(hreq)
+	resp, err := c.post(hreq)
 	if err != nil {
 		return Response{}, &TransportError{Written: written.Load(), Err: err}
 	}
