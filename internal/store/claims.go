@@ -347,21 +347,27 @@ func takeRows(ctx context.Context, tx *Tx, runner string, now time.Time, out []c
 		}
 	}
 	var t tally
-	args := make([]any, 0, 4*len(out))
+	size := padded(len(out))
+	args := make([]any, 0, 5*size)
 	for i := range out {
 		c := &out[i]
 		// A message's first request is tallied here; a later one is left
 		// to the trigger, which looks up the requests before it.
 		first := c.Message.Attempts == 1
-		args = append(args, c.Message.ID, c.Account.ID, now.UnixNano(), first)
+		args = append(args, c.Message.ID, c.Account.ID, now.UnixNano(), first, i)
 		t.move(c.Message.CampaignID, c.Message.AccountID, campaign.Pending, c.Account.ID, campaign.Sending)
 		if first {
 			t.request(c.Message.CampaignID, c.Account.ID, now)
 		}
 		c.Message.AccountID = c.Account.ID
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, tally) VALUES `+
-		repeated(len(out), "(?, ?, ?, ?)"), args...)
+	for i := len(out); i < size; i++ {
+		args = append(args, 0, 0, 0, false, i)
+	}
+	// In the claims' order (column5), so that their ids are consecutive.
+	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, tally)
+		SELECT column1, column2, column3, column4 FROM (VALUES `+repeated(size, "(?, ?, ?, ?, ?)")+`)
+		WHERE column1 <> 0 ORDER BY column5`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("log attempts: %w", err)
 	}
@@ -647,25 +653,29 @@ func plainSent(r campaign.Result) bool {
 		o.Throttle == nil && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress
 }
 
-// sentBatches are the sizes recordSent's statements come in; a batch is
-// padded up to one of them with rows that match nothing (id 0), so a few
-// prepared statements serve every batch. Steps of 32 up to the engine's
-// largest batch (256): a padded row costs its arguments and a lookup.
-var sentBatches = [...]int{8, 16, 32, 64, 96, 128, 160, 192, 224, 256}
+// padded is the size a multi-row statement of the sending path takes for
+// n rows: 8, then steps of 32. The rest are padding rows that match or
+// insert nothing (id 0), so a few prepared statements serve every batch;
+// one for each exact size was a statement prepared, twice (database/sql
+// prepares on the pool, then on the writer), in most transactions. A
+// padding row costs its arguments and a lookup.
+func padded(n int) int {
+	if n <= 8 {
+		return 8
+	}
+	return (n + 31) / 32 * 32
+}
+
+// maxSentBatch bounds the outcomes recordSent stores in one statement.
+const maxSentBatch = 256
 
 // recordSent stores what record stores for plain sent outcomes, two
 // statements per batch instead of two per message. A row no longer
 // 'sending' (or 'unknown') is left alone, as record leaves it.
 func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
 	for len(rs) > 0 {
-		size := sentBatches[len(sentBatches)-1]
-		for _, b := range sentBatches {
-			if b >= len(rs) {
-				size = b
-				break
-			}
-		}
-		n := min(len(rs), size)
+		n := min(len(rs), maxSentBatch)
+		size := padded(n)
 		msgArgs := make([]any, 0, 4*size)
 		attArgs := make([]any, 0, 3*size)
 		logArgs := make([]any, 0, 3*size)

@@ -376,12 +376,17 @@ func logContacts(ctx context.Context, tx *Tx, cs []campaign.Claim) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 3*len(cs))
+	size := padded(len(cs))
+	args := make([]any, 0, 3*size)
 	for _, c := range cs {
 		args = append(args, c.Account.ID, c.Message.Phone, c.At.UnixNano())
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO contact_log (account_id, phone, last_at) VALUES `+
-		repeated(len(cs), "(?, ?, ?)")+` ON CONFLICT (account_id, phone) DO UPDATE
+	for i := len(cs); i < size; i++ {
+		args = append(args, 0, "", 0)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO contact_log (account_id, phone, last_at)
+		SELECT column1, column2, column3 FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) WHERE column1 <> 0
+		ON CONFLICT (account_id, phone) DO UPDATE
 		SET prev_at = last_at, last_at = excluded.last_at WHERE excluded.last_at > last_at`, args...); err != nil {
 		return fmt.Errorf("log sends: %w", err)
 	}

@@ -26,7 +26,10 @@ func readLastContacts(ctx context.Context, q querier, msgs []campaign.Message) (
 	if len(msgs) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(msgs))
+	args := make([]any, padded(len(msgs)))
+	for i := range args {
+		args[i] = "" // padding: no number is empty
+	}
 	for i, m := range msgs {
 		args[i] = m.Phone
 	}

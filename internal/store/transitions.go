@@ -77,8 +77,13 @@ func requeueSQL(t campaign.Transition) string {
 // account. Their state was read in the same transaction, so every one must
 // move; one that does not is a bug, not a race.
 func claimRows(ctx context.Context, tx *Tx, accountID int64, runner string, epoch int64, now time.Time, ids []any) error {
-	args := append([]any{accountID, runner, epoch, now.UnixNano()}, ids...)
-	res, err := tx.ExecContext(ctx, claimSQL+repeated(len(ids), "?")+`)`, args...)
+	size := padded(len(ids))
+	args := append(make([]any, 0, 4+size), accountID, runner, epoch, now.UnixNano())
+	args = append(args, ids...)
+	for len(args) < 4+size {
+		args = append(args, 0) // no row has id 0
+	}
+	res, err := tx.ExecContext(ctx, claimSQL+repeated(size, "?")+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("claim messages: %w", err)
 	}
