@@ -230,11 +230,7 @@ func TestCampaignShowDeliveryFits(t *testing.T) {
 		statusLine(t, "wamid.HBgL03", "delivered", "4915100000001", "", at, 0),
 		statusLine(t, "wamid.HBgL04", "failed", "4915100000002", "", at, 131026),
 	}
-	file := filepath.Join(t.TempDir(), "statuses.jsonl")
-	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c.ok("webhook", "import", file)
+	c.ok("webhook", "import", statusFile(t, lines...))
 	c.tty = true
 	for _, width := range []int{80, 120} {
 		t.Run(strconv.Itoa(width), func(t *testing.T) {

@@ -10,6 +10,17 @@ import (
 	"time"
 )
 
+// statusFile writes webhook bodies, one a line, to a file for webhook
+// import and returns its path.
+func statusFile(t *testing.T, lines ...string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "statuses.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // statusLine is one webhook body with one status, as Meta posts it.
 func statusLine(t *testing.T, wamid, status, recipient, callback string, at time.Time, code int) string {
 	t.Helper()
@@ -46,11 +57,9 @@ func TestWebhookImport(t *testing.T) {
 		// line 9 is unknown (message 8): its answer was lost.
 		statusLine(t, "wamid.lost09", "delivered", "4915100000007", "wasend:c1:m8", at, 0),
 		statusLine(t, "wamid.someone-else", "sent", "4915199999999", "", at, 0),
+		"", // a blank line at the end is skipped
 	}
-	file := filepath.Join(t.TempDir(), "statuses.jsonl")
-	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := statusFile(t, lines...)
 	var rep applyJSON
 	if err := json.Unmarshal([]byte(c.ok("webhook", "import", file, "--json")), &rep); err != nil {
 		t.Fatal(err)
