@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -92,10 +94,9 @@ func (t *tally) answer(campaignID, account, claimedAt int64, class string, done 
 // write adds what t gathered to the counts, and empties t.
 func (t *tally) write(ctx context.Context, tx *Tx) error {
 	var args []any
-	for _, k := range sortedKeys(t.states, func(a, b stateKey) bool {
-		return a.campaign < b.campaign || a.campaign == b.campaign &&
-			(a.account < b.account || a.account == b.account && a.state < b.state)
-	}) {
+	// In key order: the same statements whatever the maps' order, so a
+	// retried transaction writes alike.
+	for _, k := range slices.SortedFunc(maps.Keys(t.states), stateKey.compare) {
 		if n := t.states[k]; n != 0 {
 			args = append(args, k.campaign, k.account, string(k.state), n)
 		}
@@ -108,7 +109,7 @@ func (t *tally) write(ctx context.Context, tx *Tx) error {
 	}
 
 	var rollup, firsts []any
-	for _, k := range sortedKeys(t.requests, minuteKey.less) {
+	for _, k := range slices.SortedFunc(maps.Keys(t.requests), minuteKey.compare) {
 		r := t.requests[k]
 		rollup = append(rollup, k.campaign, k.account, k.minute, r.n, r.first, r.last, r.last)
 		firsts = append(firsts, k.campaign, k.account, k.minute, r.n)
@@ -128,7 +129,7 @@ func (t *tally) write(ctx context.Context, tx *Tx) error {
 	}
 
 	var answers []any
-	for _, k := range sortedKeys(t.answers, minuteKey.less) {
+	for _, k := range slices.SortedFunc(maps.Keys(t.answers), minuteKey.compare) {
 		a := t.answers[k]
 		answers = append(answers, k.campaign, k.account, k.minute, a.throttled, a.sent, a.done)
 	}
@@ -145,18 +146,10 @@ func (t *tally) write(ctx context.Context, tx *Tx) error {
 	return nil
 }
 
-func (a minuteKey) less(b minuteKey) bool {
-	return a.campaign < b.campaign || a.campaign == b.campaign &&
-		(a.account < b.account || a.account == b.account && a.minute < b.minute)
+func (a stateKey) compare(b stateKey) int {
+	return cmp.Or(cmp.Compare(a.campaign, b.campaign), cmp.Compare(a.account, b.account), cmp.Compare(a.state, b.state))
 }
 
-// sortedKeys returns m's keys in order: the same statements in the same
-// order whatever the map's, so a retried transaction writes alike.
-func sortedKeys[K comparable, V any](m map[K]V, less func(a, b K) bool) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return less(keys[i], keys[j]) })
-	return keys
+func (a minuteKey) compare(b minuteKey) int {
+	return cmp.Or(cmp.Compare(a.campaign, b.campaign), cmp.Compare(a.account, b.account), cmp.Compare(a.minute, b.minute))
 }
