@@ -71,7 +71,7 @@ const (
 	// take about as many rows as are in flight, and a commit has a fixed
 	// cost (some 25 statements, the WAL's pages): at 64 they held ~76 rows
 	// on loopback; at 192, ~200 rows and ~8 % less CPU per message, for
-	// ~35 MiB more (bench/throughput.sh, README).
+	// ~35 MiB more (bench/throughput.sh; the commit that set 192 has the runs).
 	boundSpare = 192
 	slowStart  = 64 // in flight before the first answers, unless the tokens paced sending
 )
