@@ -260,7 +260,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 			return err
 		}
 	}
-	if err := checkAccounts(ctx, st, token); err != nil {
+	if err := checkAccounts(ctx, st); err != nil {
 		return err
 	}
 
@@ -296,6 +296,19 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		}
 		opts.Shared = hs
 	}
+	// The preflight comes before a file is imported, so that a failed
+	// one leaves nothing behind; a campaign found without importing is
+	// checked once found, when it is to send.
+	var (
+		checks  []runner.AccountCheck
+		checked bool
+	)
+	opts.Preflight = func(ctx context.Context) error {
+		var err error
+		checks, err = preflight(ctx, f, st, client, api.BaseURL, token)
+		checked = true
+		return err
+	}
 	res, err := runner.Prepare(ctx, opts)
 	if err != nil {
 		return err
@@ -318,9 +331,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if c.State == campaign.CampaignRunning || c.State == campaign.CampaignFinished {
 		// About to claim: check the API and the accounts first. (A paused or
 		// cancelled campaign sends nothing; runner.Send says why.)
-		checks, err := preflight(ctx, f, st, client, api.BaseURL, token)
-		if err != nil {
-			return err
+		if !checked {
+			if err := opts.Preflight(ctx); err != nil {
+				return err
+			}
 		}
 		back, err := runner.ApplyChecks(ctx, st, c.ID, checks, time.Now())
 		if err != nil {
@@ -433,31 +447,20 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// checkAccounts fails early when nothing could be sent: no enabled account,
-// or an enabled account whose token variable is empty.
-func checkAccounts(ctx context.Context, st *store.Store, token func(string) (string, error)) error {
+// checkAccounts fails early when nothing could be sent: no enabled account.
+// An account whose token variable is empty is the preflight's: it is left
+// out of the run, as an account whose token is refused.
+func checkAccounts(ctx context.Context, st *store.Store) error {
 	accts, err := st.Accounts(ctx)
 	if err != nil {
 		return err
 	}
-	var problems []string
-	enabled := 0
 	for _, a := range accts {
-		if a.Disabled {
-			continue
-		}
-		enabled++
-		if _, err := token(a.TokenEnv); err != nil {
-			problems = append(problems, fmt.Sprintf("account %s: %v", a.Name, err))
+		if !a.Disabled {
+			return nil
 		}
 	}
-	if enabled == 0 {
-		return errors.New("no enabled account: add one with `wasend account add NAME --phone-number-id ID --tier TIER --token-env VAR`")
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%s (set it, or `wasend account set NAME --disable`)", strings.Join(problems, "; "))
-	}
-	return nil
+	return errors.New("no enabled account: add one with `wasend account add NAME --phone-number-id ID --tier TIER --token-env VAR`")
 }
 
 // preflight checks the API base URL and every enabled account with one
