@@ -62,12 +62,6 @@ type Options struct {
 	ProgressInterval time.Duration
 	// Probe: see dispatch.Options.
 	Probe func(ctx context.Context) error
-	// Preflight, when set, is called by Prepare just before it reads the
-	// file into a campaign (a new one, or one the file continues); its
-	// error stops Prepare with nothing imported. It is not called when
-	// Prepare finds the campaign without importing (ResumeID, the same
-	// file again).
-	Preflight func(ctx context.Context) error
 	Label string // progress label, e.g. "SANDBOX" [campaign N]
 	// Flags ends every wasend command line a message suggests: the global
 	// flags (--db, --sandbox, --limits) that reach this run's state, each
@@ -86,6 +80,12 @@ type Options struct {
 	// Shared, when set (--limits), copies the shared suppression list and
 	// settings into Store before the first claim and every poll after.
 	Shared SharedSync
+	// Preflight, when set, is called by Prepare just before it reads the
+	// file into a campaign (a new one, or one the file continues); its
+	// error stops Prepare with nothing imported. It is not called when
+	// Prepare finds the campaign without importing (ResumeID, the same
+	// file again).
+	Preflight func(ctx context.Context) error
 }
 
 // Result is what Prepare found or made.
