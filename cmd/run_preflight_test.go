@@ -151,3 +151,26 @@ func TestRunLeavesOutAccountNonGraph404(t *testing.T) {
 		t.Errorf("accepted per number %v, want all 4 from main-01", got)
 	}
 }
+
+// TestAccountPhoneNumberIDIsAnID: a phone number given as --phone-number-id
+// is refused (exit 2) with what it looks like and where the id is found;
+// nothing is stored.
+func TestAccountPhoneNumberIDIsAnID(t *testing.T) {
+	c := newCLI(t)
+	msg := c.usage("account", "add", "main-01", "--phone-number-id", "+49 151 23456789", "--token-env", "WA_TOKEN_MAIN")
+	for _, want := range []string{"--phone-number-id", "looks like a phone number", "WhatsApp Manager"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("account add with a phone number: %q does not say %q", msg, want)
+		}
+	}
+	if got := c.ok("account", "list", "--json"); got != "[]\n" {
+		t.Errorf("an account was stored: %s", got)
+	}
+	c.ok("account", "add", "main-01", "--phone-number-id", "106540352242922", "--token-env", "WA_TOKEN_MAIN")
+	if msg := c.usage("account", "set", "main-01", "--phone-number-id", "+4915123456789"); !strings.Contains(msg, "looks like a phone number") {
+		t.Errorf("account set with a phone number: %q", msg)
+	}
+	if got := c.ok("account", "list", "--json"); !strings.Contains(got, `"106540352242922"`) {
+		t.Errorf("account set changed the id: %s", got)
+	}
+}
