@@ -44,7 +44,11 @@ and keep them in place of those read before from it.
 Without --waba it reads the WABA of every account that has one (account
 add|set --waba-id), each WABA once, with the token of the first of its
 accounts (by name) from that account's --token-env. With --waba it reads that
-WABA with the token from --token-env (default WASEND_TOKEN).`,
+WABA with the token from --token-env (default WASEND_TOKEN).
+
+With --sandbox it reads the sandbox's templates (the demo accounts' WABA has
+them), from a sandbox started for it: nothing goes to Meta, no token is sent.
+campaign run --sandbox does the same before it checks its template.`,
 		Example: `  wasend template sync
   wasend template sync --waba 102290129340398 --token-env WA_TOKEN_MAIN`,
 		Args: noArgs,
