@@ -62,15 +62,17 @@ out of order. Point it at ` + "`wasend webhook serve`" + `.`,
       --fatal-account 1065403=190@100`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.parse(); err != nil {
-				return usageError{err}
-			}
+			// The secret first: parse validates the webhook options, and
+			// webhooks without a key to sign with are refused there.
 			if o.Opts.Webhooks.URL != "" {
 				secret := fac.Getenv("WASEND_APP_SECRET")
 				if secret == "" {
 					return errors.New("--webhook: WASEND_APP_SECRET is not set: the sandbox signs its webhooks with it, as Meta does with the app secret")
 				}
 				o.Opts.Webhooks.AppSecret = []byte(secret)
+			}
+			if err := o.parse(); err != nil {
+				return usageError{err}
 			}
 			if o.RecordFile != "" {
 				file, err := os.OpenFile(o.RecordFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)

@@ -138,6 +138,11 @@ func classifyStatus(status int) Class {
 		return ClassAmbiguous
 	case status >= 500:
 		return ClassTransient
+	case status == http.StatusNotFound:
+		// Something answered, and it was not the Graph API: a proxy or a
+		// wrong base URL knows no route for this number. The account's
+		// configuration, not the row's fault and no outage.
+		return ClassAccountFatal
 	default:
 		return ClassPermanent
 	}

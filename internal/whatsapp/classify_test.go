@@ -97,7 +97,9 @@ func TestClassify(t *testing.T) {
 		{"no body 504", noBody(504), ClassAmbiguous},
 		{"no body 400", noBody(400), ClassPermanent},
 		{"no body 401", noBody(401), ClassPermanent},
-		{"no body 404", noBody(404), ClassPermanent},
+		// Nothing answers for this number at this URL (a proxy's HTML 404):
+		// the account's configuration, not this row nor an outage.
+		{"no body 404", noBody(404), ClassAccountFatal},
 		{"no body 302", noBody(302), ClassPermanent},
 
 		{"transport not written", &TransportError{Err: errors.New("connection refused")}, ClassTransient},
