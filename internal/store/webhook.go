@@ -230,19 +230,30 @@ func keepStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules Webh
 		return fmt.Errorf("keep status %s of %s: %w", ev.Status, ev.WAMID, err)
 	}
 	if k, _ := res.RowsAffected(); k == 0 {
-		rep.Duplicates++
-		return nil
+		// Kept before. Matched, it is a duplicate; still waiting for its
+		// wamid, it is the same unmatched status again (linkWaitingStatuses
+		// matches it when the send is recorded).
+		var matched bool
+		if err := tx.QueryRowContext(ctx, `SELECT message_id IS NOT NULL FROM message_statuses WHERE wamid = ? AND status = ?`,
+			ev.WAMID, string(ev.Status)).Scan(&matched); err != nil {
+			return fmt.Errorf("look up status %s of %s: %w", ev.Status, ev.WAMID, err)
+		}
+		if matched {
+			rep.Duplicates++
+			return nil
+		}
+	} else {
+		if rep.ByStatus == nil {
+			rep.ByStatus = map[campaign.Delivery]int{}
+		}
+		rep.ByStatus[ev.Status]++
 	}
-	if rep.ByStatus == nil {
-		rep.ByStatus = map[campaign.Delivery]int{}
-	}
-	rep.ByStatus[ev.Status]++
 	id, err := matchStatus(ctx, tx, ev)
 	if err != nil {
 		return err
 	}
 	if id == 0 {
-		rep.Unmatched++
+		rep.Unmatched++ // kept, and matched if its wamid is recorded later
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE message_statuses SET message_id = ? WHERE wamid = ? AND status = ?`,
@@ -355,6 +366,10 @@ func settleStatus(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent
 			return err
 		}
 		rep.Adopted++
+		// The wamid's other statuses that came without callback data.
+		if err := linkWaitingStatuses(ctx, tx, []any{ev.WAMID}); err != nil {
+			return err
+		}
 	default:
 		return nil
 	}
@@ -537,6 +552,32 @@ func asyncEffects(ctx context.Context, tx *Tx, r statusRow, ev campaign.StatusEv
 			VALUES (?, ?, ?, ?, ?)`, r.campaignID, r.accountID.Int64, f.Error, ev.ErrorCode, now.UnixNano()); err != nil {
 			return fmt.Errorf("drop account %d from campaign %d: %w", r.accountID.Int64, r.campaignID, err)
 		}
+	}
+	return nil
+}
+
+// linkWaitingStatuses matches the statuses kept unmatched for the given
+// wamids (their webhook came before the send's answer was recorded, without
+// callback data) to the rows that carry them now, and marks them waiting:
+// the applier's next pass settles them (settleDeferred). It runs in the
+// transaction that records the wamids, so no status is left behind; a
+// status matched once is never linked again. Padding ("") matches nothing.
+// The unary + keeps SQLite on the wamid key: statuses of other senders'
+// messages stay unmatched for ever, and must not be scanned per send.
+func linkWaitingStatuses(ctx context.Context, tx *Tx, wamids []any) error {
+	for len(wamids) > 0 {
+		n := min(len(wamids), maxSentBatch)
+		size := padded(n)
+		args := append(make([]any, 0, size), wamids[:n]...)
+		for len(args) < size {
+			args = append(args, "")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE message_statuses SET message_id = m.id, applied = 0
+			FROM messages m WHERE +message_statuses.message_id IS NULL AND message_statuses.wamid IN (`+repeated(size, "?")+`)
+			AND m.wamid = message_statuses.wamid`, args...); err != nil {
+			return fmt.Errorf("match statuses that came before their send was recorded: %w", err)
+		}
+		wamids = wamids[n:]
 	}
 	return nil
 }
