@@ -254,13 +254,41 @@ func keepStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules Webh
 	}
 	if id == 0 {
 		rep.Unmatched++ // kept, and matched if its wamid is recorded later
-		return nil
+		return optOutUnmatched(ctx, tx, ev, rules, now)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE message_statuses SET message_id = ? WHERE wamid = ? AND status = ?`,
 		id, ev.WAMID, string(ev.Status)); err != nil {
 		return fmt.Errorf("match status of %s: %w", ev.WAMID, err)
 	}
 	return settleStatus(ctx, tx, id, ev, rules, now, rep)
+}
+
+// optOutUnmatched suppresses the recipient of a status no row of ours
+// matches (its campaign deleted, its answer not recorded yet) when it says
+// the person stopped marketing messages from one of our numbers: the
+// opt-out holds whatever became of the row.
+func optOutUnmatched(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules WebhookRules, now time.Time) error {
+	if ev.Status != campaign.DeliveryFailed || ev.Recipient == "" || ev.PhoneNumberID == "" || !rules.Decide(ev, now).Suppress {
+		return nil
+	}
+	var ours bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM accounts WHERE phone_number_id = ?)`, ev.PhoneNumberID).Scan(&ours); err != nil {
+		return fmt.Errorf("look up number %s: %w", ev.PhoneNumberID, err)
+	}
+	if !ours {
+		return nil
+	}
+	return suppressOptOut(ctx, tx, "+"+strings.TrimPrefix(ev.Recipient, "+"),
+		fmt.Sprintf("error %d from number %s (status webhook)", ev.ErrorCode, ev.PhoneNumberID), now)
+}
+
+// suppressOptOut puts a number on the suppression list for reason.
+func suppressOptOut(ctx context.Context, tx *Tx, phone, reason string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)`,
+		phone, reason, now.UnixNano()); err != nil {
+		return fmt.Errorf("suppress %s: %w", phone, err)
+	}
+	return nil
 }
 
 // matchStatus finds the row a status is about: by wamid, else by the
@@ -523,9 +551,8 @@ func rescheduleAfterFailure(ctx context.Context, tx *Tx, id int64, ev campaign.S
 // row, as applyEffects does for a synchronous answer.
 func asyncEffects(ctx context.Context, tx *Tx, r statusRow, ev campaign.StatusEvent, f campaign.AsyncFailure, now time.Time) error {
 	if f.Suppress {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)`,
-			r.phone, fmt.Sprintf("error %d in campaign %d (status webhook)", ev.ErrorCode, r.campaignID), now.UnixNano()); err != nil {
-			return fmt.Errorf("suppress %s: %w", r.phone, err)
+		if err := suppressOptOut(ctx, tx, r.phone, fmt.Sprintf("error %d in campaign %d (status webhook)", ev.ErrorCode, r.campaignID), now); err != nil {
+			return err
 		}
 	}
 	if f.Pause != "" && !r.cancelled {

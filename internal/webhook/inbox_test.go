@@ -188,3 +188,32 @@ func TestEarlyStatusWithoutCallbackDataApplied(t *testing.T) {
 		t.Errorf("row 2 = %+v after a re-delivery, want pending still", d)
 	}
 }
+
+// An opt-out (131050) from one of our numbers holds even when no row
+// matches it any more: its campaign was deleted. One from a number that is
+// not ours changes nothing.
+func TestOptOutOfDeletedCampaignSuppresses(t *testing.T) {
+	f := newFixture(t, 2, Policy{})
+	f.sent(t, 0)
+	f.sent(t, 1)
+	if _, err := f.st.CancelCampaign(t.Context(), f.c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.DeleteCampaign(t.Context(), f.c.ID); err != nil {
+		t.Fatal(err)
+	}
+	optOut := status{status: "failed", at: 2 * time.Second, code: 131050, title: "User stopped marketing"}
+	r0, r1 := optOut, optOut
+	r1.row = 1
+	foreign := []byte(strings.Replace(string(f.body(r1)), pnid, "999999999999999", 1))
+	rep := f.deliver(t, f.body(r0), foreign)
+	if rep.Unmatched != 2 || rep.Skipped != 0 {
+		t.Errorf("report %+v, want 2 unmatched", rep)
+	}
+	if _, supp, err := f.st.IsSuppressed(t.Context(), phone(0)); err != nil || !supp {
+		t.Errorf("opt-out of a deleted campaign's message: suppressed %v, %v", supp, err)
+	}
+	if _, supp, err := f.st.IsSuppressed(t.Context(), phone(1)); err != nil || supp {
+		t.Errorf("opt-out from a number not ours: suppressed %v, %v", supp, err)
+	}
+}
