@@ -171,6 +171,9 @@ func addSandboxWebhookFlags(fl *pflag.FlagSet, w *sandbox.WebhookOptions) {
 	fl.Float64Var(&w.Duplicate, "webhook-duplicate", def.Duplicate, "probability `P` that a status is posted twice")
 	fl.Float64Var(&w.Reorder, "webhook-reorder", def.Reorder, "probability `P` that a message's statuses are posted out of order")
 	fl.Float64Var(&w.Fail, "webhook-fail", def.Fail, "probability `P` that an accepted message fails later with 131049")
+	fl.Float64Var(&w.OptOut, "webhook-opt-out", def.OptOut, "probability `P` that an accepted message fails later with 131050 (the person stopped marketing messages)")
+	fl.Float64Var(&w.LateFail, "webhook-late-fail", def.LateFail, "probability `P` that a delivered or read message is then reported failed with 131049")
+	fl.Float64Var(&w.Early, "webhook-early", def.Early, "probability `P` that a message's statuses are posted before its send is answered, without callback data")
 	fl.Int64Var(&w.Seed, "webhook-seed", 1, "seed of the webhook draws")
 }
 

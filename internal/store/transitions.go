@@ -50,18 +50,21 @@ var (
 	failNeverOpenSQL = `UPDATE messages SET ` + campaign.MoveFailNeverOpen.ToSQL() + `, updated_at = ?, error_message = ?
 		WHERE id = ? AND ` + campaign.MoveFailNeverOpen.FromSQL("state")
 	// The status webhooks' moves: wamid guards tie each to the request the
-	// webhook speaks of.
+	// webhook speaks of. None fails or sends again a message the person
+	// has (campaign.ReceivedSQL).
 	adoptSendSQL = `UPDATE messages SET ` + campaign.MoveAdoptSend.ToSQL() + `, wamid = ?, sent_at = ?, updated_at = ?,
 		error_code = NULL, error_message = NULL, runner_id = NULL
 		WHERE id = ? AND ` + campaign.MoveAdoptSend.FromSQL("state") + ` AND wamid IS NULL`
 	failAfterSendSQL = `UPDATE messages SET ` + campaign.MoveFailAfterSend.ToSQL() + `, delivery = 'failed', failed_after_send = 1,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveFailAfterSend.FromSQL("state") + ` AND wamid = ?`
+		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveFailAfterSend.FromSQL("state") + ` AND wamid = ?
+		AND NOT ` + campaign.ReceivedSQL("delivery")
 	rescheduleUndeliveredSQL = `UPDATE messages SET ` + campaign.MoveRescheduleUndelivered.ToSQL() + `, next_attempt_at = ?, wamid = NULL,
 		delivery = NULL, delivered_at = NULL, read_at = NULL, runner_id = NULL,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveRescheduleUndelivered.FromSQL("state") + ` AND wamid = ?`
+		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveRescheduleUndelivered.FromSQL("state") + ` AND wamid = ?
+		AND NOT ` + campaign.ReceivedSQL("delivery")
 	requeueUndeliveredSQL = `UPDATE messages SET ` + campaign.MoveRequeueUndelivered.ToSQL() + `, retries = 0, next_attempt_at = 0,
 		runner_id = NULL, wamid = NULL, delivery = NULL, delivered_at = NULL, read_at = NULL, updated_at = ?
-		WHERE campaign_id = ? AND ` + campaign.MoveRequeueUndelivered.FromSQL("state") + ` AND coalesce(delivery, 'sent') = 'sent' AND sent_at < ?`
+		WHERE campaign_id = ? AND ` + campaign.MoveRequeueUndelivered.FromSQL("state") + ` AND NOT ` + campaign.ReceivedSQL("delivery") + ` AND sent_at < ?`
 	rescueCampaignSQL = `UPDATE messages SET ` + campaign.MoveRescue.ToSQL() + `, updated_at = ?, error_message = ?
 		WHERE campaign_id = ? AND ` + campaign.MoveRescue.FromSQL("state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
 )
