@@ -88,6 +88,8 @@ type Account struct {
 // not refunded. The rules, in the order they are checked (a refusal spends
 // nothing):
 //
+//  0. Repeat guard (Guard): another host's claim on (Guard, Recipient)
+//     refuses with ReasonElsewhere until it ends.
 //  1. Pair gap: the latest admission at L with L > now-PairGap refuses
 //     with ReasonPair until L+PairGap.
 //  2. Reach (ratelimit.Reach's rule): L in the moving window (now-24 h,
@@ -114,7 +116,7 @@ type Request struct {
 	Today string
 
 	// Recipient is the number the message goes to (E.164). Required when
-	// Reach, PairGap or Sticky is set: those rules are about recipients.
+	// Reach, PairGap, Sticky or Guard is set: those rules are about recipients.
 	Recipient string
 	// Reach is the portfolio's messaging limit: distinct recipients in a
 	// moving 24 h, shared by all its numbers (ratelimit.Reach's rule). A
@@ -128,7 +130,26 @@ type Request struct {
 	// waits for its token); otherwise any number may, and Admission says
 	// the stickiness broke. Zero: no stickiness.
 	Sticky time.Duration
+
+	// Guard names the message for the repeat guard across hosts (the
+	// template, say): while another Host holds a claim on (Guard,
+	// Recipient), admitted within GuardWindow and not refunded, the
+	// recipient is refused with ReasonElsewhere — checked before every
+	// other rule. An admission takes the claim for Host (a host's own
+	// claim never refuses it); a refund of the admission that holds it
+	// lets it go. Empty: no guard. Requires Recipient and Host.
+	Guard string
+	// Host names the host asking, among every host sharing the gate.
+	Host string
 }
+
+// GuardWindow is how long an admission holds its recipient's repeat guard
+// (Request.Guard) against other hosts: the store's window for the same
+// template to the same person (screen.SameTemplateWindow). It runs from
+// the admission whether the message was sent, is still in flight, or its
+// host died holding it — a message whose fate is unknown may have gone —
+// so a host that never returns holds nobody longer than that.
+const GuardWindow = 24 * time.Hour
 
 // Reasons the gate refuses for beyond ratelimit.Pick's.
 const (
@@ -138,6 +159,10 @@ const (
 	// ReasonPair: the recipient was messaged within PairGap; Until is when
 	// the gap ends.
 	ReasonPair ratelimit.Reason = "pair"
+	// ReasonElsewhere: another host holds the recipient's repeat guard (it
+	// sent the message, or has it in flight); Until is when that claim
+	// ends. The caller skips the recipient rather than wait.
+	ReasonElsewhere ratelimit.Reason = "elsewhere"
 )
 
 // Admission is the gate's answer to one Request.
@@ -314,9 +339,17 @@ func (r Request) Validate() error {
 	if !(r.Reach.Margin >= 0 && r.Reach.Margin <= 1) {
 		return fmt.Errorf("admit %s: reach margin %v: want a fraction from 0 to 1", r.ClaimID, r.Reach.Margin)
 	}
+	if r.Guard != "" {
+		if err := ValidName("repeat guard", r.Guard); err != nil {
+			return fmt.Errorf("admit %s: %w", r.ClaimID, err)
+		}
+		if err := ValidName("host", r.Host); err != nil {
+			return fmt.Errorf("admit %s: a repeat guard needs its host: %w", r.ClaimID, err)
+		}
+	}
 	if r.Recipient == "" {
-		if r.Reach.Limited() || r.PairGap > 0 || r.Sticky > 0 {
-			return fmt.Errorf("admit %s: no recipient, but the reach, the pair gap and the sticky sender are about recipients", r.ClaimID)
+		if r.Reach.Limited() || r.PairGap > 0 || r.Sticky > 0 || r.Guard != "" {
+			return fmt.Errorf("admit %s: no recipient, but the reach, the pair gap, the sticky sender and the repeat guard are about recipients", r.ClaimID)
 		}
 		return nil
 	}

@@ -26,6 +26,17 @@ type Reference struct {
 	used    map[dayKey]int
 	claims  map[string]claimRecord
 	memos   map[string]memo // recipient → their latest admission
+	guards  map[guardKey]guardClaim
+}
+
+// guardKey is a repeat guard: a message to a recipient.
+type guardKey struct{ guard, recipient string }
+
+// guardClaim is the host that holds a repeat guard, by which admission,
+// until when.
+type guardClaim struct {
+	host, claim string
+	expires     time.Time
 }
 
 type storedBucket struct {
@@ -38,6 +49,7 @@ type dayKey struct{ account, day string }
 type claimRecord struct {
 	account, day string
 	recipient    string
+	guard        string
 	refunded     bool
 	expires      time.Time
 }
@@ -74,6 +86,7 @@ func (g *Reference) clear() {
 	g.used = map[dayKey]int{}
 	g.claims = map[string]claimRecord{}
 	g.memos = map[string]memo{}
+	g.guards = map[guardKey]guardClaim{}
 }
 
 // window is the portfolio's moving window at now: distinct recipients in
@@ -146,6 +159,10 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 		if g.day[a.Name] == "" {
 			g.day[a.Name] = DayID(r.Today, 1)
 		}
+	}
+	gk := guardKey{r.Guard, r.Recipient}
+	if gc, ok := g.guards[gk]; ok && r.Guard != "" && now.Before(gc.expires) && gc.host != r.Host {
+		return Admission{At: now, Reason: ReasonElsewhere, Until: gc.expires}, nil
 	}
 	var m memo
 	if r.Recipient != "" {
@@ -227,7 +244,10 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 	g.buckets[a.Name] = storedBucket{limit: a.Limit, bucket: b}
 	day := g.day[a.Name]
 	g.used[dayKey{a.Name, day}]++
-	g.claims[r.ClaimID] = claimRecord{account: a.Name, day: day, recipient: r.Recipient, expires: now.Add(ClaimTTL)}
+	g.claims[r.ClaimID] = claimRecord{account: a.Name, day: day, recipient: r.Recipient, guard: r.Guard, expires: now.Add(ClaimTTL)}
+	if r.Guard != "" {
+		g.guards[gk] = guardClaim{host: r.Host, claim: r.ClaimID, expires: now.Add(GuardWindow)}
+	}
 	if r.Recipient != "" {
 		g.memos[r.Recipient] = memo{
 			at: now, account: a.Name, claim: r.ClaimID,
@@ -270,6 +290,11 @@ func (g *Reference) Refund(ctx context.Context, c Claim) (RefundResult, error) {
 	}
 	rec.refunded = true
 	g.claims[c.ID] = rec
+	// The repeat guard is let go when this admission holds it: the message
+	// was not accepted, so nobody got it.
+	if gk := (guardKey{rec.guard, rec.recipient}); rec.guard != "" && g.guards[gk].claim == c.ID {
+		delete(g.guards, gk)
+	}
 	// The recipient's memory goes back to the admission before, unless a
 	// later one replaced this.
 	if m, ok := g.memos[rec.recipient]; ok && rec.recipient != "" && m.claim == c.ID {

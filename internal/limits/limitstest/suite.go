@@ -61,6 +61,8 @@ type Step struct {
 	NoGlobal bool             // Admit: the global bucket off for this step
 	To       string           // Admit: the recipient
 	Reach    *ratelimit.Reach // Admit: nil means the table's reach
+	Guard    string           // Admit: the repeat guard
+	Host     string           // Admit: the asking host
 
 	Today  string   // Reset: the calendar day; empty means Today
 	Force  bool     // Reset
@@ -384,7 +386,7 @@ func RunTable(t *testing.T, h Harness, tt Table) {
 		switch s.Op {
 		case Admit:
 			r := limits.Request{ClaimID: s.Claim, Accounts: tt.Accounts, Global: tt.Global, Today: Today,
-				Recipient: s.To, Reach: tt.Reach, PairGap: tt.PairGap, Sticky: tt.Sticky}
+				Recipient: s.To, Reach: tt.Reach, PairGap: tt.PairGap, Sticky: tt.Sticky, Guard: s.Guard, Host: s.Host}
 			if s.Reach != nil {
 				r.Reach = *s.Reach
 			}

@@ -17,11 +17,14 @@
 //	used:ACCOUNT:DAY#N   the count of that quota day (expires two days after the day ends)
 //	moved:ACCOUNT        DAY#N<tab>COUNT: the day and count the number took along when it
 //	                     moved to another portfolio (move.go); the count here is then full
-//	claim:ID             A|R<tab>ACCOUNT<tab>DAY#N<tab>RECIPIENT of one admission (A: admitted,
-//	                     R: refunded), for refunds and repeats (48 h)
+//	claim:ID             A|R<tab>ACCOUNT<tab>DAY#N<tab>RECIPIENT[<tab>GUARD] of one admission
+//	                     (A: admitted, R: refunded), for refunds and repeats (48 h)
 //	reach                sorted set: recipient → their latest admission (µs), the moving
 //	                     24 h window of the portfolio's reach; trimmed by every admission,
 //	                     expires 24 h after the last
+//	guard:RECIPIENT:GUARD  HOST<tab>CLAIM<tab>END µs: the host that holds the repeat guard of
+//	                     message GUARD to RECIPIENT (limits.Request.Guard) and until when; the
+//	                     key expires then, or is deleted by a refund of that claim
 //	rcpt:RECIPIENT       hash at, acct, claim: the recipient's latest admission (pair gap,
 //	                     sticky sender), and pat, pacct, pclaim: the one before, which a
 //	                     refund of the latest goes back to; expires when the longest of
@@ -138,6 +141,9 @@ func (g *Gate) bucketKey(account string) string { return g.prefix + "bucket:" + 
 func (g *Gate) dayKey(account string) string    { return g.prefix + "day:" + account }
 func (g *Gate) reachKey() string                { return g.prefix + "reach" }
 func (g *Gate) rcptKey(to string) string        { return g.prefix + "rcpt:" + to }
+func (g *Gate) guardKey(to, guard string) string {
+	return g.prefix + "guard:" + to + ":" + guard
+}
 func (g *Gate) usedKey(account, day string) string {
 	return g.prefix + "used:" + account + ":" + day
 }
@@ -184,10 +190,11 @@ func (g *Gate) Admit(ctx context.Context, r limits.Request) (limits.Admission, e
 	}
 	keep := max(ratelimit.ReachWindow, r.PairGap, r.Sticky)
 	for range maxStale {
-		keys := []string{g.genKey(), g.claimKey(r.ClaimID), g.globalKey(), g.reachKey(), g.rcptKey(r.Recipient)}
+		keys := []string{g.genKey(), g.claimKey(r.ClaimID), g.globalKey(), g.reachKey(), g.rcptKey(r.Recipient),
+			g.guardKey(r.Recipient, r.Guard)}
 		args := []any{g.nowArg(), "0", "0", "0", r.Today, int64(limits.ClaimTTL / time.Second), len(r.Accounts),
 			r.Recipient, allowed, ceilMicros(r.PairGap), ceilMicros(r.Sticky), ceilMillis(keep),
-			ratelimit.ReachWindow.Microseconds(), r.ClaimID}
+			ratelimit.ReachWindow.Microseconds(), r.ClaimID, r.Guard, r.Host, limits.GuardWindow.Milliseconds()}
 		if r.Global != nil {
 			args[1], args[2], args[3] = "1", fmtFloat(r.Global.Rate), r.Global.Burst
 		}
@@ -304,8 +311,8 @@ func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult,
 		return 0, fmt.Errorf("refund %s: admitted for %s on %s, not %s on %s", c.ID, rec.account, rec.day, c.Account, c.Day)
 	}
 	res, err := refundScript.Run(ctx, g.rdb,
-		[]string{g.claimKey(c.ID), g.usedKey(c.Account, c.Day), g.reachKey(), g.rcptKey(rec.recipient)},
-		c.Account, c.Day, c.ID, rec.recipient, ratelimit.ReachWindow.Milliseconds()).Result()
+		[]string{g.claimKey(c.ID), g.usedKey(c.Account, c.Day), g.reachKey(), g.rcptKey(rec.recipient), g.guardKey(rec.recipient, rec.guard)},
+		c.Account, c.Day, c.ID, rec.recipient, ratelimit.ReachWindow.Milliseconds(), rec.guard).Result()
 	if err != nil {
 		return 0, unavailable("refund "+c.ID, err)
 	}
@@ -334,14 +341,19 @@ func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult,
 type claimRecord struct {
 	refunded                bool
 	account, day, recipient string
+	guard                   string // the repeat guard it took, "" for none
 }
 
 func parseClaim(s string) (claimRecord, bool) {
 	f := strings.Split(s, "\t")
-	if len(f) != 4 || (f[0] != "A" && f[0] != "R") {
+	if (len(f) != 4 && len(f) != 5) || (f[0] != "A" && f[0] != "R") {
 		return claimRecord{}, false
 	}
-	return claimRecord{refunded: f[0] == "R", account: f[1], day: f[2], recipient: f[3]}, true
+	rec := claimRecord{refunded: f[0] == "R", account: f[1], day: f[2], recipient: f[3]}
+	if len(f) == 5 {
+		rec.guard = f[4]
+	}
+	return rec, true
 }
 
 func (g *Gate) ResetQuota(ctx context.Context, r limits.ResetRequest) ([]limits.Reset, error) {
