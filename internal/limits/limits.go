@@ -185,9 +185,23 @@ type Admission struct {
 	StickyAccount string
 	StickyBroken  bool
 	// When not OK: why, and the earliest instant worth asking again (zero
-	// when only a quota reset can help, or the global bucket never fills).
+	// when only a quota reset can help, or the global bucket never fills),
+	// on the gate's clock like At: a caller compares it with nothing of
+	// its own but through UntilFrom.
 	Reason ratelimit.Reason
 	Until  time.Time
+}
+
+// UntilFrom is Until on the caller's clock, whose reading at the decision
+// was now: the wait the gate measured on its own clock (Until - At),
+// counted from now. A host whose clock runs ahead of the gate's would
+// otherwise see every wait already over, and ask again at once; one behind
+// would wait too long. Zero stays zero.
+func (a Admission) UntilFrom(now time.Time) time.Time {
+	if a.Until.IsZero() {
+		return time.Time{}
+	}
+	return now.Add(a.Until.Sub(a.At))
 }
 
 // Claim identifies one admission: its id, the account and the quota day that

@@ -201,6 +201,9 @@ rows:
 				noAll = false
 				break
 			}
+			// Every wait below is this host's: the gate's, measured on
+			// its clock, counted from this host's now.
+			ad.Until = ad.UntilFrom(now)
 			if ad.Reason == limits.ReasonElsewhere {
 				// Another host sent it or has it in flight: whatever
 				// the other portfolios say, this row is not sent.

@@ -540,3 +540,51 @@ func TestSharedClaimsGuardRepeatsAcrossHosts(t *testing.T) {
 		t.Fatalf("host 2 after the refund: %+v, %v; want %s alone", cs, err, first[2].Message.Phone)
 	}
 }
+
+// A host whose clock is an hour ahead of Redis's: the gate decides on
+// Redis's clock, and its waits reach the host as waits from the host's
+// own now. The engine's loop (claim; on a wait, sleep until it ends) then
+// claims once per token over five minutes of the host's clock, not in a
+// busy loop of waits that already ended on its clock.
+func TestSharedWaitsOnOneClock(t *testing.T) {
+	r := redistest.Start(t)
+	ctx := t.Context()
+	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(1.0/60, 1, 100)}, 10)[0]
+	now := time.Now().Add(time.Hour) // the host's clock
+	g, err := h.pool.Gate(DefaultPortfolio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{GateAccount("pn-a")}, Today: h.st.Today(now), Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	end := now.Add(5 * time.Minute)
+	claims, sent, bad := 0, 0, 0
+	for now.Before(end) && claims < 100 {
+		cs, err := h.st.ClaimN(ctx, h.camp.ID, "r1", now, 1)
+		claims++
+		var we *campaign.WaitError
+		switch {
+		case err == nil:
+			sent += len(cs)
+			continue
+		case !errors.As(err, &we):
+			t.Fatal(err)
+		}
+		if we.Reason != campaign.WaitTokens {
+			t.Fatalf("claim %d: waits for %s, want tokens", claims, we.Reason)
+		}
+		wait := we.Until.Sub(now)
+		if (wait <= 0 || wait > time.Minute) && bad == 0 {
+			t.Errorf("claim %d: a wait of %v on the host's clock, want one token's (up to 1m0s)", claims, wait)
+			bad++
+		}
+		now = now.Add(max(wait, 0)) // as dispatch.Engine waits
+	}
+	if claims > 8 {
+		t.Errorf("%d claims in five minutes of the host's clock at one token a minute: a busy loop", claims)
+	}
+	if sent != 1 {
+		t.Errorf("%d sent; Redis's clock allowed the burst of 1", sent)
+	}
+}
