@@ -58,6 +58,98 @@ type Gate interface {
 	// State reads the shared state of the named accounts and the global
 	// bucket, for status output. It spends nothing.
 	State(ctx context.Context, accounts []Account, global *ratelimit.Limit) (State, error)
+	// Rebuild adds one host's part of a quota day the gate lost: what its
+	// database counted for each account on the current calendar day, the
+	// recipients it messaged in the moving window, and the repeat guards
+	// its messages hold. The first Rebuild after a loss starts the state
+	// again (a rebuilt generation, each account on r.Today#1); every host
+	// adds its part once per generation (keyed by r.Host, so a second
+	// Rebuild adds nothing), and until it has, Admit refuses it with
+	// ErrRebuild. A gate whose state was not lost — or was started again by
+	// a forced reset — refuses with ErrNotLost: adding a part to a living
+	// count would count it twice.
+	Rebuild(ctx context.Context, r RebuildRequest) (RebuildResult, error)
+}
+
+// ErrRebuild means the gate's state was rebuilt after a loss and the
+// asking host has not added its part yet: it must Rebuild before it is
+// admitted, so the day's count holds its messages.
+var ErrRebuild = errors.New("the shared limits were rebuilt after a loss; this host's part of the day is not in them yet")
+
+// ErrNotLost means a Rebuild found a living state: nothing to add to.
+var ErrNotLost = errors.New("the shared limits hold their state (not lost, or started again by a forced reset): nothing to rebuild")
+
+// RebuildRequest is one host's part of a lost quota day.
+type RebuildRequest struct {
+	Host  string    // the contributing host (or "hand:LABEL" for one added by hand)
+	Today string    // the caller's calendar day, for the accounts the gate starts
+	Now   time.Time // the caller's clock when it read its part: its instants are moved onto the gate's clock by Now's offset
+	// Accounts: each account's count, and the calendar day it counted on
+	// (only a count of the gate's current calendar day is added).
+	Accounts []RebuildCount
+	// Window: the recipients the host messaged from the portfolio in the
+	// last 24 h, each with its latest message and number.
+	Window []RebuildContact
+	// Guards: the repeat guards its messages of the last 24 h hold.
+	Guards []RebuildGuard
+}
+
+// RebuildCount is one account's count in a host's database.
+type RebuildCount struct {
+	Account string
+	Day     string // YYYY-MM-DD
+	Used    int
+}
+
+// RebuildContact is a recipient's latest message from a host.
+type RebuildContact struct {
+	Recipient, Account string
+	At                 time.Time
+}
+
+// RebuildGuard is a repeat guard a host's message holds from At.
+type RebuildGuard struct {
+	Recipient, Guard string
+	At               time.Time
+}
+
+// RebuildResult says what a Rebuild did.
+type RebuildResult struct {
+	Started bool           // this Rebuild started the state again
+	Already bool           // the host had added its part before: nothing added now
+	Added   map[string]int // per account, the count added
+}
+
+// Validate checks a rebuild request.
+func (r RebuildRequest) Validate() error {
+	if err := ValidName("host", r.Host); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	if _, err := time.Parse(time.DateOnly, r.Today); err != nil {
+		return fmt.Errorf("rebuild: today %q is not YYYY-MM-DD", r.Today)
+	}
+	if r.Now.IsZero() {
+		return errors.New("rebuild: no clock reading")
+	}
+	for _, a := range r.Accounts {
+		if err := ValidName("account", a.Account); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+		if a.Used < 0 {
+			return fmt.Errorf("rebuild: account %s: negative count %d", a.Account, a.Used)
+		}
+	}
+	for _, c := range r.Window {
+		if err := errors.Join(ValidName("recipient", c.Recipient), ValidName("account", c.Account)); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	for _, g := range r.Guards {
+		if err := errors.Join(ValidName("recipient", g.Recipient), ValidName("repeat guard", g.Guard)); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	return nil
 }
 
 // ErrStateLost means the gate holds no shared state: a Redis restarted

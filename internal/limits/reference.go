@@ -27,6 +27,10 @@ type Reference struct {
 	claims  map[string]claimRecord
 	memos   map[string]memo // recipient → their latest admission
 	guards  map[guardKey]guardClaim
+	// rebuilt is the generation a Rebuild started (empty: none), and
+	// contributed the hosts that added their part to it.
+	rebuilt     string
+	contributed map[string]bool
 }
 
 // guardKey is a repeat guard: a message to a recipient.
@@ -87,6 +91,7 @@ func (g *Reference) clear() {
 	g.claims = map[string]claimRecord{}
 	g.memos = map[string]memo{}
 	g.guards = map[guardKey]guardClaim{}
+	g.rebuilt, g.contributed = "", map[string]bool{}
 }
 
 // window is the portfolio's moving window at now: distinct recipients in
@@ -145,6 +150,9 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 	now := g.now()
 	if g.gen == "" {
 		return Admission{}, fmt.Errorf("admit %s: %w", r.ClaimID, ErrStateLost)
+	}
+	if r.Host != "" && g.rebuilt == g.gen && !g.contributed[r.Host] {
+		return Admission{}, fmt.Errorf("admit %s: %w", r.ClaimID, ErrRebuild)
 	}
 	if c, ok := g.claims[r.ClaimID]; ok && now.Before(c.expires) {
 		a := Admission{OK: true, Replayed: true, At: now, Index: -1, Claim: Claim{ID: r.ClaimID, Account: c.account, Day: c.day}}
@@ -330,6 +338,64 @@ func (g *Reference) ResetQuota(ctx context.Context, r ResetRequest) ([]Reset, er
 		out = append(out, Reset{Account: name, Day: next, LastDay: cur, Before: g.used[dayKey{name, cur}], Reset: changed, Behind: behind(cur, r.Today)})
 	}
 	return out, nil
+}
+
+func (g *Reference) Rebuild(ctx context.Context, r RebuildRequest) (RebuildResult, error) {
+	if err := r.Validate(); err != nil {
+		return RebuildResult{}, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	var res RebuildResult
+	switch {
+	case g.gen == "":
+		g.clear()
+		g.gen = NewGeneration()
+		g.rebuilt = g.gen
+		res.Started = true
+	case g.rebuilt != g.gen:
+		return res, fmt.Errorf("rebuild: %w", ErrNotLost)
+	}
+	if g.contributed[r.Host] {
+		res.Already = true
+		return res, nil
+	}
+	g.contributed[r.Host] = true
+	// The caller's instants onto this clock, in whole microseconds as
+	// Redis counts them.
+	shift := now.UnixMicro() - r.Now.UnixMicro()
+	onGate := func(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro() + shift) }
+	res.Added = map[string]int{}
+	for _, a := range r.Accounts {
+		if g.day[a.Account] == "" {
+			g.day[a.Account] = DayID(r.Today, 1)
+		}
+		day := g.day[a.Account]
+		if cal, _, _ := ParseDayID(day); cal == a.Day && a.Used > 0 {
+			g.used[dayKey{a.Account, day}] += a.Used
+			res.Added[a.Account] += a.Used
+		}
+	}
+	for _, c := range r.Window {
+		at := onGate(c.At)
+		if !ratelimit.InWindow(now, at) {
+			continue
+		}
+		if m := g.memo(c.Recipient, now); !m.at.IsZero() && !at.After(m.at) {
+			continue
+		}
+		g.memos[c.Recipient] = memo{at: at, account: c.Account, keep: at.Add(ratelimit.ReachWindow)}
+	}
+	for _, h := range r.Guards {
+		end := onGate(h.At).Add(GuardWindow)
+		k := guardKey{h.Guard, h.Recipient}
+		if gc, ok := g.guards[k]; (ok && now.Before(gc.expires)) || !now.Before(end) {
+			continue
+		}
+		g.guards[k] = guardClaim{host: r.Host, expires: end}
+	}
+	return res, nil
 }
 
 func (g *Reference) State(ctx context.Context, accounts []Account, global *ratelimit.Limit) (State, error) {

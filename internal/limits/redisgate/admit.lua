@@ -12,7 +12,9 @@
 --   admission) and pat, pacct, pclaim (the one before, for a refund)
 -- KEYS[6] the repeat guard of (message, recipient): "HOST<tab>CLAIM<tab>END µs"
 --   of the host that holds it, until GuardWindow after its admission
--- then per account i (0-based), KEYS[7+3i .. 9+3i]: bucket, quota day, count
+-- KEYS[7] rebuilt: hash gen → the generation a rebuild started, h:HOST → 1
+--   for each host that added its part (rebuild.lua)
+-- then per account i (0-based), KEYS[8+3i .. 10+3i]: bucket, quota day, count
 --   (the count key is the one of the quota day the caller believes current)
 -- ARGV[1] now in µs, or "" for Redis TIME (tests pin the clock)
 -- ARGV[2] global on (1/0)   ARGV[3] global rate   ARGV[4] global burst
@@ -30,7 +32,8 @@
 -- "<tab>guard" when the admission took a repeat guard (A: admitted, R:
 -- refunded).
 --
--- Returns {"LOST"} | {"DUP", account, day} | {"STALE", day1, day2, ...}
+-- Returns {"LOST"} | {"REBUILD"} (the host has not added its part to a
+--   rebuilt state) | {"DUP", account, day} | {"STALE", day1, day2, ...}
 --   | {"NO", reason, until µs or "", now µs[, sticky account]}
 --     (reason "elsewhere": another host holds the repeat guard until then)
 --     (the sticky account when the refusal is the recipient's own number's:
@@ -38,7 +41,7 @@
 --   | {"OK", index (1-based), day, count, tokens, now µs, sticky account or "", broken (1/0)}
 local EPS = 1e-9
 local A0 = 18 -- ARGV of the first account
-local K0 = 7  -- KEYS of the first account
+local K0 = 8  -- KEYS of the first account
 
 -- us writes a µs instant or a count whole: Lua would write a number as
 -- %.14g, losing the last digits of an instant.
@@ -60,6 +63,10 @@ end
 local gen = redis.call('GET', KEYS[1])
 if not gen then
   return {'LOST'}
+end
+if ARGV[16] ~= '' and redis.call('HGET', KEYS[7], 'gen') == gen
+    and redis.call('HEXISTS', KEYS[7], 'h:' .. ARGV[16]) == 0 then
+  return {'REBUILD'}
 end
 local claim = redis.call('GET', KEYS[2])
 if claim then
