@@ -45,6 +45,8 @@ var (
 		error_code = ?, error_message = ? WHERE id = ? AND ` + campaign.MoveRecordUnknown.FromSQL("state") + ` AND runner_id = ?`
 	rescueSQL = `UPDATE messages SET ` + campaign.MoveRescue.ToSQL() + `, updated_at = ?, error_message = ?
 		WHERE ` + campaign.MoveRescue.FromSQL("state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
+	skipElsewhereSQL = `UPDATE messages SET ` + campaign.MoveSkipElsewhere.ToSQL() + `, updated_at = ?, error_code = ?,
+		error_message = ? WHERE id = ? AND ` + campaign.MoveSkipElsewhere.FromSQL("state")
 	expireSQL = `UPDATE messages SET ` + campaign.MoveExpire.ToSQL() + `, updated_at = ?, error_message = ?
 		WHERE campaign_id = ? AND ` + campaign.MoveExpire.FromSQL("state")
 	failNeverOpenSQL = `UPDATE messages SET ` + campaign.MoveFailNeverOpen.ToSQL() + `, updated_at = ?, error_message = ?
@@ -101,6 +103,15 @@ func claimRows(ctx context.Context, tx *Tx, accountID int64, runner string, epoc
 func suppressAtSend(ctx context.Context, tx *Tx, id int64, why string, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, suppressAtSendSQL, now.UnixNano(), campaign.CodeSuppressed, "suppressed: "+why, id); err != nil {
 		return fmt.Errorf("skip suppressed message %d: %w", id, err)
+	}
+	return nil
+}
+
+// skipElsewhere fails a due pending row whose recipient another host holds
+// (limits.ReasonElsewhere), saying so.
+func skipElsewhere(ctx context.Context, tx *Tx, id int64, why string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, skipElsewhereSQL, now.UnixNano(), campaign.CodeElsewhere, why, id); err != nil {
+		return fmt.Errorf("skip message %d: %w", id, err)
 	}
 	return nil
 }
