@@ -6,8 +6,5 @@
 -- A campaign that already began keeps the deadline it was shown (its first
 -- claim plus the validity); one not begun yet counts from its --at.
 ALTER TABLE campaigns ADD COLUMN expires_at INTEGER;
--- start_arg is --at as given ("+2h"): a run of the same command again, with
--- the same relative --at, keeps the start it set instead of moving it.
-ALTER TABLE campaigns ADD COLUMN start_arg TEXT NOT NULL DEFAULT '';
 UPDATE campaigns SET expires_at = coalesce(began_at, start_at) + expire_after
     WHERE expire_after > 0 AND coalesce(began_at, start_at) IS NOT NULL;
