@@ -152,7 +152,9 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		in.Messages = sum.Valid
 		var plain planner.Forecast
 		if w := sched.Window; w != nil {
-			plain = planner.Plan(in)
+			if plain, err = planner.Plan(in); err != nil {
+				return fmt.Errorf("forecast without the send window: %w", err)
+			}
 			in.Window = w
 			for zones, n := range sum.Zones {
 				locs, err := campaign.LoadZones(zones)
@@ -165,7 +167,10 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			// share the tokens in this order.
 			slices.SortFunc(in.Groups, func(a, b planner.Group) int { return strings.Compare(zoneKey(a), zoneKey(b)) })
 		}
-		base := planner.Plan(in)
+		base, err := planner.Plan(in)
+		if err != nil {
+			return fmt.Errorf("forecast: %w", err)
+		}
 		tiers, err := st.Tiers(ctx)
 		if err != nil {
 			return err
@@ -192,7 +197,10 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			out.GlobalLimit = &report.Global{Rate: in.GlobalLimit.Rate, Burst: in.GlobalLimit.Burst, Tokens: in.Global.TokensAt(in.GlobalLimit, start)}
 		}
 		for _, t := range tiers {
-			more := planner.Plan(planner.WithExtra(in, t.Name, t.Limits))
+			more, err := planner.Plan(planner.WithExtra(in, t.Name, t.Limits))
+			if err != nil {
+				return fmt.Errorf("forecast with one more %s account: %w", t.Name, err)
+			}
 			m := planOneMore{Tier: t.Name, Seconds: more.Duration.Seconds()}
 			if !more.Capped {
 				m.Finish = &more.Finish

@@ -59,8 +59,8 @@ Values outside their healthy range are flagged (red on a terminal, "!" when
 piped): throttled >= 1 %, attempts per message >= 1.5, token use outside
 70-100 % while work is waiting.
 
---json prints one object with a stable shape (see README). --watch refreshes
-in place every INTERVAL (default 2s) until Ctrl-C.`,
+--json prints one object with a stable shape (see docs/status.md). --watch
+refreshes in place every INTERVAL (default 2s) until Ctrl-C.`,
 		Example: `  wasend status
   wasend status --watch
   wasend status --json |

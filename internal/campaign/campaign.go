@@ -542,6 +542,12 @@ const NoUsableAccountReason = "every account failed for this campaign (see `wase
 // these rows.
 const CodeSuppressed = -1
 
+// CodeElsewhere is the error code of a row failed because another host
+// sharing the limits (--limits) sent its recipient the same message within
+// 24 h, or had it in flight (MoveSkipElsewhere). wasend's own, like
+// CodeSuppressed: `campaign retry --code -2` selects these rows.
+const CodeElsewhere = -2
+
 // Skip is a row of a recipient file that was not imported.
 type Skip struct {
 	Line   int

@@ -95,7 +95,10 @@ func TestForecastMatchesEngine(t *testing.T) {
 			for _, w := range ws {
 				ports = append(ports, planner.PortfolioState{Name: w.Name, Reach: w.Reach, Accounts: w.Accounts, Latest: w.Latest})
 			}
-			plan := planner.ETA(clock.Now(), time.UTC, tt.n, accts, global, gl, ports)
+			plan, err := planner.ETA(clock.Now(), time.UTC, tt.n, accts, global, gl, ports)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if plan.Capped {
 				t.Fatalf("forecast: never (%s)", plan.Reason)
 			}

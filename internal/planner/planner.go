@@ -14,6 +14,8 @@
 package planner
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -101,11 +103,46 @@ const Horizon = 100 * 365 * 24 * time.Hour
 // error short of whole.
 const epsilon = 1e-9
 
-// Plan forecasts when in.Messages messages will have been sent.
-func Plan(in Input) Forecast {
+// ErrInconsistent is a forecast that contradicted itself: its closed-form
+// count and Pick, or Pick and a bucket, disagreed. It is a bug in the
+// planner, never in its input; callers show it in place of the forecast.
+var ErrInconsistent = errors.New("planner: forecast inconsistent")
+
+// Plan forecasts when in.Messages messages will have been sent. It fails
+// on an input no store holds (a rate or token count that is not a finite
+// number) and on ErrInconsistent.
+func Plan(in Input) (Forecast, error) {
+	if err := in.check(); err != nil {
+		return Forecast{}, err
+	}
 	s := newSim(in)
 	s.run()
-	return s.forecast()
+	if s.err != nil {
+		return Forecast{}, s.err
+	}
+	return s.forecast(), nil
+}
+
+// check refuses numbers the simulation cannot count with. Everything
+// else — a debt, a bucket settled after Start or over its burst, a cap
+// already passed, a rate or burst of 0 — is a state a store can hold and
+// is forecast as such.
+func (in Input) check() error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	for _, a := range in.Accounts {
+		for _, v := range []struct {
+			what string
+			x    float64
+		}{{"rate", a.Limit.Rate}, {"tokens", a.Bucket.Tokens}, {"rate factor", a.Health.Factor}} {
+			if !finite(v.x) {
+				return fmt.Errorf("planner: account %q: %s %v is not a number to count with", a.Name, v.what, v.x)
+			}
+		}
+	}
+	if in.Global != nil && (!finite(in.GlobalLimit.Rate) || !finite(in.Global.Tokens)) {
+		return fmt.Errorf("planner: global limit: rate %v, tokens %v: not numbers to count with", in.GlobalLimit.Rate, in.Global.Tokens)
+	}
+	return nil
 }
 
 // WithExtra returns in with one more account of tier: limits l, a full
@@ -152,7 +189,7 @@ func FromStatus(a campaign.AccountStatus) AccountState {
 // the enabled accounts in accts (as st.Accounts returns them; leave out the
 // accounts dropped from the campaign). global is the global bucket at now,
 // nil when it is off; ports are the portfolios' messaging limits.
-func ETA(now time.Time, loc *time.Location, pending int, accts []campaign.AccountStatus, global *ratelimit.Bucket, globalLimit ratelimit.Limit, ports []PortfolioState) Forecast {
+func ETA(now time.Time, loc *time.Location, pending int, accts []campaign.AccountStatus, global *ratelimit.Bucket, globalLimit ratelimit.Limit, ports []PortfolioState) (Forecast, error) {
 	in := Input{Start: now, Location: loc, Messages: pending, Global: global, GlobalLimit: globalLimit, Portfolios: ports}
 	for _, a := range accts {
 		if !a.Disabled {
@@ -176,6 +213,7 @@ type sim struct {
 	left   int
 	finish time.Time
 	reason string
+	err    error // ErrInconsistent: the forecast stops
 	// horizon: a forecast past it is given up.
 	horizon time.Time
 	// recovered: every account runs at its configured rate from now on.
@@ -296,7 +334,7 @@ func (s *sim) run() {
 			s.skipDays(ref)
 			dayStart, snap = s.t, s.snapshot()
 		}
-		if s.day() || s.reason != "" {
+		if s.day() || s.reason != "" || s.err != nil {
 			return
 		}
 		if atMidnight {
@@ -412,7 +450,9 @@ func (s *sim) step() bool {
 			s.t = next
 			return false
 		}
-		s.take(d.Index)
+		if !s.take(d.Index) {
+			return true
+		}
 		if s.left == 0 {
 			s.finish = s.t
 			return true
@@ -452,36 +492,53 @@ func (s *sim) pick() (d ratelimit.Decision, freed time.Time) {
 	return d, freed
 }
 
-func (s *sim) take(i int) {
-	if k := s.reachOf[i]; k >= 0 {
-		s.reach[k].Add(s.t)
-	}
+// take sends one message from account i at s.t. It reports false, with
+// s.err set, when the account or the global bucket has no token after all.
+func (s *sim) take(i int) bool {
 	c := &s.cands[i]
 	b, ok := c.Bucket.TakeAt(c.Limit, s.t, 1)
 	if !ok {
-		panic("planner: picked an account without a token")
+		s.fail("Pick chose account %q without a token (%v at %v)", s.in.Accounts[i].Name, c.Bucket.TokensAt(c.Limit, s.t), s.t)
+		return false
 	}
-	c.Bucket, c.Used = b, c.Used+1
 	if s.global != nil {
 		g, ok := s.global.TakeAt(s.in.GlobalLimit, s.t, 1)
 		if !ok {
-			panic("planner: picked without a global token")
+			s.fail("Pick chose without a global token (%v at %v)", s.global.TokensAt(s.in.GlobalLimit, s.t), s.t)
+			return false
 		}
 		*s.global = g
 	}
+	if k := s.reachOf[i]; k >= 0 {
+		s.reach[k].Add(s.t)
+	}
+	c.Bucket, c.Used = b, c.Used+1
 	s.sent[i]++
 	s.left--
 	if s.win != nil {
 		s.win.take()
 	}
+	return true
+}
+
+// fail stops the forecast with ErrInconsistent.
+func (s *sim) fail(format string, args ...any) {
+	s.err = fmt.Errorf("%w: "+format, append([]any{ErrInconsistent}, args...)...)
 }
 
 // run is one account's sends within a quota day when it competes with
 // nobody: from start, it sends the floor of its tokens at once and then
 // every token the moment it is whole, until its cap.
+//
+// It models the bucket exactly as Bucket does: tokens are earned from the
+// bucket's own instant, never before it (a store settles a bucket when it
+// reads its clock, which may be after the forecast's start), so refilling
+// counts from origin; and a bucket in debt (a high-priority campaign
+// borrowed) sends nothing until the debt is earned back.
 type run struct {
-	start  time.Time
-	tokens float64 // at start
+	start  time.Time // the first instant it may send
+	origin time.Time // the bucket earns from here: start, or the bucket's instant when later
+	tokens float64   // at origin, and held unchanged from start to origin
 	rate   float64
 	quota  int // sends left in the day
 }
@@ -492,21 +549,28 @@ func (s *sim) runOf(i int) run {
 	if c.NotBefore.After(r.start) {
 		r.start = c.NotBefore
 	}
+	r.origin = r.start
+	if c.Bucket.At.After(r.origin) {
+		r.origin = c.Bucket.At
+	}
 	if c.Limit.Burst < 1 || !(r.rate > 0) || !r.start.Before(s.dayEnd) {
 		r.quota = 0
 	}
-	r.tokens = c.Bucket.TokensAt(c.Limit, r.start)
+	r.tokens = c.Bucket.TokensAt(c.Limit, r.origin)
 	return r
 }
 
 // count is the number of sends at or before t: those whose instant, as at
-// gives it, is not after t.
+// gives it, is not after t. It is never negative, a debt included.
 func (r run) count(t time.Time) int {
 	if r.quota == 0 || t.Before(r.start) {
 		return 0
 	}
-	now := min(r.quota, int(math.Floor(r.tokens+epsilon)))
-	k := min(r.quota, max(now, int(math.Floor(r.tokens+t.Sub(r.start).Seconds()*r.rate))))
+	now := r.floor(r.tokens + epsilon)
+	if t.Before(r.origin) {
+		return now
+	}
+	k := max(now, r.floor(r.tokens+t.Sub(r.origin).Seconds()*r.rate))
 	// Float rounding may put the floor one off at an instant's edge.
 	for k > now && r.at(k).After(t) {
 		k--
@@ -517,6 +581,17 @@ func (r run) count(t time.Time) int {
 	return k
 }
 
+// floor is ⌊x⌋ between 0 and the quota.
+func (r run) floor(x float64) int {
+	switch x = math.Floor(x); {
+	case !(x > 0):
+		return 0
+	case x >= float64(r.quota):
+		return r.quota
+	}
+	return int(x)
+}
+
 // at is the instant of the k-th send (k ≥ 1), rounded up to the
 // nanosecond as Bucket.ReadyAt rounds a wait.
 func (r run) at(k int) time.Time {
@@ -524,7 +599,17 @@ func (r run) at(k int) time.Time {
 	if missing <= epsilon {
 		return r.start
 	}
-	return r.start.Add(time.Duration(math.Ceil(missing / r.rate * float64(time.Second))))
+	return addSeconds(r.origin, missing/r.rate)
+}
+
+// addSeconds is t plus sec seconds rounded up to the nanosecond; a wait
+// beyond what a Duration holds is the longest one.
+func addSeconds(t time.Time, sec float64) time.Time {
+	ns := math.Ceil(sec * float64(time.Second))
+	if !(ns < math.MaxInt64) {
+		return t.Add(math.MaxInt64)
+	}
+	return t.Add(time.Duration(ns))
 }
 
 // countDay counts the rest of the day in closed form, the accounts being
@@ -581,9 +666,12 @@ func (s *sim) countDay() bool {
 	for s.left > 0 {
 		d := ratelimit.Pick(s.t, s.cands, nil, ratelimit.Limit{})
 		if d.Index < 0 {
-			panic("planner: closed-form count and Pick disagree")
+			s.fail("the closed-form count has %d more to send at %v, Pick finds no account ready (%s)", s.left, s.t, d.Reason)
+			return true
 		}
-		s.take(d.Index)
+		if !s.take(d.Index) {
+			return true
+		}
 	}
 	s.finish = s.t
 	return true
@@ -600,7 +688,10 @@ func (s *sim) spend(i int, r run, k int, bound time.Time) {
 	if at.After(bound) { // a rounding error's worth
 		at = bound
 	}
-	tokens := r.tokens - float64(k) + at.Sub(r.start).Seconds()*r.rate
+	if at.Before(r.origin) { // sent from what it held: it earns from origin on
+		at = r.origin
+	}
+	tokens := r.tokens - float64(k) + at.Sub(r.origin).Seconds()*r.rate
 	c.Bucket = ratelimit.Bucket{Tokens: max(tokens, 0), At: at}
 	c.Used += k
 	s.sent[i] += k
@@ -625,7 +716,9 @@ type dayRecord struct {
 func (s *sim) snapshot() snapshot {
 	sn := snapshot{ok: s.healthy(), tokens: make([]float64, len(s.cands)), sent: append([]int(nil), s.sent...)}
 	for i, c := range s.cands {
-		if c.NotBefore.After(s.t) {
+		// A bucket settled ahead earns from its own instant: a day
+		// starting with it runs unlike one starting with a settled one.
+		if c.NotBefore.After(s.t) || c.Bucket.At.After(s.t) {
 			sn.ok = false
 		}
 		sn.tokens[i] = c.Bucket.TokensAt(c.Limit, s.t)

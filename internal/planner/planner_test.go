@@ -187,7 +187,7 @@ func TestClosedFormMatchesStepping(t *testing.T) {
 			in.Global = &ratelimit.Bucket{Tokens: 1, At: start}
 			in.GlobalLimit = ratelimit.Limit{Rate: 1 / (1 + rng.Float64()*5), Burst: 1 + rng.IntN(10)}
 		}
-		fast := Plan(in)
+		fast := mustPlan(t, in)
 		s := newSim(in)
 		s.stepOnly = true
 		s.run()
@@ -208,13 +208,13 @@ func TestClosedFormMatchesStepping(t *testing.T) {
 
 func TestWithExtra(t *testing.T) {
 	in := Input{Start: t0, Location: time.UTC, Messages: 2000, Accounts: []AccountState{tierAccount("main", campaign.TierActive, t0)}}
-	base := Plan(in)
+	base := mustPlan(t, in)
 	for _, tier := range campaign.TierNames {
 		more := WithExtra(in, tier, campaign.DefaultTiers[tier])
 		if len(in.Accounts) != 1 || len(more.Accounts) != 2 {
 			t.Fatalf("WithExtra changed its input or added %d accounts", len(more.Accounts)-1)
 		}
-		f := Plan(more)
+		f := mustPlan(t, more)
 		if !f.Finish.Before(base.Finish) {
 			t.Errorf("one more %s account: finish %v, not before %v", tier, f.Finish, base.Finish)
 		}
@@ -226,10 +226,10 @@ func TestWithExtra(t *testing.T) {
 
 func TestRecoveringRate(t *testing.T) {
 	a := account("a", 1, 1, 100000, t0)
-	healthy := Plan(Input{Start: t0, Location: time.UTC, Messages: 3000, Accounts: []AccountState{a}})
+	healthy := mustPlan(t, Input{Start: t0, Location: time.UTC, Messages: 3000, Accounts: []AccountState{a}})
 	a.Health = ratelimit.Health{Factor: 0.5, FactorSince: t0.Add(-ratelimit.QuietPeriod)}
 	a.Limit.Rate, a.Bucket.Tokens = 1, 0
-	slowed := Plan(Input{Start: t0, Location: time.UTC, Messages: 3000, Accounts: []AccountState{a}})
+	slowed := mustPlan(t, Input{Start: t0, Location: time.UTC, Messages: 3000, Accounts: []AccountState{a}})
 	// Half rate climbing back over 5 minutes costs about 75 s.
 	lost := slowed.Duration - healthy.Duration
 	if lost < 60*time.Second || lost > 90*time.Second {
@@ -244,7 +244,10 @@ func TestETA(t *testing.T) {
 		{Account: campaign.Account{Name: "rest", Tier: campaign.TierNew}, Limits: campaign.DefaultTiers[campaign.TierNew], Tokens: 5, At: t0,
 			CooldownUntil: t0.Add(time.Hour), RateFactor: 0.5},
 	}
-	f := ETA(t0, time.UTC, 20, accts, nil, ratelimit.Limit{}, nil)
+	f, err := ETA(t0, time.UTC, 20, accts, nil, ratelimit.Limit{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !f.Finish.Equal(t0.Add(25*time.Second)) || len(f.PerAccount) != 2 || f.PerAccount[0].Sent != 20 {
 		t.Errorf("ETA %+v, want main alone done after 25 s", f)
 	}
@@ -268,7 +271,7 @@ func TestPlanMillion(t *testing.T) {
 	inputs["tiers+global"] = global
 	for name, in := range inputs {
 		began := time.Now()
-		f := Plan(in)
+		f := mustPlan(t, in)
 		took := time.Since(began)
 		if f.Capped || f.Sent != in.Messages {
 			t.Fatalf("%s: %+v", name, f)
@@ -277,7 +280,7 @@ func TestPlanMillion(t *testing.T) {
 		t.Logf("%s: 1M messages finish after %v (%d resets), planned in %v", name, f.Duration.Round(time.Hour), f.QuotaResets, took)
 	}
 	// 500 a day over three tiers: 2,000 days.
-	if f := Plan(bigInput(1_000_000)); f.QuotaResets != 2000 {
+	if f := mustPlan(t, bigInput(1_000_000)); f.QuotaResets != 2000 {
 		t.Errorf("%d resets, want 2000", f.QuotaResets)
 	}
 }
@@ -287,4 +290,13 @@ func BenchmarkPlan1M(b *testing.B) {
 	for b.Loop() {
 		Plan(in)
 	}
+}
+
+func mustPlan(t testing.TB, in Input) Forecast {
+	t.Helper()
+	f, err := Plan(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

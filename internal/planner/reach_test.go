@@ -46,7 +46,7 @@ func TestPlanCountsMessagingLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.in.Start, tt.in.Location = t0, time.UTC
-			f := Plan(tt.in)
+			f := mustPlan(t, tt.in)
 			if f.Capped {
 				t.Fatalf("capped: %s", f.Reason)
 			}
@@ -66,7 +66,7 @@ func repeatTime(t time.Time, n int) []time.Time {
 }
 
 func TestPlanPortfolioAllowingNothing(t *testing.T) {
-	f := Plan(Input{Start: t0, Location: time.UTC, Messages: 5, Accounts: []AccountState{account("a", 1, 1, 100, t0)},
+	f := mustPlan(t, Input{Start: t0, Location: time.UTC, Messages: 5, Accounts: []AccountState{account("a", 1, 1, 100, t0)},
 		Portfolios: []PortfolioState{{Name: "p", Reach: ratelimit.Reach{Limit: 1, Margin: 0.5}, Accounts: []string{"a"}}}})
 	if !f.Capped {
 		t.Fatalf("forecast %+v, want never", f)

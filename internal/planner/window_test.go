@@ -71,7 +71,7 @@ func TestPlanWithWindow(t *testing.T) {
 			for _, g := range tt.groups {
 				n += g.Messages
 			}
-			f := Plan(Input{Start: t0, Location: time.UTC, Messages: n, Accounts: acct(), Window: tt.window, Groups: tt.groups})
+			f := mustPlan(t, Input{Start: t0, Location: time.UTC, Messages: n, Accounts: acct(), Window: tt.window, Groups: tt.groups})
 			if tt.wantReason != "" {
 				if !f.Capped || f.Reason != tt.wantReason {
 					t.Fatalf("forecast %+v, want never: %s", f, tt.wantReason)

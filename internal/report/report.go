@@ -154,6 +154,8 @@ type ETA struct {
 	Seconds     float64    `json:"seconds"`
 	QuotaResets int        `json:"quota_resets"`
 	Text        string     `json:"text"`
+	// Error is why there is no forecast (a planner fault), also in Text.
+	Error string `json:"error,omitempty"`
 }
 
 // after is e when nothing can go before next (every open row waits for a
@@ -714,7 +716,11 @@ func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (
 		if on {
 			global = &ratelimit.Bucket{Tokens: tokens, At: now}
 		}
-		fc := planner.ETA(now, r.Loc, open, usable, global, gl, ports)
+		fc, err := planner.ETA(now, r.Loc, open, usable, global, gl, ports)
+		if err != nil {
+			// A forecast that fails is shown in its place: status reads on.
+			return &ETA{Text: "unknown: " + err.Error(), Error: err.Error()}
+		}
 		if fc.Capped || fc.Finish.IsZero() {
 			return &ETA{Text: "never with the current limits: " + fc.Reason}
 		}

@@ -138,6 +138,11 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 			return res, err
 		}
 	}
+	if o.Preflight != nil {
+		if err := o.Preflight(ctx); err != nil {
+			return res, err
+		}
+	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return res, fmt.Errorf("read %s: %w", o.File, err)
 	}

@@ -80,6 +80,12 @@ type Options struct {
 	// Shared, when set (--limits), copies the shared suppression list and
 	// settings into Store before the first claim and every poll after.
 	Shared SharedSync
+	// Preflight, when set, is called by Prepare just before it reads the
+	// file into a campaign (a new one, or one the file continues); its
+	// error stops Prepare with nothing imported. It is not called when
+	// Prepare finds the campaign without importing (ResumeID, the same
+	// file again).
+	Preflight func(ctx context.Context) error
 }
 
 // Result is what Prepare found or made.

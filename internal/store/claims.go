@@ -588,8 +588,14 @@ func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Resu
 }
 
 func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result) error {
-	var plain []campaign.Result
+	var (
+		plain  []campaign.Result
+		wamids []any
+	)
 	for _, r := range rs {
+		if r.Outcome.Kind == campaign.OutcomeSent && r.Outcome.WAMID != "" {
+			wamids = append(wamids, r.Outcome.WAMID)
+		}
 		if plainSent(r) {
 			plain = append(plain, r)
 			continue
@@ -598,7 +604,10 @@ func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result)
 			return err
 		}
 	}
-	return recordSent(ctx, tx, plain)
+	if err := recordSent(ctx, tx, plain); err != nil {
+		return err
+	}
+	return linkWaitingStatuses(ctx, tx, wamids)
 }
 
 // RecordAndClaimN stores outcomes as RecordAll does and, in the same

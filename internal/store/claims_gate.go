@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"errors"
@@ -126,6 +127,10 @@ func claimShared(ctx context.Context, tx *Tx, campaignID int64, runner string, n
 	if err != nil {
 		return nil, err
 	}
+	guard, err := repeatGuard(ctx, tx, campaignID)
+	if err != nil {
+		return nil, err
+	}
 	groups, cooling, err := gateGroups(ctx, tx, sh, accts, now)
 	if err != nil {
 		return nil, err
@@ -164,7 +169,7 @@ rows:
 		// One row asks the portfolios in the same order every time, so
 		// a repeated ask meets its own earlier admission.
 		start := int(m.ID % int64(len(groups)))
-		asked := false
+		asked, elsewhere := false, false
 		for k := range groups {
 			g = &groups[(start+k)%len(groups)]
 			if g.failed != nil {
@@ -172,7 +177,7 @@ rows:
 			}
 			asked = true
 			req := limits.Request{ClaimID: id, Accounts: g.offer, Global: global, Today: today,
-				Recipient: m.Phone, Reach: g.reach, PairGap: gap, Sticky: campaign.StickyFor}
+				Recipient: m.Phone, Reach: g.reach, PairGap: gap, Sticky: campaign.StickyFor, Guard: guard, Host: host}
 			ad, err = g.gate.Admit(ctx, req)
 			if err == nil && ad.OK && ad.Index < 0 {
 				// An earlier admission of this attempt for an account not
@@ -196,7 +201,22 @@ rows:
 				noAll = false
 				break
 			}
+			// Every wait below is this host's: the gate's, measured on
+			// its clock, counted from this host's now.
+			ad.Until = ad.UntilFrom(now)
+			if ad.Reason == limits.ReasonElsewhere {
+				// Another host sent it or has it in flight: whatever
+				// the other portfolios say, this row is not sent.
+				elsewhere = true
+				break
+			}
 			best = earlierRefusal(best, ad)
+		}
+		if elsewhere {
+			if err := skipElsewhere(ctx, tx, m.ID, ElsewhereReason, now); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if !asked || (noAll && best.Reason == "") {
 			// Every portfolio this row could go from failed.
@@ -280,6 +300,26 @@ rows:
 		}
 	}
 	return takeRows(ctx, tx, runner, now, out)
+}
+
+// ElsewhereReason is the error message of a row skipped because another
+// host sharing the limits sent its recipient the same message within 24 h,
+// or has it in flight (campaign.MoveSkipElsewhere).
+const ElsewhereReason = "sent by another host sharing the limits (or in flight there) within 24 h; not sent again"
+
+// repeatGuard names the campaign's message for the repeat guard across
+// hosts: its template, as the same-template rule of an import reads it,
+// or a digest of its text.
+func repeatGuard(ctx context.Context, tx *Tx, campaignID int64) (string, error) {
+	var kind, template, text string
+	if err := tx.QueryRowContext(ctx, `SELECT kind, template, text FROM campaigns WHERE id = ?`, campaignID).Scan(&kind, &template, &text); err != nil {
+		return "", fmt.Errorf("read the message of campaign %d: %w", campaignID, err)
+	}
+	if campaign.MessageKind(kind) == campaign.KindTemplate {
+		return "t:" + template, nil
+	}
+	sum := sha256.Sum256([]byte(text))
+	return "x:" + hex.EncodeToString(sum[:16]), nil
 }
 
 // gateGroups sorts the claim's accounts by portfolio, leaving out those

@@ -45,12 +45,14 @@ type fixture struct {
 	c      campaign.Campaign
 	claims []campaign.Claim
 	ap     *Applier
+	path   string // the database file
 }
 
 func newFixture(t testing.TB, n int, p Policy) *fixture {
 	t.Helper()
 	clk := &testClock{now: t0}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: clk.Now, Location: time.UTC})
+	path := filepath.Join(t.TempDir(), "wasend.db")
+	st, err := store.Open(t.Context(), path, store.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func newFixture(t testing.TB, n int, p Policy) *fixture {
 		}
 		claims = append(claims, cs...)
 	}
-	return &fixture{st: st, clk: clk, c: c, claims: claims, ap: NewApplier(st, p, nil, nil)}
+	return &fixture{st: st, clk: clk, c: c, claims: claims, ap: NewApplier(st, p, nil, nil), path: path}
 }
 
 func phone(i int) string { return fmt.Sprintf("+1650555%04d", i) }

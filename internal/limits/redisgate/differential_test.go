@@ -15,7 +15,8 @@ import (
 
 // TestDifferentialWithReference drives the Redis gate and the reference
 // model with the same seeded random admissions (to a few recipients, under
-// a reach, a pair gap and stickiness of the seed's), refunds, rate changes,
+// a reach, a pair gap and stickiness of the seed's, from two hosts with
+// repeat guards on two messages), refunds, rate changes,
 // resets and jumps of hours at the same instants, and holds every answer
 // equal: the Lua is ratelimit's arithmetic, not an approximation of it.
 func TestDifferentialWithReference(t *testing.T) {
@@ -75,6 +76,10 @@ func TestDifferentialWithReference(t *testing.T) {
 						Reach: reach, PairGap: pairGap, Sticky: sticky}
 					if rules || r.IntN(4) > 0 {
 						req.Recipient = fmt.Sprint("+155500000", r.IntN(6))
+						// Two hosts, two messages: the repeat guard across hosts.
+						if g := r.IntN(3); g > 0 {
+							req.Guard, req.Host = fmt.Sprint("t:m", g), fmt.Sprint("h", r.IntN(2))
+						}
 					}
 					var got [2]limits.Admission
 					for i, g := range gates {
@@ -154,7 +159,7 @@ func TestDifferentialWithReference(t *testing.T) {
 			}
 		})
 	}
-	for _, what := range []string{"pair", "reach", "tokens", "capped", "sticky kept", "sticky broken", "refunded"} {
+	for _, what := range []string{"pair", "reach", "tokens", "capped", "sticky kept", "sticky broken", "refunded", "elsewhere"} {
 		if seen[what] == 0 {
 			t.Errorf("no seed exercised %q: %v", what, seen)
 		}
