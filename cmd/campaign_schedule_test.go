@@ -206,17 +206,20 @@ func TestExpireAfterCountsFromAt(t *testing.T) {
 	imported := time.Now().UTC().Truncate(time.Minute).Add(-3 * time.Hour)
 	start := imported.Add(30 * time.Minute)
 	flags := []string{list, "--sandbox", "--text", "Hi", "--at", start.Format(time.RFC3339), "--expire-after", "1h"}
+	relative := []string{list, "--sandbox", "--text", "Hi", "--at", "+30m", "--expire-after", "1h"}
 	for _, tt := range []struct {
-		name string
-		then []string // run past the deadline, nothing claimed before it
+		name  string
+		flags []string
+		then  []string // run past the deadline, nothing claimed before it
 	}{
-		{"run --resume", []string{"campaign", "run", "--resume", "1", "--sandbox"}},
-		{"the same command again", append([]string{"campaign", "run"}, flags...)},
+		{"run --resume", flags, []string{"campaign", "run", "--resume", "1", "--sandbox"}},
+		{"the same command again", flags, append([]string{"campaign", "run"}, flags...)},
+		{"the same command again, --at +30m", relative, append([]string{"campaign", "run"}, relative...)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCLI(t)
 			c.now = imported
-			c.ok(append([]string{"campaign", "import"}, flags...)...)
+			c.ok(append([]string{"campaign", "import"}, tt.flags...)...)
 			s := c.status()
 			if cj := s.Campaigns[0]; cj.ExpiresAt == nil || !cj.ExpiresAt.Equal(start.Add(time.Hour)) {
 				t.Errorf("after import: expires %v, want %v (--at + --expire-after)", cj.ExpiresAt, start.Add(time.Hour))

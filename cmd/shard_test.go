@@ -126,7 +126,7 @@ func TestShardIsPartOfTheIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newCLI(t)
-	msg := []string{"--template", "t", "--lang", "en", "--params", "name"}
+	msg := []string{"--template", "spring_sale", "--lang", "en_US", "--params", "name"}
 	c.ok(append([]string{"campaign", "import", list, "--sandbox", "--shard", "1/2"}, msg...)...)
 	if _, errOut, err := c.run(append([]string{"campaign", "run", list, "--sandbox", "--shard", "2/2"}, msg...)...); err != nil {
 		t.Fatalf("run --shard 2/2: %v\n%s", err, errOut)

@@ -334,6 +334,9 @@ type Campaign struct {
 // at any hour, for as long as it takes.
 type Schedule struct {
 	StartAt time.Time // nothing is claimed before it; zero: at once
+	// StartArg is --at as given ("+2h"): given again, as a re-run of the
+	// same command gives it, it keeps the start it set ("" when not known).
+	StartArg string
 	// ExpireAfter: rows not sent this long after the campaign's start
 	// (StartAt, else its first claim) become Expired (0: never).
 	ExpireAfter time.Duration

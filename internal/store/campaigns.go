@@ -67,11 +67,11 @@ func (im *Importer) start(ctx context.Context) error {
 	wf, wt, wd := windowColumns(im.c.Schedule.Window)
 	res, err := im.tx.ExecContext(ctx, `INSERT INTO campaigns
 		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at, start_at, expire_after,
-		expires_at, window_from, window_to, window_days, default_tz, priority, weight, borrow)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		expires_at, start_arg, window_from, window_to, window_days, default_tz, priority, weight, borrow)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		im.c.Name, fp, im.c.Source, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang,
 		string(params), im.c.Spec.Text, string(shape), now.UnixNano(),
-		nullNanos(im.c.Schedule.StartAt), int64(im.c.Schedule.ExpireAfter), nullNanos(im.c.Schedule.Deadline(im.c.Schedule.StartAt)),
+		nullNanos(im.c.Schedule.StartAt), int64(im.c.Schedule.ExpireAfter), nullNanos(im.c.Schedule.Deadline(im.c.Schedule.StartAt)), im.c.Schedule.StartArg,
 		wf, wt, wd, im.c.Schedule.DefaultTZ,
 		int(im.c.Share.Priority), max(im.c.Share.Weight, 1), int64(im.c.Share.Borrow))
 	if err != nil {

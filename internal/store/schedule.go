@@ -16,7 +16,8 @@ var ErrNoZones = errors.New("no time zones stored")
 
 // SetSchedule changes when a campaign may send: a StartAt other than the
 // stored one moves its start (and forgets a start already made, so the
-// validity counts from the new one); an ExpireAfter other than the stored
+// validity counts from the new one), unless it comes from the same
+// relative --at (StartArg) as the stored one; an ExpireAfter other than the stored
 // one replaces its validity; a Window replaces the send window of a
 // campaign imported with one. Zero fields, and fields equal to the stored
 // ones, are left as they are: running the same command again changes
@@ -28,16 +29,19 @@ func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule)
 			return err
 		}
 		var (
-			startAt sql.NullInt64
-			expire  int64
+			startAt  sql.NullInt64
+			startArg string
+			expire   int64
 		)
-		if err := tx.QueryRowContext(ctx, `SELECT start_at, expire_after FROM campaigns WHERE id = ?`, id).Scan(&startAt, &expire); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT start_at, start_arg, expire_after FROM campaigns WHERE id = ?`, id).
+			Scan(&startAt, &startArg, &expire); err != nil {
 			return fmt.Errorf("read campaign %d: %w", id, err)
 		}
-		newStart := !sc.StartAt.IsZero() && (!startAt.Valid || startAt.Int64 != sc.StartAt.UnixNano())
+		newStart := !sc.StartAt.IsZero() && (!startAt.Valid || startAt.Int64 != sc.StartAt.UnixNano()) &&
+			(sc.StartArg == "" || sc.StartArg != startArg)
 		if newStart {
-			if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET start_at = ?, began_at = NULL WHERE id = ?`,
-				sc.StartAt.UnixNano(), id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET start_at = ?, start_arg = ?, began_at = NULL WHERE id = ?`,
+				sc.StartAt.UnixNano(), sc.StartArg, id); err != nil {
 				return fmt.Errorf("schedule campaign %d: %w", id, err)
 			}
 		}
