@@ -57,6 +57,17 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 }
 
 func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
+	cs, err := claimDue(ctx, tx, campaignID, runner, now, max)
+	var we *campaign.WaitError
+	if errors.As(err, &we) {
+		if ierr := noteIdle(ctx, tx, campaignID, we, now); ierr != nil {
+			return nil, ierr
+		}
+	}
+	return cs, err
+}
+
+func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
 	if err := stopped(ctx, tx, campaignID); err != nil {
 		return nil, err
 	}
@@ -155,6 +166,11 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		deferred time.Time // the earliest row put off
 		breaks   = map[string]int{}
 		seen     = map[string]bool{} // numbers claimed in this batch
+		// Rows held for full portfolio windows, and the earliest row held
+		// for a sticky number at its cap: the claim's wait when nothing
+		// else holds it back.
+		held    reachHolds
+		heldCap time.Time
 	)
 	contacts, err := readLastContacts(ctx, tx, msgs)
 	if err != nil {
@@ -165,6 +181,13 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			deferred = until
 		}
 		return deferMessage(ctx, tx, m.ID, until)
+	}
+	holdCapped := func(m campaign.Message) error {
+		until := now.Add(capLookAgain)
+		if heldCap.IsZero() || until.Before(heldCap) {
+			heldCap = until
+		}
+		return holdRow(ctx, tx, m.ID, until, putOffCap)
 	}
 	for _, m := range msgs {
 		// Two messages to one person from any of our numbers are a pair
@@ -211,12 +234,22 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			}
 		}
 		if only >= 0 && pd.Index < 0 {
-			// The recipient waits for their number.
-			until := pd.Until
-			if until.IsZero() || !until.After(now) {
-				until = now.Add(time.Minute)
+			// The recipient waits for their number: until its portfolio's
+			// window makes room, a while when it is at its cap (a quota
+			// reset may come), or for its next token.
+			var err error
+			switch until := pd.Until; {
+			case !open[only]:
+				held.add(m.ID, gates[only:only+1])
+			case cands[only].Used >= cands[only].DailyCap:
+				err = holdCapped(m)
+			default:
+				if until.IsZero() || !until.After(now) {
+					until = now.Add(time.Minute)
+				}
+				err = putOff(m, until)
 			}
-			if err := putOff(m, until); err != nil {
+			if err != nil {
 				return nil, err
 			}
 			continue
@@ -228,7 +261,13 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 			if reachFreesAt(gates).IsZero() {
 				break // no account can send: nor can it to the next rows
 			}
-			continue // a full window may still take the next rows' recipients
+			// A full window may still take the next rows' recipients. This
+			// one waits, unread by claims, until a window can make room,
+			// if only the reach (and caps) keep it from every number.
+			if closed := reachOnly(cands, open, gates); closed != nil {
+				held.add(m.ID, closed)
+			}
+			continue
 		}
 		if broken != "" {
 			breaks[broken]++
@@ -251,8 +290,22 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		m.Attempts++
 		out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now})
 	}
+	var heldReach time.Time
+	if len(out) == 0 {
+		// Nothing sent: the gates' oldest recipients are as read.
+		if heldReach, err = held.write(ctx, tx, false); err != nil {
+			return nil, err
+		}
+	}
 	if len(out) == 0 && !picked {
-		// Every row was put off: the pair gap, or a busy sticky number.
+		// Every row was put off: the pair gap, or a busy sticky number —
+		// or, when none of those, a sticky number's full portfolio or cap.
+		switch {
+		case deferred.IsZero() && !heldReach.IsZero():
+			return nil, &campaign.WaitError{Reason: campaign.WaitReach, Until: expireBy(heldReach, deadline)}
+		case deferred.IsZero() && !heldCap.IsZero():
+			return nil, &campaign.WaitError{Reason: campaign.WaitCapped, Until: heldCap}
+		}
 		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: expireBy(deferred, deadline)}
 	}
 	if len(out) == 0 {
@@ -280,8 +333,11 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 				// first, so a run that stops at the limit stops only when
 				// nothing else could go.
 				var next sql.NullInt64
+				// Rows held for a window or a cap wait for what this claim
+				// waits for.
 				if err := tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM messages
-					WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ?`, campaignID, now.UnixNano()).Scan(&next); err != nil {
+					WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ? AND window_wait NOT IN (?, ?)`,
+					campaignID, now.UnixNano(), putOffReach, putOffCap).Scan(&next); err != nil {
 					return nil, fmt.Errorf("find the next retry: %w", err)
 				}
 				if next.Valid && fromNanos(next.Int64).Before(freed) {
@@ -297,6 +353,9 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, &campaign.WaitError{Reason: reason, Until: until}
 	}
 	if err := logContacts(ctx, tx, out); err != nil {
+		return nil, err
+	}
+	if _, err := held.write(ctx, tx, true); err != nil {
 		return nil, err
 	}
 	if err := countStickyBreaks(ctx, tx, campaignID, breaks); err != nil {
@@ -565,7 +624,11 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 	}
 	switch {
 	case next.Valid:
-		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: fromNanos(next.Int64)}
+		we := &campaign.WaitError{Reason: campaign.WaitRetry, Until: fromNanos(next.Int64)}
+		if err := heldWait(ctx, tx, campaignID, we); err != nil {
+			return nil, err
+		}
+		return nil, we
 	case sending > 0:
 		return nil, &campaign.WaitError{Reason: campaign.WaitInFlight}
 	}
