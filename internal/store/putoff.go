@@ -29,6 +29,11 @@ const (
 	putOffCap = 3
 )
 
+// maxHeldScan bounds the rows one claim reads while every row it reads is
+// held: past it the claim ends (committing what it held) and the next one
+// goes on at once.
+const maxHeldScan = 1024
+
 // capLookAgain is how long a row whose sticky number is at its cap waits
 // before a claim looks at it again.
 const capLookAgain = time.Minute
@@ -75,8 +80,8 @@ func (h *reachHolds) add(id int64, gates []*reachGate) {
 }
 
 // write puts each row off until the first of its gates makes room, after
-// reading the gates' oldest recipients again when refresh is set, and
-// returns the earliest such instant (zero without rows).
+// reading the gates' oldest recipients again when refresh is set, forgets
+// them, and returns the earliest such instant (zero without rows).
 func (h *reachHolds) write(ctx context.Context, tx *Tx, refresh bool) (time.Time, error) {
 	if refresh {
 		done := map[*reachGate]bool{}
@@ -107,6 +112,7 @@ func (h *reachHolds) write(ctx context.Context, tx *Tx, refresh bool) (time.Time
 			first = until
 		}
 	}
+	h.rows, h.gates = h.rows[:0], h.gates[:0]
 	return first, nil
 }
 

@@ -76,8 +76,8 @@ func TestReachBlockedCampaignYieldsItsTurn(t *testing.T) {
 	frees := at(24*time.Hour + 10*time.Second)
 	_, err = st.ClaimN(t.Context(), a.ID, "ra", at(time.Hour), n)
 	var we *campaign.WaitError
-	if !errors.As(err, &we) || we.Reason != campaign.WaitReach || !we.Until.Equal(frees) {
-		t.Errorf("a's claim an hour later: %v, want a reach wait until %v", err, frees)
+	if !errors.As(err, &we) || we.Reason != campaign.WaitReach || we.Until.After(frees) || !we.Until.After(at(time.Hour)) {
+		t.Errorf("a's claim an hour later: %v, want a reach wait until %v at the latest", err, frees)
 	}
 	var due int
 	if err := st.db.QueryRow(`SELECT count(*) FROM messages WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at <= ?`,
