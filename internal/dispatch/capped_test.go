@@ -127,3 +127,39 @@ func TestStopWhenCappedWaitsForAnswers(t *testing.T) {
 		t.Errorf("counts %v, want 10 sent (the failed one's quota used again), 1 failed, 1 pending", n)
 	}
 }
+
+// TestDoneForNowRescuesStoppedRunnersRows: a run that ends "done for now"
+// (what is left waits for a retry a day away) while another runner, which
+// stopped beating, holds rows in flight waits until that runner counts as
+// dead and turns its rows unknown, rather than leave them in flight.
+func TestDoneForNowRescuesStoppedRunnersRows(t *testing.T) {
+	e := newEnv(t, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), sandbox.Faults{})
+	e.addAccount("a", "1001", campaign.TierActive)
+	c := e.importN(4)
+	start := e.clock.Now()
+	if err := e.st.RegisterRunner(e.ctx, campaign.Runner{ID: "ghost", CampaignID: c.ID, Host: "elsewhere", PID: 7, StartedAt: start, HeartbeatAt: start}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := e.st.ClaimN(e.ctx, c.ID, "ghost", start, 4)
+	if err != nil || len(cs) != 4 {
+		t.Fatalf("ghost's claim: %d, %v", len(cs), err)
+	}
+	// Two are answered: a retry a day away (a rescheduled 131049, say).
+	// The other two stay in flight in the ghost, which beats no more.
+	for _, cl := range cs[:2] {
+		if err := e.st.Record(e.ctx, cl, "ghost", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: start.Add(24 * time.Hour), Refund: true}, start); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = e.engine(c, dispatch.Options{Policy: dispatch.Policy{LongWait: time.Hour}}).Run(stopWithin(e, 6*time.Hour))
+	if !errors.Is(err, dispatch.ErrRescheduled) {
+		t.Fatalf("Run = %v, want ErrRescheduled", err)
+	}
+	n, err := e.st.Counts(e.ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n[campaign.Sending] != 0 || n[campaign.Unknown] != 2 || n[campaign.Pending] != 2 {
+		t.Errorf("counts %v, want the ghost's 2 in flight unknown, 2 pending and none left sending", n)
+	}
+}

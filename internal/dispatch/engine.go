@@ -526,12 +526,20 @@ func (e *Engine) Run(ctx context.Context) error {
 			if recordedGen.Load() != gen {
 				continue // recorded since the claim: look again
 			}
+			if err := e.settleOthers(ctx, bg, r.ID); err != nil {
+				fail(err)
+				return finish(nil)
+			}
 			if we.Reason == campaign.WaitReach {
 				return finish(&ReachError{Until: we.Until})
 			}
 			return finish(ErrCapped)
 		}
 		if we.Reason == campaign.WaitRetry && o.LongWait > 0 && we.Until.Sub(now) > o.LongWait {
+			if err := e.settleOthers(ctx, bg, r.ID); err != nil {
+				fail(err)
+				return finish(nil)
+			}
 			return finish(fmt.Errorf("%w until %s", ErrRescheduled, we.Until.UTC().Format(time.RFC3339)))
 		}
 		if waiting == nil || waiting.Reason != we.Reason {
