@@ -512,13 +512,34 @@ func (e *Engine) Run(ctx context.Context) error {
 		if we.Reason == campaign.WaitTokens || we.Reason == campaign.WaitGlobal {
 			slots.tokensPaced()
 		}
-		if we.Reason == campaign.WaitCapped && o.StopWhenCapped {
+		if (we.Reason == campaign.WaitCapped || we.Reason == campaign.WaitReach) && o.StopWhenCapped {
+			// An answer still to come may give quota or reach back (a
+			// failure refunds both): stop only once none can.
+			if slots.held() > 0 {
+				select {
+				case <-done:
+				case <-ctx.Done():
+					return finish(ctx.Err())
+				}
+				continue
+			}
+			if recordedGen.Load() != gen {
+				continue // recorded since the claim: look again
+			}
+			if err := e.settleOthers(ctx, bg, r.ID); err != nil {
+				fail(err)
+				return finish(nil)
+			}
+			if we.Reason == campaign.WaitReach {
+				return finish(&ReachError{Until: we.Until})
+			}
 			return finish(ErrCapped)
 		}
-		if we.Reason == campaign.WaitReach && o.StopWhenCapped {
-			return finish(&ReachError{Until: we.Until})
-		}
 		if we.Reason == campaign.WaitRetry && o.LongWait > 0 && we.Until.Sub(now) > o.LongWait {
+			if err := e.settleOthers(ctx, bg, r.ID); err != nil {
+				fail(err)
+				return finish(nil)
+			}
 			return finish(fmt.Errorf("%w until %s", ErrRescheduled, we.Until.UTC().Format(time.RFC3339)))
 		}
 		if waiting == nil || waiting.Reason != we.Reason {

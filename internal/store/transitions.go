@@ -18,7 +18,7 @@ import (
 var (
 	// A claim keeps its rows' counts itself (tally.go): it flips tally.
 	claimSQL = `UPDATE messages SET ` + campaign.MoveClaim.ToSQL() + `, attempts = attempts + 1, account_id = ?,
-		runner_id = ?, quota_epoch = ?, updated_at = ?, tally = 1 - tally WHERE ` + campaign.MoveClaim.FromSQL("state") + ` AND id IN (`
+		runner_id = ?, quota_epoch = ?, updated_at = ?, tally = 1 - tally, window_wait = 0 WHERE ` + campaign.MoveClaim.FromSQL("state") + ` AND id IN (`
 	suppressAtSendSQL = `UPDATE messages SET ` + campaign.MoveSuppressAtSend.ToSQL() + `, updated_at = ?, error_code = ?,
 		error_message = ? WHERE id = ? AND ` + campaign.MoveSuppressAtSend.FromSQL("state")
 	// recordSentTallySQL moves rows still sending under the claim's
