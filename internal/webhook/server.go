@@ -45,15 +45,19 @@ func (s *Server) Start(ctx context.Context, addr string) (bound string, stop fun
 	// and parks some unused. Shutdown counts them active for 5 s; stop
 	// closes them, as no request is on them to finish.
 	var (
-		connMu sync.Mutex
-		fresh  = map[net.Conn]bool{}
+		connMu   sync.Mutex
+		fresh    = map[net.Conn]bool{}
+		stopping bool
 	)
 	hs.ConnState = func(c net.Conn, st http.ConnState) {
 		connMu.Lock()
 		defer connMu.Unlock()
-		if st == http.StateNew {
+		switch {
+		case st == http.StateNew && stopping:
+			c.Close()
+		case st == http.StateNew:
 			fresh[c] = true
-		} else {
+		default:
 			delete(fresh, c)
 		}
 	}
@@ -78,6 +82,7 @@ func (s *Server) Start(ctx context.Context, addr string) (bound string, stop fun
 			// only then do the committer and applier stop.
 			hs.SetKeepAlivesEnabled(false)
 			connMu.Lock()
+			stopping = true
 			for c := range fresh {
 				c.Close()
 			}
