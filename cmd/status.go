@@ -163,6 +163,14 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 				p.Name, p.Used, p.Allowed, p.FreesAt.In(f.location()).Format(time.DateTime))
 		}
 	}
+	kept, err := st.WebhookInboxReasons(ctx, f.Now().Add(-24*time.Hour))
+	if err != nil {
+		return err
+	}
+	if kept.Bodies > 0 {
+		f.IO.Warnf("webhooks: %d bodies of the last 24 h kept with a reason and skipped (the rest applied); latest, received %s: %s",
+			kept.Bodies, kept.LatestAt.In(f.location()).Format(time.DateTime), oneLine(kept.Latest))
+	}
 	return nil
 }
 

@@ -46,6 +46,43 @@ func (s *Store) InboxBacklog(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// InboxReasons says how many bodies stored since a time were applied with
+// a reason — not a notification, or a part that could not apply and was
+// skipped — and the latest reason, with when its body came.
+type InboxReasons struct {
+	Bodies   int
+	Latest   string
+	LatestAt time.Time
+}
+
+// WebhookInboxReasons reads the InboxReasons of bodies received since.
+func (s *Store) WebhookInboxReasons(ctx context.Context, since time.Time) (InboxReasons, error) {
+	var r InboxReasons
+	rows, err := s.db.QueryContext(ctx, `SELECT error, received_at FROM webhook_inbox
+		WHERE error IS NOT NULL AND received_at >= ? ORDER BY id DESC`, since.UnixNano())
+	if err != nil {
+		return r, fmt.Errorf("read webhook inbox: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			why string
+			at  int64
+		)
+		if err := rows.Scan(&why, &at); err != nil {
+			return r, fmt.Errorf("read webhook inbox: %w", err)
+		}
+		if r.Bodies == 0 {
+			r.Latest, r.LatestAt = why, fromNanos(at)
+		}
+		r.Bodies++
+	}
+	if err := rows.Err(); err != nil {
+		return r, fmt.Errorf("read webhook inbox: %w", err)
+	}
+	return r, nil
+}
+
 // WebhookRules are what the store needs from the webhook package to apply
 // bodies: reading one, and what an asynchronous failure means.
 type WebhookRules struct {
