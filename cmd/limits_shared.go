@@ -124,7 +124,7 @@ func newLimitsAddLostHostCmd(f *Factory) *cobra.Command {
 		count         int
 	)
 	cmd := &cobra.Command{
-		Use:   "add-lost-host --account NAME --host LABEL --count N --limits URL",
+		Use:   "add-lost-host --account NAME --host LABEL --count N",
 		Short: "Add a lost host's count to a shared quota day rebuilt after Redis lost it",
 		Long: `After Redis lost its data, ` + "`wasend quota reset --force`" + ` rebuilds the
 shared quota day from each host's own count, and every host adds its part
@@ -132,7 +132,7 @@ before it sends again. A host that will not return (its database gone) cannot:
 add what it sent today from the account's number by hand. LABEL names that
 host: the same label added again adds nothing. Only a rebuilt day takes it
 (exit 1 when Redis holds a day that was not lost).`,
-		Example: `  wasend limits add-lost-host --account sales-01 --host old-box --count 480 --limits redis://redis.internal:6379/0`,
+		Example: `  wasend limits add-lost-host --account sales-01 --host old-box --count 480`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if account == "" || host == "" || count < 0 {
