@@ -24,11 +24,11 @@ import (
 // cap, no bucket overdrawn by the claims of both hosts together.
 func TestTwoHostsOneRedis(t *testing.T) {
 	var (
-		n        = size(300, 1500)
-		kills    = size(4, 16)
+		n     = size(300, 1500)
+		kills = size(4, 16)
 		// Slow enough that the list outlasts the pair gap (6 s): a host
 		// that sent the others' recipients again would do so by then.
-		lim      = limit{rate: 10, burst: 5}
+		lim = limit{rate: 10, burst: 5}
 		// Three numbers whose caps take the list once, not twice: a host
 		// sending the others' recipients again would run into them, and
 		// the judge counts what went beyond.
