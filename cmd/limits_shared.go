@@ -311,16 +311,16 @@ func printLimitsStatus(f *Factory, out limitsStatusOut) error {
 	for _, p := range out.Portfolios {
 		if p.Lost {
 			f.IO.Warnf("portfolio %s: Redis holds no shared state (never started, or lost in a restart without persistence); "+
-				"nothing is sent until `%s`", p.Name, lostResetCommand(p, started))
+				"nothing is sent until `%s` rebuilds its day from this host's count (each other host then adds its own)", p.Name, lostResetCommand(p, started))
 		}
 	}
 	return nil
 }
 
-// lostResetCommand is the reset that starts a portfolio Redis holds no
+// lostResetCommand is the reset that rebuilds a portfolio Redis holds no
 // state for. While other portfolios have theirs, it names this one's
-// accounts: a reset of every account would zero the others' counts too,
-// a second day of their caps.
+// accounts: a forced reset of every account would zero the others' counts
+// too, a second day of their caps.
 func lostResetCommand(p sharedPortfolioJSON, othersStarted bool) string {
 	cmd := "wasend quota reset --force"
 	if othersStarted {
