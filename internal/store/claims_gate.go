@@ -160,6 +160,7 @@ func claimShared(ctx context.Context, tx *Tx, campaignID int64, runner string, n
 		reachAt  time.Time // when a full portfolio makes room, when one refused
 		gateErr  error
 		breaks   = map[string]int{}
+		skipped  int // rows another host has (limits.ReasonElsewhere)
 	)
 	putOff := func(m campaign.Message, until time.Time) error {
 		if deferred.IsZero() || until.Before(deferred) {
@@ -233,6 +234,7 @@ rows:
 			if err := skipElsewhere(ctx, tx, m.ID, ElsewhereReason, now); err != nil {
 				return nil, err
 			}
+			skipped++
 			continue
 		}
 		if !asked || (noAll && best.Reason == "") {
@@ -295,6 +297,11 @@ rows:
 		return nil, fmt.Errorf("campaign %d: clear the wait for shared limits: %w", campaignID, err)
 	}
 	if len(out) == 0 {
+		if skipped > 0 && !refused {
+			// The batch went to rows another host has: the rows due
+			// behind them may go now, not a poll later.
+			return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: now}
+		}
 		return nil, sharedRefusal(ctx, tx, campaignID, now, deadline, refused, last, deferred, reachAt)
 	}
 	if err := logContacts(ctx, tx, out); err != nil {

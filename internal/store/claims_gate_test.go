@@ -507,6 +507,12 @@ func TestSharedClaimsGuardRepeatsAcrossHosts(t *testing.T) {
 	if err := hosts[0].st.Record(ctx, first[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
 		t.Fatal(err)
 	}
+	// A batch of rows host 1 has: skipped, and the rows behind them may go
+	// at once (no poll's wait).
+	var we *campaign.WaitError
+	if _, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 1); !errors.As(err, &we) || we.Reason != campaign.WaitRetry || !we.Until.Equal(t0) {
+		t.Fatalf("host 2, a batch of host 1's rows: %v; want a wait for retry until now", err)
+	}
 	cs, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 5)
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("host 2: %d claims, %v; want the 2 recipients host 1 has not", len(cs), err)
