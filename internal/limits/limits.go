@@ -115,9 +115,16 @@ type RebuildGuard struct {
 
 // RebuildResult says what a Rebuild did.
 type RebuildResult struct {
-	Started bool           // this Rebuild started the state again
-	Already bool           // the host had added its part before: nothing added now
-	Added   map[string]int // per account, the count added
+	Started bool              // this Rebuild started the state again
+	Already bool              // the host had added its part before: nothing added now
+	Added   map[string]int    // per account, the count added
+	Days    map[string]string // per account, the quota day it was added to
+	// OnRebuiltDay, when Already: per account, whether it is still on the
+	// quota day the rebuild added to (no reset since) and some part added
+	// anything to it, so a recovery run again starts no new day (a rebuild
+	// of nothing, as of a Redis never used, is a fresh start that a forced
+	// reset may start again).
+	OnRebuiltDay map[string]bool
 }
 
 // Validate checks a rebuild request.
@@ -155,9 +162,9 @@ func (r RebuildRequest) Validate() error {
 // ErrStateLost means the gate holds no shared state: a Redis restarted
 // without persistence (or never set up). It hands out nothing — a fresh
 // day of caps could exceed what Meta allows — until `wasend quota reset
-// --force` starts the state again.
+// --force` rebuilds the day (Gate.Rebuild).
 var ErrStateLost = errors.New("the shared limits hold no state (lost in a restart without persistence, or never started): " +
-	"nothing is admitted until `wasend quota reset --force` starts a quota day")
+	"nothing is admitted until `wasend quota reset --force` rebuilds the quota day from the hosts' own counts")
 
 // Account is one number as a request offers it: its name and its limits as
 // the caller's configuration has them now. A changed Limit keeps the tokens

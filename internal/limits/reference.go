@@ -31,6 +31,8 @@ type Reference struct {
 	// contributed the hosts that added their part to it.
 	rebuilt     string
 	contributed map[string]bool
+	rebuiltDay  map[string]string // account → the quota day the rebuild added to
+	rebuiltAny  bool              // some part added anything: not a fresh start
 }
 
 // guardKey is a repeat guard: a message to a recipient.
@@ -91,7 +93,7 @@ func (g *Reference) clear() {
 	g.claims = map[string]claimRecord{}
 	g.memos = map[string]memo{}
 	g.guards = map[guardKey]guardClaim{}
-	g.rebuilt, g.contributed = "", map[string]bool{}
+	g.rebuilt, g.contributed, g.rebuiltDay, g.rebuiltAny = "", map[string]bool{}, map[string]string{}, false
 }
 
 // window is the portfolio's moving window at now: distinct recipients in
@@ -358,7 +360,11 @@ func (g *Reference) Rebuild(ctx context.Context, r RebuildRequest) (RebuildResul
 		return res, fmt.Errorf("rebuild: %w", ErrNotLost)
 	}
 	if g.contributed[r.Host] {
-		res.Already = true
+		res.Already, res.OnRebuiltDay = true, map[string]bool{}
+		for _, a := range r.Accounts {
+			d, ok := g.rebuiltDay[a.Account]
+			res.OnRebuiltDay[a.Account] = ok && g.day[a.Account] == d && g.rebuiltAny
+		}
 		return res, nil
 	}
 	g.contributed[r.Host] = true
@@ -366,15 +372,20 @@ func (g *Reference) Rebuild(ctx context.Context, r RebuildRequest) (RebuildResul
 	// Redis counts them.
 	shift := now.UnixMicro() - r.Now.UnixMicro()
 	onGate := func(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro() + shift) }
-	res.Added = map[string]int{}
+	res.Added, res.Days = map[string]int{}, map[string]string{}
 	for _, a := range r.Accounts {
 		if g.day[a.Account] == "" {
 			g.day[a.Account] = DayID(r.Today, 1)
 		}
 		day := g.day[a.Account]
+		res.Days[a.Account] = day
+		if _, ok := g.rebuiltDay[a.Account]; !ok {
+			g.rebuiltDay[a.Account] = day
+		}
 		if cal, _, _ := ParseDayID(day); cal == a.Day && a.Used > 0 {
 			g.used[dayKey{a.Account, day}] += a.Used
 			res.Added[a.Account] += a.Used
+			g.rebuiltAny = true
 		}
 	}
 	for _, c := range r.Window {
@@ -386,6 +397,7 @@ func (g *Reference) Rebuild(ctx context.Context, r RebuildRequest) (RebuildResul
 			continue
 		}
 		g.memos[c.Recipient] = memo{at: at, account: c.Account, keep: at.Add(ratelimit.ReachWindow)}
+		g.rebuiltAny = true
 	}
 	for _, h := range r.Guards {
 		end := onGate(h.At).Add(GuardWindow)
@@ -394,6 +406,7 @@ func (g *Reference) Rebuild(ctx context.Context, r RebuildRequest) (RebuildResul
 			continue
 		}
 		g.guards[k] = guardClaim{host: r.Host, expires: end}
+		g.rebuiltAny = true
 	}
 	return res, nil
 }

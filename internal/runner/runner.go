@@ -269,7 +269,7 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) stri
 		if w.Detail != "" {
 			return "waiting for shared limits: " + w.Detail
 		}
-		return "Redis lost state: quota reset --force starts a quota day (`wasend limits status` says for which accounts); Redis holds no counts (restarted without persistence?), so nothing is sent until then"
+		return "Redis lost state (restarted without persistence?): nothing is sent until `wasend quota reset --force` rebuilds the day from each host's own count (`wasend limits status` says for which accounts)"
 	}
 	return string(w.Reason)
 }

@@ -40,6 +40,17 @@ const DefaultPortfolio = "default"
 // from other errors. The database's host id, which every claim id starts
 // with, is made now the first time.
 func (s *Store) ShareLimits(ctx context.Context, g Gates, unavailable func(error) bool) error {
+	id, err := s.limitsHost(ctx)
+	if err != nil {
+		return err
+	}
+	s.shared = &sharedLimits{gates: g, unavailable: unavailable, host: id}
+	return nil
+}
+
+// limitsHost is the database's id among the hosts sharing limits, made the
+// first time it is asked for.
+func (s *Store) limitsHost(ctx context.Context) (string, error) {
 	var id string
 	err := s.write(ctx, func(tx *Tx) error {
 		b := make([]byte, 8)
@@ -50,10 +61,9 @@ func (s *Store) ShareLimits(ctx context.Context, g Gates, unavailable func(error
 		return tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, hostKey).Scan(&id)
 	})
 	if err != nil {
-		return fmt.Errorf("host id for the shared limits: %w", err)
+		return "", fmt.Errorf("host id for the shared limits: %w", err)
 	}
-	s.shared = &sharedLimits{gates: g, unavailable: unavailable, host: id}
-	return nil
+	return id, nil
 }
 
 // closeShared closes the gates ShareLimits was given, when they close.
@@ -150,6 +160,7 @@ func claimShared(ctx context.Context, tx *Tx, campaignID int64, runner string, n
 		reachAt  time.Time // when a full portfolio makes room, when one refused
 		gateErr  error
 		breaks   = map[string]int{}
+		skipped  int // rows another host has (limits.ReasonElsewhere)
 	)
 	putOff := func(m campaign.Message, until time.Time) error {
 		if deferred.IsZero() || until.Before(deferred) {
@@ -179,6 +190,13 @@ rows:
 			req := limits.Request{ClaimID: id, Accounts: g.offer, Global: global, Today: today,
 				Recipient: m.Phone, Reach: g.reach, PairGap: gap, Sticky: campaign.StickyFor, Guard: guard, Host: host}
 			ad, err = g.gate.Admit(ctx, req)
+			if errors.Is(err, limits.ErrRebuild) {
+				// The portfolio's day was rebuilt after a loss: this
+				// host's part goes in before anything it sends.
+				if err = rebuildPart(ctx, tx, host, g, today, now); err == nil {
+					ad, err = g.gate.Admit(ctx, req)
+				}
+			}
 			if err == nil && ad.OK && ad.Index < 0 {
 				// An earlier admission of this attempt for an account not
 				// offered now (dropped meanwhile): give its cap back and
@@ -216,6 +234,7 @@ rows:
 			if err := skipElsewhere(ctx, tx, m.ID, ElsewhereReason, now); err != nil {
 				return nil, err
 			}
+			skipped++
 			continue
 		}
 		if !asked || (noAll && best.Reason == "") {
@@ -278,6 +297,11 @@ rows:
 		return nil, fmt.Errorf("campaign %d: clear the wait for shared limits: %w", campaignID, err)
 	}
 	if len(out) == 0 {
+		if skipped > 0 && !refused {
+			// The batch went to rows another host has: the rows due
+			// behind them may go now, not a poll later.
+			return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: now}
+		}
 		return nil, sharedRefusal(ctx, tx, campaignID, now, deadline, refused, last, deferred, reachAt)
 	}
 	if err := logContacts(ctx, tx, out); err != nil {
@@ -310,9 +334,9 @@ const ElsewhereReason = "sent by another host sharing the limits (or in flight t
 // repeatGuard names the campaign's message for the repeat guard across
 // hosts: its template, as the same-template rule of an import reads it,
 // or a digest of its text.
-func repeatGuard(ctx context.Context, tx *Tx, campaignID int64) (string, error) {
+func repeatGuard(ctx context.Context, q querier, campaignID int64) (string, error) {
 	var kind, template, text string
-	if err := tx.QueryRowContext(ctx, `SELECT kind, template, text FROM campaigns WHERE id = ?`, campaignID).Scan(&kind, &template, &text); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT kind, template, text FROM campaigns WHERE id = ?`, campaignID).Scan(&kind, &template, &text); err != nil {
 		return "", fmt.Errorf("read the message of campaign %d: %w", campaignID, err)
 	}
 	if campaign.MessageKind(kind) == campaign.KindTemplate {
@@ -447,7 +471,7 @@ func sharedWait(ctx context.Context, tx *Tx, claimIDs func(string) string, campa
 			} else {
 				why = strings.TrimSuffix(why, ": "+limits.ErrStateLost.Error())
 			}
-			lost = append(lost, fmt.Sprintf("portfolio %s: %s; its accounts wait until `wasend quota reset --force --account %s --limits URL` starts a quota day",
+			lost = append(lost, fmt.Sprintf("portfolio %s: %s; its accounts wait until `wasend quota reset --force --account %s --limits URL` rebuilds its day from this host's count",
 				g.name, why, strings.Join(names, ",")))
 			continue
 		}

@@ -78,9 +78,11 @@ func newFixture(t testing.TB, n int, p Policy) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A number takes 80 msg/s (Meta's default throughput) whatever its
+	// tier, so a fixture of more rows claims them over several seconds.
 	var claims []campaign.Claim
-	for len(claims) < n {
-		cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, min(n-len(claims), 256))
+	for at := t0; len(claims) < n; at = at.Add(time.Second) {
+		cs, err := st.ClaimN(t.Context(), c.ID, "r1", at, min(n-len(claims), 80))
 		if err != nil {
 			t.Fatalf("claim: %d, %v", len(claims), err)
 		}

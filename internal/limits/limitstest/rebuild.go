@@ -40,7 +40,7 @@ var RebuildTables = []Table{
 				WantReach: &ReachWant{Used: 1, Oldest: 90 * time.Minute}},
 			// Again: nothing added.
 			{At: 2 * time.Hour, Op: Rebuild, Part: &Part{Host: "h1", Accounts: []limits.RebuildCount{{Account: "a", Day: Today, Used: 4}}},
-				WantRebuild: &limits.RebuildResult{Already: true}},
+				WantRebuild: &limits.RebuildResult{Already: true, OnRebuiltDay: map[string]bool{"a": true}}},
 			{At: 2 * time.Hour, Op: Check, WantUsedEach: []int{4, 0}, WantTokensEach: []float64{100, 100}},
 			// h1 is admitted; r1 is within the pair gap of its message.
 			{At: 2 * time.Hour, Op: Admit, Claim: "c3", To: "r1", Host: "h1", WantReason: limits.ReasonPair, WantUntil: 150 * time.Minute},
@@ -68,11 +68,27 @@ var RebuildTables = []Table{
 			{At: 3 * time.Hour, Op: Rebuild, Part: &Part{Host: "hand:h3", Accounts: []limits.RebuildCount{{Account: "b", Day: Today, Used: 5}}},
 				WantRebuild: &limits.RebuildResult{Added: map[string]int{"b": 5}}},
 			{At: 3 * time.Hour, Op: Check, WantUsedEach: []int{10, 7}, WantTokensEach: []float64{98, 100}},
+			// A new quota day for b: it is no longer on the rebuilt day.
+			{At: 3 * time.Hour, Op: Reset, Force: true, Resets: []string{"b"}, WantDay: []string{Today + "#2"}, WantBefore: []int{7}, WantReset: []bool{true}},
+			{At: 3 * time.Hour, Op: Rebuild, Part: &Part{Host: "h2", Accounts: []limits.RebuildCount{{Account: "a", Day: Today, Used: 3}, {Account: "b", Day: Today, Used: 2}}},
+				WantRebuild: &limits.RebuildResult{Already: true, OnRebuiltDay: map[string]bool{"a": true, "b": false}}},
 			// A forced reset starts a living state: no part is taken then.
 			{At: 4 * time.Hour, Op: Lose},
 			{At: 4 * time.Hour, Op: Reset, Force: true, WantDay: []string{Today + "#1", Today + "#1"}, WantBefore: []int{0, 0}, WantReset: []bool{true, true}},
 			{At: 4 * time.Hour, Op: Admit, Claim: "e1", To: "r1", Host: "h2", WantOK: true, WantAccount: "a", WantUsed: 1, WantTokens: 99},
 			{At: 4 * time.Hour, Op: Rebuild, Part: &Part{Host: "h1", Accounts: []limits.RebuildCount{{Account: "a", Day: Today, Used: 4}}}, WantErr: limits.ErrNotLost},
+		},
+	},
+	{
+		Name:     "a rebuild of nothing (a Redis never used) is a fresh start: on it again, the day is not kept",
+		Accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 1, Burst: 100}, 10)},
+		Fresh:    true,
+		Steps: []Step{
+			{At: 0, Op: Rebuild, Part: &Part{Host: "h1", Accounts: []limits.RebuildCount{{Account: "a", Day: Today}}},
+				WantRebuild: &limits.RebuildResult{Started: true, Added: map[string]int{}}},
+			{At: 0, Op: Admit, Claim: "c1", To: "r1", Host: "h1", WantOK: true, WantAccount: "a", WantUsed: 1, WantTokens: 99},
+			{At: 0, Op: Rebuild, Part: &Part{Host: "h1", Accounts: []limits.RebuildCount{{Account: "a", Day: Today, Used: 1}}},
+				WantRebuild: &limits.RebuildResult{Already: true, OnRebuiltDay: map[string]bool{"a": false}}},
 		},
 	},
 }

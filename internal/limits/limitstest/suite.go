@@ -505,7 +505,8 @@ func RunTable(t *testing.T, h Harness, tt Table) {
 			if !checkErr(t, where+" rebuild", err, s) {
 				continue
 			}
-			if w := s.WantRebuild; res.Started != w.Started || res.Already != w.Already || fmt.Sprint(res.Added) != fmt.Sprint(w.Added) {
+			if w := s.WantRebuild; res.Started != w.Started || res.Already != w.Already || fmt.Sprint(res.Added) != fmt.Sprint(w.Added) ||
+				(w.Already && fmt.Sprint(res.OnRebuiltDay) != fmt.Sprint(w.OnRebuiltDay)) {
 				t.Fatalf("%s: rebuild by %s = %+v, want %+v", where, p.Host, res, *w)
 			}
 		case Check:

@@ -463,14 +463,19 @@ func (g *Gate) Rebuild(ctx context.Context, r limits.RebuildRequest) (limits.Reb
 	switch {
 	case len(s) == 1 && s[0] == "LIVE":
 		return limits.RebuildResult{}, fmt.Errorf("rebuild: %w", limits.ErrNotLost)
-	case len(s) == 1 && s[0] == "ALREADY":
-		return limits.RebuildResult{Already: true}, nil
-	case len(s) != 2+len(r.Accounts) || s[0] != "OK":
+	case len(s) == 1+len(r.Accounts) && s[0] == "ALREADY":
+		out := limits.RebuildResult{Already: true, OnRebuiltDay: map[string]bool{}}
+		for i, a := range r.Accounts {
+			out.OnRebuiltDay[a.Account] = s[1+i] == "1"
+		}
+		return out, nil
+	case len(s) != 2+2*len(r.Accounts) || s[0] != "OK":
 		return limits.RebuildResult{}, fmt.Errorf("rebuild: unexpected answer from the script: %v", res)
 	}
-	out := limits.RebuildResult{Started: s[1] == "1", Added: map[string]int{}}
+	out := limits.RebuildResult{Started: s[1] == "1", Added: map[string]int{}, Days: map[string]string{}}
 	for i, a := range r.Accounts {
-		n, err := strconv.Atoi(s[2+i])
+		out.Days[a.Account] = s[3+2*i]
+		n, err := strconv.Atoi(s[2+2*i])
 		if err != nil {
 			return limits.RebuildResult{}, fmt.Errorf("rebuild: unexpected answer from the script: %v", res)
 		}

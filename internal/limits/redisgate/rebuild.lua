@@ -4,7 +4,9 @@
 -- first one after a loss starts the state again, as a rebuilt generation;
 -- each host adds its part once per generation.
 -- KEYS[1] generation   KEYS[2] rebuilt: hash gen → the generation a rebuild
---   started, h:HOST → 1 for each host that added its part to it
+--   started, h:HOST → 1 for each host that added its part to it, d:ACCOUNT →
+--   the quota day the rebuild added the account's counts to, any → 1 once a
+--   part added anything (a rebuild of nothing is a fresh start)
 -- KEYS[3] reach sorted set
 -- ARGV[1] now µs, or "" for Redis TIME   ARGV[2] the host's now µs
 -- ARGV[3] host   ARGV[4] today   ARGV[5] a new generation   ARGV[6] the portfolio's key prefix
@@ -15,7 +17,7 @@
 -- then per guard: recipient, guard, at µs (the host's clock)
 -- The keys of accounts and recipients are the portfolio's (its hash tag),
 -- made here from the prefix.
--- Returns {"LIVE"} | {"ALREADY"} | {"OK", started (1/0), added1, added2, ...}
+-- Returns {"LIVE"} | {"ALREADY", on the rebuilt day (1/0) per account} | {"OK", started (1/0), added1, day1, added2, day2, ...}
 local function us(x) return string.format('%d', x) end
 
 local gen = redis.call('GET', KEYS[1])
@@ -30,8 +32,20 @@ elseif redis.call('HGET', KEYS[2], 'gen') ~= gen then
   return {'LIVE'}
 end
 local host = ARGV[3]
+local na = tonumber(ARGV[7])
 if redis.call('HSETNX', KEYS[2], 'h:' .. host, '1') == 0 then
-  return {'ALREADY'}
+  -- Which accounts are still on the day the rebuild made (a repeated
+  -- recovery must not start another).
+  local out = {'ALREADY'}
+  local i = 12
+  for _ = 1, na do
+    local name = ARGV[i]
+    i = i + 3
+    local day = redis.call('GET', ARGV[6] .. 'day:' .. name)
+    local made = redis.call('HGET', KEYS[2], 'd:' .. name)
+    if day and day == made and redis.call('HEXISTS', KEYS[2], 'any') == 1 then out[#out + 1] = '1' else out[#out + 1] = '0' end
+  end
+  return out
 end
 
 local now
@@ -43,7 +57,7 @@ else
 end
 local shift = now - tonumber(ARGV[2])
 local prefix = ARGV[6]
-local na, nw, ng = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local nw, ng = tonumber(ARGV[8]), tonumber(ARGV[9])
 local window, gwin = tonumber(ARGV[10]), tonumber(ARGV[11])
 
 local out = {'OK', started}
@@ -57,12 +71,15 @@ for _ = 1, na do
     day = ARGV[4] .. '#1'
     redis.call('SET', dkey, day)
   end
+  redis.call('HSETNX', KEYS[2], 'd:' .. name, day)
   local added = 0
   if string.sub(day, 1, string.find(day, '#', 1, true) - 1) == cal and used > 0 then
     redis.call('INCRBY', prefix .. 'used:' .. name .. ':' .. day, used)
     added = used
+    redis.call('HSET', KEYS[2], 'any', '1')
   end
   out[#out + 1] = added
+  out[#out + 1] = day
 end
 for _ = 1, nw do
   local to, at, acct = ARGV[i], tonumber(ARGV[i + 1]) + shift, ARGV[i + 2]
@@ -74,6 +91,7 @@ for _ = 1, nw do
       redis.call('HSET', rkey, 'at', us(at), 'acct', acct, 'claim', '', 'pat', '', 'pacct', '', 'pclaim', '')
       redis.call('PEXPIRE', rkey, us(math.max(1, math.ceil((at + window - now) / 1000))))
       redis.call('ZADD', KEYS[3], us(at), to)
+      redis.call('HSET', KEYS[2], 'any', '1')
     end
   end
 end
@@ -91,6 +109,7 @@ for _ = 1, ng do
     end
     if hends == nil or now >= hends then
       redis.call('SET', gkey, host .. '\t\t' .. us(ends), 'PX', us(math.max(1, math.ceil((ends - now) / 1000))))
+      redis.call('HSET', KEYS[2], 'any', '1')
     end
   end
 end
