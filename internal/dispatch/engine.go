@@ -358,10 +358,17 @@ func (e *Engine) Run(ctx context.Context) error {
 		// from then on claiming is the loop's again.
 		nextRescue       atomic.Int64
 		recordClaimer, _ = o.Ledger.(RecordClaimer)
+		// jobsMu orders the recorder's claims along before finish closes
+		// jobs: rows claimed after the close would stay sending with no
+		// worker to send them (and a send on the closed channel panics).
+		jobsMu     sync.Mutex
+		jobsClosed bool
 	)
 	commit := func(batch []campaign.Result) (kept int, err error) {
+		jobsMu.Lock()
+		defer jobsMu.Unlock()
 		now := o.Clock.Now()
-		if open, _ := e.breaker.state(); recordClaimer == nil || !claimAlong.Load() || ctx.Err() != nil ||
+		if open, _ := e.breaker.state(); jobsClosed || recordClaimer == nil || !claimAlong.Load() || ctx.Err() != nil ||
 			e.paused.Load() || e.stop.Load() != nil || open || firstErr() != nil || now.UnixNano() >= nextRescue.Load() {
 			claimAlong.Store(false)
 			return 0, o.Ledger.RecordAll(bg, r.ID, batch)
@@ -403,7 +410,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	}()
 
 	finish := func(result error) error {
+		jobsMu.Lock()
+		jobsClosed = true
 		close(jobs)
+		jobsMu.Unlock()
 		go func() { stages.Wait(); close(results) }()
 		if ctx.Err() != nil {
 			select {
