@@ -183,7 +183,21 @@ func (o runOptions) spec(sandboxMode bool) (campaign.Spec, error) {
 	return s, nil
 }
 
+// checkName refuses a --name that can't name a campaign, before any work.
+func (o runOptions) checkName() error {
+	if o.Name == "" {
+		return nil
+	}
+	if err := campaign.ValidateName(o.Name); err != nil {
+		return usageError{fmt.Errorf("--name: %w", err)}
+	}
+	return nil
+}
+
 func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
+	if err := o.checkName(); err != nil {
+		return err
+	}
 	ro, err := o.readOptions(f)
 	if err != nil {
 		return err
