@@ -398,7 +398,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
 		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
-			campaign.CappedHint(f.Now(), f.location()), c.ID, dbHint(f))
+			campaign.CappedHint(f.Now(), st.Location()), c.ID, dbHint(f)) // the quota days' zone, as cron's reset
 	}
 	if hooks != nil {
 		reportDelivery(context.WithoutCancel(ctx), f, st, c.ID)

@@ -48,6 +48,25 @@ func TestCappedHint(t *testing.T) {
 	}
 }
 
+// The exit-3 hint counts the next quota day in the database's zone of
+// quota days, the zone cron's reset goes by: not WASEND_TZ's (UTC here),
+// nor local time.
+func TestCappedHintQuotaZone(t *testing.T) {
+	c := newCLI(t)
+	c.ok("config", "set", "timezone", "America/New_York")
+	for _, tier := range []string{"new", "warm", "active"} {
+		c.ok("tier", "set", tier, "--daily-cap", "1")
+	}
+	_, errOut, err := c.run("campaign", "run", "--sandbox", "--stop-when-capped", "../testdata/recipients.csv")
+	if code := exitCode(err, &strings.Builder{}); code != ExitCapped {
+		t.Fatalf("exit %d (%v), want %d\n%s", code, err, ExitCapped, errOut)
+	}
+	// 14:00 UTC on 11-30 is 09:00 in New York: its next midnight.
+	if want := "next quota day from 12-01 00:00 EST"; !strings.Contains(errOut, want) {
+		t.Errorf("no %q in:\n%s", want, errOut)
+	}
+}
+
 // Each message names what went wrong once, and where.
 func TestMessages(t *testing.T) {
 	c := newCLI(t)
