@@ -57,6 +57,9 @@ With --auto-tier (the default) the number earns its tier: see
 			if o.PhoneNumberID == "" {
 				return usagef("--phone-number-id is required")
 			}
+			if err := campaign.ValidatePhoneNumberID(o.PhoneNumberID); err != nil {
+				return usagef("--phone-number-id: %v", err)
+			}
 			if !campaign.ValidTier(o.Tier) {
 				return usagef("--tier %q: must be one of new, warm, active", o.Tier)
 			}
@@ -156,6 +159,9 @@ picks the change up within seconds.`,
 				ch.Tier = &o.Tier
 			}
 			if fl.Changed("phone-number-id") {
+				if err := campaign.ValidatePhoneNumberID(o.PhoneNumberID); err != nil {
+					return usagef("--phone-number-id: %v", err)
+				}
 				ch.PhoneNumberID = &o.PhoneNumberID
 			}
 			if fl.Changed("token-env") {

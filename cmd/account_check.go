@@ -11,7 +11,6 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/whatsapp"
 )
 
 type accountTestOptions struct {
@@ -112,20 +111,11 @@ func accountTest(ctx context.Context, f *Factory, o accountTestOptions) error {
 // against the Cloud API or, with --sandbox, a sandbox started for it. It
 // returns nil checks with the error when nothing could be checked.
 func checkNamedAccounts(ctx context.Context, f *Factory, st *store.Store, name string, timeout time.Duration) ([]runner.AccountCheck, error) {
-	baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
-	token := f.Token
-	if f.Sandbox {
-		if err := runner.EnsureDemoAccounts(ctx, st); err != nil {
-			return nil, err
-		}
-		url, stop, err := runner.StartSandbox(ctx, sandbox.Options{})
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		baseURL = url
-		token = func(string) (string, error) { return "sandbox-token", nil }
+	api, err := f.graphAPI(ctx, st, sandbox.Options{})
+	if err != nil {
+		return nil, err
 	}
+	defer api.Close()
 	all, err := st.Accounts(ctx)
 	if err != nil {
 		return nil, err
@@ -139,7 +129,7 @@ func checkNamedAccounts(ctx context.Context, f *Factory, st *store.Store, name s
 	if name != "" && len(accts) == 0 {
 		return nil, fmt.Errorf("account %q: %w (see `wasend account list`)", name, campaign.ErrNotFound)
 	}
-	client := whatsapp.New(whatsapp.Config{BaseURL: baseURL, Version: version, Timeout: timeout})
+	client := api.Client(timeout)
 	defer client.CloseIdleConnections()
-	return runner.CheckAccounts(ctx, client, baseURL, accts, token)
+	return runner.CheckAccounts(ctx, client, api.BaseURL, accts, api.Token)
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
-	"github.com/wasend/wasend/internal/whatsapp"
 )
 
 func newCampaignCmd(f *Factory) *cobra.Command {
@@ -232,6 +231,40 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 	defer st.Close()
+	hooks, err := startRunWebhooks(ctx, f, st, o, logger)
+	if err != nil {
+		return err
+	}
+	var sandboxOpts sandbox.Options
+	if hooks != nil {
+		sandboxOpts.Webhooks = hooks.sandbox
+	}
+	api, err := f.graphAPI(ctx, st, sandboxOpts)
+	if err != nil {
+		if hooks != nil {
+			hooks.stop()
+		}
+		return err
+	}
+	stopSandbox := api.Close
+	if hooks != nil {
+		// The sandbox posts its last statuses before the receiver stops.
+		defer func() { stopSandbox(); hooks.stop() }()
+	}
+	defer stopSandbox()
+	token := api.Token
+	if api.Sandbox {
+		f.IO.Warnf("SANDBOX: sending to a local stand-in for the Cloud API (%s); nothing goes to WhatsApp", api.BaseURL)
+		// Its templates are the sandbox's: read them as template sync
+		// would, so the run's template is checked like a real one.
+		reads, err := wabaReads(ctx, st, "", "")
+		if err != nil {
+			return err
+		}
+		if err := syncTemplates(ctx, f, st, api, reads, o.Timeout); err != nil {
+			return err
+		}
+	}
 	if o.Resume == 0 {
 		if err := checkTemplate(ctx, f, st, spec); err != nil {
 			return err
@@ -241,37 +274,11 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 			return err
 		}
 	}
-
-	baseURL, version := f.Getenv("WASEND_API_BASE"), f.Getenv("WASEND_API_VERSION")
-	token := f.Token
-	hooks, err := startRunWebhooks(ctx, f, st, o, logger)
-	if err != nil {
-		return err
-	}
-	stopSandbox := func() {}
-	if hooks != nil {
-		// The sandbox posts its last statuses before the receiver stops.
-		defer func() { stopSandbox(); hooks.stop() }()
-	}
-	if f.Sandbox {
-		if err := runner.EnsureDemoAccounts(ctx, st); err != nil {
-			return err
-		}
-		url, stop, err := runner.StartSandbox(ctx, sandbox.Options{Webhooks: hooks.sandbox})
-		if err != nil {
-			return err
-		}
-		stopSandbox = stop
-		defer stop()
-		baseURL = url
-		token = func(string) (string, error) { return "sandbox-token", nil }
-		f.IO.Warnf("SANDBOX: sending to a local stand-in for the Cloud API (%s); nothing goes to WhatsApp", url)
-	}
-	if err := checkAccounts(ctx, st, token); err != nil {
+	if err := checkAccounts(ctx, st); err != nil {
 		return err
 	}
 
-	client := whatsapp.New(whatsapp.Config{BaseURL: baseURL, Version: version, Timeout: o.Timeout})
+	client := api.Client(o.Timeout)
 	// Runs before the sandbox's stop (deferred earlier), so its shutdown
 	// doesn't wait on our idle connections.
 	defer client.CloseIdleConnections()
@@ -303,6 +310,19 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		}
 		opts.Shared = hs
 	}
+	// The preflight comes before a file is imported, so that a failed
+	// one leaves nothing behind; a campaign found without importing is
+	// checked once found, when it is to send.
+	var (
+		checks  []runner.AccountCheck
+		checked bool
+	)
+	opts.Preflight = func(ctx context.Context) error {
+		var err error
+		checks, err = preflight(ctx, f, st, client, api.BaseURL, token)
+		checked = true
+		return err
+	}
 	res, err := runner.Prepare(ctx, opts)
 	if err != nil {
 		return err
@@ -325,9 +345,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if c.State == campaign.CampaignRunning || c.State == campaign.CampaignFinished {
 		// About to claim: check the API and the accounts first. (A paused or
 		// cancelled campaign sends nothing; runner.Send says why.)
-		checks, err := preflight(ctx, f, st, client, baseURL, token)
-		if err != nil {
-			return err
+		if !checked {
+			if err := opts.Preflight(ctx); err != nil {
+				return err
+			}
 		}
 		back, err := runner.ApplyChecks(ctx, st, c.ID, checks, time.Now())
 		if err != nil {
@@ -440,31 +461,20 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// checkAccounts fails early when nothing could be sent: no enabled account,
-// or an enabled account whose token variable is empty.
-func checkAccounts(ctx context.Context, st *store.Store, token func(string) (string, error)) error {
+// checkAccounts fails early when nothing could be sent: no enabled account.
+// An account whose token variable is empty is the preflight's: it is left
+// out of the run, as an account whose token is refused.
+func checkAccounts(ctx context.Context, st *store.Store) error {
 	accts, err := st.Accounts(ctx)
 	if err != nil {
 		return err
 	}
-	var problems []string
-	enabled := 0
 	for _, a := range accts {
-		if a.Disabled {
-			continue
-		}
-		enabled++
-		if _, err := token(a.TokenEnv); err != nil {
-			problems = append(problems, fmt.Sprintf("account %s: %v", a.Name, err))
+		if !a.Disabled {
+			return nil
 		}
 	}
-	if enabled == 0 {
-		return errors.New("no enabled account: add one with `wasend account add NAME --phone-number-id ID --tier TIER --token-env VAR`")
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%s (set it, or `wasend account set NAME --disable`)", strings.Join(problems, "; "))
-	}
-	return nil
+	return errors.New("no enabled account: add one with `wasend account add NAME --phone-number-id ID --tier TIER --token-env VAR`")
 }
 
 // preflight checks the API base URL and every enabled account with one

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -92,14 +94,16 @@ func newCampaignDeleteCmd(f *Factory) *cobra.Command {
 	var yes bool
 	cmd := &cobra.Command{
 		Use:   "delete ID [--yes]",
-		Short: "Delete a campaign that is not running, with everything recorded about it",
-		Long: `Delete campaign ID: its recipients, skipped lines and attempts. It asks first on
-a terminal; --yes skips the question, and is required when stdin is not a
-terminal (scripts, cron).
+		Short: "Delete a campaign that is not running; whom it messaged is kept",
+		Long: `Delete campaign ID: its recipients' rows, skipped lines and attempts. It asks
+first on a terminal; --yes skips the question, and is required when stdin is
+not a terminal (scripts, cron).
 
-Refused while a ` + "`campaign run`" + ` sends it: pause or cancel it first. Whom the
-campaign messaged is forgotten with it, so --skip-contacted-within no longer
-sees those sends. To stop a campaign but keep its record, cancel it instead.`,
+Whom the campaign messaged, and when, is kept: the same template still goes
+to nobody it reached within 24 h, --skip-contacted-within still sees those
+sends, and the portfolio's messaging limit still counts them for 24 h, as
+Meta does. Refused while a ` + "`campaign run`" + ` sends it: pause or cancel it first.
+To stop a campaign but keep its record, cancel it instead.`,
 		Example: `  wasend campaign delete 3
   wasend campaign delete 3 --yes`,
 		Args: exactArgs(1),
@@ -120,8 +124,13 @@ sees those sends. To stop a campaign but keep its record, cancel it instead.`,
 				return err
 			}
 			if !yes {
-				fmt.Fprintf(f.IO.ErrOut, "Delete campaign %d %q (%s, %d recipients: sent %d, failed %d, unknown %d, pending %d) and all it recorded? This can't be undone. [y/N] ",
-					c.ID, c.Name, c.State, n.Total(), n[campaign.Sent], n[campaign.Failed], n[campaign.Unknown], n[campaign.Pending])
+				fmt.Fprintf(f.IO.ErrOut, "Delete campaign %d %q (%s, %d recipients: sent %d, failed %d, unknown %d, pending %d)?\n"+
+					"  Deleted: its %d recipients' rows, skipped lines and attempts (can't be undone).\n"+
+					"  Kept: whom it messaged and when (%d sent): the same template skips them\n"+
+					"  for %d h, --skip-contacted-within sees them, the portfolio's reach\n"+
+					"  counts them for %d h.\n[y/N] ",
+					c.ID, c.Name, c.State, n.Total(), n[campaign.Sent], n[campaign.Failed], n[campaign.Unknown], n[campaign.Pending],
+					n.Total(), n[campaign.Sent], int(screen.SameTemplateWindow.Hours()), int(ratelimit.ReachWindow.Hours()))
 				if !confirmed(f) {
 					return errNotConfirmed
 				}
@@ -129,7 +138,8 @@ sees those sends. To stop a campaign but keep its record, cancel it instead.`,
 			if err := st.DeleteCampaign(cmd.Context(), c.ID); err != nil {
 				return err
 			}
-			f.IO.Infof("deleted campaign %d %q (%d recipients)", c.ID, c.Name, n.Total())
+			f.IO.Infof("deleted campaign %d %q (%d recipients); kept whom it messaged (%d sent) for the repeat guard and the portfolio's reach",
+				c.ID, c.Name, n.Total(), n[campaign.Sent])
 			return nil
 		},
 	}

@@ -2,12 +2,18 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -209,5 +215,81 @@ func TestWarnSharedNumbers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDeleteKeepsWhomItMessaged: a deleted campaign's sends still count
+// for the repeat guard (the same template within 24 h), for
+// --skip-contacted-within and for the portfolio's reach, as they do at
+// Meta: re-importing the same list a day later, less an hour, messages
+// nobody again; after 24 h the same template may go again.
+func TestDeleteKeepsWhomItMessaged(t *testing.T) {
+	c := newCLI(t)
+	// The run's engine stamps its sends on the real clock; the commands
+	// here read on c.now.
+	c.now = time.Now().UTC()
+	list := filepath.Join(t.TempDir(), "list.csv")
+	if err := os.WriteFile(list, []byte("phone,name\n+4915123456700,A\n+4915123456701,B\n+4915123456702,C\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	msg := []string{"--sandbox", "--template", "spring_sale", "--lang", "en_US", "--params", "name"}
+	if _, errOut, err := c.run(append([]string{"campaign", "run", list}, msg...)...); err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	if n := c.status().Campaigns[0].Sent; n != 3 {
+		t.Fatalf("%d sent, want 3", n)
+	}
+	used := func() map[string]int {
+		var ps []report.Portfolio
+		if err := json.Unmarshal([]byte(c.ok("portfolio", "list", "--json", "--sandbox")), &ps); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		for _, p := range ps {
+			out[p.Name] = p.Used24h
+		}
+		return out
+	}
+	before := used()
+	if total := func() (n int) {
+		for _, u := range before {
+			n += u
+		}
+		return n
+	}(); total != 3 {
+		t.Errorf("portfolio reach %v before the delete, want the 3 recipients", before)
+	}
+	c.stdin, c.stdinTTY = "y\n", true
+	_, errOut, err := c.run("campaign", "delete", "1", "--sandbox")
+	if err != nil {
+		t.Fatalf("delete: %v\n%s", err, errOut)
+	}
+	for _, want := range []string{"Kept: whom it messaged and when", "Deleted: its 3 recipients' rows"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the prompt does not say %q:\n%s", want, errOut)
+		}
+	}
+	c.stdin, c.stdinTTY = "", false
+	if after := used(); !maps.Equal(before, after) {
+		t.Errorf("portfolio reach %v after the delete, %v before", after, before)
+	}
+
+	c.now = c.now.Add(23 * time.Hour)
+	for _, args := range [][]string{
+		append([]string{"campaign", "run", list}, msg...),
+		append([]string{"campaign", "import", list, "--again", "--skip-contacted-within", "48h"}, msg...),
+	} {
+		_, errOut, err = c.run(args...)
+		if !errors.Is(err, runner.ErrNothingToSend) {
+			t.Errorf("%s 23 h later: %v, want nothing to send\n%s", strings.Join(args[:2], " "), err, errOut)
+		}
+	}
+	if s := c.status(); len(s.Campaigns) != 0 {
+		t.Errorf("campaigns %+v, want none: everybody was messaged within 24 h", s.Campaigns)
+	}
+	c.now = c.now.Add(2 * time.Hour)
+	c.ok(append([]string{"campaign", "import", list}, msg...)...)
+	if s := c.status(); len(s.Campaigns) != 1 || s.Campaigns[0].Pending != 3 {
+		t.Errorf("campaigns %+v, want one of 3 pending after 24 h", s.Campaigns)
 	}
 }

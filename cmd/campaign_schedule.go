@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -36,7 +37,7 @@ func (o scheduleOptions) schedule(f *Factory) (campaign.Schedule, error) {
 		if err != nil {
 			return sc, usagef("--at %v", err)
 		}
-		sc.StartAt = t
+		sc.StartAt, sc.StartArg = t, strings.TrimSpace(o.At)
 	}
 	if o.ExpireAfter != "" {
 		d, err := parsePositiveDuration(o.ExpireAfter)

@@ -22,15 +22,15 @@ func TestImportWithSchedule(t *testing.T) {
 	}
 	cj := s.Campaigns[0]
 	want := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) // WASEND_TZ=UTC
-	if cj.State != "scheduled" || cj.StartAt == nil || !cj.StartAt.Equal(want) || cj.ExpiresAt != nil {
-		t.Errorf("status: state %q, start %v, expires %v; want scheduled for %v, no expiry before the start",
+	if cj.State != "scheduled" || cj.StartAt == nil || !cj.StartAt.Equal(want) || cj.ExpiresAt == nil || !cj.ExpiresAt.Equal(want.Add(48*time.Hour)) {
+		t.Errorf("status: state %q, start %v, expires %v; want scheduled for %v, expiring 48h after it",
 			cj.State, cj.StartAt, cj.ExpiresAt, want)
 	}
 	c.tty = true
 	if out := c.ok("status"); !strings.Contains(out, "scheduled for 2026-12-01 09:00 UTC") {
 		t.Errorf("status on a terminal does not say when it starts:\n%s", out)
 	}
-	if out := c.ok("campaign", "show", "1"); !strings.Contains(out, "starts 2026-12-01 09:00:00 UTC; pending rows expire 48h0m0s after the start") {
+	if out := c.ok("campaign", "show", "1"); !strings.Contains(out, "starts 2026-12-01 09:00:00 UTC; pending rows expire 2026-12-03 09:00:00 UTC") {
 		t.Errorf("show does not give the schedule:\n%s", out)
 	}
 	c.tty = false
@@ -46,8 +46,9 @@ func TestImportWithSchedule(t *testing.T) {
 
 	// The same import again with a new start moves it.
 	c.ok("campaign", "import", list, "--text", "Hi", "--at", "+3h")
-	if s := c.status(); s.Campaigns[0].StartAt == nil || !s.Campaigns[0].StartAt.Equal(c.now.Add(3*time.Hour)) {
-		t.Errorf("after a second import with --at +3h: start %v", s.Campaigns[0].StartAt)
+	if s := c.status(); s.Campaigns[0].StartAt == nil || !s.Campaigns[0].StartAt.Equal(c.now.Add(3*time.Hour)) ||
+		s.Campaigns[0].ExpiresAt == nil || !s.Campaigns[0].ExpiresAt.Equal(c.now.Add(51*time.Hour)) {
+		t.Errorf("after a second import with --at +3h: start %v, expires %v", s.Campaigns[0].StartAt, s.Campaigns[0].ExpiresAt)
 	}
 }
 
@@ -190,5 +191,53 @@ func TestCheckWithSendWindow(t *testing.T) {
 	}
 	if out := c.ok("campaign", "check", list, "--text", "Hi"); strings.Contains(out, "Mars/Base") {
 		t.Errorf("check without a window judged zones:\n%s", out)
+	}
+}
+
+// TestExpireAfterCountsFromAt: --expire-after counts from --at, fixed at
+// import, not from the first claim; running the same command again later
+// does not start it again. Rows still pending past the deadline expire,
+// and the sandbox is sent nothing.
+func TestExpireAfterCountsFromAt(t *testing.T) {
+	list := filepath.Join(t.TempDir(), "flash.csv")
+	if err := os.WriteFile(list, []byte("phone\n+4915123456700\n+4915123456701\n+4915123456702\n+4915123456703\n+4915123456704\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The run's engine claims on the real clock: the whole schedule lies
+	// in the past of it.
+	imported := time.Now().UTC().Truncate(time.Minute).Add(-3 * time.Hour)
+	start := imported.Add(30 * time.Minute)
+	flags := []string{list, "--sandbox", "--text", "Hi", "--at", start.Format(time.RFC3339), "--expire-after", "1h"}
+	relative := []string{list, "--sandbox", "--text", "Hi", "--at", "+30m", "--expire-after", "1h"}
+	for _, tt := range []struct {
+		name  string
+		flags []string
+		then  []string // run past the deadline, nothing claimed before it
+	}{
+		{"run --resume", flags, []string{"campaign", "run", "--resume", "1", "--sandbox"}},
+		{"the same command again", flags, append([]string{"campaign", "run"}, flags...)},
+		{"the same command again, --at +30m", relative, append([]string{"campaign", "run"}, relative...)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCLI(t)
+			c.now = imported
+			c.ok(append([]string{"campaign", "import"}, tt.flags...)...)
+			s := c.status()
+			if cj := s.Campaigns[0]; cj.ExpiresAt == nil || !cj.ExpiresAt.Equal(start.Add(time.Hour)) {
+				t.Errorf("after import: expires %v, want %v (--at + --expire-after)", cj.ExpiresAt, start.Add(time.Hour))
+			}
+			c.now = start.Add(90 * time.Minute) // past the deadline; nothing was claimed yet
+			if _, errOut, err := c.run(tt.then...); err != nil {
+				t.Fatalf("%v\n%s", err, errOut)
+			}
+			s = c.status()
+			cj := s.Campaigns[0]
+			if cj.Sent != 0 || cj.Expired != 5 {
+				t.Errorf("sent %d, expired %d; want all 5 expired at %v", cj.Sent, cj.Expired, start.Add(time.Hour))
+			}
+			if cj.ExpiresAt == nil || !cj.ExpiresAt.Equal(start.Add(time.Hour)) {
+				t.Errorf("after the run: expires %v, want %v", cj.ExpiresAt, start.Add(time.Hour))
+			}
+		})
 	}
 }

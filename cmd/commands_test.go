@@ -527,47 +527,6 @@ func TestStatusTable(t *testing.T) {
 	}
 }
 
-func TestCampaignRunTokenUnset(t *testing.T) {
-	c := newCLI(t)
-	c.addAccounts()
-	c.env["WA_TOKEN_MAIN"] = "EAAG-SECRET-cmd-3b1d"
-	csv := filepath.Join(t.TempDir(), "promo.csv")
-	if err := os.WriteFile(csv, []byte("phone,name\n+4915112345678,Ann\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, err := c.run("campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
-	if err == nil {
-		t.Fatalf("campaign run with WA_TOKEN_FRESH unset succeeded\nstdout:\n%s\nstderr:\n%s", out, errOut)
-	}
-	var ue usageError
-	if errors.As(err, &ue) {
-		t.Errorf("error %v is a usage error; the command line was fine", err)
-	}
-	msg := err.Error()
-	for _, want := range []string{"fresh-02", "WA_TOKEN_FRESH"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error %q does not name %q", msg, want)
-		}
-	}
-	if strings.Contains(msg, "main-01") {
-		t.Errorf("error %q blames main-01, whose token is set", msg)
-	}
-	if strings.Contains(msg+out+errOut, "EAAG-SECRET") {
-		t.Errorf("output shows a token value: %q", msg+out+errOut)
-	}
-	if s := c.status(); len(s.Campaigns) != 0 {
-		t.Errorf("campaign run failed the token check but imported %d campaign(s)", len(s.Campaigns))
-	}
-
-	// A disabled account's token is not needed.
-	c.ok("account", "set", "fresh-02", "--disable")
-	delete(c.env, "WA_TOKEN_MAIN")
-	_, _, err = c.run("campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
-	if err == nil || !strings.Contains(err.Error(), "WA_TOKEN_MAIN") || strings.Contains(err.Error(), "WA_TOKEN_FRESH") {
-		t.Errorf("with fresh-02 disabled and WA_TOKEN_MAIN unset: %v, want an error naming only WA_TOKEN_MAIN", err)
-	}
-}
-
 func TestCampaignRunNoAccount(t *testing.T) {
 	c := newCLI(t)
 	csv := filepath.Join(t.TempDir(), "promo.csv")

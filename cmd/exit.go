@@ -11,8 +11,8 @@ import (
 	"github.com/wasend/wasend/internal/dispatch"
 )
 
-// Exit codes. Every command maps its error here and nowhere else; the README
-// documents the table.
+// Exit codes. Every command maps its error here and nowhere else;
+// docs/operations.md#exit-codes documents the table.
 const (
 	ExitOK          = 0   // done
 	ExitError       = 1   // an error; the message says what and where

@@ -55,7 +55,7 @@ func limitsWaitText(lost bool, since, why string) string {
 	if lost {
 		if !strings.Contains(why, "quota reset --force") {
 			// A note from an older wasend: no portfolio, no command.
-			why = "Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` starts a quota day (`wasend limits status` says for which accounts)"
+			why = "Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` rebuilds the day from this host's count (`wasend limits status` says for which accounts)"
 		}
 		return fmt.Sprintf("waiting for shared limits since %s: %s", since, why)
 	}
@@ -63,19 +63,33 @@ func limitsWaitText(lost bool, since, why string) string {
 }
 
 // resetSharedQuota starts the quota day in the shared limits too, when
-// --limits names them, and prints what it did.
-func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts []string, force bool) error {
+// --limits names them, and prints what it did. It returns the accounts
+// whose lost day a forced reset rebuilt from this host's count instead:
+// their own count is kept.
+func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts []string, force bool) (map[string]bool, error) {
 	pool, err := f.limitsPool()
 	if pool == nil || err != nil {
-		return err
+		return nil, err
 	}
 	defer pool.Close()
 	if err := pool.Ping(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	res, err := st.ResetSharedQuota(ctx, pool, accounts, force)
+	rebuilt := map[string]bool{}
 	for _, r := range res {
 		switch {
+		case r.AlreadyAdded:
+			rebuilt[r.Account] = true
+			fmt.Fprintf(f.IO.Out, "%s: the shared quota day was rebuilt with this host's count before; unchanged\n", r.Account)
+		case r.Rebuilt:
+			rebuilt[r.Account] = true
+			how := "rebuilt"
+			if r.Started {
+				how = "started (Redis had none)"
+			}
+			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s %s from this host's count (%d), not from zero; "+
+				"every other host adds its own before it sends again (one that will not return: `wasend limits add-lost-host`)\n", r.Account, r.Day, how, r.Added)
 		case r.Reset.Reset && r.LastDay == "":
 			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s started (Redis had none)\n", r.Account, r.Day)
 		case r.Reset.Reset:
@@ -91,17 +105,68 @@ func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts
 		for _, p := range rerr.Failed {
 			if errors.Is(p.Err, limits.ErrStateLost) && !force {
 				f.IO.Warnf("portfolio %s: Redis holds no shared state (restarted without persistence?), so its accounts send nothing; "+
-					"start it with `wasend quota reset --force --account %s --limits URL`", p.Portfolio, strings.Join(p.Accounts, ","))
+					"rebuild its day from this host's count with `wasend quota reset --force --account %s --limits URL`", p.Portfolio, strings.Join(p.Accounts, ","))
 				continue
 			}
 			f.IO.Warnf("portfolio %s (%s): %v", p.Portfolio, strings.Join(p.Accounts, ","), p.Err)
 		}
-		return fmt.Errorf("shared limits at %s: quota reset failed in %d portfolio(s), done in the others: %w", pool, len(rerr.Failed), err)
+		return rebuilt, fmt.Errorf("shared limits at %s: quota reset failed in %d portfolio(s), done in the others: %w", pool, len(rerr.Failed), err)
 	}
 	if err != nil {
-		return fmt.Errorf("shared limits at %s: %w", pool, err)
+		return rebuilt, fmt.Errorf("shared limits at %s: %w", pool, err)
 	}
-	return nil
+	return rebuilt, nil
+}
+
+func newLimitsAddLostHostCmd(f *Factory) *cobra.Command {
+	var (
+		account, host string
+		count         int
+	)
+	cmd := &cobra.Command{
+		Use:   "add-lost-host --account NAME --host LABEL --count N",
+		Short: "Add a lost host's count to a shared quota day rebuilt after Redis lost it",
+		Long: `After Redis lost its data, ` + "`wasend quota reset --force`" + ` rebuilds the
+shared quota day from each host's own count, and every host adds its part
+before it sends again. A host that will not return (its database gone) cannot:
+add what it sent today from the account's number by hand. LABEL names that
+host: the same label added again adds nothing. Only a rebuilt day takes it
+(exit 1 when Redis holds a day that was not lost).`,
+		Example: `  wasend limits add-lost-host --account sales-01 --host old-box --count 480`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if account == "" || host == "" || count < 0 {
+				return usagef("give --account, --host and a --count of 0 or more")
+			}
+			pool, err := f.limitsPool()
+			if err != nil {
+				return err
+			}
+			if pool == nil {
+				return usagef("no shared limits: give --limits redis://HOST:6379/0 (or set WASEND_LIMITS)")
+			}
+			defer pool.Close()
+			if err := pool.Ping(cmd.Context()); err != nil {
+				return err
+			}
+			return f.withStore(cmd.Context(), func(st *store.Store) error {
+				added, already, err := st.AddLostHost(cmd.Context(), pool, account, host, count)
+				if err != nil {
+					return fmt.Errorf("shared limits at %s: %w", pool, err)
+				}
+				if already {
+					fmt.Fprintf(f.IO.Out, "%s: host %s was added before; nothing added\n", account, host)
+					return nil
+				}
+				fmt.Fprintf(f.IO.Out, "%s: %d added to the rebuilt shared quota day for host %s\n", account, added, host)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&account, "account", "", "the account whose number the lost host sent from")
+	cmd.Flags().StringVar(&host, "host", "", "a label for the lost host (adding it again adds nothing)")
+	cmd.Flags().IntVar(&count, "count", 0, "what the lost host sent from the number on the quota day")
+	return cmd
 }
 
 func newLimitStatusCmd(f *Factory) *cobra.Command {
@@ -246,16 +311,16 @@ func printLimitsStatus(f *Factory, out limitsStatusOut) error {
 	for _, p := range out.Portfolios {
 		if p.Lost {
 			f.IO.Warnf("portfolio %s: Redis holds no shared state (never started, or lost in a restart without persistence); "+
-				"nothing is sent until `%s`", p.Name, lostResetCommand(p, started))
+				"nothing is sent until `%s` rebuilds its day from this host's count (each other host then adds its own)", p.Name, lostResetCommand(p, started))
 		}
 	}
 	return nil
 }
 
-// lostResetCommand is the reset that starts a portfolio Redis holds no
+// lostResetCommand is the reset that rebuilds a portfolio Redis holds no
 // state for. While other portfolios have theirs, it names this one's
-// accounts: a reset of every account would zero the others' counts too,
-// a second day of their caps.
+// accounts: a forced reset of every account would zero the others' counts
+// too, a second day of their caps.
 func lostResetCommand(p sharedPortfolioJSON, othersStarted bool) string {
 	cmd := "wasend quota reset --force"
 	if othersStarted {

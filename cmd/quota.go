@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -33,7 +34,11 @@ With --limits (or WASEND_LIMITS) the quota day also starts in the limits
 shared through Redis, by the same rule: every host's cron line may run it,
 and the first one on a new day starts it. After Redis lost its data (a
 restart without persistence) nothing is sent until a reset with --force
-starts the shared state again.
+rebuilds the day: it adds this host's count of the day, its recipients of
+the last 24 h and its messages' repeat guards to Redis, once, and keeps its
+own count (nothing is zeroed). Every other host adds its part by itself
+before it sends again; the count of a host that will not return is added
+with ` + "`wasend limits add-lost-host`" + `.
 
 Crontab line:
   0 0 * * * wasend quota reset`,
@@ -43,7 +48,19 @@ Crontab line:
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
-				res, err := st.ResetQuota(cmd.Context(), accounts, force)
+				// Forced with shared limits, the shared part goes first: a
+				// portfolio whose day Redis lost is rebuilt from this host's
+				// counts, which must stay as they are.
+				var (
+					rebuilt   map[string]bool
+					sharedErr error
+					sharedRan bool
+				)
+				if force && f.LimitsURL() != "" {
+					rebuilt, sharedErr = resetSharedQuota(cmd.Context(), f, st, accounts, force)
+					sharedRan = true
+				}
+				res, err := resetLocalQuota(cmd.Context(), st, accounts, force, rebuilt)
 				var zerr *store.ZoneMismatchError
 				if errors.As(err, &zerr) {
 					return fmt.Errorf("refusing to start a quota day by another zone's calendar: WASEND_TZ=%s, but the database's quota days are in %s; "+
@@ -58,6 +75,8 @@ Crontab line:
 				}
 				for _, r := range res {
 					switch {
+					case rebuilt[r.Account] && !r.Reset:
+						fmt.Fprintf(f.IO.Out, "%s: count kept on quota day %s (%d/%d): the shared day was rebuilt from it\n", r.Account, r.Day, r.Before, r.DailyCap)
 					case r.Reset && r.Behind:
 						fmt.Fprintf(f.IO.Out, "%s: count reset on quota day %s (was %d/%d); today is %s here, and quota days only move forward\n",
 							r.Account, r.LastDay, r.Before, r.DailyCap, r.Day)
@@ -73,7 +92,11 @@ Crontab line:
 						fmt.Fprintf(f.IO.Out, "%s: promoted %s → %s (%s)\n", r.Account, p.From, p.To, p.Reason)
 					}
 				}
-				return resetSharedQuota(cmd.Context(), f, st, accounts, force)
+				if sharedRan {
+					return sharedErr
+				}
+				_, err = resetSharedQuota(cmd.Context(), f, st, accounts, force)
+				return err
 			})
 		},
 	}
@@ -81,4 +104,31 @@ Crontab line:
 	reset.Flags().BoolVar(&force, "force", false, "reset even if already reset today")
 	cmd.AddCommand(reset)
 	return cmd
+}
+
+// resetLocalQuota resets this database's quota days: forced for every
+// account but those whose shared day was just rebuilt from their count
+// (those start a new day only on a new calendar day).
+func resetLocalQuota(ctx context.Context, st *store.Store, accounts []string, force bool, rebuilt map[string]bool) ([]store.QuotaReset, error) {
+	if len(rebuilt) == 0 {
+		return st.ResetQuota(ctx, accounts, force)
+	}
+	all, err := st.SharedAccounts(ctx, accounts)
+	if err != nil {
+		return nil, err
+	}
+	var kept, forced []string
+	for _, a := range all {
+		if rebuilt[a.Name] {
+			kept = append(kept, a.Name)
+		} else {
+			forced = append(forced, a.Name)
+		}
+	}
+	res, err := st.ResetQuota(ctx, kept, false)
+	if err != nil || len(forced) == 0 {
+		return res, err
+	}
+	more, err := st.ResetQuota(ctx, forced, force)
+	return append(res, more...), err
 }

@@ -10,7 +10,7 @@ import (
 // acceptSendFlags lets a command that reads a recipient file without
 // sending it (check, import, plan, preview) take `campaign run`'s whole
 // command line: the sending flags are accepted, hidden from its help, and
-// ignored with a note saying so — the README's "[the run flags]".
+// ignored with a note saying so — docs/recipients.md's "[the run flags]".
 func acceptSendFlags(f *Factory, cmd *cobra.Command) {
 	var ignored runOptions
 	send := pflag.NewFlagSet("send", pflag.ContinueOnError)

@@ -62,15 +62,17 @@ out of order. Point it at ` + "`wasend webhook serve`" + `.`,
       --fatal-account 1065403=190@100`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.parse(); err != nil {
-				return usageError{err}
-			}
+			// The secret first: parse validates the webhook options, and
+			// webhooks without a key to sign with are refused there.
 			if o.Opts.Webhooks.URL != "" {
 				secret := fac.Getenv("WASEND_APP_SECRET")
 				if secret == "" {
 					return errors.New("--webhook: WASEND_APP_SECRET is not set: the sandbox signs its webhooks with it, as Meta does with the app secret")
 				}
 				o.Opts.Webhooks.AppSecret = []byte(secret)
+			}
+			if err := o.parse(); err != nil {
+				return usageError{err}
 			}
 			if o.RecordFile != "" {
 				file, err := os.OpenFile(o.RecordFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -169,6 +171,9 @@ func addSandboxWebhookFlags(fl *pflag.FlagSet, w *sandbox.WebhookOptions) {
 	fl.Float64Var(&w.Duplicate, "webhook-duplicate", def.Duplicate, "probability `P` that a status is posted twice")
 	fl.Float64Var(&w.Reorder, "webhook-reorder", def.Reorder, "probability `P` that a message's statuses are posted out of order")
 	fl.Float64Var(&w.Fail, "webhook-fail", def.Fail, "probability `P` that an accepted message fails later with 131049")
+	fl.Float64Var(&w.OptOut, "webhook-opt-out", def.OptOut, "probability `P` that an accepted message fails later with 131050 (the person stopped marketing messages)")
+	fl.Float64Var(&w.LateFail, "webhook-late-fail", def.LateFail, "probability `P` that a delivered or read message is then reported failed with 131049")
+	fl.Float64Var(&w.Early, "webhook-early", def.Early, "probability `P` that a message's statuses are posted before its send is answered, without callback data")
 	fl.Int64Var(&w.Seed, "webhook-seed", 1, "seed of the webhook draws")
 }
 

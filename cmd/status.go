@@ -59,8 +59,8 @@ Values outside their healthy range are flagged (red on a terminal, "!" when
 piped): throttled >= 1 %, attempts per message >= 1.5, token use outside
 70-100 % while work is waiting.
 
---json prints one object with a stable shape (see README). --watch refreshes
-in place every INTERVAL (default 2s) until Ctrl-C.`,
+--json prints one object with a stable shape (see docs/status.md). --watch
+refreshes in place every INTERVAL (default 2s) until Ctrl-C.`,
 		Example: `  wasend status
   wasend status --watch
   wasend status --json |
@@ -162,6 +162,14 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 			f.IO.Warnf("portfolio %s has used its messaging limit (%d of %d distinct recipients in 24 h): new recipients wait until %s",
 				p.Name, p.Used, p.Allowed, p.FreesAt.In(f.location()).Format(time.DateTime))
 		}
+	}
+	kept, err := st.WebhookInboxReasons(ctx, f.Now().Add(-24*time.Hour))
+	if err != nil {
+		return err
+	}
+	if kept.Bodies > 0 {
+		f.IO.Warnf("webhooks: %d bodies of the last 24 h kept with a reason and skipped (the rest applied); latest, received %s: %s",
+			kept.Bodies, kept.LatestAt.In(f.location()).Format(time.DateTime), oneLine(kept.Latest))
 	}
 	return nil
 }

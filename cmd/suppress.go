@@ -238,7 +238,7 @@ func newSuppressImportCmd(f *Factory) *cobra.Command {
 		Short: "Suppress every number in a CSV file",
 		Long: `Add every number of a CSV file to the suppression list, in one transaction.
 The file needs a header line with a phone column (phone, mobile, msisdn, wa_id,
-… or number: see the README), like a recipient file; other columns are
+… or number: see docs/recipients.md), like a recipient file; other columns are
 ignored. Rows with an invalid number, and repeats of a number earlier in the
 file, are reported with their line number and skipped. With --limits (or
 $WASEND_LIMITS) the numbers go to the list every host shares in Redis first,

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
@@ -43,7 +44,11 @@ and keep them in place of those read before from it.
 Without --waba it reads the WABA of every account that has one (account
 add|set --waba-id), each WABA once, with the token of the first of its
 accounts (by name) from that account's --token-env. With --waba it reads that
-WABA with the token from --token-env (default WASEND_TOKEN).`,
+WABA with the token from --token-env (default WASEND_TOKEN).
+
+With --sandbox it reads the sandbox's templates (the demo accounts' WABA has
+them), from a sandbox started for it: nothing goes to Meta, no token is sent.
+campaign run --sandbox does the same before it checks its template.`,
 		Example: `  wasend template sync
   wasend template sync --waba 102290129340398 --token-env WA_TOKEN_MAIN`,
 		Args: noArgs,
@@ -65,47 +70,68 @@ type wabaRead struct{ WABA, TokenEnv, Account string }
 
 func templateSync(ctx context.Context, f *Factory, o templateSyncOptions) error {
 	return f.withStore(ctx, func(st *store.Store) error {
-		var reads []wabaRead
-		if o.WABA != "" {
-			reads = append(reads, wabaRead{WABA: o.WABA, TokenEnv: o.TokenEnv})
-		} else {
-			accts, err := st.Accounts(ctx)
-			if err != nil {
-				return err
-			}
-			sort.Slice(accts, func(i, j int) bool { return accts[i].Name < accts[j].Name })
-			seen := map[string]bool{}
-			for _, a := range accts {
-				if a.WABA == "" || seen[a.WABA] {
-					continue
-				}
-				seen[a.WABA] = true
-				reads = append(reads, wabaRead{WABA: a.WABA, TokenEnv: a.TokenEnv, Account: a.Name})
-			}
-			if len(reads) == 0 {
-				return usagef("no account has a WABA id: give one with `wasend account set NAME --waba-id ID`, or sync one WABA with --waba ID")
-			}
+		api, err := f.graphAPI(ctx, st, sandbox.Options{})
+		if err != nil {
+			return err
 		}
-		tokens := make([]string, len(reads)) // every token first: nothing is half-synced for a missing one
-		for i, r := range reads {
-			token, err := f.Token(r.TokenEnv)
-			if err != nil {
-				if r.Account != "" {
-					return fmt.Errorf("account %s (WABA %s): %w", r.Account, r.WABA, err)
-				}
-				return err
-			}
-			tokens[i] = token
+		defer api.Close()
+		reads, err := wabaReads(ctx, st, o.WABA, o.TokenEnv)
+		if err != nil {
+			return err
 		}
-		client := whatsapp.New(whatsapp.Config{BaseURL: f.Getenv("WASEND_API_BASE"), Version: f.Getenv("WASEND_API_VERSION"), Timeout: o.Timeout})
-		defer client.CloseIdleConnections()
-		for i, r := range reads {
-			if err := syncWABA(ctx, f, st, client, r, tokens[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return syncTemplates(ctx, f, st, api, reads, o.Timeout)
 	})
+}
+
+// wabaReads is the WABA waba with the token in tokenEnv or, without waba,
+// the WABA of every account that has one, each once, with the token of the
+// first of its accounts by name.
+func wabaReads(ctx context.Context, st *store.Store, waba, tokenEnv string) ([]wabaRead, error) {
+	if waba != "" {
+		return []wabaRead{{WABA: waba, TokenEnv: tokenEnv}}, nil
+	}
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(accts, func(i, j int) bool { return accts[i].Name < accts[j].Name })
+	var reads []wabaRead
+	seen := map[string]bool{}
+	for _, a := range accts {
+		if a.WABA == "" || seen[a.WABA] {
+			continue
+		}
+		seen[a.WABA] = true
+		reads = append(reads, wabaRead{WABA: a.WABA, TokenEnv: a.TokenEnv, Account: a.Name})
+	}
+	if len(reads) == 0 {
+		return nil, usagef("no account has a WABA id: give one with `wasend account set NAME --waba-id ID`, or sync one WABA with --waba ID")
+	}
+	return reads, nil
+}
+
+// syncTemplates reads the templates of every WABA of reads from api into
+// the database.
+func syncTemplates(ctx context.Context, f *Factory, st *store.Store, api *graphAPI, reads []wabaRead, timeout time.Duration) error {
+	tokens := make([]string, len(reads)) // every token first: nothing is half-synced for a missing one
+	for i, r := range reads {
+		token, err := api.Token(r.TokenEnv)
+		if err != nil {
+			if r.Account != "" {
+				return fmt.Errorf("account %s (WABA %s): %w", r.Account, r.WABA, err)
+			}
+			return err
+		}
+		tokens[i] = token
+	}
+	client := api.Client(timeout)
+	defer client.CloseIdleConnections()
+	for i, r := range reads {
+		if err := syncWABA(ctx, f, st, client, r, tokens[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func syncWABA(ctx context.Context, f *Factory, st *store.Store, client *whatsapp.Client, r wabaRead, token string) error {

@@ -237,6 +237,7 @@ func newLimitCmd(f *Factory) *cobra.Command {
 		Short:   "Limits over all accounts, and those shared between hosts",
 	}
 	cmd.AddCommand(newLimitStatusCmd(f))
+	cmd.AddCommand(newLimitsAddLostHostCmd(f))
 	var (
 		rate  float64
 		every time.Duration

@@ -250,6 +250,8 @@ type applyJSON struct {
 	Rescheduled int            `json:"rescheduled"`
 	Paused      int            `json:"campaigns_paused"`
 	Stopped     int            `json:"accounts_stopped"`
+	NotResent   int            `json:"not_resent"`
+	Skipped     []string       `json:"not_applied"`
 }
 
 func webhookImport(ctx context.Context, f *Factory, o webhookOptions) error {
@@ -288,7 +290,8 @@ func webhookImport(ctx context.Context, f *Factory, o webhookOptions) error {
 func printApply(f *Factory, rep campaign.ApplyReport, asJSON bool) error {
 	j := applyJSON{Bodies: rep.Bodies, Malformed: rep.Malformed, Statuses: rep.Statuses, ByStatus: map[string]int{},
 		Duplicates: rep.Duplicates, Unmatched: rep.Unmatched, Waiting: rep.Deferred, Settled: rep.Adopted,
-		Advanced: rep.Advanced, Failed: rep.Failed, Rescheduled: rep.Rescheduled, Paused: rep.Paused, Stopped: rep.Stopped}
+		Advanced: rep.Advanced, Failed: rep.Failed, Rescheduled: rep.Rescheduled, Paused: rep.Paused, Stopped: rep.Stopped,
+		NotResent: rep.NotResent, Skipped: append([]string{}, rep.Skips...)}
 	for k, v := range rep.ByStatus {
 		j.ByStatus[string(k)] = v
 	}
@@ -303,6 +306,12 @@ func printApply(f *Factory, rep campaign.ApplyReport, asJSON bool) error {
 		j.Settled, j.Failed, j.Rescheduled, j.Waiting)
 	if j.Paused > 0 || j.Stopped > 0 {
 		fmt.Fprintf(w, "campaigns paused %d, accounts stopped %d (see `wasend status`)\n", j.Paused, j.Stopped)
+	}
+	if j.NotResent > 0 {
+		fmt.Fprintf(w, "failures not sent again %d (delivered or read before, or the campaign was cancelled)\n", j.NotResent)
+	}
+	for _, why := range j.Skipped {
+		fmt.Fprintf(w, "not applied (kept with its body): %s\n", why)
 	}
 	return nil
 }

@@ -324,14 +324,21 @@ type Campaign struct {
 	// BeganAt is the campaign's start: its first claim at or after
 	// Schedule.StartAt. Zero until then.
 	BeganAt time.Time
+	// Deadline is when rows still pending expire, fixed once (see
+	// Schedule.Deadline); zero for never, or until the first claim of a
+	// campaign without a StartAt.
+	Deadline time.Time
 }
 
 // Schedule says when a campaign may send. Its zero value sends at once,
 // at any hour, for as long as it takes.
 type Schedule struct {
 	StartAt time.Time // nothing is claimed before it; zero: at once
+	// StartArg is --at as given ("+2h"): given again, as a re-run of the
+	// same command gives it, it keeps the start it set ("" when not known).
+	StartArg string
 	// ExpireAfter: rows not sent this long after the campaign's start
-	// become Expired (0: never).
+	// (StartAt, else its first claim) become Expired (0: never).
 	ExpireAfter time.Duration
 	// Window, when set, sends each row only while it is open in every
 	// time zone of its recipient; a row outside it waits.
@@ -346,12 +353,19 @@ func (c Campaign) Scheduled(now time.Time) bool {
 }
 
 // ExpiresAt is when rows still pending expire; zero for never or not yet
-// started.
-func (c Campaign) ExpiresAt() time.Time {
-	if c.Schedule.ExpireAfter <= 0 || c.BeganAt.IsZero() {
+// fixed.
+func (c Campaign) ExpiresAt() time.Time { return c.Deadline }
+
+// Deadline is when rows still pending expire for a campaign that starts
+// at start (StartAt, or its first claim without one): start plus
+// ExpireAfter, zero for never or an unknown start. It is computed once,
+// when the start is set, and stored: running the same command again does
+// not move it.
+func (sc Schedule) Deadline(start time.Time) time.Time {
+	if sc.ExpireAfter <= 0 || start.IsZero() {
 		return time.Time{}
 	}
-	return c.BeganAt.Add(c.Schedule.ExpireAfter)
+	return start.Add(sc.ExpireAfter)
 }
 
 // Contact is a number's latest send: by which campaign, and when.
@@ -527,6 +541,12 @@ const NoUsableAccountReason = "every account failed for this campaign (see `wase
 // Graph error codes are never negative. `campaign retry --code -1` selects
 // these rows.
 const CodeSuppressed = -1
+
+// CodeElsewhere is the error code of a row failed because another host
+// sharing the limits (--limits) sent its recipient the same message within
+// 24 h, or had it in flight (MoveSkipElsewhere). wasend's own, like
+// CodeSuppressed: `campaign retry --code -2` selects these rows.
+const CodeElsewhere = -2
 
 // Skip is a row of a recipient file that was not imported.
 type Skip struct {

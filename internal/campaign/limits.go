@@ -11,7 +11,7 @@ const (
 	WaitLimits WaitReason = "limits"
 	// WaitLimitsLost: the shared limits hold no state (a Redis restarted
 	// without persistence): nothing is admitted until `wasend quota reset
-	// --force --limits URL` starts a quota day again.
+	// --force` rebuilds the day from each host's own count.
 	WaitLimitsLost WaitReason = "limits-lost"
 )
 

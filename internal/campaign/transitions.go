@@ -66,6 +66,10 @@ const (
 	// MoveRequeueUndelivered is the operator's `campaign retry
 	// --undelivered`: sent rows no webhook reported delivered go again.
 	MoveRequeueUndelivered
+	// MoveSkipElsewhere fails a due pending row whose recipient another
+	// host sharing the limits (--limits) sent the same message, or has it
+	// in flight: the repeat guard across hosts.
+	MoveSkipElsewhere
 )
 
 // TransitionRule is one row of the state machine's table.
@@ -124,6 +128,8 @@ var Transitions = map[Transition]TransitionRule{
 		"a status webhook reports the message was not delivered (131049): it never reached the person"},
 	MoveRequeueUndelivered: {"requeue undelivered", []State{Sent}, Pending,
 		"the operator resends messages no webhook reported delivered; delivered and read rows never go back"},
+	MoveSkipElsewhere: {"skip: sent by another host", []State{Pending}, Failed,
+		"another host sharing the limits sent the recipient the same message within 24 h, or has it in flight"},
 }
 
 // SentBack are the only moves from sent back to pending. Each needs proof
@@ -135,7 +141,7 @@ var SentBack = []Transition{MoveRescheduleUndelivered, MoveRequeueUndelivered}
 // AllTransitions lists every transition in the order of a message's life.
 var AllTransitions = []Transition{MoveClaim, MoveSuppressAtSend, MoveRecordSent, MoveRecordRetry, MovePutBack, MoveRecordFailed,
 	MoveRecordUnknown, MoveRescue, MoveRequeueFailed, MoveRequeueUnknown, MoveExpire, MoveFailNeverOpen,
-	MoveAdoptSend, MoveFailAfterSend, MoveRescheduleUndelivered, MoveRequeueUndelivered}
+	MoveAdoptSend, MoveFailAfterSend, MoveRescheduleUndelivered, MoveRequeueUndelivered, MoveSkipElsewhere}
 
 // String is the transition's name in the table.
 func (t Transition) String() string {

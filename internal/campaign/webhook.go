@@ -29,6 +29,20 @@ func (d Delivery) Rank() int {
 	return 0
 }
 
+// Received reports whether the person has the message: delivered or read.
+// A received message is never sent again automatically, whatever arrives
+// after (a late failed status included); ReceivedSQL is the same rule for
+// the store's moves.
+func (d Delivery) Received() bool {
+	return d == DeliveryDelivered || d == DeliveryRead
+}
+
+// ReceivedSQL is Received in SQL, for the delivery column col (NULL: no
+// status yet, not received).
+func ReceivedSQL(col string) string {
+	return "coalesce(" + col + ", '') IN ('" + string(DeliveryDelivered) + "', '" + string(DeliveryRead) + "')"
+}
+
 // StatusEvent is one entry of a messages webhook's statuses[].
 type StatusEvent struct {
 	WAMID         string
@@ -109,6 +123,15 @@ type ApplyReport struct {
 	Rescheduled int // rows put back to pending by an asynchronous failure
 	Paused      int // campaigns paused by a template event
 	Stopped     int // accounts stopped by an account event
+	// NotResent counts failed statuses that would have sent their row
+	// again but did not: the person had it (delivered or read), or its
+	// campaign was cancelled.
+	NotResent int
+	// Skipped counts parts of bodies (a status, an event) that could not
+	// apply: undone alone, their reasons in Skips and kept with the body;
+	// the rest of the inbox applies.
+	Skipped int
+	Skips   []string
 	// ByStatus counts new (not duplicate) status events by status.
 	ByStatus map[Delivery]int
 }
@@ -127,6 +150,9 @@ func (r *ApplyReport) Add(o ApplyReport) {
 	r.Rescheduled += o.Rescheduled
 	r.Paused += o.Paused
 	r.Stopped += o.Stopped
+	r.NotResent += o.NotResent
+	r.Skipped += o.Skipped
+	r.Skips = append(r.Skips, o.Skips...)
 	for k, v := range o.ByStatus {
 		if r.ByStatus == nil {
 			r.ByStatus = map[Delivery]int{}

@@ -159,12 +159,14 @@ func (w Window) Next(t time.Time, zones []*time.Location) (time.Time, bool) {
 	for _, z := range zones {
 		lt := t.In(z)
 		for d := -1; d <= 8; d++ {
-			day := time.Date(lt.Year(), lt.Month(), lt.Day()+d, 0, 0, 0, 0, z)
+			// The calendar is counted in UTC: local midnight may not exist
+			// (a daylight-saving gap at 00:00), and time.Date would move it
+			// into the day before.
+			day := time.Date(lt.Year(), lt.Month(), lt.Day()+d, 0, 0, 0, 0, time.UTC)
 			if !w.opens(day.Weekday()) {
 				continue
 			}
-			at := time.Date(day.Year(), day.Month(), day.Day(), w.From/60, w.From%60, 0, 0, z)
-			if at.After(t) {
+			if at := opening(day, w.From, z); at.After(t) {
 				cands = append(cands, at)
 			}
 		}
@@ -176,6 +178,40 @@ func (w Window) Next(t time.Time, zones []*time.Location) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// opening is the instant the clock in z first reads minute of day on
+// day (a date at UTC midnight). In a daylight-saving gap that skips it,
+// that is the first instant after the gap; in an overlap that repeats it,
+// its first occurrence. time.Date guarantees neither: it may give an
+// instant before a gap (the window then looks shut all day) or the second
+// occurrence.
+func opening(day time.Time, minute int, z *time.Location) time.Time {
+	wall := day.Add(time.Duration(minute) * time.Minute) // the wanted clock reading, as if in UTC
+	at := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), 0, 0, z)
+	switch reads := clock(at); {
+	case reads.After(wall): // at is past a gap: the gap ends when at's offset begins
+		start, _ := at.ZoneBounds()
+		return start
+	case reads.Before(wall): // at is before a gap: it ends when at's offset does
+		_, end := at.ZoneBounds()
+		return end
+	}
+	// An overlap: the clock read the same under the offset before.
+	start, _ := at.ZoneBounds()
+	if start.IsZero() {
+		return at
+	}
+	_, before := start.Add(-time.Nanosecond).Zone()
+	if first := wall.Add(-time.Duration(before) * time.Second); first.Before(start) && clock(first.In(z)).Equal(wall) {
+		return first
+	}
+	return at
+}
+
+// clock is t's local clock reading as the same reading in UTC.
+func clock(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 }
 
 var zoneCache sync.Map // string → []*time.Location

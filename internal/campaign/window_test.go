@@ -106,6 +106,65 @@ func TestWindowNext(t *testing.T) {
 	}
 }
 
+// A window that opens in a daylight-saving gap opens at the first instant
+// after it; one that opens in an overlap, at its first occurrence. Neither
+// loses its day.
+func TestWindowNextDST(t *testing.T) {
+	win := func(hours, days string) Window {
+		t.Helper()
+		w, err := ParseWindow(hours, days)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	for _, tc := range []struct {
+		name, window, days, zone string
+		at, want                 string // RFC 3339, UTC
+	}{
+		// Berlin springs forward on 2026-03-29 at 02:00 CET to 03:00 CEST
+		// (01:00 UTC).
+		{"Berlin spring, opens 02:30", "02:30-20:00", "", "Europe/Berlin", "2026-03-28T23:00:00Z", "2026-03-29T01:00:00Z"},
+		{"Berlin spring, short window", "02:30-03:15", "", "Europe/Berlin", "2026-03-28T23:00:00Z", "2026-03-29T01:00:00Z"},
+		{"Berlin spring, Sunday only", "02:30-20:00", "sun", "Europe/Berlin", "2026-03-27T12:00:00Z", "2026-03-29T01:00:00Z"},
+		{"Berlin spring, the window is all gap", "02:00-03:00", "", "Europe/Berlin", "2026-03-28T23:00:00Z", "2026-03-30T00:00:00Z"},
+		// Berlin falls back on 2026-10-25 at 03:00 CEST to 02:00 CET
+		// (01:00 UTC): 02:30 comes first at 00:30 UTC.
+		{"Berlin autumn, opens 02:30", "02:30-20:00", "", "Europe/Berlin", "2026-10-24T22:00:00Z", "2026-10-25T00:30:00Z"},
+		{"Berlin autumn, opens 02:00", "02:00-02:45", "sun", "Europe/Berlin", "2026-10-24T12:00:00Z", "2026-10-25T00:00:00Z"},
+		// New York springs forward on 2026-03-08 at 02:00 EST (07:00 UTC)
+		// and falls back on 2026-11-01 at 02:00 EDT (06:00 UTC).
+		{"New York spring, opens 02:30", "02:30-20:00", "", "America/New_York", "2026-03-08T05:00:00Z", "2026-03-08T07:00:00Z"},
+		{"New York autumn, opens 01:30", "01:30-20:00", "", "America/New_York", "2026-11-01T04:00:00Z", "2026-11-01T05:30:00Z"},
+		// São Paulo sprang forward at midnight: 2018-11-04 00:00 -03 was
+		// 01:00 -02 (03:00 UTC); it fell back at midnight on 2019-02-17,
+		// repeating 23:00-00:00 of the 16th.
+		{"São Paulo midnight gap", "00:00-10:00", "", "America/Sao_Paulo", "2018-11-03T14:00:00Z", "2018-11-04T03:00:00Z"},
+		{"São Paulo midnight gap, Sunday only", "00:00-10:00", "sun", "America/Sao_Paulo", "2018-11-03T12:00:00Z", "2018-11-04T03:00:00Z"},
+		{"São Paulo midnight overlap", "23:30-06:00", "", "America/Sao_Paulo", "2019-02-16T12:00:00Z", "2019-02-17T01:30:00Z"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := win(tc.window, tc.days)
+			z := zones(t, tc.zone)
+			at, err := time.Parse(time.RFC3339, tc.at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := time.Parse(time.RFC3339, tc.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := w.Next(at, z)
+			if !ok || !got.Equal(want) {
+				t.Errorf("Next = %v (%v), %v; want %v (%v)", got.UTC(), got.In(z[0]), ok, want, want.In(z[0]))
+			}
+			if !w.Open(want, z) || w.Open(want.Add(-time.Nanosecond), z) {
+				t.Errorf("Open does not agree: it should open at %v", want.In(z[0]))
+			}
+		})
+	}
+}
+
 func TestLoadZones(t *testing.T) {
 	if _, err := LoadZones("Europe/Berlin,America/New_York"); err != nil {
 		t.Error(err)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -256,7 +257,7 @@ const maxBatch = 256
 // Three stages: this loop claims due messages (in batches, when tokens
 // allow), workers send them, and one recorder commits outcomes in groups.
 // A pacer sizes the requests in flight (at most Workers) by the accounts'
-// rate and the measured latency; a row is held from claim to commit, so at
+// rate and the measured latency, from one until a message is accepted; a row is held from claim to commit, so at
 // most twice that limit are ever between 'sending' and their recorded
 // outcome.
 func (e *Engine) Run(ctx context.Context) error {
@@ -510,13 +511,34 @@ func (e *Engine) Run(ctx context.Context) error {
 		if we.Reason == campaign.WaitTokens || we.Reason == campaign.WaitGlobal {
 			slots.tokensPaced()
 		}
-		if we.Reason == campaign.WaitCapped && o.StopWhenCapped {
+		if (we.Reason == campaign.WaitCapped || we.Reason == campaign.WaitReach) && o.StopWhenCapped {
+			// An answer still to come may give quota or reach back (a
+			// failure refunds both): stop only once none can.
+			if slots.held() > 0 {
+				select {
+				case <-done:
+				case <-ctx.Done():
+					return finish(ctx.Err())
+				}
+				continue
+			}
+			if recordedGen.Load() != gen {
+				continue // recorded since the claim: look again
+			}
+			if err := e.settleOthers(ctx, bg, r.ID); err != nil {
+				fail(err)
+				return finish(nil)
+			}
+			if we.Reason == campaign.WaitReach {
+				return finish(&ReachError{Until: we.Until})
+			}
 			return finish(ErrCapped)
 		}
-		if we.Reason == campaign.WaitReach && o.StopWhenCapped {
-			return finish(&ReachError{Until: we.Until})
-		}
 		if we.Reason == campaign.WaitRetry && o.LongWait > 0 && we.Until.Sub(now) > o.LongWait {
+			if err := e.settleOthers(ctx, bg, r.ID); err != nil {
+				fail(err)
+				return finish(nil)
+			}
 			return finish(fmt.Errorf("%w until %s", ErrRescheduled, we.Until.UTC().Format(time.RFC3339)))
 		}
 		if waiting == nil || waiting.Reason != we.Reason {
@@ -705,6 +727,9 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start 
 		}
 		class := whatsapp.Classify(err)
 		answered, failed = true, class == whatsapp.ClassTransient || class == whatsapp.ClassAmbiguous
+		if class == whatsapp.ClassOK {
+			p.accepted()
+		}
 	}
 	if out.DropAccount {
 		e.dropped.Store(c.Account.ID, struct{}{})
@@ -795,7 +820,9 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 		out.Restrict = o.Restriction
 		return requeue(now)
 	case whatsapp.ClassCampaignFatal:
-		out.Pause = fmt.Sprintf("error %d: %s", out.ErrorCode, out.Error)
+		// The row is put back as it was: once the template or the list
+		// is fixed, it goes with the others.
+		out.Pause = e.fatalReason(out.ErrorCode, out.Error)
 		return requeue(now)
 	case whatsapp.ClassAccountFatal:
 		out.DropAccount = true
@@ -818,6 +845,39 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 		out.Suppress = out.ErrorCode == 131050 // the person stopped marketing messages
 		return out
 	}
+}
+
+// fatalReason is the pause reason of a campaign-fatal answer: the code,
+// the template, what the rows send, and what to fix before resuming.
+func (e *Engine) fatalReason(code int, errText string) string {
+	spec := e.o.Campaign.Spec
+	reason := fmt.Sprintf("error %d: %s", code, errText)
+	if spec.Kind == campaign.KindTemplate {
+		reason = fmt.Sprintf("error %d for template %s (%s) filled with %s: %s", code, spec.Template, spec.Lang, sendsText(spec), errText)
+	}
+	if fix := whatsapp.Remedy(code); fix != "" {
+		reason += "; fix: " + fix
+	}
+	return reason
+}
+
+// sendsText says which parameters a template campaign fills in every row.
+func sendsText(s campaign.Spec) string {
+	kind := "positional"
+	if s.NamedParams {
+		kind = "named"
+	}
+	out := fmt.Sprintf("%d %s body parameter(s)", len(s.Params), kind)
+	if len(s.Params) > 0 {
+		out += " (" + strings.Join(s.Params, ", ") + ")"
+	}
+	if s.Header != nil {
+		out += fmt.Sprintf(", a %s header", s.Header.Type)
+	}
+	if len(s.Buttons) > 0 {
+		out += fmt.Sprintf(", %d URL button parameter(s)", len(s.Buttons))
+	}
+	return out
 }
 
 // errorWindow watches the share of permanent failures over the last

@@ -79,13 +79,14 @@ func newSlowEnv(t *testing.T, fast int, delay time.Duration, faults sandbox.Faul
 // for the workers go back unsent; only requests already made finish. Before,
 // every queued claim was still sent, up to a whole pool after the cancel.
 func TestCancelStartsNoRequest(t *testing.T) {
-	const workers, delay = 8, 400 * time.Millisecond
-	e, api, c := newSlowEnv(t, 0, delay, sandbox.Faults{}, 100)
+	// The first request goes alone and is answered at once; then a pool.
+	const workers, delay, sent = 8, 400 * time.Millisecond, 1 + 8
+	e, api, c := newSlowEnv(t, 1, delay, sandbox.Faults{}, 100)
 	ctx, cancel := context.WithCancel(e.ctx)
 	cancelled := make(chan time.Time, 1)
 	go func() {
 		// Once the first pool is in flight, the next one is queued behind it.
-		for api.after(time.Time{}) < workers && ctx.Err() == nil {
+		for api.after(time.Time{}) < sent && ctx.Err() == nil {
 			time.Sleep(time.Millisecond)
 		}
 		cancelled <- time.Now()
@@ -103,14 +104,14 @@ func TestCancelStartsNoRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts[campaign.Sent] != workers || counts[campaign.Sending] != 0 || counts[campaign.Pending] != 100-workers {
-		t.Errorf("counts %v, want the %d requests in flight sent and every other row pending", counts, workers)
+	if counts[campaign.Sent] != sent || counts[campaign.Sending] != 0 || counts[campaign.Pending] != 100-sent {
+		t.Errorf("counts %v, want the first and the %d requests in flight sent and every other row pending", counts, workers)
 	}
-	if got := len(e.box.Records()); got != workers {
-		t.Errorf("the API saw %d requests, want %d", got, workers)
+	if got := len(e.box.Records()); got != sent {
+		t.Errorf("the API saw %d requests, want %d", got, sent)
 	}
-	if used := e.usedToday("a"); used != workers {
-		t.Errorf("used today %d, want %d: a claim put back unsent gives its quota back", used, workers)
+	if used := e.usedToday("a"); used != sent {
+		t.Errorf("used today %d, want %d: a claim put back unsent gives its quota back", used, sent)
 	}
 	for phone, r := range e.rows() {
 		if r.state == campaign.Pending && r.retries != 0 {

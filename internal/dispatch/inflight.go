@@ -71,7 +71,7 @@ const (
 	// take about as many rows as are in flight, and a commit has a fixed
 	// cost (some 25 statements, the WAL's pages): at 64 they held ~76 rows
 	// on loopback; at 192, ~200 rows and ~8 % less CPU per message, for
-	// ~35 MiB more (bench/throughput.sh, README).
+	// ~35 MiB more (bench/throughput.sh; the commit that set 192 has the runs).
 	boundSpare = 192
 	slowStart  = 64 // in flight before the first answers, unless the tokens paced sending
 )
@@ -199,11 +199,27 @@ type pacer struct {
 	// recorded; sending counts requests in flight.
 	claimed, sending int
 	wake             chan struct{} // closed when a window may have room
+	// alone holds the limit at one request until an answer accepts a
+	// message: until then nothing proves that the campaign's requests are
+	// right, and an error that holds for every row (a template's) must
+	// cost one request, not a window of them.
+	alone bool
 }
 
 func newPacer(clock Clock, max int) *pacer {
 	ctl := NewConcurrency(max)
-	return &pacer{clock: clock, ctl: ctl, limit: ctl.Limit(), wake: make(chan struct{})}
+	return &pacer{clock: clock, ctl: ctl, limit: 1, alone: true, wake: make(chan struct{})}
+}
+
+// accepted notes that a message was accepted: the limit is the
+// controller's from now on.
+func (p *pacer) accepted() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.alone {
+		p.alone = false
+		p.resize()
+	}
 }
 
 // Limit is the current limit of requests in flight.
@@ -232,6 +248,9 @@ func (p *pacer) setRate(rate float64) {
 // resize takes the controller's limit; the caller holds mu.
 func (p *pacer) resize() {
 	l := p.ctl.Limit()
+	if p.alone {
+		l = 1
+	}
 	if l > p.limit {
 		close(p.wake)
 		p.wake = make(chan struct{})

@@ -155,6 +155,12 @@ func TestPacerWindows(t *testing.T) {
 	clock := NewSimClock(t0)
 	p := newPacer(clock, 4)
 	ctx := context.Background()
+	// One request alone until one is accepted.
+	if n, err := p.reserve(ctx, 100); err != nil || n != 2 || p.Limit() != 1 {
+		t.Fatalf("reserve before an acceptance = %d, %v, limit %d; want 2, a limit of 1", n, err, p.Limit())
+	}
+	p.release(2)
+	p.accepted()
 	if n, err := p.reserve(ctx, 100); err != nil || n != 8 {
 		t.Fatalf("reserve = %d, %v; want 8 (twice the limit)", n, err)
 	}

@@ -3,6 +3,8 @@ package dispatch_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -120,5 +122,32 @@ func TestTemplateShapesThroughSandbox(t *testing.T) {
 			len(u.Parameters) != 1 || u.Parameters[0].Text != want.path {
 			t.Errorf("%s: button %+v, want url button \"0\" with %s", to, u, want.path)
 		}
+	}
+}
+
+// TestTemplateErrorCostsOneRequest: an answer that holds for every row of
+// the template (132000, the rows' parameters do not match it) pauses the
+// campaign after one request, naming the code and the fix, and puts the row
+// back; before, rows failed one by one until the error ratio paused.
+func TestTemplateErrorCostsOneRequest(t *testing.T) {
+	for _, code := range []int{132000, 132005, 132012} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			e := newEnv(t, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), sandbox.Faults{CodeProb: map[int]float64{code: 1}})
+			if err := e.st.SetTier(e.ctx, campaign.TierActive, campaign.Limits{Rate: 1000, Burst: 500, DailyCap: 10000}); err != nil {
+				t.Fatal(err)
+			}
+			e.addAccount("a", "1001", campaign.TierActive)
+			e.addAccount("b", "1002", campaign.TierActive)
+			c := e.importN(100)
+			if err := e.engine(c, dispatch.Options{}).Run(e.ctx); !errors.Is(err, campaign.ErrPaused) {
+				t.Fatalf("Run = %v, want ErrPaused", err)
+			}
+			if recs := e.box.Records(); len(recs) != 1 || recs[0].Code != code {
+				t.Fatalf("%d requests, want exactly one answered %d", len(recs), code)
+			}
+			expectAll(t, e, campaign.Pending)
+			expectPaused(t, e, c, fmt.Sprintf("error %d for template %s (en_US)", code, sandbox.DemoTemplate))
+			expectPaused(t, e, c, "fix: ")
+		})
 	}
 }

@@ -12,8 +12,8 @@ import (
 
 // TestWrongAddressBurnsNothing: with the API base URL on a closed port, or
 // not a URL at all, `campaign run` stops before touching a row, with a
-// clear error and a non-zero exit; nothing is failed and no retry is spent.
-// (A new file is imported: its rows wait, pending, for a run that can send.)
+// clear error and a non-zero exit; nothing is failed and no retry is spent,
+// and a new file is not imported (the preflight comes first).
 func TestWrongAddressBurnsNothing(t *testing.T) {
 	w := newWorld(t, sandbox.Options{PairInterval: -1})
 	w.fastTiers("50", "10")
@@ -46,8 +46,11 @@ func TestWrongAddressBurnsNothing(t *testing.T) {
 		var attempts int
 		w.Query(`SELECT count(*) FROM attempts`, func(rs *sql.Rows) error { return rs.Scan(&attempts) })
 		got := testproc.States(w.Rows())
-		if attempts != 0 || got["pending"] != 25 || len(got) != 1 {
-			t.Errorf("WASEND_API_BASE=%s: %d attempts, rows %v; want no attempt and all 25 pending", tt.base, attempts, got)
+		if attempts != 0 || got["pending"] != 20 || len(got) != 1 {
+			t.Errorf("WASEND_API_BASE=%s: %d attempts, rows %v; want no attempt and the first campaign's 20 pending", tt.base, attempts, got)
+		}
+		if cs := w.campaigns(); len(cs) != 1 {
+			t.Errorf("WASEND_API_BASE=%s: %d campaigns, want only the one imported before", tt.base, len(cs))
 		}
 	}
 	if n := len(w.api.Records()); n != 0 {

@@ -33,6 +33,10 @@ func TestSandboxDemo(t *testing.T) {
 		strings.Contains(r.Stderr, "level=ERROR") {
 		t.Errorf("want a summary of 40 recipients and delivery figures, no error\n%s", r)
 	}
+	// Its template is checked against the sandbox's own, read from it.
+	if strings.Contains(r.Stderr, "could not be checked") {
+		t.Errorf("the demo starts with a template warning\n%s", r.Stderr)
+	}
 	if !strings.Contains(r.Stderr, "nothing goes to WhatsApp") {
 		t.Errorf("stderr does not say that nothing goes to WhatsApp\n%s", r.Stderr)
 	}

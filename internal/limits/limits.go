@@ -58,14 +58,113 @@ type Gate interface {
 	// State reads the shared state of the named accounts and the global
 	// bucket, for status output. It spends nothing.
 	State(ctx context.Context, accounts []Account, global *ratelimit.Limit) (State, error)
+	// Rebuild adds one host's part of a quota day the gate lost: what its
+	// database counted for each account on the current calendar day, the
+	// recipients it messaged in the moving window, and the repeat guards
+	// its messages hold. The first Rebuild after a loss starts the state
+	// again (a rebuilt generation, each account on r.Today#1); every host
+	// adds its part once per generation (keyed by r.Host, so a second
+	// Rebuild adds nothing), and until it has, Admit refuses it with
+	// ErrRebuild. A gate whose state was not lost — or was started again by
+	// a forced reset — refuses with ErrNotLost: adding a part to a living
+	// count would count it twice.
+	Rebuild(ctx context.Context, r RebuildRequest) (RebuildResult, error)
+}
+
+// ErrRebuild means the gate's state was rebuilt after a loss and the
+// asking host has not added its part yet: it must Rebuild before it is
+// admitted, so the day's count holds its messages.
+var ErrRebuild = errors.New("the shared limits were rebuilt after a loss; this host's part of the day is not in them yet")
+
+// ErrNotLost means a Rebuild found a living state: nothing to add to.
+var ErrNotLost = errors.New("the shared limits hold their state (not lost, or started again by a forced reset): nothing to rebuild")
+
+// RebuildRequest is one host's part of a lost quota day.
+type RebuildRequest struct {
+	Host  string    // the contributing host (or "hand:LABEL" for one added by hand)
+	Today string    // the caller's calendar day, for the accounts the gate starts
+	Now   time.Time // the caller's clock when it read its part: its instants are moved onto the gate's clock by Now's offset
+	// Accounts: each account's count, and the calendar day it counted on
+	// (only a count of the gate's current calendar day is added).
+	Accounts []RebuildCount
+	// Window: the recipients the host messaged from the portfolio in the
+	// last 24 h, each with its latest message and number.
+	Window []RebuildContact
+	// Guards: the repeat guards its messages of the last 24 h hold.
+	Guards []RebuildGuard
+}
+
+// RebuildCount is one account's count in a host's database.
+type RebuildCount struct {
+	Account string
+	Day     string // YYYY-MM-DD
+	Used    int
+}
+
+// RebuildContact is a recipient's latest message from a host.
+type RebuildContact struct {
+	Recipient, Account string
+	At                 time.Time
+}
+
+// RebuildGuard is a repeat guard a host's message holds from At.
+type RebuildGuard struct {
+	Recipient, Guard string
+	At               time.Time
+}
+
+// RebuildResult says what a Rebuild did.
+type RebuildResult struct {
+	Started bool              // this Rebuild started the state again
+	Already bool              // the host had added its part before: nothing added now
+	Added   map[string]int    // per account, the count added
+	Days    map[string]string // per account, the quota day it was added to
+	// OnRebuiltDay, when Already: per account, whether it is still on the
+	// quota day the rebuild added to (no reset since) and some part added
+	// anything to it, so a recovery run again starts no new day (a rebuild
+	// of nothing, as of a Redis never used, is a fresh start that a forced
+	// reset may start again).
+	OnRebuiltDay map[string]bool
+}
+
+// Validate checks a rebuild request.
+func (r RebuildRequest) Validate() error {
+	if err := ValidName("host", r.Host); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	if _, err := time.Parse(time.DateOnly, r.Today); err != nil {
+		return fmt.Errorf("rebuild: today %q is not YYYY-MM-DD", r.Today)
+	}
+	if r.Now.IsZero() {
+		return errors.New("rebuild: no clock reading")
+	}
+	for _, a := range r.Accounts {
+		if err := ValidName("account", a.Account); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+		if a.Used < 0 {
+			return fmt.Errorf("rebuild: account %s: negative count %d", a.Account, a.Used)
+		}
+	}
+	for _, c := range r.Window {
+		if err := errors.Join(ValidName("recipient", c.Recipient), ValidName("account", c.Account)); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	for _, g := range r.Guards {
+		if err := errors.Join(ValidName("recipient", g.Recipient), ValidName("repeat guard", g.Guard)); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	return nil
 }
 
 // ErrStateLost means the gate holds no shared state: a Redis restarted
 // without persistence (or never set up). It hands out nothing — a fresh
 // day of caps could exceed what Meta allows — until `wasend quota reset
-// --force` starts the state again.
+// --force` rebuilds the day (Gate.Rebuild).
 var ErrStateLost = errors.New("the shared limits hold no state (lost in a restart without persistence, or never started): " +
-	"nothing is admitted until `wasend quota reset --force` starts a quota day")
+	"nothing is admitted until `wasend quota reset --force` rebuilds the quota day from the hosts' own counts")
 
 // Account is one number as a request offers it: its name and its limits as
 // the caller's configuration has them now. A changed Limit keeps the tokens
@@ -88,6 +187,8 @@ type Account struct {
 // not refunded. The rules, in the order they are checked (a refusal spends
 // nothing):
 //
+//  0. Repeat guard (Guard): another host's claim on (Guard, Recipient)
+//     refuses with ReasonElsewhere until it ends.
 //  1. Pair gap: the latest admission at L with L > now-PairGap refuses
 //     with ReasonPair until L+PairGap.
 //  2. Reach (ratelimit.Reach's rule): L in the moving window (now-24 h,
@@ -114,7 +215,7 @@ type Request struct {
 	Today string
 
 	// Recipient is the number the message goes to (E.164). Required when
-	// Reach, PairGap or Sticky is set: those rules are about recipients.
+	// Reach, PairGap, Sticky or Guard is set: those rules are about recipients.
 	Recipient string
 	// Reach is the portfolio's messaging limit: distinct recipients in a
 	// moving 24 h, shared by all its numbers (ratelimit.Reach's rule). A
@@ -128,7 +229,26 @@ type Request struct {
 	// waits for its token); otherwise any number may, and Admission says
 	// the stickiness broke. Zero: no stickiness.
 	Sticky time.Duration
+
+	// Guard names the message for the repeat guard across hosts (the
+	// template, say): while another Host holds a claim on (Guard,
+	// Recipient), admitted within GuardWindow and not refunded, the
+	// recipient is refused with ReasonElsewhere — checked before every
+	// other rule. An admission takes the claim for Host (a host's own
+	// claim never refuses it); a refund of the admission that holds it
+	// lets it go. Empty: no guard. Requires Recipient and Host.
+	Guard string
+	// Host names the host asking, among every host sharing the gate.
+	Host string
 }
+
+// GuardWindow is how long an admission holds its recipient's repeat guard
+// (Request.Guard) against other hosts: the store's window for the same
+// template to the same person (screen.SameTemplateWindow). It runs from
+// the admission whether the message was sent, is still in flight, or its
+// host died holding it — a message whose fate is unknown may have gone —
+// so a host that never returns holds nobody longer than that.
+const GuardWindow = 24 * time.Hour
 
 // Reasons the gate refuses for beyond ratelimit.Pick's.
 const (
@@ -138,6 +258,10 @@ const (
 	// ReasonPair: the recipient was messaged within PairGap; Until is when
 	// the gap ends.
 	ReasonPair ratelimit.Reason = "pair"
+	// ReasonElsewhere: another host holds the recipient's repeat guard (it
+	// sent the message, or has it in flight); Until is when that claim
+	// ends. The caller skips the recipient rather than wait.
+	ReasonElsewhere ratelimit.Reason = "elsewhere"
 )
 
 // Admission is the gate's answer to one Request.
@@ -160,9 +284,23 @@ type Admission struct {
 	StickyAccount string
 	StickyBroken  bool
 	// When not OK: why, and the earliest instant worth asking again (zero
-	// when only a quota reset can help, or the global bucket never fills).
+	// when only a quota reset can help, or the global bucket never fills),
+	// on the gate's clock like At: a caller compares it with nothing of
+	// its own but through UntilFrom.
 	Reason ratelimit.Reason
 	Until  time.Time
+}
+
+// UntilFrom is Until on the caller's clock, whose reading at the decision
+// was now: the wait the gate measured on its own clock (Until - At),
+// counted from now. A host whose clock runs ahead of the gate's would
+// otherwise see every wait already over, and ask again at once; one behind
+// would wait too long. Zero stays zero.
+func (a Admission) UntilFrom(now time.Time) time.Time {
+	if a.Until.IsZero() {
+		return time.Time{}
+	}
+	return now.Add(a.Until.Sub(a.At))
 }
 
 // Claim identifies one admission: its id, the account and the quota day that
@@ -314,9 +452,17 @@ func (r Request) Validate() error {
 	if !(r.Reach.Margin >= 0 && r.Reach.Margin <= 1) {
 		return fmt.Errorf("admit %s: reach margin %v: want a fraction from 0 to 1", r.ClaimID, r.Reach.Margin)
 	}
+	if r.Guard != "" {
+		if err := ValidName("repeat guard", r.Guard); err != nil {
+			return fmt.Errorf("admit %s: %w", r.ClaimID, err)
+		}
+		if err := ValidName("host", r.Host); err != nil {
+			return fmt.Errorf("admit %s: a repeat guard needs its host: %w", r.ClaimID, err)
+		}
+	}
 	if r.Recipient == "" {
-		if r.Reach.Limited() || r.PairGap > 0 || r.Sticky > 0 {
-			return fmt.Errorf("admit %s: no recipient, but the reach, the pair gap and the sticky sender are about recipients", r.ClaimID)
+		if r.Reach.Limited() || r.PairGap > 0 || r.Sticky > 0 || r.Guard != "" {
+			return fmt.Errorf("admit %s: no recipient, but the reach, the pair gap, the sticky sender and the repeat guard are about recipients", r.ClaimID)
 		}
 		return nil
 	}

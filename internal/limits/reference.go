@@ -26,6 +26,23 @@ type Reference struct {
 	used    map[dayKey]int
 	claims  map[string]claimRecord
 	memos   map[string]memo // recipient → their latest admission
+	guards  map[guardKey]guardClaim
+	// rebuilt is the generation a Rebuild started (empty: none), and
+	// contributed the hosts that added their part to it.
+	rebuilt     string
+	contributed map[string]bool
+	rebuiltDay  map[string]string // account → the quota day the rebuild added to
+	rebuiltAny  bool              // some part added anything: not a fresh start
+}
+
+// guardKey is a repeat guard: a message to a recipient.
+type guardKey struct{ guard, recipient string }
+
+// guardClaim is the host that holds a repeat guard, by which admission,
+// until when.
+type guardClaim struct {
+	host, claim string
+	expires     time.Time
 }
 
 type storedBucket struct {
@@ -38,6 +55,7 @@ type dayKey struct{ account, day string }
 type claimRecord struct {
 	account, day string
 	recipient    string
+	guard        string
 	refunded     bool
 	expires      time.Time
 }
@@ -74,6 +92,8 @@ func (g *Reference) clear() {
 	g.used = map[dayKey]int{}
 	g.claims = map[string]claimRecord{}
 	g.memos = map[string]memo{}
+	g.guards = map[guardKey]guardClaim{}
+	g.rebuilt, g.contributed, g.rebuiltDay, g.rebuiltAny = "", map[string]bool{}, map[string]string{}, false
 }
 
 // window is the portfolio's moving window at now: distinct recipients in
@@ -133,6 +153,9 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 	if g.gen == "" {
 		return Admission{}, fmt.Errorf("admit %s: %w", r.ClaimID, ErrStateLost)
 	}
+	if r.Host != "" && g.rebuilt == g.gen && !g.contributed[r.Host] {
+		return Admission{}, fmt.Errorf("admit %s: %w", r.ClaimID, ErrRebuild)
+	}
 	if c, ok := g.claims[r.ClaimID]; ok && now.Before(c.expires) {
 		a := Admission{OK: true, Replayed: true, At: now, Index: -1, Claim: Claim{ID: r.ClaimID, Account: c.account, Day: c.day}}
 		for i, acct := range r.Accounts {
@@ -146,6 +169,10 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 		if g.day[a.Name] == "" {
 			g.day[a.Name] = DayID(r.Today, 1)
 		}
+	}
+	gk := guardKey{r.Guard, r.Recipient}
+	if gc, ok := g.guards[gk]; ok && r.Guard != "" && now.Before(gc.expires) && gc.host != r.Host {
+		return Admission{At: now, Reason: ReasonElsewhere, Until: gc.expires}, nil
 	}
 	var m memo
 	if r.Recipient != "" {
@@ -227,7 +254,10 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 	g.buckets[a.Name] = storedBucket{limit: a.Limit, bucket: b}
 	day := g.day[a.Name]
 	g.used[dayKey{a.Name, day}]++
-	g.claims[r.ClaimID] = claimRecord{account: a.Name, day: day, recipient: r.Recipient, expires: now.Add(ClaimTTL)}
+	g.claims[r.ClaimID] = claimRecord{account: a.Name, day: day, recipient: r.Recipient, guard: r.Guard, expires: now.Add(ClaimTTL)}
+	if r.Guard != "" {
+		g.guards[gk] = guardClaim{host: r.Host, claim: r.ClaimID, expires: now.Add(GuardWindow)}
+	}
 	if r.Recipient != "" {
 		g.memos[r.Recipient] = memo{
 			at: now, account: a.Name, claim: r.ClaimID,
@@ -270,6 +300,11 @@ func (g *Reference) Refund(ctx context.Context, c Claim) (RefundResult, error) {
 	}
 	rec.refunded = true
 	g.claims[c.ID] = rec
+	// The repeat guard is let go when this admission holds it: the message
+	// was not accepted, so nobody got it.
+	if gk := (guardKey{rec.guard, rec.recipient}); rec.guard != "" && g.guards[gk].claim == c.ID {
+		delete(g.guards, gk)
+	}
 	// The recipient's memory goes back to the admission before, unless a
 	// later one replaced this.
 	if m, ok := g.memos[rec.recipient]; ok && rec.recipient != "" && m.claim == c.ID {
@@ -305,6 +340,75 @@ func (g *Reference) ResetQuota(ctx context.Context, r ResetRequest) ([]Reset, er
 		out = append(out, Reset{Account: name, Day: next, LastDay: cur, Before: g.used[dayKey{name, cur}], Reset: changed, Behind: behind(cur, r.Today)})
 	}
 	return out, nil
+}
+
+func (g *Reference) Rebuild(ctx context.Context, r RebuildRequest) (RebuildResult, error) {
+	if err := r.Validate(); err != nil {
+		return RebuildResult{}, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	var res RebuildResult
+	switch {
+	case g.gen == "":
+		g.clear()
+		g.gen = NewGeneration()
+		g.rebuilt = g.gen
+		res.Started = true
+	case g.rebuilt != g.gen:
+		return res, fmt.Errorf("rebuild: %w", ErrNotLost)
+	}
+	if g.contributed[r.Host] {
+		res.Already, res.OnRebuiltDay = true, map[string]bool{}
+		for _, a := range r.Accounts {
+			d, ok := g.rebuiltDay[a.Account]
+			res.OnRebuiltDay[a.Account] = ok && g.day[a.Account] == d && g.rebuiltAny
+		}
+		return res, nil
+	}
+	g.contributed[r.Host] = true
+	// The caller's instants onto this clock, in whole microseconds as
+	// Redis counts them.
+	shift := now.UnixMicro() - r.Now.UnixMicro()
+	onGate := func(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro() + shift) }
+	res.Added, res.Days = map[string]int{}, map[string]string{}
+	for _, a := range r.Accounts {
+		if g.day[a.Account] == "" {
+			g.day[a.Account] = DayID(r.Today, 1)
+		}
+		day := g.day[a.Account]
+		res.Days[a.Account] = day
+		if _, ok := g.rebuiltDay[a.Account]; !ok {
+			g.rebuiltDay[a.Account] = day
+		}
+		if cal, _, _ := ParseDayID(day); cal == a.Day && a.Used > 0 {
+			g.used[dayKey{a.Account, day}] += a.Used
+			res.Added[a.Account] += a.Used
+			g.rebuiltAny = true
+		}
+	}
+	for _, c := range r.Window {
+		at := onGate(c.At)
+		if !ratelimit.InWindow(now, at) {
+			continue
+		}
+		if m := g.memo(c.Recipient, now); !m.at.IsZero() && !at.After(m.at) {
+			continue
+		}
+		g.memos[c.Recipient] = memo{at: at, account: c.Account, keep: at.Add(ratelimit.ReachWindow)}
+		g.rebuiltAny = true
+	}
+	for _, h := range r.Guards {
+		end := onGate(h.At).Add(GuardWindow)
+		k := guardKey{h.Guard, h.Recipient}
+		if gc, ok := g.guards[k]; (ok && now.Before(gc.expires)) || !now.Before(end) {
+			continue
+		}
+		g.guards[k] = guardClaim{host: r.Host, expires: end}
+		g.rebuiltAny = true
+	}
+	return res, nil
 }
 
 func (g *Reference) State(ctx context.Context, accounts []Account, global *ratelimit.Limit) (State, error) {

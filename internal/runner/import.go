@@ -22,7 +22,9 @@ import (
 
 // A campaign's identity is its message (template, language and parameter
 // columns, or the text) and its recipients (the distinct valid numbers of
-// its file): not the file's bytes, and not how it was read. Prepare applies
+// its file, of its shard with --shard): not the file's bytes, and not how
+// it was read. Shards of one file share no number, so each is a campaign of
+// its own, found again by its own source key (Fingerprint). Prepare applies
 // the rule, inside the import's transaction (it holds the write lock, so two
 // processes starting on one file end up on one campaign):
 //
@@ -49,8 +51,8 @@ var ErrOtherName = errors.New("the list continues a campaign with another name")
 // keeps all of them (`wasend campaign skipped ID`).
 const MaxListedSkips = 20
 
-// Fingerprint is a file's source key: its bytes, message spec and read
-// flags. A campaign with the same source key is found again without
+// Fingerprint is a file's source key: its bytes, message spec, read
+// flags and shard. A campaign with the same source key is found again without
 // reading the file (the shortcut for re-running an unchanged command); its
 // value for a file and flags is the same as before campaigns were
 // identified by their recipients.
@@ -62,18 +64,23 @@ func Fingerprint(file io.Reader, spec campaign.Spec, ro ReadOptions) (string, er
 	meta, _ := json.Marshal(struct {
 		Spec campaign.Spec
 		Read sourceRead
-	}{spec, sourceRead{strings.ToUpper(ro.Region), ro.Delimiter, ro.PhoneColumn, ro.SkipContactedWithin}})
+	}{spec, sourceRead{strings.ToUpper(ro.Region), ro.Delimiter, ro.PhoneColumn, ro.SkipContactedWithin, ro.Shard.String()}})
 	h.Write([]byte{0})
 	h.Write(meta)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// sourceRead are the read flags in a source key, as they always were.
+// sourceRead are the read flags in a source key, as they always were,
+// and the shard: shards of one file are campaigns of their own, so
+// `run --shard 2/2` never finds shard 1's campaign by its file. The whole
+// list adds nothing, so its key (and every key stored before shards were
+// part of it) stays as it was.
 type sourceRead struct {
 	Region              string
 	Delimiter           rune
 	PhoneColumn         string
 	SkipContactedWithin time.Duration
+	Shard               string `json:",omitempty"`
 }
 
 // Prepare finds or creates the campaign to run.
@@ -128,6 +135,11 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 		case err == nil && !ended(c):
 			return res, otherName(o.Name, c, 0)
 		case err != nil && !errors.Is(err, campaign.ErrNotFound):
+			return res, err
+		}
+	}
+	if o.Preflight != nil {
+		if err := o.Preflight(ctx); err != nil {
 			return res, err
 		}
 	}

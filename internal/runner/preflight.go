@@ -43,6 +43,9 @@ type AccountCheck struct {
 	Number  whatsapp.PhoneNumber // VerdictOK
 	Err     error                // otherwise
 	Code    int                  // the Graph error code, when there was one
+	// NotGraph: what answered was not the Graph API (no Graph error
+	// body). When it is so for every account, the base URL is wrong.
+	NotGraph bool
 }
 
 // Usable reports whether the account may send in this run.
@@ -100,7 +103,7 @@ func CheckAccounts(ctx context.Context, api PhoneReader, base string, accts []ca
 	var reached, usable int
 	var why []string
 	for _, c := range out {
-		if c.Verdict != VerdictUnreached {
+		if c.Verdict != VerdictUnreached && !c.NotGraph {
 			reached++
 		}
 		if c.Usable() {
@@ -140,7 +143,18 @@ func checkAccount(ctx context.Context, api PhoneReader, a campaign.Account, toke
 			c.Verdict = VerdictThrottled
 		}
 	case errors.As(err, &apiErr) && apiErr.NoBody:
-		c.Verdict, c.Err = VerdictUnreached, fmt.Errorf("%w (is the base URL the Graph API?)", err)
+		// As a send would take it (whatsapp.Classify): a 404 is this
+		// account's configuration and leaves it out; a 429 stays in; the
+		// rest (5xx, a gateway's answer) may be an outage.
+		c.NotGraph, c.Err = true, err
+		switch whatsapp.Classify(err) {
+		case whatsapp.ClassAccountFatal:
+			c.Verdict = VerdictFailed
+		case whatsapp.ClassThrottled:
+			c.Verdict = VerdictThrottled
+		default:
+			c.Verdict, c.Err = VerdictUnreached, fmt.Errorf("%w (is the base URL the Graph API?)", err)
+		}
 	default:
 		// The URL is in the message already; the reason is what matters.
 		var ue *url.Error

@@ -27,6 +27,23 @@ func TestCheckAccounts(t *testing.T) {
 		fmt.Fprint(w, "<html>bad gateway</html>")
 	}))
 	t.Cleanup(down.Close)
+	// A proxy in front of the API that knows no route for one number: an
+	// HTML 404, no Graph error, for it alone.
+	boxHandler := box.Config.Handler
+	proxied := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/100000000000004") {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, "<html>404 Not Found</html>")
+			return
+		}
+		boxHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxied.Close)
+	nowhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, "<html>404 Not Found</html>")
+	}))
+	t.Cleanup(nowhere.Close)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +55,7 @@ func TestCheckAccounts(t *testing.T) {
 	unknown := campaign.Account{Name: "unknown", PhoneNumberID: "100000000000009", TokenEnv: "OK"}
 	revoked := campaign.Account{Name: "revoked", PhoneNumberID: "100000000000002", TokenEnv: "REVOKED"}
 	unset := campaign.Account{Name: "unset", PhoneNumberID: "100000000000003", TokenEnv: "UNSET"}
+	unrouted := campaign.Account{Name: "unrouted", PhoneNumberID: "100000000000004", TokenEnv: "OK"}
 	token := func(env string) (string, error) {
 		switch env {
 		case "OK":
@@ -60,6 +78,11 @@ func TestCheckAccounts(t *testing.T) {
 		{"none passes", box.URL, []campaign.Account{unknown, revoked}, []Verdict{VerdictFailed, VerdictFailed}, "no account passed the check"},
 		{"closed port", closed, []campaign.Account{good, unknown}, []Verdict{VerdictUnreached, VerdictUnreached}, "cannot reach the Cloud API"},
 		{"not the Graph API", down.URL, []campaign.Account{good}, []Verdict{VerdictUnreached}, "cannot reach the Cloud API"},
+		// A non-Graph 404 for one number while the others answer is that
+		// account's configuration: left out, not waited out as an outage.
+		{"non-Graph 404 for one number", proxied.URL, []campaign.Account{good, unrouted}, []Verdict{VerdictOK, VerdictFailed}, ""},
+		// For every number it is the base URL.
+		{"non-Graph 404 for all", nowhere.URL, []campaign.Account{good, unrouted}, []Verdict{VerdictFailed, VerdictFailed}, "cannot reach the Cloud API"},
 		{"not a URL", "notaurl", []campaign.Account{good}, nil, `"notaurl" is not a URL`},
 		{"no host", "http://", []campaign.Account{good}, nil, "is not a URL"},
 		{"no account", box.URL, nil, nil, "no enabled account"},

@@ -82,6 +82,12 @@ type Options struct {
 	// Shared, when set (--limits), copies the shared suppression list and
 	// settings into Store before the first claim and every poll after.
 	Shared SharedSync
+	// Preflight, when set, is called by Prepare just before it reads the
+	// file into a campaign (a new one, or one the file continues); its
+	// error stops Prepare with nothing imported. It is not called when
+	// Prepare finds the campaign without importing (ResumeID, the same
+	// file again).
+	Preflight func(ctx context.Context) error
 }
 
 // Result is what Prepare found or made.
@@ -266,7 +272,7 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) stri
 		if w.Detail != "" {
 			return "waiting for shared limits: " + w.Detail
 		}
-		return "Redis lost state: quota reset --force starts a quota day (`wasend limits status` says for which accounts); Redis holds no counts (restarted without persistence?), so nothing is sent until then"
+		return "Redis lost state (restarted without persistence?): nothing is sent until `wasend quota reset --force` rebuilds the day from each host's own count (`wasend limits status` says for which accounts)"
 	}
 	return string(w.Reason)
 }

@@ -15,18 +15,45 @@ import (
 // accepts any token, so none needs to be set.
 const SandboxTokenEnv = "WASEND_SANDBOX_TOKEN"
 
+// SandboxToken is the token every call to a sandbox carries in place of
+// the account's own: a real token never goes to the stand-in.
+const SandboxToken = "sandbox-token"
+
+// DemoWABA is the WhatsApp Business Account of the demo accounts: template
+// sync reads the sandbox's templates for it, so a sandbox run's template is
+// checked like a real one.
+const DemoWABA = "100000000000100"
+
 // DemoAccounts are created in the sandbox database, one per tier.
 var DemoAccounts = []campaign.Account{
-	{Name: "sandbox-new", PhoneNumberID: "100000000000001", Tier: campaign.TierNew, TokenEnv: SandboxTokenEnv},
-	{Name: "sandbox-warm", PhoneNumberID: "100000000000002", Tier: campaign.TierWarm, TokenEnv: SandboxTokenEnv},
-	{Name: "sandbox-active", PhoneNumberID: "100000000000003", Tier: campaign.TierActive, TokenEnv: SandboxTokenEnv},
+	{Name: "sandbox-new", PhoneNumberID: "100000000000001", Tier: campaign.TierNew, TokenEnv: SandboxTokenEnv, WABA: DemoWABA},
+	{Name: "sandbox-warm", PhoneNumberID: "100000000000002", Tier: campaign.TierWarm, TokenEnv: SandboxTokenEnv, WABA: DemoWABA},
+	{Name: "sandbox-active", PhoneNumberID: "100000000000003", Tier: campaign.TierActive, TokenEnv: SandboxTokenEnv, WABA: DemoWABA},
 }
 
-// EnsureDemoAccounts adds the demo accounts that are missing.
+// EnsureDemoAccounts adds the demo accounts that are missing, and gives
+// those a former version added without a WABA the demo one.
 func EnsureDemoAccounts(ctx context.Context, st *store.Store) error {
+	have, err := st.Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	byName := map[string]campaign.Account{}
+	for _, a := range have {
+		byName[a.Name] = a.Account
+	}
 	for _, a := range DemoAccounts {
-		if _, err := st.AddAccount(ctx, a); err != nil && !errors.Is(err, store.ErrExists) {
-			return err
+		old, ok := byName[a.Name]
+		switch {
+		case !ok:
+			if _, err := st.AddAccount(ctx, a); err != nil && !errors.Is(err, store.ErrExists) {
+				return err
+			}
+		case old.WABA == "" && old.PhoneNumberID == a.PhoneNumberID:
+			waba := a.WABA
+			if _, err := st.UpdateAccount(ctx, a.Name, store.AccountChange{WABA: &waba}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -339,6 +339,7 @@ type answer struct {
 	to, waID   string
 	delay      time.Duration // before answering: Options.Latency
 	delivery   string        // the final status webhooks will report
+	early      [][]byte      // status webhooks to post before answering
 	// unknownID: the phone number id does not exist; answered with Graph's
 	// object error (code 100, subcode 33), not a WhatsApp one.
 	unknownID bool
@@ -365,6 +366,10 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumb
 		msg, rerr = parseMessage(body)
 	}
 	a := s.decide(phoneNumberID, bearerToken(r), msg, rerr)
+	if len(a.early) > 0 {
+		// The statuses reach the receiver before the sender has the wamid.
+		s.hooks.postEarly(a.early)
+	}
 
 	if d := a.delay; d > 0 {
 		t := time.NewTimer(d)
@@ -566,7 +571,7 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	s.acceptedBy[phoneNumberID]++
 	s.accepted["+"+a.waID]++
 	if s.hooks != nil {
-		a.delivery = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, now)
+		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, now)
 	}
 }
 

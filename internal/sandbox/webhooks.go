@@ -27,6 +27,16 @@ type WebhookOptions struct {
 	Duplicate float64 // a status is posted twice
 	Reorder   float64 // a message's statuses are posted in shuffled order
 	Fail      float64 // an accepted message fails later with 131049
+	// OptOut: an accepted message fails later with 131050, the person
+	// having stopped marketing messages.
+	OptOut float64
+	// LateFail: a delivered (or read) message is then reported failed
+	// with 131049, as a late contradiction.
+	LateFail float64
+	// Early: a message's statuses are posted before its send is answered,
+	// without callback data (Meta may leave it out): they reach the
+	// receiver before the sender has recorded the wamid.
+	Early float64
 	// Delay is how long after acceptance the statuses go out.
 	Delay  time.Duration
 	Client *http.Client
@@ -40,7 +50,8 @@ func (o WebhookOptions) Validate() error {
 	if len(o.AppSecret) == 0 {
 		return fmt.Errorf("webhooks need an app secret to sign with")
 	}
-	for name, p := range map[string]float64{"read": o.Read, "duplicate": o.Duplicate, "reorder": o.Reorder, "fail": o.Fail} {
+	for name, p := range map[string]float64{"read": o.Read, "duplicate": o.Duplicate, "reorder": o.Reorder, "fail": o.Fail,
+		"opt-out": o.OptOut, "late-fail": o.LateFail, "early": o.Early} {
 		if !(p >= 0 && p <= 1) {
 			return fmt.Errorf("webhook %s probability %v: must be between 0 and 1", name, p)
 		}
@@ -58,8 +69,11 @@ type Delivery struct {
 	To           string
 	CallbackData string
 	Final        string // read, delivered or failed
-	Code         int    // 131049 when failed
+	Code         int    // 131049 or 131050 when failed (after delivered or read with LateFail)
 	Posted       int    // status bodies posted, duplicates included
+	// Statuses are the statuses posted, once each, in the order posted.
+	Statuses []string
+	Early    bool // posted before the send was answered, without callback data
 }
 
 // webhooker posts the statuses of accepted messages. Its draws come from
@@ -94,13 +108,25 @@ type plannedStatus struct {
 	code   int
 }
 
+// drawn draws whether an option of probability p fires. An option left
+// at 0 draws nothing, so a seed replays what it did before the option
+// existed.
+func (h *webhooker) drawn(p float64) bool {
+	return p > 0 && h.rng.Float64() < p
+}
+
 // plan draws the statuses of one accepted message and posts them in the
-// background. The caller holds Server.mu.
-func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.Time) (final string) {
+// background, or returns them to be posted before the answer (early). The
+// caller holds Server.mu.
+func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.Time) (final string, early [][]byte) {
 	sts := []plannedStatus{{status: "sent", at: now.Add(time.Second)}}
 	d := &Delivery{WAMID: wamid, To: "+" + waID, CallbackData: callback}
 	fail, read, reorder := h.rng.Float64() < h.o.Fail, h.rng.Float64() < h.o.Read, h.rng.Float64() < h.o.Reorder
+	optOut, lateFail, isEarly := h.drawn(h.o.OptOut), h.drawn(h.o.LateFail), h.drawn(h.o.Early)
 	switch {
+	case optOut:
+		sts = append(sts, plannedStatus{status: "failed", at: now.Add(2 * time.Second), code: 131050})
+		d.Final, d.Code = "failed", 131050
 	case fail:
 		sts = append(sts, plannedStatus{status: "failed", at: now.Add(2 * time.Second), code: 131049})
 		d.Final, d.Code = "failed", 131049
@@ -114,6 +140,13 @@ func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.T
 	default:
 		sts = append(sts, plannedStatus{status: "delivered", at: now.Add(2 * time.Second)})
 		d.Final = "delivered"
+	}
+	if lateFail && d.Final != "failed" {
+		sts = append(sts, plannedStatus{status: "failed", at: now.Add(time.Minute), code: 131049})
+		d.Code = 131049
+	}
+	if isEarly {
+		callback, d.Early = "", true
 	}
 	if reorder {
 		h.rng.Shuffle(len(sts), func(i, j int) { sts[i], sts[j] = sts[j], sts[i] })
@@ -129,13 +162,31 @@ func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.T
 	for i, s := range out {
 		bodies[i] = statusBody(phoneNumberID, wamid, waID, callback, s)
 	}
+	for _, s := range sts {
+		d.Statuses = append(d.Statuses, s.status)
+	}
 	d.Posted = len(bodies)
 	h.mu.Lock()
 	h.deliveries[wamid] = d
 	h.mu.Unlock()
+	if isEarly {
+		return d.Final, bodies
+	}
 	h.wg.Add(1)
 	go h.post(bodies)
-	return d.Final
+	return d.Final, nil
+}
+
+// postEarly posts a message's statuses at once, before its send is
+// answered; the handler waits for them.
+func (h *webhooker) postEarly(bodies [][]byte) {
+	for _, b := range bodies {
+		if !h.postOne(b) {
+			h.mu.Lock()
+			h.failures++
+			h.mu.Unlock()
+		}
+	}
 }
 
 // post sends one message's bodies in order after the delay, each retried

@@ -54,6 +54,9 @@ func (s *Store) SetTier(ctx context.Context, name string, l campaign.Limits) err
 		if err != nil {
 			return err
 		}
+		if err := releaseHeld(ctx, tx); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE tiers SET rate = ?, burst = ?, daily_cap = ? WHERE name = ?`,
 			l.Rate, l.Burst, l.DailyCap, name)
 		if err != nil {
@@ -120,6 +123,9 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 			return fmt.Errorf("account %s: %w", a.Name, err)
 		}
 		now := s.now()
+		if err := releaseHeld(ctx, tx); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO accounts
 			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day,
 			portfolio_id, throughput_pinned, waba_id)
@@ -217,6 +223,9 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 		}
 		newLimits = newLimits.CapThroughput(a.Throughput)
 		if err := relimit(ctx, tx, a, newLimits, s.now()); err != nil {
+			return err
+		}
+		if err := releaseHeld(ctx, tx); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE accounts SET tier = ?, phone_number_id = ?, token_env = ?,
@@ -502,6 +511,9 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 					return fmt.Errorf("account %q: %w", n, campaign.ErrNotFound)
 				}
 			}
+		}
+		if err := releaseHeld(ctx, tx); err != nil {
+			return err
 		}
 		// A new quota day is when warm-up judges the days before it.
 		promoted, err := s.promoteDue(ctx, tx, now)

@@ -70,11 +70,11 @@ func (im *Importer) start(ctx context.Context) error {
 	wf, wt, wd := windowColumns(im.c.Schedule.Window)
 	res, err := im.tx.ExecContext(ctx, `INSERT INTO campaigns
 		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at, start_at, expire_after,
-		window_from, window_to, window_days, default_tz, priority, weight, borrow)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		expires_at, start_arg, window_from, window_to, window_days, default_tz, priority, weight, borrow)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		im.c.Name, fp, im.c.Source, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang,
 		string(params), im.c.Spec.Text, string(shape), now.UnixNano(),
-		nullNanos(im.c.Schedule.StartAt), int64(im.c.Schedule.ExpireAfter),
+		nullNanos(im.c.Schedule.StartAt), int64(im.c.Schedule.ExpireAfter), nullNanos(im.c.Schedule.Deadline(im.c.Schedule.StartAt)), im.c.Schedule.StartArg,
 		wf, wt, wd, im.c.Schedule.DefaultTZ,
 		int(im.c.Share.Priority), max(im.c.Share.Weight, 1), int64(im.c.Share.Borrow))
 	if err != nil {
@@ -282,7 +282,7 @@ func (s *Store) endImport() {
 }
 
 const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
-	created_at, finished_at, imported, skipped, cancelled_at, start_at, began_at, expire_after,
+	created_at, finished_at, imported, skipped, cancelled_at, start_at, began_at, expire_after, expires_at,
 	window_from, window_to, window_days, default_tz, priority, weight, borrow`
 
 func scanCampaign(sc interface{ Scan(...any) error }, extra ...any) (campaign.Campaign, error) {
@@ -296,13 +296,14 @@ func scanCampaign(sc interface{ Scan(...any) error }, extra ...any) (campaign.Ca
 		startAt  sql.NullInt64
 		beganAt  sql.NullInt64
 		expire   int64
+		expires  sql.NullInt64
 		wf, wt   sql.NullInt64
 		wd       sql.NullInt64
 		borrow   int64
 	)
 	dest := []any{&c.ID, &c.Name, &c.Fingerprint, &c.Source, &c.Spec.Kind, &c.Spec.Template, &c.Spec.Lang,
 		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped, &canceled,
-		&startAt, &beganAt, &expire, &wf, &wt, &wd, &c.Schedule.DefaultTZ,
+		&startAt, &beganAt, &expire, &expires, &wf, &wt, &wd, &c.Schedule.DefaultTZ,
 		&c.Share.Priority, &c.Share.Weight, &borrow}
 	err := sc.Scan(append(dest, extra...)...)
 	if err != nil {
@@ -325,6 +326,7 @@ func scanCampaign(sc interface{ Scan(...any) error }, extra ...any) (campaign.Ca
 	c.Schedule.StartAt = fromNullNanos(startAt)
 	c.Schedule.ExpireAfter = time.Duration(expire)
 	c.BeganAt = fromNullNanos(beganAt)
+	c.Deadline = fromNullNanos(expires)
 	c.Schedule.Window = windowFrom(wf, wt, wd)
 	c.Share.Borrow = time.Duration(borrow)
 	return c, nil

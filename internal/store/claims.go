@@ -57,6 +57,17 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 }
 
 func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
+	cs, err := claimDue(ctx, tx, campaignID, runner, now, max)
+	var we *campaign.WaitError
+	if errors.As(err, &we) {
+		if ierr := noteIdle(ctx, tx, campaignID, we, now); ierr != nil {
+			return nil, ierr
+		}
+	}
+	return cs, err
+}
+
+func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
 	if err := stopped(ctx, tx, campaignID); err != nil {
 		return nil, err
 	}
@@ -155,6 +166,11 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		deferred time.Time // the earliest row put off
 		breaks   = map[string]int{}
 		seen     = map[string]bool{} // numbers claimed in this batch
+		// Rows held for full portfolio windows, and the earliest row held
+		// for a sticky number at its cap: the claim's wait when nothing
+		// else holds it back.
+		held    reachHolds
+		heldCap time.Time
 	)
 	contacts, err := readLastContacts(ctx, tx, msgs)
 	if err != nil {
@@ -166,93 +182,179 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		}
 		return deferMessage(ctx, tx, m.ID, until)
 	}
-	for _, m := range msgs {
-		// Two messages to one person from any of our numbers are a pair
-		// gap apart; within 30 days they come from the same number.
-		last := contacts[m.Phone]
-		if seen[m.Phone] {
-			last.at = now
+	capHolds := 0
+	holdCapped := func(m campaign.Message) error {
+		capHolds++
+		until := now.Add(capLookAgain)
+		if heldCap.IsZero() || until.Before(heldCap) {
+			heldCap = until
 		}
-		if gap > 0 && !last.at.IsZero() && last.at.After(now.Add(-gap)) {
-			if err := putOff(m, last.at.Add(gap)); err != nil {
-				return nil, err
+		return holdRow(ctx, tx, m.ID, until, putOffCap)
+	}
+	var (
+		heldReach time.Time // the earliest row held for the reach so far
+		lookAgain bool      // the scan stopped with rows due behind those held
+	)
+	for scanned, read := 0, len(due); ; {
+		holds := len(held.rows) + capHolds
+		for _, m := range msgs {
+			// Two messages to one person from any of our numbers are a pair
+			// gap apart; within 30 days they come from the same number.
+			last := contacts[m.Phone]
+			if seen[m.Phone] {
+				last.at = now
 			}
-			continue
-		}
-		only, broken, err := stickyAccount(ctx, tx, campaignID, accts, last, now)
-		if err != nil {
-			return nil, err
-		}
-		// The chosen account's portfolio must admit the recipient too;
-		// one that refuses is out of this claim.
-		var pd ratelimit.Decision
-		open := make([]bool, len(gates))
-		for i, g := range gates {
-			if open[i], err = g.openFor(ctx, tx, m.Phone, now); err != nil {
-				return nil, err
+			if gap > 0 && !last.at.IsZero() && last.at.After(now.Add(-gap)) {
+				if err := putOff(m, last.at.Add(gap)); err != nil {
+					return nil, err
+				}
+				continue
 			}
-		}
-		for {
-			pd = pickAdmitted(now, cands, open, only, global, globalLimit)
-			if pd.Index < 0 {
-				break
-			}
-			ok, err := gates[pd.Index].admit(ctx, tx, m.Phone, now)
+			only, broken, err := stickyAccount(ctx, tx, campaignID, accts, last, now)
 			if err != nil {
 				return nil, err
 			}
-			if ok {
-				break
-			}
+			// The chosen account's portfolio must admit the recipient too;
+			// one that refuses is out of this claim.
+			var pd ratelimit.Decision
+			open := make([]bool, len(gates))
 			for i, g := range gates {
-				if g == gates[pd.Index] {
-					open[i] = false
+				if open[i], err = g.openFor(ctx, tx, m.Phone, now); err != nil {
+					return nil, err
 				}
 			}
-		}
-		if only >= 0 && pd.Index < 0 {
-			// The recipient waits for their number.
-			until := pd.Until
-			if until.IsZero() || !until.After(now) {
-				until = now.Add(time.Minute)
+			for {
+				pd = pickAdmitted(now, cands, open, only, global, globalLimit)
+				if pd.Index < 0 {
+					break
+				}
+				ok, err := gates[pd.Index].admit(ctx, tx, m.Phone, now)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					break
+				}
+				for i, g := range gates {
+					if g == gates[pd.Index] {
+						open[i] = false
+					}
+				}
 			}
-			if err := putOff(m, until); err != nil {
-				return nil, err
+			if only >= 0 && pd.Index < 0 {
+				// The recipient waits for their number: until its portfolio's
+				// window makes room, a while when it is at its cap (a quota
+				// reset may come), or for its next token.
+				var err error
+				switch until := pd.Until; {
+				case !open[only]:
+					held.add(m.ID, gates[only:only+1])
+				case cands[only].Used >= cands[only].DailyCap:
+					err = holdCapped(m)
+				default:
+					if until.IsZero() || !until.After(now) {
+						until = now.Add(time.Minute)
+					}
+					err = putOff(m, until)
+				}
+				if err != nil {
+					return nil, err
+				}
+				continue
 			}
-			continue
-		}
-		if only < 0 {
-			d, picked = pd, true
-		}
-		if pd.Index < 0 {
-			if reachFreesAt(gates).IsZero() {
-				break // no account can send: nor can it to the next rows
+			if only < 0 {
+				d, picked = pd, true
 			}
-			continue // a full window may still take the next rows' recipients
-		}
-		if broken != "" {
-			breaks[broken]++
-		}
-		seen[m.Phone] = true
-		i := pd.Index
-		b, ok := cands[i].Bucket.TakeAt(cands[i].Limit, now, 1)
-		if !ok {
-			return nil, fmt.Errorf("account %s: picked without a token (bug)", accts[i].Name)
-		}
-		cands[i].Bucket, cands[i].Used, touched[i] = b, cands[i].Used+1, true
-		if global != nil {
-			g, ok := global.TakeAt(globalLimit, now, 1)
+			if pd.Index < 0 {
+				if reachFreesAt(gates).IsZero() {
+					break // no account can send: nor can it to the next rows
+				}
+				// A full window may still take the next rows' recipients. This
+				// one waits, unread by claims, until a window can make room,
+				// if only the reach (and caps) keep it from every number.
+				if closed := reachOnly(cands, open, gates); closed != nil {
+					held.add(m.ID, closed)
+				}
+				continue
+			}
+			if broken != "" {
+				breaks[broken]++
+			}
+			seen[m.Phone] = true
+			i := pd.Index
+			b, ok := cands[i].Bucket.TakeAt(cands[i].Limit, now, 1)
 			if !ok {
-				return nil, errors.New("global bucket picked without a token (bug)")
+				return nil, fmt.Errorf("account %s: picked without a token (bug)", accts[i].Name)
 			}
-			*global = g
+			cands[i].Bucket, cands[i].Used, touched[i] = b, cands[i].Used+1, true
+			if global != nil {
+				g, ok := global.TakeAt(globalLimit, now, 1)
+				if !ok {
+					return nil, errors.New("global bucket picked without a token (bug)")
+				}
+				*global = g
+			}
+			m.State = campaign.Sending
+			m.Attempts++
+			out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now})
 		}
-		m.State = campaign.Sending
-		m.Attempts++
-		out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now})
+		if len(out) > 0 {
+			break
+		}
+		allHeld := len(held.rows)+capHolds-holds == len(msgs)
+		// Nothing sent: the gates' oldest recipients are as read.
+		first, err := held.write(ctx, tx, false)
+		if err != nil {
+			return nil, err
+		}
+		if heldReach.IsZero() || (!first.IsZero() && first.Before(heldReach)) {
+			heldReach = first
+		}
+		// Every row of a full batch held for the reach or a cap: the rows
+		// behind them may go. They are read in this claim, up to a bound;
+		// past it the claim ends and the next looks again at once.
+		scanned += len(msgs)
+		if !allHeld || read < turn.max || len(msgs) == 0 {
+			break
+		}
+		if scanned >= maxHeldScan {
+			lookAgain = true
+			break
+		}
+		next, err := nextDueInWindow(ctx, tx, campaignID, window, now, turn.max)
+		if errors.As(err, new(*campaign.WaitError)) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if msgs, err = dropSuppressed(ctx, tx, next, now); err != nil {
+			return nil, err
+		}
+		if contacts, err = readLastContacts(ctx, tx, msgs); err != nil {
+			return nil, err
+		}
+		read = len(next)
+	}
+	if lookAgain {
+		idle := &campaign.WaitError{Reason: campaign.WaitReach, Until: heldReach}
+		if heldReach.IsZero() {
+			idle = &campaign.WaitError{Reason: campaign.WaitCapped}
+		}
+		if err := noteIdle(ctx, tx, campaignID, idle, now); err != nil {
+			return nil, err
+		}
+		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: now}
 	}
 	if len(out) == 0 && !picked {
-		// Every row was put off: the pair gap, or a busy sticky number.
+		// Every row was put off: the pair gap, or a busy sticky number —
+		// or, when none of those, a sticky number's full portfolio or cap.
+		switch {
+		case deferred.IsZero() && !heldReach.IsZero():
+			return nil, &campaign.WaitError{Reason: campaign.WaitReach, Until: expireBy(heldReach, deadline)}
+		case deferred.IsZero() && !heldCap.IsZero():
+			return nil, &campaign.WaitError{Reason: campaign.WaitCapped, Until: heldCap}
+		}
 		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: expireBy(deferred, deadline)}
 	}
 	if len(out) == 0 {
@@ -280,8 +382,11 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 				// first, so a run that stops at the limit stops only when
 				// nothing else could go.
 				var next sql.NullInt64
+				// Rows held for a window or a cap wait for what this claim
+				// waits for.
 				if err := tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM messages
-					WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ?`, campaignID, now.UnixNano()).Scan(&next); err != nil {
+					WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ? AND window_wait NOT IN (?, ?)`,
+					campaignID, now.UnixNano(), putOffReach, putOffCap).Scan(&next); err != nil {
 					return nil, fmt.Errorf("find the next retry: %w", err)
 				}
 				if next.Valid && fromNanos(next.Int64).Before(freed) {
@@ -297,6 +402,9 @@ func claim(ctx context.Context, tx *Tx, campaignID int64, runner string, now tim
 		return nil, &campaign.WaitError{Reason: reason, Until: until}
 	}
 	if err := logContacts(ctx, tx, out); err != nil {
+		return nil, err
+	}
+	if _, err := held.write(ctx, tx, true); err != nil {
 		return nil, err
 	}
 	if err := countStickyBreaks(ctx, tx, campaignID, breaks); err != nil {
@@ -565,7 +673,11 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 	}
 	switch {
 	case next.Valid:
-		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: fromNanos(next.Int64)}
+		we := &campaign.WaitError{Reason: campaign.WaitRetry, Until: fromNanos(next.Int64)}
+		if err := heldWait(ctx, tx, campaignID, we); err != nil {
+			return nil, err
+		}
+		return nil, we
 	case sending > 0:
 		return nil, &campaign.WaitError{Reason: campaign.WaitInFlight}
 	}
@@ -588,8 +700,14 @@ func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Resu
 }
 
 func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result) error {
-	var plain []campaign.Result
+	var (
+		plain  []campaign.Result
+		wamids []any
+	)
 	for _, r := range rs {
+		if r.Outcome.Kind == campaign.OutcomeSent && r.Outcome.WAMID != "" {
+			wamids = append(wamids, r.Outcome.WAMID)
+		}
 		if plainSent(r) {
 			plain = append(plain, r)
 			continue
@@ -598,7 +716,10 @@ func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result)
 			return err
 		}
 	}
-	return recordSent(ctx, tx, plain)
+	if err := recordSent(ctx, tx, plain); err != nil {
+		return err
+	}
+	return linkWaitingStatuses(ctx, tx, wamids)
 }
 
 // RecordAndClaimN stores outcomes as RecordAll does and, in the same

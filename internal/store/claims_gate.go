@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"errors"
@@ -39,6 +40,17 @@ const DefaultPortfolio = "default"
 // from other errors. The database's host id, which every claim id starts
 // with, is made now the first time.
 func (s *Store) ShareLimits(ctx context.Context, g Gates, unavailable func(error) bool) error {
+	id, err := s.limitsHost(ctx)
+	if err != nil {
+		return err
+	}
+	s.shared = &sharedLimits{gates: g, unavailable: unavailable, host: id}
+	return nil
+}
+
+// limitsHost is the database's id among the hosts sharing limits, made the
+// first time it is asked for.
+func (s *Store) limitsHost(ctx context.Context) (string, error) {
 	var id string
 	err := s.write(ctx, func(tx *Tx) error {
 		b := make([]byte, 8)
@@ -49,10 +61,9 @@ func (s *Store) ShareLimits(ctx context.Context, g Gates, unavailable func(error
 		return tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, hostKey).Scan(&id)
 	})
 	if err != nil {
-		return fmt.Errorf("host id for the shared limits: %w", err)
+		return "", fmt.Errorf("host id for the shared limits: %w", err)
 	}
-	s.shared = &sharedLimits{gates: g, unavailable: unavailable, host: id}
-	return nil
+	return id, nil
 }
 
 // closeShared closes the gates ShareLimits was given, when they close.
@@ -126,6 +137,10 @@ func claimShared(ctx context.Context, tx *Tx, campaignID int64, runner string, n
 	if err != nil {
 		return nil, err
 	}
+	guard, err := repeatGuard(ctx, tx, campaignID)
+	if err != nil {
+		return nil, err
+	}
 	groups, cooling, err := gateGroups(ctx, tx, sh, accts, now)
 	if err != nil {
 		return nil, err
@@ -145,6 +160,7 @@ func claimShared(ctx context.Context, tx *Tx, campaignID int64, runner string, n
 		reachAt  time.Time // when a full portfolio makes room, when one refused
 		gateErr  error
 		breaks   = map[string]int{}
+		skipped  int // rows another host has (limits.ReasonElsewhere)
 	)
 	putOff := func(m campaign.Message, until time.Time) error {
 		if deferred.IsZero() || until.Before(deferred) {
@@ -164,7 +180,7 @@ rows:
 		// One row asks the portfolios in the same order every time, so
 		// a repeated ask meets its own earlier admission.
 		start := int(m.ID % int64(len(groups)))
-		asked := false
+		asked, elsewhere := false, false
 		for k := range groups {
 			g = &groups[(start+k)%len(groups)]
 			if g.failed != nil {
@@ -172,8 +188,15 @@ rows:
 			}
 			asked = true
 			req := limits.Request{ClaimID: id, Accounts: g.offer, Global: global, Today: today,
-				Recipient: m.Phone, Reach: g.reach, PairGap: gap, Sticky: campaign.StickyFor}
+				Recipient: m.Phone, Reach: g.reach, PairGap: gap, Sticky: campaign.StickyFor, Guard: guard, Host: host}
 			ad, err = g.gate.Admit(ctx, req)
+			if errors.Is(err, limits.ErrRebuild) {
+				// The portfolio's day was rebuilt after a loss: this
+				// host's part goes in before anything it sends.
+				if err = rebuildPart(ctx, tx, host, g, today, now); err == nil {
+					ad, err = g.gate.Admit(ctx, req)
+				}
+			}
 			if err == nil && ad.OK && ad.Index < 0 {
 				// An earlier admission of this attempt for an account not
 				// offered now (dropped meanwhile): give its cap back and
@@ -196,7 +219,23 @@ rows:
 				noAll = false
 				break
 			}
+			// Every wait below is this host's: the gate's, measured on
+			// its clock, counted from this host's now.
+			ad.Until = ad.UntilFrom(now)
+			if ad.Reason == limits.ReasonElsewhere {
+				// Another host sent it or has it in flight: whatever
+				// the other portfolios say, this row is not sent.
+				elsewhere = true
+				break
+			}
 			best = earlierRefusal(best, ad)
+		}
+		if elsewhere {
+			if err := skipElsewhere(ctx, tx, m.ID, ElsewhereReason, now); err != nil {
+				return nil, err
+			}
+			skipped++
+			continue
 		}
 		if !asked || (noAll && best.Reason == "") {
 			// Every portfolio this row could go from failed.
@@ -258,6 +297,11 @@ rows:
 		return nil, fmt.Errorf("campaign %d: clear the wait for shared limits: %w", campaignID, err)
 	}
 	if len(out) == 0 {
+		if skipped > 0 && !refused {
+			// The batch went to rows another host has: the rows due
+			// behind them may go now, not a poll later.
+			return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: now}
+		}
 		return nil, sharedRefusal(ctx, tx, campaignID, now, deadline, refused, last, deferred, reachAt)
 	}
 	if err := logContacts(ctx, tx, out); err != nil {
@@ -280,6 +324,26 @@ rows:
 		}
 	}
 	return takeRows(ctx, tx, runner, now, out)
+}
+
+// ElsewhereReason is the error message of a row skipped because another
+// host sharing the limits sent its recipient the same message within 24 h,
+// or has it in flight (campaign.MoveSkipElsewhere).
+const ElsewhereReason = "sent by another host sharing the limits (or in flight there) within 24 h; not sent again"
+
+// repeatGuard names the campaign's message for the repeat guard across
+// hosts: its template, as the same-template rule of an import reads it,
+// or a digest of its text.
+func repeatGuard(ctx context.Context, q querier, campaignID int64) (string, error) {
+	var kind, template, text string
+	if err := q.QueryRowContext(ctx, `SELECT kind, template, text FROM campaigns WHERE id = ?`, campaignID).Scan(&kind, &template, &text); err != nil {
+		return "", fmt.Errorf("read the message of campaign %d: %w", campaignID, err)
+	}
+	if campaign.MessageKind(kind) == campaign.KindTemplate {
+		return "t:" + template, nil
+	}
+	sum := sha256.Sum256([]byte(text))
+	return "x:" + hex.EncodeToString(sum[:16]), nil
 }
 
 // gateGroups sorts the claim's accounts by portfolio, leaving out those
@@ -407,7 +471,7 @@ func sharedWait(ctx context.Context, tx *Tx, claimIDs func(string) string, campa
 			} else {
 				why = strings.TrimSuffix(why, ": "+limits.ErrStateLost.Error())
 			}
-			lost = append(lost, fmt.Sprintf("portfolio %s: %s; its accounts wait until `wasend quota reset --force --account %s --limits URL` starts a quota day",
+			lost = append(lost, fmt.Sprintf("portfolio %s: %s; its accounts wait until `wasend quota reset --force --account %s --limits URL` rebuilds its day from this host's count",
 				g.name, why, strings.Join(names, ",")))
 			continue
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,8 +24,24 @@ type sharedHost struct {
 }
 
 // newSharedHosts opens n databases with the same accounts (the same phone
-// number ids) and a campaign each, all sharing limits through r.
+// number ids) and a campaign each, all sharing limits through r. Each
+// host's campaign sends its own template to the same numbers: one message
+// to the same people from two hosts is the repeat guard's business
+// (TestSharedClaimsGuardRepeatsAcrossHosts), not these tests'.
 func newSharedHosts(t *testing.T, r *redistest.Server, n int, accts map[string]campaign.Overrides, rows int) []sharedHost {
+	t.Helper()
+	hosts := newSharedHostsOneMessage(t, r, n, accts, rows)
+	for i, h := range hosts {
+		if _, err := h.st.db.ExecContext(t.Context(), `UPDATE campaigns SET template = ? WHERE id = ?`, fmt.Sprint("hello_", i), h.camp.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hosts
+}
+
+// newSharedHostsOneMessage is newSharedHosts with one message on every
+// host: the same file run on each.
+func newSharedHostsOneMessage(t *testing.T, r *redistest.Server, n int, accts map[string]campaign.Overrides, rows int) []sharedHost {
 	t.Helper()
 	var out []sharedHost
 	for range n {
@@ -294,7 +311,8 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 		if !isWait(err, campaign.WaitRetry) {
 			t.Fatalf("host 2: %v, want its rows put off for the pair gap", err)
 		}
-		if n := countRows(t, hosts[1].st, `SELECT count(*) FROM messages WHERE state = 'pending' AND next_attempt_at > ?`, time.Now().UnixNano()); n != 3 {
+		// Put off on host 2's clock (the gap measured on Redis's).
+		if n := countRows(t, hosts[1].st, `SELECT count(*) FROM messages WHERE state = 'pending' AND next_attempt_at > ?`, t0.UnixNano()); n != 3 {
 			t.Errorf("host 2: %d rows put off past now, want the 3 recipients host 1 messaged", n)
 		}
 	})
@@ -339,6 +357,9 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 		r.Client(t).FlushAll(ctx)
 		both := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": fast, "b": fast}, 1)[0]
 		onlyB := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"b": fast}, 1)[0]
+		if _, err := onlyB.st.db.ExecContext(ctx, `UPDATE campaigns SET template = 'hello_b'`); err != nil {
+			t.Fatal(err)
+		}
 		startDay(t, both, "a", "b")
 		cs, err := both.st.ClaimN(ctx, both.camp.ID, "r1", t0, 1)
 		if err != nil || cs[0].Account.Name != "a" {
@@ -467,5 +488,110 @@ func TestEarlierRefusal(t *testing.T) {
 		if got := earlierRefusal(tt.a, tt.b); got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// One message to the same people from two hosts (the same file, no
+// --shard): the second host skips whoever the first has in flight or sent,
+// with the reason; a message the API refused (refunded) lets go, so the
+// skipped row goes again once requeued.
+func TestSharedClaimsGuardRepeatsAcrossHosts(t *testing.T) {
+	r := redistest.Start(t)
+	ctx := t.Context()
+	hosts := newSharedHostsOneMessage(t, r, 2, map[string]campaign.Overrides{"a": limited(0.001, 50, 100)}, 5)
+	startDay(t, hosts[0], "a")
+	first, err := hosts[0].st.ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3)
+	if err != nil || len(first) != 3 {
+		t.Fatalf("host 1: %d claims, %v", len(first), err)
+	}
+	if err := hosts[0].st.Record(ctx, first[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	// A batch of rows host 1 has: skipped, and the rows behind them may go
+	// at once (no poll's wait).
+	var we *campaign.WaitError
+	if _, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 1); !errors.As(err, &we) || we.Reason != campaign.WaitRetry || !we.Until.Equal(t0) {
+		t.Fatalf("host 2, a batch of host 1's rows: %v; want a wait for retry until now", err)
+	}
+	cs, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 5)
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("host 2: %d claims, %v; want the 2 recipients host 1 has not", len(cs), err)
+	}
+	skipped := countRows(t, hosts[1].st, `SELECT count(*) FROM messages WHERE state = 'failed' AND error_code = ? AND error_message = ?`,
+		campaign.CodeElsewhere, ElsewhereReason)
+	if skipped != 3 {
+		t.Errorf("host 2 skipped %d rows as sent by another host, want 3", skipped)
+	}
+	// Host 1's own retry of a row goes: the guard is its own.
+	if err := hosts[0].st.Record(ctx, first[1], "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0, SpendsRetry: true,
+		ErrorCode: 131000, Error: "try again", Class: "transient"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := hosts[0].st.ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 5); err != nil || len(again) != 1 || again[0].Message.Phone != first[1].Message.Phone {
+		t.Fatalf("host 1's retry: %+v, %v; want %s again", again, err, first[1].Message.Phone)
+	}
+	// The API refuses host 1's third message for good (not accepted):
+	// the refund lets the recipient go, and host 2's requeued row is sent.
+	if err := hosts[0].st.Record(ctx, first[2], "r1", campaign.Outcome{Kind: campaign.OutcomeFailed, Refund: true,
+		ErrorCode: 131000, Error: "refused", Class: "permanent"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := hosts[0].st.GiveBackRefunds(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hosts[1].st.RequeueFailed(ctx, hosts[1].camp.ID, []int{campaign.CodeElsewhere}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err = hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 5)
+	if err != nil || len(cs) != 1 || cs[0].Message.Phone != first[2].Message.Phone {
+		t.Fatalf("host 2 after the refund: %+v, %v; want %s alone", cs, err, first[2].Message.Phone)
+	}
+}
+
+// A host whose clock is an hour ahead of Redis's: the gate decides on
+// Redis's clock, and its waits reach the host as waits from the host's
+// own now. The engine's loop (claim; on a wait, sleep until it ends) then
+// claims once per token over five minutes of the host's clock, not in a
+// busy loop of waits that already ended on its clock.
+func TestSharedWaitsOnOneClock(t *testing.T) {
+	r := redistest.Start(t)
+	ctx := t.Context()
+	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(1.0/60, 1, 100)}, 10)[0]
+	now := time.Now().Add(time.Hour) // the host's clock
+	g, err := h.pool.Gate(DefaultPortfolio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{GateAccount("pn-a")}, Today: h.st.Today(now), Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	end := now.Add(5 * time.Minute)
+	claims, sent, bad := 0, 0, 0
+	for now.Before(end) && claims < 100 {
+		cs, err := h.st.ClaimN(ctx, h.camp.ID, "r1", now, 1)
+		claims++
+		var we *campaign.WaitError
+		switch {
+		case err == nil:
+			sent += len(cs)
+			continue
+		case !errors.As(err, &we):
+			t.Fatal(err)
+		}
+		if we.Reason != campaign.WaitTokens {
+			t.Fatalf("claim %d: waits for %s, want tokens", claims, we.Reason)
+		}
+		wait := we.Until.Sub(now)
+		if (wait <= 0 || wait > time.Minute) && bad == 0 {
+			t.Errorf("claim %d: a wait of %v on the host's clock, want one token's (up to 1m0s)", claims, wait)
+			bad++
+		}
+		now = now.Add(max(wait, 0)) // as dispatch.Engine waits
+	}
+	if claims > 8 {
+		t.Errorf("%d claims in five minutes of the host's clock at one token a minute: a busy loop", claims)
+	}
+	if sent != 1 {
+		t.Errorf("%d sent; Redis's clock allowed the burst of 1", sent)
 	}
 }

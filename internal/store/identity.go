@@ -169,7 +169,8 @@ func (s *Store) SuppressedIn(ctx context.Context, phones []string) (map[string]s
 
 // SentTemplateWithin returns every number a campaign sent template to
 // within d of the store's clock, with the latest such send. It reads only
-// the campaigns of that template that may have sent within d.
+// the campaigns of that template that may have sent within d, and what
+// deleted campaigns sent.
 func (s *Store) SentTemplateWithin(ctx context.Context, template string, d time.Duration) (map[string]Contact, error) {
 	since := nanos(s.now().Add(-d))
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM campaigns WHERE kind = 'template' AND template = ?
@@ -216,5 +217,30 @@ func (s *Store) SentTemplateWithin(ctx context.Context, template string, d time.
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, s.deletedSends(ctx, `template = ? AND sent_at >= ?`, []any{template, since}, out)
+}
+
+// deletedSends adds to out the sends of deleted campaigns that match
+// where, each unless out has a later one for its number.
+func (s *Store) deletedSends(ctx context.Context, where string, args []any, out map[string]Contact) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT phone, campaign_id, sent_at FROM deleted_sends WHERE `+where, args...)
+	if err != nil {
+		return fmt.Errorf("read the sends of deleted campaigns: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			phone string
+			c     Contact
+			at    int64
+		)
+		if err := rows.Scan(&phone, &c.CampaignID, &at); err != nil {
+			return fmt.Errorf("read the sends of deleted campaigns: %w", err)
+		}
+		c.At = fromNanos(at)
+		if prev, ok := out[phone]; !ok || prev.At.Before(c.At) {
+			out[phone] = c
+		}
+	}
+	return rows.Err()
 }

@@ -28,7 +28,7 @@ import (
 // Every step asserts the same observable result from both: claims per
 // account, the wait and its end when nothing was admitted, the day's
 // counts. A step that differs by design says why in sharedOff and is
-// skipped under Redis (limitsDifferences); README "Several hosts (Redis)"
+// skipped under Redis (limitsDifferences); docs/architecture.md#tests-with-redis
 // lists them.
 
 // limitsImpl opens one host of an implementation: a store on its own

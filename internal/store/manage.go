@@ -205,9 +205,11 @@ func (s *Store) CancelCampaign(ctx context.Context, id int64) (campaign.Campaign
 }
 
 // DeleteCampaign deletes a campaign with its rows, skipped lines and
-// attempts. It is refused with ErrInUse while a live runner sends it. What
-// the campaign sent is forgotten with it: later imports no longer see those
-// numbers as contacted.
+// attempts. It is refused with ErrInUse while a live runner sends it. Whom
+// it messaged is kept (deleted_sends, and the send log the portfolio's
+// reach reads): later imports still skip those numbers for the same
+// template within 24 h, and for --skip-contacted-within, as Meta still
+// counts them.
 func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
 	return s.write(ctx, func(tx *Tx) error {
 		if _, err := campaignState(ctx, tx, id); err != nil {
@@ -226,6 +228,17 @@ func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
 				id, pid, host, ErrInUse, id)
 		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("look for runners of campaign %d: %w", id, err)
+		}
+		// Whom it messaged outlives it: the latest send to each number, per
+		// template (the WHERE true keeps SQLite from reading ON CONFLICT as
+		// a join's ON).
+		if _, err := tx.ExecContext(ctx, `INSERT INTO deleted_sends (phone, template, campaign_id, sent_at)
+			SELECT m.phone, CASE c.kind WHEN 'template' THEN c.template ELSE '' END, c.id, max(m.sent_at)
+			FROM messages m JOIN campaigns c ON c.id = m.campaign_id
+			WHERE m.campaign_id = ? AND m.state = 'sent' AND m.sent_at IS NOT NULL GROUP BY m.phone
+			ON CONFLICT (phone, template) DO UPDATE SET sent_at = excluded.sent_at, campaign_id = excluded.campaign_id
+			WHERE excluded.sent_at > sent_at`, id); err != nil {
+			return fmt.Errorf("delete campaign %d: keep whom it messaged: %w", id, err)
 		}
 		// Runners that went silent: their rows go with the campaign.
 		if _, err := tx.ExecContext(ctx, `DELETE FROM runners WHERE campaign_id = ?`, id); err != nil {

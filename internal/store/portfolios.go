@@ -75,6 +75,9 @@ func (s *Store) UpdatePortfolio(ctx context.Context, name string, ch PortfolioCh
 		if err := validPortfolio(p); err != nil {
 			return err
 		}
+		if err := releaseHeld(ctx, tx); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE portfolios SET pinned_limit = ?, margin = ? WHERE id = ?`,
 			nullInt(p.PinnedLimit), p.Margin, p.ID); err != nil {
 			return fmt.Errorf("update portfolio %s: %w", name, err)

@@ -49,25 +49,28 @@ type turn struct {
 	// then served counts, and max bounds this claim's tokens.
 	competing bool
 	max       int
+	idle      bool // the campaign was idle (noteIdle): a claim that sends ends it
 }
 
 // takeTurn decides whether campaign id may take tokens now. Competing are
-// the other running, started campaigns that a live process sends and that
-// have rows due. While one of a higher class competes, the claim waits
+// the other running, started campaigns that a live process sends, that
+// have rows due, and whose last claim could send (noteIdle): a turn that a
+// campaign cannot use goes to those that can. While one of a higher class competes, the claim waits
 // (WaitPriority). Within the class the campaign furthest behind by
 // served/weight goes (weighted fair queuing); a campaign that joins, or
 // comes back, starts level with the one furthest behind, not with credit
 // for the time it was away.
 func takeTurn(ctx context.Context, tx *Tx, id int64, now time.Time, max int) (turn, error) {
 	t := turn{id: id, max: max}
-	var borrow int64
-	if err := tx.QueryRowContext(ctx, `SELECT priority, weight, borrow, served FROM campaigns WHERE id = ?`, id).
-		Scan(&t.share.Priority, &t.share.Weight, &borrow, &t.served); err != nil {
+	var borrow, idleUntil int64
+	if err := tx.QueryRowContext(ctx, `SELECT priority, weight, borrow, served, idle_until FROM campaigns WHERE id = ?`, id).
+		Scan(&t.share.Priority, &t.share.Weight, &borrow, &t.served, &idleUntil); err != nil {
 		return t, fmt.Errorf("read priority of campaign %d: %w", id, err)
 	}
-	t.share.Borrow, t.share.Weight = time.Duration(borrow), max1(t.share.Weight)
+	t.share.Borrow, t.share.Weight, t.idle = time.Duration(borrow), max1(t.share.Weight), idleUntil != 0
 	rows, err := tx.QueryContext(ctx, `SELECT c.priority, c.served, c.weight FROM campaigns c
 		WHERE c.id <> ?1 AND c.state = 'running' AND c.cancelled_at IS NULL AND (c.start_at IS NULL OR c.start_at <= ?2)
+		AND c.idle_until <= ?2
 		AND EXISTS (SELECT 1 FROM runners r WHERE r.campaign_id = c.id AND r.heartbeat_at >= ?3)
 		AND EXISTS (SELECT 1 FROM messages m WHERE m.campaign_id = c.id AND m.state = 'pending' AND m.next_attempt_at <= ?2)`,
 		id, now.UnixNano(), now.Add(-competingWithin).UnixNano())
@@ -123,6 +126,34 @@ func takeTurn(ctx context.Context, tx *Tx, id int64, now time.Time, max int) (tu
 	return t, nil
 }
 
+// idleFor is how long a campaign whose claim waits for a daily cap gives
+// its turns away: caps end with a quota reset, at no known time.
+const idleFor = time.Minute
+
+// noteIdle marks a campaign whose claim could send nothing now for its
+// numbers' tokens, caps or portfolios' windows as idle until the wait ends:
+// takeTurn leaves it out of the competition meanwhile. A claim that waits
+// for its turn, or for rows not yet due, says nothing of that.
+func noteIdle(ctx context.Context, tx *Tx, id int64, we *campaign.WaitError, now time.Time) error {
+	until := we.Until
+	switch we.Reason {
+	case campaign.WaitTokens, campaign.WaitGlobal, campaign.WaitReach:
+	case campaign.WaitCapped:
+		until = now.Add(idleFor)
+	default:
+		return nil
+	}
+	if !until.After(now) {
+		return nil
+	}
+	// Never shortened: a claim that found no token did not ask the
+	// portfolios about its rows, and rows they refused are still refused.
+	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET idle_until = max(idle_until, ?) WHERE id = ?`, until.UnixNano(), id); err != nil {
+		return fmt.Errorf("campaign %d: %w", id, err)
+	}
+	return nil
+}
+
 func max1(n int) int {
 	if n < 1 {
 		return 1
@@ -164,8 +195,14 @@ func (t turn) repay(cands []ratelimit.Candidate, lent []float64) {
 	}
 }
 
-// took books n tokens taken by the campaign while others compete.
+// took books n tokens taken by the campaign while others compete, and
+// ends its idleness.
 func (t turn) took(ctx context.Context, tx *Tx, n int) error {
+	if t.idle && n > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET idle_until = 0 WHERE id = ?`, t.id); err != nil {
+			return fmt.Errorf("campaign %d: %w", t.id, err)
+		}
+	}
 	if !t.competing || n == 0 {
 		return nil
 	}

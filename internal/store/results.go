@@ -328,7 +328,8 @@ func (s *Store) WorkWaiting(ctx context.Context) (bool, error) {
 type Contact = campaign.Contact
 
 // ContactedWithin returns every number sent a message within d of the
-// store's clock, with the latest such send. It reads the messages table once.
+// store's clock, with the latest such send. It reads the messages table
+// once, and what deleted campaigns sent.
 func (s *Store) ContactedWithin(ctx context.Context, d time.Duration) (map[string]Contact, error) {
 	since := s.now().Add(-d)
 	rows, err := s.db.QueryContext(ctx, `SELECT phone, campaign_id, max(sent_at) FROM messages
@@ -350,5 +351,8 @@ func (s *Store) ContactedWithin(ctx context.Context, d time.Duration) (map[strin
 		c.At = fromNanos(at)
 		out[phone] = c
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, s.deletedSends(ctx, `sent_at >= ?`, []any{nanos(since)}, out)
 }

@@ -195,3 +195,87 @@ func TestMigrationAdmitsExpired(t *testing.T) {
 	}
 	checkCounts(t, st, "the migration", 1)
 }
+
+// The validity's deadline is fixed once: --at plus --expire-after, or the
+// first claim plus it without a --at. The same schedule set again (a
+// re-run of the same command) moves nothing; a new --at or a new validity
+// computes it again from the start as it stands.
+func TestDeadlineIsFixedOnce(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		sched   campaign.Schedule
+		firstAt time.Duration       // the first claim
+		again   []campaign.Schedule // set after the first claim, as a re-run does
+		want    time.Duration       // the deadline, from t0
+	}{
+		{name: "from --at, not the first claim", sched: campaign.Schedule{StartAt: at(time.Hour), ExpireAfter: time.Hour},
+			firstAt: 90 * time.Minute, want: 2 * time.Hour},
+		{name: "the same command again", sched: campaign.Schedule{StartAt: at(time.Hour), ExpireAfter: time.Hour},
+			firstAt: 90 * time.Minute, again: []campaign.Schedule{{StartAt: at(time.Hour), ExpireAfter: time.Hour}, {StartAt: at(time.Hour)}},
+			want: 2 * time.Hour},
+		{name: "the same relative --at again", sched: campaign.Schedule{StartAt: at(time.Hour), StartArg: "+1h", ExpireAfter: time.Hour},
+			firstAt: 90 * time.Minute, again: []campaign.Schedule{{StartAt: at(150 * time.Minute), StartArg: "+1h", ExpireAfter: time.Hour}},
+			want: 2 * time.Hour},
+		{name: "no --at: the first claim", sched: campaign.Schedule{ExpireAfter: time.Hour},
+			firstAt: 30 * time.Minute, again: []campaign.Schedule{{ExpireAfter: time.Hour}}, want: 90 * time.Minute},
+		{name: "a new validity counts from --at", sched: campaign.Schedule{StartAt: at(time.Hour), ExpireAfter: time.Hour},
+			firstAt: 90 * time.Minute, again: []campaign.Schedule{{ExpireAfter: 3 * time.Hour}}, want: 4 * time.Hour},
+		{name: "a new validity counts from the first claim", sched: campaign.Schedule{ExpireAfter: time.Hour},
+			firstAt: 30 * time.Minute, again: []campaign.Schedule{{ExpireAfter: 2 * time.Hour}}, want: 150 * time.Minute},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			st := openTest(t, clk)
+			mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+			c := scheduledCampaign(t, st, "flash", 5, tt.sched)
+			if !tt.sched.StartAt.IsZero() && !c.ExpiresAt().Equal(tt.sched.StartAt.Add(tt.sched.ExpireAfter)) {
+				t.Errorf("after import: expires %v, want --at + --expire-after", c.ExpiresAt())
+			}
+			clk.Set(at(tt.firstAt))
+			mustClaim(t, st, c.ID, "r1", at(tt.firstAt))
+			for _, sc := range tt.again {
+				if err := st.SetSchedule(t.Context(), c.ID, sc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := st.Campaign(t.Context(), c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.ExpiresAt().Equal(at(tt.want)) {
+				t.Fatalf("expires at +%v, want +%v", c.ExpiresAt().Sub(t0), tt.want)
+			}
+			// A claim before the deadline sends; at it, the rest expire.
+			clk.Set(at(tt.want - time.Nanosecond))
+			mustClaim(t, st, c.ID, "r1", at(tt.want-time.Nanosecond))
+			clk.Set(at(tt.want))
+			if _, err := st.Claim(t.Context(), c.ID, "r1", at(tt.want)); err == nil {
+				t.Fatalf("a claim at the deadline succeeded")
+			}
+			if n, _ := st.Counts(t.Context(), c.ID); n[campaign.Expired] != 3 {
+				t.Errorf("counts %v, want 3 expired", n)
+			}
+		})
+	}
+}
+
+// Migration 0030: a campaign that began keeps the deadline it was shown;
+// one not begun counts from its --at.
+func TestMigrationFixesDeadlines(t *testing.T) {
+	path, _, exec := oldDatabase(t, "0030")
+	h := int64(time.Hour)
+	exec(`INSERT INTO campaigns (name, fingerprint, source, kind, text, created_at, start_at, began_at, expire_after)
+		VALUES ('began', 'a', 'c.csv', 'text', 'Hi', 0, ?, ?, ?), ('scheduled', 'b', 'c.csv', 'text', 'Hi', 0, ?, NULL, ?),
+		('never', 'c', 'c.csv', 'text', 'Hi', 0, ?, ?, 0), ('not begun', 'd', 'c.csv', 'text', 'Hi', 0, NULL, NULL, ?)`,
+		t0.UnixNano(), t0.UnixNano()+h, h, t0.UnixNano()+5*h, 2*h, t0.UnixNano(), t0.UnixNano(), h)
+	st := openAt(t, path, newFakeClock())
+	for id, want := range map[int64]time.Time{1: at(2 * time.Hour), 2: at(7 * time.Hour), 3: {}, 4: {}} {
+		c, err := st.Campaign(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.ExpiresAt().Equal(want) {
+			t.Errorf("campaign %s: expires %v, want %v", c.Name, c.ExpiresAt(), want)
+		}
+	}
+}

@@ -114,8 +114,8 @@ func stickyAccount(ctx context.Context, tx *Tx, campaignID int64, accts []accoun
 // deferMessage puts off a due row until at: the pair gap, or its sticky
 // number being busy.
 func deferMessage(ctx context.Context, tx *Tx, id int64, at time.Time) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE messages SET next_attempt_at = ? WHERE id = ? AND state = 'pending'`,
-		at.UnixNano(), id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE messages SET next_attempt_at = ?, window_wait = ? WHERE id = ? AND state = 'pending'`,
+		at.UnixNano(), putOffNone, id); err != nil {
 		return fmt.Errorf("put off message %d: %w", id, err)
 	}
 	return nil

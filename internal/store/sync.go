@@ -41,6 +41,9 @@ func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberIn
 		if err := relimit(ctx, tx, a, limits, now); err != nil {
 			return err
 		}
+		if err := releaseHeld(ctx, tx); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET throughput_read = ?, quality_rating = ?, verified_name = ?,
 			name_status = ?, synced_at = ?, messaging_limit_read = coalesce(?, messaging_limit_read) WHERE id = ?`,
 			nullThroughput(read), n.QualityRating, n.VerifiedName, n.NameStatus, n.At.UnixNano(),

@@ -18,7 +18,7 @@ import (
 var (
 	// A claim keeps its rows' counts itself (tally.go): it flips tally.
 	claimSQL = `UPDATE messages SET ` + campaign.MoveClaim.ToSQL() + `, attempts = attempts + 1, account_id = ?,
-		runner_id = ?, quota_epoch = ?, updated_at = ?, tally = 1 - tally WHERE ` + campaign.MoveClaim.FromSQL("state") + ` AND id IN (`
+		runner_id = ?, quota_epoch = ?, updated_at = ?, tally = 1 - tally, window_wait = 0 WHERE ` + campaign.MoveClaim.FromSQL("state") + ` AND id IN (`
 	suppressAtSendSQL = `UPDATE messages SET ` + campaign.MoveSuppressAtSend.ToSQL() + `, updated_at = ?, error_code = ?,
 		error_message = ? WHERE id = ? AND ` + campaign.MoveSuppressAtSend.FromSQL("state")
 	// recordSentTallySQL moves rows still sending under the claim's
@@ -45,23 +45,28 @@ var (
 		error_code = ?, error_message = ? WHERE id = ? AND ` + campaign.MoveRecordUnknown.FromSQL("state") + ` AND runner_id = ?`
 	rescueSQL = `UPDATE messages SET ` + campaign.MoveRescue.ToSQL() + `, updated_at = ?, error_message = ?
 		WHERE ` + campaign.MoveRescue.FromSQL("state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
+	skipElsewhereSQL = `UPDATE messages SET ` + campaign.MoveSkipElsewhere.ToSQL() + `, updated_at = ?, error_code = ?,
+		error_message = ? WHERE id = ? AND ` + campaign.MoveSkipElsewhere.FromSQL("state")
 	expireSQL = `UPDATE messages SET ` + campaign.MoveExpire.ToSQL() + `, updated_at = ?, error_message = ?
 		WHERE campaign_id = ? AND ` + campaign.MoveExpire.FromSQL("state")
 	failNeverOpenSQL = `UPDATE messages SET ` + campaign.MoveFailNeverOpen.ToSQL() + `, updated_at = ?, error_message = ?
 		WHERE id = ? AND ` + campaign.MoveFailNeverOpen.FromSQL("state")
 	// The status webhooks' moves: wamid guards tie each to the request the
-	// webhook speaks of.
+	// webhook speaks of. None fails or sends again a message the person
+	// has (campaign.ReceivedSQL).
 	adoptSendSQL = `UPDATE messages SET ` + campaign.MoveAdoptSend.ToSQL() + `, wamid = ?, sent_at = ?, updated_at = ?,
 		error_code = NULL, error_message = NULL, runner_id = NULL
 		WHERE id = ? AND ` + campaign.MoveAdoptSend.FromSQL("state") + ` AND wamid IS NULL`
 	failAfterSendSQL = `UPDATE messages SET ` + campaign.MoveFailAfterSend.ToSQL() + `, delivery = 'failed', failed_after_send = 1,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveFailAfterSend.FromSQL("state") + ` AND wamid = ?`
+		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveFailAfterSend.FromSQL("state") + ` AND wamid = ?
+		AND NOT ` + campaign.ReceivedSQL("delivery")
 	rescheduleUndeliveredSQL = `UPDATE messages SET ` + campaign.MoveRescheduleUndelivered.ToSQL() + `, next_attempt_at = ?, wamid = NULL,
 		delivery = NULL, delivered_at = NULL, read_at = NULL, runner_id = NULL,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveRescheduleUndelivered.FromSQL("state") + ` AND wamid = ?`
+		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveRescheduleUndelivered.FromSQL("state") + ` AND wamid = ?
+		AND NOT ` + campaign.ReceivedSQL("delivery")
 	requeueUndeliveredSQL = `UPDATE messages SET ` + campaign.MoveRequeueUndelivered.ToSQL() + `, retries = 0, next_attempt_at = 0,
 		runner_id = NULL, wamid = NULL, delivery = NULL, delivered_at = NULL, read_at = NULL, updated_at = ?
-		WHERE campaign_id = ? AND ` + campaign.MoveRequeueUndelivered.FromSQL("state") + ` AND coalesce(delivery, 'sent') = 'sent' AND sent_at < ?`
+		WHERE campaign_id = ? AND ` + campaign.MoveRequeueUndelivered.FromSQL("state") + ` AND NOT ` + campaign.ReceivedSQL("delivery") + ` AND sent_at < ?`
 	rescueCampaignSQL = `UPDATE messages SET ` + campaign.MoveRescue.ToSQL() + `, updated_at = ?, error_message = ?
 		WHERE campaign_id = ? AND ` + campaign.MoveRescue.FromSQL("state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
 )
@@ -98,6 +103,15 @@ func claimRows(ctx context.Context, tx *Tx, accountID int64, runner string, epoc
 func suppressAtSend(ctx context.Context, tx *Tx, id int64, why string, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, suppressAtSendSQL, now.UnixNano(), campaign.CodeSuppressed, "suppressed: "+why, id); err != nil {
 		return fmt.Errorf("skip suppressed message %d: %w", id, err)
+	}
+	return nil
+}
+
+// skipElsewhere fails a due pending row whose recipient another host holds
+// (limits.ReasonElsewhere), saying so.
+func skipElsewhere(ctx context.Context, tx *Tx, id int64, why string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, skipElsewhereSQL, now.UnixNano(), campaign.CodeElsewhere, why, id); err != nil {
+		return fmt.Errorf("skip message %d: %w", id, err)
 	}
 	return nil
 }

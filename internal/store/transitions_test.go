@@ -91,6 +91,9 @@ func TestEveryTransition(t *testing.T) {
 		{"fail: window never open", campaign.MoveFailNeverOpen, func(m campaign.Message) error {
 			return st.write(ctx, func(tx *Tx) error { return failNeverOpen(ctx, tx, m.ID, "never open", now) })
 		}},
+		{"skip: sent by another host", campaign.MoveSkipElsewhere, func(m campaign.Message) error {
+			return st.write(ctx, func(tx *Tx) error { return skipElsewhere(ctx, tx, m.ID, "sent by another host", now) })
+		}},
 		{"adopt send", campaign.MoveAdoptSend, func(m campaign.Message) error {
 			ev := campaign.StatusEvent{WAMID: "wamid.adopted", At: now}
 			return st.write(ctx, func(tx *Tx) error { _, err := adoptSend(ctx, tx, m.ID, ev, now); return err })

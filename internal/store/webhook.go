@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
@@ -41,6 +44,43 @@ func (s *Store) InboxBacklog(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("count webhook inbox: %w", err)
 	}
 	return n, nil
+}
+
+// InboxReasons says how many bodies stored since a time were applied with
+// a reason — not a notification, or a part that could not apply and was
+// skipped — and the latest reason, with when its body came.
+type InboxReasons struct {
+	Bodies   int
+	Latest   string
+	LatestAt time.Time
+}
+
+// WebhookInboxReasons reads the InboxReasons of bodies received since.
+func (s *Store) WebhookInboxReasons(ctx context.Context, since time.Time) (InboxReasons, error) {
+	var r InboxReasons
+	rows, err := s.db.QueryContext(ctx, `SELECT error, received_at FROM webhook_inbox
+		WHERE error IS NOT NULL AND received_at >= ? ORDER BY id DESC`, since.UnixNano())
+	if err != nil {
+		return r, fmt.Errorf("read webhook inbox: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			why string
+			at  int64
+		)
+		if err := rows.Scan(&why, &at); err != nil {
+			return r, fmt.Errorf("read webhook inbox: %w", err)
+		}
+		if r.Bodies == 0 {
+			r.Latest, r.LatestAt = why, fromNanos(at)
+		}
+		r.Bodies++
+	}
+	if err := rows.Err(); err != nil {
+		return r, fmt.Errorf("read webhook inbox: %w", err)
+	}
+	return r, nil
 }
 
 // WebhookRules are what the store needs from the webhook package to apply
@@ -90,8 +130,14 @@ func (s *Store) DrainInbox(ctx context.Context, max int, rules WebhookRules) (ca
 			if derr != nil {
 				rep.Malformed++
 				why = sql.NullString{String: derr.Error(), Valid: true}
-			} else if err := applyNotification(ctx, tx, n, rules, now, &rep); err != nil {
-				return fmt.Errorf("apply webhook body %d: %w", e.id, err)
+			} else {
+				skips := len(rep.Skips)
+				if err := applyNotification(ctx, tx, n, rules, now, &rep); err != nil {
+					return fmt.Errorf("apply webhook body %d: %w", e.id, err)
+				}
+				if len(rep.Skips) > skips {
+					why = sql.NullString{String: strings.Join(rep.Skips[skips:], "; "), Valid: true}
+				}
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE webhook_inbox SET applied_at = ?, error = ? WHERE id = ?`,
 				now.UnixNano(), why, e.id); err != nil {
@@ -104,16 +150,29 @@ func (s *Store) DrainInbox(ctx context.Context, max int, rules WebhookRules) (ca
 	return rep, err
 }
 
+// applyNotification applies one body, each of its parts (a number, a
+// status, an event) on its own: a part that cannot apply is undone alone
+// and skipped with its reason (part), so that one status never holds up
+// the inbox. Only a fault of the database itself fails the body.
 func applyNotification(ctx context.Context, tx *Tx, n campaign.Notification, rules WebhookRules, now time.Time, rep *campaign.ApplyReport) error {
 	for display, id := range n.Numbers {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_numbers (display_number, phone_number_id, seen_at) VALUES (?, ?, ?)
+		err := part(ctx, tx, rep, "number "+display, func() error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_numbers (display_number, phone_number_id, seen_at) VALUES (?, ?, ?)
 			ON CONFLICT (display_number) DO UPDATE SET phone_number_id = excluded.phone_number_id, seen_at = excluded.seen_at`,
-			display, id, now.UnixNano()); err != nil {
-			return fmt.Errorf("note number %s: %w", display, err)
+				display, id, now.UnixNano()); err != nil {
+				return fmt.Errorf("note number %s: %w", display, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	for _, ev := range n.Statuses {
-		if err := keepStatus(ctx, tx, ev, rules, now, rep); err != nil {
+		err := part(ctx, tx, rep, fmt.Sprintf("status %s of %s", ev.Status, ev.WAMID), func() error {
+			return keepStatus(ctx, tx, ev, rules, now, rep)
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -121,20 +180,74 @@ func applyNotification(ctx context.Context, tx *Tx, n campaign.Notification, rul
 		if !ev.Stops() {
 			continue
 		}
-		k, err := pauseTemplateCampaigns(ctx, tx, ev)
+		err := part(ctx, tx, rep, fmt.Sprintf("template %s %s", ev.Template, ev.Event), func() error {
+			k, err := pauseTemplateCampaigns(ctx, tx, ev)
+			rep.Paused += k
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		rep.Paused += k
 	}
 	for _, ev := range n.Accounts {
-		k, err := restrictAccount(ctx, tx, ev, now.Add(rules.Restrict))
+		err := part(ctx, tx, rep, fmt.Sprintf("%s %s", ev.Field, ev.Event), func() error {
+			k, err := restrictAccount(ctx, tx, ev, now.Add(rules.Restrict))
+			rep.Stopped += k
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		rep.Stopped += k
 	}
 	return nil
+}
+
+// part applies one part of a body under a savepoint. When apply fails for
+// a reason of its own (a row or campaign it cannot move, a constraint),
+// what it wrote and counted is undone, the reason goes to rep.Skips, and
+// part returns nil. A fault of the database itself (busy, full, I/O) is
+// returned: the whole drain rolls back and the bodies stay in the inbox.
+func part(ctx context.Context, tx *Tx, rep *campaign.ApplyReport, what string, apply func() error) error {
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT webhook_part`); err != nil {
+		return fmt.Errorf("apply %s: %w", what, err)
+	}
+	saved := *rep
+	saved.ByStatus = maps.Clone(rep.ByStatus)
+	err := apply()
+	if err != nil && !databaseFault(err) {
+		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO webhook_part`); rerr != nil {
+			return fmt.Errorf("undo %s: %w", what, rerr)
+		}
+		*rep = saved
+		rep.Skipped++
+		rep.Skips = append(rep.Skips, fmt.Sprintf("%s not applied: %v", what, err))
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE webhook_part`); err != nil {
+		return fmt.Errorf("apply %s: %w", what, err)
+	}
+	return nil
+}
+
+// databaseFault reports whether err is the database failing (busy, full,
+// I/O, out of memory, interrupted) rather than one move that cannot apply.
+func databaseFault(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrStorage) {
+		return true
+	}
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrNomem, sqlite3.ErrReadonly, sqlite3.ErrInterrupt, sqlite3.ErrIoErr,
+		sqlite3.ErrCorrupt, sqlite3.ErrFull, sqlite3.ErrCantOpen, sqlite3.ErrProtocol, sqlite3.ErrNotADB:
+		return true
+	}
+	return false
 }
 
 // keepStatus stores a status once and applies it to its row.
@@ -154,26 +267,65 @@ func keepStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules Webh
 		return fmt.Errorf("keep status %s of %s: %w", ev.Status, ev.WAMID, err)
 	}
 	if k, _ := res.RowsAffected(); k == 0 {
-		rep.Duplicates++
-		return nil
+		// Kept before. Matched, it is a duplicate; still waiting for its
+		// wamid, it is the same unmatched status again (linkWaitingStatuses
+		// matches it when the send is recorded).
+		var matched bool
+		if err := tx.QueryRowContext(ctx, `SELECT message_id IS NOT NULL FROM message_statuses WHERE wamid = ? AND status = ?`,
+			ev.WAMID, string(ev.Status)).Scan(&matched); err != nil {
+			return fmt.Errorf("look up status %s of %s: %w", ev.Status, ev.WAMID, err)
+		}
+		if matched {
+			rep.Duplicates++
+			return nil
+		}
+	} else {
+		if rep.ByStatus == nil {
+			rep.ByStatus = map[campaign.Delivery]int{}
+		}
+		rep.ByStatus[ev.Status]++
 	}
-	if rep.ByStatus == nil {
-		rep.ByStatus = map[campaign.Delivery]int{}
-	}
-	rep.ByStatus[ev.Status]++
 	id, err := matchStatus(ctx, tx, ev)
 	if err != nil {
 		return err
 	}
 	if id == 0 {
-		rep.Unmatched++
-		return nil
+		rep.Unmatched++ // kept, and matched if its wamid is recorded later
+		return optOutUnmatched(ctx, tx, ev, rules, now)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE message_statuses SET message_id = ? WHERE wamid = ? AND status = ?`,
 		id, ev.WAMID, string(ev.Status)); err != nil {
 		return fmt.Errorf("match status of %s: %w", ev.WAMID, err)
 	}
 	return settleStatus(ctx, tx, id, ev, rules, now, rep)
+}
+
+// optOutUnmatched suppresses the recipient of a status no row of ours
+// matches (its campaign deleted, its answer not recorded yet) when it says
+// the person stopped marketing messages from one of our numbers: the
+// opt-out holds whatever became of the row.
+func optOutUnmatched(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules WebhookRules, now time.Time) error {
+	if ev.Status != campaign.DeliveryFailed || ev.Recipient == "" || ev.PhoneNumberID == "" || !rules.Decide(ev, now).Suppress {
+		return nil
+	}
+	var ours bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM accounts WHERE phone_number_id = ?)`, ev.PhoneNumberID).Scan(&ours); err != nil {
+		return fmt.Errorf("look up number %s: %w", ev.PhoneNumberID, err)
+	}
+	if !ours {
+		return nil
+	}
+	return suppressOptOut(ctx, tx, "+"+strings.TrimPrefix(ev.Recipient, "+"),
+		fmt.Sprintf("error %d from number %s (status webhook)", ev.ErrorCode, ev.PhoneNumberID), now)
+}
+
+// suppressOptOut puts a number on the suppression list for reason.
+func suppressOptOut(ctx context.Context, tx *Tx, phone, reason string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)`,
+		phone, reason, now.UnixNano()); err != nil {
+		return fmt.Errorf("suppress %s: %w", phone, err)
+	}
+	return nil
 }
 
 // matchStatus finds the row a status is about: by wamid, else by the
@@ -231,7 +383,9 @@ func ParseCallbackData(s string) (campaignID, messageID int64, ok bool) {
 type statusRow struct {
 	state      campaign.State
 	wamid      sql.NullString
+	delivery   campaign.Delivery
 	campaignID int64
+	cancelled  bool // the campaign was cancelled
 	accountID  sql.NullInt64
 	phone      string
 }
@@ -242,15 +396,20 @@ type statusRow struct {
 // flight waits (applied = 0) until its send is recorded; anything else (an
 // earlier attempt's late status) is kept and changes nothing.
 func settleStatus(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, rules WebhookRules, now time.Time, rep *campaign.ApplyReport) error {
-	var r statusRow
-	err := tx.QueryRowContext(ctx, `SELECT state, wamid, campaign_id, account_id, phone FROM messages WHERE id = ?`, id).
-		Scan(&r.state, &r.wamid, &r.campaignID, &r.accountID, &r.phone)
+	var (
+		r        statusRow
+		delivery sql.NullString
+	)
+	err := tx.QueryRowContext(ctx, `SELECT m.state, m.wamid, m.delivery, m.campaign_id, c.cancelled_at IS NOT NULL, m.account_id, m.phone
+		FROM messages m JOIN campaigns c ON c.id = m.campaign_id WHERE m.id = ?`, id).
+		Scan(&r.state, &r.wamid, &delivery, &r.campaignID, &r.cancelled, &r.accountID, &r.phone)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read message %d: %w", id, err)
 	}
+	r.delivery = campaign.Delivery(delivery.String)
 	ours := r.wamid.Valid && r.wamid.String == ev.WAMID
 	switch {
 	case ours:
@@ -258,15 +417,24 @@ func settleStatus(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent
 		rep.Deferred++
 		return markDeferred(ctx, tx, ev, false)
 	case !r.wamid.Valid && (r.state == campaign.Unknown || r.state == campaign.Pending):
-		dead, err := wamidFailed(ctx, tx, ev)
-		if err != nil || dead {
-			return err
+		// A delivered or read proves the person has the message even when
+		// its failure came first and put the row back: it is adopted
+		// again, and never sent twice.
+		if !ev.Status.Received() {
+			dead, err := wamidFailed(ctx, tx, ev)
+			if err != nil || dead {
+				return err
+			}
 		}
 		ok, err := adoptSend(ctx, tx, id, ev, now)
 		if err != nil || !ok {
 			return err
 		}
 		rep.Adopted++
+		// The wamid's other statuses that came without callback data.
+		if err := linkWaitingStatuses(ctx, tx, []any{ev.WAMID}); err != nil {
+			return err
+		}
 	default:
 		return nil
 	}
@@ -278,13 +446,24 @@ func settleStatus(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent
 		return err
 	}
 	f := rules.Decide(ev, now)
-	if f.Retry {
+	switch why := resendRefused(r, f); {
+	case why == refusedReceived:
+		// The row stays as the person has it; the failure is kept among
+		// the statuses, and what it says beyond the row still holds.
+		rep.NotResent++
+		f.Pause = ""
+	case f.Retry && why == "":
 		ok, err := rescheduleAfterFailure(ctx, tx, id, ev, f, now)
 		if err != nil || !ok {
 			return err
 		}
 		rep.Rescheduled++
-	} else {
+	default:
+		if f.Retry {
+			rep.NotResent++
+			f.Retry, f.Pause = false, ""
+			f.Error += "; " + why
+		}
 		ok, err := failAfterSend(ctx, tx, id, ev, f, now)
 		if err != nil || !ok {
 			return err
@@ -292,6 +471,26 @@ func settleStatus(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent
 		rep.Failed++
 	}
 	return asyncEffects(ctx, tx, r, ev, f, now)
+}
+
+const (
+	refusedReceived  = "the person has the message (delivered or read): not sent again"
+	refusedCancelled = "its campaign was cancelled: not sent again"
+)
+
+// resendRefused is the one rule for what a failed status may do to a row
+// that has a delivery ladder and a campaign: "" when f may apply as
+// decided; otherwise why the row is not sent again. A received message
+// (campaign.Delivery.Received) is never failed nor sent again; a cancelled
+// campaign's row fails for good instead of going back to pending.
+func resendRefused(r statusRow, f campaign.AsyncFailure) string {
+	switch {
+	case r.delivery.Received():
+		return refusedReceived
+	case r.cancelled && (f.Retry || f.Pause != ""):
+		return refusedCancelled
+	}
+	return ""
 }
 
 // markDeferred sets whether a kept status still waits for its row.
@@ -389,12 +588,11 @@ func rescheduleAfterFailure(ctx context.Context, tx *Tx, id int64, ev campaign.S
 // row, as applyEffects does for a synchronous answer.
 func asyncEffects(ctx context.Context, tx *Tx, r statusRow, ev campaign.StatusEvent, f campaign.AsyncFailure, now time.Time) error {
 	if f.Suppress {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)`,
-			r.phone, fmt.Sprintf("error %d in campaign %d (status webhook)", ev.ErrorCode, r.campaignID), now.UnixNano()); err != nil {
-			return fmt.Errorf("suppress %s: %w", r.phone, err)
+		if err := suppressOptOut(ctx, tx, r.phone, fmt.Sprintf("error %d in campaign %d (status webhook)", ev.ErrorCode, r.campaignID), now); err != nil {
+			return err
 		}
 	}
-	if f.Pause != "" {
+	if f.Pause != "" && !r.cancelled {
 		// A finished campaign runs again (the row went back to pending),
 		// then pauses like a running one.
 		if err := reopenCampaign(ctx, tx, r.campaignID); err != nil {
@@ -418,6 +616,32 @@ func asyncEffects(ctx context.Context, tx *Tx, r statusRow, ev campaign.StatusEv
 			VALUES (?, ?, ?, ?, ?)`, r.campaignID, r.accountID.Int64, f.Error, ev.ErrorCode, now.UnixNano()); err != nil {
 			return fmt.Errorf("drop account %d from campaign %d: %w", r.accountID.Int64, r.campaignID, err)
 		}
+	}
+	return nil
+}
+
+// linkWaitingStatuses matches the statuses kept unmatched for the given
+// wamids (their webhook came before the send's answer was recorded, without
+// callback data) to the rows that carry them now, and marks them waiting:
+// the applier's next pass settles them (settleDeferred). It runs in the
+// transaction that records the wamids, so no status is left behind; a
+// status matched once is never linked again. Padding ("") matches nothing.
+// The unary + keeps SQLite on the wamid key: statuses of other senders'
+// messages stay unmatched for ever, and must not be scanned per send.
+func linkWaitingStatuses(ctx context.Context, tx *Tx, wamids []any) error {
+	for len(wamids) > 0 {
+		n := min(len(wamids), maxSentBatch)
+		size := padded(n)
+		args := append(make([]any, 0, size), wamids[:n]...)
+		for len(args) < size {
+			args = append(args, "")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE message_statuses SET message_id = m.id, applied = 0
+			FROM messages m WHERE +message_statuses.message_id IS NULL AND message_statuses.wamid IN (`+repeated(size, "?")+`)
+			AND m.wamid = message_statuses.wamid`, args...); err != nil {
+			return fmt.Errorf("match statuses that came before their send was recorded: %w", err)
+		}
+		wamids = wamids[n:]
 	}
 	return nil
 }

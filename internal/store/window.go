@@ -69,7 +69,7 @@ func holdOutsideWindow(ctx context.Context, tx *Tx, w *campaign.Window, due []du
 	for i, d := range due {
 		ids[i] = d.ID
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT m.id, z.zones, m.window_wait FROM messages m
+	rows, err := tx.QueryContext(ctx, `SELECT m.id, z.zones, m.window_wait = 1 FROM messages m
 		LEFT JOIN zone_sets z ON z.id = m.zone_set WHERE m.id IN (`+repeated(len(ids), "?")+`)`, ids...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read time zones of due rows: %w", err)
@@ -144,7 +144,7 @@ func zoneNames(locs []*time.Location) string {
 // when the first row to come due is held for its window.
 func windowWait(ctx context.Context, tx *Tx, id int64, we *campaign.WaitError) error {
 	var held bool
-	err := tx.QueryRowContext(ctx, `SELECT window_wait FROM messages WHERE campaign_id = ? AND state = 'pending'
+	err := tx.QueryRowContext(ctx, `SELECT window_wait = 1 FROM messages WHERE campaign_id = ? AND state = 'pending'
 		ORDER BY next_attempt_at, id LIMIT 1`, id).Scan(&held)
 	if err != nil && err != sql.ErrNoRows {
 		return fmt.Errorf("campaign %d: %w", id, err)

@@ -185,3 +185,23 @@ func TestClaimPastSuppressedKeepsTheWindow(t *testing.T) {
 	}
 	checkCounts(t, st, "past suppressed", c.ID)
 }
+
+// TestClaimOpensInADaylightSavingGap: a 02:30-03:15 window in Berlin on
+// the night the clocks go from 02:00 to 03:00 (2026-03-29, 01:00 UTC)
+// opens at 03:00; the row waits for that, not for the next day.
+func TestClaimOpensInADaylightSavingGap(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
+	w, err := campaign.ParseWindow("02:30-03:15", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := windowCampaign(t, st, "gap", w, "Europe/Berlin")
+	night := time.Date(2026, 3, 28, 23, 0, 0, 0, time.UTC).Sub(t0) // midnight in Berlin
+	opens := time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC).Sub(t0)
+	runClaims(t, st, clk, c.ID, []claimStep{
+		{at: night, wantWait: campaign.WaitWindow, wantUntil: opens},
+		{at: opens, wantAccount: "a"},
+	})
+}

@@ -33,10 +33,17 @@ type Sandbox struct {
 // with SIGINT when the test ends.
 func StartSandbox(t *testing.T, dir string, args ...string) *Sandbox {
 	t.Helper()
+	return StartSandboxEnv(t, dir, nil, args...)
+}
+
+// StartSandboxEnv is StartSandbox with env (NAME=value) added to BaseEnv:
+// the app secret of `--webhook`.
+func StartSandboxEnv(t *testing.T, dir string, env []string, args ...string) *Sandbox {
+	t.Helper()
 	s := &Sandbox{Record: filepath.Join(dir, "sandbox.jsonl"), done: make(chan struct{})}
 	all := append([]string{"sandbox", "serve", "--addr", "127.0.0.1:0", "--record", s.Record}, args...)
 	s.cmd = exec.Command(binary, all...)
-	s.cmd.Env = BaseEnv()
+	s.cmd.Env = append(BaseEnv(), env...)
 	pipe, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,9 @@ func (p Policy) withDefaults() Policy {
 
 // Decide maps a failed status through the same classifier as synchronous
 // answers (whatsapp.ClassifyCode) to what becomes of the row. The message
-// was not delivered, so sending it again never makes a duplicate.
+// was not delivered, so sending it again never makes a duplicate; the
+// store still refuses a Retry for a message a status reported delivered
+// or read, or of a cancelled campaign (store.resendRefused).
 func (p Policy) Decide(ev campaign.StatusEvent, now time.Time) campaign.AsyncFailure {
 	p = p.withDefaults()
 	title := ev.ErrorTitle
@@ -145,8 +147,12 @@ func (a *Applier) note(rep campaign.ApplyReport) {
 	if rep.Malformed > 0 {
 		a.log.Warn("webhook bodies that are not notifications were kept and skipped", "count", rep.Malformed)
 	}
+	for _, why := range rep.Skips {
+		a.log.Warn("a webhook status or event could not apply: kept with its body and skipped", "reason", why)
+	}
 	a.log.Info("webhooks applied", "bodies", rep.Bodies, "statuses", rep.Statuses, "duplicates", rep.Duplicates,
-		"unmatched", rep.Unmatched, "adopted", rep.Adopted, "failed", rep.Failed, "rescheduled", rep.Rescheduled)
+		"unmatched", rep.Unmatched, "adopted", rep.Adopted, "failed", rep.Failed, "rescheduled", rep.Rescheduled,
+		"not_resent", rep.NotResent, "skipped", rep.Skipped)
 	if rep.Paused > 0 || rep.Stopped > 0 {
 		a.log.Warn("webhook events stopped sending", "campaigns_paused", rep.Paused, "accounts_stopped", rep.Stopped)
 	}

@@ -45,12 +45,14 @@ type fixture struct {
 	c      campaign.Campaign
 	claims []campaign.Claim
 	ap     *Applier
+	path   string // the database file
 }
 
 func newFixture(t testing.TB, n int, p Policy) *fixture {
 	t.Helper()
 	clk := &testClock{now: t0}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: clk.Now, Location: time.UTC})
+	path := filepath.Join(t.TempDir(), "wasend.db")
+	st, err := store.Open(t.Context(), path, store.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,15 +78,17 @@ func newFixture(t testing.TB, n int, p Policy) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A number takes 80 msg/s (Meta's default throughput) whatever its
+	// tier, so a fixture of more rows claims them over several seconds.
 	var claims []campaign.Claim
-	for len(claims) < n {
-		cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, min(n-len(claims), 256))
+	for at := t0; len(claims) < n; at = at.Add(time.Second) {
+		cs, err := st.ClaimN(t.Context(), c.ID, "r1", at, min(n-len(claims), 80))
 		if err != nil {
 			t.Fatalf("claim: %d, %v", len(claims), err)
 		}
 		claims = append(claims, cs...)
 	}
-	return &fixture{st: st, clk: clk, c: c, claims: claims, ap: NewApplier(st, p, nil, nil)}
+	return &fixture{st: st, clk: clk, c: c, claims: claims, ap: NewApplier(st, p, nil, nil), path: path}
 }
 
 func phone(i int) string { return fmt.Sprintf("+1650555%04d", i) }

@@ -26,7 +26,7 @@ func NewMetrics() *Metrics {
 		}, []string{"reason"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wasend_webhook_events_total",
-			Help: "Status events applied, by status (sent, delivered, read, failed), plus duplicate and unmatched ones.",
+			Help: "Status events applied, by status (sent, delivered, read, failed), plus duplicate, unmatched and skipped (could not apply) ones.",
 		}, []string{"status"}),
 	}
 }
@@ -51,5 +51,8 @@ func (m *Metrics) observe(rep campaign.ApplyReport) {
 	}
 	if rep.Unmatched > 0 {
 		m.events.WithLabelValues("unmatched").Add(float64(rep.Unmatched))
+	}
+	if rep.Skipped > 0 {
+		m.events.WithLabelValues("skipped").Add(float64(rep.Skipped))
 	}
 }

@@ -23,7 +23,7 @@ import (
 // notification wasend can read.
 var ErrMalformed = errors.New("not a WhatsApp Business Account notification")
 
-// payload is the envelope of cloud-api.md §4.3.
+// payload is the envelope of docs/cloud-api.md#payload-envelope.
 type payload struct {
 	Object string `json:"object"`
 	Entry  []struct {

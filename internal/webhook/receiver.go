@@ -114,7 +114,7 @@ func (r *Receiver) reject(w http.ResponseWriter, status int, reason string) {
 	http.Error(w, http.StatusText(status), status)
 }
 
-// verify answers Meta's subscription handshake (cloud-api.md §4.1).
+// verify answers Meta's subscription handshake (docs/cloud-api.md#verification-handshake).
 func (r *Receiver) verify(w http.ResponseWriter, req *http.Request) {
 	q := req.URL.Query()
 	token := q.Get("hub.verify_token")

@@ -41,6 +41,26 @@ func (s *Server) Start(ctx context.Context, addr string) (bound string, stop fun
 		mux.Handle(p, h)
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second}
+	// Connections that never sent a byte: a client's transport dials ahead
+	// and parks some unused. Shutdown counts them active for 5 s; stop
+	// closes them, as no request is on them to finish.
+	var (
+		connMu   sync.Mutex
+		fresh    = map[net.Conn]bool{}
+		stopping bool
+	)
+	hs.ConnState = func(c net.Conn, st http.ConnState) {
+		connMu.Lock()
+		defer connMu.Unlock()
+		switch {
+		case st == http.StateNew && stopping:
+			c.Close()
+		case st == http.StateNew:
+			fresh[c] = true
+		default:
+			delete(fresh, c)
+		}
+	}
 
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -60,6 +80,13 @@ func (s *Server) Start(ctx context.Context, addr string) (bound string, stop fun
 			defer c()
 			// Handlers waiting for their body to be stored finish first;
 			// only then do the committer and applier stop.
+			hs.SetKeepAlivesEnabled(false)
+			connMu.Lock()
+			stopping = true
+			for c := range fresh {
+				c.Close()
+			}
+			connMu.Unlock()
 			if err := hs.Shutdown(sctx); err != nil {
 				hs.Close()
 				stopErr = fmt.Errorf("webhook receiver: shutdown: %w", err)

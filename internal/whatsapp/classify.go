@@ -27,7 +27,8 @@ const (
 	ClassTransient
 	// ClassPermanent: this row can never succeed as it is.
 	ClassPermanent
-	// ClassCampaignFatal: the template is unusable; stop the campaign.
+	// ClassCampaignFatal: the template, or how the campaign fills it, is
+	// wrong for every row alike; stop the campaign and put the row back.
 	ClassCampaignFatal
 	// ClassAccountFatal: the token or account needs a human; stop every
 	// send on the account.
@@ -116,7 +117,10 @@ func ClassifyCode(code int) Class {
 		return ClassLongRestriction
 	case 1, 2, 131000, 131016, 133004, 131057:
 		return ClassTransient
-	case 132001, 132007, 132015, 132016, 131063:
+	case 132000, 132001, 132005, 132007, 132012, 132015, 132016, 131063:
+		// The template's errors hold for every row that fills it the same
+		// way: failing rows one by one would burn the list (and the
+		// number's quality) before the error ratio noticed.
 		return ClassCampaignFatal
 	case 190, 0, 3, 10, 131005, 368, 131031, 131042, 131045, 133010, 33, 131037:
 		return ClassAccountFatal
@@ -125,6 +129,30 @@ func ClassifyCode(code int) Class {
 		return ClassAccountFatal
 	}
 	return ClassPermanent
+}
+
+// Remedy says what an operator does about a campaign-fatal code before
+// resuming the campaign; "" for other codes.
+func Remedy(code int) string {
+	switch code {
+	case 132000:
+		return "make the CSV's parameter columns (--params) match the template's placeholders, or the template match them"
+	case 132001:
+		return "check the template's name and language and that it is approved (`wasend template sync`, `wasend template list`)"
+	case 132005:
+		return "shorten the template's text or the values the rows put in it"
+	case 132007:
+		return "edit the template so that it meets WhatsApp's policy and have it approved again"
+	case 132012:
+		return "give each parameter the type the template expects (text, or a media link or id for a media header)"
+	case 132015:
+		return "the template was paused for low quality: edit it and wait for it to be approved again"
+	case 132016:
+		return "the template is disabled for good: send the campaign with another template"
+	case 131063:
+		return "marketing messages are disabled on the Cloud API for this business: enable them, or send a utility template"
+	}
+	return ""
 }
 
 // classifyStatus is the fallback for answers without a Graph body.
@@ -138,6 +166,11 @@ func classifyStatus(status int) Class {
 		return ClassAmbiguous
 	case status >= 500:
 		return ClassTransient
+	case status == http.StatusNotFound:
+		// Something answered, and it was not the Graph API: a proxy or a
+		// wrong base URL knows no route for this number. The account's
+		// configuration, not the row's fault and no outage.
+		return ClassAccountFatal
 	default:
 		return ClassPermanent
 	}

@@ -48,15 +48,15 @@ func TestClassify(t *testing.T) {
 		{"100", api(100), ClassPermanent},
 		{"131008", api(131008), ClassPermanent},
 		{"131009", api(131009), ClassPermanent},
-		{"132000", api(132000), ClassPermanent},
-		{"132005", api(132005), ClassPermanent},
-		{"132012", api(132012), ClassPermanent},
 		{"131030", api(131030), ClassPermanent},
 		{"unlisted 999999", api(999999), ClassPermanent},
 		{"unlisted 133016", api(133016), ClassPermanent},
 		{"unlisted negative", api(-1), ClassPermanent},
 
+		{"132000", api(132000), ClassCampaignFatal},
 		{"132001", api(132001), ClassCampaignFatal},
+		{"132005", api(132005), ClassCampaignFatal},
+		{"132012", api(132012), ClassCampaignFatal},
 		{"132007", api(132007), ClassCampaignFatal},
 		{"132015", api(132015), ClassCampaignFatal},
 		{"132016", api(132016), ClassCampaignFatal},
@@ -97,7 +97,9 @@ func TestClassify(t *testing.T) {
 		{"no body 504", noBody(504), ClassAmbiguous},
 		{"no body 400", noBody(400), ClassPermanent},
 		{"no body 401", noBody(401), ClassPermanent},
-		{"no body 404", noBody(404), ClassPermanent},
+		// Nothing answers for this number at this URL (a proxy's HTML 404):
+		// the account's configuration, not this row nor an outage.
+		{"no body 404", noBody(404), ClassAccountFatal},
 		{"no body 302", noBody(302), ClassPermanent},
 
 		{"transport not written", &TransportError{Err: errors.New("connection refused")}, ClassTransient},
@@ -115,6 +117,17 @@ func TestClassify(t *testing.T) {
 				t.Errorf("Classify(%v) = %v, want %v", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRemedyForEveryCampaignFatalCode: a campaign-fatal answer pauses the
+// campaign, and the pause must say what to fix before resuming it.
+func TestRemedyForEveryCampaignFatalCode(t *testing.T) {
+	for code := 0; code < 140000; code++ {
+		fatal, remedy := ClassifyCode(code) == ClassCampaignFatal, Remedy(code) != ""
+		if fatal != remedy {
+			t.Errorf("code %d: campaign-fatal %v, remedy %q", code, fatal, Remedy(code))
+		}
 	}
 }
 

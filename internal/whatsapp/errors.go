@@ -30,6 +30,9 @@ type APIError struct {
 
 func (e *APIError) Error() string {
 	if e.NoBody {
+		if e.HTTPStatus == http.StatusNotFound {
+			return "graph: HTTP 404 without a Graph error body: nothing at this URL answers as the Graph API for this phone number id (a proxy, or a wrong base URL or phone number id?)"
+		}
 		return fmt.Sprintf("graph: HTTP %d without a Graph error body", e.HTTPStatus)
 	}
 	var b strings.Builder

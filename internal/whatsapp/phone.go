@@ -10,7 +10,7 @@ import (
 )
 
 // phoneFields are the phone-number fields PhoneNumber asks for: all
-// documented (cloud-api.md §3.1, §3.3), none that costs the API anything.
+// documented (docs/cloud-api.md#the-phone-number-node), none that costs the API anything.
 const phoneFields = "id,display_phone_number,verified_name,quality_rating,throughput," +
 	"whatsapp_business_manager_messaging_limit,name_status"
 
@@ -31,7 +31,7 @@ type PhoneNumber struct {
 }
 
 // ThroughputPerSecond is the number's throughput level in messages per
-// second: STANDARD 80, HIGH 1,000 (docs/cloud-api.md §3.1); 0 for a level
+// second: STANDARD 80, HIGH 1,000 (docs/cloud-api.md#throughput); 0 for a level
 // not known.
 func (p PhoneNumber) ThroughputPerSecond() float64 {
 	switch p.Throughput.Level {

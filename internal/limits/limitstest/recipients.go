@@ -144,6 +144,34 @@ var RecipientTables = []Table{
 		},
 	},
 	{
+		Name:     "repeat guard: another host's claim skips the recipient until it ends or its admission is refunded; the holder's own go",
+		Accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 1, Burst: 100}, 1000)},
+		Steps: []Step{
+			{At: 0, Op: Admit, Claim: "c1", To: "r1", Guard: "t:promo", Host: "h1", WantOK: true, WantAccount: "a", WantUsed: 1, WantTokens: 99},
+			{At: 0, Op: Admit, Claim: "c2", To: "r1", Guard: "t:promo", Host: "h2", WantReason: limits.ReasonElsewhere, WantUntil: 24 * time.Hour},
+			// Another message, another recipient, or no guard: not this claim's.
+			{At: 0, Op: Admit, Claim: "c3", To: "r1", Guard: "t:other", Host: "h2", WantOK: true, WantAccount: "a", WantUsed: 2, WantTokens: 98},
+			{At: 0, Op: Admit, Claim: "c3b", To: "r2", Guard: "t:promo", Host: "h2", WantOK: true, WantAccount: "a", WantUsed: 3, WantTokens: 97},
+			{At: 0, Op: Admit, Claim: "c3c", To: "r1", Host: "h2", WantOK: true, WantAccount: "a", WantUsed: 4, WantTokens: 96},
+			// The holder's own next attempt goes, and holds the guard from then.
+			{At: time.Minute, Op: Admit, Claim: "c4", To: "r1", Guard: "t:promo", Host: "h1", WantOK: true, WantAccount: "a", WantUsed: 5, WantTokens: 99},
+			{At: time.Minute, Op: Admit, Claim: "c2", To: "r1", Guard: "t:promo", Host: "h2", WantReason: limits.ReasonElsewhere, WantUntil: 24*time.Hour + time.Minute},
+			// A refund of an admission that no longer holds it lets nothing go.
+			{At: 2 * time.Minute, Op: Refund, Claim: "c1", WantRefund: limits.Refunded},
+			{At: 2 * time.Minute, Op: Admit, Claim: "c2", To: "r1", Guard: "t:promo", Host: "h2", WantReason: limits.ReasonElsewhere, WantUntil: 24*time.Hour + time.Minute},
+			// Its holder's refund (never accepted) does: the other host may send.
+			{At: 2 * time.Minute, Op: Refund, Claim: "c4", WantRefund: limits.Refunded},
+			{At: 2 * time.Minute, Op: Admit, Claim: "c2", To: "r1", Guard: "t:promo", Host: "h2", WantOK: true, WantAccount: "a", WantUsed: 4, WantTokens: 99},
+			{At: 3 * time.Minute, Op: Admit, Claim: "c5", To: "r1", Guard: "t:promo", Host: "h1", WantReason: limits.ReasonElsewhere, WantUntil: 24*time.Hour + 2*time.Minute},
+			// A host that never returns holds it for the window, no longer.
+			{At: 24*time.Hour + 2*time.Minute, Op: Admit, Claim: "c5", To: "r1", Guard: "t:promo", Host: "h1", WantOK: true, WantAccount: "a", WantUsed: 5, WantTokens: 99},
+			{At: 24*time.Hour + 3*time.Minute, Op: Admit, Claim: "c6", To: "r1", Guard: "t:promo", Host: "h2", WantReason: limits.ReasonElsewhere, WantUntil: 48*time.Hour + 2*time.Minute},
+			// A guard needs its host and a recipient.
+			{At: 24*time.Hour + 3*time.Minute, Op: Admit, Claim: "c7", To: "r3", Guard: "t:promo", WantAny: true},
+			{At: 24*time.Hour + 3*time.Minute, Op: Admit, Claim: "c7", Guard: "t:promo", Host: "h1", WantAny: true},
+		},
+	},
+	{
 		Name:     "a repeated claim changes nothing: no pair gap, no reach, no second count",
 		Accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 1, Burst: 100}, 100)},
 		Reach:    ratelimit.Reach{Limit: 1},

@@ -45,6 +45,7 @@ const (
 	Reset
 	Lose
 	Check // State
+	Rebuild
 )
 
 // Never marks a refusal whose Until is the zero time.
@@ -61,6 +62,8 @@ type Step struct {
 	NoGlobal bool             // Admit: the global bucket off for this step
 	To       string           // Admit: the recipient
 	Reach    *ratelimit.Reach // Admit: nil means the table's reach
+	Guard    string           // Admit: the repeat guard
+	Host     string           // Admit: the asking host
 
 	Today  string   // Reset: the calendar day; empty means Today
 	Force  bool     // Reset
@@ -79,6 +82,11 @@ type Step struct {
 
 	WantRefund limits.RefundResult // Refund
 
+	// Rebuild: a host's part, its instants as offsets from T0 on a host
+	// clock Skew ahead of the gate's; and what it must answer.
+	Part        *Part
+	WantRebuild *limits.RebuildResult
+
 	WantDay    []string // Reset: each account's day after; Check: each account's day
 	WantBefore []int    // Reset: each account's count before
 	WantReset  []bool   // Reset
@@ -90,6 +98,28 @@ type Step struct {
 
 	WantErr error // errors.Is; the step must fail with it
 	WantAny bool  // the step must fail (validation), whatever the error
+}
+
+// Part is a host's part of a lost day (limits.RebuildRequest), its
+// instants offsets from T0 on its own clock.
+type Part struct {
+	Host     string
+	Skew     time.Duration // the host's clock minus the gate's
+	Accounts []limits.RebuildCount
+	Window   []PartContact
+	Guards   []PartGuard
+}
+
+// PartContact is a recipient's latest message in a Part.
+type PartContact struct {
+	To, Account string
+	At          time.Duration
+}
+
+// PartGuard is a repeat guard a Part's message holds.
+type PartGuard struct {
+	To, Guard string
+	At        time.Duration
 }
 
 // ReachWant is the window a Check step wants: distinct recipients in it and
@@ -354,7 +384,8 @@ var Tables = []Table{
 
 // Run runs every table, then the concurrency checks, against fresh harnesses.
 func Run(t *testing.T, newHarness NewHarness) {
-	for _, tt := range append(Tables[:len(Tables):len(Tables)], RecipientTables...) {
+	tables := append(Tables[:len(Tables):len(Tables)], RecipientTables...)
+	for _, tt := range append(tables, RebuildTables...) {
 		t.Run(tt.Name, func(t *testing.T) {
 			RunTable(t, newHarness(t), tt)
 		})
@@ -384,7 +415,7 @@ func RunTable(t *testing.T, h Harness, tt Table) {
 		switch s.Op {
 		case Admit:
 			r := limits.Request{ClaimID: s.Claim, Accounts: tt.Accounts, Global: tt.Global, Today: Today,
-				Recipient: s.To, Reach: tt.Reach, PairGap: tt.PairGap, Sticky: tt.Sticky}
+				Recipient: s.To, Reach: tt.Reach, PairGap: tt.PairGap, Sticky: tt.Sticky, Guard: s.Guard, Host: s.Host}
 			if s.Reach != nil {
 				r.Reach = *s.Reach
 			}
@@ -461,6 +492,23 @@ func RunTable(t *testing.T, h Harness, tt Table) {
 			}
 		case Lose:
 			h.LoseState()
+		case Rebuild:
+			p := s.Part
+			r := limits.RebuildRequest{Host: p.Host, Today: Today, Now: T0.Add(s.At + p.Skew), Accounts: p.Accounts}
+			for _, c := range p.Window {
+				r.Window = append(r.Window, limits.RebuildContact{Recipient: c.To, Account: c.Account, At: T0.Add(c.At + p.Skew)})
+			}
+			for _, g := range p.Guards {
+				r.Guards = append(r.Guards, limits.RebuildGuard{Recipient: g.To, Guard: g.Guard, At: T0.Add(g.At + p.Skew)})
+			}
+			res, err := g.Rebuild(ctx, r)
+			if !checkErr(t, where+" rebuild", err, s) {
+				continue
+			}
+			if w := s.WantRebuild; res.Started != w.Started || res.Already != w.Already || fmt.Sprint(res.Added) != fmt.Sprint(w.Added) ||
+				(w.Already && fmt.Sprint(res.OnRebuiltDay) != fmt.Sprint(w.OnRebuiltDay)) {
+				t.Fatalf("%s: rebuild by %s = %+v, want %+v", where, p.Host, res, *w)
+			}
 		case Check:
 			st, err := g.State(ctx, tt.Accounts, tt.Global)
 			if err != nil {

@@ -10,7 +10,11 @@
 -- KEYS[4] reach: sorted set, recipient → latest admission µs
 -- KEYS[5] the recipient's memory: hash at, acct, claim (the latest
 --   admission) and pat, pacct, pclaim (the one before, for a refund)
--- then per account i (0-based), KEYS[6+3i .. 8+3i]: bucket, quota day, count
+-- KEYS[6] the repeat guard of (message, recipient): "HOST<tab>CLAIM<tab>END µs"
+--   of the host that holds it, until GuardWindow after its admission
+-- KEYS[7] rebuilt: hash gen → the generation a rebuild started, h:HOST → 1
+--   for each host that added its part (rebuild.lua)
+-- then per account i (0-based), KEYS[8+3i .. 10+3i]: bucket, quota day, count
 --   (the count key is the one of the quota day the caller believes current)
 -- ARGV[1] now in µs, or "" for Redis TIME (tests pin the clock)
 -- ARGV[2] global on (1/0)   ARGV[3] global rate   ARGV[4] global burst
@@ -20,19 +24,24 @@
 -- ARGV[10] pair gap µs   ARGV[11] sticky µs (0: off)
 -- ARGV[12] how long the recipient's memory must last, ms
 -- ARGV[13] the reach window µs   ARGV[14] the claim id
--- then per account i, ARGV[15+6i .. 20+6i]: name, rate, burst, cap, demoted (1/0), believed day
+-- ARGV[15] the repeat guard, "" for none   ARGV[16] the asking host
+-- ARGV[17] the guard window, ms
+-- then per account i, ARGV[18+6i .. 23+6i]: name, rate, burst, cap, demoted (1/0), believed day
 --
--- The claim's record is "A|R<tab>account<tab>day<tab>recipient" (A:
--- admitted, R: refunded).
+-- The claim's record is "A|R<tab>account<tab>day<tab>recipient", then
+-- "<tab>guard" when the admission took a repeat guard (A: admitted, R:
+-- refunded).
 --
--- Returns {"LOST"} | {"DUP", account, day} | {"STALE", day1, day2, ...}
+-- Returns {"LOST"} | {"REBUILD"} (the host has not added its part to a
+--   rebuilt state) | {"DUP", account, day} | {"STALE", day1, day2, ...}
 --   | {"NO", reason, until µs or "", now µs[, sticky account]}
+--     (reason "elsewhere": another host holds the repeat guard until then)
 --     (the sticky account when the refusal is the recipient's own number's:
 --     other recipients may still go)
 --   | {"OK", index (1-based), day, count, tokens, now µs, sticky account or "", broken (1/0)}
 local EPS = 1e-9
-local A0 = 15 -- ARGV of the first account
-local K0 = 6  -- KEYS of the first account
+local A0 = 18 -- ARGV of the first account
+local K0 = 8  -- KEYS of the first account
 
 -- us writes a µs instant or a count whole: Lua would write a number as
 -- %.14g, losing the last digits of an instant.
@@ -54,6 +63,10 @@ end
 local gen = redis.call('GET', KEYS[1])
 if not gen then
   return {'LOST'}
+end
+if ARGV[16] ~= '' and redis.call('HGET', KEYS[7], 'gen') == gen
+    and redis.call('HEXISTS', KEYS[7], 'h:' .. ARGV[16]) == 0 then
+  return {'REBUILD'}
 end
 local claim = redis.call('GET', KEYS[2])
 if claim then
@@ -123,8 +136,20 @@ local function readyAt(tokens, at, rate, burst)
   return at + math.ceil(math.ceil(missing / rate * 1e9) / 1000)
 end
 
--- The recipient's rules, in limits.Request's order.
+-- The recipient's rules, in limits.Request's order: first the repeat
+-- guard, which another host's claim holds.
 local to = ARGV[8]
+local guard, host = ARGV[15], ARGV[16]
+if guard ~= '' then
+  local held = redis.call('GET', KEYS[6])
+  if held then
+    local f = fields(held)
+    local ends = tonumber(f[3])
+    if f[1] ~= host and ends ~= nil and now < ends then
+      return {'NO', 'elsewhere', us(ends), us(now)}
+    end
+  end
+end
 local last, memo = nil, {}
 if to ~= '' then
   memo = redis.call('HMGET', KEYS[5], 'at', 'acct', 'claim')
@@ -217,7 +242,15 @@ if ARGV[2] == '1' then
 end
 local count = redis.call('INCR', KEYS[K0 + 2 + 3 * (best - 1)])
 local day = days[best]
-redis.call('SET', KEYS[2], 'A\t' .. name .. '\t' .. day .. '\t' .. to, 'EX', tonumber(ARGV[6]))
+local rec = 'A\t' .. name .. '\t' .. day .. '\t' .. to
+if guard ~= '' then
+  rec = rec .. '\t' .. guard
+  -- The end is in the value, on the clock of the decisions; the key's
+  -- expiry only frees the memory.
+  local win = tonumber(ARGV[17])
+  redis.call('SET', KEYS[6], host .. '\t' .. ARGV[14] .. '\t' .. us(now + win * 1000), 'PX', win)
+end
+redis.call('SET', KEYS[2], rec, 'EX', tonumber(ARGV[6]))
 if to ~= '' then
   redis.call('HSET', KEYS[5], 'at', us(now), 'acct', name, 'claim', ARGV[14],
     'pat', memo[1] or '', 'pacct', memo[2] or '', 'pclaim', memo[3] or '')

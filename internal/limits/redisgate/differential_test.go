@@ -2,6 +2,7 @@ package redisgate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,7 +16,9 @@ import (
 
 // TestDifferentialWithReference drives the Redis gate and the reference
 // model with the same seeded random admissions (to a few recipients, under
-// a reach, a pair gap and stickiness of the seed's), refunds, rate changes,
+// a reach, a pair gap and stickiness of the seed's, from two hosts with
+// repeat guards on two messages), refunds, losses of the state rebuilt
+// from the hosts' parts, rate changes,
 // resets and jumps of hours at the same instants, and holds every answer
 // equal: the Lua is ratelimit's arithmetic, not an approximation of it.
 func TestDifferentialWithReference(t *testing.T) {
@@ -54,6 +57,34 @@ func TestDifferentialWithReference(t *testing.T) {
 				}
 			}
 			var claims []limits.Claim
+			// rebuild adds host's part, random but alike for both gates,
+			// read on a host clock up to ten minutes off.
+			rebuild := func(where, host string) {
+				skew := time.Duration(r.IntN(1200)-600) * time.Second
+				part := limits.RebuildRequest{Host: host, Today: limitstest.Today, Now: now.Add(skew)}
+				for _, n := range names {
+					part.Accounts = append(part.Accounts, limits.RebuildCount{Account: n, Day: limitstest.Today, Used: r.IntN(4)})
+				}
+				for range r.IntN(4) {
+					at := now.Add(skew - time.Duration(r.IntN(30*3600))*time.Second)
+					to := fmt.Sprint("+155500000", r.IntN(6))
+					part.Window = append(part.Window, limits.RebuildContact{Recipient: to, Account: names[r.IntN(3)], At: at})
+					if r.IntN(2) == 0 {
+						part.Guards = append(part.Guards, limits.RebuildGuard{Recipient: to, Guard: fmt.Sprint("t:m", 1+r.IntN(2)), At: at})
+					}
+				}
+				var got [2]limits.RebuildResult
+				for i, g := range gates {
+					res, err := g.Rebuild(ctx, part)
+					if err != nil {
+						t.Fatalf("%s: gate %d rebuild: %v", where, i, err)
+					}
+					got[i] = res
+				}
+				if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) {
+					t.Fatalf("%s: rebuild by %s: reference %+v, Redis %+v", where, host, got[0], got[1])
+				}
+			}
 			for step := range 300 {
 				now = now.Add(time.Duration(r.IntN(1500)) * time.Millisecond)
 				// Jumps of hours move the reach window; they stop before claims
@@ -73,16 +104,29 @@ func TestDifferentialWithReference(t *testing.T) {
 					}
 					req := limits.Request{ClaimID: fmt.Sprint("c", step), Accounts: offer, Global: global, Today: limitstest.Today,
 						Reach: reach, PairGap: pairGap, Sticky: sticky}
+					// Two hosts, two messages: the repeat guard across hosts.
+					req.Host = fmt.Sprint("h", r.IntN(2))
 					if rules || r.IntN(4) > 0 {
 						req.Recipient = fmt.Sprint("+155500000", r.IntN(6))
+						if g := r.IntN(3); g > 0 {
+							req.Guard = fmt.Sprint("t:m", g)
+						}
 					}
 					var got [2]limits.Admission
+					var errs [2]error
 					for i, g := range gates {
-						a, err := g.Admit(ctx, req)
+						got[i], errs[i] = g.Admit(ctx, req)
+					}
+					if errors.Is(errs[0], limits.ErrRebuild) && errors.Is(errs[1], limits.ErrRebuild) {
+						// A rebuilt state: this host adds its part first.
+						rebuild(where, req.Host)
+						seen["rebuild by a second host"]++
+						continue
+					}
+					for i, err := range errs {
 						if err != nil {
 							t.Fatalf("%s: gate %d: %v", where, i, err)
 						}
-						got[i] = a
 					}
 					ra, rd := got[0], got[1]
 					if ra.OK != rd.OK || ra.Claim != rd.Claim || ra.Index != rd.Index || ra.Used != rd.Used ||
@@ -118,6 +162,12 @@ func TestDifferentialWithReference(t *testing.T) {
 						t.Fatalf("%s: refund %s: reference %v, Redis %v", where, c.ID, got[0], got[1])
 					}
 					seen[got[0].String()]++
+				case op == 16 && r.IntN(8) == 0:
+					// Redis loses its data; a host's part rebuilds the day.
+					ref.LoseState()
+					rh.LoseState()
+					rebuild(where, fmt.Sprint("h", r.IntN(2)))
+					seen["lost and rebuilt"]++
 				case op < 18:
 					i := r.IntN(3)
 					accts[i].Limit, accts[i].DailyCap = randLimit(), r.IntN(15)
@@ -154,7 +204,8 @@ func TestDifferentialWithReference(t *testing.T) {
 			}
 		})
 	}
-	for _, what := range []string{"pair", "reach", "tokens", "capped", "sticky kept", "sticky broken", "refunded"} {
+	for _, what := range []string{"pair", "reach", "tokens", "capped", "sticky kept", "sticky broken", "refunded", "elsewhere",
+		"lost and rebuilt", "rebuild by a second host"} {
 		if seen[what] == 0 {
 			t.Errorf("no seed exercised %q: %v", what, seen)
 		}

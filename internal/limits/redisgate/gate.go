@@ -10,18 +10,25 @@
 //
 // Keys of portfolio P (prefix wasend:{p:P}:):
 //
-//	gen                  the generation: written by a forced quota reset; its absence means the state was lost
+//	gen                  the generation: written by a forced quota reset or the first rebuild; its absence
+//	                     means the state was lost
+//	rebuilt              hash gen → the generation a rebuild started after a loss, h:HOST → 1 for
+//	                     each host that added its part of the lost day (rebuild.lua); a host not
+//	                     in it is admitted nothing in that generation until it has
 //	bucket:ACCOUNT       hash tokens, at (µs), rate, burst: the account's token bucket
 //	global               the same for the global bucket
 //	day:ACCOUNT          the account's current quota day, DAY#N
 //	used:ACCOUNT:DAY#N   the count of that quota day (expires two days after the day ends)
 //	moved:ACCOUNT        DAY#N<tab>COUNT: the day and count the number took along when it
 //	                     moved to another portfolio (move.go); the count here is then full
-//	claim:ID             A|R<tab>ACCOUNT<tab>DAY#N<tab>RECIPIENT of one admission (A: admitted,
-//	                     R: refunded), for refunds and repeats (48 h)
+//	claim:ID             A|R<tab>ACCOUNT<tab>DAY#N<tab>RECIPIENT[<tab>GUARD] of one admission
+//	                     (A: admitted, R: refunded), for refunds and repeats (48 h)
 //	reach                sorted set: recipient → their latest admission (µs), the moving
 //	                     24 h window of the portfolio's reach; trimmed by every admission,
 //	                     expires 24 h after the last
+//	guard:RECIPIENT:GUARD  HOST<tab>CLAIM<tab>END µs: the host that holds the repeat guard of
+//	                     message GUARD to RECIPIENT (limits.Request.Guard) and until when; the
+//	                     key expires then, or is deleted by a refund of that claim
 //	rcpt:RECIPIENT       hash at, acct, claim: the recipient's latest admission (pair gap,
 //	                     sticky sender), and pat, pacct, pclaim: the one before, which a
 //	                     refund of the latest goes back to; expires when the longest of
@@ -51,10 +58,13 @@ var (
 	refundLua string
 	//go:embed reset.lua
 	resetLua string
+	//go:embed rebuild.lua
+	rebuildLua string
 
-	admitScript  = redis.NewScript(admitLua)
-	refundScript = redis.NewScript(refundLua)
-	resetScript  = redis.NewScript(resetLua)
+	admitScript   = redis.NewScript(admitLua)
+	refundScript  = redis.NewScript(refundLua)
+	resetScript   = redis.NewScript(resetLua)
+	rebuildScript = redis.NewScript(rebuildLua)
 )
 
 // go-redis logs dial failures to stderr by itself; wasend's terminal is
@@ -138,6 +148,10 @@ func (g *Gate) bucketKey(account string) string { return g.prefix + "bucket:" + 
 func (g *Gate) dayKey(account string) string    { return g.prefix + "day:" + account }
 func (g *Gate) reachKey() string                { return g.prefix + "reach" }
 func (g *Gate) rcptKey(to string) string        { return g.prefix + "rcpt:" + to }
+func (g *Gate) rebuiltKey() string              { return g.prefix + "rebuilt" }
+func (g *Gate) guardKey(to, guard string) string {
+	return g.prefix + "guard:" + to + ":" + guard
+}
 func (g *Gate) usedKey(account, day string) string {
 	return g.prefix + "used:" + account + ":" + day
 }
@@ -184,10 +198,11 @@ func (g *Gate) Admit(ctx context.Context, r limits.Request) (limits.Admission, e
 	}
 	keep := max(ratelimit.ReachWindow, r.PairGap, r.Sticky)
 	for range maxStale {
-		keys := []string{g.genKey(), g.claimKey(r.ClaimID), g.globalKey(), g.reachKey(), g.rcptKey(r.Recipient)}
+		keys := []string{g.genKey(), g.claimKey(r.ClaimID), g.globalKey(), g.reachKey(), g.rcptKey(r.Recipient),
+			g.guardKey(r.Recipient, r.Guard), g.rebuiltKey()}
 		args := []any{g.nowArg(), "0", "0", "0", r.Today, int64(limits.ClaimTTL / time.Second), len(r.Accounts),
 			r.Recipient, allowed, ceilMicros(r.PairGap), ceilMicros(r.Sticky), ceilMillis(keep),
-			ratelimit.ReachWindow.Microseconds(), r.ClaimID}
+			ratelimit.ReachWindow.Microseconds(), r.ClaimID, r.Guard, r.Host, limits.GuardWindow.Milliseconds()}
 		if r.Global != nil {
 			args[1], args[2], args[3] = "1", fmtFloat(r.Global.Rate), r.Global.Burst
 		}
@@ -224,6 +239,8 @@ func (g *Gate) admission(r limits.Request, res []any) (a limits.Admission, stale
 	switch s[0] {
 	case "LOST":
 		return a, false, fmt.Errorf("admit %s: %w", r.ClaimID, limits.ErrStateLost)
+	case "REBUILD":
+		return a, false, fmt.Errorf("admit %s: %w", r.ClaimID, limits.ErrRebuild)
 	case "DUP":
 		if len(s) != 3 {
 			return bad()
@@ -304,8 +321,8 @@ func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult,
 		return 0, fmt.Errorf("refund %s: admitted for %s on %s, not %s on %s", c.ID, rec.account, rec.day, c.Account, c.Day)
 	}
 	res, err := refundScript.Run(ctx, g.rdb,
-		[]string{g.claimKey(c.ID), g.usedKey(c.Account, c.Day), g.reachKey(), g.rcptKey(rec.recipient)},
-		c.Account, c.Day, c.ID, rec.recipient, ratelimit.ReachWindow.Milliseconds()).Result()
+		[]string{g.claimKey(c.ID), g.usedKey(c.Account, c.Day), g.reachKey(), g.rcptKey(rec.recipient), g.guardKey(rec.recipient, rec.guard)},
+		c.Account, c.Day, c.ID, rec.recipient, ratelimit.ReachWindow.Milliseconds(), rec.guard).Result()
 	if err != nil {
 		return 0, unavailable("refund "+c.ID, err)
 	}
@@ -334,14 +351,19 @@ func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult,
 type claimRecord struct {
 	refunded                bool
 	account, day, recipient string
+	guard                   string // the repeat guard it took, "" for none
 }
 
 func parseClaim(s string) (claimRecord, bool) {
 	f := strings.Split(s, "\t")
-	if len(f) != 4 || (f[0] != "A" && f[0] != "R") {
+	if (len(f) != 4 && len(f) != 5) || (f[0] != "A" && f[0] != "R") {
 		return claimRecord{}, false
 	}
-	return claimRecord{refunded: f[0] == "R", account: f[1], day: f[2], recipient: f[3]}, true
+	rec := claimRecord{refunded: f[0] == "R", account: f[1], day: f[2], recipient: f[3]}
+	if len(f) == 5 {
+		rec.guard = f[4]
+	}
+	return rec, true
 }
 
 func (g *Gate) ResetQuota(ctx context.Context, r limits.ResetRequest) ([]limits.Reset, error) {
@@ -415,6 +437,56 @@ func (g *Gate) ResetQuota(ctx context.Context, r limits.ResetRequest) ([]limits.
 			out[i].Before, _ = counts[i].Int() // redis.Nil: nothing counted
 		}
 	}
+	return out, nil
+}
+
+func (g *Gate) Rebuild(ctx context.Context, r limits.RebuildRequest) (limits.RebuildResult, error) {
+	if err := r.Validate(); err != nil {
+		return limits.RebuildResult{}, err
+	}
+	args := []any{g.nowArg(), r.Now.UnixMicro(), r.Host, r.Today, limits.NewGeneration(), g.prefix,
+		len(r.Accounts), len(r.Window), len(r.Guards), ratelimit.ReachWindow.Microseconds(), limits.GuardWindow.Microseconds()}
+	for _, a := range r.Accounts {
+		args = append(args, a.Account, a.Day, a.Used)
+	}
+	for _, c := range r.Window {
+		args = append(args, c.Recipient, c.At.UnixMicro(), c.Account)
+	}
+	for _, h := range r.Guards {
+		args = append(args, h.Recipient, h.Guard, h.At.UnixMicro())
+	}
+	res, err := rebuildScript.Run(ctx, g.rdb, []string{g.genKey(), g.rebuiltKey(), g.reachKey()}, args...).Slice()
+	if err != nil {
+		return limits.RebuildResult{}, unavailable("rebuild", err)
+	}
+	s := strs(res)
+	switch {
+	case len(s) == 1 && s[0] == "LIVE":
+		return limits.RebuildResult{}, fmt.Errorf("rebuild: %w", limits.ErrNotLost)
+	case len(s) == 1+len(r.Accounts) && s[0] == "ALREADY":
+		out := limits.RebuildResult{Already: true, OnRebuiltDay: map[string]bool{}}
+		for i, a := range r.Accounts {
+			out.OnRebuiltDay[a.Account] = s[1+i] == "1"
+		}
+		return out, nil
+	case len(s) != 2+2*len(r.Accounts) || s[0] != "OK":
+		return limits.RebuildResult{}, fmt.Errorf("rebuild: unexpected answer from the script: %v", res)
+	}
+	out := limits.RebuildResult{Started: s[1] == "1", Added: map[string]int{}, Days: map[string]string{}}
+	for i, a := range r.Accounts {
+		out.Days[a.Account] = s[3+2*i]
+		n, err := strconv.Atoi(s[2+2*i])
+		if err != nil {
+			return limits.RebuildResult{}, fmt.Errorf("rebuild: unexpected answer from the script: %v", res)
+		}
+		if n > 0 {
+			out.Added[a.Account] += n
+		}
+	}
+	// The days the script started are the ones admissions will find.
+	g.mu.Lock()
+	clear(g.days)
+	g.mu.Unlock()
 	return out, nil
 }
 

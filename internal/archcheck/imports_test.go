@@ -1,0 +1,192 @@
+// Package archcheck holds tests that read the source tree and fail when a
+// rule between packages breaks (docs/architecture.md names the rules).
+package archcheck
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/wasend/wasend"
+
+// imports maps each package directory of the repository (relative, slash
+// separated: "cmd", "internal/store") to what its non-test files import.
+func imports(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]bool{}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		if out[pkg] == nil {
+			out[pkg] = map[string]bool{}
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			out[pkg][strings.TrimPrefix(p, module+"/")] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// rule forbids packages matching from (a prefix: "internal/limits" covers
+// its subpackages) to import anything matching one of to.
+type rule struct {
+	why  string
+	from []string
+	to   []string
+	// except lists what `from` may still import although the rule forbids
+	// it: known debt, each to go (issue 24). An exception that no longer
+	// occurs fails the test, so the list only shrinks.
+	except []string
+}
+
+func under(pkg, prefix string) bool {
+	return pkg == prefix || strings.HasPrefix(pkg, prefix+"/")
+}
+
+func matchesAny(pkg string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if under(pkg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+var sqlDrivers = []string{"database/sql", "github.com/mattn/go-sqlite3", "github.com/jackc/pgx"}
+
+var rules = []rule{
+	{
+		why:  "the domain package depends on the standard library only",
+		from: []string{"internal/campaign"},
+		to:   []string{"internal", "cmd", "github.com"},
+	},
+	{
+		why:  "the engine sees storage only through dispatch.Ledger and limits only through its gate interface",
+		from: []string{"internal/dispatch"},
+		to:   append([]string{"internal/store", "internal/limits"}, sqlDrivers...),
+	},
+	{
+		why:    "commands reach Redis and SQL only through the packages that own them",
+		from:   []string{"cmd"},
+		to:     append([]string{"internal/limits/redisgate", "github.com/redis/go-redis"}, sqlDrivers...),
+		except: []string{"internal/limits/redisgate"},
+	},
+	{
+		why:  "only the store speaks SQL",
+		from: []string{"", "cmd", "internal", "bench"},
+		to:   sqlDrivers,
+		// testproc is a test harness that reads a database directly to
+		// judge what a process wrote.
+		except: []string{"internal/store", "internal/testproc"},
+	},
+	{
+		why:    "limits are below the store: the store may call the decider, never the reverse",
+		from:   []string{"internal/limits"},
+		to:     []string{"internal/store"},
+		except: []string{"internal/limits/hostsync"},
+	},
+	{
+		why:  "nothing imports the command tree but main",
+		from: []string{"internal", "bench"},
+		to:   []string{"cmd"},
+	},
+}
+
+func TestImportRules(t *testing.T) {
+	graph := imports(t)
+	pkgs := make([]string, 0, len(graph))
+	for p := range graph {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, r := range rules {
+		used := map[string]bool{}
+		for _, pkg := range pkgs {
+			if !fromMatches(pkg, r.from) {
+				continue
+			}
+			for imp := range graph[pkg] {
+				if !matchesAny(imp, r.to) || under(imp, pkg) {
+					continue
+				}
+				if exc, ok := excepted(pkg, imp, r.except); ok {
+					used[exc] = true
+					continue
+				}
+				t.Errorf("%s imports %s: %s", pkg, imp, r.why)
+			}
+		}
+		for _, e := range r.except {
+			if !used[e] {
+				t.Errorf("rule %q: exception %s no longer occurs; delete it", r.why, e)
+			}
+		}
+	}
+}
+
+// fromMatches treats "" as the root package (main) alone.
+func fromMatches(pkg string, from []string) bool {
+	for _, f := range from {
+		if f == "" && pkg == "." || f != "" && under(pkg, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// excepted reports which exception, if any, allows pkg to import imp: an
+// exception names either the importing package or the imported one.
+func excepted(pkg, imp string, except []string) (string, bool) {
+	for _, e := range except {
+		if under(pkg, e) || under(imp, e) {
+			return e, true
+		}
+	}
+	return "", false
+}
+
+// The walk must see the tree: a rule over nothing passes vacuously.
+func TestImportGraphIsRead(t *testing.T) {
+	graph := imports(t)
+	for _, want := range []string{".", "cmd", "internal/store", "internal/dispatch", "internal/campaign"} {
+		if len(graph[want]) == 0 {
+			t.Errorf("no imports read for %s", want)
+		}
+	}
+	if _, err := os.Stat("../../go.mod"); err != nil {
+		t.Fatal(err)
+	}
+}
