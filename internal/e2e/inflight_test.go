@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"database/sql"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -46,12 +46,13 @@ func TestInFlightRowsNamedByTheirCampaign(t *testing.T) {
 	first := w.WriteCSV("first.csv", 4915112340000, 5)
 	p := w.Start(run(first)...)
 	w.WaitFor(20*time.Second, "campaign 1's requests in flight", func() bool {
-		return testproc.States(w.Rows())["sending"] == 5
+		return testproc.States(w.Rows())["sending"] > 0
 	})
 	p.Signal(t, syscall.SIGKILL)
 	if r := p.Wait(t); r.Signal != syscall.SIGKILL {
 		t.Fatalf("campaign 1's run ended before the kill: %s", r)
 	}
+	inFlight := testproc.States(w.Rows())["sending"]
 	hang.Store(false)
 	// Its heartbeat stopped a minute ago: the run is dead to any process
 	// now, as it would be after waiting that long.
@@ -66,7 +67,7 @@ func TestInFlightRowsNamedByTheirCampaign(t *testing.T) {
 
 	second := w.WriteCSV("second.csv", 4915112350000, 3)
 	r := w.OK(run(second)...)
-	if !regexp.MustCompile(`5 message\(s\) of campaign 1 were in flight`).MatchString(r.Stderr) ||
+	if !strings.Contains(r.Stderr, fmt.Sprintf("%d message(s) of campaign 1 were in flight", inFlight)) ||
 		!strings.Contains(r.Stderr, "wasend campaign retry 1 --unknown") {
 		t.Errorf("campaign 2's run does not name campaign 1's rows in flight and their command\n%s", r.Stderr)
 	}
@@ -80,8 +81,8 @@ func TestInFlightRowsNamedByTheirCampaign(t *testing.T) {
 		}
 		byCampaign[row.CampaignID][row.State]++
 	}
-	if got := byCampaign[1]; got["unknown"] != 5 {
-		t.Errorf("campaign 1's rows %v, want 5 unknown", got)
+	if got := byCampaign[1]; got["unknown"] != inFlight || got["sending"] != 0 {
+		t.Errorf("campaign 1's rows %v, want the %d in flight unknown", got, inFlight)
 	}
 	if got := byCampaign[2]; got["sent"] != 3 {
 		t.Errorf("campaign 2's rows %v, want 3 sent", got)
