@@ -182,7 +182,21 @@ func (o runOptions) spec(sandboxMode bool) (campaign.Spec, error) {
 	return s, nil
 }
 
+// checkName refuses a --name that can't name a campaign, before any work.
+func (o runOptions) checkName() error {
+	if o.Name == "" {
+		return nil
+	}
+	if err := campaign.ValidateName(o.Name); err != nil {
+		return usageError{fmt.Errorf("--name: %w", err)}
+	}
+	return nil
+}
+
 func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
+	if err := o.checkName(); err != nil {
+		return err
+	}
 	ro, err := o.readOptions(f)
 	if err != nil {
 		return err
@@ -405,7 +419,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, dispatch.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
 		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
-			campaign.CappedHint(f.Now(), f.location()), c.ID, dbHint(f))
+			campaign.CappedHint(f.Now(), st.Location()), c.ID, dbHint(f)) // the quota days' zone, as cron's reset
 	}
 	if hooks != nil {
 		reportDelivery(context.WithoutCancel(ctx), f, st, c.ID)

@@ -69,6 +69,7 @@ func TestCampaignCheck(t *testing.T) {
 
 func TestCampaignCheckFileErrors(t *testing.T) {
 	c := newCLI(t)
+	c.emptyDB()
 	dir := t.TempDir()
 	noPhone := filepath.Join(dir, "nophone.csv")
 	if err := os.WriteFile(noPhone, []byte("name,code\nAna,1\n"), 0o600); err != nil {

@@ -43,6 +43,9 @@ campaign (its new numbers are added); --again makes a separate one.`,
 }
 
 func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
+	if err := o.checkName(); err != nil {
+		return err
+	}
 	ro, err := o.readOptions(f)
 	if err != nil {
 		return err

@@ -169,8 +169,8 @@ number.`,
 		Example: `  wasend campaign rename 3 "spring sale, second wave"`,
 		Args:    exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(args[1]) == "" {
-				return usagef("campaign rename: NAME can't be empty")
+			if err := campaign.ValidateName(args[1]); err != nil {
+				return usageError{fmt.Errorf("campaign rename: %w", err)}
 			}
 			st, c, err := f.openCampaign(cmd.Context(), args[0])
 			if err != nil {

@@ -54,6 +54,7 @@ func TestImportWithSchedule(t *testing.T) {
 
 func TestScheduleFlagErrors(t *testing.T) {
 	c := newCLI(t)
+	c.emptyDB()
 	list := filepath.Join(t.TempDir(), "l.csv")
 	if err := os.WriteFile(list, []byte("phone\n+4915123456700\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -177,6 +178,7 @@ func TestCampaignShareFlags(t *testing.T) {
 // check finds the rows a windowed import would skip for their zone.
 func TestCheckWithSendWindow(t *testing.T) {
 	c := newCLI(t)
+	c.emptyDB()
 	list := filepath.Join(t.TempDir(), "zones.csv")
 	if err := os.WriteFile(list, []byte("phone,tz\n+4915123456700,\n+4915123456701,Mars/Base\n+870773111632,\n"), 0o600); err != nil {
 		t.Fatal(err)

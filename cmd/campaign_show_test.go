@@ -209,6 +209,7 @@ func TestCampaignShowJSONAgrees(t *testing.T) {
 
 func TestCampaignShowErrors(t *testing.T) {
 	c := newCLI(t)
+	c.emptyDB()
 	c.usage("campaign", "show", "x")
 	c.usage("campaign", "show")
 	_, _, err := c.run("campaign", "show", "7")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -40,6 +41,17 @@ func newCLI(t *testing.T) *cli {
 		env: map[string]string{"WASEND_TZ": "UTC"},
 		now: time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC),
 	}
+}
+
+// emptyDB creates c's database, empty: the state a first setup command
+// leaves (commands that only read fail where there is none).
+func (c *cli) emptyDB() {
+	c.t.Helper()
+	st, err := store.Open(c.t.Context(), c.db, store.Options{Location: time.UTC})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	st.Close()
 }
 
 // run executes wasend --db DB args… and returns its streams and error.
@@ -343,6 +355,7 @@ func TestAccountSetLimits(t *testing.T) {
 
 func TestTierListSet(t *testing.T) {
 	c := newCLI(t)
+	c.emptyDB()
 	want := "new\t1 every 12 s\t5\t50\t1 every 12 s burst 5 cap 50\n" +
 		"warm\t1 every 8 s\t8\t150\t1 every 8 s burst 8 cap 150\n" +
 		"active\t1 every 5 s\t15\t300\t1 every 5 s burst 15 cap 300\n"
@@ -528,6 +541,7 @@ func TestCampaignRunNoAccount(t *testing.T) {
 
 func TestCampaignListEmpty(t *testing.T) {
 	c := newCLI(t)
+	c.emptyDB()
 	if got := c.ok("campaign", "list", "--json"); got != "[]\n" {
 		t.Errorf("campaign list --json = %q, want []", got)
 	}

@@ -41,7 +41,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return ExitOK
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command "):
+	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command "), errors.Is(err, campaign.ErrBadName):
 		fmt.Fprintf(stderr, "error: %v\nRun with --help for usage.\n", err)
 		return ExitUsage
 	case errors.Is(err, dispatch.ErrCapped):

@@ -34,6 +34,26 @@ type Factory struct {
 	// sends is set while a command that sends messages runs (see
 	// annotationSends); read by the interrupt handler.
 	sends atomic.Bool
+	// setsUp is set while a command of setsUp runs: Store may create the
+	// database.
+	setsUp bool
+}
+
+// setsUp are the commands that set wasend up: only they create a database
+// where there is none. Every other command reads or maintains one, and a
+// missing database is an error there — a wrong path or cron's bare
+// environment must not start an empty database and report success.
+var setsUp = map[string]bool{
+	"wasend account add":     true,
+	"wasend campaign import": true,
+	"wasend campaign run":    true,
+	"wasend config set":      true,
+	"wasend portfolio add":   true,
+	"wasend tier set":        true,
+	"wasend limit global":    true,
+	"wasend suppress add":    true,
+	"wasend suppress import": true,
+	"wasend template sync":   true,
 }
 
 // Logger returns the structured logger on stderr that --log-format and
@@ -129,7 +149,10 @@ func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 	}
 	// A directory the user named must exist; the default one is created.
 	named := f.DBPath != "" || (f.Getenv("WASEND_DB") != "" && !f.Sandbox)
-	st, err := store.Open(ctx, path, store.Options{Now: f.Now, Location: loc, ExistingDir: named})
+	st, err := store.Open(ctx, path, store.Options{Now: f.Now, Location: loc, ExistingDir: named, MustExist: !f.setsUp})
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, f.noDatabase(path, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +161,42 @@ func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// noDatabase explains a database that does not exist: where the path came
+// from, and which commands create one.
+func (f *Factory) noDatabase(path string, err error) error {
+	var from string
+	switch {
+	case f.DBPath != "":
+		from = "named by --db"
+	case f.Getenv("WASEND_DB") != "" && !f.Sandbox:
+		from = "named by WASEND_DB"
+	default:
+		which := "the default database"
+		if f.Sandbox {
+			which = "the sandbox's database"
+		}
+		under := "$XDG_DATA_HOME/wasend"
+		if f.Getenv("XDG_DATA_HOME") == "" {
+			under = "$HOME/.local/share/wasend, XDG_DATA_HOME being unset"
+		}
+		from = which + ", in " + under
+		if !f.Sandbox {
+			from += ", as neither --db nor WASEND_DB is set"
+		}
+	}
+	create := "`wasend account add`, `campaign import`, `campaign run` or `config set` creates one"
+	if f.Sandbox && f.DBPath == "" {
+		create = "`wasend campaign run --sandbox FILE` creates it"
+	}
+	err = fmt.Errorf("%w (%s); %s, other commands only read or maintain one", err, from, create)
+	if sb, e := f.databasePath(true); e == nil && !f.Sandbox && f.DBPath == "" && f.Getenv("WASEND_DB") == "" {
+		if _, e := os.Stat(sb); e == nil {
+			err = fmt.Errorf("%w; the sandbox demo's database is apart: wasend status --sandbox", err)
+		}
+	}
+	return err
 }
 
 // withStore opens the database, runs fn with it and closes it again: the

@@ -1,11 +1,14 @@
 package cmd
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasend/wasend/internal/ui"
 )
 
 // mapEnv is a Getenv backed by a map.
@@ -198,7 +201,9 @@ func TestDatabaseLocationErrors(t *testing.T) {
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			f := &Factory{DBPath: tt.db, Getenv: mapEnv(env), Now: time.Now}
+			// As a command that sets up: one that only reads fails on a
+			// missing file before any of these (TestSetsUpNamesCommands).
+			f := &Factory{DBPath: tt.db, Getenv: mapEnv(env), Now: time.Now, setsUp: true}
 			st, err := f.Store(t.Context())
 			if err == nil {
 				st.Close()
@@ -225,4 +230,27 @@ func TestDatabaseLocationErrors(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "typo")); err == nil {
 		t.Error("the missing directory was created")
 	}
+}
+
+// TestSetsUpNamesCommands: every command that may create a database is a
+// command of the tree, and a command of each kind behaves so in-process:
+// one that sets up creates the file, one that reads fails on none.
+func TestSetsUpNamesCommands(t *testing.T) {
+	root := NewRootCmd(&Factory{IO: ui.Test(io.Discard, io.Discard), Getenv: mapEnv(nil), Now: time.Now})
+	for path := range setsUp {
+		c, _, err := root.Find(strings.Fields(path)[1:])
+		if err != nil || c.CommandPath() != path {
+			t.Errorf("setsUp names %q, not a command (found %v, %v)", path, c, err)
+		}
+	}
+
+	c := newCLI(t)
+	if _, _, err := c.run("campaign", "list"); err == nil || !strings.Contains(err.Error(), c.db+" does not exist (named by --db)") {
+		t.Errorf("campaign list on no database: %v", err)
+	}
+	if _, err := os.Stat(c.db); err == nil {
+		t.Fatalf("campaign list created %s", c.db)
+	}
+	c.ok("tier", "set", "new", "--daily-cap", "40")
+	c.ok("campaign", "list")
 }

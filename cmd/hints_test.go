@@ -48,6 +48,25 @@ func TestCappedHint(t *testing.T) {
 	}
 }
 
+// The exit-3 hint counts the next quota day in the database's zone of
+// quota days, the zone cron's reset goes by: not WASEND_TZ's (UTC here),
+// nor local time.
+func TestCappedHintQuotaZone(t *testing.T) {
+	c := newCLI(t)
+	c.ok("config", "set", "timezone", "America/New_York")
+	for _, tier := range []string{"new", "warm", "active"} {
+		c.ok("tier", "set", tier, "--daily-cap", "1")
+	}
+	_, errOut, err := c.run("campaign", "run", "--sandbox", "--stop-when-capped", "../testdata/recipients.csv")
+	if code := exitCode(err, &strings.Builder{}); code != ExitCapped {
+		t.Fatalf("exit %d (%v), want %d\n%s", code, err, ExitCapped, errOut)
+	}
+	// 14:00 UTC on 11-30 is 09:00 in New York: its next midnight.
+	if want := "next quota day from 12-01 00:00 EST"; !strings.Contains(errOut, want) {
+		t.Errorf("no %q in:\n%s", want, errOut)
+	}
+}
+
 // Each message names what went wrong once, and where.
 func TestMessages(t *testing.T) {
 	c := newCLI(t)
@@ -122,13 +141,15 @@ func TestSandboxHints(t *testing.T) {
 
 	xdg := t.TempDir()
 	env := map[string]string{"XDG_DATA_HOME": xdg, "WASEND_TZ": "UTC"}
+	// status's stderr and error: with no default database, the error says
+	// where the demo's is.
 	statusErr := func() string {
 		var out, errOut bytes.Buffer
 		f := &Factory{IO: ui.Test(&out, &errOut), Getenv: mapEnv(env), Now: time.Now}
 		root := NewRootCmd(f)
 		root.SetArgs([]string{"status"})
 		if err := root.Execute(); err != nil {
-			t.Fatal(err)
+			return errOut.String() + err.Error()
 		}
 		return errOut.String()
 	}
@@ -136,10 +157,19 @@ func TestSandboxHints(t *testing.T) {
 	if got := statusErr(); strings.Contains(got, hint) {
 		t.Errorf("a hint with no sandbox database: %q", got)
 	}
+	if err := os.MkdirAll(filepath.Join(xdg, "wasend"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(xdg, "wasend", "sandbox.db"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := statusErr(); !strings.Contains(got, hint) {
+	if got := statusErr(); !strings.Contains(got, hint) || !strings.Contains(got, "does not exist") {
+		t.Errorf("status on no database beside the sandbox's: %q, want %q", got, hint)
+	}
+	if err := os.WriteFile(filepath.Join(xdg, "wasend", "wasend.db"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := statusErr(); !strings.Contains(got, hint) || strings.Contains(got, "does not exist") {
 		t.Errorf("status on an empty database beside the sandbox's: %q, want %q", got, hint)
 	}
 }
@@ -318,6 +348,7 @@ func TestHintFlagsCarryOver(t *testing.T) {
 // Hints of other commands carry the flags too.
 func TestOtherHintsCarryFlags(t *testing.T) {
 	c := newCLI(t)
+	c.emptyDB()
 	_, errOut, err := c.run("template", "list")
 	if err != nil {
 		t.Fatal(err)

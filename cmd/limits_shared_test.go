@@ -77,6 +77,7 @@ func TestLimitsStatusShowsTheSharedState(t *testing.T) {
 func TestLimitsWrongURLWithoutAccounts(t *testing.T) {
 	r := redistest.Start(t)
 	c := newCLI(t)
+	c.emptyDB()
 	for _, url := range []string{
 		"redis://:s3cret@127.0.0.1:1/0",       // nobody listens
 		"redis://:s3cret@" + r.Addr() + "/99", // no such database

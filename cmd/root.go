@@ -87,6 +87,7 @@ Try it without credentials:
 				f.IO.Quiet = true
 			}
 			f.sends.Store(cmd.Annotations[annotationSends] != "")
+			f.setsUp = setsUp[cmd.CommandPath()]
 		},
 	}
 	root.SetOut(f.IO.Out)

@@ -157,6 +157,7 @@ func TestRunLeavesOutAccountNonGraph404(t *testing.T) {
 // nothing is stored.
 func TestAccountPhoneNumberIDIsAnID(t *testing.T) {
 	c := newCLI(t)
+	c.emptyDB()
 	msg := c.usage("account", "add", "main-01", "--phone-number-id", "+49 151 23456789", "--token-env", "WA_TOKEN_MAIN")
 	for _, want := range []string{"--phone-number-id", "looks like a phone number", "WhatsApp Manager"} {
 		if !strings.Contains(msg, want) {

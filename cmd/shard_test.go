@@ -92,6 +92,7 @@ func TestCheckShardSaysWhatItLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newCLI(t)
+	c.emptyDB()
 	args := []string{"campaign", "check", list, "--template", "t", "--lang", "en", "--params", "name", "--shard", "1/3"}
 	out := c.ok(args...)
 	var read, left int

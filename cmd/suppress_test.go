@@ -29,7 +29,14 @@ func newSuppressCLI(t *testing.T, env map[string]string) *suppressCLI {
 		env = map[string]string{}
 	}
 	env["WASEND_TZ"] = "UTC"
-	return &suppressCLI{t: t, db: filepath.Join(t.TempDir(), "wasend.db"), env: env}
+	c := &suppressCLI{t: t, db: filepath.Join(t.TempDir(), "wasend.db"), env: env}
+	// An empty database: commands that only read fail where there is none.
+	st, err := store.Open(t.Context(), c.db, store.Options{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	return c
 }
 
 func (c *suppressCLI) run(args ...string) (stdout, stderr string, code int) {

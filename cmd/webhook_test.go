@@ -126,6 +126,7 @@ func TestWebhookImport(t *testing.T) {
 
 func TestWebhookServeNeedsSecrets(t *testing.T) {
 	c := newCLI(t)
+	c.emptyDB()
 	if _, _, err := c.run("webhook", "serve", "--addr", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "WASEND_APP_SECRET is not set") {
 		t.Errorf("serve without secret: %v", err)
 	}

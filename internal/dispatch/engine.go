@@ -35,9 +35,8 @@ type Ledger interface {
 	RegisterRunner(ctx context.Context, r campaign.Runner) error
 	Heartbeat(ctx context.Context, runner string, now time.Time) error
 	UnregisterRunner(ctx context.Context, runner string) error
-	// RecoverOrphans turns rows held by dead runners into unknown ones.
-	RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error)
-	// Rescue does RecoverOrphans for one campaign's rows, while it runs.
+	// Rescue turns the campaign's rows held by dead runners into unknown
+	// ones, while it runs.
 	Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error)
 	// SetOutage records the outage the campaign waits out (a zero Since
 	// clears it) and, with a pause reason, pauses the campaign.

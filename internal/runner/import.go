@@ -148,7 +148,7 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 	}
 	name := o.Name
 	if name == "" {
-		name = filepath.Base(o.File)
+		name = campaign.NameOf(filepath.Base(o.File))
 	}
 	return importFile(ctx, o.Store, f, o.File, campaign.Campaign{Name: name, Source: o.File, Spec: o.Spec, Schedule: o.Schedule,
 		Share: o.Share.Apply(campaign.DefaultShare)}, ro,

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/wasend/wasend/internal/screen"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -140,11 +142,12 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	if err != nil {
 		return err
 	}
-	if moved > 0 && o.Observe != nil {
-		o.Observe(dispatch.Event{Kind: dispatch.EventRecovered, At: now, Count: moved})
+	if n := moved[c.ID]; n > 0 && o.Observe != nil {
+		o.Observe(dispatch.Event{Kind: dispatch.EventRecovered, At: now, Count: n})
 	}
-	if moved > 0 {
-		o.IO.Warnf("%d message(s) were in flight when an earlier run stopped; they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown%s`)", moved, c.ID, o.Flags)
+	// Each campaign's rows are named with it: its own retry resends them.
+	for _, id := range slices.Sorted(maps.Keys(moved)) {
+		o.IO.Warnf("%d message(s) of campaign %d were in flight when an earlier run stopped; they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown%s`)", moved[id], id, id, o.Flags)
 	}
 	counts, err := o.Store.Counts(ctx, c.ID)
 	if err != nil {

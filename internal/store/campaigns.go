@@ -34,6 +34,9 @@ type Importer struct {
 // Import holds this process's write lock until Commit or Rollback: the
 // import is one transaction so a half-read file never becomes a campaign.
 func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, error) {
+	if err := campaign.ValidateName(c.Name); err != nil {
+		return nil, err
+	}
 	s.wmu.Lock()
 	tx, err := s.beginImport(context.WithoutCancel(ctx))
 	if err != nil {

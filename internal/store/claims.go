@@ -983,8 +983,9 @@ func (s *Store) UnregisterRunner(ctx context.Context, id string) error {
 // 'unknown': their request may have reached the API, so they are not resent
 // without an operator's decision. dead says whether a runner is gone; rows
 // whose runner is not registered at all are always orphans. It returns how
-// many rows it moved.
-func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (int, error) {
+// many rows it moved of each campaign: rows of any campaign are moved, and
+// each is its own campaign's to resend.
+func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (map[int64]int, error) {
 	return s.recoverOrphans(ctx, 0, now, dead)
 }
 
@@ -997,7 +998,8 @@ func (s *Store) Rescue(ctx context.Context, campaignID int64, now time.Time, dea
 	if campaignID <= 0 {
 		return 0, fmt.Errorf("rescue: campaign id %d: %w", campaignID, campaign.ErrNotFound)
 	}
-	return s.recoverOrphans(ctx, campaignID, now, dead)
+	moved, err := s.recoverOrphans(ctx, campaignID, now, dead)
+	return moved[campaignID], err
 }
 
 // orphanedNote is what an orphaned row's error message says.
@@ -1005,10 +1007,10 @@ const orphanedNote = "interrupted: the request may have reached the API, so it i
 
 // recoverOrphans does RecoverOrphans (campaignID 0: every campaign) and
 // Rescue.
-func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error) {
-	var moved int
+func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (map[int64]int, error) {
+	var moved map[int64]int
 	err := s.write(ctx, func(tx *Tx) error {
-		moved = 0
+		moved = map[int64]int{}
 		rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, host, pid, started_at, heartbeat_at FROM runners`)
 		if err != nil {
 			return fmt.Errorf("list runners: %w", err)
@@ -1035,11 +1037,10 @@ func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.T
 				return fmt.Errorf("remove dead runner: %w", err)
 			}
 		}
-		movedIDs, err := rescue(ctx, tx, campaignID, now)
+		movedIDs, err := rescue(ctx, tx, campaignID, now, moved)
 		if err != nil {
 			return err
 		}
-		moved = len(movedIDs)
 		for len(movedIDs) > 0 {
 			n := min(len(movedIDs), 500)
 			if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = 'unknown'

@@ -433,6 +433,8 @@ func TestRecoverOrphans(t *testing.T) {
 	byDead := mustClaim(t, st, c.ID, "dead", t0)
 	byLive := mustClaim(t, st, c.ID, "live", t0)
 	byGhost := mustClaim(t, st, c.ID, "ghost", t0) // never registered
+	other := mustCampaign(t, st, "other", 2)
+	mustClaim(t, st, other.ID, "ghost", t0)
 	if err := st.Heartbeat(t.Context(), "live", at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -443,8 +445,9 @@ func TestRecoverOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if moved != 2 {
-		t.Errorf("moved %d rows, want 2 (dead's and ghost's)", moved)
+	// Each campaign's rows are counted as its own.
+	if len(moved) != 2 || moved[c.ID] != 2 || moved[other.ID] != 1 {
+		t.Errorf("moved %v rows by campaign, want %d: 2 (dead's and ghost's), %d: 1 (ghost's)", moved, c.ID, other.ID)
 	}
 	for _, tt := range []struct {
 		claim campaign.Claim
@@ -457,8 +460,8 @@ func TestRecoverOrphans(t *testing.T) {
 	if n := countRows(t, st, `SELECT count(*) FROM runners WHERE id = 'dead'`); n != 0 {
 		t.Errorf("dead runner still registered")
 	}
-	if n := countRows(t, st, `SELECT count(*) FROM attempts WHERE outcome = 'unknown' AND done_at = ?`, clk.Now().UnixNano()); n != 2 {
-		t.Errorf("%d attempts closed as unknown, want 2", n)
+	if n := countRows(t, st, `SELECT count(*) FROM attempts WHERE outcome = 'unknown' AND done_at = ?`, clk.Now().UnixNano()); n != 3 {
+		t.Errorf("%d attempts closed as unknown, want 3", n)
 	}
 
 	// The dead runner's late answers: a failure or retry no longer applies
@@ -480,8 +483,8 @@ func TestRecoverOrphans(t *testing.T) {
 	}
 
 	// Another recovery leaves the live runner alone.
-	if moved, err := st.RecoverOrphans(t.Context(), clk.Now(), stale); err != nil || moved != 0 {
-		t.Errorf("second recovery moved %d, %v", moved, err)
+	if moved, err := st.RecoverOrphans(t.Context(), clk.Now(), stale); err != nil || len(moved) != 0 {
+		t.Errorf("second recovery moved %v, %v", moved, err)
 	}
 	n, err := st.RequeueUnknown(t.Context(), c.ID)
 	if err != nil || n != 1 {

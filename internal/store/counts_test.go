@@ -144,8 +144,8 @@ func TestCountsEqualRecount(t *testing.T) {
 		t.Fatalf("ghost claimed %d rows, want 3 (the fourth was suppressed)", len(ghost))
 	}
 	checkCounts(t, st, "suppressed at send", c.ID)
-	if moved, err := st.RecoverOrphans(ctx, clk.Now(), func(campaign.Runner) bool { return false }); err != nil || moved != 3 {
-		t.Fatalf("recover orphans: %d, %v; want the ghost's 3", moved, err)
+	if moved, err := st.RecoverOrphans(ctx, clk.Now(), func(campaign.Runner) bool { return false }); err != nil || moved[c.ID] != 3 {
+		t.Fatalf("recover orphans: %v, %v; want the ghost's 3", moved, err)
 	}
 	checkCounts(t, st, "recover orphans", c.ID)
 	// A late answer for a row declared unknown: the wamid wins.

@@ -255,8 +255,8 @@ func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
 // RenameCampaign gives a campaign a new name.
 func (s *Store) RenameCampaign(ctx context.Context, id int64, name string) error {
 	name = strings.TrimSpace(name)
-	if name == "" {
-		return fmt.Errorf("campaign %d: a name can't be empty", id)
+	if err := campaign.ValidateName(name); err != nil {
+		return fmt.Errorf("campaign %d: %w", id, err)
 	}
 	return s.write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET name = ? WHERE id = ?`, name, id)

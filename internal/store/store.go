@@ -68,7 +68,15 @@ type Options struct {
 	// user named, where a typo must not create directories); otherwise it
 	// is created.
 	ExistingDir bool
+	// MustExist: open only a database that exists; ErrNoDatabase
+	// otherwise. Commands that only read or maintain set it, so that a
+	// wrong path or environment (cron's) never starts an empty database.
+	MustExist bool
 }
+
+// ErrNoDatabase is a database file that does not exist, opened with
+// MustExist.
+var ErrNoDatabase = errors.New("does not exist")
 
 // Open opens (creating if needed, mode 0600) the database at path and applies
 // any migrations it has not seen yet.
@@ -79,7 +87,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 30 * time.Second
 	}
-	if err := createFile(path, opts.ExistingDir); err != nil {
+	if err := createFile(path, opts.ExistingDir || opts.MustExist, !opts.MustExist); err != nil {
 		return nil, err
 	}
 	q := url.Values{}
@@ -114,12 +122,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // createFile makes sure the database file exists and can be written,
 // saying in plain words which file or directory is wrong and why. With
 // existingDir the directory must exist already: a path the user named,
-// where a typo must not create directories.
-func createFile(path string, existingDir bool) error {
+// where a typo must not create directories. Without create the file must
+// exist too (ErrNoDatabase).
+func createFile(path string, existingDir, create bool) error {
 	dir := filepath.Dir(path)
 	if existingDir {
 		fi, err := os.Stat(dir)
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && !create:
+			return fmt.Errorf("database %s %w", path, ErrNoDatabase)
 		case errors.Is(err, fs.ErrNotExist):
 			return fmt.Errorf("database %s: the directory %s does not exist; create it first, or leave out --db (and WASEND_DB) for the default location", path, dir)
 		case err != nil:
@@ -130,13 +141,24 @@ func createFile(path string, existingDir bool) error {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return unwritable(parentThatExists(dir), fmt.Errorf("create database directory: %w", err))
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) && !create {
+		return fmt.Errorf("database %s %w", path, ErrNoDatabase)
+	}
+	if err == nil && fi.IsDir() {
 		return fmt.Errorf("database %s is a directory; name a file, e.g. %s", path, filepath.Join(path, "wasend.db"))
 	}
 	if err := checkWritableDir(path); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	flags := os.O_RDWR
+	if create {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
+	if errors.Is(err, fs.ErrNotExist) && !create {
+		return fmt.Errorf("database %s %w", path, ErrNoDatabase)
+	}
 	if errors.Is(err, fs.ErrPermission) {
 		return fmt.Errorf("database %s can't be opened for writing: this user may not write it (check its owner and mode): %w", path, err)
 	}

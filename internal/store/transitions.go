@@ -226,24 +226,26 @@ func recordOutcome(ctx context.Context, tx *Tx, c campaign.Claim, runner string,
 }
 
 // rescue declares unknown the sending rows whose runner is not registered
-// (campaignID 0: of every campaign) and returns their ids.
-func rescue(ctx context.Context, tx *Tx, campaignID int64, now time.Time) ([]any, error) {
+// (campaignID 0: of every campaign) and returns their ids, counting them
+// by campaign in perCampaign.
+func rescue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, perCampaign map[int64]int) ([]any, error) {
 	q, args := rescueSQL, []any{now.UnixNano(), orphanedNote}
 	if campaignID != 0 {
 		q, args = rescueCampaignSQL, append(args, campaignID)
 	}
-	rows, err := tx.QueryContext(ctx, q+` RETURNING id`, args...)
+	rows, err := tx.QueryContext(ctx, q+` RETURNING id, campaign_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("mark orphaned rows unknown: %w", err)
 	}
 	defer rows.Close()
 	var ids []any
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var id, c int64
+		if err := rows.Scan(&id, &c); err != nil {
 			return nil, fmt.Errorf("mark orphaned rows unknown: %w", err)
 		}
 		ids = append(ids, id)
+		perCampaign[c]++
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("mark orphaned rows unknown: %w", err)

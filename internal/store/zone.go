@@ -61,10 +61,43 @@ func (s *Store) fixZone(ctx context.Context, requested *time.Location) error {
 		return fmt.Errorf("zone of quota days %q in the database: %w", stored, err)
 	}
 	s.loc = loc
-	if requested != nil {
+	if requested != nil && !sameRules(requested, loc) {
 		s.zoneErr = &ZoneMismatchError{Requested: requested.String(), Stored: stored}
 	}
 	return nil
+}
+
+// Zones are compared over these years: quota days of the past are already
+// counted, and zone data rarely reaches further ahead.
+var (
+	rulesFrom = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+	rulesTo   = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// sameRules reports whether a and b have the same UTC offset at every
+// instant from rulesFrom to rulesTo: then their midnights, and so their
+// quota days, are the same, whatever the zones are called (UTC, Etc/UTC
+// and Zulu; Europe/Berlin and Europe/Paris). It walks the offset changes
+// of both.
+func sameRules(a, b *time.Location) bool {
+	for t := rulesFrom; t.Before(rulesTo); {
+		_, oa := t.In(a).Zone()
+		_, ob := t.In(b).Zone()
+		if oa != ob {
+			return false
+		}
+		_, endA := t.In(a).ZoneBounds()
+		_, endB := t.In(b).ZoneBounds()
+		next := endA
+		if next.IsZero() || (!endB.IsZero() && endB.Before(next)) {
+			next = endB
+		}
+		if next.IsZero() || !next.After(t) {
+			return true // neither changes again
+		}
+		t = next
+	}
+	return true
 }
 
 func (s *Store) setting(ctx context.Context, key string) (string, error) {

@@ -147,11 +147,18 @@ func tail(s string) string {
 // leaves none behind (nor a busy mount point).
 func (w *World) Start(args ...string) *Proc {
 	w.T.Helper()
+	return w.StartEnv(w.Env(), append([]string{"--db", w.DB}, args...)...)
+}
+
+// StartEnv runs wasend args… (no --db added) in the background with
+// exactly env, as cron or a bare shell would.
+func (w *World) StartEnv(env []string, args ...string) *Proc {
+	w.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), w.Timeout)
 	p := &Proc{ctx: ctx, cancel: cancel, args: args, done: make(chan struct{})}
-	p.cmd = exec.CommandContext(ctx, binary, append([]string{"--db", w.DB}, args...)...)
+	p.cmd = exec.CommandContext(ctx, binary, args...)
 	p.cmd.Dir = w.Dir
-	p.cmd.Env = w.Env()
+	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		cancel()

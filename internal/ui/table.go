@@ -5,7 +5,10 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
 )
@@ -76,7 +79,45 @@ func (t *Table) Optional(names ...string) *Table {
 }
 
 // Row adds a row.
-func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
+//
+// Control characters in a cell are shown escaped (a tab as \t, a newline
+// as \n): one would split the piped row into more columns or lines than a
+// script expects, or garble the terminal. The colour codes of a terminal
+// table stay.
+func (t *Table) Row(cells ...string) {
+	row := make([]string, len(cells))
+	for i, c := range cells {
+		row[i] = escapeControls(c, t.tty)
+	}
+	t.rows = append(t.rows, row)
+}
+
+// escapeControls writes s's control characters as Go escapes; with
+// colours, the colour codes (ESC [ … m) are kept.
+func escapeControls(s string, colours bool) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if colours {
+			if loc := ansi.FindStringIndex(s[i:]); loc != nil && loc[0] == 0 {
+				b.WriteString(s[i : i+loc[1]])
+				i += loc[1]
+				continue
+			}
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r) // '\t', '\x1b', '\u0085'
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
 
 const (
 	colGap = 2

@@ -33,6 +33,18 @@ func TestTable(t *testing.T) {
 				"fresh-02\tnew\t1/12s\n" +
 				"x\t\t20/s\n",
 		},
+		{
+			name: "piped: control characters escaped, a row a line",
+			rows: [][]string{{"a\tb\nc", "x\x1b[31my\u0085", "1/5s"}},
+			want: "a\\tb\\nc\tx\\x1b[31my\\u0085\t1/5s\n",
+		},
+		{
+			name: "tty: control characters escaped, colours kept",
+			tty:  true,
+			rows: [][]string{{"a\tb", "\x1b[31mred\x1b[0m\r", "1/5s"}},
+			want: "NAME  TIER   RATE\n" +
+				"a\\tb  \x1b[31mred\x1b[0m\\r  1/5s\n",
+		},
 		{name: "tty, no rows: the header alone", tty: true, want: "NAME  TIER  RATE\n"},
 		{name: "piped, no rows: nothing", want: ""},
 	}
