@@ -40,8 +40,9 @@ own count (nothing is zeroed). Every other host adds its part by itself
 before it sends again; the count of a host that will not return is added
 with ` + "`wasend limits add-lost-host`" + `.
 
-Crontab line:
-  0 0 * * * wasend quota reset`,
+Crontab line (cron's environment has neither your PATH nor WASEND_DB, so
+name both):
+  0 0 * * * /usr/local/bin/wasend --db /var/lib/wasend/wasend.db quota reset`,
 		Example: `  wasend quota reset
   wasend quota reset --account fresh-02 --force
   wasend quota reset --force --limits redis://redis.internal:6379/0`,
