@@ -37,6 +37,24 @@ func (f *Factory) shareLimits(ctx context.Context, st *store.Store) error {
 
 // limitsPool dials the shared limits for a command that reads or changes
 // them itself (quota reset, limits status); nil without --limits.
+// answeringLimitsPool is the pool of a command that only works on the
+// shared limits: --limits is required, and asked first, so a wrong URL or
+// password is an error even where there is no account to read.
+func (f *Factory) answeringLimitsPool(ctx context.Context) (*redisgate.Pool, error) {
+	pool, err := f.limitsPool()
+	if err != nil {
+		return nil, err
+	}
+	if pool == nil {
+		return nil, usagef("no shared limits: give --limits redis://HOST:6379/0 (or set WASEND_LIMITS)")
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
 func (f *Factory) limitsPool() (*redisgate.Pool, error) {
 	url := f.LimitsURL()
 	if url == "" {
@@ -138,17 +156,11 @@ host: the same label added again adds nothing. Only a rebuilt day takes it
 			if account == "" || host == "" || count < 0 {
 				return usagef("give --account, --host and a --count of 0 or more")
 			}
-			pool, err := f.limitsPool()
+			pool, err := f.answeringLimitsPool(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if pool == nil {
-				return usagef("no shared limits: give --limits redis://HOST:6379/0 (or set WASEND_LIMITS)")
-			}
 			defer pool.Close()
-			if err := pool.Ping(cmd.Context()); err != nil {
-				return err
-			}
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				added, already, err := st.AddLostHost(cmd.Context(), pool, account, host, count)
 				if err != nil {
@@ -187,19 +199,11 @@ or database, is an error (exit 1); the password is never printed.`,
   WASEND_LIMITS=redis://redis.internal:6379/0 wasend limits status --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pool, err := f.limitsPool()
+			pool, err := f.answeringLimitsPool(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if pool == nil {
-				return usagef("no shared limits: give --limits redis://HOST:6379/0 (or set WASEND_LIMITS)")
-			}
 			defer pool.Close()
-			// Asked first: with no account to read, a wrong URL or password
-			// would otherwise pass unnoticed.
-			if err := pool.Ping(cmd.Context()); err != nil {
-				return err
-			}
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				states, err := st.SharedLimitsState(cmd.Context(), pool)
 				if err != nil {
