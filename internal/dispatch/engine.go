@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -73,7 +74,7 @@ type Options struct {
 	Campaign campaign.Campaign
 	Ledger   Ledger
 	Sender   Sender
-	Clock    Clock // [RealClock]
+	Clock    clock.Clock // [clock.Real]
 	// Token returns the access token held in the named environment variable.
 	Token func(env string) (string, error)
 	// Runner identifies this engine in the ledger.
@@ -189,7 +190,7 @@ func New(o Options) (*Engine, error) {
 		return nil, errors.New("dispatch: Runner.ID is required")
 	}
 	if o.Clock == nil {
-		o.Clock = RealClock{}
+		o.Clock = clock.Real{}
 	}
 	if o.Token == nil {
 		o.Token = func(string) (string, error) { return "", nil }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
@@ -23,7 +24,7 @@ import (
 type env struct {
 	t      *testing.T
 	ctx    context.Context
-	clock  *dispatch.SimClock
+	clock  *clock.Sim
 	st     *store.Store
 	box    *sandbox.Server
 	client *whatsapp.Client
@@ -39,18 +40,18 @@ func newEnv(t *testing.T, start time.Time, faults sandbox.Faults) *env {
 func newEnvBox(t *testing.T, start time.Time, opts sandbox.Options) *env {
 	t.Helper()
 	ctx := context.Background()
-	clock := dispatch.NewSimClock(start)
+	clk := clock.NewSim(start)
 	path := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(ctx, path, store.Options{Now: clock.Now, Location: time.UTC})
+	st, err := store.Open(ctx, path, store.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	opts.Now = clock.Now
+	opts.Now = clk.Now
 	box := sandbox.New(opts)
 	srv := httptest.NewServer(box)
 	t.Cleanup(srv.Close)
-	return &env{t: t, ctx: ctx, clock: clock, st: st, box: box, path: path,
+	return &env{t: t, ctx: ctx, clock: clk, st: st, box: box, path: path,
 		client: whatsapp.New(whatsapp.Config{BaseURL: srv.URL, Timeout: 5 * time.Second})}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
@@ -43,14 +44,14 @@ func (s *slowAPI) after(t time.Time) int {
 func newSlowEnv(t *testing.T, fast int, delay time.Duration, faults sandbox.Faults, n int) (*env, *slowAPI, campaign.Campaign) {
 	t.Helper()
 	ctx := context.Background()
-	clock := dispatch.NewSimClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	clk := clock.NewSim(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	path := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(ctx, path, store.Options{Now: clock.Now, Location: time.UTC})
+	st, err := store.Open(ctx, path, store.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	box := sandbox.New(sandbox.Options{Now: clock.Now, Throughput: -1, PairInterval: -1, Faults: faults})
+	box := sandbox.New(sandbox.Options{Now: clk.Now, Throughput: -1, PairInterval: -1, Faults: faults})
 	api := &slowAPI{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api.mu.Lock()
@@ -66,7 +67,7 @@ func newSlowEnv(t *testing.T, fast int, delay time.Duration, faults sandbox.Faul
 		box.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	e := &env{t: t, ctx: ctx, clock: clock, st: st, box: box, path: path,
+	e := &env{t: t, ctx: ctx, clock: clk, st: st, box: box, path: path,
 		client: whatsapp.New(whatsapp.Config{BaseURL: srv.URL, Timeout: 5 * time.Second})}
 	if err := st.SetTier(ctx, campaign.TierActive, campaign.Limits{Rate: 1000, Burst: 1000, DailyCap: 100000}); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/wasend/wasend/internal/clock"
 )
 
 // Concurrency decides how many requests may be in flight. Little's law
@@ -191,7 +193,7 @@ func (c *Concurrency) Latency() time.Duration { return c.srtt }
 // senders) and requests in flight (at most the limit) — sized by a
 // Concurrency. It is safe for concurrent use.
 type pacer struct {
-	clock Clock
+	clock clock.Clock
 	mu    sync.Mutex
 	ctl   *Concurrency
 	limit int
@@ -206,9 +208,9 @@ type pacer struct {
 	alone bool
 }
 
-func newPacer(clock Clock, max int) *pacer {
+func newPacer(clk clock.Clock, max int) *pacer {
 	ctl := NewConcurrency(max)
-	return &pacer{clock: clock, ctl: ctl, limit: 1, alone: true, wake: make(chan struct{})}
+	return &pacer{clock: clk, ctl: ctl, limit: 1, alone: true, wake: make(chan struct{})}
 }
 
 // accepted notes that a message was accepted: the limit is the

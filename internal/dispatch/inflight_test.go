@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/wasend/wasend/internal/clock"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -152,8 +154,8 @@ func TestConcurrencyBound(t *testing.T) {
 // TestPacerWindows: at most the limit in flight, at most twice it claimed
 // and not recorded; the windows follow the limit as it changes.
 func TestPacerWindows(t *testing.T) {
-	clock := NewSimClock(t0)
-	p := newPacer(clock, 4)
+	clk := clock.NewSim(t0)
+	p := newPacer(clk, 4)
 	ctx := context.Background()
 	// One request alone until one is accepted.
 	if n, err := p.reserve(ctx, 100); err != nil || n != 2 || p.Limit() != 1 {
@@ -178,7 +180,7 @@ func TestPacerWindows(t *testing.T) {
 		t.Fatal("a fifth request started with a limit of 4")
 	case <-time.After(20 * time.Millisecond):
 	}
-	clock.Advance(100 * time.Millisecond)
+	clk.Advance(100 * time.Millisecond)
 	p.endSend(starts[0], true, false)
 	<-started // the freed place goes to the waiting request
 	p.release(3)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/ratelimit"
@@ -39,13 +40,13 @@ func TestForecastMatchesEngine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			start := time.Date(2026, 3, 2, 23, 50, 0, 0, time.UTC)
-			clock := dispatch.NewSimClock(start)
-			st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: clock.Now, Location: time.UTC})
+			clk := clock.NewSim(start)
+			st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: clk.Now, Location: time.UTC})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			box := sandbox.New(sandbox.Options{Now: clock.Now})
+			box := sandbox.New(sandbox.Options{Now: clk.Now})
 			srv := httptest.NewServer(box)
 			defer srv.Close()
 			client := whatsapp.New(whatsapp.Config{BaseURL: srv.URL, Timeout: 5 * time.Second})
@@ -85,7 +86,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 			}
 			var global *ratelimit.Bucket
 			if on {
-				global = &ratelimit.Bucket{Tokens: tokens, At: clock.Now()}
+				global = &ratelimit.Bucket{Tokens: tokens, At: clk.Now()}
 			}
 			ws, err := st.PortfolioWindows(ctx)
 			if err != nil {
@@ -95,7 +96,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 			for _, w := range ws {
 				ports = append(ports, planner.PortfolioState{Name: w.Name, Reach: w.Reach, Accounts: w.Accounts, Latest: w.Latest})
 			}
-			plan, err := planner.ETA(clock.Now(), time.UTC, tt.n, accts, global, gl, ports)
+			plan, err := planner.ETA(clk.Now(), time.UTC, tt.n, accts, global, gl, ports)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +105,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 			}
 
 			resets := 0
-			clock.OnAdvance = func(from, to time.Time) {
+			clk.OnAdvance = func(from, to time.Time) {
 				if from.Truncate(24*time.Hour) != to.Truncate(24*time.Hour) {
 					resets++
 					if _, err := st.ResetQuota(ctx, nil, false); err != nil {
@@ -113,7 +114,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 				}
 			}
 			eng, err := dispatch.New(dispatch.Options{
-				Campaign: c, Ledger: st, Sender: client, Clock: clock,
+				Campaign: c, Ledger: st, Sender: client, Clock: clk,
 				Token:  func(string) (string, error) { return "test-token", nil },
 				Runner: campaign.Runner{ID: "sim", Host: "test", PID: 1}, Policy: dispatch.Policy{Workers: 4}, Poll: time.Minute,
 			})
@@ -123,7 +124,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 			if err := eng.Run(ctx); err != nil {
 				t.Fatal(err)
 			}
-			took := clock.Now().Sub(start)
+			took := clk.Now().Sub(start)
 			counts, err := st.Counts(ctx, c.ID)
 			if err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
@@ -47,7 +48,7 @@ type Options struct {
 	Share campaign.ShareChange
 
 	Sender dispatch.Sender
-	Clock  dispatch.Clock // [dispatch.RealClock]
+	Clock  clock.Clock // [clock.Real]
 	Token  func(env string) (string, error)
 
 	// Policy is how the campaign is sent, passed whole to the engine.
@@ -115,7 +116,7 @@ type Result struct {
 // error for the runs that stop early.
 func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	if o.Clock == nil {
-		o.Clock = dispatch.RealClock{}
+		o.Clock = clock.Real{}
 	}
 	if o.Stale <= 0 {
 		o.Stale = 30 * time.Second
