@@ -12,31 +12,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wasend/wasend/internal/clock"
 )
 
 const token = "sandbox-test-token"
 
-// fakeClock is a settable clock for limits.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 9, 11, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newFakeClock is a settable clock for limits: the shared simulated clock.
+func newFakeClock() *clock.Sim { return clock.NewSim(time.Date(2026, 9, 11, 12, 0, 0, 0, time.UTC)) }
 
 func startServer(t *testing.T, opts Options) (*Server, *httptest.Server) {
 	t.Helper()
@@ -263,8 +246,8 @@ func TestFaults(t *testing.T) {
 }
 
 func TestThroughput(t *testing.T) {
-	clock := newFakeClock()
-	_, ts := startServer(t, Options{Now: clock.Now}) // default 80 msg/s
+	clk := newFakeClock()
+	_, ts := startServer(t, Options{Now: clk.Now}) // default 80 msg/s
 	n := 0
 	sendN := func(phoneNumberID string, count int) (accepted int) {
 		for range count {
@@ -291,7 +274,7 @@ func TestThroughput(t *testing.T) {
 		{10 * time.Second, "A", 100, 80}, // capacity is one second's worth
 	}
 	for i, st := range steps {
-		clock.Advance(st.advance)
+		clk.Advance(st.advance)
 		if got := sendN(st.phoneNumberID, st.send); got != st.want {
 			t.Errorf("step %d: %d of %d accepted, want %d", i, got, st.send, st.want)
 		}
@@ -299,8 +282,8 @@ func TestThroughput(t *testing.T) {
 }
 
 func TestThroughputOptions(t *testing.T) {
-	clock := newFakeClock()
-	_, ts := startServer(t, Options{Now: clock.Now, Throughput: 2})
+	clk := newFakeClock()
+	_, ts := startServer(t, Options{Now: clk.Now, Throughput: 2})
 	codes := []int{}
 	for i := range 3 {
 		codes = append(codes, post(t, ts, "A", demo(fmt.Sprintf("+1650555%04d", i))).status)
@@ -309,7 +292,7 @@ func TestThroughputOptions(t *testing.T) {
 		t.Errorf("statuses %v, want [200 200 400]", codes)
 	}
 
-	_, ts = startServer(t, Options{Now: clock.Now, Throughput: -1})
+	_, ts = startServer(t, Options{Now: clk.Now, Throughput: -1})
 	for i := range 200 {
 		if r := post(t, ts, "A", demo(fmt.Sprintf("+1650555%04d", i))); r.status != 200 {
 			t.Fatalf("request %d: HTTP %d with no throughput limit", i, r.status)
@@ -318,8 +301,8 @@ func TestThroughputOptions(t *testing.T) {
 }
 
 func TestPairLimit(t *testing.T) {
-	clock := newFakeClock()
-	s, ts := startServer(t, Options{Now: clock.Now, Faults: Faults{RetryAfter: 4 * time.Second}})
+	clk := newFakeClock()
+	s, ts := startServer(t, Options{Now: clk.Now, Faults: Faults{RetryAfter: 4 * time.Second}})
 	steps := []struct {
 		advance       time.Duration
 		phoneNumberID string
@@ -335,7 +318,7 @@ func TestPairLimit(t *testing.T) {
 		{time.Second, "A", "+16505551234", 131056},
 	}
 	for i, st := range steps {
-		clock.Advance(st.advance)
+		clk.Advance(st.advance)
 		r := post(t, ts, st.phoneNumberID, demo(st.to))
 		if r.graph.Error.Code != st.wantCode {
 			t.Fatalf("step %d: HTTP %d code %d, want code %d", i, r.status, r.graph.Error.Code, st.wantCode)
@@ -348,7 +331,7 @@ func TestPairLimit(t *testing.T) {
 		t.Errorf("outcome %q, want %q", got, OutcomePairThrottled)
 	}
 
-	_, ts = startServer(t, Options{Now: clock.Now, PairInterval: -1})
+	_, ts = startServer(t, Options{Now: clk.Now, PairInterval: -1})
 	for i := range 3 {
 		if r := post(t, ts, "A", demo("+16505551234")); r.status != 200 {
 			t.Errorf("request %d: HTTP %d with no pair limit", i, r.status)
@@ -357,8 +340,8 @@ func TestPairLimit(t *testing.T) {
 }
 
 func TestFatalAccountAfter(t *testing.T) {
-	clock := newFakeClock()
-	s, ts := startServer(t, Options{Now: clock.Now, Faults: Faults{
+	clk := newFakeClock()
+	s, ts := startServer(t, Options{Now: clk.Now, Faults: Faults{
 		FatalAccounts: map[string]FatalAccount{"A": {Code: 190, After: 3}, "C": {Code: 131031, After: 0}},
 		CodeProb:      map[int]float64{131026: 0.5},
 		Seed:          7,
@@ -390,18 +373,18 @@ func TestFatalAccountAfter(t *testing.T) {
 }
 
 func TestRecords(t *testing.T) {
-	clock := newFakeClock()
+	clk := newFakeClock()
 	var buf bytes.Buffer
-	s, ts := startServer(t, Options{Now: clock.Now, Record: &buf, Faults: Faults{FailNumbers: map[string]int{"+2222222222": 131026}}})
+	s, ts := startServer(t, Options{Now: clk.Now, Record: &buf, Faults: Faults{FailNumbers: map[string]int{"+2222222222": 131026}}})
 	post(t, ts, "A", demo("+1111111111"))
-	clock.Advance(time.Second)
+	clk.Advance(time.Second)
 	post(t, ts, "A", demo("+2222222222"))
 	do(t, "POST", ts.URL+"/v25.0/A/messages", "", demo("+3333333333"))
 
 	want := []Record{
-		{At: clock.Now().Add(-time.Second), PhoneNumberID: "A", To: "+1111111111", Template: DemoTemplate, CallbackData: "wasend:c1:+1111111111", HTTPStatus: 200, Outcome: OutcomeAccepted},
-		{At: clock.Now(), PhoneNumberID: "A", To: "+2222222222", Template: DemoTemplate, CallbackData: "wasend:c1:+2222222222", HTTPStatus: 400, Code: 131026, Outcome: OutcomeError},
-		{At: clock.Now(), PhoneNumberID: "A", To: "+3333333333", Template: DemoTemplate, CallbackData: "wasend:c1:+3333333333", HTTPStatus: 401, Code: 190, Outcome: OutcomeError},
+		{At: clk.Now().Add(-time.Second), PhoneNumberID: "A", To: "+1111111111", Template: DemoTemplate, CallbackData: "wasend:c1:+1111111111", HTTPStatus: 200, Outcome: OutcomeAccepted},
+		{At: clk.Now(), PhoneNumberID: "A", To: "+2222222222", Template: DemoTemplate, CallbackData: "wasend:c1:+2222222222", HTTPStatus: 400, Code: 131026, Outcome: OutcomeError},
+		{At: clk.Now(), PhoneNumberID: "A", To: "+3333333333", Template: DemoTemplate, CallbackData: "wasend:c1:+3333333333", HTTPStatus: 401, Code: 190, Outcome: OutcomeError},
 	}
 	got := s.Records()
 	if len(got) != len(want) || got[0].WAMID == "" {
@@ -460,8 +443,8 @@ func TestRecordsEmptyIsArray(t *testing.T) {
 
 func TestSeedReplays(t *testing.T) {
 	run := func(seed int64) string {
-		clock := newFakeClock()
-		s := New(Options{Now: clock.Now, Throughput: -1, Faults: Faults{
+		clk := newFakeClock()
+		s := New(Options{Now: clk.Now, Throughput: -1, Faults: Faults{
 			Seed: seed, Throttle: 0.2, ServerError: 0.2, CodeProb: map[int]float64{131026: 0.2, 131049: 0.2},
 		}})
 		for i := range 60 {
@@ -491,9 +474,9 @@ func TestSeedReplays(t *testing.T) {
 }
 
 func TestConcurrent(t *testing.T) {
-	clock := newFakeClock() // frozen: exactly one bucket's worth is accepted
+	clk := newFakeClock() // frozen: exactly one bucket's worth is accepted
 	var buf safeBuffer
-	s, ts := startServer(t, Options{Now: clock.Now, Record: &buf, Faults: Faults{Seed: 1, ServerError: 0.1}})
+	s, ts := startServer(t, Options{Now: clk.Now, Record: &buf, Faults: Faults{Seed: 1, ServerError: 0.1}})
 	const workers, each = 20, 25
 	var wg sync.WaitGroup
 	for w := range workers {

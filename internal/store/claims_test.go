@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
@@ -22,7 +23,7 @@ type claimStep struct {
 	wantUntil   time.Duration // offset from t0; 0 means the zero time
 }
 
-func runClaims(t *testing.T, st *Store, clk *fakeClock, id int64, steps []claimStep) []campaign.Claim {
+func runClaims(t *testing.T, st *Store, clk *clock.Sim, id int64, steps []claimStep) []campaign.Claim {
 	t.Helper()
 	var claims []campaign.Claim
 	for i, s := range steps {

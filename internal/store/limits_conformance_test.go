@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/ratelimit"
@@ -35,7 +36,7 @@ import (
 // SQLite file whose claims decide with local limits or through Redis.
 type limitsImpl struct {
 	name string
-	open func(t *testing.T, clk *fakeClock, path string) *confHost
+	open func(t *testing.T, clk *clock.Sim, path string) *confHost
 	// fresh empties the shared state before a test's hosts open.
 	fresh func(t *testing.T)
 }
@@ -91,11 +92,11 @@ func (h *confHost) used(t *testing.T) map[string]int {
 // limitsImpls are the implementations under test; the Redis one is
 // skipped where no redis-server is installed.
 func limitsImpls(t *testing.T) []limitsImpl {
-	local := limitsImpl{name: "sqlite", fresh: func(*testing.T) {}, open: func(t *testing.T, clk *fakeClock, path string) *confHost {
+	local := limitsImpl{name: "sqlite", fresh: func(*testing.T) {}, open: func(t *testing.T, clk *clock.Sim, path string) *confHost {
 		return &confHost{st: openAt(t, path, clk)}
 	}}
 	var r *redistest.Server
-	shared := limitsImpl{name: "redis", open: func(t *testing.T, clk *fakeClock, path string) *confHost {
+	shared := limitsImpl{name: "redis", open: func(t *testing.T, clk *clock.Sim, path string) *confHost {
 		st := openAt(t, path, clk)
 		pool, err := redisgate.Dial(r.URL())
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 )
 
 // sender is one campaign's process in a simulation: it beats, claims one
@@ -23,7 +24,7 @@ type sender struct {
 // play runs the senders on a fake clock from 0 to end in steps, each
 // claiming as long as it gets messages; the order they ask in turns
 // round each step, so no one wins by asking first.
-func play(t *testing.T, st *Store, clk *fakeClock, end, step time.Duration, senders ...*sender) {
+func play(t *testing.T, st *Store, clk *clock.Sim, end, step time.Duration, senders ...*sender) {
 	t.Helper()
 	for k, at0 := 0, time.Duration(0); at0 <= end; k, at0 = k+1, at0+step {
 		now := at(at0)

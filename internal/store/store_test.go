@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
@@ -20,37 +20,11 @@ var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 
 func at(d time.Duration) time.Time { return t0.Add(d) }
 
-// fakeClock is the store's Now in tests. It only moves when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// newFakeClock is the store's Now in tests: the shared simulated clock,
+// standing at t0. It only moves when told to.
+func newFakeClock() *clock.Sim { return clock.NewSim(t0) }
 
-func newFakeClock() *fakeClock { return &fakeClock{now: t0} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Set moves the clock to t, forwards or backwards.
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
-// AdvanceTo moves the clock to t unless it is already later.
-func (c *fakeClock) AdvanceTo(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t.After(c.now) {
-		c.now = t
-	}
-}
-
-func openAt(t *testing.T, path string, clk *fakeClock) *Store {
+func openAt(t *testing.T, path string, clk *clock.Sim) *Store {
 	t.Helper()
 	st, err := Open(t.Context(), path, Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
@@ -60,7 +34,7 @@ func openAt(t *testing.T, path string, clk *fakeClock) *Store {
 	return st
 }
 
-func openTest(t *testing.T, clk *fakeClock) *Store {
+func openTest(t *testing.T, clk *clock.Sim) *Store {
 	t.Helper()
 	return openAt(t, filepath.Join(t.TempDir(), "wasend.db"), clk)
 }

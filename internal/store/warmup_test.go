@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 )
 
 // warmTiers makes the tiers fast with small caps, so a simulated day is a
@@ -24,7 +25,7 @@ func warmTiers(t *testing.T, st *Store) {
 // sendDay starts a quota day at 00:01 of day d (returning any promotion),
 // then at 09:00 sends as many rows as the caps let through, outcome
 // deciding each.
-func sendDay(t *testing.T, st *Store, clk *fakeClock, id int64, d int, outcome func(i int) campaign.Outcome) (promoted *campaign.TierChange, sent int) {
+func sendDay(t *testing.T, st *Store, clk *clock.Sim, id int64, d int, outcome func(i int) campaign.Outcome) (promoted *campaign.TierChange, sent int) {
 	t.Helper()
 	midnight := time.Date(t0.Year(), t0.Month(), t0.Day()+d, 0, 1, 0, 0, time.UTC)
 	clk.Set(midnight)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
+	"github.com/wasend/wasend/internal/clock"
 	"strings"
 	"sync"
 	"testing"
@@ -34,24 +35,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// fakeClock is a settable Now.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 var t0 = time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
 
 // waitForOutput polls w until it contains want.
@@ -69,14 +52,14 @@ func waitForOutput(t *testing.T, w *syncBuffer, want string) {
 func TestProgressPlainLines(t *testing.T) {
 	var errOut syncBuffer
 	s := Test(&bytes.Buffer{}, &errOut)
-	clock := &fakeClock{t: t0}
+	clk := clock.NewSim(t0)
 	p := NewProgress(s, ProgressOptions{
 		Label: "campaign 3", Total: 10, Sent: 2, Failed: 1, Unknown: 0,
-		Interval: time.Millisecond, Now: clock.Now,
+		Interval: time.Millisecond, Now: clk.Now,
 	})
 	waitForOutput(t, &errOut, "2026-11-30T14:00:00Z campaign 3: sent 2 failed 1 unknown 0 remaining 7 of 10\n")
 
-	clock.Add(10 * time.Second)
+	clk.Advance(10 * time.Second)
 	for range 4 {
 		p.Sent()
 	}
@@ -124,12 +107,12 @@ func TestProgressETARounded(t *testing.T) {
 	for _, tt := range tests {
 		var errOut syncBuffer
 		s := Test(&bytes.Buffer{}, &errOut)
-		clock := &fakeClock{t: t0}
-		p := NewProgress(s, ProgressOptions{Label: "c", Total: 10, Interval: time.Hour, Now: clock.Now})
+		clk := clock.NewSim(t0)
+		p := NewProgress(s, ProgressOptions{Label: "c", Total: 10, Interval: time.Hour, Now: clk.Now})
 		for range tt.sent {
 			p.Sent()
 		}
-		clock.Add(tt.elapsed)
+		clk.Advance(tt.elapsed)
 		p.Stop()
 		if got := errOut.String(); !strings.HasSuffix(got, tt.want) {
 			t.Errorf("%d sent in %v: %q, want it to end in %q", tt.sent, tt.elapsed, got, tt.want)
@@ -143,7 +126,7 @@ func TestProgressQuiet(t *testing.T) {
 		s := Test(&bytes.Buffer{}, &errOut)
 		s.SetTTY(tty, tty)
 		s.Quiet = true
-		p := NewProgress(s, ProgressOptions{Label: "c", Total: 3, Interval: time.Millisecond, Now: (&fakeClock{t: t0}).Now})
+		p := NewProgress(s, ProgressOptions{Label: "c", Total: 3, Interval: time.Millisecond, Now: clock.NewSim(t0).Now})
 		p.Sent()
 		p.Waiting("every account reached its daily cap", true)
 		time.Sleep(20 * time.Millisecond)
@@ -159,7 +142,7 @@ func TestProgressWaiting(t *testing.T) {
 	var errOut syncBuffer
 	s := Test(&bytes.Buffer{}, &errOut)
 	// An hour between periodic lines: anything written comes from Waiting.
-	p := NewProgress(s, ProgressOptions{Label: "c", Total: 5, Interval: time.Hour, Now: (&fakeClock{t: t0}).Now})
+	p := NewProgress(s, ProgressOptions{Label: "c", Total: 5, Interval: time.Hour, Now: clock.NewSim(t0).Now})
 	defer p.Stop()
 
 	steps := []struct {
@@ -199,7 +182,7 @@ func TestProgressWaitingTTY(t *testing.T) {
 	var errOut syncBuffer
 	s := Test(&bytes.Buffer{}, &errOut)
 	s.SetTTY(true, true)
-	p := NewProgress(s, ProgressOptions{Label: "c", Total: 5, Interval: time.Hour, Now: (&fakeClock{t: t0}).Now})
+	p := NewProgress(s, ProgressOptions{Label: "c", Total: 5, Interval: time.Hour, Now: clock.NewSim(t0).Now})
 	p.Waiting("every account reached its daily cap", true)
 	p.Sent()
 	p.Stop()
@@ -260,11 +243,11 @@ func TestProgressGolden(t *testing.T) {
 			s := Test(&bytes.Buffer{}, &errOut)
 			s.SetTTY(true, true)
 			s.SetWidth(width)
-			clock := &fakeClock{t: t0}
+			clk := clock.NewSim(t0)
 			p := NewProgress(s, ProgressOptions{Label: "campaign 17", Total: 1200, Sent: 100,
-				Interval: time.Hour, Redraw: time.Hour, Now: clock.Now})
+				Interval: time.Hour, Redraw: time.Hour, Now: clk.Now})
 			step := func(d time.Duration, sent int) {
-				clock.Add(d)
+				clk.Advance(d)
 				for range sent {
 					p.Sent()
 				}
@@ -304,7 +287,7 @@ func TestProgressLogAbove(t *testing.T) {
 	s := Test(&bytes.Buffer{}, &errOut)
 	s.SetTTY(true, true)
 	s.SetWidth(80)
-	p := NewProgress(s, ProgressOptions{Label: "c", Total: 5, Interval: time.Hour, Redraw: time.Hour, Now: (&fakeClock{t: t0}).Now})
+	p := NewProgress(s, ProgressOptions{Label: "c", Total: 5, Interval: time.Hour, Redraw: time.Hour, Now: clock.NewSim(t0).Now})
 	before := errOut.String()
 	fmt.Fprint(s.ErrOut, "time=x level=WARN msg=hello\n")
 	got := strings.TrimPrefix(errOut.String(), before)
@@ -320,12 +303,12 @@ func TestProgressLogAbove(t *testing.T) {
 func TestProgressPlainStalled(t *testing.T) {
 	var errOut syncBuffer
 	s := Test(&bytes.Buffer{}, &errOut)
-	clock := &fakeClock{t: t0}
-	p := NewProgress(s, ProgressOptions{Label: "c", Total: 10, Interval: time.Hour, Now: clock.Now})
+	clk := clock.NewSim(t0)
+	p := NewProgress(s, ProgressOptions{Label: "c", Total: 10, Interval: time.Hour, Now: clk.Now})
 	for range 5 {
 		p.Sent()
 	}
-	clock.Add(10 * time.Second)
+	clk.Advance(10 * time.Second)
 	p.Waiting("every account reached its daily cap", true)
 	p.Stop()
 	lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
@@ -421,8 +404,8 @@ func TestProgressSettle(t *testing.T) {
 			s := Test(&bytes.Buffer{}, &errOut)
 			s.SetTTY(tty, tty)
 			s.SetWidth(120)
-			clock := &fakeClock{t: t0}
-			p := NewProgress(s, ProgressOptions{Label: "campaign 3", Total: 34, Interval: time.Hour, Now: clock.Now})
+			clk := clock.NewSim(t0)
+			p := NewProgress(s, ProgressOptions{Label: "campaign 3", Total: 34, Interval: time.Hour, Now: clk.Now})
 			for range 34 {
 				p.Sent()
 			}

@@ -5,34 +5,17 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/store"
 )
 
 // t0 is when every test's sending happens; webhook times are offsets.
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 // pnid is the sending number of every test, Meta's example id.
 const pnid = "106540352242922"
@@ -41,7 +24,7 @@ const pnid = "106540352242922"
 // n recipients, every row claimed (in flight) by runner "r1".
 type fixture struct {
 	st     *store.Store
-	clk    *testClock
+	clk    *clock.Sim
 	c      campaign.Campaign
 	claims []campaign.Claim
 	ap     *Applier
@@ -50,7 +33,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, n int, p Policy) *fixture {
 	t.Helper()
-	clk := &testClock{now: t0}
+	clk := clock.NewSim(t0)
 	path := filepath.Join(t.TempDir(), "wasend.db")
 	st, err := store.Open(t.Context(), path, store.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
