@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/limits/limitstest"
 	"github.com/wasend/wasend/internal/ratelimit"
@@ -24,8 +24,7 @@ import (
 type redisHarness struct {
 	g   *Gate
 	c   *redis.Client
-	mu  sync.Mutex
-	now time.Time
+	clk *clock.Sim
 }
 
 var portfolios atomic.Int64
@@ -38,22 +37,14 @@ func newRedisHarness(s *redisServer) limitstest.NewHarness {
 			t.Fatal(err)
 		}
 		g.homes = g.portfolio + ":"
-		h := &redisHarness{g: g, c: c, now: limitstest.T0}
-		g.pinned = func() time.Time {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			return h.now
-		}
+		h := &redisHarness{g: g, c: c, clk: clock.NewSim(limitstest.T0)}
+		g.pinned = h.clk.Now
 		return h
 	}
 }
 
-func (h *redisHarness) Gate() limits.Gate { return h.g }
-func (h *redisHarness) SetNow(t time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.now = t
-}
+func (h *redisHarness) Gate() limits.Gate  { return h.g }
+func (h *redisHarness) SetNow(t time.Time) { h.clk.Set(t) }
 
 // LoseState deletes the portfolio's keys, as a restart without persistence
 // does (TestRedisKilledAndRestarted does it for real).
