@@ -89,8 +89,8 @@ var sqlDrivers = []string{"database/sql", "github.com/mattn/go-sqlite3", "github
 
 var rules = []rule{
 	{
-		why:  "the domain package depends on the standard library only",
-		from: []string{"internal/campaign"},
+		why:  "the domain package and the clock depend on the standard library only",
+		from: []string{"internal/campaign", "internal/clock"},
 		to:   []string{"internal", "cmd", "github.com"},
 	},
 	{
