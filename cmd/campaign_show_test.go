@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	goflag "flag" // the package has a func flag
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,32 +13,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/golden"
 	"github.com/wasend/wasend/internal/store"
 )
 
-var update = goflag.Bool("update", false, "rewrite golden files")
-
-// goldenFile compares got with testdata/golden/name, or rewrites the file
-// under -update.
+// goldenFile compares got with testdata/golden/name (-update rewrites it).
 func goldenFile(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -run %s -update to create it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (rerun with -update if the change is intended)\n--- got\n%s--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("..", "testdata", "golden", name), got)
 }
 
 // showT0 is when the seeded campaign was imported; its requests follow one

@@ -2,7 +2,6 @@ package runner_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,10 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/golden"
 	"github.com/wasend/wasend/internal/runner"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const corpusDir = "../../testdata/csv"
 
@@ -112,26 +110,10 @@ func TestCorpus(t *testing.T) {
 		if c.variant != "" {
 			name += "." + c.variant
 		}
-		golden := filepath.Join(corpusDir, "golden", name+".golden")
-		goldens[filepath.Base(golden)] = true
+		goldenPath := filepath.Join(corpusDir, "golden", name+".golden")
+		goldens[filepath.Base(goldenPath)] = true
 		t.Run(name, func(t *testing.T) {
-			got := checkFile(t, c)
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/runner -run TestCorpus -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("summary of %s differs from %s (-update rewrites it)\n--- got\n%s--- want\n%s", c.file, golden, got, want)
-			}
+			golden.Check(t, goldenPath, checkFile(t, c))
 		})
 	}
 

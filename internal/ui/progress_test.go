@@ -2,19 +2,19 @@ package ui
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
-	"unicode/utf8"
-
-	"github.com/mattn/go-runewidth"
-	"github.com/wasend/wasend/internal/clock"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
+
+	"github.com/wasend/wasend/internal/clock"
+	"github.com/wasend/wasend/internal/golden"
 )
 
 // syncBuffer is a bytes.Buffer safe for the progress goroutine and the test.
@@ -191,8 +191,6 @@ func TestProgressWaitingTTY(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
 // visible replays terminal output the way a terminal shows it, one screen
 // line per redraw: "\r" returns to the line's start, "\x1b[K" clears to its
 // end; each state of the line is kept, so the file reads as the sequence of
@@ -324,20 +322,7 @@ func TestProgressPlainStalled(t *testing.T) {
 
 func goldenFile(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "..", "testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/ui -run %s -update to create it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (rerun with -update if the change is intended)\n--- got\n%s--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("..", "..", "testdata", "golden", name), got)
 }
 
 // On a narrow terminal everything but the counts gives way, a long label
