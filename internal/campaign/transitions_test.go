@@ -41,22 +41,28 @@ func TestTransitionTable(t *testing.T) {
 			t.Errorf("%s moves sent → pending and is not one of SentBack: a double send", tr)
 		}
 	}
-	tests := []struct {
-		move   Transition
-		column string
-		from   string
-		to     string
-	}{
-		{MoveClaim, "state", "state = 'pending'", "state = 'sending'"},
-		{MoveRecordSent, "messages.state", "messages.state IN ('sending', 'unknown')", "state = 'sent'"},
-		{MoveRequeueUnknown, "state", "state = 'unknown'", "state = 'pending'"},
+}
+
+// TestDeliveryLadder: Rank follows the ladder's order, and a status off the
+// ladder has none.
+func TestDeliveryLadder(t *testing.T) {
+	want := []Delivery{DeliverySent, DeliveryDelivered, DeliveryRead, DeliveryFailed}
+	for i, d := range want {
+		if got := d.Rank(); got != i+1 {
+			t.Errorf("%s.Rank() = %d, want %d", d, got, i+1)
+		}
 	}
-	for _, tc := range tests {
-		if got := tc.move.FromSQL(tc.column); got != tc.from {
-			t.Errorf("%s.FromSQL = %q, want %q", tc.move, got, tc.from)
+	for _, d := range []Delivery{"", "played", "deleted"} {
+		if d.Rank() != 0 || d.Received() {
+			t.Errorf("%q: rank %d, received %v; want 0, false", d, d.Rank(), d.Received())
 		}
-		if got := tc.move.ToSQL(); got != tc.to {
-			t.Errorf("%s.ToSQL = %q, want %q", tc.move, got, tc.to)
+	}
+	for d, want := range map[Delivery]bool{DeliverySent: false, DeliveryDelivered: true, DeliveryRead: true, DeliveryFailed: false} {
+		if d.Received() != want {
+			t.Errorf("%s.Received() = %v, want %v", d, d.Received(), want)
 		}
+	}
+	if last := DeliveryLadder[len(DeliveryLadder)-1]; last.Delivery != DeliveryFailed || last.Received {
+		t.Errorf("the ladder ends at %+v; want failed, final and not received", last)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 // countTriggers creates the triggers that keep the counts.
@@ -58,7 +60,7 @@ var keptCounts = []struct {
 		kept: `SELECT campaign_id, account_id, reported, delivered, read, failed_after_send FROM delivery_counts
 			WHERE reported <> 0 OR delivered <> 0 OR read <> 0 OR failed_after_send <> 0`,
 		recount: `SELECT campaign_id, coalesce(account_id, 0), count(delivery),
-			count(CASE WHEN delivery IN ('delivered', 'read') THEN 1 END), count(CASE WHEN delivery = 'read' THEN 1 END),
+			count(CASE WHEN ` + receivedSQL("delivery") + ` THEN 1 END), count(CASE WHEN ` + deliveryIsSQL("delivery", campaign.DeliveryRead) + ` THEN 1 END),
 			count(CASE WHEN failed_after_send = 1 THEN 1 END)
 			FROM messages WHERE delivery IS NOT NULL OR failed_after_send = 1 GROUP BY 1, 2`,
 	},

@@ -1,0 +1,75 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+func TestTransitionSQL(t *testing.T) {
+	tests := []struct {
+		move   campaign.Transition
+		column string
+		from   string
+		to     string
+	}{
+		{campaign.MoveClaim, "state", "state = 'pending'", "state = 'sending'"},
+		{campaign.MoveRecordSent, "messages.state", "messages.state IN ('sending', 'unknown')", "state = 'sent'"},
+		{campaign.MoveRequeueUnknown, "state", "state = 'unknown'", "state = 'pending'"},
+	}
+	for _, tc := range tests {
+		if got := fromSQL(tc.move, tc.column); got != tc.from {
+			t.Errorf("%s: fromSQL = %q, want %q", tc.move, got, tc.from)
+		}
+		if got := toSQL(tc.move); got != tc.to {
+			t.Errorf("%s: toSQL = %q, want %q", tc.move, got, tc.to)
+		}
+	}
+	if got, want := campaignFromSQL(campaign.CampaignCancel, "state"), "state IN ('running', 'paused')"; got != want {
+		t.Errorf("cancel: campaignFromSQL = %q, want %q", got, want)
+	}
+	if got, want := campaignToSQL(campaign.CampaignCancel), "state = 'finished'"; got != want {
+		t.Errorf("cancel: campaignToSQL = %q, want %q", got, want)
+	}
+}
+
+// TestDeliveryLadderSQL: the SQL the store generates from
+// campaign.DeliveryLadder ranks and guards exactly as the Go methods do,
+// for every pair of delivery states (NULL and a status off the ladder
+// included), evaluated by a real SQLite database.
+func TestDeliveryLadderSQL(t *testing.T) {
+	st := openTest(t, newFakeClock())
+	db := st.db
+	ctx := context.Background()
+	states := []sql.NullString{{}, {String: "played", Valid: true}}
+	for _, r := range campaign.DeliveryLadder {
+		states = append(states, sql.NullString{String: string(r.Delivery), Valid: true})
+	}
+	rank := `SELECT ` + deliveryRankSQL("?1") + `, ` + receivedSQL("?1") + `, ` +
+		deliveryIsSQL("?1", campaign.DeliveryFailed) + `, ` + deliveryIsSQL("?1", campaign.DeliveryRead)
+	less := `SELECT ` + deliveryRankSQL("?1") + ` < ` + deliveryRankSQL("?2")
+	for _, a := range states {
+		d := campaign.Delivery(a.String)
+		var gotRank int
+		var gotReceived, gotFailed, gotRead bool
+		if err := db.QueryRowContext(ctx, rank, a).Scan(&gotRank, &gotReceived, &gotFailed, &gotRead); err != nil {
+			t.Fatalf("%q: %v", a.String, err)
+		}
+		if gotRank != d.Rank() || gotReceived != d.Received() ||
+			gotFailed != (d == campaign.DeliveryFailed) || gotRead != (d == campaign.DeliveryRead) {
+			t.Errorf("%v: SQL rank %d, received %v, failed %v, read %v; Go rank %d, received %v",
+				a, gotRank, gotReceived, gotFailed, gotRead, d.Rank(), d.Received())
+		}
+		for _, b := range states {
+			var got bool
+			if err := db.QueryRowContext(ctx, less, a, b).Scan(&got); err != nil {
+				t.Fatalf("%q < %q: %v", a.String, b.String, err)
+			}
+			if want := d.Rank() < campaign.Delivery(b.String).Rank(); got != want {
+				t.Errorf("%v < %v: SQL says %v, Go says %v", a, b, got, want)
+			}
+		}
+	}
+}
