@@ -178,32 +178,6 @@ func (t Transition) From() []State { return Transitions[t].From }
 // To is the state t moves a row to.
 func (t Transition) To() State { return Transitions[t].To }
 
-// Allows reports whether t moves a row in state s.
-func (t Transition) Allows(s State) bool {
-	for _, f := range t.From() {
-		if f == s {
-			return true
-		}
-	}
-	return false
-}
-
-// Legal reports whether some transition moves a row from one state to
-// another.
-func Legal(from, to State) bool {
-	for _, r := range Transitions {
-		if r.To != to {
-			continue
-		}
-		for _, f := range r.From {
-			if f == from {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // Transition is the move that recording o makes: a put-back is stored as
 // a retry due at once (its Refund gives the quota back), so it shares
 // RecordRetry's statement. It is 0 for an outcome of no known kind.

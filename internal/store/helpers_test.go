@@ -1,0 +1,31 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// Reads only the store's tests make.
+
+// CampaignByFingerprint finds the campaign made from the same file and spec.
+func (s *Store) CampaignByFingerprint(ctx context.Context, fp string) (campaign.Campaign, error) {
+	c, err := scanCampaign(s.db.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE fingerprint = ?`, fp))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, campaign.ErrNotFound
+	}
+	return c, err
+}
+
+// PendingRefunds counts the refunds not yet given back to the shared
+// limits.
+func (s *Store) PendingRefunds(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM gate_refunds`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count queued refunds: %w", err)
+	}
+	return n, nil
+}
