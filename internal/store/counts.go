@@ -9,10 +9,16 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// countTriggers creates the triggers that keep the counts.
-//
+// countTriggers creates the triggers that keep the counts: counts.sql
+// with the delivery ladder's guards filled in from campaign.DeliveryLadder.
+var countTriggers = strings.NewReplacer(
+	"{{received OLD.delivery}}", receivedSQL("OLD.delivery"),
+	"{{received NEW.delivery}}", receivedSQL("NEW.delivery"),
+	"{{read}}", quote(campaign.DeliveryRead),
+).Replace(countTriggersSQL)
+
 //go:embed counts.sql
-var countTriggers string
+var countTriggersSQL string
 
 // countTriggerNames are the triggers countTriggers creates.
 var countTriggerNames = []string{"message_counts_update", "message_counts_delete",

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -70,6 +71,20 @@ func TestDeliveryLadderSQL(t *testing.T) {
 			if want := d.Rank() < campaign.Delivery(b.String).Rank(); got != want {
 				t.Errorf("%v < %v: SQL says %v, Go says %v", a, b, got, want)
 			}
+		}
+	}
+}
+
+// TestCountTriggersFilled: every ladder guard in counts.sql is filled in,
+// with the same text the triggers of existing databases were made with.
+func TestCountTriggersFilled(t *testing.T) {
+	if strings.Contains(countTriggers, "{{received") || strings.Contains(countTriggers, "{{read}}") {
+		t.Fatalf("counts.sql has a placeholder left:\n%s", countTriggers)
+	}
+	for _, want := range []string{"coalesce(OLD.delivery, '') IN ('delivered', 'read')",
+		"coalesce(NEW.delivery, '') IN ('delivered', 'read')", "NEW.delivery IS 'read'"} {
+		if !strings.Contains(countTriggers, want) {
+			t.Errorf("the count triggers lack %q", want)
 		}
 	}
 }
