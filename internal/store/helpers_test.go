@@ -29,3 +29,15 @@ func (s *Store) PendingRefunds(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// IsSuppressed reports whether phone (E.164) is listed, and why.
+func (s *Store) IsSuppressed(ctx context.Context, phone string) (reason string, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT reason FROM suppressions WHERE phone = ?`, phone).Scan(&reason)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("check suppression of %s: %w", phone, err)
+	}
+	return reason, true, nil
+}
