@@ -88,3 +88,56 @@ func TestCountTriggersFilled(t *testing.T) {
 		}
 	}
 }
+
+// TestAdvanceDeliveryLadder walks every pair of a sent row's delivery
+// (none, or a rung of the ladder) and a status Meta reports for it
+// through advanceDelivery on a real row: the delivery moves to the status
+// exactly when Go ranks it higher and the row has not failed.
+func TestAdvanceDeliveryLadder(t *testing.T) {
+	st := openTest(t, newFakeClock())
+	ctx := t.Context()
+	c := mustCampaign(t, st, "ladder", 1)
+	m := onlyMessage(t, st, c.ID)
+	from := []campaign.Delivery{""}
+	var to []campaign.Delivery
+	for _, r := range campaign.DeliveryLadder {
+		from = append(from, r.Delivery)
+		if r.Delivery != campaign.DeliveryFailed { // a failed status is not an advance
+			to = append(to, r.Delivery)
+		}
+	}
+	for _, a := range from {
+		for _, b := range to {
+			if _, err := st.db.ExecContext(ctx, `UPDATE messages SET state = ?, wamid = 'wamid.1', delivery = NULLIF(?, ''),
+				delivered_at = NULL, read_at = NULL WHERE id = ?`, string(campaign.Sent), string(a), m.ID); err != nil {
+				t.Fatal(err)
+			}
+			err := st.write(ctx, func(tx *Tx) error {
+				_, err := advanceDelivery(ctx, tx, m.ID, campaign.StatusEvent{WAMID: "wamid.1", Status: b, At: t0})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got sql.NullString
+			var delivered, read sql.NullInt64
+			if err := st.db.QueryRowContext(ctx, `SELECT delivery, delivered_at, read_at FROM messages WHERE id = ?`, m.ID).
+				Scan(&got, &delivered, &read); err != nil {
+				t.Fatal(err)
+			}
+			want, moved := a, a != campaign.DeliveryFailed
+			if moved && a.Rank() < b.Rank() {
+				want = b
+			}
+			if campaign.Delivery(got.String) != want {
+				t.Errorf("%q then %q: delivery %q, want %q", a, b, got.String, want)
+			}
+			if wantAt := moved && b.Received(); delivered.Valid != wantAt {
+				t.Errorf("%q then %q: delivered_at set %v, want %v", a, b, delivered.Valid, wantAt)
+			}
+			if wantAt := moved && b == campaign.DeliveryRead; read.Valid != wantAt {
+				t.Errorf("%q then %q: read_at set %v, want %v", a, b, read.Valid, wantAt)
+			}
+		}
+	}
+}
