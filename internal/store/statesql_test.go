@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -139,5 +142,41 @@ func TestAdvanceDeliveryLadder(t *testing.T) {
 				t.Errorf("%q then %q: read_at set %v, want %v", a, b, read.Valid, wantAt)
 			}
 		}
+	}
+}
+
+// TestLadderNotSpelledBySQL: outside the migrations (history, not
+// rewritten), no product source spells the delivery ladder's received
+// rungs as SQL literals: the store builds those fragments from
+// campaign.DeliveryLadder.
+func TestLadderNotSpelledBySQL(t *testing.T) {
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == ".git" || name == "migrations" || name == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		ext := filepath.Ext(path)
+		if (ext != ".go" && ext != ".sql" && ext != ".lua") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, r := range campaign.DeliveryLadder {
+			if r.Received && strings.Contains(string(b), "'"+string(r.Delivery)+"'") {
+				t.Errorf("%s spells the delivery %q in SQL; build it from campaign.DeliveryLadder (statesql.go)", path, r.Delivery)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
