@@ -1,7 +1,5 @@
 package campaign
 
-import "strings"
-
 // Transition is one legal move of a message between states, named for
 // why it happens. The store moves rows only through a function named for
 // a Transition, whose UPDATE applies only to rows in one of its From
@@ -87,8 +85,9 @@ type TransitionRule struct {
 // Room for what is coming, each a row here with its own named statement
 // in the store, its states and reasons decided where the feature lands:
 //   - webhook delivery (delivered, read) is kept beside the state, in the
-//     delivery column, and only moves forward; the webhook's state moves
-//     are the rows below (adopt, fail after send, reschedule, requeue);
+//     delivery column, and only moves forward (DeliveryLadder); the
+//     webhook's state moves are the rows below (adopt, fail after send,
+//     reschedule, requeue);
 //   - scheduled rows (a scheduled campaign's rows simply stay pending);
 //   - waits for a portfolio's reach.
 //
@@ -132,6 +131,28 @@ var Transitions = map[Transition]TransitionRule{
 		"another host sharing the limits sent the recipient the same message within 24 h, or has it in flight"},
 }
 
+// DeliveryRung is one rung of the delivery ladder.
+type DeliveryRung struct {
+	Delivery Delivery
+	// Received: the person has the message. A received row is never
+	// failed nor sent again (no move in SentBack, no fail after send).
+	Received bool
+	Why      string
+}
+
+// DeliveryLadder is where a sent row's delivery stands, kept beside its
+// state in the delivery column (NULL: no status yet), in rank order: a
+// row's delivery only moves to a later rung, and failed, the last, is
+// final. It is the one place the ladder is ranked: Delivery.Rank and
+// Delivery.Received read it, and the store builds every SQL fragment that
+// ranks or guards on the delivery column from it.
+var DeliveryLadder = []DeliveryRung{
+	{DeliverySent, false, "the message left Meta's servers"},
+	{DeliveryDelivered, true, "the message is on the person's device"},
+	{DeliveryRead, true, "the person displayed the message"},
+	{DeliveryFailed, false, "Meta reported it could not deliver the message; nothing moves it on"},
+}
+
 // SentBack are the only moves from sent back to pending. Each needs proof
 // or a decision that the person did not get the message: a failed status
 // from Meta, or the operator's retry of undelivered rows. Nothing else may
@@ -156,41 +177,6 @@ func (t Transition) From() []State { return Transitions[t].From }
 
 // To is the state t moves a row to.
 func (t Transition) To() State { return Transitions[t].To }
-
-// Allows reports whether t moves a row in state s.
-func (t Transition) Allows(s State) bool {
-	for _, f := range t.From() {
-		if f == s {
-			return true
-		}
-	}
-	return false
-}
-
-// Legal reports whether some transition moves a row from one state to
-// another.
-func Legal(from, to State) bool {
-	for _, r := range Transitions {
-		if r.To != to {
-			continue
-		}
-		for _, f := range r.From {
-			if f == from {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// FromSQL is the condition on a row's state column that t requires, as
-// SQL: "state = 'sending'" or "state IN ('sending', 'unknown')". The store
-// builds each transition's UPDATE with it, so the table above is the one
-// place that says which rows a move applies to.
-func (t Transition) FromSQL(column string) string { return stateIn(column, t.From()) }
-
-// ToSQL is the assignment of t's target state, as SQL: "state = 'sent'".
-func (t Transition) ToSQL() string { return "state = '" + string(t.To()) + "'" }
 
 // Transition is the move that recording o makes: a put-back is stored as
 // a retry due at once (its Refund gives the quota back), so it shares
@@ -266,25 +252,4 @@ func (t CampaignTransition) String() string {
 		return r.Name
 	}
 	return "campaign transition(?)"
-}
-
-// FromSQL is the condition on a campaign's state column that t requires.
-func (t CampaignTransition) FromSQL(column string) string {
-	return stateIn(column, CampaignTransitions[t].From)
-}
-
-// ToSQL is the assignment of t's target state, as SQL.
-func (t CampaignTransition) ToSQL() string {
-	return "state = '" + string(CampaignTransitions[t].To) + "'"
-}
-
-func stateIn[S ~string](column string, from []S) string {
-	if len(from) == 1 {
-		return column + " = '" + string(from[0]) + "'"
-	}
-	q := make([]string, len(from))
-	for i, s := range from {
-		q[i] = "'" + string(s) + "'"
-	}
-	return column + " IN (" + strings.Join(q, ", ") + ")"
 }

@@ -32,31 +32,48 @@ func TestTransitionTable(t *testing.T) {
 	// claimable again, or the recipient gets the message twice — but for
 	// the moves that carry proof it was not delivered (SentBack).
 	for _, to := range []State{Sending, Unknown} {
-		if Legal(Sent, to) {
+		if legal(Sent, to) {
 			t.Errorf("sent → %s is legal: a double send", to)
 		}
 	}
 	for tr, r := range Transitions {
-		if r.To == Pending && tr.Allows(Sent) && !slices.Contains(SentBack, tr) {
+		if r.To == Pending && slices.Contains(tr.From(), Sent) && !slices.Contains(SentBack, tr) {
 			t.Errorf("%s moves sent → pending and is not one of SentBack: a double send", tr)
 		}
 	}
-	tests := []struct {
-		move   Transition
-		column string
-		from   string
-		to     string
-	}{
-		{MoveClaim, "state", "state = 'pending'", "state = 'sending'"},
-		{MoveRecordSent, "messages.state", "messages.state IN ('sending', 'unknown')", "state = 'sent'"},
-		{MoveRequeueUnknown, "state", "state = 'unknown'", "state = 'pending'"},
-	}
-	for _, tc := range tests {
-		if got := tc.move.FromSQL(tc.column); got != tc.from {
-			t.Errorf("%s.FromSQL = %q, want %q", tc.move, got, tc.from)
-		}
-		if got := tc.move.ToSQL(); got != tc.to {
-			t.Errorf("%s.ToSQL = %q, want %q", tc.move, got, tc.to)
+}
+
+// TestDeliveryLadder: Rank follows the ladder's order, and a status off the
+// ladder has none.
+func TestDeliveryLadder(t *testing.T) {
+	want := []Delivery{DeliverySent, DeliveryDelivered, DeliveryRead, DeliveryFailed}
+	for i, d := range want {
+		if got := d.Rank(); got != i+1 {
+			t.Errorf("%s.Rank() = %d, want %d", d, got, i+1)
 		}
 	}
+	for _, d := range []Delivery{"", "played", "deleted"} {
+		if d.Rank() != 0 || d.Received() {
+			t.Errorf("%q: rank %d, received %v; want 0, false", d, d.Rank(), d.Received())
+		}
+	}
+	for d, want := range map[Delivery]bool{DeliverySent: false, DeliveryDelivered: true, DeliveryRead: true, DeliveryFailed: false} {
+		if d.Received() != want {
+			t.Errorf("%s.Received() = %v, want %v", d, d.Received(), want)
+		}
+	}
+	if last := DeliveryLadder[len(DeliveryLadder)-1]; last.Delivery != DeliveryFailed || last.Received {
+		t.Errorf("the ladder ends at %+v; want failed, final and not received", last)
+	}
+}
+
+// legal reports whether some transition moves a row from one state to
+// another.
+func legal(from, to State) bool {
+	for _, r := range Transitions {
+		if r.To == to && slices.Contains(r.From, from) {
+			return true
+		}
+	}
+	return false
 }

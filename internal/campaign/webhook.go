@@ -2,9 +2,9 @@ package campaign
 
 import "time"
 
-// Delivery is what Meta's status webhooks say became of a sent message. It
-// only moves forward: sent < delivered < read; failed is final and can
-// follow any of them.
+// Delivery is what Meta's status webhooks say became of a sent message, a
+// rung of DeliveryLadder. It only moves forward: sent < delivered < read;
+// failed is final and can follow any of them.
 type Delivery string
 
 const (
@@ -14,33 +14,28 @@ const (
 	DeliveryFailed    Delivery = "failed"    // not delivered, with an error
 )
 
-// Rank orders delivery states; 0 is none or not one wasend tracks (played).
+// Rank orders delivery states by their place in DeliveryLadder (1 for its
+// first rung); 0 is none or not one wasend tracks (played).
 func (d Delivery) Rank() int {
-	switch d {
-	case DeliverySent:
-		return 1
-	case DeliveryDelivered:
-		return 2
-	case DeliveryRead:
-		return 3
-	case DeliveryFailed:
-		return 4
+	for i, r := range DeliveryLadder {
+		if r.Delivery == d {
+			return i + 1
+		}
 	}
 	return 0
 }
 
-// Received reports whether the person has the message: delivered or read.
-// A received message is never sent again automatically, whatever arrives
-// after (a late failed status included); ReceivedSQL is the same rule for
-// the store's moves.
+// Received reports whether the person has the message (delivered or read:
+// the rungs of DeliveryLadder marked Received). A received message is never
+// sent again automatically, whatever arrives after (a late failed status
+// included).
 func (d Delivery) Received() bool {
-	return d == DeliveryDelivered || d == DeliveryRead
-}
-
-// ReceivedSQL is Received in SQL, for the delivery column col (NULL: no
-// status yet, not received).
-func ReceivedSQL(col string) string {
-	return "coalesce(" + col + ", '') IN ('" + string(DeliveryDelivered) + "', '" + string(DeliveryRead) + "')"
+	for _, r := range DeliveryLadder {
+		if r.Delivery == d {
+			return r.Received
+		}
+	}
+	return false
 }
 
 // StatusEvent is one entry of a messages webhook's statuses[].

@@ -341,15 +341,6 @@ func (s *Store) Campaign(ctx context.Context, id int64) (campaign.Campaign, erro
 	return c, err
 }
 
-// CampaignByFingerprint finds the campaign made from the same file and spec.
-func (s *Store) CampaignByFingerprint(ctx context.Context, fp string) (campaign.Campaign, error) {
-	c, err := scanCampaign(s.db.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE fingerprint = ?`, fp))
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, campaign.ErrNotFound
-	}
-	return c, err
-}
-
 // Campaigns lists every campaign, oldest first.
 func (s *Store) Campaigns(ctx context.Context) ([]campaign.Campaign, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+campaignCols+` FROM campaigns ORDER BY id`)

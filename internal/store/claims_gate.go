@@ -603,16 +603,6 @@ func (s *Store) GiveBackRefunds(ctx context.Context) error {
 	}
 }
 
-// PendingRefunds counts the refunds not yet given back to the shared
-// limits.
-func (s *Store) PendingRefunds(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM gate_refunds`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count queued refunds: %w", err)
-	}
-	return n, nil
-}
-
 // stickyBreak says why a recipient's sticky number (its name in the gate)
 // was not offered, for the campaign's tally: the reasons of the local
 // claim, plus two only shared limits have — a number of this host cooling

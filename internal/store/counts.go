@@ -5,12 +5,20 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
 
-// countTriggers creates the triggers that keep the counts.
-//
+// countTriggers creates the triggers that keep the counts: counts.sql
+// with the delivery ladder's guards filled in from campaign.DeliveryLadder.
+var countTriggers = strings.NewReplacer(
+	"{{received OLD.delivery}}", receivedSQL("OLD.delivery"),
+	"{{received NEW.delivery}}", receivedSQL("NEW.delivery"),
+	"{{read}}", quote(campaign.DeliveryRead),
+).Replace(countTriggersSQL)
+
 //go:embed counts.sql
-var countTriggers string
+var countTriggersSQL string
 
 // countTriggerNames are the triggers countTriggers creates.
 var countTriggerNames = []string{"message_counts_update", "message_counts_delete",
@@ -58,7 +66,7 @@ var keptCounts = []struct {
 		kept: `SELECT campaign_id, account_id, reported, delivered, read, failed_after_send FROM delivery_counts
 			WHERE reported <> 0 OR delivered <> 0 OR read <> 0 OR failed_after_send <> 0`,
 		recount: `SELECT campaign_id, coalesce(account_id, 0), count(delivery),
-			count(CASE WHEN delivery IN ('delivered', 'read') THEN 1 END), count(CASE WHEN delivery = 'read' THEN 1 END),
+			count(CASE WHEN ` + receivedSQL("delivery") + ` THEN 1 END), count(CASE WHEN ` + deliveryIsSQL("delivery", campaign.DeliveryRead) + ` THEN 1 END),
 			count(CASE WHEN failed_after_send = 1 THEN 1 END)
 			FROM messages WHERE delivery IS NOT NULL OR failed_after_send = 1 GROUP BY 1, 2`,
 	},

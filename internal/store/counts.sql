@@ -75,17 +75,18 @@ CREATE TRIGGER campaign_counts_delete AFTER DELETE ON campaigns BEGIN
     DELETE FROM delivery_counts WHERE campaign_id = OLD.id;
 END;
 
--- delivery_counts (migration 0009): what status webhooks said.
+-- delivery_counts (migration 0009): what status webhooks said. The {{…}} are
+-- filled in from campaign.DeliveryLadder (counts.go).
 CREATE TRIGGER delivery_counts_update AFTER UPDATE OF delivery, failed_after_send, account_id ON messages
     WHEN OLD.delivery IS NOT NEW.delivery OR OLD.failed_after_send IS NOT NEW.failed_after_send
         OR (OLD.account_id IS NOT NEW.account_id AND (OLD.delivery IS NOT NULL OR OLD.failed_after_send = 1)) BEGIN
     UPDATE delivery_counts SET reported = reported - (OLD.delivery IS NOT NULL),
-        delivered = delivered - (coalesce(OLD.delivery, '') IN ('delivered', 'read')),
-        read = read - (OLD.delivery IS 'read'), failed_after_send = failed_after_send - OLD.failed_after_send
+        delivered = delivered - ({{received OLD.delivery}}),
+        read = read - (OLD.delivery IS {{read}}), failed_after_send = failed_after_send - OLD.failed_after_send
         WHERE campaign_id = OLD.campaign_id AND account_id = coalesce(OLD.account_id, 0);
     INSERT INTO delivery_counts (campaign_id, account_id, reported, delivered, read, failed_after_send)
         SELECT NEW.campaign_id, coalesce(NEW.account_id, 0), NEW.delivery IS NOT NULL,
-            coalesce(NEW.delivery, '') IN ('delivered', 'read'), NEW.delivery IS 'read', NEW.failed_after_send
+            {{received NEW.delivery}}, NEW.delivery IS {{read}}, NEW.failed_after_send
         WHERE NEW.delivery IS NOT NULL OR NEW.failed_after_send = 1
         ON CONFLICT DO UPDATE SET reported = reported + excluded.reported, delivered = delivered + excluded.delivered,
             read = read + excluded.read, failed_after_send = failed_after_send + excluded.failed_after_send;
@@ -94,7 +95,7 @@ END;
 CREATE TRIGGER delivery_counts_delete AFTER DELETE ON messages
     WHEN OLD.delivery IS NOT NULL OR OLD.failed_after_send = 1 BEGIN
     UPDATE delivery_counts SET reported = reported - (OLD.delivery IS NOT NULL),
-        delivered = delivered - (coalesce(OLD.delivery, '') IN ('delivered', 'read')),
-        read = read - (OLD.delivery IS 'read'), failed_after_send = failed_after_send - OLD.failed_after_send
+        delivered = delivered - ({{received OLD.delivery}}),
+        read = read - (OLD.delivery IS {{read}}), failed_after_send = failed_after_send - OLD.failed_after_send
         WHERE campaign_id = OLD.campaign_id AND account_id = coalesce(OLD.account_id, 0);
 END;

@@ -313,17 +313,6 @@ func (s *Store) CampaignQueue(ctx context.Context, id int64) (Queue, error) {
 	return q, nil
 }
 
-// WorkWaiting reports whether any running campaign has rows ready to send.
-func (s *Store) WorkWaiting(ctx context.Context) (bool, error) {
-	var waiting bool
-	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM message_counts m JOIN campaigns c ON c.id = m.campaign_id
-		WHERE c.state = 'running' AND m.state = 'pending' AND m.n > 0)`).Scan(&waiting)
-	if err != nil {
-		return false, fmt.Errorf("look for waiting work: %w", err)
-	}
-	return waiting, nil
-}
-
 // Contact is the last time a number was sent a message, by any campaign.
 type Contact = campaign.Contact
 

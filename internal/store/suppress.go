@@ -118,18 +118,6 @@ func (s *Store) Suppressions(ctx context.Context) ([]Suppression, error) {
 	return out, nil
 }
 
-// IsSuppressed reports whether phone (E.164) is listed, and why.
-func (s *Store) IsSuppressed(ctx context.Context, phone string) (reason string, ok bool, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT reason FROM suppressions WHERE phone = ?`, phone).Scan(&reason)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return "", false, nil
-	case err != nil:
-		return "", false, fmt.Errorf("check suppression of %s: %w", phone, err)
-	}
-	return reason, true, nil
-}
-
 // isE164 is a shape check only (the store does not parse numbers): '+'
 // and 2 to 15 digits, the first not 0.
 func isE164(p string) bool {

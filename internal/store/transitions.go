@@ -10,72 +10,73 @@ import (
 )
 
 // The only statements that change a message's state. Each is named for a
-// campaign.Transition and built from its row of campaign.Transitions: it
+// campaign.Transition and built from its row of campaign.Transitions
+// (statesql.go): it
 // sets the transition's target state and applies only to rows in one of
 // its source states, so a move the table does not allow is a no-op (or an
 // error where the caller knows how many rows must move). Bulk moves stay
 // one statement for many ids: claims and sent outcomes are the hot path.
 var (
 	// A claim keeps its rows' counts itself (tally.go): it flips tally.
-	claimSQL = `UPDATE messages SET ` + campaign.MoveClaim.ToSQL() + `, attempts = attempts + 1, account_id = ?,
-		runner_id = ?, quota_epoch = ?, updated_at = ?, tally = 1 - tally, window_wait = 0 WHERE ` + campaign.MoveClaim.FromSQL("state") + ` AND id IN (`
-	suppressAtSendSQL = `UPDATE messages SET ` + campaign.MoveSuppressAtSend.ToSQL() + `, updated_at = ?, error_code = ?,
-		error_message = ? WHERE id = ? AND ` + campaign.MoveSuppressAtSend.FromSQL("state")
+	claimSQL = `UPDATE messages SET ` + toSQL(campaign.MoveClaim) + `, attempts = attempts + 1, account_id = ?,
+		runner_id = ?, quota_epoch = ?, updated_at = ?, tally = 1 - tally, window_wait = 0 WHERE ` + fromSQL(campaign.MoveClaim, "state") + ` AND id IN (`
+	suppressAtSendSQL = `UPDATE messages SET ` + toSQL(campaign.MoveSuppressAtSend) + `, updated_at = ?, error_code = ?,
+		error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveSuppressAtSend, "state")
 	// recordSentTallySQL moves rows still sending under the claim's
 	// account and keeps their counts itself (tally.go); recordSentBulkSQL
 	// moves every row it may (the triggers count them).
-	recordSentTallySQL = `UPDATE messages SET ` + campaign.MoveRecordSent.ToSQL() + `, wamid = v.column2, sent_at = v.column3,
+	recordSentTallySQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordSent) + `, wamid = v.column2, sent_at = v.column3,
 		updated_at = v.column3, error_code = NULL, error_message = NULL, tally = 1 - tally
 		FROM (VALUES %s) AS v
-		WHERE messages.id = v.column1 AND messages.state = '` + string(campaign.Sending) + `' AND messages.account_id = v.column4`
-	recordSentBulkSQL = `UPDATE messages SET ` + campaign.MoveRecordSent.ToSQL() + `, wamid = v.column2, sent_at = v.column3,
+		WHERE messages.id = v.column1 AND ` + "messages.state = " + quote(campaign.Sending) + ` AND messages.account_id = v.column4`
+	recordSentBulkSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordSent) + `, wamid = v.column2, sent_at = v.column3,
 		updated_at = v.column3, error_code = NULL, error_message = NULL
 		FROM (VALUES %s) AS v
-		WHERE messages.id = v.column1 AND ` + campaign.MoveRecordSent.FromSQL("messages.state")
-	recordSentSQL = `UPDATE messages SET ` + campaign.MoveRecordSent.ToSQL() + `, wamid = ?, sent_at = ?, updated_at = ?,
-		error_code = NULL, error_message = NULL WHERE id = ? AND ` + campaign.MoveRecordSent.FromSQL("state")
+		WHERE messages.id = v.column1 AND ` + fromSQL(campaign.MoveRecordSent, "messages.state")
+	recordSentSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordSent) + `, wamid = ?, sent_at = ?, updated_at = ?,
+		error_code = NULL, error_message = NULL WHERE id = ? AND ` + fromSQL(campaign.MoveRecordSent, "state")
 	// A retry, failure or unknown applies only while the row is still this
 	// runner's claim: a rescued row stays as the operator sees it.
-	recordRetrySQL = `UPDATE messages SET ` + campaign.MoveRecordRetry.ToSQL() + `, next_attempt_at = ?, updated_at = ?,
+	recordRetrySQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordRetry) + `, next_attempt_at = ?, updated_at = ?,
 		retries = retries + ?, error_code = ?, error_message = ? WHERE id = ? AND ` +
-		campaign.MoveRecordRetry.FromSQL("state") + ` AND runner_id = ?`
-	recordFailedSQL = `UPDATE messages SET ` + campaign.MoveRecordFailed.ToSQL() + `, updated_at = ?,
-		error_code = ?, error_message = ? WHERE id = ? AND ` + campaign.MoveRecordFailed.FromSQL("state") + ` AND runner_id = ?`
-	recordUnknownSQL = `UPDATE messages SET ` + campaign.MoveRecordUnknown.ToSQL() + `, updated_at = ?,
-		error_code = ?, error_message = ? WHERE id = ? AND ` + campaign.MoveRecordUnknown.FromSQL("state") + ` AND runner_id = ?`
-	rescueSQL = `UPDATE messages SET ` + campaign.MoveRescue.ToSQL() + `, updated_at = ?, error_message = ?
-		WHERE ` + campaign.MoveRescue.FromSQL("state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
-	skipElsewhereSQL = `UPDATE messages SET ` + campaign.MoveSkipElsewhere.ToSQL() + `, updated_at = ?, error_code = ?,
-		error_message = ? WHERE id = ? AND ` + campaign.MoveSkipElsewhere.FromSQL("state")
-	expireSQL = `UPDATE messages SET ` + campaign.MoveExpire.ToSQL() + `, updated_at = ?, error_message = ?
-		WHERE campaign_id = ? AND ` + campaign.MoveExpire.FromSQL("state")
-	failNeverOpenSQL = `UPDATE messages SET ` + campaign.MoveFailNeverOpen.ToSQL() + `, updated_at = ?, error_message = ?
-		WHERE id = ? AND ` + campaign.MoveFailNeverOpen.FromSQL("state")
+		fromSQL(campaign.MoveRecordRetry, "state") + ` AND runner_id = ?`
+	recordFailedSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordFailed) + `, updated_at = ?,
+		error_code = ?, error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRecordFailed, "state") + ` AND runner_id = ?`
+	recordUnknownSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordUnknown) + `, updated_at = ?,
+		error_code = ?, error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRecordUnknown, "state") + ` AND runner_id = ?`
+	rescueSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRescue) + `, updated_at = ?, error_message = ?
+		WHERE ` + fromSQL(campaign.MoveRescue, "state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
+	skipElsewhereSQL = `UPDATE messages SET ` + toSQL(campaign.MoveSkipElsewhere) + `, updated_at = ?, error_code = ?,
+		error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveSkipElsewhere, "state")
+	expireSQL = `UPDATE messages SET ` + toSQL(campaign.MoveExpire) + `, updated_at = ?, error_message = ?
+		WHERE campaign_id = ? AND ` + fromSQL(campaign.MoveExpire, "state")
+	failNeverOpenSQL = `UPDATE messages SET ` + toSQL(campaign.MoveFailNeverOpen) + `, updated_at = ?, error_message = ?
+		WHERE id = ? AND ` + fromSQL(campaign.MoveFailNeverOpen, "state")
 	// The status webhooks' moves: wamid guards tie each to the request the
 	// webhook speaks of. None fails or sends again a message the person
-	// has (campaign.ReceivedSQL).
-	adoptSendSQL = `UPDATE messages SET ` + campaign.MoveAdoptSend.ToSQL() + `, wamid = ?, sent_at = ?, updated_at = ?,
+	// has (receivedSQL, from campaign.DeliveryLadder).
+	adoptSendSQL = `UPDATE messages SET ` + toSQL(campaign.MoveAdoptSend) + `, wamid = ?, sent_at = ?, updated_at = ?,
 		error_code = NULL, error_message = NULL, runner_id = NULL
-		WHERE id = ? AND ` + campaign.MoveAdoptSend.FromSQL("state") + ` AND wamid IS NULL`
-	failAfterSendSQL = `UPDATE messages SET ` + campaign.MoveFailAfterSend.ToSQL() + `, delivery = 'failed', failed_after_send = 1,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveFailAfterSend.FromSQL("state") + ` AND wamid = ?
-		AND NOT ` + campaign.ReceivedSQL("delivery")
-	rescheduleUndeliveredSQL = `UPDATE messages SET ` + campaign.MoveRescheduleUndelivered.ToSQL() + `, next_attempt_at = ?, wamid = NULL,
+		WHERE id = ? AND ` + fromSQL(campaign.MoveAdoptSend, "state") + ` AND wamid IS NULL`
+	failAfterSendSQL = `UPDATE messages SET ` + toSQL(campaign.MoveFailAfterSend) + `, delivery = ` + quote(campaign.DeliveryFailed) + `, failed_after_send = 1,
+		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + fromSQL(campaign.MoveFailAfterSend, "state") + ` AND wamid = ?
+		AND NOT ` + receivedSQL("delivery")
+	rescheduleUndeliveredSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRescheduleUndelivered) + `, next_attempt_at = ?, wamid = NULL,
 		delivery = NULL, delivered_at = NULL, read_at = NULL, runner_id = NULL,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + campaign.MoveRescheduleUndelivered.FromSQL("state") + ` AND wamid = ?
-		AND NOT ` + campaign.ReceivedSQL("delivery")
-	requeueUndeliveredSQL = `UPDATE messages SET ` + campaign.MoveRequeueUndelivered.ToSQL() + `, retries = 0, next_attempt_at = 0,
+		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRescheduleUndelivered, "state") + ` AND wamid = ?
+		AND NOT ` + receivedSQL("delivery")
+	requeueUndeliveredSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRequeueUndelivered) + `, retries = 0, next_attempt_at = 0,
 		runner_id = NULL, wamid = NULL, delivery = NULL, delivered_at = NULL, read_at = NULL, updated_at = ?
-		WHERE campaign_id = ? AND ` + campaign.MoveRequeueUndelivered.FromSQL("state") + ` AND NOT ` + campaign.ReceivedSQL("delivery") + ` AND sent_at < ?`
-	rescueCampaignSQL = `UPDATE messages SET ` + campaign.MoveRescue.ToSQL() + `, updated_at = ?, error_message = ?
-		WHERE campaign_id = ? AND ` + campaign.MoveRescue.FromSQL("state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
+		WHERE campaign_id = ? AND ` + fromSQL(campaign.MoveRequeueUndelivered, "state") + ` AND NOT ` + receivedSQL("delivery") + ` AND sent_at < ?`
+	rescueCampaignSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRescue) + `, updated_at = ?, error_message = ?
+		WHERE campaign_id = ? AND ` + fromSQL(campaign.MoveRescue, "state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
 )
 
 // requeueSQL moves a campaign's rows back to pending with a fresh retry
 // budget, for the operator's two requeue transitions.
 func requeueSQL(t campaign.Transition) string {
-	return `UPDATE messages SET ` + t.ToSQL() + `, retries = 0, next_attempt_at = 0, runner_id = NULL, updated_at = ?
-		WHERE campaign_id = ? AND ` + t.FromSQL("state")
+	return `UPDATE messages SET ` + toSQL(t) + `, retries = 0, next_attempt_at = 0, runner_id = NULL, updated_at = ?
+		WHERE campaign_id = ? AND ` + fromSQL(t, "state")
 }
 
 // claimRows moves due pending rows to sending for runner, through one
@@ -288,23 +289,23 @@ func requeueUnknown(ctx context.Context, tx *Tx, campaignID int64, now time.Time
 // The only statements that change a campaign's state, one per
 // campaign.CampaignTransition, built from campaign.CampaignTransitions.
 var (
-	pauseCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignPause.ToSQL() + `, pause_reason = ?
-		WHERE id = ? AND ` + campaign.CampaignPause.FromSQL("state") + ` AND cancelled_at IS NULL`
+	pauseCampaignSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignPause) + `, pause_reason = ?
+		WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignPause, "state") + ` AND cancelled_at IS NULL`
 	// pauseTemplateSQL pauses every campaign sending a template that a
 	// template status webhook reported paused or disabled.
-	pauseTemplateSQL = `UPDATE campaigns SET ` + campaign.CampaignPause.ToSQL() + `, pause_reason = ?
-		WHERE ` + campaign.CampaignPause.FromSQL("state") + ` AND cancelled_at IS NULL
+	pauseTemplateSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignPause) + `, pause_reason = ?
+		WHERE ` + campaignFromSQL(campaign.CampaignPause, "state") + ` AND cancelled_at IS NULL
 		AND kind = 'template' AND template = ? AND (? = '' OR lang = ?)`
-	pauseNoAccountSQL = `UPDATE campaigns SET ` + campaign.CampaignPauseNoAccount.ToSQL() + `, pause_reason = ?
-		WHERE id = ? AND ` + campaign.CampaignPauseNoAccount.FromSQL("state")
-	resumeCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignResume.ToSQL() + `, pause_reason = ''
-		WHERE id = ? AND ` + campaign.CampaignResume.FromSQL("state")
-	finishCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignFinish.ToSQL() + `, finished_at = ?
-		WHERE id = ? AND ` + campaign.CampaignFinish.FromSQL("state")
-	reopenCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignReopen.ToSQL() + `, finished_at = NULL
-		WHERE id = ? AND ` + campaign.CampaignReopen.FromSQL("state")
-	cancelCampaignSQL = `UPDATE campaigns SET ` + campaign.CampaignCancel.ToSQL() + `, finished_at = ?, cancelled_at = ?,
-		pause_reason = '' WHERE id = ? AND ` + campaign.CampaignCancel.FromSQL("state") + ` AND cancelled_at IS NULL`
+	pauseNoAccountSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignPauseNoAccount) + `, pause_reason = ?
+		WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignPauseNoAccount, "state")
+	resumeCampaignSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignResume) + `, pause_reason = ''
+		WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignResume, "state")
+	finishCampaignSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignFinish) + `, finished_at = ?
+		WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignFinish, "state")
+	reopenCampaignSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignReopen) + `, finished_at = NULL
+		WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignReopen, "state")
+	cancelCampaignSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignCancel) + `, finished_at = ?, cancelled_at = ?,
+		pause_reason = '' WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignCancel, "state") + ` AND cancelled_at IS NULL`
 )
 
 // pauseCampaign pauses a running campaign for reason.

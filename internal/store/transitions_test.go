@@ -143,7 +143,7 @@ func TestEveryTransition(t *testing.T) {
 			}
 			err := mv.do(m)
 			got := campaign.State(readMessage(t, st, m.ID).state)
-			if mv.move.Allows(from) {
+			if slices.Contains(mv.move.From(), from) {
 				if err != nil {
 					t.Errorf("%s: %v", name, err)
 				}
@@ -172,7 +172,7 @@ func TestEveryTransition(t *testing.T) {
 			if from == to {
 				continue
 			}
-			if legal, ok := campaign.Legal(from, to), made[[2]campaign.State{from, to}]; legal != ok {
+			if legal, ok := legal(from, to), made[[2]campaign.State{from, to}]; legal != ok {
 				t.Errorf("%s → %s: legal %v, made by a store function %v", from, to, legal, ok)
 			}
 		}
@@ -286,4 +286,15 @@ func TestEveryCampaignTransition(t *testing.T) {
 			t.Errorf("campaign transition %s is not walked", tr)
 		}
 	}
+}
+
+// legal reports whether some transition of campaign.Transitions moves a
+// row from one state to another.
+func legal(from, to campaign.State) bool {
+	for _, r := range campaign.Transitions {
+		if r.To == to && slices.Contains(r.From, from) {
+			return true
+		}
+	}
+	return false
 }

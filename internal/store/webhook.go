@@ -510,8 +510,8 @@ func wamidFailed(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (bool, er
 		return false, nil
 	}
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_statuses WHERE wamid = ? AND status = 'failed'`,
-		ev.WAMID).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_statuses WHERE wamid = ? AND status = ?`,
+		ev.WAMID, string(campaign.DeliveryFailed)).Scan(&n); err != nil {
 		return false, fmt.Errorf("look up failure of %s: %w", ev.WAMID, err)
 	}
 	return n > 0, nil
@@ -529,24 +529,22 @@ func adoptSend(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, n
 	return k > 0, nil
 }
 
-// deliveryRank is Delivery.Rank in SQL.
-const deliveryRank = `CASE %s WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 WHEN 'failed' THEN 4 ELSE 0 END`
+// advanceDeliverySQL moves a sent row's delivery up the ladder
+// (campaign.DeliveryLadder) to the status given, never down, and never off
+// failed; a received status sets delivered_at, a read read_at.
+var advanceDeliverySQL = `UPDATE messages SET
+		delivery = CASE WHEN ` + deliveryRankSQL("delivery") + ` < ` + deliveryRankSQL("?1") + ` THEN ?1 ELSE delivery END,
+		delivered_at = CASE WHEN ?2 THEN min(coalesce(delivered_at, ?4), ?4) ELSE delivered_at END,
+		read_at = CASE WHEN ?3 THEN min(coalesce(read_at, ?4), ?4) ELSE read_at END
+		WHERE id = ?5 AND state = ` + quote(campaign.Sent) + ` AND wamid = ?6 AND NOT ` + deliveryIsSQL("delivery", campaign.DeliveryFailed)
 
 // advanceDelivery: delivery moves forward to ev's status on a sent row
 // carrying ev's wamid. The timestamps are the earliest webhook times, so
 // arrival order does not matter; a read sets delivered_at too.
 func advanceDelivery(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent) (bool, error) {
-	at := nanos(ev.At)
-	rankOld := fmt.Sprintf(deliveryRank, "delivery")
-	res, err := tx.ExecContext(ctx, `UPDATE messages SET
-		delivery = CASE WHEN `+rankOld+` < ? THEN ? ELSE delivery END,
-		delivered_at = CASE WHEN ? >= 2 THEN min(coalesce(delivered_at, ?), ?) ELSE delivered_at END,
-		read_at = CASE WHEN ? = 3 THEN min(coalesce(read_at, ?), ?) ELSE read_at END
-		WHERE id = ? AND state = 'sent' AND wamid = ? AND coalesce(delivery, '') != 'failed'`,
-		ev.Status.Rank(), string(ev.Status),
-		ev.Status.Rank(), at, at,
-		ev.Status.Rank(), at, at,
-		id, ev.WAMID)
+	res, err := tx.ExecContext(ctx, advanceDeliverySQL, string(ev.Status),
+		ev.Status.Rank() >= campaign.DeliveryDelivered.Rank(), ev.Status == campaign.DeliveryRead,
+		nanos(ev.At), id, ev.WAMID)
 	if err != nil {
 		return false, fmt.Errorf("advance delivery of message %d: %w", id, err)
 	}

@@ -167,3 +167,10 @@ func envelope(field string, value any) []byte {
 	}
 	return b
 }
+
+// isSuppressed reports whether phone is on the suppression list.
+func isSuppressed(t *testing.T, st *store.Store, phone string) (bool, error) {
+	why, err := st.SuppressedIn(t.Context(), []string{phone})
+	_, ok := why[phone]
+	return ok, err
+}

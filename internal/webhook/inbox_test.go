@@ -31,7 +31,7 @@ func TestCancelledCampaignStatusesApply(t *testing.T) {
 	if d := f.msg(t, 0); d.State != campaign.Failed || d.ErrorCode != 131049 || !d.FailedAfter {
 		t.Errorf("row 0 = %+v, want failed with 131049, not requeued", d)
 	}
-	if _, supp, err := f.st.IsSuppressed(t.Context(), phone(1)); err != nil || !supp {
+	if supp, err := isSuppressed(t, f.st, phone(1)); err != nil || !supp {
 		t.Errorf("the opt-out after it: suppressed %v, %v", supp, err)
 	}
 	if d := f.msg(t, 2); d.Delivery != campaign.DeliveryRead {
@@ -75,7 +75,7 @@ func TestStatusThatCannotApplyIsSkipped(t *testing.T) {
 	if d := f.msg(t, 1); d.Delivery != campaign.DeliveryDelivered {
 		t.Errorf("row 1 beside it = %+v, want delivered", d)
 	}
-	if _, supp, err := f.st.IsSuppressed(t.Context(), phone(2)); err != nil || !supp {
+	if supp, err := isSuppressed(t, f.st, phone(2)); err != nil || !supp {
 		t.Errorf("the opt-out after it: suppressed %v, %v", supp, err)
 	}
 	var why string
@@ -135,7 +135,7 @@ func TestFailedAfterReceivedNeverResends(t *testing.T) {
 				if len(cs) != 0 {
 					t.Errorf("claimed %d rows two days later (%v): the person would get it twice", len(cs), err)
 				}
-				if _, supp, err := f.st.IsSuppressed(t.Context(), phone(0)); err != nil || supp != tt.wantSupp {
+				if supp, err := isSuppressed(t, f.st, phone(0)); err != nil || supp != tt.wantSupp {
 					t.Errorf("suppressed %v, %v; want %v", supp, err, tt.wantSupp)
 				}
 			})
@@ -210,10 +210,10 @@ func TestOptOutOfDeletedCampaignSuppresses(t *testing.T) {
 	if rep.Unmatched != 2 || rep.Skipped != 0 {
 		t.Errorf("report %+v, want 2 unmatched", rep)
 	}
-	if _, supp, err := f.st.IsSuppressed(t.Context(), phone(0)); err != nil || !supp {
+	if supp, err := isSuppressed(t, f.st, phone(0)); err != nil || !supp {
 		t.Errorf("opt-out of a deleted campaign's message: suppressed %v, %v", supp, err)
 	}
-	if _, supp, err := f.st.IsSuppressed(t.Context(), phone(1)); err != nil || supp {
+	if supp, err := isSuppressed(t, f.st, phone(1)); err != nil || supp {
 		t.Errorf("opt-out from a number not ours: suppressed %v, %v", supp, err)
 	}
 }
