@@ -223,9 +223,14 @@ func TestWebhookStorm(t *testing.T) {
 				t.Errorf("%s (campaign %d, late failure %v): row %+v, want sent and %s with %s", d.To, cid, d.Code != 0, row, d.Final, wamid)
 			}
 		case d.Code == 131049 && cid == 1:
-			if row.state != "failed" {
+			// Held back until after the cancel, it fails the row for good.
+			// An early one may have been applied while campaign 1 still
+			// ran: it put the row off a day like any 131049, and the
+			// cancel keeps it from ever being claimed.
+			putOff := row.state == "pending" && !time.Unix(0, row.next).Before(start.Add(23*time.Hour))
+			if row.state != "failed" && !(d.Early && putOff) {
 				resend++
-				t.Errorf("%s: 131049 for the cancelled campaign left row %+v, want failed", d.To, row)
+				t.Errorf("%s: 131049 (early %v) for the cancelled campaign left row %+v, want failed", d.To, d.Early, row)
 			}
 		case d.Code == 131049:
 			if row.state != "pending" || time.Unix(0, row.next).Before(start.Add(23*time.Hour)) {
