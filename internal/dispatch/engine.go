@@ -435,6 +435,22 @@ func (e *Engine) Run(ctx context.Context) error {
 		return result
 	}
 
+	// ownAnswers waits while a request of this run is still in flight and
+	// reports whether the loop should claim again: after an answer, or when
+	// one was recorded since the claim at gen (the count is bumped before
+	// its place is released), rather than wait a poll for it.
+	ownAnswers := func(gen uint64) (again bool, err error) {
+		if slots.held() > 0 {
+			select {
+			case <-done:
+				return true, nil
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		}
+		return recordedGen.Load() != gen, nil
+	}
+
 	for {
 		if err := firstErr(); err != nil {
 			return finish(nil)
@@ -525,16 +541,10 @@ func (e *Engine) Run(ctx context.Context) error {
 		if (we.Reason == campaign.WaitCapped || we.Reason == campaign.WaitReach) && o.StopWhenCapped {
 			// An answer still to come may give quota or reach back (a
 			// failure refunds both): stop only once none can.
-			if slots.held() > 0 {
-				select {
-				case <-done:
-				case <-ctx.Done():
-					return finish(ctx.Err())
-				}
+			if again, err := ownAnswers(gen); err != nil {
+				return finish(err)
+			} else if again {
 				continue
-			}
-			if recordedGen.Load() != gen {
-				continue // recorded since the claim: look again
 			}
 			if err := e.settleOthers(ctx, bg, r.ID); err != nil {
 				fail(err)
@@ -557,20 +567,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		waiting = we
 		if we.Reason == campaign.WaitInFlight {
-			if slots.held() > 0 {
-				// Only our own rows can change this: no timer, so a simulated
-				// clock doesn't race ahead of real requests.
-				select {
-				case <-done:
-				case <-ctx.Done():
-					return finish(ctx.Err())
-				}
-				continue
-			}
-			if recordedGen.Load() != gen {
-				// Our row was recorded between the claim and now (the
-				// count is bumped before its place is released): look
-				// again rather than wait a poll for it.
+			// Only our own rows can change this: no timer, so a simulated
+			// clock doesn't race ahead of real requests.
+			if again, err := ownAnswers(gen); err != nil {
+				return finish(err)
+			} else if again {
 				continue
 			}
 		}
