@@ -41,26 +41,7 @@ func TestStatusWebhooks(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		var p struct {
-			Entry []struct {
-				Changes []struct {
-					Value struct {
-						Statuses []struct {
-							ID       string `json:"id"`
-							Status   string `json:"status"`
-							Callback string `json:"biz_opaque_callback_data"`
-							Errors   []struct {
-								Code int `json:"code"`
-							} `json:"errors"`
-						} `json:"statuses"`
-					} `json:"value"`
-				} `json:"changes"`
-			} `json:"entry"`
-		}
-		if err := json.Unmarshal(body, &p); err != nil {
-			t.Errorf("body %s: %v", body, err)
-		}
-		s := p.Entry[0].Changes[0].Value.Statuses[0]
+		s := firstStatus(t, body)
 		g := received[s.ID]
 		if g == nil {
 			g = &got{}
@@ -130,26 +111,7 @@ func TestEarlyOptOutAndLateFailWebhooks(t *testing.T) {
 	)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		var p struct {
-			Entry []struct {
-				Changes []struct {
-					Value struct {
-						Statuses []struct {
-							ID       string `json:"id"`
-							Status   string `json:"status"`
-							Callback string `json:"biz_opaque_callback_data"`
-							Errors   []struct {
-								Code int `json:"code"`
-							} `json:"errors"`
-						} `json:"statuses"`
-					} `json:"value"`
-				} `json:"changes"`
-			} `json:"entry"`
-		}
-		if err := json.Unmarshal(body, &p); err != nil {
-			t.Errorf("body %s: %v", body, err)
-		}
-		s := p.Entry[0].Changes[0].Value.Statuses[0]
+		s := firstStatus(t, body)
 		code := 0
 		if len(s.Errors) > 0 {
 			code = s.Errors[0].Code
@@ -207,4 +169,35 @@ func TestEarlyOptOutAndLateFailWebhooks(t *testing.T) {
 	if early < n/5 || optOuts < n/10 || lateFails < n/10 {
 		t.Errorf("early %d, opt-outs %d, late failures %d of %d: want some of each", early, optOuts, lateFails, n)
 	}
+}
+
+// postedStatus is the part of a posted status webhook these tests read.
+type postedStatus struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Callback string `json:"biz_opaque_callback_data"`
+	Errors   []struct {
+		Code int `json:"code"`
+	} `json:"errors"`
+}
+
+// firstStatus decodes the one status of a body the sandbox posted.
+func firstStatus(t *testing.T, body []byte) postedStatus {
+	t.Helper()
+	var p struct {
+		Entry []struct {
+			Changes []struct {
+				Value struct {
+					Statuses []postedStatus `json:"statuses"`
+				} `json:"value"`
+			} `json:"changes"`
+		} `json:"entry"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil || len(p.Entry) == 0 || len(p.Entry[0].Changes) == 0 ||
+		len(p.Entry[0].Changes[0].Value.Statuses) == 0 {
+		// Called from a handler's goroutine, where Fatal may not be.
+		t.Errorf("body %s: no status (%v)", body, err)
+		return postedStatus{}
+	}
+	return p.Entry[0].Changes[0].Value.Statuses[0]
 }
