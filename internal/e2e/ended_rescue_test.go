@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"database/sql"
 	"fmt"
 	"syscall"
 	"testing"
@@ -27,15 +26,7 @@ func TestEndingRunRescuesKilledRows(t *testing.T) {
 	w.OK("campaign", "import", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
 	victim := w.Start("campaign", "run", "--resume", "1", "--workers", "4")
 	pid := victim.Pid()
-	held := func() []int64 {
-		var ids []int64
-		w.Query(`SELECT id FROM messages WHERE state = 'sending' AND runner_id LIKE ?`, func(rs *sql.Rows) error {
-			var id int64
-			ids = append(ids, id)
-			return rs.Scan(&ids[len(ids)-1])
-		}, fmt.Sprintf("%%/%d/%%", pid))
-		return ids
-	}
+	held := func() []int64 { return heldBy(w, pid) }
 	// The first request goes alone; once it is answered, the rest of the
 	// day's quota goes out in one window, and is answered seconds later.
 	w.WaitFor(15*time.Second, "the victim to hold the day's quota in flight", func() bool { return len(held()) == cap-1 })

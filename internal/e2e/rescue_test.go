@@ -28,15 +28,7 @@ func TestSurvivorRescuesDeadProcessRows(t *testing.T) {
 
 	// Kill the victim once it holds rows in flight.
 	pid := victim.Pid()
-	held := func() []int64 {
-		var ids []int64
-		w.Query(`SELECT id FROM messages WHERE state = 'sending' AND runner_id LIKE ?`, func(rs *sql.Rows) error {
-			var id int64
-			ids = append(ids, id)
-			return rs.Scan(&ids[len(ids)-1])
-		}, fmt.Sprintf("%%/%d/%%", pid))
-		return ids
-	}
+	held := func() []int64 { return heldBy(w, pid) }
 	w.WaitFor(15*time.Second, "the victim to hold claimed rows", func() bool { return len(held()) > 0 })
 	victim.Signal(t, syscall.SIGKILL)
 	killedAt := time.Now()
@@ -76,4 +68,17 @@ func TestSurvivorRescuesDeadProcessRows(t *testing.T) {
 	recs := w.api.Records()
 	checkNoDuplicates(t, recs)
 	checkAgainstServer(t, rows, recs, false)
+}
+
+// heldBy lists the rows process pid holds in flight (its runner id
+// carries its pid).
+func heldBy(w *world, pid int) []int64 {
+	var ids []int64
+	w.Query(`SELECT id FROM messages WHERE state = 'sending' AND runner_id LIKE ?`, func(rs *sql.Rows) error {
+		var id int64
+		err := rs.Scan(&id)
+		ids = append(ids, id)
+		return err
+	}, fmt.Sprintf("%%/%d/%%", pid))
+	return ids
 }
