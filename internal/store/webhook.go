@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -340,7 +339,7 @@ func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, e
 	if !errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
 	}
-	cid, mid, ok := ParseCallbackData(ev.CallbackData)
+	cid, mid, ok := campaign.ParseCallbackData(ev.CallbackData)
 	if !ok {
 		return 0, nil
 	}
@@ -358,25 +357,6 @@ func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, e
 		return 0, nil
 	}
 	return id, nil
-}
-
-// ParseCallbackData reads the biz_opaque_callback_data wasend sets on every
-// send (dispatch.CallbackData).
-func ParseCallbackData(s string) (campaignID, messageID int64, ok bool) {
-	rest, found := strings.CutPrefix(s, "wasend:c")
-	if !found {
-		return 0, 0, false
-	}
-	c, m, found := strings.Cut(rest, ":m")
-	if !found {
-		return 0, 0, false
-	}
-	cid, err1 := strconv.ParseInt(c, 10, 64)
-	mid, err2 := strconv.ParseInt(m, 10, 64)
-	if err1 != nil || err2 != nil || cid <= 0 || mid <= 0 {
-		return 0, 0, false
-	}
-	return cid, mid, true
 }
 
 // statusRow is what settling a status needs of its message.

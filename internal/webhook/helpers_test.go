@@ -10,7 +10,6 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
-	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -140,7 +139,7 @@ func (f *fixture) body(sts ...status) []byte {
 			"recipient_id": phone(s.row)[1:],
 		}
 		if !s.noCB {
-			m["biz_opaque_callback_data"] = dispatch.CallbackData(f.c.ID, f.claims[s.row].Message.ID)
+			m["biz_opaque_callback_data"] = campaign.CallbackData(f.c.ID, f.claims[s.row].Message.ID)
 		}
 		if s.status != "failed" {
 			m["pricing"] = map[string]any{"billable": true, "pricing_model": "PMP", "category": "marketing", "type": "regular"}
