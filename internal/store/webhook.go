@@ -36,15 +36,6 @@ func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
 	})
 }
 
-// InboxBacklog counts stored bodies not applied yet.
-func (s *Store) InboxBacklog(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM webhook_inbox WHERE applied_at IS NULL`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count webhook inbox: %w", err)
-	}
-	return n, nil
-}
-
 // InboxReasons says how many bodies stored since a time were applied with
 // a reason — not a notification, or a part that could not apply and was
 // skipped — and the latest reason, with when its body came.

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -172,4 +173,18 @@ func isSuppressed(t *testing.T, st *store.Store, phone string) (bool, error) {
 	why, err := st.SuppressedIn(t.Context(), []string{phone})
 	_, ok := why[phone]
 	return ok, err
+}
+
+// backlog counts the bodies stored and not applied yet, read from the
+// database file on a connection of its own (product code never needs it).
+func (f *fixture) backlog(t testing.TB) (int, error) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+f.path+"?mode=ro&_busy_timeout=10000")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int
+	err = db.QueryRow(`SELECT count(*) FROM webhook_inbox WHERE applied_at IS NULL`).Scan(&n)
+	return n, err
 }
