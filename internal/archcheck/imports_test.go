@@ -119,6 +119,14 @@ var rules = []rule{
 		except: []string{"internal/limits/hostsync"},
 	},
 	{
+		// The webhook package decides what a status means (webhook.Rules)
+		// and the store carries it out through store.WebhookRules: one
+		// direction, so the decision cannot drift back into SQL.
+		why:  "the store makes the webhook moves it is told; it never imports the webhook package",
+		from: []string{"internal/store"},
+		to:   []string{"internal/webhook"},
+	},
+	{
 		why:  "nothing imports the command tree but main",
 		from: []string{"internal", "bench"},
 		to:   []string{"cmd"},
