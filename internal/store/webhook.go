@@ -14,11 +14,12 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// Delivery webhooks: the inbox the receiver writes, and the named moves
-// that apply Meta's statuses to messages. Every move is one UPDATE whose
-// WHERE names the states it may start from, so a move that no longer
-// applies (a duplicate, a late status, a row another process changed)
-// changes nothing.
+// Delivery webhooks: the inbox the receiver writes, the statuses kept, and
+// the named moves that apply Meta's statuses to messages. Which move a
+// status makes is decided outside the store (WebhookRules) from the facts
+// read here. Every move is one UPDATE whose WHERE names the states it may
+// start from, so a move that no longer applies (a duplicate, a late
+// status, a row another process changed) changes nothing.
 
 // AddToInbox stores webhook bodies exactly as received, in one transaction.
 func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
