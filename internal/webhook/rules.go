@@ -85,7 +85,7 @@ var _ store.WebhookRules = Rules{}
 // NewRules returns the rules of policy p.
 func NewRules(p Policy) Rules { return Rules{p.withDefaults()} }
 
-// Decode reads one webhook body (Decode).
+// Decode reads one webhook body: the package's Decode.
 func (Rules) Decode(body []byte) (campaign.Notification, error) { return Decode(body) }
 
 // Settle decides what a status does to the row it matched. A status for the
