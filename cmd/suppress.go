@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/limits/redisgate"
+	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
@@ -76,7 +76,7 @@ func suppressAdd(ctx context.Context, f *Factory, o suppressOptions) error {
 	for i, p := range phones {
 		list[i] = store.Suppression{Phone: p, Reason: o.Reason}
 	}
-	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
+	return f.withShared(ctx, func(st *store.Store, sh *hostshare.Shared) error {
 		added, err := suppressBoth(ctx, f, st, sh, list)
 		if err != nil {
 			return err
@@ -89,13 +89,13 @@ func suppressAdd(ctx context.Context, f *Factory, o suppressOptions) error {
 // suppressBoth lists numbers in the database and, under --limits, on the
 // shared list first (the list of record then: the counts are its). A
 // failure there changes nothing here.
-func suppressBoth(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Shared, list []store.Suppression) (added int, err error) {
+func suppressBoth(ctx context.Context, f *Factory, st *store.Store, sh *hostshare.Shared, list []store.Suppression) (added int, err error) {
 	if sh == nil {
 		return st.Suppress(ctx, list)
 	}
-	shared := make([]redisgate.Suppression, len(list))
+	shared := make([]hostshare.Suppression, len(list))
 	for i, sp := range list {
-		shared[i] = redisgate.Suppression{Phone: sp.Phone, Reason: sp.Reason}
+		shared[i] = hostshare.Suppression{Phone: sp.Phone, Reason: sp.Reason}
 	}
 	added, err = sh.Suppress(ctx, shared, f.Now())
 	if err != nil {
@@ -135,7 +135,7 @@ func suppressRemove(ctx context.Context, f *Factory, o suppressOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
+	return f.withShared(ctx, func(st *store.Store, sh *hostshare.Shared) error {
 		var (
 			removed int
 			err     error
@@ -188,7 +188,7 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
+	return f.withShared(ctx, func(st *store.Store, sh *hostshare.Shared) error {
 		list, err := suppressions(ctx, st, sh)
 		if err != nil {
 			return err
@@ -216,7 +216,7 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 }
 
 // suppressions is the list of record: the shared one under --limits.
-func suppressions(ctx context.Context, st *store.Store, sh *redisgate.Shared) ([]store.Suppression, error) {
+func suppressions(ctx context.Context, st *store.Store, sh *hostshare.Shared) ([]store.Suppression, error) {
 	if sh == nil {
 		return st.Suppressions(ctx)
 	}
@@ -310,7 +310,7 @@ func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
 		}
 		list = append(list, store.Suppression{Phone: row.Phone, Reason: o.Reason})
 	}
-	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
+	return f.withShared(ctx, func(st *store.Store, sh *hostshare.Shared) error {
 		added, err := suppressBoth(ctx, f, st, sh, list)
 		if err != nil {
 			return err

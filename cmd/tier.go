@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/limits/redisgate"
+	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -47,7 +47,7 @@ seconds); a tier never set for every host keeps this host's own.`,
   wasend tier list --limits redis://redis.internal:6379/0`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withShared(cmd.Context(), func(st *store.Store, sh *redisgate.Shared) error {
+			return f.withShared(cmd.Context(), func(st *store.Store, sh *hostshare.Shared) error {
 				return tierList(cmd.Context(), f, st, sh, asJSON)
 			})
 		},
@@ -76,7 +76,7 @@ type tierLimitsJSON struct {
 
 // tierList prints the tiers: this database's, or under --limits (sh not
 // nil) the shared settings where a tier has them.
-func tierList(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Shared, asJSON bool) error {
+func tierList(ctx context.Context, f *Factory, st *store.Store, sh *hostshare.Shared, asJSON bool) error {
 	tiers, err := st.Tiers(ctx)
 	if err != nil {
 		return err
@@ -157,7 +157,7 @@ senders run with --limits on every host apply it within seconds.`,
 			if !campaign.ValidTier(name) {
 				return usagef("tier %q: must be one of new, warm, active", name)
 			}
-			return f.withShared(cmd.Context(), func(st *store.Store, sh *redisgate.Shared) error {
+			return f.withShared(cmd.Context(), func(st *store.Store, sh *hostshare.Shared) error {
 				l, err := tierNow(cmd.Context(), st, sh, name)
 				if err != nil {
 					return err
@@ -208,7 +208,7 @@ senders run with --limits on every host apply it within seconds.`,
 
 // tierNow is what a tier is set to: on the shared settings under --limits
 // when they have it, else in this database.
-func tierNow(ctx context.Context, st *store.Store, sh *redisgate.Shared, name string) (campaign.Limits, error) {
+func tierNow(ctx context.Context, st *store.Store, sh *hostshare.Shared, name string) (campaign.Limits, error) {
 	if sh != nil {
 		c, err := sh.Config(ctx)
 		if err != nil {
@@ -257,7 +257,7 @@ shared setting, and what this database has when that differs.`,
   wasend limit global --off`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withShared(cmd.Context(), func(st *store.Store, sh *redisgate.Shared) error {
+			return f.withShared(cmd.Context(), func(st *store.Store, sh *hostshare.Shared) error {
 				r, haveRate, err := rateFromFlags(cmd, rate, every)
 				if err != nil {
 					return err
@@ -319,7 +319,7 @@ shared setting, and what this database has when that differs.`,
 
 // globalNow is the global limit's rate and burst before a change: the
 // shared setting under --limits when it is on, else this database's.
-func globalNow(ctx context.Context, st *store.Store, sh *redisgate.Shared) (ratelimit.Limit, error) {
+func globalNow(ctx context.Context, st *store.Store, sh *hostshare.Shared) (ratelimit.Limit, error) {
 	if sh != nil {
 		c, err := sh.Config(ctx)
 		if err != nil {
@@ -335,7 +335,7 @@ func globalNow(ctx context.Context, st *store.Store, sh *redisgate.Shared) (rate
 
 // printGlobal prints the global limit: this database's, and under --limits
 // (sh not nil) whether it is the one every host shares.
-func printGlobal(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Shared) error {
+func printGlobal(ctx context.Context, f *Factory, st *store.Store, sh *hostshare.Shared) error {
 	l, tokens, on, err := st.GlobalLimit(ctx)
 	if err != nil {
 		return err
