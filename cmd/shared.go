@@ -21,9 +21,10 @@ func (f *Factory) openShared(ctx context.Context) (*hostshare.Shared, error) {
 	return hostshare.OpenShared(ctx, u)
 }
 
-// withShared runs fn with the store and, under --limits, the shared state
-// (else nil).
-func (f *Factory) withShared(ctx context.Context, fn func(*store.Store, *hostshare.Shared) error) error {
+// withRecord runs fn with the record of the suppression list and
+// settings: under --limits the shared one (this database following it),
+// else this database.
+func (f *Factory) withRecord(ctx context.Context, fn func(*hostshare.Record) error) error {
 	sh, err := f.openShared(ctx)
 	if err != nil {
 		return err
@@ -31,7 +32,7 @@ func (f *Factory) withShared(ctx context.Context, fn func(*store.Store, *hostsha
 	if sh != nil {
 		defer sh.Close()
 	}
-	return f.withStore(ctx, func(st *store.Store) error { return fn(st, sh) })
+	return f.withStore(ctx, func(st *store.Store) error { return fn(hostshare.NewRecord(st, sh)) })
 }
 
 // sharedNote is said after a change written to the shared state and this
