@@ -162,6 +162,34 @@ func (l *Limits) ResetQuota(ctx context.Context, st *store.Store, names []string
 	return out, nil
 }
 
+// ResetDatabaseQuota resets this database's quota days after the shared
+// ones (Limits.ResetQuota): forced for every account but those whose shared
+// day was just rebuilt from their count (rebuilt), which keep it and start
+// a new day only on a new calendar day.
+func ResetDatabaseQuota(ctx context.Context, st *store.Store, accounts []string, force bool, rebuilt map[string]bool) ([]store.QuotaReset, error) {
+	if len(rebuilt) == 0 {
+		return st.ResetQuota(ctx, accounts, force)
+	}
+	all, err := st.SharedAccounts(ctx, accounts)
+	if err != nil {
+		return nil, err
+	}
+	var kept, forced []string
+	for _, a := range all {
+		if rebuilt[a.Name] {
+			kept = append(kept, a.Name)
+		} else {
+			forced = append(forced, a.Name)
+		}
+	}
+	res, err := st.ResetQuota(ctx, kept, false)
+	if err != nil || len(forced) == 0 {
+		return res, err
+	}
+	more, err := st.ResetQuota(ctx, forced, force)
+	return append(res, more...), err
+}
+
 // rebuild adds this host's part of portfolio's day to g, when its day was
 // lost or rebuilt without it.
 func rebuild(ctx context.Context, st *store.Store, g limits.Gate, portfolio, today string) (limits.RebuildResult, error) {
