@@ -64,7 +64,7 @@ func (s *Store) QuotaDayOpens() error {
 	return nil
 }
 
-// HostPart is this database's part of a portfolio's lost quota day, as
+// hostPart is this database's part of a portfolio's lost quota day, as
 // limits.Gate.Rebuild takes it: each of its accounts' count of its own
 // quota day, the recipients they messaged in the last 24 h (the reach
 // window, the pair gap, the sticky number), and the repeat guards of the
