@@ -259,7 +259,6 @@ type Source interface {
 	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
 	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
 	Counts(ctx context.Context, id int64) (campaign.Counts, error)
-	Outage(ctx context.Context, id int64) (campaign.Outage, error)
 	LimitsWait(ctx context.Context, id int64) (campaign.LimitsWait, error)
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
 	PortfolioWindows(ctx context.Context) ([]store.PortfolioWindow, error)
@@ -278,6 +277,7 @@ type Reads interface {
 	CampaignDelivery(ctx context.Context, id int64) (readmodel.DeliveryFigures, error)
 	AccountDelivery(ctx context.Context, campaignID int64) (map[string]readmodel.DeliveryFigures, error)
 	StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error)
+	Outage(ctx context.Context, id int64) (campaign.Outage, error)
 }
 
 // Reporter reads a Source and its Reads at one instant, in the time zone
@@ -519,7 +519,7 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 		return state, nil
 	}
 	// What its live process waits out, as Campaigns says it.
-	outage, err := r.Src.Outage(ctx, c.ID)
+	outage, err := r.Reads.Outage(ctx, c.ID)
 	if err != nil {
 		return "", err
 	}
@@ -630,7 +630,7 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 				cj.ETA = cj.ETA.after(q.NextDue, r.Now)
 			}
 		}
-		outage, err := r.Src.Outage(ctx, c.ID)
+		outage, err := r.Reads.Outage(ctx, c.ID)
 		if err != nil {
 			return nil, err
 		}
