@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
@@ -111,7 +112,7 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 				if err != nil {
 					return err
 				}
-				live, err := st.LiveRunners(cmd.Context(), f.Now().Add(-report.LiveWithin))
+				live, err := readmodel.New(st).LiveRunners(cmd.Context(), f.Now().Add(-report.LiveWithin))
 				if err != nil {
 					return err
 				}
@@ -275,7 +276,7 @@ an account with auto-tier on, what it still needs for the next tier.`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
-				h, err := st.TierHistory(cmd.Context(), args[0])
+				h, err := readmodel.New(st).TierHistory(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/logging"
 	"github.com/wasend/wasend/internal/metrics"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
@@ -539,7 +540,7 @@ func writeReport(ctx context.Context, f *Factory, st *store.Store, path string, 
 	if path == "" || res.Campaign.ID == 0 || (res.Repeat && !res.Imported) {
 		return nil
 	}
-	skipped, err := st.Skipped(ctx, res.Campaign.ID)
+	skipped, err := readmodel.New(st).Skipped(ctx, res.Campaign.ID)
 	if err != nil {
 		return err
 	}
@@ -780,7 +781,7 @@ again with ` + "`wasend campaign retry ID --all-failed`" + ` or ` + "`--code COD
 			}
 			defer st.Close()
 			id := c.ID
-			rows, err := st.FailedMessages(cmd.Context(), id)
+			rows, err := readmodel.New(st).FailedMessages(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -844,7 +845,7 @@ are the file's own, counting the header as line 1.`,
 			}
 			defer st.Close()
 			id := c.ID
-			rows, err := st.Skipped(cmd.Context(), id)
+			rows, err := readmodel.New(st).Skipped(cmd.Context(), id)
 			if err != nil {
 				return err
 			}

@@ -191,13 +191,13 @@ func printCheck(f *Factory, file string, s runner.Summary) error {
 func checkFile(ctx context.Context, f *Factory, st *store.Store, file io.Reader, name string, spec campaign.Spec,
 	ro runner.ReadOptions, report string, keep int) (runner.Summary, error) {
 	if report == "" {
-		return runner.CheckEach(ctx, file, name, spec, ro, st, keep, nil)
+		return runner.CheckEach(ctx, file, name, spec, ro, runner.Lists(st), keep, nil)
 	}
 	rep, err := runner.NewReport(report)
 	if err != nil {
 		return runner.Summary{}, err
 	}
-	sum, err := runner.CheckEach(ctx, file, name, spec, ro, st, keep, rep.Add)
+	sum, err := runner.CheckEach(ctx, file, name, spec, ro, runner.Lists(st), keep, rep.Add)
 	if err != nil {
 		rep.Abort()
 		return sum, err

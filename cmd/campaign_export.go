@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -115,7 +116,7 @@ type exportRecord struct {
 	ReadAt       string `csv:"read_at"`
 }
 
-func toExportRecord(r store.ExportRow) exportRecord {
+func toExportRecord(r readmodel.ExportRow) exportRecord {
 	code := ""
 	if r.ErrorCode != 0 {
 		code = strconv.Itoa(r.ErrorCode)
@@ -148,7 +149,7 @@ func writeExport(ctx context.Context, w io.Writer, st *store.Store, id int64, st
 		batch = batch[:0]
 		return nil
 	}
-	err := st.ExportMessages(ctx, id, state, func(r store.ExportRow) error {
+	err := readmodel.New(st).ExportMessages(ctx, id, state, func(r readmodel.ExportRow) error {
 		batch = append(batch, toExportRecord(r))
 		if len(batch) < exportBatch {
 			return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
@@ -43,7 +44,7 @@ account, dropped, …), for grep and awk.`,
 				return err
 			}
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
-				d, err := st.CampaignDetail(cmd.Context(), id)
+				d, err := readmodel.New(st).CampaignDetail(cmd.Context(), id)
 				if err != nil {
 					return err
 				}
@@ -63,9 +64,9 @@ account, dropped, …), for grep and awk.`,
 				if err != nil {
 					return err
 				}
-				var byAccount map[string]store.DeliveryFigures
+				var byAccount map[string]readmodel.DeliveryFigures
 				if dl != nil {
-					if byAccount, err = st.AccountDelivery(cmd.Context(), id); err != nil {
+					if byAccount, err = readmodel.New(st).AccountDelivery(cmd.Context(), id); err != nil {
 						return err
 					}
 				}
@@ -160,7 +161,7 @@ type timingJSON struct {
 	AvgAttempts    float64    `json:"avg_attempts"`
 }
 
-func toShowJSON(d store.Detail) showJSON {
+func toShowJSON(d readmodel.Detail) showJSON {
 	c := d.Campaign
 	out := showJSON{
 		ID: c.ID, Name: c.Name, Source: c.Source, Kind: string(c.Spec.Kind),
@@ -202,7 +203,7 @@ func utcOrNil(t time.Time) *time.Time {
 
 // printShow writes the terminal form: labelled blocks and aligned tables,
 // times in loc.
-func printShow(f *Factory, d store.Detail, loc *time.Location) error {
+func printShow(f *Factory, d readmodel.Detail, loc *time.Location) error {
 	c := d.Campaign
 	w := f.IO.Out
 	when := func(t time.Time) string {
@@ -355,7 +356,7 @@ func oneLine(s string) string {
 // printShowRecords writes the piped form: one tab-separated record per
 // line, its first field naming it. Times are RFC 3339 in UTC, empty when
 // unset; rates are plain numbers.
-func printShowRecords(w io.Writer, d store.Detail) error {
+func printShowRecords(w io.Writer, d readmodel.Detail) error {
 	c := d.Campaign
 	var b strings.Builder
 	rec := func(fields ...string) {

@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/golden"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // goldenFile compares got with testdata/golden/name (-update rewrites it).
@@ -114,7 +115,7 @@ func seedCampaign(t *testing.T, db string) {
 			t.Fatal("seed: too many claims")
 		}
 	}
-	if err := st.SetCampaignState(ctx, c.ID, campaign.CampaignPaused, "too many permanent failures (3 of the last 10 attempts)"); err != nil {
+	if err := storetest.SetCampaignState(ctx, st.Path(), c.ID, campaign.CampaignPaused, "too many permanent failures (3 of the last 10 attempts)"); err != nil {
 		t.Fatal(err)
 	}
 }

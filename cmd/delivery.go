@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -28,7 +29,7 @@ func deliveryLine(d *report.Delivery) string {
 
 // printShowDelivery writes campaign show's delivery block (terminal form):
 // one figure a line, so that it fits a terminal of 80 columns.
-func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[string]store.DeliveryFigures, grace time.Duration) error {
+func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[string]readmodel.DeliveryFigures, grace time.Duration) error {
 	if d == nil {
 		return nil
 	}
@@ -57,7 +58,7 @@ func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[strin
 
 // printDeliveryRecords writes the piped form: "delivery" and
 // "account_delivery" records.
-func printDeliveryRecords(w io.Writer, d *report.Delivery, accts map[string]store.DeliveryFigures) error {
+func printDeliveryRecords(w io.Writer, d *report.Delivery, accts map[string]readmodel.DeliveryFigures) error {
 	if d == nil {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -287,7 +288,7 @@ func TestTrueStateEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.SetCampaignState(context.Background(), 1, campaign.CampaignRunning, ""); err != nil {
+	if err := storetest.SetCampaignState(context.Background(), st.Path(), 1, campaign.CampaignRunning, ""); err != nil {
 		t.Fatal(err)
 	}
 	states := func() []string {

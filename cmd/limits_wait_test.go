@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // TestStatusWaitingForSharedLimits: a campaign whose live process waits for
@@ -27,7 +28,7 @@ func TestStatusWaitingForSharedLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.SetCampaignState(context.Background(), 1, campaign.CampaignRunning, ""); err != nil {
+		if err := storetest.SetCampaignState(context.Background(), st.Path(), 1, campaign.CampaignRunning, ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := st.RegisterRunner(context.Background(), campaign.Runner{ID: "runner-2", CampaignID: 1, Host: "h", PID: 1,

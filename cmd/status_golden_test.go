@@ -12,6 +12,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -27,7 +28,7 @@ func TestStatusGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetCampaignState(context.Background(), 1, campaign.CampaignRunning, ""); err != nil {
+	if err := storetest.SetCampaignState(context.Background(), st.Path(), 1, campaign.CampaignRunning, ""); err != nil {
 		t.Fatal(err)
 	}
 	// A live process sends it: its runner beat a second ago.

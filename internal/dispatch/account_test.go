@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/sandbox"
 )
 
@@ -31,7 +32,7 @@ func TestUnknownPhoneNumberIDDropsAccount(t *testing.T) {
 	if got := len(e.tries()["a"]); got != 1 {
 		t.Errorf("account a tried %d times, want 1: nothing after Meta said its id does not exist", got)
 	}
-	dropped, err := e.st.DroppedAccounts(e.ctx, c.ID)
+	dropped, err := readmodel.New(e.st).DroppedAccounts(e.ctx, c.ID)
 	if err != nil || len(dropped) != 1 || dropped[0].Account != "a" || dropped[0].ErrorCode != 100 {
 		t.Errorf("dropped accounts %+v (%v), want a with 100", dropped, err)
 	}

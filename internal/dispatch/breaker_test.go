@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
@@ -93,7 +94,7 @@ func TestOutageBurnsNothing(t *testing.T) {
 		switch ev.Kind {
 		case dispatch.EventOutage:
 			outages++
-			if o, err := e.st.Outage(e.ctx, c.ID); err == nil && !o.Since.IsZero() {
+			if o, err := readmodel.New(e.st).Outage(e.ctx, c.ID); err == nil && !o.Since.IsZero() {
 				seen = o
 			}
 		case dispatch.EventResumed:
@@ -126,7 +127,7 @@ func TestOutageBurnsNothing(t *testing.T) {
 	if seen.Since.IsZero() || seen.Since.After(start.Add(time.Second)) || seen.Error == "" {
 		t.Errorf("outage recorded for status: %+v, want one since the start with the error", seen)
 	}
-	if o, err := e.st.Outage(e.ctx, c.ID); err != nil || !o.Since.IsZero() {
+	if o, err := readmodel.New(e.st).Outage(e.ctx, c.ID); err != nil || !o.Since.IsZero() {
 		t.Errorf("after the run the outage is still recorded: %+v, %v", o, err)
 	}
 	if took := e.clock.Now().Sub(start); took > 5*time.Minute+2*time.Minute {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/sandbox"
 )
 
@@ -75,7 +76,7 @@ func TestFailureClasses(t *testing.T) {
 					t.Errorf("account a tried %d times, want 1: nothing after its first 190", got)
 				}
 				expectAll(t, e, campaign.Sent)
-				dropped, err := e.st.DroppedAccounts(e.ctx, c.ID)
+				dropped, err := readmodel.New(e.st).DroppedAccounts(e.ctx, c.ID)
 				if err != nil || len(dropped) != 1 || dropped[0].Account != "a" || dropped[0].ErrorCode != 190 {
 					t.Errorf("dropped accounts %+v (%v), want a with 190", dropped, err)
 				}

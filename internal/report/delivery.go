@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // Delivery is what status webhooks said of a campaign's (or an account's)
@@ -25,8 +25,8 @@ type Delivery struct {
 // is reported as most likely never accepted.
 const UnknownGrace = time.Hour
 
-// DeliveryOf turns store figures into the JSON shape.
-func DeliveryOf(f store.DeliveryFigures) *Delivery {
+// DeliveryOf turns the read model's figures into the JSON shape.
+func DeliveryOf(f readmodel.DeliveryFigures) *Delivery {
 	return &Delivery{Sent: f.Sent, Delivered: f.Delivered, Read: f.Read, FailedAfterSend: f.FailedAfterSend,
 		DeliveredRate: f.DeliveredRate(), ReadRate: f.ReadRate()}
 }
@@ -34,12 +34,12 @@ func DeliveryOf(f store.DeliveryFigures) *Delivery {
 // Delivery reads a campaign's delivery figures; nil when no status webhook
 // reported on it.
 func (r Reporter) Delivery(ctx context.Context, id int64, grace time.Duration) (*Delivery, error) {
-	fig, err := r.Src.CampaignDelivery(ctx, id)
+	fig, err := r.Reads.CampaignDelivery(ctx, id)
 	if err != nil || (fig.Reported == 0 && fig.FailedAfterSend == 0) {
 		return nil, err
 	}
 	d := DeliveryOf(fig)
-	stale, err := r.Src.StaleUnknown(ctx, id, grace)
+	stale, err := r.Reads.StaleUnknown(ctx, id, grace)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (r Reporter) Delivery(ctx context.Context, id int64, grace time.Duration) (
 // addAccountDelivery sets the delivery figures of the accounts that status
 // webhooks reported on.
 func (r Reporter) addAccountDelivery(ctx context.Context, accts []AccountStatus) error {
-	byName, err := r.Src.AccountDelivery(ctx, 0)
+	byName, err := r.Reads.AccountDelivery(ctx, 0)
 	if err != nil {
 		return err
 	}

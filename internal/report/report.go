@@ -14,6 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -251,35 +252,41 @@ type Health struct {
 // Bad reports whether the named figure is outside its healthy range.
 func (h Health) Bad(name string) bool { return slices.Contains(h.Unhealthy, name) }
 
-// Source is what a report reads.
+// Source is what a report reads from the store.
 type Source interface {
 	Path() string
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
 	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
 	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
 	Counts(ctx context.Context, id int64) (campaign.Counts, error)
-	CampaignStats(ctx context.Context, id int64) (store.Stats, error)
-	DroppedAccounts(ctx context.Context, id int64) ([]store.Dropped, error)
-	Outage(ctx context.Context, id int64) (campaign.Outage, error)
 	LimitsWait(ctx context.Context, id int64) (campaign.LimitsWait, error)
-	CampaignQueue(ctx context.Context, id int64) (store.Queue, error)
-	Activity(ctx context.Context, since time.Time, campaignID int64) (map[string]store.Activity, error)
-	AccountActivity(ctx context.Context, since time.Time) (map[string]store.Activity, error)
-	LiveRunners(ctx context.Context, since time.Time) (map[int64]int, error)
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
 	PortfolioWindows(ctx context.Context) ([]store.PortfolioWindow, error)
 	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
 	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
-	CampaignDelivery(ctx context.Context, id int64) (store.DeliveryFigures, error)
-	AccountDelivery(ctx context.Context, campaignID int64) (map[string]store.DeliveryFigures, error)
-	StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error)
 }
 
-// Reporter reads a Source at one instant, in the time zone of quota days.
+// Reads are what a report reads from the read models (*readmodel.Reader).
+type Reads interface {
+	CampaignStats(ctx context.Context, id int64) (readmodel.Stats, error)
+	DroppedAccounts(ctx context.Context, id int64) ([]readmodel.Dropped, error)
+	CampaignQueue(ctx context.Context, id int64) (readmodel.Queue, error)
+	Activity(ctx context.Context, since time.Time, campaignID int64) (map[string]readmodel.Activity, error)
+	AccountActivity(ctx context.Context, since time.Time) (map[string]readmodel.Activity, error)
+	LiveRunners(ctx context.Context, since time.Time) (map[int64]int, error)
+	CampaignDelivery(ctx context.Context, id int64) (readmodel.DeliveryFigures, error)
+	AccountDelivery(ctx context.Context, campaignID int64) (map[string]readmodel.DeliveryFigures, error)
+	StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error)
+	Outage(ctx context.Context, id int64) (campaign.Outage, error)
+}
+
+// Reporter reads a Source and its Reads at one instant, in the time zone
+// of quota days.
 type Reporter struct {
-	Src Source
-	Now time.Time
-	Loc *time.Location
+	Src   Source
+	Reads Reads
+	Now   time.Time
+	Loc   *time.Location
 }
 
 // Status reads accounts, the global limit and every campaign.
@@ -411,15 +418,15 @@ func (r Reporter) AccountsHealth(ctx context.Context, camps []Campaign) ([]Accou
 	if err != nil {
 		return nil, err
 	}
-	hour, err := r.Src.AccountActivity(ctx, r.Now.Add(-time.Hour))
+	hour, err := r.Reads.AccountActivity(ctx, r.Now.Add(-time.Hour))
 	if err != nil {
 		return nil, err
 	}
-	day, err := r.Src.AccountActivity(ctx, r.Now.Add(-24*time.Hour))
+	day, err := r.Reads.AccountActivity(ctx, r.Now.Add(-24*time.Hour))
 	if err != nil {
 		return nil, err
 	}
-	all, err := r.Src.AccountActivity(ctx, time.Time{})
+	all, err := r.Reads.AccountActivity(ctx, time.Time{})
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +455,7 @@ func (r Reporter) AccountsHealth(ctx context.Context, camps []Campaign) ([]Accou
 
 // HealthOf is an account's health from its activity, its rate and burst;
 // utilisation counts only while work waits.
-func HealthOf(a store.Activity, rate float64, burst int, workWaiting bool) Health {
+func HealthOf(a readmodel.Activity, rate float64, burst int, workWaiting bool) Health {
 	h := Health{Attempts: a.Attempts, ThrottleRate: a.ThrottleRate(), AvgAttempts: a.AvgAttempts(),
 		Utilisation: a.Utilisation(rate, burst)}
 	if a.Attempts == 0 {
@@ -471,7 +478,7 @@ func HealthOf(a store.Activity, rate float64, burst int, workWaiting bool) Healt
 // capped), ready when imported and never started, interrupted when
 // started and no process sends it; paused, finished (and any other stored
 // state) as stored.
-func CampaignState(c campaign.Campaign, live bool, started bool, accts []campaign.AccountStatus, dropped []store.Dropped) string {
+func CampaignState(c campaign.Campaign, live bool, started bool, accts []campaign.AccountStatus, dropped []readmodel.Dropped) string {
 	if c.State != campaign.CampaignRunning {
 		return string(c.State)
 	}
@@ -488,11 +495,11 @@ func CampaignState(c campaign.Campaign, live bool, started bool, accts []campaig
 
 // State is one campaign's true state (see CampaignState), read at the
 // reporter's instant; started says whether any request was made for it.
-func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, dropped []store.Dropped) (string, error) {
+func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, dropped []readmodel.Dropped) (string, error) {
 	if c.State != campaign.CampaignRunning {
 		return string(c.State), nil
 	}
-	live, err := r.Src.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	live, err := r.Reads.LiveRunners(ctx, r.Now.Add(-LiveWithin))
 	if err != nil {
 		return "", err
 	}
@@ -502,7 +509,7 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 	}
 	state := scheduled(c, r.Now, CampaignState(c, live[c.ID] > 0, started, accts, dropped))
 	if state == StateInterrupted {
-		q, err := r.Src.CampaignQueue(ctx, c.ID)
+		q, err := r.Reads.CampaignQueue(ctx, c.ID)
 		if err != nil {
 			return "", err
 		}
@@ -512,7 +519,7 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 		return state, nil
 	}
 	// What its live process waits out, as Campaigns says it.
-	outage, err := r.Src.Outage(ctx, c.ID)
+	outage, err := r.Reads.Outage(ctx, c.ID)
 	if err != nil {
 		return "", err
 	}
@@ -531,7 +538,7 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 
 // retryLater turns interrupted into StateRetryLater when nothing can go
 // before a retry time: the run ended for now, nothing was cut short.
-func retryLater(state string, q store.Queue, now time.Time) string {
+func retryLater(state string, q readmodel.Queue, now time.Time) string {
 	if state == StateInterrupted && q.Ready == 0 && q.InFlight == 0 && q.NextDue.After(now) {
 		return StateRetryLater
 	}
@@ -547,10 +554,10 @@ func scheduled(c campaign.Campaign, now time.Time, state string) string {
 	return state
 }
 
-func allCapped(accts []campaign.AccountStatus, dropped []store.Dropped) bool {
+func allCapped(accts []campaign.AccountStatus, dropped []readmodel.Dropped) bool {
 	usable := 0
 	for _, a := range accts {
-		if a.Disabled || slices.ContainsFunc(dropped, func(d store.Dropped) bool { return d.Account == a.Name }) {
+		if a.Disabled || slices.ContainsFunc(dropped, func(d readmodel.Dropped) bool { return d.Account == a.Name }) {
 			continue
 		}
 		usable++
@@ -572,7 +579,7 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
-	live, err := r.Src.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	live, err := r.Reads.LiveRunners(ctx, r.Now.Add(-LiveWithin))
 	if err != nil {
 		return nil, err
 	}
@@ -590,15 +597,15 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 		if err != nil {
 			return nil, err
 		}
-		stats, err := r.Src.CampaignStats(ctx, c.ID)
+		stats, err := r.Reads.CampaignStats(ctx, c.ID)
 		if err != nil {
 			return nil, err
 		}
-		dropped, err := r.Src.DroppedAccounts(ctx, c.ID)
+		dropped, err := r.Reads.DroppedAccounts(ctx, c.ID)
 		if err != nil {
 			return nil, err
 		}
-		q, err := r.Src.CampaignQueue(ctx, c.ID)
+		q, err := r.Reads.CampaignQueue(ctx, c.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -623,7 +630,7 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 				cj.ETA = cj.ETA.after(q.NextDue, r.Now)
 			}
 		}
-		outage, err := r.Src.Outage(ctx, c.ID)
+		outage, err := r.Reads.Outage(ctx, c.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -645,8 +652,8 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 			cj.ETA = cj.ETA.waitingFor(cj.LimitsWait)
 		}
 		working := cj.State == StateRunning && q.Ready > 0
-		hour := store.Activity{Attempts: stats.HourAttempts, Throttled: stats.HourThrottled, Messages: stats.HourMessages}
-		all := store.Activity{Attempts: stats.Attempts, Throttled: stats.Throttled, Messages: stats.MessagesAttempted}
+		hour := readmodel.Activity{Attempts: stats.HourAttempts, Throttled: stats.HourThrottled, Messages: stats.HourMessages}
+		all := readmodel.Activity{Attempts: stats.Attempts, Throttled: stats.Throttled, Messages: stats.MessagesAttempted}
 		hourSince := r.Now.Add(-time.Hour)
 		// A finished campaign's figures stop with it: its last hour is the
 		// last hour of its sending, and token use counts each account's
@@ -694,7 +701,7 @@ func newCampaign(c campaign.Campaign, n campaign.Counts) Campaign {
 
 // etaFunc returns a function forecasting any campaign's open rows with
 // the accounts and global bucket as they are now.
-func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (func(open int, dropped []store.Dropped) *ETA, error) {
+func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (func(open int, dropped []readmodel.Dropped) *ETA, error) {
 	gl, tokens, on, err := r.Src.GlobalLimit(ctx)
 	if err != nil {
 		return nil, err
@@ -705,10 +712,10 @@ func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (
 	}
 	ports := ReachStates(ws)
 	now := r.Now
-	return func(open int, dropped []store.Dropped) *ETA {
+	return func(open int, dropped []readmodel.Dropped) *ETA {
 		var usable []campaign.AccountStatus
 		for _, a := range accts {
-			if !slices.ContainsFunc(dropped, func(d store.Dropped) bool { return d.Account == a.Name }) {
+			if !slices.ContainsFunc(dropped, func(d readmodel.Dropped) bool { return d.Account == a.Name }) {
 				usable = append(usable, a)
 			}
 		}
@@ -736,9 +743,9 @@ func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (
 // campaignHealth is a campaign's health since a time: throttled share and
 // attempts per message from its requests, and tokens used out of those its
 // accounts earned while sending it.
-func (r Reporter) campaignHealth(ctx context.Context, id int64, since time.Time, req store.Activity,
+func (r Reporter) campaignHealth(ctx context.Context, id int64, since time.Time, req readmodel.Activity,
 	accts map[string]campaign.AccountStatus, working, frozen bool) (Health, error) {
-	act, err := r.Src.Activity(ctx, since, id)
+	act, err := r.Reads.Activity(ctx, since, id)
 	if err != nil {
 		return Health{}, err
 	}
@@ -765,12 +772,12 @@ func (r Reporter) campaignHealth(ctx context.Context, id int64, since time.Time,
 
 // activitySince sums a campaign's requests since a time over its
 // accounts. A message tried on two accounts counts on each.
-func (r Reporter) activitySince(ctx context.Context, id int64, since time.Time) (store.Activity, error) {
-	act, err := r.Src.Activity(ctx, since, id)
+func (r Reporter) activitySince(ctx context.Context, id int64, since time.Time) (readmodel.Activity, error) {
+	act, err := r.Reads.Activity(ctx, since, id)
 	if err != nil {
-		return store.Activity{}, err
+		return readmodel.Activity{}, err
 	}
-	var sum store.Activity
+	var sum readmodel.Activity
 	for _, a := range act {
 		sum.Attempts += a.Attempts
 		sum.Throttled += a.Throttled

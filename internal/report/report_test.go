@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 var t0 = time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
@@ -28,12 +30,12 @@ func TestCampaignState(t *testing.T) {
 		live    bool
 		started bool
 		accts   []campaign.AccountStatus
-		dropped []store.Dropped
+		dropped []readmodel.Dropped
 		want    string
 	}{
 		{"a live runner sends it", running, true, true, open, nil, "running"},
 		{"a live runner waits: every account capped", running, true, true, capped, nil, "waiting for quota"},
-		{"the open account is dropped", running, true, true, open, []store.Dropped{{Account: "b"}}, "waiting for quota"},
+		{"the open account is dropped", running, true, true, open, []readmodel.Dropped{{Account: "b"}}, "waiting for quota"},
 		{"imported, never started", running, false, false, open, nil, "ready"},
 		{"started, no process now", running, false, true, open, nil, "interrupted"},
 		{"no process, capped: interrupted all the same", running, false, true, capped, nil, "interrupted"},
@@ -93,7 +95,7 @@ func TestLiveRunnerMakesRunning(t *testing.T) {
 	st, now := seed(t, 2)
 	state := func() string {
 		t.Helper()
-		camps, err := Reporter{Src: st, Now: *now, Loc: time.UTC}.Campaigns(ctx)
+		camps, err := Reporter{Src: st, Reads: readmodel.New(st), Now: *now, Loc: time.UTC}.Campaigns(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,13 +146,13 @@ func TestFinishedFiguresStop(t *testing.T) {
 			t.Fatal("too many claims")
 		}
 	}
-	if err := st.SetCampaignState(ctx, 1, campaign.CampaignFinished, ""); err != nil {
+	if err := storetest.SetCampaignState(ctx, st.Path(), 1, campaign.CampaignFinished, ""); err != nil {
 		t.Fatal(err)
 	}
 	figures := func(at time.Time) Campaign {
 		t.Helper()
 		*now = at
-		camps, err := Reporter{Src: st, Now: at, Loc: time.UTC}.Campaigns(ctx)
+		camps, err := Reporter{Src: st, Reads: readmodel.New(st), Now: at, Loc: time.UTC}.Campaigns(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,14 +177,14 @@ func TestRetryLater(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		state string
-		q     store.Queue
+		q     readmodel.Queue
 		want  string
 	}{
-		{"every open row waits", StateInterrupted, store.Queue{Waiting: 2, NextDue: later}, StateRetryLater},
-		{"a row is ready", StateInterrupted, store.Queue{Ready: 1, Waiting: 2, NextDue: later}, StateInterrupted},
-		{"a row in flight (a dead process)", StateInterrupted, store.Queue{InFlight: 1, NextDue: later}, StateInterrupted},
-		{"nothing waits", StateInterrupted, store.Queue{}, StateInterrupted},
-		{"a live run waits", StateRunning, store.Queue{Waiting: 2, NextDue: later}, StateRunning},
+		{"every open row waits", StateInterrupted, readmodel.Queue{Waiting: 2, NextDue: later}, StateRetryLater},
+		{"a row is ready", StateInterrupted, readmodel.Queue{Ready: 1, Waiting: 2, NextDue: later}, StateInterrupted},
+		{"a row in flight (a dead process)", StateInterrupted, readmodel.Queue{InFlight: 1, NextDue: later}, StateInterrupted},
+		{"nothing waits", StateInterrupted, readmodel.Queue{}, StateInterrupted},
+		{"a live run waits", StateRunning, readmodel.Queue{Waiting: 2, NextDue: later}, StateRunning},
 	} {
 		if got := retryLater(tt.state, tt.q, now); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)

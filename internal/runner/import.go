@@ -15,6 +15,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/numberset"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
@@ -207,6 +208,17 @@ func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
 		Params: spec.Params, Text: spec.Text, NamedParams: spec.NamedParams, Header: spec.Header, Buttons: spec.Buttons}
 }
 
+// Lists are the lists screening consults in st's database: the
+// suppression list from the store, the recent sends from the read models.
+func Lists(st *store.Store) screen.Lists {
+	return storeLists{st, readmodel.New(st)}
+}
+
+type storeLists struct {
+	*store.Store      // CountSuppressions, SuppressedIn
+	*readmodel.Reader // ContactedWithin, SentTemplateWithin
+}
+
 func (ro ReadOptions) screen(spec campaign.Spec, lists screen.Lists, prior *numberset.Set) screen.Options {
 	return screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
 		Shard: ro.Shard}
@@ -260,7 +272,7 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 			}
 		}
 	}
-	so := ro.screen(c.Spec, st, priorSet)
+	so := ro.screen(c.Spec, Lists(st), priorSet)
 	if c.Schedule.Window != nil {
 		so.Zones = newZoneFinder(c.Schedule, st.Now()).of
 	}

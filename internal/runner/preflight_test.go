@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/whatsapp"
@@ -147,7 +148,7 @@ func TestApplyChecks(t *testing.T) {
 	if _, err := ApplyChecks(ctx, st, c.ID, failed, now); err != nil {
 		t.Fatal(err)
 	}
-	dropped, err := st.DroppedAccounts(ctx, c.ID)
+	dropped, err := readmodel.New(st).DroppedAccounts(ctx, c.ID)
 	if err != nil || len(dropped) != 1 || dropped[0].Account != "a" || dropped[0].ErrorCode != 190 || !strings.HasPrefix(dropped[0].Reason, PreflightReason) {
 		t.Fatalf("dropped %+v, %v; want a with code 190 and the preflight reason", dropped, err)
 	}
@@ -160,7 +161,7 @@ func TestApplyChecks(t *testing.T) {
 	if err != nil || len(back) != 1 || back[0] != "a" {
 		t.Fatalf("taken back %v, %v; want [a]", back, err)
 	}
-	dropped, _ = st.DroppedAccounts(ctx, c.ID)
+	dropped, _ = readmodel.New(st).DroppedAccounts(ctx, c.ID)
 	if len(dropped) != 1 || dropped[0].Account != "b" {
 		t.Errorf("dropped after the second check: %+v, want only b", dropped)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -169,7 +170,7 @@ func TestPrepareContinuesOverlap(t *testing.T) {
 	}
 	seen := map[string]int64{}
 	for _, c := range cs {
-		err := st.ExportMessages(t.Context(), c.ID, "", func(m store.ExportRow) error {
+		err := readmodel.New(st).ExportMessages(t.Context(), c.ID, "", func(m readmodel.ExportRow) error {
 			if other, dup := seen[m.Phone]; dup {
 				t.Errorf("%s in campaigns %d and %d", m.Phone, other, c.ID)
 			}

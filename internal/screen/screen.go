@@ -110,7 +110,7 @@ func KindOf(reason string) Kind {
 // Contact is a number's latest send: by which campaign, and when.
 type Contact = campaign.Contact
 
-// Lists are the stored lists a screen consults. *store.Store implements it.
+// Lists are the stored lists a screen consults (runner.Lists).
 type Lists interface {
 	// CountSuppressions is how many numbers the suppression list holds (an
 	// empty list needs no lookups).

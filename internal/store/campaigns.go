@@ -386,24 +386,6 @@ func counts(ctx context.Context, q querier, id int64) (campaign.Counts, error) {
 	return out, rows.Err()
 }
 
-// Skipped returns the rows of a campaign's file that were not imported.
-func (s *Store) Skipped(ctx context.Context, id int64) ([]campaign.Skip, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT line, input, reason FROM skipped WHERE campaign_id = ? ORDER BY line`, id)
-	if err != nil {
-		return nil, fmt.Errorf("list skipped rows: %w", err)
-	}
-	defer rows.Close()
-	var out []campaign.Skip
-	for rows.Next() {
-		var k campaign.Skip
-		if err := rows.Scan(&k.Line, &k.Input, &k.Reason); err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
-}
-
 // RequeueUnknown moves a campaign's unknown rows back to pending with a
 // fresh retry budget (the operator accepts that some may be sent twice),
 // and reopens the campaign. It returns how many rows moved.
@@ -417,23 +399,6 @@ func (s *Store) RequeueUnknown(ctx context.Context, id int64) (int, error) {
 		return reopen(ctx, tx, id, n)
 	})
 	return int(n), err
-}
-
-// SetCampaignState sets a campaign's state directly, outside the state
-// machine (campaign.CampaignTransitions): for tests that need a campaign in
-// a given state. wasend itself moves campaigns only through the named
-// transitions in transitions.go.
-func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.CampaignState, reason string) error {
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET state = ?, pause_reason = ? WHERE id = ?`, string(st), reason, id)
-		if err != nil {
-			return fmt.Errorf("set campaign %d %s: %w", id, st, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
-		}
-		return nil
-	})
 }
 
 // CountSuppressions returns how many numbers are on the suppression list,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // checkCounts holds the kept counts equal to a recount, and Counts equal
@@ -39,11 +40,11 @@ func checkCounts(t *testing.T, st *Store, step string, ids ...int64) {
 		if !maps.Equal(got, want) {
 			t.Fatalf("after %s: campaign %d counts %v, messages say %v", step, id, got, want)
 		}
-		q, err := st.CampaignQueue(t.Context(), id)
+		q, err := readmodel.New(st).CampaignQueue(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var wq Queue
+		var wq readmodel.Queue
 		now := st.now().UnixNano()
 		if err := st.db.QueryRowContext(t.Context(), `SELECT
 			count(CASE WHEN state = 'pending' AND next_attempt_at <= ?1 THEN 1 END),
@@ -283,7 +284,7 @@ func TestHealthFiguresMatchAScan(t *testing.T) {
 	checkCounts(t, st, "sending", c.ID)
 	end := clk.Now()
 	for _, since := range []time.Time{{}, at(time.Minute), at(3 * time.Minute), at(5 * time.Minute), end.Add(-time.Minute).Truncate(time.Minute)} {
-		got, err := st.Activity(ctx, since, c.ID)
+		got, err := readmodel.New(st).Activity(ctx, since, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +295,7 @@ func TestHealthFiguresMatchAScan(t *testing.T) {
 	}
 	for _, now := range []time.Time{at(time.Hour), at(time.Hour + 3*time.Minute), at(2 * time.Hour)} {
 		clk.Set(now)
-		got, err := st.CampaignStats(ctx, c.ID)
+		got, err := readmodel.New(st).CampaignStats(ctx, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +306,7 @@ func TestHealthFiguresMatchAScan(t *testing.T) {
 }
 
 // scanActivity and scanStats are the queries the rollups replaced.
-func scanActivity(t *testing.T, st *Store, since time.Time, id int64) map[string]Activity {
+func scanActivity(t *testing.T, st *Store, since time.Time, id int64) map[string]readmodel.Activity {
 	t.Helper()
 	rows, err := st.db.QueryContext(t.Context(), `SELECT a.name, count(*),
 		count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END),
@@ -317,10 +318,10 @@ func scanActivity(t *testing.T, st *Store, since time.Time, id int64) map[string
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	out := map[string]Activity{}
+	out := map[string]readmodel.Activity{}
 	for rows.Next() {
 		var name string
-		var a Activity
+		var a readmodel.Activity
 		var first, last int64
 		if err := rows.Scan(&name, &a.Attempts, &a.Throttled, &a.Messages, &a.Sent, &first, &last); err != nil {
 			t.Fatal(err)
@@ -331,9 +332,9 @@ func scanActivity(t *testing.T, st *Store, since time.Time, id int64) map[string
 	return out
 }
 
-func scanStats(t *testing.T, st *Store, id int64, since time.Time) Stats {
+func scanStats(t *testing.T, st *Store, id int64, since time.Time) readmodel.Stats {
 	t.Helper()
-	var s Stats
+	var s readmodel.Stats
 	err := st.db.QueryRowContext(t.Context(), `SELECT count(*),
 		count(CASE WHEN t.class IN ('throttled', 'pair-throttled') THEN 1 END),
 		count(DISTINCT t.message_id),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // Reads only the store's tests make.
@@ -40,4 +41,10 @@ func (s *Store) IsSuppressed(ctx context.Context, phone string) (reason string, 
 		return "", false, fmt.Errorf("check suppression of %s: %w", phone, err)
 	}
 	return reason, true, nil
+}
+
+// SetCampaignState sets a campaign's state outside the state machine (see
+// storetest.SetCampaignState).
+func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.CampaignState, reason string) error {
+	return storetest.SetCampaignState(ctx, s.path, id, st, reason)
 }

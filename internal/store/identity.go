@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
@@ -165,82 +164,4 @@ func (s *Store) SuppressedIn(ctx context.Context, phones []string) (map[string]s
 		}
 	}
 	return why, nil
-}
-
-// SentTemplateWithin returns every number a campaign sent template to
-// within d of the store's clock, with the latest such send. It reads only
-// the campaigns of that template that may have sent within d, and what
-// deleted campaigns sent.
-func (s *Store) SentTemplateWithin(ctx context.Context, template string, d time.Duration) (map[string]Contact, error) {
-	since := nanos(s.now().Add(-d))
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM campaigns WHERE kind = 'template' AND template = ?
-		AND (finished_at IS NULL OR finished_at >= ?)`, template, since)
-	if err != nil {
-		return nil, fmt.Errorf("find campaigns of template %s: %w", template, err)
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := map[string]Contact{}
-	for _, id := range ids {
-		rows, err := s.db.QueryContext(ctx, `SELECT phone, max(sent_at) FROM messages
-			WHERE campaign_id = ? AND state = 'sent' AND sent_at >= ? GROUP BY phone`, id, since)
-		if err != nil {
-			return nil, fmt.Errorf("find recent sends of template %s: %w", template, err)
-		}
-		for rows.Next() {
-			var (
-				phone string
-				at    int64
-			)
-			if err := rows.Scan(&phone, &at); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if c, ok := out[phone]; !ok || c.At.Before(fromNanos(at)) {
-				out[phone] = Contact{CampaignID: id, At: fromNanos(at)}
-			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, s.deletedSends(ctx, `template = ? AND sent_at >= ?`, []any{template, since}, out)
-}
-
-// deletedSends adds to out the sends of deleted campaigns that match
-// where, each unless out has a later one for its number.
-func (s *Store) deletedSends(ctx context.Context, where string, args []any, out map[string]Contact) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT phone, campaign_id, sent_at FROM deleted_sends WHERE `+where, args...)
-	if err != nil {
-		return fmt.Errorf("read the sends of deleted campaigns: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			phone string
-			c     Contact
-			at    int64
-		)
-		if err := rows.Scan(&phone, &c.CampaignID, &at); err != nil {
-			return fmt.Errorf("read the sends of deleted campaigns: %w", err)
-		}
-		c.At = fromNanos(at)
-		if prev, ok := out[phone]; !ok || prev.At.Before(c.At) {
-			out[phone] = c
-		}
-	}
-	return rows.Err()
 }

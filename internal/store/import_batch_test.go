@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // AddBatch stores exactly what Add, row by row, does — every row given, in
@@ -91,7 +92,7 @@ func TestAddBatchMatchesAdd(t *testing.T) {
 	if a != b {
 		t.Errorf("stored messages differ:\nAdd:      %.300s\nAddBatch: %.300s", a, b)
 	}
-	stored, err := batch.Skipped(t.Context(), cBatch.ID)
+	stored, err := readmodel.New(batch).Skipped(t.Context(), cBatch.ID)
 	if err != nil || !slices.Equal(stored, skips) {
 		t.Errorf("stored skipped rows = %.200v, %v", stored, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 func testCampaign(fp string) campaign.Campaign {
@@ -103,7 +104,7 @@ func TestImportCommit(t *testing.T) {
 	if err != nil || counts[campaign.Pending] != 3 || counts.Total() != 3 {
 		t.Errorf("counts = %v, %v; want 3 pending", counts, err)
 	}
-	skipped, err := st.Skipped(t.Context(), c.ID)
+	skipped, err := readmodel.New(st).Skipped(t.Context(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

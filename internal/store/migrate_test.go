@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // A database made before migration 0004, with a campaign under way,
@@ -146,11 +147,11 @@ func TestMigrationBackfillsCounts(t *testing.T) {
 			t.Errorf("campaign %d counts %v, %v; want %v", id, got, err, want)
 		}
 	}
-	stats, err := st.CampaignStats(t.Context(), 1)
+	stats, err := readmodel.New(st).CampaignStats(t.Context(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stats{Attempts: 3, Throttled: 1, MessagesAttempted: 2, HourAttempts: 1, HourThrottled: 0, HourMessages: 1}
+	want := readmodel.Stats{Attempts: 3, Throttled: 1, MessagesAttempted: 2, HourAttempts: 1, HourThrottled: 0, HourMessages: 1}
 	if stats != want {
 		t.Errorf("stats %+v, want %+v", stats, want)
 	}

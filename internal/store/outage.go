@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -34,29 +32,4 @@ func (s *Store) SetOutage(ctx context.Context, campaignID int64, o campaign.Outa
 		}
 		return nil
 	})
-}
-
-// Outage returns the outage a campaign's runner last recorded; a zero
-// Since when there is none.
-func (s *Store) Outage(ctx context.Context, campaignID int64) (campaign.Outage, error) {
-	var (
-		o            campaign.Outage
-		since, probe sql.NullInt64
-		text         sql.NullString
-	)
-	err := s.db.QueryRowContext(ctx, `SELECT outage_since, outage_error, outage_probe_at FROM campaigns WHERE id = ?`, campaignID).
-		Scan(&since, &text, &probe)
-	if errors.Is(err, sql.ErrNoRows) {
-		return o, fmt.Errorf("campaign %d: %w", campaignID, campaign.ErrNotFound)
-	}
-	if err != nil {
-		return o, fmt.Errorf("read outage of campaign %d: %w", campaignID, err)
-	}
-	if since.Valid {
-		o.Since, o.Error = fromNanos(since.Int64), text.String
-		if probe.Valid {
-			o.NextProbe = fromNanos(probe.Int64)
-		}
-	}
-	return o, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 func TestOutage(t *testing.T) {
@@ -13,14 +14,14 @@ func TestOutage(t *testing.T) {
 	st := openTest(t, clk)
 	c := mustCampaign(t, st, "outage", 2)
 	ctx := t.Context()
-	if o, err := st.Outage(ctx, c.ID); err != nil || !o.Since.IsZero() {
+	if o, err := readmodel.New(st).Outage(ctx, c.ID); err != nil || !o.Since.IsZero() {
 		t.Fatalf("a new campaign's outage: %+v, %v", o, err)
 	}
 	want := campaign.Outage{Since: t0, Error: "connection refused", NextProbe: at(4 * time.Second)}
 	if err := st.SetOutage(ctx, c.ID, want, ""); err != nil {
 		t.Fatal(err)
 	}
-	if o, err := st.Outage(ctx, c.ID); err != nil || !o.Since.Equal(want.Since) || o.Error != want.Error || !o.NextProbe.Equal(want.NextProbe) {
+	if o, err := readmodel.New(st).Outage(ctx, c.ID); err != nil || !o.Since.Equal(want.Since) || o.Error != want.Error || !o.NextProbe.Equal(want.NextProbe) {
 		t.Errorf("outage %+v, %v; want %+v", o, err, want)
 	}
 	if got, _ := st.Campaign(ctx, c.ID); got.State != campaign.CampaignRunning {
@@ -35,7 +36,7 @@ func TestOutage(t *testing.T) {
 	if err := st.SetOutage(ctx, c.ID, campaign.Outage{}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if o, _ := st.Outage(ctx, c.ID); !o.Since.IsZero() {
+	if o, _ := readmodel.New(st).Outage(ctx, c.ID); !o.Since.IsZero() {
 		t.Errorf("cleared outage still reads %+v", o)
 	}
 	if err := st.SetOutage(ctx, 999, want, ""); !errors.Is(err, campaign.ErrNotFound) {

@@ -190,6 +190,13 @@ func (s *Store) Close() error {
 // Now is the store's clock.
 func (s *Store) Now() time.Time { return s.now() }
 
+// Reader is the database handle for queries that only read: the read
+// models (internal/readmodel) run theirs on it, outside the write lock,
+// each statement on one snapshot (WAL). Nothing may write through it:
+// writes go through the store's transactions, which hold the lock and keep
+// the counts.
+func (s *Store) Reader() *sql.DB { return s.db }
+
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 

@@ -34,6 +34,9 @@ type stateKey struct {
 // minuteKey is an attempt_rollup (and attempt_firsts) row's key.
 type minuteKey struct{ campaign, account, minute int64 }
 
+// minuteNanos is the resolution of the attempt rollups (migration 0010).
+const minuteNanos = int64(time.Minute)
+
 // requestTally is what first requests add to a minute: each is filed under
 // the minute it was claimed in, with no request before it (-1, -1).
 type requestTally struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // warmTiers makes the tiers fast with small caps, so a simulated day is a
@@ -92,7 +93,7 @@ func TestWarmupPromotesOverWeeks(t *testing.T) {
 			t.Errorf("day %d: tier %s, want %s", d, tiers[d], want)
 		}
 	}
-	h, err := st.TierHistory(t.Context(), "fresh")
+	h, err := readmodel.New(st).TierHistory(t.Context(), "fresh")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestWarmupDemotes(t *testing.T) {
 		Error: "131048 spam rate limit hit", Restrict: 6 * time.Hour, Class: "restricted"}, now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	h, _ := st.TierHistory(t.Context(), "a")
+	h, _ := readmodel.New(st).TierHistory(t.Context(), "a")
 	if a := accountByName(t, st, "a"); a.Tier != campaign.TierNew || len(h) != 3 ||
 		!strings.Contains(h[1].Reason, "throttle storm: 2 of 26 requests") ||
 		!strings.Contains(h[2].Reason, "restricted: 131048") {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // windowCampaign imports one row per zone set, in order, with a send
@@ -62,7 +63,7 @@ func TestClaimHoldsRowsOutsideTheirWindow(t *testing.T) {
 	if line(claims[0]) != 5 || line(claims[1]) != 6 {
 		t.Fatalf("claimed lines %d and %d at 09:00 UTC, want the Berlin rows 5 and 6", line(claims[0]), line(claims[1]))
 	}
-	q, err := st.CampaignQueue(t.Context(), c.ID)
+	q, err := readmodel.New(st).CampaignQueue(t.Context(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestClaimHoldsRowsOutsideTheirWindow(t *testing.T) {
 	if line(claims[0]) != 4 {
 		t.Fatalf("claimed line %d at 17:00 UTC, want line 4 (New York and Los Angeles)", line(claims[0]))
 	}
-	q, _ = st.CampaignQueue(t.Context(), c.ID)
+	q, _ = readmodel.New(st).CampaignQueue(t.Context(), c.ID)
 	if q.WindowWait != 0 || q.InFlight != 5 {
 		t.Errorf("queue %+v, want nothing waiting for its window", q)
 	}

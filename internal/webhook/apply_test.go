@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 func permutations(xs []status) [][]status {
@@ -82,7 +83,7 @@ func TestReadImpliesDelivered(t *testing.T) {
 	if d.Delivery != campaign.DeliveryRead || !d.DeliveredAt.Equal(t0.Add(9*time.Second)) {
 		t.Fatalf("row = %+v, want read and delivered at the read's time", d)
 	}
-	fig, err := f.st.CampaignDelivery(t.Context(), f.c.ID)
+	fig, err := readmodel.New(f.st).CampaignDelivery(t.Context(), f.c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestUnknownRowsSettledByCallbackData(t *testing.T) {
 		t.Errorf("row 2 without a webhook = %+v, want still unknown", d)
 	}
 	f.clk.Set(t0.Add(2 * time.Hour))
-	if n, err := f.st.StaleUnknown(t.Context(), f.c.ID, time.Hour); err != nil || n != 1 {
+	if n, err := readmodel.New(f.st).StaleUnknown(t.Context(), f.c.ID, time.Hour); err != nil || n != 1 {
 		t.Errorf("StaleUnknown = %d, %v; want 1", n, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // BenchmarkReceiverAt2000PerSecond posts signed status notifications at
@@ -102,7 +103,7 @@ func BenchmarkReceiverAt2000PerSecond(b *testing.B) {
 	if _, err := ap.Drain(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	fig, err := fx.st.CampaignDelivery(context.Background(), fx.c.ID)
+	fig, err := readmodel.New(fx.st).CampaignDelivery(context.Background(), fx.c.ID)
 	if err != nil || fig.Delivered != n {
 		b.Fatalf("delivered %d of %d (%v)", fig.Delivered, n, err)
 	}

@@ -90,13 +90,53 @@ func (f *fixture) sent(t *testing.T, i int) {
 	f.record(t, i, campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: wamid(i), Class: "ok"})
 }
 
-func (f *fixture) msg(t *testing.T, i int) store.MessageDelivery {
+func (f *fixture) msg(t *testing.T, i int) messageDelivery {
 	t.Helper()
-	d, err := f.st.MessageDeliveryOf(t.Context(), f.claims[i].Message.ID)
+	return readDelivery(t, f.st, f.claims[i].Message.ID)
+}
+
+// messageDelivery is one row's sending and delivery state.
+type messageDelivery struct {
+	State         campaign.State
+	WAMID         string
+	Delivery      campaign.Delivery // "" before any status webhook
+	DeliveredAt   time.Time
+	ReadAt        time.Time
+	ErrorCode     int
+	Error         string
+	NextAttemptAt time.Time
+	FailedAfter   bool // failed by a status webhook
+}
+
+// readDelivery reads message id's state from the database.
+func readDelivery(t *testing.T, st *store.Store, id int64) messageDelivery {
+	t.Helper()
+	var (
+		d                   messageDelivery
+		delivered, read     sql.NullInt64
+		next                int64
+		wamid, del, message sql.NullString
+		code                sql.NullInt64
+	)
+	err := st.Reader().QueryRowContext(t.Context(), `SELECT state, wamid, delivery, delivered_at, read_at, error_code, error_message,
+		next_attempt_at, failed_after_send FROM messages WHERE id = ?`, id).
+		Scan(&d.State, &wamid, &del, &delivered, &read, &code, &message, &next, &d.FailedAfter)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("message %d: %v", id, err)
 	}
+	d.WAMID, d.Delivery, d.Error = wamid.String, campaign.Delivery(del.String), message.String
+	d.ErrorCode = int(code.Int64)
+	d.DeliveredAt, d.ReadAt, d.NextAttemptAt = unixNanos(delivered), unixNanos(read), unixNanos(sql.NullInt64{Int64: next, Valid: true})
 	return d
+}
+
+// unixNanos reads the store's instants: Unix nanoseconds, 0 or NULL for
+// none.
+func unixNanos(n sql.NullInt64) time.Time {
+	if !n.Valid || n.Int64 == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64)
 }
 
 // deliver stores bodies in the inbox and drains it, as the receiver and

@@ -1,4 +1,4 @@
-package store
+package readmodel
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 // LiveRunners counts, per campaign, the registered runners whose last
 // heartbeat is at or after since: the processes sending it now. A runner
 // that stopped cleanly is unregistered; one that crashed stops beating.
-func (s *Store) LiveRunners(ctx context.Context, since time.Time) (map[int64]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT campaign_id, count(*) FROM runners
+func (r *Reader) LiveRunners(ctx context.Context, since time.Time) (map[int64]int, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT campaign_id, count(*) FROM runners
 		WHERE heartbeat_at >= ? GROUP BY campaign_id`, nanos(since))
 	if err != nil {
 		return nil, fmt.Errorf("list live runners: %w", err)

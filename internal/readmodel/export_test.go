@@ -1,4 +1,4 @@
-package store
+package readmodel
 
 import (
 	"errors"
@@ -20,14 +20,15 @@ func TestExportMessages(t *testing.T) {
 		}
 		return nil // line 4 in flight, and 5 …
 	})
-	// … back to pending, untouched by any request.
-	if _, err := st.db.ExecContext(t.Context(), `UPDATE messages SET state = 'pending', account_id = NULL,
+	// … back to pending, untouched by any request (written behind the
+	// store's back: a test's shortcut, never the read models').
+	if _, err := st.Reader().ExecContext(t.Context(), `UPDATE messages SET state = 'pending', account_id = NULL,
 		attempts = 0, updated_at = NULL WHERE campaign_id = ? AND line = 5`, c.ID); err != nil {
 		t.Fatal(err)
 	}
 
 	var all []ExportRow
-	if err := st.ExportMessages(t.Context(), c.ID, "", func(r ExportRow) error { all = append(all, r); return nil }); err != nil {
+	if err := New(st).ExportMessages(t.Context(), c.ID, "", func(r ExportRow) error { all = append(all, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	want := []ExportRow{
@@ -54,7 +55,7 @@ func TestExportMessages(t *testing.T) {
 	}
 
 	var failed []int
-	if err := st.ExportMessages(t.Context(), c.ID, campaign.Failed, func(r ExportRow) error {
+	if err := New(st).ExportMessages(t.Context(), c.ID, campaign.Failed, func(r ExportRow) error {
 		failed = append(failed, r.Line)
 		return nil
 	}); err != nil || len(failed) != 1 || failed[0] != 3 {
@@ -64,12 +65,12 @@ func TestExportMessages(t *testing.T) {
 	// An error from the callback stops the export at once.
 	stop := errors.New("stop")
 	n := 0
-	err := st.ExportMessages(t.Context(), c.ID, "", func(ExportRow) error { n++; return stop })
+	err := New(st).ExportMessages(t.Context(), c.ID, "", func(ExportRow) error { n++; return stop })
 	if !errors.Is(err, stop) || n != 1 {
 		t.Errorf("callback error: %v after %d rows, want stop after 1", err, n)
 	}
 
-	if err := st.ExportMessages(t.Context(), 99, "", func(ExportRow) error { return nil }); !errors.Is(err, campaign.ErrNotFound) {
+	if err := New(st).ExportMessages(t.Context(), 99, "", func(ExportRow) error { return nil }); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("export of campaign 99: %v, want ErrNotFound", err)
 	}
 }

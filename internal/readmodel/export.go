@@ -1,4 +1,4 @@
-package store
+package readmodel
 
 import (
 	"context"
@@ -33,11 +33,11 @@ type ExportRow struct {
 // optionally only those in state (all when ""). Rows stream from the
 // database one at a time, so a campaign of any size exports in constant
 // memory. An error from fn stops the export and is returned as is.
-func (s *Store) ExportMessages(ctx context.Context, id int64, state campaign.State, fn func(ExportRow) error) error {
-	if _, err := s.Campaign(ctx, id); err != nil {
+func (r *Reader) ExportMessages(ctx context.Context, id int64, state campaign.State, fn func(ExportRow) error) error {
+	if _, err := r.src.Campaign(ctx, id); err != nil {
 		return err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT m.line, m.input, m.phone, m.state, coalesce(a.name, ''), m.attempts,
+	rows, err := r.db.QueryContext(ctx, `SELECT m.line, m.input, m.phone, m.state, coalesce(a.name, ''), m.attempts,
 		coalesce(m.wamid, ''), coalesce(m.error_code, 0), coalesce(m.error_message, ''), m.updated_at, m.sent_at,
 		coalesce(m.delivery, ''), m.delivered_at, m.read_at
 		FROM messages m LEFT JOIN accounts a ON a.id = m.account_id

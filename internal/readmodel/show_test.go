@@ -1,4 +1,4 @@
-package store
+package readmodel
 
 import (
 	"errors"
@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
 )
 
 // playCampaign imports n recipients (lines 2…n+1) and sends them one per
 // second from t0, answering each claim with outcome(line, attempt); a nil
 // outcome leaves the row in flight. Each answer comes 500 ms after its
 // claim. It returns the claims made, in order.
-func playCampaign(t *testing.T, st *Store, n int, outcome func(line, attempt int) *campaign.Outcome) (campaign.Campaign, []campaign.Claim) {
+func playCampaign(t *testing.T, st *store.Store, n int, outcome func(line, attempt int) *campaign.Outcome) (campaign.Campaign, []campaign.Claim) {
 	t.Helper()
 	c := mustCampaign(t, st, "detail", n)
 	var claims []campaign.Claim
@@ -80,7 +81,7 @@ func TestCampaignDetail(t *testing.T) {
 	}
 	clk.Set(at(time.Hour))
 
-	d, err := st.CampaignDetail(t.Context(), c.ID)
+	d, err := New(st).CampaignDetail(t.Context(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestCampaignDetail(t *testing.T) {
 func TestCampaignDetailUntouched(t *testing.T) {
 	st := openTest(t, newFakeClock())
 	c := mustCampaign(t, st, "fresh", 3)
-	d, err := st.CampaignDetail(t.Context(), c.ID)
+	d, err := New(st).CampaignDetail(t.Context(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestCampaignDetailUntouched(t *testing.T) {
 	if !d.FirstAttempt.IsZero() || !d.LastAttempt.IsZero() || d.Elapsed() != 0 || d.SendRate() != 0 {
 		t.Errorf("timings of an unsent campaign: %v %v %v %v", d.FirstAttempt, d.LastAttempt, d.Elapsed(), d.SendRate())
 	}
-	if _, err := st.CampaignDetail(t.Context(), 99); !errors.Is(err, campaign.ErrNotFound) {
+	if _, err := New(st).CampaignDetail(t.Context(), 99); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("detail of campaign 99: %v, want ErrNotFound", err)
 	}
 }

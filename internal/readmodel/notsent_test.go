@@ -1,4 +1,4 @@
-package store
+package readmodel
 
 import (
 	"testing"
@@ -29,7 +29,7 @@ func TestStatsNotSentApart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := st.CampaignDetail(ctx, c.ID)
+	d, err := New(st).CampaignDetail(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

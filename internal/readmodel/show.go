@@ -1,4 +1,4 @@
-package store
+package readmodel
 
 import (
 	"context"
@@ -59,36 +59,36 @@ func (d Detail) SendRate() float64 {
 
 // CampaignDetail reads one campaign with its aggregates. It returns
 // campaign.ErrNotFound (wrapped) for an unknown id.
-func (s *Store) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
+func (r *Reader) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
 	var (
 		d   Detail
 		err error
 	)
-	if d.Campaign, err = s.Campaign(ctx, id); err != nil {
+	if d.Campaign, err = r.src.Campaign(ctx, id); err != nil {
 		return d, err
 	}
-	if d.Counts, err = s.Counts(ctx, id); err != nil {
+	if d.Counts, err = r.src.Counts(ctx, id); err != nil {
 		return d, err
 	}
-	if d.Stats, err = s.CampaignStats(ctx, id); err != nil {
+	if d.Stats, err = r.CampaignStats(ctx, id); err != nil {
 		return d, err
 	}
-	if d.Errors, err = s.errorGroups(ctx, id); err != nil {
+	if d.Errors, err = r.errorGroups(ctx, id); err != nil {
 		return d, err
 	}
-	if d.Accounts, err = s.accountSplits(ctx, id); err != nil {
+	if d.Accounts, err = r.accountSplits(ctx, id); err != nil {
 		return d, err
 	}
-	if err := s.setNotSent(ctx, id, &d); err != nil {
+	if err := r.setNotSent(ctx, id, &d); err != nil {
 		return d, err
 	}
 	var first, last sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, `SELECT min(first_at), max(done_at)
+	if err := r.db.QueryRowContext(ctx, `SELECT min(first_at), max(done_at)
 		FROM attempt_rollup WHERE campaign_id = ?`, id).Scan(&first, &last); err != nil {
 		return d, fmt.Errorf("campaign %d timings: %w", id, err)
 	}
 	d.FirstAttempt, d.LastAttempt = fromNullNanos(first), fromNullNanos(last)
-	if d.Dropped, err = s.DroppedAccounts(ctx, id); err != nil {
+	if d.Dropped, err = r.DroppedAccounts(ctx, id); err != nil {
 		return d, err
 	}
 	return d, nil
@@ -98,8 +98,8 @@ func (s *Store) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
 // request counts and counts them apart, so that show's requests are the
 // ones that reached the API. The rollups don't tell them apart; this reads
 // the campaign's attempts, once, for show alone.
-func (s *Store) setNotSent(ctx context.Context, id int64, d *Detail) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT a.name, count(*) FROM messages m
+func (r *Reader) setNotSent(ctx context.Context, id int64, d *Detail) error {
+	rows, err := r.db.QueryContext(ctx, `SELECT a.name, count(*) FROM messages m
 		JOIN attempts t ON t.message_id = m.id JOIN accounts a ON a.id = t.account_id
 		WHERE m.campaign_id = ? AND t.class = ? GROUP BY a.name`, id, notSent)
 	if err != nil {
@@ -126,10 +126,10 @@ func (s *Store) setNotSent(ctx context.Context, id int64, d *Detail) error {
 	return nil
 }
 
-func (s *Store) errorGroups(ctx context.Context, id int64) ([]ErrorGroup, error) {
+func (r *Reader) errorGroups(ctx context.Context, id int64) ([]ErrorGroup, error) {
 	// SQLite takes a bare column next to min() from the row holding the
 	// minimum: the sample is the message of the group's first line.
-	rows, err := s.db.QueryContext(ctx, `SELECT coalesce(error_code, 0) AS code, count(*),
+	rows, err := r.db.QueryContext(ctx, `SELECT coalesce(error_code, 0) AS code, count(*),
 		coalesce(error_message, ''), min(line)
 		FROM messages WHERE campaign_id = ? AND state = 'failed'
 		GROUP BY code ORDER BY count(*) DESC, code`, id)
@@ -149,8 +149,8 @@ func (s *Store) errorGroups(ctx context.Context, id int64) ([]ErrorGroup, error)
 	return out, rows.Err()
 }
 
-func (s *Store) accountSplits(ctx context.Context, id int64) ([]AccountSplit, error) {
-	rows, err := s.db.QueryContext(ctx, `WITH
+func (r *Reader) accountSplits(ctx context.Context, id int64) ([]AccountSplit, error) {
+	rows, err := r.db.QueryContext(ctx, `WITH
 		outcomes AS (SELECT account_id,
 			sum(CASE WHEN state = 'sent' THEN n END) AS sent,
 			sum(CASE WHEN state = 'failed' THEN n END) AS failed,

@@ -1,0 +1,85 @@
+package readmodel
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// DeliveryFigures are what status webhooks said of a campaign's (or an
+// account's) sent messages. They are read from counts kept as rows move
+// (delivery_counts, message_counts), never from the messages themselves.
+type DeliveryFigures struct {
+	Sent            int // accepted and not sent again since: state sent, or failed after send
+	Delivered       int // delivered or read
+	Read            int
+	FailedAfterSend int // failed by a status webhook
+	// Reported counts rows a status webhook gave a delivery state.
+	Reported int
+}
+
+// DeliveredRate is delivered over sent.
+func (f DeliveryFigures) DeliveredRate() float64 { return ratio(f.Delivered, f.Sent) }
+
+// ReadRate is read over delivered.
+func (f DeliveryFigures) ReadRate() float64 { return ratio(f.Read, f.Delivered) }
+
+// CampaignDelivery reads a campaign's delivery figures.
+func (r *Reader) CampaignDelivery(ctx context.Context, id int64) (DeliveryFigures, error) {
+	var f DeliveryFigures
+	err := r.db.QueryRowContext(ctx, `SELECT coalesce(sum(reported), 0), coalesce(sum(delivered), 0),
+		coalesce(sum(read), 0), coalesce(sum(failed_after_send), 0),
+		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'sent')
+		FROM delivery_counts WHERE campaign_id = ?1`, id).
+		Scan(&f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Sent)
+	if err != nil {
+		return f, fmt.Errorf("campaign %d delivery: %w", id, err)
+	}
+	f.Sent += f.FailedAfterSend
+	return f, nil
+}
+
+// AccountDelivery reads delivery figures by account name, over one
+// campaign or over all when campaignID is 0. Accounts no webhook reported
+// on are left out.
+func (r *Reader) AccountDelivery(ctx context.Context, campaignID int64) (map[string]DeliveryFigures, error) {
+	rows, err := r.db.QueryContext(ctx, `WITH d AS (SELECT account_id, sum(reported) AS reported, sum(delivered) AS delivered,
+			sum(read) AS read, sum(failed_after_send) AS failed FROM delivery_counts
+			WHERE (?1 = 0 OR campaign_id = ?1) GROUP BY account_id),
+		sent AS (SELECT account_id, sum(n) AS n FROM message_counts
+			WHERE state = 'sent' AND (?1 = 0 OR campaign_id = ?1) GROUP BY account_id)
+		SELECT a.name, d.reported, d.delivered, d.read, d.failed, coalesce(sent.n, 0)
+		FROM d JOIN accounts a ON a.id = d.account_id LEFT JOIN sent ON sent.account_id = d.account_id
+		WHERE d.reported <> 0 OR d.failed <> 0`, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("delivery by account: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]DeliveryFigures{}
+	for rows.Next() {
+		var (
+			name string
+			f    DeliveryFigures
+		)
+		if err := rows.Scan(&name, &f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Sent); err != nil {
+			return nil, err
+		}
+		f.Sent += f.FailedAfterSend
+		out[name] = f
+	}
+	return out, rows.Err()
+}
+
+// StaleUnknown counts a campaign's unknown rows that no status webhook has
+// settled for longer than grace since they were last touched: most likely
+// never accepted.
+func (r *Reader) StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error) {
+	var n int
+	err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM messages
+		WHERE campaign_id = ? AND state = 'unknown' AND coalesce(updated_at, 0) <= ?`,
+		id, r.now().Add(-grace).UnixNano()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("campaign %d unknown rows: %w", id, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,72 @@
+// Package readmodel answers what status, `campaign show` and `list`,
+// results, delivery figures, export, activity and the queue read: queries
+// over the store's database that never write. The store keeps the rows and
+// the counts its triggers keep as rows move; this package only reads them,
+// so a new figure is a query here, not a method on the store.
+//
+// It does not import the store: it reads through Source, which
+// *store.Store implements, so the store's own tests may read through it.
+package readmodel
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// Source is the store as the read models see it.
+type Source interface {
+	// Reader is the database handle for queries that only read; nothing
+	// here writes through it.
+	Reader() *sql.DB
+	// Now is the store's clock: the last hour, the queue's due rows and
+	// the recent sends are measured from it.
+	Now() time.Time
+	// Campaign and Counts are the store's: only it decodes a campaign's
+	// row, and its count check reads the same counts.
+	Campaign(ctx context.Context, id int64) (campaign.Campaign, error)
+	Counts(ctx context.Context, id int64) (campaign.Counts, error)
+}
+
+// Reader runs the read models' queries on a Source.
+type Reader struct {
+	src Source
+	db  *sql.DB
+}
+
+// New returns a Reader over src.
+func New(src Source) *Reader { return &Reader{src: src, db: src.Reader()} }
+
+func (r *Reader) now() time.Time { return r.src.Now() }
+
+// The store keeps instants as Unix nanoseconds, 0 or NULL for none.
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func fromNullNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return fromNanos(n.Int64)
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

@@ -1,0 +1,33 @@
+// Package storetest puts a database in states wasend itself never writes,
+// for tests. Only tests import it. It opens the database file itself, as
+// internal/testproc does, so that the store keeps no back door.
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	_ "github.com/mattn/go-sqlite3" // the driver the store opens the file with
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// SetCampaignState sets a campaign's state directly, outside the state
+// machine (campaign.CampaignTransitions), in the database at path: for
+// tests that need a campaign in a given state. wasend itself moves
+// campaigns only through the store's named transitions.
+func SetCampaignState(ctx context.Context, path string, id int64, st campaign.CampaignState, reason string) error {
+	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000")
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	res, err := db.ExecContext(ctx, `UPDATE campaigns SET state = ?, pause_reason = ? WHERE id = ?`, string(st), reason, id)
+	if err != nil {
+		return fmt.Errorf("set campaign %d %s: %w", id, st, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	}
+	return nil
+}
