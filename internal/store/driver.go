@@ -1,0 +1,203 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits"
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+// Driver is the store's seam: every method of *Store that product code
+// outside this package calls, grouped by concern. It is what a second
+// driver (Postgres, issue 30) implements, and storetest.Run is what proves
+// it: a driver is conformant when it passes that suite, not when it
+// compiles against this interface. Consumers keep their own narrow
+// interfaces (dispatch.Ledger, readmodel.Source, report's and hostshare's);
+// *Store satisfies them because it satisfies this.
+//
+// What a driver must keep, whatever its database: every write of a row's
+// state is one of the named moves (transitions.go) and is a no-op when the
+// row is no longer in the state the move starts from; a claim takes its
+// rows, their tokens and their daily-cap units in one transaction, so two
+// processes on one database never spend the same token or cap unit; the
+// per-campaign counts stay equal to a recount after every move; a quota
+// day only moves forward; nobody is messaged twice (a row whose request
+// may have started is never made pending again by a rescue).
+//
+// The read models (internal/readmodel) are not methods here: they run
+// read-only SQL on Reader. A Postgres driver serves them with its own
+// *sql.DB (pgx's database/sql adapter, pgx/v5/stdlib); their SQL must then
+// stay portable (placeholders, date arithmetic, group_concat and the like)
+// or be given per dialect. The same holds for the read-only checks
+// storetest makes through Reader.
+//
+// Import returns the concrete *Importer, and a few signatures name store
+// types (AccountChange, Suppression, Gates, WebhookRules, …): they stay
+// here, and a second driver in its own package returns and takes them.
+// Before one exists, Importer must become an interface (its methods Add,
+// AddBatch, Skip, SkipBatch, SameMessage, EachNumber, SetKeys,
+// ContinueInto, Commit, Rollback) so that a driver can return its own.
+type Driver interface {
+	// The handle and its clock.
+
+	// Close releases the database; nothing may be called after it.
+	Close() error
+	// Now is the driver's clock (Options.Now): timestamps it writes itself
+	// come from it, never from time.Now.
+	Now() time.Time
+	// Location is the zone quota days are counted in, fixed in the
+	// database; Today is t's day there (time.DateOnly).
+	Location() *time.Location
+	Today(t time.Time) string
+	// SetTimezone fixes another zone of quota days; it returns the old one.
+	SetTimezone(ctx context.Context, name string) (old string, err error)
+	// QuotaDayOpens is nil when quota days may open, or the
+	// *ZoneMismatchError that keeps every one shut.
+	QuotaDayOpens() error
+	// Path says where the database is, for status: a file's path (a
+	// network database would give its address without credentials).
+	Path() string
+	// Reader is the handle for read-only queries (internal/readmodel);
+	// nothing writes through it.
+	Reader() *sql.DB
+
+	// Campaign import and the campaign's settings.
+
+	// Import starts a campaign's import in one transaction (ErrExists for
+	// a fingerprint already imported); the Importer adds rows and commits.
+	Import(ctx context.Context, c campaign.Campaign) (*Importer, error)
+	Campaign(ctx context.Context, id int64) (campaign.Campaign, error)
+	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
+	// CampaignBySource finds the newest campaign imported under a source
+	// key (Importer.SetKeys).
+	CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error)
+	// Counts is a campaign's rows by state, as the counts kept by every
+	// move say (a recount gives the same).
+	Counts(ctx context.Context, id int64) (campaign.Counts, error)
+	SetSchedule(ctx context.Context, id int64, sc campaign.Schedule) error
+	SetShare(ctx context.Context, id int64, ch campaign.ShareChange) error
+	SetPairGap(ctx context.Context, campaignID int64, gap time.Duration) error
+
+	// Claims and outcomes: what dispatch.Ledger needs.
+
+	// ClaimN claims up to max due rows of a campaign for runner at now,
+	// each with a token and a daily-cap unit of the account it goes out
+	// on, in one transaction. With nothing to claim the error says why:
+	// a *campaign.WaitError (until when, if known), campaign.ErrDone,
+	// ErrPaused, ErrNotFound.
+	ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error)
+	// RecordAll stores outcomes (sent, retry, failed, unknown) in one
+	// transaction. A sent outcome is kept even after a rescue made the row
+	// unknown (the wamid is the truth); others apply only to the claim's
+	// own row still in flight.
+	RecordAll(ctx context.Context, runner string, rs []campaign.Result) error
+	// RecordAndClaimN is RecordAll then ClaimN in one transaction; err is
+	// RecordAll's, claimErr ClaimN's.
+	RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error)
+	// AllowedRate is the messages per second the campaign's accounts may
+	// send at now, to size the engine's pool.
+	AllowedRate(ctx context.Context, campaignID int64, now time.Time) (float64, error)
+	// CampaignStopped is nil while the campaign may send, else
+	// campaign.ErrPaused or ErrCancelled.
+	CampaignStopped(ctx context.Context, id int64) error
+	// SetOutage notes (or, with the zero Outage, clears) an outage of the
+	// Cloud API; a pause reason pauses the campaign too.
+	SetOutage(ctx context.Context, campaignID int64, o campaign.Outage, pause string) error
+	// LimitsWait and StickyBreaks explain a campaign's waits to status.
+	LimitsWait(ctx context.Context, campaignID int64) (campaign.LimitsWait, error)
+	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
+
+	// Runners and rescue.
+
+	RegisterRunner(ctx context.Context, r campaign.Runner) error
+	// Heartbeat is campaign.ErrNotFound for a runner taken for dead.
+	Heartbeat(ctx context.Context, id string, now time.Time) error
+	UnregisterRunner(ctx context.Context, id string) error
+	// Holders are the runners other than self holding the campaign's rows
+	// in flight, registered or not.
+	Holders(ctx context.Context, campaignID int64, self string) ([]campaign.Runner, error)
+	// RecoverOrphans turns every row held by a dead (or unregistered)
+	// runner from sending into unknown, by campaign; Rescue does it for
+	// one campaign while its engine runs. Neither ever makes a row pending.
+	RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (map[int64]int, error)
+	Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error)
+
+	// The campaign's moves (the named transitions) and requeues.
+
+	PauseCampaign(ctx context.Context, id int64, reason string) (campaign.CampaignState, error)
+	ResumeCampaign(ctx context.Context, id int64) (string, error)
+	CancelCampaign(ctx context.Context, id int64) (campaign.CampaignState, error)
+	DeleteCampaign(ctx context.Context, id int64) error
+	RenameCampaign(ctx context.Context, id int64, name string) error
+	RequeueFailed(ctx context.Context, id int64, codes []int) (int, error)
+	RequeueUnknown(ctx context.Context, id int64) (int, error)
+	RequeueUndelivered(ctx context.Context, id int64, sentBefore time.Time) (int, error)
+	// DropAccount stops an account for one campaign (an account-fatal
+	// answer); ReadmitAccount takes it back if its reason has prefix.
+	DropAccount(ctx context.Context, campaignID, accountID int64, reason string, code int, now time.Time) error
+	ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (bool, error)
+
+	// Accounts, tiers, portfolios and the quota.
+
+	Tiers(ctx context.Context) ([]campaign.Tier, error)
+	// SetTier changes a tier's limits; tokens earned at the old rate are
+	// kept.
+	SetTier(ctx context.Context, name string, l campaign.Limits) error
+	AddAccount(ctx context.Context, a campaign.Account) (campaign.Account, error)
+	UpdateAccount(ctx context.Context, name string, ch AccountChange) (campaign.AccountStatus, error)
+	RemoveAccount(ctx context.Context, name string) error
+	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
+	Account(ctx context.Context, name string) (campaign.AccountStatus, error)
+	RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error)
+	SetAutoTier(ctx context.Context, name string, on *bool, promoteAfter *time.Duration) error
+	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
+	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
+	SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error
+	// ResetQuota opens a new quota day for the named accounts (all when
+	// none): only forward, once a day unless forced.
+	ResetQuota(ctx context.Context, names []string, force bool) ([]QuotaReset, error)
+	AddPortfolio(ctx context.Context, p campaign.Portfolio) (campaign.Portfolio, error)
+	UpdatePortfolio(ctx context.Context, name string, ch PortfolioChange) (campaign.Portfolio, error)
+	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
+	PortfolioWindows(ctx context.Context) ([]PortfolioWindow, error)
+
+	// Limits shared between hosts (--limits): claims ask the gates.
+
+	ShareLimits(ctx context.Context, g Gates, unavailable func(error) bool) error
+	GiveBackRefunds(ctx context.Context) error
+	SharedAccounts(ctx context.Context, names []string) ([]SharedAccount, error)
+	HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error)
+
+	// Suppressions: listed numbers are failed at claim, never sent.
+
+	Suppress(ctx context.Context, list []Suppression) (added int, err error)
+	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
+	Suppressions(ctx context.Context) ([]Suppression, error)
+	SuppressedIn(ctx context.Context, phones []string) (map[string]string, error)
+	CountSuppressions(ctx context.Context) (int, error)
+	// The copy of the shared list (hostshare): how far it is applied, and
+	// the outbox of numbers listed here to push up.
+	SharedSuppressionsMark(ctx context.Context) (SyncMark, error)
+	ApplySuppressions(ctx context.Context, listed []Suppression, removed []string, mark SyncMark) error
+	ToPush(ctx context.Context, limit int) ([]Push, error)
+	Pushed(ctx context.Context, seq int64) error
+	PushAll(ctx context.Context) (int, error)
+
+	// The webhook inbox: bodies stored first, applied later.
+
+	AddToInbox(ctx context.Context, bodies [][]byte) error
+	// DrainInbox applies up to max stored bodies; rules decide what each
+	// status means for its row, the driver makes the move named.
+	DrainInbox(ctx context.Context, max int, rules WebhookRules) (campaign.ApplyReport, error)
+	WebhookInboxReasons(ctx context.Context, since time.Time) (InboxReasons, error)
+
+	// Templates, as last synced from the Cloud API.
+
+	ReplaceTemplates(ctx context.Context, waba string, ts []campaign.Template) error
+	Templates(ctx context.Context) ([]campaign.Template, error)
+}
+
+var _ Driver = (*Store)(nil)
