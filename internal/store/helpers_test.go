@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // Reads only the store's tests make.
@@ -43,8 +42,16 @@ func (s *Store) IsSuppressed(ctx context.Context, phone string) (reason string, 
 	return reason, true, nil
 }
 
-// SetCampaignState sets a campaign's state outside the state machine (see
-// storetest.SetCampaignState).
+// SetCampaignState sets a campaign's state outside the state machine, as
+// storetest.SetCampaignState does (which this package's own tests cannot
+// import: storetest imports the store for its conformance suite).
 func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.CampaignState, reason string) error {
-	return storetest.SetCampaignState(ctx, s.path, id, st, reason)
+	res, err := s.db.ExecContext(ctx, `UPDATE campaigns SET state = ?, pause_reason = ? WHERE id = ?`, string(st), reason, id)
+	if err != nil {
+		return fmt.Errorf("set campaign %d %s: %w", id, st, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	}
+	return nil
 }

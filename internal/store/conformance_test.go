@@ -1,0 +1,26 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
+)
+
+// TestConformance runs the store's conformance suite against SQLite: real
+// files, one per test, opened as the product opens them.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, storetest.Harness{
+		NewDB: func(t *testing.T) string { return filepath.Join(t.TempDir(), "wasend.db") },
+		Open: func(t *testing.T, db string, cfg storetest.Config) (store.Driver, error) {
+			return store.Open(t.Context(), db, store.Options{Now: cfg.Now, Location: cfg.Location})
+		},
+		SetCampaignState: func(ctx context.Context, d store.Driver, id int64, st campaign.CampaignState, reason string) error {
+			return storetest.SetCampaignState(ctx, d.Path(), id, st, reason)
+		},
+		CheckCounts: func(ctx context.Context, d store.Driver) error { return d.(*store.Store).CheckCounts(ctx) },
+	})
+}

@@ -1,0 +1,223 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// Harness is what a driver of the store gives the conformance suite: fresh
+// databases, handles on them, and the back doors a test needs to put a
+// database in states wasend never writes. Everything else the suite does
+// goes through store.Driver.
+type Harness struct {
+	// NewDB makes an empty database for one test and returns where it is
+	// (a file's path, a DSN); the test's cleanup removes it.
+	NewDB func(t *testing.T) string
+	// Open opens a Driver on the database at db. The suite closes it. It
+	// may be called more than once for one db: each call is a handle of
+	// its own, as another process would open, for the tests of claims
+	// racing on one database.
+	Open func(t *testing.T, db string, cfg Config) (store.Driver, error)
+	// SetCampaignState sets a campaign's state outside the state machine
+	// (as SetCampaignState in this package does for SQLite).
+	SetCampaignState func(ctx context.Context, d store.Driver, id int64, st campaign.CampaignState, reason string) error
+	// CheckCounts recounts every campaign's rows and says where the kept
+	// counts differ; run at the end of every test. Nil: not checked.
+	CheckCounts func(ctx context.Context, d store.Driver) error
+}
+
+// Config is what the suite asks of a handle.
+type Config struct {
+	// Now is the handle's clock: a test's clock.Sim.
+	Now func() time.Time
+	// Location is the zone of quota days asked for (store.Options'); the
+	// suite always gives one.
+	Location *time.Location
+}
+
+// Run runs the conformance suite against h: every sub-test opens its own
+// database, on a simulated clock standing at t0, and never sleeps. The
+// suite's read-only checks are SQL on the driver's Reader, written as the
+// read models' queries are (see store.Driver).
+func Run(t *testing.T, h Harness) {
+	s := suite{h}
+	groups := []struct {
+		name  string
+		tests []sub
+	}{
+		{"accounts", s.accountTests()},
+		{"import", s.importTests()},
+		{"claim", s.claimTests()},
+		{"record", s.recordTests()},
+		{"rescue", s.rescueTests()},
+		{"moves", s.moveTests()},
+		{"inbox", s.inboxTests()},
+	}
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) {
+			for _, tt := range g.tests {
+				t.Run(tt.name, tt.run)
+			}
+		})
+	}
+}
+
+// sub is one sub-test of the suite.
+type sub struct {
+	name string
+	run  func(t *testing.T)
+}
+
+type suite struct{ h Harness }
+
+// t0 is 09:00 on the first quota day of every test; instants are offsets.
+var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// newFakeClock is a driver's Now in the suite: a simulated clock standing
+// at t0. It only moves when told to.
+func newFakeClock() *clock.Sim { return clock.NewSim(t0) }
+
+// openAt opens a handle on db with the clock clk and quota days in loc
+// (UTC when nil); counts are checked, then the handle closed, when the
+// test ends.
+func (s suite) openAt(t *testing.T, db string, clk *clock.Sim, loc *time.Location) store.Driver {
+	t.Helper()
+	if loc == nil {
+		loc = time.UTC
+	}
+	st, err := s.h.Open(t, db, Config{Now: clk.Now, Location: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if s.h.CheckCounts != nil {
+		t.Cleanup(func() { // before Close: cleanups run last first
+			if err := s.h.CheckCounts(context.Background(), st); err != nil {
+				t.Errorf("counts: %v", err)
+			}
+		})
+	}
+	return st
+}
+
+// openTest opens a fresh database.
+func (s suite) openTest(t *testing.T, clk *clock.Sim) store.Driver {
+	t.Helper()
+	return s.openAt(t, s.h.NewDB(t), clk, nil)
+}
+
+func (s suite) setCampaignState(t *testing.T, st store.Driver, id int64, state campaign.CampaignState, reason string) error {
+	t.Helper()
+	return s.h.SetCampaignState(t.Context(), st, id, state, reason)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func mustAccount(t *testing.T, st store.Driver, name, tier string, o campaign.Overrides) campaign.Account {
+	t.Helper()
+	a, err := st.AddAccount(t.Context(), campaign.Account{
+		Name: name, PhoneNumberID: "pn-" + name, Tier: tier, TokenEnv: "WA_TOKEN_" + strings.ToUpper(name), Overrides: o,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// limited returns overrides that pin all three limits.
+func limited(rate float64, burst, dailyCap int) campaign.Overrides {
+	return campaign.Overrides{Rate: ptr(rate), Burst: ptr(burst), DailyCap: ptr(dailyCap)}
+}
+
+func phone(i int) string { return fmt.Sprintf("+4915100%06d", i) }
+
+// mustCampaign imports n distinct recipients (lines 2…n+1) as one campaign.
+func mustCampaign(t *testing.T, st store.Driver, name string, n int) campaign.Campaign {
+	t.Helper()
+	im, err := st.Import(t.Context(), campaign.Campaign{
+		Name: name, Fingerprint: "fp-" + name, Source: name + ".csv",
+		Spec: campaign.Spec{Kind: campaign.KindTemplate, Template: "hello", Lang: "en_US", Params: []string{"name"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Rollback()
+	for i := range n {
+		m := campaign.Message{Line: i + 2, Input: phone(i), Phone: phone(i), Params: []string{fmt.Sprint("P", i)}}
+		if reason, err := im.Add(t.Context(), m); err != nil || reason != "" {
+			t.Fatalf("add line %d: %q, %v", m.Line, reason, err)
+		}
+	}
+	c, err := im.Commit(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func accountByName(t *testing.T, st store.Driver, name string) campaign.AccountStatus {
+	t.Helper()
+	accts, err := st.Accounts(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range accts {
+		if a.Name == name {
+			return a
+		}
+	}
+	t.Fatalf("no account %q", name)
+	return campaign.AccountStatus{}
+}
+
+// countRows runs a read-only count on the driver's Reader.
+func countRows(t *testing.T, st store.Driver, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := st.Reader().QueryRowContext(t.Context(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// claim is one claim: ClaimN of one (what *store.Store's Claim is).
+func claim(t *testing.T, st store.Driver, id int64, runner string, now time.Time) (campaign.Claim, error) {
+	t.Helper()
+	cs, err := st.ClaimN(t.Context(), id, runner, now, 1)
+	if err != nil {
+		return campaign.Claim{}, err
+	}
+	return cs[0], nil
+}
+
+func mustClaim(t *testing.T, st store.Driver, id int64, runner string, now time.Time) campaign.Claim {
+	t.Helper()
+	c, err := claim(t, st, id, runner, now)
+	if err != nil {
+		t.Fatalf("claim at +%v: %v", now.Sub(t0), err)
+	}
+	return c
+}
+
+// record stores one outcome: RecordAll of one (what *store.Store's Record
+// is).
+func record(t *testing.T, st store.Driver, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
+	t.Helper()
+	return st.RecordAll(t.Context(), runner, []campaign.Result{{Claim: c, Outcome: o, At: now}})
+}
+
+func registerRunner(t *testing.T, st store.Driver, id string, campaignID int64, beat time.Time) {
+	t.Helper()
+	if err := st.RegisterRunner(t.Context(), campaign.Runner{ID: id, CampaignID: campaignID, Host: "h", PID: 42, StartedAt: beat, HeartbeatAt: beat}); err != nil {
+		t.Fatal(err)
+	}
+}
