@@ -55,3 +55,10 @@ func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.Camp
 	}
 	return nil
 }
+
+func testCampaign(fp string) campaign.Campaign {
+	return campaign.Campaign{
+		Name: "spring", Fingerprint: fp, Source: "spring.csv",
+		Spec: campaign.Spec{Kind: campaign.KindText, Text: "Hi {{name}}"},
+	}
+}

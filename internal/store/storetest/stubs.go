@@ -1,6 +1,5 @@
 package storetest
 
-func (s suite) importTests() []sub { return nil }
 func (s suite) claimTests() []sub  { return nil }
 func (s suite) recordTests() []sub { return nil }
 func (s suite) rescueTests() []sub { return nil }
