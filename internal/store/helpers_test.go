@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"testing"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 )
 
 // Reads only the store's tests make.
@@ -61,4 +64,82 @@ func testCampaign(fp string) campaign.Campaign {
 		Name: "spring", Fingerprint: fp, Source: "spring.csv",
 		Spec: campaign.Spec{Kind: campaign.KindText, Text: "Hi {{name}}"},
 	}
+}
+
+// claimStep is one Claim at a named instant: either an account is charged,
+// or Claim waits for a reason until an instant (zero: no known instant).
+type claimStep struct {
+	at          time.Duration
+	resetQuota  bool // a forced ResetQuota of every account first
+	wantAccount string
+	wantWait    campaign.WaitReason
+	wantUntil   time.Duration // offset from t0; 0 means the zero time
+}
+
+func runClaims(t *testing.T, st *Store, clk *clock.Sim, id int64, steps []claimStep) []campaign.Claim {
+	t.Helper()
+	var claims []campaign.Claim
+	for i, s := range steps {
+		clk.Set(at(s.at))
+		if s.resetQuota {
+			if _, err := st.ResetQuota(t.Context(), nil, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := st.Claim(t.Context(), id, "r1", at(s.at))
+		if s.wantWait != "" {
+			var we *campaign.WaitError
+			if !errors.As(err, &we) {
+				t.Fatalf("step %d (+%v): Claim = %s, %v; want wait %s", i, s.at, c.Account.Name, err, s.wantWait)
+			}
+			want := time.Time{}
+			if s.wantUntil != 0 {
+				want = at(s.wantUntil)
+			}
+			if we.Reason != s.wantWait || !we.Until.Equal(want) {
+				t.Fatalf("step %d (+%v): wait %s until %v, want %s until %v", i, s.at, we.Reason, we.Until, s.wantWait, want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("step %d (+%v): %v, want a claim on %s", i, s.at, err, s.wantAccount)
+		}
+		if c.Account.Name != s.wantAccount {
+			t.Fatalf("step %d (+%v): claimed on %s, want %s", i, s.at, c.Account.Name, s.wantAccount)
+		}
+		if c.Message.State != campaign.Sending || !c.At.Equal(at(s.at)) {
+			t.Errorf("step %d: claim %+v", i, c)
+		}
+		claims = append(claims, c)
+	}
+	return claims
+}
+
+type messageRow struct {
+	state    string
+	wamid    sql.NullString
+	next     int64
+	attempts int
+	retries  int
+	errCode  sql.NullInt64
+}
+
+func readMessage(t *testing.T, st *Store, id int64) messageRow {
+	t.Helper()
+	var m messageRow
+	err := st.db.QueryRowContext(t.Context(), `SELECT state, wamid, next_attempt_at, attempts, retries, error_code FROM messages WHERE id = ?`, id).
+		Scan(&m.state, &m.wamid, &m.next, &m.attempts, &m.retries, &m.errCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustClaim(t *testing.T, st *Store, id int64, runner string, now time.Time) campaign.Claim {
+	t.Helper()
+	c, err := st.Claim(t.Context(), id, runner, now)
+	if err != nil {
+		t.Fatalf("claim at +%v: %v", now.Sub(t0), err)
+	}
+	return c
 }

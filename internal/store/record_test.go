@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -95,89 +94,6 @@ func TestRecordAllMatchesRecord(t *testing.T) {
 			}
 			if got := countRows(t, bulk, `SELECT count(*) FROM messages WHERE state = 'sent' AND wamid LIKE 'wamid.%'`); n > 1 && got == 0 {
 				t.Errorf("no sent rows: the test lost its subject")
-			}
-		})
-	}
-}
-
-// RecordAndClaimN records and claims in one transaction: the outcomes are
-// stored as RecordAll stores them, the claims are ClaimN's, and a claim
-// that finds nothing to send (or a paused campaign) keeps the outcomes and
-// says why, with whatever it tried to write undone.
-func TestRecordAndClaimN(t *testing.T) {
-	sent := func(cs []campaign.Claim) []campaign.Result {
-		var rs []campaign.Result
-		for i, cl := range cs {
-			rs = append(rs, campaign.Result{Claim: cl, At: t0,
-				Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprintf("wamid.%d", i), Class: "ok"}})
-		}
-		return rs
-	}
-	tests := []struct {
-		name      string
-		rows, max int
-		tokens    int // the account's burst: tokens at the start
-		pause     bool
-		wantNext  int
-		wantClaim error
-	}{
-		{"claims the next rows", 10, 4, 100, false, 4, nil},
-		{"fewer rows left than asked", 6, 4, 100, false, 2, nil},
-		{"no rows left: done", 4, 4, 100, false, 0, campaign.ErrDone},
-		{"no tokens left: wait", 10, 4, 4, false, 0, &campaign.WaitError{}},
-		{"paused meanwhile", 10, 4, 100, true, 0, campaign.ErrPaused},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			st := openTest(t, newFakeClock())
-			if err := st.SetTier(t.Context(), campaign.TierNew, campaign.Limits{Rate: 0.001, Burst: tt.tokens, DailyCap: 1e9}); err != nil {
-				t.Fatal(err)
-			}
-			mustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
-			c := mustCampaign(t, st, "c", tt.rows)
-			first, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.pause {
-				if _, err := st.db.Exec(`UPDATE campaigns SET state = 'paused', pause_reason = 'test' WHERE id = ?`, c.ID); err != nil {
-					t.Fatal(err)
-				}
-			}
-			next, claimErr, err := st.RecordAndClaimN(t.Context(), "r1", sent(first), c.ID, t0, tt.max)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(next) != tt.wantNext {
-				t.Errorf("claimed %d, want %d", len(next), tt.wantNext)
-			}
-			switch want := tt.wantClaim.(type) {
-			case nil:
-				if claimErr != nil {
-					t.Errorf("claimErr %v, want none", claimErr)
-				}
-			case *campaign.WaitError:
-				if !errors.As(claimErr, &want) || want.Reason != campaign.WaitTokens {
-					t.Errorf("claimErr %v, want a wait for tokens", claimErr)
-				}
-			default:
-				if !errors.Is(claimErr, want) {
-					t.Errorf("claimErr %v, want %v", claimErr, want)
-				}
-			}
-			if got := countRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sent'`); got != 4 {
-				t.Errorf("%d rows sent, want the 4 recorded", got)
-			}
-			if got := countRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sending'`); got != tt.wantNext {
-				t.Errorf("%d rows sending, want the %d claimed", got, tt.wantNext)
-			}
-			if got := countRows(t, st, `SELECT count(*) FROM attempts`); got != 4+tt.wantNext {
-				t.Errorf("%d attempts, want %d", got, 4+tt.wantNext)
-			}
-			for _, cl := range next {
-				if cl.AttemptID == 0 || cl.Message.State != campaign.Sending {
-					t.Errorf("claim %+v: want an attempt, sending", cl)
-				}
 			}
 		})
 	}

@@ -212,7 +212,7 @@ func (s suite) testUpdateAccount(t *testing.T) {
 	}
 }
 
-// TestSetTierKeepsEarnedTokens changes a tier's limits while an account of
+// testSetTierKeepsEarnedTokens changes a tier's limits while an account of
 // that tier refills: tokens earned at the old rate are kept, none are earned
 // at the new rate for time before the change.
 func (s suite) testSetTierKeepsEarnedTokens(t *testing.T) {

@@ -1,0 +1,236 @@
+package storetest
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// Outcomes: sent, retry with its backoff, failed, unknown; refunds give the
+// daily cap back, never the token.
+
+func (s suite) recordTests() []sub {
+	return []sub{
+		{"refund", s.testRecordRefund},
+		{"retry waits until its time", s.testRecordRetryWaitsUntilRetryAt},
+		{"record and claim in one transaction", s.testRecordAndClaimN},
+	}
+}
+
+type messageRow struct {
+	state    string
+	wamid    sql.NullString
+	next     int64
+	attempts int
+	retries  int
+	errCode  sql.NullInt64
+}
+
+func readMessage(t *testing.T, st store.Driver, id int64) messageRow {
+	t.Helper()
+	var m messageRow
+	err := st.Reader().QueryRowContext(t.Context(), `SELECT state, wamid, next_attempt_at, attempts, retries, error_code FROM messages WHERE id = ?`, id).
+		Scan(&m.state, &m.wamid, &m.next, &m.attempts, &m.retries, &m.errCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (s suite) testRecordRefund(t *testing.T) {
+	tests := []struct {
+		name        string
+		refund      bool
+		resetBefore bool // the quota is reset, and another send counted, before the outcome arrives
+		wantUsed    int
+	}{
+		{name: "refund in the same epoch gives the quota back", refund: true, wantUsed: 0},
+		{name: "no refund keeps the count", refund: false, wantUsed: 1},
+		{name: "refund after a reset does not touch the new day", refund: true, resetBefore: true, wantUsed: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			st := s.openTest(t, clk)
+			mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+			c := mustCampaign(t, st, "refund", 3)
+			first := mustClaim(t, st, c.ID, "r1", t0)
+			if tt.resetBefore {
+				if _, err := st.ResetQuota(t.Context(), nil, true); err != nil {
+					t.Fatal(err)
+				}
+				if second := mustClaim(t, st, c.ID, "r1", t0); second.QuotaEpoch != 1 {
+					t.Fatalf("second claim epoch %d, want 1", second.QuotaEpoch)
+				}
+			}
+			err := record(t, st, first, "r1", campaign.Outcome{
+				Kind: campaign.OutcomeRetry, RetryAt: at(time.Minute), ErrorCode: 131056, Error: "pair rate limit", Refund: tt.refund,
+			}, at(time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := accountByName(t, st, "a"); a.UsedToday != tt.wantUsed {
+				t.Errorf("used %d, want %d", a.UsedToday, tt.wantUsed)
+			}
+			clk.Set(at(time.Second))
+			want := 15 - float64(1+btoi(tt.resetBefore)) + 0.2
+			if a := accountByName(t, st, "a"); math.Abs(a.Tokens-want) > 1e-9 {
+				t.Errorf("tokens %v, want %v: a refund must not give the token back", a.Tokens, want)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s suite) testRecordRetryWaitsUntilRetryAt(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := mustCampaign(t, st, "retry", 2)
+
+	m1 := mustClaim(t, st, c.ID, "r1", t0)
+	if err := record(t, st, m1, "r1", campaign.Outcome{
+		Kind: campaign.OutcomeRetry, RetryAt: at(30 * time.Second), SpendsRetry: true, ErrorCode: 131000, Error: "something went wrong",
+	}, t0); err != nil {
+		t.Fatal(err)
+	}
+	row := readMessage(t, st, m1.Message.ID)
+	if row.state != "pending" || row.next != at(30*time.Second).UnixNano() || row.retries != 1 || row.attempts != 1 || row.errCode.Int64 != 131000 {
+		t.Fatalf("after retry: %+v", row)
+	}
+
+	// The row not waiting goes first.
+	m2 := mustClaim(t, st, c.ID, "r1", t0)
+	if m2.Message.ID == m1.Message.ID {
+		t.Fatalf("claimed the retrying row before its time")
+	}
+	// While m2 is in flight and m1 waits, the retry time is the answer.
+	steps := []claimStep{{at: time.Second, wantWait: campaign.WaitRetry, wantUntil: 30 * time.Second}}
+	runClaims(t, st, clk, c.ID, steps)
+	if err := record(t, st, m2, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.2"}, at(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	runClaims(t, st, clk, c.ID, []claimStep{
+		{at: 29 * time.Second, wantWait: campaign.WaitRetry, wantUntil: 30 * time.Second},
+	})
+	again := mustClaim(t, st, c.ID, "r1", at(30*time.Second))
+	if again.Message.ID != m1.Message.ID || again.Message.Attempts != 2 || again.Message.Retries != 1 {
+		t.Fatalf("retry claim = %+v", again.Message)
+	}
+	// A throttling retry does not spend the retry budget.
+	if err := record(t, st, again, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: at(40 * time.Second)}, at(30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if row := readMessage(t, st, m1.Message.ID); row.retries != 1 || row.attempts != 2 {
+		t.Errorf("after a throttle: %+v, want retries still 1", row)
+	}
+	var outcomes []string
+	rows, err := st.Reader().QueryContext(t.Context(), `SELECT outcome FROM attempts WHERE message_id = ? ORDER BY id`, m1.Message.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var o string
+		rows.Scan(&o)
+		outcomes = append(outcomes, o)
+	}
+	rows.Close()
+	if len(outcomes) != 2 || outcomes[0] != "retry" || outcomes[1] != "retry" {
+		t.Errorf("attempt outcomes %v, want [retry retry]", outcomes)
+	}
+}
+
+// RecordAndClaimN records and claims in one transaction: the outcomes are
+// stored as RecordAll stores them, the claims are ClaimN's, and a claim
+// that finds nothing to send (or a paused campaign) keeps the outcomes and
+// says why, with whatever it tried to write undone.
+func (s suite) testRecordAndClaimN(t *testing.T) {
+	sent := func(cs []campaign.Claim) []campaign.Result {
+		var rs []campaign.Result
+		for i, cl := range cs {
+			rs = append(rs, campaign.Result{Claim: cl, At: t0,
+				Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprintf("wamid.%d", i), Class: "ok"}})
+		}
+		return rs
+	}
+	tests := []struct {
+		name      string
+		rows, max int
+		tokens    int // the account's burst: tokens at the start
+		pause     bool
+		wantNext  int
+		wantClaim error
+	}{
+		{"claims the next rows", 10, 4, 100, false, 4, nil},
+		{"fewer rows left than asked", 6, 4, 100, false, 2, nil},
+		{"no rows left: done", 4, 4, 100, false, 0, campaign.ErrDone},
+		{"no tokens left: wait", 10, 4, 4, false, 0, &campaign.WaitError{}},
+		{"paused meanwhile", 10, 4, 100, true, 0, campaign.ErrPaused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := s.openTest(t, newFakeClock())
+			if err := st.SetTier(t.Context(), campaign.TierNew, campaign.Limits{Rate: 0.001, Burst: tt.tokens, DailyCap: 1e9}); err != nil {
+				t.Fatal(err)
+			}
+			mustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
+			c := mustCampaign(t, st, "c", tt.rows)
+			first, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.pause {
+				if err := s.setCampaignState(t, st, c.ID, campaign.CampaignPaused, "test"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			next, claimErr, err := st.RecordAndClaimN(t.Context(), "r1", sent(first), c.ID, t0, tt.max)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(next) != tt.wantNext {
+				t.Errorf("claimed %d, want %d", len(next), tt.wantNext)
+			}
+			switch want := tt.wantClaim.(type) {
+			case nil:
+				if claimErr != nil {
+					t.Errorf("claimErr %v, want none", claimErr)
+				}
+			case *campaign.WaitError:
+				if !errors.As(claimErr, &want) || want.Reason != campaign.WaitTokens {
+					t.Errorf("claimErr %v, want a wait for tokens", claimErr)
+				}
+			default:
+				if !errors.Is(claimErr, want) {
+					t.Errorf("claimErr %v, want %v", claimErr, want)
+				}
+			}
+			if got := countRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sent'`); got != 4 {
+				t.Errorf("%d rows sent, want the 4 recorded", got)
+			}
+			if got := countRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sending'`); got != tt.wantNext {
+				t.Errorf("%d rows sending, want the %d claimed", got, tt.wantNext)
+			}
+			if got := countRows(t, st, `SELECT count(*) FROM attempts`); got != 4+tt.wantNext {
+				t.Errorf("%d attempts, want %d", got, 4+tt.wantNext)
+			}
+			for _, cl := range next {
+				if cl.AttemptID == 0 || cl.Message.State != campaign.Sending {
+					t.Errorf("claim %+v: want an attempt, sending", cl)
+				}
+			}
+		})
+	}
+}
