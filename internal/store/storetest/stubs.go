@@ -1,4 +1,3 @@
 package storetest
 
-func (s suite) moveTests() []sub  { return nil }
 func (s suite) inboxTests() []sub { return nil }

@@ -1,0 +1,333 @@
+package storetest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// The campaign's moves and the account's removal: each applies to the
+// states it names and refuses the others.
+
+func (s suite) moveTests() []sub {
+	return []sub{
+		{"remove account", s.testRemoveAccount},
+		{"pause and cancel", s.testPauseAndCancelCampaign},
+		{"delete campaign", s.testDeleteCampaign},
+		{"rename campaign", s.testRenameCampaign},
+		{"outage", s.testOutage},
+	}
+}
+
+// An account is removed softly: gone from lists and claims, its history
+// kept and its rows still naming it; refused while a live runner has rows
+// in flight through it.
+func (s suite) testRemoveAccount(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	ctx := t.Context()
+	a := mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	mustAccount(t, st, "b", campaign.TierActive, campaign.Overrides{})
+	if _, err := st.UpdateAccount(ctx, "b", store.AccountChange{Disabled: ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	c := mustCampaign(t, st, "remove", 10)
+	registerRunner(t, st, "live", c.ID, t0)
+
+	sent := mustClaim(t, st, c.ID, "live", t0)
+	if sent.Account.Name != "a" {
+		t.Fatalf("first claim on %s, want a", sent.Account.Name)
+	}
+	err := st.RemoveAccount(ctx, "a")
+	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "campaign pause 1") {
+		t.Fatalf("remove with a row in flight: %v, want store.ErrInUse naming the campaign", err)
+	}
+	if err := record(t, st, sent, "live", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
+		t.Fatal(err)
+	}
+
+	// A row held by a runner that went silent holds nothing back.
+	stuck := mustClaim(t, st, c.ID, "live", t0)
+	if stuck.Account.Name != "a" {
+		t.Fatalf("second claim on %s, want a", stuck.Account.Name)
+	}
+	clk.Set(at(store.LiveRunner + time.Second))
+	if err := st.RemoveAccount(ctx, "a"); err != nil {
+		t.Fatalf("remove with only a dead runner's row: %v", err)
+	}
+	if _, err := st.UpdateAccount(ctx, "b", store.AccountChange{Disabled: ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := st.Account(ctx, "a"); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("removed account still found: %v", err)
+	}
+	if accts, _ := st.Accounts(ctx); len(accts) != 1 || accts[0].Name != "b" {
+		t.Errorf("accounts after remove: %+v, want only b", accts)
+	}
+	if _, err := st.UpdateAccount(ctx, "a", store.AccountChange{Disabled: ptr(false)}); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("set on a removed account: %v, want ErrNotFound", err)
+	}
+	if err := st.RemoveAccount(ctx, "a"); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("second remove: %v, want ErrNotFound", err)
+	}
+	for range 5 {
+		if c := mustClaim(t, st, c.ID, "live", clk.Now()); c.Account.Name != "b" {
+			t.Fatalf("claim after remove on %s, want b", c.Account.Name)
+		}
+	}
+	// History stays, under the removed name.
+	if n := countRows(t, st, `SELECT count(*) FROM attempts WHERE account_id = ?`, a.ID); n != 2 {
+		t.Errorf("%d attempts of the removed account kept, want 2", n)
+	}
+	if got := readMessage(t, st, sent.Message.ID); got.state != "sent" {
+		t.Errorf("its sent row is %s", got.state)
+	}
+	var name string
+	if err := st.Reader().QueryRowContext(ctx, `SELECT a.name FROM messages m JOIN accounts a ON a.id = m.account_id WHERE m.id = ?`,
+		sent.Message.ID).Scan(&name); err != nil || name != store.RemovedName("a", a.ID) {
+		t.Errorf("sent row's account: %q, %v; want %q", name, err, store.RemovedName("a", a.ID))
+	}
+	// With b removed too there is nothing to send from.
+	if err := st.Heartbeat(ctx, "live", clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RemoveAccount(ctx, "b"); !errors.Is(err, store.ErrInUse) {
+		t.Fatalf("remove b with rows in flight: %v", err)
+	}
+	clk.Set(at(2*store.LiveRunner + 2*time.Second))
+	if err := st.RemoveAccount(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	var we *campaign.WaitError
+	if _, err := claim(t, st, c.ID, "live", clk.Now()); !errors.As(err, &we) || we.Reason != campaign.WaitNoAccount {
+		t.Errorf("claim with every account removed: %v, want a wait for an account", err)
+	}
+}
+
+// Pause and cancel are named moves: each applies to the states it names
+// and says why it does not apply to the others.
+func (s suite) testPauseAndCancelCampaign(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	ctx := t.Context()
+	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := mustCampaign(t, st, "manage", 5)
+
+	was, err := st.PauseCampaign(ctx, c.ID, store.PausedByOperator)
+	if err != nil || was != campaign.CampaignRunning {
+		t.Fatalf("pause: %s, %v", was, err)
+	}
+	if _, err := claim(t, st, c.ID, "r", t0); !errors.Is(err, campaign.ErrPaused) {
+		t.Errorf("claim of a paused campaign: %v, want ErrPaused", err)
+	}
+	if err := st.CampaignStopped(ctx, c.ID); !errors.Is(err, campaign.ErrPaused) {
+		t.Errorf("CampaignStopped of a paused campaign: %v", err)
+	}
+	if was, err := st.PauseCampaign(ctx, c.ID, "again"); err != nil || was != campaign.CampaignPaused {
+		t.Errorf("second pause: %s, %v; want no change", was, err)
+	}
+	if got, _ := st.Campaign(ctx, c.ID); got.PauseReason != store.PausedByOperator {
+		t.Errorf("pause reason %q", got.PauseReason)
+	}
+	if _, err := st.ResumeCampaign(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CampaignStopped(ctx, c.ID); err != nil {
+		t.Errorf("CampaignStopped of a resumed campaign: %v", err)
+	}
+	registerRunner(t, st, "r", c.ID, t0)
+	inFlight := mustClaim(t, st, c.ID, "r", t0)
+	done := mustClaim(t, st, c.ID, "r", t0)
+	if err := record(t, st, done, "r", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
+		t.Fatal(err)
+	}
+
+	clk.Set(at(time.Minute))
+	if was, err := st.CancelCampaign(ctx, c.ID); err != nil || was != campaign.CampaignRunning {
+		t.Fatalf("cancel: %s, %v", was, err)
+	}
+	got, err := st.Campaign(ctx, c.ID)
+	if err != nil || got.State != campaign.CampaignCancelled || !got.FinishedAt.Equal(at(time.Minute)) {
+		t.Errorf("cancelled campaign reads %s finished %v, %v", got.State, got.FinishedAt, err)
+	}
+	if _, err := claim(t, st, c.ID, "r", at(time.Minute)); !errors.Is(err, campaign.ErrCancelled) {
+		t.Errorf("claim of a cancelled campaign: %v, want ErrCancelled", err)
+	}
+	if err := st.CampaignStopped(ctx, c.ID); !errors.Is(err, campaign.ErrCancelled) {
+		t.Errorf("CampaignStopped of a cancelled campaign: %v", err)
+	}
+	// The request in flight finishes and is recorded; nothing else moves.
+	if err := record(t, st, inFlight, "r", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.2"}, at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := st.Counts(ctx, c.ID)
+	if err != nil || n[campaign.Sent] != 2 || n[campaign.Pending] != 3 {
+		t.Errorf("counts after cancel: %v, %v; want 2 sent, 3 pending kept", n, err)
+	}
+
+	for _, tt := range []struct {
+		name string
+		try  func() error
+		want error
+	}{
+		{"pause", func() error { _, err := st.PauseCampaign(ctx, c.ID, "x"); return err }, store.ErrFinal},
+		{"resume", func() error { _, err := st.ResumeCampaign(ctx, c.ID); return err }, campaign.ErrCancelled},
+		{"retry unknown", func() error { _, err := st.RequeueUnknown(ctx, c.ID); return err }, campaign.ErrCancelled},
+		{"retry failed", func() error { _, err := st.RequeueFailed(ctx, c.ID, nil); return err }, campaign.ErrCancelled},
+	} {
+		if err := tt.try(); !errors.Is(err, tt.want) {
+			t.Errorf("%s of a cancelled campaign: %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	if got, _ := st.Campaign(ctx, c.ID); got.State != campaign.CampaignCancelled {
+		t.Errorf("after refused moves the campaign is %s", got.State)
+	}
+	if was, err := st.CancelCampaign(ctx, c.ID); err != nil || was != campaign.CampaignCancelled {
+		t.Errorf("second cancel: %s, %v; want no change", was, err)
+	}
+
+	// A finished campaign can be neither paused nor cancelled.
+	f := mustCampaign(t, st, "finished", 1)
+	fin := mustClaim(t, st, f.ID, "r", at(time.Minute))
+	if err := record(t, st, fin, "r", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.3"}, at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claim(t, st, f.ID, "r", at(time.Minute)); !errors.Is(err, campaign.ErrDone) {
+		t.Fatalf("claim of a done campaign: %v", err)
+	}
+	if _, err := st.PauseCampaign(ctx, f.ID, "x"); !errors.Is(err, store.ErrFinal) {
+		t.Errorf("pause of a finished campaign: %v, want store.ErrFinal", err)
+	}
+	if _, err := st.CancelCampaign(ctx, f.ID); !errors.Is(err, store.ErrFinal) {
+		t.Errorf("cancel of a finished campaign: %v, want store.ErrFinal", err)
+	}
+	if _, err := st.CancelCampaign(ctx, 999); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("cancel of no campaign: %v, want ErrNotFound", err)
+	}
+}
+
+// A campaign is deleted with everything it recorded, and only while no
+// live runner sends it.
+func (s suite) testDeleteCampaign(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	ctx := t.Context()
+	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	keep := mustCampaign(t, st, "keep", 3)
+	c := mustCampaign(t, st, "delete", 4)
+	registerRunner(t, st, "r", c.ID, t0)
+	cl := mustClaim(t, st, c.ID, "r", t0)
+	if err := record(t, st, cl, "r", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	mustClaim(t, st, keep.ID, "other", t0)
+
+	err := st.DeleteCampaign(ctx, c.ID)
+	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "process 42 on h") {
+		t.Fatalf("delete while a runner beats: %v, want store.ErrInUse naming it", err)
+	}
+	if n := countRows(t, st, `SELECT count(*) FROM messages WHERE campaign_id = ?`, c.ID); n != 4 {
+		t.Fatalf("refused delete left %d rows, want 4", n)
+	}
+
+	clk.Set(at(store.LiveRunner + time.Second))
+	if err := st.DeleteCampaign(ctx, c.ID); err != nil {
+		t.Fatalf("delete once the runner went silent: %v", err)
+	}
+	if _, err := st.Campaign(ctx, c.ID); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("deleted campaign still found: %v", err)
+	}
+	for _, q := range []string{
+		`SELECT count(*) FROM messages WHERE campaign_id = ?`,
+		`SELECT count(*) FROM skipped WHERE campaign_id = ?`,
+		`SELECT count(*) FROM runners WHERE campaign_id = ?`,
+		`SELECT count(*) FROM attempts WHERE message_id NOT IN (SELECT id FROM messages)`,
+	} {
+		arg := any(c.ID)
+		if !strings.Contains(q, "?") {
+			arg = nil
+		}
+		var n int
+		var err error
+		if arg == nil {
+			err = st.Reader().QueryRowContext(ctx, q).Scan(&n)
+		} else {
+			err = st.Reader().QueryRowContext(ctx, q, arg).Scan(&n)
+		}
+		if err != nil || n != 0 {
+			t.Errorf("%s: %d left, %v", q, n, err)
+		}
+	}
+	if n, err := st.Counts(ctx, keep.ID); err != nil || n.Total() != 3 || n[campaign.Sending] != 1 {
+		t.Errorf("the other campaign: %v, %v; want untouched", n, err)
+	}
+	if err := st.DeleteCampaign(ctx, c.ID); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("second delete: %v, want ErrNotFound", err)
+	}
+}
+
+func (s suite) testRenameCampaign(t *testing.T) {
+	st := s.openTest(t, newFakeClock())
+	c := mustCampaign(t, st, "old", 1)
+	for _, tt := range []struct {
+		id      int64
+		name    string
+		want    string
+		wantErr error
+	}{
+		{c.ID, "  spring, second wave ", "spring, second wave", nil},
+		{c.ID, "   ", "spring, second wave", errors.New("empty")},
+		{999, "x", "", campaign.ErrNotFound},
+	} {
+		err := st.RenameCampaign(t.Context(), tt.id, tt.name)
+		if (err != nil) != (tt.wantErr != nil) || (tt.wantErr == campaign.ErrNotFound && !errors.Is(err, campaign.ErrNotFound)) {
+			t.Errorf("rename %d to %q: %v, want %v", tt.id, tt.name, err, tt.wantErr)
+		}
+		if tt.want != "" {
+			if got, _ := st.Campaign(t.Context(), tt.id); got.Name != tt.want {
+				t.Errorf("after rename to %q: name %q, want %q", tt.name, got.Name, tt.want)
+			}
+		}
+	}
+}
+
+func (s suite) testOutage(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	c := mustCampaign(t, st, "outage", 2)
+	ctx := t.Context()
+	if o, err := readmodel.New(st).Outage(ctx, c.ID); err != nil || !o.Since.IsZero() {
+		t.Fatalf("a new campaign's outage: %+v, %v", o, err)
+	}
+	want := campaign.Outage{Since: t0, Error: "connection refused", NextProbe: at(4 * time.Second)}
+	if err := st.SetOutage(ctx, c.ID, want, ""); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := readmodel.New(st).Outage(ctx, c.ID); err != nil || !o.Since.Equal(want.Since) || o.Error != want.Error || !o.NextProbe.Equal(want.NextProbe) {
+		t.Errorf("outage %+v, %v; want %+v", o, err, want)
+	}
+	if got, _ := st.Campaign(ctx, c.ID); got.State != campaign.CampaignRunning {
+		t.Errorf("noting an outage changed the state to %s", got.State)
+	}
+	if err := st.SetOutage(ctx, c.ID, want, "outage too long"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Campaign(ctx, c.ID); got.State != campaign.CampaignPaused || got.PauseReason != "outage too long" {
+		t.Errorf("campaign %s %q, want paused for the outage", got.State, got.PauseReason)
+	}
+	if err := st.SetOutage(ctx, c.ID, campaign.Outage{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := readmodel.New(st).Outage(ctx, c.ID); !o.Since.IsZero() {
+		t.Errorf("cleared outage still reads %+v", o)
+	}
+	if err := st.SetOutage(ctx, 999, want, ""); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("outage of a missing campaign: %v, want ErrNotFound", err)
+	}
+}
