@@ -58,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 		{"record", s.recordTests()},
 		{"rescue", s.rescueTests()},
 		{"moves", s.moveTests()},
+		{"suppressions", s.suppressTests()},
 		{"inbox", s.inboxTests()},
 	}
 	for _, g := range groups {
