@@ -8,6 +8,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/storetest"
+	"github.com/wasend/wasend/internal/webhook"
 )
 
 // TestConformance runs the store's conformance suite against SQLite: real
@@ -21,6 +22,7 @@ func TestConformance(t *testing.T) {
 		SetCampaignState: func(ctx context.Context, d store.Driver, id int64, st campaign.CampaignState, reason string) error {
 			return storetest.SetCampaignState(ctx, d.Path(), id, st, reason)
 		},
-		CheckCounts: func(ctx context.Context, d store.Driver) error { return d.(*store.Store).CheckCounts(ctx) },
+		WebhookRules: webhook.NewRules(webhook.Policy{}),
+		CheckCounts:  func(ctx context.Context, d store.Driver) error { return d.(*store.Store).CheckCounts(ctx) },
 	})
 }

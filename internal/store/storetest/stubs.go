@@ -1,3 +1,1 @@
 package storetest
-
-func (s suite) inboxTests() []sub { return nil }
