@@ -20,6 +20,7 @@ func (s suite) recordTests() []sub {
 		{"refund", s.testRecordRefund},
 		{"retry waits until its time", s.testRecordRetryWaitsUntilRetryAt},
 		{"record and claim in one transaction", s.testRecordAndClaimN},
+		{"each outcome moves its row", s.testRecordOutcomes},
 	}
 }
 
@@ -230,6 +231,62 @@ func (s suite) testRecordAndClaimN(t *testing.T) {
 				if cl.AttemptID == 0 || cl.Message.State != campaign.Sending {
 					t.Errorf("claim %+v: want an attempt, sending", cl)
 				}
+			}
+		})
+	}
+}
+
+// testRecordOutcomes: each kind of outcome moves a claimed row where it
+// belongs, and the kept counts follow: sent with its wamid, a retry back to
+// pending at its time (spending a retry only when told), failed with its
+// code, unknown never claimed again.
+func (s suite) testRecordOutcomes(t *testing.T) {
+	tests := []struct {
+		name        string
+		outcome     campaign.Outcome
+		wantState   campaign.State
+		wantWAMID   string
+		wantNext    time.Time
+		wantRetries int
+		wantCode    int64
+	}{
+		{name: "sent", outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1", Class: "ok"},
+			wantState: campaign.Sent, wantWAMID: "wamid.1"},
+		{name: "retry spending one", outcome: campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: at(time.Minute), SpendsRetry: true, ErrorCode: 131000},
+			wantState: campaign.Pending, wantNext: at(time.Minute), wantRetries: 1, wantCode: 131000},
+		{name: "retry after a throttle", outcome: campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: at(time.Minute)},
+			wantState: campaign.Pending, wantNext: at(time.Minute)},
+		{name: "failed", outcome: campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131026, Error: "undeliverable"},
+			wantState: campaign.Failed, wantCode: 131026},
+		{name: "unknown", outcome: campaign.Outcome{Kind: campaign.OutcomeUnknown, Error: "timeout"},
+			wantState: campaign.Unknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			st := s.openTest(t, clk)
+			mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+			c := mustCampaign(t, st, "outcome", 1)
+			cl := mustClaim(t, st, c.ID, "r1", t0)
+			if err := record(t, st, cl, "r1", tt.outcome, at(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			row := readMessage(t, st, cl.Message.ID)
+			if row.state != string(tt.wantState) || row.wamid.String != tt.wantWAMID || row.retries != tt.wantRetries ||
+				row.errCode.Int64 != tt.wantCode || row.attempts != 1 {
+				t.Errorf("row %+v; want %s, wamid %q, %d retries, code %d, 1 attempt", row, tt.wantState, tt.wantWAMID, tt.wantRetries, tt.wantCode)
+			}
+			if !tt.wantNext.IsZero() && row.next != tt.wantNext.UnixNano() {
+				t.Errorf("next attempt at %v, want %v", time.Unix(0, row.next).UTC(), tt.wantNext)
+			}
+			if n, err := st.Counts(t.Context(), c.ID); err != nil || n[tt.wantState] != 1 || n.Total() != 1 {
+				t.Errorf("counts %v, %v; want the row %s", n, err, tt.wantState)
+			}
+			// Only a retry's row is claimed again, and only at its time.
+			clk.Set(at(time.Hour))
+			again, err := claim(t, st, c.ID, "r1", at(time.Hour))
+			if claimed := err == nil && again.Message.ID == cl.Message.ID; claimed != (tt.wantState == campaign.Pending) {
+				t.Errorf("claim after the outcome: %+v, %v", again.Message, err)
 			}
 		})
 	}

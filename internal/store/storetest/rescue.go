@@ -15,6 +15,7 @@ func (s suite) rescueTests() []sub {
 	return []sub{
 		{"recover orphans", s.testRecoverOrphans},
 		{"rescue while running", s.testRescue},
+		{"holders of rows in flight", s.testHolders},
 	}
 }
 
@@ -144,5 +145,41 @@ func (s suite) testRescue(t *testing.T) {
 	}
 	if _, err := st.Rescue(t.Context(), 0, clk.Now(), stale); err == nil {
 		t.Error("rescue of campaign 0: no error")
+	}
+}
+
+// testHolders: the runners other than self with rows of the campaign in
+// flight, with their heartbeat; one no longer registered comes with its id
+// alone; a heartbeat moves only its own runner's.
+func (s suite) testHolders(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := mustCampaign(t, st, "held", 4)
+	registerRunner(t, st, "me", c.ID, t0)
+	registerRunner(t, st, "other", c.ID, t0)
+	registerRunner(t, st, "idle", c.ID, t0) // holds nothing
+	mustClaim(t, st, c.ID, "me", t0)
+	mustClaim(t, st, c.ID, "other", t0)
+	mustClaim(t, st, c.ID, "gone", t0) // never registered
+	if err := st.Heartbeat(t.Context(), "other", at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := st.Holders(t.Context(), c.ID, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]time.Time{}
+	for _, h := range hs {
+		got[h.ID] = h.HeartbeatAt
+	}
+	if len(got) != 2 || !got["other"].Equal(at(time.Minute)) || !got["gone"].IsZero() {
+		t.Errorf("holders %+v; want other (beat at +1m) and gone (no heartbeat)", hs)
+	}
+	if err := st.UnregisterRunner(t.Context(), "other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Heartbeat(t.Context(), "other", at(2*time.Minute)); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("heartbeat after unregistering: %v, want ErrNotFound", err)
 	}
 }

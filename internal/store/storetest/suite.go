@@ -65,6 +65,7 @@ func Run(t *testing.T, h Harness) {
 		{"moves", s.moveTests()},
 		{"suppressions", s.suppressTests()},
 		{"inbox", s.inboxTests()},
+		{"reads", s.readTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
