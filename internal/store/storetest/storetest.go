@@ -1,6 +1,10 @@
-// Package storetest puts a database in states wasend itself never writes,
-// for tests. Only tests import it. It opens the database file itself, as
-// internal/testproc does, so that the store keeps no back door.
+// Package storetest is the store's conformance suite: Run drives any
+// store.Driver through a Harness (the pattern of River's riverdrivertest),
+// so that every driver keeps the same behaviour; internal/store runs it on
+// SQLite (TestConformance). It also puts a SQLite database in states
+// wasend itself never writes (SetCampaignState), opening the file itself,
+// as internal/testproc does, so that the store keeps no back door. Only
+// tests import it.
 package storetest
 
 import (
