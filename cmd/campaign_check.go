@@ -97,7 +97,7 @@ quoting) is an error that names the file, line and column.`,
 			}
 			defer file.Close()
 			return f.withStore(ctx, func(st *store.Store) error {
-				if err := checkTemplate(ctx, f, st, spec); err != nil {
+				if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
 					return err
 				}
 				keep := firstProblems // --json lists every problem

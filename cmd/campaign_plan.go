@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -131,7 +132,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	}
 	ro.Schedule = sched
 	return f.withStore(ctx, func(st *store.Store) error {
-		if err := checkTemplate(ctx, f, st, spec); err != nil {
+		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
 			return err
 		}
 		loc := st.Location() // quota days start at its midnights
