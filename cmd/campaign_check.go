@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"github.com/wasend/wasend/internal/screen"
 	"io"
 	"strconv"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -35,7 +33,7 @@ func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
 		return ro, usagef("--skip-contacted-within %v: must not be negative", o.SkipContactedWithin)
 	}
 	if o.Shard != "" {
-		sh, err := screen.ParseShard(o.Shard)
+		sh, err := runner.ParseShard(o.Shard)
 		if err != nil {
 			return ro, usagef("--shard: %v", err)
 		}
@@ -91,7 +89,7 @@ quoting) is an error that names the file, line and column.`,
 			if ro.Schedule, err = o.schedule(f); err != nil {
 				return err
 			}
-			file, err := recipients.OpenFile("recipient", args[0])
+			file, err := runner.OpenFile(args[0])
 			if err != nil {
 				return err
 			}
