@@ -473,30 +473,35 @@ permissions first. Takes the same sending flags as ` + "`campaign run`" + `.`,
 			if err != nil {
 				return err
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			// A template paused or edited since the import stays paused.
-			if err := runner.CheckResumedTemplate(cmd.Context(), st, f.IO, id); err != nil {
-				st.Close()
-				return err
-			}
-			o.templateChecked = true
-			reason, err := st.ResumeCampaign(cmd.Context(), id)
-			st.Close()
-			if err != nil {
-				return err
-			}
-			if reason != "" {
-				f.IO.Infof("campaign %d unpaused (was: %s)", id, reason)
-			}
 			o.Resume = id
-			return campaignRun(cmd.Context(), f, o)
+			return campaignResume(cmd.Context(), f, o)
 		},
 	}
 	addSendFlags(cmd, &o)
 	return cmd
+}
+
+// campaignResume unpauses campaign o.Resume and runs it.
+func campaignResume(ctx context.Context, f *Factory, o runOptions) error {
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	// A template paused or edited since the import stays paused.
+	if err := runner.CheckResumedTemplate(ctx, st, f.IO, o.Resume); err != nil {
+		st.Close()
+		return err
+	}
+	o.templateChecked = true
+	reason, err := st.ResumeCampaign(ctx, o.Resume)
+	st.Close()
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		f.IO.Infof("campaign %d unpaused (was: %s)", o.Resume, reason)
+	}
+	return campaignRun(ctx, f, o)
 }
 
 func newCampaignFailedCmd(f *Factory) *cobra.Command {
