@@ -1,7 +1,10 @@
-// Package runner carries out `wasend campaign run`: it imports a recipient
-// file into a campaign (or finds the campaign that file already became),
-// turns rows abandoned by a dead process into unknown ones, and drives the
-// send engine with progress output.
+// Package runner carries out `wasend campaign run` (Run): it serves the
+// run's webhook receiver and the sandbox, checks the template and the
+// accounts, imports a recipient file into a campaign (or finds the
+// campaign that file already became), turns rows abandoned by a dead
+// process into unknown ones, and drives the send engine with progress
+// output, metrics and logs. It also holds the smaller use cases commands
+// call beside it: check, preview, template sync, suppression files.
 package runner
 
 import (
