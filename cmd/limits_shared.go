@@ -11,8 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wasend/wasend/internal/limits"
-	"github.com/wasend/wasend/internal/limits/redisgate"
+	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -24,47 +23,42 @@ func (f *Factory) shareLimits(ctx context.Context, st *store.Store) error {
 	if url == "" {
 		return nil
 	}
-	pool, err := redisgate.Dial(url)
-	if err != nil {
+	if err := hostshare.CheckURL(url); err != nil {
 		return usageError{err}
 	}
-	if err := st.ShareLimits(ctx, pool, redisgate.Unavailable); err != nil {
-		pool.Close()
-		return err
-	}
-	return nil
+	return hostshare.ShareLimits(ctx, st, url)
 }
 
-// limitsPool dials the shared limits for a command that reads or changes
-// them itself (quota reset, limits status); nil without --limits.
-// answeringLimitsPool is the pool of a command that only works on the
-// shared limits: --limits is required, and asked first, so a wrong URL or
-// password is an error even where there is no account to read.
-func (f *Factory) answeringLimitsPool(ctx context.Context) (*redisgate.Pool, error) {
-	pool, err := f.limitsPool()
+// answeringLimits is the shared limits of a command that only works on
+// them: --limits is required, and asked first, so a wrong URL or password
+// is an error even where there is no account to read.
+func (f *Factory) answeringLimits(ctx context.Context) (*hostshare.Limits, error) {
+	lim, err := f.sharedLimits()
 	if err != nil {
 		return nil, err
 	}
-	if pool == nil {
+	if lim == nil {
 		return nil, usagef("no shared limits: give --limits redis://HOST:6379/0 (or set WASEND_LIMITS)")
 	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
+	if err := lim.Ping(ctx); err != nil {
+		lim.Close()
 		return nil, err
 	}
-	return pool, nil
+	return lim, nil
 }
 
-func (f *Factory) limitsPool() (*redisgate.Pool, error) {
+// sharedLimits dials the shared limits for a command that reads or changes
+// them itself (quota reset, limits status); nil without --limits.
+func (f *Factory) sharedLimits() (*hostshare.Limits, error) {
 	url := f.LimitsURL()
 	if url == "" {
 		return nil, nil
 	}
-	pool, err := redisgate.Dial(url)
+	lim, err := hostshare.OpenLimits(url)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	return pool, nil
+	return lim, nil
 }
 
 // limitsWaitText says why a campaign's host claims nothing while it waits
@@ -85,15 +79,15 @@ func limitsWaitText(lost bool, since, why string) string {
 // whose lost day a forced reset rebuilt from this host's count instead:
 // their own count is kept.
 func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts []string, force bool) (map[string]bool, error) {
-	pool, err := f.limitsPool()
-	if pool == nil || err != nil {
+	lim, err := f.sharedLimits()
+	if lim == nil || err != nil {
 		return nil, err
 	}
-	defer pool.Close()
-	if err := pool.Ping(ctx); err != nil {
+	defer lim.Close()
+	if err := lim.Ping(ctx); err != nil {
 		return nil, err
 	}
-	res, err := st.ResetSharedQuota(ctx, pool, accounts, force)
+	res, err := lim.ResetQuota(ctx, st, accounts, force)
 	rebuilt := map[string]bool{}
 	for _, r := range res {
 		switch {
@@ -116,22 +110,22 @@ func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts
 			fmt.Fprintf(f.IO.Out, "%s: shared quota day %s already open, unchanged (%d); use --force to reset again\n", r.Account, r.Day, r.Before)
 		}
 	}
-	var rerr *store.SharedResetError
+	var rerr *hostshare.ResetError
 	if errors.As(err, &rerr) {
 		// Every other portfolio has its new day; say what each failed one
 		// needs, and fail only now.
 		for _, p := range rerr.Failed {
-			if errors.Is(p.Err, limits.ErrStateLost) && !force {
+			if errors.Is(p.Err, hostshare.ErrStateLost) && !force {
 				f.IO.Warnf("portfolio %s: Redis holds no shared state (restarted without persistence?), so its accounts send nothing; "+
 					"rebuild its day from this host's count with `wasend quota reset --force --account %s --limits URL`", p.Portfolio, strings.Join(p.Accounts, ","))
 				continue
 			}
 			f.IO.Warnf("portfolio %s (%s): %v", p.Portfolio, strings.Join(p.Accounts, ","), p.Err)
 		}
-		return rebuilt, fmt.Errorf("shared limits at %s: quota reset failed in %d portfolio(s), done in the others: %w", pool, len(rerr.Failed), err)
+		return rebuilt, fmt.Errorf("shared limits at %s: quota reset failed in %d portfolio(s), done in the others: %w", lim, len(rerr.Failed), err)
 	}
 	if err != nil {
-		return rebuilt, fmt.Errorf("shared limits at %s: %w", pool, err)
+		return rebuilt, fmt.Errorf("shared limits at %s: %w", lim, err)
 	}
 	return rebuilt, nil
 }
@@ -156,15 +150,15 @@ host: the same label added again adds nothing. Only a rebuilt day takes it
 			if account == "" || host == "" || count < 0 {
 				return usagef("give --account, --host and a --count of 0 or more")
 			}
-			pool, err := f.answeringLimitsPool(cmd.Context())
+			lim, err := f.answeringLimits(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer pool.Close()
+			defer lim.Close()
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
-				added, already, err := st.AddLostHost(cmd.Context(), pool, account, host, count)
+				added, already, err := lim.AddLostHost(cmd.Context(), st, account, host, count)
 				if err != nil {
-					return fmt.Errorf("shared limits at %s: %w", pool, err)
+					return fmt.Errorf("shared limits at %s: %w", lim, err)
 				}
 				if already {
 					fmt.Fprintf(f.IO.Out, "%s: host %s was added before; nothing added\n", account, host)
@@ -199,15 +193,15 @@ or database, is an error (exit 1); the password is never printed.`,
   WASEND_LIMITS=redis://redis.internal:6379/0 wasend limits status --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pool, err := f.answeringLimitsPool(cmd.Context())
+			lim, err := f.answeringLimits(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer pool.Close()
+			defer lim.Close()
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
-				states, err := st.SharedLimitsState(cmd.Context(), pool)
+				states, err := lim.State(cmd.Context(), st)
 				if err != nil {
-					return fmt.Errorf("shared limits at %s: %w", pool, err)
+					return fmt.Errorf("shared limits at %s: %w", lim, err)
 				}
 				out := limitsStatusJSON(states)
 				if asJSON {
@@ -262,7 +256,7 @@ type sharedBucketJSON struct {
 	Rate   float64 `json:"rate"`
 }
 
-func limitsStatusJSON(states []store.SharedState) limitsStatusOut {
+func limitsStatusJSON(states []hostshare.PortfolioState) limitsStatusOut {
 	out := limitsStatusOut{Portfolios: []sharedPortfolioJSON{}}
 	for _, s := range states {
 		p := sharedPortfolioJSON{Name: s.Portfolio, Lost: s.State.Generation == "", At: s.State.At.UTC(), Accounts: []sharedAccountJSON{}}

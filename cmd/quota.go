@@ -1,11 +1,11 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -61,7 +61,7 @@ name both):
 					rebuilt, sharedErr = resetSharedQuota(cmd.Context(), f, st, accounts, force)
 					sharedRan = true
 				}
-				res, err := resetLocalQuota(cmd.Context(), st, accounts, force, rebuilt)
+				res, err := hostshare.ResetDatabaseQuota(cmd.Context(), st, accounts, force, rebuilt)
 				var zerr *store.ZoneMismatchError
 				if errors.As(err, &zerr) {
 					return fmt.Errorf("refusing to start a quota day by another zone's calendar: WASEND_TZ=%s, but the database's quota days are in %s; "+
@@ -105,31 +105,4 @@ name both):
 	reset.Flags().BoolVar(&force, "force", false, "reset even if already reset today")
 	cmd.AddCommand(reset)
 	return cmd
-}
-
-// resetLocalQuota resets this database's quota days: forced for every
-// account but those whose shared day was just rebuilt from their count
-// (those start a new day only on a new calendar day).
-func resetLocalQuota(ctx context.Context, st *store.Store, accounts []string, force bool, rebuilt map[string]bool) ([]store.QuotaReset, error) {
-	if len(rebuilt) == 0 {
-		return st.ResetQuota(ctx, accounts, force)
-	}
-	all, err := st.SharedAccounts(ctx, accounts)
-	if err != nil {
-		return nil, err
-	}
-	var kept, forced []string
-	for _, a := range all {
-		if rebuilt[a.Name] {
-			kept = append(kept, a.Name)
-		} else {
-			forced = append(forced, a.Name)
-		}
-	}
-	res, err := st.ResetQuota(ctx, kept, false)
-	if err != nil || len(forced) == 0 {
-		return res, err
-	}
-	more, err := st.ResetQuota(ctx, forced, force)
-	return append(res, more...), err
 }

@@ -3,28 +3,28 @@ package cmd
 import (
 	"context"
 
-	"github.com/wasend/wasend/internal/limits/hostsync"
-	"github.com/wasend/wasend/internal/limits/redisgate"
+	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/store"
 )
 
 // openShared connects to the suppression list and settings every host
 // shares when --limits (or $WASEND_LIMITS) names a Redis; nil without.
 // The caller closes it.
-func (f *Factory) openShared(ctx context.Context) (*redisgate.Shared, error) {
+func (f *Factory) openShared(ctx context.Context) (*hostshare.Shared, error) {
 	u := f.LimitsURL()
 	if u == "" {
 		return nil, nil
 	}
-	if err := redisgate.CheckURL(u); err != nil {
+	if err := hostshare.CheckURL(u); err != nil {
 		return nil, usageError{err} // exit 2, as every other command says it
 	}
-	return redisgate.OpenShared(ctx, u)
+	return hostshare.OpenShared(ctx, u)
 }
 
-// withShared runs fn with the store and, under --limits, the shared state
-// (else nil).
-func (f *Factory) withShared(ctx context.Context, fn func(*store.Store, *redisgate.Shared) error) error {
+// withRecord runs fn with the record of the suppression list and
+// settings: under --limits the shared one (this database following it),
+// else this database.
+func (f *Factory) withRecord(ctx context.Context, fn func(*hostshare.Record) error) error {
 	sh, err := f.openShared(ctx)
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ func (f *Factory) withShared(ctx context.Context, fn func(*store.Store, *redisga
 	if sh != nil {
 		defer sh.Close()
 	}
-	return f.withStore(ctx, func(st *store.Store) error { return fn(st, sh) })
+	return f.withStore(ctx, func(st *store.Store) error { return fn(hostshare.NewRecord(st, sh)) })
 }
 
 // sharedNote is said after a change written to the shared state and this
@@ -41,7 +41,7 @@ const sharedNote = "changed on the shared list (--limits) and in this database; 
 
 // hostSync is the loop that copies the shared state into st while a
 // campaign sends under --limits; nil without --limits.
-func (f *Factory) hostSync(ctx context.Context, st *store.Store) (*hostsync.Sync, func(), error) {
+func (f *Factory) hostSync(ctx context.Context, st *store.Store) (*hostshare.Sync, func(), error) {
 	sh, err := f.openShared(ctx)
 	if err != nil || sh == nil {
 		return nil, func() {}, err
@@ -51,7 +51,7 @@ func (f *Factory) hostSync(ctx context.Context, st *store.Store) (*hostsync.Sync
 		sh.Close()
 		return nil, func() {}, err
 	}
-	return hostsync.New(sh, st, hostsync.Options{Log: logger}), func() { sh.Close() }, nil
+	return hostshare.NewSync(sh, st, hostshare.SyncOptions{Log: logger}), func() { sh.Close() }, nil
 }
 
 // pullShared copies the shared suppression list and settings into st once,

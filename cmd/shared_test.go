@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasend/wasend/internal/limits/hostsync"
-	"github.com/wasend/wasend/internal/limits/redisgate"
+	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -23,12 +22,12 @@ func pullInto(t *testing.T, db, url string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sh, err := redisgate.OpenShared(ctx, url)
+	sh, err := hostshare.OpenShared(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	if err := hostsync.New(sh, st, hostsync.Options{}).Pull(ctx); err != nil {
+	if err := hostshare.NewSync(sh, st, hostshare.SyncOptions{}).Pull(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

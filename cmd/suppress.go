@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/limits/redisgate"
+	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -74,8 +74,8 @@ func suppressAdd(ctx context.Context, f *Factory, o suppressOptions) error {
 	for i, p := range phones {
 		list[i] = store.Suppression{Phone: p, Reason: o.Reason}
 	}
-	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
-		added, err := suppressBoth(ctx, f, st, sh, list)
+	return f.withRecord(ctx, func(rec *hostshare.Record) error {
+		added, err := suppressOnRecord(ctx, f, rec, list)
 		if err != nil {
 			return err
 		}
@@ -84,26 +84,14 @@ func suppressAdd(ctx context.Context, f *Factory, o suppressOptions) error {
 	})
 }
 
-// suppressBoth lists numbers in the database and, under --limits, on the
-// shared list first (the list of record then: the counts are its). A
-// failure there changes nothing here.
-func suppressBoth(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Shared, list []store.Suppression) (added int, err error) {
-	if sh == nil {
-		return st.Suppress(ctx, list)
+// suppressOnRecord lists numbers on the record, and says so when that is
+// the shared list.
+func suppressOnRecord(ctx context.Context, f *Factory, rec *hostshare.Record, list []store.Suppression) (added int, err error) {
+	added, err = rec.Suppress(ctx, list, f.Now())
+	if err == nil && rec.Shared() {
+		f.IO.Infof(sharedNote)
 	}
-	shared := make([]redisgate.Suppression, len(list))
-	for i, sp := range list {
-		shared[i] = redisgate.Suppression{Phone: sp.Phone, Reason: sp.Reason}
-	}
-	added, err = sh.Suppress(ctx, shared, f.Now())
-	if err != nil {
-		return 0, fmt.Errorf("%w (nothing changed in this database; run it again once Redis answers)", err)
-	}
-	if _, err := st.Suppress(ctx, list); err != nil {
-		return 0, fmt.Errorf("listed on the shared list, not in this database (its senders copy it from there): %w", err)
-	}
-	f.IO.Infof(sharedNote)
-	return added, nil
+	return added, err
 }
 
 func newSuppressRemoveCmd(f *Factory) *cobra.Command {
@@ -133,22 +121,13 @@ func suppressRemove(ctx context.Context, f *Factory, o suppressOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
-		var (
-			removed int
-			err     error
-		)
-		if sh != nil {
-			// The shared list first, the list of record under --limits.
-			if removed, err = sh.Unsuppress(ctx, phones); err != nil {
-				return fmt.Errorf("%w (nothing changed in this database; run it again once Redis answers)", err)
-			}
-			if _, err := st.Unsuppress(ctx, phones); err != nil {
-				return fmt.Errorf("removed from the shared list, not from this database (its senders copy it from there): %w", err)
-			}
-			f.IO.Infof(sharedNote)
-		} else if removed, err = st.Unsuppress(ctx, phones); err != nil {
+	return f.withRecord(ctx, func(rec *hostshare.Record) error {
+		removed, err := rec.Unsuppress(ctx, phones)
+		if err != nil {
 			return err
+		}
+		if rec.Shared() {
+			f.IO.Infof(sharedNote)
 		}
 		fmt.Fprintf(f.IO.Out, "removed %d, not listed %d\n", removed, len(phones)-removed)
 		return nil
@@ -186,8 +165,8 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
-		list, err := suppressions(ctx, st, sh)
+	return f.withRecord(ctx, func(rec *hostshare.Record) error {
+		list, err := rec.Suppressions(ctx)
 		if err != nil {
 			return err
 		}
@@ -211,22 +190,6 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 		}
 		return t.Render()
 	})
-}
-
-// suppressions is the list of record: the shared one under --limits.
-func suppressions(ctx context.Context, st *store.Store, sh *redisgate.Shared) ([]store.Suppression, error) {
-	if sh == nil {
-		return st.Suppressions(ctx)
-	}
-	shared, err := sh.Suppressions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	list := make([]store.Suppression, len(shared))
-	for i, sp := range shared {
-		list[i] = store.Suppression{Phone: sp.Phone, Reason: sp.Reason, CreatedAt: sp.CreatedAt}
-	}
-	return list, nil
 }
 
 func newSuppressImportCmd(f *Factory) *cobra.Command {
@@ -267,8 +230,8 @@ func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withShared(ctx, func(st *store.Store, sh *redisgate.Shared) error {
-		added, err := suppressBoth(ctx, f, st, sh, list)
+	return f.withRecord(ctx, func(rec *hostshare.Record) error {
+		added, err := suppressOnRecord(ctx, f, rec, list)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -9,9 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/limits/redisgate"
-	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/hostshare"
 )
 
 func newTierCmd(f *Factory) *cobra.Command {
@@ -47,8 +46,8 @@ seconds); a tier never set for every host keeps this host's own.`,
   wasend tier list --limits redis://redis.internal:6379/0`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withShared(cmd.Context(), func(st *store.Store, sh *redisgate.Shared) error {
-				return tierList(cmd.Context(), f, st, sh, asJSON)
+			return f.withRecord(cmd.Context(), func(rec *hostshare.Record) error {
+				return tierList(cmd.Context(), f, rec, asJSON)
 			})
 		},
 	}
@@ -74,32 +73,22 @@ type tierLimitsJSON struct {
 	DailyCap int     `json:"daily_cap"`
 }
 
-// tierList prints the tiers: this database's, or under --limits (sh not
-// nil) the shared settings where a tier has them.
-func tierList(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Shared, asJSON bool) error {
-	tiers, err := st.Tiers(ctx)
+// tierList prints the tiers as the record has them: this database's, or
+// under --limits the shared settings where a tier has them.
+func tierList(ctx context.Context, f *Factory, rec *hostshare.Record, asJSON bool) error {
+	tiers, err := rec.Tiers(ctx)
 	if err != nil {
 		return err
 	}
-	var shared map[string]campaign.Limits
-	if sh != nil {
-		c, err := sh.Config(ctx)
-		if err != nil {
-			return err
-		}
-		shared = c.Tiers
-	}
 	out := make([]tierJSON, 0, len(tiers))
 	for _, tr := range tiers {
-		j := tierJSON{Name: tr.Name, Rate: tr.Limits.Rate, Burst: tr.Limits.Burst, DailyCap: tr.Limits.DailyCap}
-		if sh != nil {
-			l, ok := shared[tr.Name]
-			j.Shared = &ok
-			if ok {
-				j.Rate, j.Burst, j.DailyCap = l.Rate, l.Burst, l.DailyCap
-				if l != tr.Limits {
-					j.ThisDatabase = &tierLimitsJSON{tr.Limits.Rate, tr.Limits.Burst, tr.Limits.DailyCap}
-				}
+		l := tr.Limits
+		j := tierJSON{Name: tr.Name, Rate: l.Rate, Burst: l.Burst, DailyCap: l.DailyCap}
+		if rec.Shared() {
+			shared := tr.Shared
+			j.Shared = &shared
+			if shared && l != tr.Tier.Limits {
+				j.ThisDatabase = &tierLimitsJSON{tr.Tier.Limits.Rate, tr.Tier.Limits.Burst, tr.Tier.Limits.DailyCap}
 			}
 		}
 		out = append(out, j)
@@ -108,7 +97,7 @@ func tierList(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Sh
 		return f.IO.JSON(out)
 	}
 	head := []string{"TIER", "RATE", "BURST", "DAILY CAP", "DEFAULTS"}
-	if sh != nil {
+	if rec.Shared() {
 		head = append(head, "SHARED")
 	}
 	t := newTable(f, head...)
@@ -116,12 +105,12 @@ func tierList(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Sh
 		j, d := out[i], tr.Defaults
 		row := []string{tr.Name, formatRate(j.Rate), strconv.Itoa(j.Burst), strconv.Itoa(j.DailyCap),
 			formatRate(d.Rate) + " burst " + strconv.Itoa(d.Burst) + " cap " + strconv.Itoa(d.DailyCap)}
-		if sh != nil {
+		if rec.Shared() {
 			switch {
 			case !*j.Shared:
 				row = append(row, "no: this host's own")
 			case j.ThisDatabase != nil:
-				l := tr.Limits
+				l := tr.Tier.Limits
 				row = append(row, "yes; this database has "+formatRate(l.Rate)+" burst "+strconv.Itoa(l.Burst)+" cap "+strconv.Itoa(l.DailyCap)+" until a sender copies it")
 			default:
 				row = append(row, "yes")
@@ -157,8 +146,8 @@ senders run with --limits on every host apply it within seconds.`,
 			if !campaign.ValidTier(name) {
 				return usagef("tier %q: must be one of new, warm, active", name)
 			}
-			return f.withShared(cmd.Context(), func(st *store.Store, sh *redisgate.Shared) error {
-				l, err := tierNow(cmd.Context(), st, sh, name)
+			return f.withRecord(cmd.Context(), func(rec *hostshare.Record) error {
+				l, err := rec.Tier(cmd.Context(), name)
 				if err != nil {
 					return err
 				}
@@ -181,16 +170,11 @@ senders run with --limits on every host apply it within seconds.`,
 				if err := l.Validate(); err != nil {
 					return usageError{err}
 				}
-				if sh != nil {
-					if err := sh.SetTier(cmd.Context(), name, l); err != nil {
-						return fmt.Errorf("%w (nothing changed in this database)", err)
-					}
-				}
-				if err := st.SetTier(cmd.Context(), name, l); err != nil {
+				if err := rec.SetTier(cmd.Context(), name, l); err != nil {
 					return err
 				}
 				f.IO.Infof("tier %s: rate %s, burst %d, daily cap %d", name, formatRate(l.Rate), l.Burst, l.DailyCap)
-				if sh != nil {
+				if rec.Shared() {
 					f.IO.Infof("set for every host (--limits); senders on other hosts apply it within seconds")
 				}
 				return nil
@@ -204,30 +188,6 @@ senders run with --limits on every host apply it within seconds.`,
 	fl.IntVar(&dailyCap, "daily-cap", 0, "messages per account per quota day")
 	fl.BoolVar(&defaults, "defaults", false, "start from the built-in settings")
 	return cmd
-}
-
-// tierNow is what a tier is set to: on the shared settings under --limits
-// when they have it, else in this database.
-func tierNow(ctx context.Context, st *store.Store, sh *redisgate.Shared, name string) (campaign.Limits, error) {
-	if sh != nil {
-		c, err := sh.Config(ctx)
-		if err != nil {
-			return campaign.Limits{}, err
-		}
-		if l, ok := c.Tiers[name]; ok {
-			return l, nil
-		}
-	}
-	tiers, err := st.Tiers(ctx)
-	if err != nil {
-		return campaign.Limits{}, err
-	}
-	for _, t := range tiers {
-		if t.Name == name {
-			return t.Limits, nil
-		}
-	}
-	return campaign.Limits{}, fmt.Errorf("tier %q: %w", name, campaign.ErrNotFound)
 }
 
 func newLimitCmd(f *Factory) *cobra.Command {
@@ -257,7 +217,7 @@ shared setting, and what this database has when that differs.`,
   wasend limit global --off`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withShared(cmd.Context(), func(st *store.Store, sh *redisgate.Shared) error {
+			return f.withRecord(cmd.Context(), func(rec *hostshare.Record) error {
 				r, haveRate, err := rateFromFlags(cmd, rate, every)
 				if err != nil {
 					return err
@@ -267,21 +227,16 @@ shared setting, and what this database has when that differs.`,
 					if haveRate || cmd.Flags().Changed("burst") {
 						return usagef("--off excludes --rate, --every and --burst")
 					}
-					if sh != nil {
-						if err := sh.SetGlobal(cmd.Context(), false, ratelimit.Limit{}); err != nil {
-							return fmt.Errorf("%w (nothing changed in this database)", err)
-						}
-					}
-					if err := st.SetGlobalLimit(cmd.Context(), false, ratelimit.Limit{}); err != nil {
+					if err := rec.SetGlobal(cmd.Context(), hostshare.GlobalSetting{}); err != nil {
 						return err
 					}
 					f.IO.Infof("global limit: off")
-					if sh != nil {
+					if rec.Shared() {
 						f.IO.Infof("set for every host (--limits); senders on other hosts apply it within seconds")
 					}
 					return nil
 				case haveRate || cmd.Flags().Changed("burst"):
-					l, err := globalNow(cmd.Context(), st, sh)
+					l, err := rec.GlobalBefore(cmd.Context())
 					if err != nil {
 						return err
 					}
@@ -294,17 +249,19 @@ shared setting, and what this database has when that differs.`,
 					if err := (campaign.Limits{Rate: l.Rate, Burst: l.Burst}).Validate(); err != nil {
 						return usageError{fmt.Errorf("global limit: %w", err)}
 					}
-					if sh != nil {
-						if err := sh.SetGlobal(cmd.Context(), true, l); err != nil {
-							return fmt.Errorf("%w (nothing changed in this database)", err)
-						}
+					err = rec.SetGlobal(cmd.Context(), hostshare.GlobalSetting{On: true, Limit: l})
+					var dbErr *hostshare.DatabaseError
+					if err != nil && !errors.As(err, &dbErr) {
+						return err
+					}
+					if rec.Shared() {
 						f.IO.Infof("set for every host (--limits); senders on other hosts apply it within seconds")
 					}
-					if err := st.SetGlobalLimit(cmd.Context(), true, l); err != nil {
-						return usageError{err}
+					if dbErr != nil {
+						return usageError{dbErr.Err}
 					}
 				}
-				return printGlobal(cmd.Context(), f, st, sh)
+				return printGlobal(cmd.Context(), f, rec)
 			})
 		},
 	}
@@ -317,53 +274,34 @@ shared setting, and what this database has when that differs.`,
 	return cmd
 }
 
-// globalNow is the global limit's rate and burst before a change: the
-// shared setting under --limits when it is on, else this database's.
-func globalNow(ctx context.Context, st *store.Store, sh *redisgate.Shared) (ratelimit.Limit, error) {
-	if sh != nil {
-		c, err := sh.Config(ctx)
-		if err != nil {
-			return ratelimit.Limit{}, err
-		}
-		if c.Global != nil && c.Global.On {
-			return c.Global.Limit, nil
-		}
-	}
-	l, _, _, err := st.GlobalLimit(ctx)
-	return l, err
-}
-
 // printGlobal prints the global limit: this database's, and under --limits
-// (sh not nil) whether it is the one every host shares.
-func printGlobal(ctx context.Context, f *Factory, st *store.Store, sh *redisgate.Shared) error {
-	l, tokens, on, err := st.GlobalLimit(ctx)
+// whether it is the one every host shares.
+func printGlobal(ctx context.Context, f *Factory, rec *hostshare.Record) error {
+	g, err := rec.Global(ctx)
 	if err != nil {
 		return err
 	}
-	setting := func(on bool, l ratelimit.Limit) string {
-		if !on {
+	setting := func(g hostshare.GlobalSetting) string {
+		if !g.On {
 			return "off"
 		}
-		return "rate " + formatRate(l.Rate) + ", burst " + strconv.Itoa(l.Burst)
+		return "rate " + formatRate(g.Limit.Rate) + ", burst " + strconv.Itoa(g.Limit.Burst)
 	}
-	local := setting(on, l)
-	if on {
-		local += ", tokens now " + strconv.FormatFloat(tokens, 'f', 1, 64)
+	db := g.Database
+	local := setting(db)
+	if db.On {
+		local += ", tokens now " + strconv.FormatFloat(g.Tokens, 'f', 1, 64)
 	}
 	line := "global limit: " + local
-	if sh != nil {
-		c, err := sh.Config(ctx)
-		if err != nil {
-			return err
-		}
-		switch g := c.Global; {
-		case g == nil:
+	if rec.Shared() {
+		switch sh := g.Shared; {
+		case sh == nil:
 			line += " (this host's own: not set for every host)"
-		case g.On == on && (!on || g.Limit == l):
+		case sh.On == db.On && (!db.On || sh.Limit == db.Limit):
 			line += " (shared by every host)"
 		default:
-			line = "global limit: " + setting(g.On, g.Limit) + " (shared by every host); this database has " +
-				setting(on, l) + " until a sender with --limits copies it"
+			line = "global limit: " + setting(*sh) + " (shared by every host); this database has " +
+				setting(db) + " until a sender with --limits copies it"
 		}
 	}
 	_, err = f.IO.Out.Write([]byte(line + "\n"))

@@ -965,7 +965,7 @@ func Request(c campaign.Campaign, cl campaign.Claim, token string) whatsapp.Requ
 		PhoneNumberID: cl.Account.PhoneNumberID,
 		Token:         token,
 		To:            cl.Message.Phone,
-		CallbackData:  CallbackData(c.ID, cl.Message.ID),
+		CallbackData:  campaign.CallbackData(c.ID, cl.Message.ID),
 	}
 	if c.Spec.Kind == campaign.KindText {
 		req.Text = cl.Message.Body
@@ -994,10 +994,4 @@ func template(s campaign.Spec, m campaign.Message) *whatsapp.Template {
 		t.Buttons = append(t.Buttons, whatsapp.URLButton{Index: b.Index, Text: v})
 	}
 	return t
-}
-
-// CallbackData is the biz_opaque_callback_data that ties a webhook status
-// back to a campaign row.
-func CallbackData(campaignID, messageID int64) string {
-	return fmt.Sprintf("wasend:c%d:m%d", campaignID, messageID)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // SharedSync keeps this host's database in step with what several hosts
-// share through Redis (hostsync.Sync): the suppression list and the tier
+// share through Redis (hostshare.Sync): the suppression list and the tier
 // and global settings that every claim reads.
 type SharedSync interface {
 	// Pull pushes this host's own suppressions not shared yet, then

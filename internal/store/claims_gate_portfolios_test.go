@@ -4,10 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/limits/redistest"
 )
 
@@ -28,7 +26,7 @@ func twoPortfolios(t *testing.T, r *redistest.Server) (sharedHost, func(p string
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.st.ResetSharedQuota(t.Context(), h.pool, nil, true); err != nil {
+	if err := SharedQuotaReset(t.Context(), h.st, h.pool, true); err != nil {
 		t.Fatal(err)
 	}
 	lose := func(p string) {
@@ -136,26 +134,3 @@ func TestSharedClaimsFailClosedPerPortfolio(t *testing.T) {
 		})
 	}
 }
-
-// A plain (cron) quota reset starts the new day in every portfolio it can
-// and names the lost ones after; run again it changes nothing.
-func TestResetSharedQuotaGoesOnPastALostPortfolio(t *testing.T) {
-	r := redistest.Start(t)
-	h, lose := twoPortfolios(t, r)
-	lose("p1")
-	h.st.now = func() time.Time { return t0.Add(24 * time.Hour) } // the cron line at the next midnight
-	tomorrow := h.st.Today(h.st.now())
-	for run := range 2 {
-		res, err := h.st.ResetSharedQuota(t.Context(), h.pool, nil, false)
-		var rerr *SharedResetError
-		if !errors.As(err, &rerr) || len(rerr.Failed) != 1 || rerr.Failed[0].Portfolio != "p1" ||
-			!slicesEqual(rerr.Failed[0].Accounts, []string{"a"}) || !errors.Is(err, limits.ErrStateLost) {
-			t.Fatalf("run %d: error %v, want p1 (a) lost", run, err)
-		}
-		if len(res) != 1 || res[0].Account != "b" || res[0].Day != tomorrow+"#2" || res[0].Reset.Reset != (run == 0) {
-			t.Fatalf("run %d: reset %+v, want b on %s#2 (reset on the first run only)", run, res, tomorrow)
-		}
-	}
-}
-
-func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }

@@ -55,7 +55,7 @@ func (h *confHost) reset(t *testing.T, force bool) {
 	if h.pool == nil {
 		_, err = h.st.ResetQuota(t.Context(), nil, force)
 	} else {
-		_, err = h.st.ResetSharedQuota(t.Context(), h.pool, nil, force)
+		err = SharedQuotaReset(t.Context(), h.st, h.pool, force)
 	}
 	if err != nil {
 		t.Fatalf("quota reset: %v", err)
@@ -77,14 +77,9 @@ func (h *confHost) used(t *testing.T) map[string]int {
 		}
 		return out
 	}
-	states, err := h.st.SharedLimitsState(t.Context(), h.pool)
+	out, err := SharedDayCounts(t.Context(), h.st, h.pool)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, p := range states {
-		for i, a := range p.Accounts {
-			out[a.Name] = p.State.Accounts[i].Used
-		}
 	}
 	return out
 }

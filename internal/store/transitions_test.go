@@ -101,14 +101,14 @@ func TestEveryTransition(t *testing.T) {
 		{"fail after send", campaign.MoveFailAfterSend, func(m campaign.Message) error {
 			ev := campaign.StatusEvent{WAMID: withWAMID(m), At: now, ErrorCode: 131026}
 			return st.write(ctx, func(tx *Tx) error {
-				_, err := failAfterSend(ctx, tx, m.ID, ev, campaign.AsyncFailure{Error: "undeliverable"}, now)
+				_, err := failAfterSend(ctx, tx, m.ID, ev, "undeliverable", now)
 				return err
 			})
 		}},
 		{"reschedule undelivered", campaign.MoveRescheduleUndelivered, func(m campaign.Message) error {
 			ev := campaign.StatusEvent{WAMID: withWAMID(m), At: now, ErrorCode: 131049}
 			return st.write(ctx, func(tx *Tx) error {
-				_, err := rescheduleAfterFailure(ctx, tx, m.ID, ev, campaign.AsyncFailure{Error: "not delivered", RetryAt: now.Add(24 * time.Hour)}, now)
+				_, err := rescheduleAfterFailure(ctx, tx, m.ID, ev, now.Add(24*time.Hour), "not delivered", now)
 				return err
 			})
 		}},

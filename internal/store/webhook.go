@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,11 +14,12 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// Delivery webhooks: the inbox the receiver writes, and the named moves
-// that apply Meta's statuses to messages. Every move is one UPDATE whose
-// WHERE names the states it may start from, so a move that no longer
-// applies (a duplicate, a late status, a row another process changed)
-// changes nothing.
+// Delivery webhooks: the inbox the receiver writes, the statuses kept, and
+// the named moves that apply Meta's statuses to messages. Which move a
+// status makes is decided outside the store (WebhookRules) from the facts
+// read here. Every move is one UPDATE whose WHERE names the states it may
+// start from, so a move that no longer applies (a duplicate, a late
+// status, a row another process changed) changes nothing.
 
 // AddToInbox stores webhook bodies exactly as received, in one transaction.
 func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
@@ -35,15 +35,6 @@ func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
 		}
 		return nil
 	})
-}
-
-// InboxBacklog counts stored bodies not applied yet.
-func (s *Store) InboxBacklog(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM webhook_inbox WHERE applied_at IS NULL`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count webhook inbox: %w", err)
-	}
-	return n, nil
 }
 
 // InboxReasons says how many bodies stored since a time were applied with
@@ -83,14 +74,23 @@ func (s *Store) WebhookInboxReasons(ctx context.Context, since time.Time) (Inbox
 	return r, nil
 }
 
-// WebhookRules are what the store needs from the webhook package to apply
-// bodies: reading one, and what an asynchronous failure means.
-type WebhookRules struct {
-	Decode func(body []byte) (campaign.Notification, error)
-	// Decide maps a failed status to what becomes of its row, at now.
-	Decide func(ev campaign.StatusEvent, now time.Time) campaign.AsyncFailure
-	// Restrict is how long an account event stops an account.
-	Restrict time.Duration
+// WebhookRules decide what webhook bodies mean (internal/webhook's Rules
+// are the ones): the store keeps what the bodies carry and makes the moves
+// the rules name, deciding none itself.
+type WebhookRules interface {
+	// Decode reads one stored body.
+	Decode(body []byte) (campaign.Notification, error)
+	// Settle decides what a kept status does to the row it matched.
+	Settle(row campaign.StatusRow, ev campaign.StatusEvent, now time.Time) campaign.StatusAction
+	// OptOut decides about a status no row matches: phone is suppressed
+	// with reason (when not "") if the sending number is one of ours.
+	OptOut(ev campaign.StatusEvent, now time.Time) (phone, reason string)
+	// TemplatePause is why the campaigns sending ev's template pause; ""
+	// when they do not.
+	TemplatePause(ev campaign.TemplateEvent) string
+	// AccountStop is why and until when an account event stops the
+	// accounts of its number.
+	AccountStop(ev campaign.AccountEvent, now time.Time) (why string, until time.Time)
 }
 
 // DrainInbox applies up to max stored bodies, oldest first, and settles
@@ -177,11 +177,12 @@ func applyNotification(ctx context.Context, tx *Tx, n campaign.Notification, rul
 		}
 	}
 	for _, ev := range n.Templates {
-		if !ev.Stops() {
+		why := rules.TemplatePause(ev)
+		if why == "" {
 			continue
 		}
 		err := part(ctx, tx, rep, fmt.Sprintf("template %s %s", ev.Template, ev.Event), func() error {
-			k, err := pauseTemplateCampaigns(ctx, tx, ev)
+			k, err := pauseTemplateCampaigns(ctx, tx, ev, why)
 			rep.Paused += k
 			return err
 		})
@@ -191,7 +192,8 @@ func applyNotification(ctx context.Context, tx *Tx, n campaign.Notification, rul
 	}
 	for _, ev := range n.Accounts {
 		err := part(ctx, tx, rep, fmt.Sprintf("%s %s", ev.Field, ev.Event), func() error {
-			k, err := restrictAccount(ctx, tx, ev, now.Add(rules.Restrict))
+			why, until := rules.AccountStop(ev, now)
+			k, err := restrictAccount(ctx, tx, ev, why, until)
 			rep.Stopped += k
 			return err
 		})
@@ -254,7 +256,9 @@ func databaseFault(err error) bool {
 func keepStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules WebhookRules, now time.Time, rep *campaign.ApplyReport) error {
 	rep.Statuses++
 	if ev.Status.Rank() == 0 || ev.WAMID == "" {
-		rep.Unmatched++ // played, or a status wasend does not track
+		// Played, or a status wasend does not track: message_statuses keeps
+		// a rung of the ladder, keyed by the wamid.
+		rep.Unmatched++
 		return nil
 	}
 	code := sql.NullInt64{Int64: int64(ev.ErrorCode), Valid: ev.ErrorCode != 0}
@@ -301,11 +305,10 @@ func keepStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules Webh
 }
 
 // optOutUnmatched suppresses the recipient of a status no row of ours
-// matches (its campaign deleted, its answer not recorded yet) when it says
-// the person stopped marketing messages from one of our numbers: the
-// opt-out holds whatever became of the row.
+// matches when the rules say so and the sending number is one of ours.
 func optOutUnmatched(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules WebhookRules, now time.Time) error {
-	if ev.Status != campaign.DeliveryFailed || ev.Recipient == "" || ev.PhoneNumberID == "" || !rules.Decide(ev, now).Suppress {
+	phone, reason := rules.OptOut(ev, now)
+	if reason == "" {
 		return nil
 	}
 	var ours bool
@@ -315,8 +318,7 @@ func optOutUnmatched(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules
 	if !ours {
 		return nil
 	}
-	return suppressOptOut(ctx, tx, "+"+strings.TrimPrefix(ev.Recipient, "+"),
-		fmt.Sprintf("error %d from number %s (status webhook)", ev.ErrorCode, ev.PhoneNumberID), now)
+	return suppressOptOut(ctx, tx, phone, reason, now)
 }
 
 // suppressOptOut puts a number on the suppression list for reason.
@@ -340,7 +342,7 @@ func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, e
 	if !errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
 	}
-	cid, mid, ok := ParseCallbackData(ev.CallbackData)
+	cid, mid, ok := campaign.ParseCallbackData(ev.CallbackData)
 	if !ok {
 		return 0, nil
 	}
@@ -360,72 +362,33 @@ func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, e
 	return id, nil
 }
 
-// ParseCallbackData reads the biz_opaque_callback_data wasend sets on every
-// send (dispatch.CallbackData).
-func ParseCallbackData(s string) (campaignID, messageID int64, ok bool) {
-	rest, found := strings.CutPrefix(s, "wasend:c")
-	if !found {
-		return 0, 0, false
-	}
-	c, m, found := strings.Cut(rest, ":m")
-	if !found {
-		return 0, 0, false
-	}
-	cid, err1 := strconv.ParseInt(c, 10, 64)
-	mid, err2 := strconv.ParseInt(m, 10, 64)
-	if err1 != nil || err2 != nil || cid <= 0 || mid <= 0 {
-		return 0, 0, false
-	}
-	return cid, mid, true
-}
-
-// statusRow is what settling a status needs of its message.
-type statusRow struct {
-	state      campaign.State
-	wamid      sql.NullString
-	delivery   campaign.Delivery
-	campaignID int64
-	cancelled  bool // the campaign was cancelled
-	accountID  sql.NullInt64
-	phone      string
-}
-
-// settleStatus applies a kept status to message id. A status for the wamid
-// the row carries moves its delivery state; one that proves an unknown (or
-// requeued) row was accepted adopts its wamid first; one for a row still in
-// flight waits (applied = 0) until its send is recorded; anything else (an
-// earlier attempt's late status) is kept and changes nothing.
+// settleStatus reads the facts of message id that a kept status's meaning
+// depends on, asks the rules what the status does, and makes that move
+// and its effects. A status whose row is gone changes nothing.
 func settleStatus(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, rules WebhookRules, now time.Time, rep *campaign.ApplyReport) error {
 	var (
-		r        statusRow
-		delivery sql.NullString
+		r               campaign.StatusRow
+		wamid, delivery sql.NullString
+		accountID       sql.NullInt64
+		phone           string
 	)
-	err := tx.QueryRowContext(ctx, `SELECT m.state, m.wamid, m.delivery, m.campaign_id, c.cancelled_at IS NOT NULL, m.account_id, m.phone
-		FROM messages m JOIN campaigns c ON c.id = m.campaign_id WHERE m.id = ?`, id).
-		Scan(&r.state, &r.wamid, &delivery, &r.campaignID, &r.cancelled, &r.accountID, &r.phone)
+	err := tx.QueryRowContext(ctx, `SELECT m.state, m.wamid, m.delivery, m.campaign_id, c.cancelled_at IS NOT NULL, m.account_id, m.phone,
+		EXISTS (SELECT 1 FROM message_statuses WHERE wamid = ? AND status = `+quote(campaign.DeliveryFailed)+`)
+		FROM messages m JOIN campaigns c ON c.id = m.campaign_id WHERE m.id = ?`, ev.WAMID, id).
+		Scan(&r.State, &wamid, &delivery, &r.CampaignID, &r.Cancelled, &accountID, &phone, &r.WAMIDFailed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read message %d: %w", id, err)
 	}
-	r.delivery = campaign.Delivery(delivery.String)
-	ours := r.wamid.Valid && r.wamid.String == ev.WAMID
-	switch {
-	case ours:
-	case r.state == campaign.Sending:
+	r.WAMID, r.Delivery, r.AccountID = wamid.String, campaign.Delivery(delivery.String), accountID.Int64
+	a := rules.Settle(r, ev, now)
+	if a.Move == campaign.StatusWait {
 		rep.Deferred++
 		return markDeferred(ctx, tx, ev, false)
-	case !r.wamid.Valid && (r.state == campaign.Unknown || r.state == campaign.Pending):
-		// A delivered or read proves the person has the message even when
-		// its failure came first and put the row back: it is adopted
-		// again, and never sent twice.
-		if !ev.Status.Received() {
-			dead, err := wamidFailed(ctx, tx, ev)
-			if err != nil || dead {
-				return err
-			}
-		}
+	}
+	if a.Adopt {
 		ok, err := adoptSend(ctx, tx, id, ev, now)
 		if err != nil || !ok {
 			return err
@@ -435,62 +398,31 @@ func settleStatus(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent
 		if err := linkWaitingStatuses(ctx, tx, []any{ev.WAMID}); err != nil {
 			return err
 		}
-	default:
-		return nil
 	}
-	if ev.Status != campaign.DeliveryFailed {
+	if a.NotResent {
+		rep.NotResent++
+	}
+	switch a.Move {
+	case campaign.StatusAdvance:
 		ok, err := advanceDelivery(ctx, tx, id, ev)
 		if ok {
 			rep.Advanced++
 		}
 		return err
-	}
-	f := rules.Decide(ev, now)
-	switch why := resendRefused(r, f); {
-	case why == refusedReceived:
-		// The row stays as the person has it; the failure is kept among
-		// the statuses, and what it says beyond the row still holds.
-		rep.NotResent++
-		f.Pause = ""
-	case f.Retry && why == "":
-		ok, err := rescheduleAfterFailure(ctx, tx, id, ev, f, now)
+	case campaign.StatusReschedule:
+		ok, err := rescheduleAfterFailure(ctx, tx, id, ev, a.RetryAt, a.Error, now)
 		if err != nil || !ok {
 			return err
 		}
 		rep.Rescheduled++
-	default:
-		if f.Retry {
-			rep.NotResent++
-			f.Retry, f.Pause = false, ""
-			f.Error += "; " + why
-		}
-		ok, err := failAfterSend(ctx, tx, id, ev, f, now)
+	case campaign.StatusFail:
+		ok, err := failAfterSend(ctx, tx, id, ev, a.Error, now)
 		if err != nil || !ok {
 			return err
 		}
 		rep.Failed++
 	}
-	return asyncEffects(ctx, tx, r, ev, f, now)
-}
-
-const (
-	refusedReceived  = "the person has the message (delivered or read): not sent again"
-	refusedCancelled = "its campaign was cancelled: not sent again"
-)
-
-// resendRefused is the one rule for what a failed status may do to a row
-// that has a delivery ladder and a campaign: "" when f may apply as
-// decided; otherwise why the row is not sent again. A received message
-// (campaign.Delivery.Received) is never failed nor sent again; a cancelled
-// campaign's row fails for good instead of going back to pending.
-func resendRefused(r statusRow, f campaign.AsyncFailure) string {
-	switch {
-	case r.delivery.Received():
-		return refusedReceived
-	case r.cancelled && (f.Retry || f.Pause != ""):
-		return refusedCancelled
-	}
-	return ""
+	return asyncEffects(ctx, tx, r.CampaignID, accountID.Int64, phone, ev, a, now)
 }
 
 // markDeferred sets whether a kept status still waits for its row.
@@ -501,20 +433,6 @@ func markDeferred(ctx context.Context, tx *Tx, ev campaign.StatusEvent, applied 
 		return fmt.Errorf("defer status of %s: %w", ev.WAMID, err)
 	}
 	return nil
-}
-
-// wamidFailed reports whether a failed status was kept for the wamid: a
-// message that failed never becomes sent again, whatever arrives later.
-func wamidFailed(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (bool, error) {
-	if ev.Status == campaign.DeliveryFailed {
-		return false, nil
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_statuses WHERE wamid = ? AND status = ?`,
-		ev.WAMID, string(campaign.DeliveryFailed)).Scan(&n); err != nil {
-		return false, fmt.Errorf("look up failure of %s: %w", ev.WAMID, err)
-	}
-	return n > 0, nil
 }
 
 // adoptSend: unknown (or requeued, never answered) → sent, with the
@@ -552,10 +470,10 @@ func advanceDelivery(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEv
 	return k > 0, nil
 }
 
-// failAfterSend: sent → failed, by an asynchronous failure.
-func failAfterSend(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, f campaign.AsyncFailure, now time.Time) (bool, error) {
+// failAfterSend: sent → failed with error why, by an asynchronous failure.
+func failAfterSend(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, why string, now time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, failAfterSendSQL,
-		ev.ErrorCode, f.Error, now.UnixNano(), id, ev.WAMID)
+		ev.ErrorCode, why, now.UnixNano(), id, ev.WAMID)
 	if err != nil {
 		return false, fmt.Errorf("fail message %d after send: %w", id, err)
 	}
@@ -563,11 +481,11 @@ func failAfterSend(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEven
 	return k > 0, nil
 }
 
-// rescheduleAfterFailure: sent → pending not before f.RetryAt, the failed
-// wamid dropped (its statuses stay kept), the campaign reopened.
-func rescheduleAfterFailure(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, f campaign.AsyncFailure, now time.Time) (bool, error) {
+// rescheduleAfterFailure: sent → pending not before retryAt with error why,
+// the failed wamid dropped (its statuses stay kept), the campaign reopened.
+func rescheduleAfterFailure(ctx context.Context, tx *Tx, id int64, ev campaign.StatusEvent, retryAt time.Time, why string, now time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, rescheduleUndeliveredSQL,
-		nanos(f.RetryAt), ev.ErrorCode, f.Error, now.UnixNano(), id, ev.WAMID)
+		nanos(retryAt), ev.ErrorCode, why, now.UnixNano(), id, ev.WAMID)
 	if err != nil {
 		return false, fmt.Errorf("reschedule message %d: %w", id, err)
 	}
@@ -583,36 +501,32 @@ func rescheduleAfterFailure(ctx context.Context, tx *Tx, id int64, ev campaign.S
 }
 
 // asyncEffects carries out what an asynchronous failure means beyond its
-// row, as applyEffects does for a synchronous answer.
-func asyncEffects(ctx context.Context, tx *Tx, r statusRow, ev campaign.StatusEvent, f campaign.AsyncFailure, now time.Time) error {
-	if f.Suppress {
-		if err := suppressOptOut(ctx, tx, r.phone, fmt.Sprintf("error %d in campaign %d (status webhook)", ev.ErrorCode, r.campaignID), now); err != nil {
+// row (campaign cid, account aid, phone), as applyEffects does for a
+// synchronous answer.
+func asyncEffects(ctx context.Context, tx *Tx, cid, aid int64, phone string, ev campaign.StatusEvent, a campaign.StatusAction, now time.Time) error {
+	if a.Suppress != "" {
+		if err := suppressOptOut(ctx, tx, phone, a.Suppress, now); err != nil {
 			return err
 		}
 	}
-	if f.Pause != "" && !r.cancelled {
-		// A finished campaign runs again (the row went back to pending),
-		// then pauses like a running one.
-		if err := reopenCampaign(ctx, tx, r.campaignID); err != nil {
+	if a.Pause != "" {
+		if err := reopenCampaign(ctx, tx, cid); err != nil {
 			return err
 		}
-		if err := pauseCampaign(ctx, tx, r.campaignID, f.Pause); err != nil {
+		if err := pauseCampaign(ctx, tx, cid, a.Pause); err != nil {
 			return err
 		}
 	}
-	if !r.accountID.Valid {
-		return nil
-	}
-	if f.Restrict > 0 {
+	if !a.RestrictUntil.IsZero() {
 		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET cooldown_until = max(cooldown_until, ?), restriction = ?,
-			last_error_code = ? WHERE id = ?`, now.Add(f.Restrict).UnixNano(), f.Error, ev.ErrorCode, r.accountID.Int64); err != nil {
-			return fmt.Errorf("restrict account %d: %w", r.accountID.Int64, err)
+			last_error_code = ? WHERE id = ?`, a.RestrictUntil.UnixNano(), a.Error, ev.ErrorCode, aid); err != nil {
+			return fmt.Errorf("restrict account %d: %w", aid, err)
 		}
 	}
-	if f.DropAccount {
+	if a.DropAccount {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO campaign_accounts (campaign_id, account_id, reason, error_code, at)
-			VALUES (?, ?, ?, ?, ?)`, r.campaignID, r.accountID.Int64, f.Error, ev.ErrorCode, now.UnixNano()); err != nil {
-			return fmt.Errorf("drop account %d from campaign %d: %w", r.accountID.Int64, r.campaignID, err)
+			VALUES (?, ?, ?, ?, ?)`, cid, aid, a.Error, ev.ErrorCode, now.UnixNano()); err != nil {
+			return fmt.Errorf("drop account %d from campaign %d: %w", aid, cid, err)
 		}
 	}
 	return nil
@@ -694,13 +608,10 @@ func settleDeferred(ctx context.Context, tx *Tx, rules WebhookRules, now time.Ti
 	return nil
 }
 
-// pauseTemplateCampaigns: running campaigns sending the template → paused.
-func pauseTemplateCampaigns(ctx context.Context, tx *Tx, ev campaign.TemplateEvent) (int, error) {
-	why := fmt.Sprintf("template %s is %s", ev.Template, ev.Event)
-	if ev.Reason != "" && ev.Reason != "NONE" {
-		why += ": " + ev.Reason
-	}
-	res, err := tx.ExecContext(ctx, pauseTemplateSQL, why+" (template status webhook)", ev.Template, ev.Lang, ev.Lang)
+// pauseTemplateCampaigns: running campaigns sending the template → paused
+// with reason why.
+func pauseTemplateCampaigns(ctx context.Context, tx *Tx, ev campaign.TemplateEvent, why string) (int, error) {
+	res, err := tx.ExecContext(ctx, pauseTemplateSQL, why, ev.Template, ev.Lang, ev.Lang)
 	if err != nil {
 		return 0, fmt.Errorf("pause campaigns of template %s: %w", ev.Template, err)
 	}
@@ -708,9 +619,9 @@ func pauseTemplateCampaigns(ctx context.Context, tx *Tx, ev campaign.TemplateEve
 	return int(k), nil
 }
 
-// restrictAccount: the accounts of a flagged or restricted number stop
-// until the given time, as after a synchronous 131048.
-func restrictAccount(ctx context.Context, tx *Tx, ev campaign.AccountEvent, until time.Time) (int, error) {
+// restrictAccount: the accounts of the number an account event names stop
+// until the given time, with reason why.
+func restrictAccount(ctx context.Context, tx *Tx, ev campaign.AccountEvent, why string, until time.Time) (int, error) {
 	if ev.PhoneNumberID == "" && ev.DisplayNumber != "" {
 		err := tx.QueryRowContext(ctx, `SELECT phone_number_id FROM webhook_numbers WHERE display_number = ?`,
 			strings.TrimPrefix(ev.DisplayNumber, "+")).Scan(&ev.PhoneNumberID)
@@ -720,10 +631,6 @@ func restrictAccount(ctx context.Context, tx *Tx, ev campaign.AccountEvent, unti
 	}
 	if ev.PhoneNumberID == "" {
 		return 0, nil // a number no status webhook named yet
-	}
-	why := fmt.Sprintf("%s %s", ev.Field, ev.Event)
-	if ev.Reason != "" {
-		why += ": " + ev.Reason
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE accounts SET cooldown_until = max(cooldown_until, ?), restriction = ?
 		WHERE phone_number_id = ?`, until.UnixNano(), why, ev.PhoneNumberID)

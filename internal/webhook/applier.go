@@ -2,74 +2,12 @@ package webhook
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
-	"github.com/wasend/wasend/internal/whatsapp"
 )
-
-// Policy is what asynchronous failures and account events do.
-type Policy struct {
-	// NoReschedule fails 131049 rows instead of sending them again later.
-	NoReschedule bool
-	// Reschedule is how long a 131049 row waits; at least 24 h.
-	Reschedule time.Duration
-	// Restriction is how long a flagged or restricted account stops (as
-	// after a synchronous 131048); default 6 h.
-	Restriction time.Duration
-}
-
-// MarketingLimitWait is the least a row failed with 131049 (Meta's
-// per-user marketing limit) waits before it is sent again.
-const MarketingLimitWait = 24 * time.Hour
-
-func (p Policy) withDefaults() Policy {
-	if p.Reschedule < MarketingLimitWait {
-		p.Reschedule = MarketingLimitWait
-	}
-	if p.Restriction <= 0 {
-		p.Restriction = 6 * time.Hour
-	}
-	return p
-}
-
-// Decide maps a failed status through the same classifier as synchronous
-// answers (whatsapp.ClassifyCode) to what becomes of the row. The message
-// was not delivered, so sending it again never makes a duplicate; the
-// store still refuses a Retry for a message a status reported delivered
-// or read, or of a cancelled campaign (store.resendRefused).
-func (p Policy) Decide(ev campaign.StatusEvent, now time.Time) campaign.AsyncFailure {
-	p = p.withDefaults()
-	title := ev.ErrorTitle
-	if title == "" {
-		title = "failed status without an error"
-	}
-	f := campaign.AsyncFailure{Error: fmt.Sprintf("error %d after send: %s", ev.ErrorCode, title)}
-	if ev.ErrorCode == 131049 {
-		if !p.NoReschedule {
-			f.Retry, f.RetryAt = true, now.Add(p.Reschedule)
-		}
-		return f
-	}
-	switch whatsapp.ClassifyCode(ev.ErrorCode) {
-	case whatsapp.ClassLongRestriction:
-		f.Retry, f.RetryAt, f.Restrict = true, now, p.Restriction
-	case whatsapp.ClassCampaignFatal:
-		f.Retry, f.RetryAt = true, now
-		f.Pause = f.Error
-	case whatsapp.ClassAccountFatal:
-		f.Retry, f.RetryAt, f.DropAccount = true, now, true
-	default:
-		// Permanent, and the throttling and transient codes too: after the
-		// fact there is no request to back off from. `campaign retry
-		// --code` sends them again.
-		f.Suppress = ev.ErrorCode == 131050 // the person stopped marketing messages
-	}
-	return f
-}
 
 // Ledger is what the applier needs of the database. *store.Store is one.
 type Ledger interface {
@@ -81,7 +19,7 @@ type Ledger interface {
 // is applied once.
 type Applier struct {
 	ledger  Ledger
-	rules   store.WebhookRules
+	rules   Rules
 	metrics *Metrics
 	log     *slog.Logger
 	wake    chan struct{}
@@ -98,7 +36,6 @@ const batchSize = 32
 
 // NewApplier returns an applier with policy p.
 func NewApplier(l Ledger, p Policy, m *Metrics, log *slog.Logger) *Applier {
-	p = p.withDefaults()
 	if m == nil {
 		m = NewMetrics()
 	}
@@ -107,7 +44,7 @@ func NewApplier(l Ledger, p Policy, m *Metrics, log *slog.Logger) *Applier {
 	}
 	return &Applier{
 		ledger:  l,
-		rules:   store.WebhookRules{Decode: Decode, Decide: p.Decide, Restrict: p.Restriction},
+		rules:   NewRules(p),
 		metrics: m,
 		log:     log,
 		wake:    make(chan struct{}, 1),

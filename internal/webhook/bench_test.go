@@ -86,7 +86,7 @@ func BenchmarkReceiverAt2000PerSecond(b *testing.B) {
 	senders.Wait()
 	b.StopTimer()
 	elapsed := time.Since(start)
-	backlog, _ := fx.st.InboxBacklog(context.Background())
+	backlog, _ := fx.backlog(b)
 	if failed > 0 {
 		b.Fatalf("%d of %d posts not answered 200", failed, n)
 	}

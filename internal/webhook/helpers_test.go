@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
-	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -140,7 +140,7 @@ func (f *fixture) body(sts ...status) []byte {
 			"recipient_id": phone(s.row)[1:],
 		}
 		if !s.noCB {
-			m["biz_opaque_callback_data"] = dispatch.CallbackData(f.c.ID, f.claims[s.row].Message.ID)
+			m["biz_opaque_callback_data"] = campaign.CallbackData(f.c.ID, f.claims[s.row].Message.ID)
 		}
 		if s.status != "failed" {
 			m["pricing"] = map[string]any{"billable": true, "pricing_model": "PMP", "category": "marketing", "type": "regular"}
@@ -173,4 +173,18 @@ func isSuppressed(t *testing.T, st *store.Store, phone string) (bool, error) {
 	why, err := st.SuppressedIn(t.Context(), []string{phone})
 	_, ok := why[phone]
 	return ok, err
+}
+
+// backlog counts the bodies stored and not applied yet, read from the
+// database file on a connection of its own (product code never needs it).
+func (f *fixture) backlog(t testing.TB) (int, error) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+f.path+"?mode=ro&_busy_timeout=10000")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int
+	err = db.QueryRow(`SELECT count(*) FROM webhook_inbox WHERE applied_at IS NULL`).Scan(&n)
+	return n, err
 }

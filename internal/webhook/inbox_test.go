@@ -37,7 +37,7 @@ func TestCancelledCampaignStatusesApply(t *testing.T) {
 	if d := f.msg(t, 2); d.Delivery != campaign.DeliveryRead {
 		t.Errorf("row 2 = %+v, want read", d)
 	}
-	if n, err := f.st.InboxBacklog(t.Context()); err != nil || n != 0 {
+	if n, err := f.backlog(t); err != nil || n != 0 {
 		t.Errorf("backlog %d, %v; want 0", n, err)
 	}
 	c, err := f.st.Campaign(t.Context(), f.c.ID)
@@ -83,7 +83,7 @@ func TestStatusThatCannotApplyIsSkipped(t *testing.T) {
 		!strings.Contains(why, "refused by the test") {
 		t.Errorf("kept reason %q, %v", why, err)
 	}
-	if n, err := f.st.InboxBacklog(t.Context()); err != nil || n != 0 {
+	if n, err := f.backlog(t); err != nil || n != 0 {
 		t.Errorf("backlog %d, %v; want 0", n, err)
 	}
 }

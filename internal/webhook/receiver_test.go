@@ -109,7 +109,7 @@ func TestNotificationsChecked(t *testing.T) {
 			}
 		})
 	}
-	if n, err := f.st.InboxBacklog(t.Context()); err != nil || n != 1 {
+	if n, err := f.backlog(t); err != nil || n != 1 {
 		t.Fatalf("inbox holds %d bodies (%v), want only the valid one", n, err)
 	}
 	if d := f.msg(t, 0); d.Delivery != "" {

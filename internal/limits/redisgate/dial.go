@@ -23,6 +23,11 @@ func dial(ctx context.Context, rawURL string) (*redis.Client, error) {
 	return rdb, nil
 }
 
+// Connect is dial for the packages that keep their own keys on the same
+// Redis (the shared suppression list and settings, package hostshare): one
+// reading of a limits URL, one set of timeouts.
+func Connect(ctx context.Context, rawURL string) (*redis.Client, error) { return dial(ctx, rawURL) }
+
 // CheckURL reports what is wrong with rawURL as a limits URL (a wrong
 // scheme, a URL that does not parse, a bad database number), without
 // connecting: a caller tells a mistyped URL (usage) from a Redis that does

@@ -1,18 +1,4 @@
-// Package hostsync keeps one host's database in step with what several
-// hosts share through Redis (redisgate.Shared): the suppression list and
-// the hot configuration of tiers and the global limit. A sender run with
-// --limits pulls the changes every poll and applies them to its own
-// SQLite file, where every claim reads them — so a number suppressed on
-// one host is not messaged by another after a poll, and a tier changed on
-// one host paces every host within seconds. Before each pull it pushes
-// what this host suppressed by itself (opt-outs the API reported, numbers
-// listed without --limits) from its database's outbox to the shared list.
-//
-// It is a copy, never the only place a rule lives: when Redis can't be
-// reached the loop logs it and tries again, and the host keeps (and its
-// claims obey) everything it had already copied. Whether sending goes on
-// meanwhile is the limits gate's decision (it fails closed), not this one's.
-package hostsync
+package hostshare
 
 import (
 	"context"
@@ -23,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -34,10 +19,24 @@ const DefaultEvery = time.Second
 // page is the most suppression changes applied in one transaction.
 const page = 2000
 
-// Sync copies the shared state into one store. Not safe for concurrent use:
-// one loop (Run) per host process.
+// Sync keeps one host's database in step with what several hosts share
+// through Redis (Shared): the suppression list and the hot configuration
+// of tiers and the global limit. A sender run with --limits pulls the
+// changes every poll and applies them to its own SQLite file, where every
+// claim reads them — so a number suppressed on one host is not messaged by
+// another after a poll, and a tier changed on one host paces every host
+// within seconds. Before each pull it pushes what this host suppressed by
+// itself (opt-outs the API reported, numbers listed without --limits) from
+// its database's outbox to the shared list.
+//
+// It is a copy, never the only place a rule lives: when Redis can't be
+// reached the loop logs it and tries again, and the host keeps (and its
+// claims obey) everything it had already copied. Whether sending goes on
+// meanwhile is the limits gate's decision (it fails closed), not this one's.
+//
+// Not safe for concurrent use: one loop (Run) per host process.
 type Sync struct {
-	shared *redisgate.Shared
+	shared *Shared
 	st     *store.Store
 	log    *slog.Logger
 	every  time.Duration
@@ -49,20 +48,20 @@ type Sync struct {
 	epoch   string
 	version int64
 	// config is the shared configuration last applied (nil: none yet).
-	config  *redisgate.Config
+	config  *Config
 	failing bool // the last pull failed (logged once until one succeeds)
 }
 
-// Options configure New. Zero values get the defaults in brackets.
-type Options struct {
+// SyncOptions configure NewSync. Zero values get the defaults in brackets.
+type SyncOptions struct {
 	Every time.Duration // poll interval [DefaultEvery]
 	// After waits for the next poll [time.After]; tests pass a clock's.
 	After func(time.Duration) <-chan time.Time
 	Log   *slog.Logger // [discard]
 }
 
-// New returns the sync of st with shared.
-func New(shared *redisgate.Shared, st *store.Store, o Options) *Sync {
+// NewSync returns the sync of st with shared.
+func NewSync(shared *Shared, st *store.Store, o SyncOptions) *Sync {
 	if o.Every <= 0 {
 		o.Every = DefaultEvery
 	}
@@ -141,9 +140,9 @@ func (s *Sync) Push(ctx context.Context) error {
 		if len(list) == 0 {
 			return nil
 		}
-		push := make([]redisgate.Pushed, len(list))
+		push := make([]Pushed, len(list))
 		for i, p := range list {
-			push[i] = redisgate.Pushed{IfUnknown: p.IfUnknown, Suppression: redisgate.Suppression{
+			push[i] = Pushed{IfUnknown: p.IfUnknown, Suppression: Suppression{
 				Phone: p.Phone, Reason: p.Reason, CreatedAt: p.CreatedAt}}
 		}
 		added, err := s.shared.Push(ctx, push)
@@ -243,7 +242,7 @@ func (s *Sync) pullConfig(ctx context.Context) error {
 
 // applyConfig sets what differs locally. A tier or the global limit never
 // set through Redis stays as this host has it.
-func (s *Sync) applyConfig(ctx context.Context, c redisgate.Config) error {
+func (s *Sync) applyConfig(ctx context.Context, c Config) error {
 	tiers, err := s.st.Tiers(ctx)
 	if err != nil {
 		return err
@@ -275,11 +274,11 @@ func (s *Sync) applyConfig(ctx context.Context, c redisgate.Config) error {
 	return nil
 }
 
-func sameConfig(a, b redisgate.Config) bool {
+func sameConfig(a, b Config) bool {
 	return a.Version == b.Version && maps.Equal(a.Tiers, b.Tiers) && sameGlobal(a.Global, b.Global)
 }
 
-func sameGlobal(a, b *redisgate.GlobalSetting) bool {
+func sameGlobal(a, b *GlobalSetting) bool {
 	if a == nil || b == nil {
 		return a == b
 	}

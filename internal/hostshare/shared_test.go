@@ -1,4 +1,4 @@
-package redisgate
+package hostshare
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
 func TestSharedSuppressions(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	ctx := context.Background()
-	sh, err := OpenShared(ctx, srv.url())
+	sh, err := OpenShared(ctx, srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +115,9 @@ func TestSharedSuppressions(t *testing.T) {
 }
 
 func TestSharedSuppressionsPaged(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	ctx := context.Background()
-	sh, err := OpenShared(ctx, srv.url())
+	sh, err := OpenShared(ctx, srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,9 +157,9 @@ func TestSharedSuppressionsPaged(t *testing.T) {
 }
 
 func TestSharedBadInput(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	ctx := context.Background()
-	sh, err := OpenShared(ctx, srv.url())
+	sh, err := OpenShared(ctx, srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,16 +189,16 @@ func TestSharedBadInput(t *testing.T) {
 		t.Errorf("config after refused input: %+v, %v", c, err)
 	}
 	// A value someone wrote by hand that does not parse is refused whole.
-	srv.client(t).HSet(ctx, configKey, "tier:new", "fast 5 50")
+	srv.Client(t).HSet(ctx, configKey, "tier:new", "fast 5 50")
 	if _, err := sh.Config(ctx); err == nil || !strings.Contains(err.Error(), "tier:new") {
 		t.Errorf("Config with a bad tier = %v, want an error naming tier:new", err)
 	}
 }
 
 func TestSharedConfig(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	ctx := context.Background()
-	sh, err := OpenShared(ctx, srv.url())
+	sh, err := OpenShared(ctx, srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestSharedConfig(t *testing.T) {
 		t.Errorf("after off: %+v (global %+v), want version 3 and off", c, c.Global)
 	}
 
-	srv.kill()
+	srv.Kill()
 	if err := sh.SetTier(ctx, "new", warm); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("SetTier with Redis down = %v, want ErrUnavailable", err)
 	}
@@ -240,9 +241,9 @@ func TestSharedConfig(t *testing.T) {
 // opt-out whatever the list knew, a number listed by hand only if the
 // list never knew it — and a number already listed keeps its entry.
 func TestSharedPush(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	ctx := context.Background()
-	sh, err := OpenShared(ctx, srv.url())
+	sh, err := OpenShared(ctx, srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}

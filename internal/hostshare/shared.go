@@ -1,4 +1,4 @@
-package redisgate
+package hostshare
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
@@ -22,8 +23,8 @@ import (
 // suppression list and the hot configuration (tier settings and the
 // global limit). Hosts write it through the commands run with --limits,
 // and senders push what their host listed by itself (Push); each sender
-// copies it into its own database (package hostsync), where claims read
-// it as they read local changes.
+// copies it into its own database (Sync), where claims read it as they
+// read local changes.
 //
 // Keys (all under the fixed hash tag {shared}):
 //
@@ -74,10 +75,10 @@ var (
 	suppressPushScript    = redis.NewScript(suppressPushLua)
 )
 
-// OpenShared connects to the Redis at rawURL (as Open does) for the shared
-// suppression list and configuration.
+// OpenShared connects to the Redis at rawURL (as the limits gate does) for
+// the shared suppression list and configuration.
 func OpenShared(ctx context.Context, rawURL string) (*Shared, error) {
-	rdb, err := dial(ctx, rawURL)
+	rdb, err := redisgate.Connect(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}
@@ -399,3 +400,14 @@ func parseGlobal(v string) (GlobalSetting, error) {
 	g := GlobalSetting{On: true, Limit: ratelimit.Limit{Rate: rate, Burst: burst}}
 	return g, (campaign.Limits{Rate: rate, Burst: burst}).Validate()
 }
+
+// ErrUnavailable is the limits gate's: Redis could not be reached or did
+// not answer. Errors of the shared list and settings wrap it too.
+var ErrUnavailable = redisgate.ErrUnavailable
+
+func unavailable(what string, err error) error {
+	return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
+}
+
+// fmtFloat writes a rate so that it reads back as the same float64.
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -1,4 +1,4 @@
-package hostsync
+package hostshare
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store"
@@ -29,7 +28,7 @@ var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 type host struct {
 	st     *store.Store
 	path   string // the database file
-	shared *redisgate.Shared
+	shared *Shared
 	sync   *Sync
 	log    *bytes.Buffer
 }
@@ -43,14 +42,14 @@ func newHost(t *testing.T, srv *redistest.Server) *host {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	sh, err := redisgate.OpenShared(ctx, srv.URL())
+	sh, err := OpenShared(ctx, srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sh.Close() })
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &buf}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	return &host{st: st, path: path, shared: sh, sync: New(sh, st, Options{Log: log}), log: &buf}
+	return &host{st: st, path: path, shared: sh, sync: NewSync(sh, st, SyncOptions{Log: log}), log: &buf}
 }
 
 type lockedWriter struct {
@@ -68,10 +67,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // the local database.
 func (h *host) suppress(t *testing.T, reason string, phones ...string) {
 	t.Helper()
-	var shared []redisgate.Suppression
+	var shared []Suppression
 	var local []store.Suppression
 	for _, p := range phones {
-		shared = append(shared, redisgate.Suppression{Phone: p, Reason: reason})
+		shared = append(shared, Suppression{Phone: p, Reason: reason})
 		local = append(local, store.Suppression{Phone: p, Reason: reason})
 	}
 	if _, err := h.shared.Suppress(context.Background(), shared, t0); err != nil {
@@ -175,7 +174,7 @@ func TestRestartPullsOnlyChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.suppress(t, "new", "+4915100000002")
-	restarted := New(b.shared, b.st, Options{})
+	restarted := NewSync(b.shared, b.st, SyncOptions{})
 	if err := restarted.Pull(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +254,7 @@ func TestRedisDownThenUp(t *testing.T) {
 
 	// Redis dies: B's pulls fail, and B keeps every number it had.
 	srv.Kill()
-	if err := b.sync.Pull(ctx); !errors.Is(err, redisgate.ErrUnavailable) {
+	if err := b.sync.Pull(ctx); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Pull with Redis down = %v, want ErrUnavailable", err)
 	}
 	if got, want := b.listed(t), "+4915100000001 STOP\n+4915100000002 STOP\n"; got != want {
@@ -277,7 +276,7 @@ func TestRedisDownThenUp(t *testing.T) {
 	}
 	// A restart of B's sender knows the new epoch: no second warning, and
 	// nothing B had is dropped.
-	b.sync = New(b.shared, b.st, Options{Log: slog.New(slog.NewTextHandler(&lockedWriter{w: b.log}, nil))})
+	b.sync = NewSync(b.shared, b.st, SyncOptions{Log: slog.New(slog.NewTextHandler(&lockedWriter{w: b.log}, nil))})
 	b.pull(t)
 	if n := strings.Count(b.log.String(), "started anew"); n != 1 {
 		t.Errorf("after a restart B's log warns %d times that the list started anew, want once:\n%s", n, b.log)
@@ -416,11 +415,11 @@ func TestOwnSuppressionsReachOtherHost(t *testing.T) {
 	// comes back and the next poll pushes.
 	srv.Kill()
 	a.optOut(t, duringOut)
-	if err := a.sync.Pull(ctx); !errors.Is(err, redisgate.ErrUnavailable) {
+	if err := a.sync.Pull(ctx); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("A's pull with Redis down = %v, want ErrUnavailable", err)
 	}
 	srv.Restart()
-	a.sync = New(a.shared, a.st, Options{})
+	a.sync = NewSync(a.shared, a.st, SyncOptions{})
 	b.pull(t)
 	if strings.Contains(b.listed(t), duringOut) {
 		t.Fatal("B has the number before A pushed it: the test proves nothing")
@@ -442,10 +441,10 @@ func TestPushTwiceChangesNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	a := newHost(t, srv)
-	push := []redisgate.Pushed{
-		{Suppression: redisgate.Suppression{Phone: "+4915100000001", Reason: "error 131050", CreatedAt: t0}},
-		{Suppression: redisgate.Suppression{Phone: "+4915100000002", Reason: "by hand", CreatedAt: t0}, IfUnknown: true},
-		{Suppression: redisgate.Suppression{Phone: "not a number"}},
+	push := []Pushed{
+		{Suppression: Suppression{Phone: "+4915100000001", Reason: "error 131050", CreatedAt: t0}},
+		{Suppression: Suppression{Phone: "+4915100000002", Reason: "by hand", CreatedAt: t0}, IfUnknown: true},
+		{Suppression: Suppression{Phone: "not a number"}},
 	}
 	for i, want := range []int{2, 0} {
 		added, err := a.shared.Push(ctx, push)
