@@ -80,8 +80,8 @@ type Decision struct {
 	Global *ratelimit.Bucket
 	New    bool
 	// Sticky is the account the recipient is stuck to (it sent their
-	// latest message within Request.Sticky), empty when none or when the
-	// decision ended before the sticky rule; Offered says it was among
+	// latest message within Request.Sticky), empty when none, whichever
+	// rule answered (past the pair gap); Offered says it was among
 	// Request.Accounts, so only it could be picked.
 	Sticky  string
 	Offered bool
@@ -136,6 +136,15 @@ func Decide(s Snapshot, r Request, now time.Time) Decision {
 	}
 
 	var d Decision
+	only := -1
+	if snd := s.Sender; r.Sticky > 0 && snd.Account != "" && snd.At.After(now.Add(-r.Sticky)) {
+		d.Sticky = snd.Account
+		for i, a := range r.Accounts {
+			if a.Name == snd.Account {
+				only, d.Offered = i, true
+			}
+		}
+	}
 	admits := make([]bool, len(s.Windows))
 	for w, win := range s.Windows {
 		if ok, _ := win.Reach.Admit(now, win.Last, win.Used); ok || !win.Reach.Limited() {
@@ -155,15 +164,6 @@ func Decide(s Snapshot, r Request, now time.Time) Decision {
 		return d
 	}
 
-	only := -1
-	if snd := s.Sender; r.Sticky > 0 && snd.Account != "" && snd.At.After(now.Add(-r.Sticky)) {
-		d.Sticky = snd.Account
-		for i, a := range r.Accounts {
-			if a.Name == snd.Account {
-				only, d.Offered = i, true
-			}
-		}
-	}
 	if only >= 0 && !open[only] {
 		// The recipient waits for their own number's window.
 		d.Reason, d.Until = ReasonReach, s.freesAt([]int{s.Accounts[only].Window}, now)

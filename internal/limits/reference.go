@@ -201,7 +201,8 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 	d := Decide(snap, r, now)
 	if !d.OK {
 		ad := Admission{At: now, Reason: d.Reason, Until: d.Until}
-		if d.Offered && d.Reason != ratelimit.ReasonGlobal {
+		// The refusal is the recipient's own number's alone.
+		if d.Offered && (d.Reason == ratelimit.ReasonTokens || d.Reason == ratelimit.ReasonCapped) {
 			ad.StickyAccount = d.Sticky
 		}
 		return ad, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
@@ -119,61 +120,26 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 	if tx.s.shared != nil {
 		return claimShared(ctx, tx, campaignID, runner, now, deadline, turn, accts, msgs)
 	}
-	cands := make([]ratelimit.Candidate, len(accts))
-	for i, a := range accts {
-		cands[i] = ratelimit.Candidate{
-			Limit:     a.limit(now),
-			Bucket:    a.bucket(),
-			Used:      a.UsedToday,
-			DailyCap:  a.Limits.DailyCap,
-			NotBefore: a.health.CooldownUntil,
-			Demoted:   a.health.Demoted(now),
-		}
-	}
-	var (
-		globalOn    bool
-		globalLimit ratelimit.Limit
-		globalB     ratelimit.Bucket
-		globalAt    int64
-	)
-	if err := tx.QueryRowContext(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
-		Scan(&globalOn, &globalLimit.Rate, &globalLimit.Burst, &globalB.Tokens, &globalAt); err != nil {
-		return nil, fmt.Errorf("read global limit: %w", err)
-	}
-	globalB.At = fromNanos(globalAt)
-	var global *ratelimit.Bucket
-	if globalOn {
-		global = &globalB
-	}
-
-	gates, err := reachGates(ctx, tx, accts)
+	gate, err := openLocalGate(ctx, tx, campaignID, accts, turn, now)
 	if err != nil {
 		return nil, err
 	}
-	gap, err := pairGap(ctx, tx, campaignID)
-	if err != nil {
-		return nil, err
-	}
-
-	lent := turn.lend(cands, now)
-	// Spend tokens in memory, one message at a time, then write the
-	// buckets once: the transaction makes it atomic all the same.
+	cands, gates := gate.cands, gate.gates
+	// Decide in memory, one message at a time, then write the buckets
+	// once: the transaction makes it atomic all the same.
 	var (
 		out      []campaign.Claim
-		touched  = make([]bool, len(accts))
 		d        ratelimit.Decision
 		picked   bool      // d is a pick among all accounts
 		deferred time.Time // the earliest row put off
 		breaks   = map[string]int{}
-		seen     = map[string]bool{} // numbers claimed in this batch
 		// Rows held for full portfolio windows, and the earliest row held
 		// for a sticky number at its cap: the claim's wait when nothing
 		// else holds it back.
 		held    reachHolds
 		heldCap time.Time
 	)
-	contacts, err := readLastContacts(ctx, tx, msgs)
-	if err != nil {
+	if err := gate.read(ctx, tx, msgs); err != nil {
 		return nil, err
 	}
 	putOff := func(m campaign.Message, until time.Time) error {
@@ -199,56 +165,31 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 		holds := len(held.rows) + capHolds
 		for _, m := range msgs {
 			// Two messages to one person from any of our numbers are a pair
-			// gap apart; within 30 days they come from the same number.
-			last := contacts[m.Phone]
-			if seen[m.Phone] {
-				last.at = now
+			// gap apart; within 30 days they come from the same number; the
+			// portfolios' reach; then the accounts' tokens and caps.
+			pd, err := gate.decide(ctx, tx, campaignID, m, now)
+			if err != nil {
+				return nil, err
 			}
-			if gap > 0 && !last.at.IsZero() && last.at.After(now.Add(-gap)) {
-				if err := putOff(m, last.at.Add(gap)); err != nil {
+			if pd.Reason == limits.ReasonPair {
+				if err := putOff(m, pd.Until); err != nil {
 					return nil, err
 				}
 				continue
 			}
-			only, broken, err := stickyAccount(ctx, tx, campaignID, accts, last, now)
-			if err != nil {
-				return nil, err
-			}
-			// The chosen account's portfolio must admit the recipient too;
-			// one that refuses is out of this claim.
-			var pd ratelimit.Decision
-			open := make([]bool, len(gates))
-			for i, g := range gates {
-				if open[i], err = g.openFor(ctx, tx, m.Phone, now); err != nil {
-					return nil, err
-				}
-			}
-			for {
-				pd = pickAdmitted(now, cands, open, only, global, globalLimit)
-				if pd.Index < 0 {
-					break
-				}
-				ok, err := gates[pd.Index].admit(ctx, tx, m.Phone, now)
-				if err != nil {
-					return nil, err
-				}
-				if ok {
-					break
-				}
-				for i, g := range gates {
-					if g == gates[pd.Index] {
-						open[i] = false
-					}
-				}
-			}
-			if only >= 0 && pd.Index < 0 {
+			if only := pd.Index; pd.Offered && !pd.OK {
 				// The recipient waits for their number: until its portfolio's
 				// window makes room, a while when it is at its cap (a quota
 				// reset may come), or for its next token.
+				for i, a := range accts {
+					if accountKey(a.ID) == pd.Sticky {
+						only = i
+					}
+				}
 				var err error
 				switch until := pd.Until; {
-				case !open[only]:
-					held.add(m.ID, gates[only:only+1])
+				case !pd.open[only]:
+					held.add(m.ID, gates[gate.window[only]:gate.window[only]+1])
 				case cands[only].Used >= cands[only].DailyCap:
 					err = holdCapped(m)
 				default:
@@ -262,38 +203,30 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 				}
 				continue
 			}
-			if only < 0 {
-				d, picked = pd, true
+			if !pd.Offered {
+				d, picked = pd.Pick, true
+				if pd.Reason == limits.ReasonReach {
+					// Every account's portfolio refused: as a pick among none.
+					d = ratelimit.Decision{Index: -1, Reason: ratelimit.ReasonEmpty}
+				}
 			}
-			if pd.Index < 0 {
+			if !pd.OK {
 				if reachFreesAt(gates).IsZero() {
 					break // no account can send: nor can it to the next rows
 				}
 				// A full window may still take the next rows' recipients. This
 				// one waits, unread by claims, until a window can make room,
 				// if only the reach (and caps) keep it from every number.
-				if closed := reachOnly(cands, open, gates); closed != nil {
+				if closed := reachOnly(cands, pd.open, gate.window, gates); closed != nil {
 					held.add(m.ID, closed)
 				}
 				continue
 			}
-			if broken != "" {
-				breaks[broken]++
+			if pd.broken != "" {
+				breaks[pd.broken]++
 			}
-			seen[m.Phone] = true
+			gate.take(pd, m.Phone)
 			i := pd.Index
-			b, ok := cands[i].Bucket.TakeAt(cands[i].Limit, now, 1)
-			if !ok {
-				return nil, fmt.Errorf("account %s: picked without a token (bug)", accts[i].Name)
-			}
-			cands[i].Bucket, cands[i].Used, touched[i] = b, cands[i].Used+1, true
-			if global != nil {
-				g, ok := global.TakeAt(globalLimit, now, 1)
-				if !ok {
-					return nil, errors.New("global bucket picked without a token (bug)")
-				}
-				*global = g
-			}
 			m.State = campaign.Sending
 			m.Attempts++
 			out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now})
@@ -331,7 +264,7 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 		if msgs, err = dropSuppressed(ctx, tx, next, now); err != nil {
 			return nil, err
 		}
-		if contacts, err = readLastContacts(ctx, tx, msgs); err != nil {
+		if err := gate.read(ctx, tx, msgs); err != nil {
 			return nil, err
 		}
 		read = len(next)
@@ -411,25 +344,11 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 		return nil, err
 	}
 
-	turn.repay(cands, lent)
-	if err := turn.took(ctx, tx, len(out)); err != nil {
+	if err := gate.write(ctx, tx); err != nil {
 		return nil, err
 	}
-	for i, a := range accts {
-		if !touched[i] {
-			continue
-		}
-		b := cands[i].Bucket
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET tokens = ?, tokens_at = ?, used_today = ? WHERE id = ?`,
-			b.Tokens, nanos(b.At), cands[i].Used, a.ID); err != nil {
-			return nil, fmt.Errorf("spend tokens of %s: %w", a.Name, err)
-		}
-	}
-	if global != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE global_limit SET tokens = ?, tokens_at = ? WHERE id = 1`,
-			global.Tokens, nanos(global.At)); err != nil {
-			return nil, fmt.Errorf("spend global tokens: %w", err)
-		}
+	if err := turn.took(ctx, tx, len(out)); err != nil {
+		return nil, err
 	}
 	return takeRows(ctx, tx, runner, now, out)
 }
@@ -491,28 +410,6 @@ func takeRows(ctx context.Context, tx *Tx, runner string, now time.Time, out []c
 		return nil, err
 	}
 	return out, nil
-}
-
-// pickAdmitted is ratelimit.Pick among the accounts open to the recipient:
-// those whose portfolio has not refused a new recipient in this claim, or
-// holds this one in its window already.
-// With only >= 0, only that account may send (the recipient's sticky
-// number).
-func pickAdmitted(now time.Time, cands []ratelimit.Candidate, open []bool, only int, global *ratelimit.Bucket, globalLimit ratelimit.Limit) ratelimit.Decision {
-	var (
-		some []ratelimit.Candidate
-		idx  []int
-	)
-	for i, c := range cands {
-		if open[i] && (only < 0 || i == only) {
-			some, idx = append(some, c), append(idx, i)
-		}
-	}
-	d := ratelimit.Pick(now, some, global, globalLimit)
-	if d.Index >= 0 {
-		d.Index = idx[d.Index]
-	}
-	return d
 }
 
 // expireBy is until, or the campaign's validity deadline when that comes
