@@ -38,11 +38,16 @@ type localGate struct {
 	// recipients this claim admitted (the pair gap counts from now).
 	contacts map[string]lastContact
 	seen     map[string]bool
+	// last is the latest pick among every account (a row not bound to its
+	// sticky number): what the claim waits for when it admits nothing.
+	last       ratelimit.Decision
+	picked     bool
+	campaignID int64
 }
 
 // openLocalGate reads the state a claim of campaignID decides on.
 func openLocalGate(ctx context.Context, tx *Tx, campaignID int64, accts []account, t turn, now time.Time) (*localGate, error) {
-	g := &localGate{accts: accts, turn: t, touched: make([]bool, len(accts)), seen: map[string]bool{}}
+	g := &localGate{campaignID: campaignID, accts: accts, turn: t, touched: make([]bool, len(accts)), seen: map[string]bool{}}
 	g.cands = make([]ratelimit.Candidate, len(accts))
 	for i, a := range accts {
 		g.cands[i] = ratelimit.Candidate{
@@ -104,39 +109,30 @@ func (g *localGate) read(ctx context.Context, tx *Tx, msgs []campaign.Message) e
 	return err
 }
 
-// localDecision is the gate's answer for one message: Decide's, and why the
-// recipient's sticky number could not send (empty when it could, or there
-// is none) for the campaign's tally.
-type localDecision struct {
-	limits.Decision
-	broken string
-	// open: whether each account's portfolio lets the recipient in.
-	open []bool
-}
-
-// decide asks limits.Decide about m at now. Windows that refuse the
-// recipient stay closed to new recipients for the rest of the claim.
-func (g *localGate) decide(ctx context.Context, tx *Tx, campaignID int64, m campaign.Message, now time.Time) (localDecision, error) {
+// admit asks limits.Decide about m at now and books an admission. Windows
+// that refuse the recipient stay closed to new recipients for the rest of
+// the claim.
+func (g *localGate) admit(ctx context.Context, tx *Tx, m campaign.Message, now time.Time) (answer, error) {
 	c := g.contacts[m.Phone]
 	s := limits.Snapshot{Last: limits.Contact{At: c.at}, Global: g.global, GlobalLimit: g.gLimit,
 		Accounts: make([]limits.Balance, len(g.accts)), Windows: make([]limits.Window, len(g.gates))}
 	if g.seen[m.Phone] {
 		s.Last.At = now
 	}
-	var ld localDecision
+	var broken string
 	if !c.sentAt.IsZero() {
 		s.Sender = limits.Contact{At: c.sentAt, Account: accountKey(c.account)}
 		for _, a := range g.accts {
 			if a.ID == c.account && a.Restriction != "" && a.CooldownUntil.After(now) && c.sentAt.After(now.Add(-campaign.StickyFor)) {
 				// Their number is restricted: any other may send.
-				s.Sender, ld.broken = limits.Contact{}, campaign.StickyRestricted
+				s.Sender, broken = limits.Contact{}, campaign.StickyRestricted
 			}
 		}
 	}
 	for w, rg := range g.gates {
 		win, err := rg.windowFor(ctx, tx, c, now)
 		if err != nil {
-			return ld, err
+			return answer{}, err
 		}
 		s.Windows[w] = win
 	}
@@ -145,26 +141,52 @@ func (g *localGate) decide(ctx context.Context, tx *Tx, campaignID int64, m camp
 	}
 	r := g.req
 	r.Recipient = m.Phone
-	ld.Decision = limits.Decide(s, r, now)
-	for _, w := range ld.Refused {
+	d := limits.Decide(s, r, now)
+	if d.Reason == limits.ReasonPair {
+		return answer{reason: d.Reason, until: d.Until}, nil
+	}
+	for _, w := range d.Refused {
 		g.gates[w].blocked = true
 	}
-	ld.open = make([]bool, len(g.accts))
-	for i := range ld.open {
-		ld.open[i] = !g.gates[g.window[i]].blocked || ratelimit.InWindow(now, s.Windows[g.window[i]].Last)
+	// Whether each account's portfolio lets the recipient in.
+	open := make([]bool, len(g.accts))
+	for i := range open {
+		w := g.window[i]
+		open[i] = !g.gates[w].blocked || ratelimit.InWindow(now, s.Windows[w].Last)
 	}
-	if ld.OK && ld.broken == "" && ld.Sticky != "" && !ld.Offered {
-		var err error
-		if ld.broken, err = stickyBreakLocal(ctx, tx, campaignID, c.account); err != nil {
-			return ld, err
+	if d.Offered && !d.OK {
+		only := -1
+		for i, a := range g.accts {
+			if accountKey(a.ID) == d.Sticky {
+				only = i
+			}
+		}
+		a := answer{own: true, reason: d.Reason, until: d.Until}
+		switch {
+		case !open[only]:
+			a.holdReach = []*reachGate{g.gates[g.window[only]]}
+		case g.cands[only].Used >= g.cands[only].DailyCap:
+			a.holdCap = true
+		}
+		return a, nil
+	}
+	if !d.Offered {
+		g.last, g.picked = d.Pick, true
+		if d.Reason == limits.ReasonReach {
+			// Every account's portfolio refused: as a pick among none.
+			g.last = ratelimit.Decision{Index: -1, Reason: ratelimit.ReasonEmpty}
 		}
 	}
-	return ld, nil
-}
-
-// take books an admission: the account's token and count, the global
-// bucket's token, the recipient new to the window.
-func (g *localGate) take(d localDecision, phone string) {
+	if !d.OK {
+		return answer{reason: d.Reason, until: d.Until, stop: reachFreesAt(g.gates).IsZero(),
+			holdReach: reachOnly(g.cands, open, g.window, g.gates)}, nil
+	}
+	if broken == "" && d.Sticky != "" && !d.Offered {
+		var err error
+		if broken, err = stickyBreakLocal(ctx, tx, g.campaignID, c.account); err != nil {
+			return answer{}, err
+		}
+	}
 	i := d.Index
 	g.cands[i].Bucket, g.cands[i].Used, g.touched[i] = d.Bucket, g.cands[i].Used+1, true
 	if d.Global != nil {
@@ -173,7 +195,68 @@ func (g *localGate) take(d localDecision, phone string) {
 	if d.New {
 		g.gates[g.window[i]].used++
 	}
-	g.seen[phone] = true
+	g.seen[m.Phone] = true
+	return answer{ok: true, account: i, broken: broken}, nil
+}
+
+// finish returns the wait of a claim that admitted nothing.
+func (g *localGate) finish(ctx context.Context, tx *Tx, n int, w claimWaits) error {
+	if n > 0 {
+		return nil
+	}
+	deferred, now := w.deferred, w.now
+	if !g.picked {
+		// Every row was put off: the pair gap, or a busy sticky number —
+		// or, when none of those, a sticky number's full portfolio or cap.
+		switch {
+		case deferred.IsZero() && !w.heldReach.IsZero():
+			return &campaign.WaitError{Reason: campaign.WaitReach, Until: expireBy(w.heldReach, w.deadline)}
+		case deferred.IsZero() && !w.heldCap.IsZero():
+			return &campaign.WaitError{Reason: campaign.WaitCapped, Until: w.heldCap}
+		}
+		return &campaign.WaitError{Reason: campaign.WaitRetry, Until: expireBy(deferred, w.deadline)}
+	}
+	reason := campaign.WaitTokens
+	switch g.last.Reason {
+	case ratelimit.ReasonCapped, ratelimit.ReasonEmpty:
+		reason = campaign.WaitCapped
+	case ratelimit.ReasonGlobal:
+		reason = campaign.WaitGlobal
+	}
+	until := g.last.Until
+	if !deferred.IsZero() && (until.IsZero() || deferred.Before(until)) && reason != campaign.WaitCapped {
+		until = deferred
+	}
+	if freed := reachFreesAt(g.gates); !freed.IsZero() {
+		// A portfolio that refused: its window makes room then, unless
+		// rows put off come due before.
+		switch {
+		case reason == campaign.WaitCapped && !deferred.IsZero() && deferred.Before(freed):
+			reason, until = campaign.WaitRetry, deferred
+		case reason == campaign.WaitCapped:
+			reason, until = campaign.WaitReach, freed
+			// Rows put off earlier (a sticky number's token, a retry
+			// time) may be recipients the window holds: wait for them
+			// first, so a run that stops at the limit stops only when
+			// nothing else could go. Rows held for a window or a cap
+			// wait for what this claim waits for.
+			var next sql.NullInt64
+			if err := tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM messages
+				WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ? AND window_wait NOT IN (?, ?)`,
+				g.campaignID, now.UnixNano(), putOffReach, putOffCap).Scan(&next); err != nil {
+				return fmt.Errorf("find the next retry: %w", err)
+			}
+			if next.Valid && fromNanos(next.Int64).Before(freed) {
+				reason, until = campaign.WaitRetry, fromNanos(next.Int64)
+			}
+		case reason == campaign.WaitTokens && (until.IsZero() || freed.Before(until)):
+			until = freed
+		}
+	}
+	if reason == campaign.WaitRetry || reason == campaign.WaitReach {
+		until = expireBy(until, w.deadline)
+	}
+	return &campaign.WaitError{Reason: reason, Until: until}
 }
 
 // write stores what the claim spent: the buckets (the loan repaid) and

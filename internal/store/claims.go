@@ -117,34 +117,31 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 	if err != nil {
 		return nil, err
 	}
+	var gate claimGate
 	if tx.s.shared != nil {
-		return claimShared(ctx, tx, campaignID, runner, now, deadline, turn, accts, msgs)
+		gate, err = openSharedGate(ctx, tx, campaignID, accts, now)
+	} else {
+		gate, err = openLocalGate(ctx, tx, campaignID, accts, turn, now)
 	}
-	gate, err := openLocalGate(ctx, tx, campaignID, accts, turn, now)
 	if err != nil {
 		return nil, err
 	}
-	cands, gates := gate.cands, gate.gates
-	// Decide in memory, one message at a time, then write the buckets
-	// once: the transaction makes it atomic all the same.
+	// The gate decides each row; what becomes of a refused row (put off,
+	// held, skipped, the batch ended) is decided here, from its answer.
 	var (
-		out      []campaign.Claim
-		d        ratelimit.Decision
-		picked   bool      // d is a pick among all accounts
-		deferred time.Time // the earliest row put off
-		breaks   = map[string]int{}
-		// Rows held for full portfolio windows, and the earliest row held
-		// for a sticky number at its cap: the claim's wait when nothing
-		// else holds it back.
-		held    reachHolds
-		heldCap time.Time
+		out []campaign.Claim
+		w   = claimWaits{now: now, deadline: deadline}
+		// Rows held for full portfolio windows: the claim's wait when
+		// nothing else holds it back.
+		held   reachHolds
+		breaks = map[string]int{}
 	)
 	if err := gate.read(ctx, tx, msgs); err != nil {
 		return nil, err
 	}
 	putOff := func(m campaign.Message, until time.Time) error {
-		if deferred.IsZero() || until.Before(deferred) {
-			deferred = until
+		if w.deferred.IsZero() || until.Before(w.deferred) {
+			w.deferred = until
 		}
 		return deferMessage(ctx, tx, m.ID, until)
 	}
@@ -152,45 +149,46 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 	holdCapped := func(m campaign.Message) error {
 		capHolds++
 		until := now.Add(capLookAgain)
-		if heldCap.IsZero() || until.Before(heldCap) {
-			heldCap = until
+		if w.heldCap.IsZero() || until.Before(w.heldCap) {
+			w.heldCap = until
 		}
 		return holdRow(ctx, tx, m.ID, until, putOffCap)
 	}
-	var (
-		heldReach time.Time // the earliest row held for the reach so far
-		lookAgain bool      // the scan stopped with rows due behind those held
-	)
+	lookAgain := false // the scan stopped with rows due behind those held
 	for scanned, read := 0, len(due); ; {
 		holds := len(held.rows) + capHolds
+	rows:
 		for _, m := range msgs {
-			// Two messages to one person from any of our numbers are a pair
-			// gap apart; within 30 days they come from the same number; the
-			// portfolios' reach; then the accounts' tokens and caps.
-			pd, err := gate.decide(ctx, tx, campaignID, m, now)
+			a, err := gate.admit(ctx, tx, m, now)
 			if err != nil {
 				return nil, err
 			}
-			if pd.Reason == limits.ReasonPair {
-				if err := putOff(m, pd.Until); err != nil {
+			switch {
+			case a.ok:
+				if a.broken != "" {
+					breaks[a.broken]++
+				}
+				acct := accts[a.account]
+				m.State = campaign.Sending
+				m.Attempts++
+				out = append(out, campaign.Claim{Message: m, Account: acct.Account, QuotaEpoch: acct.QuotaEpoch, At: now, Shared: a.shared})
+			case a.skip:
+				if err := skipElsewhere(ctx, tx, m.ID, ElsewhereReason, now); err != nil {
 					return nil, err
 				}
-				continue
-			}
-			if only := pd.Index; pd.Offered && !pd.OK {
+				w.skipped++
+			case a.reason == limits.ReasonPair:
+				if err := putOff(m, a.until); err != nil {
+					return nil, err
+				}
+			case a.own:
 				// The recipient waits for their number: until its portfolio's
 				// window makes room, a while when it is at its cap (a quota
 				// reset may come), or for its next token.
-				for i, a := range accts {
-					if accountKey(a.ID) == pd.Sticky {
-						only = i
-					}
-				}
-				var err error
-				switch until := pd.Until; {
-				case !pd.open[only]:
-					held.add(m.ID, gates[gate.window[only]:gate.window[only]+1])
-				case cands[only].Used >= cands[only].DailyCap:
+				switch until := a.until; {
+				case a.holdReach != nil:
+					held.add(m.ID, a.holdReach)
+				case a.holdCap:
 					err = holdCapped(m)
 				default:
 					if until.IsZero() || !until.After(now) {
@@ -201,35 +199,14 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 				if err != nil {
 					return nil, err
 				}
-				continue
-			}
-			if !pd.Offered {
-				d, picked = pd.Pick, true
-				if pd.Reason == limits.ReasonReach {
-					// Every account's portfolio refused: as a pick among none.
-					d = ratelimit.Decision{Index: -1, Reason: ratelimit.ReasonEmpty}
-				}
-			}
-			if !pd.OK {
-				if reachFreesAt(gates).IsZero() {
-					break // no account can send: nor can it to the next rows
-				}
+			case a.stop:
+				break rows // no account can send: nor can it to the next rows
+			case a.holdReach != nil:
 				// A full window may still take the next rows' recipients. This
 				// one waits, unread by claims, until a window can make room,
 				// if only the reach (and caps) keep it from every number.
-				if closed := reachOnly(cands, pd.open, gate.window, gates); closed != nil {
-					held.add(m.ID, closed)
-				}
-				continue
+				held.add(m.ID, a.holdReach)
 			}
-			if pd.broken != "" {
-				breaks[pd.broken]++
-			}
-			gate.take(pd, m.Phone)
-			i := pd.Index
-			m.State = campaign.Sending
-			m.Attempts++
-			out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now})
 		}
 		if len(out) > 0 {
 			break
@@ -240,8 +217,8 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 		if err != nil {
 			return nil, err
 		}
-		if heldReach.IsZero() || (!first.IsZero() && first.Before(heldReach)) {
-			heldReach = first
+		if w.heldReach.IsZero() || (!first.IsZero() && first.Before(w.heldReach)) {
+			w.heldReach = first
 		}
 		// Every row of a full batch held for the reach or a cap: the rows
 		// behind them may go. They are read in this claim, up to a bound;
@@ -270,8 +247,8 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 		read = len(next)
 	}
 	if lookAgain {
-		idle := &campaign.WaitError{Reason: campaign.WaitReach, Until: heldReach}
-		if heldReach.IsZero() {
+		idle := &campaign.WaitError{Reason: campaign.WaitReach, Until: w.heldReach}
+		if w.heldReach.IsZero() {
 			idle = &campaign.WaitError{Reason: campaign.WaitCapped}
 		}
 		if err := noteIdle(ctx, tx, campaignID, idle, now); err != nil {
@@ -279,60 +256,8 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 		}
 		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: now}
 	}
-	if len(out) == 0 && !picked {
-		// Every row was put off: the pair gap, or a busy sticky number —
-		// or, when none of those, a sticky number's full portfolio or cap.
-		switch {
-		case deferred.IsZero() && !heldReach.IsZero():
-			return nil, &campaign.WaitError{Reason: campaign.WaitReach, Until: expireBy(heldReach, deadline)}
-		case deferred.IsZero() && !heldCap.IsZero():
-			return nil, &campaign.WaitError{Reason: campaign.WaitCapped, Until: heldCap}
-		}
-		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: expireBy(deferred, deadline)}
-	}
-	if len(out) == 0 {
-		reason := campaign.WaitTokens
-		switch d.Reason {
-		case ratelimit.ReasonCapped, ratelimit.ReasonEmpty:
-			reason = campaign.WaitCapped
-		case ratelimit.ReasonGlobal:
-			reason = campaign.WaitGlobal
-		}
-		until := d.Until
-		if !deferred.IsZero() && (until.IsZero() || deferred.Before(until)) && reason != campaign.WaitCapped {
-			until = deferred
-		}
-		if freed := reachFreesAt(gates); !freed.IsZero() {
-			// A portfolio that refused: its window makes room then, unless
-			// rows put off come due before.
-			switch {
-			case reason == campaign.WaitCapped && !deferred.IsZero() && deferred.Before(freed):
-				reason, until = campaign.WaitRetry, deferred
-			case reason == campaign.WaitCapped:
-				reason, until = campaign.WaitReach, freed
-				// Rows put off earlier (a sticky number's token, a retry
-				// time) may be recipients the window holds: wait for them
-				// first, so a run that stops at the limit stops only when
-				// nothing else could go.
-				var next sql.NullInt64
-				// Rows held for a window or a cap wait for what this claim
-				// waits for.
-				if err := tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM messages
-					WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ? AND window_wait NOT IN (?, ?)`,
-					campaignID, now.UnixNano(), putOffReach, putOffCap).Scan(&next); err != nil {
-					return nil, fmt.Errorf("find the next retry: %w", err)
-				}
-				if next.Valid && fromNanos(next.Int64).Before(freed) {
-					reason, until = campaign.WaitRetry, fromNanos(next.Int64)
-				}
-			case reason == campaign.WaitTokens && (until.IsZero() || freed.Before(until)):
-				until = freed
-			}
-		}
-		if reason == campaign.WaitRetry || reason == campaign.WaitReach {
-			until = expireBy(until, deadline)
-		}
-		return nil, &campaign.WaitError{Reason: reason, Until: until}
+	if err := gate.finish(ctx, tx, len(out), w); err != nil {
+		return nil, err
 	}
 	if err := logContacts(ctx, tx, out); err != nil {
 		return nil, err
@@ -343,7 +268,6 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 	if err := countStickyBreaks(ctx, tx, campaignID, breaks); err != nil {
 		return nil, err
 	}
-
 	if err := gate.write(ctx, tx); err != nil {
 		return nil, err
 	}
@@ -351,6 +275,50 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 		return nil, err
 	}
 	return takeRows(ctx, tx, runner, now, out)
+}
+
+// claimGate admits a claim's rows one at a time: this database's limits
+// (localGate) or, under --limits, the shared ones (sharedGate). Where the
+// two differ by design — holds for the reach and the caps exist only
+// locally, a refusal of tokens ends a shared batch — the answer says so.
+type claimGate interface {
+	// read is told the rows about to be asked for, before the first.
+	read(ctx context.Context, tx *Tx, msgs []campaign.Message) error
+	// admit decides one row; an admitted row has spent its token.
+	admit(ctx context.Context, tx *Tx, m campaign.Message, now time.Time) (answer, error)
+	// finish returns the wait of a claim that admitted nothing (n == 0),
+	// or nil; it notes what the gate must note either way.
+	finish(ctx context.Context, tx *Tx, n int, w claimWaits) error
+	// write stores what the claim spent.
+	write(ctx context.Context, tx *Tx) error
+}
+
+// answer is a gate's word on one row.
+type answer struct {
+	ok      bool
+	account int                   // when ok: the index of the account that sends
+	shared  *campaign.SharedClaim // when ok under --limits: what a refund needs
+	broken  string                // when ok: why the recipient's sticky number could not send
+	// When not ok: the rule that refused, and when to ask again.
+	reason ratelimit.Reason
+	until  time.Time
+	own    bool // the refusal is the recipient's own (sticky) number's: the row waits, the next may go
+	// holdReach: hold the row until one of these windows makes room;
+	// holdCap: hold it a while for its number's cap (local limits only).
+	holdReach []*reachGate
+	holdCap   bool
+	skip      bool // another host has the recipient: the row is not sent
+	stop      bool // no later row of the batch can go either
+}
+
+// claimWaits is what a claim's loop put off or held, for the wait of a
+// claim that admitted nothing.
+type claimWaits struct {
+	now, deadline time.Time
+	deferred      time.Time // the earliest row put off
+	heldReach     time.Time // the earliest row held for the reach
+	heldCap       time.Time // the earliest row held for a sticky number's cap
+	skipped       int       // rows another host has
 }
 
 // takeRows marks the claimed rows sending and logs their attempts, filling
