@@ -324,8 +324,8 @@ type claimWaits struct {
 // takeRows marks the claimed rows sending and logs their attempts, filling
 // in each claim's attempt id. One statement per account for the rows, one
 // for the attempts, and the counts they change in a few more (tally.go): a
-// batch costs a few round trips into SQLite, not several per message. Both
-// claim paths (local and shared limits) end here.
+// batch costs a few round trips into SQLite, not several per message,
+// whichever gate (local or shared limits) admitted them.
 func takeRows(ctx context.Context, tx *Tx, runner string, now time.Time, out []campaign.Claim) ([]campaign.Claim, error) {
 	byAccount := map[int64][]any{}
 	for _, c := range out {
