@@ -145,7 +145,10 @@ func Decide(s Snapshot, r Request, now time.Time) Decision {
 			}
 		}
 	}
-	admits := make([]bool, len(s.Windows))
+	// Small arrays keep a decision off the heap for the usual few
+	// accounts and windows.
+	var admitsBuf, openBuf [8]bool
+	admits := append(admitsBuf[:0], make([]bool, len(s.Windows))...)
 	for w, win := range s.Windows {
 		if ok, _ := win.Reach.Admit(now, win.Last, win.Used); ok || !win.Reach.Limited() {
 			admits[w] = true
@@ -153,7 +156,7 @@ func Decide(s Snapshot, r Request, now time.Time) Decision {
 		}
 		d.Refused = append(d.Refused, w)
 	}
-	open := make([]bool, len(s.Accounts))
+	open := append(openBuf[:0], make([]bool, len(s.Accounts))...)
 	anyOpen := false
 	for i, b := range s.Accounts {
 		open[i] = b.Window < 0 || admits[b.Window]
@@ -171,8 +174,10 @@ func Decide(s Snapshot, r Request, now time.Time) Decision {
 	}
 
 	var (
-		cands []ratelimit.Candidate
-		idx   []int
+		candsBuf [8]ratelimit.Candidate
+		idxBuf   [8]int
+		cands    = candsBuf[:0]
+		idx      = idxBuf[:0]
 	)
 	for i, a := range r.Accounts {
 		if !open[i] || (only >= 0 && i != only) {

@@ -43,6 +43,8 @@ type localGate struct {
 	last       ratelimit.Decision
 	picked     bool
 	campaignID int64
+	balances   []limits.Balance
+	windows    []limits.Window
 }
 
 // openLocalGate reads the state a claim of campaignID decides on.
@@ -114,8 +116,13 @@ func (g *localGate) read(ctx context.Context, tx *Tx, msgs []campaign.Message) e
 // the claim.
 func (g *localGate) admit(ctx context.Context, tx *Tx, m campaign.Message, now time.Time) (answer, error) {
 	c := g.contacts[m.Phone]
+	if g.balances == nil {
+		g.balances, g.windows = make([]limits.Balance, len(g.accts)), make([]limits.Window, len(g.gates))
+	}
+	// Decide keeps nothing of the snapshot: one pair of slices serves
+	// every row.
 	s := limits.Snapshot{Last: limits.Contact{At: c.at}, Global: g.global, GlobalLimit: g.gLimit,
-		Accounts: make([]limits.Balance, len(g.accts)), Windows: make([]limits.Window, len(g.gates))}
+		Accounts: g.balances, Windows: g.windows}
 	if g.seen[m.Phone] {
 		s.Last.At = now
 	}
