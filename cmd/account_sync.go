@@ -67,7 +67,7 @@ func accountSync(ctx context.Context, f *Factory, o accountSyncOptions) error {
 		if checks == nil {
 			return checkErr
 		}
-		if err := recordSyncs(ctx, f, st, checks, o.PauseOnRed); err != nil {
+		if err := runner.RecordSyncs(ctx, st, f.IO, checks, o.PauseOnRed, dbHint(f), f.Now); err != nil {
 			return err
 		}
 		out, failed, err := syncResults(ctx, st, checks, o.PauseOnRed)
@@ -126,36 +126,4 @@ func syncResults(ctx context.Context, st *store.Store, checks []runner.AccountCh
 		out = append(out, j)
 	}
 	return out, failed, nil
-}
-
-// recordSyncs keeps what the checks read of each number that passed, warns
-// loudly about RED quality and, with pauseOnRed, disables those accounts.
-func recordSyncs(ctx context.Context, f *Factory, st *store.Store, checks []runner.AccountCheck, pauseOnRed bool) error {
-	for _, c := range checks {
-		if c.Verdict != runner.VerdictOK {
-			continue
-		}
-		info, err := runner.NumberInfo(c.Number, f.Now())
-		if err != nil {
-			continue // CheckAccounts failed such a number already
-		}
-		if _, err := st.RecordSync(ctx, c.Account.Name, info); err != nil {
-			return err
-		}
-		if info.QualityRating != "RED" {
-			continue
-		}
-		if !pauseOnRed {
-			f.IO.Warnf("account %s: QUALITY RATING IS RED (%s): Meta may restrict the number; stop or slow it (`wasend account set %s --disable%s`, or sync with --pause-on-red)",
-				c.Account.Name, c.Account.PhoneNumberID, c.Account.Name, dbHint(f))
-			continue
-		}
-		disabled := true
-		if _, err := st.UpdateAccount(ctx, c.Account.Name, store.AccountChange{Disabled: &disabled}); err != nil {
-			return err
-		}
-		f.IO.Warnf("account %s: QUALITY RATING IS RED: the account is disabled (--pause-on-red); `wasend account set %s --enable%s` when it recovers",
-			c.Account.Name, c.Account.Name, dbHint(f))
-	}
-	return nil
 }

@@ -7,16 +7,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/dispatch"
-	"github.com/wasend/wasend/internal/logging"
-	"github.com/wasend/wasend/internal/metrics"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
@@ -51,9 +47,9 @@ type runOptions struct {
 	Again               bool
 	Shard               string // --shard K/N
 	Resume              int64
-	templateChecked     bool            // campaign resume checked the template before unpausing
-	Policy              dispatch.Policy // the sending flags
-	PairGap             time.Duration   // stored with the campaign; the claims keep it
+	templateChecked     bool          // campaign resume checked the template before unpausing
+	Policy              runner.Policy // the sending flags
+	PairGap             time.Duration // stored with the campaign; the claims keep it
 	Timeout             time.Duration
 	MetricsAddr         string
 	WebhookAddr         string
@@ -135,7 +131,7 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 // addSendFlags adds the flags that shape sending, shared by run and resume.
 func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl := cmd.Flags()
-	p, d := &o.Policy, dispatch.DefaultPolicy()
+	p, d := &o.Policy, runner.DefaultPolicy()
 	fl.BoolVar(&p.StopWhenCapped, "stop-when-capped", d.StopWhenCapped, "exit (code 3) instead of waiting when every account reached its daily cap")
 	fl.DurationVar(&o.PairGap, "pair-gap", campaign.DefaultPairGap, "least time between two messages to one person from any of our numbers (Meta's pair limit, 131056)")
 	fl.IntVar(&p.Workers, "workers", d.Workers, "requests in flight at most; within it wasend keeps as many as the accounts' rate times the answers' latency needs")
@@ -211,6 +207,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if o.Policy.OutageTimeout <= 0 {
 		return usagef("--outage-timeout %v: must be positive", o.Policy.OutageTimeout)
 	}
+	if o.PairGap < 0 {
+		return usagef("--pair-gap %v: must not be negative", o.PairGap)
+	}
 	spec, err := o.spec(f.Sandbox)
 	if err != nil && o.Resume == 0 {
 		return err
@@ -232,170 +231,35 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 	defer st.Close()
-	hooks, err := startRunWebhooks(ctx, f, st, o, logger)
-	if err != nil {
-		return err
-	}
-	var sandboxOpts sandbox.Options
-	if hooks != nil {
-		sandboxOpts.Webhooks = hooks.sandbox
-	}
-	api, err := f.graphAPI(ctx, st, sandboxOpts)
-	if err != nil {
-		if hooks != nil {
-			hooks.stop()
-		}
-		return err
-	}
-	stopSandbox := api.Close
-	if hooks != nil {
-		// The sandbox posts its last statuses before the receiver stops.
-		defer func() { stopSandbox(); hooks.stop() }()
-	}
-	defer stopSandbox()
-	token := api.Token
-	if api.Sandbox {
-		f.IO.Warnf("SANDBOX: sending to a local stand-in for the Cloud API (%s); nothing goes to WhatsApp", api.BaseURL)
-		// Its templates are the sandbox's: read them as template sync
-		// would, so the run's template is checked like a real one.
-		reads, err := wabaReads(ctx, st, "", "")
-		if err != nil {
-			return err
-		}
-		if err := syncTemplates(ctx, f, st, api, reads, o.Timeout); err != nil {
-			return err
-		}
-	}
-	if o.Resume == 0 {
-		if err := checkTemplate(ctx, f, st, spec); err != nil {
-			return err
-		}
-	} else if !o.templateChecked {
-		if err := checkResumedTemplate(ctx, f, st, o.Resume); err != nil {
-			return err
-		}
-	}
-	if err := checkAccounts(ctx, st); err != nil {
-		return err
-	}
-
-	client := api.Client(o.Timeout)
-	// Runs before the sandbox's stop (deferred earlier), so its shutdown
-	// doesn't wait on our idle connections.
-	defer client.CloseIdleConnections()
-	o.Policy.LongWait = rescheduledWait // rows a 131049 webhook put off a day end the run
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
 		Flags:    dbHint(f),
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
-		Again: ro.Again, Shard: ro.Shard, Sender: client,
-		Token: token, Policy: o.Policy, PairGap: o.PairGap,
-	}
-	if o.PairGap < 0 {
-		return usagef("--pair-gap %v: must not be negative", o.PairGap)
-	}
-	if f.Sandbox {
-		opts.Label = "SANDBOX"
-	}
-	// Under --limits the shared suppression list and settings are copied in
-	// before the import screens the file, and while the campaign sends.
-	hs, closeSync, err := f.hostSync(ctx, st)
-	if err != nil {
-		return err
-	}
-	defer closeSync()
-	if hs != nil {
-		if err := hs.Pull(ctx); err != nil {
-			f.IO.Warnf("shared suppression list and settings: %v; going on with this database's copy", err)
-		}
-		opts.Shared = hs
-	}
-	// The preflight comes before a file is imported, so that a failed
-	// one leaves nothing behind; a campaign found without importing is
-	// checked once found, when it is to send.
-	var (
-		checks  []runner.AccountCheck
-		checked bool
-	)
-	opts.Preflight = func(ctx context.Context) error {
-		var err error
-		checks, err = preflight(ctx, f, st, client, api.BaseURL, token)
-		checked = true
-		return err
-	}
-	res, err := runner.Prepare(ctx, opts)
-	if err != nil {
-		return err
-	}
-	c := res.Campaign
-	if err := writeReport(ctx, f, st, o.Report, res); err != nil {
-		return err
-	}
-	reportPrepared(f, res)
-	if res.Repeat || c.State == campaign.CampaignFinished {
-		counts, err := st.Counts(ctx, c.ID)
-		if err != nil {
-			return err
-		}
-		if counts.Open() == 0 {
-			printSummary(f, c, counts, "already finished")
-			return nil
-		}
-	}
-	if c.State == campaign.CampaignRunning || c.State == campaign.CampaignFinished {
-		// About to claim: check the API and the accounts first. (A paused or
-		// cancelled campaign sends nothing; runner.Send says why.)
-		if !checked {
-			if err := opts.Preflight(ctx); err != nil {
-				return err
+		Again: ro.Again, Shard: ro.Shard,
+		Policy: o.Policy, PairGap: o.PairGap,
+		API: f.apiConfig(), Timeout: o.Timeout, TemplateChecked: o.templateChecked, Report: o.Report,
+		MetricsAddr: o.MetricsAddr, Webhooks: runWebhooks(f, o),
+		OpenShared: func(ctx context.Context) (runner.SharedSync, func(), error) {
+			hs, closeSync, err := f.hostSync(ctx, st)
+			if hs == nil {
+				return nil, closeSync, err
 			}
-		}
-		back, err := runner.ApplyChecks(ctx, st, c.ID, checks, time.Now())
-		if err != nil {
-			return err
-		}
-		for _, name := range back {
-			f.IO.Infof("account %s passed the check and sends for campaign %d again", name, c.ID)
-		}
-		opts.Probe = outageProbe(client, checks, token)
+			return hs, closeSync, err
+		},
+		Logger: logger, Now: f.Now, Display: f.location(),
 	}
-	m := metrics.New(st)
-	m.Watch(c.ID)
-	if hooks != nil {
-		if err := hooks.metrics.Register(m.Registerer()); err != nil {
-			return fmt.Errorf("webhook metrics: %w", err)
-		}
+	res, runErr := runner.Run(ctx, opts)
+	if errors.Is(runErr, runner.ErrNoWABA) {
+		return usageError{runErr}
 	}
-	if o.MetricsAddr != "" {
-		addr, stop, err := m.Serve(ctx, o.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
-		defer stop()
-		f.IO.Infof("metrics on http://%s/metrics", addr)
-	}
-	logEvent := logging.Observer(logger, c.ID)
-	opts.Observe = func(ev dispatch.Event) { m.Observe(ev); logEvent(ev) }
-	if hooks != nil {
-		// Once the engine stops, no status webhook may change the counts
-		// its last progress line and the summary below both show.
-		opts.Drain = sync.OnceFunc(func() {
-			stopSandbox()
-			if err := hooks.stop(); err != nil {
-				f.IO.Warnf("webhooks: %v", err)
-			}
-		})
-	}
-	runErr := runner.Send(ctx, opts, c)
-	if opts.Drain != nil {
-		opts.Drain() // when Send returned before its engine ran
-	}
-	counts, err := st.Counts(context.WithoutCancel(ctx), c.ID)
-	if err != nil {
-		return errors.Join(runErr, err)
-	}
+	c, counts := res.Campaign, res.Counts
 	switch {
+	case res.Done:
+		printSummary(f, c, counts, "already finished")
+		return nil
+	case !res.Ran:
+		return runErr
 	case runErr == nil:
 		printSummary(f, c, counts, "finished")
 	case errors.Is(runErr, context.Canceled):
@@ -409,20 +273,20 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, store.ErrStorage):
 		printSummary(f, c, counts, "stopped")
 		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
-	case errors.As(runErr, new(*dispatch.ReachError)):
+	case errors.As(runErr, new(*runner.ReachError)):
 		printSummary(f, c, counts, "stopped at the portfolio's messaging limit")
 		fmt.Fprintf(f.IO.ErrOut, "It continues once recipients leave the 24 h window (`wasend portfolio list`) with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
-	case errors.Is(runErr, dispatch.ErrRescheduled):
+	case errors.Is(runErr, runner.ErrRescheduled):
 		printSummary(f, c, counts, "done for now")
 		fmt.Fprintf(f.IO.ErrOut, "%d message(s) wait to be sent again (%v): then run wasend campaign run --resume %d%s\n",
 			counts[campaign.Pending], runErr, c.ID, dbHint(f))
 		runErr = nil
-	case errors.Is(runErr, dispatch.ErrCapped):
+	case errors.Is(runErr, runner.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
 		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
 			campaign.CappedHint(f.Now(), st.Location()), c.ID, dbHint(f)) // the quota days' zone, as cron's reset
 	}
-	if hooks != nil {
+	if opts.Webhooks != nil {
 		reportDelivery(context.WithoutCancel(ctx), f, st, c.ID)
 	}
 	if f.Sandbox {
@@ -462,133 +326,8 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// checkAccounts fails early when nothing could be sent: no enabled account.
-// An account whose token variable is empty is the preflight's: it is left
-// out of the run, as an account whose token is refused.
-func checkAccounts(ctx context.Context, st *store.Store) error {
-	accts, err := st.Accounts(ctx)
-	if err != nil {
-		return err
-	}
-	for _, a := range accts {
-		if !a.Disabled {
-			return nil
-		}
-	}
-	return errors.New("no enabled account: add one with `wasend account add NAME --phone-number-id ID --tier TIER --token-env VAR`")
-}
-
-// preflight checks the API base URL and every enabled account with one
-// call each before anything is claimed, and warns loudly about the
-// accounts this run leaves out. Its error says that nothing was sent.
-func preflight(ctx context.Context, f *Factory, st *store.Store, api runner.PhoneReader, baseURL string, token func(string) (string, error)) ([]runner.AccountCheck, error) {
-	accts, err := st.Accounts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var enabled []campaign.Account
-	for _, a := range accts {
-		if !a.Disabled {
-			enabled = append(enabled, a.Account)
-		}
-	}
-	checks, err := runner.CheckAccounts(ctx, api, baseURL, enabled, token)
-	if err != nil {
-		return nil, fmt.Errorf("nothing was sent: %w", err)
-	}
-	// The check read each number: keep its throughput, quality and the
-	// portfolio's messaging limit for this run's claims.
-	if err := recordSyncs(ctx, f, st, checks, false); err != nil {
-		return nil, err
-	}
-	for _, c := range checks {
-		switch c.Verdict {
-		case runner.VerdictFailed:
-			f.IO.Warnf("account %s (phone number id %s) is LEFT OUT of this run: %v (check it with `wasend account test %s%s`)",
-				c.Account.Name, c.Account.PhoneNumberID, c.Err, c.Account.Name, dbHint(f))
-		case runner.VerdictUnreached:
-			f.IO.Warnf("account %s could not be checked: %v; it stays in, and an outage is waited out", c.Account.Name, c.Err)
-		}
-	}
-	return checks, nil
-}
-
-// outageProbe reads the number of the first account that passed the
-// preflight: the cheap call that tells when an outage is over.
-func outageProbe(api runner.PhoneReader, checks []runner.AccountCheck, token func(string) (string, error)) func(context.Context) error {
-	for _, c := range checks {
-		if !c.Usable() {
-			continue
-		}
-		a := c.Account
-		return func(ctx context.Context) error {
-			tok, err := token(a.TokenEnv)
-			if err != nil {
-				return err
-			}
-			_, err = api.PhoneNumber(ctx, a.PhoneNumberID, tok)
-			return err
-		}
-	}
-	return nil
-}
-
-// writeReport writes the --report file: the skipped rows of the file
-// just imported (or of the campaign's last import), read back from the
-// store so that none are held in memory while importing.
-func writeReport(ctx context.Context, f *Factory, st *store.Store, path string, res runner.Result) error {
-	if path == "" || res.Campaign.ID == 0 || (res.Repeat && !res.Imported) {
-		return nil
-	}
-	skipped, err := readmodel.New(st).Skipped(ctx, res.Campaign.ID)
-	if err != nil {
-		return err
-	}
-	return runner.WriteReport(path, skipped)
-}
-
-// reportPrepared says what Prepare did with the file: a new campaign, rows
-// added to an unfinished one, the same campaign found again, or a finished
-// one that already sent this message to these recipients.
-func reportPrepared(f *Factory, res runner.Result) {
-	c := res.Campaign
-	switch {
-	case res.Imported:
-		f.IO.Infof("campaign %d %q: imported %d recipients from %s, skipped %d%s", c.ID, c.Name, c.Imported, c.Source, c.Skipped, elsewhere(res))
-	case res.Continued:
-		noun := "recipients"
-		if res.Added == 1 {
-			noun = "recipient"
-		}
-		f.IO.Infof("continuing campaign %d %q: %d new %s added, %d already there, skipped %d", c.ID, c.Name,
-			res.Added, noun, res.Already, c.Skipped)
-	case res.Repeat && c.State == campaign.CampaignCancelled:
-		return // sending it says that it was cancelled
-	case res.Repeat:
-		f.IO.Warnf("campaign %d %q already sent this message to these recipients (finished %s); nothing is sent again. To send it again anyway, add --again (or give a new --name).",
-			c.ID, c.Name, c.FinishedAt.In(f.location()).Format("2006-01-02 15:04"))
-		return
-	default:
-		f.IO.Infof("continuing campaign %d %q (imported %s)", c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"))
-		return
-	}
-	for i, s := range res.Skipped {
-		if i == runner.MaxListedSkips {
-			break
-		}
-		f.IO.Infof("  line %d: %s: %s", s.Line, quoteInput(s.Input), s.Reason)
-	}
-	if c.Skipped > len(res.Skipped) {
-		f.IO.Infof("  … and %d more (see `wasend campaign skipped %d%s`)", c.Skipped-len(res.Skipped), c.ID, dbHint(f))
-	}
-}
-
-func quoteInput(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return strconv.Quote(s)
-}
+// quoteInput is a file's cell as a skipped row's line shows it.
+var quoteInput = runner.QuoteInput
 
 func printSummary(f *Factory, c campaign.Campaign, n campaign.Counts, how string) {
 	fmt.Fprintf(f.IO.Out, "campaign %d %s: %d recipients, sent %d, failed %d, unknown %d, pending %d, skipped at import %d\n",
@@ -735,30 +474,35 @@ permissions first. Takes the same sending flags as ` + "`campaign run`" + `.`,
 			if err != nil {
 				return err
 			}
-			st, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			// A template paused or edited since the import stays paused.
-			if err := checkResumedTemplate(cmd.Context(), f, st, id); err != nil {
-				st.Close()
-				return err
-			}
-			o.templateChecked = true
-			reason, err := st.ResumeCampaign(cmd.Context(), id)
-			st.Close()
-			if err != nil {
-				return err
-			}
-			if reason != "" {
-				f.IO.Infof("campaign %d unpaused (was: %s)", id, reason)
-			}
 			o.Resume = id
-			return campaignRun(cmd.Context(), f, o)
+			return campaignResume(cmd.Context(), f, o)
 		},
 	}
 	addSendFlags(cmd, &o)
 	return cmd
+}
+
+// campaignResume unpauses campaign o.Resume and runs it.
+func campaignResume(ctx context.Context, f *Factory, o runOptions) error {
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	// A template paused or edited since the import stays paused.
+	if err := runner.CheckResumedTemplate(ctx, st, f.IO, o.Resume); err != nil {
+		st.Close()
+		return err
+	}
+	o.templateChecked = true
+	reason, err := st.ResumeCampaign(ctx, o.Resume)
+	st.Close()
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		f.IO.Infof("campaign %d unpaused (was: %s)", o.Resume, reason)
+	}
+	return campaignRun(ctx, f, o)
 }
 
 func newCampaignFailedCmd(f *Factory) *cobra.Command {
@@ -870,12 +614,4 @@ are the file's own, counting the header as line 1.`,
 	}
 	addJSONFlag(cmd, &asJSON)
 	return cmd
-}
-
-// elsewhere notes the rows --shard left to other hosts.
-func elsewhere(res runner.Result) string {
-	if res.Elsewhere == 0 {
-		return ""
-	}
-	return fmt.Sprintf("; %d rows are other shards'", res.Elsewhere)
 }

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"github.com/wasend/wasend/internal/screen"
 	"io"
 	"strconv"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -35,7 +33,7 @@ func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
 		return ro, usagef("--skip-contacted-within %v: must not be negative", o.SkipContactedWithin)
 	}
 	if o.Shard != "" {
-		sh, err := screen.ParseShard(o.Shard)
+		sh, err := runner.ParseShard(o.Shard)
 		if err != nil {
 			return ro, usagef("--shard: %v", err)
 		}
@@ -56,11 +54,15 @@ func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
 	return ro, nil
 }
 
+// checkOptions are campaign check's flags: run's reading and message
+// flags, and --json.
+type checkOptions struct {
+	runOptions
+	JSON bool
+}
+
 func newCampaignCheckCmd(f *Factory) *cobra.Command {
-	var (
-		o      runOptions
-		asJSON bool
-	)
+	var o checkOptions
 	cmd := &cobra.Command{
 		Use:   "check FILE.csv (--template NAME --lang CODE [--params COL,…] | --text TEXT)",
 		Short: "Validate a recipient file without storing or sending anything",
@@ -77,51 +79,55 @@ quoting) is an error that names the file, line and column.`,
       --report skipped.csv`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			spec, err := o.spec(f.Sandbox)
-			if err != nil {
-				return err
-			}
-			ro, err := o.readOptions(f)
-			if err != nil {
-				return err
-			}
-			// With --send-window, rows without a usable time zone are
-			// found here as the import would skip them.
-			if ro.Schedule, err = o.schedule(f); err != nil {
-				return err
-			}
-			file, err := recipients.OpenFile("recipient", args[0])
-			if err != nil {
-				return err
-			}
-			defer file.Close()
-			return f.withStore(ctx, func(st *store.Store) error {
-				if err := checkTemplate(ctx, f, st, spec); err != nil {
-					return err
-				}
-				keep := firstProblems // --json lists every problem
-				if asJSON {
-					keep = -1
-				}
-				sum, err := checkFile(ctx, f, st, file, args[0], spec, ro, o.Report, keep)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return f.IO.JSON(summaryJSON(sum))
-				}
-				return printCheck(f, args[0], sum)
-			})
+			o.File = args[0]
+			return campaignCheck(cmd.Context(), f, o)
 		},
 	}
 	fl := cmd.Flags()
-	addMessageFlags(fl, &o)
-	addReadFlags(fl, &o)
+	addMessageFlags(fl, &o.runOptions)
+	addReadFlags(fl, &o.runOptions)
 	addScheduleFlags(fl, &o.scheduleOptions)
 	acceptSendFlags(f, cmd)
-	addJSONFlag(cmd, &asJSON)
+	addJSONFlag(cmd, &o.JSON)
 	return cmd
+}
+
+func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
+	spec, err := o.spec(f.Sandbox)
+	if err != nil {
+		return err
+	}
+	ro, err := o.readOptions(f)
+	if err != nil {
+		return err
+	}
+	// With --send-window, rows without a usable time zone are found here
+	// as the import would skip them.
+	if ro.Schedule, err = o.schedule(f); err != nil {
+		return err
+	}
+	file, err := runner.OpenFile(o.File)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	return f.withStore(ctx, func(st *store.Store) error {
+		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
+			return err
+		}
+		keep := firstProblems // --json lists every problem
+		if o.JSON {
+			keep = -1
+		}
+		sum, err := checkFile(ctx, f, st, file, o.File, spec, ro, o.Report, keep)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			return f.IO.JSON(summaryJSON(sum))
+		}
+		return printCheck(f, o.File, sum)
+	})
 }
 
 type checkJSON struct {

@@ -75,18 +75,18 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 			return err
 		}
 		c := res.Campaign
-		if err := writeReport(ctx, f, st, o.Report, res); err != nil {
+		if err := runner.WriteSkipReport(ctx, st, o.Report, res); err != nil {
 			return err
 		}
 		if !res.Imported && !res.Continued {
 			if res.Repeat {
-				reportPrepared(f, res)
+				runner.ReportPrepared(f.IO, res, dbHint(f), f.location())
 			}
 			fmt.Fprintf(f.IO.Out, "campaign %d %q: already imported from this file and message (%s): %d recipients, skipped %d\n",
 				c.ID, c.Name, c.CreatedAt.In(f.location()).Format("2006-01-02 15:04"), c.Imported, c.Skipped)
 			return nil
 		}
-		reportPrepared(f, res)
+		runner.ReportPrepared(f.IO, res, dbHint(f), f.location())
 		fmt.Fprintf(f.IO.Out, "campaign %d %q: %d recipients, skipped %d\n", c.ID, c.Name, c.Imported, c.Skipped)
 		f.IO.Infof("send it with: wasend campaign run --resume %d%s", c.ID, dbHint(f))
 		return nil

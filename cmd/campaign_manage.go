@@ -9,8 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/screen"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -130,7 +129,7 @@ To stop a campaign but keep its record, cancel it instead.`,
 					"  for %d h, --skip-contacted-within sees them, the portfolio's reach\n"+
 					"  counts them for %d h.\n[y/N] ",
 					c.ID, c.Name, c.State, n.Total(), n[campaign.Sent], n[campaign.Failed], n[campaign.Unknown], n[campaign.Pending],
-					n.Total(), n[campaign.Sent], int(screen.SameTemplateWindow.Hours()), int(ratelimit.ReachWindow.Hours()))
+					n.Total(), n[campaign.Sent], int(runner.SameTemplateWindow.Hours()), int(runner.ReachWindow.Hours()))
 				if !confirmed(f) {
 					return errNotConfirmed
 				}

@@ -3,18 +3,14 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/planner"
-	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -60,51 +56,6 @@ succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
 	return cmd
 }
 
-// planJSON is the shape of `wasend campaign plan --json`.
-type planJSON struct {
-	File        string         `json:"file"`
-	Recipients  int            `json:"recipients"`
-	Skipped     int            `json:"skipped"`
-	Start       time.Time      `json:"start"`
-	Finish      *time.Time     `json:"finish"` // null: never
-	Seconds     float64        `json:"duration_seconds"`
-	QuotaResets int            `json:"quota_resets"`
-	Never       string         `json:"never,omitempty"` // why it would never finish
-	Accounts    []planShare    `json:"accounts"`
-	GlobalLimit *report.Global `json:"global_limit"`
-	OneMore     []planOneMore  `json:"one_more"`
-	// Reach lists the portfolios whose messaging limit the plan counts.
-	Reach []planReach `json:"messaging_limits,omitempty"`
-	// With --send-window: the window, and the forecast without it (how
-	// much the window stretches the campaign).
-	SendWindow    string      `json:"send_window,omitempty"`
-	WithoutWindow *planFinish `json:"without_window,omitempty"`
-}
-
-type planReach struct {
-	Name     string   `json:"portfolio"`
-	Allowed  int      `json:"distinct_recipients_24h"`
-	Accounts []string `json:"accounts"`
-}
-
-type planFinish struct {
-	Finish  *time.Time `json:"finish"` // null: never
-	Seconds float64    `json:"duration_seconds"`
-}
-
-type planShare struct {
-	Name string `json:"name"`
-	Tier string `json:"tier"`
-	Sent int    `json:"sent"`
-}
-
-type planOneMore struct {
-	Tier          string     `json:"tier"`
-	Finish        *time.Time `json:"finish"`
-	Seconds       float64    `json:"duration_seconds"`
-	SoonerSeconds float64    `json:"sooner_seconds"` // 0 when the base plan never finishes
-}
-
 func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	spec, err := o.spec(f.Sandbox)
 	if err != nil {
@@ -131,11 +82,10 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	}
 	ro.Schedule = sched
 	return f.withStore(ctx, func(st *store.Store) error {
-		if err := checkTemplate(ctx, f, st, spec); err != nil {
+		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
 			return err
 		}
-		loc := st.Location() // quota days start at its midnights
-		file, err := recipients.OpenFile("recipient", o.File)
+		file, err := runner.OpenFile(o.File)
 		if err != nil {
 			return err
 		}
@@ -144,85 +94,16 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		if err != nil {
 			return err
 		}
-
-		in, err := planInput(ctx, f, st, o.Accounts, now, start, loc)
+		out, err := report.PlanCampaign(ctx, st, report.PlanOptions{File: o.File, Recipients: sum.Valid, Skipped: sum.Rows - sum.Valid,
+			Zones: sum.Zones, Window: sched.Window, Accounts: o.Accounts, Now: now, Start: start, Warnf: f.IO.Warnf})
 		if err != nil {
 			return err
-		}
-		in.Messages = sum.Valid
-		var plain planner.Forecast
-		if w := sched.Window; w != nil {
-			if plain, err = planner.Plan(in); err != nil {
-				return fmt.Errorf("forecast without the send window: %w", err)
-			}
-			in.Window = w
-			for zones, n := range sum.Zones {
-				locs, err := campaign.LoadZones(zones)
-				if err != nil {
-					return err
-				}
-				in.Groups = append(in.Groups, planner.Group{Zones: locs, Messages: n})
-			}
-			// Map order must not change a forecast: groups open at once
-			// share the tokens in this order.
-			slices.SortFunc(in.Groups, func(a, b planner.Group) int { return strings.Compare(zoneKey(a), zoneKey(b)) })
-		}
-		base, err := planner.Plan(in)
-		if err != nil {
-			return fmt.Errorf("forecast: %w", err)
-		}
-		tiers, err := st.Tiers(ctx)
-		if err != nil {
-			return err
-		}
-		out := planJSON{File: o.File, Recipients: sum.Valid, Skipped: sum.Rows - sum.Valid, Start: start,
-			Seconds: base.Duration.Seconds(), QuotaResets: base.QuotaResets, Never: base.Reason, Accounts: []planShare{}, OneMore: []planOneMore{}}
-		if !base.Capped {
-			out.Finish = &base.Finish
-		}
-		for _, p := range in.Portfolios {
-			out.Reach = append(out.Reach, planReach{Name: p.Name, Allowed: p.Reach.Allowed(), Accounts: p.Accounts})
-		}
-		if w := sched.Window; w != nil {
-			out.SendWindow = w.String()
-			out.WithoutWindow = &planFinish{Seconds: plain.Duration.Seconds()}
-			if !plain.Capped {
-				out.WithoutWindow.Finish = &plain.Finish
-			}
-		}
-		for _, s := range base.PerAccount {
-			out.Accounts = append(out.Accounts, planShare{s.Name, s.Tier, s.Sent})
-		}
-		if in.Global != nil {
-			out.GlobalLimit = &report.Global{Rate: in.GlobalLimit.Rate, Burst: in.GlobalLimit.Burst, Tokens: in.Global.TokensAt(in.GlobalLimit, start)}
-		}
-		for _, t := range tiers {
-			more, err := planner.Plan(planner.WithExtra(in, t.Name, t.Limits))
-			if err != nil {
-				return fmt.Errorf("forecast with one more %s account: %w", t.Name, err)
-			}
-			m := planOneMore{Tier: t.Name, Seconds: more.Duration.Seconds()}
-			if !more.Capped {
-				m.Finish = &more.Finish
-				if !base.Capped {
-					m.SoonerSeconds = (base.Duration - more.Duration).Seconds()
-				}
-			}
-			out.OneMore = append(out.OneMore, m)
 		}
 		if o.JSON {
 			return f.IO.JSON(out)
 		}
-		return printPlan(f, out, loc)
+		return printPlan(f, out, st.Location())
 	})
-}
-
-func zoneKey(g planner.Group) string {
-	names := make([]string, len(g.Zones))
-	for i, z := range g.Zones {
-		names[i] = z.String()
-	}
-	return strings.Join(names, ",")
 }
 
 // parseStart reads --start: RFC 3339, or "now".
@@ -237,49 +118,7 @@ func parseStart(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// planInput reads the accounts and global limit the forecast starts from:
-// every enabled account, or those named. A start on a later quota day
-// than now finds the daily counts reset.
-func planInput(ctx context.Context, f *Factory, st *store.Store, names []string, now, start time.Time, loc *time.Location) (planner.Input, error) {
-	in := planner.Input{Start: start, Location: loc}
-	accts, err := st.Accounts(ctx)
-	if err != nil {
-		return in, err
-	}
-	for _, n := range names {
-		if !slices.ContainsFunc(accts, func(a campaign.AccountStatus) bool { return a.Name == n }) {
-			return in, fmt.Errorf("account %q: %w (see `wasend account list`)", n, campaign.ErrNotFound)
-		}
-	}
-	newDay := start.In(loc).Format(time.DateOnly) > now.In(loc).Format(time.DateOnly)
-	for _, a := range accts {
-		if len(names) > 0 && !slices.Contains(names, a.Name) {
-			continue
-		}
-		if a.Disabled {
-			if len(names) > 0 {
-				f.IO.Warnf("account %s is disabled: left out of the plan", a.Name)
-			}
-			continue
-		}
-		s := planner.FromStatus(a)
-		if newDay {
-			s.Used = 0
-		}
-		in.Accounts = append(in.Accounts, s)
-	}
-	gl, tokens, on, err := st.GlobalLimit(ctx)
-	if err != nil {
-		return in, err
-	}
-	if on {
-		in.Global, in.GlobalLimit = &ratelimit.Bucket{Tokens: tokens, At: now}, gl
-	}
-	in.Portfolios, err = reachStates(ctx, st)
-	return in, err
-}
-
-func printPlan(f *Factory, p planJSON, loc *time.Location) error {
+func printPlan(f *Factory, p report.Plan, loc *time.Location) error {
 	tty := f.IO.IsStdoutTTY()
 	w := f.IO.Out
 	fmt.Fprintf(w, "recipients: %d (%d rows skipped)\n", p.Recipients, p.Skipped)

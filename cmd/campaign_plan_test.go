@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasend/wasend/internal/report"
 )
 
 // planCSV writes 40 usable recipients, one invalid number and one duplicate.
@@ -57,7 +59,7 @@ active	2026-11-30 23:50:12 UTC	about 1 min
 
 	// Ten minutes before midnight with fresh-02 alone, 60 recipients need
 	// a quota reset: 50 by 23:59, 5 at midnight, 5 by 00:01.
-	var p planJSON
+	var p report.Plan
 	out = c.ok("campaign", "plan", csv, "--text", "Hi {{name}}", "--accounts", "fresh-02", "--start", "2026-11-30T23:50:00Z", "--json")
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
@@ -71,7 +73,7 @@ active	2026-11-30 23:50:12 UTC	about 1 min
 
 	c.ok("account", "set", "fresh-02", "--daily-cap", "30")
 	out = c.ok("campaign", "plan", csv, "--template", "t", "--lang", "en_US", "--accounts", "fresh-02", "--start", "2026-11-30T23:50:00Z", "--json")
-	p = planJSON{}
+	p = report.Plan{}
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}

@@ -1,23 +1,10 @@
 package cmd
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
-	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/dispatch"
-	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/whatsapp"
 )
-
-// previewCallbackData stands in for the campaign and message numbers a row
-// only gets when it is imported.
-const previewCallbackData = "wasend:c<ID>:m<ID>"
 
 func newCampaignPreviewCmd(f *Factory) *cobra.Command {
 	var (
@@ -69,31 +56,16 @@ func campaignPreview(f *Factory, o runOptions, n int) error {
 	if err != nil {
 		return err
 	}
-	file, err := recipients.OpenFile("recipient", o.File)
+	file, err := runner.OpenFile(o.File)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	m, err := runner.PreviewRow(file, o.File, spec, ro, n)
-	var rowErr *recipients.RowError
-	if errors.As(err, &rowErr) {
-		return fmt.Errorf("data row %d would be skipped: %w", n, err)
-	}
+	p, err := runner.PreviewRequest(file, o.File, spec, ro, n)
 	if err != nil {
 		return err
 	}
-	req := dispatch.Request(campaign.Campaign{Spec: spec}, campaign.Claim{Message: m}, "")
-	req.CallbackData = previewCallbackData
-	body, err := whatsapp.BuildBody(req)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", m.Line, err)
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, body, "", "  "); err != nil {
-		return err
-	}
-	out.WriteByte('\n')
-	f.IO.Infof("%s line %d (%s):", o.File, m.Line, m.Phone)
-	_, err = f.IO.Out.Write(out.Bytes())
+	f.IO.Infof("%s line %d (%s):", o.File, p.Line, p.Phone)
+	_, err = f.IO.Out.Write(p.Body)
 	return err
 }

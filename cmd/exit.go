@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/runner"
 )
 
 // Exit codes. Every command maps its error here and nowhere else;
@@ -44,10 +44,10 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command "), errors.Is(err, campaign.ErrBadName):
 		fmt.Fprintf(stderr, "error: %v\nRun with --help for usage.\n", err)
 		return ExitUsage
-	case errors.Is(err, dispatch.ErrCapped):
+	case errors.Is(err, runner.ErrCapped):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return ExitCapped
-	case errors.Is(err, dispatch.ErrOutage):
+	case errors.Is(err, runner.ErrOutage):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return ExitOutage
 	case errors.Is(err, campaign.ErrNoUsableAccount):

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -225,14 +223,4 @@ func roomText(p campaign.PortfolioStatus, loc *time.Location) string {
 		return "-"
 	}
 	return p.FreesAt.In(loc).Format("01-02 15:04:05")
-}
-
-// reachStates reads the portfolios with a messaging limit as the planner
-// starts from them.
-func reachStates(ctx context.Context, st *store.Store) ([]planner.PortfolioState, error) {
-	ws, err := st.PortfolioWindows(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return report.ReachStates(ws), nil
 }

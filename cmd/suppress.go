@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -12,8 +11,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/hostshare"
-	"github.com/wasend/wasend/internal/recipients"
-	"github.com/wasend/wasend/internal/screen"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -221,57 +219,16 @@ here.`,
 }
 
 func suppressImport(ctx context.Context, f *Factory, o suppressOptions) error {
-	file, err := recipients.OpenFile("suppression", o.File)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	rd, err := recipients.Open(file, o.File, recipients.Options{Region: o.Region})
-	if errors.Is(err, recipients.ErrUnknownRegion) {
+	skipped := 0
+	list, err := runner.ReadSuppressions(ctx, o.File, o.Region, o.Reason, func(k campaign.Skip) {
+		skipped++
+		f.IO.Infof("  line %d: %s: %s", k.Line, quoteInput(k.Input), k.Reason)
+	})
+	if errors.Is(err, runner.ErrUnknownRegion) {
 		return badRegion(o.Region)
 	}
 	if err != nil {
 		return err
-	}
-	var (
-		list    []store.Suppression
-		skipped int
-	)
-	skip := func(k campaign.Skip) {
-		skipped++
-		f.IO.Infof("  line %d: %s: %s", k.Line, quoteInput(k.Input), k.Reason)
-	}
-	// Invalid rows and duplicates are skipped with the reasons an import
-	// gives; the list itself is what is being added to, so it isn't consulted.
-	scr, err := screen.New(ctx, screen.Options{})
-	if err != nil {
-		return err
-	}
-	for n := 0; ; n++ {
-		if n%1024 == 0 && ctx.Err() != nil {
-			return fmt.Errorf("import of %s interrupted, nothing stored: %w", o.File, ctx.Err())
-		}
-		row, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		var rowErr *recipients.RowError
-		if errors.As(err, &rowErr) {
-			skip(screen.InvalidSkip(rowErr))
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("nothing stored: %w", err)
-		}
-		verdicts, skips, err := scr.Rows(ctx, []recipients.Row{row})
-		if err != nil {
-			return err
-		}
-		if verdicts[0] != screen.Keep {
-			skip(skips[0])
-			continue
-		}
-		list = append(list, store.Suppression{Phone: row.Phone, Reason: o.Reason})
 	}
 	return f.withRecord(ctx, func(rec *hostshare.Record) error {
 		added, err := suppressOnRecord(ctx, f, rec, list)
@@ -299,28 +256,9 @@ func regionOf(cmd *cobra.Command, f *Factory, flag string) string {
 // normalizeArgs turns command-line numbers into E.164, without repeats, in
 // the order given. Any invalid number is a usage error naming each one.
 func normalizeArgs(args []string, region string) ([]string, error) {
-	var (
-		out  []string
-		bad  []string
-		seen = map[string]bool{}
-	)
-	for _, a := range args {
-		p, err := recipients.NormalizePhone(a, region)
-		if errors.Is(err, recipients.ErrUnknownRegion) {
-			return nil, badRegion(region)
-		}
-		if errors.Is(err, recipients.ErrNoCountryCode) {
-			bad = append(bad, fmt.Sprintf("%s: %v", quoteInput(a), err))
-			continue
-		}
-		if err != nil {
-			bad = append(bad, fmt.Sprintf("%s: %v", quoteInput(a), err))
-			continue
-		}
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
+	out, bad, err := runner.NormalizePhones(args, region)
+	if errors.Is(err, runner.ErrUnknownRegion) {
+		return nil, badRegion(region)
 	}
 	if len(bad) > 0 {
 		return nil, usagef("invalid number %s; nothing changed", strings.Join(bad, "; "))

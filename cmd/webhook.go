@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"time"
 
@@ -17,9 +16,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/metrics"
 	"github.com/wasend/wasend/internal/report"
-	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/webhook"
 )
@@ -113,31 +111,6 @@ func webhookSecrets(f *Factory) (secret []byte, verify string, err error) {
 	return []byte(s), v, nil
 }
 
-// startWebhook serves the receiver on o.Addr, with its applier, and
-// registers its counters with m. stop ends both after applying what was
-// stored.
-func startWebhook(ctx context.Context, f *Factory, st *store.Store, o webhookOptions, m *metrics.Metrics, log *slog.Logger) (addr string, stop func() error, err error) {
-	secret, verify, err := webhookSecrets(f)
-	if err != nil {
-		return "", nil, err
-	}
-	wm := webhook.NewMetrics()
-	if m != nil {
-		if err := wm.Register(m.Registerer()); err != nil {
-			return "", nil, fmt.Errorf("webhook metrics: %w", err)
-		}
-	}
-	return startReceiver(ctx, st, o, secret, verify, wm, log)
-}
-
-func startReceiver(ctx context.Context, st *store.Store, o webhookOptions, secret []byte, verify string, wm *webhook.Metrics, log *slog.Logger) (addr string, stop func() error, err error) {
-	ap := webhook.NewApplier(st, o.policy(), wm, log)
-	rc := webhook.NewReceiver(webhook.ReceiverConfig{Inbox: st, AppSecret: secret, VerifyToken: verify,
-		Metrics: wm, Log: log, Stored: ap.Wake})
-	srv := &webhook.Server{Receiver: rc, Applier: ap, Path: o.Path}
-	return srv.Start(ctx, o.Addr)
-}
-
 func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
 	log, err := f.Logger()
 	if err != nil {
@@ -148,12 +121,16 @@ func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
 		return err
 	}
 	defer st.Close()
-	m := metrics.New(st)
-	addr, stop, err := startWebhook(ctx, f, st, o, m, log)
+	secret, verify, err := webhookSecrets(f)
 	if err != nil {
 		return err
 	}
-	f.IO.Infof("receiving webhooks on http://%s%s (Ctrl-C stops)", addr, o.Path)
+	rc, err := runner.StartReceiver(ctx, st, runner.ReceiverOptions{Addr: o.Addr, Path: o.Path, AppSecret: secret, VerifyToken: verify,
+		Policy: o.policy(), Log: log})
+	if err != nil {
+		return err
+	}
+	f.IO.Infof("receiving webhooks on http://%s%s (Ctrl-C stops)", rc.Addr, o.Path)
 	// Under --limits, opt-outs the statuses report (131050) go on the list
 	// every host shares within a second, as a sender's do.
 	// Receiving never waits for Redis: unreachable at the start, the
@@ -176,16 +153,16 @@ func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
 		}()
 	}
 	if o.MetricsAddr != "" {
-		maddr, mstop, err := m.Serve(ctx, o.MetricsAddr)
+		maddr, mstop, err := runner.ServeMetrics(ctx, st, o.MetricsAddr, rc)
 		if err != nil {
-			stop()
+			rc.Stop()
 			return fmt.Errorf("metrics: %w", err)
 		}
 		defer mstop()
 		f.IO.Infof("metrics on http://%s/metrics", maddr)
 	}
 	<-ctx.Done()
-	return stop()
+	return rc.Stop()
 }
 
 func newWebhookImportCmd(f *Factory) *cobra.Command {
@@ -319,51 +296,34 @@ func printApply(f *Factory, rep campaign.ApplyReport, asJSON bool) error {
 // runWebhooks is the receiver campaign run serves beside sending: on
 // --webhook-addr, and always with --sandbox, whose stand-in then posts its
 // status webhooks to it (signed with a secret made up for the run unless
-// $WASEND_APP_SECRET is set).
-type runWebhooks struct {
-	metrics *webhook.Metrics
-	stop    func() error
-	sandbox sandbox.WebhookOptions // for the sandbox: where to post, signed how
-}
-
-func startRunWebhooks(ctx context.Context, f *Factory, st *store.Store, o runOptions, log *slog.Logger) (*runWebhooks, error) {
+// $WASEND_APP_SECRET is set); nil when there is none.
+func runWebhooks(f *Factory, o runOptions) *runner.RunWebhooks {
 	if o.WebhookAddr == "" && !f.Sandbox {
-		return nil, nil
+		return nil
 	}
-	wo := webhookOptions{Addr: o.WebhookAddr, Path: o.WebhookPath, NoReschedule: o.NoReschedule, Restriction: o.Policy.Restriction}
-	var (
-		secret []byte
-		verify string
-		err    error
-	)
-	if f.Sandbox {
-		if wo.Addr == "" {
-			wo.Addr = "127.0.0.1:0"
+	w := &runner.RunWebhooks{Addr: o.WebhookAddr, Path: o.WebhookPath, NoReschedule: o.NoReschedule}
+	if !f.Sandbox {
+		w.Secrets = func() ([]byte, string, error) {
+			secret, verify, err := webhookSecrets(f)
+			if err != nil {
+				return nil, "", fmt.Errorf("--webhook-addr: %w", err)
+			}
+			return secret, verify, nil
 		}
-		secret, verify = []byte(f.Getenv("WASEND_APP_SECRET")), f.Getenv("WASEND_VERIFY_TOKEN")
+		return w
+	}
+	w.Sandbox = demoWebhooks()
+	w.Secrets = func() ([]byte, string, error) {
+		secret, verify := []byte(f.Getenv("WASEND_APP_SECRET")), f.Getenv("WASEND_VERIFY_TOKEN")
 		if len(secret) == 0 {
 			secret = []byte(randomToken())
 		}
 		if verify == "" {
 			verify = randomToken()
 		}
-	} else if secret, verify, err = webhookSecrets(f); err != nil {
-		return nil, fmt.Errorf("--webhook-addr: %w", err)
+		return secret, verify, nil
 	}
-	rw := &runWebhooks{metrics: webhook.NewMetrics()}
-	addr, stop, err := startReceiver(ctx, st, wo, secret, verify, rw.metrics, log)
-	if err != nil {
-		return nil, err
-	}
-	rw.stop = stop
-	if f.Sandbox {
-		rw.sandbox = demoWebhooks()
-		rw.sandbox.URL, rw.sandbox.AppSecret = "http://"+addr+wo.Path, secret
-	}
-	if o.WebhookAddr != "" {
-		f.IO.Infof("receiving webhooks on http://%s%s", addr, wo.Path)
-	}
-	return rw, nil
+	return w
 }
 
 func randomToken() string {
@@ -381,8 +341,3 @@ func reportDelivery(ctx context.Context, f *Factory, st *store.Store, id int64) 
 	}
 	f.IO.Infof("delivery (status webhooks): %s", deliveryLine(d))
 }
-
-// rescheduledWait: a run ends rather than wait longer than this for rows
-// to be retried — rows a status webhook's 131049 rescheduled a day later.
-// Backoff waits a minute at most, a pair throttle about an hour.
-const rescheduledWait = 2 * time.Hour

@@ -151,6 +151,16 @@ var rules = []rule{
 		to:   []string{"internal/webhook"},
 	},
 	{
+		// Thin commands (issue 24): a command parses its flags, calls one
+		// use case in runner, report or webhook, and prints; the engine,
+		// the Cloud API client, metrics, recipient files and the screens
+		// are reached through those.
+		why:  "commands call use cases; the engine, the Cloud API, metrics and recipient files sit behind runner and report",
+		from: []string{"cmd"},
+		to: []string{"internal/dispatch", "internal/whatsapp", "internal/metrics", "internal/recipients", "internal/screen",
+			"internal/numberset", "internal/planner"},
+	},
+	{
 		why:  "nothing imports the command tree but main",
 		from: []string{"internal", "bench"},
 		to:   []string{"cmd"},
@@ -208,6 +218,24 @@ func excepted(pkg, imp string, except []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// cmdImportCeiling is how many of the project's packages cmd may import
+// (issue 24's floor): a command that needs another one wants a use case
+// in a package it already imports.
+const cmdImportCeiling = 12
+
+func TestCmdImportsFewPackages(t *testing.T) {
+	var own []string
+	for imp := range imports(t)["cmd"] {
+		if under(imp, "internal") {
+			own = append(own, imp)
+		}
+	}
+	sort.Strings(own)
+	if len(own) > cmdImportCeiling {
+		t.Errorf("cmd imports %d of the project's packages, at most %d: %s", len(own), cmdImportCeiling, strings.Join(own, ", "))
+	}
 }
 
 // The walk must see the tree: a rule over nothing passes vacuously.

@@ -10,10 +10,11 @@
 // and every retry decision. A host asks the gate "may one message go now, and
 // from which of these numbers?" and records the answer itself.
 //
-// Two implementations agree step for step (package limitstest holds the
-// tables both run): Reference, in memory on the arithmetic of
-// internal/ratelimit, and redisgate, one Lua script per decision with Redis's
-// own clock.
+// The decision itself is Decide, pure: every gate loads what it knows into
+// a Snapshot and writes the answer back. Two implementations agree step for
+// step (package limitstest holds the tables both run): Reference, in memory
+// on Decide, and redisgate, one Lua script per decision with Redis's own
+// clock that mirrors Decide (a differential test holds it to Reference).
 package limits
 
 import (
@@ -184,22 +185,10 @@ type Account struct {
 // (instant, account, claim) whenever a Request names one, whatever rules
 // the request asks for: a rule turned on later sees earlier messages. It
 // knows admissions, not deliveries: "messaged" below means admitted and
-// not refunded. The rules, in the order they are checked (a refusal spends
-// nothing):
-//
-//  0. Repeat guard (Guard): another host's claim on (Guard, Recipient)
-//     refuses with ReasonElsewhere until it ends.
-//  1. Pair gap: the latest admission at L with L > now-PairGap refuses
-//     with ReasonPair until L+PairGap.
-//  2. Reach (ratelimit.Reach's rule): L in the moving window (now-24 h,
-//     now] costs nothing; otherwise the recipient goes only while fewer
-//     than Reach.Allowed() distinct recipients are in the window, else
-//     ReasonReach until ratelimit.FreesAt of the oldest of them (24 h from
-//     now when the window is empty: a limit the margin leaves nothing of).
-//  3. Sticky: L > now-Sticky from account X, and X among Accounts: only X
-//     may be picked, so a refusal is X's (tokens, cap). X not offered: any
-//     may, and Admission.StickyBroken says so.
-//  4. ratelimit.Pick among the accounts left, then the global bucket.
+// not refunded. The rules and their order are Decide's (decide.go): the
+// repeat guard, the pair gap, the reach, the sticky sender, then
+// ratelimit.Pick among the accounts left and the global bucket; a refusal
+// spends nothing.
 type Request struct {
 	// ClaimID names this admission for refunds and repeats; unique across
 	// hosts (the host's id and its attempt id, say).

@@ -171,87 +171,47 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 		}
 	}
 	gk := guardKey{r.Guard, r.Recipient}
-	if gc, ok := g.guards[gk]; ok && r.Guard != "" && now.Before(gc.expires) && gc.host != r.Host {
-		return Admission{At: now, Reason: ReasonElsewhere, Until: gc.expires}, nil
+	snap := Snapshot{Accounts: make([]Balance, len(r.Accounts))}
+	if gc, ok := g.guards[gk]; ok && r.Guard != "" {
+		snap.Hold = GuardHold{Host: gc.host, Until: gc.expires}
 	}
 	var m memo
 	if r.Recipient != "" {
 		m = g.memo(r.Recipient, now)
 	}
-	if r.PairGap > 0 && !m.at.IsZero() && m.at.After(now.Add(-r.PairGap)) {
-		return Admission{At: now, Reason: ReasonPair, Until: m.at.Add(r.PairGap)}, nil
-	}
-	if r.Reach.Limited() && !ratelimit.InWindow(now, m.at) {
+	snap.Last = Contact{At: m.at, Account: m.account}
+	snap.Sender = snap.Last
+	window := -1
+	if r.Reach.Limited() {
 		w := g.window(now)
-		if ok, _ := r.Reach.Admit(now, m.at, w.Used); !ok {
-			oldest := w.Oldest
-			if oldest.IsZero() {
-				oldest = now // nothing in the window: a limit the margin leaves nothing of
-			}
-			return Admission{At: now, Reason: ReasonReach, Until: ratelimit.FreesAt(oldest)}, nil
-		}
+		snap.Windows, window = []Window{{Reach: r.Reach, Used: w.Used, Oldest: w.Oldest, Last: m.at}}, 0
 	}
-	only, stuckTo := -1, ""
-	if r.Sticky > 0 && m.account != "" && m.at.After(now.Add(-r.Sticky)) {
-		stuckTo = m.account
-		for i, a := range r.Accounts {
-			if a.Name == stuckTo {
-				only = i
-			}
-		}
-	}
-	cands := make([]ratelimit.Candidate, len(r.Accounts))
 	for i, a := range r.Accounts {
 		var s *storedBucket
 		if b, ok := g.buckets[a.Name]; ok {
 			s = &b
 		}
-		cands[i] = ratelimit.Candidate{
-			Limit:    a.Limit,
-			Bucket:   settled(s, a.Limit, now),
-			Used:     g.used[dayKey{a.Name, g.day[a.Name]}],
-			DailyCap: a.DailyCap,
-			Demoted:  a.Demoted,
-		}
+		snap.Accounts[i] = Balance{Bucket: settled(s, a.Limit, now), Used: g.used[dayKey{a.Name, g.day[a.Name]}], Window: window}
 	}
-	var (
-		global      *ratelimit.Bucket
-		globalLimit ratelimit.Limit
-	)
 	if r.Global != nil {
-		globalLimit = *r.Global
-		b := settled(g.global, globalLimit, now)
-		global = &b
+		snap.GlobalLimit = *r.Global
+		b := settled(g.global, snap.GlobalLimit, now)
+		snap.Global = &b
 	}
-	var d ratelimit.Decision
-	if only >= 0 {
-		// The recipient's own number, or a wait for it.
-		if d = ratelimit.Pick(now, cands[only:only+1], global, globalLimit); d.Index == 0 {
-			d.Index = only
-		}
-	} else {
-		d = ratelimit.Pick(now, cands, global, globalLimit)
-	}
-	if d.Index < 0 {
+	d := Decide(snap, r, now)
+	if !d.OK {
 		ad := Admission{At: now, Reason: d.Reason, Until: d.Until}
-		if only >= 0 && d.Reason != ratelimit.ReasonGlobal {
-			ad.StickyAccount = stuckTo
+		// The refusal is the recipient's own number's alone.
+		if d.Offered && (d.Reason == ratelimit.ReasonTokens || d.Reason == ratelimit.ReasonCapped) {
+			ad.StickyAccount = d.Sticky
 		}
 		return ad, nil
 	}
-	i, a := d.Index, r.Accounts[d.Index]
-	b, ok := cands[i].Bucket.TakeAt(a.Limit, now, 1)
-	if !ok {
-		return Admission{}, fmt.Errorf("admit %s: account %s picked without a token (bug)", r.ClaimID, a.Name)
+	a := r.Accounts[d.Index]
+	if d.Global != nil {
+		g.global = &storedBucket{limit: snap.GlobalLimit, bucket: *d.Global}
 	}
-	if global != nil {
-		gb, ok := global.TakeAt(globalLimit, now, 1)
-		if !ok {
-			return Admission{}, fmt.Errorf("admit %s: global bucket picked without a token (bug)", r.ClaimID)
-		}
-		g.global = &storedBucket{limit: globalLimit, bucket: gb}
-	}
-	g.buckets[a.Name] = storedBucket{limit: a.Limit, bucket: b}
+	g.buckets[a.Name] = storedBucket{limit: a.Limit, bucket: d.Bucket}
 	day := g.day[a.Name]
 	g.used[dayKey{a.Name, day}]++
 	g.claims[r.ClaimID] = claimRecord{account: a.Name, day: day, recipient: r.Recipient, guard: r.Guard, expires: now.Add(ClaimTTL)}
@@ -266,12 +226,12 @@ func (g *Reference) Admit(ctx context.Context, r Request) (Admission, error) {
 		}
 	}
 	return Admission{
-		OK: true, Index: i, At: now,
+		OK: true, Index: d.Index, At: now,
 		Claim:         Claim{ID: r.ClaimID, Account: a.Name, Day: day},
 		Used:          g.used[dayKey{a.Name, day}],
-		Tokens:        b.Tokens,
-		StickyAccount: stuckTo,
-		StickyBroken:  stuckTo != "" && only < 0,
+		Tokens:        d.Bucket.Tokens,
+		StickyAccount: d.Sticky,
+		StickyBroken:  d.Sticky != "" && !d.Offered,
 	}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/numberset"
+	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
@@ -202,6 +203,18 @@ type ReadOptions struct {
 	// Shard keeps only this host's part of the list (--shard K/N).
 	Shard screen.Shard
 }
+
+// How long a campaign's sends count after they were made, also when the
+// campaign is deleted: the same template skips their numbers for
+// SameTemplateWindow, and the portfolio's reach counts them for
+// ReachWindow.
+const (
+	SameTemplateWindow = screen.SameTemplateWindow
+	ReachWindow        = ratelimit.ReachWindow
+)
+
+// ParseShard reads --shard K/N into ReadOptions.Shard's value.
+func ParseShard(s string) (screen.Shard, error) { return screen.ParseShard(s) }
 
 func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
 	return recipients.Options{Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn,

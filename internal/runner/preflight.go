@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -196,4 +197,76 @@ func ApplyChecks(ctx context.Context, st Dropper, campaignID int64, checks []Acc
 		}
 	}
 	return back, nil
+}
+
+// CheckEnabled fails early when nothing could be sent: no enabled account.
+// An account whose token variable is empty is the preflight's: it is left
+// out of the run, as an account whose token is refused.
+func CheckEnabled(ctx context.Context, st *store.Store) error {
+	accts, err := st.Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range accts {
+		if !a.Disabled {
+			return nil
+		}
+	}
+	return errors.New("no enabled account: add one with `wasend account add NAME --phone-number-id ID --tier TIER --token-env VAR`")
+}
+
+// preflight checks the API base URL and every enabled account with one
+// call each before anything is claimed, keeps what it read of the numbers,
+// and warns loudly about the accounts this run leaves out. Its error says
+// that nothing was sent.
+func preflight(ctx context.Context, o Options, api PhoneReader, baseURL string, token func(string) (string, error)) ([]AccountCheck, error) {
+	accts, err := o.Store.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var enabled []campaign.Account
+	for _, a := range accts {
+		if !a.Disabled {
+			enabled = append(enabled, a.Account)
+		}
+	}
+	checks, err := CheckAccounts(ctx, api, baseURL, enabled, token)
+	if err != nil {
+		return nil, fmt.Errorf("nothing was sent: %w", err)
+	}
+	// The check read each number: keep its throughput, quality and the
+	// portfolio's messaging limit for this run's claims.
+	if err := RecordSyncs(ctx, o.Store, o.IO, checks, false, o.Flags, o.Now); err != nil {
+		return nil, err
+	}
+	for _, c := range checks {
+		switch c.Verdict {
+		case VerdictFailed:
+			o.IO.Warnf("account %s (phone number id %s) is LEFT OUT of this run: %v (check it with `wasend account test %s%s`)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Err, c.Account.Name, o.Flags)
+		case VerdictUnreached:
+			o.IO.Warnf("account %s could not be checked: %v; it stays in, and an outage is waited out", c.Account.Name, c.Err)
+		}
+	}
+	return checks, nil
+}
+
+// outageProbe reads the number of the first account that passed the
+// preflight: the cheap call that tells when an outage is over.
+func outageProbe(api PhoneReader, checks []AccountCheck, token func(string) (string, error)) func(context.Context) error {
+	for _, c := range checks {
+		if !c.Usable() {
+			continue
+		}
+		a := c.Account
+		return func(ctx context.Context) error {
+			tok, err := token(a.TokenEnv)
+			if err != nil {
+				return err
+			}
+			_, err = api.PhoneNumber(ctx, a.PhoneNumberID, tok)
+			return err
+		}
+	}
+	return nil
 }

@@ -1,12 +1,16 @@
 package runner
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/recipients"
+	"github.com/wasend/wasend/internal/whatsapp"
 )
 
 // message is the campaign row made from a recipient file's row.
@@ -49,3 +53,47 @@ func PreviewRow(r io.Reader, file string, spec campaign.Spec, ro ReadOptions, n 
 		}
 	}
 }
+
+// previewCallbackData stands in for the campaign and message numbers a row
+// only gets when it is imported.
+const previewCallbackData = "wasend:c<ID>:m<ID>"
+
+// Preview is one row of a recipient file as it would be sent.
+type Preview struct {
+	Line  int    // the row's line in the file
+	Phone string // its number in E.164
+	// Body is the Cloud API request's JSON body, indented, with a newline
+	// at the end; the campaign and message numbers in its callback data
+	// are placeholders.
+	Body []byte
+}
+
+// PreviewRequest reads a recipient file as an import would (PreviewRow) and
+// builds the request body data row n (0: the first usable row) would be
+// sent with. Data row n being unusable is an error that says so.
+func PreviewRequest(r io.Reader, file string, spec campaign.Spec, ro ReadOptions, n int) (Preview, error) {
+	m, err := PreviewRow(r, file, spec, ro, n)
+	var rowErr *recipients.RowError
+	if errors.As(err, &rowErr) {
+		return Preview{}, fmt.Errorf("data row %d would be skipped: %w", n, err)
+	}
+	if err != nil {
+		return Preview{}, err
+	}
+	req := dispatch.Request(campaign.Campaign{Spec: spec}, campaign.Claim{Message: m}, "")
+	req.CallbackData = previewCallbackData
+	body, err := whatsapp.BuildBody(req)
+	if err != nil {
+		return Preview{}, fmt.Errorf("line %d: %w", m.Line, err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, body, "", "  "); err != nil {
+		return Preview{}, err
+	}
+	out.WriteByte('\n')
+	return Preview{Line: m.Line, Phone: m.Phone, Body: out.Bytes()}, nil
+}
+
+// OpenFile opens a recipient file for reading as an import does: every
+// problem (missing, unreadable, a directory) names the file once.
+func OpenFile(path string) (io.ReadCloser, error) { return recipients.OpenFile("recipient", path) }

@@ -1,14 +1,17 @@
-// Package runner carries out `wasend campaign run`: it imports a recipient
-// file into a campaign (or finds the campaign that file already became),
-// turns rows abandoned by a dead process into unknown ones, and drives the
-// send engine with progress output.
+// Package runner carries out `wasend campaign run` (Run): it serves the
+// run's webhook receiver and the sandbox, checks the template and the
+// accounts, imports a recipient file into a campaign (or finds the
+// campaign that file already became), turns rows abandoned by a dead
+// process into unknown ones, and drives the send engine with progress
+// output, metrics and logs. It also holds the smaller use cases commands
+// call beside it: check, preview, template sync, suppression files.
 package runner
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wasend/wasend/internal/screen"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -17,6 +20,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 )
@@ -89,6 +93,34 @@ type Options struct {
 	// Prepare finds the campaign without importing (ResumeID, the same
 	// file again).
 	Preflight func(ctx context.Context) error
+
+	// The rest is read by Run only: what it sets up around the engine.
+
+	// API is where the Graph calls go; Run sets Sender and Token from it.
+	API APIConfig
+	// Timeout of each Graph request; one that times out is marked unknown.
+	Timeout time.Duration
+	// TemplateChecked: the caller checked a resumed campaign's template
+	// already (campaign resume, before unpausing it).
+	TemplateChecked bool
+	// Report is the --report file the skipped rows are written to ("":
+	// none).
+	Report string
+	// MetricsAddr serves Prometheus metrics while sending ("": not).
+	MetricsAddr string
+	// Webhooks, when set, is the receiver served beside sending.
+	Webhooks *RunWebhooks
+	// OpenShared, when set, connects to what several hosts share
+	// (--limits) and gives the SharedSync for Shared, nil without it; Run
+	// calls close when it returns.
+	OpenShared func(ctx context.Context) (s SharedSync, close func(), err error)
+	// Logger records the engine's events. [slog.Default]
+	Logger *slog.Logger
+	// Now is the time of what Run records outside the engine (the
+	// numbers' syncs). [time.Now]
+	Now func() time.Time
+	// Display is the zone times are shown to people in. [time.Local]
+	Display *time.Location
 }
 
 // Result is what Prepare found or made.
@@ -109,6 +141,11 @@ type Result struct {
 	// Skipped rows of this import, the first MaxListedSkips of them
 	// (`campaign skipped ID` lists all); empty when resuming.
 	Skipped []campaign.Skip
+
+	// Set by Run. Done: the campaign had nothing left to send, and Run
+	// sent nothing (Counts are its counts). Ran: the engine ran, and
+	// Counts are the campaign's counts after it stopped.
+	Done, Ran bool
 }
 
 // Send runs the engine on a prepared campaign until it ends. It returns

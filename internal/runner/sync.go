@@ -1,10 +1,13 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/ui"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -24,4 +27,37 @@ func NumberInfo(p whatsapp.PhoneNumber, at time.Time) (campaign.NumberInfo, erro
 	}
 	n.MessagingLimit = limit
 	return n, nil
+}
+
+// RecordSyncs keeps what the checks read of each number that passed, warns
+// loudly about RED quality and, with pauseOnRed, disables those accounts.
+// flags ends the command lines the warnings suggest (see Options.Flags).
+func RecordSyncs(ctx context.Context, st *store.Store, io *ui.IOStreams, checks []AccountCheck, pauseOnRed bool, flags string, now func() time.Time) error {
+	for _, c := range checks {
+		if c.Verdict != VerdictOK {
+			continue
+		}
+		info, err := NumberInfo(c.Number, now())
+		if err != nil {
+			continue // CheckAccounts failed such a number already
+		}
+		if _, err := st.RecordSync(ctx, c.Account.Name, info); err != nil {
+			return err
+		}
+		if info.QualityRating != "RED" {
+			continue
+		}
+		if !pauseOnRed {
+			io.Warnf("account %s: QUALITY RATING IS RED (%s): Meta may restrict the number; stop or slow it (`wasend account set %s --disable%s`, or sync with --pause-on-red)",
+				c.Account.Name, c.Account.PhoneNumberID, c.Account.Name, flags)
+			continue
+		}
+		disabled := true
+		if _, err := st.UpdateAccount(ctx, c.Account.Name, store.AccountChange{Disabled: &disabled}); err != nil {
+			return err
+		}
+		io.Warnf("account %s: QUALITY RATING IS RED: the account is disabled (--pause-on-red); `wasend account set %s --enable%s` when it recovers",
+			c.Account.Name, c.Account.Name, flags)
+	}
+	return nil
 }

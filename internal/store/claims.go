@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
@@ -116,69 +117,31 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 	if err != nil {
 		return nil, err
 	}
+	var gate claimGate
 	if tx.s.shared != nil {
-		return claimShared(ctx, tx, campaignID, runner, now, deadline, turn, accts, msgs)
+		gate, err = openSharedGate(ctx, tx, campaignID, accts, now)
+	} else {
+		gate, err = openLocalGate(ctx, tx, campaignID, accts, turn, now)
 	}
-	cands := make([]ratelimit.Candidate, len(accts))
-	for i, a := range accts {
-		cands[i] = ratelimit.Candidate{
-			Limit:     a.limit(now),
-			Bucket:    a.bucket(),
-			Used:      a.UsedToday,
-			DailyCap:  a.Limits.DailyCap,
-			NotBefore: a.health.CooldownUntil,
-			Demoted:   a.health.Demoted(now),
-		}
-	}
-	var (
-		globalOn    bool
-		globalLimit ratelimit.Limit
-		globalB     ratelimit.Bucket
-		globalAt    int64
-	)
-	if err := tx.QueryRowContext(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
-		Scan(&globalOn, &globalLimit.Rate, &globalLimit.Burst, &globalB.Tokens, &globalAt); err != nil {
-		return nil, fmt.Errorf("read global limit: %w", err)
-	}
-	globalB.At = fromNanos(globalAt)
-	var global *ratelimit.Bucket
-	if globalOn {
-		global = &globalB
-	}
-
-	gates, err := reachGates(ctx, tx, accts)
 	if err != nil {
 		return nil, err
 	}
-	gap, err := pairGap(ctx, tx, campaignID)
-	if err != nil {
-		return nil, err
-	}
-
-	lent := turn.lend(cands, now)
-	// Spend tokens in memory, one message at a time, then write the
-	// buckets once: the transaction makes it atomic all the same.
+	// The gate decides each row; what becomes of a refused row (put off,
+	// held, skipped, the batch ended) is decided here, from its answer.
 	var (
-		out      []campaign.Claim
-		touched  = make([]bool, len(accts))
-		d        ratelimit.Decision
-		picked   bool      // d is a pick among all accounts
-		deferred time.Time // the earliest row put off
-		breaks   = map[string]int{}
-		seen     = map[string]bool{} // numbers claimed in this batch
-		// Rows held for full portfolio windows, and the earliest row held
-		// for a sticky number at its cap: the claim's wait when nothing
-		// else holds it back.
-		held    reachHolds
-		heldCap time.Time
+		out []campaign.Claim
+		w   = claimWaits{now: now, deadline: deadline}
+		// Rows held for full portfolio windows: the claim's wait when
+		// nothing else holds it back.
+		held   reachHolds
+		breaks = map[string]int{}
 	)
-	contacts, err := readLastContacts(ctx, tx, msgs)
-	if err != nil {
+	if err := gate.read(ctx, tx, msgs); err != nil {
 		return nil, err
 	}
 	putOff := func(m campaign.Message, until time.Time) error {
-		if deferred.IsZero() || until.Before(deferred) {
-			deferred = until
+		if w.deferred.IsZero() || until.Before(w.deferred) {
+			w.deferred = until
 		}
 		return deferMessage(ctx, tx, m.ID, until)
 	}
@@ -186,70 +149,46 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 	holdCapped := func(m campaign.Message) error {
 		capHolds++
 		until := now.Add(capLookAgain)
-		if heldCap.IsZero() || until.Before(heldCap) {
-			heldCap = until
+		if w.heldCap.IsZero() || until.Before(w.heldCap) {
+			w.heldCap = until
 		}
 		return holdRow(ctx, tx, m.ID, until, putOffCap)
 	}
-	var (
-		heldReach time.Time // the earliest row held for the reach so far
-		lookAgain bool      // the scan stopped with rows due behind those held
-	)
+	lookAgain := false // the scan stopped with rows due behind those held
 	for scanned, read := 0, len(due); ; {
 		holds := len(held.rows) + capHolds
+	rows:
 		for _, m := range msgs {
-			// Two messages to one person from any of our numbers are a pair
-			// gap apart; within 30 days they come from the same number.
-			last := contacts[m.Phone]
-			if seen[m.Phone] {
-				last.at = now
-			}
-			if gap > 0 && !last.at.IsZero() && last.at.After(now.Add(-gap)) {
-				if err := putOff(m, last.at.Add(gap)); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			only, broken, err := stickyAccount(ctx, tx, campaignID, accts, last, now)
+			a, err := gate.admit(ctx, tx, m, now)
 			if err != nil {
 				return nil, err
 			}
-			// The chosen account's portfolio must admit the recipient too;
-			// one that refuses is out of this claim.
-			var pd ratelimit.Decision
-			open := make([]bool, len(gates))
-			for i, g := range gates {
-				if open[i], err = g.openFor(ctx, tx, m.Phone, now); err != nil {
+			switch {
+			case a.ok:
+				if a.broken != "" {
+					breaks[a.broken]++
+				}
+				acct := accts[a.account]
+				m.State = campaign.Sending
+				m.Attempts++
+				out = append(out, campaign.Claim{Message: m, Account: acct.Account, QuotaEpoch: acct.QuotaEpoch, At: now, Shared: a.shared})
+			case a.skip:
+				if err := skipElsewhere(ctx, tx, m.ID, ElsewhereReason, now); err != nil {
 					return nil, err
 				}
-			}
-			for {
-				pd = pickAdmitted(now, cands, open, only, global, globalLimit)
-				if pd.Index < 0 {
-					break
-				}
-				ok, err := gates[pd.Index].admit(ctx, tx, m.Phone, now)
-				if err != nil {
+				w.skipped++
+			case a.reason == limits.ReasonPair:
+				if err := putOff(m, a.until); err != nil {
 					return nil, err
 				}
-				if ok {
-					break
-				}
-				for i, g := range gates {
-					if g == gates[pd.Index] {
-						open[i] = false
-					}
-				}
-			}
-			if only >= 0 && pd.Index < 0 {
+			case a.own:
 				// The recipient waits for their number: until its portfolio's
 				// window makes room, a while when it is at its cap (a quota
 				// reset may come), or for its next token.
-				var err error
-				switch until := pd.Until; {
-				case !open[only]:
-					held.add(m.ID, gates[only:only+1])
-				case cands[only].Used >= cands[only].DailyCap:
+				switch until := a.until; {
+				case a.holdReach != nil:
+					held.add(m.ID, a.holdReach)
+				case a.holdCap:
 					err = holdCapped(m)
 				default:
 					if until.IsZero() || !until.After(now) {
@@ -260,43 +199,14 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 				if err != nil {
 					return nil, err
 				}
-				continue
-			}
-			if only < 0 {
-				d, picked = pd, true
-			}
-			if pd.Index < 0 {
-				if reachFreesAt(gates).IsZero() {
-					break // no account can send: nor can it to the next rows
-				}
+			case a.stop:
+				break rows // no account can send: nor can it to the next rows
+			case a.holdReach != nil:
 				// A full window may still take the next rows' recipients. This
 				// one waits, unread by claims, until a window can make room,
 				// if only the reach (and caps) keep it from every number.
-				if closed := reachOnly(cands, open, gates); closed != nil {
-					held.add(m.ID, closed)
-				}
-				continue
+				held.add(m.ID, a.holdReach)
 			}
-			if broken != "" {
-				breaks[broken]++
-			}
-			seen[m.Phone] = true
-			i := pd.Index
-			b, ok := cands[i].Bucket.TakeAt(cands[i].Limit, now, 1)
-			if !ok {
-				return nil, fmt.Errorf("account %s: picked without a token (bug)", accts[i].Name)
-			}
-			cands[i].Bucket, cands[i].Used, touched[i] = b, cands[i].Used+1, true
-			if global != nil {
-				g, ok := global.TakeAt(globalLimit, now, 1)
-				if !ok {
-					return nil, errors.New("global bucket picked without a token (bug)")
-				}
-				*global = g
-			}
-			m.State = campaign.Sending
-			m.Attempts++
-			out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now})
 		}
 		if len(out) > 0 {
 			break
@@ -307,8 +217,8 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 		if err != nil {
 			return nil, err
 		}
-		if heldReach.IsZero() || (!first.IsZero() && first.Before(heldReach)) {
-			heldReach = first
+		if w.heldReach.IsZero() || (!first.IsZero() && first.Before(w.heldReach)) {
+			w.heldReach = first
 		}
 		// Every row of a full batch held for the reach or a cap: the rows
 		// behind them may go. They are read in this claim, up to a bound;
@@ -331,14 +241,14 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 		if msgs, err = dropSuppressed(ctx, tx, next, now); err != nil {
 			return nil, err
 		}
-		if contacts, err = readLastContacts(ctx, tx, msgs); err != nil {
+		if err := gate.read(ctx, tx, msgs); err != nil {
 			return nil, err
 		}
 		read = len(next)
 	}
 	if lookAgain {
-		idle := &campaign.WaitError{Reason: campaign.WaitReach, Until: heldReach}
-		if heldReach.IsZero() {
+		idle := &campaign.WaitError{Reason: campaign.WaitReach, Until: w.heldReach}
+		if w.heldReach.IsZero() {
 			idle = &campaign.WaitError{Reason: campaign.WaitCapped}
 		}
 		if err := noteIdle(ctx, tx, campaignID, idle, now); err != nil {
@@ -346,60 +256,8 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 		}
 		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: now}
 	}
-	if len(out) == 0 && !picked {
-		// Every row was put off: the pair gap, or a busy sticky number —
-		// or, when none of those, a sticky number's full portfolio or cap.
-		switch {
-		case deferred.IsZero() && !heldReach.IsZero():
-			return nil, &campaign.WaitError{Reason: campaign.WaitReach, Until: expireBy(heldReach, deadline)}
-		case deferred.IsZero() && !heldCap.IsZero():
-			return nil, &campaign.WaitError{Reason: campaign.WaitCapped, Until: heldCap}
-		}
-		return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: expireBy(deferred, deadline)}
-	}
-	if len(out) == 0 {
-		reason := campaign.WaitTokens
-		switch d.Reason {
-		case ratelimit.ReasonCapped, ratelimit.ReasonEmpty:
-			reason = campaign.WaitCapped
-		case ratelimit.ReasonGlobal:
-			reason = campaign.WaitGlobal
-		}
-		until := d.Until
-		if !deferred.IsZero() && (until.IsZero() || deferred.Before(until)) && reason != campaign.WaitCapped {
-			until = deferred
-		}
-		if freed := reachFreesAt(gates); !freed.IsZero() {
-			// A portfolio that refused: its window makes room then, unless
-			// rows put off come due before.
-			switch {
-			case reason == campaign.WaitCapped && !deferred.IsZero() && deferred.Before(freed):
-				reason, until = campaign.WaitRetry, deferred
-			case reason == campaign.WaitCapped:
-				reason, until = campaign.WaitReach, freed
-				// Rows put off earlier (a sticky number's token, a retry
-				// time) may be recipients the window holds: wait for them
-				// first, so a run that stops at the limit stops only when
-				// nothing else could go.
-				var next sql.NullInt64
-				// Rows held for a window or a cap wait for what this claim
-				// waits for.
-				if err := tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM messages
-					WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ? AND window_wait NOT IN (?, ?)`,
-					campaignID, now.UnixNano(), putOffReach, putOffCap).Scan(&next); err != nil {
-					return nil, fmt.Errorf("find the next retry: %w", err)
-				}
-				if next.Valid && fromNanos(next.Int64).Before(freed) {
-					reason, until = campaign.WaitRetry, fromNanos(next.Int64)
-				}
-			case reason == campaign.WaitTokens && (until.IsZero() || freed.Before(until)):
-				until = freed
-			}
-		}
-		if reason == campaign.WaitRetry || reason == campaign.WaitReach {
-			until = expireBy(until, deadline)
-		}
-		return nil, &campaign.WaitError{Reason: reason, Until: until}
+	if err := gate.finish(ctx, tx, len(out), w); err != nil {
+		return nil, err
 	}
 	if err := logContacts(ctx, tx, out); err != nil {
 		return nil, err
@@ -410,35 +268,64 @@ func claimDue(ctx context.Context, tx *Tx, campaignID int64, runner string, now 
 	if err := countStickyBreaks(ctx, tx, campaignID, breaks); err != nil {
 		return nil, err
 	}
-
-	turn.repay(cands, lent)
+	if err := gate.write(ctx, tx); err != nil {
+		return nil, err
+	}
 	if err := turn.took(ctx, tx, len(out)); err != nil {
 		return nil, err
 	}
-	for i, a := range accts {
-		if !touched[i] {
-			continue
-		}
-		b := cands[i].Bucket
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET tokens = ?, tokens_at = ?, used_today = ? WHERE id = ?`,
-			b.Tokens, nanos(b.At), cands[i].Used, a.ID); err != nil {
-			return nil, fmt.Errorf("spend tokens of %s: %w", a.Name, err)
-		}
-	}
-	if global != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE global_limit SET tokens = ?, tokens_at = ? WHERE id = 1`,
-			global.Tokens, nanos(global.At)); err != nil {
-			return nil, fmt.Errorf("spend global tokens: %w", err)
-		}
-	}
 	return takeRows(ctx, tx, runner, now, out)
+}
+
+// claimGate admits a claim's rows one at a time: this database's limits
+// (localGate) or, under --limits, the shared ones (sharedGate). Where the
+// two differ by design — holds for the reach and the caps exist only
+// locally, a refusal of tokens ends a shared batch — the answer says so.
+type claimGate interface {
+	// read is told the rows about to be asked for, before the first.
+	read(ctx context.Context, tx *Tx, msgs []campaign.Message) error
+	// admit decides one row; an admitted row has spent its token.
+	admit(ctx context.Context, tx *Tx, m campaign.Message, now time.Time) (answer, error)
+	// finish returns the wait of a claim that admitted nothing (n == 0),
+	// or nil; it notes what the gate must note either way.
+	finish(ctx context.Context, tx *Tx, n int, w claimWaits) error
+	// write stores what the claim spent.
+	write(ctx context.Context, tx *Tx) error
+}
+
+// answer is a gate's word on one row.
+type answer struct {
+	ok      bool
+	account int                   // when ok: the index of the account that sends
+	shared  *campaign.SharedClaim // when ok under --limits: what a refund needs
+	broken  string                // when ok: why the recipient's sticky number could not send
+	// When not ok: the rule that refused, and when to ask again.
+	reason ratelimit.Reason
+	until  time.Time
+	own    bool // the refusal is the recipient's own (sticky) number's: the row waits, the next may go
+	// holdReach: hold the row until one of these windows makes room;
+	// holdCap: hold it a while for its number's cap (local limits only).
+	holdReach []*reachGate
+	holdCap   bool
+	skip      bool // another host has the recipient: the row is not sent
+	stop      bool // no later row of the batch can go either
+}
+
+// claimWaits is what a claim's loop put off or held, for the wait of a
+// claim that admitted nothing.
+type claimWaits struct {
+	now, deadline time.Time
+	deferred      time.Time // the earliest row put off
+	heldReach     time.Time // the earliest row held for the reach
+	heldCap       time.Time // the earliest row held for a sticky number's cap
+	skipped       int       // rows another host has
 }
 
 // takeRows marks the claimed rows sending and logs their attempts, filling
 // in each claim's attempt id. One statement per account for the rows, one
 // for the attempts, and the counts they change in a few more (tally.go): a
-// batch costs a few round trips into SQLite, not several per message. Both
-// claim paths (local and shared limits) end here.
+// batch costs a few round trips into SQLite, not several per message,
+// whichever gate (local or shared limits) admitted them.
 func takeRows(ctx context.Context, tx *Tx, runner string, now time.Time, out []campaign.Claim) ([]campaign.Claim, error) {
 	byAccount := map[int64][]any{}
 	for _, c := range out {
@@ -491,28 +378,6 @@ func takeRows(ctx context.Context, tx *Tx, runner string, now time.Time, out []c
 		return nil, err
 	}
 	return out, nil
-}
-
-// pickAdmitted is ratelimit.Pick among the accounts open to the recipient:
-// those whose portfolio has not refused a new recipient in this claim, or
-// holds this one in its window already.
-// With only >= 0, only that account may send (the recipient's sticky
-// number).
-func pickAdmitted(now time.Time, cands []ratelimit.Candidate, open []bool, only int, global *ratelimit.Bucket, globalLimit ratelimit.Limit) ratelimit.Decision {
-	var (
-		some []ratelimit.Candidate
-		idx  []int
-	)
-	for i, c := range cands {
-		if open[i] && (only < 0 || i == only) {
-			some, idx = append(some, c), append(idx, i)
-		}
-	}
-	d := ratelimit.Pick(now, some, global, globalLimit)
-	if d.Index >= 0 {
-		d.Index = idx[d.Index]
-	}
-	return d
 }
 
 // expireBy is until, or the campaign's validity deadline when that comes

@@ -106,224 +106,203 @@ type gateGroup struct {
 	failed error
 }
 
-// claimShared is claim's second half when the limits are shared
-// (ShareLimits): the rows are chosen, the gates decide who sends them.
-// Accounts cooling down after a throttle (this host's knowledge) are not
-// offered. The first refusal that no other row can escape (tokens, caps,
-// the global bucket) ends the batch; rows the pair gap holds are put off,
-// and a full portfolio still lets in the recipients its window holds.
-func claimShared(ctx context.Context, tx *Tx, campaignID int64, runner string, now, deadline time.Time,
-	turn turn, accts []account, msgs []campaign.Message) ([]campaign.Claim, error) {
+// sharedGate is the limits gate of a claim when the limits are shared
+// (ShareLimits): each row asks the gates of the portfolios its accounts
+// belong to. Accounts cooling down after a throttle (this host's
+// knowledge) are not offered. The first refusal that no other row can
+// escape (tokens, caps, the global bucket) ends the batch; rows the pair
+// gap holds are put off, and a full portfolio still lets in the
+// recipients its window holds.
+type sharedGate struct {
+	sh         *sharedLimits
+	campaignID int64
+	accts      []account
+	groups     []gateGroup
+	global     *ratelimit.Limit
+	gap        time.Duration
+	guard      string
+	today      string
+	used       []int            // per account, the rows admitted in this claim
+	last       limits.Admission // the refusal that decides the wait
+	refused    bool
+	reachAt    time.Time // when a full portfolio makes room, when one refused
+	gateErr    error
+}
+
+// openSharedGate gives queued refunds back and reads what the claim's
+// requests need. Every account cooling down is a wait for its tokens.
+func openSharedGate(ctx context.Context, tx *Tx, campaignID int64, accts []account, now time.Time) (*sharedGate, error) {
 	sh := tx.s.shared
-	host := sh.host
 	if _, err := flushRefunds(ctx, tx, sh); err != nil {
 		if !sh.unavailable(err) {
 			return nil, err
 		}
 		// They stay queued; the admission below says whether to wait.
 	}
-	var global *ratelimit.Limit
-	{
-		var on bool
-		var l ratelimit.Limit
-		if err := tx.QueryRowContext(ctx, `SELECT enabled, rate, burst FROM global_limit WHERE id = 1`).Scan(&on, &l.Rate, &l.Burst); err != nil {
-			return nil, fmt.Errorf("read global limit: %w", err)
-		}
-		if on {
-			global = &l
-		}
+	g := &sharedGate{sh: sh, campaignID: campaignID, accts: accts, used: make([]int, len(accts)), today: tx.s.Today(now)}
+	var on bool
+	var l ratelimit.Limit
+	if err := tx.QueryRowContext(ctx, `SELECT enabled, rate, burst FROM global_limit WHERE id = 1`).Scan(&on, &l.Rate, &l.Burst); err != nil {
+		return nil, fmt.Errorf("read global limit: %w", err)
 	}
-	gap, err := pairGap(ctx, tx, campaignID)
-	if err != nil {
+	if on {
+		g.global = &l
+	}
+	var err error
+	if g.gap, err = pairGap(ctx, tx, campaignID); err != nil {
 		return nil, err
 	}
-	guard, err := repeatGuard(ctx, tx, campaignID)
-	if err != nil {
+	if g.guard, err = repeatGuard(ctx, tx, campaignID); err != nil {
 		return nil, err
 	}
-	groups, cooling, err := gateGroups(ctx, tx, sh, accts, now)
-	if err != nil {
+	var cooling time.Time
+	if g.groups, cooling, err = gateGroups(ctx, tx, sh, accts, now); err != nil {
 		return nil, err
 	}
-	if len(groups) == 0 {
+	if len(g.groups) == 0 {
 		// Every account rests after a throttle.
 		return nil, &campaign.WaitError{Reason: campaign.WaitTokens, Until: cooling}
 	}
-	today := tx.s.Today(now)
+	return g, nil
+}
 
+// read: the gates read their own state.
+func (g *sharedGate) read(context.Context, *Tx, []campaign.Message) error { return nil }
+
+func (g *sharedGate) admit(ctx context.Context, tx *Tx, m campaign.Message, now time.Time) (answer, error) {
+	host := g.sh.host
+	id := sharedClaimID(host, m.ID, m.Attempts+1)
 	var (
-		out      []campaign.Claim
-		used     = make([]int, len(accts))
-		last     limits.Admission // the refusal that decides the wait
-		refused  bool
-		deferred time.Time
-		reachAt  time.Time // when a full portfolio makes room, when one refused
-		gateErr  error
-		breaks   = map[string]int{}
-		skipped  int // rows another host has (limits.ReasonElsewhere)
+		ad    limits.Admission
+		gg    *gateGroup
+		noAll = true // every group refused
+		best  limits.Admission
+		err   error
 	)
-	putOff := func(m campaign.Message, until time.Time) error {
-		if deferred.IsZero() || until.Before(deferred) {
-			deferred = until
-		}
-		return deferMessage(ctx, tx, m.ID, until)
-	}
-rows:
-	for _, m := range msgs {
-		id := sharedClaimID(host, m.ID, m.Attempts+1)
-		var (
-			ad    limits.Admission
-			g     *gateGroup
-			noAll = true // every group refused
-			best  limits.Admission
-		)
-		// One row asks the portfolios in the same order every time, so
-		// a repeated ask meets its own earlier admission.
-		start := int(m.ID % int64(len(groups)))
-		asked, elsewhere := false, false
-		for k := range groups {
-			g = &groups[(start+k)%len(groups)]
-			if g.failed != nil {
-				continue
-			}
-			asked = true
-			req := limits.Request{ClaimID: id, Accounts: g.offer, Global: global, Today: today,
-				Recipient: m.Phone, Reach: g.reach, PairGap: gap, Sticky: campaign.StickyFor, Guard: guard, Host: host}
-			ad, err = g.gate.Admit(ctx, req)
-			if errors.Is(err, limits.ErrRebuild) {
-				// The portfolio's day was rebuilt after a loss: this
-				// host's part goes in before anything it sends.
-				if err = rebuildPart(ctx, tx, host, g, today, now); err == nil {
-					ad, err = g.gate.Admit(ctx, req)
-				}
-			}
-			if err == nil && ad.OK && ad.Index < 0 {
-				// An earlier admission of this attempt for an account not
-				// offered now (dropped meanwhile): give its cap back and
-				// ask afresh under a new id.
-				if _, err = g.gate.Refund(ctx, ad.Claim); err == nil {
-					req.ClaimID = id + "." + strconv.FormatInt(now.UnixNano(), 36)
-					ad, err = g.gate.Admit(ctx, req)
-				}
-			}
-			if err != nil {
-				if !errors.Is(err, limits.ErrStateLost) && !sh.unavailable(err) {
-					return nil, err
-				}
-				// Fail closed for this portfolio only: its accounts
-				// wait, the other portfolios' keep sending.
-				g.failed, gateErr = err, err
-				continue
-			}
-			if ad.OK {
-				noAll = false
-				break
-			}
-			// Every wait below is this host's: the gate's, measured on
-			// its clock, counted from this host's now.
-			ad.Until = ad.UntilFrom(now)
-			if ad.Reason == limits.ReasonElsewhere {
-				// Another host sent it or has it in flight: whatever
-				// the other portfolios say, this row is not sent.
-				elsewhere = true
-				break
-			}
-			best = earlierRefusal(best, ad)
-		}
-		if elsewhere {
-			if err := skipElsewhere(ctx, tx, m.ID, ElsewhereReason, now); err != nil {
-				return nil, err
-			}
-			skipped++
+	// One row asks the portfolios in the same order every time, so
+	// a repeated ask meets its own earlier admission.
+	start := int(m.ID % int64(len(g.groups)))
+	asked, elsewhere := false, false
+	for k := range g.groups {
+		gg = &g.groups[(start+k)%len(g.groups)]
+		if gg.failed != nil {
 			continue
 		}
-		if !asked || (noAll && best.Reason == "") {
-			// Every portfolio this row could go from failed.
-			break rows
+		asked = true
+		req := limits.Request{ClaimID: id, Accounts: gg.offer, Global: g.global, Today: g.today,
+			Recipient: m.Phone, Reach: gg.reach, PairGap: g.gap, Sticky: campaign.StickyFor, Guard: g.guard, Host: host}
+		ad, err = gg.gate.Admit(ctx, req)
+		if errors.Is(err, limits.ErrRebuild) {
+			// The portfolio's day was rebuilt after a loss: this
+			// host's part goes in before anything it sends.
+			if err = rebuildPart(ctx, tx, host, gg, g.today, now); err == nil {
+				ad, err = gg.gate.Admit(ctx, req)
+			}
 		}
-		if noAll {
-			ad = best
-			if ad.StickyAccount != "" {
-				// The recipient waits for their own number, as in the
-				// local claim; the next rows may go from the others.
-				until := ad.Until
-				if until.IsZero() || !until.After(now) {
-					until = now.Add(time.Minute)
-				}
-				if err := putOff(m, until); err != nil {
-					return nil, err
-				}
-				continue
+		if err == nil && ad.OK && ad.Index < 0 {
+			// An earlier admission of this attempt for an account not
+			// offered now (dropped meanwhile): give its cap back and
+			// ask afresh under a new id.
+			if _, err = gg.gate.Refund(ctx, ad.Claim); err == nil {
+				req.ClaimID = id + "." + strconv.FormatInt(now.UnixNano(), 36)
+				ad, err = gg.gate.Admit(ctx, req)
 			}
-			switch ad.Reason {
-			case limits.ReasonPair:
-				if err := putOff(m, ad.Until); err != nil {
-					return nil, err
-				}
-				continue
-			case limits.ReasonReach:
-				refused, last = true, ad
-				if reachAt.IsZero() || ad.Until.Before(reachAt) {
-					reachAt = ad.Until
-				}
-				continue // a full window may still take the next rows' recipients
+		}
+		if err != nil {
+			if !errors.Is(err, limits.ErrStateLost) && !g.sh.unavailable(err) {
+				return answer{}, err
 			}
-			refused, last = true, ad
+			// Fail closed for this portfolio only: its accounts
+			// wait, the other portfolios' keep sending.
+			gg.failed, g.gateErr = err, err
+			continue
+		}
+		if ad.OK {
+			noAll = false
 			break
 		}
-		if ad.StickyBroken && !ad.Replayed {
-			why, err := stickyBreak(ctx, tx, campaignID, accts, ad.StickyAccount, now)
-			if err != nil {
-				return nil, err
-			}
-			breaks[why]++
+		// Every wait below is this host's: the gate's, measured on
+		// its clock, counted from this host's now.
+		ad.Until = ad.UntilFrom(now)
+		if ad.Reason == limits.ReasonElsewhere {
+			// Another host sent it or has it in flight: whatever
+			// the other portfolios say, this row is not sent.
+			elsewhere = true
+			break
 		}
-		i := g.accts[ad.Index]
-		used[i]++
-		m.State = campaign.Sending
-		m.Attempts++
-		out = append(out, campaign.Claim{Message: m, Account: accts[i].Account, QuotaEpoch: accts[i].QuotaEpoch, At: now,
-			Shared: &campaign.SharedClaim{Portfolio: g.name, ID: ad.Claim.ID, Account: ad.Claim.Account, Day: ad.Claim.Day}})
+		best = earlierRefusal(best, ad)
 	}
-	if gateErr != nil {
-		we, err := sharedWait(ctx, tx, withoutClaimIDs(host), campaignID, accts, groups, now)
+	switch {
+	case elsewhere:
+		return answer{skip: true}, nil
+	case !asked || (noAll && best.Reason == ""):
+		// Every portfolio this row could go from failed.
+		return answer{stop: true}, nil
+	case noAll && best.StickyAccount != "":
+		// The recipient waits for their own number, as in the
+		// local claim; the next rows may go from the others.
+		return answer{own: true, reason: best.Reason, until: best.Until}, nil
+	case noAll && best.Reason == limits.ReasonPair:
+		return answer{reason: best.Reason, until: best.Until}, nil
+	case noAll && best.Reason == limits.ReasonReach:
+		g.refused, g.last = true, best
+		if g.reachAt.IsZero() || best.Until.Before(g.reachAt) {
+			g.reachAt = best.Until
+		}
+		// A full window may still take the next rows' recipients.
+		return answer{reason: best.Reason, until: best.Until}, nil
+	case noAll:
+		g.refused, g.last = true, best
+		return answer{reason: best.Reason, until: best.Until, stop: true}, nil
+	}
+	a := answer{ok: true, account: gg.accts[ad.Index],
+		shared: &campaign.SharedClaim{Portfolio: gg.name, ID: ad.Claim.ID, Account: ad.Claim.Account, Day: ad.Claim.Day}}
+	if ad.StickyBroken && !ad.Replayed {
+		if a.broken, err = stickyBreak(ctx, tx, g.campaignID, g.accts, ad.StickyAccount, now); err != nil {
+			return answer{}, err
+		}
+	}
+	g.used[a.account]++
+	return a, nil
+}
+
+// finish notes or clears the wait for gates that could not be asked, and
+// returns the wait of a claim that admitted nothing (n == 0).
+func (g *sharedGate) finish(ctx context.Context, tx *Tx, n int, w claimWaits) error {
+	if g.gateErr != nil {
+		we, err := sharedWait(ctx, tx, withoutClaimIDs(g.sh.host), g.campaignID, g.accts, g.groups, w.now)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if len(out) == 0 {
-			return nil, we
+		if n == 0 {
+			return we
 		}
-	} else if _, err := tx.ExecContext(ctx, `DELETE FROM gate_waits WHERE campaign_id = ?`, campaignID); err != nil {
-		return nil, fmt.Errorf("campaign %d: clear the wait for shared limits: %w", campaignID, err)
+	} else if _, err := tx.ExecContext(ctx, `DELETE FROM gate_waits WHERE campaign_id = ?`, g.campaignID); err != nil {
+		return fmt.Errorf("campaign %d: clear the wait for shared limits: %w", g.campaignID, err)
 	}
-	if len(out) == 0 {
-		if skipped > 0 && !refused {
-			// The batch went to rows another host has: the rows due
-			// behind them may go now, not a poll later.
-			return nil, &campaign.WaitError{Reason: campaign.WaitRetry, Until: now}
-		}
-		return nil, sharedRefusal(ctx, tx, campaignID, now, deadline, refused, last, deferred, reachAt)
+	if n > 0 {
+		return nil
 	}
-	if err := logContacts(ctx, tx, out); err != nil {
-		return nil, err
+	if w.skipped > 0 && !g.refused {
+		// The batch went to rows another host has: the rows due
+		// behind them may go now, not a poll later.
+		return &campaign.WaitError{Reason: campaign.WaitRetry, Until: w.now}
 	}
-	if err := countStickyBreaks(ctx, tx, campaignID, breaks); err != nil {
-		return nil, err
-	}
-	if err := turn.took(ctx, tx, len(out)); err != nil {
-		return nil, err
-	}
-	// This host's count of the day, for `account list` and the rate the
-	// engine sizes its requests by; the gates hold the shared one.
-	for i, n := range used {
+	return sharedRefusal(ctx, tx, g.campaignID, w.now, w.deadline, g.refused, g.last, w.deferred, g.reachAt)
+}
+
+// write counts this host's sends of the day, for `account list` and the
+// rate the engine sizes its requests by; the gates hold the shared count.
+func (g *sharedGate) write(ctx context.Context, tx *Tx) error {
+	for i, n := range g.used {
 		if n == 0 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = used_today + ? WHERE id = ?`, n, accts[i].ID); err != nil {
-			return nil, fmt.Errorf("count sends of %s: %w", accts[i].Name, err)
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = used_today + ? WHERE id = ?`, n, g.accts[i].ID); err != nil {
+			return fmt.Errorf("count sends of %s: %w", g.accts[i].Name, err)
 		}
 	}
-	return takeRows(ctx, tx, runner, now, out)
+	return nil
 }
 
 // ElsewhereReason is the error message of a row skipped because another

@@ -300,61 +300,6 @@ func (g *reachGate) findOldest(ctx context.Context, q querier) error {
 	return nil
 }
 
-// admit decides whether phone may be messaged at now through the gate and,
-// when it costs a unit, counts it.
-func (g *reachGate) admit(ctx context.Context, q querier, phone string, now time.Time) (bool, error) {
-	if !g.reach.Limited() {
-		return true, nil
-	}
-	if err := g.count(ctx, q, now); err != nil {
-		return false, err
-	}
-	last, err := g.lastSend(ctx, q, phone)
-	if err != nil {
-		return false, err
-	}
-	ok, free := g.reach.Admit(now, last, g.used)
-	if g.blocked {
-		return free, nil // a full window still lets its own recipients in
-	}
-	switch {
-	case !ok:
-		g.blocked = true
-		// Sends of this claim are not logged yet: an empty window (a
-		// limit the margin leaves nothing of) makes room now at the earliest.
-		if err := g.findOldest(ctx, q); err != nil {
-			return false, err
-		}
-		if g.oldest.IsZero() {
-			g.oldest = now
-		}
-	case !free:
-		g.used++
-	}
-	return ok, nil
-}
-
-// lastSend is the latest request to phone from the portfolio's numbers.
-func (g *reachGate) lastSend(ctx context.Context, q querier, phone string) (time.Time, error) {
-	var last sql.NullInt64
-	args := append([]any{phone}, g.members...)
-	if err := q.QueryRowContext(ctx, `SELECT max(last_at) FROM contact_log WHERE phone = ? AND account_id IN `+g.in(), args...).
-		Scan(&last); err != nil {
-		return time.Time{}, fmt.Errorf("look up %s in the send log: %w", phone, err)
-	}
-	return fromNullNanos(last), nil
-}
-
-// openFor reports whether the gate lets phone in at now: not blocked in
-// this claim, or the recipient is in its window already (free).
-func (g *reachGate) openFor(ctx context.Context, q querier, phone string, now time.Time) (bool, error) {
-	if !g.blocked {
-		return true, nil
-	}
-	last, err := g.lastSend(ctx, q, phone)
-	return ratelimit.InWindow(now, last), err
-}
-
 // reachGates returns the gate of each account (accounts of one portfolio
 // share theirs).
 func reachGates(ctx context.Context, q querier, accts []account) ([]*reachGate, error) {

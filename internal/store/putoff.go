@@ -50,9 +50,9 @@ func holdRow(ctx context.Context, tx *Tx, id int64, at time.Time, why int) error
 // reachOnly returns the gates that keep a row from every account when only
 // the portfolios' reach does: each account is either closed to the
 // recipient by its portfolio's full window (open false) or at its daily
-// cap. nil when an open account may take the row once it has a token, or
+// cap (window: each account's gate). nil when an open account may take the row once it has a token, or
 // when no gate is closed.
-func reachOnly(cands []ratelimit.Candidate, open []bool, gates []*reachGate) []*reachGate {
+func reachOnly(cands []ratelimit.Candidate, open []bool, window []int, gates []*reachGate) []*reachGate {
 	var closed []*reachGate
 	for i, c := range cands {
 		if open[i] {
@@ -61,7 +61,7 @@ func reachOnly(cands []ratelimit.Candidate, open []bool, gates []*reachGate) []*
 			}
 			continue
 		}
-		closed = append(closed, gates[i])
+		closed = append(closed, gates[window[i]])
 	}
 	return closed
 }

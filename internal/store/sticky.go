@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -17,6 +15,9 @@ type lastContact struct {
 	at      time.Time // zero: none logged
 	sentAt  time.Time // zero: none accepted
 	account int64     // that sent at sentAt
+	// byAccount is the latest request from each account, for the windows
+	// of the portfolios.
+	byAccount map[int64]time.Time
 }
 
 // readLastContacts looks the numbers of a claim's rows up in the send log,
@@ -34,9 +35,8 @@ func readLastContacts(ctx context.Context, q querier, msgs []campaign.Message) (
 		args[i] = m.Phone
 	}
 	// One row per account that ever messaged a number: a handful each.
-	rows, err := q.QueryContext(ctx, `SELECT phone, max(last_at), max(sent_at),
-		(SELECT account_id FROM contact_log s WHERE s.phone = c.phone AND s.sent_at > 0 ORDER BY s.sent_at DESC LIMIT 1)
-		FROM contact_log c WHERE phone IN (`+repeated(len(args), "?")+`) GROUP BY phone`, args...)
+	rows, err := q.QueryContext(ctx, `SELECT phone, account_id, last_at, sent_at
+		FROM contact_log WHERE phone IN (`+repeated(len(args), "?")+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up the send log: %w", err)
 	}
@@ -44,13 +44,25 @@ func readLastContacts(ctx context.Context, q querier, msgs []campaign.Message) (
 	for rows.Next() {
 		var (
 			phone      string
-			at, sentAt sql.NullInt64
-			account    sql.NullInt64
+			account    int64
+			at, sentAt int64
 		)
-		if err := rows.Scan(&phone, &at, &sentAt, &account); err != nil {
+		if err := rows.Scan(&phone, &account, &at, &sentAt); err != nil {
 			return nil, fmt.Errorf("look up the send log: %w", err)
 		}
-		out[phone] = lastContact{at: fromNullNanos(at), sentAt: fromNullNanos(sentAt), account: account.Int64}
+		c := out[phone]
+		if c.byAccount == nil {
+			c.byAccount = map[int64]time.Time{}
+		}
+		last := fromNanos(at)
+		c.byAccount[account] = last
+		if last.After(c.at) {
+			c.at = last
+		}
+		if sent := fromNanos(sentAt); sentAt > 0 && sent.After(c.sentAt) {
+			c.sentAt, c.account = sent, account
+		}
+		out[phone] = c
 	}
 	return out, rows.Err()
 }
@@ -76,39 +88,6 @@ func (s *Store) SetPairGap(ctx context.Context, campaignID int64, gap time.Durat
 		}
 		return nil
 	})
-}
-
-// stickyAccount says which usable account must send to a recipient last
-// messaged as c says: its index in accts, or -1 with the reason the sticky
-// number can't (empty when there is no sticky number).
-func stickyAccount(ctx context.Context, tx *Tx, campaignID int64, accts []account, c lastContact, now time.Time) (int, string, error) {
-	if c.sentAt.IsZero() || !c.sentAt.After(now.Add(-campaign.StickyFor)) {
-		return -1, "", nil
-	}
-	for i, a := range accts {
-		if a.ID != c.account {
-			continue
-		}
-		if a.Restriction != "" && a.CooldownUntil.After(now) {
-			return -1, campaign.StickyRestricted, nil
-		}
-		return i, "", nil
-	}
-	var disabled, removed, dropped bool
-	err := tx.QueryRowContext(ctx, `SELECT disabled, removed_at IS NOT NULL,
-		EXISTS (SELECT 1 FROM campaign_accounts WHERE campaign_id = ? AND account_id = accounts.id)
-		FROM accounts WHERE id = ?`, campaignID, c.account).Scan(&disabled, &removed, &dropped)
-	switch {
-	case errors.Is(err, sql.ErrNoRows), err == nil && removed:
-		return -1, campaign.StickyRemoved, nil
-	case err != nil:
-		return -1, "", fmt.Errorf("read account %d: %w", c.account, err)
-	case disabled:
-		return -1, campaign.StickyDisabled, nil
-	case dropped:
-		return -1, campaign.StickyDropped, nil
-	}
-	return -1, campaign.StickyDisabled, nil
 }
 
 // deferMessage puts off a due row until at: the pair gap, or its sticky

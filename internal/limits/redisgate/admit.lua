@@ -1,10 +1,14 @@
--- Admit one message: the recipient's pair gap, the portfolio's reach and
--- the recipient's sticky sender checked, then one token from one account's
--- bucket, one from the global bucket when it is on, one count against that
--- account's cap in its current quota day, and the recipient remembered —
--- all or nothing. The arithmetic is internal/ratelimit's (lazy refill,
--- Relimit on a changed limit, Pick's choice, Reach's rule), in microseconds
--- of Redis's own clock; the rules' order is limits.Request's.
+-- Admit one message, all or nothing: the gate's own checks (its state,
+-- a rebuild, a repeated claim id, the quota days), then limits.Decide's
+-- rules in Decide's order — 1 the repeat guard, 2 the pair gap, 3 the
+-- portfolio's reach, 4 the sticky sender, 5 ratelimit.Pick among the
+-- accounts left and then the global bucket, 6 one token from each — then
+-- one count against the account's cap in its current quota day and the
+-- recipient remembered. This script mirrors the Go decider (Redis needs
+-- the rules in the script to decide atomically); the differential test
+-- holds it to limits.Reference, which calls Decide. The arithmetic is
+-- internal/ratelimit's (lazy refill, Relimit on a changed limit, Pick's
+-- choice, Reach's rule), in microseconds of Redis's own clock.
 --
 -- KEYS[1] generation   KEYS[2] claim   KEYS[3] global bucket
 -- KEYS[4] reach: sorted set, recipient → latest admission µs
@@ -136,8 +140,8 @@ local function readyAt(tokens, at, rate, burst)
   return at + math.ceil(math.ceil(missing / rate * 1e9) / 1000)
 end
 
--- The recipient's rules, in limits.Request's order: first the repeat
--- guard, which another host's claim holds.
+-- The recipient's rules, in limits.Decide's order. 1: the repeat guard,
+-- which another host's claim holds.
 local to = ARGV[8]
 local guard, host = ARGV[15], ARGV[16]
 if guard ~= '' then
@@ -155,10 +159,12 @@ if to ~= '' then
   memo = redis.call('HMGET', KEYS[5], 'at', 'acct', 'claim')
   last = tonumber(memo[1])
 end
+-- 2: the pair gap.
 local gap = tonumber(ARGV[10])
 if gap > 0 and last ~= nil and last > now - gap then
   return {'NO', 'pair', us(last + gap), us(now)}
 end
+-- 3: the reach (one window: this portfolio's).
 local window = tonumber(ARGV[13])
 local cutoff = now - window
 local allowed = tonumber(ARGV[9])
@@ -172,6 +178,7 @@ if allowed >= 0 and not (last ~= nil and last > cutoff and last <= now) then
     return {'NO', 'reach', us(oldest + window), us(now)}
   end
 end
+-- 4: the sticky sender.
 local only, stuck = nil, ''
 local sticky = tonumber(ARGV[11])
 if sticky > 0 and last ~= nil and memo[2] and memo[2] ~= '' and last > now - sticky then
@@ -181,7 +188,7 @@ if sticky > 0 and last ~= nil and memo[2] and memo[2] ~= '' and last > now - sti
   end
 end
 
--- Pick: healthy before demoted, then the fullest bucket relative to its
+-- 5: Pick, healthy before demoted, then the fullest bucket relative to its
 -- burst, then the first; otherwise the earliest ready instant. A sticky
 -- recipient's own number, when offered, is the only candidate.
 local best, bestFill, bestDemoted, earliest = nil, -1, true, nil
@@ -229,7 +236,7 @@ if ARGV[2] == '1' then
   end
 end
 
--- Admitted: write every bucket it spent from, count it, remember the claim
+-- 6: admitted: write every bucket it spent from, count it, remember the claim
 -- and the recipient.
 local b = st[best]
 local name = ARGV[A0 + 6 * (best - 1)]

@@ -14,8 +14,9 @@ import (
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
-// TestDifferentialWithReference drives the Redis gate and the reference
-// model with the same seeded random admissions (to a few recipients, under
+// TestDifferentialWithReference holds admit.lua to limits.Decide, through
+// the reference model (Decide on maps): it drives the Redis gate and the
+// reference model with the same seeded random admissions (to a few recipients, under
 // a reach, a pair gap and stickiness of the seed's, from two hosts with
 // repeat guards on two messages), refunds, losses of the state rebuilt
 // from the hosts' parts, rate changes,
