@@ -249,11 +249,10 @@ func (s suite) testClaimInFlightThenDone(t *testing.T) {
 	}
 }
 
-// BUG (claims.go:162-166 with store.go:169-171): nextDue marks the campaign
-// finished inside the claim transaction and then returns ErrDone as an
-// error, so write rolls the transaction back and the UPDATE is lost. No
-// campaign ever becomes 'finished' (cmd/campaign.go:175 is unreachable, and
-// Requeue's reopen never has anything to reopen).
+// testClaimErrDoneMarksCampaignFinished: the claim that finds nothing
+// left marks the campaign finished and returns ErrDone; the mark must
+// outlive the error (SQLite's once rolled back with it, and no campaign
+// ever became finished).
 func (s suite) testClaimErrDoneMarksCampaignFinished(t *testing.T) {
 	st := s.openTest(t, newFakeClock())
 	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
