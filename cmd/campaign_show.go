@@ -55,7 +55,7 @@ account, dropped, …), for grep and awk.`,
 				}
 				d.Campaign.State = campaign.CampaignState(state)
 				if state == report.StateWaitLimits {
-					if w, err := st.LimitsWait(cmd.Context(), id); err == nil && !w.Since.IsZero() {
+					if w, err := readmodel.New(st).LimitsWait(cmd.Context(), id); err == nil && !w.Since.IsZero() {
 						f.IO.Warnf("campaign %d: %s", id, limitsWaitText(w.Reason == campaign.WaitLimitsLost,
 							w.Since.In(f.location()).Format(time.DateTime), oneLine(w.Error)))
 					}

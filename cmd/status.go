@@ -164,7 +164,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 				p.Name, p.Used, p.Allowed, p.FreesAt.In(f.location()).Format(time.DateTime))
 		}
 	}
-	kept, err := st.WebhookInboxReasons(ctx, f.Now().Add(-24*time.Hour))
+	kept, err := readmodel.New(st).WebhookInboxReasons(ctx, f.Now().Add(-24*time.Hour))
 	if err != nil {
 		return err
 	}

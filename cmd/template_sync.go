@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
@@ -91,7 +92,7 @@ status, category, parameter format and when read.`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
-				ts, err := st.Templates(cmd.Context())
+				ts, err := readmodel.New(st).Templates(cmd.Context())
 				if err != nil {
 					return err
 				}

@@ -259,10 +259,8 @@ type Source interface {
 	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
 	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
 	Counts(ctx context.Context, id int64) (campaign.Counts, error)
-	LimitsWait(ctx context.Context, id int64) (campaign.LimitsWait, error)
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
 	PortfolioWindows(ctx context.Context) ([]store.PortfolioWindow, error)
-	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
 	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
 }
 
@@ -278,6 +276,8 @@ type Reads interface {
 	AccountDelivery(ctx context.Context, campaignID int64) (map[string]readmodel.DeliveryFigures, error)
 	StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error)
 	Outage(ctx context.Context, id int64) (campaign.Outage, error)
+	LimitsWait(ctx context.Context, id int64) (campaign.LimitsWait, error)
+	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
 }
 
 // Reporter reads a Source and its Reads at one instant, in the time zone
@@ -526,7 +526,7 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 	if !outage.Since.IsZero() {
 		return StateWaitAPI, nil
 	}
-	lw, err := r.Src.LimitsWait(ctx, c.ID)
+	lw, err := r.Reads.LimitsWait(ctx, c.ID)
 	if err != nil {
 		return "", err
 	}
@@ -610,7 +610,7 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 			return nil, err
 		}
 		cj := newCampaign(c, n)
-		if cj.StickyBroken, err = r.Src.StickyBreaks(ctx, c.ID); err != nil {
+		if cj.StickyBroken, err = r.Reads.StickyBreaks(ctx, c.ID); err != nil {
 			return nil, err
 		}
 		cj.State = scheduled(c, r.Now, CampaignState(c, live[c.ID] > 0, !q.Started.IsZero(), accts, dropped))
@@ -640,7 +640,7 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 				cj.State = StateWaitAPI
 			}
 		}
-		lw, err := r.Src.LimitsWait(ctx, c.ID)
+		lw, err := r.Reads.LimitsWait(ctx, c.ID)
 		if err != nil {
 			return nil, err
 		}

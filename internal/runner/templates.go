@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 	"github.com/wasend/wasend/internal/whatsapp"
@@ -104,7 +105,7 @@ func CheckTemplate(ctx context.Context, st *store.Store, io *ui.IOStreams, spec 
 	if spec.Kind != campaign.KindTemplate {
 		return nil
 	}
-	ts, err := st.Templates(ctx)
+	ts, err := readmodel.New(st).Templates(ctx)
 	if err != nil {
 		return err
 	}

@@ -253,32 +253,32 @@ const importCacheKiB = 4096
 // every batch of a big import. In memory it is a few hundred KiB at most,
 // freed after each statement. The setting is taken when a transaction
 // begins, so it is made first; endImport undoes both.
-func (s *Store) beginImport(ctx context.Context) (*sql.Tx, error) {
-	w, err := s.writer(ctx)
+func (c *conn) beginImport(ctx context.Context) (*sql.Tx, error) {
+	w, err := c.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := w.ExecContext(ctx, fmt.Sprintf(`PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d`, importCacheKiB)); err != nil {
-		s.endImport()
+		c.endImport()
 		return nil, err
 	}
-	tx, err := s.beginWrite(ctx)
+	tx, err := c.beginWrite(ctx)
 	if err != nil {
-		s.endImport()
+		c.endImport()
 	}
 	return tx, err
 }
 
 // endImport restores the writer connection's settings, or discards it when
 // they can't be. The caller holds wmu.
-func (s *Store) endImport() {
-	if s.w == nil {
+func (c *conn) endImport() {
+	if c.w == nil {
 		return
 	}
-	if _, err := s.w.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA temp_store = DEFAULT; PRAGMA cache_size = -%d`, cacheKiB)); err != nil {
-		s.dropWriter()
+	if _, err := c.w.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA temp_store = DEFAULT; PRAGMA cache_size = -%d`, cacheKiB)); err != nil {
+		c.dropWriter()
 	}
-	s.wMem = false
+	c.wMem = false
 }
 
 const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
@@ -399,12 +399,6 @@ func (s *Store) RequeueUnknown(ctx context.Context, id int64) (int, error) {
 		return reopen(ctx, tx, id, n)
 	})
 	return int(n), err
-}
-
-// CountSuppressions returns how many numbers are on the suppression list,
-// so a caller can skip per-row lookups against an empty one.
-func (s *Store) CountSuppressions(ctx context.Context) (int, error) {
-	return countSuppressions(ctx, s.db)
 }
 
 func countSuppressions(ctx context.Context, q querier) (int, error) {

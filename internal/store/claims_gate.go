@@ -483,27 +483,6 @@ func withoutClaimIDs(host string) func(string) string {
 	}
 }
 
-// LimitsWait returns what the campaign's host last noted while it waited
-// for the shared limits; a zero Since when the last claim was admitted. A
-// host stopped while waiting leaves its note: Seen tells how recent it is.
-func (s *Store) LimitsWait(ctx context.Context, campaignID int64) (campaign.LimitsWait, error) {
-	var (
-		w           campaign.LimitsWait
-		since, seen int64
-		reason      string
-	)
-	err := s.db.QueryRowContext(ctx, `SELECT since, seen, reason, error FROM gate_waits WHERE campaign_id = ?`, campaignID).
-		Scan(&since, &seen, &reason, &w.Error)
-	if errors.Is(err, sql.ErrNoRows) {
-		return w, nil
-	}
-	if err != nil {
-		return w, fmt.Errorf("read the wait for shared limits of campaign %d: %w", campaignID, err)
-	}
-	w.Since, w.Seen, w.Reason = fromNanos(since), fromNanos(seen), campaign.WaitReason(reason)
-	return w, nil
-}
-
 // queueRefund keeps a refund for the shared limits until a gate takes it
 // (flushRefunds): recording an outcome never waits on Redis.
 func queueRefund(ctx context.Context, tx *Tx, c *campaign.SharedClaim, now time.Time) error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits/redistest"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // twoPortfolios is one host whose account a sends from portfolio "p1" and
@@ -104,7 +105,7 @@ func TestSharedClaimsFailClosedPerPortfolio(t *testing.T) {
 			if tt.wantWait != "" && (wait == nil || wait.Reason != tt.wantWait) {
 				t.Errorf("wait %+v, want %s", wait, tt.wantWait)
 			}
-			w, err := h.st.LimitsWait(t.Context(), h.camp.ID)
+			w, err := readmodel.New(h.st).LimitsWait(t.Context(), h.camp.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

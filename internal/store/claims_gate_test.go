@@ -13,6 +13,7 @@ import (
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // sharedHost is one "host": its own database, sharing limits through one
@@ -194,7 +195,7 @@ func TestSharedClaimFailsClosed(t *testing.T) {
 		if n := countRows(t, h.st, `SELECT count(*) FROM attempts`); n != attempts {
 			t.Fatalf("%d attempts, want %d", n, attempts)
 		}
-		w, err := h.st.LimitsWait(ctx, h.camp.ID)
+		w, err := readmodel.New(h.st).LimitsWait(ctx, h.camp.ID)
 		if err != nil || w.Reason != reason || w.Since.IsZero() || w.Error == "" {
 			t.Fatalf("noted wait %+v, %v; want %s", w, err, reason)
 		}
@@ -210,7 +211,7 @@ func TestSharedClaimFailsClosed(t *testing.T) {
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("claim after the reset: %d, %v", len(cs), err)
 	}
-	if w, _ := h.st.LimitsWait(ctx, h.camp.ID); !w.Since.IsZero() {
+	if w, _ := readmodel.New(h.st).LimitsWait(ctx, h.camp.ID); !w.Since.IsZero() {
 		t.Errorf("wait still noted after a claim: %+v", w)
 	}
 
@@ -372,7 +373,7 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 		if err != nil || cs[0].Account.Name != "b" {
 			t.Fatalf("host 2: %+v, %v; want b", cs, err)
 		}
-		breaks, err := onlyB.st.StickyBreaks(ctx, onlyB.camp.ID)
+		breaks, err := readmodel.New(onlyB.st).StickyBreaks(ctx, onlyB.camp.ID)
 		if err != nil || breaks[campaign.StickyElsewhere] != 1 || len(breaks) != 1 {
 			t.Errorf("host 2's sticky breaks %v, %v; want one %q", breaks, err, campaign.StickyElsewhere)
 		}

@@ -106,9 +106,6 @@ type Driver interface {
 	// SetOutage notes (or, with the zero Outage, clears) an outage of the
 	// Cloud API; a pause reason pauses the campaign too.
 	SetOutage(ctx context.Context, campaignID int64, o campaign.Outage, pause string) error
-	// LimitsWait and StickyBreaks explain a campaign's waits to status.
-	LimitsWait(ctx context.Context, campaignID int64) (campaign.LimitsWait, error)
-	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
 
 	// Runners and rescue.
 
@@ -177,7 +174,6 @@ type Driver interface {
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
 	Suppressions(ctx context.Context) ([]Suppression, error)
 	SuppressedIn(ctx context.Context, phones []string) (map[string]string, error)
-	CountSuppressions(ctx context.Context) (int, error)
 	// The copy of the shared list (hostshare): how far it is applied, and
 	// the outbox of numbers listed here to push up.
 	SharedSuppressionsMark(ctx context.Context) (SyncMark, error)
@@ -192,12 +188,10 @@ type Driver interface {
 	// DrainInbox applies up to max stored bodies; rules decide what each
 	// status means for its row, the driver makes the move named.
 	DrainInbox(ctx context.Context, max int, rules WebhookRules) (campaign.ApplyReport, error)
-	WebhookInboxReasons(ctx context.Context, since time.Time) (InboxReasons, error)
 
 	// Templates, as last synced from the Cloud API.
 
 	ReplaceTemplates(ctx context.Context, waba string, ts []campaign.Template) error
-	Templates(ctx context.Context) ([]campaign.Template, error)
 }
 
 var _ Driver = (*Store)(nil)

@@ -111,25 +111,3 @@ func countStickyBreaks(ctx context.Context, tx *Tx, campaignID int64, breaks map
 	}
 	return nil
 }
-
-// StickyBreaks returns how often a campaign's recipients could not get the
-// number that messaged them within 30 days, by reason.
-func (s *Store) StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT reason, n FROM sticky_breaks WHERE campaign_id = ?`, campaignID)
-	if err != nil {
-		return nil, fmt.Errorf("read sticky breaks: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var (
-			reason string
-			n      int
-		)
-		if err := rows.Scan(&reason, &n); err != nil {
-			return nil, fmt.Errorf("read sticky breaks: %w", err)
-		}
-		out[reason] = n
-	}
-	return out, rows.Err()
-}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // TestPairGap: a second message to one person, from any of our numbers,
@@ -103,7 +104,7 @@ func TestStickySender(t *testing.T) {
 			if c.Account.Name != tt.wantAccount {
 				t.Errorf("sent from %s, want %s", c.Account.Name, tt.wantAccount)
 			}
-			breaks, err := st.StickyBreaks(t.Context(), second.ID)
+			breaks, err := readmodel.New(st).StickyBreaks(t.Context(), second.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

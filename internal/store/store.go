@@ -34,6 +34,18 @@ var migrations embed.FS
 
 // Store is an open wasend database.
 type Store struct {
+	*conn
+	loc *time.Location // the zone of quota days, fixed in the database
+	// zoneErr: the zone asked for disagrees with loc; no quota day opens.
+	zoneErr *ZoneMismatchError
+	// shared, when set, is where claims ask for admission (ShareLimits).
+	shared *sharedLimits
+}
+
+// conn is the database file and the one connection this process writes
+// through: the migrations, the transaction machinery below the Store's
+// write and writeSend, and the cache of prepared statements.
+type conn struct {
 	db   *sql.DB
 	path string
 	wmu  sync.Mutex // serialises this process's write transactions
@@ -46,11 +58,6 @@ type Store struct {
 	// than running most of wasend's queries.
 	stmts sync.Map
 	now   func() time.Time
-	loc   *time.Location // the zone of quota days, fixed in the database
-	// zoneErr: the zone asked for disagrees with loc; no quota day opens.
-	zoneErr *ZoneMismatchError
-	// shared, when set, is where claims ask for admission (ShareLimits).
-	shared *sharedLimits
 }
 
 // Options configure Open. Zero values get defaults.
@@ -103,7 +110,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, now: opts.Now}
+	s := &Store{conn: &conn{db: db, path: path, now: opts.Now}}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
@@ -203,8 +210,8 @@ func (s *Store) Path() string { return s.path }
 // Today returns the calendar day of t in the store's time zone.
 func (s *Store) Today(t time.Time) string { return t.In(s.loc).Format(time.DateOnly) }
 
-func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+func (c *conn) migrate(ctx context.Context) error {
+	if _, err := c.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
@@ -223,7 +230,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := s.apply(ctx, v, base, string(body)); err != nil {
+		if err := c.apply(ctx, v, base, string(body)); err != nil {
 			return err
 		}
 	}
@@ -237,13 +244,13 @@ func (s *Store) migrate(ctx context.Context) error {
 const noForeignKeys = "-- wasend:foreign_keys=off\n"
 
 // apply runs one migration unless it ran before, in one transaction.
-func (s *Store) apply(ctx context.Context, version int, name, body string) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+func (c *conn) apply(ctx context.Context, version int, name, body string) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	// foreign_keys can't change inside a transaction: the migration gets a
 	// connection of its own, set before the transaction begins and reset
 	// before the connection goes back to the pool.
-	conn, err := s.db.Conn(ctx)
+	conn, err := c.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("apply migration %s: %w", name, err)
 	}
@@ -261,7 +268,7 @@ func (s *Store) apply(ctx context.Context, version int, name, body string) error
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("apply migration %s: %w", name, s.storageError(err))
+		return fmt.Errorf("apply migration %s: %w", name, c.storageError(err))
 	}
 	defer tx.Rollback()
 	var n int
@@ -272,7 +279,7 @@ func (s *Store) apply(ctx context.Context, version int, name, body string) error
 		return nil // another process applied it first
 	}
 	if _, err := tx.ExecContext(ctx, body); err != nil {
-		return fmt.Errorf("apply migration %s: %w", name, s.storageError(err))
+		return fmt.Errorf("apply migration %s: %w", name, c.storageError(err))
 	}
 	if strings.Contains(body, "PRAGMA writable_schema = ON") {
 		if err := editSchema(ctx, tx); err != nil {
@@ -291,11 +298,11 @@ func (s *Store) apply(ctx context.Context, version int, name, body string) error
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-		version, name, s.now().UnixNano()); err != nil {
+		version, name, c.now().UnixNano()); err != nil {
 		return fmt.Errorf("apply migration %s: %w", name, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("apply migration %s: %w", name, s.storageError(err))
+		return fmt.Errorf("apply migration %s: %w", name, c.storageError(err))
 	}
 	return nil
 }
@@ -327,7 +334,7 @@ func editSchema(ctx context.Context, tx *sql.Tx) error {
 func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return s.writeIn(ctx, false, fn)
+	return writeIn(ctx, s, false, fn)
 }
 
 // writeSend is write for the sending path's transactions (claims and
@@ -345,9 +352,9 @@ func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 func (s *Store) writeSend(ctx context.Context, fn func(tx *Tx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := s.writeIn(ctx, true, fn)
+	err := writeIn(ctx, s, true, fn)
 	if errors.Is(err, errUnbounded) {
-		err = s.writeIn(ctx, false, fn)
+		err = writeIn(ctx, s, false, fn)
 	}
 	return err
 }
@@ -357,11 +364,11 @@ var errUnbounded = errors.New("a move without a bound on its rows in a sending t
 
 // writeIn is write, with statement journals in memory when mem is set. The
 // caller holds wmu.
-func (s *Store) writeIn(ctx context.Context, mem bool, fn func(tx *Tx) error) error {
+func writeIn(ctx context.Context, s *Store, mem bool, fn func(tx *Tx) error) error {
 	for attempt := 0; ; attempt++ {
 		err := s.tempInMemory(ctx, mem)
 		if err == nil {
-			err = s.writeOnce(ctx, mem, fn)
+			err = writeOnce(ctx, s, mem, fn)
 		}
 		if err == nil || !isBusy(err) || attempt >= 5 || ctx.Err() != nil {
 			return s.storageError(err)
@@ -373,9 +380,9 @@ func (s *Store) writeIn(ctx context.Context, mem bool, fn func(tx *Tx) error) er
 // in memory (mem) or SQLite's default. The setting is taken when a
 // transaction begins, so it is made before; only a change costs a
 // statement. The caller holds wmu.
-func (s *Store) tempInMemory(ctx context.Context, mem bool) error {
-	w, err := s.writer(ctx)
-	if err != nil || s.wMem == mem {
+func (c *conn) tempInMemory(ctx context.Context, mem bool) error {
+	w, err := c.writer(ctx)
+	if err != nil || c.wMem == mem {
 		return err
 	}
 	mode := "DEFAULT"
@@ -383,10 +390,10 @@ func (s *Store) tempInMemory(ctx context.Context, mem bool) error {
 		mode = "MEMORY"
 	}
 	if _, err := w.ExecContext(context.WithoutCancel(ctx), `PRAGMA temp_store = `+mode); err != nil {
-		s.dropWriter()
+		c.dropWriter()
 		return fmt.Errorf("temp_store: %w", err)
 	}
-	s.wMem = mem
+	c.wMem = mem
 	return nil
 }
 
@@ -395,18 +402,18 @@ var ErrStorage = errors.New("storage failure")
 
 // storageError names the database file on errors of the disk itself (full,
 // read-only, I/O), which the operator fixes outside wasend.
-func (s *Store) storageError(err error) error {
+func (c *conn) storageError(err error) error {
 	var se sqlite3.Error
 	if errors.As(err, &se) {
 		switch se.Code {
 		case sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrReadonly, sqlite3.ErrCantOpen, sqlite3.ErrCorrupt:
-			return fmt.Errorf("database %s: %w: %w", s.path, ErrStorage, err)
+			return fmt.Errorf("database %s: %w: %w", c.path, ErrStorage, err)
 		}
 	}
 	return err
 }
 
-func (s *Store) writeOnce(ctx context.Context, send bool, fn func(tx *Tx) error) error {
+func writeOnce(ctx context.Context, s *Store, send bool, fn func(tx *Tx) error) error {
 	// The transaction must not die with ctx: an outcome being recorded while
 	// the user presses Ctrl-C has to reach the disk.
 	txCtx := context.WithoutCancel(ctx)
@@ -433,36 +440,36 @@ func (s *Store) writeOnce(ctx context.Context, send bool, fn func(tx *Tx) error)
 // since its last transaction. Claims and records alternating over two
 // pooled connections made each of them start cold: a scan of the whole
 // cache to empty it, then every page read again from the WAL.
-func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, error) {
-	w, err := s.writer(ctx)
+func (c *conn) beginWrite(ctx context.Context) (*sql.Tx, error) {
+	w, err := c.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
 	tx, err := w.BeginTx(ctx, nil)
 	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
-		s.dropWriter() // the next write gets a fresh connection
+		c.dropWriter() // the next write gets a fresh connection
 	}
 	return tx, err
 }
 
 // writer returns the writer connection. The caller holds wmu.
-func (s *Store) writer(ctx context.Context) (*sql.Conn, error) {
-	if s.w == nil {
-		w, err := s.db.Conn(ctx)
+func (c *conn) writer(ctx context.Context) (*sql.Conn, error) {
+	if c.w == nil {
+		w, err := c.db.Conn(ctx)
 		if err != nil {
 			return nil, err
 		}
-		s.w, s.wMem = w, false
+		c.w, c.wMem = w, false
 	}
-	return s.w, nil
+	return c.w, nil
 }
 
 // dropWriter discards the writer connection. The caller holds wmu.
-func (s *Store) dropWriter() {
-	if s.w != nil {
-		s.w.Raw(func(any) error { return driver.ErrBadConn }) // not back into the pool
-		s.w.Close()
-		s.w = nil
+func (c *conn) dropWriter() {
+	if c.w != nil {
+		c.w.Raw(func(any) error { return driver.ErrBadConn }) // not back into the pool
+		c.w.Close()
+		c.w = nil
 	}
 }
 

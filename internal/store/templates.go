@@ -29,26 +29,3 @@ func (s *Store) ReplaceTemplates(ctx context.Context, waba string, ts []campaign
 		return nil
 	})
 }
-
-// Templates returns every synced template, by WABA, name and language.
-func (s *Store) Templates(ctx context.Context) ([]campaign.Template, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT waba_id, name, language, status, category, parameter_format, components, synced_at
-		FROM templates ORDER BY waba_id, name, language`)
-	if err != nil {
-		return nil, fmt.Errorf("list templates: %w", err)
-	}
-	defer rows.Close()
-	var out []campaign.Template
-	for rows.Next() {
-		var (
-			t  campaign.Template
-			at int64
-		)
-		if err := rows.Scan(&t.WABA, &t.Name, &t.Language, &t.Status, &t.Category, &t.ParameterFormat, &t.Components, &at); err != nil {
-			return nil, fmt.Errorf("read template: %w", err)
-		}
-		t.SyncedAt = fromNanos(at)
-		out = append(out, t)
-	}
-	return out, rows.Err()
-}

@@ -37,43 +37,6 @@ func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
 	})
 }
 
-// InboxReasons says how many bodies stored since a time were applied with
-// a reason — not a notification, or a part that could not apply and was
-// skipped — and the latest reason, with when its body came.
-type InboxReasons struct {
-	Bodies   int
-	Latest   string
-	LatestAt time.Time
-}
-
-// WebhookInboxReasons reads the InboxReasons of bodies received since.
-func (s *Store) WebhookInboxReasons(ctx context.Context, since time.Time) (InboxReasons, error) {
-	var r InboxReasons
-	rows, err := s.db.QueryContext(ctx, `SELECT error, received_at FROM webhook_inbox
-		WHERE error IS NOT NULL AND received_at >= ? ORDER BY id DESC`, since.UnixNano())
-	if err != nil {
-		return r, fmt.Errorf("read webhook inbox: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			why string
-			at  int64
-		)
-		if err := rows.Scan(&why, &at); err != nil {
-			return r, fmt.Errorf("read webhook inbox: %w", err)
-		}
-		if r.Bodies == 0 {
-			r.Latest, r.LatestAt = why, fromNanos(at)
-		}
-		r.Bodies++
-	}
-	if err := rows.Err(); err != nil {
-		return r, fmt.Errorf("read webhook inbox: %w", err)
-	}
-	return r, nil
-}
-
 // WebhookRules decide what webhook bodies mean (internal/webhook's Rules
 // are the ones): the store keeps what the bodies carry and makes the moves
 // the rules name, deciding none itself.

@@ -100,9 +100,9 @@ func sameRules(a, b *time.Location) bool {
 	return true
 }
 
-func (s *Store) setting(ctx context.Context, key string) (string, error) {
+func (c *conn) setting(ctx context.Context, key string) (string, error) {
 	var v string
-	err := s.db.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	err := c.db.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

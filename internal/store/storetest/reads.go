@@ -41,7 +41,7 @@ func (s suite) testTemplates(t *testing.T) {
 		if err := st.ReplaceTemplates(t.Context(), s.waba, s.ts); err != nil {
 			t.Fatal(err)
 		}
-		got, err := st.Templates(t.Context())
+		got, err := readmodel.New(st).Templates(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
