@@ -99,12 +99,12 @@ func seedCampaign(t *testing.T, db string) {
 	}
 	for i := 0; ; i++ {
 		now = showT0.Add(time.Minute + time.Duration(i)*time.Second)
-		cl, err := st.Claim(ctx, c.ID, "runner-1", now)
+		cl, err := storetest.One(st.ClaimN(ctx, c.ID, "runner-1", now, 1))
 		if err != nil {
 			t.Fatalf("claim %d: %v", i, err)
 		}
 		if o := outcome(cl.Message.Line, cl.Message.Attempts); o != nil {
-			if err := st.Record(ctx, cl, "runner-1", *o, now.Add(400*time.Millisecond)); err != nil {
+			if err := st.RecordAll(ctx, "runner-1", []campaign.Result{{Claim: cl, Outcome: *o, At: now.Add(400 * time.Millisecond)}}); err != nil {
 				t.Fatal(err)
 			}
 		}

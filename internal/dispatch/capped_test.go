@@ -147,7 +147,7 @@ func TestDoneForNowRescuesStoppedRunnersRows(t *testing.T) {
 	// Two are answered: a retry a day away (a rescheduled 131049, say).
 	// The other two stay in flight in the ghost, which beats no more.
 	for _, cl := range cs[:2] {
-		if err := e.st.Record(e.ctx, cl, "ghost", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: start.Add(24 * time.Hour), Refund: true}, start); err != nil {
+		if err := e.st.RecordAll(e.ctx, "ghost", []campaign.Result{{Claim: cl, Outcome: campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: start.Add(24 * time.Hour), Refund: true}, At: start}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // TestDeadRunnerRowsRescued: another runner claimed rows and died (its
@@ -30,7 +31,7 @@ func TestDeadRunnerRowsRescued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	liveClaim, err := e.st.Claim(e.ctx, c.ID, "live", start)
+	liveClaim, err := storetest.One(e.st.ClaimN(e.ctx, c.ID, "live", start, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestDeadRunnerRowsRescued(t *testing.T) {
 		}
 		if !answered && to.Sub(start) >= 20*time.Second {
 			answered = true
-			if err := e.st.Record(e.ctx, liveClaim, "live", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.live"}, to); err != nil {
+			if err := e.st.RecordAll(e.ctx, "live", []campaign.Result{{Claim: liveClaim, Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.live"}, At: to}}); err != nil {
 				t.Error(err)
 			}
 		}

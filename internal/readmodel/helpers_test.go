@@ -75,3 +75,11 @@ func mustCampaign(t *testing.T, st *store.Store, name string, n int) campaign.Ca
 	}
 	return c
 }
+
+// claimOne is the claim of a batch of one (ClaimN with max 1).
+func claimOne(cs []campaign.Claim, err error) (campaign.Claim, error) {
+	if err != nil {
+		return campaign.Claim{}, err
+	}
+	return cs[0], nil
+}

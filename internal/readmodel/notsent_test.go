@@ -21,11 +21,11 @@ func TestStatsNotSentApart(t *testing.T) {
 		{Kind: campaign.OutcomeRetry, Class: dispatch.ClassNotSent, Error: "not sent: the account or campaign stopped meanwhile"},
 		{Kind: campaign.OutcomeSent, WAMID: "w2", Class: "ok"},
 	} {
-		cl, err := st.Claim(ctx, c.ID, "r", at(0))
+		cl, err := claimOne(st.ClaimN(ctx, c.ID, "r", at(0), 1))
 		if err != nil {
 			t.Fatalf("claim %d: %v", i, err)
 		}
-		if err := st.Record(ctx, cl, "r", o, at(0)); err != nil {
+		if err := st.RecordAll(ctx, "r", []campaign.Result{{Claim: cl, Outcome: o, At: at(0)}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -22,7 +22,7 @@ func playCampaign(t *testing.T, st *store.Store, n int, outcome func(line, attem
 	var claims []campaign.Claim
 	for i := 0; ; i++ {
 		now := at(time.Duration(i) * time.Second)
-		cl, err := st.Claim(t.Context(), c.ID, "r1", now)
+		cl, err := claimOne(st.ClaimN(t.Context(), c.ID, "r1", now, 1))
 		var we *campaign.WaitError
 		if errors.Is(err, campaign.ErrDone) || errors.As(err, &we) {
 			break
@@ -35,7 +35,7 @@ func playCampaign(t *testing.T, st *store.Store, n int, outcome func(line, attem
 		if o == nil {
 			continue
 		}
-		if err := st.Record(t.Context(), cl, "r1", *o, now.Add(500*time.Millisecond)); err != nil {
+		if err := st.RecordAll(t.Context(), "r1", []campaign.Result{{Claim: cl, Outcome: *o, At: now.Add(500 * time.Millisecond)}}); err != nil {
 			t.Fatal(err)
 		}
 	}

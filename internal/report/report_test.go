@@ -108,11 +108,11 @@ func TestLiveRunnerMakesRunning(t *testing.T) {
 	if err := st.RegisterRunner(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := st.Claim(ctx, 1, "r1", *now)
+	cl, err := storetest.One(st.ClaimN(ctx, 1, "r1", *now, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Record(ctx, cl, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w", Class: "ok"}, *now); err != nil {
+	if err := st.RecordAll(ctx, "r1", []campaign.Result{{Claim: cl, Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w", Class: "ok"}, At: *now}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := state(); got != "running" {
@@ -131,7 +131,7 @@ func TestFinishedFiguresStop(t *testing.T) {
 	st, now := seed(t, 4)
 	for i := 0; ; i++ {
 		*now = t0.Add(time.Duration(i) * time.Second)
-		cl, err := st.Claim(ctx, 1, "r1", *now)
+		cl, err := storetest.One(st.ClaimN(ctx, 1, "r1", *now, 1))
 		if err != nil {
 			break // nothing left
 		}
@@ -139,7 +139,7 @@ func TestFinishedFiguresStop(t *testing.T) {
 		if i == 0 {
 			o = campaign.Outcome{Kind: campaign.OutcomeRetry, ErrorCode: 130429, Class: "throttled", Error: "130429 Rate limit hit"}
 		}
-		if err := st.Record(ctx, cl, "r1", o, now.Add(100*time.Millisecond)); err != nil {
+		if err := st.RecordAll(ctx, "r1", []campaign.Result{{Claim: cl, Outcome: o, At: now.Add(100 * time.Millisecond)}}); err != nil {
 			t.Fatal(err)
 		}
 		if i > 20 {

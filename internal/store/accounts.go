@@ -516,7 +516,7 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 			return err
 		}
 		// A new quota day is when warm-up judges the days before it.
-		promoted, err := s.promoteDue(ctx, tx, now)
+		promoted, err := promoteDue(ctx, tx, now, s.loc)
 		if err != nil {
 			return err
 		}

@@ -14,22 +14,6 @@ import (
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
-// Claim takes the next due message of a campaign for runner, together with
-// one token from the chosen account's bucket (and the global bucket when it
-// is on) and one unit of that account's daily quota — all in one
-// transaction, so no other process can spend the same token or quota.
-//
-// When nothing can be sent now it returns a *campaign.WaitError saying why
-// and until when; campaign.ErrDone when no row is open; campaign.ErrPaused
-// when the campaign is paused.
-func (s *Store) Claim(ctx context.Context, campaignID int64, runner string, now time.Time) (campaign.Claim, error) {
-	cs, err := s.ClaimN(ctx, campaignID, runner, now, 1)
-	if err != nil {
-		return campaign.Claim{}, err
-	}
-	return cs[0], nil
-}
-
 // ClaimN claims up to max messages in one transaction, as Claim does for
 // one. It returns at least one claim or Claim's errors.
 func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
@@ -552,13 +536,6 @@ func nextDue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, max i
 	return nil, campaign.ErrDone
 }
 
-// Record stores what became of a claimed message. A sent outcome is always
-// kept, even if the row was meanwhile declared unknown: the wamid is the
-// truth. Other outcomes apply only while the row is still this claim's.
-func (s *Store) Record(ctx context.Context, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
-	return s.RecordAll(ctx, runner, []campaign.Result{{Claim: c, Outcome: o, At: now}})
-}
-
 // RecordAll stores several outcomes in one transaction (a group commit).
 func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
 	return s.writeSend(ctx, func(tx *Tx) error { return recordAll(ctx, tx, runner, rs) })
@@ -851,7 +828,7 @@ func (s *Store) UnregisterRunner(ctx context.Context, id string) error {
 // many rows it moved of each campaign: rows of any campaign are moved, and
 // each is its own campaign's to resend.
 func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (map[int64]int, error) {
-	return s.recoverOrphans(ctx, 0, now, dead)
+	return recoverOrphans(ctx, s, 0, now, dead)
 }
 
 // Rescue is RecoverOrphans for one campaign's rows, cheap enough for a
@@ -863,7 +840,7 @@ func (s *Store) Rescue(ctx context.Context, campaignID int64, now time.Time, dea
 	if campaignID <= 0 {
 		return 0, fmt.Errorf("rescue: campaign id %d: %w", campaignID, campaign.ErrNotFound)
 	}
-	moved, err := s.recoverOrphans(ctx, campaignID, now, dead)
+	moved, err := recoverOrphans(ctx, s, campaignID, now, dead)
 	return moved[campaignID], err
 }
 
@@ -872,7 +849,7 @@ const orphanedNote = "interrupted: the request may have reached the API, so it i
 
 // recoverOrphans does RecoverOrphans (campaignID 0: every campaign) and
 // Rescue.
-func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (map[int64]int, error) {
+func recoverOrphans(ctx context.Context, s *Store, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (map[int64]int, error) {
 	var moved map[int64]int
 	err := s.write(ctx, func(tx *Tx) error {
 		moved = map[int64]int{}

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +39,7 @@ const DefaultPortfolio = "default"
 // from other errors. The database's host id, which every claim id starts
 // with, is made now the first time.
 func (s *Store) ShareLimits(ctx context.Context, g Gates, unavailable func(error) bool) error {
-	id, err := s.limitsHost(ctx)
+	id, err := limitsHost(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -50,7 +49,7 @@ func (s *Store) ShareLimits(ctx context.Context, g Gates, unavailable func(error
 
 // limitsHost is the database's id among the hosts sharing limits, made the
 // first time it is asked for.
-func (s *Store) limitsHost(ctx context.Context) (string, error) {
+func limitsHost(ctx context.Context, s *Store) (string, error) {
 	var id string
 	err := s.write(ctx, func(tx *Tx) error {
 		b := make([]byte, 8)
@@ -64,17 +63,6 @@ func (s *Store) limitsHost(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("host id for the shared limits: %w", err)
 	}
 	return id, nil
-}
-
-// closeShared closes the gates ShareLimits was given, when they close.
-func (s *Store) closeShared() {
-	if s.shared == nil {
-		return
-	}
-	if c, ok := s.shared.gates.(io.Closer); ok {
-		c.Close()
-	}
-	s.shared = nil
 }
 
 type sharedLimits struct {

@@ -77,7 +77,7 @@ var keptCounts = []struct {
 // after migration 0010, and after a migration that rebuilt messages or
 // attempts (dropping a table drops its triggers). Otherwise it costs one
 // look at the schema.
-func (s *Store) ensureCounts(ctx context.Context) error {
+func ensureCounts(ctx context.Context, s *Store) error {
 	missing := func(q querier) (bool, error) {
 		var n int
 		err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (`+

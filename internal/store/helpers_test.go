@@ -143,3 +143,29 @@ func mustClaim(t *testing.T, st *Store, id int64, runner string, now time.Time) 
 	}
 	return c
 }
+
+// Claim and Record are the one-message forms of ClaimN and RecordAll that
+// the store's own tests use.
+
+// Claim takes the next due message of a campaign for runner, together with
+// one token from the chosen account's bucket (and the global bucket when it
+// is on) and one unit of that account's daily quota — all in one
+// transaction, so no other process can spend the same token or quota.
+//
+// When nothing can be sent now it returns a *campaign.WaitError saying why
+// and until when; campaign.ErrDone when no row is open; campaign.ErrPaused
+// when the campaign is paused.
+func (s *Store) Claim(ctx context.Context, campaignID int64, runner string, now time.Time) (campaign.Claim, error) {
+	cs, err := s.ClaimN(ctx, campaignID, runner, now, 1)
+	if err != nil {
+		return campaign.Claim{}, err
+	}
+	return cs[0], nil
+}
+
+// Record stores what became of a claimed message. A sent outcome is always
+// kept, even if the row was meanwhile declared unknown: the wamid is the
+// truth. Other outcomes apply only while the row is still this claim's.
+func (s *Store) Record(ctx context.Context, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
+	return s.RecordAll(ctx, runner, []campaign.Result{{Claim: c, Outcome: o, At: now}})
+}

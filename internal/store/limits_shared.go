@@ -55,15 +55,6 @@ func (s *Store) SharedAccounts(ctx context.Context, names []string) ([]SharedAcc
 	return out, nil
 }
 
-// QuotaDayOpens is nil when this store may open quota days, or the
-// *ZoneMismatchError that keeps it from opening any (see ResetQuota).
-func (s *Store) QuotaDayOpens() error {
-	if s.zoneErr != nil {
-		return s.zoneErr
-	}
-	return nil
-}
-
 // hostPart is this database's part of a portfolio's lost quota day, as
 // limits.Gate.Rebuild takes it: each of its accounts' count of its own
 // quota day, the recipients they messaged in the last 24 h (the reach
@@ -156,7 +147,7 @@ func hostPart(ctx context.Context, q querier, host, portfolio, today string, now
 // (see hostPart), as this host among those sharing limits: what a forced
 // quota reset rebuilds the day from.
 func (s *Store) HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error) {
-	host, err := s.limitsHost(ctx)
+	host, err := limitsHost(ctx, s)
 	if err != nil {
 		return limits.RebuildRequest{}, err
 	}

@@ -165,7 +165,7 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 	}
 	for i := range out {
 		p := &out[i]
-		g, err := s.gateOf(ctx, p, accts)
+		g, err := gateOf(ctx, s.db, p, accts)
 		if err != nil {
 			return nil, err
 		}
@@ -189,16 +189,16 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 }
 
 // gateOf builds the reach gate of a listed portfolio.
-func (s *Store) gateOf(ctx context.Context, p *campaign.PortfolioStatus, accts []account) (*reachGate, error) {
+func gateOf(ctx context.Context, q querier, p *campaign.PortfolioStatus, accts []account) (*reachGate, error) {
 	for _, a := range accts {
 		if (p.Own && a.Name == p.Name) || (!p.Own && a.portfolioID == p.ID) {
-			return gateFor(ctx, s.db, a)
+			return gateFor(ctx, q, a)
 		}
 	}
 	// A portfolio without live accounts: its removed ones may still have
 	// sent within the window.
 	g := &reachGate{limit: p.PinnedLimit, reach: ratelimit.Reach{Limit: p.PinnedLimit, Margin: p.Margin}}
-	return g, g.loadMembers(ctx, s.db, `SELECT id FROM accounts WHERE portfolio_id = ?`, p.ID)
+	return g, g.loadMembers(ctx, q, `SELECT id FROM accounts WHERE portfolio_id = ?`, p.ID)
 }
 
 // reachGate is one portfolio's messaging limit inside a claim: who belongs
@@ -377,7 +377,7 @@ func (s *Store) PortfolioWindows(ctx context.Context) ([]PortfolioWindow, error)
 		if p.Limit <= 0 {
 			continue
 		}
-		g, err := s.gateOf(ctx, p, accts)
+		g, err := gateOf(ctx, s.db, p, accts)
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -35,9 +36,7 @@ var migrations embed.FS
 // Store is an open wasend database.
 type Store struct {
 	*conn
-	loc *time.Location // the zone of quota days, fixed in the database
-	// zoneErr: the zone asked for disagrees with loc; no quota day opens.
-	zoneErr *ZoneMismatchError
+	quotaZone
 	// shared, when set, is where claims ask for admission (ShareLimits).
 	shared *sharedLimits
 }
@@ -115,11 +114,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
-	if err := s.ensureCounts(ctx); err != nil {
+	if err := ensureCounts(ctx, s); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
 	}
-	if err := s.fixZone(ctx, opts.Location); err != nil {
+	if err := fixZone(ctx, s, opts.Location); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
@@ -180,7 +179,13 @@ const cacheKiB = 16384
 
 // Close closes the database.
 func (s *Store) Close() error {
-	s.closeShared()
+	if s.shared != nil {
+		// The gates ShareLimits was given, when they close.
+		if c, ok := s.shared.gates.(io.Closer); ok {
+			c.Close()
+		}
+		s.shared = nil
+	}
 	s.wmu.Lock()
 	if s.w != nil {
 		s.w.Close()
@@ -195,20 +200,20 @@ func (s *Store) Close() error {
 }
 
 // Now is the store's clock.
-func (s *Store) Now() time.Time { return s.now() }
+func (c *conn) Now() time.Time { return c.now() }
 
 // Reader is the database handle for queries that only read: the read
 // models (internal/readmodel) run theirs on it, outside the write lock,
 // each statement on one snapshot (WAL). Nothing may write through it:
 // writes go through the store's transactions, which hold the lock and keep
 // the counts.
-func (s *Store) Reader() *sql.DB { return s.db }
+func (c *conn) Reader() *sql.DB { return c.db }
 
 // Path returns the database file's path.
-func (s *Store) Path() string { return s.path }
+func (c *conn) Path() string { return c.path }
 
 // Today returns the calendar day of t in the store's time zone.
-func (s *Store) Today(t time.Time) string { return t.In(s.loc).Format(time.DateOnly) }
+func (z *quotaZone) Today(t time.Time) string { return t.In(z.loc).Format(time.DateOnly) }
 
 func (c *conn) migrate(ctx context.Context) error {
 	if _, err := c.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (

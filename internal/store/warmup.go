@@ -166,14 +166,14 @@ func tierDays(ctx context.Context, q querier, id int64, since time.Time, loc *ti
 
 // promoteDue promotes every auto-tier account whose record earns it,
 // logging why; run with each quota reset.
-func (s *Store) promoteDue(ctx context.Context, tx *Tx, now time.Time) ([]campaign.TierChange, error) {
+func promoteDue(ctx context.Context, tx *Tx, now time.Time, loc *time.Location) ([]campaign.TierChange, error) {
 	accts, err := autoTierAccounts(ctx, tx, ``)
 	if err != nil {
 		return nil, err
 	}
 	var out []campaign.TierChange
 	for _, a := range accts {
-		days, err := tierDays(ctx, tx, a.id, a.since, s.loc)
+		days, err := tierDays(ctx, tx, a.id, a.since, loc)
 		if err != nil {
 			return nil, err
 		}

@@ -24,11 +24,18 @@ func (e *ZoneMismatchError) Error() string {
 	return fmt.Sprintf("time zone %s is not the zone of quota days fixed in the database, %s", e.Requested, e.Stored)
 }
 
+// quotaZone is the zone of quota days fixed in the database, and whether
+// the zone this process asked for disagrees (then no quota day opens).
+type quotaZone struct {
+	loc     *time.Location
+	zoneErr *ZoneMismatchError
+}
+
 // fixZone reads the zone of quota days, storing the one asked for (or the
 // local zone's name) when the database has none yet. A zone asked for that
 // disagrees is remembered, for ResetQuota to refuse; everything else
 // follows the stored zone.
-func (s *Store) fixZone(ctx context.Context, requested *time.Location) error {
+func fixZone(ctx context.Context, s *Store, requested *time.Location) error {
 	stored, err := s.setting(ctx, zoneKey)
 	if err != nil {
 		return err
@@ -112,8 +119,17 @@ func (c *conn) setting(ctx context.Context, key string) (string, error) {
 	return v, nil
 }
 
+// QuotaDayOpens is nil when this store may open quota days, or the
+// *ZoneMismatchError that keeps it from opening any (see ResetQuota).
+func (z *quotaZone) QuotaDayOpens() error {
+	if z.zoneErr != nil {
+		return z.zoneErr
+	}
+	return nil
+}
+
 // Location is the zone of quota days fixed in the database.
-func (s *Store) Location() *time.Location { return s.loc }
+func (z *quotaZone) Location() *time.Location { return z.loc }
 
 // SetTimezone changes the zone of quota days to the IANA zone name and
 // returns the previous one. Quota days still only move forward: after a

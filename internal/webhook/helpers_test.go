@@ -81,7 +81,7 @@ func wamid(i int) string { return "wamid.row" + strconv.Itoa(i) }
 
 func (f *fixture) record(t *testing.T, i int, o campaign.Outcome) {
 	t.Helper()
-	if err := f.st.Record(t.Context(), f.claims[i], "r1", o, f.clk.Now()); err != nil {
+	if err := f.st.RecordAll(t.Context(), "r1", []campaign.Result{{Claim: f.claims[i], Outcome: o, At: f.clk.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 }

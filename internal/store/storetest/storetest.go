@@ -35,3 +35,12 @@ func SetCampaignState(ctx context.Context, path string, id int64, st campaign.Ca
 	}
 	return nil
 }
+
+// One is the claim of a batch of one (ClaimN with max 1), as the engine's
+// first claim of a run is: for tests that claim one message at a time.
+func One(cs []campaign.Claim, err error) (campaign.Claim, error) {
+	if err != nil {
+		return campaign.Claim{}, err
+	}
+	return cs[0], nil
+}
