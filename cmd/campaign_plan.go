@@ -100,8 +100,12 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			return err
 		}
 		if o.JSON {
-			return f.IO.JSON(out)
+			return f.IO.JSON(struct {
+				report.Plan
+				phoneJSON
+			}{out, phoneOf(sum)})
 		}
+		printPhoneColumn(f.IO.Out, sum)
 		return printPlan(f, out, st.Location())
 	})
 }
