@@ -161,8 +161,9 @@ func phoneOf(s runner.Summary) phoneJSON {
 	return phoneJSON{PhoneColumn: s.Phone.Name, PhoneUnused: append([]string{}, s.Phone.Unused...)}
 }
 
-// printPhoneColumn is the line check and plan start with (preview says
-// it on stderr, run in its import summary).
+// printPhoneColumn is the line check and plan print after their first
+// (which scripts read); preview says it on stderr, run in its import
+// summary.
 func printPhoneColumn(w io.Writer, s runner.Summary) {
 	fmt.Fprintf(w, "phone column: %s\n", s.Phone)
 }
@@ -184,7 +185,6 @@ const firstProblems = 10
 
 func printCheck(f *Factory, file string, s runner.Summary) error {
 	w := f.IO.Out
-	printPhoneColumn(w, s)
 	fmt.Fprintf(w, "%s: %d rows read, %d valid, %d invalid, %d duplicates, %d suppressed",
 		file, s.Rows, s.Valid, s.Rows-s.Valid-s.Duplicates-s.Suppressed-s.Contacted, s.Duplicates, s.Suppressed)
 	if s.Contacted > 0 {
@@ -197,6 +197,7 @@ func printCheck(f *Factory, file string, s runner.Summary) error {
 	for _, r := range s.Invalid {
 		fmt.Fprintf(w, "  %6d  %s\n", r.Rows, r.Reason)
 	}
+	printPhoneColumn(w, s)
 	if len(s.Skipped) > 0 {
 		fmt.Fprintln(w, "first problems:")
 	}

@@ -38,8 +38,8 @@ func TestCampaignPlan(t *testing.T) {
 	// One more active: 35 at once, 5 more by 12 s (main's 2 and the extra's
 	// 2 at 10 s, fresh's 1 at 12 s).
 	out := c.ok("campaign", "plan", csv, "--template", "t", "--lang", "en_US", "--start", "2026-11-30T23:50:00Z")
-	want := `phone column: "phone"
-recipients: 40 (2 rows skipped)
+	want := `recipients: 40 (2 rows skipped)
+phone column: "phone"
 start: 2026-11-30 23:50:00 UTC
 finish: 2026-11-30 23:51:12 UTC, about 1 min
 quota resets needed: 0

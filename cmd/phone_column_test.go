@@ -49,7 +49,8 @@ func TestPhoneColumnCheck(t *testing.T) {
 	}
 }
 
-// TestPhoneColumnPlan: plan names the column first, and in --json.
+// TestPhoneColumnPlan: plan names the column after the recipients, and in
+// --json.
 // Rewrite with: go test ./cmd -run TestPhoneColumnPlan -update
 func TestPhoneColumnPlan(t *testing.T) {
 	c := newCLI(t)
