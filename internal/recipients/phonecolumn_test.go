@@ -146,3 +146,15 @@ func TestReaderPhoneColumn(t *testing.T) {
 		t.Errorf("rows = %+v, want the mobile number", res.rows)
 	}
 }
+
+// TestPhoneLikeKeepsEarlierNames: every name the picker's former list
+// matched exactly is still found on its own.
+func TestPhoneLikeKeepsEarlierNames(t *testing.T) {
+	for _, name := range []string{"phone", "phone number", "mobile", "mobile number", "mobile phone", "msisdn", "wa_id",
+		"whatsapp", "whatsapp number", "telefon", "teléfono", "telefono", "celular", "phone 1 - value", "number"} {
+		got, err := PickPhoneColumn([]string{"Name", " " + strings.ToUpper(name) + " ", "Code"}, "")
+		if err != nil || got.Index != 1 {
+			t.Errorf("header with %q: picked %+v, %v; want column 2", name, got, err)
+		}
+	}
+}
