@@ -193,7 +193,7 @@ func (g *localGate) admit(ctx context.Context, tx *Tx, m campaign.Message, now t
 			// row of the campaign held, then due again, at each token):
 			// the batch ends at the token wait. A window that makes room
 			// later holds the row, as the claim at the token would.
-			if p := ratelimit.Pick(now, g.cands, g.global, g.gLimit); p.Index < 0 && !p.Until.IsZero() && !d.Until.After(p.Until) {
+			if p := ratelimit.Pick(now, g.cands, g.global, g.gLimit); p.Index < 0 && !p.Until.IsZero() && !reachFreesAt(hold).After(p.Until) {
 				g.last = p
 				return answer{reason: p.Reason, until: p.Until, stop: true}, nil
 			}
