@@ -185,8 +185,20 @@ func (g *localGate) admit(ctx context.Context, tx *Tx, m campaign.Message, now t
 		}
 	}
 	if !d.OK {
-		return answer{reason: d.Reason, until: d.Until, stop: reachFreesAt(g.gates).IsZero(),
-			holdReach: reachOnly(g.cands, open, g.window, g.gates)}, nil
+		hold := reachOnly(g.cands, open, g.window, g.gates)
+		if hold != nil {
+			// Refused for the reach while no number has a token either:
+			// nothing goes before the token. When the window makes room
+			// by then, a hold would be undone before it helped (every
+			// row of the campaign held, then due again, at each token):
+			// the batch ends at the token wait. A window that makes room
+			// later holds the row, as the claim at the token would.
+			if p := ratelimit.Pick(now, g.cands, g.global, g.gLimit); p.Index < 0 && !p.Until.IsZero() && !reachFreesAt(hold).After(p.Until) {
+				g.last = p
+				return answer{reason: p.Reason, until: p.Until, stop: true}, nil
+			}
+		}
+		return answer{reason: d.Reason, until: d.Until, stop: reachFreesAt(g.gates).IsZero(), holdReach: hold}, nil
 	}
 	if broken == "" && d.Sticky != "" && !d.Offered {
 		var err error

@@ -9,7 +9,8 @@ import (
 
 // TestClaimReachBeforeTokens holds the local claim to limits.Decide's one
 // order: a recipient new to a full window is held for the reach even while
-// the number also waits for a token, as the shared gates answer.
+// the number also waits for a token, as the shared gates answer, when the
+// window makes room after the token comes.
 func TestClaimReachBeforeTokens(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
@@ -24,4 +25,30 @@ func TestClaimReachBeforeTokens(t *testing.T) {
 		{at: time.Minute, wantWait: campaign.WaitReach, wantUntil: 24 * time.Hour},
 		{at: 24 * time.Hour, wantAccount: "a"},
 	})
+}
+
+// TestClaimNoTokenWindowFreesFirst: rows refused for the reach while no
+// number has a token are not held when the window makes room before the
+// token: nothing goes before the token, and a hold would be undone before
+// it helped. The batch ends at the wait; every row stays due.
+func TestClaimNoTokenWindowFreesFirst(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustPortfolio(t, st, "acme", 1, 0)
+	mustAccount(t, st, "a", campaign.TierNew, limited(1.0/(48*3600), 1, 100))
+	joinPortfolio(t, st, "a", "acme")
+	c := mustCampaign(t, st, "first", 3)
+	runClaims(t, st, clk, c.ID, []claimStep{
+		{at: 0, wantAccount: "a"},
+		// The window of one is full until +24h, the next token is at +48h.
+		{at: time.Second, wantWait: campaign.WaitTokens, wantUntil: 24 * time.Hour},
+	})
+	var held int
+	if err := st.db.QueryRowContext(t.Context(), `SELECT count(*) FROM messages WHERE campaign_id = ? AND state = 'pending'
+		AND (window_wait <> 0 OR next_attempt_at > ?)`, c.ID, at(time.Second).UnixNano()).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	if held != 0 {
+		t.Errorf("%d rows held or put off, want every row due", held)
+	}
 }
