@@ -30,7 +30,7 @@ func TestCappedHint(t *testing.T) {
 	if code := exitCode(err, &strings.Builder{}); code != ExitCapped {
 		t.Fatalf("exit %d (%v), want %d\n%s", code, err, ExitCapped, errOut)
 	}
-	for _, want := range []string{"next quota day from 12-01 00:00 UTC", "or now with `wasend quota reset --force`",
+	for _, want := range []string{"next quota day from 12-01 00:00 UTC", "or now with `wasend quota reset --force --db " + c.db + " --sandbox`",
 		"wasend campaign run --resume 1"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("no %q in:\n%s", want, errOut)
