@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wasend/wasend/internal/limits/redistest"
+	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -249,6 +251,23 @@ func TestHintsRunWhenPasted(t *testing.T) {
 		db := t.TempDir() + "/wasend.db"
 		fast(h, db)
 		h.runHints(h.ok("--db", db, "--sandbox", "campaign", "import", "../testdata/recipients.csv"))
+	})
+	t.Run("failed rows retried", func(t *testing.T) {
+		list := writePreflightList(t, "promo.csv", 0, 6)
+		box := sandbox.New(sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{FailNumbers: map[string]int{"+4915100000002": 131026}}})
+		srv := httptest.NewServer(box)
+		t.Cleanup(srv.Close)
+		h := newHintRunner(t)
+		h.env["WASEND_API_BASE"], h.env["WA_TOKEN_MAIN"] = srv.URL, "token"
+		db := t.TempDir() + "/wasend.db"
+		h.ok("--db", db, "account", "add", "main-01", "--phone-number-id", "1234567890", "--tier", "active", "--token-env", "WA_TOKEN_MAIN")
+		h.ok("--db", db, "tier", "set", "active", "--rate", "1000", "--burst", "100")
+		if got := h.ok("--db", db, "campaign", "run", list, "--text", "hi"); !strings.Contains(got, "failed 1") {
+			t.Fatalf("want one failed row:\n%s", got)
+		}
+		// The resend fails again (131026 is permanent): the documented
+		// outcome of a run that records its failures is success.
+		h.runHints(h.ok("--db", db, "campaign", "retry", "1", "--all-failed"))
 	})
 	t.Run("Redis lost the shared state", func(t *testing.T) {
 		r := redistest.Start(t)
