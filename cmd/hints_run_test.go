@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,10 +167,11 @@ func (h *hintRunner) ok(args ...string) string {
 }
 
 // runHints pastes every hint in printed, in order, and wants each to
-// succeed. It fails when printed offers none: a scenario whose hint went
-// missing proves nothing.
-func (h *hintRunner) runHints(printed string) {
+// succeed; it returns what the pasted lines printed. It fails when printed
+// offers none: a scenario whose hint went missing proves nothing.
+func (h *hintRunner) runHints(printed string) string {
 	h.t.Helper()
+	var all strings.Builder
 	hints := hintsIn(printed)
 	if len(hints) == 0 {
 		h.t.Fatalf("no hint to paste in:\n%s", printed)
@@ -189,10 +192,13 @@ func (h *hintRunner) runHints(printed string) {
 			h.t.Errorf("hint %q is not a wasend command line", line)
 			continue
 		}
-		if got, err := h.run(context.Background(), words[1:]...); err != nil {
+		got, err := h.run(context.Background(), words[1:]...)
+		if err != nil {
 			h.t.Errorf("pasted %q: %v\n%s", line, err, got)
 		}
+		all.WriteString(got)
 	}
+	return all.String()
 }
 
 // Every hint the scenarios below print works when pasted: run as printed,
@@ -268,6 +274,27 @@ func TestHintsRunWhenPasted(t *testing.T) {
 		// The resend fails again (131026 is permanent): the documented
 		// outcome of a run that records its failures is success.
 		h.runHints(h.ok("--db", db, "campaign", "retry", "1", "--all-failed"))
+	})
+	t.Run("unknown rows resent", func(t *testing.T) {
+		list := writePreflightList(t, "promo.csv", 0, 3)
+		// Every send is accepted, then its answer lost; once the operator
+		// pastes the hints, the API answers again.
+		var box atomic.Pointer[sandbox.Server]
+		box.Store(sandbox.New(sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{Drop: 1}}))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { box.Load().ServeHTTP(w, r) }))
+		t.Cleanup(srv.Close)
+		h := newHintRunner(t)
+		h.env["WASEND_API_BASE"], h.env["WA_TOKEN_MAIN"] = srv.URL, "token"
+		db := t.TempDir() + "/wasend.db"
+		h.ok("--db", db, "account", "add", "main-01", "--phone-number-id", "1234567890", "--tier", "active", "--token-env", "WA_TOKEN_MAIN")
+		h.ok("--db", db, "tier", "set", "active", "--rate", "1000", "--burst", "100")
+		printed, _ := h.run(context.Background(), "--db", db, "campaign", "run", list, "--text", "hi")
+		if !strings.Contains(printed, "unknown 3") {
+			t.Fatalf("want three unknown rows:\n%s", printed)
+		}
+		box.Store(sandbox.New(sandbox.Options{PairInterval: -1}))
+		// retry --unknown prints the resume that sends them: paste it too.
+		h.runHints(h.runHints(printed))
 	})
 	t.Run("Redis lost the shared state", func(t *testing.T) {
 		r := redistest.Start(t)
