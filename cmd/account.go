@@ -396,7 +396,7 @@ func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.L
 			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), report.AccountState(a, loc, sending), lastErr, a.PhoneNumberID, "$"+a.TokenEnv)
 	}
 	if len(accts) == 0 {
-		io.Infof("no accounts yet: add one with `wasend account add NAME --phone-number-id ID`")
+		io.Infof("no accounts yet: add one with wasend account add, giving it a name and its phone number id (--phone-number-id)")
 	}
 	if err := t.Render(); err != nil {
 		return err

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/hint"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
@@ -77,8 +76,8 @@ A campaign is its message and its recipients, however the file is read:
 running the same list again continues its unfinished campaign (an edited list
 adds its new numbers; nobody is messaged twice), and a finished one is not
 sent again. --again makes a separate campaign and sends to everyone on the
-list, also to those who got this template in the last 24 h; a new --name
-makes a separate campaign after a finished one. Ctrl-C stops after the
+list, also to those who got this template in the last 24 h (a new --name
+alone makes a separate campaign that skips them). Ctrl-C stops after the
 requests in flight; a message whose answer was lost is marked unknown and not
 resent automatically (see ` + "`wasend campaign retry --unknown`" + `).
 
@@ -284,7 +283,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	case errors.Is(runErr, runner.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
 		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
-			campaign.CappedHint(f.Now(), st.Location()), c.ID, dbHint(f)) // the quota days' zone, as cron's reset
+			campaign.CappedHint(f.Now(), st.Location(), dbHint(f)), c.ID, dbHint(f)) // the quota days' zone, as cron's reset
 	}
 	if opts.Webhooks != nil {
 		reportDelivery(context.WithoutCancel(ctx), f, st, c.ID)
@@ -297,33 +296,9 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 }
 
 // dbHint is the global flags a hinted command line needs to reach the same
-// state as this one: --db, --sandbox and --limits as given (the
-// environment carries over by itself). A --limits URL's password is
-// shown redacted; the operator fills it in, or sets WASEND_LIMITS.
+// state as this one (hint.Flags: --db, --sandbox and --limits as given).
 func dbHint(f *Factory) string {
-	var b strings.Builder
-	if f.DBPath != "" {
-		b.WriteString(" --db " + shellQuote(f.DBPath))
-	}
-	if f.Sandbox {
-		b.WriteString(" --sandbox")
-	}
-	if f.Limits != "" {
-		shown := "URL"
-		if u, err := url.Parse(f.Limits); err == nil {
-			shown = u.Redacted()
-		}
-		b.WriteString(" --limits " + shellQuote(shown))
-	}
-	return b.String()
-}
-
-// shellQuote is s as one word of a POSIX shell's command line.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return hint.Flags{DB: f.DBPath, Sandbox: f.Sandbox, Limits: f.Limits}.String()
 }
 
 // quoteInput is a file's cell as a skipped row's line shows it.

@@ -57,7 +57,7 @@ account, dropped, …), for grep and awk.`,
 				if state == report.StateWaitLimits {
 					if w, err := readmodel.New(st).LimitsWait(cmd.Context(), id); err == nil && !w.Since.IsZero() {
 						f.IO.Warnf("campaign %d: %s", id, limitsWaitText(w.Reason == campaign.WaitLimitsLost,
-							w.Since.In(f.location()).Format(time.DateTime), oneLine(w.Error)))
+							w.Since.In(f.location()).Format(time.DateTime), oneLine(w.Error), dbHint(f), f.LimitsURL() != ""))
 					}
 				}
 				dl, err := campaignDelivery(cmd.Context(), f, st, id, grace)

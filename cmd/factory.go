@@ -188,7 +188,7 @@ func (f *Factory) noDatabase(path string, err error) error {
 	}
 	create := "`wasend account add`, `campaign import`, `campaign run` or `config set` creates one"
 	if f.Sandbox && f.DBPath == "" {
-		create = "`wasend campaign run --sandbox FILE` creates it"
+		create = "wasend campaign run --sandbox with a recipient file creates it"
 	}
 	err = fmt.Errorf("%w (%s); %s, other commands only read or maintain one", err, from, create)
 	if sb, e := f.databasePath(true); e == nil && !f.Sandbox && f.DBPath == "" && f.Getenv("WASEND_DB") == "" {

@@ -30,7 +30,7 @@ func TestCappedHint(t *testing.T) {
 	if code := exitCode(err, &strings.Builder{}); code != ExitCapped {
 		t.Fatalf("exit %d (%v), want %d\n%s", code, err, ExitCapped, errOut)
 	}
-	for _, want := range []string{"next quota day from 12-01 00:00 UTC", "or now with `wasend quota reset --force`",
+	for _, want := range []string{"next quota day from 12-01 00:00 UTC", "or now with `wasend quota reset --force --db " + c.db + " --sandbox`",
 		"wasend campaign run --resume 1"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("no %q in:\n%s", want, errOut)
@@ -329,6 +329,11 @@ func TestHintFlagsCarryOver(t *testing.T) {
 		want string
 	}{
 		{name: "none", f: &Factory{}, want: ""},
+		// What the environment gives, a pasted line inherits: not repeated.
+		{name: "WASEND_DB and WASEND_LIMITS", f: &Factory{Getenv: mapEnv(map[string]string{
+			"WASEND_DB": "/tmp/env.db", "WASEND_LIMITS": "redis://r:6379/0"})}, want: ""},
+		{name: "WASEND_DB under --sandbox", f: &Factory{Sandbox: true, Getenv: mapEnv(map[string]string{"WASEND_DB": "/tmp/env.db"})},
+			want: " --sandbox"},
 		{name: "db", f: &Factory{DBPath: "/tmp/w.db"}, want: " --db /tmp/w.db"},
 		{name: "db and sandbox", f: &Factory{DBPath: "/tmp/w.db", Sandbox: true}, want: " --db /tmp/w.db --sandbox"},
 		{name: "sandbox", f: &Factory{Sandbox: true}, want: " --sandbox"},

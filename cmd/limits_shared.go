@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/hint"
 	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -63,13 +64,15 @@ func (f *Factory) sharedLimits() (*hostshare.Limits, error) {
 
 // limitsWaitText says why a campaign's host claims nothing while it waits
 // for the shared limits, and what ends the wait.
-func limitsWaitText(lost bool, since, why string) string {
+// Its commands end with the reader's flags; limitsSet says whether the
+// reader gave a limits URL (--limits or WASEND_LIMITS).
+func limitsWaitText(lost bool, since, why, flags string, limitsSet bool) string {
 	if lost {
 		if !strings.Contains(why, "quota reset --force") {
 			// A note from an older wasend: no portfolio, no command.
-			why = "Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` rebuilds the day from this host's count (`wasend limits status` says for which accounts)"
+			why = "Redis holds no state (restarted without persistence?); nothing is sent until `wasend quota reset --force --limits URL` rebuilds the day from this host's count (`wasend limits status" + flags + "` says for which accounts)"
 		}
-		return fmt.Sprintf("waiting for shared limits since %s: %s", since, why)
+		return fmt.Sprintf("waiting for shared limits since %s: %s", since, hint.Fill(why, flags, limitsSet))
 	}
 	return fmt.Sprintf("waiting for shared limits since %s: Redis does not answer (%s); those accounts claim nothing until it does, then sending resumes by itself", since, why)
 }
@@ -117,7 +120,7 @@ func resetSharedQuota(ctx context.Context, f *Factory, st *store.Store, accounts
 		for _, p := range rerr.Failed {
 			if errors.Is(p.Err, hostshare.ErrStateLost) && !force {
 				f.IO.Warnf("portfolio %s: Redis holds no shared state (restarted without persistence?), so its accounts send nothing; "+
-					"rebuild its day from this host's count with `wasend quota reset --force --account %s --limits URL`", p.Portfolio, strings.Join(p.Accounts, ","))
+					"rebuild its day from this host's count with `wasend quota reset --force --account %s%s`", p.Portfolio, strings.Join(p.Accounts, ","), dbHint(f))
 				continue
 			}
 			f.IO.Warnf("portfolio %s (%s): %v", p.Portfolio, strings.Join(p.Accounts, ","), p.Err)
@@ -309,7 +312,7 @@ func printLimitsStatus(f *Factory, out limitsStatusOut) error {
 	for _, p := range out.Portfolios {
 		if p.Lost {
 			f.IO.Warnf("portfolio %s: Redis holds no shared state (never started, or lost in a restart without persistence); "+
-				"nothing is sent until `%s` rebuilds its day from this host's count (each other host then adds its own)", p.Name, lostResetCommand(p, started))
+				"nothing is sent until `%s` rebuilds its day from this host's count (each other host then adds its own)", p.Name, lostResetCommand(p, started, dbHint(f)))
 		}
 	}
 	return nil
@@ -319,12 +322,12 @@ func printLimitsStatus(f *Factory, out limitsStatusOut) error {
 // state for. While other portfolios have theirs, it names this one's
 // accounts: a forced reset of every account would zero the others' counts
 // too, a second day of their caps.
-func lostResetCommand(p sharedPortfolioJSON, othersStarted bool) string {
+func lostResetCommand(p sharedPortfolioJSON, othersStarted bool, flags string) string {
 	cmd := "wasend quota reset --force"
 	if othersStarted {
 		for _, a := range p.Accounts {
 			cmd += " --account " + a.Name
 		}
 	}
-	return cmd + " --limits URL"
+	return cmd + flags
 }

@@ -109,7 +109,7 @@ func TestLimitsStatusLostPortfolioHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(errOut, "portfolio acme:") || !strings.Contains(errOut, "`wasend quota reset --force --account fresh-02 --limits URL`") {
+	if !strings.Contains(errOut, "portfolio acme:") || !strings.Contains(errOut, "`wasend quota reset --force --account fresh-02 --db "+c.db+"`") {
 		t.Errorf("the hint does not name acme's account alone:\n%s", errOut)
 	}
 	if strings.Contains(errOut, "portfolio default:") {
@@ -172,7 +172,7 @@ func TestQuotaResetGoesOnPastALostPortfolio(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("run %d: the portfolio after the lost one did not get its day (want %q):\n%s", run, want, out)
 		}
-		if !strings.Contains(errOut, "portfolio acme:") || !strings.Contains(errOut, "`wasend quota reset --force --account main-01 --limits URL`") ||
+		if !strings.Contains(errOut, "portfolio acme:") || !strings.Contains(errOut, "`wasend quota reset --force --account main-01 --db "+c.db+"`") ||
 			!strings.Contains(msg.String(), "1 portfolio(s)") {
 			t.Errorf("run %d: the lost portfolio is not named with its command:\n%s%s", run, errOut, msg.String())
 		}

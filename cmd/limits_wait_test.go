@@ -97,20 +97,34 @@ func TestStatusWaitingForSharedLimits(t *testing.T) {
 	}
 }
 
-// The wait's text shows a portfolio's own note whole (its exact command),
-// and an older note without one gets the general hint.
+// The wait's text shows a portfolio's own note whole (its exact command,
+// ending with the reader's flags in place of the note's placeholder), and
+// an older note without one gets the general hint.
 func TestLimitsWaitText(t *testing.T) {
+	const flags = " --db w.db --limits redis://r:6379/0"
 	tests := []struct {
 		lost      bool
 		why, want string
+		noLimits  bool
 	}{
-		{true, "portfolio p1: Redis holds no state for it; its accounts wait until `wasend quota reset --force --account a --limits URL` starts a quota day",
-			"portfolio p1: Redis holds no state for it; its accounts wait until `wasend quota reset --force --account a --limits URL`"},
-		{true, "the shared limits hold no state", "`wasend quota reset --force --limits URL`"},
-		{false, "portfolio p2: shared limits (Redis) unavailable: i/o timeout", "Redis does not answer (portfolio p2: shared limits (Redis) unavailable: i/o timeout)"},
+		{lost: true, why: "portfolio p1: Redis holds no state for it; its accounts wait until `wasend quota reset --force --account a --limits URL` starts a quota day",
+			want: "portfolio p1: Redis holds no state for it; its accounts wait until `wasend quota reset --force --account a" + flags + "` starts"},
+		{lost: true, why: "the shared limits hold no state", want: "`wasend quota reset --force" + flags + "`"},
+		// No limits URL given at all: the need for one in words, no placeholder.
+		{lost: true, why: "the shared limits hold no state", noLimits: true,
+			want: "`wasend quota reset --force --db w.db` (with --limits naming the shared Redis)"},
+		{lost: false, why: "portfolio p2: shared limits (Redis) unavailable: i/o timeout", want: "Redis does not answer (portfolio p2: shared limits (Redis) unavailable: i/o timeout)"},
 	}
 	for _, tt := range tests {
-		if got := limitsWaitText(tt.lost, "2026-03-02 09:00:00", tt.why); !strings.Contains(got, tt.want) {
+		fl := flags
+		if tt.noLimits {
+			fl = " --db w.db"
+		}
+		got := limitsWaitText(tt.lost, "2026-03-02 09:00:00", tt.why, fl, !tt.noLimits)
+		if strings.Contains(got, "URL`") {
+			t.Errorf("limitsWaitText(%v, %q) = %q keeps the placeholder", tt.lost, tt.why, got)
+		}
+		if !strings.Contains(got, tt.want) {
 			t.Errorf("limitsWaitText(%v, %q) = %q, want it to say %q", tt.lost, tt.why, got, tt.want)
 		}
 	}

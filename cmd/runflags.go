@@ -38,7 +38,7 @@ func acceptSendFlags(f *Factory, cmd *cobra.Command) {
 		if len(set) > 0 {
 			where := "they apply to sending"
 			if c.Name() == "import" {
-				where = "they apply to sending: give them to `wasend campaign run --resume ID`"
+				where = "they apply to sending: give them to wasend campaign run --resume with the id this import prints"
 			}
 			f.IO.Infof("note: campaign %s ignores %s (%s)", c.Name(), strings.Join(set, ", "), where)
 		}

@@ -252,7 +252,7 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 				c.ID, o.Since.In(loc).Format(time.DateTime), oneLine(o.Error), o.NextProbe.In(loc).Format(time.TimeOnly))
 		}
 		if w := c.LimitsWait; w != nil {
-			f.IO.Warnf("campaign %d: %s", c.ID, limitsWaitText(w.Lost, w.Since.In(loc).Format(time.DateTime), oneLine(w.Error)))
+			f.IO.Warnf("campaign %d: %s", c.ID, limitsWaitText(w.Lost, w.Since.In(loc).Format(time.DateTime), oneLine(w.Error), dbHint(f), f.LimitsURL() != ""))
 		}
 	}
 	return nil

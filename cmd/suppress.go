@@ -186,7 +186,7 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 			t.Row(s.Phone, reason, s.CreatedAt.In(loc).Format("2006-01-02 15:04"))
 		}
 		if len(list) == 0 {
-			f.IO.Infof("no suppressed numbers: add some with `wasend suppress add NUMBER` or `wasend suppress import FILE.csv`")
+			f.IO.Infof("no suppressed numbers: add some with wasend suppress add and the numbers, or import a CSV file with wasend suppress import")
 		}
 		return t.Render()
 	})

@@ -16,9 +16,10 @@ func NextQuotaDay(now time.Time, loc *time.Location) time.Time {
 // CappedHint says what makes a campaign that waits on every account's
 // daily cap go on: a plain `wasend quota reset` changes nothing on the day
 // it already ran, so the hint names when the next quota day opens, and the
-// --force that starts one now.
-func CappedHint(now time.Time, loc *time.Location) string {
+// --force that starts one now, ending with flags (the global flags that
+// reach the same database, each with its leading space).
+func CappedHint(now time.Time, loc *time.Location, flags string) string {
 	next := NextQuotaDay(now, loc)
 	return "every account reached its daily cap; next quota day from " + next.Format("01-02 15:04 MST") +
-		" (when cron's `wasend quota reset` runs), or now with `wasend quota reset --force`"
+		" (when cron's `wasend quota reset` runs), or now with `wasend quota reset --force" + flags + "`"
 }

@@ -21,7 +21,7 @@ func TestCappedHint(t *testing.T) {
 		{time.Date(2026, 11, 30, 23, 30, 0, 0, time.UTC), berlin, "from 12-02 00:00 CET"},
 		{time.Date(2026, 12, 31, 9, 0, 0, 0, time.UTC), time.UTC, "from 01-01 00:00 UTC"},
 	} {
-		got := CappedHint(tt.now, tt.loc)
+		got := CappedHint(tt.now, tt.loc, "")
 		if !strings.Contains(got, tt.want) || !strings.Contains(got, "`wasend quota reset --force`") {
 			t.Errorf("CappedHint(%v, %v) = %q, want it to name %q and --force", tt.now, tt.loc, got, tt.want)
 		}

@@ -225,7 +225,7 @@ func CheckTemplateForAccounts(spec Spec, accts []Account, ts []Template) (Templa
 			continue
 		}
 		if err := CheckTemplate(spec, own); err != nil {
-			return out, fmt.Errorf("account(s) %s (WABA %s): %w; sync its templates again, or disable the account(s) for this run (`wasend account set NAME --disable`)", names, waba, err)
+			return out, fmt.Errorf("account(s) %s (WABA %s): %w; sync its templates again, or disable the account(s) for this run with wasend account set and --disable", names, waba, err)
 		}
 	}
 	return out, nil

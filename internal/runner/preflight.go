@@ -212,7 +212,7 @@ func CheckEnabled(ctx context.Context, st *store.Store) error {
 			return nil
 		}
 	}
-	return errors.New("no enabled account: add one with `wasend account add NAME --phone-number-id ID --tier TIER --token-env VAR`")
+	return errors.New("no enabled account: add one with wasend account add (a name, --phone-number-id, --tier and --token-env), or enable one with wasend account set and --enable")
 }
 
 // preflight checks the API base URL and every enabled account with one

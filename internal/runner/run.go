@@ -251,7 +251,7 @@ func ReportPrepared(io *ui.IOStreams, res Result, flags string, display *time.Lo
 	case res.Repeat && c.State == campaign.CampaignCancelled:
 		return // sending it says that it was cancelled
 	case res.Repeat:
-		io.Warnf("campaign %d %q already sent this message to these recipients (finished %s); nothing is sent again. To send it again anyway, add --again (or give a new --name).",
+		io.Warnf("campaign %d %q already sent this message to these recipients (finished %s); nothing is sent again. To send it again anyway, add --again.",
 			c.ID, c.Name, c.FinishedAt.In(display).Format("2006-01-02 15:04"))
 		return
 	default:

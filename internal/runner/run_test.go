@@ -72,6 +72,7 @@ func TestReportPrepared(t *testing.T) {
 		name string
 		res  Result
 		want []string
+		not  []string
 	}{
 		{name: "imported", res: Result{Campaign: c, Imported: true, Skipped: skips, Elsewhere: 5},
 			want: []string{`campaign 3 "promo": imported 40 recipients from promo.csv, skipped 2; 5 rows are other shards'`,
@@ -86,7 +87,9 @@ func TestReportPrepared(t *testing.T) {
 			Phone: recipients.PhoneColumn{Name: "Handy", Named: true}},
 			want: []string{`phone column: "Handy" (named with --phone-column)` + "\n" + `continuing campaign 3 "promo"`}},
 		{name: "repeat", res: Result{Campaign: c, Repeat: true},
-			want: []string{"already sent this message to these recipients (finished 2026-03-02 10:00)"}},
+			want: []string{"already sent this message to these recipients (finished 2026-03-02 10:00)", "add --again"},
+			// A new --name alone skips every row (sent within 24 h): not offered.
+			not: []string{"--name"}},
 		{name: "resumed", res: Result{Campaign: c}, want: []string{`continuing campaign 3 "promo" (imported 2026-03-02 10:00)`}},
 	}
 	for _, tc := range tests {
@@ -96,6 +99,11 @@ func TestReportPrepared(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(errOut.String(), w) {
 					t.Errorf("missing %q in:\n%s", w, errOut.String())
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(errOut.String(), w) {
+					t.Errorf("%q in:\n%s", w, errOut.String())
 				}
 			}
 		})

@@ -20,6 +20,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/hint"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
@@ -227,7 +228,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount || ev.Wait.Reason == campaign.WaitReach ||
 					ev.Wait.Reason == campaign.WaitScheduled || ev.Wait.Reason == campaign.WaitWindow || ev.Wait.Reason == campaign.WaitPriority ||
 					ev.Wait.Reason == campaign.WaitLimits || ev.Wait.Reason == campaign.WaitLimitsLost
-				prog.Waiting(describeWait(ev.Wait, ev.At, o.Location), notable)
+				prog.Waiting(describeWait(ev.Wait, ev.At, o.Location, o.Flags), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
 			case dispatch.EventOutage:
@@ -279,7 +280,7 @@ func stoppedWhy(ctx context.Context, st *store.Store, id int64, err error) error
 	return err
 }
 
-func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) string {
+func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location, flags string) string {
 	if loc == nil {
 		loc = time.Local
 	}
@@ -289,16 +290,16 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) stri
 	case campaign.WaitGlobal:
 		return "global rate limit: waiting for the next token"
 	case campaign.WaitCapped:
-		return campaign.CappedHint(now, loc)
+		return campaign.CappedHint(now, loc, flags)
 	case campaign.WaitRetry:
 		return "waiting to retry throttled or failed sends"
 	case campaign.WaitInFlight:
 		return "waiting for requests in flight"
 	case campaign.WaitNoAccount:
-		return "no enabled account; add or enable one (`wasend account list`)"
+		return "no enabled account; add or enable one (`wasend account list" + flags + "`)"
 	case campaign.WaitReach:
 		return "the portfolio's messaging limit (distinct recipients in 24 h) is used up; room again at " +
-			w.Until.In(loc).Format(time.DateTime) + " (`wasend portfolio list`)"
+			w.Until.In(loc).Format(time.DateTime) + " (`wasend portfolio list" + flags + "`)"
 	case campaign.WaitScheduled:
 		return "scheduled: starts at " + w.Until.In(loc).Format("2006-01-02 15:04:05 MST")
 	case campaign.WaitPriority:
@@ -312,9 +313,9 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location) stri
 		return "waiting for shared limits: Redis does not answer; nothing is claimed until it does (requests in flight finish), then sending resumes by itself"
 	case campaign.WaitLimitsLost:
 		if w.Detail != "" {
-			return "waiting for shared limits: " + w.Detail
+			return "waiting for shared limits: " + hint.Fill(w.Detail, flags, true)
 		}
-		return "Redis lost state (restarted without persistence?): nothing is sent until `wasend quota reset --force` rebuilds the day from each host's own count (`wasend limits status` says for which accounts)"
+		return "Redis lost state (restarted without persistence?): nothing is sent until `wasend quota reset --force" + flags + "` rebuilds the day from each host's own count (`wasend limits status" + flags + "` says for which accounts)"
 	}
 	return string(w.Reason)
 }

@@ -19,7 +19,7 @@ import (
 type WABARead struct{ WABA, TokenEnv, Account string }
 
 // ErrNoWABA: no account has a WABA id to read the templates of.
-var ErrNoWABA = errors.New("no account has a WABA id: give one with `wasend account set NAME --waba-id ID`, or sync one WABA with --waba ID")
+var ErrNoWABA = errors.New("no account has a WABA id: give an account one with wasend account set and --waba-id, or sync one WABA with --waba and its id")
 
 // WABAReads is the WABA waba with the token in tokenEnv or, without waba,
 // the WABA of every account that has one, each once, with the token of the
