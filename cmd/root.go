@@ -92,6 +92,7 @@ Try it without credentials:
 	}
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
+	setHelp(root, f.IO)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.DBPath, "db", "", "database file (default $WASEND_DB, else $XDG_DATA_HOME/wasend/wasend.db)")
