@@ -132,6 +132,7 @@ Try it without credentials:
 		newSandboxCmd(f),
 		newVersionCmd(),
 	)
+	root.AddCommand(newHelpTopics()...)
 	// Made now rather than at Execute, so that the loop above treats it as
 	// a group: `completion powershellz` is a usage error, not help.
 	root.InitDefaultCompletionCmd()
