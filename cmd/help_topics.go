@@ -38,6 +38,7 @@ var environmentHelp = []struct{ name, meaning string }{
 	{"WASEND_API_BASE", "Cloud API base URL (default https://graph.facebook.com)"},
 	{"WASEND_API_VERSION", "Graph API version (default " + defaultAPIVersionHelp + ")"},
 	{"WASEND_CPUPROFILE", "write a CPU profile of the whole process to this file (for measuring a run)"},
+	{"SOURCE_DATE_EPOCH", "the date (Unix seconds) wasend gen man puts on the man pages, for reproducible builds (default today)"},
 	{"XDG_DATA_HOME", "where the default database lives (default ~/.local/share)"},
 	{"HOME", "home directory, for the default of XDG_DATA_HOME"},
 	{"TZ", "the local time zone, the default of WASEND_TZ"},

@@ -181,6 +181,7 @@ Try it without credentials:
 		newWebhookCmd(f),
 		newSandboxCmd(f),
 		newVersionCmd(),
+		newGenCmd(f),
 	)
 	root.AddCommand(newHelpTopics()...)
 	// Made now rather than at Execute, so that the loop above treats it as
