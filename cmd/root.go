@@ -213,7 +213,7 @@ func newVersionCmd() *cobra.Command {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError{err}
+			return usageError{withQuoteHint(cmd, args, n, err)}
 		}
 		return nil
 	}
@@ -223,7 +223,7 @@ func exactArgs(n int) cobra.PositionalArgs {
 func maxArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.MaximumNArgs(n)(cmd, args); err != nil {
-			return usageError{err}
+			return usageError{withQuoteHint(cmd, args, n, err)}
 		}
 		return nil
 	}
@@ -231,7 +231,7 @@ func maxArgs(n int) cobra.PositionalArgs {
 
 func noArgs(cmd *cobra.Command, args []string) error {
 	if err := cobra.NoArgs(cmd, args); err != nil {
-		return usageError{err}
+		return usageError{withQuoteHint(cmd, args, 0, err)}
 	}
 	return nil
 }
