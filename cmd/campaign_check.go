@@ -19,7 +19,7 @@ import (
 func addReadFlags(fl *pflag.FlagSet, o *runOptions) {
 	fl.StringVar(&o.Region, "region", "", "country (ISO code, e.g. DE) of numbers written without +country code (default $WASEND_REGION)")
 	fl.StringVar(&o.Delimiter, "delimiter", "", "field delimiter: , ; or tab (default: detected from the header)")
-	fl.StringVar(&o.PhoneColumn, "phone-column", "", "column holding the numbers (default: phone, mobile, msisdn, wa_id or number)")
+	fl.StringVar(&o.PhoneColumn, "phone-column", "", "column holding the numbers (default: picked by its name, a WhatsApp or mobile one first)")
 	fl.StringVar(&o.Report, "report", "", "write every skipped row, with its line and reason, to this CSV file")
 	fl.DurationVar(&o.SkipContactedWithin, "skip-contacted-within", 0, "skip numbers any campaign sent to within this long, e.g. 72h")
 	fl.StringVar(&o.Shard, "shard", "", "take only shard `K/N` of the list (numbers split by a hash): N hosts given the same file, each its own K, cover it once")
@@ -71,8 +71,10 @@ parameters checked, duplicates and suppressed numbers found — and print what
 it found: rows read, valid recipients, unusable rows by reason, duplicates,
 suppressed numbers, and the first problems with their line numbers. Nothing is
 stored and nothing is sent. --report writes every skipped row to a CSV file.
-A whole-file problem (no phone column, a missing --params column, broken
-quoting) is an error that names the file, line and column.`,
+It names the column the numbers are read from and any other phone-like one
+(--phone-column picks another). A whole-file problem (no phone column, a
+missing --params column, broken quoting) is an error that names the file,
+line and column.`,
 		Example: `  wasend campaign check promo.csv --template spring_sale --lang en_US \
       --params name,code
   wasend campaign check promo.csv --text "Hi {{name}}" --region DE \
@@ -131,6 +133,7 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 }
 
 type checkJSON struct {
+	phoneJSON
 	Rows       int            `json:"rows"`
 	Valid      int            `json:"valid"`
 	Invalid    map[string]int `json:"invalid"`
@@ -147,8 +150,26 @@ type problemJSON struct {
 	Reason string `json:"reason"`
 }
 
+// phoneJSON is the column the numbers were read from, and the other
+// phone-like ones, in the --json of check and plan.
+type phoneJSON struct {
+	PhoneColumn string   `json:"phone_column"`
+	PhoneUnused []string `json:"phone_columns_unused"`
+}
+
+func phoneOf(s runner.Summary) phoneJSON {
+	return phoneJSON{PhoneColumn: s.Phone.Name, PhoneUnused: append([]string{}, s.Phone.Unused...)}
+}
+
+// printPhoneColumn is the line check and plan print after their first
+// (which scripts read); preview says it on stderr, run in its import
+// summary.
+func printPhoneColumn(w io.Writer, s runner.Summary) {
+	fmt.Fprintf(w, "phone column: %s\n", s.Phone)
+}
+
 func summaryJSON(s runner.Summary) checkJSON {
-	out := checkJSON{Rows: s.Rows, Valid: s.Valid, Invalid: map[string]int{}, Duplicates: s.Duplicates,
+	out := checkJSON{phoneJSON: phoneOf(s), Rows: s.Rows, Valid: s.Valid, Invalid: map[string]int{}, Duplicates: s.Duplicates,
 		Suppressed: s.Suppressed, Contacted: s.Contacted, Elsewhere: s.Elsewhere, Problems: []problemJSON{}}
 	for _, r := range s.Invalid {
 		out.Invalid[r.Reason] = r.Rows
@@ -176,6 +197,7 @@ func printCheck(f *Factory, file string, s runner.Summary) error {
 	for _, r := range s.Invalid {
 		fmt.Fprintf(w, "  %6d  %s\n", r.Rows, r.Reason)
 	}
+	printPhoneColumn(w, s)
 	if len(s.Skipped) > 0 {
 		fmt.Fprintln(w, "first problems:")
 	}

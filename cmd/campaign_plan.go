@@ -100,9 +100,12 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			return err
 		}
 		if o.JSON {
-			return f.IO.JSON(out)
+			return f.IO.JSON(struct {
+				report.Plan
+				phoneJSON
+			}{out, phoneOf(sum)})
 		}
-		return printPlan(f, out, st.Location())
+		return printPlan(f, out, sum, st.Location())
 	})
 }
 
@@ -118,10 +121,11 @@ func parseStart(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-func printPlan(f *Factory, p report.Plan, loc *time.Location) error {
+func printPlan(f *Factory, p report.Plan, file runner.Summary, loc *time.Location) error {
 	tty := f.IO.IsStdoutTTY()
 	w := f.IO.Out
 	fmt.Fprintf(w, "recipients: %d (%d rows skipped)\n", p.Recipients, p.Skipped)
+	printPhoneColumn(w, file)
 	fmt.Fprintf(w, "start: %s\n", p.Start.In(loc).Format("2006-01-02 15:04:05 MST"))
 	if p.Finish == nil {
 		fmt.Fprintf(w, "finish: never: %s\n", p.Never)

@@ -39,6 +39,7 @@ func TestCampaignPlan(t *testing.T) {
 	// 2 at 10 s, fresh's 1 at 12 s).
 	out := c.ok("campaign", "plan", csv, "--template", "t", "--lang", "en_US", "--start", "2026-11-30T23:50:00Z")
 	want := `recipients: 40 (2 rows skipped)
+phone column: "phone"
 start: 2026-11-30 23:50:00 UTC
 finish: 2026-11-30 23:51:12 UTC, about 1 min
 quota resets needed: 0

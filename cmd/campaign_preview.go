@@ -65,6 +65,7 @@ func campaignPreview(f *Factory, o runOptions, n int) error {
 	if err != nil {
 		return err
 	}
+	f.IO.Infof("phone column: %s", p.Column)
 	f.IO.Infof("%s line %d (%s):", o.File, p.Line, p.Phone)
 	_, err = f.IO.Out.Write(p.Body)
 	return err

@@ -46,15 +46,6 @@ const (
 	MaxButtonURLLen  = 2000
 )
 
-// phoneColumns are tried in this order when Options.PhoneColumn is empty,
-// matched ignoring case and surrounding spaces: the names spreadsheets,
-// CRMs and address books (Google Contacts' "Phone 1 - Value") give the
-// column, in English, German, Spanish and Portuguese. The generic "number"
-// comes last: a file with both "phone" and "number" (an order number, say)
-// means phone.
-var phoneColumns = []string{"phone", "phone number", "mobile", "mobile number", "mobile phone", "msisdn", "wa_id",
-	"whatsapp", "whatsapp number", "telefon", "teléfono", "telefono", "celular", "phone 1 - value", "number"}
-
 // tzColumns name a recipient's IANA time zone, in order of preference.
 var tzColumns = []string{"tz", "timezone", "time_zone"}
 
@@ -64,7 +55,7 @@ var placeholder = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 // Options say how to read a recipient list.
 type Options struct {
 	Region      string   // default country (ISO 3166 alpha-2, e.g. "DE") for national-format numbers; "" = only international numbers accepted
-	PhoneColumn string   // "" = auto: the first of phoneColumns present in the header
+	PhoneColumn string   // "" = auto: the best phone-like column (PickPhoneColumn)
 	Params      []string // columns whose values fill template body parameters {{1}}, {{2}}, … in order
 	Text        string   // plain-text message with {{column}} placeholders; may be used with or without Params
 	NamedParams bool     // Params are named body parameters: reasons say {{column}}, not {{1}}
@@ -182,6 +173,7 @@ type Reader struct {
 	header    []string
 	region    string
 	regionCC  string
+	phone     PhoneColumn
 	phoneCol  int
 	paramCols []int
 	paramWhat []string // how reasons name each parameter: "parameter {{1}}"
@@ -321,25 +313,11 @@ func (rd *Reader) resolve(opts Options, line int) error {
 	}
 	headerList := strings.Join(rd.header, ", ")
 
-	rd.phoneCol = -1
-	if opts.PhoneColumn != "" {
-		i, ok := lookup(opts.PhoneColumn)
-		if !ok {
-			return fmt.Errorf("%s:%d: %w: no column %q (header: %s)", rd.file, line, ErrNoPhoneColumn, opts.PhoneColumn, headerList)
-		}
-		rd.phoneCol = i
-	} else {
-		for _, name := range phoneColumns {
-			if i, ok := index[name]; ok {
-				rd.phoneCol = i
-				break
-			}
-		}
-		if rd.phoneCol < 0 {
-			return fmt.Errorf("%s:%d: %w: expected one of %s, or name it with --phone-column (header: %s)",
-				rd.file, line, ErrNoPhoneColumn, strings.Join(phoneColumns, ", "), headerList)
-		}
+	phone, err := PickPhoneColumn(rd.header, opts.PhoneColumn)
+	if err != nil {
+		return fmt.Errorf("%s:%d: %w (header: %s)", rd.file, line, err, headerList)
 	}
+	rd.phone, rd.phoneCol = phone, phone.Index
 	rd.needed = rd.phoneCol + 1
 
 	for n, p := range opts.Params {
@@ -595,6 +573,10 @@ func (rd *Reader) render(rec []string, line int) (string, *RowError) {
 	}
 	return body, nil
 }
+
+// PhoneColumn is the column the numbers are read from, and the header's
+// other phone-like columns.
+func (rd *Reader) PhoneColumn() PhoneColumn { return rd.phone }
 
 func (rd *Reader) colName(i int) string { return strings.TrimSpace(rd.header[i]) }
 

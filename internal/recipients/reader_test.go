@@ -252,7 +252,7 @@ func TestOpenErrors(t *testing.T) {
 	}{
 		{"empty file", "empty.csv", Options{}, "empty.csv: empty file, expected a header line", ErrEmptyFile},
 		{"no phone column", "no_phone_column.csv", Options{},
-			"no_phone_column.csv:1: no phone column: expected one of phone, phone number, mobile, mobile number, mobile phone, msisdn, wa_id, whatsapp, whatsapp number, telefon, teléfono, telefono, celular, phone 1 - value, number, or name it with --phone-column (header: name, email, code)", ErrNoPhoneColumn},
+			"no_phone_column.csv:1: no phone column: expected a column named like Phone, Mobile Phone, Cell, WhatsApp, msisdn, wa_id, Telefon, Handy, Mobilnummer, Téléphone portable, Celular, Móvil or Telefone, or name it with --phone-column (header: name, email, code)", ErrNoPhoneColumn},
 		{"named phone column missing", "mobile_header.csv", Options{PhoneColumn: "tel"},
 			`mobile_header.csv:1: no phone column: no column "tel" (header: Name, Mobile, Code)`, ErrNoPhoneColumn},
 		{"unknown param", "mobile_header.csv", Options{Params: []string{"name", "nmae"}},

@@ -31,6 +31,9 @@ type Summary struct {
 	// Elsewhere counts the rows left to other hosts (--shard), in none
 	// of the counts above.
 	Elsewhere int
+	// Phone is the column the numbers were read from, and the other
+	// phone-like columns of the header.
+	Phone recipients.PhoneColumn
 }
 
 // ReasonCount is how many rows were skipped for one reason.
@@ -108,6 +111,7 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 	sum := t.summary(scr.Kept)
 	sum.Zones = scr.ZoneCounts
 	sum.Elsewhere = scr.Elsewhere
+	sum.Phone = rd.PhoneColumn()
 	return sum, nil
 }
 

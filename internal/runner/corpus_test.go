@@ -46,11 +46,16 @@ var corpus = []corpusCase{
 	{file: "cp1252_late.csv", spec: params("name")},
 	{file: "cr_only.csv", spec: params("name")},
 	{file: "cr_only.csv", variant: "phone-only", spec: params()},
+	// A CRM export with a landline Phone and a Mobile Phone: read from
+	// the mobile one, or from Phone when named.
+	{file: "crm_export.csv", spec: params("First Name"), read: runner.ReadOptions{Region: "US"}},
+	{file: "crm_export.csv", variant: "phone-column", spec: params("First Name"), read: runner.ReadOptions{Region: "US", PhoneColumn: "Phone"}},
 	{file: "duplicate_header.csv", spec: params("name")},
 	{file: "duplicates.csv", spec: params("name")},
 	{file: "empty.csv", spec: params()},
 	{file: "excel_export.csv", spec: params("vorname", "code"), read: runner.ReadOptions{Region: "DE"}},
 	{file: "excel_export.csv", variant: "text", spec: text("Hallo {{Vorname}}: {{Notiz}}"), read: runner.ReadOptions{Region: "DE"}},
+	{file: "german_export.csv", spec: params("Vorname"), read: runner.ReadOptions{Region: "DE"}},
 	{file: "header_only.csv", spec: params("name")},
 	{file: "header_spaces.csv", spec: params("first name", "code")},
 	{file: "huge_field.csv", spec: params("name")},
@@ -142,6 +147,7 @@ func checkFile(t *testing.T, c corpusCase) string {
 		fmt.Fprintf(&b, "error: %s\n", oneLine(err.Error()))
 		return b.String()
 	}
+	fmt.Fprintf(&b, "phone column: %s\n", s.Phone)
 	fmt.Fprintf(&b, "rows: %d\nvalid: %d\nduplicates: %d\nsuppressed: %d\n", s.Rows, s.Valid, s.Duplicates, s.Suppressed)
 	b.WriteString("invalid:\n")
 	for _, r := range s.Invalid {

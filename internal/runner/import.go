@@ -254,6 +254,7 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 	if err != nil {
 		return res, err
 	}
+	res.Phone = rd.PhoneColumn()
 	im, err := st.Import(ctx, c)
 	if err != nil {
 		return res, err
@@ -349,7 +350,7 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 				return res, err
 			}
 			if same {
-				return Result{Campaign: sb.Campaign, Repeat: true}, nil
+				return Result{Campaign: sb.Campaign, Repeat: true, Phone: res.Phone}, nil
 			}
 		}
 	}

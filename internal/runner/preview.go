@@ -29,10 +29,23 @@ var ErrNoRow = errors.New("no such row")
 // Data row n being unusable comes back as a *recipients.RowError. Nothing
 // is stored: duplicates and the suppression list are not looked at.
 func PreviewRow(r io.Reader, file string, spec campaign.Spec, ro ReadOptions, n int) (campaign.Message, error) {
+	m, _, err := previewRow(r, file, spec, ro, n)
+	return m, err
+}
+
+// previewRow is PreviewRow, also giving the column the numbers are read
+// from once the header is read.
+func previewRow(r io.Reader, file string, spec campaign.Spec, ro ReadOptions, n int) (campaign.Message, recipients.PhoneColumn, error) {
 	rd, err := recipients.Open(r, file, ro.recipients(spec))
 	if err != nil {
-		return campaign.Message{}, err
+		return campaign.Message{}, recipients.PhoneColumn{}, err
 	}
+	m, err := nthRow(rd, file, n)
+	return m, rd.PhoneColumn(), err
+}
+
+// nthRow reads rd up to data row n (0: the first usable row).
+func nthRow(rd *recipients.Reader, file string, n int) (campaign.Message, error) {
 	for i := 1; ; i++ {
 		row, err := rd.Next()
 		var rowErr *recipients.RowError
@@ -62,6 +75,9 @@ const previewCallbackData = "wasend:c<ID>:m<ID>"
 type Preview struct {
 	Line  int    // the row's line in the file
 	Phone string // its number in E.164
+	// Column is the column the number was read from, and the header's
+	// other phone-like columns.
+	Column recipients.PhoneColumn
 	// Body is the Cloud API request's JSON body, indented, with a newline
 	// at the end; the campaign and message numbers in its callback data
 	// are placeholders.
@@ -72,7 +88,7 @@ type Preview struct {
 // builds the request body data row n (0: the first usable row) would be
 // sent with. Data row n being unusable is an error that says so.
 func PreviewRequest(r io.Reader, file string, spec campaign.Spec, ro ReadOptions, n int) (Preview, error) {
-	m, err := PreviewRow(r, file, spec, ro, n)
+	m, col, err := previewRow(r, file, spec, ro, n)
 	var rowErr *recipients.RowError
 	if errors.As(err, &rowErr) {
 		return Preview{}, fmt.Errorf("data row %d would be skipped: %w", n, err)
@@ -91,7 +107,7 @@ func PreviewRequest(r io.Reader, file string, spec campaign.Spec, ro ReadOptions
 		return Preview{}, err
 	}
 	out.WriteByte('\n')
-	return Preview{Line: m.Line, Phone: m.Phone, Body: out.Bytes()}, nil
+	return Preview{Line: m.Line, Phone: m.Phone, Column: col, Body: out.Bytes()}, nil
 }
 
 // OpenFile opens a recipient file for reading as an import does: every

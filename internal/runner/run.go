@@ -226,15 +226,18 @@ func WriteSkipReport(ctx context.Context, st *store.Store, path string, res Resu
 }
 
 // ReportPrepared says on io what Prepare did with the file: a new
-// campaign, rows added to an unfinished one, the same campaign found
-// again, or a finished one that already sent this message to these
-// recipients. flags ends the command lines it suggests; times are shown
+// campaign, rows added to an unfinished one (each after the column its
+// numbers were read from), the same campaign found again, or a finished
+// one that already sent this message to these recipients. flags ends the command lines it suggests; times are shown
 // in display (nil: local time).
 func ReportPrepared(io *ui.IOStreams, res Result, flags string, display *time.Location) {
 	if display == nil {
 		display = time.Local
 	}
 	c := res.Campaign
+	if (res.Imported || res.Continued) && res.Phone.Name != "" {
+		io.Infof("phone column: %s", res.Phone)
+	}
 	switch {
 	case res.Imported:
 		io.Infof("campaign %d %q: imported %d recipients from %s, skipped %d%s", c.ID, c.Name, c.Imported, c.Source, c.Skipped, elsewhere(res))

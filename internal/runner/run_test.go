@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/ui"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
@@ -77,6 +78,13 @@ func TestReportPrepared(t *testing.T) {
 				`  line 7: "": no number`, "  … and 1 more (see `wasend campaign skipped 3 --db x.db`)"}},
 		{name: "continued", res: Result{Campaign: c, Continued: true, Added: 1, Already: 39},
 			want: []string{`continuing campaign 3 "promo": 1 new recipient added, 39 already there, skipped 2`}},
+		{name: "imported from a mobile column", res: Result{Campaign: c, Imported: true,
+			Phone: recipients.PhoneColumn{Name: "Mobile Phone", Unused: []string{"Phone"}}},
+			want: []string{`phone column: "Mobile Phone" (also phone-like, not used: "Phone")` + "\n" +
+				`campaign 3 "promo": imported 40 recipients from promo.csv, skipped 2`}},
+		{name: "continued from a named column", res: Result{Campaign: c, Continued: true, Added: 1, Already: 39,
+			Phone: recipients.PhoneColumn{Name: "Handy", Named: true}},
+			want: []string{`phone column: "Handy" (named with --phone-column)` + "\n" + `continuing campaign 3 "promo"`}},
 		{name: "repeat", res: Result{Campaign: c, Repeat: true},
 			want: []string{"already sent this message to these recipients (finished 2026-03-02 10:00)"}},
 		{name: "resumed", res: Result{Campaign: c}, want: []string{`continuing campaign 3 "promo" (imported 2026-03-02 10:00)`}},

@@ -20,6 +20,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
@@ -135,6 +136,9 @@ type Result struct {
 	Added, Already int
 	// Elsewhere counts the file's rows left to other hosts (--shard).
 	Elsewhere int
+	// Phone is the column the numbers were read from when this run read
+	// the file (zero when it found the campaign without reading it).
+	Phone recipients.PhoneColumn
 	// Repeat: a finished campaign already sent this message to these
 	// recipients; nothing was imported (Campaign is that campaign).
 	Repeat bool
