@@ -38,8 +38,9 @@ func TestEveryCommandIsDocumented(t *testing.T) {
 			}
 		}
 		// --help is read on an 80-column terminal: a longer line of the
-		// description or the examples wraps mid-word. (The flags' usage
-		// lines are cobra's.)
+		// description or the examples wraps mid-word. (Help wraps what is
+		// longer, but text written to fit reads better than text wrapped:
+		// TestHelpFitsEightyColumns holds the rest of --help.)
 		for _, text := range []struct{ what, s string }{{"description", c.Long}, {"example", c.Example}} {
 			for i, l := range strings.Split(text.s, "\n") {
 				if w := runewidth.StringWidth(l); w > 80 {
