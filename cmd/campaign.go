@@ -143,7 +143,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while sending, e.g. 127.0.0.1:9464")
 	fl.Float64Var(&p.ErrorPauseRatio, "error-pause-ratio", d.ErrorPauseRatio, "pause when more than this share of the last 100 attempts failed permanently (0: never)")
 	fl.DurationVar(&p.OutageTimeout, "outage-timeout", d.OutageTimeout, "pause (exit 6) when the Cloud API answers no account for this long; until then wasend waits and retries, failing nothing")
-	fl.StringVar(&o.WebhookAddr, "webhook-addr", "", "also receive Meta's status webhooks on this address while sending, e.g. :8080 (see `wasend webhook serve`)")
+	fl.StringVar(&o.WebhookAddr, "webhook-addr", "", "also receive Meta's status webhooks on this address while sending, e.g. :8080 (see wasend webhook serve)")
 	fl.StringVar(&o.WebhookPath, "webhook-path", "/webhook", "URL path of --webhook-addr")
 	fl.BoolVar(&o.NoReschedule, "no-reschedule", false, "with webhooks: fail messages Meta did not deliver for the per-user marketing limit (131049) instead of sending them again 24 h later")
 }

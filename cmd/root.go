@@ -13,18 +13,67 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time: -ldflags "-X github.com/wasend/wasend/cmd.version=v1.2.3".
-var version = ""
+// version and commit are set at build time by the release (.goreleaser.yaml):
+// -ldflags "-X github.com/wasend/wasend/cmd.version=v1.2.3 -X github.com/wasend/wasend/cmd.commit=…".
+var version, commit = "", ""
 
-// Version returns the build's version.
+// Version returns the build's version: the release's, else the module's
+// (go install …@v1.2.3, or the version Go derives from the VCS), else dev.
 func Version() string {
+	bi, _ := debug.ReadBuildInfo()
+	return buildVersion(version, bi)
+}
+
+func buildVersion(version string, bi *debug.BuildInfo) string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+	if bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// versionLine is what wasend version and wasend --version print after
+// "wasend ": the version, then the commit it was built from and that
+// commit's time ("+dirty" when the work tree had changes), as the release's
+// ldflags or Go's VCS stamp recorded them.
+func versionLine(version, commit string, bi *debug.BuildInfo) string {
+	v := buildVersion(version, bi)
+	var at string
+	dirty := false
+	if bi != nil {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if commit == "" {
+					commit = s.Value
+				}
+			case "vcs.time":
+				at = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if commit == "" {
+		return v + " (commit unknown: built without VCS information)"
+	}
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if dirty {
+		commit += "+dirty"
+	}
+	if at != "" {
+		return fmt.Sprintf("%s (commit %s, %s)", v, commit, at)
+	}
+	return fmt.Sprintf("%s (commit %s)", v, commit)
+}
+
+func buildVersionLine() string {
+	bi, _ := debug.ReadBuildInfo()
+	return versionLine(version, commit, bi)
 }
 
 // Main runs wasend and returns the process exit code.
@@ -81,7 +130,7 @@ Try it without credentials:
   wasend campaign run --sandbox testdata/recipients.csv`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       Version(),
+		Version:       buildVersionLine(),
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
 			if q, _ := cmd.Flags().GetBool("quiet"); q {
 				f.IO.Quiet = true
@@ -92,6 +141,8 @@ Try it without credentials:
 	}
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
+	setHelp(root, f.IO)
+	root.SetVersionTemplate("wasend {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.DBPath, "db", "", "database file (default $WASEND_DB, else $XDG_DATA_HOME/wasend/wasend.db)")
@@ -130,7 +181,9 @@ Try it without credentials:
 		newWebhookCmd(f),
 		newSandboxCmd(f),
 		newVersionCmd(),
+		newGenCmd(f),
 	)
+	root.AddCommand(newHelpTopics()...)
 	// Made now rather than at Execute, so that the loop above treats it as
 	// a group: `completion powershellz` is a usage error, not help.
 	root.InitDefaultCompletionCmd()
@@ -146,11 +199,11 @@ func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print wasend's version",
-		Long:    "Print the version wasend was built as (set at build time by the release).",
+		Long:    "Print the version wasend was built as and the commit it was built from\n(the same as wasend --version).",
 		Example: `  wasend version`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "wasend %s\n", Version())
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "wasend %s\n", buildVersionLine())
 			return err
 		},
 	}
@@ -160,7 +213,7 @@ func newVersionCmd() *cobra.Command {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError{err}
+			return usageError{withQuoteHint(cmd, args, n, err)}
 		}
 		return nil
 	}
@@ -170,7 +223,7 @@ func exactArgs(n int) cobra.PositionalArgs {
 func maxArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.MaximumNArgs(n)(cmd, args); err != nil {
-			return usageError{err}
+			return usageError{withQuoteHint(cmd, args, n, err)}
 		}
 		return nil
 	}
@@ -178,7 +231,7 @@ func maxArgs(n int) cobra.PositionalArgs {
 
 func noArgs(cmd *cobra.Command, args []string) error {
 	if err := cobra.NoArgs(cmd, args); err != nil {
-		return usageError{err}
+		return usageError{withQuoteHint(cmd, args, 0, err)}
 	}
 	return nil
 }
