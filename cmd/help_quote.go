@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/wasend/wasend/internal/hint"
 )
 
 // withQuoteHint adds a hint to err, an argument count error: a word left
@@ -45,5 +47,5 @@ func withQuoteHint(cmd *cobra.Command, args []string, n int, err error) error {
 			v = s[len(s)-1]
 		}
 	}
-	return fmt.Errorf("%w: if %q is part of --%s's value, quote the whole value: --%s %s", err, extra, fl.Name, fl.Name, shellQuote(v+" "+extra))
+	return fmt.Errorf("%w: if %q is part of --%s's value, quote the whole value: --%s %s", err, extra, fl.Name, fl.Name, hint.Quote(v+" "+extra))
 }
