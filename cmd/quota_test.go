@@ -62,3 +62,28 @@ func TestQuotaResetSaysNextDay(t *testing.T) {
 		t.Errorf("quota reset --json = %+v", got)
 	}
 }
+
+// A quota day the reset did not start is visible in status, with the
+// command that starts it (carrying --db), and in --json.
+func TestStatusWarnsQuotaResetOverdue(t *testing.T) {
+	c := newCLI(t)
+	c.addAccounts()
+	if _, errOut, _ := c.run("status"); strings.Contains(errOut, "quota reset did not run") {
+		t.Errorf("status on the accounts' own quota day warns:\n%s", errOut)
+	}
+	c.now = c.now.Add(24 * time.Hour) // midnight passed, no reset
+	_, errOut, err := c.run("status")
+	want := "quota day 2026-11-30 is still open for main-01, fresh-02, but today is 2026-12-01 in the zone of quota days (UTC): " +
+		"the quota reset did not run; start the day with `wasend quota reset --db " + c.db
+	if err != nil || !strings.Contains(errOut, want) {
+		t.Errorf("status: %v, stderr:\n%s\nwant:\n%s", err, errOut, want)
+	}
+	o := c.status().QuotaResetOverdue
+	if o == nil || o.OpenDay != "2026-11-30" || o.Today != "2026-12-01" || len(o.Accounts) != 2 || o.Command != "wasend quota reset --db "+c.db {
+		t.Errorf("status --json quota_reset_overdue = %+v", o)
+	}
+	c.ok("quota", "reset")
+	if o := c.status().QuotaResetOverdue; o != nil {
+		t.Errorf("after quota reset, quota_reset_overdue = %+v", o)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -108,6 +109,9 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	if err != nil {
 		return err
 	}
+	if o := out.QuotaResetOverdue; o != nil {
+		o.Command = "wasend quota reset" + dbHint(f)
+	}
 	if asJSON {
 		return f.IO.JSON(out)
 	}
@@ -171,6 +175,11 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	if kept.Bodies > 0 {
 		f.IO.Warnf("webhooks: %d bodies of the last 24 h kept with a reason and skipped (the rest applied); latest, received %s: %s",
 			kept.Bodies, kept.LatestAt.In(f.location()).Format(time.DateTime), oneLine(kept.Latest))
+	}
+	if o := out.QuotaResetOverdue; o != nil {
+		f.IO.Warnf("quota day %s is still open for %s, but today is %s in the zone of quota days (%s): the quota reset did not run; "+
+			"start the day with `%s`, and check the crontab (CRON_TZ=%s, see `wasend quota reset --help`)",
+			o.OpenDay, strings.Join(o.Accounts, ", "), o.Today, o.Zone, o.Command, o.Zone)
 	}
 	return nil
 }

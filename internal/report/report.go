@@ -62,6 +62,39 @@ type Status struct {
 	GlobalLimit *Global         `json:"global_limit"`
 	Campaigns   []Campaign      `json:"campaigns"`
 	Portfolios  []Portfolio     `json:"portfolios"`
+	// QuotaResetOverdue is set when the calendar of quota days is past an
+	// account's open quota day: the day's quota reset (cron's) did not run.
+	QuotaResetOverdue *QuotaResetOverdue `json:"quota_reset_overdue,omitempty"`
+}
+
+// QuotaResetOverdue says which accounts still count a quota day that is
+// over in the zone of quota days.
+type QuotaResetOverdue struct {
+	Today    string   `json:"today"` // in Zone
+	Zone     string   `json:"zone"`
+	OpenDay  string   `json:"open_quota_day"` // the oldest open quota day among Accounts
+	Accounts []string `json:"accounts"`
+	// Command starts the day; the command's caller fills it in, with the
+	// global flags it was given.
+	Command string `json:"command"`
+}
+
+// quotaResetOverdue is the accounts whose quota day is before today's
+// date in loc, or nil when none.
+func quotaResetOverdue(accts []AccountStatus, now time.Time, loc *time.Location) *QuotaResetOverdue {
+	today := now.In(loc).Format(time.DateOnly)
+	var o *QuotaResetOverdue
+	for _, a := range accts {
+		if a.QuotaDay == "" || a.QuotaDay >= today {
+			continue
+		}
+		if o == nil {
+			o = &QuotaResetOverdue{Today: today, Zone: loc.String(), OpenDay: a.QuotaDay}
+		}
+		o.OpenDay = min(o.OpenDay, a.QuotaDay)
+		o.Accounts = append(o.Accounts, a.Name)
+	}
+	return o
 }
 
 // Global is the global bucket, when on.
@@ -306,7 +339,8 @@ func (r Reporter) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	out := Status{Database: r.Src.Path(), Accounts: accts, Campaigns: camps, Portfolios: Portfolios(ports)}
+	out := Status{Database: r.Src.Path(), Accounts: accts, Campaigns: camps, Portfolios: Portfolios(ports),
+		QuotaResetOverdue: quotaResetOverdue(accts, r.Now, r.Loc)}
 	gl, tokens, on, err := r.Src.GlobalLimit(ctx)
 	if err != nil {
 		return Status{}, err

@@ -191,3 +191,35 @@ func TestRetryLater(t *testing.T) {
 		}
 	}
 }
+
+// An account whose open quota day is before today's date in the zone of
+// quota days missed its reset; one reset today, or on a day ahead (a zone
+// changed to one behind), did not.
+func TestQuotaResetOverdue(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip(err)
+	}
+	acct := func(name, day string) AccountStatus {
+		return AccountStatus{Account: Account{Name: name, QuotaDay: day}}
+	}
+	// 03:00 UTC on Dec 2 is still Dec 1 in New York.
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		loc   *time.Location
+		accts []AccountStatus
+		want  *QuotaResetOverdue
+	}{
+		{"reset today", time.UTC, []AccountStatus{acct("a", "2026-12-02"), acct("b", "2026-12-03")}, nil},
+		{"not yet the next day in the quota zone", ny, []AccountStatus{acct("a", "2026-12-01")}, nil},
+		{"missed", time.UTC, []AccountStatus{acct("a", "2026-12-01"), acct("b", "2026-12-02"), acct("c", "2026-11-30"), acct("new", "")},
+			&QuotaResetOverdue{Today: "2026-12-02", Zone: "UTC", OpenDay: "2026-11-30", Accounts: []string{"a", "c"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := quotaResetOverdue(tc.accts, now, tc.loc); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
