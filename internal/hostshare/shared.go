@@ -129,7 +129,7 @@ func (s *Shared) Suppress(ctx context.Context, list []Suppression, now time.Time
 		}
 		n, err := suppressAddScript.Run(ctx, s.rdb, suppKeys, args...).Int()
 		if err != nil {
-			return added, unavailable("suppress on the shared list", err)
+			return added, redisgate.Unreachable("suppress on the shared list", err)
 		}
 		added += n
 	}
@@ -164,7 +164,7 @@ func (s *Shared) Push(ctx context.Context, list []Pushed) (added int, err error)
 		}
 		n, err := suppressPushScript.Run(ctx, s.rdb, suppKeys, args...).Int()
 		if err != nil {
-			return added, unavailable("push to the shared suppression list", err)
+			return added, redisgate.Unreachable("push to the shared suppression list", err)
 		}
 		added += n
 	}
@@ -185,7 +185,7 @@ func (s *Shared) Unsuppress(ctx context.Context, phones []string) (removed int, 
 		}
 		n, err := suppressRemoveScript.Run(ctx, s.rdb, suppKeys, args...).Int()
 		if err != nil {
-			return removed, unavailable("remove from the shared list", err)
+			return removed, redisgate.Unreachable("remove from the shared list", err)
 		}
 		removed += n
 	}
@@ -201,7 +201,7 @@ func (s *Shared) Suppressions(ctx context.Context) ([]Suppression, error) {
 	for {
 		kv, next, err := s.rdb.HScan(ctx, suppListKey, cursor, "", 1000).Result()
 		if err != nil {
-			return nil, unavailable("read the shared suppression list", err)
+			return nil, redisgate.Unreachable("read the shared suppression list", err)
 		}
 		for i := 0; i+1 < len(kv); i += 2 {
 			sp, err := parseSuppression(kv[i], kv[i+1])
@@ -226,7 +226,7 @@ func (s *Shared) Suppressions(ctx context.Context) ([]Suppression, error) {
 func (s *Shared) SuppressionChanges(ctx context.Context, since int64, limit int) (epoch string, changes []SuppressionChange, err error) {
 	res, err := suppressChangesScript.Run(ctx, s.rdb, suppKeys, since, limit).Slice()
 	if err != nil {
-		return "", nil, unavailable("read changes of the shared suppression list", err)
+		return "", nil, redisgate.Unreachable("read changes of the shared suppression list", err)
 	}
 	if len(res) == 0 || (len(res)-1)%3 != 0 {
 		return "", nil, fmt.Errorf("read changes of the shared suppression list: unexpected answer of %d values", len(res))
@@ -324,7 +324,7 @@ func (s *Shared) setConfig(ctx context.Context, field, value string) error {
 		return nil
 	})
 	if err != nil {
-		return unavailable("store the shared "+field, err)
+		return redisgate.Unreachable("store the shared "+field, err)
 	}
 	return nil
 }
@@ -335,7 +335,7 @@ func (s *Shared) setConfig(ctx context.Context, field, value string) error {
 func (s *Shared) Config(ctx context.Context) (Config, error) {
 	m, err := s.rdb.HGetAll(ctx, configKey).Result()
 	if err != nil {
-		return Config{}, unavailable("read the shared configuration", err)
+		return Config{}, redisgate.Unreachable("read the shared configuration", err)
 	}
 	c := Config{Tiers: map[string]campaign.Limits{}}
 	bad := func(k, v string, err error) (Config, error) {
@@ -404,10 +404,6 @@ func parseGlobal(v string) (GlobalSetting, error) {
 // ErrUnavailable is the limits gate's: Redis could not be reached or did
 // not answer. Errors of the shared list and settings wrap it too.
 var ErrUnavailable = redisgate.ErrUnavailable
-
-func unavailable(what string, err error) error {
-	return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
-}
 
 // fmtFloat writes a rate so that it reads back as the same float64.
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

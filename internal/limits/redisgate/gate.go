@@ -175,7 +175,10 @@ func (g *Gate) believe(account, day string) {
 	g.days[account] = day
 }
 
-func unavailable(what string, err error) error {
+// Unreachable wraps err, from a call to Redis doing what, in
+// ErrUnavailable: every package that talks to the shared Redis says so the
+// same way, and callers test it with Unavailable.
+func Unreachable(what string, err error) error {
 	return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
 }
 
@@ -217,7 +220,7 @@ func (g *Gate) Admit(ctx context.Context, r limits.Request) (limits.Admission, e
 		}
 		res, err := admitScript.Run(ctx, g.rdb, keys, args...).Slice()
 		if err != nil {
-			return limits.Admission{}, unavailable("admit "+r.ClaimID, err)
+			return limits.Admission{}, Unreachable("admit "+r.ClaimID, err)
 		}
 		a, stale, err := g.admission(r, res)
 		if err != nil || !stale {
@@ -311,7 +314,7 @@ func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult,
 		return limits.UnknownClaim, nil
 	}
 	if err != nil {
-		return 0, unavailable("refund "+c.ID, err)
+		return 0, Unreachable("refund "+c.ID, err)
 	}
 	rec, ok := parseClaim(raw)
 	if !ok {
@@ -324,7 +327,7 @@ func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult,
 		[]string{g.claimKey(c.ID), g.usedKey(c.Account, c.Day), g.reachKey(), g.rcptKey(rec.recipient), g.guardKey(rec.recipient, rec.guard)},
 		c.Account, c.Day, c.ID, rec.recipient, ratelimit.ReachWindow.Milliseconds(), rec.guard).Result()
 	if err != nil {
-		return 0, unavailable("refund "+c.ID, err)
+		return 0, Unreachable("refund "+c.ID, err)
 	}
 	switch v := res.(type) {
 	case int64:
@@ -388,7 +391,7 @@ func (g *Gate) ResetQuota(ctx context.Context, r limits.ResetRequest) ([]limits.
 	}
 	res, err := resetScript.Run(ctx, g.rdb, keys, r.Today, force, limits.NewGeneration()).Slice()
 	if err != nil {
-		return nil, unavailable("quota reset", err)
+		return nil, Unreachable("quota reset", err)
 	}
 	s := strs(res)
 	if len(s) == 1 && s[0] == "LOST" {
@@ -420,7 +423,7 @@ func (g *Gate) ResetQuota(ctx context.Context, r limits.ResetRequest) ([]limits.
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, unavailable("quota reset: the days before", err)
+		return nil, Unreachable("quota reset: the days before", err)
 	}
 	if r.Force {
 		// A number that moved into a portfolio this reset just started
@@ -457,7 +460,7 @@ func (g *Gate) Rebuild(ctx context.Context, r limits.RebuildRequest) (limits.Reb
 	}
 	res, err := rebuildScript.Run(ctx, g.rdb, []string{g.genKey(), g.rebuiltKey(), g.reachKey()}, args...).Slice()
 	if err != nil {
-		return limits.RebuildResult{}, unavailable("rebuild", err)
+		return limits.RebuildResult{}, Unreachable("rebuild", err)
 	}
 	s := strs(res)
 	switch {
@@ -509,7 +512,7 @@ func (g *Gate) State(ctx context.Context, accounts []limits.Account, global *rat
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return limits.State{}, unavailable("read shared limits", err)
+		return limits.State{}, Unreachable("read shared limits", err)
 	}
 	st := limits.State{Generation: gen.Val(), At: tm.Val()}
 	if g.pinned != nil {
@@ -531,7 +534,7 @@ func (g *Gate) State(ctx context.Context, accounts []limits.Account, global *rat
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return limits.State{}, unavailable("read shared limits", err)
+		return limits.State{}, Unreachable("read shared limits", err)
 	}
 	for i, a := range accounts {
 		as := limits.AccountState{Name: a.Name, Day: days[i].Val(), Tokens: tokensAt(buckets[i].Val(), a.Limit, st.At)}

@@ -61,14 +61,14 @@ func (g *Gate) adopt(ctx context.Context, account string, force bool) error {
 	}
 	prev, err := g.rdb.Get(ctx, g.homeKey(account)).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return unavailable("the home portfolio of "+account, err)
+		return Unreachable("the home portfolio of "+account, err)
 	}
 	if prev != "" && prev != g.portfolio {
 		old := portfolioPrefix(prev)
 		res, err := moveScript.Run(ctx, g.rdb, []string{old + "gen", old + "day:" + account, old + "moved:" + account},
 			old+"used:"+account+":", movedFull, int64(usedTTL/time.Second)).Slice()
 		if err != nil {
-			return unavailable("move "+account+" from portfolio "+prev, err)
+			return Unreachable("move "+account+" from portfolio "+prev, err)
 		}
 		s := strs(res)
 		switch {
@@ -84,7 +84,7 @@ func (g *Gate) adopt(ctx context.Context, account string, force bool) error {
 			res, err := takeScript.Run(ctx, g.rdb, []string{g.genKey(), g.dayKey(account)},
 				g.prefix+"used:"+account+":", s[1], s[2], int64(usedTTL/time.Second)).Slice()
 			if err != nil {
-				return unavailable("move "+account+" to portfolio "+g.portfolio, err)
+				return Unreachable("move "+account+" to portfolio "+g.portfolio, err)
 			}
 			t := strs(res)
 			switch {
@@ -99,7 +99,7 @@ func (g *Gate) adopt(ctx context.Context, account string, force bool) error {
 	}
 	if prev != g.portfolio {
 		if err := g.rdb.Set(ctx, g.homeKey(account), g.portfolio, 0).Err(); err != nil {
-			return unavailable("the home portfolio of "+account, err)
+			return Unreachable("the home portfolio of "+account, err)
 		}
 	}
 	g.mu.Lock()
