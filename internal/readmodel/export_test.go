@@ -1,4 +1,4 @@
-package readmodel
+package readmodel_test
 
 import (
 	"errors"
@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 func TestExportMessages(t *testing.T) {
 	st := openTest(t, newFakeClock())
-	mustAccount(t, st, "a", campaign.TierActive, limited(1, 10, 100))
+	storetest.MustAccount(t, st, "a", campaign.TierActive, storetest.Limited(1, 10, 100))
 	c, _ := playCampaign(t, st, 4, func(line, attempt int) *campaign.Outcome {
 		switch line {
 		case 2:
@@ -27,18 +29,18 @@ func TestExportMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var all []ExportRow
-	if err := New(st).ExportMessages(t.Context(), c.ID, "", func(r ExportRow) error { all = append(all, r); return nil }); err != nil {
+	var all []readmodel.ExportRow
+	if err := readmodel.New(st).ExportMessages(t.Context(), c.ID, "", func(r readmodel.ExportRow) error { all = append(all, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	want := []ExportRow{
-		{Line: 2, Input: phone(0), Phone: phone(0), State: campaign.Sent, Account: "a", Attempts: 1, WAMID: "wamid.2",
+	want := []readmodel.ExportRow{
+		{Line: 2, Input: storetest.Phone(0), Phone: storetest.Phone(0), State: campaign.Sent, Account: "a", Attempts: 1, WAMID: "wamid.2",
 			UpdatedAt: at(500 * time.Millisecond), SentAt: at(500 * time.Millisecond)},
-		{Line: 3, Input: phone(1), Phone: phone(1), State: campaign.Failed, Account: "a", Attempts: 1,
+		{Line: 3, Input: storetest.Phone(1), Phone: storetest.Phone(1), State: campaign.Failed, Account: "a", Attempts: 1,
 			ErrorCode: 131026, ErrorMessage: "undeliverable", UpdatedAt: at(1500 * time.Millisecond)},
-		{Line: 4, Input: phone(2), Phone: phone(2), State: campaign.Sending, Account: "a", Attempts: 1,
+		{Line: 4, Input: storetest.Phone(2), Phone: storetest.Phone(2), State: campaign.Sending, Account: "a", Attempts: 1,
 			UpdatedAt: at(2 * time.Second)},
-		{Line: 5, Input: phone(3), Phone: phone(3), State: campaign.Pending},
+		{Line: 5, Input: storetest.Phone(3), Phone: storetest.Phone(3), State: campaign.Pending},
 	}
 	if len(all) != len(want) {
 		t.Fatalf("exported %d rows, want %d: %+v", len(all), len(want), all)
@@ -55,7 +57,7 @@ func TestExportMessages(t *testing.T) {
 	}
 
 	var failed []int
-	if err := New(st).ExportMessages(t.Context(), c.ID, campaign.Failed, func(r ExportRow) error {
+	if err := readmodel.New(st).ExportMessages(t.Context(), c.ID, campaign.Failed, func(r readmodel.ExportRow) error {
 		failed = append(failed, r.Line)
 		return nil
 	}); err != nil || len(failed) != 1 || failed[0] != 3 {
@@ -65,12 +67,12 @@ func TestExportMessages(t *testing.T) {
 	// An error from the callback stops the export at once.
 	stop := errors.New("stop")
 	n := 0
-	err := New(st).ExportMessages(t.Context(), c.ID, "", func(ExportRow) error { n++; return stop })
+	err := readmodel.New(st).ExportMessages(t.Context(), c.ID, "", func(readmodel.ExportRow) error { n++; return stop })
 	if !errors.Is(err, stop) || n != 1 {
 		t.Errorf("callback error: %v after %d rows, want stop after 1", err, n)
 	}
 
-	if err := New(st).ExportMessages(t.Context(), 99, "", func(ExportRow) error { return nil }); !errors.Is(err, campaign.ErrNotFound) {
+	if err := readmodel.New(st).ExportMessages(t.Context(), 99, "", func(readmodel.ExportRow) error { return nil }); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("export of campaign 99: %v, want ErrNotFound", err)
 	}
 }

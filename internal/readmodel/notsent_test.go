@@ -1,10 +1,12 @@
-package readmodel
+package readmodel_test
 
 import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
+	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // A claim put back without a request is not a request: campaign show's
@@ -13,15 +15,15 @@ import (
 func TestStatsNotSentApart(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
-	c := mustCampaign(t, st, "c", 3)
+	storetest.MustAccount(t, st, "a", campaign.TierActive, storetest.Limited(100, 100, 1000))
+	c := storetest.MustCampaign(t, st, "c", 3)
 	ctx := t.Context()
 	for i, o := range []campaign.Outcome{
 		{Kind: campaign.OutcomeSent, WAMID: "w1", Class: "ok"},
 		{Kind: campaign.OutcomeRetry, Class: dispatch.ClassNotSent, Error: "not sent: the account or campaign stopped meanwhile"},
 		{Kind: campaign.OutcomeSent, WAMID: "w2", Class: "ok"},
 	} {
-		cl, err := claimOne(st.ClaimN(ctx, c.ID, "r", at(0), 1))
+		cl, err := storetest.One(st.ClaimN(ctx, c.ID, "r", at(0), 1))
 		if err != nil {
 			t.Fatalf("claim %d: %v", i, err)
 		}
@@ -29,7 +31,7 @@ func TestStatsNotSentApart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := New(st).CampaignDetail(ctx, c.ID)
+	d, err := readmodel.New(st).CampaignDetail(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

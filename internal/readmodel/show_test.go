@@ -1,4 +1,4 @@
-package readmodel
+package readmodel_test
 
 import (
 	"errors"
@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // playCampaign imports n recipients (lines 2…n+1) and sends them one per
@@ -18,11 +20,11 @@ import (
 // claim. It returns the claims made, in order.
 func playCampaign(t *testing.T, st *store.Store, n int, outcome func(line, attempt int) *campaign.Outcome) (campaign.Campaign, []campaign.Claim) {
 	t.Helper()
-	c := mustCampaign(t, st, "detail", n)
+	c := storetest.MustCampaign(t, st, "detail", n)
 	var claims []campaign.Claim
 	for i := 0; ; i++ {
 		now := at(time.Duration(i) * time.Second)
-		cl, err := claimOne(st.ClaimN(t.Context(), c.ID, "r1", now, 1))
+		cl, err := storetest.One(st.ClaimN(t.Context(), c.ID, "r1", now, 1))
 		var we *campaign.WaitError
 		if errors.Is(err, campaign.ErrDone) || errors.As(err, &we) {
 			break
@@ -45,8 +47,8 @@ func playCampaign(t *testing.T, st *store.Store, n int, outcome func(line, attem
 func TestCampaignDetail(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierActive, limited(1, 4, 100))
-	mustAccount(t, st, "b", campaign.TierActive, limited(1, 4, 100))
+	storetest.MustAccount(t, st, "a", campaign.TierActive, storetest.Limited(1, 4, 100))
+	storetest.MustAccount(t, st, "b", campaign.TierActive, storetest.Limited(1, 4, 100))
 	sent := func(line int) *campaign.Outcome {
 		return &campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.", line), Class: "ok"}
 	}
@@ -81,7 +83,7 @@ func TestCampaignDetail(t *testing.T) {
 	}
 	clk.Set(at(time.Hour))
 
-	d, err := New(st).CampaignDetail(t.Context(), c.ID)
+	d, err := readmodel.New(st).CampaignDetail(t.Context(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestCampaignDetail(t *testing.T) {
 			t.Errorf("count %s = %d, want %d", s, d.Counts[s], wantCounts[s])
 		}
 	}
-	wantErrors := []ErrorGroup{
+	wantErrors := []readmodel.ErrorGroup{
 		{Code: 131026, Count: 2, Sample: "(#131026) Message undeliverable: line 4"},
 		{Code: 190, Count: 1, Sample: "(#190) token expired"},
 		{Code: 131050, Count: 1, Sample: "(#131050) User stopped marketing messages"},
@@ -105,12 +107,12 @@ func TestCampaignDetail(t *testing.T) {
 
 	// Expected split, from the claims themselves: the last claim of a row
 	// decides which account its outcome counts for.
-	want := map[string]*AccountSplit{}
+	want := map[string]*readmodel.AccountSplit{}
 	lastAcct := map[int]string{}
 	for _, cl := range claims {
 		name := cl.Account.Name
 		if want[name] == nil {
-			want[name] = &AccountSplit{Account: name}
+			want[name] = &readmodel.AccountSplit{Account: name}
 		}
 		want[name].Attempts++
 		if cl.Message.Line == 7 && cl.Message.Attempts < 3 {
@@ -136,7 +138,7 @@ func TestCampaignDetail(t *testing.T) {
 			t.Errorf("account split %+v, want %+v", a, w)
 		}
 	}
-	if !slices.IsSortedFunc(d.Accounts, func(x, y AccountSplit) int { return strings.Compare(x.Account, y.Account) }) {
+	if !slices.IsSortedFunc(d.Accounts, func(x, y readmodel.AccountSplit) int { return strings.Compare(x.Account, y.Account) }) {
 		t.Errorf("accounts not sorted by name: %+v", d.Accounts)
 	}
 
@@ -158,8 +160,8 @@ func TestCampaignDetail(t *testing.T) {
 
 func TestCampaignDetailUntouched(t *testing.T) {
 	st := openTest(t, newFakeClock())
-	c := mustCampaign(t, st, "fresh", 3)
-	d, err := New(st).CampaignDetail(t.Context(), c.ID)
+	c := storetest.MustCampaign(t, st, "fresh", 3)
+	d, err := readmodel.New(st).CampaignDetail(t.Context(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +171,7 @@ func TestCampaignDetailUntouched(t *testing.T) {
 	if !d.FirstAttempt.IsZero() || !d.LastAttempt.IsZero() || d.Elapsed() != 0 || d.SendRate() != 0 {
 		t.Errorf("timings of an unsent campaign: %v %v %v %v", d.FirstAttempt, d.LastAttempt, d.Elapsed(), d.SendRate())
 	}
-	if _, err := New(st).CampaignDetail(t.Context(), 99); !errors.Is(err, campaign.ErrNotFound) {
+	if _, err := readmodel.New(st).CampaignDetail(t.Context(), 99); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("detail of campaign 99: %v, want ErrNotFound", err)
 	}
 }

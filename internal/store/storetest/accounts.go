@@ -57,9 +57,9 @@ func (s suite) testTierDefaults(t *testing.T) {
 func (s suite) testAddAccount(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	a := mustAccount(t, st, "main", campaign.TierActive, campaign.Overrides{})
+	a := MustAccount(t, st, "main", campaign.TierActive, campaign.Overrides{})
 	clk.Set(at(time.Minute))
-	b := mustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{Burst: ptr(2)})
+	b := MustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{Burst: ptr(2)})
 	if a.ID == 0 || b.ID <= a.ID || !a.CreatedAt.Equal(t0) {
 		t.Errorf("ids %d, %d created %v", a.ID, b.ID, a.CreatedAt)
 	}
@@ -132,20 +132,20 @@ func (s suite) testUpdateAccount(t *testing.T) {
 		},
 		{
 			name:       "--reset-limits: rate 0, burst 0, cap -1 clear every override",
-			start:      limited(2, 3, 20),
+			start:      Limited(2, 3, 20),
 			change:     store.AccountChange{Rate: ptr(0.0), Burst: ptr(0), DailyCap: ptr(-1)},
 			wantLimits: warm,
 		},
 		{
 			name:       "negative rate clears only the rate",
-			start:      limited(2, 3, 20),
+			start:      Limited(2, 3, 20),
 			change:     store.AccountChange{Rate: ptr(-1.0)},
 			wantLimits: campaign.Limits{Rate: 1.0 / 8, Burst: 3, DailyCap: 20},
 			wantOver:   [3]bool{false, true, true},
 		},
 		{
 			name:       "untouched fields keep their overrides",
-			start:      limited(2, 3, 20),
+			start:      Limited(2, 3, 20),
 			change:     store.AccountChange{TokenEnv: ptr("OTHER")},
 			wantLimits: campaign.Limits{Rate: 2, Burst: 3, DailyCap: 20},
 			wantOver:   [3]bool{true, true, true},
@@ -171,7 +171,7 @@ func (s suite) testUpdateAccount(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := s.openTest(t, newFakeClock())
-			mustAccount(t, st, "a", campaign.TierWarm, tt.start)
+			MustAccount(t, st, "a", campaign.TierWarm, tt.start)
 			before := accountByName(t, st, "a")
 			got, err := st.UpdateAccount(t.Context(), "a", tt.change)
 			if tt.wantErr {
@@ -206,7 +206,7 @@ func (s suite) testUpdateAccount(t *testing.T) {
 	if _, err := st.UpdateAccount(t.Context(), "nope", store.AccountChange{}); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("unknown account: err = %v, want ErrNotFound", err)
 	}
-	mustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
+	MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
 	if a, err := st.UpdateAccount(t.Context(), "a", store.AccountChange{Disabled: ptr(true)}); err != nil || !a.Disabled {
 		t.Errorf("disable: %+v, %v", a, err)
 	}
@@ -218,12 +218,12 @@ func (s suite) testUpdateAccount(t *testing.T) {
 func (s suite) testSetTierKeepsEarnedTokens(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "n", campaign.TierNew, campaign.Overrides{})                     // 1/12s, burst 5
-	mustAccount(t, st, "own", campaign.TierNew, campaign.Overrides{Rate: ptr(1 / 6.0)}) // own rate
+	MustAccount(t, st, "n", campaign.TierNew, campaign.Overrides{})                     // 1/12s, burst 5
+	MustAccount(t, st, "own", campaign.TierNew, campaign.Overrides{Rate: ptr(1 / 6.0)}) // own rate
 	if _, err := st.UpdateAccount(t.Context(), "own", store.AccountChange{Disabled: ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
-	c := mustCampaign(t, st, "drain", 10)
+	c := MustCampaign(t, st, "drain", 10)
 	for range 5 {
 		if _, err := claim(t, st, c.ID, "r", t0); err != nil {
 			t.Fatal(err)
@@ -297,9 +297,9 @@ func (s suite) testGlobalLimitSettings(t *testing.T) {
 func (s suite) testResetQuota(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
-	mustAccount(t, st, "b", campaign.TierNew, campaign.Overrides{})
-	c := mustCampaign(t, st, "q", 10)
+	MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
+	MustAccount(t, st, "b", campaign.TierNew, campaign.Overrides{})
+	c := MustCampaign(t, st, "q", 10)
 	for range 3 { // a, b, a: fullest first, ties to the first
 		if _, err := claim(t, st, c.ID, "r", t0); err != nil {
 			t.Fatal(err)
@@ -401,7 +401,7 @@ func (s suite) testResetQuota(t *testing.T) {
 func (s suite) testResetQuotaLocation(t *testing.T) {
 	clk := newFakeClock() // 09:00 UTC = 19:00 at UTC+10
 	st := s.openAt(t, s.h.NewDB(t), clk, time.FixedZone("UTC+10", 10*3600))
-	mustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
+	MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
 	for _, s := range []struct {
 		at      time.Duration
 		want    bool
@@ -428,8 +428,8 @@ func (s suite) testResetQuotaLocation(t *testing.T) {
 func (s suite) testQuotaDayOnlyForward(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
-	c := mustCampaign(t, st, "fwd", 5)
+	MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
+	c := MustCampaign(t, st, "fwd", 5)
 	day2 := time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC)
 	clk.Set(day2)
 	if out, err := st.ResetQuota(t.Context(), nil, false); err != nil || len(out) != 1 || !out[0].Reset || out[0].Day != "2026-03-03" {

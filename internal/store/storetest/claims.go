@@ -84,9 +84,9 @@ func runClaims(t *testing.T, st store.Driver, clk *clock.Sim, id int64, steps []
 func (s suite) testClaimRespectsBucketsAndCaps(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierNew, limited(0.1, 2, 3))
-	mustAccount(t, st, "b", campaign.TierNew, limited(0.1, 2, 3))
-	c := mustCampaign(t, st, "caps", 20)
+	MustAccount(t, st, "a", campaign.TierNew, Limited(0.1, 2, 3))
+	MustAccount(t, st, "b", campaign.TierNew, Limited(0.1, 2, 3))
+	c := MustCampaign(t, st, "caps", 20)
 
 	claims := runClaims(t, st, clk, c.ID, []claimStep{
 		{at: 0, wantAccount: "a"},
@@ -136,13 +136,13 @@ func (s suite) testClaimRespectsBucketsAndCaps(t *testing.T) {
 func (s suite) testClaimSkipsDisabledAndCappedAccounts(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "zero", campaign.TierActive, campaign.Overrides{DailyCap: ptr(0)})
-	mustAccount(t, st, "off", campaign.TierActive, campaign.Overrides{})
-	mustAccount(t, st, "slow", campaign.TierNew, limited(0.5, 1, 100))
+	MustAccount(t, st, "zero", campaign.TierActive, campaign.Overrides{DailyCap: ptr(0)})
+	MustAccount(t, st, "off", campaign.TierActive, campaign.Overrides{})
+	MustAccount(t, st, "slow", campaign.TierNew, Limited(0.5, 1, 100))
 	if _, err := st.UpdateAccount(t.Context(), "off", store.AccountChange{Disabled: ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
-	c := mustCampaign(t, st, "skip", 5)
+	c := MustCampaign(t, st, "skip", 5)
 	runClaims(t, st, clk, c.ID, []claimStep{
 		{at: 0, wantAccount: "slow"},
 		{at: time.Second, wantWait: campaign.WaitTokens, wantUntil: 2 * time.Second},
@@ -152,13 +152,13 @@ func (s suite) testClaimSkipsDisabledAndCappedAccounts(t *testing.T) {
 
 func (s suite) testClaimWithoutAccounts(t *testing.T) {
 	st := s.openTest(t, newFakeClock())
-	c := mustCampaign(t, st, "lonely", 1)
+	c := MustCampaign(t, st, "lonely", 1)
 	_, err := claim(t, st, c.ID, "r1", t0)
 	var we *campaign.WaitError
 	if !errors.As(err, &we) || we.Reason != campaign.WaitNoAccount {
 		t.Fatalf("no accounts: err = %v, want wait no-account", err)
 	}
-	mustAccount(t, st, "off", campaign.TierNew, campaign.Overrides{})
+	MustAccount(t, st, "off", campaign.TierNew, campaign.Overrides{})
 	if _, err := st.UpdateAccount(t.Context(), "off", store.AccountChange{Disabled: ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
@@ -174,12 +174,12 @@ func (s suite) testClaimGlobalBucketLimitsTheSum(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
 	for _, name := range []string{"a", "b", "c"} {
-		mustAccount(t, st, name, campaign.TierActive, limited(1, 5, 100))
+		MustAccount(t, st, name, campaign.TierActive, Limited(1, 5, 100))
 	}
 	if err := st.SetGlobalLimit(t.Context(), true, ratelimit.Every(10*time.Second, 2)); err != nil {
 		t.Fatal(err)
 	}
-	c := mustCampaign(t, st, "global", 30)
+	c := MustCampaign(t, st, "global", 30)
 	runClaims(t, st, clk, c.ID, []claimStep{
 		{at: 0, wantAccount: "a"},
 		{at: 0, wantAccount: "b"},
@@ -217,8 +217,8 @@ func (s suite) testClaimGlobalBucketLimitsTheSum(t *testing.T) {
 func (s suite) testClaimInFlightThenDone(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := mustCampaign(t, st, "done", 2)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "done", 2)
 	m1 := mustClaim(t, st, c.ID, "r1", t0)
 	m2 := mustClaim(t, st, c.ID, "r1", t0)
 	runClaims(t, st, clk, c.ID, []claimStep{{at: time.Second, wantWait: campaign.WaitInFlight}})
@@ -255,8 +255,8 @@ func (s suite) testClaimInFlightThenDone(t *testing.T) {
 // ever became finished).
 func (s suite) testClaimErrDoneMarksCampaignFinished(t *testing.T) {
 	st := s.openTest(t, newFakeClock())
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := mustCampaign(t, st, "finish", 1)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "finish", 1)
 	m := mustClaim(t, st, c.ID, "r1", t0)
 	if err := record(t, st, m, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, at(time.Second)); err != nil {
 		t.Fatal(err)
@@ -278,8 +278,8 @@ func (s suite) testClaimErrDoneMarksCampaignFinished(t *testing.T) {
 
 func (s suite) testClaimPaused(t *testing.T) {
 	st := s.openTest(t, newFakeClock())
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := mustCampaign(t, st, "pause", 2)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "pause", 2)
 	if err := s.setCampaignState(t, st, c.ID, campaign.CampaignPaused, "429 storm"); err != nil {
 		t.Fatal(err)
 	}
@@ -323,11 +323,11 @@ func (s suite) testClaimFailsSuppressedRows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newFakeClock()
 			st := s.openTest(t, clk)
-			mustAccount(t, st, "a", campaign.TierNew, limited(100, 100, 100))
-			c := mustCampaign(t, st, "sup", tc.rows)
+			MustAccount(t, st, "a", campaign.TierNew, Limited(100, 100, 100))
+			c := MustCampaign(t, st, "sup", tc.rows)
 			var list []store.Suppression
 			for _, i := range tc.suppressed {
-				list = append(list, store.Suppression{Phone: phone(i), Reason: "STOP"})
+				list = append(list, store.Suppression{Phone: Phone(i), Reason: "STOP"})
 			}
 			if _, err := st.Suppress(t.Context(), list); err != nil {
 				t.Fatal(err)
@@ -346,7 +346,7 @@ func (s suite) testClaimFailsSuppressedRows(t *testing.T) {
 			}
 			var want []string
 			for _, i := range tc.wantClaim {
-				want = append(want, phone(i))
+				want = append(want, Phone(i))
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("claimed %v, want %v", got, want)
@@ -371,10 +371,10 @@ func (s suite) testClaimFailsSuppressedRows(t *testing.T) {
 func (s suite) testClaimSuppressedWhileWaiting(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierNew, limited(0.1, 1, 100))
-	c := mustCampaign(t, st, "sup-wait", 3)
+	MustAccount(t, st, "a", campaign.TierNew, Limited(0.1, 1, 100))
+	c := MustCampaign(t, st, "sup-wait", 3)
 	mustClaim(t, st, c.ID, "r1", t0) // the only token
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: phone(1)}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(1)}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 2)
@@ -413,14 +413,14 @@ func (s suite) testClaimConcurrentProcesses(t *testing.T) {
 			stores := []store.Driver{s.openAt(t, db, clk, nil), s.openAt(t, db, clk, nil)}
 			for _, name := range []string{"a", "b", "c"} {
 				l := limits[name]
-				mustAccount(t, stores[0], name, campaign.TierNew, limited(l.Rate, l.Burst, l.DailyCap))
+				MustAccount(t, stores[0], name, campaign.TierNew, Limited(l.Rate, l.Burst, l.DailyCap))
 			}
 			if tt.global != nil {
 				if err := stores[1].SetGlobalLimit(t.Context(), true, *tt.global); err != nil {
 					t.Fatal(err)
 				}
 			}
-			c := mustCampaign(t, stores[1], "race", messages)
+			c := MustCampaign(t, stores[1], "race", messages)
 
 			var (
 				mu      sync.Mutex

@@ -35,7 +35,7 @@ func (s suite) testImportRollbackLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if _, err := im.Add(t.Context(), campaign.Message{Line: i + 2, Input: phone(i), Phone: phone(i), Body: "Hi"}); err != nil {
+		if _, err := im.Add(t.Context(), campaign.Message{Line: i + 2, Input: Phone(i), Phone: Phone(i), Body: "Hi"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,8 +58,8 @@ func (s suite) testImportRollbackLeavesNothing(t *testing.T) {
 		t.Errorf("Commit after Rollback succeeded")
 	}
 	// The write lock was released: other writes and a new import proceed.
-	mustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
-	if c := mustCampaign(t, st, "again", 2); c.Imported != 2 {
+	MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
+	if c := MustCampaign(t, st, "again", 2); c.Imported != 2 {
 		t.Errorf("second import: %+v", c)
 	}
 }
@@ -77,13 +77,13 @@ func (s suite) testImportCommit(t *testing.T) {
 		phone string
 		skip  string // the screen's reason (internal/screen); "" stores the row
 	}{
-		{2, "0151 00000001", phone(1), ""},
-		{3, phone(2), phone(2), ""},
-		{4, "+49 151 00000001", phone(1), "duplicate of line 2 (" + phone(1) + ")"},
-		{5, phone(50), phone(50), "suppressed: STOP received"},
-		{6, phone(51), phone(51), "suppressed: opted out"},
-		{7, phone(3), phone(3), ""},
-		{8, phone(2), phone(2), "duplicate of line 3 (" + phone(2) + ")"},
+		{2, "0151 00000001", Phone(1), ""},
+		{3, Phone(2), Phone(2), ""},
+		{4, "+49 151 00000001", Phone(1), "duplicate of line 2 (" + Phone(1) + ")"},
+		{5, Phone(50), Phone(50), "suppressed: STOP received"},
+		{6, Phone(51), Phone(51), "suppressed: opted out"},
+		{7, Phone(3), Phone(3), ""},
+		{8, Phone(2), Phone(2), "duplicate of line 3 (" + Phone(2) + ")"},
 	}
 	var wantSkipped []campaign.Skip
 	for _, r := range rows {
@@ -137,7 +137,7 @@ func (s suite) testImportCommit(t *testing.T) {
 	if _, err := st.Import(t.Context(), testCampaign("fp")); !errors.Is(err, store.ErrExists) {
 		t.Errorf("second import with the same fingerprint: err = %v, want store.ErrExists", err)
 	}
-	mustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{}) // the lock was released
+	MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{}) // the lock was released
 }
 
 // AddBatch stores exactly what Add, row by row, does — every row given, in
@@ -148,7 +148,7 @@ func (s suite) testAddBatchMatchesAdd(t *testing.T) {
 	const n = 3*store.ImportBatch + 17
 	var msgs []campaign.Message
 	for i := range n {
-		m := campaign.Message{Line: i + 2, Input: fmt.Sprintf("in %d", i), Phone: phone(i), Params: []string{"Ann", fmt.Sprint(i)}}
+		m := campaign.Message{Line: i + 2, Input: fmt.Sprintf("in %d", i), Phone: Phone(i), Params: []string{"Ann", fmt.Sprint(i)}}
 		if i%50 == 0 {
 			m.Header, m.Buttons = "https://x.test/a.png", []string{"o/" + fmt.Sprint(i)}
 		}

@@ -73,7 +73,7 @@ func inboxCampaign(t *testing.T, st store.Driver, n int) (campaign.Campaign, []c
 	if _, err := st.AddAccount(t.Context(), campaign.Account{Name: "main", PhoneNumberID: inboxPNID, Tier: campaign.TierActive, TokenEnv: "WA_TOKEN"}); err != nil {
 		t.Fatal(err)
 	}
-	c := mustCampaign(t, st, "inbox", n)
+	c := MustCampaign(t, st, "inbox", n)
 	cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, n)
 	if err != nil || len(cs) != n {
 		t.Fatalf("ClaimN = %d, %v; want %d", len(cs), err, n)

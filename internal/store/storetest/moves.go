@@ -31,12 +31,12 @@ func (s suite) testRemoveAccount(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
 	ctx := t.Context()
-	a := mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	mustAccount(t, st, "b", campaign.TierActive, campaign.Overrides{})
+	a := MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	MustAccount(t, st, "b", campaign.TierActive, campaign.Overrides{})
 	if _, err := st.UpdateAccount(ctx, "b", store.AccountChange{Disabled: ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
-	c := mustCampaign(t, st, "remove", 10)
+	c := MustCampaign(t, st, "remove", 10)
 	registerRunner(t, st, "live", c.ID, t0)
 
 	sent := mustClaim(t, st, c.ID, "live", t0)
@@ -116,8 +116,8 @@ func (s suite) testPauseAndCancelCampaign(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
 	ctx := t.Context()
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := mustCampaign(t, st, "manage", 5)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "manage", 5)
 
 	was, err := st.PauseCampaign(ctx, c.ID, store.PausedByOperator)
 	if err != nil || was != campaign.CampaignRunning {
@@ -193,7 +193,7 @@ func (s suite) testPauseAndCancelCampaign(t *testing.T) {
 	}
 
 	// A finished campaign can be neither paused nor cancelled.
-	f := mustCampaign(t, st, "finished", 1)
+	f := MustCampaign(t, st, "finished", 1)
 	fin := mustClaim(t, st, f.ID, "r", at(time.Minute))
 	if err := record(t, st, fin, "r", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.3"}, at(time.Minute)); err != nil {
 		t.Fatal(err)
@@ -218,9 +218,9 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
 	ctx := t.Context()
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	keep := mustCampaign(t, st, "keep", 3)
-	c := mustCampaign(t, st, "delete", 4)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	keep := MustCampaign(t, st, "keep", 3)
+	c := MustCampaign(t, st, "delete", 4)
 	registerRunner(t, st, "r", c.ID, t0)
 	cl := mustClaim(t, st, c.ID, "r", t0)
 	if err := record(t, st, cl, "r", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
@@ -274,7 +274,7 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 
 func (s suite) testRenameCampaign(t *testing.T) {
 	st := s.openTest(t, newFakeClock())
-	c := mustCampaign(t, st, "old", 1)
+	c := MustCampaign(t, st, "old", 1)
 	for _, tt := range []struct {
 		id      int64
 		name    string
@@ -300,7 +300,7 @@ func (s suite) testRenameCampaign(t *testing.T) {
 func (s suite) testOutage(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	c := mustCampaign(t, st, "outage", 2)
+	c := MustCampaign(t, st, "outage", 2)
 	ctx := t.Context()
 	if o, err := readmodel.New(st).Outage(ctx, c.ID); err != nil || !o.Since.IsZero() {
 		t.Fatalf("a new campaign's outage: %+v, %v", o, err)

@@ -72,11 +72,11 @@ func (s suite) testTemplates(t *testing.T) {
 func (s suite) testSentTemplateWithin(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := mustCampaign(t, st, "guard", 3) // template "hello"
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "guard", 3) // template "hello"
 	for i, when := range []time.Duration{0, time.Hour} {
 		cl := mustClaim(t, st, c.ID, "r1", at(when))
-		if err := record(t, st, cl, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid." + phone(i)}, at(when)); err != nil {
+		if err := record(t, st, cl, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid." + Phone(i)}, at(when)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,8 +87,8 @@ func (s suite) testSentTemplateWithin(t *testing.T) {
 		within   time.Duration
 		want     map[string]time.Time
 	}{
-		{"hello", 3 * time.Hour, map[string]time.Time{phone(0): t0, phone(1): at(time.Hour)}},
-		{"hello", 90 * time.Minute, map[string]time.Time{phone(1): at(time.Hour)}},
+		{"hello", 3 * time.Hour, map[string]time.Time{Phone(0): t0, Phone(1): at(time.Hour)}},
+		{"hello", 90 * time.Minute, map[string]time.Time{Phone(1): at(time.Hour)}},
 		{"hello", 30 * time.Minute, map[string]time.Time{}},
 		{"other", 3 * time.Hour, map[string]time.Time{}},
 	} {

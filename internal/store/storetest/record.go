@@ -59,8 +59,8 @@ func (s suite) testRecordRefund(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newFakeClock()
 			st := s.openTest(t, clk)
-			mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-			c := mustCampaign(t, st, "refund", 3)
+			MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+			c := MustCampaign(t, st, "refund", 3)
 			first := mustClaim(t, st, c.ID, "r1", t0)
 			if tt.resetBefore {
 				if _, err := st.ResetQuota(t.Context(), nil, true); err != nil {
@@ -98,8 +98,8 @@ func btoi(b bool) int {
 func (s suite) testRecordRetryWaitsUntilRetryAt(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := mustCampaign(t, st, "retry", 2)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "retry", 2)
 
 	m1 := mustClaim(t, st, c.ID, "r1", t0)
 	if err := record(t, st, m1, "r1", campaign.Outcome{
@@ -186,8 +186,8 @@ func (s suite) testRecordAndClaimN(t *testing.T) {
 			if err := st.SetTier(t.Context(), campaign.TierNew, campaign.Limits{Rate: 0.001, Burst: tt.tokens, DailyCap: 1e9}); err != nil {
 				t.Fatal(err)
 			}
-			mustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
-			c := mustCampaign(t, st, "c", tt.rows)
+			MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
+			c := MustCampaign(t, st, "c", tt.rows)
 			first, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 4)
 			if err != nil {
 				t.Fatal(err)
@@ -265,8 +265,8 @@ func (s suite) testRecordOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newFakeClock()
 			st := s.openTest(t, clk)
-			mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-			c := mustCampaign(t, st, "outcome", 1)
+			MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+			c := MustCampaign(t, st, "outcome", 1)
 			cl := mustClaim(t, st, c.ID, "r1", t0)
 			if err := record(t, st, cl, "r1", tt.outcome, at(time.Second)); err != nil {
 				t.Fatal(err)

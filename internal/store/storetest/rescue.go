@@ -22,8 +22,8 @@ func (s suite) rescueTests() []sub {
 func (s suite) testRecoverOrphans(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := mustCampaign(t, st, "orphans", 4)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "orphans", 4)
 	for _, id := range []string{"dead", "live"} {
 		if err := st.RegisterRunner(t.Context(), campaign.Runner{ID: id, CampaignID: c.ID, Host: "h", PID: 1, StartedAt: t0, HeartbeatAt: t0}); err != nil {
 			t.Fatal(err)
@@ -32,7 +32,7 @@ func (s suite) testRecoverOrphans(t *testing.T) {
 	byDead := mustClaim(t, st, c.ID, "dead", t0)
 	byLive := mustClaim(t, st, c.ID, "live", t0)
 	byGhost := mustClaim(t, st, c.ID, "ghost", t0) // never registered
-	other := mustCampaign(t, st, "other", 2)
+	other := MustCampaign(t, st, "other", 2)
 	mustClaim(t, st, other.ID, "ghost", t0)
 	if err := st.Heartbeat(t.Context(), "live", at(time.Minute)); err != nil {
 		t.Fatal(err)
@@ -100,9 +100,9 @@ func (s suite) testRecoverOrphans(t *testing.T) {
 func (s suite) testRescue(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c1 := mustCampaign(t, st, "one", 3)
-	c2 := mustCampaign(t, st, "two", 3)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c1 := MustCampaign(t, st, "one", 3)
+	c2 := MustCampaign(t, st, "two", 3)
 	for _, r := range []campaign.Runner{{ID: "dead1", CampaignID: c1.ID}, {ID: "dead2", CampaignID: c2.ID}, {ID: "live", CampaignID: c1.ID}} {
 		r.Host, r.PID, r.StartedAt, r.HeartbeatAt = "h", 1, t0, t0
 		if err := st.RegisterRunner(t.Context(), r); err != nil {
@@ -154,8 +154,8 @@ func (s suite) testRescue(t *testing.T) {
 func (s suite) testHolders(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := mustCampaign(t, st, "held", 4)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "held", 4)
 	registerRunner(t, st, "me", c.ID, t0)
 	registerRunner(t, st, "other", c.ID, t0)
 	registerRunner(t, st, "idle", c.ID, t0) // holds nothing

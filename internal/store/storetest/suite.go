@@ -129,7 +129,13 @@ func (s suite) setCampaignState(t *testing.T, st store.Driver, id int64, state c
 
 func ptr[T any](v T) *T { return &v }
 
-func mustAccount(t *testing.T, st store.Driver, name, tier string, o campaign.Overrides) campaign.Account {
+// The seeding helpers below are also for other packages' tests that read
+// what a store holds (internal/readmodel's): one way to make an account
+// and a campaign.
+
+// MustAccount adds an account of tier with overrides o, token variable
+// WA_TOKEN_<NAME>.
+func MustAccount(t *testing.T, st store.Driver, name, tier string, o campaign.Overrides) campaign.Account {
 	t.Helper()
 	a, err := st.AddAccount(t.Context(), campaign.Account{
 		Name: name, PhoneNumberID: "pn-" + name, Tier: tier, TokenEnv: "WA_TOKEN_" + strings.ToUpper(name), Overrides: o,
@@ -140,15 +146,16 @@ func mustAccount(t *testing.T, st store.Driver, name, tier string, o campaign.Ov
 	return a
 }
 
-// limited returns overrides that pin all three limits.
-func limited(rate float64, burst, dailyCap int) campaign.Overrides {
+// Limited returns overrides that pin all three limits.
+func Limited(rate float64, burst, dailyCap int) campaign.Overrides {
 	return campaign.Overrides{Rate: ptr(rate), Burst: ptr(burst), DailyCap: ptr(dailyCap)}
 }
 
-func phone(i int) string { return fmt.Sprintf("+4915100%06d", i) }
+// Phone is the i-th test number, as MustCampaign's rows have them.
+func Phone(i int) string { return fmt.Sprintf("+4915100%06d", i) }
 
-// mustCampaign imports n distinct recipients (lines 2…n+1) as one campaign.
-func mustCampaign(t *testing.T, st store.Driver, name string, n int) campaign.Campaign {
+// MustCampaign imports n distinct recipients (lines 2…n+1) as one campaign.
+func MustCampaign(t *testing.T, st store.Driver, name string, n int) campaign.Campaign {
 	t.Helper()
 	im, err := st.Import(t.Context(), campaign.Campaign{
 		Name: name, Fingerprint: "fp-" + name, Source: name + ".csv",
@@ -159,7 +166,7 @@ func mustCampaign(t *testing.T, st store.Driver, name string, n int) campaign.Ca
 	}
 	defer im.Rollback()
 	for i := range n {
-		m := campaign.Message{Line: i + 2, Input: phone(i), Phone: phone(i), Params: []string{fmt.Sprint("P", i)}}
+		m := campaign.Message{Line: i + 2, Input: Phone(i), Phone: Phone(i), Params: []string{fmt.Sprint("P", i)}}
 		if reason, err := im.Add(t.Context(), m); err != nil || reason != "" {
 			t.Fatalf("add line %d: %q, %v", m.Line, reason, err)
 		}

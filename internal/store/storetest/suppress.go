@@ -43,40 +43,40 @@ func (s suite) testSuppressions(t *testing.T) {
 	}{
 		{
 			name: "add", at: at(0),
-			add:       []store.Suppression{{Phone: phone(2), Reason: "STOP received"}, {Phone: phone(1)}},
+			add:       []store.Suppression{{Phone: Phone(2), Reason: "STOP received"}, {Phone: Phone(1)}},
 			wantAdded: 2,
-			want:      []store.Suppression{sp(phone(1), "", at(0)), sp(phone(2), "STOP received", at(0))},
+			want:      []store.Suppression{sp(Phone(1), "", at(0)), sp(Phone(2), "STOP received", at(0))},
 		},
 		{
 			name: "re-add keeps first time; a given reason replaces, an empty one does not", at: at(time.Hour),
-			add:       []store.Suppression{{Phone: phone(1), Reason: "bounced"}, {Phone: phone(2)}, {Phone: phone(3)}},
+			add:       []store.Suppression{{Phone: Phone(1), Reason: "bounced"}, {Phone: Phone(2)}, {Phone: Phone(3)}},
 			wantAdded: 1,
-			want: []store.Suppression{sp(phone(1), "bounced", at(0)), sp(phone(2), "STOP received", at(0)),
-				sp(phone(3), "", at(time.Hour))},
+			want: []store.Suppression{sp(Phone(1), "bounced", at(0)), sp(Phone(2), "STOP received", at(0)),
+				sp(Phone(3), "", at(time.Hour))},
 		},
 		{
 			name: "the same number twice in one batch is added once", at: at(2 * time.Hour),
-			add:       []store.Suppression{{Phone: phone(4), Reason: "a"}, {Phone: phone(4), Reason: "b"}},
+			add:       []store.Suppression{{Phone: Phone(4), Reason: "a"}, {Phone: Phone(4), Reason: "b"}},
 			wantAdded: 1,
-			want: []store.Suppression{sp(phone(1), "bounced", at(0)), sp(phone(2), "STOP received", at(0)),
-				sp(phone(3), "", at(time.Hour)), sp(phone(4), "b", at(2*time.Hour))},
+			want: []store.Suppression{sp(Phone(1), "bounced", at(0)), sp(Phone(2), "STOP received", at(0)),
+				sp(Phone(3), "", at(time.Hour)), sp(Phone(4), "b", at(2*time.Hour))},
 		},
 		{
 			name: "remove listed, unlisted and repeated", at: at(3 * time.Hour),
-			remove:      []string{phone(3), phone(9), phone(1), phone(1)},
+			remove:      []string{Phone(3), Phone(9), Phone(1), Phone(1)},
 			wantRemoved: 2,
-			want:        []store.Suppression{sp(phone(2), "STOP received", at(0)), sp(phone(4), "b", at(2*time.Hour))},
+			want:        []store.Suppression{sp(Phone(2), "STOP received", at(0)), sp(Phone(4), "b", at(2*time.Hour))},
 		},
 		{
 			name: "removed then added again starts anew", at: at(4 * time.Hour),
-			add:       []store.Suppression{{Phone: phone(1)}},
+			add:       []store.Suppression{{Phone: Phone(1)}},
 			wantAdded: 1,
-			want: []store.Suppression{sp(phone(1), "", at(4*time.Hour)), sp(phone(2), "STOP received", at(0)),
-				sp(phone(4), "b", at(2*time.Hour))},
+			want: []store.Suppression{sp(Phone(1), "", at(4*time.Hour)), sp(Phone(2), "STOP received", at(0)),
+				sp(Phone(4), "b", at(2*time.Hour))},
 		},
 		{name: "empty batches", at: at(5 * time.Hour), add: []store.Suppression{}, remove: []string{},
-			want: []store.Suppression{sp(phone(1), "", at(4*time.Hour)), sp(phone(2), "STOP received", at(0)),
-				sp(phone(4), "b", at(2*time.Hour))}},
+			want: []store.Suppression{sp(Phone(1), "", at(4*time.Hour)), sp(Phone(2), "STOP received", at(0)),
+				sp(Phone(4), "b", at(2*time.Hour))}},
 	}
 	for _, s := range steps {
 		clk.Set(s.at)
@@ -103,7 +103,7 @@ func (s suite) testSuppressions(t *testing.T) {
 func (s suite) testSuppressRejectsUnnormalised(t *testing.T) {
 	st := s.openTest(t, newFakeClock())
 	for _, bad := range []string{"", "0151 00000001", "4915100000001", "+", "+0151", "+49 151", "+1234567890123456"} {
-		_, err := st.Suppress(t.Context(), []store.Suppression{{Phone: phone(1)}, {Phone: bad}})
+		_, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(1)}, {Phone: bad}})
 		if err == nil {
 			t.Errorf("Suppress(%q) succeeded", bad)
 		}
@@ -116,18 +116,18 @@ func (s suite) testSuppressRejectsUnnormalised(t *testing.T) {
 
 func (s suite) testSuppressedIn(t *testing.T) {
 	st := s.openTest(t, newFakeClock())
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: phone(2), Reason: "STOP received"}, {Phone: phone(700)}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(2), Reason: "STOP received"}, {Phone: Phone(700)}}); err != nil {
 		t.Fatal(err)
 	}
 	var ask []string
 	for i := range 1200 { // more than one statement's worth
-		ask = append(ask, phone(i))
+		ask = append(ask, Phone(i))
 	}
 	got, err := st.SuppressedIn(t.Context(), ask)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{phone(2): "STOP received", phone(700): ""}
+	want := map[string]string{Phone(2): "STOP received", Phone(700): ""}
 	if !maps.Equal(got, want) {
 		t.Errorf("SuppressedIn = %v, want %v", got, want)
 	}
@@ -142,7 +142,7 @@ func (s suite) testApplySuppressions(t *testing.T) {
 	sp := func(phone, reason string, first time.Time) store.Suppression {
 		return store.Suppression{Phone: phone, Reason: reason, CreatedAt: first}
 	}
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: phone(1), Reason: "local"}, {Phone: phone(2), Reason: "STOP"}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(1), Reason: "local"}, {Phone: Phone(2), Reason: "STOP"}}); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {
@@ -154,14 +154,14 @@ func (s suite) testApplySuppressions(t *testing.T) {
 	}{
 		{
 			name: "the other copy's reason wins, even empty; the earlier time stays", at: at(time.Hour),
-			listed: []store.Suppression{sp(phone(1), "", at(30*time.Minute)), sp(phone(2), "bounced", at(-time.Hour)), sp(phone(3), "new", at(2*time.Hour))},
-			want:   []store.Suppression{sp(phone(1), "", at(0)), sp(phone(2), "bounced", at(-time.Hour)), sp(phone(3), "new", at(2*time.Hour))},
+			listed: []store.Suppression{sp(Phone(1), "", at(30*time.Minute)), sp(Phone(2), "bounced", at(-time.Hour)), sp(Phone(3), "new", at(2*time.Hour))},
+			want:   []store.Suppression{sp(Phone(1), "", at(0)), sp(Phone(2), "bounced", at(-time.Hour)), sp(Phone(3), "new", at(2*time.Hour))},
 		},
 		{
 			name: "removed, listed or not; no time given is now", at: at(3 * time.Hour),
-			listed:  []store.Suppression{{Phone: phone(4)}},
-			removed: []string{phone(1), phone(9)},
-			want:    []store.Suppression{sp(phone(2), "bounced", at(-time.Hour)), sp(phone(3), "new", at(2*time.Hour)), sp(phone(4), "", at(3*time.Hour))},
+			listed:  []store.Suppression{{Phone: Phone(4)}},
+			removed: []string{Phone(1), Phone(9)},
+			want:    []store.Suppression{sp(Phone(2), "bounced", at(-time.Hour)), sp(Phone(3), "new", at(2*time.Hour)), sp(Phone(4), "", at(3*time.Hour))},
 		},
 	}
 	for _, s := range steps {
@@ -183,10 +183,10 @@ func (s suite) testApplySuppressions(t *testing.T) {
 		t.Errorf("mark = %+v, %v; want e1 version 3", m, err)
 	}
 	// A bad number refuses the whole batch, mark included.
-	if err := st.ApplySuppressions(t.Context(), []store.Suppression{{Phone: phone(5)}, {Phone: "0151"}}, []string{phone(2)}, store.SyncMark{Epoch: "e1", Version: 9}); err == nil {
+	if err := st.ApplySuppressions(t.Context(), []store.Suppression{{Phone: Phone(5)}, {Phone: "0151"}}, []string{Phone(2)}, store.SyncMark{Epoch: "e1", Version: 9}); err == nil {
 		t.Error("ApplySuppressions with a national number succeeded")
 	}
-	if _, ok, _ := isSuppressed(t, st, phone(2)); !ok {
+	if _, ok, _ := isSuppressed(t, st, Phone(2)); !ok {
 		t.Error("a refused batch removed a number")
 	}
 	if m, _ := st.SharedSuppressionsMark(t.Context()); m != (store.SyncMark{Epoch: "e1", Version: 3}) {
@@ -201,14 +201,14 @@ func (s suite) testApplySuppressions(t *testing.T) {
 func (s suite) testSuppressionOutbox(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
-	c := mustCampaign(t, st, "optout", 3)
+	MustAccount(t, st, "a", campaign.TierActive, Limited(100, 100, 1000))
+	c := MustCampaign(t, st, "optout", 3)
 	cl := mustClaim(t, st, c.ID, "r1", t0)
 	optOut := campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131050, Error: "user stopped marketing", Class: "permanent", Suppress: true}
 	if err := record(t, st, cl, "r1", optOut, at(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: phone(50), Reason: "by hand"}, {Phone: cl.Message.Phone}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(50), Reason: "by hand"}, {Phone: cl.Message.Phone}}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := st.ToPush(t.Context(), 100)
@@ -226,28 +226,28 @@ func (s suite) testSuppressionOutbox(t *testing.T) {
 	}{
 		{"listed by hand, then pulled from the shared list: nothing to push",
 			func() error {
-				return st.ApplySuppressions(t.Context(), []store.Suppression{{Phone: phone(50)}}, nil, store.SyncMark{Epoch: "e1", Version: 1})
+				return st.ApplySuppressions(t.Context(), []store.Suppression{{Phone: Phone(50)}}, nil, store.SyncMark{Epoch: "e1", Version: 1})
 			},
-			[]string{phone(0)}},
+			[]string{Phone(0)}},
 		{"a pulled removal does not take off an opt-out not pushed yet",
 			func() error {
-				return st.ApplySuppressions(t.Context(), nil, []string{phone(0)}, store.SyncMark{Epoch: "e1", Version: 2})
+				return st.ApplySuppressions(t.Context(), nil, []string{Phone(0)}, store.SyncMark{Epoch: "e1", Version: 2})
 			},
-			[]string{phone(0)}},
+			[]string{Phone(0)}},
 		{"listed by hand: pushed only if unknown there",
 			func() error {
-				_, err := st.Suppress(t.Context(), []store.Suppression{{Phone: phone(60)}, {Phone: phone(61)}})
+				_, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(60)}, {Phone: Phone(61)}})
 				return err
 			},
-			[]string{phone(0), phone(60) + " if-unknown", phone(61) + " if-unknown"}},
+			[]string{Phone(0), Phone(60) + " if-unknown", Phone(61) + " if-unknown"}},
 		{"a pulled removal takes off a number listed by hand",
 			func() error {
-				return st.ApplySuppressions(t.Context(), nil, []string{phone(60)}, store.SyncMark{Epoch: "e1", Version: 3})
+				return st.ApplySuppressions(t.Context(), nil, []string{Phone(60)}, store.SyncMark{Epoch: "e1", Version: 3})
 			},
-			[]string{phone(0), phone(61) + " if-unknown"}},
+			[]string{Phone(0), Phone(61) + " if-unknown"}},
 		{"taken off here: nothing to push",
-			func() error { _, err := st.Unsuppress(t.Context(), []string{phone(61)}); return err },
-			[]string{phone(0)}},
+			func() error { _, err := st.Unsuppress(t.Context(), []string{Phone(61)}); return err },
+			[]string{Phone(0)}},
 	}
 	for _, s := range steps {
 		if err := s.do(); err != nil {
@@ -257,20 +257,20 @@ func (s suite) testSuppressionOutbox(t *testing.T) {
 			t.Errorf("%s: outbox %q, want %q", s.name, got, s.want)
 		}
 	}
-	if _, ok, _ := isSuppressed(t, st, phone(0)); !ok {
+	if _, ok, _ := isSuppressed(t, st, Phone(0)); !ok {
 		t.Error("the opt-out was taken off the list by a pulled removal")
 	}
 
 	// Pushed takes out what was read; a number listed again since keeps
 	// its new place.
 	list, _ = st.ToPush(t.Context(), 100)
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: phone(70)}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(70)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Pushed(t.Context(), list[len(list)-1].Seq); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := pending(t, st), []string{phone(70) + " if-unknown"}; !slices.Equal(got, want) {
+	if got, want := pending(t, st), []string{Phone(70) + " if-unknown"}; !slices.Equal(got, want) {
 		t.Errorf("after Pushed: outbox %q, want %q", got, want)
 	}
 	// After the shared list started anew: everything, if unknown there; a
@@ -278,7 +278,7 @@ func (s suite) testSuppressionOutbox(t *testing.T) {
 	if n, err := st.PushAll(t.Context()); err != nil || n != 2 {
 		t.Errorf("PushAll = %d, %v; want the 2 numbers not waiting", n, err)
 	}
-	if got, want := pending(t, st), []string{phone(70) + " if-unknown", phone(50) + " if-unknown", phone(0) + " if-unknown"}; !slices.Equal(got, want) {
+	if got, want := pending(t, st), []string{Phone(70) + " if-unknown", Phone(50) + " if-unknown", Phone(0) + " if-unknown"}; !slices.Equal(got, want) {
 		t.Errorf("after PushAll: outbox %q, want %q", got, want)
 	}
 }
