@@ -43,9 +43,10 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// limitsPlaceholder is how a note written into the database by the shared
-// claim (it cannot know the flags of whoever reads it) ends its command.
-const limitsPlaceholder = " --limits URL`"
+// StoredFlags ends the command of a note written into the database (by
+// the shared claim, which cannot know the flags of whoever reads it): the
+// writer puts it where the flags go, and Fill replaces it.
+const StoredFlags = " --limits URL"
 
 // Fill makes a stored note's command line runnable for the reader: its
 // " --limits URL" placeholder becomes the reader's own flags. A reader who
@@ -56,5 +57,5 @@ func Fill(note, flags string, limitsSet bool) string {
 	if !limitsSet {
 		with += " (with --limits naming the shared Redis)"
 	}
-	return strings.ReplaceAll(note, limitsPlaceholder, with)
+	return strings.ReplaceAll(note, StoredFlags+"`", with)
 }

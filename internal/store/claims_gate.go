@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/hint"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
 )
@@ -438,8 +439,8 @@ func sharedWait(ctx context.Context, tx *Tx, claimIDs func(string) string, campa
 			} else {
 				why = strings.TrimSuffix(why, ": "+limits.ErrStateLost.Error())
 			}
-			lost = append(lost, fmt.Sprintf("portfolio %s: %s; its accounts wait until `wasend quota reset --force --account %s --limits URL` rebuilds its day from this host's count",
-				g.name, why, strings.Join(names, ",")))
+			lost = append(lost, fmt.Sprintf("portfolio %s: %s; its accounts wait until `wasend quota reset --force --account %s%s` rebuilds its day from this host's count",
+				g.name, why, strings.Join(names, ","), hint.StoredFlags))
 			continue
 		}
 		down = append(down, fmt.Sprintf("portfolio %s: %s", g.name, why))
