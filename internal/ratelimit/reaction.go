@@ -61,8 +61,9 @@ const (
 	// SettleTime after a change of rate, answers still show the old one:
 	// requests claimed before it, the tokens it left in the bucket.
 	SettleTime = time.Second
-	// MaxNoise bounds the share taken for noise.
-	MaxNoise = 0.25
+	// MaxNoise bounds the share taken for noise: more than this is
+	// probed again and again, in case it is a ceiling misjudged.
+	MaxNoise = 0.05
 )
 
 type tally struct {
@@ -161,24 +162,33 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 // it explains the lower window better and the change is no accident: the
 // share fell by more than three standard deviations of the draws, or the
 // ceiling is so far below that the lower rate must still be throttled well
-// above the noise.
+// above the noise. A share that fell by two, less than the ceiling says,
+// and is still above any noise, keeps the lower rate: hosts sharing the
+// number (--limits) each lower theirs, and the server sees what they send
+// together.
 func (r *Reaction) judgeProbe(t time.Time) float64 {
 	r.probing = false
 	hi, lo, loF := r.hi.share(), r.win.share(), r.h.FactorAt(t)
 	n1, n2 := float64(r.hi.answers), float64(r.win.answers)
 	pooled := float64(r.hi.throttled+r.win.throttled) / (n1 + n2)
-	spread := 3 * math.Sqrt(pooled*(1-pooled)*(1/n1+1/n2))
+	sd := math.Sqrt(pooled * (1 - pooled) * (1/n1 + 1/n2))
 	ceiling := r.hiF * (1 - hi)
 	predicted := max(r.noise, 1-ceiling/loF)
 	fits := math.Abs(lo-predicted) < math.Abs(lo-hi)
 	deep := predicted > r.noise+margin(r.noise, r.win.answers)
-	if fits && (hi-lo > spread || deep) {
+	if fits && (hi-lo > 3*sd || deep) {
 		if lo > r.noise+margin(r.noise, r.win.answers) {
 			// Still above it at the lower rate: that window measured
 			// the ceiling too.
 			ceiling = min(ceiling, loF*(1-lo))
 		}
 		return r.set(max(MinFactor, HoldMargin*ceiling), t)
+	}
+	if hi-lo > 2*sd && lo > MaxNoise+margin(MaxNoise, r.win.answers) {
+		// The share fell, but less than a ceiling of this host's alone
+		// would make it: other hosts send from the number too (--limits).
+		// The lower rate helps; keep it, and probe on from there.
+		return r.set(loF, t)
 	}
 	// Noise: both windows are what is known of it. Capped, so that a
 	// ceiling misjudged as noise is probed again once its share shows.
