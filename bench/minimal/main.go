@@ -35,7 +35,7 @@ func main() {
 		w.Header().Set("Content-Type", "application/json")
 		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 		if r.Method == http.MethodGet && len(parts) == 2 {
-			fmt.Fprintf(w, `{"id":%q,"display_phone_number":"+1 555 0100","verified_name":"bench","quality_rating":"GREEN","throughput":{"level":"STANDARD"},"name_status":"APPROVED"}`, parts[1])
+			fmt.Fprintf(w, `{"id":%q,"display_phone_number":"+1 555 0100","verified_name":"bench","quality_rating":"GREEN","code_verification_status":"VERIFIED","platform_type":"CLOUD_API","throughput":{"level":"STANDARD"},"whatsapp_business_manager_messaging_limit":"TIER_UNLIMITED","name_status":"APPROVED"}`, parts[1])
 			return
 		}
 		var m message

@@ -18,11 +18,11 @@ import (
 // accepted at the higher rate (its ceiling). If it does not, it was noise:
 // the share is learned as the noise and the rate is restored at the end of
 // the probe, well within a minute. A run of BlockedRun throttles with no
-// other answer over BlockedSpan or more is no rate at all: the account rests, the rest doubling with
-// each further throttle up to MaxCooldownGrowth times the first. A retry
-// hint from the server is always a rest of that length. Above a held
-// ceiling the rate climbs back as Health.FactorAt says, so a ceiling that
-// rises is found again.
+// other answer, lasting BlockedSpan or more, is no rate at all: the
+// account rests, the rest doubling with each further throttle up to
+// MaxCooldownGrowth times the first. A retry hint from the server is
+// always a rest of that length. Above a held ceiling the rate climbs back
+// as Health.FactorAt says, so a ceiling that rises is found again.
 //
 // The zero Reaction is an account at its full rate that has seen nothing.
 type Reaction struct {
@@ -35,6 +35,7 @@ type Reaction struct {
 	noise   float64   // the throttled share found not to fall with the rate
 	run     int       // throttles since the last other answer
 	runFrom time.Time // the first of them
+	blocks  int       // rests the run has taken
 }
 
 // Verdict is what an answer changes for its account.
@@ -113,7 +114,7 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 			// The block ended: what it counted says nothing of a rate.
 			r.win = tally{since: t}
 		}
-		r.run = 0
+		r.run, r.blocks = 0, 0
 	} else {
 		if r.run == 0 {
 			r.runFrom = t
@@ -126,8 +127,9 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 		// server's second; a block goes on past it.
 		if r.run >= BlockedRun && t.Sub(r.runFrom) >= BlockedSpan {
 			if hint <= 0 {
-				v.Rest = min(base<<min(r.run-BlockedRun, 8), MaxCooldownGrowth*base)
+				v.Rest = min(base<<min(r.blocks, 8), MaxCooldownGrowth*base)
 			}
+			r.blocks++
 			return v
 		}
 	}

@@ -41,6 +41,11 @@ func TestReaction(t *testing.T) {
 			{at: 91 * time.Second, n: 1, every: 1, wantRest: 4 * base},
 			{at: 211 * time.Second, n: 1, every: 1, wantRest: 4 * base},
 		}, 0},
+		{"a long burst, then a block: its first rest is the first", []step{
+			{at: 0, n: 4 * BlockedRun, every: 1},
+			{at: time.Second, n: 1, every: 1, wantRest: base},
+			{at: 31 * time.Second, n: 1, every: 1, wantRest: 2 * base},
+		}, 0},
 		{"a hint wins over the block's rest", []step{
 			{at: 0, n: BlockedRun - 1, every: 1},
 			{at: 2 * time.Second, n: 1, every: 1, hint: 3 * time.Second, wantRest: 3 * time.Second},
