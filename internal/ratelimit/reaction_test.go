@@ -114,3 +114,47 @@ func TestReaction(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgeProbe holds the probe's verdicts on windows given outright: at
+// the full rate (hi) and at ProbeDrop of it (lo).
+func TestJudgeProbe(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name      string
+		hi, lo    tally
+		noise     float64
+		want      float64
+		wantNoise float64
+	}{
+		{"the share falls to what a ceiling leaves: hold 0.95 of it",
+			tally{answers: 300, throttled: 100}, tally{answers: 200, throttled: 4}, 0, HoldMargin * 2.0 / 3, 0},
+		{"still throttled at the probe: the lower of the two ceilings",
+			tally{answers: 300, throttled: 100}, tally{answers: 200, throttled: 10}, 0, HoldMargin * ProbeDrop * 0.95, 0},
+		{"a ceiling below the probe: the lower window measures it",
+			tally{answers: 300, throttled: 200}, tally{answers: 200, throttled: 110}, 0, HoldMargin * ProbeDrop * 0.45, 0},
+		{"the same share at both rates is noise: the rate comes back",
+			tally{answers: 200, throttled: 6}, tally{answers: 200, throttled: 5}, 0, 1, 11.0 / 400},
+		{"noise above MaxNoise is learnt as MaxNoise",
+			tally{answers: 200, throttled: 20}, tally{answers: 200, throttled: 19}, 0, 1, MaxNoise},
+		{"a share that falls less than a ceiling says, still high: keep the lower rate (another host sends too)",
+			tally{answers: 300, throttled: 100}, tally{answers: 200, throttled: 44}, 0, ProbeDrop, 0},
+		{"a small fall within the draws' spread is noise",
+			tally{answers: 60, throttled: 6}, tally{answers: 200, throttled: 10}, 0, 1, 16.0 / 260},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Reaction{hi: tc.hi, hiF: 1, probing: true, noise: tc.noise, win: tc.lo}
+			r.h = Health{Factor: ProbeDrop, FactorSince: t0}
+			got := r.judgeProbe(t0)
+			if math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("factor %v, want %v", got, tc.want)
+			}
+			if math.Abs(r.noise-min(tc.wantNoise, MaxNoise)) > 1e-9 {
+				t.Errorf("noise %v, want %v", r.noise, tc.wantNoise)
+			}
+			if r.probing {
+				t.Error("still probing after the verdict")
+			}
+		})
+	}
+}
