@@ -40,6 +40,22 @@ type Progress struct {
 	quit     chan struct{}
 	wg       sync.WaitGroup
 	quiet    bool
+	// The time left is the one estimate status shows (the planner's),
+	// made at most every estEvery by the render loop: the line never
+	// guesses from the pace.
+	estimate func() Estimate
+	est      Estimate
+	estAt    time.Time // zero: none made yet
+	estEvery time.Duration
+	// JSON: one status object a line, a summary at the end (--progress json).
+	json   bool
+	states map[string]int // the database's counts by state at the end, for the summary
+}
+
+// Estimate is when the campaign will have finished, as `status` says.
+type Estimate struct {
+	Finish time.Time // zero: never with the current limits, or not known
+	Never  bool      // it never finishes with the current limits
 }
 
 type sample struct {
@@ -62,12 +78,27 @@ type ProgressOptions struct {
 	// Redraw is the interval between redraws on a terminal. [500ms]
 	Redraw time.Duration
 	Now    func() time.Time
+	// Estimate gives the campaign's finish (the planner's ETA, as status
+	// shows it); it is called by the render loop, at most every
+	// EstimateEvery [5s], never while a count is added. Nil: no time left
+	// is shown.
+	Estimate      func() Estimate
+	EstimateEvery time.Duration
+	// JSON writes one JSON object a line to stderr instead (Interval
+	// [1s] apart): "status" lines, then one "summary" (docs/status.md).
+	JSON bool
 }
 
 // NewProgress starts rendering; call Stop when the run ends.
 func NewProgress(s *IOStreams, o ProgressOptions) *Progress {
 	if o.Interval <= 0 {
 		o.Interval = 10 * time.Second
+		if o.JSON {
+			o.Interval = time.Second
+		}
+	}
+	if o.EstimateEvery <= 0 {
+		o.EstimateEvery = 5 * time.Second
 	}
 	if o.Redraw <= 0 {
 		o.Redraw = 500 * time.Millisecond
@@ -79,13 +110,14 @@ func NewProgress(s *IOStreams, o ProgressOptions) *Progress {
 		w: s.ErrOut, label: o.Label, total: o.Total, width: s.TerminalWidth,
 		sent: o.Sent, failed: o.Failed, unknown: o.Unknown, done0: o.Sent + o.Failed + o.Unknown,
 		now: o.Now, interval: o.Interval, quit: make(chan struct{}), quiet: s.Quiet,
+		estimate: o.Estimate, estEvery: o.EstimateEvery, json: o.JSON,
 	}
 	p.samples = []sample{{o.Now(), p.done0}}
 	if p.quiet {
 		return p
 	}
 	tick := p.interval
-	if s.IsStderrTTY() {
+	if s.IsStderrTTY() && !p.json {
 		p.status = s.Status()
 		p.render()
 		tick = o.Redraw
@@ -97,6 +129,7 @@ func NewProgress(s *IOStreams, o ProgressOptions) *Progress {
 
 func (p *Progress) loop(tick time.Duration) {
 	defer p.wg.Done()
+	p.refreshEstimate()
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
@@ -104,9 +137,30 @@ func (p *Progress) loop(tick time.Duration) {
 		case <-p.quit:
 			return
 		case <-t.C:
+			p.refreshEstimate()
 			p.render()
 		}
 	}
+}
+
+// refreshEstimate asks for a new estimate when the last one is estEvery
+// old. Only the render loop calls it: the estimate reads the database, and
+// the sender must not wait for that.
+func (p *Progress) refreshEstimate() {
+	if p.estimate == nil {
+		return
+	}
+	p.mu.Lock()
+	now := p.now()
+	due := p.estAt.IsZero() || now.Sub(p.estAt) >= p.estEvery
+	p.mu.Unlock()
+	if !due {
+		return
+	}
+	e := p.estimate()
+	p.mu.Lock()
+	p.est, p.estAt = e, now
+	p.mu.Unlock()
 }
 
 // Sent, Failed, Unknown and Retry count one event each.
@@ -160,6 +214,17 @@ func (p *Progress) Stop() {
 	if p.quiet {
 		return
 	}
+	if p.json {
+		p.mu.Lock()
+		p.writeJSON(p.summaryJSON(p.now()))
+		p.mu.Unlock()
+		return
+	}
+	// The sender has stopped: the last line may wait for a fresh estimate.
+	p.mu.Lock()
+	p.estAt = time.Time{}
+	p.mu.Unlock()
+	p.refreshEstimate()
 	p.render()
 	if p.status != nil {
 		_ = p.status.Done()
@@ -173,6 +238,10 @@ func (p *Progress) render() {
 	p.samples = append(p.samples, sample{now, p.done()})
 	for len(p.samples) > 2 && now.Sub(p.samples[0].at) > paceWindow && now.Sub(p.samples[1].at) >= MinRateSpan {
 		p.samples = p.samples[1:]
+	}
+	if p.json {
+		p.writeJSON(p.statusJSON(now))
+		return
 	}
 	if p.status == nil {
 		fmt.Fprintf(p.w, "%s %s\n", now.Format(time.RFC3339), p.line())
@@ -198,13 +267,29 @@ func (p *Progress) pace() (float64, bool) {
 	return MeasuredRate(last.done-first.done, last.at.Sub(first.at))
 }
 
-// left is the time the remaining messages take at the current pace.
-func (p *Progress) left(rate float64) (time.Duration, bool) {
-	n := p.total - p.done()
-	if n <= 0 {
-		return 0, false
+// left is the time until the estimate's finish, rounded to the second,
+// and false when there is none to show: nothing remains, no estimate was
+// made yet, or it never finishes (never is then set).
+func (p *Progress) left() (d time.Duration, ok, never bool) {
+	if p.total-p.done() <= 0 || p.estAt.IsZero() {
+		return 0, false, false
 	}
-	return time.Duration(float64(n) / rate * float64(time.Second)).Round(time.Second), true
+	if p.est.Finish.IsZero() {
+		return 0, false, p.est.Never
+	}
+	return max(p.est.Finish.Sub(p.now()), 0).Round(time.Second), true, false
+}
+
+// leftText is the time left as the line shows it, "" for none.
+func (p *Progress) leftText() string {
+	d, ok, never := p.left()
+	switch {
+	case never:
+		return "never"
+	case ok:
+		return FormatDuration(d)
+	}
+	return ""
 }
 
 func (p *Progress) counts() string {
@@ -229,9 +314,9 @@ func (p *Progress) line() string {
 	}
 	if rate, ok := p.pace(); ok {
 		s += " rate " + FormatRate(rate)
-		if d, ok := p.left(rate); ok {
-			s += " eta " + FormatDuration(d)
-		}
+	}
+	if left := p.leftText(); left != "" {
+		s += " eta " + left
 	}
 	switch {
 	case strings.HasPrefix(p.waitWhy, "waiting "):
@@ -247,7 +332,7 @@ func (p *Progress) line() string {
 // what it waits for. To fit, a stall's bar narrows and goes first; the wait
 // message is cut next (and goes, when it only says the pace holds it), then
 // the bar narrows and goes, then the
-// label is cut, then the time left, the wait message and the pace go; the
+// label is cut, then the pace, the wait message and the time left go; the
 // counts are never cut.
 func (p *Progress) barLine(width int) string {
 	done := p.done()
@@ -255,8 +340,11 @@ func (p *Progress) barLine(width int) string {
 	var rate, left string
 	if r, ok := p.pace(); ok {
 		rate = FormatRate(r)
-		if d, ok := p.left(r); ok {
-			left = FormatDuration(d) + " left"
+	}
+	if l := p.leftText(); l != "" {
+		left = l + " left"
+		if l == "never" {
+			left = "never finishes"
 		}
 	}
 	label, why := p.label, p.waitWhy
@@ -315,9 +403,14 @@ func (p *Progress) barLine(width int) string {
 		func() { barW = 0 },
 		func() { cut(&label, 16) },
 		func() { cut(&why, 12) },
-		func() { left = "" },
+		func() { rate = "" }, // the time left says more than the pace
+		func() {
+			if p.stalled {
+				left = "" // what ends a stall says more than the time left
+			}
+		},
 		func() { cut(&why, 0) },
-		func() { rate = "" },
+		func() { left = "" },
 		func() { cut(&label, 0) },
 	}
 	for _, step := range steps {
