@@ -208,7 +208,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	prog := ui.NewProgress(o.IO, ui.ProgressOptions{
 		Label: label, Total: counts.Total(), Sent: counts[campaign.Sent], Failed: counts[campaign.Failed],
 		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval, Now: o.Clock.Now,
-		Estimate: progressEstimate(ctx, o, c.ID), JSON: o.ProgressJSON,
+		Estimate: progressEstimate(ctx, o, c.ID), JSON: o.ProgressJSON, Campaign: c.ID,
 	})
 	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()}
 	ownRunners.Store(self.ID, struct{}{})

@@ -48,8 +48,9 @@ type Progress struct {
 	estAt    time.Time // zero: none made yet
 	estEvery time.Duration
 	// JSON: one status object a line, a summary at the end (--progress json).
-	json   bool
-	states map[string]int // the database's counts by state at the end, for the summary
+	json     bool
+	campaign int64
+	states   map[string]int // the database's counts by state at the end, for the summary
 }
 
 // Estimate is when the campaign will have finished, as `status` says.
@@ -86,7 +87,8 @@ type ProgressOptions struct {
 	EstimateEvery time.Duration
 	// JSON writes one JSON object a line to stderr instead (Interval
 	// [1s] apart): "status" lines, then one "summary" (docs/status.md).
-	JSON bool
+	JSON     bool
+	Campaign int64 // the campaign's id, in the JSON lines
 }
 
 // NewProgress starts rendering; call Stop when the run ends.
@@ -110,14 +112,19 @@ func NewProgress(s *IOStreams, o ProgressOptions) *Progress {
 		w: s.ErrOut, label: o.Label, total: o.Total, width: s.TerminalWidth,
 		sent: o.Sent, failed: o.Failed, unknown: o.Unknown, done0: o.Sent + o.Failed + o.Unknown,
 		now: o.Now, interval: o.Interval, quit: make(chan struct{}), quiet: s.Quiet,
-		estimate: o.Estimate, estEvery: o.EstimateEvery, json: o.JSON,
+		estimate: o.Estimate, estEvery: o.EstimateEvery, json: o.JSON, campaign: o.Campaign,
 	}
 	p.samples = []sample{{o.Now(), p.done0}}
 	if p.quiet {
 		return p
 	}
+	// Before the sender starts, the first estimate can be waited for.
+	p.refreshEstimate()
 	tick := p.interval
-	if s.IsStderrTTY() && !p.json {
+	switch {
+	case p.json:
+		p.render() // a first status line at once: a run may end within a second
+	case s.IsStderrTTY():
 		p.status = s.Status()
 		p.render()
 		tick = o.Redraw
@@ -129,7 +136,6 @@ func NewProgress(s *IOStreams, o ProgressOptions) *Progress {
 
 func (p *Progress) loop(tick time.Duration) {
 	defer p.wg.Done()
-	p.refreshEstimate()
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {

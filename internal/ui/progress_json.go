@@ -12,6 +12,7 @@ import (
 type ProgressStatus struct {
 	Type        string    `json:"type"` // "status"
 	Time        time.Time `json:"time"`
+	Campaign    int64     `json:"campaign"`
 	Label       string    `json:"label"`
 	PercentDone float64   `json:"percent_done"`
 	Total       int       `json:"total"`
@@ -40,6 +41,7 @@ type ProgressStatus struct {
 type ProgressSummary struct {
 	Type        string         `json:"type"` // "summary"
 	Time        time.Time      `json:"time"`
+	Campaign    int64          `json:"campaign"`
 	Label       string         `json:"label"`
 	PercentDone float64        `json:"percent_done"`
 	Total       int            `json:"total"`
@@ -70,7 +72,7 @@ func percent(done, total int) float64 {
 
 // statusJSON is the status line at now; p.mu is held.
 func (p *Progress) statusJSON(now time.Time) ProgressStatus {
-	out := ProgressStatus{Type: "status", Time: now.UTC(), Label: p.label, PercentDone: percent(p.done(), p.total),
+	out := ProgressStatus{Type: "status", Time: now.UTC(), Campaign: p.campaign, Label: p.label, PercentDone: percent(p.done(), p.total),
 		Total: p.total, Sent: p.sent, Failed: p.failed, Unknown: p.unknown, Pending: max(p.total-p.done(), 0),
 		PutBack: p.putBack, Retries: p.retries, Waiting: p.waitWhy}
 	if r, ok := p.pace(); ok {
@@ -88,7 +90,7 @@ func (p *Progress) statusJSON(now time.Time) ProgressStatus {
 // summaryJSON is the last line; p.mu is held. Without the database's
 // counts (SetStates) it reports the run's own.
 func (p *Progress) summaryJSON(now time.Time) ProgressSummary {
-	out := ProgressSummary{Type: "summary", Time: now.UTC(), Label: p.label, Counts: map[string]int{},
+	out := ProgressSummary{Type: "summary", Time: now.UTC(), Campaign: p.campaign, Label: p.label, Counts: map[string]int{},
 		Sent: p.sent, Failed: p.failed, Unknown: p.unknown, Total: p.total, PutBack: p.putBack, Retries: p.retries}
 	out.Pending = max(p.total-p.done(), 0)
 	if p.states != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -430,5 +431,38 @@ func TestProgressSettle(t *testing.T) {
 				t.Errorf("last line %q, want it to contain %q", last, want)
 			}
 		})
+	}
+}
+
+// TestProgressJSONLines: --progress json writes a status object at once and
+// on each tick — the counts, the pace, the estimate's seconds left (null
+// when there is none), the wait — and a summary last, from the database's
+// counts when it has them; never a plain or terminal line.
+func TestProgressJSONLines(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		var errOut syncBuffer
+		s := Test(&bytes.Buffer{}, &errOut)
+		s.SetTTY(tty, tty)
+		clk := clock.NewSim(t0)
+		finish := t0.Add(9*24*time.Hour + 11*time.Hour)
+		p := NewProgress(s, ProgressOptions{Label: "campaign 4", Campaign: 4, Total: 10, Sent: 2, Interval: time.Hour, Now: clk.Now, JSON: true,
+			Estimate: func() Estimate { return Estimate{Finish: finish} }})
+		for range 4 {
+			p.Sent()
+		}
+		p.Failed()
+		clk.Advance(10 * time.Second)
+		p.Waiting("every account reached its daily cap", true)
+		p.SetStates(map[string]int{"pending": 3, "sending": 0, "sent": 6, "failed": 1, "unknown": 0, "expired": 0})
+		p.Stop()
+		lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
+		want := []string{
+			`{"type":"status","time":"2026-11-30T14:00:00Z","campaign":4,"label":"campaign 4","percent_done":20,"total":10,"sent":2,"failed":0,"unknown":0,"pending":8,"put_back":0,"retries":0,"rate":0,"seconds_remaining":817200,"waiting":""}`,
+			`{"type":"status","time":"2026-11-30T14:00:10Z","campaign":4,"label":"campaign 4","percent_done":70,"total":10,"sent":6,"failed":1,"unknown":0,"pending":3,"put_back":0,"retries":0,"rate":0,"seconds_remaining":817190,"waiting":"every account reached its daily cap"}`,
+			`{"type":"summary","time":"2026-11-30T14:00:10Z","campaign":4,"label":"campaign 4","percent_done":70,"total":10,"sent":6,"failed":1,"unknown":0,"pending":3,"expired":0,"counts":{"expired":0,"failed":1,"pending":3,"sending":0,"sent":6,"unknown":0},"put_back":0,"retries":0}`,
+		}
+		if !slices.Equal(lines, want) {
+			t.Errorf("tty %v: lines\n%s\nwant\n%s", tty, strings.Join(lines, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }
