@@ -343,8 +343,10 @@ func describeOutage(o *campaign.Outage, now time.Time, timeout time.Duration) st
 // progressEstimate gives the progress line the ETA status shows for
 // campaign id (report.CampaignETA, the planner's), made at the run's
 // clock: the line shows the same time left as status, caps and quota days
-// counted. An ETA that cannot be made shows no time left.
+// counted. An ETA that cannot be made shows no time left. It reads on
+// after an interrupt, for the last line.
 func progressEstimate(ctx context.Context, o Options, id int64) func() ui.Estimate {
+	ctx = context.WithoutCancel(ctx)
 	return func() ui.Estimate {
 		c, err := o.Store.Campaign(ctx, id)
 		if err != nil {
