@@ -47,6 +47,7 @@ type Progress struct {
 	est      Estimate
 	estAt    time.Time // zero: none made yet
 	estEvery time.Duration
+	estCost  time.Duration // what the last estimate took, on the wall clock
 	// JSON: one status object a line, a summary at the end (--progress json).
 	json     bool
 	campaign int64
@@ -149,23 +150,31 @@ func (p *Progress) loop(tick time.Duration) {
 	}
 }
 
+// estimateShare bounds the share of a core the estimates take: one that
+// took a second (a million rows in a send window, stepped message by
+// message) is made again 20 s later at the soonest.
+const estimateShare = 20
+
 // refreshEstimate asks for a new estimate when the last one is estEvery
-// old. Only the render loop calls it: the estimate reads the database, and
-// the sender must not wait for that.
+// old, or estimateShare times what it took. Only the render loop calls
+// it: the estimate reads the database, and the sender must not wait for
+// that.
 func (p *Progress) refreshEstimate() {
 	if p.estimate == nil {
 		return
 	}
 	p.mu.Lock()
 	now := p.now()
-	due := p.estAt.IsZero() || now.Sub(p.estAt) >= p.estEvery
+	due := p.estAt.IsZero() || now.Sub(p.estAt) >= max(p.estEvery, estimateShare*p.estCost)
 	p.mu.Unlock()
 	if !due {
 		return
 	}
+	began := time.Now()
 	e := p.estimate()
+	cost := time.Since(began)
 	p.mu.Lock()
-	p.est, p.estAt = e, now
+	p.est, p.estAt, p.estCost = e, now, cost
 	p.mu.Unlock()
 }
 

@@ -466,3 +466,39 @@ func TestProgressJSONLines(t *testing.T) {
 		}
 	}
 }
+
+// An estimate is made again every EstimateEvery, or 20 times what the last
+// one took when that is longer: a slow one (a million rows in a send
+// window) must not take a core.
+func TestProgressEstimateEvery(t *testing.T) {
+	clk := clock.NewSim(t0)
+	calls := 0
+	s := Test(&bytes.Buffer{}, &bytes.Buffer{})
+	s.Quiet = true
+	p := NewProgress(s, ProgressOptions{Label: "c", Total: 10, Interval: time.Hour, Now: clk.Now,
+		Estimate: func() Estimate { calls++; return Estimate{} }})
+	defer p.Stop()
+	for _, step := range []struct {
+		after     time.Duration
+		cost      time.Duration // what the last one took
+		wantCalls int
+	}{
+		{0, 0, 1},
+		{4 * time.Second, 0, 1},
+		{5 * time.Second, 0, 2},
+		{10 * time.Second, time.Second, 2},
+		{24 * time.Second, time.Second, 2},
+		{25 * time.Second, time.Second, 3},
+	} {
+		clk.Set(t0.Add(step.after))
+		p.mu.Lock()
+		if step.cost > 0 {
+			p.estCost = step.cost
+		}
+		p.mu.Unlock()
+		p.refreshEstimate()
+		if calls != step.wantCalls {
+			t.Errorf("at %v after a %v estimate: %d estimates, want %d", step.after, step.cost, calls, step.wantCalls)
+		}
+	}
+}
