@@ -6,11 +6,10 @@ import (
 	"time"
 )
 
-// ProgressStatus is one line of `campaign run --progress json`: the
-// counts so far, the pace and the time left, written every second. Its
-// figures are the ones the terminal's line shows.
-type ProgressStatus struct {
-	Type        string    `json:"type"` // "status"
+// ProgressFigures are what every line of `campaign run --progress json`
+// says: the counts, done and left.
+type ProgressFigures struct {
+	Type        string    `json:"type"` // "status" or "summary"
 	Time        time.Time `json:"time"`
 	Campaign    int64     `json:"campaign"`
 	Label       string    `json:"label"`
@@ -19,10 +18,17 @@ type ProgressStatus struct {
 	Sent        int       `json:"sent"`
 	Failed      int       `json:"failed"`
 	Unknown     int       `json:"unknown"`
-	// Pending is what is left: total less sent, failed and unknown.
-	Pending int `json:"pending"`
-	PutBack int `json:"put_back"`
-	Retries int `json:"retries"`
+	Pending     int       `json:"pending"`
+	PutBack     int       `json:"put_back"`
+	Retries     int       `json:"retries"`
+}
+
+// ProgressStatus is one line of `campaign run --progress json`: the
+// counts so far, the pace and the time left, written every second. Its
+// figures are the ones the terminal's line shows; Pending is what is left
+// (total less sent, failed and unknown).
+type ProgressStatus struct {
+	ProgressFigures
 	// Rate is messages finished per second over the last 15 s (0: no pace
 	// yet, or waiting on caps).
 	Rate float64 `json:"rate"`
@@ -37,22 +43,12 @@ type ProgressStatus struct {
 
 // ProgressSummary is the last line of `campaign run --progress json`: the
 // database's counts when the run ended, the figures `campaign show
-// --json` prints (Counts is its counts, every state).
+// --json` prints (Counts is its counts, every state; Pending is its
+// pending rows).
 type ProgressSummary struct {
-	Type        string         `json:"type"` // "summary"
-	Time        time.Time      `json:"time"`
-	Campaign    int64          `json:"campaign"`
-	Label       string         `json:"label"`
-	PercentDone float64        `json:"percent_done"`
-	Total       int            `json:"total"`
-	Sent        int            `json:"sent"`
-	Failed      int            `json:"failed"`
-	Unknown     int            `json:"unknown"`
-	Pending     int            `json:"pending"`
-	Expired     int            `json:"expired"`
-	Counts      map[string]int `json:"counts"`
-	PutBack     int            `json:"put_back"`
-	Retries     int            `json:"retries"`
+	ProgressFigures
+	Expired int            `json:"expired"`
+	Counts  map[string]int `json:"counts"`
 }
 
 // SetStates gives the database's counts by state when the run ends (as
@@ -70,11 +66,16 @@ func percent(done, total int) float64 {
 	return math.Round(float64(done)/float64(total)*1000) / 10
 }
 
+// figures are the run's counts at now; p.mu is held.
+func (p *Progress) figures(kind string, now time.Time) ProgressFigures {
+	return ProgressFigures{Type: kind, Time: now.UTC(), Campaign: p.campaign, Label: p.label, PercentDone: percent(p.done(), p.total),
+		Total: p.total, Sent: p.sent, Failed: p.failed, Unknown: p.unknown, Pending: max(p.total-p.done(), 0),
+		PutBack: p.putBack, Retries: p.retries}
+}
+
 // statusJSON is the status line at now; p.mu is held.
 func (p *Progress) statusJSON(now time.Time) ProgressStatus {
-	out := ProgressStatus{Type: "status", Time: now.UTC(), Campaign: p.campaign, Label: p.label, PercentDone: percent(p.done(), p.total),
-		Total: p.total, Sent: p.sent, Failed: p.failed, Unknown: p.unknown, Pending: max(p.total-p.done(), 0),
-		PutBack: p.putBack, Retries: p.retries, Waiting: p.waitWhy}
+	out := ProgressStatus{ProgressFigures: p.figures("status", now), Waiting: p.waitWhy}
 	if r, ok := p.pace(); ok {
 		out.Rate = math.Round(r*1000) / 1000
 	}
@@ -90,9 +91,7 @@ func (p *Progress) statusJSON(now time.Time) ProgressStatus {
 // summaryJSON is the last line; p.mu is held. Without the database's
 // counts (SetStates) it reports the run's own.
 func (p *Progress) summaryJSON(now time.Time) ProgressSummary {
-	out := ProgressSummary{Type: "summary", Time: now.UTC(), Campaign: p.campaign, Label: p.label, Counts: map[string]int{},
-		Sent: p.sent, Failed: p.failed, Unknown: p.unknown, Total: p.total, PutBack: p.putBack, Retries: p.retries}
-	out.Pending = max(p.total-p.done(), 0)
+	out := ProgressSummary{ProgressFigures: p.figures("summary", now), Counts: map[string]int{}}
 	if p.states != nil {
 		out.Total = 0
 		for state, n := range p.states {
@@ -101,8 +100,8 @@ func (p *Progress) summaryJSON(now time.Time) ProgressSummary {
 		}
 		out.Sent, out.Failed, out.Unknown = p.states["sent"], p.states["failed"], p.states["unknown"]
 		out.Pending, out.Expired = p.states["pending"], p.states["expired"]
+		out.PercentDone = percent(out.Sent+out.Failed+out.Unknown, out.Total)
 	}
-	out.PercentDone = percent(out.Sent+out.Failed+out.Unknown, out.Total)
 	return out
 }
 
