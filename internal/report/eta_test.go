@@ -2,6 +2,8 @@ package report
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +98,58 @@ func TestCampaignETANever(t *testing.T) {
 	}
 	if e == nil || e.Finish != nil || e.Never == "" || !strings.HasPrefix(e.Text, "never with the current limits: ") {
 		t.Errorf("ETA %+v, want never, with why", e)
+	}
+}
+
+// TestCampaignETAWindow: the ETA counts a campaign's send window in each
+// recipient's zone, from the zones its open rows were imported with. At
+// 14:00 UTC the window 09:00-17:00 is open in Berlin and closed in Tokyo
+// until 00:00 UTC: the 5 Berlin rows go at once, the 10 Tokyo rows from the
+// full bucket at midnight.
+func TestCampaignETAWindow(t *testing.T) {
+	ctx := context.Background()
+	now := t0
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), store.Options{Now: func() time.Time { return now }, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.AddAccount(ctx, campaign.Account{Name: "main-01", PhoneNumberID: "1", Tier: campaign.TierActive, TokenEnv: "T"}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := campaign.ParseWindow("09:00-17:00", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := st.Import(ctx, campaign.Campaign{Name: "c.csv", Fingerprint: "fp", Source: "c.csv",
+		Spec: campaign.Spec{Kind: campaign.KindText, Text: "hi"}, Schedule: campaign.Schedule{Window: &w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 15 {
+		zone := "Asia/Tokyo"
+		if i < 5 {
+			zone = "Europe/Berlin"
+		}
+		if _, err := im.Add(ctx, campaign.Message{Line: i + 2, Input: "x", Phone: fmt.Sprintf("+4915100000%03d", i), Zones: zone}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := im.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zones, err := readmodel.New(st).OpenZones(ctx, c.ID)
+	if err != nil || len(zones) != 2 || zones["Europe/Berlin"] != 5 || zones["Asia/Tokyo"] != 10 {
+		t.Fatalf("open rows by zone %v (%v), want 5 in Berlin and 10 in Tokyo", zones, err)
+	}
+	e, err := Reporter{Src: st, Reads: readmodel.New(st), Now: now, Loc: time.UTC}.CampaignETA(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	midnight := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if e == nil || e.Finish == nil || !e.Finish.Equal(midnight) || e.QuotaResets != 1 || e.Start != nil ||
+		e.Text != "about 10 h 0 min (needs 1 quota reset)" {
+		t.Errorf("ETA %+v, want the Tokyo rows at %v", e, midnight)
 	}
 }
