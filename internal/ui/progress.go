@@ -13,7 +13,9 @@ import (
 // Progress shows a campaign moving. The sender only adds to its counters; a
 // timer renders them: a line redrawn in place on a terminal (fitted to its
 // width, with log lines printed above it), a plain line every Interval when
-// piped or run from cron, nothing when quiet.
+// piped or run from cron, JSON objects with JSON set, nothing when quiet.
+// The time left is the estimate it is given (status's ETA), never a guess
+// from the pace.
 type Progress struct {
 	mu      sync.Mutex
 	w       io.Writer     // plain lines

@@ -319,7 +319,7 @@ func TestProgressLogAbove(t *testing.T) {
 }
 
 // TestProgressPlainStalled: while waiting on caps the plain line shows no
-// rate or ETA: there is no pace to speak of.
+// rate (there is no pace to speak of), and without an estimate no ETA.
 func TestProgressPlainStalled(t *testing.T) {
 	var errOut syncBuffer
 	s := Test(&bytes.Buffer{}, &errOut)
