@@ -96,7 +96,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 			for _, w := range ws {
 				ports = append(ports, planner.PortfolioState{Name: w.Name, Reach: w.Reach, Accounts: w.Accounts, Latest: w.Latest})
 			}
-			plan, err := planner.ETA(clk.Now(), time.UTC, tt.n, accts, global, gl, ports)
+			plan, err := planner.ETA(clk.Now(), time.UTC, planner.Open{Messages: tt.n}, planner.Limits{Accounts: accts, Global: global, GlobalLimit: gl, Portfolios: ports})
 			if err != nil {
 				t.Fatal(err)
 			}
