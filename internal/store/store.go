@@ -38,7 +38,7 @@ type Store struct {
 	*conn
 	quotaZone
 	// shared, when set, is where claims ask for admission (ShareLimits).
-	shared *sharedLimits
+	shared *SharedLimits
 }
 
 // conn is the database file and the one connection this process writes
@@ -181,7 +181,7 @@ const cacheKiB = 16384
 func (s *Store) Close() error {
 	if s.shared != nil {
 		// The gates ShareLimits was given, when they close.
-		if c, ok := s.shared.gates.(io.Closer); ok {
+		if c, ok := s.shared.Gates.(io.Closer); ok {
 			c.Close()
 		}
 		s.shared = nil
