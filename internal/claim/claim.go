@@ -217,7 +217,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 				m.Attempts++
 				out = append(out, campaign.Claim{Message: m, Account: acct.Account, QuotaEpoch: acct.QuotaEpoch, At: now, Shared: a.shared})
 			case a.skip:
-				if err := tx.SkipElsewhere(ctx, m.ID, ElsewhereReason, now); err != nil {
+				if err := tx.SkipElsewhere(ctx, m.ID, store.ElsewhereReason, now); err != nil {
 					return nil, err
 				}
 				w.skipped++
@@ -368,8 +368,3 @@ type answer struct {
 	skip      bool // another host has the recipient: the row is not sent
 	stop      bool // no later row of the batch can go either
 }
-
-// ElsewhereReason is the error message of a row skipped because another
-// host sharing the limits sent its recipient the same message within 24 h,
-// or has it in flight (campaign.MoveSkipElsewhere).
-const ElsewhereReason = "sent by another host sharing the limits (or in flight there) within 24 h; not sent again"

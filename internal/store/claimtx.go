@@ -28,7 +28,9 @@ type ClaimTx interface {
 	Schedule(ctx context.Context, id int64) (ClaimSchedule, error)
 	// Begin records the campaign's start at now and its deadline.
 	Begin(ctx context.Context, id int64, now, expires time.Time) error
-	// ExpirePending ends every pending row (ErrUnbounded while sending).
+	// ExpirePending ends every pending row. Like FailSuppressed past its
+	// bound, it makes a sending transaction run again as an ordinary
+	// write (see writeSend): the claim passes its error through.
 	ExpirePending(ctx context.Context, id int64, why string, now time.Time) error
 	FinishCampaign(ctx context.Context, id int64, now time.Time) error
 	PauseNoAccount(ctx context.Context, id int64) error
@@ -62,8 +64,8 @@ type ClaimTx interface {
 	PutOff(ctx context.Context, id int64, until time.Time, why PutOff) error
 	// ReleaseWindow clears the window's hold of rows whose window opened.
 	ReleaseWindow(ctx context.Context, ids []int64) error
-	// FailSuppressed fails a row whose number is listed; past a bound of
-	// such rows in a sending transaction it returns ErrUnbounded.
+	// FailSuppressed fails a row whose number is listed (past a bound of
+	// such rows, as ExpirePending).
 	FailSuppressed(ctx context.Context, id int64, why string, now time.Time) error
 	FailNeverOpen(ctx context.Context, id int64, why string, now time.Time) error
 	SkipElsewhere(ctx context.Context, id int64, why string, now time.Time) error
@@ -202,10 +204,6 @@ type SharedLimits struct {
 	Unavailable func(error) bool
 	Host        string // the database's id among the hosts (setting limits_host)
 }
-
-// ErrUnbounded is what an operation of a sending transaction returns when
-// its rows have no bound: the transaction runs again as an ordinary write.
-var ErrUnbounded = errUnbounded
 
 // WithClaim runs fn in a sending transaction (see writeSend), committed when
 // fn returns nil.
