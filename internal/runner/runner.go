@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/hint"
@@ -213,8 +214,9 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()}
 	ownRunners.Store(self.ID, struct{}{})
 	defer ownRunners.Delete(self.ID)
+	ledger := claim.New(o.Store)
 	eng, err := dispatch.New(dispatch.Options{
-		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
+		Campaign: c, Ledger: ledger, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
 		Runner: self, Stale: o.Stale, Dead: live.dead,
 		Policy: o.Policy, Poll: o.Poll, Probe: o.Probe,
 		Observe: func(ev dispatch.Event) {
@@ -268,7 +270,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		prog.SetStates(states)
 	}
 	prog.Stop()
-	if rerr := o.Store.GiveBackRefunds(context.WithoutCancel(ctx)); rerr != nil {
+	if rerr := ledger.GiveBackRefunds(context.WithoutCancel(ctx)); rerr != nil {
 		// They stay queued in the database for the next claim.
 		o.IO.Warnf("%v; they are given back at the next run", rerr)
 	}
