@@ -178,6 +178,7 @@ Try it without credentials:
 		newConfigCmd(f),
 		newCampaignCmd(f),
 		newStatusCmd(f),
+		newDoctorCmd(f),
 		newSuppressCmd(f),
 		newWebhookCmd(f),
 		newSandboxCmd(f),
