@@ -119,9 +119,9 @@ func checkAccount(ctx context.Context, c Config, a campaign.AccountStatus, numbe
 	}
 	numbers[a.Name] = n
 	var is issues
-	info, ierr := c.NumberInfo(n)
-	if ierr != nil {
-		is.add(Fail, ierr.Error(), "")
+	// A number whose figures wasend cannot read is left out of every run.
+	if _, err := c.NumberInfo(n); err != nil {
+		is.add(Fail, err.Error()+": campaign run leaves the number out", "")
 	}
 	switch n.QualityRating {
 	case "GREEN":
@@ -136,26 +136,19 @@ func checkAccount(ctx context.Context, c Config, a campaign.AccountStatus, numbe
 	if n.MessagingLimit == "" {
 		is.add(Warn, "Meta gave no messaging limit (whatsapp_business_manager_messaging_limit)", "")
 	}
-	switch {
-	case a.Synced.At.IsZero():
-		is.add(Warn, "Meta's figures for the number were never read into the database: wasend paces it by its tier alone", c.wasend("account", "sync"))
-	case ierr == nil && (info.MessagingLimit != a.Synced.MessagingLimit || info.Throughput != a.Synced.Throughput || info.QualityRating != a.Synced.QualityRating):
-		is.add(Warn, fmt.Sprintf("Meta's figures changed since they were read on %s: wasend paces by the old ones", a.Synced.At.Format(time.DateOnly)),
-			c.wasend("account", "sync"))
-	}
 	if a.WABA == "" {
 		is.add(Warn, fmt.Sprintf("no WABA id: its templates and webhook subscription cannot be checked; give it one with `wasend account set %s --waba-id ID`", hint.Quote(a.Name)), "")
 	}
-	limit := strings.TrimPrefix(n.MessagingLimit, "TIER_")
-	if limit == "" {
+	limit := "limit " + strings.ToLower(strings.TrimPrefix(n.MessagingLimit, "TIER_"))
+	if n.MessagingLimit == "" {
 		limit = "no limit read"
 	}
-	return is.finding(check, fmt.Sprintf("%s: quality %s, %s, limit %s", n.DisplayPhoneNumber, n.QualityRating, throughputText(n), limit))
+	return is.finding(check, fmt.Sprintf("%s: %s, %s, %s", n.DisplayPhoneNumber, n.QualityRating, throughputText(n), limit))
 }
 
 func throughputText(n whatsapp.PhoneNumber) string {
 	if tp := n.ThroughputPerSecond(); tp > 0 {
-		return fmt.Sprintf("%.0f msg/s", tp)
+		return fmt.Sprintf("%.0f/s", tp)
 	}
 	return "throughput " + n.Throughput.Level
 }
@@ -214,11 +207,11 @@ func checkWABAs(ctx context.Context, c Config, accts []campaign.AccountStatus, n
 }
 
 func checkSubscribed(ctx context.Context, c Config, waba string, a campaign.AccountStatus) Finding {
-	check := "webhooks"
+	check := "WABA webhooks"
 	token, _ := c.Token(a.TokenEnv) // read before: the number answered with it
 	apps, err := c.Graph.SubscribedApps(ctx, waba, token)
 	if err != nil {
-		return Finding{Check: check, Level: Warn, Summary: "WABA " + waba + ": subscribed apps not read",
+		return Finding{Check: check, Level: Warn, Summary: waba + ": subscribed apps not read",
 			Details: []string{fmt.Sprintf("GET /%s/subscribed_apps with $%s (account %s): %v", waba, a.TokenEnv, a.Name, err)}}
 	}
 	if len(apps) == 0 {
@@ -226,7 +219,7 @@ func checkSubscribed(ctx context.Context, c Config, waba string, a campaign.Acco
 		if base == "" {
 			base = whatsapp.DefaultBaseURL
 		}
-		return Finding{Check: check, Level: Fail, Summary: "WABA " + waba + ": no app subscribed",
+		return Finding{Check: check, Level: Fail, Summary: waba + ": no app subscribed",
 			Details: []string{"no status or reply webhook of its numbers reaches any receiver: subscribe the app whose secret the receiver checks"},
 			Fix: fmt.Sprintf(`curl -X POST -H "Authorization: Bearer $%s" %s`, a.TokenEnv,
 				hint.Quote(base+"/"+c.version()+"/"+url.PathEscape(waba)+"/subscribed_apps"))}
@@ -238,7 +231,7 @@ func checkSubscribed(ctx context.Context, c Config, waba string, a campaign.Acco
 			names[i] = app.Data.ID
 		}
 	}
-	return Finding{Check: check, Level: OK, Summary: "WABA " + waba + ": subscribed " + strings.Join(names, ", ")}
+	return Finding{Check: check, Level: OK, Summary: waba + ": subscribed " + strings.Join(names, ", ")}
 }
 
 // templatesStale is the age of a WABA's synced templates after which the
@@ -247,7 +240,7 @@ func checkSubscribed(ctx context.Context, c Config, waba string, a campaign.Acco
 const templatesStale = 7 * 24 * time.Hour
 
 func checkTemplates(c Config, waba string, templates []campaign.Template) Finding {
-	check := "templates"
+	check := "WABA templates"
 	sync := c.wasend("template", "sync")
 	var n, approved int
 	var oldest time.Time
@@ -264,11 +257,15 @@ func checkTemplates(c Config, waba string, templates []campaign.Template) Findin
 		}
 	}
 	if n == 0 {
-		return Finding{Check: check, Level: Warn, Summary: "WABA " + waba + ": none synced",
+		return Finding{Check: check, Level: Warn, Summary: waba + ": none synced",
 			Details: []string{"campaigns cannot be checked against its templates before they send"}, Fix: sync}
 	}
 	age := c.Now().Sub(oldest)
-	summary := fmt.Sprintf("WABA %s: %d synced %s ago, %d approved", waba, n, ageText(age), approved)
+	synced := "synced just now"
+	if age >= time.Minute {
+		synced = "synced " + ageText(age) + " ago"
+	}
+	summary := fmt.Sprintf("%s: %d of %d approved, %s", waba, approved, n, synced)
 	var is issues
 	if approved == 0 {
 		is.add(Fail, "no approved template: every template message would fail", sync)
@@ -281,8 +278,6 @@ func checkTemplates(c Config, waba string, templates []campaign.Template) Findin
 
 func ageText(d time.Duration) string {
 	switch {
-	case d < time.Minute:
-		return "seconds"
 	case d < time.Hour:
 		return fmt.Sprintf("%d min", int(d.Minutes()))
 	case d < 48*time.Hour:

@@ -125,7 +125,7 @@ func TestHealthy(t *testing.T) {
 	for _, f := range rep.Findings {
 		checks[f.Check] = true
 	}
-	for _, want := range []string{"database", "account a1", "account a2", "webhooks", "templates", "quota day",
+	for _, want := range []string{"database", "account a1", "account a2", "WABA webhooks", "WABA templates", "quota day",
 		"webhook secrets", "webhook receiver", "shared limits", "API version"} {
 		if !checks[want] {
 			t.Errorf("no %q check in %v", want, checks)
@@ -162,28 +162,21 @@ func TestFindings(t *testing.T) {
 		{name: "messaging limit unread", faults: sandbox.Faults{Numbers: map[string]sandbox.Number{"1001": {MessagingLimit: "-"}}},
 			check: "account a1", level: doctor.Fail, detail: "the messaging limit could not be read"},
 		{name: "quality yellow", faults: sandbox.Faults{Numbers: map[string]sandbox.Number{"1002": {QualityRating: "YELLOW"}}},
-			check: "account a2", level: doctor.Warn, detail: "quality YELLOW", fix: "wasend account sync --db "},
-		{name: "figures changed since the sync", faults: sandbox.Faults{Numbers: map[string]sandbox.Number{"1001": {MessagingLimit: "TIER_2K"}}},
-			check: "account a1", level: doctor.Warn, detail: "Meta's figures changed", fix: "wasend account sync --db "},
-		{name: "never synced", breaks: func(s *setup) {
-			if _, err := s.st.AddAccount(context.Background(), campaign.Account{Name: "a3", PhoneNumberID: "1003", Tier: campaign.TierNew, TokenEnv: "T1"}); err != nil {
-				panic(err)
-			}
-		}, check: "account a3", level: doctor.Warn, detail: "never read", fix: "wasend account sync"},
+			check: "account a2", level: doctor.Warn, detail: "quality YELLOW"},
 		{name: "no WABA id", breaks: func(s *setup) {
 			if _, err := s.st.AddAccount(context.Background(), campaign.Account{Name: "a3", PhoneNumberID: "1003", Tier: campaign.TierNew, TokenEnv: "T1"}); err != nil {
 				panic(err)
 			}
 		}, check: "account a3", level: doctor.Warn, detail: "wasend account set a3 --waba-id ID"},
 		{name: "no app subscribed", breaks: func(s *setup) { s.box.SetSubscribed("900", false) },
-			check: "webhooks", level: doctor.Fail, detail: "no status or reply webhook", fix: `curl -X POST -H "Authorization: Bearer $T1" `},
+			check: "WABA webhooks", level: doctor.Fail, detail: "no status or reply webhook", fix: `curl -X POST -H "Authorization: Bearer $T1" `},
 		{name: "no templates synced", breaks: func(s *setup) { s.st.ReplaceTemplates(context.Background(), "900", nil) },
-			check: "templates", level: doctor.Warn, detail: "cannot be checked", fix: "wasend template sync --db "},
+			check: "WABA templates", level: doctor.Warn, detail: "cannot be checked", fix: "wasend template sync --db "},
 		{name: "no template approved", breaks: func(s *setup) {
 			s.st.ReplaceTemplates(context.Background(), "900", []campaign.Template{{Name: "x", Language: "en", Status: "PAUSED", Components: "[]", SyncedAt: s.now}})
-		}, check: "templates", level: doctor.Fail, detail: "no approved template", fix: "wasend template sync"},
+		}, check: "WABA templates", level: doctor.Fail, detail: "no approved template", fix: "wasend template sync"},
 		{name: "templates synced long ago", breaks: func(s *setup) { s.now = s.now.Add(8 * 24 * time.Hour) },
-			check: "templates", level: doctor.Warn, detail: "synced more than 7 days ago", fix: "wasend template sync"},
+			check: "WABA templates", level: doctor.Warn, detail: "synced more than 7 days ago", fix: "wasend template sync"},
 		{name: "quota reset did not run", breaks: func(s *setup) { s.now = s.now.Add(48 * time.Hour) },
 			check: "quota day", level: doctor.Warn, detail: "the quota reset did not run", fix: "wasend quota reset --db "},
 		{name: "secrets unset", breaks: func(s *setup) { s.cfg.AppSecret, s.cfg.VerifyToken, s.cfg.WebhookURL = "", "", "" },
