@@ -383,6 +383,9 @@ func checkWebhookURL(ctx context.Context, c Config) Finding {
 	case status < 200 || status > 299:
 		is.add(Fail, fmt.Sprintf("the signed test post got %d", status), "")
 	}
+	if is.level == Fail {
+		return is.finding(check, c.WebhookURL+": not a working receiver")
+	}
 	return is.finding(check, fmt.Sprintf("%s verified and took a signed post in %d ms", c.WebhookURL, took.Milliseconds()))
 }
 

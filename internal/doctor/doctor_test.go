@@ -148,6 +148,8 @@ func TestFindings(t *testing.T) {
 		level  doctor.Level
 		detail string // in the details
 		fix    string // in the fix
+		// summary, when set, is in the finding's line
+		summary string
 	}{
 		{name: "token variable unset", breaks: func(s *setup) { delete(s.tokens, "T2") },
 			check: "account a2", level: doctor.Fail, detail: "T2 is not set"},
@@ -182,7 +184,7 @@ func TestFindings(t *testing.T) {
 		{name: "secrets unset", breaks: func(s *setup) { s.cfg.AppSecret, s.cfg.VerifyToken, s.cfg.WebhookURL = "", "", "" },
 			check: "webhook secrets", level: doctor.Warn, detail: "WASEND_VERIFY_TOKEN is not set"},
 		{name: "another app secret", breaks: func(s *setup) { s.cfg.AppSecret = "not-the-receivers" },
-			check: "webhook receiver", level: doctor.Fail, detail: "the receiver's WASEND_APP_SECRET differs"},
+			check: "webhook receiver", level: doctor.Fail, detail: "the receiver's WASEND_APP_SECRET differs", summary: ": not a working receiver"},
 		{name: "another verify token", breaks: func(s *setup) { s.cfg.VerifyToken = "not-the-receivers" },
 			check: "webhook receiver", level: doctor.Fail, detail: "the receiver's WASEND_VERIFY_TOKEN differs"},
 		{name: "receiver not there", breaks: func(s *setup) { s.cfg.WebhookURL = "http://127.0.0.1:1/hooks" },
@@ -229,6 +231,9 @@ func TestFindings(t *testing.T) {
 			}
 			if got.Level != tt.level || !strings.Contains(strings.Join(got.Details, "\n"), tt.detail) || !strings.Contains(got.Fix, tt.fix) {
 				t.Errorf("%s: %s %q fix %q, want %s with %q and fix %q", tt.check, got.Level, got.Details, got.Fix, tt.level, tt.detail, tt.fix)
+			}
+			if !strings.Contains(got.Summary, tt.summary) {
+				t.Errorf("%s: summary %q, want it to say %q", tt.check, got.Summary, tt.summary)
 			}
 			if (tt.level == doctor.Fail) != rep.Failed() {
 				t.Errorf("Failed() = %v with a %s finding", rep.Failed(), tt.level)
