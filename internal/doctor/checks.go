@@ -265,7 +265,7 @@ func checkTemplates(c Config, waba string, templates []campaign.Template) Findin
 	if age >= time.Minute {
 		synced = "synced " + ageText(age) + " ago"
 	}
-	summary := fmt.Sprintf("%s: %d of %d approved, %s", waba, approved, n, synced)
+	summary := fmt.Sprintf("%s: %d/%d approved, %s", waba, approved, n, synced)
 	var is issues
 	if approved == 0 {
 		is.add(Fail, "no approved template: every template message would fail", sync)
