@@ -295,7 +295,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveTemplates(w, r)
 		return
 	}
-	if waba, ok := subscribedAppsPath(r.URL); ok {
+	if waba, ok := wabaEdgePath(r.URL, "subscribed_apps"); ok {
 		s.serveSubscribedApps(w, r, waba)
 		return
 	}
