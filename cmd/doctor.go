@@ -33,7 +33,7 @@ One line a check; what fails or warns says why, and the command that fixes
 it. The last line is the verdict. Exits 1 when a check failed.`,
 		Example: `  wasend doctor
   wasend doctor --webhook-url https://hooks.example.com/wasend
-  wasend doctor --json --jq '.findings[] | select(.level != "ok")'`,
+  wasend doctor --jq '.findings[] | select(.fix) | .fix'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return doctorRun(cmd.Context(), f, o)
