@@ -101,3 +101,31 @@ func TestDoctorJSON(t *testing.T) {
 		t.Errorf("--jq: %q", got)
 	}
 }
+
+// TestDoctorHintsRunWhenPasted pastes every fix doctor prints for a
+// sandbox set-up whose templates were never synced, whose quota reset did
+// not run for two days and whose WASEND_TZ is not the zone of quota days —
+// as printed, in order, with no --db added — and wants each to succeed and
+// doctor to pass after them.
+func TestDoctorHintsRunWhenPasted(t *testing.T) {
+	h := newHintRunner(t)
+	db := filepath.Join(t.TempDir(), "wasend.db")
+	h.ok("--db", db, "config", "set", "timezone", "UTC")
+	h.ok("--db", db, "--sandbox", "doctor") // adds the demo accounts, quota day today
+	h.now = h.now.Add(48 * time.Hour)
+	h.env["WASEND_TZ"] = "Europe/Berlin"
+	printed, err := h.run(t.Context(), "--db", db, "--sandbox", "doctor")
+	if err != nil {
+		t.Fatalf("doctor failed where it should only warn: %v\n%s", err, printed)
+	}
+	for _, want := range []string{"fix: wasend config set timezone Europe/Berlin --db ", "fix: wasend template sync --db ", "fix: wasend quota reset --db "} {
+		if !strings.Contains(printed, want) {
+			t.Errorf("no %q in:\n%s", want, printed)
+		}
+	}
+	h.runHints(printed)
+	after := h.ok("--db", db, "--sandbox", "doctor")
+	if !strings.Contains(after, "ready to send: all 9 checks passed\n") {
+		t.Errorf("after the fixes:\n%s", after)
+	}
+}

@@ -101,7 +101,7 @@ func checkAccounts(ctx context.Context, c Config, accts []campaign.AccountStatus
 	}
 	if enabled == 0 {
 		add(Finding{Check: "accounts", Level: Fail, Summary: "no enabled account",
-			Details: []string{"add a number with `wasend account add NAME --phone-number-id ID --token-env VAR` (or enable one with `wasend account set NAME --disabled=false`)"}})
+			Details: []string{"add a number with wasend account add, giving it its phone number id and token variable, or enable one with wasend account set and --enable"}})
 	}
 	return numbers
 }
@@ -137,7 +137,7 @@ func checkAccount(ctx context.Context, c Config, a campaign.AccountStatus, numbe
 		is.add(Warn, "Meta gave no messaging limit (whatsapp_business_manager_messaging_limit)", "")
 	}
 	if a.WABA == "" {
-		is.add(Warn, fmt.Sprintf("no WABA id: its templates and webhook subscription cannot be checked; give it one with `wasend account set %s --waba-id ID`", hint.Quote(a.Name)), "")
+		is.add(Warn, "no WABA id: its templates and webhook subscription cannot be checked; give it one with wasend account set and --waba-id", "")
 	}
 	limit := "limit " + strings.ToLower(strings.TrimPrefix(n.MessagingLimit, "TIER_"))
 	if n.MessagingLimit == "" {
@@ -436,13 +436,13 @@ func checkRedis(ctx context.Context, c Config) Finding {
 	return Finding{Check: check, Level: OK, Summary: summary}
 }
 
-// verdict is the report's last line.
+// verdict is the report's last line, its word first.
 func verdict(n, failures, warnings int) string {
 	switch {
 	case failures > 0:
-		return fmt.Sprintf("%d of %d checks failed, %d warned: wasend is not ready to send", failures, n, warnings)
+		return fmt.Sprintf("not ready to send: %d of %d checks failed, %d warned", failures, n, warnings)
 	case warnings > 0:
-		return fmt.Sprintf("%d checks, none failed, %d warned: wasend can send", n, warnings)
+		return fmt.Sprintf("ready to send: none of %d checks failed, %d warned", n, warnings)
 	}
-	return fmt.Sprintf("all %d checks passed: wasend is ready to send", n)
+	return fmt.Sprintf("ready to send: all %d checks passed", n)
 }

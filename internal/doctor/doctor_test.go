@@ -131,7 +131,7 @@ func TestHealthy(t *testing.T) {
 			t.Errorf("no %q check in %v", want, checks)
 		}
 	}
-	if rep.Failed() || rep.Warnings != 0 || !strings.HasPrefix(rep.Verdict, "all 10 checks passed") {
+	if rep.Failed() || rep.Warnings != 0 || rep.Verdict != "ready to send: all 10 checks passed" {
 		t.Errorf("verdict %q, failures %d, warnings %d", rep.Verdict, rep.Failures, rep.Warnings)
 	}
 }
@@ -169,7 +169,7 @@ func TestFindings(t *testing.T) {
 			if _, err := s.st.AddAccount(context.Background(), campaign.Account{Name: "a3", PhoneNumberID: "1003", Tier: campaign.TierNew, TokenEnv: "T1"}); err != nil {
 				panic(err)
 			}
-		}, check: "account a3", level: doctor.Warn, detail: "wasend account set a3 --waba-id ID"},
+		}, check: "account a3", level: doctor.Warn, detail: "give it one with wasend account set and --waba-id"},
 		{name: "no app subscribed", breaks: func(s *setup) { s.box.SetSubscribed("900", false) },
 			check: "WABA webhooks", level: doctor.Fail, detail: "no status or reply webhook", fix: `curl -X POST -H "Authorization: Bearer $T1" `},
 		{name: "no templates synced", breaks: func(s *setup) { s.st.ReplaceTemplates(context.Background(), "900", nil) },
@@ -208,7 +208,7 @@ func TestFindings(t *testing.T) {
 					panic(err)
 				}
 			}
-		}, check: "accounts", level: doctor.Fail, detail: "wasend account add NAME"},
+		}, check: "accounts", level: doctor.Fail, detail: "add a number with wasend account add"},
 		{name: "Redis clock off", redis: true, breaks: func(s *setup) { s.cfg.Now = func() time.Time { return time.Now().Add(3 * time.Second) } },
 			check: "shared limits", level: doctor.Fail, detail: "synchronise both clocks"},
 		{name: "Redis down", redis: true, breaks: func(s *setup) { s.cfg.Limits.(*hostshare.Limits).Close() },
