@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -88,9 +87,4 @@ func wrap(s string, width int) []string {
 		lines = append(lines, cur.String())
 	}
 	return lines
-}
-
-// String is the finding as one line, for logs and errors.
-func (f Finding) String() string {
-	return fmt.Sprintf("%s %s: %s", f.Level, f.Check, f.Summary)
 }
