@@ -137,6 +137,7 @@ Try it without credentials:
 			}
 			f.sends.Store(cmd.Annotations[annotationSends] != "")
 			f.setsUp = setsUp[cmd.CommandPath()]
+			setExporter(f, cmd)
 		},
 	}
 	root.SetOut(f.IO.Out)
@@ -177,6 +178,7 @@ Try it without credentials:
 		newConfigCmd(f),
 		newCampaignCmd(f),
 		newStatusCmd(f),
+		newDoctorCmd(f),
 		newSuppressCmd(f),
 		newWebhookCmd(f),
 		newSandboxCmd(f),

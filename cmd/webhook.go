@@ -183,7 +183,8 @@ statuses the receiver already got, changes nothing.`,
 			return webhookImport(cmd.Context(), f, o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print what was applied as JSON")
+	addJSONFlag(cmd, &o.JSON)
+	cmd.Flags().Lookup("json").Usage = "print what was applied as JSON"
 	cmd.Flags().DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account that a quality or account update flags or restricts")
 	addApplyFlags(cmd.Flags(), &o)
 	return cmd

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/limits/redisgate"
@@ -59,6 +60,9 @@ func NewLimits(pool *redisgate.Pool) *Limits { return &Limits{pool: pool} }
 
 // Ping checks that Redis answers.
 func (l *Limits) Ping(ctx context.Context) error { return l.pool.Ping(ctx) }
+
+// Time is Redis's clock, the clock of the shared admissions.
+func (l *Limits) Time(ctx context.Context) (time.Time, error) { return l.pool.Time(ctx) }
 
 // String is the URL with its password redacted.
 func (l *Limits) String() string { return l.pool.String() }

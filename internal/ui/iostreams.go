@@ -27,6 +27,9 @@ type IOStreams struct {
 	inTTY  bool
 	// Quiet silences progress and chatter on ErrOut; errors still print.
 	Quiet bool
+	// exporter, when set, prints what JSON is given instead (--jq,
+	// --template).
+	exporter Exporter
 }
 
 // System returns the process's streams with their terminal-ness detected.
@@ -113,8 +116,20 @@ func (s *IOStreams) Warnf(format string, args ...any) {
 	fmt.Fprintf(s.ErrOut, prefix+format+"\n", args...)
 }
 
-// JSON writes v to Out as indented JSON.
+// SetExporter makes JSON print through e (--jq, --template); nil prints
+// JSON again.
+func (s *IOStreams) SetExporter(e Exporter) { s.exporter = e }
+
+// JSON writes v to Out as indented JSON, or through the exporter --jq or
+// --template set, which reads v as a script piping --json would.
 func (s *IOStreams) JSON(v any) error {
+	if s.exporter != nil {
+		data, err := jsonValue(v)
+		if err != nil {
+			return err
+		}
+		return s.exporter.Export(s, data)
+	}
 	enc := json.NewEncoder(s.Out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

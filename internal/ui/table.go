@@ -34,7 +34,8 @@ type Table struct {
 	optional []int  // column indexes, the first dropped first
 }
 
-// NewTable starts a table on the streams' Out.
+// NewTable starts a table on the streams' Out; without a header it prints
+// none on a terminal either (--template's tablerow).
 func NewTable(s *IOStreams, header ...string) *Table {
 	t := &Table{w: s.Out, tty: s.outTTY, header: header, truncate: make([]bool, len(header)), last: make([]bool, len(header))}
 	if t.tty {
@@ -139,7 +140,10 @@ func (t *Table) Render() error {
 	}
 	// Align by visible width: colour codes take no room on screen, which
 	// text/tabwriter can't know.
-	rows := append([][]string{t.header}, t.rows...)
+	rows := t.rows
+	if len(t.header) > 0 {
+		rows = append([][]string{t.header}, t.rows...)
+	}
 	n := len(t.header)
 	for _, r := range rows {
 		n = max(n, len(r))
