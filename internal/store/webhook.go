@@ -54,6 +54,10 @@ type WebhookRules interface {
 	// AccountStop is why and until when an account event stops the
 	// accounts of its number.
 	AccountStop(ev campaign.AccountEvent, now time.Time) (why string, until time.Time)
+	// Inbound decides what an inbound message means (inbound.go).
+	Inbound(m campaign.InboundMessage) campaign.InboundMeaning
+	// ReplyWindow is how long after our message an answer is a reply.
+	ReplyWindow() time.Duration
 }
 
 // DrainInbox applies up to max stored bodies, oldest first, and settles
@@ -134,6 +138,14 @@ func applyNotification(ctx context.Context, tx *Tx, n campaign.Notification, rul
 	for _, ev := range n.Statuses {
 		err := part(ctx, tx, rep, fmt.Sprintf("status %s of %s", ev.Status, ev.WAMID), func() error {
 			return keepStatus(ctx, tx, ev, rules, now, rep)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, m := range n.Inbound {
+		err := part(ctx, tx, rep, "inbound message "+m.WAMID, func() error {
+			return keepInbound(ctx, tx, m, rules, now, rep)
 		})
 		if err != nil {
 			return err
