@@ -39,6 +39,12 @@ func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[strin
 	kv(w, "Delivered", fmt.Sprintf("%d (%s of sent)", d.Delivered, pct(d.DeliveredRate)))
 	kv(w, "Read", fmt.Sprintf("%d (%s of delivered)", d.Read, pct(d.ReadRate)))
 	kv(w, "Failed", fmt.Sprintf("%d after send", d.FailedAfterSend))
+	// Replies show once there are some: a receiver whose inbound
+	// messages go elsewhere would otherwise read as nobody answering.
+	replies := d.Replied > 0
+	if replies {
+		kv(w, "Replied", fmt.Sprintf("%d (%s of sent), %d opted out", d.Replied, pct(d.ReplyRate), d.OptedOut))
+	}
 	if n := *d.UnknownNoWebhook; n > 0 {
 		kv(w, "Unknown", fmt.Sprintf("%d with no webhook after %s: most likely never accepted", n, grace))
 		kv(w, "Resend", fmt.Sprintf("wasend campaign retry %d --unknown%s", id, dbHint(f)))
@@ -46,12 +52,19 @@ func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[strin
 	if len(accts) == 0 {
 		return nil
 	}
-	t := newTable(f, "ACCOUNT", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED").
-		Truncate("ACCOUNT").Optional("READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND")
+	head := []string{"ACCOUNT", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED"}
+	if replies {
+		head = append(head, "REPLIED", "REPLIED/SENT")
+	}
+	t := newTable(f, head...).Truncate("ACCOUNT").Optional(optionalDelivery(replies)...)
 	for _, name := range sortedKeys(accts) {
 		a := report.DeliveryOf(accts[name])
-		t.Row(name, strconv.Itoa(a.Sent), strconv.Itoa(a.Delivered), strconv.Itoa(a.Read), strconv.Itoa(a.FailedAfterSend),
-			pct(a.DeliveredRate), pct(a.ReadRate))
+		row := []string{name, strconv.Itoa(a.Sent), strconv.Itoa(a.Delivered), strconv.Itoa(a.Read), strconv.Itoa(a.FailedAfterSend),
+			pct(a.DeliveredRate), pct(a.ReadRate)}
+		if replies {
+			row = append(row, strconv.Itoa(a.Replied), pct(a.ReplyRate))
+		}
+		t.Row(row...)
 	}
 	return t.Render()
 }
@@ -67,10 +80,14 @@ func printDeliveryRecords(w io.Writer, d *report.Delivery, accts map[string]read
 	rate := func(r float64) string { return strconv.FormatFloat(r, 'f', 4, 64) }
 	rec("delivery", strconv.Itoa(d.Sent), strconv.Itoa(d.Delivered), strconv.Itoa(d.Read), strconv.Itoa(d.FailedAfterSend),
 		rate(d.DeliveredRate), rate(d.ReadRate), strconv.Itoa(*d.UnknownNoWebhook))
+	// Replies are records of their own: scripts reading the delivery
+	// records by position keep working.
+	rec("replies", strconv.Itoa(d.Replied), strconv.Itoa(d.OptedOut), rate(d.ReplyRate))
 	for _, name := range sortedKeys(accts) {
 		a := report.DeliveryOf(accts[name])
 		rec("account_delivery", name, strconv.Itoa(a.Sent), strconv.Itoa(a.Delivered), strconv.Itoa(a.Read),
 			strconv.Itoa(a.FailedAfterSend), rate(a.DeliveredRate), rate(a.ReadRate))
+		rec("account_replies", name, strconv.Itoa(a.Replied), strconv.Itoa(a.OptedOut), rate(a.ReplyRate))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -88,9 +105,10 @@ func sortedKeys[V any](m map[string]V) []string {
 // printStatusDelivery writes status's delivery table for the campaigns
 // that webhooks reported on.
 func printStatusDelivery(f *Factory, camps []report.Campaign) error {
-	var some bool
+	var some, replies bool
 	for _, c := range camps {
 		some = some || c.Delivery != nil
+		replies = replies || (c.Delivery != nil && c.Delivery.Replied > 0)
 	}
 	if !some {
 		return nil
@@ -98,13 +116,30 @@ func printStatusDelivery(f *Factory, camps []report.Campaign) error {
 	if f.IO.IsStdoutTTY() {
 		io.WriteString(f.IO.Out, "\nDelivery (status webhooks)\n")
 	}
-	t := newTable(f, "ID", "NAME", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED").
-		Truncate("NAME").Optional("READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND")
+	head := []string{"ID", "NAME", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED"}
+	if replies {
+		head = append(head, "REPLIED", "REPLIED/SENT")
+	}
+	t := newTable(f, head...).Truncate("NAME").Optional(optionalDelivery(replies)...)
 	for _, c := range camps {
 		if d := c.Delivery; d != nil {
-			t.Row(strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Delivered), strconv.Itoa(d.Read),
-				strconv.Itoa(d.FailedAfterSend), pct(d.DeliveredRate), pct(d.ReadRate))
+			row := []string{strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Delivered), strconv.Itoa(d.Read),
+				strconv.Itoa(d.FailedAfterSend), pct(d.DeliveredRate), pct(d.ReadRate)}
+			if replies {
+				row = append(row, strconv.Itoa(d.Replied), pct(d.ReplyRate))
+			}
+			t.Row(row...)
 		}
 	}
 	return t.Render()
+}
+
+// optionalDelivery are the delivery tables' columns a narrow terminal
+// leaves out, the first first; with replies, their rate goes before the
+// read rate and their count last.
+func optionalDelivery(replies bool) []string {
+	if !replies {
+		return []string{"READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND"}
+	}
+	return []string{"REPLIED/SENT", "READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND", "REPLIED"}
 }

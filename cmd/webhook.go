@@ -229,6 +229,13 @@ type applyJSON struct {
 	Stopped     int            `json:"accounts_stopped"`
 	NotResent   int            `json:"not_resent"`
 	Skipped     []string       `json:"not_applied"`
+	// Inbound messages read, of which unknown (a type or shape wasend does
+	// not read: kept and counted), replies, opt-outs and opt-ins.
+	Inbound        int `json:"inbound"`
+	InboundUnknown int `json:"inbound_unknown"`
+	Replies        int `json:"replies"`
+	OptOuts        int `json:"opt_outs"`
+	OptIns         int `json:"opt_ins"`
 }
 
 func webhookImport(ctx context.Context, f *Factory, o webhookOptions) error {
@@ -268,7 +275,8 @@ func printApply(f *Factory, rep campaign.ApplyReport, asJSON bool) error {
 	j := applyJSON{Bodies: rep.Bodies, Malformed: rep.Malformed, Statuses: rep.Statuses, ByStatus: map[string]int{},
 		Duplicates: rep.Duplicates, Unmatched: rep.Unmatched, Waiting: rep.Deferred, Settled: rep.Adopted,
 		Advanced: rep.Advanced, Failed: rep.Failed, Rescheduled: rep.Rescheduled, Paused: rep.Paused, Stopped: rep.Stopped,
-		NotResent: rep.NotResent, Skipped: append([]string{}, rep.Skips...)}
+		NotResent: rep.NotResent, Skipped: append([]string{}, rep.Skips...),
+		Inbound: rep.Inbound, InboundUnknown: rep.InboundUnknown, Replies: rep.Replies, OptOuts: rep.OptOuts, OptIns: rep.OptIns}
 	for k, v := range rep.ByStatus {
 		j.ByStatus[string(k)] = v
 	}
@@ -281,6 +289,10 @@ func printApply(f *Factory, rep campaign.ApplyReport, asJSON bool) error {
 	fmt.Fprintf(w, "sent %d, delivered %d, read %d, failed %d\n", j.ByStatus["sent"], j.ByStatus["delivered"], j.ByStatus["read"], j.ByStatus["failed"])
 	fmt.Fprintf(w, "unknown rows proven sent %d, failed after send %d, rescheduled %d, waiting for their send to be recorded %d\n",
 		j.Settled, j.Failed, j.Rescheduled, j.Waiting)
+	if j.Inbound > 0 {
+		fmt.Fprintf(w, "inbound messages %d (%d of a type wasend does not read, kept): %d replies, %d opt-outs (suppressed), %d opt-ins (see suppress list)\n",
+			j.Inbound, j.InboundUnknown, j.Replies, j.OptOuts, j.OptIns)
+	}
 	if j.Paused > 0 || j.Stopped > 0 {
 		fmt.Fprintf(w, "campaigns paused %d, accounts stopped %d (see `wasend status`)\n", j.Paused, j.Stopped)
 	}
