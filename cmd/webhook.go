@@ -352,4 +352,8 @@ func reportDelivery(ctx context.Context, f *Factory, st *store.Store, id int64) 
 		return
 	}
 	f.IO.Infof("delivery (status webhooks): %s", deliveryLine(d))
+	if d.Replied > 0 || d.OptedOut > 0 {
+		f.IO.Infof("replies (inbound messages): %d (%s of sent), %d opted out and suppressed (wasend suppress list)",
+			d.Replied, pct(d.ReplyRate), d.OptedOut)
+	}
 }

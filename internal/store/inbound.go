@@ -53,10 +53,13 @@ func keepInbound(ctx context.Context, tx *Tx, m campaign.InboundMessage, rules W
 			return fmt.Errorf("look up number %s: %w", m.PhoneNumberID, err)
 		}
 	}
-	var r repliedRow
+	var (
+		r    repliedRow
+		wait bool
+	)
 	if mean.Answers && phone != "" && !m.Unknown {
 		var err error
-		if r, err = repliesTo(ctx, tx, phone, m.ContextID, at, rules.ReplyWindow()); err != nil {
+		if r, wait, err = repliesTo(ctx, tx, phone, m.ContextID, at, rules.ReplyWindow()); err != nil {
 			return err
 		}
 	}
@@ -65,25 +68,20 @@ func keepInbound(ctx context.Context, tx *Tx, m campaign.InboundMessage, rules W
 		raw = m.Raw
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO inbound_messages (id, phone, at, received_at, phone_number_id, account_id,
-		type, text, payload, context_id, name, kind, reason, message_id, unknown, raw)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		type, text, payload, context_id, name, kind, reason, message_id, unknown, raw, link_wait)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		id, phone, nanos(at), now.UnixNano(), m.PhoneNumberID, account, m.Type, m.Text, m.Payload, m.ContextID, m.Name,
-		string(mean.Kind), mean.Reason, r.nullID(), m.Unknown, raw)
+		string(mean.Kind), mean.Reason, r.nullID(), m.Unknown, raw, wait)
 	if err != nil {
 		return fmt.Errorf("keep inbound message %s: %w", id, err)
 	}
 	if k, _ := res.RowsAffected(); k == 0 {
 		return nil // kept before: a retried body
 	}
-	if r.id != 0 {
-		if err := noteReply(ctx, tx, r, at, m.Text, rep); err != nil {
-			return err
-		}
-	}
 	switch mean.Kind {
 	case campaign.InboundOptOut:
 		if phone == "" {
-			return nil
+			break
 		}
 		rep.OptOuts++
 		// Listed from when the person said so, which opt-ins are
@@ -91,11 +89,22 @@ func keepInbound(ctx context.Context, tx *Tx, m campaign.InboundMessage, rules W
 		if err := suppressOptOut(ctx, tx, phone, mean.Reason, minTime(at, now)); err != nil {
 			return err
 		}
-		if r.id != 0 {
-			return noteOptOut(ctx, tx, r, at)
-		}
 	case campaign.InboundOptIn:
 		rep.OptIns++ // listed (suppress list), never acted on
+	}
+	return linkReply(ctx, tx, r, at, m.Text, mean.Kind, rep)
+}
+
+// linkReply notes an answer on the row it replies to (none: id 0).
+func linkReply(ctx context.Context, tx *Tx, r repliedRow, at time.Time, text string, kind campaign.InboundKind, rep *campaign.ApplyReport) error {
+	if r.id == 0 {
+		return nil
+	}
+	if err := noteReply(ctx, tx, r, at, text, rep); err != nil {
+		return err
+	}
+	if kind == campaign.InboundOptOut {
+		return noteOptOut(ctx, tx, r, at)
 	}
 	return nil
 }
@@ -109,36 +118,93 @@ func (r repliedRow) nullID() sql.NullInt64 { return sql.NullInt64{Int64: r.id, V
 
 // repliesTo finds the message an answer from phone at time at replies to:
 // the one context.id names, if it was sent to phone, at any age; else the
-// latest sent to phone within window before at.
-func repliesTo(ctx context.Context, tx *Tx, phone, contextID string, at time.Time, window time.Duration) (repliedRow, error) {
-	var (
-		r   repliedRow
-		aid sql.NullInt64
-		err error
-	)
-	if contextID != "" {
-		err = tx.QueryRowContext(ctx, `SELECT id, campaign_id, account_id FROM messages WHERE wamid = ? AND phone = ?`,
-			contextID, phone).Scan(&r.id, &r.campaignID, &aid)
-		if err == nil {
-			r.accountID = aid.Int64
-			return r, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return r, fmt.Errorf("find the message %s answers: %w", contextID, err)
-		}
-	}
-	err = tx.QueryRowContext(ctx, `SELECT id, campaign_id, account_id FROM messages
-		WHERE phone = ? AND sent_at IS NOT NULL AND sent_at BETWEEN ? AND ? AND state = `+quote(campaign.Sent)+`
-		ORDER BY sent_at DESC, id DESC LIMIT 1`,
-		phone, at.Add(-window).UnixNano(), at.Add(replyClockSlack).UnixNano()).Scan(&r.id, &r.campaignID, &aid)
-	if errors.Is(err, sql.ErrNoRows) {
-		return repliedRow{}, nil
-	}
+// latest sent to phone within window before at. wait: none yet, but a
+// message to phone is in flight (its send not recorded): the answer may
+// be to it, and is linked at a later drain (linkWaitingInbound).
+func repliesTo(ctx context.Context, tx *Tx, phone, contextID string, at time.Time, window time.Duration) (r repliedRow, wait bool, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state, coalesce(wamid, ''), coalesce(sent_at, 0)
+		FROM messages WHERE phone = ?`, phone)
 	if err != nil {
-		return r, fmt.Errorf("find the message %s answers: %w", phone, err)
+		return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
 	}
-	r.accountID = aid.Int64
-	return r, nil
+	defer rows.Close()
+	var latest int64
+	from, to := at.Add(-window).UnixNano(), at.Add(replyClockSlack).UnixNano()
+	for rows.Next() {
+		var (
+			c            repliedRow
+			state, wamid string
+			sent         int64
+		)
+		if err := rows.Scan(&c.id, &c.campaignID, &c.accountID, &state, &wamid, &sent); err != nil {
+			return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
+		}
+		switch {
+		case contextID != "" && wamid == contextID:
+			return c, false, rows.Close()
+		case state == string(campaign.Sending):
+			wait = true
+		case state == string(campaign.Sent) && sent >= from && sent <= to && sent > latest:
+			r, latest = c, sent
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
+	}
+	if wait {
+		return repliedRow{}, true, nil
+	}
+	return r, false, nil
+}
+
+// linkWaitingInbound links the answers that came while a message to their
+// phone was in flight, now that sends were recorded; an answer still
+// finding one in flight waits on, until its reply window has passed.
+func linkWaitingInbound(ctx context.Context, tx *Tx, rules WebhookRules, now time.Time, max int, rep *campaign.ApplyReport) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, phone, at, context_id, text, kind FROM inbound_messages
+		WHERE link_wait = 1 ORDER BY at LIMIT ?`, max)
+	if err != nil {
+		return fmt.Errorf("read inbound messages waiting for their send: %w", err)
+	}
+	type waiting struct {
+		id, phone, contextID, text string
+		at                         time.Time
+		kind                       campaign.InboundKind
+	}
+	var ws []waiting
+	for rows.Next() {
+		var (
+			w  waiting
+			at int64
+		)
+		if err := rows.Scan(&w.id, &w.phone, &at, &w.contextID, &w.text, &w.kind); err != nil {
+			rows.Close()
+			return fmt.Errorf("read inbound messages waiting for their send: %w", err)
+		}
+		w.at = fromNanos(at)
+		ws = append(ws, w)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read inbound messages waiting for their send: %w", err)
+	}
+	window := rules.ReplyWindow()
+	for _, w := range ws {
+		r, wait, err := repliesTo(ctx, tx, w.phone, w.contextID, w.at, window)
+		if err != nil {
+			return err
+		}
+		if wait && now.Sub(w.at) < window {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE inbound_messages SET link_wait = 0, message_id = ? WHERE id = ?`, r.nullID(), w.id); err != nil {
+			return fmt.Errorf("link inbound message %s: %w", w.id, err)
+		}
+		if err := linkReply(ctx, tx, r, w.at, w.text, w.kind, rep); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // noteReply records a row's first reply (the earliest, whatever order the

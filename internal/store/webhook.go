@@ -112,7 +112,10 @@ func (s *Store) DrainInbox(ctx context.Context, max int, rules WebhookRules) (ca
 			}
 			rep.Bodies++
 		}
-		return settleDeferred(ctx, tx, rules, now, max, &rep)
+		if err := settleDeferred(ctx, tx, rules, now, max, &rep); err != nil {
+			return err
+		}
+		return linkWaitingInbound(ctx, tx, rules, now, max, &rep)
 	})
 	return rep, err
 }

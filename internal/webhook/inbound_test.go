@@ -376,3 +376,24 @@ func TestInboundSettingsAndRetention(t *testing.T) {
 }
 
 var _ = json.Marshal
+
+// An answer that comes while the message it answers is still in flight
+// (its send not recorded yet) is linked at the drain after the send is.
+func TestInboundBeforeSendRecorded(t *testing.T) {
+	f := newFixture(t, 1, Policy{})
+	rep := f.deliver(t, inboundBody(inbound(0, "wamid.c0", time.Second, "text", text("STOP"))))
+	if rep.OptOuts != 1 || rep.Replies != 0 {
+		t.Errorf("report %+v; want the opt-out at once and no reply yet", rep)
+	}
+	if r, _ := readInboundRow(t, f, "wamid.c0"); r.MessageID != 0 {
+		t.Errorf("linked to %d before the send was recorded", r.MessageID)
+	}
+	f.sent(t, 0)
+	rep = f.deliver(t)
+	if rep.Replies != 1 {
+		t.Errorf("report %+v; want the reply linked once the send is recorded", rep)
+	}
+	if at, txt := firstReply(t, f, 0); at.IsZero() || txt != "STOP" {
+		t.Errorf("first reply %v %q", at, txt)
+	}
+}

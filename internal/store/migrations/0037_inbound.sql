@@ -25,8 +25,12 @@ CREATE TABLE inbound_messages (
     reason          TEXT    NOT NULL DEFAULT '',
     message_id      INTEGER REFERENCES messages(id) ON DELETE SET NULL,
     unknown         INTEGER NOT NULL DEFAULT 0,
-    raw             TEXT    NOT NULL DEFAULT ''
+    raw             TEXT    NOT NULL DEFAULT '',
+    -- 1: an answer that came while a message to its phone was in flight
+    -- (sending): linked once that send is recorded, at a later drain.
+    link_wait       INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
+CREATE INDEX inbound_messages_link_wait ON inbound_messages (at) WHERE link_wait = 1;
 CREATE INDEX inbound_messages_phone ON inbound_messages (phone, at);
 CREATE INDEX inbound_messages_at ON inbound_messages (at);
 CREATE INDEX inbound_messages_message ON inbound_messages (message_id) WHERE message_id IS NOT NULL;
@@ -37,7 +41,7 @@ CREATE INDEX inbound_messages_message ON inbound_messages (message_id) WHERE mes
 ALTER TABLE messages ADD COLUMN first_reply_at   INTEGER;
 ALTER TABLE messages ADD COLUMN first_reply_text TEXT;
 ALTER TABLE messages ADD COLUMN opted_out_at     INTEGER;
-CREATE INDEX messages_phone_sent ON messages (phone, sent_at) WHERE sent_at IS NOT NULL;
+CREATE INDEX messages_phone ON messages (phone);
 
 -- Replies and opt-outs counted by campaign and account (0: none) as they
 -- are recorded, so that status never reads a campaign's messages for them.
