@@ -44,7 +44,7 @@ empty list. "default" puts any of these back to its default.`,
 	get := &cobra.Command{
 		Use:     "get KEY",
 		Short:   "Print a setting",
-		Long:    "Print a setting of the database: " + strings.Join(settings, ", ") + ".",
+		Long:    "Print a setting of the database; `wasend config --help` lists them.",
 		Example: "  wasend config get timezone\n  wasend config get optout-keywords",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

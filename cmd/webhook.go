@@ -125,14 +125,9 @@ func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
 	if err != nil {
 		return err
 	}
-	rc, err := runner.StartReceiver(ctx, st, runner.ReceiverOptions{Addr: o.Addr, Path: o.Path, AppSecret: secret, VerifyToken: verify,
-		Policy: o.policy(), Log: log})
-	if err != nil {
-		return err
-	}
-	f.IO.Infof("receiving webhooks on http://%s%s (Ctrl-C stops)", rc.Addr, o.Path)
 	// Under --limits, opt-outs the statuses report (131050) go on the list
-	// every host shares within a second, as a sender's do.
+	// every host shares within a second, as a sender's do; an inbound
+	// opt-out (STOP, the opt-out button) wakes the push at once.
 	// Receiving never waits for Redis: unreachable at the start, the
 	// opt-outs wait in the database for the next sender with --limits.
 	hs, closeSync, err := f.hostSync(ctx, st)
@@ -140,6 +135,15 @@ func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
 		f.IO.Warnf("shared suppression list: %v; opt-outs the statuses report stay in this database until a sender with --limits puts them there", err)
 	}
 	defer closeSync()
+	ro := runner.ReceiverOptions{Addr: o.Addr, Path: o.Path, AppSecret: secret, VerifyToken: verify, Policy: o.policy(), Log: log}
+	if hs != nil {
+		ro.OptedOut = hs.Wake
+	}
+	rc, err := runner.StartReceiver(ctx, st, ro)
+	if err != nil {
+		return err
+	}
+	f.IO.Infof("receiving webhooks on http://%s%s (Ctrl-C stops)", rc.Addr, o.Path)
 	if hs != nil {
 		syncDone := make(chan struct{})
 		go func() { hs.Run(ctx); close(syncDone) }()
