@@ -179,3 +179,53 @@ func TestConfigInboundSettings(t *testing.T) {
 		t.Errorf("default again:\n%s", got)
 	}
 }
+
+// The demo ends with replies and opt-outs: the sandbox's recipients answer,
+// the run's receiver keeps the answers, and the run's last lines, show,
+// export and suppress list agree on them.
+func TestSandboxDemoEndsWithReplies(t *testing.T) {
+	c := newCLI(t)
+	for _, tier := range []string{"new", "warm", "active"} {
+		c.ok("tier", "set", tier, "--rate", "1000", "--burst", "100")
+	}
+	_, errOut, err := c.run("campaign", "run", "--sandbox", "../testdata/recipients.csv", "--log-level", "error")
+	if err != nil {
+		t.Fatalf("sandbox run: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "replies (inbound messages): ") || !strings.Contains(errOut, "opted out and suppressed") {
+		t.Errorf("the demo does not end with replies and opt-outs:\n%s", errOut)
+	}
+	var show showJSON
+	if err := json.Unmarshal([]byte(c.ok("campaign", "show", "1", "--json", "--sandbox")), &show); err != nil {
+		t.Fatal(err)
+	}
+	d := show.Delivery
+	if d == nil || d.Replied == 0 || d.OptedOut == 0 {
+		t.Fatalf("show delivery = %+v, want replies and opt-outs", d)
+	}
+	replied, optedOut := 0, map[string]bool{}
+	for _, r := range parseExport(t, c.ok("campaign", "export", "1", "--sandbox")) {
+		if r["replied_at"] != "" {
+			replied++
+		}
+		if r["opted_out_at"] != "" {
+			optedOut[r["phone"]] = true
+		}
+	}
+	if replied != d.Replied || len(optedOut) != d.OptedOut {
+		t.Errorf("export: %d replied, %d opted out; show says %d and %d", replied, len(optedOut), d.Replied, d.OptedOut)
+	}
+	var list []suppressionJSON
+	if err := json.Unmarshal([]byte(c.ok("suppress", "list", "--json", "--sandbox")), &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list {
+		if s.Reason != `keyword "STOP"` && s.Reason != "opt-out button" {
+			t.Errorf("%s suppressed for %q, want an inbound opt-out's reason", s.Phone, s.Reason)
+		}
+		delete(optedOut, s.Phone)
+	}
+	if len(optedOut) != 0 {
+		t.Errorf("opted out by answering but not suppressed: %v", optedOut)
+	}
+}
