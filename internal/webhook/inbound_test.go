@@ -3,7 +3,6 @@ package webhook
 import (
 	"bytes"
 	"database/sql"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -336,6 +335,11 @@ func TestInboundOverSignedPosts(t *testing.T) {
 		f.c.ID).Scan(&replied, &optedOut); err != nil || replied != 4 || optedOut != 3 {
 		t.Errorf("reply_counts = %d replied, %d opted out (%v); want 4 and 3", replied, optedOut, err)
 	}
+	for kind, want := range map[string]float64{"message": 8, "unknown": 1, "reply": 4, "opt_out": 3, "opt_in": 1} {
+		if n := counter(t, f.ap.metrics.inbound.WithLabelValues(kind)); n != want {
+			t.Errorf("inbound{%s} = %v, want %v", kind, n, want)
+		}
+	}
 	// A second pass over the same bodies changes nothing.
 	if err := f.st.AddToInbox(t.Context(), bodies); err != nil {
 		t.Fatal(err)
@@ -374,8 +378,6 @@ func TestInboundSettingsAndRetention(t *testing.T) {
 		t.Errorf("the row's first reply went with the pruned inbound message")
 	}
 }
-
-var _ = json.Marshal
 
 // An answer that comes while the message it answers is still in flight
 // (its send not recorded yet) is linked at the drain after the send is.
