@@ -39,15 +39,15 @@ func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[strin
 	kv(w, "Delivered", fmt.Sprintf("%d (%s of sent)", d.Delivered, pct(d.DeliveredRate)))
 	kv(w, "Read", fmt.Sprintf("%d (%s of delivered)", d.Read, pct(d.ReadRate)))
 	kv(w, "Failed", fmt.Sprintf("%d after send", d.FailedAfterSend))
+	if n := *d.UnknownNoWebhook; n > 0 {
+		kv(w, "Unknown", fmt.Sprintf("%d with no webhook after %s: most likely never accepted", n, grace))
+		kv(w, "Resend", fmt.Sprintf("wasend campaign retry %d --unknown%s", id, dbHint(f)))
+	}
 	// Replies show once there are some: a receiver whose inbound
 	// messages go elsewhere would otherwise read as nobody answering.
 	replies := d.Replied > 0
 	if replies {
 		kv(w, "Replied", fmt.Sprintf("%d (%s of sent), %d opted out", d.Replied, pct(d.ReplyRate), d.OptedOut))
-	}
-	if n := *d.UnknownNoWebhook; n > 0 {
-		kv(w, "Unknown", fmt.Sprintf("%d with no webhook after %s: most likely never accepted", n, grace))
-		kv(w, "Resend", fmt.Sprintf("wasend campaign retry %d --unknown%s", id, dbHint(f)))
 	}
 	if len(accts) == 0 {
 		return nil
@@ -105,10 +105,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // printStatusDelivery writes status's delivery table for the campaigns
 // that webhooks reported on.
 func printStatusDelivery(f *Factory, camps []report.Campaign) error {
-	var some, replies bool
+	var some bool
 	for _, c := range camps {
 		some = some || c.Delivery != nil
-		replies = replies || (c.Delivery != nil && c.Delivery.Replied > 0)
 	}
 	if !some {
 		return nil
@@ -116,17 +115,46 @@ func printStatusDelivery(f *Factory, camps []report.Campaign) error {
 	if f.IO.IsStdoutTTY() {
 		io.WriteString(f.IO.Out, "\nDelivery (status webhooks)\n")
 	}
-	head := []string{"ID", "NAME", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED"}
-	if replies {
-		head = append(head, "REPLIED", "REPLIED/SENT")
-	}
-	t := newTable(f, head...).Truncate("NAME").Optional(optionalDelivery(replies)...)
+	t := newTable(f, "ID", "NAME", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED").
+		Truncate("NAME").Optional("READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND")
 	for _, c := range camps {
 		if d := c.Delivery; d != nil {
-			row := []string{strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Delivered), strconv.Itoa(d.Read),
-				strconv.Itoa(d.FailedAfterSend), pct(d.DeliveredRate), pct(d.ReadRate)}
-			if replies {
-				row = append(row, strconv.Itoa(d.Replied), pct(d.ReplyRate))
+			t.Row(strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Delivered), strconv.Itoa(d.Read),
+				strconv.Itoa(d.FailedAfterSend), pct(d.DeliveredRate), pct(d.ReadRate))
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return printStatusReplies(f, camps)
+}
+
+// printStatusReplies writes status's replies table for the campaigns
+// people answered; nothing before anyone has.
+func printStatusReplies(f *Factory, camps []report.Campaign) error {
+	var some bool
+	for _, c := range camps {
+		some = some || (c.Delivery != nil && c.Delivery.Replied > 0)
+	}
+	if !some {
+		return nil
+	}
+	// Piped, its rows start with "replies": they follow the delivery
+	// table's, and a script tells the two apart by that word.
+	tty := f.IO.IsStdoutTTY()
+	head := []string{"ID", "NAME", "SENT", "REPLIED", "REPLIED/SENT", "OPTED OUT"}
+	if tty {
+		io.WriteString(f.IO.Out, "\nReplies (inbound messages)\n")
+	} else {
+		head = append([]string{"KIND"}, head...)
+	}
+	t := newTable(f, head...).Truncate("NAME")
+	for _, c := range camps {
+		if d := c.Delivery; d != nil && d.Replied > 0 {
+			row := []string{strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Replied), pct(d.ReplyRate),
+				strconv.Itoa(d.OptedOut)}
+			if !tty {
+				row = append([]string{"replies"}, row...)
 			}
 			t.Row(row...)
 		}

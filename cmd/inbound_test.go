@@ -89,7 +89,13 @@ func TestInboundReplies(t *testing.T) {
 	}
 	c.tty = true
 	text := c.ok("campaign", "show", "1")
+	if st := c.ok("status"); !strings.Contains(st, "Replies (inbound messages)") || !strings.Contains(st, "OPTED OUT") {
+		t.Errorf("status on a terminal has no replies table:\n%s", st)
+	}
 	c.tty = false
+	if st := c.ok("status"); !strings.Contains(st, "replies\t1\tspring.csv\t4\t4\t100.0%\t2\n") {
+		t.Errorf("piped status has no replies row:\n%s", st)
+	}
 	if !strings.Contains(text, "4 (100.0% of sent), 2 opted out") {
 		t.Errorf("show does not say the replies:\n%s", text)
 	}
