@@ -189,6 +189,12 @@ type Driver interface {
 	// DrainInbox applies up to max stored bodies; rules decide what each
 	// status means for its row, the driver makes the move named.
 	DrainInbox(ctx context.Context, max int, rules WebhookRules) (campaign.ApplyReport, error)
+	// Inbound messages (inbound.go): their retention, their settings, the
+	// opt-ins suppressed numbers sent.
+	PruneInbound(ctx context.Context, before time.Time) (int, error)
+	InboundSettings(ctx context.Context) (map[string]string, error)
+	SetInboundSetting(ctx context.Context, key, value string, unset bool) error
+	OptInsSinceSuppressed(ctx context.Context) (map[string]OptIn, error)
 
 	// Templates, as last synced from the Cloud API.
 

@@ -71,6 +71,7 @@ func Run(t *testing.T, h Harness) {
 		{"moves", s.moveTests()},
 		{"suppressions", s.suppressTests()},
 		{"inbox", s.inboxTests()},
+		{"inbound", s.inboundTests()},
 		{"reads", s.readTests()},
 	}
 	for _, g := range groups {
