@@ -12,6 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 )
@@ -112,7 +113,7 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 				if err != nil {
 					return err
 				}
-				live, err := readmodel.New(st).LiveRunners(cmd.Context(), f.Now().Add(-report.LiveWithin))
+				live, err := readmodel.New(st).LiveRunners(cmd.Context(), runner.Liveness(report.LiveWithin), f.Now())
 				if err != nil {
 					return err
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -37,7 +38,7 @@ func (f *Factory) sandboxHint() {
 // reporter reads the store at the factory's clock, in the zone of quota
 // days fixed in the database (ETAs count its midnights).
 func (f *Factory) reporter(st *store.Store) report.Reporter {
-	return report.Reporter{Src: st, Reads: readmodel.New(st), Now: f.Now(), Loc: st.Location()}
+	return report.Reporter{Src: st, Reads: readmodel.New(st), Now: f.Now(), Loc: st.Location(), Live: runner.Liveness(report.LiveWithin)}
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {

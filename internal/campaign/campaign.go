@@ -558,10 +558,13 @@ type Skip struct {
 // Runner is a sender process registered on a database. Rows it holds in
 // state Sending are orphans once it is gone.
 type Runner struct {
-	ID          string
-	CampaignID  int64
-	Host        string
-	PID         int
+	ID         string
+	CampaignID int64
+	Host       string
+	PID        int
+	// Space is where PID is counted: the machine's boot and the pid
+	// namespace (see Liveness); "" when unknown.
+	Space       string
 	StartedAt   time.Time
 	HeartbeatAt time.Time
 }

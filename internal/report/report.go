@@ -35,7 +35,8 @@ const (
 )
 
 // LiveWithin is how recent a runner's heartbeat must be for its campaign
-// to count as running (runners beat every 2 s).
+// to count as running (runners beat every 2 s); on the reader's machine a
+// runner whose process is gone stops counting at once (Reporter.Live).
 const LiveWithin = 15 * time.Second
 
 // Displayed campaign states beyond the stored ones.
@@ -304,7 +305,7 @@ type Reads interface {
 	CampaignQueue(ctx context.Context, id int64) (readmodel.Queue, error)
 	Activity(ctx context.Context, since time.Time, campaignID int64) (map[string]readmodel.Activity, error)
 	AccountActivity(ctx context.Context, since time.Time) (map[string]readmodel.Activity, error)
-	LiveRunners(ctx context.Context, since time.Time) (map[int64]int, error)
+	LiveRunners(ctx context.Context, live campaign.Liveness, now time.Time) (map[int64]int, error)
 	CampaignDelivery(ctx context.Context, id int64) (readmodel.DeliveryFigures, error)
 	AccountDelivery(ctx context.Context, campaignID int64) (map[string]readmodel.DeliveryFigures, error)
 	StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error)
@@ -320,6 +321,20 @@ type Reporter struct {
 	Reads Reads
 	Now   time.Time
 	Loc   *time.Location
+	// Live says which runners still run: this machine's process table as
+	// its probe (runner.Liveness). Its zero value lets heartbeats alone
+	// decide; Stale defaults to LiveWithin.
+	Live campaign.Liveness
+}
+
+// liveRunners counts each campaign's live runners by the one rule
+// (campaign.Liveness) that status, list and show share.
+func (r Reporter) liveRunners(ctx context.Context) (map[int64]int, error) {
+	l := r.Live
+	if l.Stale <= 0 {
+		l.Stale = LiveWithin
+	}
+	return r.Reads.LiveRunners(ctx, l, r.Now)
 }
 
 // Status reads accounts, the global limit and every campaign.
@@ -533,7 +548,7 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 	if c.State != campaign.CampaignRunning {
 		return string(c.State), nil
 	}
-	live, err := r.Reads.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	live, err := r.liveRunners(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -568,6 +583,24 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 		return StateWaitLimits, nil
 	}
 	return state, nil
+}
+
+// StateOf is one campaign's true state (State), reading whether it started
+// and its dropped accounts itself: for a caller that has only the campaign
+// (shell completion).
+func (r Reporter) StateOf(ctx context.Context, c campaign.Campaign) (string, error) {
+	if c.State != campaign.CampaignRunning {
+		return string(c.State), nil
+	}
+	q, err := r.Reads.CampaignQueue(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	dropped, err := r.Reads.DroppedAccounts(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	return r.State(ctx, c, !q.Started.IsZero(), dropped)
 }
 
 // retryLater turns interrupted into StateRetryLater when nothing can go
@@ -613,7 +646,7 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
-	live, err := r.Reads.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	live, err := r.liveRunners(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"time"
 
@@ -178,10 +177,10 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		return err
 	}
 	defer tuneGC(sendGCPercent, sendMemoryLimit)()
-	host, _ := os.Hostname()
+	here := ThisProcess()
 	now := o.Clock.Now()
-	live := liveness{host: host, pid: os.Getpid(), stale: o.Stale, alive: processAlive}
-	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool { return live.dead(r, now) })
+	live := Liveness(o.Stale)
+	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool { return live.Dead(r, now) })
 	if err != nil {
 		return err
 	}
@@ -204,12 +203,12 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		Label: label, Total: counts.Total(), Sent: counts[campaign.Sent], Failed: counts[campaign.Failed],
 		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval,
 	})
-	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()}
+	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", here.Host, here.PID, now.UnixNano()), Host: here.Host, PID: here.PID, Space: here.Space}
 	ownRunners.Store(self.ID, struct{}{})
 	defer ownRunners.Delete(self.ID)
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
-		Runner: self, Stale: o.Stale, Dead: live.dead,
+		Runner: self, Stale: o.Stale, Dead: live.Dead,
 		Policy: o.Policy, Poll: o.Poll, Probe: o.Probe,
 		Observe: func(ev dispatch.Event) {
 			if o.Observe != nil {
