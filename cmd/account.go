@@ -121,7 +121,7 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 				if asJSON {
 					return f.IO.JSON(report.Accounts(accts, f.location(), sending))
 				}
-				return printAccounts(f.IO, accts, f.location(), sending)
+				return printAccounts(f.IO, accts, f.location(), sending, dbHint(f))
 			})
 		},
 	}
@@ -383,14 +383,14 @@ func formatRate(r float64) string { return ui.FormatRate(r) }
 // is being sent now (an account waits for a token only then). On a narrow
 // terminal the token variable, phone number id, last error and configured
 // rate columns go first.
-func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location, sending bool) error {
+func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location, sending bool, flags string) error {
 	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", "TOKENS", "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV").
 		Truncate("NAME", "TOKEN ENV", "STATE").
 		Optional("TOKEN ENV", "PHONE NUMBER ID", "RATE", "LAST ERROR", "BURST")
 	for _, a := range accts {
 		lastErr := ""
-		if a.LastErrorCode != 0 {
-			lastErr = strconv.Itoa(a.LastErrorCode)
+		if code := report.LastErrorCode(a); code != 0 {
+			lastErr = strconv.Itoa(code)
 		}
 		t.Row(a.Name, a.Tier, formatRate(a.Limits.Rate), formatRate(report.EffectiveRate(a)), strconv.Itoa(a.Limits.Burst),
 			strconv.FormatFloat(math.Floor(a.Tokens*10)/10, 'f', 1, 64),
@@ -403,6 +403,10 @@ func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.L
 		return err
 	}
 	for _, a := range accts {
+		if a.Check.Failed() && !a.Disabled {
+			io.Warnf("account %s failed its check at %s: %s; runs leave it out until a check passes (`wasend account test %s%s`)",
+				a.Name, a.Check.At.In(loc).Format(time.DateTime), oneLine(a.Check.Error), a.Name, flags)
+		}
 		if a.Restriction != "" && a.CooldownUntil.After(a.At) {
 			io.Warnf("account %s is RESTRICTED until %s: %s", a.Name, a.CooldownUntil.In(loc).Format(time.DateTime), a.Restriction)
 		}

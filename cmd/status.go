@@ -127,7 +127,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	if tty {
 		io.WriteString(f.IO.Out, "Accounts\n")
 	}
-	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns)); err != nil {
+	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns), dbHint(f)); err != nil {
 		return err
 	}
 	if tty {

@@ -176,7 +176,22 @@ type AccountStatus struct {
 	ThroughputRead float64
 	// Synced is what the Graph API last said of the number.
 	Synced NumberInfo
+	// Check is the last check's finding (a run's preflight, `account
+	// test`) while it failed; zero once one passes.
+	Check CheckFinding
 }
+
+// CheckFinding is why an account failed its check: the Graph error code
+// (0: none, e.g. its token variable is unset), what was wrong, never the
+// token, and when.
+type CheckFinding struct {
+	Code  int
+	Error string
+	At    time.Time
+}
+
+// Failed reports whether the last check failed.
+func (f CheckFinding) Failed() bool { return f.Error != "" }
 
 // NumberInfo is what GET /{phone-number-id} says of a business number, as
 // wasend keeps it.

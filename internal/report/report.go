@@ -255,6 +255,27 @@ type Account struct {
 	QualityRating  string     `json:"quality_rating,omitempty"`
 	MessagingLimit string     `json:"messaging_limit,omitempty"`
 	SyncedAt       *time.Time `json:"synced_at,omitempty"`
+	// CheckFailed is why the last check (a run's preflight, `account
+	// test`) failed, until one passes.
+	CheckFailed *CheckFailed `json:"check_failed,omitempty"`
+}
+
+// CheckFailed is an account check's finding: the Graph error code (0:
+// none, e.g. the token variable is unset), the error, never a token, and
+// when.
+type CheckFailed struct {
+	Code  int       `json:"code,omitempty"`
+	Error string    `json:"error"`
+	At    time.Time `json:"at"`
+}
+
+// LastErrorCode is the code an account's LAST ERROR shows: its failed
+// check's, while it has one, else its last request's.
+func LastErrorCode(a campaign.AccountStatus) int {
+	if a.Check.Failed() && a.Check.Code != 0 {
+		return a.Check.Code
+	}
+	return a.LastErrorCode
 }
 
 // AccountStatus is an account in `status --json`: its settings and state,
@@ -383,6 +404,8 @@ func AccountState(a campaign.AccountStatus, loc *time.Location, sending bool) st
 	switch {
 	case a.Disabled:
 		return "disabled"
+	case a.Check.Failed():
+		return "failed its check"
 	case a.CooldownUntil.After(a.At) && a.Restriction != "":
 		return "restricted until " + a.CooldownUntil.In(loc).Format("01-02 15:04")
 	case a.CooldownUntil.After(a.At):
@@ -404,7 +427,7 @@ func Accounts(accts []campaign.AccountStatus, loc *time.Location, sending bool) 
 			Name: a.Name, PhoneNumberID: a.PhoneNumberID, Tier: a.Tier, TokenEnv: a.TokenEnv,
 			Rate: a.Limits.Rate, Burst: a.Limits.Burst, DailyCap: a.Limits.DailyCap,
 			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
-			State: AccountState(a, loc, sending), Disabled: a.Disabled, EffectiveRate: EffectiveRate(a), LastErrorCode: a.LastErrorCode,
+			State: AccountState(a, loc, sending), Disabled: a.Disabled, EffectiveRate: EffectiveRate(a), LastErrorCode: LastErrorCode(a),
 			Portfolio: a.Portfolio, WABA: a.WABA, Throughput: a.Throughput, ThroughputSource: ThroughputSource(a),
 		})
 		if !a.Synced.At.IsZero() {
@@ -414,6 +437,9 @@ func Accounts(accts []campaign.AccountStatus, loc *time.Location, sending bool) 
 			if a.Synced.MessagingLimit != 0 {
 				j.MessagingLimit = FormatLimit(a.Synced.MessagingLimit)
 			}
+		}
+		if a.Check.Failed() {
+			out[len(out)-1].CheckFailed = &CheckFailed{Code: a.Check.Code, Error: a.Check.Error, At: a.Check.At.UTC()}
 		}
 		if a.CooldownUntil.After(a.At) {
 			t := a.CooldownUntil.UTC()
