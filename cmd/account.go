@@ -118,10 +118,17 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 					return err
 				}
 				sending := len(live) > 0
+				shared := f.readSharedTokens(cmd.Context(), st)
 				if asJSON {
-					return f.IO.JSON(report.Accounts(accts, f.location(), sending))
+					shared.apply(accts)
+					out := report.Accounts(accts, f.location(), sending)
+					for i := range out {
+						_, ok := shared.Tokens[out[i].Name]
+						out[i].TokensShared = ok
+					}
+					return f.IO.JSON(out)
 				}
-				return printAccounts(f.IO, accts, f.location(), sending, dbHint(f))
+				return printAccounts(f.IO, accts, f.location(), sending, dbHint(f), shared)
 			})
 		},
 	}
@@ -383,17 +390,28 @@ func formatRate(r float64) string { return ui.FormatRate(r) }
 // is being sent now (an account waits for a token only then). On a narrow
 // terminal the token variable, phone number id, last error and configured
 // rate columns go first.
-func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location, sending bool, flags string) error {
-	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", "TOKENS", "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV").
+// printAccounts prints the accounts table. Under --limits (shared.On) its
+// tokens are Redis's, headed SHARED TOKENS, "-" where Redis gave none.
+func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location, sending bool, flags string, shared sharedTokens) error {
+	tokensHeader := "TOKENS"
+	if shared.On {
+		tokensHeader = "SHARED TOKENS"
+	}
+	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", tokensHeader, "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV").
 		Truncate("NAME", "TOKEN ENV", "STATE").
 		Optional("TOKEN ENV", "PHONE NUMBER ID", "RATE", "LAST ERROR", "BURST")
+	shared.apply(accts)
 	for _, a := range accts {
 		lastErr := ""
 		if code := report.LastErrorCode(a); code != 0 {
 			lastErr = strconv.Itoa(code)
 		}
+		tokens := strconv.FormatFloat(math.Floor(a.Tokens*10)/10, 'f', 1, 64)
+		if _, ok := shared.Tokens[a.Name]; shared.On && !ok {
+			tokens = "-"
+		}
 		t.Row(a.Name, a.Tier, formatRate(a.Limits.Rate), formatRate(report.EffectiveRate(a)), strconv.Itoa(a.Limits.Burst),
-			strconv.FormatFloat(math.Floor(a.Tokens*10)/10, 'f', 1, 64),
+			tokens,
 			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), report.AccountState(a, loc, sending), lastErr, a.PhoneNumberID, "$"+a.TokenEnv)
 	}
 	if len(accts) == 0 {
@@ -401,6 +419,9 @@ func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.L
 	}
 	if err := t.Render(); err != nil {
 		return err
+	}
+	if shared.On && shared.Why != "" {
+		io.Warnf("the accounts' tokens are shared between hosts through Redis (--limits), and some are not shown: %s", shared.Why)
 	}
 	for _, a := range accts {
 		if a.Check.Failed() && !a.Disabled {

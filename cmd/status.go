@@ -106,9 +106,19 @@ refreshes in place every INTERVAL (default 2s) until Ctrl-C.`,
 
 // showStatus prints the status once.
 func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) error {
-	out, err := f.reporter(st).Status(ctx)
+	// Under --limits the tokens claims take are Redis's: the report reads
+	// them in place of this database's own.
+	shared := f.readSharedTokens(ctx, st)
+	rep := f.reporter(st)
+	if shared.On {
+		rep.Src = sharedSource{rep.Src, shared}
+	}
+	out, err := rep.Status(ctx)
 	if err != nil {
 		return err
+	}
+	for i := range out.Accounts {
+		_, out.Accounts[i].TokensShared = shared.Tokens[out.Accounts[i].Name]
 	}
 	if o := out.QuotaResetOverdue; o != nil {
 		o.Command = "wasend quota reset" + dbHint(f)
@@ -127,7 +137,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	if tty {
 		io.WriteString(f.IO.Out, "Accounts\n")
 	}
-	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns), dbHint(f)); err != nil {
+	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns), dbHint(f), shared); err != nil {
 		return err
 	}
 	if tty {

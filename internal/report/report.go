@@ -229,15 +229,18 @@ func (e *ETA) waitingFor(w *LimitsWait) *ETA {
 // Account is the stable JSON shape of an account. The token's variable
 // name is shown; its value never is.
 type Account struct {
-	Name          string     `json:"name"`
-	PhoneNumberID string     `json:"phone_number_id"`
-	Tier          string     `json:"tier"`
-	TokenEnv      string     `json:"token_env"`
-	Rate          float64    `json:"rate_per_second"`
-	EffectiveRate float64    `json:"effective_rate_per_second"`
-	Burst         int        `json:"burst"`
-	DailyCap      int        `json:"daily_cap"`
-	Tokens        float64    `json:"tokens"`
+	Name          string  `json:"name"`
+	PhoneNumberID string  `json:"phone_number_id"`
+	Tier          string  `json:"tier"`
+	TokenEnv      string  `json:"token_env"`
+	Rate          float64 `json:"rate_per_second"`
+	EffectiveRate float64 `json:"effective_rate_per_second"`
+	Burst         int     `json:"burst"`
+	DailyCap      int     `json:"daily_cap"`
+	Tokens        float64 `json:"tokens"`
+	// TokensShared: Tokens is the bucket in Redis that every host sharing
+	// the limits (--limits) takes from, not this database's own.
+	TokensShared  bool       `json:"tokens_shared,omitempty"`
 	SentToday     int        `json:"sent_today"`
 	QuotaDay      string     `json:"quota_day"`
 	State         string     `json:"state"`
