@@ -269,26 +269,26 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		printSummary(f, c, counts, "finished")
 	case errors.Is(runErr, context.Canceled):
 		printSummary(f, c, counts, "interrupted")
-		fmt.Fprintf(f.IO.ErrOut, "To continue, run the same command again, or: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+		f.IO.Infof("To continue, run the same command again, or: wasend campaign run --resume %d%s", c.ID, dbHint(f))
 	case errors.Is(runErr, campaign.ErrPaused):
 		printSummary(f, c, counts, "paused")
-		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status%s`; after fixing it: wasend campaign resume %d%s\n", dbHint(f), c.ID, dbHint(f))
+		f.IO.Infof("See why with `wasend status%s`; after fixing it: wasend campaign resume %d%s", dbHint(f), c.ID, dbHint(f))
 	case errors.Is(runErr, campaign.ErrCancelled):
 		printSummary(f, c, counts, "cancelled")
 	case errors.Is(runErr, store.ErrStorage):
 		printSummary(f, c, counts, "stopped")
-		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
+		f.IO.Infof("The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.")
 	case errors.As(runErr, new(*runner.ReachError)):
 		printSummary(f, c, counts, "stopped at the portfolio's messaging limit")
-		fmt.Fprintf(f.IO.ErrOut, "It continues once recipients leave the 24 h window (`wasend portfolio list`) with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+		f.IO.Infof("It continues once recipients leave the 24 h window (`wasend portfolio list`) with: wasend campaign run --resume %d%s", c.ID, dbHint(f))
 	case errors.Is(runErr, runner.ErrRescheduled):
 		printSummary(f, c, counts, "done for now")
-		fmt.Fprintf(f.IO.ErrOut, "%d message(s) wait to be sent again (%v): then run wasend campaign run --resume %d%s\n",
+		f.IO.Infof("%d message(s) wait to be sent again (%v): then run wasend campaign run --resume %d%s",
 			counts[campaign.Pending], runErr, c.ID, dbHint(f))
 		runErr = nil
 	case errors.Is(runErr, runner.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
-		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
+		f.IO.Infof("%s.\nThen continue with: wasend campaign run --resume %d%s",
 			campaign.CappedHint(f.Now(), st.Location(), dbHint(f)), c.ID, dbHint(f)) // the quota days' zone, as cron's reset
 	}
 	if opts.Webhooks != nil {
@@ -314,11 +314,11 @@ func printSummary(f *Factory, c campaign.Campaign, n campaign.Counts, how string
 	fmt.Fprintf(f.IO.Out, "campaign %d %s: %d recipients, sent %d, failed %d, unknown %d, pending %d, skipped at import %d\n",
 		c.ID, how, n.Total(), n[campaign.Sent], n[campaign.Failed], n[campaign.Unknown], n.Open(), c.Skipped)
 	if n[campaign.Unknown] > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "%d message(s) may or may not have been delivered; they are not resent automatically. To resend them: wasend campaign retry %d --unknown%s\n",
+		f.IO.Infof("%d message(s) may or may not have been delivered; they are not resent automatically. To resend them: wasend campaign retry %d --unknown%s",
 			n[campaign.Unknown], c.ID, dbHint(f))
 	}
 	if n[campaign.Expired] > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "%d message(s) expired: not sent within %s of the campaign's start (--expire-after); they are never sent\n",
+		f.IO.Infof("%d message(s) expired: not sent within %s of the campaign's start (--expire-after); they are never sent",
 			n[campaign.Expired], c.Schedule.ExpireAfter)
 	}
 }

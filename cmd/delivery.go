@@ -29,16 +29,35 @@ func deliveryLine(d *report.Delivery) string {
 
 // printShowDelivery writes campaign show's delivery block (terminal form):
 // one figure a line, so that it fits a terminal of 80 columns.
-func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[string]readmodel.DeliveryFigures, grace time.Duration) error {
-	if d == nil {
+func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[string]readmodel.DeliveryFigures, grace time.Duration, failed []readmodel.FailedStatusGroup) error {
+	if d == nil && len(failed) == 0 {
 		return nil
+	}
+	if d == nil { // every status was a failure whose row was put back
+		zero := 0
+		d = &report.Delivery{UnknownNoWebhook: &zero}
 	}
 	w := f.IO.Out
 	fmt.Fprintln(w, "\nDelivery (status webhooks)")
 	kv(w, "Sent", strconv.Itoa(d.Sent))
 	kv(w, "Delivered", fmt.Sprintf("%d (%s of sent)", d.Delivered, pct(d.DeliveredRate)))
 	kv(w, "Read", fmt.Sprintf("%d (%s of delivered)", d.Read, pct(d.ReadRate)))
-	kv(w, "Failed", fmt.Sprintf("%d after send", d.FailedAfterSend))
+	kv(w, "Failed", fmt.Sprintf("%d after send: rows a failed status left failed", d.FailedAfterSend))
+	if len(failed) > 0 {
+		var n, kept, back, again int
+		var codes []string
+		for i, g := range failed {
+			n, kept, back, again = n+g.Count, kept+g.KeptFailed, back+g.PutBack, again+g.SentAgain
+			switch {
+			case i < 3:
+				codes = append(codes, fmt.Sprintf("%s × %d", codeText(g.Code), g.Count))
+			case i == 3:
+				codes = append(codes, "…")
+			}
+		}
+		kv(w, "Failed status", fmt.Sprintf("%d arrived (%s)", n, strings.Join(codes, ", ")))
+		kv(w, "Of them", fmt.Sprintf("%d left failed, %d put back to send again, %d sent again", kept, back, again))
+	}
 	if n := *d.UnknownNoWebhook; n > 0 {
 		kv(w, "Unknown", fmt.Sprintf("%d with no webhook after %s: most likely never accepted", n, grace))
 		kv(w, "Resend", fmt.Sprintf("wasend campaign retry %d --unknown%s", id, dbHint(f)))

@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -37,7 +38,7 @@ func (f *Factory) sandboxHint() {
 // reporter reads the store at the factory's clock, in the zone of quota
 // days fixed in the database (ETAs count its midnights).
 func (f *Factory) reporter(st *store.Store) report.Reporter {
-	return report.Reporter{Src: st, Reads: readmodel.New(st), Now: f.Now(), Loc: st.Location()}
+	return report.Reporter{Src: st, Reads: readmodel.New(st), Now: f.Now(), Loc: st.Location(), Live: runner.Liveness(report.LiveWithin)}
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -105,9 +106,19 @@ refreshes in place every INTERVAL (default 2s) until Ctrl-C.`,
 
 // showStatus prints the status once.
 func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) error {
-	out, err := f.reporter(st).Status(ctx)
+	// Under --limits the tokens claims take are Redis's: the report reads
+	// them in place of this database's own.
+	shared := f.readSharedTokens(ctx, st)
+	rep := f.reporter(st)
+	if shared.On {
+		rep.Src = sharedSource{rep.Src, shared}
+	}
+	out, err := rep.Status(ctx)
 	if err != nil {
 		return err
+	}
+	for i := range out.Accounts {
+		_, out.Accounts[i].TokensShared = shared.Tokens[out.Accounts[i].Name]
 	}
 	if o := out.QuotaResetOverdue; o != nil {
 		o.Command = "wasend quota reset" + dbHint(f)
@@ -126,7 +137,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	if tty {
 		io.WriteString(f.IO.Out, "Accounts\n")
 	}
-	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns)); err != nil {
+	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns), dbHint(f), shared); err != nil {
 		return err
 	}
 	if tty {

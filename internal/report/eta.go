@@ -162,7 +162,7 @@ func (r Reporter) CampaignETA(ctx context.Context, c campaign.Campaign) (*ETA, e
 	if err != nil || e == nil {
 		return e, err
 	}
-	live, err := r.Reads.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	live, err := r.liveRunners(ctx)
 	if err != nil {
 		return nil, err
 	}

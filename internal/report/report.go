@@ -35,7 +35,8 @@ const (
 )
 
 // LiveWithin is how recent a runner's heartbeat must be for its campaign
-// to count as running (runners beat every 2 s).
+// to count as running (runners beat every 2 s); on the reader's machine a
+// runner whose process is gone stops counting at once (Reporter.Live).
 const LiveWithin = 15 * time.Second
 
 // Displayed campaign states beyond the stored ones.
@@ -184,15 +185,18 @@ type Dropped struct {
 // Account is the stable JSON shape of an account. The token's variable
 // name is shown; its value never is.
 type Account struct {
-	Name          string     `json:"name"`
-	PhoneNumberID string     `json:"phone_number_id"`
-	Tier          string     `json:"tier"`
-	TokenEnv      string     `json:"token_env"`
-	Rate          float64    `json:"rate_per_second"`
-	EffectiveRate float64    `json:"effective_rate_per_second"`
-	Burst         int        `json:"burst"`
-	DailyCap      int        `json:"daily_cap"`
-	Tokens        float64    `json:"tokens"`
+	Name          string  `json:"name"`
+	PhoneNumberID string  `json:"phone_number_id"`
+	Tier          string  `json:"tier"`
+	TokenEnv      string  `json:"token_env"`
+	Rate          float64 `json:"rate_per_second"`
+	EffectiveRate float64 `json:"effective_rate_per_second"`
+	Burst         int     `json:"burst"`
+	DailyCap      int     `json:"daily_cap"`
+	Tokens        float64 `json:"tokens"`
+	// TokensShared: Tokens is the bucket in Redis that every host sharing
+	// the limits (--limits) takes from, not this database's own.
+	TokensShared  bool       `json:"tokens_shared,omitempty"`
 	SentToday     int        `json:"sent_today"`
 	QuotaDay      string     `json:"quota_day"`
 	State         string     `json:"state"`
@@ -210,6 +214,27 @@ type Account struct {
 	QualityRating  string     `json:"quality_rating,omitempty"`
 	MessagingLimit string     `json:"messaging_limit,omitempty"`
 	SyncedAt       *time.Time `json:"synced_at,omitempty"`
+	// CheckFailed is why the last check (a run's preflight, `account
+	// test`) failed, until one passes.
+	CheckFailed *CheckFailed `json:"check_failed,omitempty"`
+}
+
+// CheckFailed is an account check's finding: the Graph error code (0:
+// none, e.g. the token variable is unset), the error, never a token, and
+// when.
+type CheckFailed struct {
+	Code  int       `json:"code,omitempty"`
+	Error string    `json:"error"`
+	At    time.Time `json:"at"`
+}
+
+// LastErrorCode is the code an account's LAST ERROR shows: its failed
+// check's, while it has one, else its last request's.
+func LastErrorCode(a campaign.AccountStatus) int {
+	if a.Check.Failed() && a.Check.Code != 0 {
+		return a.Check.Code
+	}
+	return a.LastErrorCode
 }
 
 // AccountStatus is an account in `status --json`: its settings and state,
@@ -260,7 +285,7 @@ type Reads interface {
 	CampaignQueue(ctx context.Context, id int64) (readmodel.Queue, error)
 	Activity(ctx context.Context, since time.Time, campaignID int64) (map[string]readmodel.Activity, error)
 	AccountActivity(ctx context.Context, since time.Time) (map[string]readmodel.Activity, error)
-	LiveRunners(ctx context.Context, since time.Time) (map[int64]int, error)
+	LiveRunners(ctx context.Context, live campaign.Liveness, now time.Time) (map[int64]int, error)
 	CampaignDelivery(ctx context.Context, id int64) (readmodel.DeliveryFigures, error)
 	AccountDelivery(ctx context.Context, campaignID int64) (map[string]readmodel.DeliveryFigures, error)
 	StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error)
@@ -277,6 +302,20 @@ type Reporter struct {
 	Reads Reads
 	Now   time.Time
 	Loc   *time.Location
+	// Live says which runners still run: this machine's process table as
+	// its probe (runner.Liveness). Its zero value lets heartbeats alone
+	// decide; Stale defaults to LiveWithin.
+	Live campaign.Liveness
+}
+
+// liveRunners counts each campaign's live runners by the one rule
+// (campaign.Liveness) that status, list and show share.
+func (r Reporter) liveRunners(ctx context.Context) (map[int64]int, error) {
+	l := r.Live
+	if l.Stale <= 0 {
+		l.Stale = LiveWithin
+	}
+	return r.Reads.LiveRunners(ctx, l, r.Now)
 }
 
 // Status reads accounts, the global limit and every campaign.
@@ -325,6 +364,8 @@ func AccountState(a campaign.AccountStatus, loc *time.Location, sending bool) st
 	switch {
 	case a.Disabled:
 		return "disabled"
+	case a.Check.Failed():
+		return "failed its check"
 	case a.CooldownUntil.After(a.At) && a.Restriction != "":
 		return "restricted until " + a.CooldownUntil.In(loc).Format("01-02 15:04")
 	case a.CooldownUntil.After(a.At):
@@ -346,7 +387,7 @@ func Accounts(accts []campaign.AccountStatus, loc *time.Location, sending bool) 
 			Name: a.Name, PhoneNumberID: a.PhoneNumberID, Tier: a.Tier, TokenEnv: a.TokenEnv,
 			Rate: a.Limits.Rate, Burst: a.Limits.Burst, DailyCap: a.Limits.DailyCap,
 			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
-			State: AccountState(a, loc, sending), Disabled: a.Disabled, EffectiveRate: EffectiveRate(a), LastErrorCode: a.LastErrorCode,
+			State: AccountState(a, loc, sending), Disabled: a.Disabled, EffectiveRate: EffectiveRate(a), LastErrorCode: LastErrorCode(a),
 			Portfolio: a.Portfolio, WABA: a.WABA, Throughput: a.Throughput, ThroughputSource: ThroughputSource(a),
 		})
 		if !a.Synced.At.IsZero() {
@@ -356,6 +397,9 @@ func Accounts(accts []campaign.AccountStatus, loc *time.Location, sending bool) 
 			if a.Synced.MessagingLimit != 0 {
 				j.MessagingLimit = FormatLimit(a.Synced.MessagingLimit)
 			}
+		}
+		if a.Check.Failed() {
+			out[len(out)-1].CheckFailed = &CheckFailed{Code: a.Check.Code, Error: a.Check.Error, At: a.Check.At.UTC()}
 		}
 		if a.CooldownUntil.After(a.At) {
 			t := a.CooldownUntil.UTC()
@@ -490,7 +534,7 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 	if c.State != campaign.CampaignRunning {
 		return string(c.State), nil
 	}
-	live, err := r.Reads.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	live, err := r.liveRunners(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -525,6 +569,24 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 		return StateWaitLimits, nil
 	}
 	return state, nil
+}
+
+// StateOf is one campaign's true state (State), reading whether it started
+// and its dropped accounts itself: for a caller that has only the campaign
+// (shell completion).
+func (r Reporter) StateOf(ctx context.Context, c campaign.Campaign) (string, error) {
+	if c.State != campaign.CampaignRunning {
+		return string(c.State), nil
+	}
+	q, err := r.Reads.CampaignQueue(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	dropped, err := r.Reads.DroppedAccounts(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	return r.State(ctx, c, !q.Started.IsZero(), dropped)
 }
 
 // retryLater turns interrupted into StateRetryLater when nothing can go
@@ -570,7 +632,7 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
-	live, err := r.Reads.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	live, err := r.liveRunners(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"time"
 
@@ -184,10 +183,10 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		return err
 	}
 	defer tuneGC(sendGCPercent, sendMemoryLimit)()
-	host, _ := os.Hostname()
+	here := ThisProcess()
 	now := o.Clock.Now()
-	live := liveness{host: host, pid: os.Getpid(), stale: o.Stale, alive: processAlive}
-	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool { return live.dead(r, now) })
+	live := Liveness(o.Stale)
+	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool { return live.Dead(r, now) })
 	if err != nil {
 		return err
 	}
@@ -211,13 +210,13 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval, Now: o.Clock.Now,
 		Estimate: progressEstimate(ctx, o, c.ID), JSON: o.ProgressJSON, Campaign: c.ID,
 	})
-	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()}
+	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", here.Host, here.PID, now.UnixNano()), Host: here.Host, PID: here.PID, Space: here.Space}
 	ownRunners.Store(self.ID, struct{}{})
 	defer ownRunners.Delete(self.ID)
 	ledger := claim.New(o.Store)
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Ledger: ledger, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
-		Runner: self, Stale: o.Stale, Dead: live.dead,
+		Runner: self, Stale: o.Stale, Dead: live.Dead,
 		Policy: o.Policy, Poll: o.Poll, Probe: o.Probe,
 		Observe: func(ev dispatch.Event) {
 			if o.Observe != nil {

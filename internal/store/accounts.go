@@ -343,7 +343,8 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
 		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0),
 		coalesce(a.messaging_limit_read, 0), a.quality_rating, a.verified_name, a.name_status, coalesce(a.synced_at, 0),
-		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?), a.waba_id
+		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?), a.waba_id,
+		a.check_error, a.check_code, a.checked_at
 		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
 		LEFT JOIN portfolios p ON p.id = a.portfolio_id `+where, append([]any{DefaultMargin}, args...)...)
 	if err != nil {
@@ -359,14 +360,15 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 			created, tokensAt                int64
 			cooldown, lastThrottle, factorAt int64
 			tier                             campaign.Limits
-			syncedAt                         int64
+			syncedAt, checkedAt              int64
 		)
 		if err := rows.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
 			&rate, &burst, &cap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &a.UsedToday,
 			&cooldown, &a.health.Streak, &lastThrottle, &a.health.Factor, &factorAt, &a.Restriction, &lastCode,
 			&tier.Rate, &tier.Burst, &tier.DailyCap, &a.ThroughputRead, &a.ThroughputPinned,
 			&a.Synced.MessagingLimit, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
-			&a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin, &a.WABA); err != nil {
+			&a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin, &a.WABA,
+			&a.Check.Error, &a.Check.Code, &checkedAt); err != nil {
 			return nil, fmt.Errorf("read account: %w", err)
 		}
 		if rate.Valid {
@@ -391,6 +393,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		a.CooldownUntil = a.health.CooldownUntil
 		a.RateFactor = a.health.Factor
 		a.LastErrorCode = int(lastCode.Int64)
+		a.Check.At = fromNanos(checkedAt)
 		out = append(out, a)
 	}
 	return out, rows.Err()
@@ -539,4 +542,24 @@ func containsAccount(accts []account, name string) bool {
 		}
 	}
 	return false
+}
+
+// RecordCheck keeps what a check of the account found (a run's preflight,
+// `account test`): why it failed, or, with an empty finding, that it
+// passed. The finding is the API's word or the missing variable's name,
+// never a token.
+func (s *Store) RecordCheck(ctx context.Context, accountID int64, f campaign.CheckFinding) error {
+	return s.write(ctx, func(tx *Tx) error {
+		var at int64
+		if f.Failed() {
+			at = nanos(f.At)
+		} else {
+			f.Code = 0
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET check_error = ?, check_code = ?, checked_at = ? WHERE id = ?`,
+			f.Error, f.Code, at, accountID); err != nil {
+			return fmt.Errorf("record the check of account %d: %w", accountID, err)
+		}
+		return nil
+	})
 }

@@ -248,8 +248,8 @@ func applyEffects(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outc
 // RegisterRunner announces a sender process working on a campaign.
 func (s *Store) RegisterRunner(ctx context.Context, r campaign.Runner) error {
 	return s.write(ctx, func(tx *Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO runners (id, campaign_id, host, pid, started_at, heartbeat_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, r.ID, r.CampaignID, r.Host, r.PID, nanos(r.StartedAt), nanos(r.HeartbeatAt))
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO runners (id, campaign_id, host, pid, pid_space, started_at, heartbeat_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, r.ID, r.CampaignID, r.Host, r.PID, r.Space, nanos(r.StartedAt), nanos(r.HeartbeatAt))
 		if err != nil {
 			return fmt.Errorf("register runner: %w", err)
 		}
@@ -314,7 +314,7 @@ func recoverOrphans(ctx context.Context, s *Store, campaignID int64, now time.Ti
 	var moved map[int64]int
 	err := s.write(ctx, func(tx *Tx) error {
 		moved = map[int64]int{}
-		rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, host, pid, started_at, heartbeat_at FROM runners`)
+		rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, host, pid, pid_space, started_at, heartbeat_at FROM runners`)
 		if err != nil {
 			return fmt.Errorf("list runners: %w", err)
 		}
@@ -322,7 +322,7 @@ func recoverOrphans(ctx context.Context, s *Store, campaignID int64, now time.Ti
 		for rows.Next() {
 			var r campaign.Runner
 			var started, beat int64
-			if err := rows.Scan(&r.ID, &r.CampaignID, &r.Host, &r.PID, &started, &beat); err != nil {
+			if err := rows.Scan(&r.ID, &r.CampaignID, &r.Host, &r.PID, &r.Space, &started, &beat); err != nil {
 				rows.Close()
 				return fmt.Errorf("list runners: %w", err)
 			}

@@ -138,6 +138,8 @@ type Driver interface {
 	// answer); ReadmitAccount takes it back if its reason has prefix.
 	DropAccount(ctx context.Context, campaignID, accountID int64, reason string, code int, now time.Time) error
 	ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (bool, error)
+	// RecordCheck keeps an account check's finding (empty: it passed).
+	RecordCheck(ctx context.Context, accountID int64, f campaign.CheckFinding) error
 
 	// Accounts, tiers, portfolios and the quota.
 

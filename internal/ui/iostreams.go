@@ -25,7 +25,8 @@ type IOStreams struct {
 	outFd  int
 	status *StatusWriter
 	inTTY  bool
-	// Quiet silences progress and chatter on ErrOut; errors still print.
+	// Quiet (-q) keeps ErrOut for errors alone: progress, notes, warnings
+	// and hints are not printed. Out (results) is unchanged.
 	Quiet bool
 	// exporter, when set, prints what JSON is given instead (--jq,
 	// --template).
@@ -107,8 +108,12 @@ func (s *IOStreams) Infof(format string, args ...any) {
 	fmt.Fprintf(s.ErrOut, format+"\n", args...)
 }
 
-// Warnf prints a warning to ErrOut, even when Quiet.
+// Warnf prints a warning to ErrOut unless Quiet: what needs a look but
+// did not fail the command (an error would, and prints even then).
 func (s *IOStreams) Warnf(format string, args ...any) {
+	if s.Quiet {
+		return
+	}
 	prefix := "warning: "
 	if s.errTTY {
 		prefix = "\x1b[33mwarning:\x1b[0m "

@@ -25,7 +25,40 @@ func (s suite) accountTests() []sub {
 		{"reset quota", s.testResetQuota},
 		{"reset quota in the zone of quota days", s.testResetQuotaLocation},
 		{"quota days only move forward", s.testQuotaDayOnlyForward},
+		{"a failed check is kept until one passes", s.testRecordCheck},
 	}
+}
+
+// testRecordCheck: the finding of a failed check is read back with the
+// account, and one that passes clears it, code and time too.
+func (s suite) testRecordCheck(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	a := MustAccount(t, st, "main", campaign.TierActive, campaign.Overrides{})
+	MustAccount(t, st, "other", campaign.TierNew, campaign.Overrides{})
+	check := func(when string, want campaign.CheckFinding) {
+		t.Helper()
+		accts, err := st.Accounts(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := accts[0].Check; got.Code != want.Code || got.Error != want.Error || !got.At.Equal(want.At) {
+			t.Errorf("%s: main's check %+v, want %+v", when, got, want)
+		}
+		if accts[1].Check.Failed() {
+			t.Errorf("%s: other's check %+v, want none", when, accts[1].Check)
+		}
+	}
+	check("never checked", campaign.CheckFinding{})
+	failed := campaign.CheckFinding{Code: 190, Error: "graph error 190 (HTTP 401): Access token has expired", At: at(time.Minute)}
+	if err := st.RecordCheck(t.Context(), a.ID, failed); err != nil {
+		t.Fatal(err)
+	}
+	check("after a failed check", failed)
+	if err := st.RecordCheck(t.Context(), a.ID, campaign.CheckFinding{Code: 190, At: at(2 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a passing check", campaign.CheckFinding{})
 }
 
 func (s suite) testTierDefaults(t *testing.T) {
