@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -54,7 +55,7 @@ Europe/Berlin, America/New_York); quota days follow it from the next
 			}
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				old, err := st.SetTimezone(cmd.Context(), args[1])
-				if errors.Is(err, store.ErrUnknownZone) {
+				if errors.Is(err, campaign.ErrUnknownZone) {
 					return usageError{err}
 				}
 				if err != nil {

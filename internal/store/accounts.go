@@ -466,7 +466,7 @@ type QuotaReset struct {
 // never moves the day back — so a cron line that runs twice, a clock set
 // back or a shell in another zone cannot double a cap. Days follow the zone
 // fixed in the database; a store opened asking for another zone returns a
-// *ZoneMismatchError and resets nothing.
+// *campaign.ZoneMismatchError and resets nothing.
 func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]QuotaReset, error) {
 	if s.zoneErr != nil {
 		return nil, s.zoneErr
@@ -489,11 +489,10 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 				continue
 			}
 			found++
+			day, reset, behind := campaign.NextResetDay(a.QuotaDay, today, force)
 			r := QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap,
-				Behind: today < a.QuotaDay} // ISO dates order as strings
-			if today > a.QuotaDay || force {
-				r.Reset = true
-				day := max(today, a.QuotaDay)
+				Behind: behind, Reset: reset}
+			if reset {
 				if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = 0, quota_day = ?, quota_epoch = quota_epoch + 1 WHERE id = ?`,
 					day, a.ID); err != nil {
 					return fmt.Errorf("reset quota of %s: %w", a.Name, err)

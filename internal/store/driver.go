@@ -55,7 +55,7 @@ type Driver interface {
 	// SetTimezone fixes another zone of quota days; it returns the old one.
 	SetTimezone(ctx context.Context, name string) (old string, err error)
 	// QuotaDayOpens is nil when quota days may open, or the
-	// *ZoneMismatchError that keeps every one shut.
+	// *campaign.ZoneMismatchError that keeps every one shut.
 	QuotaDayOpens() error
 	// Path says where the database is, for status: a file's path (a
 	// network database would give its address without credentials).

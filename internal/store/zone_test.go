@@ -74,7 +74,7 @@ func TestQuotaDaysOnlyMoveForward(t *testing.T) {
 		st := open(s.loc)
 		before := accountByName(t, st, "a").UsedToday
 		out, err := st.ResetQuota(t.Context(), nil, s.force)
-		var zerr *ZoneMismatchError
+		var zerr *campaign.ZoneMismatchError
 		if s.wantErr != errors.As(err, &zerr) {
 			t.Fatalf("%s: ResetQuota = %+v, %v; want a zone mismatch: %v", s.name, out, err, s.wantErr)
 		}
@@ -142,7 +142,7 @@ func TestTimezoneFixedOnFirstUse(t *testing.T) {
 func TestSetTimezoneRejectsUnknownZones(t *testing.T) {
 	st := openTest(t, newFakeClock())
 	for _, bad := range []string{"", "Mars/Olympus", "Local", "../etc/passwd"} {
-		if _, err := st.SetTimezone(t.Context(), bad); !errors.Is(err, ErrUnknownZone) {
+		if _, err := st.SetTimezone(t.Context(), bad); !errors.Is(err, campaign.ErrUnknownZone) {
 			t.Errorf("SetTimezone(%q) = %v, want ErrUnknownZone", bad, err)
 		}
 	}
