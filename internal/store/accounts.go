@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -145,19 +146,8 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 	return a, err
 }
 
-// AccountChange is a partial update of an account; nil fields stay as they are.
-type AccountChange struct {
-	Tier          *string
-	PhoneNumberID *string
-	TokenEnv      *string
-	Rate          *float64 // a value <= 0 clears the override
-	Burst         *int     // a value <= 0 clears the override
-	DailyCap      *int     // a value < 0 clears the override
-	Disabled      *bool
-	Portfolio     *string  // "" takes the account out of its portfolio
-	Throughput    *float64 // pins the throughput: campaign.Unlimited for none, 0 unpins
-	WABA          *string  // "" forgets the account's WABA
-}
+// AccountChange is a partial update of an account (campaign.AccountChange).
+type AccountChange = campaign.AccountChange
 
 // UpdateAccount applies a change to the named account. A change of limits
 // books the tokens earned so far first, as SetTier does.
@@ -172,51 +162,27 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 			return fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
 		}
 		a := accts[0]
-		if ch.Tier != nil {
-			if !campaign.ValidTier(*ch.Tier) {
-				return fmt.Errorf("tier %q: must be one of new, warm, active", *ch.Tier)
-			}
-			if *ch.Tier != a.Tier {
-				if err := changeTier(ctx, tx, a.ID, a.Tier, *ch.Tier, s.now(), "set by the operator"); err != nil {
-					return err
-				}
-			}
-			a.Tier = *ch.Tier
+		was := a.Account
+		if err := ch.Apply(&a.Account); err != nil {
+			return err
 		}
-		movesNumber := ch.PhoneNumberID != nil && *ch.PhoneNumberID != a.PhoneNumberID
-		if movesNumber {
-			if err := numberFree(ctx, tx, a.Name, *ch.PhoneNumberID, a.ID); err != nil {
+		if a.Tier != was.Tier {
+			if err := changeTier(ctx, tx, a.ID, was.Tier, a.Tier, s.now(), "set by the operator"); err != nil {
 				return err
 			}
-			a.PhoneNumberID = *ch.PhoneNumberID
 		}
-		if ch.TokenEnv != nil {
-			a.TokenEnv = *ch.TokenEnv
-		}
-		if ch.Rate != nil {
-			a.Overrides.Rate = positiveFloat(*ch.Rate)
-		}
-		if ch.Burst != nil {
-			a.Overrides.Burst = positiveInt(*ch.Burst, 1)
-		}
-		if ch.DailyCap != nil {
-			a.Overrides.DailyCap = positiveInt(*ch.DailyCap, 0)
-		}
-		if ch.Disabled != nil {
-			a.Disabled = *ch.Disabled
-		}
-		if ch.WABA != nil {
-			a.WABA = *ch.WABA
+		movesNumber := a.PhoneNumberID != was.PhoneNumberID
+		if movesNumber {
+			if err := numberFree(ctx, tx, a.Name, a.PhoneNumberID, a.ID); err != nil {
+				return err
+			}
 		}
 		var tier campaign.Limits
 		if err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
 			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
 			return fmt.Errorf("read tier %s: %w", a.Tier, err)
 		}
-		if ch.Throughput != nil {
-			a.ThroughputPinned = *ch.Throughput
-			a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
-		}
+		a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
 		newLimits := a.Overrides.Apply(tier)
 		if err := newLimits.Validate(); err != nil {
 			return fmt.Errorf("account %s: %w", name, err)
@@ -261,20 +227,6 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 }
 
 func nullThroughput(v float64) sql.NullFloat64 { return sql.NullFloat64{Float64: v, Valid: v != 0} }
-
-func positiveFloat(v float64) *float64 {
-	if v <= 0 {
-		return nil
-	}
-	return &v
-}
-
-func positiveInt(v, min int) *int {
-	if v < min {
-		return nil
-	}
-	return &v
-}
 
 // Accounts returns every account with its effective limits and live
 // limiter state at the store's clock.
@@ -473,22 +425,17 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 	}
 	var out []QuotaReset
 	err := s.write(ctx, func(tx *Tx) error {
+		out = nil // write may run fn again after a busy error
 		accts, err := loadAccounts(ctx, tx, `ORDER BY a.id`)
 		if err != nil {
 			return err
 		}
-		want := map[string]bool{}
-		for _, n := range names {
-			want[n] = true
+		if accts, err = named(accts, names); err != nil {
+			return err
 		}
 		now := s.now()
 		today := s.Today(now)
-		found := 0
 		for _, a := range accts {
-			if len(want) > 0 && !want[a.Name] {
-				continue
-			}
-			found++
 			day, reset, behind := campaign.NextResetDay(a.QuotaDay, today, force)
 			r := QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap,
 				Behind: behind, Reset: reset}
@@ -503,13 +450,6 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 				}
 			}
 			out = append(out, r)
-		}
-		if found < len(want) {
-			for n := range want {
-				if !containsAccount(accts, n) {
-					return fmt.Errorf("account %q: %w", n, campaign.ErrNotFound)
-				}
-			}
 		}
 		if err := releaseHeld(ctx, tx); err != nil {
 			return err
@@ -531,11 +471,16 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 	return out, err
 }
 
-func containsAccount(accts []account, name string) bool {
-	for _, a := range accts {
-		if a.Name == name {
-			return true
+// named is the accounts of accts with the given names, all when names is
+// empty; a name none has is campaign.ErrNotFound.
+func named(accts []account, names []string) ([]account, error) {
+	if len(names) == 0 {
+		return accts, nil
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(accts, func(a account) bool { return a.Name == n }) {
+			return nil, fmt.Errorf("account %q: %w", n, campaign.ErrNotFound)
 		}
 	}
-	return false
+	return slices.DeleteFunc(accts, func(a account) bool { return !slices.Contains(names, a.Name) }), nil
 }

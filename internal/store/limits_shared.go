@@ -27,19 +27,12 @@ func (s *Store) SharedAccounts(ctx context.Context, names []string) ([]SharedAcc
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]bool{}
-	for _, n := range names {
-		if !containsAccount(accts, n) {
-			return nil, fmt.Errorf("account %q: not found", n)
-		}
-		want[n] = true
+	if accts, err = named(accts, names); err != nil {
+		return nil, err
 	}
 	now := s.now()
 	var out []SharedAccount
 	for _, a := range accts {
-		if len(want) > 0 && !want[a.Name] {
-			continue
-		}
 		p, reach := DefaultPortfolio, ratelimit.Reach{}
 		if a.portfolioID != 0 {
 			p = a.Portfolio
