@@ -82,7 +82,7 @@ func (s suite) testRemoveAccount(t *testing.T) {
 		}
 	}
 	// History stays, under the removed name.
-	if n := countRows(t, st, `SELECT count(*) FROM attempts WHERE account_id = ?`, a.ID); n != 2 {
+	if n := CountRows(t, st, `SELECT count(*) FROM attempts WHERE account_id = ?`, a.ID); n != 2 {
 		t.Errorf("%d attempts of the removed account kept, want 2", n)
 	}
 	if got := readMessage(t, st, sent.Message.ID); got.state != "sent" {
@@ -232,7 +232,7 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "process 42 on h") {
 		t.Fatalf("delete while a runner beats: %v, want store.ErrInUse naming it", err)
 	}
-	if n := countRows(t, st, `SELECT count(*) FROM messages WHERE campaign_id = ?`, c.ID); n != 4 {
+	if n := CountRows(t, st, `SELECT count(*) FROM messages WHERE campaign_id = ?`, c.ID); n != 4 {
 		t.Fatalf("refused delete left %d rows, want 4", n)
 	}
 
