@@ -57,3 +57,9 @@ func overrideIf[T any](v T, ok bool) *T {
 	}
 	return &v
 }
+
+// SendLimits is what a sends at under its tier's limits: its overrides laid
+// over them, held to its number's throughput (what was pinned, else read).
+func (a Account) SendLimits(tier Limits, read float64) Limits {
+	return a.Overrides.Apply(tier).CapThroughput(EffectiveThroughput(a.ThroughputPinned, read))
+}

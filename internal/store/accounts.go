@@ -68,8 +68,7 @@ func (s *Store) SetTier(ctx context.Context, name string, l campaign.Limits) err
 		}
 		now := s.now()
 		for _, a := range accts {
-			newLimits := a.Overrides.Apply(l).CapThroughput(a.Throughput)
-			if err := relimit(ctx, tx, a, newLimits, now); err != nil {
+			if err := relimit(ctx, tx, a, a.SendLimits(l, a.ThroughputRead), now); err != nil {
 				return err
 			}
 		}
@@ -86,6 +85,16 @@ func relimit(ctx context.Context, tx *Tx, a account, to campaign.Limits, now tim
 	return nil
 }
 
+// tierLimits reads a tier's limits.
+func tierLimits(ctx context.Context, tx *Tx, name string) (campaign.Limits, error) {
+	var l campaign.Limits
+	if err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, name).
+		Scan(&l.Rate, &l.Burst, &l.DailyCap); err != nil {
+		return l, fmt.Errorf("read tier %s: %w", name, err)
+	}
+	return l, nil
+}
+
 func bucketLimit(l campaign.Limits) ratelimit.Limit {
 	return ratelimit.Limit{Rate: l.Rate, Burst: l.Burst}
 }
@@ -97,17 +106,14 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		return a, fmt.Errorf("tier %q: must be one of new, warm, active", a.Tier)
 	}
 	err := s.write(ctx, func(tx *Tx) error {
-		var l campaign.Limits
-		err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
-			Scan(&l.Rate, &l.Burst, &l.DailyCap)
+		tier, err := tierLimits(ctx, tx, a.Tier)
 		if err != nil {
-			return fmt.Errorf("read tier %s: %w", a.Tier, err)
+			return err
 		}
-		l = a.Overrides.Apply(l)
-		if err := l.Validate(); err != nil {
+		if err := a.Overrides.Apply(tier).Validate(); err != nil {
 			return fmt.Errorf("account %s: %w", a.Name, err)
 		}
-		l = l.CapThroughput(campaign.EffectiveThroughput(a.ThroughputPinned, 0))
+		l := a.SendLimits(tier, 0)
 		// A taken name is the first thing to say: callers tell it apart.
 		var taken int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE name = ?`, a.Name).Scan(&taken); err != nil {
@@ -177,18 +183,14 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 				return err
 			}
 		}
-		var tier campaign.Limits
-		if err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
-			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
-			return fmt.Errorf("read tier %s: %w", a.Tier, err)
+		tier, err := tierLimits(ctx, tx, a.Tier)
+		if err != nil {
+			return err
 		}
-		a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
-		newLimits := a.Overrides.Apply(tier)
-		if err := newLimits.Validate(); err != nil {
+		if err := a.Overrides.Apply(tier).Validate(); err != nil {
 			return fmt.Errorf("account %s: %w", name, err)
 		}
-		newLimits = newLimits.CapThroughput(a.Throughput)
-		if err := relimit(ctx, tx, a, newLimits, s.now()); err != nil {
+		if err := relimit(ctx, tx, a, a.SendLimits(tier, a.ThroughputRead), s.now()); err != nil {
 			return err
 		}
 		if err := releaseHeld(ctx, tx); err != nil {
@@ -336,7 +338,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		a.At = fromNanos(tokensAt)
 		a.Synced.At, a.Synced.Throughput = fromNanos(syncedAt), a.ThroughputRead
 		a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
-		a.Limits = a.Overrides.Apply(tier).CapThroughput(a.Throughput)
+		a.Limits = a.SendLimits(tier, a.ThroughputRead)
 		a.health.CooldownUntil = fromNanos(cooldown)
 		a.health.LastThrottle = fromNanos(lastThrottle)
 		a.health.FactorSince = fromNanos(factorAt)
