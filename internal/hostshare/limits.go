@@ -27,7 +27,7 @@ type QuotaDatabase interface {
 	Now() time.Time
 	Today(t time.Time) string
 	QuotaDayOpens() error
-	SharedAccounts(ctx context.Context, names []string) ([]store.SharedAccount, error)
+	AccountReader
 	HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error)
 	ResetQuota(ctx context.Context, names []string, force bool) ([]store.QuotaReset, error)
 	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
@@ -113,7 +113,7 @@ func (l *Limits) ResetQuota(ctx context.Context, st QuotaDatabase, names []strin
 	if err := st.QuotaDayOpens(); err != nil {
 		return nil, err
 	}
-	accts, err := st.SharedAccounts(ctx, names)
+	accts, err := SharedAccounts(ctx, st, names)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (l *Limits) ResetQuota(ctx context.Context, st QuotaDatabase, names []strin
 				// This host's part is in: the recovery run again keeps
 				// the rebuilt day; an account past it (reset since)
 				// starts a new one, as forced.
-				var rest []store.SharedAccount
+				var rest []SharedAccount
 				for _, a := range p {
 					if rb.OnRebuiltDay[a.Gate.Name] {
 						out = append(out, Reset{Account: a.Name, Portfolio: a.Portfolio, Rebuilt: true, AlreadyAdded: true})
@@ -185,7 +185,7 @@ func ResetDatabaseQuota(ctx context.Context, st QuotaDatabase, accounts []string
 	if len(rebuilt) == 0 {
 		return st.ResetQuota(ctx, accounts, force)
 	}
-	all, err := st.SharedAccounts(ctx, accounts)
+	all, err := SharedAccounts(ctx, st, accounts)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func (e *ResetError) Unwrap() []error {
 // portfolio.
 type PortfolioState struct {
 	Portfolio string
-	Accounts  []store.SharedAccount
+	Accounts  []SharedAccount
 	State     limits.State
 	Global    *ratelimit.Limit // the global bucket's limit, nil when off
 	Reach     ratelimit.Reach  // the portfolio's messaging limit; none for store.DefaultPortfolio
@@ -262,7 +262,7 @@ type PortfolioState struct {
 // State reads the shared state of every portfolio of st's accounts. It
 // spends nothing.
 func (l *Limits) State(ctx context.Context, st QuotaDatabase) ([]PortfolioState, error) {
-	accts, err := st.SharedAccounts(ctx, nil)
+	accts, err := SharedAccounts(ctx, st, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -295,8 +295,8 @@ func (l *Limits) State(ctx context.Context, st QuotaDatabase) ([]PortfolioState,
 
 // byPortfolio groups accounts by portfolio, in the order each first
 // appears.
-func byPortfolio(accts []store.SharedAccount) [][]store.SharedAccount {
-	var out [][]store.SharedAccount
+func byPortfolio(accts []SharedAccount) [][]SharedAccount {
+	var out [][]SharedAccount
 	at := map[string]int{}
 	for _, a := range accts {
 		i, ok := at[a.Portfolio]
@@ -317,7 +317,7 @@ func (l *Limits) AddLostHost(ctx context.Context, st QuotaDatabase, account, lab
 	if err := st.QuotaDayOpens(); err != nil {
 		return 0, false, err
 	}
-	accts, err := st.SharedAccounts(ctx, []string{account})
+	accts, err := SharedAccounts(ctx, st, []string{account})
 	if err != nil {
 		return 0, false, err
 	}

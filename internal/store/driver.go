@@ -162,7 +162,6 @@ type Driver interface {
 
 	ShareLimits(ctx context.Context, g Gates, unavailable func(error) bool) error
 	GiveBackRefunds(ctx context.Context) error
-	SharedAccounts(ctx context.Context, names []string) ([]SharedAccount, error)
 	HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error)
 
 	// Suppressions: listed numbers are failed at claim, never sent.
