@@ -54,6 +54,7 @@ type runOptions struct {
 	WebhookAddr         string
 	WebhookPath         string
 	NoReschedule        bool
+	Progress            string // --progress: auto, text or json
 	templateOptions
 	scheduleOptions
 	shareOptions
@@ -146,6 +147,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.StringVar(&o.WebhookAddr, "webhook-addr", "", "also receive Meta's status webhooks on this address while sending, e.g. :8080 (see wasend webhook serve)")
 	fl.StringVar(&o.WebhookPath, "webhook-path", "/webhook", "URL path of --webhook-addr")
 	fl.BoolVar(&o.NoReschedule, "no-reschedule", false, "with webhooks: fail messages Meta did not deliver for the per-user marketing limit (131049) instead of sending them again 24 h later")
+	fl.StringVar(&o.Progress, "progress", "auto", "progress on stderr: text, or json (a status object a second, a summary at the end); auto is json when stderr is not a terminal and --log-format is json, else text")
 }
 
 // spec checks the message flags and builds the campaign's message spec.
@@ -209,6 +211,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if o.PairGap < 0 {
 		return usagef("--pair-gap %v: must not be negative", o.PairGap)
 	}
+	progJSON, err := progressJSON(f, o.Progress)
+	if err != nil {
+		return err
+	}
 	spec, err := o.spec(f.Sandbox)
 	if err != nil && o.Resume == 0 {
 		return err
@@ -246,7 +252,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 			}
 			return hs, closeSync, err
 		},
-		Logger: logger, Now: f.Now, Display: f.location(),
+		Logger: logger, Now: f.Now, Display: f.location(), ProgressJSON: progJSON,
 	}
 	res, runErr := runner.Run(ctx, opts)
 	if errors.Is(runErr, runner.ErrNoWABA) {

@@ -48,6 +48,10 @@ account, dropped, …), for grep and awk.`,
 				if err != nil {
 					return err
 				}
+				eta, err := f.reporter(st).CampaignETA(cmd.Context(), d.Campaign)
+				if err != nil {
+					return err
+				}
 				// The true state: running only while a process sends it.
 				state, err := f.reporter(st).State(cmd.Context(), d.Campaign, !d.FirstAttempt.IsZero(), d.Dropped)
 				if err != nil {
@@ -73,10 +77,11 @@ account, dropped, …), for grep and awk.`,
 				if asJSON {
 					j := toShowJSON(d)
 					j.Delivery = dl
+					j.ETA = eta
 					return f.IO.JSON(j)
 				}
 				if !f.IO.IsStdoutTTY() {
-					if err := printShowRecords(f.IO.Out, d); err != nil {
+					if err := printShowRecords(f.IO.Out, d, eta); err != nil {
 						return err
 					}
 					return printDeliveryRecords(f.IO.Out, dl, byAccount)
@@ -85,7 +90,7 @@ account, dropped, …), for grep and awk.`,
 				if err != nil {
 					return err
 				}
-				if err := printShow(f, d, loc); err != nil {
+				if err := printShow(f, d, eta, loc); err != nil {
 					return err
 				}
 				return printShowDelivery(f, id, dl, byAccount, grace)
@@ -133,6 +138,8 @@ type showJSON struct {
 	Dropped  []report.Dropped   `json:"dropped_accounts"`
 	// Delivery is what status webhooks said, once one reported.
 	Delivery *report.Delivery `json:"delivery,omitempty"`
+	// ETA is status's, while something sends the campaign.
+	ETA *report.ETA `json:"eta,omitempty"`
 }
 
 type errorGroupJSON struct {
@@ -193,6 +200,13 @@ func toShowJSON(d readmodel.Detail) showJSON {
 	return out
 }
 
+func timeOrZero(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
 func utcOrNil(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
@@ -203,7 +217,7 @@ func utcOrNil(t time.Time) *time.Time {
 
 // printShow writes the terminal form: labelled blocks and aligned tables,
 // times in loc.
-func printShow(f *Factory, d readmodel.Detail, loc *time.Location) error {
+func printShow(f *Factory, d readmodel.Detail, eta *report.ETA, loc *time.Location) error {
 	c := d.Campaign
 	w := f.IO.Out
 	when := func(t time.Time) string {
@@ -229,6 +243,9 @@ func printShow(f *Factory, d readmodel.Detail, loc *time.Location) error {
 	kv(w, "Message", describeSpec(c.Spec))
 	kv(w, "Created", when(c.CreatedAt))
 	kv(w, "Finished", when(c.FinishedAt))
+	if eta != nil {
+		kv(w, "ETA", eta.Text)
+	}
 	kv(w, "Recipients", fmt.Sprintf("%d imported, %d skipped at import", c.Imported, c.Skipped))
 
 	fmt.Fprintln(w, "\nMessages")
@@ -356,7 +373,7 @@ func oneLine(s string) string {
 // printShowRecords writes the piped form: one tab-separated record per
 // line, its first field naming it. Times are RFC 3339 in UTC, empty when
 // unset; rates are plain numbers.
-func printShowRecords(w io.Writer, d readmodel.Detail) error {
+func printShowRecords(w io.Writer, d readmodel.Detail, eta *report.ETA) error {
 	c := d.Campaign
 	var b strings.Builder
 	rec := func(fields ...string) {
@@ -383,6 +400,10 @@ func printShowRecords(w io.Writer, d readmodel.Detail) error {
 	rec("pause_reason", c.PauseReason)
 	rec("created_at", rfc3339(c.CreatedAt))
 	rec("finished_at", rfc3339(c.FinishedAt))
+	if eta != nil {
+		// finish (empty: never), seconds from now, the text status shows
+		rec("eta", rfc3339(timeOrZero(eta.Finish)), strconv.FormatFloat(eta.Seconds, 'f', 0, 64), eta.Text)
+	}
 	rec("priority", c.Share.Priority.String())
 	rec("weight", strconv.Itoa(c.Share.Weight))
 	rec("borrow_seconds", strconv.FormatFloat(c.Share.Borrow.Seconds(), 'f', -1, 64))

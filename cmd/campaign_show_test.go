@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/golden"
 	"github.com/wasend/wasend/internal/store"
@@ -99,7 +101,7 @@ func seedCampaign(t *testing.T, db string) {
 	}
 	for i := 0; ; i++ {
 		now = showT0.Add(time.Minute + time.Duration(i)*time.Second)
-		cl, err := storetest.One(st.ClaimN(ctx, c.ID, "runner-1", now, 1))
+		cl, err := storetest.One(claim.New(st).ClaimN(ctx, c.ID, "runner-1", now, 1))
 		if err != nil {
 			t.Fatalf("claim %d: %v", i, err)
 		}

@@ -181,50 +181,6 @@ type Dropped struct {
 	At        time.Time `json:"at"`
 }
 
-// ETA is when a running campaign's open rows will have gone, by the
-// planner: rates, bursts, caps and quota days all counted.
-type ETA struct {
-	Finish      *time.Time `json:"finish,omitempty"` // nil: never, with today's limits
-	Seconds     float64    `json:"seconds"`
-	QuotaResets int        `json:"quota_resets"`
-	Text        string     `json:"text"`
-	// Error is why there is no forecast (a planner fault), also in Text.
-	Error string `json:"error,omitempty"`
-}
-
-// after is e when nothing can go before next (every open row waits for a
-// retry time or its send window): the same sending, starting then.
-func (e *ETA) after(next, now time.Time) *ETA {
-	if e == nil || e.Finish == nil {
-		return e
-	}
-	wait := next.Sub(now)
-	fin := e.Finish.Add(wait)
-	d := time.Duration(e.Seconds*float64(time.Second)) + wait
-	text := HumanDuration(d) + " (nothing is due before " + next.UTC().Format("2006-01-02 15:04 MST") + ")"
-	return &ETA{Finish: &fin, Seconds: d.Seconds(), QuotaResets: e.QuotaResets, Text: text}
-}
-
-// waitingFor is e while the campaign's host waits for the limits it
-// shares: nothing goes until Redis answers (or, when it lost its state,
-// until a forced quota reset), so the time counts from then, and says so.
-func (e *ETA) waitingFor(w *LimitsWait) *ETA {
-	if e == nil || e.Finish == nil {
-		return e
-	}
-	after := "after Redis answers"
-	if w.Lost {
-		after = "after `quota reset --force`"
-	}
-	d := HumanDuration(time.Duration(e.Seconds * float64(time.Second)))
-	if e.Seconds <= 0 {
-		d = "at once"
-	}
-	out := *e
-	out.Text = d + " " + after
-	return &out
-}
-
 // Account is the stable JSON shape of an account. The token's variable
 // name is shown; its value never is.
 type Account struct {
@@ -310,6 +266,7 @@ type Reads interface {
 	StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error)
 	Outage(ctx context.Context, id int64) (campaign.Outage, error)
 	LimitsWait(ctx context.Context, id int64) (campaign.LimitsWait, error)
+	OpenZones(ctx context.Context, id int64) (map[string]int, error)
 	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
 }
 
@@ -658,11 +615,8 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 			cj.DroppedAccounts = append(cj.DroppedAccounts, Dropped{Account: d.Account, Reason: d.Reason, ErrorCode: d.ErrorCode, At: d.At.UTC()})
 		}
 		cj.State = retryLater(cj.State, q, r.Now)
-		if c.State == campaign.CampaignRunning && n.Open() > 0 {
-			cj.ETA = eta(n.Open(), dropped)
-			if q.Ready == 0 && q.InFlight == 0 && q.NextDue.After(r.Now) {
-				cj.ETA = cj.ETA.after(q.NextDue, r.Now)
-			}
+		if cj.ETA, err = eta(ctx, c, n, q, dropped); err != nil {
+			return nil, err
 		}
 		outage, err := r.Reads.Outage(ctx, c.ID)
 		if err != nil {
@@ -674,12 +628,10 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 				cj.State = StateWaitAPI
 			}
 		}
-		lw, err := r.Reads.LimitsWait(ctx, c.ID)
-		if err != nil {
+		if cj.LimitsWait, err = r.limitsWait(ctx, c.ID, live[c.ID] > 0); err != nil {
 			return nil, err
 		}
-		if !lw.Since.IsZero() && live[c.ID] > 0 && r.Now.Sub(lw.Seen) < LiveWithin {
-			cj.LimitsWait = &LimitsWait{Since: lw.Since.UTC(), Lost: lw.Reason == campaign.WaitLimitsLost, Error: lw.Error}
+		if cj.LimitsWait != nil {
 			if cj.State == StateRunning {
 				cj.State = StateWaitLimits
 			}
@@ -731,47 +683,6 @@ func newCampaign(c campaign.Campaign, n campaign.Counts) Campaign {
 		out.FinishedAt = &t
 	}
 	return out
-}
-
-// etaFunc returns a function forecasting any campaign's open rows with
-// the accounts and global bucket as they are now.
-func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (func(open int, dropped []readmodel.Dropped) *ETA, error) {
-	gl, tokens, on, err := r.Src.GlobalLimit(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ws, err := r.Src.PortfolioWindows(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ports := ReachStates(ws)
-	now := r.Now
-	return func(open int, dropped []readmodel.Dropped) *ETA {
-		var usable []campaign.AccountStatus
-		for _, a := range accts {
-			if !slices.ContainsFunc(dropped, func(d readmodel.Dropped) bool { return d.Account == a.Name }) {
-				usable = append(usable, a)
-			}
-		}
-		var global *ratelimit.Bucket
-		if on {
-			global = &ratelimit.Bucket{Tokens: tokens, At: now}
-		}
-		fc, err := planner.ETA(now, r.Loc, open, usable, global, gl, ports)
-		if err != nil {
-			// A forecast that fails is shown in its place: status reads on.
-			return &ETA{Text: "unknown: " + err.Error(), Error: err.Error()}
-		}
-		if fc.Capped || fc.Finish.IsZero() {
-			return &ETA{Text: "never with the current limits: " + fc.Reason}
-		}
-		fin := fc.Finish.UTC()
-		text := HumanDuration(fc.Duration)
-		if fc.QuotaResets > 0 {
-			text += fmt.Sprintf(" (needs %d quota reset%s)", fc.QuotaResets, Plural(fc.QuotaResets))
-		}
-		return &ETA{Finish: &fin, Seconds: fc.Duration.Seconds(), QuotaResets: fc.QuotaResets, Text: text}
-	}, nil
 }
 
 // campaignHealth is a campaign's health since a time: throttled share and

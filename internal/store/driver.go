@@ -15,8 +15,10 @@ import (
 // driver (Postgres, issue 30) implements, and storetest.Run is what proves
 // it: a driver is conformant when it passes that suite, not when it
 // compiles against this interface. Consumers keep their own narrow
-// interfaces (dispatch.Ledger, readmodel.Source, report's and hostshare's);
-// *Store satisfies them because it satisfies this.
+// interfaces (readmodel.Source, report's and hostshare's); *Store
+// satisfies them because it satisfies this. The engine's dispatch.Ledger
+// is internal/claim's Ledger: the claim runs above the driver, over its
+// ClaimTx.
 //
 // What a driver must keep, whatever its database: every write of a row's
 // state is one of the named moves (transitions.go) and is a no-op when the
@@ -80,20 +82,20 @@ type Driver interface {
 
 	// Claims and outcomes: what dispatch.Ledger needs.
 
-	// ClaimN claims up to max due rows of a campaign for runner at now,
-	// each with a token and a daily-cap unit of the account it goes out
-	// on, in one transaction. With nothing to claim the error says why:
-	// a *campaign.WaitError (until when, if known), campaign.ErrDone,
-	// ErrPaused, ErrNotFound.
-	ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error)
+	// WithClaim runs a claim (internal/claim) in a sending transaction: the
+	// claim reads and writes through ClaimTx, and fn's error rolls it
+	// back. A claim takes its rows, their tokens and their daily-cap units
+	// in that one transaction.
+	WithClaim(ctx context.Context, fn func(ClaimTx) error) error
 	// RecordAll stores outcomes (sent, retry, failed, unknown) in one
 	// transaction. A sent outcome is kept even after a rescue made the row
 	// unknown (the wamid is the truth); others apply only to the claim's
 	// own row still in flight.
 	RecordAll(ctx context.Context, runner string, rs []campaign.Result) error
-	// RecordAndClaimN is RecordAll then ClaimN in one transaction; err is
-	// RecordAll's, claimErr ClaimN's.
-	RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error)
+	// RecordWithClaim is RecordAll then WithClaim in one transaction; err is
+	// RecordAll's, claimErr fn's (what fn wrote is taken back, the
+	// outcomes stay).
+	RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(ClaimTx) error) (claimErr, err error)
 	// AllowedRate is the messages per second the campaign's accounts may
 	// send at now, to size the engine's pool.
 	AllowedRate(ctx context.Context, campaignID int64, now time.Time) (float64, error)
@@ -161,7 +163,6 @@ type Driver interface {
 	// Limits shared between hosts (--limits): claims ask the gates.
 
 	ShareLimits(ctx context.Context, g Gates, unavailable func(error) bool) error
-	GiveBackRefunds(ctx context.Context) error
 	HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error)
 
 	// Suppressions: listed numbers are failed at claim, never sent.

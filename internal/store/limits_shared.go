@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -107,16 +106,4 @@ func (s *Store) HostPart(ctx context.Context, portfolio, today string) (limits.R
 		return limits.RebuildRequest{}, err
 	}
 	return hostPart(ctx, s.db, host, portfolio, today, s.now())
-}
-
-// rebuildPart adds this host's part to the group's rebuilt day.
-func rebuildPart(ctx context.Context, tx *Tx, host string, g *gateGroup, today string, now time.Time) error {
-	part, err := hostPart(ctx, tx, host, g.name, today, now)
-	if err != nil {
-		return err
-	}
-	if _, err := g.gate.Rebuild(ctx, part); err != nil && !errors.Is(err, limits.ErrNotLost) {
-		return err
-	}
-	return nil
 }

@@ -38,7 +38,7 @@ type Store struct {
 	*conn
 	quotaZone
 	// shared, when set, is where claims ask for admission (ShareLimits).
-	shared *sharedLimits
+	shared *SharedLimits
 }
 
 // conn is the database file and the one connection this process writes
@@ -181,7 +181,7 @@ const cacheKiB = 16384
 func (s *Store) Close() error {
 	if s.shared != nil {
 		// The gates ShareLimits was given, when they close.
-		if c, ok := s.shared.gates.(io.Closer); ok {
+		if c, ok := s.shared.Gates.(io.Closer); ok {
 			c.Close()
 		}
 		s.shared = nil
@@ -347,7 +347,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 //
 // A statement that may fail halfway (a CHECK, a foreign key) journals every
 // page it changes so that it can be undone alone, and so does everything
-// after RecordAndClaimN's savepoint; by default that journal spills to a
+// after RecordWithClaim's savepoint; by default that journal spills to a
 // temporary file past 64 KiB, which most claims and records pass: a file
 // created, written and truncated in every transaction, the larger part of
 // a commit's cost. In memory it is a few hundred KiB at most. A move that

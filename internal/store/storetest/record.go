@@ -188,7 +188,7 @@ func (s suite) testRecordAndClaimN(t *testing.T) {
 			}
 			MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
 			c := MustCampaign(t, st, "c", tt.rows)
-			first, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 4)
+			first, err := ledger(st).ClaimN(t.Context(), c.ID, "r1", t0, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func (s suite) testRecordAndClaimN(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			next, claimErr, err := st.RecordAndClaimN(t.Context(), "r1", sent(first), c.ID, t0, tt.max)
+			next, claimErr, err := ledger(st).RecordAndClaimN(t.Context(), "r1", sent(first), c.ID, t0, tt.max)
 			if err != nil {
 				t.Fatal(err)
 			}
