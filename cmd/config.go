@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/webhook"
 )
@@ -85,7 +86,7 @@ the line that does not. Receivers read the settings at their next pass.`,
 					return setInboundSetting(f, st, cmd, args[0], args[1])
 				}
 				old, err := st.SetTimezone(cmd.Context(), args[1])
-				if errors.Is(err, store.ErrUnknownZone) {
+				if errors.Is(err, campaign.ErrUnknownZone) {
 					return usageError{err}
 				}
 				if err != nil {

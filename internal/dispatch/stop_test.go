@@ -32,7 +32,7 @@ func TestEngineSeesStopWhileBlocked(t *testing.T) {
 		wantErr error
 	}{
 		{"pause", func(st *store.Store, id int64) error {
-			_, err := st.PauseCampaign(context.Background(), id, store.PausedByOperator)
+			_, err := st.PauseCampaign(context.Background(), id, campaign.PausedByOperator)
 			return err
 		}, campaign.ErrPaused},
 		{"cancel", func(st *store.Store, id int64) error {

@@ -36,12 +36,9 @@ import (
 // or be given per dialect. The same holds for the read-only checks
 // storetest makes through Reader.
 //
-// Import returns the concrete *Importer, and a few signatures name store
-// types (AccountChange, Suppression, Gates, WebhookRules, …): they stay
-// here, and a second driver in its own package returns and takes them.
-// Before one exists, Importer must become an interface (its methods Add,
-// AddBatch, Skip, SkipBatch, SameMessage, EachNumber, SetKeys,
-// ContinueInto, Commit, Rollback) so that a driver can return its own.
+// A few signatures name store types (Importer, Suppression, Gates,
+// WebhookRules, …): they stay here, and a second driver in its own package
+// returns and takes them.
 type Driver interface {
 	// The handle and its clock.
 
@@ -57,7 +54,7 @@ type Driver interface {
 	// SetTimezone fixes another zone of quota days; it returns the old one.
 	SetTimezone(ctx context.Context, name string) (old string, err error)
 	// QuotaDayOpens is nil when quota days may open, or the
-	// *ZoneMismatchError that keeps every one shut.
+	// *campaign.ZoneMismatchError that keeps every one shut.
 	QuotaDayOpens() error
 	// Path says where the database is, for status: a file's path (a
 	// network database would give its address without credentials).
@@ -70,7 +67,7 @@ type Driver interface {
 
 	// Import starts a campaign's import in one transaction (ErrExists for
 	// a fingerprint already imported); the Importer adds rows and commits.
-	Import(ctx context.Context, c campaign.Campaign) (*Importer, error)
+	Import(ctx context.Context, c campaign.Campaign) (Importer, error)
 	Campaign(ctx context.Context, id int64) (campaign.Campaign, error)
 	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
 	// CampaignBySource finds the newest campaign imported under a source
@@ -168,7 +165,6 @@ type Driver interface {
 	// Limits shared between hosts (--limits): claims ask the gates.
 
 	ShareLimits(ctx context.Context, g Gates, unavailable func(error) bool) error
-	SharedAccounts(ctx context.Context, names []string) ([]SharedAccount, error)
 	HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error)
 
 	// Suppressions: listed numbers are failed at claim, never sent.
@@ -204,3 +200,31 @@ type Driver interface {
 }
 
 var _ Driver = (*Store)(nil)
+
+// Importer is one campaign's import, in a single transaction that holds the
+// write lock: either the whole file lands, or (on error, interrupt or
+// crash) nothing does. Screening is the caller's (internal/screen): every
+// row given is stored.
+type Importer interface {
+	// AddBatch stores rows given in file order (Add one); they may wait
+	// in memory for more, or for Commit. It returns no skips.
+	AddBatch(ctx context.Context, msgs []campaign.Message) ([]campaign.Skip, error)
+	Add(ctx context.Context, m campaign.Message) (reason string, err error)
+	// SkipBatch records rows not imported and why (Skip one).
+	SkipBatch(ctx context.Context, skips []campaign.Skip) error
+	Skip(ctx context.Context, line int, input, reason string) error
+	// SameMessage is the other campaigns sending the same message, newest
+	// first; EachNumber calls fn with each number of one of them. Both
+	// read inside the import's transaction: no process can add one
+	// meanwhile.
+	SameMessage(ctx context.Context) ([]Sibling, error)
+	EachNumber(ctx context.Context, id int64, fn func(phone string)) error
+	// SetKeys sets the source and recipients keys Commit stores.
+	SetKeys(source, recipients string)
+	// Commit makes the campaign and all its rows visible at once;
+	// ContinueInto adds the rows to the unfinished campaign prior instead
+	// and commits. Rollback discards the import, and is safe after either.
+	Commit(ctx context.Context) (campaign.Campaign, error)
+	ContinueInto(ctx context.Context, prior campaign.Campaign) (campaign.Campaign, error)
+	Rollback()
+}

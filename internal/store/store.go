@@ -66,7 +66,7 @@ type Options struct {
 	// Location is the zone of quota days asked for (WASEND_TZ); nil asks
 	// for none. A new database stores it (or the local zone) on first
 	// use; after that the stored zone decides, and a Location that
-	// disagrees makes ResetQuota fail with a *ZoneMismatchError.
+	// disagrees makes ResetQuota fail with a *campaign.ZoneMismatchError.
 	Location *time.Location
 	// BusyTimeout bounds how long a write waits for another process.
 	BusyTimeout time.Duration
@@ -213,7 +213,7 @@ func (c *conn) Reader() *sql.DB { return c.db }
 func (c *conn) Path() string { return c.path }
 
 // Today returns the calendar day of t in the store's time zone.
-func (z *quotaZone) Today(t time.Time) string { return t.In(z.loc).Format(time.DateOnly) }
+func (z *quotaZone) Today(t time.Time) string { return campaign.QuotaDay(t, z.loc) }
 
 func (c *conn) migrate(ctx context.Context) error {
 	if _, err := c.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -26,7 +26,7 @@ func windowFrom(from, to, days sql.NullInt64) *campaign.Window {
 
 // zoneSet returns the id of m's zone set, storing the set the first time
 // the import meets it.
-func (im *Importer) zoneSet(ctx context.Context, m campaign.Message) (int64, error) {
+func (im *importer) zoneSet(ctx context.Context, m campaign.Message) (int64, error) {
 	if m.Zones == "" {
 		return 0, fmt.Errorf("line %d: no time zone for the send window (bug: the reader must give one)", m.Line)
 	}

@@ -76,12 +76,12 @@ func (s suite) testRecordRefund(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a := accountByName(t, st, "a"); a.UsedToday != tt.wantUsed {
+			if a := AccountByName(t, st, "a"); a.UsedToday != tt.wantUsed {
 				t.Errorf("used %d, want %d", a.UsedToday, tt.wantUsed)
 			}
 			clk.Set(at(time.Second))
 			want := 15 - float64(1+btoi(tt.resetBefore)) + 0.2
-			if a := accountByName(t, st, "a"); math.Abs(a.Tokens-want) > 1e-9 {
+			if a := AccountByName(t, st, "a"); math.Abs(a.Tokens-want) > 1e-9 {
 				t.Errorf("tokens %v, want %v: a refund must not give the token back", a.Tokens, want)
 			}
 		})
@@ -218,13 +218,13 @@ func (s suite) testRecordAndClaimN(t *testing.T) {
 					t.Errorf("claimErr %v, want %v", claimErr, want)
 				}
 			}
-			if got := countRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sent'`); got != 4 {
+			if got := CountRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sent'`); got != 4 {
 				t.Errorf("%d rows sent, want the 4 recorded", got)
 			}
-			if got := countRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sending'`); got != tt.wantNext {
+			if got := CountRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sending'`); got != tt.wantNext {
 				t.Errorf("%d rows sending, want the %d claimed", got, tt.wantNext)
 			}
-			if got := countRows(t, st, `SELECT count(*) FROM attempts`); got != 4+tt.wantNext {
+			if got := CountRows(t, st, `SELECT count(*) FROM attempts`); got != 4+tt.wantNext {
 				t.Errorf("%d attempts, want %d", got, 4+tt.wantNext)
 			}
 			for _, cl := range next {

@@ -185,7 +185,8 @@ func MustCampaign(t *testing.T, st store.Driver, name string, n int) campaign.Ca
 	return c
 }
 
-func accountByName(t *testing.T, st store.Driver, name string) campaign.AccountStatus {
+// AccountByName is the account of that name as Accounts lists it.
+func AccountByName(t *testing.T, st store.Driver, name string) campaign.AccountStatus {
 	t.Helper()
 	accts, err := st.Accounts(t.Context())
 	if err != nil {
@@ -200,8 +201,8 @@ func accountByName(t *testing.T, st store.Driver, name string) campaign.AccountS
 	return campaign.AccountStatus{}
 }
 
-// countRows runs a read-only count on the driver's Reader.
-func countRows(t *testing.T, st store.Driver, query string, args ...any) int {
+// CountRows runs a read-only count on the driver's Reader.
+func CountRows(t *testing.T, st store.Driver, query string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := st.Reader().QueryRowContext(t.Context(), query, args...).Scan(&n); err != nil {
