@@ -200,7 +200,7 @@ func TestFindings(t *testing.T) {
 		{name: "database not opened", breaks: func(s *setup) { s.cfg.Database, s.cfg.DatabaseErr = nil, errors.New("database x.db does not exist") },
 			check: "database", level: doctor.Fail, detail: "x.db does not exist"},
 		{name: "zone asked differs", breaks: func(s *setup) {
-			s.cfg.ZoneErr, s.cfg.ZoneAsked = &store.ZoneMismatchError{Requested: "Europe/Berlin", Stored: "UTC"}, "Europe/Berlin"
+			s.cfg.ZoneErr, s.cfg.ZoneAsked = &campaign.ZoneMismatchError{Requested: "Europe/Berlin", Stored: "UTC"}, "Europe/Berlin"
 		}, check: "database", level: doctor.Warn, detail: "quota reset refuses", fix: "wasend config set timezone Europe/Berlin --db "},
 		{name: "no account", breaks: func(s *setup) {
 			for _, n := range []string{"a1", "a2"} {

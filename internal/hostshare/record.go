@@ -16,6 +16,7 @@ type RecordDatabase interface {
 	Suppress(ctx context.Context, list []store.Suppression) (added int, err error)
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
 	Suppressions(ctx context.Context) ([]store.Suppression, error)
+	OptInsSinceSuppressed(ctx context.Context) (map[string]store.OptIn, error)
 	Tiers(ctx context.Context) ([]campaign.Tier, error)
 	SetTier(ctx context.Context, name string, l campaign.Limits) error
 	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)

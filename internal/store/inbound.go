@@ -80,7 +80,7 @@ func keepInbound(ctx context.Context, tx *Tx, m campaign.InboundMessage, rules W
 	}
 	switch mean.Kind {
 	case campaign.InboundOptOut:
-		if !isE164(phone) {
+		if campaign.CheckListable(phone) != nil {
 			// A sender known only by a business-scoped user id: the
 			// suppression list holds numbers (issue 27's BSUIDs are apart).
 			rep.Skips = append(rep.Skips, fmt.Sprintf("opt-out of %q not suppressed: not a phone number", m.From))
