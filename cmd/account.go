@@ -384,7 +384,7 @@ func formatRate(r float64) string { return ui.FormatRate(r) }
 // rate columns go first.
 func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location, sending bool) error {
 	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", "TOKENS", "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV").
-		Truncate("NAME", "TOKEN ENV", "STATE").
+		Kind("account").Truncate("NAME", "TOKEN ENV", "STATE").
 		Optional("TOKEN ENV", "PHONE NUMBER ID", "RATE", "LAST ERROR", "BURST")
 	for _, a := range accts {
 		lastErr := ""

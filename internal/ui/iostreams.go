@@ -27,6 +27,8 @@ type IOStreams struct {
 	inTTY  bool
 	// Quiet silences progress and chatter on ErrOut; errors still print.
 	Quiet bool
+	// records: piped tables with a Kind print records (AsRecords).
+	records bool
 }
 
 // System returns the process's streams with their terminal-ness detected.
