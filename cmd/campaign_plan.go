@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
@@ -52,7 +53,7 @@ succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
 	addScheduleFlags(fl, &o.scheduleOptions)
 	acceptSendFlags(f, cmd)
 	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
-	fl.StringVar(&o.Start, "start", "now", "when sending starts: RFC 3339 (2026-12-01T08:00:00+01:00) or now")
+	fl.StringVar(&o.Start, "start", "now", "when sending starts: now, or a time as --at takes it (tomorrow 08:00, RFC 3339 2026-12-01T08:00:00+01:00)")
 	addJSONFlag(cmd, &o.JSON)
 	return cmd
 }
@@ -67,7 +68,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		return err
 	}
 	now := f.Now()
-	start, err := parseStart(o.Start, now)
+	start, err := parseStart(o.Start, now, f.location())
 	if err != nil {
 		return err
 	}
@@ -110,14 +111,14 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	})
 }
 
-// parseStart reads --start: RFC 3339, or "now".
-func parseStart(s string, now time.Time) (time.Time, error) {
-	if s == "" || strings.EqualFold(s, "now") {
+// parseStart reads --start: now, or a time as --at takes it.
+func parseStart(s string, now time.Time, loc *time.Location) (time.Time, error) {
+	if s == "" {
 		return now, nil
 	}
-	t, err := time.Parse(time.RFC3339, s)
+	t, err := campaign.ParseAt(s, now, loc)
 	if err != nil {
-		return time.Time{}, usagef("--start %q: want RFC 3339 (2026-12-01T08:00:00+01:00) or now", s)
+		return time.Time{}, usagef("--start %v", err)
 	}
 	return t, nil
 }
