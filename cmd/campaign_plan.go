@@ -36,7 +36,8 @@ message would go, how many quota days that takes, each account's share, and
 how much sooner it would finish with one more account of each tier.
 
 Nothing is stored and nothing is sent. The forecast assumes every request
-succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
+succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight. Piped, every line
+is a record that names its kind (kind=recipients count=… first).`,
 		Example: `  wasend campaign plan promo.csv --template spring_sale --lang en_US \
       --params name,code
   wasend campaign plan promo.csv --text "Hi {{name}}" \

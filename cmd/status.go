@@ -61,8 +61,10 @@ Values outside their healthy range are flagged (red on a terminal, "!" when
 piped): throttled >= 1 %, attempts per message >= 1.5, token use outside
 70-100 % while work is waiting.
 
---json prints one object with a stable shape (see docs/status.md). --watch
-refreshes in place every INTERVAL (default 2s) until Ctrl-C.`,
+Piped, every line is a record that names its kind and fields (kind=account
+name=main-01 …, kind=campaign id=1 …), every table kept. --json prints one
+object with a stable shape (see docs/status.md). --watch refreshes in place
+every INTERVAL (default 2s) until Ctrl-C.`,
 		Example: `  wasend status
   wasend status --watch
   wasend status --json |

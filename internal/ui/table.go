@@ -96,14 +96,7 @@ func (t *Table) Optional(names ...string) *Table {
 // script expects, or garble the terminal. The colour codes of a terminal
 // table stay. A record quotes such a value instead (WriteRecord).
 func (t *Table) Row(cells ...string) {
-	row := make([]string, len(cells))
-	for i, c := range cells {
-		row[i] = c
-		if !t.asRecords() {
-			row[i] = escapeControls(c, t.tty) // a record quotes its own
-		}
-	}
-	t.rows = append(t.rows, row)
+	t.rows = append(t.rows, slices.Clone(cells))
 }
 
 func (t *Table) asRecords() bool { return !t.tty && t.records && t.kind != "" }
@@ -163,8 +156,15 @@ func (t *Table) Render() error {
 		}
 		return nil
 	}
+	rows := make([][]string, len(t.rows))
+	for i, r := range t.rows {
+		rows[i] = make([]string, len(r))
+		for j, c := range r {
+			rows[i][j] = escapeControls(c, t.tty)
+		}
+	}
 	if !t.tty {
-		for _, r := range t.rows {
+		for _, r := range rows {
 			if _, err := fmt.Fprintln(t.w, strings.Join(r, "\t")); err != nil {
 				return err
 			}
@@ -173,7 +173,7 @@ func (t *Table) Render() error {
 	}
 	// Align by visible width: colour codes take no room on screen, which
 	// text/tabwriter can't know.
-	rows := append([][]string{t.header}, t.rows...)
+	rows = append([][]string{t.header}, rows...)
 	n := len(t.header)
 	for _, r := range rows {
 		n = max(n, len(r))
