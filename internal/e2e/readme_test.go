@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,105 +29,11 @@ import (
 // Run it with: go test -tags walkthrough -count=1 -run TestREADMEWalkthrough ./internal/e2e/
 // (.ci/run does; it needs tmux).
 //
-// The steps below are the script, in the order a reader meets them; the
-// README is the list. A command in the README with no step here, or a step
-// whose command left the README, fails the test: the front door cannot
-// drift from the product without someone deciding what the new command
-// should do.
-
-// step is one README command and what the walk-through expects of it.
-type step struct {
-	cmd  string // as written in README.md (its trailing # comment aside)
-	skip string // why it is not run here, and what holds it instead
-	exit int
-	// want are texts its screen output must hold.
-	want []string
-	// repo runs it from the repository root (the README's first block is
-	// "from the repository root"); others run in the fresh directory.
-	repo bool
-	// interrupt: a server; once its screen shows this, Ctrl-C stops it.
-	interrupt string
-	// timeout bounds it (default 30 s).
-	timeout time.Duration
-}
-
-// The tour's environment: what an operator has exported before the tour
-// (the token it names; the webhook receiver's app secret and verify
-// token, which docs/webhooks.md asks for), and WASEND_API_BASE pointing
-// the tour at a sandbox instead of Meta — the only thing the walk-through
-// adds. The sandbox fails one recipient for good (131026), so that
-// `campaign failed` and `retry --all-failed` have a row to show.
-const failing = "+447911123456" // promo.csv's second row
-
-var walkSteps = []step{
-	// The set-up block.
-	{cmd: "go run . campaign run --sandbox testdata/recipients.csv", repo: true, timeout: 100 * time.Second,
-		want: []string{"40 recipients", "delivery (status webhooks)", "nothing goes to WhatsApp"}},
-	{cmd: "go test -race ./...", skip: "the tests themselves: .ci/run runs exactly this command"},
-	// The prose after it.
-	{cmd: "wasend status --sandbox", want: []string{"Campaigns", "recipients.csv"}},
-	// The tour.
-	{cmd: "export WA_TOKEN_MAIN=..."},
-	{cmd: "wasend account add main-01 --phone-number-id 1234567890 --tier active --token-env WA_TOKEN_MAIN",
-		want: []string{"added account main-01"}},
-	{cmd: "wasend campaign check promo.csv --template spring_sale --lang en_US --params name,code",
-		want: []string{"promo.csv: 5 rows read, 5 valid"}},
-	{cmd: "wasend campaign plan promo.csv --template spring_sale --lang en_US --params name,code",
-		want: []string{"recipients: 5", "Share of each account"}},
-	{cmd: "wasend campaign run promo.csv --template spring_sale --lang en_US --params name,code",
-		want: []string{"campaign 1 finished: 5 recipients, sent 4, failed 1"}},
-	{cmd: "wasend status", want: []string{"Accounts", "main-01", "promo.csv"}},
-	{cmd: "wasend campaign failed 1", want: []string{failing, "131026"}},
-	{cmd: "wasend campaign retry 1 --all-failed && wasend campaign run --resume 1",
-		want: []string{"1 failed message(s) queued again", "sent 4, failed 1"}},
-	{cmd: "wasend webhook serve --addr 127.0.0.1:8080", interrupt: "receiving webhooks on http://127.0.0.1:8080"},
-	// The crontab block and the prose after it.
-	{cmd: "CRON_TZ=Europe/Berlin", skip: "a crontab line: cmd's TestDocumentedCrontabWorks runs the crontab under env -i"},
-	{cmd: "WASEND_DB=/var/lib/wasend/wasend.db", skip: "a crontab line: cmd's TestDocumentedCrontabWorks"},
-	{cmd: "0 0 * * * /usr/local/bin/wasend quota reset", skip: "a crontab line: cmd's TestDocumentedCrontabWorks"},
-	{cmd: "wasend config get timezone"},
-	// Exit codes.
-	{cmd: "wasend help exit-codes", want: []string{"130"}},
-	{cmd: "wasend help environment", want: []string{"WASEND_DB"}},
-}
-
-// readmeCommands lists README.md's commands: each line of its fenced code
-// blocks (a line ending in \ joined with the next), and each inline code
-// span of its prose that starts with "wasend ", spaces collapsed and a
-// trailing "# comment" left out.
-func readmeCommands(readme string) []string {
-	var cmds []string
-	add := func(s string) {
-		if i := strings.Index(s, " #"); i >= 0 {
-			s = s[:i]
-		}
-		if s = strings.Join(strings.Fields(s), " "); s != "" && !slices.Contains(cmds, s) {
-			cmds = append(cmds, s)
-		}
-	}
-	var prose strings.Builder
-	in, cont := false, ""
-	for _, line := range strings.Split(readme, "\n") {
-		if strings.HasPrefix(line, "```") {
-			in = !in
-			continue
-		}
-		if !in {
-			prose.WriteString(line + "\n")
-			continue
-		}
-		if s, ok := strings.CutSuffix(line, `\`); ok {
-			cont += s + " "
-			continue
-		}
-		add(cont + line)
-		cont = ""
-	}
-	for _, m := range regexp.MustCompile("`(wasend [^`]+)`").FindAllStringSubmatch(strings.ReplaceAll(prose.String(), "\n", " "), -1) {
-		add(m[1])
-	}
-	return cmds
-}
+// The steps (walkSteps, readme_steps_test.go) are the script, in the order
+// a reader meets them; the README is the list. A command in the README
+// with no step, or a step whose command left the README, fails this test
+// and the ordinary run's TestREADMEStepsMatch: the front door cannot drift
+// from the product without someone deciding what the new command should do.
 
 func TestREADMEWalkthrough(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -139,33 +43,12 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
+	if err := checkSteps(filepath.Join(root, "README.md")); err != nil {
 		t.Fatal(err)
 	}
-	cmds := readmeCommands(string(readme))
-	var known []string
-	for _, s := range walkSteps {
-		known = append(known, s.cmd)
-	}
-	for _, c := range cmds {
-		if !slices.Contains(known, c) {
-			t.Errorf("README.md has %q, and the walk-through has no step for it: add one to walkSteps saying what it should do", c)
-		}
-	}
-	for _, c := range known {
-		if !slices.Contains(cmds, c) {
-			t.Errorf("walkSteps has %q, no longer in README.md: remove or update the step", c)
-		}
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
 
-	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "wasend"), "github.com/wasend/wasend").CombinedOutput(); err != nil {
-		t.Fatalf("build wasend: %v\n%s", err, out)
-	}
+	// The binary TestMain built, on PATH as wasend.
+	bin := filepath.Dir(testproc.Binary())
 	api := testproc.StartSandbox(t, t.TempDir(), "--fail-number", failing+"=131026")
 	// go run needs the build cache it already has, not one in the fresh home.
 	goEnv := map[string]string{}
