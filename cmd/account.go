@@ -398,7 +398,7 @@ func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.L
 		tokensHeader = "SHARED TOKENS"
 	}
 	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", tokensHeader, "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV").
-		Truncate("NAME", "TOKEN ENV", "STATE").
+		Kind("account").Truncate("NAME", "TOKEN ENV", "STATE").
 		Optional("TOKEN ENV", "PHONE NUMBER ID", "RATE", "LAST ERROR", "BURST")
 	shared.apply(accts)
 	for _, a := range accts {

@@ -135,7 +135,7 @@ func printStatusDelivery(f *Factory, camps []report.Campaign) error {
 		io.WriteString(f.IO.Out, "\nDelivery (status webhooks)\n")
 	}
 	t := newTable(f, "ID", "NAME", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED").
-		Truncate("NAME").Optional("READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND")
+		Kind("campaign_delivery").Truncate("NAME").Optional("READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND")
 	for _, c := range camps {
 		if d := c.Delivery; d != nil {
 			t.Row(strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Delivered), strconv.Itoa(d.Read),

@@ -31,6 +31,8 @@ type IOStreams struct {
 	// exporter, when set, prints what JSON is given instead (--jq,
 	// --template).
 	exporter Exporter
+	// records: piped tables with a Kind print records (AsRecords).
+	records bool
 }
 
 // System returns the process's streams with their terminal-ness detected.
