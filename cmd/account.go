@@ -12,6 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 )
@@ -112,15 +113,22 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 				if err != nil {
 					return err
 				}
-				live, err := readmodel.New(st).LiveRunners(cmd.Context(), f.Now().Add(-report.LiveWithin))
+				live, err := readmodel.New(st).LiveRunners(cmd.Context(), runner.Liveness(report.LiveWithin), f.Now())
 				if err != nil {
 					return err
 				}
 				sending := len(live) > 0
+				shared := f.readSharedTokens(cmd.Context(), st)
 				if asJSON {
-					return f.IO.JSON(report.Accounts(accts, f.location(), sending))
+					shared.apply(accts)
+					out := report.Accounts(accts, f.location(), sending)
+					for i := range out {
+						_, ok := shared.Tokens[out[i].Name]
+						out[i].TokensShared = ok
+					}
+					return f.IO.JSON(out)
 				}
-				return printAccounts(f.IO, accts, f.location(), sending)
+				return printAccounts(f.IO, accts, f.location(), sending, dbHint(f), shared)
 			})
 		},
 	}
@@ -382,17 +390,28 @@ func formatRate(r float64) string { return ui.FormatRate(r) }
 // is being sent now (an account waits for a token only then). On a narrow
 // terminal the token variable, phone number id, last error and configured
 // rate columns go first.
-func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location, sending bool) error {
-	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", "TOKENS", "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV").
-		Truncate("NAME", "TOKEN ENV", "STATE").
+// printAccounts prints the accounts table. Under --limits (shared.On) its
+// tokens are Redis's, headed SHARED TOKENS, "-" where Redis gave none.
+func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location, sending bool, flags string, shared sharedTokens) error {
+	tokensHeader := "TOKENS"
+	if shared.On {
+		tokensHeader = "SHARED TOKENS"
+	}
+	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", tokensHeader, "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV").
+		Kind("account").Truncate("NAME", "TOKEN ENV", "STATE").
 		Optional("TOKEN ENV", "PHONE NUMBER ID", "RATE", "LAST ERROR", "BURST")
+	shared.apply(accts)
 	for _, a := range accts {
 		lastErr := ""
-		if a.LastErrorCode != 0 {
-			lastErr = strconv.Itoa(a.LastErrorCode)
+		if code := report.LastErrorCode(a); code != 0 {
+			lastErr = strconv.Itoa(code)
+		}
+		tokens := strconv.FormatFloat(math.Floor(a.Tokens*10)/10, 'f', 1, 64)
+		if _, ok := shared.Tokens[a.Name]; shared.On && !ok {
+			tokens = "-"
 		}
 		t.Row(a.Name, a.Tier, formatRate(a.Limits.Rate), formatRate(report.EffectiveRate(a)), strconv.Itoa(a.Limits.Burst),
-			strconv.FormatFloat(math.Floor(a.Tokens*10)/10, 'f', 1, 64),
+			tokens,
 			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), report.AccountState(a, loc, sending), lastErr, a.PhoneNumberID, "$"+a.TokenEnv)
 	}
 	if len(accts) == 0 {
@@ -401,7 +420,14 @@ func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.L
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if shared.On && shared.Why != "" {
+		io.Warnf("the accounts' tokens are shared between hosts through Redis (--limits), and some are not shown: %s", shared.Why)
+	}
 	for _, a := range accts {
+		if a.Check.Failed() && !a.Disabled {
+			io.Warnf("account %s failed its check at %s: %s; runs leave it out until a check passes (`wasend account test %s%s`)",
+				a.Name, a.Check.At.In(loc).Format(time.DateTime), oneLine(a.Check.Error), a.Name, flags)
+		}
 		if a.Restriction != "" && a.CooldownUntil.After(a.At) {
 			io.Warnf("account %s is RESTRICTED until %s: %s", a.Name, a.CooldownUntil.In(loc).Format(time.DateTime), a.Restriction)
 		}

@@ -66,6 +66,9 @@ func accountTest(ctx context.Context, f *Factory, o accountTestOptions) error {
 	if checks == nil {
 		return checkErr
 	}
+	if err := runner.RecordChecks(ctx, st, checks, f.Now()); err != nil {
+		return err
+	}
 	out := make([]accountCheckJSON, len(checks))
 	failed := 0
 	for i, c := range checks {

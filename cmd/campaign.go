@@ -54,6 +54,7 @@ type runOptions struct {
 	WebhookAddr         string
 	WebhookPath         string
 	NoReschedule        bool
+	Progress            string // --progress: auto, text or json
 	templateOptions
 	scheduleOptions
 	shareOptions
@@ -146,6 +147,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.StringVar(&o.WebhookAddr, "webhook-addr", "", "also receive Meta's status webhooks on this address while sending, e.g. :8080 (see wasend webhook serve)")
 	fl.StringVar(&o.WebhookPath, "webhook-path", "/webhook", "URL path of --webhook-addr")
 	fl.BoolVar(&o.NoReschedule, "no-reschedule", false, "with webhooks: fail messages Meta did not deliver for the per-user marketing limit (131049) instead of sending them again 24 h later")
+	fl.StringVar(&o.Progress, "progress", "auto", "progress on stderr: text, or json (a status object a second, a summary at the end); auto is json when stderr is not a terminal and --log-format is json, else text")
 }
 
 // spec checks the message flags and builds the campaign's message spec.
@@ -209,6 +211,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if o.PairGap < 0 {
 		return usagef("--pair-gap %v: must not be negative", o.PairGap)
 	}
+	progJSON, err := progressJSON(f, o.Progress)
+	if err != nil {
+		return err
+	}
 	spec, err := o.spec(f.Sandbox)
 	if err != nil && o.Resume == 0 {
 		return err
@@ -246,7 +252,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 			}
 			return hs, closeSync, err
 		},
-		Logger: logger, Now: f.Now, Display: f.location(),
+		Logger: logger, Now: f.Now, Display: f.location(), ProgressJSON: progJSON,
 	}
 	res, runErr := runner.Run(ctx, opts)
 	if errors.Is(runErr, runner.ErrNoWABA) {
@@ -263,26 +269,26 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		printSummary(f, c, counts, "finished")
 	case errors.Is(runErr, context.Canceled):
 		printSummary(f, c, counts, "interrupted")
-		fmt.Fprintf(f.IO.ErrOut, "To continue, run the same command again, or: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+		f.IO.Infof("To continue, run the same command again, or: wasend campaign run --resume %d%s", c.ID, dbHint(f))
 	case errors.Is(runErr, campaign.ErrPaused):
 		printSummary(f, c, counts, "paused")
-		fmt.Fprintf(f.IO.ErrOut, "See why with `wasend status%s`; after fixing it: wasend campaign resume %d%s\n", dbHint(f), c.ID, dbHint(f))
+		f.IO.Infof("See why with `wasend status%s`; after fixing it: wasend campaign resume %d%s", dbHint(f), c.ID, dbHint(f))
 	case errors.Is(runErr, campaign.ErrCancelled):
 		printSummary(f, c, counts, "cancelled")
 	case errors.Is(runErr, store.ErrStorage):
 		printSummary(f, c, counts, "stopped")
-		fmt.Fprintf(f.IO.ErrOut, "The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.\n")
+		f.IO.Infof("The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.")
 	case errors.As(runErr, new(*runner.ReachError)):
 		printSummary(f, c, counts, "stopped at the portfolio's messaging limit")
-		fmt.Fprintf(f.IO.ErrOut, "It continues once recipients leave the 24 h window (`wasend portfolio list`) with: wasend campaign run --resume %d%s\n", c.ID, dbHint(f))
+		f.IO.Infof("It continues once recipients leave the 24 h window (`wasend portfolio list`) with: wasend campaign run --resume %d%s", c.ID, dbHint(f))
 	case errors.Is(runErr, runner.ErrRescheduled):
 		printSummary(f, c, counts, "done for now")
-		fmt.Fprintf(f.IO.ErrOut, "%d message(s) wait to be sent again (%v): then run wasend campaign run --resume %d%s\n",
+		f.IO.Infof("%d message(s) wait to be sent again (%v): then run wasend campaign run --resume %d%s",
 			counts[campaign.Pending], runErr, c.ID, dbHint(f))
 		runErr = nil
 	case errors.Is(runErr, runner.ErrCapped):
 		printSummary(f, c, counts, "stopped at the daily caps")
-		fmt.Fprintf(f.IO.ErrOut, "%s.\nThen continue with: wasend campaign run --resume %d%s\n",
+		f.IO.Infof("%s.\nThen continue with: wasend campaign run --resume %d%s",
 			campaign.CappedHint(f.Now(), st.Location(), dbHint(f)), c.ID, dbHint(f)) // the quota days' zone, as cron's reset
 	}
 	if opts.Webhooks != nil {
@@ -308,11 +314,11 @@ func printSummary(f *Factory, c campaign.Campaign, n campaign.Counts, how string
 	fmt.Fprintf(f.IO.Out, "campaign %d %s: %d recipients, sent %d, failed %d, unknown %d, pending %d, skipped at import %d\n",
 		c.ID, how, n.Total(), n[campaign.Sent], n[campaign.Failed], n[campaign.Unknown], n.Open(), c.Skipped)
 	if n[campaign.Unknown] > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "%d message(s) may or may not have been delivered; they are not resent automatically. To resend them: wasend campaign retry %d --unknown%s\n",
+		f.IO.Infof("%d message(s) may or may not have been delivered; they are not resent automatically. To resend them: wasend campaign retry %d --unknown%s",
 			n[campaign.Unknown], c.ID, dbHint(f))
 	}
 	if n[campaign.Expired] > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "%d message(s) expired: not sent within %s of the campaign's start (--expire-after); they are never sent\n",
+		f.IO.Infof("%d message(s) expired: not sent within %s of the campaign's start (--expire-after); they are never sent",
 			n[campaign.Expired], c.Schedule.ExpireAfter)
 	}
 }

@@ -101,7 +101,7 @@ func TestSkipContactedWithin(t *testing.T) {
 		t.Errorf("a send an hour ago is outside a 30m window:\n%s", out)
 	}
 	// plan screens as check does (it used to accept the flag and ignore it).
-	if out := c.ok("campaign", "plan", list, "--template", "t", "--lang", "en", "--skip-contacted-within", "72h"); !strings.Contains(out, "recipients: 1 (1 rows skipped)") {
+	if out := c.ok("campaign", "plan", list, "--template", "t", "--lang", "en", "--skip-contacted-within", "72h"); !strings.Contains(out, "kind=recipients count=1 skipped=1") {
 		t.Errorf("plan --skip-contacted-within:\n%s", out)
 	}
 	c.ok("campaign", "import", list, "--template", "t", "--lang", "en", "--skip-contacted-within", "72h")
@@ -139,7 +139,7 @@ func TestSameTemplateWithin24h(t *testing.T) {
 	if out := c.ok("campaign", "check", list, "--template", "autumn_sale", "--lang", "en_US", "--params", "name,code"); !strings.Contains(out, "2 valid") {
 		t.Errorf("another template:\n%s", out)
 	}
-	if out := c.ok(append([]string{"campaign", "plan", list}, msg...)...); !strings.Contains(out, "recipients: 1 (1 rows skipped)") {
+	if out := c.ok(append([]string{"campaign", "plan", list}, msg...)...); !strings.Contains(out, "kind=recipients count=1 skipped=1") {
 		t.Errorf("plan:\n%s", out)
 	}
 	c.now = showT0.Add(25 * time.Hour)

@@ -114,6 +114,9 @@ type exportRecord struct {
 	Delivery     string `csv:"delivery"`
 	DeliveredAt  string `csv:"delivered_at"`
 	ReadAt       string `csv:"read_at"`
+	RepliedAt    string `csv:"replied_at"`
+	Reply        string `csv:"reply"`
+	OptedOutAt   string `csv:"opted_out_at"`
 }
 
 func toExportRecord(r readmodel.ExportRow) exportRecord {
@@ -126,6 +129,7 @@ func toExportRecord(r readmodel.ExportRow) exportRecord {
 		Attempts: r.Attempts, WAMID: r.WAMID, ErrorCode: code, ErrorMessage: r.ErrorMessage,
 		UpdatedAt: rfc3339(r.UpdatedAt), SentAt: rfc3339(r.SentAt),
 		Delivery: string(r.Delivery), DeliveredAt: rfc3339(r.DeliveredAt), ReadAt: rfc3339(r.ReadAt),
+		RepliedAt: rfc3339(r.RepliedAt), Reply: r.Reply, OptedOutAt: rfc3339(r.OptedOutAt),
 	}
 }
 

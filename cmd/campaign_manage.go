@@ -10,7 +10,6 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
 )
 
 // The operator's moves on a campaign: pause, cancel, delete, rename.
@@ -32,7 +31,7 @@ and it exits with code 4. Nothing is sent until ` + "`wasend campaign resume ID`
 				return err
 			}
 			defer st.Close()
-			was, err := st.PauseCampaign(cmd.Context(), c.ID, store.PausedByOperator)
+			was, err := st.PauseCampaign(cmd.Context(), c.ID, campaign.PausedByOperator)
 			if err != nil {
 				return err
 			}

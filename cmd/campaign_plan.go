@@ -9,9 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/ui"
 )
 
 type planOptions struct {
@@ -34,7 +36,8 @@ message would go, how many quota days that takes, each account's share, and
 how much sooner it would finish with one more account of each tier.
 
 Nothing is stored and nothing is sent. The forecast assumes every request
-succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
+succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight. Piped, every line
+is a record that names its kind (kind=recipients count=… first).`,
 		Example: `  wasend campaign plan promo.csv --template spring_sale --lang en_US \
       --params name,code
   wasend campaign plan promo.csv --text "Hi {{name}}" \
@@ -51,7 +54,7 @@ succeeds and cron runs ` + "`wasend quota reset`" + ` at midnight.`,
 	addScheduleFlags(fl, &o.scheduleOptions)
 	acceptSendFlags(f, cmd)
 	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
-	fl.StringVar(&o.Start, "start", "now", "when sending starts: RFC 3339 (2026-12-01T08:00:00+01:00) or now")
+	fl.StringVar(&o.Start, "start", "now", "when sending starts: now, or a time as --at takes it (tomorrow 08:00, RFC 3339 2026-12-01T08:00:00+01:00)")
 	addJSONFlag(cmd, &o.JSON)
 	return cmd
 }
@@ -66,7 +69,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		return err
 	}
 	now := f.Now()
-	start, err := parseStart(o.Start, now)
+	start, err := parseStart(o.Start, now, f.location())
 	if err != nil {
 		return err
 	}
@@ -109,14 +112,14 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	})
 }
 
-// parseStart reads --start: RFC 3339, or "now".
-func parseStart(s string, now time.Time) (time.Time, error) {
-	if s == "" || strings.EqualFold(s, "now") {
+// parseStart reads --start: now, or a time as --at takes it.
+func parseStart(s string, now time.Time, loc *time.Location) (time.Time, error) {
+	if s == "" {
 		return now, nil
 	}
-	t, err := time.Parse(time.RFC3339, s)
+	t, err := campaign.ParseAt(s, now, loc)
 	if err != nil {
-		return time.Time{}, usagef("--start %q: want RFC 3339 (2026-12-01T08:00:00+01:00) or now", s)
+		return time.Time{}, usagef("--start %v", err)
 	}
 	return t, nil
 }
@@ -124,6 +127,9 @@ func parseStart(s string, now time.Time) (time.Time, error) {
 func printPlan(f *Factory, p report.Plan, file runner.Summary, loc *time.Location) error {
 	tty := f.IO.IsStdoutTTY()
 	w := f.IO.Out
+	if !tty {
+		return printPlanRecords(f, p, file, loc)
+	}
 	fmt.Fprintf(w, "recipients: %d (%d rows skipped)\n", p.Recipients, p.Skipped)
 	printPhoneColumn(w, file)
 	fmt.Fprintf(w, "start: %s\n", p.Start.In(loc).Format("2006-01-02 15:04:05 MST"))
@@ -148,10 +154,18 @@ func printPlan(f *Factory, p report.Plan, file runner.Summary, loc *time.Locatio
 		}
 		fmt.Fprintf(w, "send window: %s in each recipient's time zone (without it: %s)\n", p.SendWindow, without)
 	}
+	return printPlanTables(f, p, loc)
+}
+
+// printPlanTables prints each account's share and the what-ifs of one more
+// account of a tier.
+func printPlanTables(f *Factory, p report.Plan, loc *time.Location) error {
+	tty := f.IO.IsStdoutTTY()
+	w := f.IO.Out
 	if tty {
 		fmt.Fprintln(w, "\nShare of each account")
 	}
-	t := newTable(f, "ACCOUNT", "TIER", "MESSAGES", "SHARE")
+	t := newTable(f, "ACCOUNT", "TIER", "MESSAGES", "SHARE").Kind("account")
 	for _, a := range p.Accounts {
 		share := "0%"
 		if p.Recipients > 0 {
@@ -165,7 +179,7 @@ func printPlan(f *Factory, p report.Plan, file runner.Summary, loc *time.Locatio
 	if tty {
 		fmt.Fprintln(w, "\nWith one more account of a tier")
 	}
-	t = newTable(f, "TIER", "FINISH", "SOONER")
+	t = newTable(f, "TIER", "FINISH", "SOONER").Kind("one_more")
 	for _, m := range p.OneMore {
 		finish, sooner := "never", "-"
 		if m.Finish != nil {
@@ -178,6 +192,52 @@ func printPlan(f *Factory, p report.Plan, file runner.Summary, loc *time.Locatio
 		t.Row(m.Tier, finish, sooner)
 	}
 	return t.Render()
+}
+
+// printPlanRecords is the piped form: every line a record that says its
+// kind (recipients first, which scripts read), the terminal's figures and
+// texts with each duration in seconds beside its text, then the tables'
+// rows as account and one_more records.
+func printPlanRecords(f *Factory, p report.Plan, file runner.Summary, loc *time.Location) error {
+	w := f.IO.Out
+	when := func(t time.Time) string { return t.In(loc).Format("2006-01-02 15:04:05 MST") }
+	secs := func(s float64) string { return strconv.FormatFloat(s, 'f', 0, 64) }
+	text := func(s float64) string { return humanDuration(time.Duration(s * float64(time.Second))) }
+	recs := [][]string{
+		{"recipients", "count", strconv.Itoa(p.Recipients), "skipped", strconv.Itoa(p.Skipped)},
+		{"phone_column", "column", file.Phone.Name, "named", strconv.FormatBool(file.Phone.Named), "unused", strings.Join(file.Phone.Unused, ",")},
+		{"start", "at", when(p.Start)},
+	}
+	if p.Finish == nil {
+		recs = append(recs, []string{"finish", "at", "never", "reason", p.Never})
+	} else {
+		recs = append(recs, []string{"finish", "at", when(*p.Finish), "seconds", secs(p.Seconds), "text", text(p.Seconds),
+			"quota_resets", strconv.Itoa(p.QuotaResets)})
+	}
+	for _, r := range p.Reach {
+		recs = append(recs, []string{"messaging_limit", "portfolio", r.Name, "distinct_recipients_24h", strconv.Itoa(r.Allowed),
+			"accounts", strings.Join(r.Accounts, ",")})
+	}
+	if p.SendWindow != "" && p.WithoutWindow != nil {
+		rec := []string{"send_window", "window", p.SendWindow}
+		if ww := p.WithoutWindow; ww.Finish == nil {
+			rec = append(rec, "without_finish", "never")
+		} else {
+			rec = append(rec, "without_finish", when(*ww.Finish), "without_seconds", secs(ww.Seconds), "without_text", text(ww.Seconds))
+			if p.Finish != nil {
+				rec = append(rec, "adds_seconds", secs(p.Seconds-ww.Seconds), "adds_text", text(p.Seconds-ww.Seconds))
+			}
+		}
+		recs = append(recs, rec)
+	}
+	for _, r := range recs {
+		if err := ui.WriteRecord(w, r[0], r[1:]...); err != nil {
+			return err
+		}
+	}
+	defer func(s *ui.IOStreams) { f.IO = s }(f.IO)
+	f.IO = f.IO.AsRecords()
+	return printPlanTables(f, p, loc)
 }
 
 // humanDuration rounds a forecast for people: "about 2 d 4 h".

@@ -38,16 +38,15 @@ func TestCampaignPlan(t *testing.T) {
 	// One more active: 35 at once, 5 more by 12 s (main's 2 and the extra's
 	// 2 at 10 s, fresh's 1 at 12 s).
 	out := c.ok("campaign", "plan", csv, "--template", "t", "--lang", "en_US", "--start", "2026-11-30T23:50:00Z")
-	want := `recipients: 40 (2 rows skipped)
-phone column: "phone"
-start: 2026-11-30 23:50:00 UTC
-finish: 2026-11-30 23:51:12 UTC, about 1 min
-quota resets needed: 0
-main-01	active	29	72.5%
-fresh-02	new	11	27.5%
-new	2026-11-30 23:50:45 UTC	27 s
-warm	2026-11-30 23:50:32 UTC	40 s
-active	2026-11-30 23:50:12 UTC	about 1 min
+	want := `kind=recipients count=40 skipped=2
+kind=phone_column column=phone named=false unused=""
+kind=start at="2026-11-30 23:50:00 UTC"
+kind=finish at="2026-11-30 23:51:12 UTC" seconds=72 text="about 1 min" quota_resets=0
+kind=account account=main-01 tier=active messages=29 share=72.5%
+kind=account account=fresh-02 tier=new messages=11 share=27.5%
+kind=one_more tier=new finish="2026-11-30 23:50:45 UTC" sooner="27 s"
+kind=one_more tier=warm finish="2026-11-30 23:50:32 UTC" sooner="40 s"
+kind=one_more tier=active finish="2026-11-30 23:50:12 UTC" sooner="about 1 min"
 `
 	if out != want {
 		t.Errorf("campaign plan:\n%s\nwant:\n%s", out, want)
@@ -85,7 +84,7 @@ active	2026-11-30 23:50:12 UTC	about 1 min
 
 	c.ok("account", "set", "fresh-02", "--daily-cap", "0")
 	out = c.ok("campaign", "plan", csv, "--template", "t", "--lang", "en_US", "--accounts", "fresh-02", "--start", "now")
-	if !strings.Contains(out, "finish: never: every account's daily cap is 0") {
+	if !strings.Contains(out, `kind=finish at=never reason="every account's daily cap is 0"`) {
 		t.Errorf("zero cap plan:\n%s", out)
 	}
 

@@ -21,7 +21,7 @@ type scheduleOptions struct {
 }
 
 func addScheduleFlags(fl *pflag.FlagSet, o *scheduleOptions) {
-	fl.StringVar(&o.At, "at", "", "start no earlier than this: +2h, a local time 2026-12-01T09:00 (in $WASEND_TZ), or RFC 3339")
+	fl.StringVar(&o.At, "at", "", "start no earlier than this: +2h, 09:00 (the next), tomorrow 09:00, mon 09:00, 2026-12-01T09:00 (wall clocks in $WASEND_TZ, else local), or RFC 3339")
 	fl.StringVar(&o.ExpireAfter, "expire-after", "", "rows not sent within this long of the campaign's start become expired, e.g. 48h")
 	fl.StringVar(&o.SendWindow, "send-window", "", "send only between these hours of each recipient's local time, e.g. 09:00-20:00")
 	fl.StringVar(&o.Days, "days", "", "with --send-window: the days it opens, e.g. mon-fri (default every day)")

@@ -241,3 +241,49 @@ func TestExpireAfterCountsFromAt(t *testing.T) {
 		})
 	}
 }
+
+// --at takes a wall clock as people say it, in $WASEND_TZ: now is Monday
+// 2026-11-30 14:00 UTC, 15:00 in Berlin.
+func TestImportAtWallClock(t *testing.T) {
+	list := filepath.Join(t.TempDir(), "l.csv")
+	if err := os.WriteFile(list, []byte("phone\n+4915123456700\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at   string
+		want time.Time
+	}{
+		{"09:00", time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)}, // today's 09:00 is past in Berlin
+		{"16:30", time.Date(2026, 11, 30, 15, 30, 0, 0, time.UTC)},
+		{"tomorrow 09:00", time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)},
+		{"fri 09:00", time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC)},
+		{"Monday 09:00", time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)},
+	} {
+		t.Run(tc.at, func(t *testing.T) {
+			c := newCLI(t)
+			c.env["WASEND_TZ"] = "Europe/Berlin"
+			c.ok("campaign", "import", list, "--text", "Hi", "--at", tc.at)
+			s := c.status()
+			if len(s.Campaigns) != 1 || s.Campaigns[0].StartAt == nil || !s.Campaigns[0].StartAt.Equal(tc.want) {
+				t.Fatalf("--at %q: campaigns %+v, want one starting %v", tc.at, s.Campaigns, tc.want)
+			}
+			if s.Campaigns[0].State != "scheduled" {
+				t.Errorf("--at %q: state %q, want scheduled", tc.at, s.Campaigns[0].State)
+			}
+		})
+	}
+	c := newCLI(t)
+	c.emptyDB()
+	msg := c.usage("campaign", "import", list, "--text", "Hi", "--at", "next week")
+	for _, want := range []string{`--at "next week"`, "+2h", "tomorrow HH:MM", "mon 09:00", "2026-12-01T09:00", "RFC 3339", "in UTC"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("--at next week: %q does not name %q", msg, want)
+		}
+	}
+	// plan's --start reads the same forms.
+	c.addAccounts()
+	out := c.ok("campaign", "plan", list, "--text", "Hi", "--start", "tomorrow 08:00", "--json")
+	if !strings.Contains(out, `"start": "2026-12-01T08:00:00Z"`) {
+		t.Errorf("plan --start tomorrow 08:00:\n%s", out)
+	}
+}

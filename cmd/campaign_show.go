@@ -25,11 +25,14 @@ func newCampaignShowCmd(f *Factory) *cobra.Command {
 		Use:   "show ID",
 		Short: "Show one campaign in detail",
 		Long: `Show campaign ID in detail: its settings and state, its messages by state,
-its failures by Graph error code (with a sample message each), each account's
+its failures by Graph error code (with a sample message each), the pending rows
+an error put back to be sent again (by code, with the next try), each account's
 share (sent, failed, unknown, requests, throttled), its timings and average
 send rate, and the accounts dropped from it. Once status webhooks reported on
 it: delivered, read and failed after send, with rates, per campaign and per
-account, and the unknown rows no webhook settled within --unknown-grace.
+account, the failed statuses by code with what became of their rows (kept
+failed, put back, sent again), and the unknown rows no webhook settled within
+--unknown-grace.
 
 On a terminal the sections print as aligned blocks; piped, every line is one
 tab-separated record whose first field says what it is (name, count, error,
@@ -45,6 +48,10 @@ account, dropped, …), for grep and awk.`,
 			}
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				d, err := readmodel.New(st).CampaignDetail(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				eta, err := f.reporter(st).CampaignETA(cmd.Context(), d.Campaign)
 				if err != nil {
 					return err
 				}
@@ -73,10 +80,11 @@ account, dropped, …), for grep and awk.`,
 				if asJSON {
 					j := toShowJSON(d)
 					j.Delivery = dl
+					j.ETA = eta
 					return f.IO.JSON(j)
 				}
 				if !f.IO.IsStdoutTTY() {
-					if err := printShowRecords(f.IO.Out, d); err != nil {
+					if err := printShowRecords(f.IO.Out, d, eta); err != nil {
 						return err
 					}
 					return printDeliveryRecords(f.IO.Out, dl, byAccount)
@@ -85,10 +93,10 @@ account, dropped, …), for grep and awk.`,
 				if err != nil {
 					return err
 				}
-				if err := printShow(f, d, loc); err != nil {
+				if err := printShow(f, d, eta, loc); err != nil {
 					return err
 				}
-				return printShowDelivery(f, id, dl, byAccount, grace)
+				return printShowDelivery(f, id, dl, byAccount, grace, d.FailedStatuses)
 			})
 		},
 	}
@@ -133,6 +141,28 @@ type showJSON struct {
 	Dropped  []report.Dropped   `json:"dropped_accounts"`
 	// Delivery is what status webhooks said, once one reported.
 	Delivery *report.Delivery `json:"delivery,omitempty"`
+	// ETA is status's, while something sends the campaign.
+	ETA *report.ETA `json:"eta,omitempty"`
+	// PutBack is the pending rows an error put back to be sent again, by
+	// code; FailedStatuses the failed status webhooks, by code, with what
+	// their rows are now.
+	PutBack        []putBackJSON      `json:"put_back"`
+	FailedStatuses []failedStatusJSON `json:"failed_statuses"`
+}
+
+type putBackJSON struct {
+	Code    int        `json:"code"`
+	Count   int        `json:"count"`
+	NextTry *time.Time `json:"next_try,omitempty"`
+	Sample  string     `json:"sample"`
+}
+
+type failedStatusJSON struct {
+	Code       int `json:"code"` // 0: the webhook gave none
+	Count      int `json:"count"`
+	KeptFailed int `json:"kept_failed"` // the row failed after send
+	PutBack    int `json:"put_back"`    // the row waits to be sent again
+	SentAgain  int `json:"sent_again"`  // the row was sent again since
 }
 
 type errorGroupJSON struct {
@@ -172,6 +202,7 @@ func toShowJSON(d readmodel.Detail) showJSON {
 		ExpireAfterSeconds: c.Schedule.ExpireAfter.Seconds(), SendWindow: windowText(c.Schedule.Window),
 		Priority: c.Share.Priority.String(), Weight: c.Share.Weight, BorrowSeconds: c.Share.Borrow.Seconds(),
 		Counts: map[string]int{}, Errors: []errorGroupJSON{}, Accounts: []accountSplitJSON{}, Dropped: []report.Dropped{},
+		PutBack: []putBackJSON{}, FailedStatuses: []failedStatusJSON{},
 		Timing: timingJSON{
 			FirstAttempt: utcOrNil(d.FirstAttempt), LastAttempt: utcOrNil(d.LastAttempt),
 			ElapsedSeconds: d.Elapsed().Seconds(), SendRate: d.SendRate(),
@@ -190,7 +221,20 @@ func toShowJSON(d readmodel.Detail) showJSON {
 	for _, x := range d.Dropped {
 		out.Dropped = append(out.Dropped, report.Dropped{Account: x.Account, Reason: x.Reason, ErrorCode: x.ErrorCode, At: x.At.UTC()})
 	}
+	for _, g := range d.PutBack {
+		out.PutBack = append(out.PutBack, putBackJSON{Code: g.Code, Count: g.Count, NextTry: utcOrNil(g.NextTry), Sample: g.Sample})
+	}
+	for _, g := range d.FailedStatuses {
+		out.FailedStatuses = append(out.FailedStatuses, failedStatusJSON{g.Code, g.Count, g.KeptFailed, g.PutBack, g.SentAgain})
+	}
 	return out
+}
+
+func timeOrZero(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }
 
 func utcOrNil(t time.Time) *time.Time {
@@ -203,7 +247,7 @@ func utcOrNil(t time.Time) *time.Time {
 
 // printShow writes the terminal form: labelled blocks and aligned tables,
 // times in loc.
-func printShow(f *Factory, d readmodel.Detail, loc *time.Location) error {
+func printShow(f *Factory, d readmodel.Detail, eta *report.ETA, loc *time.Location) error {
 	c := d.Campaign
 	w := f.IO.Out
 	when := func(t time.Time) string {
@@ -229,6 +273,9 @@ func printShow(f *Factory, d readmodel.Detail, loc *time.Location) error {
 	kv(w, "Message", describeSpec(c.Spec))
 	kv(w, "Created", when(c.CreatedAt))
 	kv(w, "Finished", when(c.FinishedAt))
+	if eta != nil {
+		kv(w, "ETA", eta.Text)
+	}
 	kv(w, "Recipients", fmt.Sprintf("%d imported, %d skipped at import", c.Imported, c.Skipped))
 
 	fmt.Fprintln(w, "\nMessages")
@@ -246,6 +293,17 @@ func printShow(f *Factory, d readmodel.Detail, loc *time.Location) error {
 		t = newTable(f, "CODE", "COUNT", "SAMPLE").Truncate("SAMPLE")
 		for _, g := range d.Errors {
 			t.Row(codeText(g.Code), strconv.Itoa(g.Count), oneLine(g.Sample))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+
+	if len(d.PutBack) > 0 {
+		fmt.Fprintln(w, "\nPut back to send again, by error code (pending)")
+		t = newTable(f, "CODE", "COUNT", "NEXT TRY", "SAMPLE").Truncate("SAMPLE")
+		for _, g := range d.PutBack {
+			t.Row(codeText(g.Code), strconv.Itoa(g.Count), when(g.NextTry), oneLine(g.Sample))
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -356,7 +414,7 @@ func oneLine(s string) string {
 // printShowRecords writes the piped form: one tab-separated record per
 // line, its first field naming it. Times are RFC 3339 in UTC, empty when
 // unset; rates are plain numbers.
-func printShowRecords(w io.Writer, d readmodel.Detail) error {
+func printShowRecords(w io.Writer, d readmodel.Detail, eta *report.ETA) error {
 	c := d.Campaign
 	var b strings.Builder
 	rec := func(fields ...string) {
@@ -383,6 +441,10 @@ func printShowRecords(w io.Writer, d readmodel.Detail) error {
 	rec("pause_reason", c.PauseReason)
 	rec("created_at", rfc3339(c.CreatedAt))
 	rec("finished_at", rfc3339(c.FinishedAt))
+	if eta != nil {
+		// finish (empty: never), seconds from now, the text status shows
+		rec("eta", rfc3339(timeOrZero(eta.Finish)), strconv.FormatFloat(eta.Seconds, 'f', 0, 64), eta.Text)
+	}
 	rec("priority", c.Share.Priority.String())
 	rec("weight", strconv.Itoa(c.Share.Weight))
 	rec("borrow_seconds", strconv.FormatFloat(c.Share.Borrow.Seconds(), 'f', -1, 64))
@@ -415,6 +477,12 @@ func printShowRecords(w io.Writer, d readmodel.Detail) error {
 	rec("avg_attempts", strconv.FormatFloat(d.Stats.AvgAttempts(), 'f', 4, 64))
 	for _, x := range d.Dropped {
 		rec("dropped", x.Account, strconv.Itoa(x.ErrorCode), rfc3339(x.At), x.Reason)
+	}
+	for _, g := range d.PutBack {
+		rec("put_back", strconv.Itoa(g.Code), strconv.Itoa(g.Count), rfc3339(g.NextTry), g.Sample)
+	}
+	for _, g := range d.FailedStatuses {
+		rec("failed_status", strconv.Itoa(g.Code), strconv.Itoa(g.Count), strconv.Itoa(g.KeptFailed), strconv.Itoa(g.PutBack), strconv.Itoa(g.SentAgain))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/golden"
 	"github.com/wasend/wasend/internal/store"
@@ -99,7 +101,7 @@ func seedCampaign(t *testing.T, db string) {
 	}
 	for i := 0; ; i++ {
 		now = showT0.Add(time.Minute + time.Duration(i)*time.Second)
-		cl, err := storetest.One(st.ClaimN(ctx, c.ID, "runner-1", now, 1))
+		cl, err := storetest.One(claim.New(st).ClaimN(ctx, c.ID, "runner-1", now, 1))
 		if err != nil {
 			t.Fatalf("claim %d: %v", i, err)
 		}
@@ -230,5 +232,59 @@ func TestCampaignShowDeliveryFits(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCampaignShowPutBack: a 131049 failed status puts its row back to be
+// sent a day later, a 131026 one leaves its row failed. Show names both:
+// the pending rows by the code that put them back (with the next try), and
+// every failed status that arrived with what became of its row — not
+// "Failed: 1 after send" alone, as if one failure had come.
+func TestCampaignShowPutBack(t *testing.T) {
+	c := newCLI(t)
+	seedCampaign(t, c.db)
+	c.now = showT0.Add(2 * time.Hour)
+	at := showT0.Add(2 * time.Minute)
+	c.ok("webhook", "import", statusFile(t,
+		statusLine(t, "wamid.HBgL02", "delivered", "4915100000000", "", at, 0),
+		statusLine(t, "wamid.HBgL03", "failed", "4915100000001", "", at, 131049),
+		statusLine(t, "wamid.HBgL04", "failed", "4915100000002", "", at, 131026),
+	))
+
+	var got showJSON
+	if err := json.Unmarshal([]byte(c.ok("campaign", "show", "1", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.PutBack) != 1 || got.PutBack[0].Code != 131049 || got.PutBack[0].Count != 1 ||
+		got.PutBack[0].NextTry == nil || got.PutBack[0].NextTry.Before(c.now.Add(20*time.Hour)) {
+		t.Errorf("put_back = %+v, want one row of 131049 due about a day later", got.PutBack)
+	}
+	want := []failedStatusJSON{{Code: 131026, Count: 1, KeptFailed: 1}, {Code: 131049, Count: 1, PutBack: 1}}
+	if fmt.Sprint(got.FailedStatuses) != fmt.Sprint(want) {
+		t.Errorf("failed_statuses = %+v, want %+v", got.FailedStatuses, want)
+	}
+	if got.Delivery == nil || got.Delivery.FailedAfterSend != 1 {
+		t.Errorf("delivery = %+v, want 1 failed after send", got.Delivery)
+	}
+
+	c.tty = true
+	out := c.ok("campaign", "show", "1")
+	for _, w := range []string{
+		"Put back to send again, by error code (pending)",
+		"131049  1      2026-12-01 16:00:00 UTC",
+		"Failed:        1 after send: rows a failed status left failed",
+		"Failed status: 2 arrived (131026 × 1, 131049 × 1)",
+		"Of them:       1 left failed, 1 put back to send again, 0 sent again",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("campaign show: no %q in\n%s", w, out)
+		}
+	}
+	c.tty = false
+	piped := c.ok("campaign", "show", "1")
+	for _, w := range []string{"put_back\t131049\t1\t2026-12-01T16:00:00Z\t", "failed_status\t131049\t1\t0\t1\t0\n", "failed_status\t131026\t1\t1\t0\t0\n"} {
+		if !strings.Contains(piped, w) {
+			t.Errorf("campaign show piped: no %q in\n%s", w, piped)
+		}
 	}
 }

@@ -515,8 +515,18 @@ func TestStatusTable(t *testing.T) {
 	if strings.Contains(piped, "NAME") || strings.Contains(piped, "Accounts") {
 		t.Errorf("piped status has headers:\n%s", piped)
 	}
-	if lines := strings.Split(strings.TrimSuffix(piped, "\n"), "\n"); len(lines) != 2 {
-		t.Errorf("piped status: %d lines, want one per account:\n%s", len(lines), piped)
+	// Piped, every line is a record saying its kind; one per account, and
+	// the health table and global limit a terminal shows are kept.
+	kinds := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSuffix(piped, "\n"), "\n") {
+		kind, _, _ := strings.Cut(line, " ")
+		if !strings.HasPrefix(kind, "kind=") {
+			t.Errorf("piped status line %q says not what it is (kind=…)", line)
+		}
+		kinds[strings.TrimPrefix(kind, "kind=")]++
+	}
+	if kinds["account"] != 2 || kinds["account_health"] != 2 || kinds["global_limit"] != 1 {
+		t.Errorf("piped status: records %v, want 2 account, 2 account_health, 1 global_limit:\n%s", kinds, piped)
 	}
 	c.tty = true
 	tty := c.ok("status")

@@ -24,14 +24,14 @@ func addCompletions(f *Factory, root *cobra.Command) {
 		switch fields := strings.Fields(arg); {
 		case c.ValidArgsFunction != nil || len(fields) == 0:
 		case fields[0] == "ID":
-			c.ValidArgsFunction = firstArg(f, campaignIDs)
+			c.ValidArgsFunction = firstArg(f, campaignIDs(f))
 		case fields[0] == "NAME" && c.Parent() != nil && c.Parent().Name() == "account":
 			c.ValidArgsFunction = firstArg(f, accountNames)
 		case fields[0] == "NAME" && c.Parent() != nil && c.Parent().Name() == "tier":
 			c.ValidArgsFunction = firstArg(f, tierNames)
 		}
 		for flag, list := range map[string]func(context.Context, *store.Store) ([]string, error){
-			"resume": campaignIDs, "tier": tierNames, "account": accountNames, "accounts": accountNames, "template": templateNames,
+			"resume": campaignIDs(f), "tier": tierNames, "account": accountNames, "accounts": accountNames, "template": templateNames,
 		} {
 			if c.Flags().Lookup(flag) != nil {
 				_ = c.RegisterFlagCompletionFunc(flag, func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -77,16 +77,25 @@ func names(cmd *cobra.Command, f *Factory, list func(context.Context, *store.Sto
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
-func campaignIDs(ctx context.Context, st *store.Store) ([]string, error) {
-	camps, err := st.Campaigns(ctx)
-	if err != nil {
-		return nil, err
+// campaignIDs describes each campaign with its true state, as list and
+// show say it (a campaign no process sends is not "running").
+func campaignIDs(f *Factory) func(context.Context, *store.Store) ([]string, error) {
+	return func(ctx context.Context, st *store.Store) ([]string, error) {
+		camps, err := st.Campaigns(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rep := f.reporter(st)
+		out := make([]string, 0, len(camps))
+		for _, c := range camps {
+			state, err := rep.StateOf(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, cobra.CompletionWithDesc(strconv.FormatInt(c.ID, 10), c.Name+" ("+state+")"))
+		}
+		return out, nil
 	}
-	out := make([]string, 0, len(camps))
-	for _, c := range camps {
-		out = append(out, cobra.CompletionWithDesc(strconv.FormatInt(c.ID, 10), c.Name+" ("+string(c.State)+")"))
-	}
-	return out, nil
 }
 
 func accountNames(ctx context.Context, st *store.Store) ([]string, error) {

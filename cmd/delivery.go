@@ -29,29 +29,61 @@ func deliveryLine(d *report.Delivery) string {
 
 // printShowDelivery writes campaign show's delivery block (terminal form):
 // one figure a line, so that it fits a terminal of 80 columns.
-func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[string]readmodel.DeliveryFigures, grace time.Duration) error {
-	if d == nil {
+func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[string]readmodel.DeliveryFigures, grace time.Duration, failed []readmodel.FailedStatusGroup) error {
+	if d == nil && len(failed) == 0 {
 		return nil
+	}
+	if d == nil { // every status was a failure whose row was put back
+		zero := 0
+		d = &report.Delivery{UnknownNoWebhook: &zero}
 	}
 	w := f.IO.Out
 	fmt.Fprintln(w, "\nDelivery (status webhooks)")
 	kv(w, "Sent", strconv.Itoa(d.Sent))
 	kv(w, "Delivered", fmt.Sprintf("%d (%s of sent)", d.Delivered, pct(d.DeliveredRate)))
 	kv(w, "Read", fmt.Sprintf("%d (%s of delivered)", d.Read, pct(d.ReadRate)))
-	kv(w, "Failed", fmt.Sprintf("%d after send", d.FailedAfterSend))
+	kv(w, "Failed", fmt.Sprintf("%d after send: rows a failed status left failed", d.FailedAfterSend))
+	if len(failed) > 0 {
+		var n, kept, back, again int
+		var codes []string
+		for i, g := range failed {
+			n, kept, back, again = n+g.Count, kept+g.KeptFailed, back+g.PutBack, again+g.SentAgain
+			switch {
+			case i < 3:
+				codes = append(codes, fmt.Sprintf("%s × %d", codeText(g.Code), g.Count))
+			case i == 3:
+				codes = append(codes, "…")
+			}
+		}
+		kv(w, "Failed status", fmt.Sprintf("%d arrived (%s)", n, strings.Join(codes, ", ")))
+		kv(w, "Of them", fmt.Sprintf("%d left failed, %d put back to send again, %d sent again", kept, back, again))
+	}
 	if n := *d.UnknownNoWebhook; n > 0 {
 		kv(w, "Unknown", fmt.Sprintf("%d with no webhook after %s: most likely never accepted", n, grace))
 		kv(w, "Resend", fmt.Sprintf("wasend campaign retry %d --unknown%s", id, dbHint(f)))
 	}
+	// Replies show once there are some: a receiver whose inbound
+	// messages go elsewhere would otherwise read as nobody answering.
+	replies := d.Replied > 0
+	if replies {
+		kv(w, "Replied", fmt.Sprintf("%d (%s of sent), %d opted out", d.Replied, pct(d.ReplyRate), d.OptedOut))
+	}
 	if len(accts) == 0 {
 		return nil
 	}
-	t := newTable(f, "ACCOUNT", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED").
-		Truncate("ACCOUNT").Optional("READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND")
+	head := []string{"ACCOUNT", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED"}
+	if replies {
+		head = append(head, "REPLIED", "REPLIED/SENT")
+	}
+	t := newTable(f, head...).Truncate("ACCOUNT").Optional(optionalDelivery(replies)...)
 	for _, name := range sortedKeys(accts) {
 		a := report.DeliveryOf(accts[name])
-		t.Row(name, strconv.Itoa(a.Sent), strconv.Itoa(a.Delivered), strconv.Itoa(a.Read), strconv.Itoa(a.FailedAfterSend),
-			pct(a.DeliveredRate), pct(a.ReadRate))
+		row := []string{name, strconv.Itoa(a.Sent), strconv.Itoa(a.Delivered), strconv.Itoa(a.Read), strconv.Itoa(a.FailedAfterSend),
+			pct(a.DeliveredRate), pct(a.ReadRate)}
+		if replies {
+			row = append(row, strconv.Itoa(a.Replied), pct(a.ReplyRate))
+		}
+		t.Row(row...)
 	}
 	return t.Render()
 }
@@ -67,10 +99,14 @@ func printDeliveryRecords(w io.Writer, d *report.Delivery, accts map[string]read
 	rate := func(r float64) string { return strconv.FormatFloat(r, 'f', 4, 64) }
 	rec("delivery", strconv.Itoa(d.Sent), strconv.Itoa(d.Delivered), strconv.Itoa(d.Read), strconv.Itoa(d.FailedAfterSend),
 		rate(d.DeliveredRate), rate(d.ReadRate), strconv.Itoa(*d.UnknownNoWebhook))
+	// Replies are records of their own: scripts reading the delivery
+	// records by position keep working.
+	rec("replies", strconv.Itoa(d.Replied), strconv.Itoa(d.OptedOut), rate(d.ReplyRate))
 	for _, name := range sortedKeys(accts) {
 		a := report.DeliveryOf(accts[name])
 		rec("account_delivery", name, strconv.Itoa(a.Sent), strconv.Itoa(a.Delivered), strconv.Itoa(a.Read),
 			strconv.Itoa(a.FailedAfterSend), rate(a.DeliveredRate), rate(a.ReadRate))
+		rec("account_replies", name, strconv.Itoa(a.Replied), strconv.Itoa(a.OptedOut), rate(a.ReplyRate))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -99,12 +135,58 @@ func printStatusDelivery(f *Factory, camps []report.Campaign) error {
 		io.WriteString(f.IO.Out, "\nDelivery (status webhooks)\n")
 	}
 	t := newTable(f, "ID", "NAME", "SENT", "DELIVERED", "READ", "FAILED AFTER SEND", "DELIVERED/SENT", "READ/DELIVERED").
-		Truncate("NAME").Optional("READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND")
+		Kind("campaign_delivery").Truncate("NAME").Optional("READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND")
 	for _, c := range camps {
 		if d := c.Delivery; d != nil {
 			t.Row(strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Delivered), strconv.Itoa(d.Read),
 				strconv.Itoa(d.FailedAfterSend), pct(d.DeliveredRate), pct(d.ReadRate))
 		}
 	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return printStatusReplies(f, camps)
+}
+
+// printStatusReplies writes status's replies table for the campaigns
+// people answered; nothing before anyone has.
+func printStatusReplies(f *Factory, camps []report.Campaign) error {
+	var some bool
+	for _, c := range camps {
+		some = some || (c.Delivery != nil && c.Delivery.Replied > 0)
+	}
+	if !some {
+		return nil
+	}
+	// Piped, its rows start with "replies": they follow the delivery
+	// table's, and a script tells the two apart by that word.
+	tty := f.IO.IsStdoutTTY()
+	head := []string{"ID", "NAME", "SENT", "REPLIED", "REPLIED/SENT", "OPTED OUT"}
+	if tty {
+		io.WriteString(f.IO.Out, "\nReplies (inbound messages)\n")
+	} else {
+		head = append([]string{"KIND"}, head...)
+	}
+	t := newTable(f, head...).Truncate("NAME")
+	for _, c := range camps {
+		if d := c.Delivery; d != nil && d.Replied > 0 {
+			row := []string{strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Replied), pct(d.ReplyRate),
+				strconv.Itoa(d.OptedOut)}
+			if !tty {
+				row = append([]string{"replies"}, row...)
+			}
+			t.Row(row...)
+		}
+	}
 	return t.Render()
+}
+
+// optionalDelivery are the delivery tables' columns a narrow terminal
+// leaves out, the first first; with replies, their rate goes before the
+// read rate and their count last.
+func optionalDelivery(replies bool) []string {
+	if !replies {
+		return []string{"READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND"}
+	}
+	return []string{"REPLIED/SENT", "READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND", "REPLIED"}
 }

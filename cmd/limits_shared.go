@@ -11,8 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/hint"
 	"github.com/wasend/wasend/internal/hostshare"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -60,6 +62,69 @@ func (f *Factory) sharedLimits() (*hostshare.Limits, error) {
 		return nil, usageError{err}
 	}
 	return lim, nil
+}
+
+// sharedTokens is what the accounts' TOKENS mean under --limits: the
+// buckets in Redis every host's claims take from (this database's own are
+// not used then). On is false without --limits; an account missing from
+// Tokens has no figure, and Why says why (Redis did not answer, or holds
+// no state for its portfolio).
+type sharedTokens struct {
+	On     bool
+	Tokens map[string]float64
+	Why    string
+}
+
+// readSharedTokens reads the shared buckets for status and account list,
+// waiting at most a few seconds for Redis: a Redis that is down leaves the
+// figures out, never the command failed.
+func (f *Factory) readSharedTokens(ctx context.Context, st *store.Store) sharedTokens {
+	lim, err := f.sharedLimits()
+	if lim == nil || err != nil {
+		return sharedTokens{On: err != nil, Why: fmt.Sprint(err)}
+	}
+	defer lim.Close()
+	out := sharedTokens{On: true, Tokens: map[string]float64{}}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	states, err := lim.State(ctx, st)
+	if err != nil {
+		out.Why = fmt.Sprintf("Redis at %s did not answer: %v", lim, err)
+		return out
+	}
+	for _, p := range states {
+		if p.State.Generation == "" {
+			out.Why = fmt.Sprintf("Redis at %s holds no state for portfolio %s (see `wasend limits status%s`)", lim, p.Portfolio, dbHint(f))
+			continue
+		}
+		for i, a := range p.Accounts {
+			out.Tokens[a.Name] = p.State.Accounts[i].Tokens
+		}
+	}
+	return out
+}
+
+// apply puts the shared tokens in place of the local ones, so that tokens
+// and the state that reads them ("waiting") say what claims will find.
+func (s sharedTokens) apply(accts []campaign.AccountStatus) {
+	for i, a := range accts {
+		if v, ok := s.Tokens[a.Name]; ok {
+			accts[i].Tokens = v
+		}
+	}
+}
+
+// sharedSource is a report's source whose accounts carry the shared
+// tokens.
+type sharedSource struct {
+	report.Source
+	shared sharedTokens
+}
+
+func (s sharedSource) Accounts(ctx context.Context) ([]campaign.AccountStatus, error) {
+	accts, err := s.Source.Accounts(ctx)
+	s.shared.apply(accts)
+	return accts, err
 }
 
 // limitsWaitText says why a campaign's host claims nothing while it waits
@@ -207,6 +272,17 @@ or database, is an error (exit 1); the password is never printed.`,
 					return fmt.Errorf("shared limits at %s: %w", lim, err)
 				}
 				out := limitsStatusJSON(states)
+				if len(out.Portfolios) == 0 {
+					// Nothing to read in Redis for: say so, on stderr when
+					// piped, so that stdout stays the (empty) records.
+					say := f.IO.Infof
+					if f.IO.IsStdoutTTY() {
+						say = func(format string, a ...any) { fmt.Fprintf(f.IO.Out, format+"\n", a...) }
+					}
+					say("no accounts in database %s, so nothing to show of the limits shared at %s: "+
+						"add the accounts this host sends from with wasend account add (a name, --phone-number-id and --token-env), "+
+						"or give the --db that has them", st.Path(), lim)
+				}
 				if asJSON {
 					return f.IO.JSON(out)
 				}
@@ -292,8 +368,11 @@ func printLimitsStatus(f *Factory, out limitsStatusOut) error {
 			if day == "" {
 				day = "-"
 			}
-			t.Row(a.Name, p.Name, day, fmt.Sprintf("%d/%d", a.Used, a.DailyCap),
-				fmt.Sprintf("%.1f/%d", a.Tokens, a.Burst), strconv.FormatFloat(a.Rate, 'g', 4, 64))
+			used, tokens := fmt.Sprintf("%d/%d", a.Used, a.DailyCap), fmt.Sprintf("%.1f/%d", a.Tokens, a.Burst)
+			if p.Lost { // Redis holds no figure: none is shown
+				used, tokens = fmt.Sprintf("-/%d", a.DailyCap), fmt.Sprintf("-/%d", a.Burst)
+			}
+			t.Row(a.Name, p.Name, day, used, tokens, strconv.FormatFloat(a.Rate, 'g', 4, 64))
 		}
 		if p.Global != nil {
 			t.Row("(global)", p.Name, "-", "-", fmt.Sprintf("%.1f/%d", p.Global.Tokens, p.Global.Burst), strconv.FormatFloat(p.Global.Rate, 'g', 4, 64))
@@ -301,9 +380,6 @@ func printLimitsStatus(f *Factory, out limitsStatusOut) error {
 		if p.Reach.Limit > 0 {
 			t.Row("(reach 24h)", p.Name, "-", fmt.Sprintf("%d/%d", p.Reach.Used, p.Reach.Allowed), "-", "-")
 		}
-	}
-	if len(out.Portfolios) == 0 && f.IO.IsStdoutTTY() {
-		f.IO.Out.Write([]byte("no accounts yet\n"))
 	}
 	if err := t.Render(); err != nil {
 		return err

@@ -174,7 +174,7 @@ in the last 24 hours and when the oldest of them leaves the window.`,
 
 func printPortfolios(f *Factory, ps []campaign.PortfolioStatus) error {
 	loc := f.location()
-	t := newTable(f, "PORTFOLIO", "ACCOUNTS", "PINNED", "READ", "APPLIES", "MARGIN", "USED 24H", "ROOM AGAIN")
+	t := newTable(f, "PORTFOLIO", "ACCOUNTS", "PINNED", "READ", "APPLIES", "MARGIN", "USED 24H", "ROOM AGAIN").Kind("portfolio")
 	for _, p := range ps {
 		name := p.Name
 		if p.Own {

@@ -71,7 +71,7 @@ its midnight is the server's unless CRON_TZ says otherwise):
 					sharedRan = true
 				}
 				res, err := hostshare.ResetDatabaseQuota(cmd.Context(), st, accounts, force, rebuilt)
-				var zerr *store.ZoneMismatchError
+				var zerr *campaign.ZoneMismatchError
 				if errors.As(err, &zerr) {
 					return fmt.Errorf("refusing to start a quota day by another zone's calendar: WASEND_TZ=%s, but the database's quota days are in %s; "+
 						"unset WASEND_TZ or set it to %s, or change the database's zone with `wasend config set timezone %s`: %w",

@@ -101,7 +101,7 @@ func interruptContext(f *Factory) (context.Context, func()) {
 		}
 		// Only a command that sends has requests in flight to talk about;
 		// any other (status --watch, sandbox serve) just ends.
-		sends := f.sends.Load()
+		sends := f.sends.Load() && !f.IO.Quiet
 		if sends {
 			fmt.Fprintln(f.IO.ErrOut, "\ninterrupted: finishing requests in flight (press Ctrl-C again to quit at once)")
 		}
@@ -134,9 +134,15 @@ Try it without credentials:
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
 			if q, _ := cmd.Flags().GetBool("quiet"); q {
 				f.IO.Quiet = true
+				// The log's warnings are warnings too; an explicit
+				// --log-level still wins.
+				if !cmd.Flags().Changed("log-level") {
+					f.LogLevel = "error"
+				}
 			}
 			f.sends.Store(cmd.Annotations[annotationSends] != "")
 			f.setsUp = setsUp[cmd.CommandPath()]
+			setExporter(f, cmd)
 		},
 	}
 	root.SetOut(f.IO.Out)
@@ -147,7 +153,7 @@ Try it without credentials:
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.DBPath, "db", "", "database file (default $WASEND_DB, else $XDG_DATA_HOME/wasend/wasend.db)")
 	pf.BoolVar(&f.Sandbox, "sandbox", false, "use the sandbox database; campaign run also sends to the built-in Cloud API stand-in")
-	pf.BoolP("quiet", "q", false, "print no progress or chatter, only results and errors")
+	pf.BoolP("quiet", "q", false, "print only results and errors: no progress, notes, warnings, hints or log below error (the exit code says how it ended)")
 	pf.StringVar(&f.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	pf.StringVar(&f.LogLevel, "log-level", "warn", "log level: debug (every send), info (state changes), warn, error")
 	pf.StringVar(&f.Limits, "limits", "", "share limits between hosts through Redis: redis://[user:pass@]host:6379/0 or rediss:// (default $WASEND_LIMITS)")
@@ -177,6 +183,7 @@ Try it without credentials:
 		newConfigCmd(f),
 		newCampaignCmd(f),
 		newStatusCmd(f),
+		newDoctorCmd(f),
 		newSuppressCmd(f),
 		newWebhookCmd(f),
 		newSandboxCmd(f),

@@ -48,3 +48,16 @@ func acceptSendFlags(f *Factory, cmd *cobra.Command) {
 		return nil
 	}
 }
+
+// progressJSON says whether progress goes as JSON lines (--progress).
+func progressJSON(f *Factory, mode string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(mode)) {
+	case "", "auto":
+		return !f.IO.IsStderrTTY() && strings.EqualFold(strings.TrimSpace(f.LogFormat), "json"), nil
+	case "text":
+		return false, nil
+	case "json":
+		return true, nil
+	}
+	return false, usagef("--progress %q: want auto, text or json", mode)
+}

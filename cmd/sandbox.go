@@ -174,10 +174,17 @@ func addSandboxWebhookFlags(fl *pflag.FlagSet, w *sandbox.WebhookOptions) {
 	fl.Float64Var(&w.OptOut, "webhook-opt-out", def.OptOut, "probability `P` that an accepted message fails later with 131050 (the person stopped marketing messages)")
 	fl.Float64Var(&w.LateFail, "webhook-late-fail", def.LateFail, "probability `P` that a delivered or read message is then reported failed with 131049")
 	fl.Float64Var(&w.Early, "webhook-early", def.Early, "probability `P` that a message's statuses are posted before its send is answered, without callback data")
+	// Answers are off by default here, as the other faults: a sandbox
+	// serve's recipients stay unsuppressed for the next test run. The
+	// in-process demo (campaign run --sandbox) turns them on.
+	fl.Float64Var(&w.Reply, "webhook-reply", 0, "probability `P` that the recipient of a delivered message answers it (an inbound text)")
+	fl.Float64Var(&w.Stop, "webhook-stop", 0, "probability `P` that the recipient of a delivered message answers STOP")
+	fl.Float64Var(&w.StopButton, "webhook-stop-button", 0, "probability `P` that the recipient of a delivered message taps the marketing opt-out button")
 	fl.Int64Var(&w.Seed, "webhook-seed", 1, "seed of the webhook draws")
 }
 
 // demoWebhooks is how the sandbox's status webhooks behave by default.
 func demoWebhooks() sandbox.WebhookOptions {
-	return sandbox.WebhookOptions{Read: 0.6, Duplicate: 0.1, Reorder: 0.2, Fail: 0.05, Seed: 1}
+	return sandbox.WebhookOptions{Read: 0.6, Duplicate: 0.1, Reorder: 0.2, Fail: 0.05, Seed: 1,
+		Reply: 0.25, Stop: 0.04, StopButton: 0.03}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -37,7 +38,7 @@ func (f *Factory) sandboxHint() {
 // reporter reads the store at the factory's clock, in the zone of quota
 // days fixed in the database (ETAs count its midnights).
 func (f *Factory) reporter(st *store.Store) report.Reporter {
-	return report.Reporter{Src: st, Reads: readmodel.New(st), Now: f.Now(), Loc: st.Location()}
+	return report.Reporter{Src: st, Reads: readmodel.New(st), Now: f.Now(), Loc: st.Location(), Live: runner.Liveness(report.LiveWithin)}
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -61,8 +62,10 @@ Values outside their healthy range are flagged (red on a terminal, "!" when
 piped): throttled >= 1 %, attempts per message >= 1.5, token use outside
 70-100 % while work is waiting.
 
---json prints one object with a stable shape (see docs/status.md). --watch
-refreshes in place every INTERVAL (default 2s) until Ctrl-C.`,
+Piped, every line is a record that names its kind and fields (kind=account
+name=main-01 …, kind=campaign id=1 …), every table kept. --json prints one
+object with a stable shape (see docs/status.md). --watch refreshes in place
+every INTERVAL (default 2s) until Ctrl-C.`,
 		Example: `  wasend status
   wasend status --watch
   wasend status --json |
@@ -105,9 +108,19 @@ refreshes in place every INTERVAL (default 2s) until Ctrl-C.`,
 
 // showStatus prints the status once.
 func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) error {
-	out, err := f.reporter(st).Status(ctx)
+	// Under --limits the tokens claims take are Redis's: the report reads
+	// them in place of this database's own.
+	shared := f.readSharedTokens(ctx, st)
+	rep := f.reporter(st)
+	if shared.On {
+		rep.Src = sharedSource{rep.Src, shared}
+	}
+	out, err := rep.Status(ctx)
 	if err != nil {
 		return err
+	}
+	for i := range out.Accounts {
+		_, out.Accounts[i].TokensShared = shared.Tokens[out.Accounts[i].Name]
 	}
 	if o := out.QuotaResetOverdue; o != nil {
 		o.Command = "wasend quota reset" + dbHint(f)
@@ -123,39 +136,48 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		f.sandboxHint()
 	}
 	tty := f.IO.IsStdoutTTY()
-	if tty {
-		io.WriteString(f.IO.Out, "Accounts\n")
+	if !tty {
+		// Piped, every line is a record that says its kind (kind=account,
+		// kind=campaign, …), the tables' headings left out: docs/status.md.
+		defer func(s *ui.IOStreams) { f.IO = s }(f.IO)
+		f.IO = f.IO.AsRecords()
 	}
-	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns)); err != nil {
+	heading := func(s string) {
+		if tty {
+			io.WriteString(f.IO.Out, s)
+		}
+	}
+	heading("Accounts\n")
+	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns), dbHint(f), shared); err != nil {
+		return err
+	}
+	heading("\nAccount health (last hour / overall)\n")
+	if err := printHealth(f, out.Accounts); err != nil {
+		return err
+	}
+	if err := printTierProgress(f, out.Accounts); err != nil {
 		return err
 	}
 	if tty {
-		io.WriteString(f.IO.Out, "\nAccount health (last hour / overall)\n")
-		if err := printHealth(f, out.Accounts); err != nil {
-			return err
-		}
-		if err := printTierProgress(f, out.Accounts); err != nil {
-			return err
-		}
 		g := "off"
 		if out.GlobalLimit != nil {
 			g = formatRate(out.GlobalLimit.Rate) + " burst " + strconv.Itoa(out.GlobalLimit.Burst)
 		}
 		io.WriteString(f.IO.Out, "\nGlobal limit: "+g+"\n")
+	} else if err := globalLimitRecord(f, out.GlobalLimit); err != nil {
+		return err
 	}
 	ports, err := st.Portfolios(ctx)
 	if err != nil {
 		return err
 	}
-	if tty && limited(ports) {
-		io.WriteString(f.IO.Out, "\nPortfolios (distinct recipients in the last 24 h)\n")
+	if limited(ports) {
+		heading("\nPortfolios (distinct recipients in the last 24 h)\n")
 		if err := printPortfolios(f, ports); err != nil {
 			return err
 		}
 	}
-	if tty {
-		io.WriteString(f.IO.Out, "\nCampaigns\n")
-	}
+	heading("\nCampaigns\n")
 	if err := printCampaigns(f, out.Campaigns); err != nil {
 		return err
 	}
@@ -184,6 +206,14 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	return nil
 }
 
+// globalLimitRecord is the piped form of the "Global limit:" line.
+func globalLimitRecord(f *Factory, g *report.Global) error {
+	if g == nil {
+		return ui.WriteRecord(f.IO.Out, "global_limit", "rate", "off")
+	}
+	return ui.WriteRecord(f.IO.Out, "global_limit", "rate", formatRate(g.Rate), "burst", strconv.Itoa(g.Burst))
+}
+
 // limited reports whether any portfolio has a messaging limit to show.
 func limited(ps []campaign.PortfolioStatus) bool {
 	for _, p := range ps {
@@ -204,9 +234,11 @@ func printTierProgress(f *Factory, accts []report.AccountStatus) error {
 			continue
 		}
 		if t == nil {
-			io.WriteString(f.IO.Out, "\nWarm-up (auto-tier)\n")
+			if f.IO.IsStdoutTTY() {
+				io.WriteString(f.IO.Out, "\nWarm-up (auto-tier)\n")
+			}
 			// The progress text is long: it is cut to the width, never wrapped.
-			t = newTable(f, "NAME", "TIER", "PROGRESS").Truncate("NAME", "PROGRESS")
+			t = newTable(f, "NAME", "TIER", "PROGRESS").Kind("warmup").Truncate("NAME", "PROGRESS")
 		}
 		t.Row(a.Name, a.Tier, p.Text)
 	}
@@ -222,7 +254,7 @@ func printTierProgress(f *Factory, accts []report.AccountStatus) error {
 func printCampaigns(f *Factory, camps []report.Campaign) error {
 	t := newTable(f, "ID", "NAME", "STATE", "TOTAL", "SENT", "PENDING", "READY", "RETRY WAIT", "WINDOW WAIT", "FAILED", "UNKNOWN",
 		"EXPIRED", "SKIPPED", "THROTTLED 1H/ALL", "ATTEMPTS/MSG 1H/ALL", "TOKEN USE 1H/ALL", "STARTED", "ETA").
-		Truncate("NAME", "ETA").
+		Kind("campaign").Truncate("NAME", "ETA").
 		// A long state ("waiting for shared limits", "scheduled for …")
 		// costs the ETA before it is cut; the warnings below say it whole.
 		TruncateLast("STATE").
@@ -281,7 +313,7 @@ func flag(v string, bad, tty bool) string {
 
 func printHealth(f *Factory, accts []report.AccountStatus) error {
 	tty := f.IO.IsStdoutTTY()
-	t := newTable(f, "NAME", "SENT 24H", "THROTTLED", "ATTEMPTS/MSG", "TOKEN USE").Truncate("NAME")
+	t := newTable(f, "NAME", "SENT 24H", "THROTTLED", "ATTEMPTS/MSG", "TOKEN USE").Kind("account_health").Truncate("NAME")
 	for _, a := range accts {
 		t.Row(a.Name, strconv.Itoa(a.Sent24h),
 			healthCell(a.LastHour, a.Overall, "throttle_rate", tty, func(h report.Health) string { return fmt.Sprintf("%.1f%%", h.ThrottleRate*100) }),

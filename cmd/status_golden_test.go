@@ -101,3 +101,54 @@ func TestStatusWatch(t *testing.T) {
 		t.Errorf("status printed %d time(s) in 400ms at a 50ms interval, want several:\n%s", n, out.String())
 	}
 }
+
+// TestStatusRecordsGolden: piped, status prints every table a terminal
+// shows — accounts, their health, warm-up, the global limit, portfolios,
+// campaigns and their delivery — each line a record naming its kind, and
+// nothing else. The terminal form of the same database is beside it.
+// Rewrite with: go test ./cmd -run TestStatusRecordsGolden -update
+func TestStatusRecordsGolden(t *testing.T) {
+	c := newCLI(t)
+	seedCampaign(t, c.db)
+	c.now = showT0.Add(48 * time.Hour)
+	at := showT0.Add(2 * time.Minute)
+	c.ok("webhook", "import", statusFile(t,
+		statusLine(t, "wamid.HBgL02", "read", "4915100000000", "", at.Add(time.Minute), 0),
+		statusLine(t, "wamid.HBgL03", "delivered", "4915100000001", "", at, 0),
+		statusLine(t, "wamid.HBgL04", "failed", "4915100000002", "", at, 131026)))
+	c.ok("portfolio", "add", "acme", "--limit", "1000")
+	c.ok("account", "set", "main-01", "--portfolio", "acme")
+	c.ok("limit", "global", "--rate", "10", "--burst", "20")
+	for _, tt := range []struct {
+		name string
+		tty  bool
+	}{
+		{"status_records_piped.golden", false},
+		{"status_records_tty_120.golden", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c.t, c.tty, c.width = t, tt.tty, 120
+			out, _, err := c.run("status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			goldenFile(t, tt.name, strings.ReplaceAll(out, c.db, "<db>"))
+			if tt.tty {
+				return
+			}
+			kinds := map[string]bool{}
+			for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+				kind, _, _ := strings.Cut(line, " ")
+				if !strings.HasPrefix(kind, "kind=") {
+					t.Errorf("line %q does not say its kind", line)
+				}
+				kinds[strings.TrimPrefix(kind, "kind=")] = true
+			}
+			for _, k := range []string{"account", "account_health", "warmup", "global_limit", "portfolio", "campaign", "campaign_delivery"} {
+				if !kinds[k] {
+					t.Errorf("no kind=%s record piped:\n%s", k, out)
+				}
+			}
+		})
+	}
+}

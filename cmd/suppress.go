@@ -141,7 +141,11 @@ func newSuppressListCmd(f *Factory) *cobra.Command {
 		Short: "List the suppressed numbers",
 		Long: `List the suppressed numbers in E.164 order with their reason and the time each
 was first listed. Piped output is tab-separated without a header. With
---limits it lists the list shared by every host, from Redis.`,
+--limits it lists the list shared by every host, from Redis.
+
+A number that opted out by message has its reason (keyword "STOP", opt-out
+button); one that sent an opt-in keyword (START) since it was listed says
+so after its reason: an opt-in lifts nothing by itself, suppress remove does.`,
 		Example: `  wasend suppress list
   wasend suppress list --json | jq -r '.[].phone'`,
 		Args: noArgs,
@@ -158,6 +162,13 @@ type suppressionJSON struct {
 	Phone     string    `json:"phone"`
 	Reason    string    `json:"reason"`
 	CreatedAt time.Time `json:"created_at"`
+	// OptIn is the latest opt-in the number sent since it was listed.
+	OptIn *optInJSON `json:"opt_in,omitempty"`
+}
+
+type optInJSON struct {
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
 }
 
 func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
@@ -170,20 +181,36 @@ func suppressList(ctx context.Context, f *Factory, o suppressOptions) error {
 		if err != nil {
 			return err
 		}
+		optIns, err := rec.OptIns(ctx)
+		if err != nil {
+			return err
+		}
 		if o.JSON {
 			out := make([]suppressionJSON, 0, len(list))
 			for _, s := range list {
-				out = append(out, suppressionJSON{Phone: s.Phone, Reason: s.Reason, CreatedAt: s.CreatedAt.In(loc)})
+				j := suppressionJSON{Phone: s.Phone, Reason: s.Reason, CreatedAt: s.CreatedAt.In(loc)}
+				if in, ok := optIns[s.Phone]; ok {
+					j.OptIn = &optInJSON{Reason: in.Reason, At: in.At.In(loc)}
+				}
+				out = append(out, j)
 			}
 			return f.IO.JSON(out)
 		}
+		asked := 0
 		t := newTable(f, "PHONE", "REASON", "LISTED").Truncate("REASON")
 		for _, s := range list {
 			reason := s.Reason
 			if reason == "" {
 				reason = "-"
 			}
+			if in, ok := optIns[s.Phone]; ok {
+				asked++
+				reason += fmt.Sprintf("; opt-in %s at %s", in.Reason, in.At.In(loc).Format("2006-01-02 15:04"))
+			}
 			t.Row(s.Phone, reason, s.CreatedAt.In(loc).Format("2006-01-02 15:04"))
+		}
+		if asked > 0 {
+			f.IO.Infof("%d suppressed number(s) sent an opt-in since they were listed: it lifts nothing by itself; wasend suppress remove NUMBER does", asked)
 		}
 		if len(list) == 0 {
 			f.IO.Infof("no suppressed numbers: add some with wasend suppress add and the numbers, or import a CSV file with wasend suppress import")

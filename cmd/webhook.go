@@ -125,14 +125,9 @@ func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
 	if err != nil {
 		return err
 	}
-	rc, err := runner.StartReceiver(ctx, st, runner.ReceiverOptions{Addr: o.Addr, Path: o.Path, AppSecret: secret, VerifyToken: verify,
-		Policy: o.policy(), Log: log})
-	if err != nil {
-		return err
-	}
-	f.IO.Infof("receiving webhooks on http://%s%s (Ctrl-C stops)", rc.Addr, o.Path)
 	// Under --limits, opt-outs the statuses report (131050) go on the list
-	// every host shares within a second, as a sender's do.
+	// every host shares within a second, as a sender's do; an inbound
+	// opt-out (STOP, the opt-out button) wakes the push at once.
 	// Receiving never waits for Redis: unreachable at the start, the
 	// opt-outs wait in the database for the next sender with --limits.
 	hs, closeSync, err := f.hostSync(ctx, st)
@@ -140,6 +135,15 @@ func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
 		f.IO.Warnf("shared suppression list: %v; opt-outs the statuses report stay in this database until a sender with --limits puts them there", err)
 	}
 	defer closeSync()
+	ro := runner.ReceiverOptions{Addr: o.Addr, Path: o.Path, AppSecret: secret, VerifyToken: verify, Policy: o.policy(), Log: log}
+	if hs != nil {
+		ro.OptedOut = hs.Wake
+	}
+	rc, err := runner.StartReceiver(ctx, st, ro)
+	if err != nil {
+		return err
+	}
+	f.IO.Infof("receiving webhooks on http://%s%s (Ctrl-C stops)", rc.Addr, o.Path)
 	if hs != nil {
 		syncDone := make(chan struct{})
 		go func() { hs.Run(ctx); close(syncDone) }()
@@ -183,7 +187,8 @@ statuses the receiver already got, changes nothing.`,
 			return webhookImport(cmd.Context(), f, o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print what was applied as JSON")
+	addJSONFlag(cmd, &o.JSON)
+	cmd.Flags().Lookup("json").Usage = "print what was applied as JSON"
 	cmd.Flags().DurationVar(&o.Restriction, "restriction-pause", 6*time.Hour, "stop of an account that a quality or account update flags or restricts")
 	addApplyFlags(cmd.Flags(), &o)
 	return cmd
@@ -229,6 +234,13 @@ type applyJSON struct {
 	Stopped     int            `json:"accounts_stopped"`
 	NotResent   int            `json:"not_resent"`
 	Skipped     []string       `json:"not_applied"`
+	// Inbound messages read, of which unknown (a type or shape wasend does
+	// not read: kept and counted), replies, opt-outs and opt-ins.
+	Inbound        int `json:"inbound"`
+	InboundUnknown int `json:"inbound_unknown"`
+	Replies        int `json:"replies"`
+	OptOuts        int `json:"opt_outs"`
+	OptIns         int `json:"opt_ins"`
 }
 
 func webhookImport(ctx context.Context, f *Factory, o webhookOptions) error {
@@ -268,7 +280,8 @@ func printApply(f *Factory, rep campaign.ApplyReport, asJSON bool) error {
 	j := applyJSON{Bodies: rep.Bodies, Malformed: rep.Malformed, Statuses: rep.Statuses, ByStatus: map[string]int{},
 		Duplicates: rep.Duplicates, Unmatched: rep.Unmatched, Waiting: rep.Deferred, Settled: rep.Adopted,
 		Advanced: rep.Advanced, Failed: rep.Failed, Rescheduled: rep.Rescheduled, Paused: rep.Paused, Stopped: rep.Stopped,
-		NotResent: rep.NotResent, Skipped: append([]string{}, rep.Skips...)}
+		NotResent: rep.NotResent, Skipped: append([]string{}, rep.Skips...),
+		Inbound: rep.Inbound, InboundUnknown: rep.InboundUnknown, Replies: rep.Replies, OptOuts: rep.OptOuts, OptIns: rep.OptIns}
 	for k, v := range rep.ByStatus {
 		j.ByStatus[string(k)] = v
 	}
@@ -281,6 +294,10 @@ func printApply(f *Factory, rep campaign.ApplyReport, asJSON bool) error {
 	fmt.Fprintf(w, "sent %d, delivered %d, read %d, failed %d\n", j.ByStatus["sent"], j.ByStatus["delivered"], j.ByStatus["read"], j.ByStatus["failed"])
 	fmt.Fprintf(w, "unknown rows proven sent %d, failed after send %d, rescheduled %d, waiting for their send to be recorded %d\n",
 		j.Settled, j.Failed, j.Rescheduled, j.Waiting)
+	if j.Inbound > 0 {
+		fmt.Fprintf(w, "inbound messages %d (%d of a type wasend does not read, kept): %d replies, %d opt-outs (suppressed), %d opt-ins (see suppress list)\n",
+			j.Inbound, j.InboundUnknown, j.Replies, j.OptOuts, j.OptIns)
+	}
 	if j.Paused > 0 || j.Stopped > 0 {
 		fmt.Fprintf(w, "campaigns paused %d, accounts stopped %d (see `wasend status`)\n", j.Paused, j.Stopped)
 	}
@@ -340,4 +357,8 @@ func reportDelivery(ctx context.Context, f *Factory, st *store.Store, id int64) 
 		return
 	}
 	f.IO.Infof("delivery (status webhooks): %s", deliveryLine(d))
+	if d.Replied > 0 || d.OptedOut > 0 {
+		f.IO.Infof("replies (inbound messages): %d (%s of sent), %d opted out and suppressed (wasend suppress list)",
+			d.Replied, pct(d.ReplyRate), d.OptedOut)
+	}
 }

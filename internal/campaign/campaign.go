@@ -176,7 +176,22 @@ type AccountStatus struct {
 	ThroughputRead float64
 	// Synced is what the Graph API last said of the number.
 	Synced NumberInfo
+	// Check is the last check's finding (a run's preflight, `account
+	// test`) while it failed; zero once one passes.
+	Check CheckFinding
 }
+
+// CheckFinding is why an account failed its check: the Graph error code
+// (0: none, e.g. its token variable is unset), what was wrong, never the
+// token, and when.
+type CheckFinding struct {
+	Code  int
+	Error string
+	At    time.Time
+}
+
+// Failed reports whether the last check failed.
+func (f CheckFinding) Failed() bool { return f.Error != "" }
 
 // NumberInfo is what GET /{phone-number-id} says of a business number, as
 // wasend keeps it.
@@ -563,10 +578,13 @@ type Skip struct {
 // Runner is a sender process registered on a database. Rows it holds in
 // state Sending are orphans once it is gone.
 type Runner struct {
-	ID          string
-	CampaignID  int64
-	Host        string
-	PID         int
+	ID         string
+	CampaignID int64
+	Host       string
+	PID        int
+	// Space is where PID is counted: the machine's boot and the pid
+	// namespace (see Liveness); "" when unknown.
+	Space       string
 	StartedAt   time.Time
 	HeartbeatAt time.Time
 }

@@ -122,3 +122,88 @@ type TierChange struct {
 	From, To string // From is "" when the account was added
 	Reason   string
 }
+
+// TierRequest is one request an account made, as warm-up counts it.
+type TierRequest struct {
+	At             time.Time // claimed
+	Outcome, Class string    // the attempt's outcome and class, "" while unanswered
+	ErrorCode      int
+}
+
+// DaysOf sums an account's requests by quota day in loc, oldest day first.
+// A request never sent (class not-sent) is not a request.
+func DaysOf(reqs []TierRequest, loc *time.Location) []DayStats {
+	byDay := map[string]*DayStats{}
+	for _, r := range reqs {
+		if r.Class == "not-sent" {
+			continue
+		}
+		day := QuotaDay(r.At, loc)
+		d := byDay[day]
+		if d == nil {
+			d = &DayStats{Day: day}
+			byDay[day] = d
+		}
+		d.Requests++
+		switch {
+		case r.Outcome == "sent":
+			d.Sent++
+		case r.Class == "permanent":
+			d.Failed++
+		}
+		if r.ErrorCode == 131048 || r.ErrorCode == 131064 {
+			d.Restricted++
+		}
+	}
+	out := make([]DayStats, 0, len(byDay))
+	for _, d := range byDay {
+		out = append(out, *d)
+	}
+	slices.SortFunc(out, func(a, b DayStats) int { return strings.Compare(a.Day, b.Day) })
+	return out
+}
+
+// Promotion is the reason a promotion logs: what the account did in its
+// tier, whose daily cap is dailyCap.
+func (p TierProgress) Promotion(dailyCap int) string {
+	why := fmt.Sprintf("promoted: %.1f days in %s, %d days at the daily cap of %d, %.1f%% permanent failures, no restriction",
+		p.InTier.Hours()/24, p.Tier, p.FullDays, dailyCap, 100*p.FailShare)
+	if p.Quality != "" {
+		why += ", quality " + p.Quality
+	}
+	return why
+}
+
+// MayDemote reports whether an outcome can demote its account: a long
+// restriction, or a 130429 throttle.
+func MayDemote(o Outcome) bool {
+	return o.Restrict > 0 || (o.Throttle != nil && o.ErrorCode == 130429)
+}
+
+// Demotion judges an auto-tier account in tier since the given time on
+// outcome o: one tier down at once on a long restriction, or on a throttle
+// storm — over StormShare of its requests in the last hour answered 130429,
+// judged only once an hour after a change, so one storm demotes once.
+// lastHour counts those requests and 130429s, asked only for a storm; o's
+// own answer is not among them yet. to is "" when the account stays.
+func Demotion(tier string, since, now time.Time, o Outcome, lastHour func() (requests, throttled int, err error)) (to, why string, err error) {
+	down := PrevTier(tier)
+	if !MayDemote(o) || down == "" {
+		return "", "", nil
+	}
+	if o.Restrict > 0 {
+		return down, "demoted: restricted: " + o.Error, nil
+	}
+	if now.Sub(since) < time.Hour {
+		return "", "", nil
+	}
+	requests, throttled, err := lastHour()
+	if err != nil {
+		return "", "", err
+	}
+	throttled++ // this answer
+	if requests < StormMinRequests || float64(throttled)/float64(requests) <= StormShare {
+		return "", "", nil
+	}
+	return down, fmt.Sprintf("demoted: throttle storm: %d of %d requests in the last hour answered 130429", throttled, requests), nil
+}

@@ -99,6 +99,7 @@ type Notification struct {
 	Statuses  []StatusEvent
 	Templates []TemplateEvent
 	Accounts  []AccountEvent
+	Inbound   []InboundMessage
 	// Numbers pairs display numbers with phone number ids, as the
 	// metadata of messages webhooks shows them.
 	Numbers map[string]string
@@ -127,6 +128,11 @@ type ApplyReport struct {
 	// the rest of the inbox applies.
 	Skipped int
 	Skips   []string
+	// Inbound counts inbound messages read, of which Unknown were of a
+	// type or shape wasend does not read (kept and counted), Replies
+	// answered a message of ours, OptOuts suppressed their number and
+	// OptIns asked to be messaged again.
+	Inbound, InboundUnknown, Replies, OptOuts, OptIns int
 	// ByStatus counts new (not duplicate) status events by status.
 	ByStatus map[Delivery]int
 }
@@ -147,6 +153,11 @@ func (r *ApplyReport) Add(o ApplyReport) {
 	r.Stopped += o.Stopped
 	r.NotResent += o.NotResent
 	r.Skipped += o.Skipped
+	r.Inbound += o.Inbound
+	r.InboundUnknown += o.InboundUnknown
+	r.Replies += o.Replies
+	r.OptOuts += o.OptOuts
+	r.OptIns += o.OptIns
 	r.Skips = append(r.Skips, o.Skips...)
 	for k, v := range o.ByStatus {
 		if r.ByStatus == nil {

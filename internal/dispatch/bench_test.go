@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/runner"
@@ -67,7 +69,7 @@ func benchSendUnlimited(b *testing.B, share func(st *store.Store, gateNames []st
 			b.Fatal(err)
 		}
 		eng, err := dispatch.New(dispatch.Options{
-			Campaign: c, Ledger: st, Sender: client, Policy: dispatch.Policy{Workers: 64},
+			Campaign: c, Ledger: claim.New(st), Sender: client, Policy: dispatch.Policy{Workers: 64},
 			Token:  func(string) (string, error) { return "t", nil },
 			Runner: campaign.Runner{ID: "bench", Host: "bench", PID: 1}, Poll: time.Second,
 		})

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/runner"
@@ -140,7 +142,7 @@ func TestDoneForNowRescuesStoppedRunnersRows(t *testing.T) {
 	if err := e.st.RegisterRunner(e.ctx, campaign.Runner{ID: "ghost", CampaignID: c.ID, Host: "elsewhere", PID: 7, StartedAt: start, HeartbeatAt: start}); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := e.st.ClaimN(e.ctx, c.ID, "ghost", start, 4)
+	cs, err := claim.New(e.st).ClaimN(e.ctx, c.ID, "ghost", start, 4)
 	if err != nil || len(cs) != 4 {
 		t.Fatalf("ghost's claim: %d, %v", len(cs), err)
 	}

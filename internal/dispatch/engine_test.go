@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
@@ -85,7 +87,7 @@ func (e *env) importN(n int) campaign.Campaign {
 
 func (e *env) engine(c campaign.Campaign, o dispatch.Options) *dispatch.Engine {
 	e.t.Helper()
-	o.Campaign, o.Ledger, o.Sender, o.Clock = c, e.st, e.client, e.clock
+	o.Campaign, o.Ledger, o.Sender, o.Clock = c, claim.New(e.st), e.client, e.clock
 	o.Token = func(string) (string, error) { return "test-token", nil }
 	if o.Runner.ID == "" {
 		o.Runner = campaign.Runner{ID: "sim", Host: "test", PID: 1}

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/sandbox"
@@ -27,11 +29,11 @@ func TestDeadRunnerRowsRescued(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadClaims, err := e.st.ClaimN(e.ctx, c.ID, "dead", start, 3)
+	deadClaims, err := claim.New(e.st).ClaimN(e.ctx, c.ID, "dead", start, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	liveClaim, err := storetest.One(e.st.ClaimN(e.ctx, c.ID, "live", start, 1))
+	liveClaim, err := storetest.One(claim.New(e.st).ClaimN(e.ctx, c.ID, "live", start, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

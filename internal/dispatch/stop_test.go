@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/sandbox"
@@ -30,7 +32,7 @@ func TestEngineSeesStopWhileBlocked(t *testing.T) {
 		wantErr error
 	}{
 		{"pause", func(st *store.Store, id int64) error {
-			_, err := st.PauseCampaign(context.Background(), id, store.PausedByOperator)
+			_, err := st.PauseCampaign(context.Background(), id, campaign.PausedByOperator)
 			return err
 		}, campaign.ErrPaused},
 		{"cancel", func(st *store.Store, id int64) error {
@@ -68,7 +70,7 @@ func TestEngineSeesStopWhileBlocked(t *testing.T) {
 			})
 			const workers = 2
 			// Not e.engine: its sender goes to the env's sandbox directly.
-			eng, err := dispatch.New(dispatch.Options{Campaign: c, Ledger: e.st, Clock: e.clock, Policy: dispatch.Policy{Workers: workers},
+			eng, err := dispatch.New(dispatch.Options{Campaign: c, Ledger: claim.New(e.st), Clock: e.clock, Policy: dispatch.Policy{Workers: workers},
 				Heartbeat: 5 * time.Millisecond, Runner: campaign.Runner{ID: "sim", Host: "test", PID: 1},
 				Sender: whatsapp.New(whatsapp.Config{BaseURL: srv.URL, Timeout: 30 * time.Second}),
 				Token:  func(string) (string, error) { return "test-token", nil }})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/limits/redisgate"
@@ -17,6 +18,20 @@ import (
 // connecting: a caller tells a mistyped URL (usage) from a Redis that does
 // not answer. The password never appears in the error.
 func CheckURL(rawURL string) error { return redisgate.CheckURL(rawURL) }
+
+// QuotaDatabase is what the shared quota day needs of this host's
+// database: its accounts as the shared limits know them, its part of a
+// lost day, its own quota reset and the global bucket's settings.
+// *store.Store is one.
+type QuotaDatabase interface {
+	Now() time.Time
+	Today(t time.Time) string
+	QuotaDayOpens() error
+	AccountReader
+	HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error)
+	ResetQuota(ctx context.Context, names []string, force bool) ([]store.QuotaReset, error)
+	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
+}
 
 // ShareLimits makes st's claims ask the limits shared through the Redis at
 // rawURL instead of this database's own. Nothing is connected yet: a Redis
@@ -60,6 +75,9 @@ func NewLimits(pool *redisgate.Pool) *Limits { return &Limits{pool: pool} }
 // Ping checks that Redis answers.
 func (l *Limits) Ping(ctx context.Context) error { return l.pool.Ping(ctx) }
 
+// Time is Redis's clock, the clock of the shared admissions.
+func (l *Limits) Time(ctx context.Context) (time.Time, error) { return l.pool.Time(ctx) }
+
 // String is the URL with its password redacted.
 func (l *Limits) String() string { return l.pool.String() }
 
@@ -94,11 +112,11 @@ type Reset struct {
 // Every portfolio is reset that can be: one that fails (its state lost,
 // say) does not keep the others from their new day. The error, after
 // all, names each portfolio that failed (a *ResetError).
-func (l *Limits) ResetQuota(ctx context.Context, st *store.Store, names []string, force bool) ([]Reset, error) {
+func (l *Limits) ResetQuota(ctx context.Context, st QuotaDatabase, names []string, force bool) ([]Reset, error) {
 	if err := st.QuotaDayOpens(); err != nil {
 		return nil, err
 	}
-	accts, err := st.SharedAccounts(ctx, names)
+	accts, err := SharedAccounts(ctx, st, names)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +141,7 @@ func (l *Limits) ResetQuota(ctx context.Context, st *store.Store, names []string
 				// This host's part is in: the recovery run again keeps
 				// the rebuilt day; an account past it (reset since)
 				// starts a new one, as forced.
-				var rest []store.SharedAccount
+				var rest []SharedAccount
 				for _, a := range p {
 					if rb.OnRebuiltDay[a.Gate.Name] {
 						out = append(out, Reset{Account: a.Name, Portfolio: a.Portfolio, Rebuilt: true, AlreadyAdded: true})
@@ -166,11 +184,11 @@ func (l *Limits) ResetQuota(ctx context.Context, st *store.Store, names []string
 // ones (Limits.ResetQuota): forced for every account but those whose shared
 // day was just rebuilt from their count (rebuilt), which keep it and start
 // a new day only on a new calendar day.
-func ResetDatabaseQuota(ctx context.Context, st *store.Store, accounts []string, force bool, rebuilt map[string]bool) ([]store.QuotaReset, error) {
+func ResetDatabaseQuota(ctx context.Context, st QuotaDatabase, accounts []string, force bool, rebuilt map[string]bool) ([]store.QuotaReset, error) {
 	if len(rebuilt) == 0 {
 		return st.ResetQuota(ctx, accounts, force)
 	}
-	all, err := st.SharedAccounts(ctx, accounts)
+	all, err := SharedAccounts(ctx, st, accounts)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +210,7 @@ func ResetDatabaseQuota(ctx context.Context, st *store.Store, accounts []string,
 
 // rebuild adds this host's part of portfolio's day to g, when its day was
 // lost or rebuilt without it.
-func rebuild(ctx context.Context, st *store.Store, g limits.Gate, portfolio, today string) (limits.RebuildResult, error) {
+func rebuild(ctx context.Context, st QuotaDatabase, g limits.Gate, portfolio, today string) (limits.RebuildResult, error) {
 	part, err := st.HostPart(ctx, portfolio, today)
 	if err != nil {
 		return limits.RebuildResult{}, err
@@ -238,7 +256,7 @@ func (e *ResetError) Unwrap() []error {
 // portfolio.
 type PortfolioState struct {
 	Portfolio string
-	Accounts  []store.SharedAccount
+	Accounts  []SharedAccount
 	State     limits.State
 	Global    *ratelimit.Limit // the global bucket's limit, nil when off
 	Reach     ratelimit.Reach  // the portfolio's messaging limit; none for store.DefaultPortfolio
@@ -246,8 +264,8 @@ type PortfolioState struct {
 
 // State reads the shared state of every portfolio of st's accounts. It
 // spends nothing.
-func (l *Limits) State(ctx context.Context, st *store.Store) ([]PortfolioState, error) {
-	accts, err := st.SharedAccounts(ctx, nil)
+func (l *Limits) State(ctx context.Context, st QuotaDatabase) ([]PortfolioState, error) {
+	accts, err := SharedAccounts(ctx, st, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -280,8 +298,8 @@ func (l *Limits) State(ctx context.Context, st *store.Store) ([]PortfolioState, 
 
 // byPortfolio groups accounts by portfolio, in the order each first
 // appears.
-func byPortfolio(accts []store.SharedAccount) [][]store.SharedAccount {
-	var out [][]store.SharedAccount
+func byPortfolio(accts []SharedAccount) [][]SharedAccount {
+	var out [][]SharedAccount
 	at := map[string]int{}
 	for _, a := range accts {
 		i, ok := at[a.Portfolio]
@@ -298,11 +316,11 @@ func byPortfolio(accts []store.SharedAccount) [][]store.SharedAccount {
 // AddLostHost adds by hand the count of a host that will not return to the
 // rebuilt day of account's portfolio: label names it (the gate keeps one
 // part per label, so running it again adds nothing: already).
-func (l *Limits) AddLostHost(ctx context.Context, st *store.Store, account, label string, count int) (added int, already bool, err error) {
+func (l *Limits) AddLostHost(ctx context.Context, st QuotaDatabase, account, label string, count int) (added int, already bool, err error) {
 	if err := st.QuotaDayOpens(); err != nil {
 		return 0, false, err
 	}
-	accts, err := st.SharedAccounts(ctx, []string{account})
+	accts, err := SharedAccounts(ctx, st, []string{account})
 	if err != nil {
 		return 0, false, err
 	}

@@ -10,6 +10,19 @@ import (
 	"github.com/wasend/wasend/internal/store"
 )
 
+// RecordDatabase is this database's side of the record: its suppression
+// list, tiers and global bucket. *store.Store is one.
+type RecordDatabase interface {
+	Suppress(ctx context.Context, list []store.Suppression) (added int, err error)
+	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
+	Suppressions(ctx context.Context) ([]store.Suppression, error)
+	OptInsSinceSuppressed(ctx context.Context) (map[string]store.OptIn, error)
+	Tiers(ctx context.Context) ([]campaign.Tier, error)
+	SetTier(ctx context.Context, name string, l campaign.Limits) error
+	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
+	SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error
+}
+
 // Record is the record of the suppression list and the tier and global
 // settings, the one place that says where it is: with --limits (a Shared)
 // Redis is the record and this database follows — a change goes to Redis
@@ -17,13 +30,13 @@ import (
 // Reads give what the record has; the settings also say what this database
 // still has until a sender copies the change (Sync).
 type Record struct {
-	st *store.Store
+	st RecordDatabase
 	sh *Shared // nil: the database is the record
 }
 
 // NewRecord is the record of st, or of sh (and st following it) when sh
 // is not nil.
-func NewRecord(st *store.Store, sh *Shared) *Record { return &Record{st: st, sh: sh} }
+func NewRecord(st RecordDatabase, sh *Shared) *Record { return &Record{st: st, sh: sh} }
 
 // Shared reports whether Redis is the record (--limits).
 func (r *Record) Shared() bool { return r.sh != nil }

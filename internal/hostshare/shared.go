@@ -122,7 +122,7 @@ func (s *Shared) Suppress(ctx context.Context, list []Suppression, now time.Time
 	for chunk := range slices.Chunk(list, suppressBatch) {
 		args := []any{newEpoch(), now.UnixNano()}
 		for _, sp := range chunk {
-			if err := checkE164(sp.Phone); err != nil {
+			if err := campaign.CheckListable(sp.Phone); err != nil {
 				return added, err
 			}
 			args = append(args, sp.Phone, sp.Reason)
@@ -153,7 +153,7 @@ func (s *Shared) Push(ctx context.Context, list []Pushed) (added int, err error)
 	for chunk := range slices.Chunk(list, suppressBatch) {
 		args := []any{newEpoch()}
 		for _, p := range chunk {
-			if checkE164(p.Phone) != nil {
+			if campaign.CheckListable(p.Phone) != nil {
 				continue // could never match a recipient; not worth blocking the rest
 			}
 			ifUnknown := "0"
@@ -178,7 +178,7 @@ func (s *Shared) Unsuppress(ctx context.Context, phones []string) (removed int, 
 	for chunk := range slices.Chunk(phones, suppressBatch) {
 		args := []any{newEpoch()}
 		for _, p := range chunk {
-			if err := checkE164(p); err != nil {
+			if err := campaign.CheckListable(p); err != nil {
 				return removed, err
 			}
 			args = append(args, p)
@@ -259,16 +259,6 @@ func parseSuppression(phone, v string) (Suppression, error) {
 		return Suppression{}, fmt.Errorf("shared suppression list: entry of %s is not CREATED<tab>REASON: %q", phone, v)
 	}
 	return Suppression{Phone: phone, Reason: reason, CreatedAt: time.Unix(0, n)}, nil
-}
-
-// checkE164 is the store's shape check: '+' and 2 to 15 digits, the first
-// not 0. A number written otherwise would never match a recipient.
-func checkE164(p string) error {
-	d, ok := strings.CutPrefix(p, "+")
-	if ok && len(d) >= 2 && len(d) <= 15 && d[0] != '0' && strings.Trim(d, "0123456789") == "" {
-		return nil
-	}
-	return fmt.Errorf("suppress %q: not an E.164 number", p)
 }
 
 func newEpoch() string {

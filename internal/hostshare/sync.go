@@ -41,6 +41,7 @@ type Sync struct {
 	log    *slog.Logger
 	every  time.Duration
 	after  func(time.Duration) <-chan time.Time
+	wake   chan struct{} // Wake: pull (and push) now, not at the next poll
 
 	// epoch and version of the shared suppression list already applied,
 	// read from the store at the first pull (marked: read).
@@ -71,7 +72,7 @@ func NewSync(shared *Shared, st *store.Store, o SyncOptions) *Sync {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Sync{shared: shared, st: st, log: o.Log, every: o.Every, after: o.After}
+	return &Sync{shared: shared, st: st, log: o.Log, every: o.Every, after: o.After, wake: make(chan struct{}, 1)}
 }
 
 // Run pulls at once and then every poll until ctx ends. A failed pull is
@@ -83,7 +84,18 @@ func (s *Sync) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.after(s.every):
+		case <-s.wake:
 		}
+	}
+}
+
+// Wake makes Run push and pull now rather than at the next poll: a
+// receiver calls it when an inbound opt-out suppressed a number, so the
+// other hosts have it within their next poll. It never blocks.
+func (s *Sync) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 

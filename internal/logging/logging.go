@@ -59,7 +59,13 @@ var outcomeNames = map[dispatch.EventKind]string{
 //
 // Only names, ids, codes and the API's error text are logged: never a
 // token, nor the name of the variable that holds it, nor a phone number.
-func Observer(log *slog.Logger, campaignID int64) func(dispatch.Event) {
+//
+// now is the clock a wait's line is stamped with (the engine's; nil: the
+// wall clock): a wait's end is logged only while it is ahead of that.
+func Observer(log *slog.Logger, campaignID int64, now func() time.Time) func(dispatch.Event) {
+	if now == nil {
+		now = time.Now
+	}
 	log = log.With(slog.Int64("campaign", campaignID))
 	// In-flight requests of a dropped account bring the same news again.
 	var dropped sync.Map // campaign and account ID → struct{}
@@ -72,10 +78,16 @@ func Observer(log *slog.Logger, campaignID int64) func(dispatch.Event) {
 		switch ev.Kind {
 		case dispatch.EventWait:
 			attrs := []slog.Attr{slog.String("reason", string(ev.Wait.Reason))}
-			// An end already passed when the event happened (the wait was
-			// worked out a moment before) says nothing: only a future one
-			// is logged, with how long that is.
-			if left := ev.Wait.Until.Sub(ev.At); !ev.Wait.Until.IsZero() && left > 0 {
+			// An end already passed when the line is written says nothing
+			// (the wait was worked out before a claim that took a while):
+			// only a future one is logged, with how long that is. The line
+			// carries the instant it was judged at, so its time is never
+			// after its until.
+			at := now()
+			if ev.At.After(at) {
+				at = ev.At
+			}
+			if left := ev.Wait.Until.Sub(at); !ev.Wait.Until.IsZero() && left > 0 {
 				attrs = append(attrs, slog.Time("until", ev.Wait.Until), slog.Duration("for", roundWait(left)))
 			}
 			// Caps and a missing account wait for a person; waiting for the
@@ -90,7 +102,7 @@ func Observer(log *slog.Logger, campaignID int64) func(dispatch.Event) {
 			if ev.Wait.Detail != "" {
 				attrs = append(attrs, slog.String("detail", ev.Wait.Detail))
 			}
-			log.LogAttrs(ctx, level, "waiting", attrs...)
+			logAt(ctx, log, at, level, "waiting", attrs...)
 			if ev.Wait.Debug != "" {
 				// The gates' errors whole, claim ids and all: debug only.
 				log.LogAttrs(ctx, slog.LevelDebug, "shared limits error", slog.String("error", ev.Wait.Debug))
@@ -183,4 +195,14 @@ func logAccount(ctx context.Context, log *slog.Logger, ev dispatch.Event) {
 		}
 		log.LogAttrs(ctx, slog.LevelInfo, "account throttled", attrs...)
 	}
+}
+
+// logAt is log.LogAttrs with the record's time given.
+func logAt(ctx context.Context, log *slog.Logger, at time.Time, level slog.Level, msg string, attrs ...slog.Attr) {
+	if !log.Enabled(ctx, level) {
+		return
+	}
+	r := slog.NewRecord(at, level, msg, 0)
+	r.AddAttrs(attrs...)
+	_ = log.Handler().Handle(ctx, r) // as LogAttrs does, a handler's error is dropped
 }

@@ -97,7 +97,7 @@ func TestObserverOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observe := logging.Observer(log, 3)
+	observe := logging.Observer(log, 3, func() time.Time { return t0 })
 	observe(dispatch.Event{Kind: dispatch.EventSent, At: t0.Add(250 * time.Millisecond), Claim: claim(1, "main-01"),
 		Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, Class: "ok", WAMID: "wamid.HBg"}})
 	observe(dispatch.Event{Kind: dispatch.EventRetry, At: t0.Add(time.Second), Claim: claim(2, "main-01"),
@@ -154,7 +154,7 @@ func TestObserverStateChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observe := logging.Observer(log, 3)
+	observe := logging.Observer(log, 3, func() time.Time { return t0 })
 	throttled := campaign.Outcome{Kind: campaign.OutcomeRetry, Class: "throttled", ErrorCode: 130429,
 		Throttle: &campaign.Throttle{Cooldown: 30 * time.Second, Hint: 45 * time.Second}}
 	restricted := campaign.Outcome{Kind: campaign.OutcomeRetry, Class: "long-restriction", ErrorCode: 131048,
@@ -198,7 +198,7 @@ func TestObserverConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observe := logging.Observer(log, 3)
+	observe := logging.Observer(log, 3, func() time.Time { return t0 })
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Go(func() {
@@ -251,7 +251,7 @@ func TestObserverCampaignOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observe := logging.Observer(log, 3)
+	observe := logging.Observer(log, 3, func() time.Time { return t0 })
 	observe(dispatch.Event{Kind: dispatch.EventSent, At: t0, Claim: claim(1, "main-01"),
 		Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, Class: "ok", WAMID: "w"}})
 	observe(dispatch.Event{Kind: dispatch.EventAccount, At: t0, Claim: claim(2, "main-01"),
@@ -287,7 +287,7 @@ func TestObserverSharedLimitsWait(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		logging.Observer(log, 3)(dispatch.Event{Kind: dispatch.EventWait, At: t0, Wait: wait})
+		logging.Observer(log, 3, func() time.Time { return t0 })(dispatch.Event{Kind: dispatch.EventWait, At: t0, Wait: wait})
 		recs := records(t, &buf)
 		checkRecords(t, recs, tt.want)
 		if tt.level == "info" && strings.Contains(buf.String(), "1f2e:24:1") {
@@ -319,7 +319,7 @@ func TestWaitUntilOnlyAhead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			logging.Observer(log, 3)(dispatch.Event{Kind: dispatch.EventWait, At: t0,
+			logging.Observer(log, 3, func() time.Time { return t0 })(dispatch.Event{Kind: dispatch.EventWait, At: t0,
 				Wait: &campaign.WaitError{Reason: campaign.WaitWindow, Until: tt.until}})
 			recs := records(t, &buf)
 			if len(recs) != 1 {
@@ -335,5 +335,35 @@ func TestWaitUntilOnlyAhead(t *testing.T) {
 				t.Errorf("for logged for a wait with no end ahead: %v", recs[0])
 			}
 		})
+	}
+}
+
+// A wait worked out before a claim that took a while is logged after its
+// end: the line then has no until (issue 26: `waiting` lines carried an
+// until= before their own time), and its time is when it was written.
+func TestWaitUntilPassedWhenWritten(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := logging.New(&buf, "json", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := t0.Add(5 * time.Second)
+	observe := logging.Observer(log, 3, func() time.Time { return written })
+	observe(dispatch.Event{Kind: dispatch.EventWait, At: t0, Wait: &campaign.WaitError{Reason: campaign.WaitWindow, Until: t0.Add(3 * time.Second)}})
+	observe(dispatch.Event{Kind: dispatch.EventWait, At: t0, Wait: &campaign.WaitError{Reason: campaign.WaitCapped, Until: t0.Add(8 * time.Second)}})
+	recs := records(t, &buf)
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2: %v", len(recs), recs)
+	}
+	for i, r := range recs {
+		if r["time"] != written.Format(time.RFC3339) {
+			t.Errorf("record %d stamped %v, want %v", i, r["time"], written)
+		}
+	}
+	if recs[0]["until"] != nil {
+		t.Errorf("until logged though passed when written: %v", recs[0])
+	}
+	if recs[1]["until"] == nil || recs[1]["for"] != float64(3*time.Second) {
+		t.Errorf("a wait still ahead: until and for 3 s wanted: %v", recs[1])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	claimpkg "github.com/wasend/wasend/internal/claim"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -277,7 +278,7 @@ func TestGaugesFromStore(t *testing.T) {
 	if err := st.RegisterRunner(ctx, campaign.Runner{ID: rn, CampaignID: c.ID, Host: "h", PID: 1, StartedAt: t0, HeartbeatAt: t0}); err != nil {
 		t.Fatal(err)
 	}
-	claims, err := st.ClaimN(ctx, c.ID, rn, t0, 3)
+	claims, err := claimpkg.New(st).ClaimN(ctx, c.ID, rn, t0, 3)
 	if err != nil || len(claims) != 3 {
 		t.Fatalf("claimed %d: %v", len(claims), err)
 	}
@@ -394,7 +395,7 @@ func TestEngineObserve(t *testing.T) {
 	c := importN(t, st, 6)
 	m := metrics.New(st)
 	m.Watch(c.ID)
-	eng, err := dispatch.New(dispatch.Options{Campaign: c, Ledger: st, Sender: &okSender{},
+	eng, err := dispatch.New(dispatch.Options{Campaign: c, Ledger: claimpkg.New(st), Sender: &okSender{},
 		Runner: campaign.Runner{ID: "r1", Host: "h", PID: 1}, Policy: dispatch.Policy{Workers: 3}, Observe: m.Observe})
 	if err != nil {
 		t.Fatal(err)

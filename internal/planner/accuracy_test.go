@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
@@ -96,7 +98,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 			for _, w := range ws {
 				ports = append(ports, planner.PortfolioState{Name: w.Name, Reach: w.Reach, Accounts: w.Accounts, Latest: w.Latest})
 			}
-			plan, err := planner.ETA(clk.Now(), time.UTC, tt.n, accts, global, gl, ports)
+			plan, err := planner.ETA(clk.Now(), time.UTC, planner.Open{Messages: tt.n}, planner.Limits{Accounts: accts, Global: global, GlobalLimit: gl, Portfolios: ports})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +116,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 				}
 			}
 			eng, err := dispatch.New(dispatch.Options{
-				Campaign: c, Ledger: st, Sender: client, Clock: clk,
+				Campaign: c, Ledger: claim.New(st), Sender: client, Clock: clk,
 				Token:  func(string) (string, error) { return "test-token", nil },
 				Runner: campaign.Runner{ID: "sim", Host: "test", PID: 1}, Policy: dispatch.Policy{Workers: 4}, Poll: time.Minute,
 			})

@@ -79,7 +79,10 @@ type Share struct {
 
 // Forecast is when the last message goes.
 type Forecast struct {
-	Start  time.Time
+	Start time.Time
+	// Begin is when the first message may go (ETA: the campaign's start,
+	// or its first retry time, when later than Start).
+	Begin  time.Time
 	Finish time.Time // zero when Capped
 	// Duration is Finish - Start.
 	Duration time.Duration
@@ -183,20 +186,6 @@ func FromStatus(a campaign.AccountStatus) AccountState {
 		s.Health = ratelimit.Health{Factor: a.RateFactor, FactorSince: a.At.Add(-ratelimit.QuietPeriod)}
 	}
 	return s
-}
-
-// ETA forecasts when a campaign's pending messages will have been sent by
-// the enabled accounts in accts (as st.Accounts returns them; leave out the
-// accounts dropped from the campaign). global is the global bucket at now,
-// nil when it is off; ports are the portfolios' messaging limits.
-func ETA(now time.Time, loc *time.Location, pending int, accts []campaign.AccountStatus, global *ratelimit.Bucket, globalLimit ratelimit.Limit, ports []PortfolioState) (Forecast, error) {
-	in := Input{Start: now, Location: loc, Messages: pending, Global: global, GlobalLimit: globalLimit, Portfolios: ports}
-	for _, a := range accts {
-		if !a.Disabled {
-			in.Accounts = append(in.Accounts, FromStatus(a))
-		}
-	}
-	return Plan(in)
 }
 
 // sim is the simulated world: the candidates Pick sees, and what was sent.
@@ -783,7 +772,7 @@ func (s *sim) skipDays(ref *dayRecord) {
 }
 
 func (s *sim) forecast() Forecast {
-	f := Forecast{Start: s.in.Start, Sent: s.total()}
+	f := Forecast{Start: s.in.Start, Begin: s.in.Start, Sent: s.total()}
 	for i, a := range s.in.Accounts {
 		f.PerAccount = append(f.PerAccount, Share{Name: a.Name, Tier: a.Tier, Sent: s.sent[i]})
 	}

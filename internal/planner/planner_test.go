@@ -244,7 +244,7 @@ func TestETA(t *testing.T) {
 		{Account: campaign.Account{Name: "rest", Tier: campaign.TierNew}, Limits: campaign.DefaultTiers[campaign.TierNew], Tokens: 5, At: t0,
 			CooldownUntil: t0.Add(time.Hour), RateFactor: 0.5},
 	}
-	f, err := ETA(t0, time.UTC, 20, accts, nil, ratelimit.Limit{}, nil)
+	f, err := ETA(t0, time.UTC, Open{Messages: 20}, Limits{Accounts: accts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -39,16 +38,11 @@ func WhatIf(in Input, w *campaign.Window, zones map[string]int, tiers []campaign
 		}
 		out.WithoutWindow = &plain
 		in.Window = w
-		for names, n := range zones {
-			locs, err := campaign.LoadZones(names)
-			if err != nil {
-				return out, err
-			}
-			in.Groups = append(in.Groups, Group{Zones: locs, Messages: n})
+		groups, err := Groups(zones)
+		if err != nil {
+			return out, err
 		}
-		// Map order must not change a forecast: groups open at once
-		// share the tokens in this order.
-		slices.SortFunc(in.Groups, func(a, b Group) int { return strings.Compare(zoneKey(a), zoneKey(b)) })
+		in.Groups = groups
 	}
 	base, err := Plan(in)
 	if err != nil {

@@ -16,7 +16,14 @@ type DeliveryFigures struct {
 	FailedAfterSend int // failed by a status webhook
 	// Reported counts rows a status webhook gave a delivery state.
 	Reported int
+	// Replied counts rows their recipient answered (inbound messages
+	// within the reply window, or pinned by context.id); OptedOut those
+	// whose recipient opted out by answering. From reply_counts.
+	Replied, OptedOut int
 }
+
+// ReplyRate is replied over sent.
+func (f DeliveryFigures) ReplyRate() float64 { return ratio(f.Replied, f.Sent) }
 
 // DeliveredRate is delivered over sent.
 func (f DeliveryFigures) DeliveredRate() float64 { return ratio(f.Delivered, f.Sent) }
@@ -29,9 +36,11 @@ func (r *Reader) CampaignDelivery(ctx context.Context, id int64) (DeliveryFigure
 	var f DeliveryFigures
 	err := r.db.QueryRowContext(ctx, `SELECT coalesce(sum(reported), 0), coalesce(sum(delivered), 0),
 		coalesce(sum(read), 0), coalesce(sum(failed_after_send), 0),
-		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'sent')
+		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'sent'),
+		(SELECT coalesce(sum(replied), 0) FROM reply_counts WHERE campaign_id = ?1),
+		(SELECT coalesce(sum(opted_out), 0) FROM reply_counts WHERE campaign_id = ?1)
 		FROM delivery_counts WHERE campaign_id = ?1`, id).
-		Scan(&f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Sent)
+		Scan(&f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Sent, &f.Replied, &f.OptedOut)
 	if err != nil {
 		return f, fmt.Errorf("campaign %d delivery: %w", id, err)
 	}
@@ -47,9 +56,12 @@ func (r *Reader) AccountDelivery(ctx context.Context, campaignID int64) (map[str
 			sum(read) AS read, sum(failed_after_send) AS failed FROM delivery_counts
 			WHERE (?1 = 0 OR campaign_id = ?1) GROUP BY account_id),
 		sent AS (SELECT account_id, sum(n) AS n FROM message_counts
-			WHERE state = 'sent' AND (?1 = 0 OR campaign_id = ?1) GROUP BY account_id)
-		SELECT a.name, d.reported, d.delivered, d.read, d.failed, coalesce(sent.n, 0)
+			WHERE state = 'sent' AND (?1 = 0 OR campaign_id = ?1) GROUP BY account_id),
+		r AS (SELECT account_id, sum(replied) AS replied, sum(opted_out) AS opted_out FROM reply_counts
+			WHERE (?1 = 0 OR campaign_id = ?1) GROUP BY account_id)
+		SELECT a.name, d.reported, d.delivered, d.read, d.failed, coalesce(sent.n, 0), coalesce(r.replied, 0), coalesce(r.opted_out, 0)
 		FROM d JOIN accounts a ON a.id = d.account_id LEFT JOIN sent ON sent.account_id = d.account_id
+		LEFT JOIN r ON r.account_id = d.account_id
 		WHERE d.reported <> 0 OR d.failed <> 0`, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("delivery by account: %w", err)
@@ -61,7 +73,7 @@ func (r *Reader) AccountDelivery(ctx context.Context, campaignID int64) (map[str
 			name string
 			f    DeliveryFigures
 		)
-		if err := rows.Scan(&name, &f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Sent); err != nil {
+		if err := rows.Scan(&name, &f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Sent, &f.Replied, &f.OptedOut); err != nil {
 			return nil, err
 		}
 		f.Sent += f.FailedAfterSend

@@ -27,6 +27,11 @@ type ExportRow struct {
 	Delivery    campaign.Delivery
 	DeliveredAt time.Time
 	ReadAt      time.Time
+	// The first reply of its recipient (zero: none) and its text; when
+	// they opted out by answering it.
+	RepliedAt  time.Time
+	Reply      string
+	OptedOutAt time.Time
 }
 
 // ExportMessages calls fn for each recipient of campaign id, in file order,
@@ -39,7 +44,7 @@ func (r *Reader) ExportMessages(ctx context.Context, id int64, state campaign.St
 	}
 	rows, err := r.db.QueryContext(ctx, `SELECT m.line, m.input, m.phone, m.state, coalesce(a.name, ''), m.attempts,
 		coalesce(m.wamid, ''), coalesce(m.error_code, 0), coalesce(m.error_message, ''), m.updated_at, m.sent_at,
-		coalesce(m.delivery, ''), m.delivered_at, m.read_at
+		coalesce(m.delivery, ''), m.delivered_at, m.read_at, m.first_reply_at, coalesce(m.first_reply_text, ''), m.opted_out_at
 		FROM messages m LEFT JOIN accounts a ON a.id = m.account_id
 		WHERE m.campaign_id = ? AND (? = '' OR m.state = ?)
 		ORDER BY m.line, m.id`, id, string(state), string(state))
@@ -53,13 +58,15 @@ func (r *Reader) ExportMessages(ctx context.Context, id int64, state campaign.St
 			updated, sent sql.NullInt64
 			delivered     sql.NullInt64
 			read          sql.NullInt64
+			replied, out  sql.NullInt64
 		)
 		if err := rows.Scan(&r.Line, &r.Input, &r.Phone, &r.State, &r.Account, &r.Attempts,
-			&r.WAMID, &r.ErrorCode, &r.ErrorMessage, &updated, &sent, &r.Delivery, &delivered, &read); err != nil {
+			&r.WAMID, &r.ErrorCode, &r.ErrorMessage, &updated, &sent, &r.Delivery, &delivered, &read, &replied, &r.Reply, &out); err != nil {
 			return fmt.Errorf("export campaign %d: %w", id, err)
 		}
 		r.UpdatedAt, r.SentAt = fromNullNanos(updated), fromNullNanos(sent)
 		r.DeliveredAt, r.ReadAt = fromNullNanos(delivered), fromNullNanos(read)
+		r.RepliedAt, r.OptedOutAt = fromNullNanos(replied), fromNullNanos(out)
 		if err := fn(r); err != nil {
 			return err
 		}

@@ -3,6 +3,8 @@ package readmodel_test
 import (
 	"testing"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/readmodel"
@@ -23,7 +25,7 @@ func TestStatsNotSentApart(t *testing.T) {
 		{Kind: campaign.OutcomeRetry, Class: dispatch.ClassNotSent, Error: "not sent: the account or campaign stopped meanwhile"},
 		{Kind: campaign.OutcomeSent, WAMID: "w2", Class: "ok"},
 	} {
-		cl, err := storetest.One(st.ClaimN(ctx, c.ID, "r", at(0), 1))
+		cl, err := storetest.One(claim.New(st).ClaimN(ctx, c.ID, "r", at(0), 1))
 		if err != nil {
 			t.Fatalf("claim %d: %v", i, err)
 		}

@@ -271,3 +271,30 @@ func (r *Reader) Skipped(ctx context.Context, id int64) ([]campaign.Skip, error)
 	}
 	return out, rows.Err()
 }
+
+// OpenZones counts a campaign's open rows (pending and in flight) by their
+// recipients' time zones, as the import stored them (comma-separated IANA
+// names; "" for rows with none, imported before the campaign had a send
+// window): the groups a forecast with a window sends. It reads every open
+// row, so it is for campaigns that have a window.
+func (r *Reader) OpenZones(ctx context.Context, id int64) (map[string]int, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT coalesce(z.zones, ''), count(*) FROM messages m
+		LEFT JOIN zone_sets z ON z.id = m.zone_set
+		WHERE m.campaign_id = ? AND m.state IN ('pending', 'sending') GROUP BY m.zone_set`, id)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %d open rows by time zone: %w", id, err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var (
+			zones string
+			n     int
+		)
+		if err := rows.Scan(&zones, &n); err != nil {
+			return nil, fmt.Errorf("campaign %d open rows by time zone: %w", id, err)
+		}
+		out[zones] += n
+	}
+	return out, rows.Err()
+}

@@ -24,6 +24,30 @@ type Detail struct {
 	// the last one was answered (or claimed, while it is in flight).
 	FirstAttempt, LastAttempt time.Time
 	Dropped                   []Dropped
+	// PutBack groups the pending rows an error put back to be sent again
+	// (a transient error's retry, a 131049 webhook's reschedule) by that
+	// error's code, most first.
+	PutBack []PutBackGroup
+	// FailedStatuses groups the failed status webhooks that arrived for
+	// the campaign's messages by code, with what became of each row.
+	FailedStatuses []FailedStatusGroup
+}
+
+// PutBackGroup is the pending rows put back after one error code.
+type PutBackGroup struct {
+	Code    int
+	Count   int
+	NextTry time.Time // the earliest of them is due
+	Sample  string    // the error message of the group's first line
+}
+
+// FailedStatusGroup is the failed status webhooks of one code, by what
+// their row is now: KeptFailed failed after send, PutBack pending to be
+// sent again (131049), SentAgain sent again since (or in any other state).
+type FailedStatusGroup struct {
+	Code                           int
+	Count                          int
+	KeptFailed, PutBack, SentAgain int
 }
 
 // ErrorGroup is the failed rows that share one error code.
@@ -91,7 +115,69 @@ func (r *Reader) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
 	if d.Dropped, err = r.DroppedAccounts(ctx, id); err != nil {
 		return d, err
 	}
+	if d.PutBack, err = r.putBack(ctx, id); err != nil {
+		return d, err
+	}
+	if d.FailedStatuses, err = r.failedStatuses(ctx, id); err != nil {
+		return d, err
+	}
 	return d, nil
+}
+
+func (r *Reader) putBack(ctx context.Context, id int64) ([]PutBackGroup, error) {
+	// As errorGroups: the sample is the message of the group's first line.
+	rows, err := r.db.QueryContext(ctx, `SELECT error_code AS code, count(*), min(next_attempt_at),
+		coalesce(error_message, ''), min(line)
+		FROM messages WHERE campaign_id = ? AND state = 'pending' AND error_code IS NOT NULL
+		GROUP BY code ORDER BY count(*) DESC, code`, id)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %d rows put back by code: %w", id, err)
+	}
+	defer rows.Close()
+	var out []PutBackGroup
+	for rows.Next() {
+		var (
+			g          PutBackGroup
+			next, line int64
+		)
+		if err := rows.Scan(&g.Code, &g.Count, &next, &g.Sample, &line); err != nil {
+			return nil, err
+		}
+		g.NextTry = fromNanos(next)
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+func (r *Reader) failedStatuses(ctx context.Context, id int64) ([]FailedStatusGroup, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT coalesce(s.error_code, 0) AS code, count(*),
+		coalesce(sum(m.state = 'failed'), 0), coalesce(sum(m.state = 'pending'), 0)
+		FROM messages m JOIN message_statuses s ON s.message_id = m.id
+		WHERE m.campaign_id = ? AND s.status = 'failed'
+		GROUP BY code ORDER BY count(*) DESC, code`, id)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %d failed statuses: %w", id, err)
+	}
+	defer rows.Close()
+	var out []FailedStatusGroup
+	for rows.Next() {
+		var g FailedStatusGroup
+		if err := rows.Scan(&g.Code, &g.Count, &g.KeptFailed, &g.PutBack); err != nil {
+			return nil, err
+		}
+		g.SentAgain = g.Count - g.KeptFailed - g.PutBack
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// FailedStatusCount is how many failed status webhooks arrived in all.
+func (d Detail) FailedStatusCount() int {
+	n := 0
+	for _, g := range d.FailedStatuses {
+		n += g.Count
+	}
+	return n
 }
 
 // setNotSent takes the claims put back without a request out of the

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
@@ -24,7 +26,7 @@ func playCampaign(t *testing.T, st *store.Store, n int, outcome func(line, attem
 	var claims []campaign.Claim
 	for i := 0; ; i++ {
 		now := at(time.Duration(i) * time.Second)
-		cl, err := storetest.One(st.ClaimN(t.Context(), c.ID, "r1", now, 1))
+		cl, err := storetest.One(claim.New(st).ClaimN(t.Context(), c.ID, "r1", now, 1))
 		var we *campaign.WaitError
 		if errors.Is(err, campaign.ErrDone) || errors.As(err, &we) {
 			break

@@ -16,6 +16,12 @@ type Delivery struct {
 	FailedAfterSend int     `json:"failed_after_send"`
 	DeliveredRate   float64 `json:"delivered_rate"` // delivered / sent
 	ReadRate        float64 `json:"read_rate"`      // read / delivered
+	// Replied counts sent messages their recipient answered within the
+	// reply window (or by quoting them); OptedOut those answered with an
+	// opt-out (keyword or button).
+	Replied   int     `json:"replied"`
+	ReplyRate float64 `json:"reply_rate"` // replied / sent
+	OptedOut  int     `json:"opted_out"`
 	// UnknownNoWebhook counts unknown rows no webhook settled within the
 	// grace period (campaigns only).
 	UnknownNoWebhook *int `json:"unknown_without_webhook,omitempty"`
@@ -28,14 +34,15 @@ const UnknownGrace = time.Hour
 // DeliveryOf turns the read model's figures into the JSON shape.
 func DeliveryOf(f readmodel.DeliveryFigures) *Delivery {
 	return &Delivery{Sent: f.Sent, Delivered: f.Delivered, Read: f.Read, FailedAfterSend: f.FailedAfterSend,
-		DeliveredRate: f.DeliveredRate(), ReadRate: f.ReadRate()}
+		DeliveredRate: f.DeliveredRate(), ReadRate: f.ReadRate(),
+		Replied: f.Replied, ReplyRate: f.ReplyRate(), OptedOut: f.OptedOut}
 }
 
 // Delivery reads a campaign's delivery figures; nil when no status webhook
 // reported on it.
 func (r Reporter) Delivery(ctx context.Context, id int64, grace time.Duration) (*Delivery, error) {
 	fig, err := r.Reads.CampaignDelivery(ctx, id)
-	if err != nil || (fig.Reported == 0 && fig.FailedAfterSend == 0) {
+	if err != nil || (fig.Reported == 0 && fig.FailedAfterSend == 0 && fig.Replied == 0) {
 		return nil, err
 	}
 	d := DeliveryOf(fig)

@@ -35,7 +35,8 @@ const (
 )
 
 // LiveWithin is how recent a runner's heartbeat must be for its campaign
-// to count as running (runners beat every 2 s).
+// to count as running (runners beat every 2 s); on the reader's machine a
+// runner whose process is gone stops counting at once (Reporter.Live).
 const LiveWithin = 15 * time.Second
 
 // Displayed campaign states beyond the stored ones.
@@ -181,62 +182,21 @@ type Dropped struct {
 	At        time.Time `json:"at"`
 }
 
-// ETA is when a running campaign's open rows will have gone, by the
-// planner: rates, bursts, caps and quota days all counted.
-type ETA struct {
-	Finish      *time.Time `json:"finish,omitempty"` // nil: never, with today's limits
-	Seconds     float64    `json:"seconds"`
-	QuotaResets int        `json:"quota_resets"`
-	Text        string     `json:"text"`
-	// Error is why there is no forecast (a planner fault), also in Text.
-	Error string `json:"error,omitempty"`
-}
-
-// after is e when nothing can go before next (every open row waits for a
-// retry time or its send window): the same sending, starting then.
-func (e *ETA) after(next, now time.Time) *ETA {
-	if e == nil || e.Finish == nil {
-		return e
-	}
-	wait := next.Sub(now)
-	fin := e.Finish.Add(wait)
-	d := time.Duration(e.Seconds*float64(time.Second)) + wait
-	text := HumanDuration(d) + " (nothing is due before " + next.UTC().Format("2006-01-02 15:04 MST") + ")"
-	return &ETA{Finish: &fin, Seconds: d.Seconds(), QuotaResets: e.QuotaResets, Text: text}
-}
-
-// waitingFor is e while the campaign's host waits for the limits it
-// shares: nothing goes until Redis answers (or, when it lost its state,
-// until a forced quota reset), so the time counts from then, and says so.
-func (e *ETA) waitingFor(w *LimitsWait) *ETA {
-	if e == nil || e.Finish == nil {
-		return e
-	}
-	after := "after Redis answers"
-	if w.Lost {
-		after = "after `quota reset --force`"
-	}
-	d := HumanDuration(time.Duration(e.Seconds * float64(time.Second)))
-	if e.Seconds <= 0 {
-		d = "at once"
-	}
-	out := *e
-	out.Text = d + " " + after
-	return &out
-}
-
 // Account is the stable JSON shape of an account. The token's variable
 // name is shown; its value never is.
 type Account struct {
-	Name          string     `json:"name"`
-	PhoneNumberID string     `json:"phone_number_id"`
-	Tier          string     `json:"tier"`
-	TokenEnv      string     `json:"token_env"`
-	Rate          float64    `json:"rate_per_second"`
-	EffectiveRate float64    `json:"effective_rate_per_second"`
-	Burst         int        `json:"burst"`
-	DailyCap      int        `json:"daily_cap"`
-	Tokens        float64    `json:"tokens"`
+	Name          string  `json:"name"`
+	PhoneNumberID string  `json:"phone_number_id"`
+	Tier          string  `json:"tier"`
+	TokenEnv      string  `json:"token_env"`
+	Rate          float64 `json:"rate_per_second"`
+	EffectiveRate float64 `json:"effective_rate_per_second"`
+	Burst         int     `json:"burst"`
+	DailyCap      int     `json:"daily_cap"`
+	Tokens        float64 `json:"tokens"`
+	// TokensShared: Tokens is the bucket in Redis that every host sharing
+	// the limits (--limits) takes from, not this database's own.
+	TokensShared  bool       `json:"tokens_shared,omitempty"`
 	SentToday     int        `json:"sent_today"`
 	QuotaDay      string     `json:"quota_day"`
 	State         string     `json:"state"`
@@ -254,6 +214,27 @@ type Account struct {
 	QualityRating  string     `json:"quality_rating,omitempty"`
 	MessagingLimit string     `json:"messaging_limit,omitempty"`
 	SyncedAt       *time.Time `json:"synced_at,omitempty"`
+	// CheckFailed is why the last check (a run's preflight, `account
+	// test`) failed, until one passes.
+	CheckFailed *CheckFailed `json:"check_failed,omitempty"`
+}
+
+// CheckFailed is an account check's finding: the Graph error code (0:
+// none, e.g. the token variable is unset), the error, never a token, and
+// when.
+type CheckFailed struct {
+	Code  int       `json:"code,omitempty"`
+	Error string    `json:"error"`
+	At    time.Time `json:"at"`
+}
+
+// LastErrorCode is the code an account's LAST ERROR shows: its failed
+// check's, while it has one, else its last request's.
+func LastErrorCode(a campaign.AccountStatus) int {
+	if a.Check.Failed() && a.Check.Code != 0 {
+		return a.Check.Code
+	}
+	return a.LastErrorCode
 }
 
 // AccountStatus is an account in `status --json`: its settings and state,
@@ -304,12 +285,13 @@ type Reads interface {
 	CampaignQueue(ctx context.Context, id int64) (readmodel.Queue, error)
 	Activity(ctx context.Context, since time.Time, campaignID int64) (map[string]readmodel.Activity, error)
 	AccountActivity(ctx context.Context, since time.Time) (map[string]readmodel.Activity, error)
-	LiveRunners(ctx context.Context, since time.Time) (map[int64]int, error)
+	LiveRunners(ctx context.Context, live campaign.Liveness, now time.Time) (map[int64]int, error)
 	CampaignDelivery(ctx context.Context, id int64) (readmodel.DeliveryFigures, error)
 	AccountDelivery(ctx context.Context, campaignID int64) (map[string]readmodel.DeliveryFigures, error)
 	StaleUnknown(ctx context.Context, id int64, grace time.Duration) (int, error)
 	Outage(ctx context.Context, id int64) (campaign.Outage, error)
 	LimitsWait(ctx context.Context, id int64) (campaign.LimitsWait, error)
+	OpenZones(ctx context.Context, id int64) (map[string]int, error)
 	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
 }
 
@@ -320,6 +302,20 @@ type Reporter struct {
 	Reads Reads
 	Now   time.Time
 	Loc   *time.Location
+	// Live says which runners still run: this machine's process table as
+	// its probe (runner.Liveness). Its zero value lets heartbeats alone
+	// decide; Stale defaults to LiveWithin.
+	Live campaign.Liveness
+}
+
+// liveRunners counts each campaign's live runners by the one rule
+// (campaign.Liveness) that status, list and show share.
+func (r Reporter) liveRunners(ctx context.Context) (map[int64]int, error) {
+	l := r.Live
+	if l.Stale <= 0 {
+		l.Stale = LiveWithin
+	}
+	return r.Reads.LiveRunners(ctx, l, r.Now)
 }
 
 // Status reads accounts, the global limit and every campaign.
@@ -368,6 +364,8 @@ func AccountState(a campaign.AccountStatus, loc *time.Location, sending bool) st
 	switch {
 	case a.Disabled:
 		return "disabled"
+	case a.Check.Failed():
+		return "failed its check"
 	case a.CooldownUntil.After(a.At) && a.Restriction != "":
 		return "restricted until " + a.CooldownUntil.In(loc).Format("01-02 15:04")
 	case a.CooldownUntil.After(a.At):
@@ -389,7 +387,7 @@ func Accounts(accts []campaign.AccountStatus, loc *time.Location, sending bool) 
 			Name: a.Name, PhoneNumberID: a.PhoneNumberID, Tier: a.Tier, TokenEnv: a.TokenEnv,
 			Rate: a.Limits.Rate, Burst: a.Limits.Burst, DailyCap: a.Limits.DailyCap,
 			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
-			State: AccountState(a, loc, sending), Disabled: a.Disabled, EffectiveRate: EffectiveRate(a), LastErrorCode: a.LastErrorCode,
+			State: AccountState(a, loc, sending), Disabled: a.Disabled, EffectiveRate: EffectiveRate(a), LastErrorCode: LastErrorCode(a),
 			Portfolio: a.Portfolio, WABA: a.WABA, Throughput: a.Throughput, ThroughputSource: ThroughputSource(a),
 		})
 		if !a.Synced.At.IsZero() {
@@ -399,6 +397,9 @@ func Accounts(accts []campaign.AccountStatus, loc *time.Location, sending bool) 
 			if a.Synced.MessagingLimit != 0 {
 				j.MessagingLimit = FormatLimit(a.Synced.MessagingLimit)
 			}
+		}
+		if a.Check.Failed() {
+			out[len(out)-1].CheckFailed = &CheckFailed{Code: a.Check.Code, Error: a.Check.Error, At: a.Check.At.UTC()}
 		}
 		if a.CooldownUntil.After(a.At) {
 			t := a.CooldownUntil.UTC()
@@ -533,7 +534,7 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 	if c.State != campaign.CampaignRunning {
 		return string(c.State), nil
 	}
-	live, err := r.Reads.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	live, err := r.liveRunners(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -568,6 +569,24 @@ func (r Reporter) State(ctx context.Context, c campaign.Campaign, started bool, 
 		return StateWaitLimits, nil
 	}
 	return state, nil
+}
+
+// StateOf is one campaign's true state (State), reading whether it started
+// and its dropped accounts itself: for a caller that has only the campaign
+// (shell completion).
+func (r Reporter) StateOf(ctx context.Context, c campaign.Campaign) (string, error) {
+	if c.State != campaign.CampaignRunning {
+		return string(c.State), nil
+	}
+	q, err := r.Reads.CampaignQueue(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	dropped, err := r.Reads.DroppedAccounts(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	return r.State(ctx, c, !q.Started.IsZero(), dropped)
 }
 
 // retryLater turns interrupted into StateRetryLater when nothing can go
@@ -613,7 +632,7 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
-	live, err := r.Reads.LiveRunners(ctx, r.Now.Add(-LiveWithin))
+	live, err := r.liveRunners(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -658,11 +677,8 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 			cj.DroppedAccounts = append(cj.DroppedAccounts, Dropped{Account: d.Account, Reason: d.Reason, ErrorCode: d.ErrorCode, At: d.At.UTC()})
 		}
 		cj.State = retryLater(cj.State, q, r.Now)
-		if c.State == campaign.CampaignRunning && n.Open() > 0 {
-			cj.ETA = eta(n.Open(), dropped)
-			if q.Ready == 0 && q.InFlight == 0 && q.NextDue.After(r.Now) {
-				cj.ETA = cj.ETA.after(q.NextDue, r.Now)
-			}
+		if cj.ETA, err = eta(ctx, c, n, q, dropped); err != nil {
+			return nil, err
 		}
 		outage, err := r.Reads.Outage(ctx, c.ID)
 		if err != nil {
@@ -674,12 +690,10 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 				cj.State = StateWaitAPI
 			}
 		}
-		lw, err := r.Reads.LimitsWait(ctx, c.ID)
-		if err != nil {
+		if cj.LimitsWait, err = r.limitsWait(ctx, c.ID, live[c.ID] > 0); err != nil {
 			return nil, err
 		}
-		if !lw.Since.IsZero() && live[c.ID] > 0 && r.Now.Sub(lw.Seen) < LiveWithin {
-			cj.LimitsWait = &LimitsWait{Since: lw.Since.UTC(), Lost: lw.Reason == campaign.WaitLimitsLost, Error: lw.Error}
+		if cj.LimitsWait != nil {
 			if cj.State == StateRunning {
 				cj.State = StateWaitLimits
 			}
@@ -731,47 +745,6 @@ func newCampaign(c campaign.Campaign, n campaign.Counts) Campaign {
 		out.FinishedAt = &t
 	}
 	return out
-}
-
-// etaFunc returns a function forecasting any campaign's open rows with
-// the accounts and global bucket as they are now.
-func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (func(open int, dropped []readmodel.Dropped) *ETA, error) {
-	gl, tokens, on, err := r.Src.GlobalLimit(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ws, err := r.Src.PortfolioWindows(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ports := ReachStates(ws)
-	now := r.Now
-	return func(open int, dropped []readmodel.Dropped) *ETA {
-		var usable []campaign.AccountStatus
-		for _, a := range accts {
-			if !slices.ContainsFunc(dropped, func(d readmodel.Dropped) bool { return d.Account == a.Name }) {
-				usable = append(usable, a)
-			}
-		}
-		var global *ratelimit.Bucket
-		if on {
-			global = &ratelimit.Bucket{Tokens: tokens, At: now}
-		}
-		fc, err := planner.ETA(now, r.Loc, open, usable, global, gl, ports)
-		if err != nil {
-			// A forecast that fails is shown in its place: status reads on.
-			return &ETA{Text: "unknown: " + err.Error(), Error: err.Error()}
-		}
-		if fc.Capped || fc.Finish.IsZero() {
-			return &ETA{Text: "never with the current limits: " + fc.Reason}
-		}
-		fin := fc.Finish.UTC()
-		text := HumanDuration(fc.Duration)
-		if fc.QuotaResets > 0 {
-			text += fmt.Sprintf(" (needs %d quota reset%s)", fc.QuotaResets, Plural(fc.QuotaResets))
-		}
-		return &ETA{Finish: &fin, Seconds: fc.Duration.Seconds(), QuotaResets: fc.QuotaResets, Text: text}
-	}, nil
 }
 
 // campaignHealth is a campaign's health since a time: throttled share and

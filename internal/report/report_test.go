@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
@@ -108,7 +110,7 @@ func TestLiveRunnerMakesRunning(t *testing.T) {
 	if err := st.RegisterRunner(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := storetest.One(st.ClaimN(ctx, 1, "r1", *now, 1))
+	cl, err := storetest.One(claim.New(st).ClaimN(ctx, 1, "r1", *now, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func TestFinishedFiguresStop(t *testing.T) {
 	st, now := seed(t, 4)
 	for i := 0; ; i++ {
 		*now = t0.Add(time.Duration(i) * time.Second)
-		cl, err := storetest.One(st.ClaimN(ctx, 1, "r1", *now, 1))
+		cl, err := storetest.One(claim.New(st).ClaimN(ctx, 1, "r1", *now, 1))
 		if err != nil {
 			break // nothing left
 		}

@@ -364,7 +364,7 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 
 // sameRecipients reports whether sibling sb's recipients have key. A
 // campaign imported before keys were stored gets one from its messages.
-func sameRecipients(ctx context.Context, im *store.Importer, sb store.Sibling, key string) (bool, error) {
+func sameRecipients(ctx context.Context, im store.Importer, sb store.Sibling, key string) (bool, error) {
 	if sb.RecipientsKey != "" {
 		return sb.RecipientsKey == key, nil
 	}

@@ -199,6 +199,33 @@ func ApplyChecks(ctx context.Context, st Dropper, campaignID int64, checks []Acc
 	return back, nil
 }
 
+// CheckRecorder keeps an account check's finding; *store.Store is one.
+type CheckRecorder interface {
+	RecordCheck(ctx context.Context, accountID int64, f campaign.CheckFinding) error
+}
+
+// RecordChecks keeps each verdict on its account, so that status and the
+// account list say that an account failed its check and why until a check
+// passes: a failed one's error (the API's word or the token variable's
+// name, never a token), an ok one clears it. A throttled or unreached
+// check proves nothing either way and changes nothing.
+func RecordChecks(ctx context.Context, st CheckRecorder, checks []AccountCheck, now time.Time) error {
+	for _, c := range checks {
+		var f campaign.CheckFinding
+		switch c.Verdict {
+		case VerdictFailed:
+			f = campaign.CheckFinding{Code: c.Code, Error: c.Err.Error(), At: now}
+		case VerdictOK:
+		default:
+			continue
+		}
+		if err := st.RecordCheck(ctx, c.Account.ID, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // CheckEnabled fails early when nothing could be sent: no enabled account.
 // An account whose token variable is empty is the preflight's: it is left
 // out of the run, as an account whose token is refused.
@@ -231,6 +258,9 @@ func preflight(ctx context.Context, o Options, api PhoneReader, baseURL string, 
 		}
 	}
 	checks, err := CheckAccounts(ctx, api, baseURL, enabled, token)
+	if rerr := RecordChecks(ctx, o.Store, checks, o.Now()); rerr != nil {
+		return nil, rerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("nothing was sent: %w", err)
 	}

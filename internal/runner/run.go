@@ -180,7 +180,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		defer stop()
 		o.IO.Infof("metrics on http://%s/metrics", addr)
 	}
-	logEvent := logging.Observer(o.Logger, c.ID)
+	logEvent := logging.Observer(o.Logger, c.ID, func() time.Time {
+		if o.Clock != nil {
+			return o.Clock.Now()
+		}
+		return time.Now()
+	})
 	observe := o.Observe
 	o.Observe = func(ev dispatch.Event) {
 		m.Observe(ev)

@@ -13,15 +13,17 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/hint"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/recipients"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
@@ -67,8 +69,11 @@ type Options struct {
 	// Stale is how long a runner may miss its heartbeats before its rows
 	// become unknown, on any host (see liveness). [30s]
 	Stale time.Duration
-	// ProgressInterval between plain progress lines. [10s]
+	// ProgressInterval between plain progress lines. [10s; 1s with
+	// ProgressJSON]
 	ProgressInterval time.Duration
+	// ProgressJSON writes progress as JSON lines (--progress json).
+	ProgressJSON bool
 	// Probe: see dispatch.Options.
 	Probe func(ctx context.Context) error
 	Label string // progress label, e.g. "SANDBOX" [campaign N]
@@ -178,10 +183,10 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 		return err
 	}
 	defer tuneGC(sendGCPercent, sendMemoryLimit)()
-	host, _ := os.Hostname()
+	here := ThisProcess()
 	now := o.Clock.Now()
-	live := liveness{host: host, pid: os.Getpid(), stale: o.Stale, alive: processAlive}
-	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool { return live.dead(r, now) })
+	live := Liveness(o.Stale)
+	moved, err := o.Store.RecoverOrphans(ctx, now, func(r campaign.Runner) bool { return live.Dead(r, now) })
 	if err != nil {
 		return err
 	}
@@ -202,14 +207,16 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	}
 	prog := ui.NewProgress(o.IO, ui.ProgressOptions{
 		Label: label, Total: counts.Total(), Sent: counts[campaign.Sent], Failed: counts[campaign.Failed],
-		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval,
+		Unknown: counts[campaign.Unknown], Interval: o.ProgressInterval, Now: o.Clock.Now,
+		Estimate: progressEstimate(ctx, o, c.ID), JSON: o.ProgressJSON, Campaign: c.ID,
 	})
-	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), now.UnixNano()), Host: host, PID: os.Getpid()}
+	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", here.Host, here.PID, now.UnixNano()), Host: here.Host, PID: here.PID, Space: here.Space}
 	ownRunners.Store(self.ID, struct{}{})
 	defer ownRunners.Delete(self.ID)
+	ledger := claim.New(o.Store)
 	eng, err := dispatch.New(dispatch.Options{
-		Campaign: c, Ledger: o.Store, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
-		Runner: self, Stale: o.Stale, Dead: live.dead,
+		Campaign: c, Ledger: ledger, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
+		Runner: self, Stale: o.Stale, Dead: live.Dead,
 		Policy: o.Policy, Poll: o.Poll, Probe: o.Probe,
 		Observe: func(ev dispatch.Event) {
 			if o.Observe != nil {
@@ -255,9 +262,14 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	// status webhook may have put a message counted as sent back to pending.
 	if end, cerr := o.Store.Counts(context.WithoutCancel(ctx), c.ID); cerr == nil {
 		prog.Settle(end[campaign.Sent], end[campaign.Failed], end[campaign.Unknown])
+		states := map[string]int{}
+		for _, s := range campaign.States {
+			states[string(s)] = end[s]
+		}
+		prog.SetStates(states)
 	}
 	prog.Stop()
-	if rerr := o.Store.GiveBackRefunds(context.WithoutCancel(ctx)); rerr != nil {
+	if rerr := ledger.GiveBackRefunds(context.WithoutCancel(ctx)); rerr != nil {
 		// They stay queued in the database for the next claim.
 		o.IO.Warnf("%v; they are given back at the next run", rerr)
 	}
@@ -327,4 +339,28 @@ func describeOutage(o *campaign.Outage, now time.Time, timeout time.Duration) st
 	}
 	return fmt.Sprintf("Cloud API outage: no account has had an answer since %s (%s); next try in %s, pausing after %s; nothing is failed meanwhile",
 		o.Since.Format(time.TimeOnly), o.Error, o.NextProbe.Sub(now).Round(time.Second), timeout)
+}
+
+// progressEstimate gives the progress line the ETA status shows for
+// campaign id (report.CampaignETA, the planner's), made at the run's
+// clock: the line shows the same time left as status, caps and quota days
+// counted. An ETA that cannot be made shows no time left. It reads on
+// after an interrupt, for the last line.
+func progressEstimate(ctx context.Context, o Options, id int64) func() ui.Estimate {
+	ctx = context.WithoutCancel(ctx)
+	return func() ui.Estimate {
+		c, err := o.Store.Campaign(ctx, id)
+		if err != nil {
+			return ui.Estimate{}
+		}
+		rep := report.Reporter{Src: o.Store, Reads: readmodel.New(o.Store), Now: o.Clock.Now(), Loc: o.Store.Location()}
+		e, err := rep.CampaignETA(ctx, c)
+		switch {
+		case err != nil || e == nil:
+			return ui.Estimate{}
+		case e.Finish == nil:
+			return ui.Estimate{Never: e.Never != ""}
+		}
+		return ui.Estimate{Finish: *e.Finish}
+	}
 }

@@ -31,9 +31,16 @@ var DemoAccounts = []campaign.Account{
 	{Name: "sandbox-active", PhoneNumberID: "100000000000003", Tier: campaign.TierActive, TokenEnv: SandboxTokenEnv, WABA: DemoWABA},
 }
 
+// AccountKeeper lists, adds and changes accounts; *store.Store is one.
+type AccountKeeper interface {
+	AccountLister
+	AddAccount(ctx context.Context, a campaign.Account) (campaign.Account, error)
+	UpdateAccount(ctx context.Context, name string, ch campaign.AccountChange) (campaign.AccountStatus, error)
+}
+
 // EnsureDemoAccounts adds the demo accounts that are missing, and gives
 // those a former version added without a WABA the demo one.
-func EnsureDemoAccounts(ctx context.Context, st *store.Store) error {
+func EnsureDemoAccounts(ctx context.Context, st AccountKeeper) error {
 	have, err := st.Accounts(ctx)
 	if err != nil {
 		return err
@@ -51,7 +58,7 @@ func EnsureDemoAccounts(ctx context.Context, st *store.Store) error {
 			}
 		case old.WABA == "" && old.PhoneNumberID == a.PhoneNumberID:
 			waba := a.WABA
-			if _, err := st.UpdateAccount(ctx, a.Name, store.AccountChange{WABA: &waba}); err != nil {
+			if _, err := st.UpdateAccount(ctx, a.Name, campaign.AccountChange{WABA: &waba}); err != nil {
 				return err
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
@@ -29,10 +28,16 @@ func NumberInfo(p whatsapp.PhoneNumber, at time.Time) (campaign.NumberInfo, erro
 	return n, nil
 }
 
+// SyncRecorder keeps what a sync read of the numbers; *store.Store is one.
+type SyncRecorder interface {
+	RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error)
+	UpdateAccount(ctx context.Context, name string, ch campaign.AccountChange) (campaign.AccountStatus, error)
+}
+
 // RecordSyncs keeps what the checks read of each number that passed, warns
 // loudly about RED quality and, with pauseOnRed, disables those accounts.
 // flags ends the command lines the warnings suggest (see Options.Flags).
-func RecordSyncs(ctx context.Context, st *store.Store, io *ui.IOStreams, checks []AccountCheck, pauseOnRed bool, flags string, now func() time.Time) error {
+func RecordSyncs(ctx context.Context, st SyncRecorder, io *ui.IOStreams, checks []AccountCheck, pauseOnRed bool, flags string, now func() time.Time) error {
 	for _, c := range checks {
 		if c.Verdict != VerdictOK {
 			continue
@@ -53,7 +58,7 @@ func RecordSyncs(ctx context.Context, st *store.Store, io *ui.IOStreams, checks 
 			continue
 		}
 		disabled := true
-		if _, err := st.UpdateAccount(ctx, c.Account.Name, store.AccountChange{Disabled: &disabled}); err != nil {
+		if _, err := st.UpdateAccount(ctx, c.Account.Name, campaign.AccountChange{Disabled: &disabled}); err != nil {
 			return err
 		}
 		io.Warnf("account %s: QUALITY RATING IS RED: the account is disabled (--pause-on-red); `wasend account set %s --enable%s` when it recovers",

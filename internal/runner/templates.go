@@ -9,10 +9,23 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
+
+// AccountLister lists the accounts; *store.Store is one.
+type AccountLister interface {
+	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
+}
+
+// TemplateStore is what the template sync and checks need of the
+// database: the accounts (their WABAs), the synced templates (read through
+// readmodel) and where a sync keeps them. *store.Store is one.
+type TemplateStore interface {
+	readmodel.Source
+	AccountLister
+	ReplaceTemplates(ctx context.Context, waba string, ts []campaign.Template) error
+}
 
 // WABARead is one WABA to read and the token variable to read it with
 // (Account: the account whose variable it is, when one was chosen).
@@ -24,7 +37,7 @@ var ErrNoWABA = errors.New("no account has a WABA id: give an account one with w
 // WABAReads is the WABA waba with the token in tokenEnv or, without waba,
 // the WABA of every account that has one, each once, with the token of the
 // first of its accounts by name.
-func WABAReads(ctx context.Context, st *store.Store, waba, tokenEnv string) ([]WABARead, error) {
+func WABAReads(ctx context.Context, st AccountLister, waba, tokenEnv string) ([]WABARead, error) {
 	if waba != "" {
 		return []WABARead{{WABA: waba, TokenEnv: tokenEnv}}, nil
 	}
@@ -50,7 +63,7 @@ func WABAReads(ctx context.Context, st *store.Store, waba, tokenEnv string) ([]W
 
 // SyncTemplates reads the templates of every WABA of reads from api into
 // the database, saying on io what it read.
-func SyncTemplates(ctx context.Context, st *store.Store, io *ui.IOStreams, api *API, reads []WABARead, timeout time.Duration, now func() time.Time) error {
+func SyncTemplates(ctx context.Context, st TemplateStore, io *ui.IOStreams, api *API, reads []WABARead, timeout time.Duration, now func() time.Time) error {
 	tokens := make([]string, len(reads)) // every token first: nothing is half-synced for a missing one
 	for i, r := range reads {
 		token, err := api.Token(r.TokenEnv)
@@ -72,7 +85,7 @@ func SyncTemplates(ctx context.Context, st *store.Store, io *ui.IOStreams, api *
 	return nil
 }
 
-func syncWABA(ctx context.Context, st *store.Store, io *ui.IOStreams, client *whatsapp.Client, r WABARead, token string, now func() time.Time) error {
+func syncWABA(ctx context.Context, st TemplateStore, io *ui.IOStreams, client *whatsapp.Client, r WABARead, token string, now func() time.Time) error {
 	read, err := client.Templates(ctx, r.WABA, token)
 	if err != nil {
 		if r.Account != "" {
@@ -101,7 +114,7 @@ func syncWABA(ctx context.Context, st *store.Store, io *ui.IOStreams, client *wh
 // of the WABAs of the enabled accounts before anything is stored or sent
 // (campaign.CheckTemplateForAccounts); what could not be checked is said
 // on io.
-func CheckTemplate(ctx context.Context, st *store.Store, io *ui.IOStreams, spec campaign.Spec) error {
+func CheckTemplate(ctx context.Context, st TemplateStore, io *ui.IOStreams, spec campaign.Spec) error {
 	if spec.Kind != campaign.KindTemplate {
 		return nil
 	}
@@ -133,7 +146,7 @@ func CheckTemplate(ctx context.Context, st *store.Store, io *ui.IOStreams, spec 
 // is resumed, as run FILE does at import: the template may have been
 // paused, disabled or edited since. A campaign not found is left to the
 // run to report.
-func CheckResumedTemplate(ctx context.Context, st *store.Store, io *ui.IOStreams, id int64) error {
+func CheckResumedTemplate(ctx context.Context, st TemplateStore, io *ui.IOStreams, id int64) error {
 	c, err := st.Campaign(ctx, id)
 	if errors.Is(err, campaign.ErrNotFound) {
 		return nil

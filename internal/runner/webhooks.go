@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/metrics"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
@@ -22,6 +23,9 @@ type ReceiverOptions struct {
 	VerifyToken string
 	Policy      webhook.Policy
 	Log         *slog.Logger
+	// OptedOut, when set, is called after a pass in which inbound
+	// messages suppressed numbers (the shared list's sync wakes).
+	OptedOut func()
 }
 
 // Receiver is a webhook receiver serving, with its applier, beside other
@@ -37,6 +41,13 @@ type Receiver struct {
 func StartReceiver(ctx context.Context, st *store.Store, o ReceiverOptions) (*Receiver, error) {
 	wm := webhook.NewMetrics()
 	ap := webhook.NewApplier(st, o.Policy, wm, o.Log)
+	if o.OptedOut != nil {
+		ap.OnApply = func(rep campaign.ApplyReport) {
+			if rep.OptOuts > 0 {
+				o.OptedOut()
+			}
+		}
+	}
 	rc := webhook.NewReceiver(webhook.ReceiverConfig{Inbox: st, AppSecret: o.AppSecret, VerifyToken: o.VerifyToken,
 		Metrics: wm, Log: o.Log, Stored: ap.Wake})
 	srv := &webhook.Server{Receiver: rc, Applier: ap, Path: o.Path}

@@ -207,7 +207,10 @@ type Server struct {
 	recordErr  error
 	hooks      *webhooker                 // nil without webhooks
 	wabaTmpl   map[string]json.RawMessage // WABA id → its templates, in place of sandboxTemplates
-	tmplReads  []TemplateRead
+	// unsubscribed are the WABAs whose webhooks the sandbox's app is not
+	// subscribed to (SetSubscribed).
+	unsubscribed map[string]bool
+	tmplReads    []TemplateRead
 }
 
 type pairKey struct{ phoneNumberID, waID string }
@@ -272,7 +275,8 @@ func New(opts Options) *Server {
 }
 
 // ServeHTTP serves POST /{version}/{phone_number_id}/messages,
-// GET /{version}/{phone_number_id} and GET RecordsPath.
+// GET /{version}/{phone_number_id}, GET /{version}/{waba_id}/message_templates,
+// GET /{version}/{waba_id}/subscribed_apps and GET RecordsPath.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == RecordsPath {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -289,6 +293,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, ok := templatesPath(r.URL); ok {
 		s.serveTemplates(w, r)
+		return
+	}
+	if waba, ok := wabaEdgePath(r.URL, "subscribed_apps"); ok {
+		s.serveSubscribedApps(w, r, waba)
 		return
 	}
 	phoneNumberID, ok := messagesPath(r.URL)

@@ -9,13 +9,32 @@ import (
 )
 
 // templatesPath extracts the WABA id from /vNN.N/{waba-id}/message_templates.
-func templatesPath(u *url.URL) (string, bool) {
+func templatesPath(u *url.URL) (string, bool) { return wabaEdgePath(u, "message_templates") }
+
+// wabaEdgePath extracts the WABA id from /vNN.N/{waba-id}/{edge}.
+func wabaEdgePath(u *url.URL, edge string) (string, bool) {
 	parts := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
-	if len(parts) != 3 || len(parts[0]) < 2 || parts[0][0] != 'v' || parts[2] != "message_templates" || parts[1] == "" {
+	if len(parts) != 3 || len(parts[0]) < 2 || parts[0][0] != 'v' || parts[2] != edge || parts[1] == "" {
 		return "", false
 	}
 	id, err := url.PathUnescape(parts[1])
 	return id, err == nil
+}
+
+// readable answers what Graph answers a read of a WABA's edge it refuses
+// (a method other than GET, a bad token) and reports whether to go on.
+func (s *Server) readable(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		writeGraphError(w, http.StatusMethodNotAllowed, 100, "method "+r.Method+" is not supported on "+r.URL.Path, "", 0)
+		return false
+	}
+	if s.badToken(bearerToken(r)) {
+		writeGraphErrorSubcode(w, http.StatusUnauthorized, 190, 0, "OAuthException",
+			"Invalid OAuth access token - Cannot parse access token", "")
+		return false
+	}
+	return true
 }
 
 // sandboxTemplates are the templates every sandbox WABA has: the demo
@@ -36,14 +55,7 @@ var sandboxTemplates = json.RawMessage(`[
 // serveTemplates answers GET /{version}/{waba-id}/message_templates with
 // the sandbox's templates on one page; a bad token gets 190 as Graph does.
 func (s *Server) serveTemplates(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		writeGraphError(w, http.StatusMethodNotAllowed, 100, "method "+r.Method+" is not supported on "+r.URL.Path, "", 0)
-		return
-	}
-	if s.badToken(bearerToken(r)) {
-		writeGraphErrorSubcode(w, http.StatusUnauthorized, 190, 0, "OAuthException",
-			"Invalid OAuth access token - Cannot parse access token", "")
+	if !s.readable(w, r) {
 		return
 	}
 	waba, _ := templatesPath(r.URL)

@@ -11,6 +11,7 @@ import (
 	mathrand "math/rand"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -37,6 +38,12 @@ type WebhookOptions struct {
 	// without callback data (Meta may leave it out): they reach the
 	// receiver before the sender has recorded the wamid.
 	Early float64
+	// Inbound messages, posted after a delivered (or read) message's
+	// statuses, as the person's answer: Reply, a text answer (quoting our
+	// message half the time); Stop, the text STOP; StopButton, a tap on
+	// the marketing opt-out button ("Stop promotions"). One answer at
+	// most per message, drawn in that order from a source of their own.
+	Reply, Stop, StopButton float64
 	// Delay is how long after acceptance the statuses go out.
 	Delay  time.Duration
 	Client *http.Client
@@ -51,7 +58,7 @@ func (o WebhookOptions) Validate() error {
 		return fmt.Errorf("webhooks need an app secret to sign with")
 	}
 	for name, p := range map[string]float64{"read": o.Read, "duplicate": o.Duplicate, "reorder": o.Reorder, "fail": o.Fail,
-		"opt-out": o.OptOut, "late-fail": o.LateFail, "early": o.Early} {
+		"opt-out": o.OptOut, "late-fail": o.LateFail, "early": o.Early, "reply": o.Reply, "stop": o.Stop, "stop-button": o.StopButton} {
 		if !(p >= 0 && p <= 1) {
 			return fmt.Errorf("webhook %s probability %v: must be between 0 and 1", name, p)
 		}
@@ -74,18 +81,25 @@ type Delivery struct {
 	// Statuses are the statuses posted, once each, in the order posted.
 	Statuses []string
 	Early    bool // posted before the send was answered, without callback data
+	// Answer is what the person sent back: "" (nothing), "reply", "stop"
+	// or "stop-button"; AnswerID is its message id.
+	Answer   string
+	AnswerID string
 }
 
 // webhooker posts the statuses of accepted messages. Its draws come from
 // a source of its own, so turning webhooks on does not change the faults
 // a seed replays.
 type webhooker struct {
-	o      WebhookOptions
-	rng    *mathrand.Rand // guarded by Server.mu: plans are drawn in decide
-	client *http.Client
-	sem    chan struct{} // bounds posts in flight
-	hurry  chan struct{} // closed by Flush: no more waiting for Delay
-	wg     sync.WaitGroup
+	o   WebhookOptions
+	rng *mathrand.Rand // guarded by Server.mu: plans are drawn in decide
+	// answers draws the inbound answers, apart from rng so that turning
+	// them on changes no status a seed replays.
+	answers *mathrand.Rand
+	client  *http.Client
+	sem     chan struct{} // bounds posts in flight
+	hurry   chan struct{} // closed by Flush: no more waiting for Delay
+	wg      sync.WaitGroup
 
 	mu         sync.Mutex
 	deliveries map[string]*Delivery
@@ -98,7 +112,7 @@ func newWebhooker(o WebhookOptions) *webhooker {
 	if c == nil {
 		c = &http.Client{Timeout: 10 * time.Second}
 	}
-	return &webhooker{o: o, rng: mathrand.New(mathrand.NewSource(o.Seed)), client: c,
+	return &webhooker{o: o, rng: mathrand.New(mathrand.NewSource(o.Seed)), answers: mathrand.New(mathrand.NewSource(o.Seed + 1)), client: c,
 		sem: make(chan struct{}, 16), hurry: make(chan struct{}), deliveries: map[string]*Delivery{}}
 }
 
@@ -164,6 +178,13 @@ func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.T
 	}
 	for _, s := range sts {
 		d.Statuses = append(d.Statuses, s.status)
+	}
+	// An answer comes after the message reached the person, and (in the
+	// sandbox) after its send was answered.
+	if d.Final != "failed" && d.Code == 0 && !isEarly {
+		if b := h.answer(d, phoneNumberID, wamid, waID, now); b != nil {
+			bodies = append(bodies, b)
+		}
 	}
 	d.Posted = len(bodies)
 	h.mu.Lock()
@@ -264,6 +285,49 @@ func statusBody(phoneNumberID, wamid, waID, callback string, s plannedStatus) []
 				"messaging_product": "whatsapp",
 				"metadata":          map[string]any{"display_phone_number": "1555" + phoneNumberID, "phone_number_id": phoneNumberID},
 				"statuses":          []any{st},
+			},
+		}}}},
+	})
+	return b
+}
+
+// replies are the sandbox's answers, by draw.
+var replies = []string{"Yes, interested!", "How much is it?", "Thanks 👍", "Can you call me tomorrow?", "Is this still on?"}
+
+// answer draws what the recipient of a delivered message sends back and
+// returns its body (nil: nothing), posted after the message's statuses.
+func (h *webhooker) answer(d *Delivery, phoneNumberID, wamid, waID string, now time.Time) []byte {
+	p := h.answers.Float64()
+	o := h.o
+	var msg map[string]any
+	switch {
+	case p < o.StopButton:
+		d.Answer = "stop-button"
+		msg = map[string]any{"type": "button", "button": map[string]any{"payload": "Stop promotions", "text": "Stop promotions"},
+			"context": map[string]any{"from": "1555" + phoneNumberID, "id": wamid}}
+	case p < o.StopButton+o.Stop:
+		d.Answer = "stop"
+		msg = map[string]any{"type": "text", "text": map[string]any{"body": "STOP"}}
+	case p < o.StopButton+o.Stop+o.Reply:
+		d.Answer = "reply"
+		msg = map[string]any{"type": "text", "text": map[string]any{"body": replies[h.answers.Intn(len(replies))]}}
+		if h.answers.Intn(2) == 0 {
+			msg["context"] = map[string]any{"from": "1555" + phoneNumberID, "id": wamid}
+		}
+	default:
+		return nil
+	}
+	d.AnswerID = "wamid.in." + strings.TrimPrefix(wamid, "wamid.")
+	msg["from"], msg["id"], msg["timestamp"] = waID, d.AnswerID, strconv.FormatInt(now.Add(45*time.Second).Unix(), 10)
+	b, _ := json.Marshal(map[string]any{
+		"object": "whatsapp_business_account",
+		"entry": []any{map[string]any{"id": "sandbox-waba", "changes": []any{map[string]any{
+			"field": "messages",
+			"value": map[string]any{
+				"messaging_product": "whatsapp",
+				"metadata":          map[string]any{"display_phone_number": "1555" + phoneNumberID, "phone_number_id": phoneNumberID},
+				"contacts":          []any{map[string]any{"profile": map[string]any{"name": "Sandbox " + waID[max(0, len(waID)-4):]}, "wa_id": waID}},
+				"messages":          []any{msg},
 			},
 		}}}},
 	})

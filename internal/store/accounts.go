@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -67,8 +68,7 @@ func (s *Store) SetTier(ctx context.Context, name string, l campaign.Limits) err
 		}
 		now := s.now()
 		for _, a := range accts {
-			newLimits := a.Overrides.Apply(l).CapThroughput(a.Throughput)
-			if err := relimit(ctx, tx, a, newLimits, now); err != nil {
+			if err := relimit(ctx, tx, a, a.SendLimits(l, a.ThroughputRead), now); err != nil {
 				return err
 			}
 		}
@@ -85,6 +85,16 @@ func relimit(ctx context.Context, tx *Tx, a account, to campaign.Limits, now tim
 	return nil
 }
 
+// tierLimits reads a tier's limits.
+func tierLimits(ctx context.Context, tx *Tx, name string) (campaign.Limits, error) {
+	var l campaign.Limits
+	if err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, name).
+		Scan(&l.Rate, &l.Burst, &l.DailyCap); err != nil {
+		return l, fmt.Errorf("read tier %s: %w", name, err)
+	}
+	return l, nil
+}
+
 func bucketLimit(l campaign.Limits) ratelimit.Limit {
 	return ratelimit.Limit{Rate: l.Rate, Burst: l.Burst}
 }
@@ -96,17 +106,14 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		return a, fmt.Errorf("tier %q: must be one of new, warm, active", a.Tier)
 	}
 	err := s.write(ctx, func(tx *Tx) error {
-		var l campaign.Limits
-		err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
-			Scan(&l.Rate, &l.Burst, &l.DailyCap)
+		tier, err := tierLimits(ctx, tx, a.Tier)
 		if err != nil {
-			return fmt.Errorf("read tier %s: %w", a.Tier, err)
+			return err
 		}
-		l = a.Overrides.Apply(l)
-		if err := l.Validate(); err != nil {
+		if err := a.Overrides.Apply(tier).Validate(); err != nil {
 			return fmt.Errorf("account %s: %w", a.Name, err)
 		}
-		l = l.CapThroughput(campaign.EffectiveThroughput(a.ThroughputPinned, 0))
+		l := a.SendLimits(tier, 0)
 		// A taken name is the first thing to say: callers tell it apart.
 		var taken int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE name = ?`, a.Name).Scan(&taken); err != nil {
@@ -145,19 +152,8 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 	return a, err
 }
 
-// AccountChange is a partial update of an account; nil fields stay as they are.
-type AccountChange struct {
-	Tier          *string
-	PhoneNumberID *string
-	TokenEnv      *string
-	Rate          *float64 // a value <= 0 clears the override
-	Burst         *int     // a value <= 0 clears the override
-	DailyCap      *int     // a value < 0 clears the override
-	Disabled      *bool
-	Portfolio     *string  // "" takes the account out of its portfolio
-	Throughput    *float64 // pins the throughput: campaign.Unlimited for none, 0 unpins
-	WABA          *string  // "" forgets the account's WABA
-}
+// AccountChange is a partial update of an account (campaign.AccountChange).
+type AccountChange = campaign.AccountChange
 
 // UpdateAccount applies a change to the named account. A change of limits
 // books the tokens earned so far first, as SetTier does.
@@ -172,57 +168,29 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 			return fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
 		}
 		a := accts[0]
-		if ch.Tier != nil {
-			if !campaign.ValidTier(*ch.Tier) {
-				return fmt.Errorf("tier %q: must be one of new, warm, active", *ch.Tier)
-			}
-			if *ch.Tier != a.Tier {
-				if err := changeTier(ctx, tx, a.ID, a.Tier, *ch.Tier, s.now(), "set by the operator"); err != nil {
-					return err
-				}
-			}
-			a.Tier = *ch.Tier
+		was := a.Account
+		if err := ch.Apply(&a.Account); err != nil {
+			return err
 		}
-		movesNumber := ch.PhoneNumberID != nil && *ch.PhoneNumberID != a.PhoneNumberID
-		if movesNumber {
-			if err := numberFree(ctx, tx, a.Name, *ch.PhoneNumberID, a.ID); err != nil {
+		if a.Tier != was.Tier {
+			if err := changeTier(ctx, tx, a.ID, was.Tier, a.Tier, s.now(), "set by the operator"); err != nil {
 				return err
 			}
-			a.PhoneNumberID = *ch.PhoneNumberID
 		}
-		if ch.TokenEnv != nil {
-			a.TokenEnv = *ch.TokenEnv
+		movesNumber := a.PhoneNumberID != was.PhoneNumberID
+		if movesNumber {
+			if err := numberFree(ctx, tx, a.Name, a.PhoneNumberID, a.ID); err != nil {
+				return err
+			}
 		}
-		if ch.Rate != nil {
-			a.Overrides.Rate = positiveFloat(*ch.Rate)
+		tier, err := tierLimits(ctx, tx, a.Tier)
+		if err != nil {
+			return err
 		}
-		if ch.Burst != nil {
-			a.Overrides.Burst = positiveInt(*ch.Burst, 1)
-		}
-		if ch.DailyCap != nil {
-			a.Overrides.DailyCap = positiveInt(*ch.DailyCap, 0)
-		}
-		if ch.Disabled != nil {
-			a.Disabled = *ch.Disabled
-		}
-		if ch.WABA != nil {
-			a.WABA = *ch.WABA
-		}
-		var tier campaign.Limits
-		if err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
-			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
-			return fmt.Errorf("read tier %s: %w", a.Tier, err)
-		}
-		if ch.Throughput != nil {
-			a.ThroughputPinned = *ch.Throughput
-			a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
-		}
-		newLimits := a.Overrides.Apply(tier)
-		if err := newLimits.Validate(); err != nil {
+		if err := a.Overrides.Apply(tier).Validate(); err != nil {
 			return fmt.Errorf("account %s: %w", name, err)
 		}
-		newLimits = newLimits.CapThroughput(a.Throughput)
-		if err := relimit(ctx, tx, a, newLimits, s.now()); err != nil {
+		if err := relimit(ctx, tx, a, a.SendLimits(tier, a.ThroughputRead), s.now()); err != nil {
 			return err
 		}
 		if err := releaseHeld(ctx, tx); err != nil {
@@ -261,20 +229,6 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 }
 
 func nullThroughput(v float64) sql.NullFloat64 { return sql.NullFloat64{Float64: v, Valid: v != 0} }
-
-func positiveFloat(v float64) *float64 {
-	if v <= 0 {
-		return nil
-	}
-	return &v
-}
-
-func positiveInt(v, min int) *int {
-	if v < min {
-		return nil
-	}
-	return &v
-}
 
 // Accounts returns every account with its effective limits and live
 // limiter state at the store's clock.
@@ -343,7 +297,8 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
 		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0),
 		coalesce(a.messaging_limit_read, 0), a.quality_rating, a.verified_name, a.name_status, coalesce(a.synced_at, 0),
-		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?), a.waba_id
+		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?), a.waba_id,
+		a.check_error, a.check_code, a.checked_at
 		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
 		LEFT JOIN portfolios p ON p.id = a.portfolio_id `+where, append([]any{DefaultMargin}, args...)...)
 	if err != nil {
@@ -359,14 +314,15 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 			created, tokensAt                int64
 			cooldown, lastThrottle, factorAt int64
 			tier                             campaign.Limits
-			syncedAt                         int64
+			syncedAt, checkedAt              int64
 		)
 		if err := rows.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
 			&rate, &burst, &cap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &a.UsedToday,
 			&cooldown, &a.health.Streak, &lastThrottle, &a.health.Factor, &factorAt, &a.Restriction, &lastCode,
 			&tier.Rate, &tier.Burst, &tier.DailyCap, &a.ThroughputRead, &a.ThroughputPinned,
 			&a.Synced.MessagingLimit, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
-			&a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin, &a.WABA); err != nil {
+			&a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin, &a.WABA,
+			&a.Check.Error, &a.Check.Code, &checkedAt); err != nil {
 			return nil, fmt.Errorf("read account: %w", err)
 		}
 		if rate.Valid {
@@ -384,13 +340,14 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		a.At = fromNanos(tokensAt)
 		a.Synced.At, a.Synced.Throughput = fromNanos(syncedAt), a.ThroughputRead
 		a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
-		a.Limits = a.Overrides.Apply(tier).CapThroughput(a.Throughput)
+		a.Limits = a.SendLimits(tier, a.ThroughputRead)
 		a.health.CooldownUntil = fromNanos(cooldown)
 		a.health.LastThrottle = fromNanos(lastThrottle)
 		a.health.FactorSince = fromNanos(factorAt)
 		a.CooldownUntil = a.health.CooldownUntil
 		a.RateFactor = a.health.Factor
 		a.LastErrorCode = int(lastCode.Int64)
+		a.Check.At = fromNanos(checkedAt)
 		out = append(out, a)
 	}
 	return out, rows.Err()
@@ -466,34 +423,28 @@ type QuotaReset struct {
 // never moves the day back — so a cron line that runs twice, a clock set
 // back or a shell in another zone cannot double a cap. Days follow the zone
 // fixed in the database; a store opened asking for another zone returns a
-// *ZoneMismatchError and resets nothing.
+// *campaign.ZoneMismatchError and resets nothing.
 func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]QuotaReset, error) {
 	if s.zoneErr != nil {
 		return nil, s.zoneErr
 	}
 	var out []QuotaReset
 	err := s.write(ctx, func(tx *Tx) error {
+		out = nil // write may run fn again after a busy error
 		accts, err := loadAccounts(ctx, tx, `ORDER BY a.id`)
 		if err != nil {
 			return err
 		}
-		want := map[string]bool{}
-		for _, n := range names {
-			want[n] = true
+		if accts, err = named(accts, names); err != nil {
+			return err
 		}
 		now := s.now()
 		today := s.Today(now)
-		found := 0
 		for _, a := range accts {
-			if len(want) > 0 && !want[a.Name] {
-				continue
-			}
-			found++
+			day, reset, behind := campaign.NextResetDay(a.QuotaDay, today, force)
 			r := QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap,
-				Behind: today < a.QuotaDay} // ISO dates order as strings
-			if today > a.QuotaDay || force {
-				r.Reset = true
-				day := max(today, a.QuotaDay)
+				Behind: behind, Reset: reset}
+			if reset {
 				if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = 0, quota_day = ?, quota_epoch = quota_epoch + 1 WHERE id = ?`,
 					day, a.ID); err != nil {
 					return fmt.Errorf("reset quota of %s: %w", a.Name, err)
@@ -504,13 +455,6 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 				}
 			}
 			out = append(out, r)
-		}
-		if found < len(want) {
-			for n := range want {
-				if !containsAccount(accts, n) {
-					return fmt.Errorf("account %q: %w", n, campaign.ErrNotFound)
-				}
-			}
 		}
 		if err := releaseHeld(ctx, tx); err != nil {
 			return err
@@ -532,11 +476,36 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 	return out, err
 }
 
-func containsAccount(accts []account, name string) bool {
-	for _, a := range accts {
-		if a.Name == name {
-			return true
+// named is the accounts of accts with the given names, all when names is
+// empty; a name none has is campaign.ErrNotFound.
+func named(accts []account, names []string) ([]account, error) {
+	if len(names) == 0 {
+		return accts, nil
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(accts, func(a account) bool { return a.Name == n }) {
+			return nil, fmt.Errorf("account %q: %w", n, campaign.ErrNotFound)
 		}
 	}
-	return false
+	return slices.DeleteFunc(accts, func(a account) bool { return !slices.Contains(names, a.Name) }), nil
+}
+
+// RecordCheck keeps what a check of the account found (a run's preflight,
+// `account test`): why it failed, or, with an empty finding, that it
+// passed. The finding is the API's word or the missing variable's name,
+// never a token.
+func (s *Store) RecordCheck(ctx context.Context, accountID int64, f campaign.CheckFinding) error {
+	return s.write(ctx, func(tx *Tx) error {
+		var at int64
+		if f.Failed() {
+			at = nanos(f.At)
+		} else {
+			f.Code = 0
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET check_error = ?, check_code = ?, checked_at = ? WHERE id = ?`,
+			f.Error, f.Code, at, accountID); err != nil {
+			return fmt.Errorf("record the check of account %d: %w", accountID, err)
+		}
+		return nil
+	})
 }

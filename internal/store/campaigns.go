@@ -11,9 +11,9 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// Importer stores one campaign's rows inside a single transaction: either
-// the whole file lands, or (on error, interrupt or crash) nothing does.
-type Importer struct {
+// importer is SQLite's Importer: one campaign's rows in a single
+// transaction.
+type importer struct {
 	s    *Store
 	tx   *sql.Tx
 	c    campaign.Campaign
@@ -33,7 +33,7 @@ type Importer struct {
 
 // Import holds this process's write lock until Commit or Rollback: the
 // import is one transaction so a half-read file never becomes a campaign.
-func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, error) {
+func (s *Store) Import(ctx context.Context, c campaign.Campaign) (Importer, error) {
 	if err := campaign.ValidateName(c.Name); err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, err
 		s.wmu.Unlock()
 		return nil, fmt.Errorf("begin import: %w", s.storageError(err))
 	}
-	im := &Importer{s: s, tx: tx, c: c}
+	im := &importer{s: s, tx: tx, c: c}
 	if err := im.start(ctx); err != nil {
 		im.Rollback()
 		return nil, err
@@ -51,7 +51,7 @@ func (s *Store) Import(ctx context.Context, c campaign.Campaign) (*Importer, err
 	return im, nil
 }
 
-func (im *Importer) start(ctx context.Context) error {
+func (im *importer) start(ctx context.Context) error {
 	params, err := json.Marshal(nonNil(im.c.Spec.Params))
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ func unmarshalExtras(s string, m *campaign.Message) error {
 }
 
 // Add stores one recipient; see AddBatch. The reason is always "".
-func (im *Importer) Add(ctx context.Context, m campaign.Message) (reason string, err error) {
+func (im *importer) Add(ctx context.Context, m campaign.Message) (reason string, err error) {
 	skips, err := im.AddBatch(ctx, []campaign.Message{m})
 	if err != nil || len(skips) == 0 {
 		return "", err
@@ -180,7 +180,7 @@ func (im *Importer) Add(ctx context.Context, m campaign.Message) (reason string,
 }
 
 // Skip records a row that was not imported and why.
-func (im *Importer) Skip(ctx context.Context, line int, input, reason string) error {
+func (im *importer) Skip(ctx context.Context, line int, input, reason string) error {
 	if _, err := im.skip.ExecContext(ctx, im.c.ID, line, input, reason); err != nil {
 		return fmt.Errorf("record skipped line %d: %w", line, err)
 	}
@@ -189,7 +189,7 @@ func (im *Importer) Skip(ctx context.Context, line int, input, reason string) er
 }
 
 // Commit makes the campaign and all its rows visible at once.
-func (im *Importer) Commit(ctx context.Context) (campaign.Campaign, error) {
+func (im *importer) Commit(ctx context.Context) (campaign.Campaign, error) {
 	if im.done {
 		return im.c, errors.New("import already finished")
 	}
@@ -216,7 +216,7 @@ func (im *Importer) Commit(ctx context.Context) (campaign.Campaign, error) {
 }
 
 // Rollback discards the import. It is safe to call after Commit.
-func (im *Importer) Rollback() {
+func (im *importer) Rollback() {
 	if im.done {
 		return
 	}
@@ -224,7 +224,7 @@ func (im *Importer) Rollback() {
 	im.finish()
 }
 
-func (im *Importer) finish() {
+func (im *importer) finish() {
 	for _, st := range []*sql.Stmt{im.skip} {
 		if st != nil {
 			st.Close()

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/storetest"
@@ -23,6 +25,7 @@ func TestConformance(t *testing.T) {
 			return storetest.SetCampaignState(ctx, d.Path(), id, st, reason)
 		},
 		WebhookRules: webhook.NewRules(webhook.Policy{}),
+		Ledger:       func(d store.Driver) storetest.Ledger { return claim.New(d) },
 		CheckCounts:  func(ctx context.Context, d store.Driver) error { return d.(*store.Store).CheckCounts(ctx) },
 	})
 }

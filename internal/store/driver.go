@@ -15,8 +15,10 @@ import (
 // driver (Postgres, issue 30) implements, and storetest.Run is what proves
 // it: a driver is conformant when it passes that suite, not when it
 // compiles against this interface. Consumers keep their own narrow
-// interfaces (dispatch.Ledger, readmodel.Source, report's and hostshare's);
-// *Store satisfies them because it satisfies this.
+// interfaces (readmodel.Source, report's and hostshare's); *Store
+// satisfies them because it satisfies this. The engine's dispatch.Ledger
+// is internal/claim's Ledger: the claim runs above the driver, over its
+// ClaimTx.
 //
 // What a driver must keep, whatever its database: every write of a row's
 // state is one of the named moves (transitions.go) and is a no-op when the
@@ -34,12 +36,9 @@ import (
 // or be given per dialect. The same holds for the read-only checks
 // storetest makes through Reader.
 //
-// Import returns the concrete *Importer, and a few signatures name store
-// types (AccountChange, Suppression, Gates, WebhookRules, …): they stay
-// here, and a second driver in its own package returns and takes them.
-// Before one exists, Importer must become an interface (its methods Add,
-// AddBatch, Skip, SkipBatch, SameMessage, EachNumber, SetKeys,
-// ContinueInto, Commit, Rollback) so that a driver can return its own.
+// A few signatures name store types (Importer, Suppression, Gates,
+// WebhookRules, …): they stay here, and a second driver in its own package
+// returns and takes them.
 type Driver interface {
 	// The handle and its clock.
 
@@ -55,7 +54,7 @@ type Driver interface {
 	// SetTimezone fixes another zone of quota days; it returns the old one.
 	SetTimezone(ctx context.Context, name string) (old string, err error)
 	// QuotaDayOpens is nil when quota days may open, or the
-	// *ZoneMismatchError that keeps every one shut.
+	// *campaign.ZoneMismatchError that keeps every one shut.
 	QuotaDayOpens() error
 	// Path says where the database is, for status: a file's path (a
 	// network database would give its address without credentials).
@@ -68,7 +67,7 @@ type Driver interface {
 
 	// Import starts a campaign's import in one transaction (ErrExists for
 	// a fingerprint already imported); the Importer adds rows and commits.
-	Import(ctx context.Context, c campaign.Campaign) (*Importer, error)
+	Import(ctx context.Context, c campaign.Campaign) (Importer, error)
 	Campaign(ctx context.Context, id int64) (campaign.Campaign, error)
 	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
 	// CampaignBySource finds the newest campaign imported under a source
@@ -83,20 +82,20 @@ type Driver interface {
 
 	// Claims and outcomes: what dispatch.Ledger needs.
 
-	// ClaimN claims up to max due rows of a campaign for runner at now,
-	// each with a token and a daily-cap unit of the account it goes out
-	// on, in one transaction. With nothing to claim the error says why:
-	// a *campaign.WaitError (until when, if known), campaign.ErrDone,
-	// ErrPaused, ErrNotFound.
-	ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error)
+	// WithClaim runs a claim (internal/claim) in a sending transaction: the
+	// claim reads and writes through ClaimTx, and fn's error rolls it
+	// back. A claim takes its rows, their tokens and their daily-cap units
+	// in that one transaction.
+	WithClaim(ctx context.Context, fn func(ClaimTx) error) error
 	// RecordAll stores outcomes (sent, retry, failed, unknown) in one
 	// transaction. A sent outcome is kept even after a rescue made the row
 	// unknown (the wamid is the truth); others apply only to the claim's
 	// own row still in flight.
 	RecordAll(ctx context.Context, runner string, rs []campaign.Result) error
-	// RecordAndClaimN is RecordAll then ClaimN in one transaction; err is
-	// RecordAll's, claimErr ClaimN's.
-	RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error)
+	// RecordWithClaim is RecordAll then WithClaim in one transaction; err is
+	// RecordAll's, claimErr fn's (what fn wrote is taken back, the
+	// outcomes stay).
+	RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(ClaimTx) error) (claimErr, err error)
 	// AllowedRate is the messages per second the campaign's accounts may
 	// send at now, to size the engine's pool.
 	AllowedRate(ctx context.Context, campaignID int64, now time.Time) (float64, error)
@@ -136,6 +135,8 @@ type Driver interface {
 	// answer); ReadmitAccount takes it back if its reason has prefix.
 	DropAccount(ctx context.Context, campaignID, accountID int64, reason string, code int, now time.Time) error
 	ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (bool, error)
+	// RecordCheck keeps an account check's finding (empty: it passed).
+	RecordCheck(ctx context.Context, accountID int64, f campaign.CheckFinding) error
 
 	// Accounts, tiers, portfolios and the quota.
 
@@ -164,8 +165,6 @@ type Driver interface {
 	// Limits shared between hosts (--limits): claims ask the gates.
 
 	ShareLimits(ctx context.Context, g Gates, unavailable func(error) bool) error
-	GiveBackRefunds(ctx context.Context) error
-	SharedAccounts(ctx context.Context, names []string) ([]SharedAccount, error)
 	HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error)
 
 	// Suppressions: listed numbers are failed at claim, never sent.
@@ -188,6 +187,12 @@ type Driver interface {
 	// DrainInbox applies up to max stored bodies; rules decide what each
 	// status means for its row, the driver makes the move named.
 	DrainInbox(ctx context.Context, max int, rules WebhookRules) (campaign.ApplyReport, error)
+	// Inbound messages (inbound.go): their retention, their settings, the
+	// opt-ins suppressed numbers sent.
+	PruneInbound(ctx context.Context, before time.Time) (int, error)
+	InboundSettings(ctx context.Context) (map[string]string, error)
+	SetInboundSetting(ctx context.Context, key, value string, unset bool) error
+	OptInsSinceSuppressed(ctx context.Context) (map[string]OptIn, error)
 
 	// Templates, as last synced from the Cloud API.
 
@@ -195,3 +200,31 @@ type Driver interface {
 }
 
 var _ Driver = (*Store)(nil)
+
+// Importer is one campaign's import, in a single transaction that holds the
+// write lock: either the whole file lands, or (on error, interrupt or
+// crash) nothing does. Screening is the caller's (internal/screen): every
+// row given is stored.
+type Importer interface {
+	// AddBatch stores rows given in file order (Add one); they may wait
+	// in memory for more, or for Commit. It returns no skips.
+	AddBatch(ctx context.Context, msgs []campaign.Message) ([]campaign.Skip, error)
+	Add(ctx context.Context, m campaign.Message) (reason string, err error)
+	// SkipBatch records rows not imported and why (Skip one).
+	SkipBatch(ctx context.Context, skips []campaign.Skip) error
+	Skip(ctx context.Context, line int, input, reason string) error
+	// SameMessage is the other campaigns sending the same message, newest
+	// first; EachNumber calls fn with each number of one of them. Both
+	// read inside the import's transaction: no process can add one
+	// meanwhile.
+	SameMessage(ctx context.Context) ([]Sibling, error)
+	EachNumber(ctx context.Context, id int64, fn func(phone string)) error
+	// SetKeys sets the source and recipients keys Commit stores.
+	SetKeys(source, recipients string)
+	// Commit makes the campaign and all its rows visible at once;
+	// ContinueInto adds the rows to the unfinished campaign prior instead
+	// and commits. Rollback discards the import, and is safe after either.
+	Commit(ctx context.Context) (campaign.Campaign, error)
+	ContinueInto(ctx context.Context, prior campaign.Campaign) (campaign.Campaign, error)
+	Rollback()
+}

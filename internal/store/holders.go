@@ -12,7 +12,7 @@ import (
 // campaign in flight ('sending'), with their last heartbeat; a runner no
 // longer registered comes with only its id (a zero heartbeat).
 func (s *Store) Holders(ctx context.Context, campaignID int64, self string) ([]campaign.Runner, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT h.runner_id, r.host, r.pid, r.started_at, r.heartbeat_at
+	rows, err := s.db.QueryContext(ctx, `SELECT h.runner_id, r.host, r.pid, coalesce(r.pid_space, ''), r.started_at, r.heartbeat_at
 		FROM (SELECT DISTINCT coalesce(runner_id, '') AS runner_id FROM messages
 			WHERE campaign_id = ? AND state = 'sending' AND coalesce(runner_id, '') <> ?) h
 		LEFT JOIN runners r ON r.id = h.runner_id`, campaignID, self)
@@ -28,7 +28,7 @@ func (s *Store) Holders(ctx context.Context, campaignID int64, self string) ([]c
 			pid           sql.NullInt64
 			started, beat sql.NullInt64
 		)
-		if err := rows.Scan(&r.ID, &host, &pid, &started, &beat); err != nil {
+		if err := rows.Scan(&r.ID, &host, &pid, &r.Space, &started, &beat); err != nil {
 			return nil, fmt.Errorf("campaign %d: find the runners of its rows in flight: %w", campaignID, err)
 		}
 		r.CampaignID, r.Host, r.PID = campaignID, host.String, int(pid.Int64)

@@ -38,7 +38,7 @@ type Sibling struct {
 // message as the one being imported. It reads inside the import's
 // transaction, which holds the write lock: no other process can create one
 // meanwhile.
-func (im *Importer) SameMessage(ctx context.Context) ([]Sibling, error) {
+func (im *importer) SameMessage(ctx context.Context) ([]Sibling, error) {
 	rows, err := im.tx.QueryContext(ctx, `SELECT `+campaignCols+`, recipients_key FROM campaigns
 		WHERE id != ? AND kind = ? AND template = ? AND lang = ? AND text = ? ORDER BY id DESC`,
 		im.c.ID, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang, im.c.Spec.Text)
@@ -61,7 +61,7 @@ func (im *Importer) SameMessage(ctx context.Context) ([]Sibling, error) {
 
 // EachNumber calls fn with every number of campaign id, inside the
 // import's transaction.
-func (im *Importer) EachNumber(ctx context.Context, id int64, fn func(phone string)) error {
+func (im *importer) EachNumber(ctx context.Context, id int64, fn func(phone string)) error {
 	rows, err := im.tx.QueryContext(ctx, `SELECT phone FROM messages WHERE campaign_id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("read the numbers of campaign %d: %w", id, err)
@@ -79,7 +79,7 @@ func (im *Importer) EachNumber(ctx context.Context, id int64, fn func(phone stri
 
 // SetKeys sets the keys Commit stores: the source key (file bytes, message
 // and read flags) and the recipients key.
-func (im *Importer) SetKeys(source, recipients string) {
+func (im *importer) SetKeys(source, recipients string) {
 	im.sourceKey, im.recipientsKey = source, recipients
 }
 
@@ -87,7 +87,7 @@ func (im *Importer) SetKeys(source, recipients string) {
 // campaign prior instead of a campaign of their own, and commits. The
 // rows given to AddBatch must be those not already in prior. prior's
 // skipped rows become this file's; its source and keys this file's.
-func (im *Importer) ContinueInto(ctx context.Context, prior campaign.Campaign) (campaign.Campaign, error) {
+func (im *importer) ContinueInto(ctx context.Context, prior campaign.Campaign) (campaign.Campaign, error) {
 	if im.done {
 		return prior, errors.New("import already finished")
 	}

@@ -25,7 +25,7 @@ const ImportBatch = 256
 //
 // Rows are written with one multi-row INSERT per ImportBatch rows; the last
 // few wait for more, or for Commit.
-func (im *Importer) AddBatch(ctx context.Context, msgs []campaign.Message) ([]campaign.Skip, error) {
+func (im *importer) AddBatch(ctx context.Context, msgs []campaign.Message) ([]campaign.Skip, error) {
 	for _, m := range msgs {
 		if im.pending = append(im.pending, m); len(im.pending) == ImportBatch {
 			if err := im.flush(ctx); err != nil {
@@ -37,7 +37,7 @@ func (im *Importer) AddBatch(ctx context.Context, msgs []campaign.Message) ([]ca
 }
 
 // flush writes im.pending with one INSERT.
-func (im *Importer) flush(ctx context.Context) error {
+func (im *importer) flush(ctx context.Context) error {
 	msgs := im.pending
 	if len(msgs) == 0 {
 		return nil
@@ -100,7 +100,7 @@ func (im *Importer) flush(ctx context.Context) error {
 
 // SkipBatch records rows that were not imported, and why, with one
 // multi-row INSERT per ImportBatch rows.
-func (im *Importer) SkipBatch(ctx context.Context, skips []campaign.Skip) error {
+func (im *importer) SkipBatch(ctx context.Context, skips []campaign.Skip) error {
 	for len(skips) > 0 {
 		n := min(len(skips), ImportBatch)
 		if err := im.skipBatch(ctx, skips[:n]); err != nil {
@@ -111,7 +111,7 @@ func (im *Importer) SkipBatch(ctx context.Context, skips []campaign.Skip) error 
 	return nil
 }
 
-func (im *Importer) skipBatch(ctx context.Context, skips []campaign.Skip) error {
+func (im *importer) skipBatch(ctx context.Context, skips []campaign.Skip) error {
 	st, closeStmt, err := im.batchStmt(ctx, len(skips), `INSERT INTO skipped (campaign_id, line, input, reason) VALUES `, "(%d, ?, ?, ?)", "")
 	if err != nil {
 		return err
@@ -134,7 +134,7 @@ func (im *Importer) skipBatch(ctx context.Context, skips []campaign.Skip) error 
 // batchStmt prepares head + n × row (whose %d is the campaign id) + tail.
 // Full batches come back often and are kept until the import ends; the
 // caller closes the others with closeStmt.
-func (im *Importer) batchStmt(ctx context.Context, n int, head, row, tail string) (st *sql.Stmt, closeStmt func(), err error) {
+func (im *importer) batchStmt(ctx context.Context, n int, head, row, tail string) (st *sql.Stmt, closeStmt func(), err error) {
 	full := n == ImportBatch
 	key := head + row + strconv.Itoa(n)
 	if st := im.batch[key]; st != nil && full {

@@ -2,58 +2,12 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
 )
-
-// SharedAccount is an account as the shared limits know it.
-type SharedAccount struct {
-	Name      string // this database's name of it
-	Portfolio string // the gate's portfolio: its portfolio's name, or DefaultPortfolio
-	Gate      limits.Account
-	// Reach is the portfolio's messaging limit as claims offer it to the
-	// gate (none for DefaultPortfolio: those accounts' reach is their own).
-	Reach ratelimit.Reach
-}
-
-// SharedAccounts lists the live accounts (all when names is empty) as the
-// shared limits know them, by portfolio, with their limits now.
-func (s *Store) SharedAccounts(ctx context.Context, names []string) ([]SharedAccount, error) {
-	accts, err := loadAccounts(ctx, s.db, `ORDER BY a.id`)
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]bool{}
-	for _, n := range names {
-		if !containsAccount(accts, n) {
-			return nil, fmt.Errorf("account %q: not found", n)
-		}
-		want[n] = true
-	}
-	now := s.now()
-	var out []SharedAccount
-	for _, a := range accts {
-		if len(want) > 0 && !want[a.Name] {
-			continue
-		}
-		p, reach := DefaultPortfolio, ratelimit.Reach{}
-		if a.portfolioID != 0 {
-			p = a.Portfolio
-			read, _, _, err := readLimit(ctx, s.db, a)
-			if err != nil {
-				return nil, err
-			}
-			reach = ratelimit.Reach{Limit: effectiveLimit(a.pinnedLimit, read), Margin: a.margin}
-		}
-		out = append(out, SharedAccount{Name: a.Name, Portfolio: p, Reach: reach, Gate: limits.Account{
-			Name: GateAccount(a.PhoneNumberID), Limit: a.limit(now), DailyCap: a.Limits.DailyCap, Demoted: a.health.Demoted(now)}})
-	}
-	return out, nil
-}
 
 // hostPart is this database's part of a portfolio's lost quota day, as
 // limits.Gate.Rebuild takes it: each of its accounts' count of its own
@@ -152,16 +106,4 @@ func (s *Store) HostPart(ctx context.Context, portfolio, today string) (limits.R
 		return limits.RebuildRequest{}, err
 	}
 	return hostPart(ctx, s.db, host, portfolio, today, s.now())
-}
-
-// rebuildPart adds this host's part to the group's rebuilt day.
-func rebuildPart(ctx context.Context, tx *Tx, host string, g *gateGroup, today string, now time.Time) error {
-	part, err := hostPart(ctx, tx, host, g.name, today, now)
-	if err != nil {
-		return err
-	}
-	if _, err := g.gate.Rebuild(ctx, part); err != nil && !errors.Is(err, limits.ErrNotLost) {
-		return err
-	}
-	return nil
 }

@@ -24,10 +24,6 @@ var ErrNumberTaken = errors.New("already in use")
 // wants to remove or delete.
 var ErrInUse = errors.New("in use by a running wasend")
 
-// ErrFinal is returned for a move on a campaign that has ended: a finished
-// one can't be paused or cancelled, a cancelled one can't be anything.
-var ErrFinal = errors.New("it has ended")
-
 // LiveRunner is how recently a runner must have beaten to count as alive
 // for RemoveAccount and DeleteCampaign. Runners beat every 2 s; a runner
 // silent this long is gone (or hung) and holds nothing back.
@@ -94,22 +90,11 @@ func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 // stopped returns campaign.ErrPaused or campaign.ErrCancelled when the
 // campaign may not be sent now, nil when it may.
 func stopped(ctx context.Context, q querier, id int64) error {
-	var (
-		state     campaign.CampaignState
-		cancelled bool
-	)
-	err := q.QueryRowContext(ctx, `SELECT state, cancelled_at IS NOT NULL FROM campaigns WHERE id = ?`, id).Scan(&state, &cancelled)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
-	case err != nil:
-		return fmt.Errorf("read campaign %d: %w", id, err)
-	case cancelled:
-		return campaign.ErrCancelled
-	case state == campaign.CampaignPaused:
-		return campaign.ErrPaused
+	st, err := campaignState(ctx, q, id)
+	if err != nil {
+		return err
 	}
-	return nil
+	return st.Stopped()
 }
 
 // CampaignStopped returns campaign.ErrPaused or campaign.ErrCancelled when
@@ -138,12 +123,12 @@ func refuseCancelled(ctx context.Context, tx *Tx, id int64) error {
 }
 
 // campaignState reads a campaign's state as shown (cancelled included).
-func campaignState(ctx context.Context, tx *Tx, id int64) (campaign.CampaignState, error) {
+func campaignState(ctx context.Context, q querier, id int64) (campaign.CampaignState, error) {
 	var (
 		state     campaign.CampaignState
 		cancelled bool
 	)
-	err := tx.QueryRowContext(ctx, `SELECT state, cancelled_at IS NOT NULL FROM campaigns WHERE id = ?`, id).Scan(&state, &cancelled)
+	err := q.QueryRowContext(ctx, `SELECT state, cancelled_at IS NOT NULL FROM campaigns WHERE id = ?`, id).Scan(&state, &cancelled)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
@@ -154,9 +139,6 @@ func campaignState(ctx context.Context, tx *Tx, id int64) (campaign.CampaignStat
 	}
 	return state, nil
 }
-
-// PausedByOperator is the pause reason `wasend campaign pause` leaves.
-const PausedByOperator = "paused by the operator (`wasend campaign pause`)"
 
 // PauseCampaign pauses a running campaign: runners stop claiming within
 // seconds, the requests already made finish and are recorded, and
@@ -170,11 +152,8 @@ func (s *Store) PauseCampaign(ctx context.Context, id int64, reason string) (cam
 		if was, err = campaignState(ctx, tx, id); err != nil {
 			return err
 		}
-		switch was {
-		case campaign.CampaignPaused:
-			return nil
-		case campaign.CampaignFinished, campaign.CampaignCancelled:
-			return fmt.Errorf("campaign %d can't be paused: %w (%s)", id, ErrFinal, was)
+		if noop, err := campaign.OperatorPause(id, was); noop || err != nil {
+			return err
 		}
 		return pauseCampaign(ctx, tx, id, reason)
 	})
@@ -193,11 +172,8 @@ func (s *Store) CancelCampaign(ctx context.Context, id int64) (campaign.Campaign
 		if was, err = campaignState(ctx, tx, id); err != nil {
 			return err
 		}
-		switch was {
-		case campaign.CampaignCancelled:
-			return nil
-		case campaign.CampaignFinished:
-			return fmt.Errorf("campaign %d can't be cancelled: %w (finished)", id, ErrFinal)
+		if noop, err := campaign.OperatorCancel(id, was); noop || err != nil {
+			return err
 		}
 		return cancelCampaign(ctx, tx, id, s.now())
 	})

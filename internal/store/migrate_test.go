@@ -276,16 +276,16 @@ func TestMigrationKeysContactLogByPhone(t *testing.T) {
 		t.Errorf("indexes on contact_log: %q, want %q", keys, want)
 	}
 
-	got, err := readLastContacts(ctx, st.db, []campaign.Message{{Phone: "+491511"}, {Phone: "+491512"}, {Phone: "+491514"}})
+	got, err := readLastContacts(ctx, st.db, []string{"+491511", "+491512", "+491514"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLast := map[string]lastContact{
-		"+491511": {at: fromNanos(40), sentAt: fromNanos(30), account: 1},
-		"+491512": {at: fromNanos(50), sentAt: fromNanos(20), account: 2},
+	wantLast := map[string]LastContact{
+		"+491511": {At: fromNanos(40), SentAt: fromNanos(30), Account: 1},
+		"+491512": {At: fromNanos(50), SentAt: fromNanos(20), Account: 2},
 	}
-	if !maps.EqualFunc(got, wantLast, func(a, b lastContact) bool {
-		return a.at.Equal(b.at) && a.sentAt.Equal(b.sentAt) && a.account == b.account
+	if !maps.EqualFunc(got, wantLast, func(a, b LastContact) bool {
+		return a.At.Equal(b.At) && a.SentAt.Equal(b.SentAt) && a.Account == b.Account
 	}) {
 		t.Errorf("send log lookups after migration 0023: %+v, want %+v", got, wantLast)
 	}

@@ -165,7 +165,7 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 	}
 	for i := range out {
 		p := &out[i]
-		g, err := gateOf(ctx, s.db, p, accts)
+		g, err := reachOf(ctx, s.db, p, accts)
 		if err != nil {
 			return nil, err
 		}
@@ -174,37 +174,24 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 		if !g.reach.Limited() {
 			p.Allowed = 0
 		}
-		if err := g.count(ctx, s.db, now); err != nil {
+		since := now.Add(-ratelimit.ReachWindow)
+		if p.Used, err = reachCount(ctx, s.db, g.members, since); err != nil {
 			return nil, err
 		}
-		p.Used = g.used
-		if g.used > 0 {
-			if err := g.findOldest(ctx, s.db); err != nil {
+		if p.Used > 0 {
+			oldest, err := reachOldest(ctx, s.db, g.members, since)
+			if err != nil {
 				return nil, err
 			}
-			p.FreesAt = ratelimit.FreesAt(g.oldest)
+			p.FreesAt = ratelimit.FreesAt(oldest)
 		}
 	}
 	return out, nil
 }
 
-// gateOf builds the reach gate of a listed portfolio.
-func gateOf(ctx context.Context, q querier, p *campaign.PortfolioStatus, accts []account) (*reachGate, error) {
-	for _, a := range accts {
-		if (p.Own && a.Name == p.Name) || (!p.Own && a.portfolioID == p.ID) {
-			return gateFor(ctx, q, a)
-		}
-	}
-	// A portfolio without live accounts: its removed ones may still have
-	// sent within the window.
-	g := &reachGate{limit: p.PinnedLimit, reach: ratelimit.Reach{Limit: p.PinnedLimit, Margin: p.Margin}}
-	return g, g.loadMembers(ctx, q, `SELECT id FROM accounts WHERE portfolio_id = ?`, p.ID)
-}
-
-// reachGate is one portfolio's messaging limit inside a claim: who belongs
-// to it (every account that counts, removed and disabled ones too), and how
-// much of the window is used.
-type reachGate struct {
+// portfolioReach is a listed portfolio's messaging limit and who counts
+// towards it (every account of it, removed and disabled ones too).
+type portfolioReach struct {
 	limit int // that applies: 0 none
 	reach ratelimit.Reach
 	// The limit last read from the Graph API (0: never), through which
@@ -212,28 +199,32 @@ type reachGate struct {
 	read     int
 	readFrom string
 	readAt   time.Time
-	members  []any // account ids
-	counted  bool
-	cutoff   int64 // sends after it are in the window
-	used     int
-	oldest   time.Time // the oldest latest send in the window, once blocked
-	blocked  bool      // refused a new recipient in this claim
+	members  []int64
 }
 
-// gateFor builds the gate of a's portfolio.
-func gateFor(ctx context.Context, q querier, a account) (*reachGate, error) {
-	read, from, at, err := readLimit(ctx, q, a)
-	if err != nil {
-		return nil, err
+// reachOf is the reach of a listed portfolio.
+func reachOf(ctx context.Context, q querier, p *campaign.PortfolioStatus, accts []account) (portfolioReach, error) {
+	for _, a := range accts {
+		if (p.Own && a.Name == p.Name) || (!p.Own && a.portfolioID == p.ID) {
+			read, from, at, err := readLimit(ctx, q, a)
+			if err != nil {
+				return portfolioReach{}, err
+			}
+			limit := effectiveLimit(a.pinnedLimit, read)
+			g := portfolioReach{limit: limit, reach: ratelimit.Reach{Limit: limit, Margin: a.margin},
+				read: read, readFrom: from, readAt: fromNanos(at), members: []int64{a.ID}}
+			if a.portfolioID != 0 {
+				g.members, err = portfolioMembers(ctx, q, a.portfolioID)
+			}
+			return g, err
+		}
 	}
-	limit := effectiveLimit(a.pinnedLimit, read)
-	g := &reachGate{limit: limit, reach: ratelimit.Reach{Limit: limit, Margin: a.margin},
-		read: read, readFrom: from, readAt: fromNanos(at)}
-	if a.portfolioID == 0 {
-		g.members = []any{a.ID}
-		return g, nil
-	}
-	return g, g.loadMembers(ctx, q, `SELECT id FROM accounts WHERE portfolio_id = ?`, a.portfolioID)
+	// A portfolio without live accounts: its removed ones may still have
+	// sent within the window.
+	g := portfolioReach{limit: p.PinnedLimit, reach: ratelimit.Reach{Limit: p.PinnedLimit, Margin: p.Margin}}
+	var err error
+	g.members, err = portfolioMembers(ctx, q, p.ID)
+	return g, err
 }
 
 // effectiveLimit is the lower of a pinned and a read limit (0: none,
@@ -248,97 +239,63 @@ func effectiveLimit(pinned, read int) int {
 	return read
 }
 
-func (g *reachGate) loadMembers(ctx context.Context, q querier, query string, args ...any) error {
-	rows, err := q.QueryContext(ctx, query, args...)
+// portfolioMembers are the ids of every account of a portfolio.
+func portfolioMembers(ctx context.Context, q querier, portfolioID int64) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id FROM accounts WHERE portfolio_id = ?`, portfolioID)
 	if err != nil {
-		return fmt.Errorf("read portfolio members: %w", err)
+		return nil, fmt.Errorf("read portfolio members: %w", err)
 	}
 	defer rows.Close()
+	var out []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			return fmt.Errorf("read portfolio members: %w", err)
+			return nil, fmt.Errorf("read portfolio members: %w", err)
 		}
-		g.members = append(g.members, id)
+		out = append(out, id)
 	}
-	return rows.Err()
+	return out, rows.Err()
 }
 
-func (g *reachGate) in() string { return "(" + repeated(len(g.members), "?") + ")" }
-
-// count reads how many distinct recipients the portfolio's numbers
-// messaged in the window ending at now.
-func (g *reachGate) count(ctx context.Context, q querier, now time.Time) error {
-	if g.counted || len(g.members) == 0 {
-		return nil
+// inMembers is the IN list of members, and its arguments with since after.
+func inMembers(members []int64, since time.Time) (string, []any) {
+	args := make([]any, 0, len(members)+1)
+	for _, id := range members {
+		args = append(args, id)
 	}
-	g.cutoff = now.Add(-ratelimit.ReachWindow).UnixNano()
-	args := append(append([]any(nil), g.members...), g.cutoff)
+	return "(" + repeated(len(members), "?") + ")", append(args, nanos(since))
+}
+
+// reachCount is how many distinct recipients the accounts messaged after
+// since.
+func reachCount(ctx context.Context, q querier, members []int64, since time.Time) (int, error) {
+	if len(members) == 0 {
+		return 0, nil
+	}
+	in, args := inMembers(members, since)
 	// One number logs each recipient once: no need to tell them apart.
 	what := "count(DISTINCT phone)"
-	if len(g.members) == 1 {
+	if len(members) == 1 {
 		what = "count(*)"
 	}
-	if err := q.QueryRowContext(ctx, `SELECT `+what+` FROM contact_log WHERE account_id IN `+g.in()+` AND last_at > ?`, args...).
-		Scan(&g.used); err != nil {
-		return fmt.Errorf("count the portfolio's recipients: %w", err)
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT `+what+` FROM contact_log WHERE account_id IN `+in+` AND last_at > ?`, args...).
+		Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the portfolio's recipients: %w", err)
 	}
-	g.counted = true
-	return nil
+	return n, nil
 }
 
-// findOldest reads the oldest of the latest sends to the recipients in the
-// window: when it leaves, there is room again.
-func (g *reachGate) findOldest(ctx context.Context, q querier) error {
+// reachOldest is the oldest of the latest sends to the recipients the
+// accounts messaged after since: when it leaves, there is room again.
+func reachOldest(ctx context.Context, q querier, members []int64, since time.Time) (time.Time, error) {
 	var oldest sql.NullInt64
-	args := append(append([]any(nil), g.members...), g.cutoff)
+	in, args := inMembers(members, since)
 	if err := q.QueryRowContext(ctx, `SELECT min(latest) FROM (SELECT max(last_at) AS latest
-		FROM contact_log WHERE account_id IN `+g.in()+` AND last_at > ? GROUP BY phone)`, args...).Scan(&oldest); err != nil {
-		return fmt.Errorf("find the portfolio's oldest recipient: %w", err)
+		FROM contact_log WHERE account_id IN `+in+` AND last_at > ? GROUP BY phone)`, args...).Scan(&oldest); err != nil {
+		return time.Time{}, fmt.Errorf("find the portfolio's oldest recipient: %w", err)
 	}
-	g.oldest = fromNullNanos(oldest)
-	return nil
-}
-
-// reachGates returns the gate of each account (accounts of one portfolio
-// share theirs).
-func reachGates(ctx context.Context, q querier, accts []account) ([]*reachGate, error) {
-	out := make([]*reachGate, len(accts))
-	shared := map[int64]*reachGate{}
-	for i, a := range accts {
-		if g, ok := shared[a.portfolioID]; ok && a.portfolioID != 0 {
-			out[i] = g
-			continue
-		}
-		g, err := gateFor(ctx, q, a)
-		if err != nil {
-			return nil, err
-		}
-		out[i], shared[a.portfolioID] = g, g
-	}
-	return out, nil
-}
-
-// logContacts writes the claims' sends into the send log.
-func logContacts(ctx context.Context, tx *Tx, cs []campaign.Claim) error {
-	if len(cs) == 0 {
-		return nil
-	}
-	size := padded(len(cs))
-	args := make([]any, 0, 3*size)
-	for _, c := range cs {
-		args = append(args, c.Account.ID, c.Message.Phone, c.At.UnixNano())
-	}
-	for i := len(cs); i < size; i++ {
-		args = append(args, 0, "", 0)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO contact_log (account_id, phone, last_at)
-		SELECT column1, column2, column3 FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) WHERE column1 <> 0
-		ON CONFLICT (account_id, phone) DO UPDATE
-		SET prev_at = last_at, last_at = excluded.last_at WHERE excluded.last_at > last_at`, args...); err != nil {
-		return fmt.Errorf("log sends: %w", err)
-	}
-	return nil
+	return fromNullNanos(oldest), nil
 }
 
 // unlogContact takes back the send of a claim the API proved it did not
@@ -377,13 +334,13 @@ func (s *Store) PortfolioWindows(ctx context.Context) ([]PortfolioWindow, error)
 		if p.Limit <= 0 {
 			continue
 		}
-		g, err := gateOf(ctx, s.db, p, accts)
+		g, err := reachOf(ctx, s.db, p, accts)
 		if err != nil {
 			return nil, err
 		}
 		w := PortfolioWindow{Name: p.Name, Reach: g.reach, Accounts: p.Accounts}
-		args := append(append([]any(nil), g.members...), now.Add(-ratelimit.ReachWindow).UnixNano())
-		rows, err := s.db.QueryContext(ctx, `SELECT max(last_at) FROM contact_log WHERE account_id IN `+g.in()+`
+		in, args := inMembers(g.members, now.Add(-ratelimit.ReachWindow))
+		rows, err := s.db.QueryContext(ctx, `SELECT max(last_at) FROM contact_log WHERE account_id IN `+in+`
 			AND last_at > ? GROUP BY phone`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read the window of %s: %w", p.Name, err)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
@@ -82,64 +81,4 @@ func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule)
 		}
 		return nil
 	})
-}
-
-// begin is the claim's look at the campaign's schedule. Before the start
-// it returns a WaitError (WaitScheduled) and claims nothing. The first
-// claim after it records the campaign's start, and fixes the deadline of a
-// campaign without a --at (one with a --at has it since it was set). Past
-// the validity it
-// expires every pending row — those waiting for a retry too — and returns
-// the deadline otherwise, so a wait for a retry ends no later than it.
-//
-// Rows in flight at the deadline are let finish: their request may have
-// been made. A row that comes back to pending afterwards expires at the
-// next claim.
-func begin(ctx context.Context, tx *Tx, id int64, now time.Time) (deadline time.Time, w *campaign.Window, err error) {
-	var (
-		startAt, beganAt, expires sql.NullInt64
-		expire                    int64
-		wf, wt, wd                sql.NullInt64
-	)
-	if err := tx.QueryRowContext(ctx, `SELECT start_at, began_at, expire_after, expires_at, window_from, window_to, window_days
-		FROM campaigns WHERE id = ?`, id).Scan(&startAt, &beganAt, &expire, &expires, &wf, &wt, &wd); err != nil {
-		return time.Time{}, nil, fmt.Errorf("read schedule of campaign %d: %w", id, err)
-	}
-	w = windowFrom(wf, wt, wd)
-	deadline, err = started(ctx, tx, id, now, startAt, beganAt, expires, time.Duration(expire))
-	return deadline, w, err
-}
-
-func started(ctx context.Context, tx *Tx, id int64, now time.Time, startAt, beganAt, expires sql.NullInt64, expire time.Duration) (deadline time.Time, err error) {
-	if startAt.Valid && now.UnixNano() < startAt.Int64 {
-		return time.Time{}, &campaign.WaitError{Reason: campaign.WaitScheduled, Until: fromNanos(startAt.Int64)}
-	}
-	if !beganAt.Valid {
-		if expire > 0 && !expires.Valid {
-			expires = nullNanos(campaign.Schedule{ExpireAfter: expire}.Deadline(now))
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET began_at = ?, expires_at = ? WHERE id = ?`,
-			now.UnixNano(), expires, id); err != nil {
-			return time.Time{}, fmt.Errorf("start campaign %d: %w", id, err)
-		}
-	}
-	if expire <= 0 || !expires.Valid {
-		return time.Time{}, nil
-	}
-	deadline = fromNanos(expires.Int64)
-	if now.Before(deadline) {
-		return deadline, nil
-	}
-	if err := expirePending(ctx, tx, id, fmt.Sprintf("expired: not sent within %s of the campaign's start", expire), now); err != nil {
-		return time.Time{}, err
-	}
-	return time.Time{}, nil
-}
-
-// nullNanos is t in Unix nanoseconds, NULL for the zero time.
-func nullNanos(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
 }

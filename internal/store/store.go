@@ -38,7 +38,7 @@ type Store struct {
 	*conn
 	quotaZone
 	// shared, when set, is where claims ask for admission (ShareLimits).
-	shared *sharedLimits
+	shared *SharedLimits
 }
 
 // conn is the database file and the one connection this process writes
@@ -66,7 +66,7 @@ type Options struct {
 	// Location is the zone of quota days asked for (WASEND_TZ); nil asks
 	// for none. A new database stores it (or the local zone) on first
 	// use; after that the stored zone decides, and a Location that
-	// disagrees makes ResetQuota fail with a *ZoneMismatchError.
+	// disagrees makes ResetQuota fail with a *campaign.ZoneMismatchError.
 	Location *time.Location
 	// BusyTimeout bounds how long a write waits for another process.
 	BusyTimeout time.Duration
@@ -181,7 +181,7 @@ const cacheKiB = 16384
 func (s *Store) Close() error {
 	if s.shared != nil {
 		// The gates ShareLimits was given, when they close.
-		if c, ok := s.shared.gates.(io.Closer); ok {
+		if c, ok := s.shared.Gates.(io.Closer); ok {
 			c.Close()
 		}
 		s.shared = nil
@@ -213,7 +213,7 @@ func (c *conn) Reader() *sql.DB { return c.db }
 func (c *conn) Path() string { return c.path }
 
 // Today returns the calendar day of t in the store's time zone.
-func (z *quotaZone) Today(t time.Time) string { return t.In(z.loc).Format(time.DateOnly) }
+func (z *quotaZone) Today(t time.Time) string { return campaign.QuotaDay(t, z.loc) }
 
 func (c *conn) migrate(ctx context.Context) error {
 	if _, err := c.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -347,7 +347,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 //
 // A statement that may fail halfway (a CHECK, a foreign key) journals every
 // page it changes so that it can be undone alone, and so does everything
-// after RecordAndClaimN's savepoint; by default that journal spills to a
+// after RecordWithClaim's savepoint; by default that journal spills to a
 // temporary file past 64 KiB, which most claims and records pass: a file
 // created, written and truncated in every transaction, the larger part of
 // a commit's cost. In memory it is a few hundred KiB at most. A move that

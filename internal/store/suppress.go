@@ -5,8 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 // Suppression is a number that is never messaged: it opted out, asked to
@@ -29,8 +30,8 @@ type Suppression struct {
 // that list has never known it.
 func (s *Store) Suppress(ctx context.Context, list []Suppression) (added int, err error) {
 	for _, sp := range list {
-		if !isE164(sp.Phone) {
-			return 0, fmt.Errorf("suppress %q: not an E.164 number", sp.Phone)
+		if err := campaign.CheckListable(sp.Phone); err != nil {
+			return 0, err
 		}
 	}
 	if len(list) == 0 {
@@ -118,21 +119,6 @@ func (s *Store) Suppressions(ctx context.Context) ([]Suppression, error) {
 	return out, nil
 }
 
-// isE164 is a shape check only (the store does not parse numbers): '+'
-// and 2 to 15 digits, the first not 0.
-func isE164(p string) bool {
-	d, ok := strings.CutPrefix(p, "+")
-	if !ok || len(d) < 2 || len(d) > 15 || d[0] == '0' {
-		return false
-	}
-	for i := 0; i < len(d); i++ {
-		if d[i] < '0' || d[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // SyncMark is how far a copy of shared state has been applied: the
 // source's epoch and the version of its last change applied.
 type SyncMark struct {
@@ -161,8 +147,8 @@ func (s *Store) SharedSuppressionsMark(ctx context.Context) (SyncMark, error) {
 // that already agree are not written.
 func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, removed []string, mark SyncMark) error {
 	for _, sp := range listed {
-		if !isE164(sp.Phone) {
-			return fmt.Errorf("suppress %q: not an E.164 number", sp.Phone)
+		if err := campaign.CheckListable(sp.Phone); err != nil {
+			return err
 		}
 	}
 	return s.write(ctx, func(tx *Tx) error {

@@ -28,17 +28,15 @@ func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberIn
 		if n.At.IsZero() {
 			n.At = now
 		}
-		var tier campaign.Limits
-		if err := tx.QueryRowContext(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = ?`, a.Tier).
-			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
-			return fmt.Errorf("read tier %s: %w", a.Tier, err)
+		tier, err := tierLimits(ctx, tx, a.Tier)
+		if err != nil {
+			return err
 		}
 		read := a.ThroughputRead
 		if n.Throughput > 0 {
 			read = n.Throughput
 		}
-		limits := a.Overrides.Apply(tier).CapThroughput(campaign.EffectiveThroughput(a.ThroughputPinned, read))
-		if err := relimit(ctx, tx, a, limits, now); err != nil {
+		if err := relimit(ctx, tx, a, a.SendLimits(tier, read), now); err != nil {
 			return err
 		}
 		if err := releaseHeld(ctx, tx); err != nil {

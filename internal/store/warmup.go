@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -123,45 +122,22 @@ func tierDays(ctx context.Context, q querier, id int64, since time.Time, loc *ti
 		return nil, fmt.Errorf("read requests: %w", err)
 	}
 	defer rows.Close()
-	byDay := map[string]*campaign.DayStats{}
+	var reqs []campaign.TierRequest
 	for rows.Next() {
 		var (
-			at             int64
-			outcome, class string
-			code           int
+			r  campaign.TierRequest
+			at int64
 		)
-		if err := rows.Scan(&at, &outcome, &class, &code); err != nil {
+		if err := rows.Scan(&at, &r.Outcome, &r.Class, &r.ErrorCode); err != nil {
 			return nil, err
 		}
-		if class == "not-sent" {
-			continue
-		}
-		day := fromNanos(at).In(loc).Format(time.DateOnly)
-		d := byDay[day]
-		if d == nil {
-			d = &campaign.DayStats{Day: day}
-			byDay[day] = d
-		}
-		d.Requests++
-		switch {
-		case outcome == "sent":
-			d.Sent++
-		case class == "permanent":
-			d.Failed++
-		}
-		if code == 131048 || code == 131064 {
-			d.Restricted++
-		}
+		r.At = fromNanos(at)
+		reqs = append(reqs, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]campaign.DayStats, 0, len(byDay))
-	for _, d := range byDay {
-		out = append(out, *d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Day < out[j].Day })
-	return out, nil
+	return campaign.DaysOf(reqs, loc), nil
 }
 
 // promoteDue promotes every auto-tier account whose record earns it,
@@ -181,11 +157,7 @@ func promoteDue(ctx context.Context, tx *Tx, now time.Time, loc *time.Location) 
 		if !p.Ready {
 			continue
 		}
-		why := fmt.Sprintf("promoted: %s in %s, %d days at the daily cap of %d, %.1f%% permanent failures, no restriction",
-			days1(p.InTier), a.tier, p.FullDays, a.dailyCap, 100*p.FailShare)
-		if a.quality != "" {
-			why += ", quality " + a.quality
-		}
+		why := p.Promotion(a.dailyCap)
 		if err := changeTier(ctx, tx, a.id, a.tier, p.Next, now, why); err != nil {
 			return nil, err
 		}
@@ -194,14 +166,10 @@ func promoteDue(ctx context.Context, tx *Tx, now time.Time, loc *time.Location) 
 	return out, nil
 }
 
-func days1(d time.Duration) string { return fmt.Sprintf("%.1f days", d.Hours()/24) }
-
-// demoteOnTrouble demotes an auto-tier account one tier, at once, on a
-// long restriction, or on a throttle storm: over StormShare of its
-// requests in the last hour answered 130429 (judged only once an hour
-// after a change, so one storm demotes once).
+// demoteOnTrouble demotes an auto-tier account as campaign.Demotion
+// judges outcome o.
 func demoteOnTrouble(ctx context.Context, tx *Tx, id int64, o campaign.Outcome, now time.Time) error {
-	if o.Restrict == 0 && (o.Throttle == nil || o.ErrorCode != 130429) {
+	if !campaign.MayDemote(o) {
 		return nil
 	}
 	accts, err := autoTierAccounts(ctx, tx, `AND a.id = ?`, id)
@@ -209,27 +177,18 @@ func demoteOnTrouble(ctx context.Context, tx *Tx, id int64, o campaign.Outcome, 
 		return err
 	}
 	a := accts[0]
-	down := campaign.PrevTier(a.tier)
-	if down == "" {
-		return nil
+	to, why, err := campaign.Demotion(a.tier, a.since, now, o, func() (requests, throttled int, err error) {
+		err = tx.QueryRowContext(ctx, `SELECT count(*), count(CASE WHEN error_code = 130429 THEN 1 END) FROM attempts
+			WHERE account_id = ? AND claimed_at >= ?`, id, now.Add(-time.Hour).UnixNano()).Scan(&requests, &throttled)
+		if err != nil {
+			err = fmt.Errorf("read throttles of account %d: %w", id, err)
+		}
+		return requests, throttled, err
+	})
+	if err != nil || to == "" {
+		return err
 	}
-	if o.Restrict > 0 {
-		return changeTier(ctx, tx, id, a.tier, down, now, "demoted: restricted: "+o.Error)
-	}
-	if now.Sub(a.since) < time.Hour {
-		return nil
-	}
-	var requests, throttled int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), count(CASE WHEN error_code = 130429 THEN 1 END) FROM attempts
-		WHERE account_id = ? AND claimed_at >= ?`, id, now.Add(-time.Hour).UnixNano()).Scan(&requests, &throttled); err != nil {
-		return fmt.Errorf("read throttles of account %d: %w", id, err)
-	}
-	throttled++ // this answer, not yet recorded with its attempt
-	if requests < campaign.StormMinRequests || float64(throttled)/float64(requests) <= campaign.StormShare {
-		return nil
-	}
-	return changeTier(ctx, tx, id, a.tier, down, now, fmt.Sprintf("demoted: throttle storm: %d of %d requests in the last hour answered 130429",
-		throttled, requests))
+	return changeTier(ctx, tx, id, a.tier, to, now, why)
 }
 
 // TierProgress is each auto-tier account's way to its next tier, by name.

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"errors"
@@ -10,11 +10,13 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // warmTiers makes the tiers fast with small caps, so a simulated day is a
 // few claims: new 5 a day, warm 10, active 20.
-func warmTiers(t *testing.T, st *Store) {
+func warmTiers(t *testing.T, st *store.Store) {
 	t.Helper()
 	for name, cap := range map[string]int{campaign.TierNew: 5, campaign.TierWarm: 10, campaign.TierActive: 20} {
 		if err := st.SetTier(t.Context(), name, campaign.Limits{Rate: 1000, Burst: 1000, DailyCap: cap}); err != nil {
@@ -26,7 +28,7 @@ func warmTiers(t *testing.T, st *Store) {
 // sendDay starts a quota day at 00:01 of day d (returning any promotion),
 // then at 09:00 sends as many rows as the caps let through, outcome
 // deciding each.
-func sendDay(t *testing.T, st *Store, clk *clock.Sim, id int64, d int, outcome func(i int) campaign.Outcome) (promoted *campaign.TierChange, sent int) {
+func sendDay(t *testing.T, st *store.Store, clk *clock.Sim, id int64, d int, outcome func(i int) campaign.Outcome) (promoted *campaign.TierChange, sent int) {
 	t.Helper()
 	midnight := time.Date(t0.Year(), t0.Month(), t0.Day()+d, 0, 1, 0, 0, time.UTC)
 	clk.Set(midnight)
@@ -60,6 +62,16 @@ func sendDay(t *testing.T, st *Store, clk *clock.Sim, id int64, d int, outcome f
 	}
 }
 
+// claimOne claims the campaign's next row for runner r1 at now.
+func claimOne(t *testing.T, st *store.Store, id int64, now time.Time) campaign.Claim {
+	t.Helper()
+	c, err := storetest.One(st.ClaimN(t.Context(), id, "r1", now, 1))
+	if err != nil {
+		t.Fatalf("claim at +%v: %v", now.Sub(t0), err)
+	}
+	return c
+}
+
 func sentOK(int) campaign.Outcome {
 	return campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w", Class: "ok"}
 }
@@ -71,13 +83,13 @@ func TestWarmupPromotesOverWeeks(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
 	warmTiers(t, st)
-	mustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{})
-	c := mustCampaign(t, st, "big", 1000)
+	storetest.MustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{})
+	c := storetest.MustCampaign(t, st, "big", 1000)
 
 	tiers := map[int]string{}
 	for d := 1; d <= 16; d++ {
 		p, sent := sendDay(t, st, clk, c.ID, d, sentOK)
-		a := accountByName(t, st, "fresh")
+		a := storetest.AccountByName(t, st, "fresh")
 		tiers[d] = a.Tier
 		if p != nil {
 			t.Logf("day %d: %s → %s: %s", d, p.From, p.To, p.Reason)
@@ -112,8 +124,8 @@ func TestWarmupHoldsBackFailures(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
 	warmTiers(t, st)
-	mustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{})
-	c := mustCampaign(t, st, "big", 1000)
+	storetest.MustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{})
+	c := storetest.MustCampaign(t, st, "big", 1000)
 	for d := 1; d <= 9; d++ {
 		sendDay(t, st, clk, c.ID, d, func(i int) campaign.Outcome {
 			if d == 2 && i == 0 {
@@ -122,7 +134,7 @@ func TestWarmupHoldsBackFailures(t *testing.T) {
 			return sentOK(i)
 		})
 	}
-	if a := accountByName(t, st, "fresh"); a.Tier != campaign.TierNew {
+	if a := storetest.AccountByName(t, st, "fresh"); a.Tier != campaign.TierNew {
 		t.Fatalf("tier %s: promoted with a failure share over 2 %%", a.Tier)
 	}
 	p, err := st.TierProgress(t.Context())
@@ -140,15 +152,15 @@ func TestWarmupHoldsBackLowQuality(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
 	warmTiers(t, st)
-	mustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{})
-	if _, err := st.db.Exec(`UPDATE accounts SET quality_rating = 'YELLOW' WHERE name = 'fresh'`); err != nil {
+	storetest.MustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{})
+	if _, err := st.RecordSync(t.Context(), "fresh", campaign.NumberInfo{QualityRating: "YELLOW"}); err != nil {
 		t.Fatal(err)
 	}
-	c := mustCampaign(t, st, "big", 1000)
+	c := storetest.MustCampaign(t, st, "big", 1000)
 	for d := 1; d <= 9; d++ {
 		sendDay(t, st, clk, c.ID, d, sentOK)
 	}
-	if a := accountByName(t, st, "fresh"); a.Tier != campaign.TierNew {
+	if a := storetest.AccountByName(t, st, "fresh"); a.Tier != campaign.TierNew {
 		t.Fatalf("tier %s: promoted with quality YELLOW", a.Tier)
 	}
 	p, err := st.TierProgress(t.Context())
@@ -158,11 +170,11 @@ func TestWarmupHoldsBackLowQuality(t *testing.T) {
 	if pr := p["fresh"]; pr.Ready || !strings.Contains(pr.Why, "quality rating YELLOW") || pr.Quality != "YELLOW" {
 		t.Errorf("progress %+v, want held back by quality", pr)
 	}
-	if _, err := st.db.Exec(`UPDATE accounts SET quality_rating = 'GREEN' WHERE name = 'fresh'`); err != nil {
+	if _, err := st.RecordSync(t.Context(), "fresh", campaign.NumberInfo{QualityRating: "GREEN"}); err != nil {
 		t.Fatal(err)
 	}
 	sendDay(t, st, clk, c.ID, 10, sentOK)
-	if a := accountByName(t, st, "fresh"); a.Tier != campaign.TierWarm {
+	if a := storetest.AccountByName(t, st, "fresh"); a.Tier != campaign.TierWarm {
 		t.Errorf("tier %s after quality turned GREEN, want warm", a.Tier)
 	}
 }
@@ -173,11 +185,11 @@ func TestWarmupDemotes(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
 	warmTiers(t, st)
-	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	storetest.MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
 	if err := st.SetTier(t.Context(), campaign.TierActive, campaign.Limits{Rate: 1000, Burst: 1000, DailyCap: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	c := mustCampaign(t, st, "big", 500)
+	c := storetest.MustCampaign(t, st, "big", 500)
 
 	// Requests more than an hour after the account was added, every 13th
 	// answered 130429: the 26th request, 2 of 26 throttled (7.7 %, with
@@ -185,7 +197,7 @@ func TestWarmupDemotes(t *testing.T) {
 	now := at(2 * time.Hour)
 	for i := 0; ; i++ {
 		clk.Set(now)
-		cl := mustClaim(t, st, c.ID, "r1", now)
+		cl := claimOne(t, st, c.ID, now)
 		o := sentOK(i)
 		if i%13 == 12 {
 			o = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, Class: "throttled", ErrorCode: 130429,
@@ -195,7 +207,7 @@ func TestWarmupDemotes(t *testing.T) {
 			t.Fatal(err)
 		}
 		now = now.Add(time.Second)
-		tier := accountByName(t, st, "a").Tier
+		tier := storetest.AccountByName(t, st, "a").Tier
 		if i < 25 && tier != campaign.TierActive {
 			t.Fatalf("demoted to %s after request %d", tier, i+1)
 		}
@@ -211,13 +223,13 @@ func TestWarmupDemotes(t *testing.T) {
 	}
 
 	// A restriction: one tier down at once.
-	cl := mustClaim(t, st, c.ID, "r1", now.Add(time.Minute))
+	cl := claimOne(t, st, c.ID, now.Add(time.Minute))
 	if err := st.Record(t.Context(), cl, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, ErrorCode: 131048,
 		Error: "131048 spam rate limit hit", Restrict: 6 * time.Hour, Class: "restricted"}, now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	h, _ := readmodel.New(st).TierHistory(t.Context(), "a")
-	if a := accountByName(t, st, "a"); a.Tier != campaign.TierNew || len(h) != 3 ||
+	if a := storetest.AccountByName(t, st, "a"); a.Tier != campaign.TierNew || len(h) != 3 ||
 		!strings.Contains(h[1].Reason, "throttle storm: 2 of 26 requests") ||
 		!strings.Contains(h[2].Reason, "restricted: 131048") {
 		t.Errorf("after a restriction: tier %s, history %+v", a.Tier, h)
@@ -228,15 +240,16 @@ func TestWarmupDemotes(t *testing.T) {
 	if err := st.SetAutoTier(t.Context(), "a", &off, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.UpdateAccount(t.Context(), "a", AccountChange{Tier: ptr(campaign.TierActive)}); err != nil {
+	active := campaign.TierActive
+	if _, err := st.UpdateAccount(t.Context(), "a", campaign.AccountChange{Tier: &active}); err != nil {
 		t.Fatal(err)
 	}
-	cl = mustClaim(t, st, c.ID, "r1", now.Add(7*time.Hour))
+	cl = claimOne(t, st, c.ID, now.Add(7*time.Hour))
 	if err := st.Record(t.Context(), cl, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, ErrorCode: 131048,
 		Error: "131048 spam rate limit hit", Restrict: time.Second, Class: "restricted"}, now.Add(7*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if a := accountByName(t, st, "a"); a.Tier != campaign.TierActive {
+	if a := storetest.AccountByName(t, st, "a"); a.Tier != campaign.TierActive {
 		t.Errorf("auto-tier off: tier %s, want active kept", a.Tier)
 	}
 }

@@ -54,6 +54,10 @@ type WebhookRules interface {
 	// AccountStop is why and until when an account event stops the
 	// accounts of its number.
 	AccountStop(ev campaign.AccountEvent, now time.Time) (why string, until time.Time)
+	// Inbound decides what an inbound message means (inbound.go).
+	Inbound(m campaign.InboundMessage) campaign.InboundMeaning
+	// ReplyWindow is how long after our message an answer is a reply.
+	ReplyWindow() time.Duration
 }
 
 // DrainInbox applies up to max stored bodies, oldest first, and settles
@@ -108,7 +112,10 @@ func (s *Store) DrainInbox(ctx context.Context, max int, rules WebhookRules) (ca
 			}
 			rep.Bodies++
 		}
-		return settleDeferred(ctx, tx, rules, now, max, &rep)
+		if err := settleDeferred(ctx, tx, rules, now, max, &rep); err != nil {
+			return err
+		}
+		return linkWaitingInbound(ctx, tx, rules, now, max, &rep)
 	})
 	return rep, err
 }
@@ -134,6 +141,14 @@ func applyNotification(ctx context.Context, tx *Tx, n campaign.Notification, rul
 	for _, ev := range n.Statuses {
 		err := part(ctx, tx, rep, fmt.Sprintf("status %s of %s", ev.Status, ev.WAMID), func() error {
 			return keepStatus(ctx, tx, ev, rules, now, rep)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, m := range n.Inbound {
+		err := part(ctx, tx, rep, "inbound message "+m.WAMID, func() error {
+			return keepInbound(ctx, tx, m, rules, now, rep)
 		})
 		if err != nil {
 			return err

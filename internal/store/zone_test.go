@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // TestQuotaDaysOnlyMoveForward: the zone of quota days is fixed in the
@@ -21,9 +23,9 @@ func TestQuotaDaysOnlyMoveForward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func(loc *time.Location) *Store {
+	open := func(loc *time.Location) *store.Store {
 		t.Helper()
-		st, err := Open(t.Context(), path, Options{Now: clk.Now, Location: loc})
+		st, err := store.Open(t.Context(), path, store.Options{Now: clk.Now, Location: loc})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,9 +33,9 @@ func TestQuotaDaysOnlyMoveForward(t *testing.T) {
 		return st
 	}
 	st := open(time.UTC)
-	mustAccount(t, st, "a", campaign.TierNew, limited(100, 100, 5))
-	c := mustCampaign(t, st, "q", 40)
-	claim := func(st *Store, n int) {
+	storetest.MustAccount(t, st, "a", campaign.TierNew, storetest.Limited(100, 100, 5))
+	c := storetest.MustCampaign(t, st, "q", 40)
+	claim := func(st *store.Store, n int) {
 		t.Helper()
 		cs, err := st.ClaimN(t.Context(), c.ID, "r", clk.Now(), n)
 		if err != nil || len(cs) != n {
@@ -72,9 +74,9 @@ func TestQuotaDaysOnlyMoveForward(t *testing.T) {
 			}
 		}
 		st := open(s.loc)
-		before := accountByName(t, st, "a").UsedToday
+		before := storetest.AccountByName(t, st, "a").UsedToday
 		out, err := st.ResetQuota(t.Context(), nil, s.force)
-		var zerr *ZoneMismatchError
+		var zerr *campaign.ZoneMismatchError
 		if s.wantErr != errors.As(err, &zerr) {
 			t.Fatalf("%s: ResetQuota = %+v, %v; want a zone mismatch: %v", s.name, out, err, s.wantErr)
 		}
@@ -86,7 +88,7 @@ func TestQuotaDaysOnlyMoveForward(t *testing.T) {
 				t.Errorf("%s: %+v, want reset %v", s.name, out, s.wantReset)
 			}
 		}
-		a := accountByName(t, st, "a")
+		a := storetest.AccountByName(t, st, "a")
 		wantUsed := before
 		if s.wantReset {
 			wantUsed = 0
@@ -98,7 +100,7 @@ func TestQuotaDaysOnlyMoveForward(t *testing.T) {
 			claim(st, s.claim)
 		}
 		// The cap is never doubled: a quota day sends at most 5.
-		if n := countRows(t, st, `SELECT count(*) FROM messages m JOIN accounts a ON a.id = m.account_id
+		if n := storetest.CountRows(t, st, `SELECT count(*) FROM messages m JOIN accounts a ON a.id = m.account_id
 			WHERE m.quota_epoch = a.quota_epoch AND m.state <> 'pending'`); n > 5 {
 			t.Errorf("%s: %d sends on the current quota day, cap 5", s.name, n)
 		}
@@ -126,7 +128,7 @@ func TestTimezoneFixedOnFirstUse(t *testing.T) {
 			t.Setenv("TZ", tc.tz)
 			path := filepath.Join(t.TempDir(), "wasend.db")
 			for _, loc := range []*time.Location{tc.first, nil, time.UTC} {
-				st, err := Open(t.Context(), path, Options{Now: newFakeClock().Now, Location: loc})
+				st, err := store.Open(t.Context(), path, store.Options{Now: newFakeClock().Now, Location: loc})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -142,7 +144,7 @@ func TestTimezoneFixedOnFirstUse(t *testing.T) {
 func TestSetTimezoneRejectsUnknownZones(t *testing.T) {
 	st := openTest(t, newFakeClock())
 	for _, bad := range []string{"", "Mars/Olympus", "Local", "../etc/passwd"} {
-		if _, err := st.SetTimezone(t.Context(), bad); !errors.Is(err, ErrUnknownZone) {
+		if _, err := st.SetTimezone(t.Context(), bad); !errors.Is(err, campaign.ErrUnknownZone) {
 			t.Errorf("SetTimezone(%q) = %v, want ErrUnknownZone", bad, err)
 		}
 	}

@@ -25,6 +25,9 @@ import (
 // binary is the wasend executable Main builds.
 var binary string
 
+// Binary is the path of the wasend executable Main built.
+func Binary() string { return binary }
+
 // Main builds wasend into a temporary directory, runs the tests and removes
 // the directory again; a test package's TestMain returns os.Exit(Main(m)).
 func Main(m *testing.M) int {

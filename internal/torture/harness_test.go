@@ -116,8 +116,9 @@ func (w *world) setup(rate float64, burst, dailyCap int, accts []account) {
 var fastFailure = []string{"--cooldown", "100ms", "--backoff-base", "20ms", "--backoff-max", "200ms"}
 
 // runArgs is `campaign run CSV` with the demo template and extra flags.
+// Not -q: it drops warnings, and checkOutput reads them too.
 func runArgs(csv string, extra ...string) []string {
-	args := []string{"campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name", "-q"}
+	args := []string{"campaign", "run", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name"}
 	args = append(args, fastFailure...)
 	return append(args, extra...)
 }

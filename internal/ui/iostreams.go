@@ -25,8 +25,14 @@ type IOStreams struct {
 	outFd  int
 	status *StatusWriter
 	inTTY  bool
-	// Quiet silences progress and chatter on ErrOut; errors still print.
+	// Quiet (-q) keeps ErrOut for errors alone: progress, notes, warnings
+	// and hints are not printed. Out (results) is unchanged.
 	Quiet bool
+	// exporter, when set, prints what JSON is given instead (--jq,
+	// --template).
+	exporter Exporter
+	// records: piped tables with a Kind print records (AsRecords).
+	records bool
 }
 
 // System returns the process's streams with their terminal-ness detected.
@@ -104,8 +110,12 @@ func (s *IOStreams) Infof(format string, args ...any) {
 	fmt.Fprintf(s.ErrOut, format+"\n", args...)
 }
 
-// Warnf prints a warning to ErrOut, even when Quiet.
+// Warnf prints a warning to ErrOut unless Quiet: what needs a look but
+// did not fail the command (an error would, and prints even then).
 func (s *IOStreams) Warnf(format string, args ...any) {
+	if s.Quiet {
+		return
+	}
 	prefix := "warning: "
 	if s.errTTY {
 		prefix = "\x1b[33mwarning:\x1b[0m "
@@ -113,8 +123,20 @@ func (s *IOStreams) Warnf(format string, args ...any) {
 	fmt.Fprintf(s.ErrOut, prefix+format+"\n", args...)
 }
 
-// JSON writes v to Out as indented JSON.
+// SetExporter makes JSON print through e (--jq, --template); nil prints
+// JSON again.
+func (s *IOStreams) SetExporter(e Exporter) { s.exporter = e }
+
+// JSON writes v to Out as indented JSON, or through the exporter --jq or
+// --template set, which reads v as a script piping --json would.
 func (s *IOStreams) JSON(v any) error {
+	if s.exporter != nil {
+		data, err := jsonValue(v)
+		if err != nil {
+			return err
+		}
+		return s.exporter.Export(s, data)
+	}
 	enc := json.NewEncoder(s.Out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

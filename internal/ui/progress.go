@@ -13,7 +13,9 @@ import (
 // Progress shows a campaign moving. The sender only adds to its counters; a
 // timer renders them: a line redrawn in place on a terminal (fitted to its
 // width, with log lines printed above it), a plain line every Interval when
-// piped or run from cron, nothing when quiet.
+// piped or run from cron, JSON objects with JSON set, nothing when quiet.
+// The time left is the estimate it is given (status's ETA), never a guess
+// from the pace.
 type Progress struct {
 	mu      sync.Mutex
 	w       io.Writer     // plain lines
@@ -40,6 +42,24 @@ type Progress struct {
 	quit     chan struct{}
 	wg       sync.WaitGroup
 	quiet    bool
+	// The time left is the one estimate status shows (the planner's),
+	// made at most every estEvery by the render loop: the line never
+	// guesses from the pace.
+	estimate func() Estimate
+	est      Estimate
+	estAt    time.Time // zero: none made yet
+	estEvery time.Duration
+	estCost  time.Duration // what the last estimate took, on the wall clock
+	// JSON: one status object a line, a summary at the end (--progress json).
+	json     bool
+	campaign int64
+	states   map[string]int // the database's counts by state at the end, for the summary
+}
+
+// Estimate is when the campaign will have finished, as `status` says.
+type Estimate struct {
+	Finish time.Time // zero: never with the current limits, or not known
+	Never  bool      // it never finishes with the current limits
 }
 
 type sample struct {
@@ -62,12 +82,28 @@ type ProgressOptions struct {
 	// Redraw is the interval between redraws on a terminal. [500ms]
 	Redraw time.Duration
 	Now    func() time.Time
+	// Estimate gives the campaign's finish (the planner's ETA, as status
+	// shows it); it is called by the render loop, at most every
+	// EstimateEvery [5s], never while a count is added. Nil: no time left
+	// is shown.
+	Estimate      func() Estimate
+	EstimateEvery time.Duration
+	// JSON writes one JSON object a line to stderr instead (Interval
+	// [1s] apart): "status" lines, then one "summary" (docs/status.md).
+	JSON     bool
+	Campaign int64 // the campaign's id, in the JSON lines
 }
 
 // NewProgress starts rendering; call Stop when the run ends.
 func NewProgress(s *IOStreams, o ProgressOptions) *Progress {
 	if o.Interval <= 0 {
 		o.Interval = 10 * time.Second
+		if o.JSON {
+			o.Interval = time.Second
+		}
+	}
+	if o.EstimateEvery <= 0 {
+		o.EstimateEvery = 5 * time.Second
 	}
 	if o.Redraw <= 0 {
 		o.Redraw = 500 * time.Millisecond
@@ -79,13 +115,19 @@ func NewProgress(s *IOStreams, o ProgressOptions) *Progress {
 		w: s.ErrOut, label: o.Label, total: o.Total, width: s.TerminalWidth,
 		sent: o.Sent, failed: o.Failed, unknown: o.Unknown, done0: o.Sent + o.Failed + o.Unknown,
 		now: o.Now, interval: o.Interval, quit: make(chan struct{}), quiet: s.Quiet,
+		estimate: o.Estimate, estEvery: o.EstimateEvery, json: o.JSON, campaign: o.Campaign,
 	}
 	p.samples = []sample{{o.Now(), p.done0}}
 	if p.quiet {
 		return p
 	}
+	// Before the sender starts, the first estimate can be waited for.
+	p.refreshEstimate()
 	tick := p.interval
-	if s.IsStderrTTY() {
+	switch {
+	case p.json:
+		p.render() // a first status line at once: a run may end within a second
+	case s.IsStderrTTY():
 		p.status = s.Status()
 		p.render()
 		tick = o.Redraw
@@ -104,9 +146,38 @@ func (p *Progress) loop(tick time.Duration) {
 		case <-p.quit:
 			return
 		case <-t.C:
+			p.refreshEstimate()
 			p.render()
 		}
 	}
+}
+
+// estimateShare bounds the share of a core the estimates take: one that
+// took a second (a million rows in a send window, stepped message by
+// message) is made again 20 s later at the soonest.
+const estimateShare = 20
+
+// refreshEstimate asks for a new estimate when the last one is estEvery
+// old, or estimateShare times what it took. Only the render loop calls
+// it: the estimate reads the database, and the sender must not wait for
+// that.
+func (p *Progress) refreshEstimate() {
+	if p.estimate == nil {
+		return
+	}
+	p.mu.Lock()
+	now := p.now()
+	due := p.estAt.IsZero() || now.Sub(p.estAt) >= max(p.estEvery, estimateShare*p.estCost)
+	p.mu.Unlock()
+	if !due {
+		return
+	}
+	began := time.Now()
+	e := p.estimate()
+	cost := time.Since(began)
+	p.mu.Lock()
+	p.est, p.estAt, p.estCost = e, now, cost
+	p.mu.Unlock()
 }
 
 // Sent, Failed, Unknown and Retry count one event each.
@@ -160,6 +231,17 @@ func (p *Progress) Stop() {
 	if p.quiet {
 		return
 	}
+	if p.json {
+		p.mu.Lock()
+		p.writeJSON(p.summaryJSON(p.now()))
+		p.mu.Unlock()
+		return
+	}
+	// The sender has stopped: the last line may wait for a fresh estimate.
+	p.mu.Lock()
+	p.estAt = time.Time{}
+	p.mu.Unlock()
+	p.refreshEstimate()
 	p.render()
 	if p.status != nil {
 		_ = p.status.Done()
@@ -173,6 +255,10 @@ func (p *Progress) render() {
 	p.samples = append(p.samples, sample{now, p.done()})
 	for len(p.samples) > 2 && now.Sub(p.samples[0].at) > paceWindow && now.Sub(p.samples[1].at) >= MinRateSpan {
 		p.samples = p.samples[1:]
+	}
+	if p.json {
+		p.writeJSON(p.statusJSON(now))
+		return
 	}
 	if p.status == nil {
 		fmt.Fprintf(p.w, "%s %s\n", now.Format(time.RFC3339), p.line())
@@ -198,13 +284,29 @@ func (p *Progress) pace() (float64, bool) {
 	return MeasuredRate(last.done-first.done, last.at.Sub(first.at))
 }
 
-// left is the time the remaining messages take at the current pace.
-func (p *Progress) left(rate float64) (time.Duration, bool) {
-	n := p.total - p.done()
-	if n <= 0 {
-		return 0, false
+// left is the time until the estimate's finish, rounded to the second,
+// and false when there is none to show: nothing remains, no estimate was
+// made yet, or it never finishes (never is then set).
+func (p *Progress) left() (d time.Duration, ok, never bool) {
+	if p.total-p.done() <= 0 || p.estAt.IsZero() {
+		return 0, false, false
 	}
-	return time.Duration(float64(n) / rate * float64(time.Second)).Round(time.Second), true
+	if p.est.Finish.IsZero() {
+		return 0, false, p.est.Never
+	}
+	return max(p.est.Finish.Sub(p.now()), 0).Round(time.Second), true, false
+}
+
+// leftText is the time left as the line shows it, "" for none.
+func (p *Progress) leftText() string {
+	d, ok, never := p.left()
+	switch {
+	case never:
+		return "never"
+	case ok:
+		return FormatDuration(d)
+	}
+	return ""
 }
 
 func (p *Progress) counts() string {
@@ -229,9 +331,9 @@ func (p *Progress) line() string {
 	}
 	if rate, ok := p.pace(); ok {
 		s += " rate " + FormatRate(rate)
-		if d, ok := p.left(rate); ok {
-			s += " eta " + FormatDuration(d)
-		}
+	}
+	if left := p.leftText(); left != "" {
+		s += " eta " + left
 	}
 	switch {
 	case strings.HasPrefix(p.waitWhy, "waiting "):
@@ -247,7 +349,7 @@ func (p *Progress) line() string {
 // what it waits for. To fit, a stall's bar narrows and goes first; the wait
 // message is cut next (and goes, when it only says the pace holds it), then
 // the bar narrows and goes, then the
-// label is cut, then the time left, the wait message and the pace go; the
+// label is cut, then the pace, the wait message and the time left go; the
 // counts are never cut.
 func (p *Progress) barLine(width int) string {
 	done := p.done()
@@ -255,8 +357,11 @@ func (p *Progress) barLine(width int) string {
 	var rate, left string
 	if r, ok := p.pace(); ok {
 		rate = FormatRate(r)
-		if d, ok := p.left(r); ok {
-			left = FormatDuration(d) + " left"
+	}
+	if l := p.leftText(); l != "" {
+		left = l + " left"
+		if l == "never" {
+			left = "never finishes"
 		}
 	}
 	label, why := p.label, p.waitWhy
@@ -315,9 +420,14 @@ func (p *Progress) barLine(width int) string {
 		func() { barW = 0 },
 		func() { cut(&label, 16) },
 		func() { cut(&why, 12) },
-		func() { left = "" },
+		func() { rate = "" }, // the time left says more than the pace
+		func() {
+			if p.stalled {
+				left = "" // what ends a stall says more than the time left
+			}
+		},
 		func() { cut(&why, 0) },
-		func() { rate = "" },
+		func() { left = "" },
 		func() { cut(&label, 0) },
 	}
 	for _, step := range steps {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,8 +57,9 @@ func TestProgressPlainLines(t *testing.T) {
 	p := NewProgress(s, ProgressOptions{
 		Label: "campaign 3", Total: 10, Sent: 2, Failed: 1, Unknown: 0,
 		Interval: time.Millisecond, Now: clk.Now,
+		Estimate: func() Estimate { return Estimate{Finish: t0.Add(12 * time.Second)} },
 	})
-	waitForOutput(t, &errOut, "2026-11-30T14:00:00Z campaign 3: sent 2 failed 1 unknown 0 remaining 7 of 10\n")
+	waitForOutput(t, &errOut, "2026-11-30T14:00:00Z campaign 3: sent 2 failed 1 unknown 0 remaining 7 of 10 eta 12 s\n")
 
 	clk.Advance(10 * time.Second)
 	for range 4 {
@@ -66,8 +68,9 @@ func TestProgressPlainLines(t *testing.T) {
 	p.Failed()
 	p.Unknown()
 	p.Retry()
-	// 6 done in this run over 10 s: 0.6/s, 1 left.
-	waitForOutput(t, &errOut, "2026-11-30T14:00:10Z campaign 3: sent 6 failed 2 unknown 1 remaining 1 of 10 retries 1 rate 36/min eta ")
+	// 6 done in this run over 10 s: 0.6/s, 1 left; the estimate's finish
+	// is 2 s ahead.
+	waitForOutput(t, &errOut, "2026-11-30T14:00:10Z campaign 3: sent 6 failed 2 unknown 1 remaining 1 of 10 retries 1 rate 36/min eta 2 s\n")
 	p.Stop()
 
 	got := errOut.String()
@@ -88,31 +91,45 @@ func TestProgressPlainLines(t *testing.T) {
 	}
 }
 
-// TestProgressETARounded: the ETA is left/rate rounded to the second. With
-// 1 row left at 0.6/s that is 1.67 s → "eta 2 s"; a truncation to whole
-// seconds before rounding shows "eta 1 s" (and "eta 0 s" under a second).
+// TestProgressETARounded: the time left is the estimate's finish (the
+// planner's, as status shows it) less now, rounded to the second — not
+// the remaining rows at the current pace (issue 26: "21 min left" beside
+// status's 9 days). A finish 1.67 s ahead is "eta 2 s"; a truncation to
+// whole seconds before rounding shows "eta 1 s" (and "eta 0 s" under a
+// second). The pace is shown beside it, and an estimate is shown when the
+// pace is not known yet.
 func TestProgressETARounded(t *testing.T) {
 	tests := []struct {
-		sent    int
-		elapsed time.Duration
-		want    string
+		sent     int
+		elapsed  time.Duration
+		estimate *Estimate // nil: none given
+		want     string
 	}{
-		{sent: 6, elapsed: 10 * time.Second, want: "remaining 4 of 10 rate 36/min eta 7 s\n"},     // 6.67 s
-		{sent: 9, elapsed: 15 * time.Second, want: "remaining 1 of 10 rate 36/min eta 2 s\n"},     // 1.67 s
-		{sent: 9, elapsed: 4500 * time.Millisecond, want: "remaining 1 of 10 rate 2/s eta 1 s\n"}, // 0.5 s
-		{sent: 5, elapsed: 10 * time.Second, want: "remaining 5 of 10 rate 1 every 2 s eta 10 s\n"},
-		// Over a span too short to mean anything, no rate and no ETA.
-		{sent: 5, elapsed: 2 * time.Millisecond, want: "remaining 5 of 10\n"},
+		{sent: 6, elapsed: 10 * time.Second, estimate: &Estimate{Finish: t0.Add(16670 * time.Millisecond)}, want: "remaining 4 of 10 rate 36/min eta 7 s\n"},
+		{sent: 9, elapsed: 15 * time.Second, estimate: &Estimate{Finish: t0.Add(16670 * time.Millisecond)}, want: "remaining 1 of 10 rate 36/min eta 2 s\n"},
+		{sent: 9, elapsed: 4500 * time.Millisecond, estimate: &Estimate{Finish: t0.Add(5 * time.Second)}, want: "remaining 1 of 10 rate 2/s eta 1 s\n"},
+		// Caps: the pace says minutes, the estimate days; the estimate wins.
+		{sent: 5, elapsed: 10 * time.Second, estimate: &Estimate{Finish: t0.Add(9*24*time.Hour + 11*time.Hour)}, want: "remaining 5 of 10 rate 1 every 2 s eta 9 d 11 h\n"},
+		{sent: 5, elapsed: 10 * time.Second, estimate: &Estimate{Never: true}, want: "remaining 5 of 10 rate 1 every 2 s eta never\n"},
+		// Without an estimate no time left is guessed.
+		{sent: 5, elapsed: 10 * time.Second, want: "remaining 5 of 10 rate 1 every 2 s\n"},
+		// Over a span too short for a pace, the estimate alone.
+		{sent: 5, elapsed: 2 * time.Millisecond, estimate: &Estimate{Finish: t0.Add(time.Minute)}, want: "remaining 5 of 10 eta 1 min\n"},
 	}
 	for _, tt := range tests {
 		var errOut syncBuffer
 		s := Test(&bytes.Buffer{}, &errOut)
 		clk := clock.NewSim(t0)
-		p := NewProgress(s, ProgressOptions{Label: "c", Total: 10, Interval: time.Hour, Now: clk.Now})
+		o := ProgressOptions{Label: "c", Total: 10, Interval: time.Hour, Now: clk.Now}
+		if tt.estimate != nil {
+			o.Estimate = func() Estimate { return *tt.estimate }
+		}
+		p := NewProgress(s, o)
 		for range tt.sent {
 			p.Sent()
 		}
 		clk.Advance(tt.elapsed)
+		p.refreshEstimate()
 		p.Stop()
 		if got := errOut.String(); !strings.HasSuffix(got, tt.want) {
 			t.Errorf("%d sent in %v: %q, want it to end in %q", tt.sent, tt.elapsed, got, tt.want)
@@ -231,9 +248,11 @@ func visible(out string) string {
 }
 
 // TestProgressGolden captures the terminal line through a campaign — a
-// start, the normal pace, a wait for caps (no rate, no time left), a log
-// line printed above the bar, a long label — at 80 and 120 columns: every
-// frame fits, and the counts are never cut. Rewrite with -update.
+// start, the normal pace, a wait for caps (no rate; the time left is the
+// estimate's, which counts the quota days), a log line printed above the
+// bar, a long label — at 80 and 120 columns: every frame fits, the counts
+// are never cut, and the time left only ever counts down. Rewrite with
+// -update.
 func TestProgressGolden(t *testing.T) {
 	for _, width := range []int{80, 120} {
 		t.Run(strconv.Itoa(width), func(t *testing.T) {
@@ -242,13 +261,16 @@ func TestProgressGolden(t *testing.T) {
 			s.SetTTY(true, true)
 			s.SetWidth(width)
 			clk := clock.NewSim(t0)
+			finish := t0.Add(2*24*time.Hour + 3*time.Hour)
 			p := NewProgress(s, ProgressOptions{Label: "campaign 17", Total: 1200, Sent: 100,
-				Interval: time.Hour, Redraw: time.Hour, Now: clk.Now})
+				Interval: time.Hour, Redraw: time.Hour, Now: clk.Now,
+				Estimate: func() Estimate { return Estimate{Finish: finish} }})
 			step := func(d time.Duration, sent int) {
 				clk.Advance(d)
 				for range sent {
 					p.Sent()
 				}
+				p.refreshEstimate()
 				p.render()
 			}
 			step(time.Second, 1) // too soon for a pace
@@ -297,7 +319,7 @@ func TestProgressLogAbove(t *testing.T) {
 }
 
 // TestProgressPlainStalled: while waiting on caps the plain line shows no
-// rate or ETA: there is no pace to speak of.
+// rate (there is no pace to speak of), and without an estimate no ETA.
 func TestProgressPlainStalled(t *testing.T) {
 	var errOut syncBuffer
 	s := Test(&bytes.Buffer{}, &errOut)
@@ -409,5 +431,74 @@ func TestProgressSettle(t *testing.T) {
 				t.Errorf("last line %q, want it to contain %q", last, want)
 			}
 		})
+	}
+}
+
+// TestProgressJSONLines: --progress json writes a status object at once and
+// on each tick — the counts, the pace, the estimate's seconds left (null
+// when there is none), the wait — and a summary last, from the database's
+// counts when it has them; never a plain or terminal line.
+func TestProgressJSONLines(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		var errOut syncBuffer
+		s := Test(&bytes.Buffer{}, &errOut)
+		s.SetTTY(tty, tty)
+		clk := clock.NewSim(t0)
+		finish := t0.Add(9*24*time.Hour + 11*time.Hour)
+		p := NewProgress(s, ProgressOptions{Label: "campaign 4", Campaign: 4, Total: 10, Sent: 2, Interval: time.Hour, Now: clk.Now, JSON: true,
+			Estimate: func() Estimate { return Estimate{Finish: finish} }})
+		for range 4 {
+			p.Sent()
+		}
+		p.Failed()
+		clk.Advance(10 * time.Second)
+		p.Waiting("every account reached its daily cap", true)
+		p.SetStates(map[string]int{"pending": 3, "sending": 0, "sent": 6, "failed": 1, "unknown": 0, "expired": 0})
+		p.Stop()
+		lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
+		want := []string{
+			`{"type":"status","time":"2026-11-30T14:00:00Z","campaign":4,"label":"campaign 4","percent_done":20,"total":10,"sent":2,"failed":0,"unknown":0,"pending":8,"put_back":0,"retries":0,"rate":0,"seconds_remaining":817200,"waiting":""}`,
+			`{"type":"status","time":"2026-11-30T14:00:10Z","campaign":4,"label":"campaign 4","percent_done":70,"total":10,"sent":6,"failed":1,"unknown":0,"pending":3,"put_back":0,"retries":0,"rate":0,"seconds_remaining":817190,"waiting":"every account reached its daily cap"}`,
+			`{"type":"summary","time":"2026-11-30T14:00:10Z","campaign":4,"label":"campaign 4","percent_done":70,"total":10,"sent":6,"failed":1,"unknown":0,"pending":3,"put_back":0,"retries":0,"expired":0,"counts":{"expired":0,"failed":1,"pending":3,"sending":0,"sent":6,"unknown":0}}`,
+		}
+		if !slices.Equal(lines, want) {
+			t.Errorf("tty %v: lines\n%s\nwant\n%s", tty, strings.Join(lines, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// An estimate is made again every EstimateEvery, or 20 times what the last
+// one took when that is longer: a slow one (a million rows in a send
+// window) must not take a core.
+func TestProgressEstimateEvery(t *testing.T) {
+	clk := clock.NewSim(t0)
+	calls := 0
+	s := Test(&bytes.Buffer{}, &bytes.Buffer{})
+	s.Quiet = true
+	p := NewProgress(s, ProgressOptions{Label: "c", Total: 10, Interval: time.Hour, Now: clk.Now,
+		Estimate: func() Estimate { calls++; return Estimate{} }})
+	defer p.Stop()
+	for _, step := range []struct {
+		after     time.Duration
+		cost      time.Duration // what the last one took
+		wantCalls int
+	}{
+		{0, 0, 1},
+		{4 * time.Second, 0, 1},
+		{5 * time.Second, 0, 2},
+		{10 * time.Second, time.Second, 2},
+		{24 * time.Second, time.Second, 2},
+		{25 * time.Second, time.Second, 3},
+	} {
+		clk.Set(t0.Add(step.after))
+		p.mu.Lock()
+		if step.cost > 0 {
+			p.estCost = step.cost
+		}
+		p.mu.Unlock()
+		p.refreshEstimate()
+		if calls != step.wantCalls {
+			t.Errorf("at %v after a %v estimate: %d estimates, want %d", step.after, step.cost, calls, step.wantCalls)
+		}
 	}
 }

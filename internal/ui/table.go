@@ -32,11 +32,15 @@ type Table struct {
 	truncate []bool
 	last     []bool // cut only when nothing else can give way
 	optional []int  // column indexes, the first dropped first
+	kind     string // piped as records of this kind (AsRecords); "" for tab-separated rows
+	records  bool
 }
 
-// NewTable starts a table on the streams' Out.
+// NewTable starts a table on the streams' Out; without a header it prints
+// none on a terminal either (--template's tablerow).
 func NewTable(s *IOStreams, header ...string) *Table {
-	t := &Table{w: s.Out, tty: s.outTTY, header: header, truncate: make([]bool, len(header)), last: make([]bool, len(header))}
+	t := &Table{w: s.Out, tty: s.outTTY, header: header, truncate: make([]bool, len(header)), last: make([]bool, len(header)),
+		records: s.records}
 	if t.tty {
 		t.width = s.TerminalWidth()
 	}
@@ -67,6 +71,14 @@ func (t *Table) TruncateLast(names ...string) *Table {
 	return t
 }
 
+// Kind names what a row is ("account", "campaign"): on streams from
+// AsRecords a piped row prints as a record of that kind, each cell under
+// its header's RecordKey, every cell kept (an empty one as "").
+func (t *Table) Kind(kind string) *Table {
+	t.kind = kind
+	return t
+}
+
 // Optional marks columns that may be left out on a narrow terminal, the
 // first named first.
 func (t *Table) Optional(names ...string) *Table {
@@ -83,14 +95,12 @@ func (t *Table) Optional(names ...string) *Table {
 // Control characters in a cell are shown escaped (a tab as \t, a newline
 // as \n): one would split the piped row into more columns or lines than a
 // script expects, or garble the terminal. The colour codes of a terminal
-// table stay.
+// table stay. A record quotes such a value instead (WriteRecord).
 func (t *Table) Row(cells ...string) {
-	row := make([]string, len(cells))
-	for i, c := range cells {
-		row[i] = escapeControls(c, t.tty)
-	}
-	t.rows = append(t.rows, row)
+	t.rows = append(t.rows, slices.Clone(cells))
 }
+
+func (t *Table) asRecords() bool { return !t.tty && t.records && t.kind != "" }
 
 // escapeControls writes s's control characters as Go escapes; with
 // colours, the colour codes (ESC [ … m) are kept.
@@ -129,8 +139,33 @@ const (
 
 // Render writes the table.
 func (t *Table) Render() error {
-	if !t.tty {
+	if t.asRecords() {
+		keys := make([]string, len(t.header))
+		for i, h := range t.header {
+			keys[i] = RecordKey(h)
+		}
 		for _, r := range t.rows {
+			pairs := make([]string, 0, 2*len(r))
+			for i, c := range r {
+				if i < len(keys) {
+					pairs = append(pairs, keys[i], c)
+				}
+			}
+			if err := WriteRecord(t.w, t.kind, pairs...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows := make([][]string, len(t.rows))
+	for i, r := range t.rows {
+		rows[i] = make([]string, len(r))
+		for j, c := range r {
+			rows[i][j] = escapeControls(c, t.tty)
+		}
+	}
+	if !t.tty {
+		for _, r := range rows {
 			if _, err := fmt.Fprintln(t.w, strings.Join(r, "\t")); err != nil {
 				return err
 			}
@@ -139,7 +174,9 @@ func (t *Table) Render() error {
 	}
 	// Align by visible width: colour codes take no room on screen, which
 	// text/tabwriter can't know.
-	rows := append([][]string{t.header}, t.rows...)
+	if len(t.header) > 0 {
+		rows = append([][]string{t.header}, rows...)
+	}
 	n := len(t.header)
 	for _, r := range rows {
 		n = max(n, len(r))

@@ -12,6 +12,12 @@ import (
 // Ledger is what the applier needs of the database. *store.Store is one.
 type Ledger interface {
 	DrainInbox(ctx context.Context, max int, rules store.WebhookRules) (campaign.ApplyReport, error)
+	// InboundSettings are the database's inbound settings (ParseInbound).
+	InboundSettings(ctx context.Context) (map[string]string, error)
+	// PruneInbound deletes inbound messages older than before.
+	PruneInbound(ctx context.Context, before time.Time) (int, error)
+	// Now is the database's clock, which retention is measured on.
+	Now() time.Time
 }
 
 // Applier drains the inbox: it applies stored bodies apart from the HTTP
@@ -28,7 +34,12 @@ type Applier struct {
 	Poll time.Duration
 	// OnApply, when set, sees every pass that did something.
 	OnApply func(campaign.ApplyReport)
+	pruned  time.Time // when inbound messages were last pruned
 }
+
+// pruneEvery is how often the applier deletes inbound messages past their
+// retention: one indexed DELETE, off the webhook's path.
+const pruneEvery = time.Hour
 
 // batchSize bounds the bodies applied in one transaction, so a sender on
 // the same database waits at most one short transaction.
@@ -61,10 +72,34 @@ func (a *Applier) Wake() {
 }
 
 // Drain applies everything in the inbox now and returns what it did.
+// The inbound settings are read at every drain, so `wasend config set`
+// reaches a running receiver at its next pass.
 func (a *Applier) Drain(ctx context.Context) (campaign.ApplyReport, error) {
 	var total campaign.ApplyReport
+	set, err := a.ledger.InboundSettings(ctx)
+	if err != nil {
+		return total, err
+	}
+	in, err := ParseInbound(set)
+	if err != nil {
+		// config set refuses what does not parse; a value written some
+		// other way keeps the defaults rather than stopping the receiver.
+		a.log.Error("inbound settings unreadable: the defaults apply", "err", err)
+		in = DefaultInbound()
+	}
+	rules := a.rules.WithInbound(in)
+	if now := a.ledger.Now(); now.Sub(a.pruned) >= pruneEvery || now.Before(a.pruned) {
+		n, err := a.ledger.PruneInbound(ctx, now.Add(-in.Retention))
+		if err != nil {
+			return total, err
+		}
+		a.pruned = now
+		if n > 0 {
+			a.log.Info("inbound messages past their retention deleted", "count", n, "retention", in.Retention)
+		}
+	}
 	for {
-		rep, err := a.ledger.DrainInbox(ctx, batchSize, a.rules)
+		rep, err := a.ledger.DrainInbox(ctx, batchSize, rules)
 		if err != nil {
 			return total, err
 		}
@@ -92,6 +127,10 @@ func (a *Applier) note(rep campaign.ApplyReport) {
 		"not_resent", rep.NotResent, "skipped", rep.Skipped)
 	if rep.Paused > 0 || rep.Stopped > 0 {
 		a.log.Warn("webhook events stopped sending", "campaigns_paused", rep.Paused, "accounts_stopped", rep.Stopped)
+	}
+	if rep.Inbound > 0 {
+		a.log.Info("inbound messages kept", "count", rep.Inbound, "unknown", rep.InboundUnknown, "replies", rep.Replies,
+			"opt_outs", rep.OptOuts, "opt_ins", rep.OptIns)
 	}
 	if a.OnApply != nil {
 		a.OnApply(rep)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/store"
@@ -65,7 +67,7 @@ func newFixture(t testing.TB, n int, p Policy) *fixture {
 	// tier, so a fixture of more rows claims them over several seconds.
 	var claims []campaign.Claim
 	for at := t0; len(claims) < n; at = at.Add(time.Second) {
-		cs, err := st.ClaimN(t.Context(), c.ID, "r1", at, min(n-len(claims), 80))
+		cs, err := claim.New(st).ClaimN(t.Context(), c.ID, "r1", at, min(n-len(claims), 80))
 		if err != nil {
 			t.Fatalf("claim: %d, %v", len(claims), err)
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/claim"
+
 	"github.com/wasend/wasend/internal/campaign"
 )
 
@@ -131,7 +133,7 @@ func TestFailedAfterReceivedNeverResends(t *testing.T) {
 				case d.State != campaign.Sent || d.Delivery != tt.wantDel || d.WAMID != wamid(0):
 					t.Errorf("row = %+v, want still sent and %s with its wamid", d, tt.wantDel)
 				}
-				cs, err := f.st.ClaimN(t.Context(), f.c.ID, "r2", t0.Add(48*time.Hour), 10)
+				cs, err := claim.New(f.st).ClaimN(t.Context(), f.c.ID, "r2", t0.Add(48*time.Hour), 10)
 				if len(cs) != 0 {
 					t.Errorf("claimed %d rows two days later (%v): the person would get it twice", len(cs), err)
 				}

@@ -11,6 +11,7 @@ type Metrics struct {
 	received prometheus.Counter
 	rejected *prometheus.CounterVec
 	events   *prometheus.CounterVec
+	inbound  *prometheus.CounterVec
 }
 
 // NewMetrics returns unregistered counters; Register exposes them.
@@ -28,12 +29,16 @@ func NewMetrics() *Metrics {
 			Name: "wasend_webhook_events_total",
 			Help: "Status events applied, by status (sent, delivered, read, failed), plus duplicate, unmatched and skipped (could not apply) ones.",
 		}, []string{"status"}),
+		inbound: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wasend_webhook_inbound_total",
+			Help: "Inbound messages kept, by what they were: message (all), unknown (a type wasend does not read), reply, opt_out, opt_in.",
+		}, []string{"kind"}),
 	}
 }
 
 // Register adds the counters to reg.
 func (m *Metrics) Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.received, m.rejected, m.events} {
+	for _, c := range []prometheus.Collector{m.received, m.rejected, m.events, m.inbound} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -54,5 +59,11 @@ func (m *Metrics) observe(rep campaign.ApplyReport) {
 	}
 	if rep.Skipped > 0 {
 		m.events.WithLabelValues("skipped").Add(float64(rep.Skipped))
+	}
+	for kind, n := range map[string]int{"message": rep.Inbound, "unknown": rep.InboundUnknown, "reply": rep.Replies,
+		"opt_out": rep.OptOuts, "opt_in": rep.OptIns} {
+		if n > 0 {
+			m.inbound.WithLabelValues(kind).Add(float64(n))
+		}
 	}
 }

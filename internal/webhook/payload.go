@@ -107,7 +107,11 @@ func Decode(body []byte) (campaign.Notification, error) {
 			var err error
 			switch c.Field {
 			case "messages":
-				err = decodeStatuses(c.Value, &n)
+				if err = decodeStatuses(c.Value, &n); err == nil {
+					decodeInbound(c.Value, &n)
+				}
+			case "user_preferences":
+				decodeInbound(c.Value, &n)
 			case "message_template_status_update":
 				var v templateValue
 				if err = json.Unmarshal(c.Value, &v); err == nil {

@@ -78,12 +78,26 @@ func (p Policy) Decide(ev campaign.StatusEvent, now time.Time) campaign.AsyncFai
 // what a body says, what a status does to its row, an opt-out no row
 // matches, which templates and numbers stop. They read no database and no
 // clock.
-type Rules struct{ p Policy }
+type Rules struct {
+	p  Policy
+	in InboundConfig
+}
 
 var _ store.WebhookRules = Rules{}
 
 // NewRules returns the rules of policy p.
-func NewRules(p Policy) Rules { return Rules{p.withDefaults()} }
+func NewRules(p Policy) Rules { return Rules{p.withDefaults(), DefaultInbound()} }
+
+// WithInbound returns the rules with inbound configuration c (the
+// database's settings, ParseInbound).
+func (r Rules) WithInbound(c InboundConfig) Rules { r.in = c; return r }
+
+// Inbound decides what an inbound message means (InboundConfig.Inbound).
+func (r Rules) Inbound(m campaign.InboundMessage) campaign.InboundMeaning { return r.in.Inbound(m) }
+
+// ReplyWindow is how long after our message an answer from its recipient
+// is a reply to it; context.id pins an answer to its message at any age.
+func (r Rules) ReplyWindow() time.Duration { return r.in.ReplyWindow }
 
 // Decode reads one webhook body: the package's Decode.
 func (Rules) Decode(body []byte) (campaign.Notification, error) { return Decode(body) }

@@ -110,6 +110,16 @@ func (p *Pool) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Time is Redis's clock (TIME): the clock of every admission, which each
+// host's own clock should agree with.
+func (p *Pool) Time(ctx context.Context) (time.Time, error) {
+	t, err := p.rdb.Time(ctx).Result()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("limits at %s: %w: %w", p.shown, ErrUnavailable, err)
+	}
+	return t, nil
+}
+
 // String is the URL with its password redacted.
 func (p *Pool) String() string { return p.shown }
 

@@ -25,7 +25,40 @@ func (s suite) accountTests() []sub {
 		{"reset quota", s.testResetQuota},
 		{"reset quota in the zone of quota days", s.testResetQuotaLocation},
 		{"quota days only move forward", s.testQuotaDayOnlyForward},
+		{"a failed check is kept until one passes", s.testRecordCheck},
 	}
+}
+
+// testRecordCheck: the finding of a failed check is read back with the
+// account, and one that passes clears it, code and time too.
+func (s suite) testRecordCheck(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	a := MustAccount(t, st, "main", campaign.TierActive, campaign.Overrides{})
+	MustAccount(t, st, "other", campaign.TierNew, campaign.Overrides{})
+	check := func(when string, want campaign.CheckFinding) {
+		t.Helper()
+		accts, err := st.Accounts(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := accts[0].Check; got.Code != want.Code || got.Error != want.Error || !got.At.Equal(want.At) {
+			t.Errorf("%s: main's check %+v, want %+v", when, got, want)
+		}
+		if accts[1].Check.Failed() {
+			t.Errorf("%s: other's check %+v, want none", when, accts[1].Check)
+		}
+	}
+	check("never checked", campaign.CheckFinding{})
+	failed := campaign.CheckFinding{Code: 190, Error: "graph error 190 (HTTP 401): Access token has expired", At: at(time.Minute)}
+	if err := st.RecordCheck(t.Context(), a.ID, failed); err != nil {
+		t.Fatal(err)
+	}
+	check("after a failed check", failed)
+	if err := st.RecordCheck(t.Context(), a.ID, campaign.CheckFinding{Code: 190, At: at(2 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a passing check", campaign.CheckFinding{})
 }
 
 func (s suite) testTierDefaults(t *testing.T) {
@@ -172,13 +205,13 @@ func (s suite) testUpdateAccount(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := s.openTest(t, newFakeClock())
 			MustAccount(t, st, "a", campaign.TierWarm, tt.start)
-			before := accountByName(t, st, "a")
+			before := AccountByName(t, st, "a")
 			got, err := st.UpdateAccount(t.Context(), "a", tt.change)
 			if tt.wantErr {
 				if err == nil {
 					t.Fatalf("UpdateAccount succeeded: %+v", got)
 				}
-				if after := accountByName(t, st, "a"); after.Limits != before.Limits || after.Tier != before.Tier {
+				if after := AccountByName(t, st, "a"); after.Limits != before.Limits || after.Tier != before.Tier {
 					t.Errorf("a refused change was stored: %+v", after)
 				}
 				return
@@ -186,7 +219,7 @@ func (s suite) testUpdateAccount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			listed := accountByName(t, st, "a")
+			listed := AccountByName(t, st, "a")
 			for _, a := range []campaign.AccountStatus{got, listed} {
 				if a.Limits != tt.wantLimits {
 					t.Errorf("limits = %+v, want %+v", a.Limits, tt.wantLimits)
@@ -253,12 +286,12 @@ func (s suite) testSetTierKeepsEarnedTokens(t *testing.T) {
 			}
 		}
 		for name, want := range map[string]float64{"n": s.wantTokens, "own": s.wantOwn} {
-			if got := accountByName(t, st, name).Tokens; math.Abs(got-want) > 1e-9 {
+			if got := AccountByName(t, st, name).Tokens; math.Abs(got-want) > 1e-9 {
 				t.Errorf("step %d (+%v): %s has %v tokens, want %v", i, s.at, name, got, want)
 			}
 		}
 	}
-	if own := accountByName(t, st, "own"); own.Limits.Rate != 1/6.0 || own.Limits.Burst != 10 {
+	if own := AccountByName(t, st, "own"); own.Limits.Rate != 1/6.0 || own.Limits.Burst != 10 {
 		t.Errorf("own limits = %+v, want its rate over the tier's burst", own.Limits)
 	}
 
@@ -383,16 +416,16 @@ func (s suite) testResetQuota(t *testing.T) {
 			}
 		}
 		for name, want := range s.wantAfter {
-			a := accountByName(t, st, name)
+			a := AccountByName(t, st, name)
 			if a.UsedToday != want.used || a.QuotaEpoch != want.epoch {
 				t.Errorf("%s: %s used %d epoch %d, want used %d epoch %d", s.name, name, a.UsedToday, a.QuotaEpoch, want.used, want.epoch)
 			}
 		}
 	}
-	if n := countRows(t, st, `SELECT count(*) FROM quota_resets`); n != resets {
+	if n := CountRows(t, st, `SELECT count(*) FROM quota_resets`); n != resets {
 		t.Errorf("quota_resets has %d rows, want %d", n, resets)
 	}
-	if n := countRows(t, st, `SELECT count(*) FROM quota_resets WHERE forced = 1`); n != 1 {
+	if n := CountRows(t, st, `SELECT count(*) FROM quota_resets WHERE forced = 1`); n != 1 {
 		t.Errorf("%d forced resets logged, want 1", n)
 	}
 }
@@ -453,7 +486,7 @@ func (s suite) testQuotaDayOnlyForward(t *testing.T) {
 		if r := out[0]; !r.Behind || r.Reset != s.wantReset || r.LastDay != "2026-03-03" || r.Day != "2026-03-02" {
 			t.Errorf("%s: %+v; want behind, reset %v, last day 2026-03-03", s.name, r, s.wantReset)
 		}
-		if a := accountByName(t, st, "a"); a.QuotaDay != "2026-03-03" || a.UsedToday != s.wantUsed {
+		if a := AccountByName(t, st, "a"); a.QuotaDay != "2026-03-03" || a.UsedToday != s.wantUsed {
 			t.Errorf("%s: day %s used %d; want 2026-03-03, used %d", s.name, a.QuotaDay, a.UsedToday, s.wantUsed)
 		}
 	}

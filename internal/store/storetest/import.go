@@ -50,7 +50,7 @@ func (s suite) testImportRollbackLeavesNothing(t *testing.T) {
 		t.Errorf("campaigns after rollback = %+v, %v; want none", cs, err)
 	}
 	for _, table := range []string{"campaigns", "messages", "skipped"} {
-		if n := countRows(t, st, `SELECT count(*) FROM `+table); n != 0 {
+		if n := CountRows(t, st, `SELECT count(*) FROM `+table); n != 0 {
 			t.Errorf("%s has %d rows after rollback", table, n)
 		}
 	}
@@ -129,7 +129,7 @@ func (s suite) testImportCommit(t *testing.T) {
 			t.Errorf("skipped[%d] = %+v, want %+v", i, skipped[i], wantSkipped[i])
 		}
 	}
-	if byFP := countRows(t, st, `SELECT id FROM campaigns WHERE fingerprint = ?`, "fp"); byFP != int(c.ID) {
+	if byFP := CountRows(t, st, `SELECT id FROM campaigns WHERE fingerprint = ?`, "fp"); byFP != int(c.ID) {
 		t.Errorf("by fingerprint: campaign %d, want %d", byFP, c.ID)
 	}
 

@@ -74,7 +74,7 @@ func inboxCampaign(t *testing.T, st store.Driver, n int) (campaign.Campaign, []c
 		t.Fatal(err)
 	}
 	c := MustCampaign(t, st, "inbox", n)
-	cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, n)
+	cs, err := ledger(st).ClaimN(t.Context(), c.ID, "r1", t0, n)
 	if err != nil || len(cs) != n {
 		t.Fatalf("ClaimN = %d, %v; want %d", len(cs), err, n)
 	}

@@ -82,7 +82,7 @@ func (s suite) testRemoveAccount(t *testing.T) {
 		}
 	}
 	// History stays, under the removed name.
-	if n := countRows(t, st, `SELECT count(*) FROM attempts WHERE account_id = ?`, a.ID); n != 2 {
+	if n := CountRows(t, st, `SELECT count(*) FROM attempts WHERE account_id = ?`, a.ID); n != 2 {
 		t.Errorf("%d attempts of the removed account kept, want 2", n)
 	}
 	if got := readMessage(t, st, sent.Message.ID); got.state != "sent" {
@@ -119,7 +119,7 @@ func (s suite) testPauseAndCancelCampaign(t *testing.T) {
 	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
 	c := MustCampaign(t, st, "manage", 5)
 
-	was, err := st.PauseCampaign(ctx, c.ID, store.PausedByOperator)
+	was, err := st.PauseCampaign(ctx, c.ID, campaign.PausedByOperator)
 	if err != nil || was != campaign.CampaignRunning {
 		t.Fatalf("pause: %s, %v", was, err)
 	}
@@ -132,7 +132,7 @@ func (s suite) testPauseAndCancelCampaign(t *testing.T) {
 	if was, err := st.PauseCampaign(ctx, c.ID, "again"); err != nil || was != campaign.CampaignPaused {
 		t.Errorf("second pause: %s, %v; want no change", was, err)
 	}
-	if got, _ := st.Campaign(ctx, c.ID); got.PauseReason != store.PausedByOperator {
+	if got, _ := st.Campaign(ctx, c.ID); got.PauseReason != campaign.PausedByOperator {
 		t.Errorf("pause reason %q", got.PauseReason)
 	}
 	if _, err := st.ResumeCampaign(ctx, c.ID); err != nil {
@@ -176,7 +176,7 @@ func (s suite) testPauseAndCancelCampaign(t *testing.T) {
 		try  func() error
 		want error
 	}{
-		{"pause", func() error { _, err := st.PauseCampaign(ctx, c.ID, "x"); return err }, store.ErrFinal},
+		{"pause", func() error { _, err := st.PauseCampaign(ctx, c.ID, "x"); return err }, campaign.ErrFinal},
 		{"resume", func() error { _, err := st.ResumeCampaign(ctx, c.ID); return err }, campaign.ErrCancelled},
 		{"retry unknown", func() error { _, err := st.RequeueUnknown(ctx, c.ID); return err }, campaign.ErrCancelled},
 		{"retry failed", func() error { _, err := st.RequeueFailed(ctx, c.ID, nil); return err }, campaign.ErrCancelled},
@@ -201,11 +201,11 @@ func (s suite) testPauseAndCancelCampaign(t *testing.T) {
 	if _, err := claim(t, st, f.ID, "r", at(time.Minute)); !errors.Is(err, campaign.ErrDone) {
 		t.Fatalf("claim of a done campaign: %v", err)
 	}
-	if _, err := st.PauseCampaign(ctx, f.ID, "x"); !errors.Is(err, store.ErrFinal) {
-		t.Errorf("pause of a finished campaign: %v, want store.ErrFinal", err)
+	if _, err := st.PauseCampaign(ctx, f.ID, "x"); !errors.Is(err, campaign.ErrFinal) {
+		t.Errorf("pause of a finished campaign: %v, want campaign.ErrFinal", err)
 	}
-	if _, err := st.CancelCampaign(ctx, f.ID); !errors.Is(err, store.ErrFinal) {
-		t.Errorf("cancel of a finished campaign: %v, want store.ErrFinal", err)
+	if _, err := st.CancelCampaign(ctx, f.ID); !errors.Is(err, campaign.ErrFinal) {
+		t.Errorf("cancel of a finished campaign: %v, want campaign.ErrFinal", err)
 	}
 	if _, err := st.CancelCampaign(ctx, 999); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("cancel of no campaign: %v, want ErrNotFound", err)
@@ -232,7 +232,7 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "process 42 on h") {
 		t.Fatalf("delete while a runner beats: %v, want store.ErrInUse naming it", err)
 	}
-	if n := countRows(t, st, `SELECT count(*) FROM messages WHERE campaign_id = ?`, c.ID); n != 4 {
+	if n := CountRows(t, st, `SELECT count(*) FROM messages WHERE campaign_id = ?`, c.ID); n != 4 {
 		t.Fatalf("refused delete left %d rows, want 4", n)
 	}
 

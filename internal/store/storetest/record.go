@@ -76,12 +76,12 @@ func (s suite) testRecordRefund(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a := accountByName(t, st, "a"); a.UsedToday != tt.wantUsed {
+			if a := AccountByName(t, st, "a"); a.UsedToday != tt.wantUsed {
 				t.Errorf("used %d, want %d", a.UsedToday, tt.wantUsed)
 			}
 			clk.Set(at(time.Second))
 			want := 15 - float64(1+btoi(tt.resetBefore)) + 0.2
-			if a := accountByName(t, st, "a"); math.Abs(a.Tokens-want) > 1e-9 {
+			if a := AccountByName(t, st, "a"); math.Abs(a.Tokens-want) > 1e-9 {
 				t.Errorf("tokens %v, want %v: a refund must not give the token back", a.Tokens, want)
 			}
 		})
@@ -188,7 +188,7 @@ func (s suite) testRecordAndClaimN(t *testing.T) {
 			}
 			MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
 			c := MustCampaign(t, st, "c", tt.rows)
-			first, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 4)
+			first, err := ledger(st).ClaimN(t.Context(), c.ID, "r1", t0, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func (s suite) testRecordAndClaimN(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			next, claimErr, err := st.RecordAndClaimN(t.Context(), "r1", sent(first), c.ID, t0, tt.max)
+			next, claimErr, err := ledger(st).RecordAndClaimN(t.Context(), "r1", sent(first), c.ID, t0, tt.max)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,13 +218,13 @@ func (s suite) testRecordAndClaimN(t *testing.T) {
 					t.Errorf("claimErr %v, want %v", claimErr, want)
 				}
 			}
-			if got := countRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sent'`); got != 4 {
+			if got := CountRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sent'`); got != 4 {
 				t.Errorf("%d rows sent, want the 4 recorded", got)
 			}
-			if got := countRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sending'`); got != tt.wantNext {
+			if got := CountRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sending'`); got != tt.wantNext {
 				t.Errorf("%d rows sending, want the %d claimed", got, tt.wantNext)
 			}
-			if got := countRows(t, st, `SELECT count(*) FROM attempts`); got != 4+tt.wantNext {
+			if got := CountRows(t, st, `SELECT count(*) FROM attempts`); got != 4+tt.wantNext {
 				t.Errorf("%d attempts, want %d", got, 4+tt.wantNext)
 			}
 			for _, cl := range next {

@@ -56,10 +56,10 @@ func (s suite) testRecoverOrphans(t *testing.T) {
 			t.Errorf("row claimed by %s: %s, want %s", tt.claim.Message.Phone, got, tt.want)
 		}
 	}
-	if n := countRows(t, st, `SELECT count(*) FROM runners WHERE id = 'dead'`); n != 0 {
+	if n := CountRows(t, st, `SELECT count(*) FROM runners WHERE id = 'dead'`); n != 0 {
 		t.Errorf("dead runner still registered")
 	}
-	if n := countRows(t, st, `SELECT count(*) FROM attempts WHERE outcome = 'unknown' AND done_at = ?`, clk.Now().UnixNano()); n != 3 {
+	if n := CountRows(t, st, `SELECT count(*) FROM attempts WHERE outcome = 'unknown' AND done_at = ?`, clk.Now().UnixNano()); n != 3 {
 		t.Errorf("%d attempts closed as unknown, want 3", n)
 	}
 
@@ -129,11 +129,11 @@ func (s suite) testRescue(t *testing.T) {
 			t.Errorf("campaign %d row claimed by %s: %s, want %s", tt.claim.Message.CampaignID, tt.claim.Message.Phone, got, tt.want)
 		}
 	}
-	if n := countRows(t, st, `SELECT count(*) FROM attempts WHERE message_id = ? AND outcome = 'unknown' AND done_at = ?`,
+	if n := CountRows(t, st, `SELECT count(*) FROM attempts WHERE message_id = ? AND outcome = 'unknown' AND done_at = ?`,
 		dead1.Message.ID, clk.Now().UnixNano()); n != 1 {
 		t.Errorf("dead1's attempt not closed as unknown")
 	}
-	if n := countRows(t, st, `SELECT count(*) FROM runners`); n != 1 {
+	if n := CountRows(t, st, `SELECT count(*) FROM runners`); n != 1 {
 		t.Errorf("%d runners registered, want only the live one", n)
 	}
 	// campaign 2's row: its runner is gone now, so its own rescue moves it.

@@ -109,7 +109,7 @@ func (s suite) testSuppressRejectsUnnormalised(t *testing.T) {
 		}
 	}
 	// The batch is all or nothing: the good number went in with none of them.
-	if n := countRows(t, st, `SELECT count(*) FROM suppressions`); n != 0 {
+	if n := CountRows(t, st, `SELECT count(*) FROM suppressions`); n != 0 {
 		t.Errorf("%d rows after rejected batches, want 0", n)
 	}
 }

@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/report"
+)
+
+// TestETAScheduledForTomorrow: a campaign imported with --at for tomorrow
+// (issue 26: its ETA read "0 s", its --json finish came before its start).
+// status, campaign list and campaign show, on the terminal and in --json,
+// all give the one ETA: from tomorrow's start, counted from now.
+func TestETAScheduledForTomorrow(t *testing.T) {
+	c := newCLI(t)
+	c.now = time.Date(2026, 11, 30, 19, 0, 0, 0, time.UTC)
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	list := filepath.Join(t.TempDir(), "list.csv")
+	if err := os.WriteFile(list, []byte("phone\n+4915123456700\n+4915123456701\n+4915123456702\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("account", "add", "main", "--phone-number-id", "111", "--tier", "active", "--token-env", "T")
+	c.ok("campaign", "import", list, "--text", "Hi", "--at", start.Format(time.RFC3339))
+
+	check := func(what string, e *report.ETA) {
+		t.Helper()
+		if e == nil || e.Start == nil || e.Finish == nil {
+			t.Fatalf("%s: ETA %+v, want a start and a finish", what, e)
+		}
+		if !e.Start.Equal(start) || e.Finish.Before(start) || e.Finish.After(start.Add(time.Minute)) {
+			t.Errorf("%s: start %v finish %v, want the start %v and a finish within a minute of it", what, e.Start, e.Finish, start)
+		}
+		if left := e.Finish.Sub(c.now).Seconds(); e.Seconds != left || e.QuotaResets != 1 {
+			t.Errorf("%s: %v s, %d resets; want %v s from now and 1 reset", what, e.Seconds, e.QuotaResets, left)
+		}
+		if !strings.HasPrefix(e.Text, "about 14 h ") || !strings.Contains(e.Text, "starts 2026-12-01 09:00 UTC") {
+			t.Errorf("%s: %q, want about 14 h, saying when it starts", what, e.Text)
+		}
+	}
+	check("status --json", c.status().Campaigns[0].ETA)
+	var camps []report.Campaign
+	if err := json.Unmarshal([]byte(c.ok("campaign", "list", "--json")), &camps); err != nil {
+		t.Fatal(err)
+	}
+	check("campaign list --json", camps[0].ETA)
+	var show showJSON
+	if err := json.Unmarshal([]byte(c.ok("campaign", "show", "1", "--json")), &show); err != nil {
+		t.Fatal(err)
+	}
+	check("campaign show --json", show.ETA)
+
+	// Tables cut a long ETA on a terminal; piped, every cell is whole.
+	for _, tt := range []struct {
+		tty  bool
+		args []string
+	}{{false, []string{"status"}}, {false, []string{"campaign", "list"}}, {false, []string{"campaign", "show", "1"}}, {true, []string{"campaign", "show", "1"}}} {
+		c.tty = tt.tty
+		if out := c.ok(tt.args...); !strings.Contains(out, "about 14 h 0 min (starts 2026-12-01 09:00 UTC; needs 1 quota reset)") {
+			t.Errorf("%s (tty %v) does not show the ETA:\n%s", strings.Join(tt.args, " "), tt.tty, out)
+		}
+	}
+}

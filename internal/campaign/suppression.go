@@ -1,0 +1,18 @@
+package campaign
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CheckListable is the suppression list's rule for a number: E.164 as
+// recipients are normalised to, '+' and 2 to 15 digits, the first not 0. A
+// number written otherwise would never match a recipient. It checks the
+// shape only; internal/recipients parses numbers.
+func CheckListable(p string) error {
+	d, ok := strings.CutPrefix(p, "+")
+	if ok && len(d) >= 2 && len(d) <= 15 && d[0] != '0' && strings.Trim(d, "0123456789") == "" {
+		return nil
+	}
+	return fmt.Errorf("suppress %q: not an E.164 number", p)
+}
