@@ -6,13 +6,18 @@
 #   bench/throughput.sh [ROWS] [SECONDS_FOR_CEILING] [RUNS]   # 20,000 rows, 10 s, 1 run
 #   PROFILE=/tmp/run.cpu bench/throughput.sh                  # with a CPU profile of wasend
 #   WASEND_BIN=/tmp/wasend-old bench/throughput.sh            # another build of wasend sends
+#   SERVER=minimal bench/throughput.sh                         # against bench/minimal, not the sandbox
 #
 # wasend runs as users run it: `campaign run FILE` on a fresh database, the
 # import included in the time, default flags (WORKERS=N adds --workers N).
 #
 # On a shared machine the ceiling itself drifts by 10-20 % from minute to
 # minute, so each run measures it twice, before and after wasend sends, and
-# takes the ratio against their mean. With RUNS > 1 every run starts from a
+# takes the ratio against their mean. It also prints wasend's CPU per
+# message against the ceiling client's CPU per request (the client's share
+# of the same exchange, without a database). SERVER=minimal sends to
+# bench/minimal (decodes the body, answers a message id) instead of the
+# sandbox, to tell the server's cost from the client's. With RUNS > 1 every run starts from a
 # fresh database and the last lines give the median and the spread (lowest
 # and highest) of the ratio, the rate and the CPU per message.
 set -euo pipefail
@@ -27,7 +32,15 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
 go build -o "$work/ceiling" ./bench/ceiling
 port=$((20000 + RANDOM % 20000))
-"$work/wasend" sandbox serve --addr 127.0.0.1:$port --throughput -1 --pair-interval -1s 2>"$work/sandbox.log" &
+server=${SERVER:-sandbox}
+case "$server" in
+sandbox) "$work/wasend" sandbox serve --addr 127.0.0.1:$port --throughput -1 --pair-interval -1s 2>"$work/sandbox.log" & ;;
+minimal)
+  go build -o "$work/minimal" ./bench/minimal
+  "$work/minimal" -addr 127.0.0.1:$port 2>"$work/sandbox.log" &
+  ;;
+*) echo "SERVER=$server: want sandbox or minimal" >&2; exit 2 ;;
+esac
 sandbox=$!
 # CPU time (user + system, in clock ticks) the sandbox has used so far: its
 # share per message tells what the server costs wasend's requests.
@@ -46,8 +59,9 @@ ceiling() { # prints req/s; the CPU per request of both sides to stderr
   read -r cu cs <"$work/ctime"
   r=$(echo "$r" | sed -E 's/.*: ([0-9]+) accepted.*: ([0-9]+) req\/s/\1 \2/')
   set -- $r
-  printf 'ceiling: %s req/s; CPU per request: client %.0f µs, sandbox %.0f µs\n' "$2" \
-    "$(echo "($cu + $cs) * 1000000 / $1" | bc -l)" "$(echo "($(sandbox_ticks) - $t0) * 1000000 / $hz / $1" | bc -l)" >&2
+  echo "($cu + $cs) * 1000000 / $1" | bc -l >>"$work/client_cpu"
+  printf 'ceiling: %s req/s; CPU per request: client %.0f µs, %s %.0f µs\n' "$2" \
+    "$(echo "($cu + $cs) * 1000000 / $1" | bc -l)" "$server" "$(echo "($(sandbox_ticks) - $t0) * 1000000 / $hz / $1" | bc -l)" >&2
   echo "$2"
 }
 
@@ -81,18 +95,22 @@ for run in $(seq "$runs"); do
   cpu=$(echo "($user + $sys) * 1000000 / $sent" | bc -l)
   sbcpu=$(echo "($sb_after - $sb_before) * 1000000 / $hz / $sent" | bc -l)
   ratio=$(echo "$rate / $mean" | bc -l)
-  printf 'wasend: %d imported and sent in %.1f s: %.0f msgs/s, %.0f µs of CPU per message (the sandbox: %.0f µs), peak RSS %.0f MiB\n  command: %s\n' \
-    "$sent" "$(echo "$end - $start" | bc -l)" "$rate" "$cpu" "$sbcpu" "$(echo "$rss / 1024" | bc -l)" "$cmd"
-  printf 'ratio: %.2f of the loopback ceiling (%.0f req/s, the mean of %s before and %s after)\n  command: bench/throughput.sh %s %s (ceiling: bench/ceiling -workers 8 -duration %ss)\n' \
-    "$ratio" "$mean" "$before" "$after" "$rows" "$secs" "$secs"
-  printf '%.4f %.0f %.0f\n' "$ratio" "$rate" "$cpu" >>"$work/figures"
+  client=$(tail -2 "$work/client_cpu" | awk '{ s += $1 } END { print s / NR }')
+  printf 'wasend: %d imported and sent in %.1f s: %.0f msgs/s, %.0f µs of CPU per message (the %s: %.0f µs), peak RSS %.0f MiB\n  command: %s\n' \
+    "$sent" "$(echo "$end - $start" | bc -l)" "$rate" "$cpu" "$server" "$sbcpu" "$(echo "$rss / 1024" | bc -l)" "$cmd"
+  printf 'CPU per message: wasend %.0f µs, %.1f× the ceiling client'"'"'s %.0f µs per request (the mean of before and after)\n' \
+    "$cpu" "$(echo "$cpu / $client" | bc -l)" "$client"
+  printf 'ratio: %.2f of the loopback ceiling against the %s (%.0f req/s, the mean of %s before and %s after)\n  command: SERVER=%s bench/throughput.sh %s %s (ceiling: bench/ceiling -workers 8 -duration %ss)\n' \
+    "$ratio" "$server" "$mean" "$before" "$after" "$server" "$rows" "$secs" "$secs"
+  printf '%.4f %.0f %.0f %.2f\n' "$ratio" "$rate" "$cpu" "$(echo "$cpu / $client" | bc -l)" >>"$work/figures"
   rm -f "$work/wasend-$run.db"*
 done
 if [ "$runs" -gt 1 ]; then
   # median (middle value, or the mean of the two middle ones) and spread
   stat() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf fmt, m, v[1], v[NR] }' fmt="$1"; }
-  printf 'over %d runs (median, lowest-highest): ratio %s of the ceiling, %s msgs/s, %s µs of CPU per message\n  command: bench/throughput.sh %s %s %s\n' "$runs" \
+  printf 'over %d runs against the %s (median, lowest-highest): ratio %s of the ceiling, %s msgs/s, %s µs of CPU per message, %s× the ceiling client'"'"'s\n  command: SERVER=%s bench/throughput.sh %s %s %s\n' "$runs" "$server" \
     "$(cut -d' ' -f1 "$work/figures" | stat '%.2f (%.2f-%.2f)')" \
     "$(cut -d' ' -f2 "$work/figures" | stat '%.0f (%.0f-%.0f)')" \
-    "$(cut -d' ' -f3 "$work/figures" | stat '%.0f (%.0f-%.0f)')" "$rows" "$secs" "$runs"
+    "$(cut -d' ' -f3 "$work/figures" | stat '%.0f (%.0f-%.0f)')" \
+    "$(cut -d' ' -f4 "$work/figures" | stat '%.1f (%.1f-%.1f)')" "$server" "$rows" "$secs" "$runs"
 fi

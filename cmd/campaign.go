@@ -139,7 +139,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.DurationVar(&p.BackoffBase, "backoff-base", d.BackoffBase, "first retry delay ceiling (full jitter, doubling)")
 	fl.DurationVar(&p.BackoffMax, "backoff-max", d.BackoffMax, "largest retry delay ceiling")
 	fl.DurationVar(&o.Timeout, "timeout", 20*time.Second, "per-request timeout; a request that times out is marked unknown")
-	fl.DurationVar(&p.Cooldown, "cooldown", d.Cooldown, "rest of an account after a throttling answer; repeated throttles grow it up to 4×")
+	fl.DurationVar(&p.Cooldown, "cooldown", d.Cooldown, "rest of an account throttled on every request for a second (a block, not a rate); repeats grow it up to 4×")
 	fl.DurationVar(&p.Restriction, "restriction-pause", d.Restriction, "stop of an account after a spam or messaging-limit restriction (131048, 131064)")
 	fl.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while sending, e.g. 127.0.0.1:9464")
 	fl.Float64Var(&p.ErrorPauseRatio, "error-pause-ratio", d.ErrorPauseRatio, "pause when more than this share of the last 100 attempts failed permanently (0: never)")

@@ -471,17 +471,22 @@ type Outcome struct {
 	Class string
 
 	// Effects beyond the row.
-	Throttle    *Throttle     // account-scope throttle: cool down, halve the rate
+	Throttle *Throttle // a throttling answer: the account (or app) rests as it says
+	// RateFactor, when > 0, is the share of its configured rate the account
+	// sends at from now on: the throttle reaction's verdict
+	// (ratelimit.Reaction), carried by whichever answer led to it.
+	RateFactor  float64
 	Restrict    time.Duration // long restriction (spam limit): stop the account this long
 	DropAccount bool          // account-fatal: stop using the account for this campaign
 	Pause       string        // pause the campaign with this reason
 	Suppress    bool          // the person opted out: never message the number again
 }
 
-// Throttle says how long an account should rest after a throttling answer.
+// Throttle is a throttling answer and the rest the throttle reaction
+// decided for it.
 type Throttle struct {
-	Cooldown time.Duration // the first cool-down; repeated throttles grow it
-	Hint     time.Duration // the server's retry hint, which wins when set
+	Cooldown time.Duration // the account rests this long; 0: no rest
+	Hint     time.Duration // the server's retry hint (a rest of Hint when set)
 	// App is set for the app-wide Graph limit (error 4): every account
 	// shares the app, so every account rests.
 	App bool

@@ -176,9 +176,10 @@ type Engine struct {
 	paused  atomic.Bool
 	// stop is the ledger's campaign.ErrPaused or ErrCancelled, seen by a
 	// heartbeat: Run ends with it at its next turn.
-	stop    atomic.Pointer[error]
-	resting sync.Map // account ID (0: every account) → time.Time: throttled until
-	breaker *breaker
+	stop      atomic.Pointer[error]
+	resting   sync.Map // account ID (0: every account) → time.Time: throttled until
+	reactions reactions
+	breaker   *breaker
 }
 
 // New returns an engine with defaults filled in.
@@ -734,6 +735,7 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start 
 		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
 		free := e.observe(ctx, c, err)
 		out = e.outcome(c, resp, err)
+		e.react(c, err, &out, o.Clock.Now())
 		if free || e.givingUpInOutage(ctx, err, out) {
 			out = outageRetry(out, err, o.Clock.Now())
 		}
@@ -753,14 +755,12 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start 
 		if t.App {
 			key = 0
 		}
-		// Never longer than the ledger's rest (a hint wins there too,
-		// and repeats only lengthen it), or claims would spin: the
-		// ledger hands out what this engine puts back.
-		rest := t.Cooldown
-		if t.Hint > 0 {
-			rest = t.Hint
+		// The rest the reaction decided, which the ledger stores too:
+		// never longer than the ledger's, or claims would spin (the
+		// ledger hands out what this engine puts back).
+		if t.Cooldown > 0 {
+			e.resting.Store(key, o.Clock.Now().Add(t.Cooldown))
 		}
-		e.resting.Store(key, o.Clock.Now().Add(rest))
 	}
 	if out.Pause != "" {
 		e.paused.Store(true)

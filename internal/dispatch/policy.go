@@ -20,8 +20,10 @@ type Policy struct {
 	MaxAttempts int
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
-	// Cooldown is how long an account rests after its first throttling
-	// answer; repeated throttles grow it up to 4×.
+	// Cooldown is how long an account rests once it is blocked (every
+	// request throttled for a second; ratelimit.Reaction); repeated
+	// throttles grow it up to 4×. Throttling that a lower rate cures
+	// lowers the rate instead, and noise changes nothing.
 	Cooldown time.Duration
 	// Restriction is how long an account stops after a spam or messaging
 	// limit (131048, 131064).

@@ -282,11 +282,12 @@ func TestGaugesFromStore(t *testing.T) {
 	if err != nil || len(claims) != 3 {
 		t.Fatalf("claimed %d: %v", len(claims), err)
 	}
-	// One sent, one throttled (back to pending, quota refunded, rate halved).
+	// One sent, one throttled (back to pending, quota refunded, the
+	// reaction halving the rate).
 	err = st.RecordAll(ctx, rn, []campaign.Result{
 		{Claim: claims[0], At: t0, Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1", Class: "ok"}},
 		{Claim: claims[1], At: t0, Outcome: campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0, Refund: true,
-			Class: "throttled", ErrorCode: 130429, Throttle: &campaign.Throttle{Cooldown: 30 * time.Second}}},
+			Class: "throttled", ErrorCode: 130429, Throttle: &campaign.Throttle{Cooldown: 30 * time.Second}, RateFactor: 0.5}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,26 +6,25 @@ import "time"
 // configured rate it may use, and until when it rests. Like a bucket it is
 // a plain value, settled lazily at the instant it is read.
 //
-// The policy is AIMD, as in TCP: every account-scope throttle halves the
-// rate (multiplicative decrease, never below MinFactor), and after a quiet
-// period it climbs back by RecoveryStep of the configured rate per
-// QuietPeriod (additive increase).
+// What the factor and the rests should be is Reaction's decision; Health
+// stores its verdicts (Reacted) and lets a lowered factor climb back by
+// RecoveryStep of the configured rate per QuietPeriod after a quiet
+// QuietPeriod, so a ceiling that rises is probed again and a factor left
+// by a run that ended does not hold forever.
 type Health struct {
 	Factor        float64   // share of the configured rate; 0 means 1 (never throttled)
 	FactorSince   time.Time // when Factor was set
 	CooldownUntil time.Time // no sends before this instant
-	Streak        int       // throttles in a row, each doubling the cool-down
-	LastThrottle  time.Time
+	Streak        int       // rests taken since the factor was last set
+	LastThrottle  time.Time // the last rest's start
 }
 
 const (
 	MinFactor    = 0.1
 	RecoveryStep = 0.1
 	QuietPeriod  = time.Minute
-	// StreakReset forgets earlier throttles: the next cool-down is the
-	// first again.
-	StreakReset = 10 * time.Minute
-	// MaxCooldownGrowth caps repeated cool-downs at this many times the first.
+	// MaxCooldownGrowth caps repeated rests of a blocked account at this
+	// many times the first.
 	MaxCooldownGrowth = 4
 )
 
@@ -41,31 +40,21 @@ func (h Health) FactorAt(t time.Time) float64 {
 	return min(f, 1)
 }
 
-// Throttled returns the health after an account-scope throttle at t. The
-// account rests for base, doubled for each throttle in a row up to
-// MaxCooldownGrowth·base — or for hint when the server gave one, since it
-// knows better.
-func (h Health) Throttled(t time.Time, base, hint time.Duration) Health {
-	streak := h.Streak
-	if t.Sub(h.LastThrottle) > StreakReset {
-		streak = 0
+// Reacted returns the health after a Reaction's verdict at t: the factor
+// set when factor > 0 (1 or more: the full rate), and a rest of rest when
+// it is positive. A rest never shortens one already running.
+func (h Health) Reacted(t time.Time, factor float64, rest time.Duration) Health {
+	if factor > 0 {
+		h.Factor, h.FactorSince, h.Streak = min(factor, 1), t, 0
 	}
-	rest := base << min(streak, 8)
-	rest = min(rest, MaxCooldownGrowth*base)
-	if hint > 0 {
-		rest = hint
+	if rest > 0 {
+		if until := t.Add(rest); until.After(h.CooldownUntil) {
+			h.CooldownUntil = until
+		}
+		h.Streak++
+		h.LastThrottle = t
 	}
-	until := t.Add(rest)
-	if h.CooldownUntil.After(until) {
-		until = h.CooldownUntil
-	}
-	return Health{
-		Factor:        max(MinFactor, h.FactorAt(t)/2),
-		FactorSince:   t,
-		CooldownUntil: until,
-		Streak:        streak + 1,
-		LastThrottle:  t,
-	}
+	return h
 }
 
 // Demoted reports whether the account still runs below its configured

@@ -6,35 +6,33 @@ import (
 	"time"
 )
 
-// TestHealthThrottles steps an account through throttles at named instants:
-// cool-downs grow 30 s, 60 s, 120 s and stop at 4×; a hint wins; a quiet
-// spell past StreakReset starts over. The rate halves each time, not below
-// MinFactor.
-func TestHealthThrottles(t *testing.T) {
+// TestHealthReacted steps an account through a reaction's verdicts at named
+// instants: a factor is set from its instant, a rest never shortens one
+// already running, and a verdict without a factor keeps the factor.
+func TestHealthReacted(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	const base = 30 * time.Second
 	steps := []struct {
 		name       string
 		at         time.Duration
-		hint       time.Duration
-		wantUntil  time.Duration
+		factor     float64
+		rest       time.Duration
+		wantUntil  time.Duration // from t0; 0: never rested
 		wantFactor float64
 		wantStreak int
 	}{
-		{"first throttle rests the base", 0, 0, 30 * time.Second, 0.5, 1},
-		{"second doubles", 40 * time.Second, 0, 40*time.Second + 60*time.Second, 0.25, 2},
-		{"third doubles again", 80 * time.Second, 0, 80*time.Second + 120*time.Second, 0.125, 3},
-		{"fourth stays at 4× and the floor", 120 * time.Second, 0, 120*time.Second + 120*time.Second, MinFactor, 4},
-		{"a hint within the cool-down keeps the later end", 150 * time.Second, 7 * time.Second, 240 * time.Second, MinFactor, 5},
-		{"after a quiet spell it starts over", 30 * time.Minute, 0, 30*time.Minute + 30*time.Second, 0.5, 1},
-		{"a server hint wins over the computed rest", 30*time.Minute + 40*time.Second, 7 * time.Second, 30*time.Minute + 47*time.Second, 0.25, 2},
+		{"a factor alone", 0, 0.7, 0, 0, 0.7, 0},
+		{"a rest alone keeps the factor", 10 * time.Second, 0, 30 * time.Second, 40 * time.Second, 0.7, 1},
+		{"a shorter rest within it keeps the later end", 20 * time.Second, 0, 5 * time.Second, 40 * time.Second, 0.7, 2},
+		{"a longer one moves it", 30 * time.Second, 0, time.Minute, 90 * time.Second, 0.7, 3},
+		{"a new factor starts the streak over", 40 * time.Second, 0.5, 0, 90 * time.Second, 0.5, 0},
+		{"a factor of 1 or more is the full rate", 50 * time.Second, 1.5, 0, 90 * time.Second, 1, 0},
 	}
 	var h Health
 	for _, s := range steps {
-		h = h.Throttled(at(s.at), base, s.hint)
-		if !h.CooldownUntil.Equal(at(s.wantUntil)) {
-			t.Errorf("%s: rests until +%v, want +%v", s.name, h.CooldownUntil.Sub(t0), s.wantUntil)
+		h = h.Reacted(at(s.at), s.factor, s.rest)
+		if s.wantUntil == 0 && !h.CooldownUntil.IsZero() || s.wantUntil != 0 && !h.CooldownUntil.Equal(at(s.wantUntil)) {
+			t.Errorf("%s: rests until %v, want +%v", s.name, h.CooldownUntil, s.wantUntil)
 		}
 		if got := h.FactorAt(at(s.at)); math.Abs(got-s.wantFactor) > 1e-9 {
 			t.Errorf("%s: factor %v, want %v", s.name, got, s.wantFactor)
@@ -45,11 +43,11 @@ func TestHealthThrottles(t *testing.T) {
 	}
 }
 
-// TestHealthRecovery: after a throttle the factor holds for QuietPeriod,
-// then climbs RecoveryStep per QuietPeriod back to 1.
+// TestHealthRecovery: after a lowered factor is set it holds for
+// QuietPeriod, then climbs RecoveryStep per QuietPeriod back to 1.
 func TestHealthRecovery(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	h := Health{}.Throttled(t0, 30*time.Second, 0) // factor 0.5
+	h := Health{}.Reacted(t0, 0.5, 30*time.Second)
 	steps := []struct {
 		after time.Duration
 		want  float64
@@ -69,16 +67,17 @@ func TestHealthRecovery(t *testing.T) {
 	if !h.Demoted(t0.Add(2*QuietPeriod)) || h.Demoted(t0.Add(6*QuietPeriod)) {
 		t.Error("demoted while below full rate, and only then")
 	}
-	// A throttle during recovery halves what was reached, not the old value.
-	h2 := h.Throttled(t0.Add(2*QuietPeriod), 30*time.Second, 0)
-	if got := h2.FactorAt(t0.Add(2 * QuietPeriod)); math.Abs(got-0.3) > 1e-9 {
-		t.Errorf("factor after a throttle at 0.6 = %v, want 0.3", got)
+	// A verdict during recovery sets the factor from then on, and its
+	// recovery starts over.
+	h2 := h.Reacted(t0.Add(2*QuietPeriod), 0.3, 0)
+	if got := h2.FactorAt(t0.Add(3 * QuietPeriod)); math.Abs(got-0.3) > 1e-9 {
+		t.Errorf("factor a quiet period after a verdict of 0.3 = %v, want 0.3", got)
 	}
 	// The zero Health is full rate.
 	if got := (Health{}).FactorAt(t0); got != 1 {
 		t.Errorf("fresh account factor %v, want 1", got)
 	}
-	l := Health{}.Throttled(t0, time.Second, 0).Scale(Limit{Rate: 4, Burst: 3}, t0)
+	l := Health{}.Reacted(t0, 0.5, time.Second).Scale(Limit{Rate: 4, Burst: 3}, t0)
 	if l.Rate != 2 || l.Burst != 3 {
 		t.Errorf("scaled limit %+v, want rate 2 burst 3", l)
 	}

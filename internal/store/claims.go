@@ -74,7 +74,7 @@ func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result)
 func plainSent(r campaign.Result) bool {
 	o := r.Outcome
 	return o.Kind == campaign.OutcomeSent && r.Claim.AttemptID != 0 && o.ErrorCode == 0 && !o.Refund &&
-		o.Throttle == nil && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress
+		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress
 }
 
 // padded is the size a multi-row statement of the sending path takes for
@@ -195,9 +195,10 @@ func applyEffects(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outc
 			return fmt.Errorf("note error of %s: %w", acct.Name, err)
 		}
 	}
-	if o.Throttle != nil {
+	if o.Throttle != nil || o.RateFactor > 0 {
+		// The throttle reaction decided (ratelimit.Reaction); this stores it.
 		where, args := `WHERE a.id = ?`, []any{acct.ID}
-		if o.Throttle.App {
+		if o.Throttle != nil && o.Throttle.App {
 			where, args = `WHERE a.disabled = 0`, nil
 		}
 		accts, err := loadAccounts(ctx, tx, where, args...)
@@ -205,8 +206,15 @@ func applyEffects(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outc
 			return err
 		}
 		for _, a := range accts {
-			h := a.health.Throttled(now, o.Throttle.Cooldown, o.Throttle.Hint)
-			// Book the tokens earned at the old rate before it halves.
+			factor, rest := 0.0, time.Duration(0)
+			if a.ID == acct.ID {
+				factor = o.RateFactor
+			}
+			if o.Throttle != nil {
+				rest = o.Throttle.Cooldown
+			}
+			h := a.health.Reacted(now, factor, rest)
+			// Book the tokens earned at the old rate before it changes.
 			b := a.bucket().Relimit(a.limit(now), h.Scale(bucketLimit(a.Limits), now), now)
 			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET cooldown_until = ?, throttle_streak = ?,
 				last_throttle_at = ?, rate_factor = ?, rate_factor_at = ?, tokens = ?, tokens_at = ? WHERE id = ?`,

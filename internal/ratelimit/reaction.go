@@ -1,0 +1,213 @@
+package ratelimit
+
+import (
+	"math"
+	"time"
+)
+
+// Reaction is one account's answer to throttling (130429, 80007): it tells
+// throttling the rate causes from noise the rate does not change, and is
+// the one place that decides an account's rate factor and rests. The send
+// engine feeds it every answer the server gave; the ledger only stores its
+// verdicts (Health.Reacted). Like a bucket it reads no clock.
+//
+// It counts answers and throttles at the factor in force (a window). When
+// the throttled share rises above the noise it knows, it probes: the rate
+// drops to ProbeDrop of itself for one window. If the share falls with the
+// rate, the rate caused it: the account holds HoldMargin of what the server
+// accepted at the higher rate (its ceiling). If it does not, it was noise:
+// the share is learned as the noise and the rate is restored at the end of
+// the probe, well within a minute. A run of BlockedRun throttles with no
+// other answer, lasting BlockedSpan or more, is no rate at all: the
+// account rests, the rest doubling with each further throttle up to
+// MaxCooldownGrowth times the first. A retry hint from the server is
+// always a rest of that length. Above a held ceiling the rate climbs back
+// as Health.FactorAt says, so a ceiling that rises is found again.
+//
+// The zero Reaction is an account at its full rate that has seen nothing.
+type Reaction struct {
+	h       Health  // the factor in force, as this reaction last decided it
+	win     tally   // answers at the current factor since the last verdict
+	hi      tally   // while probing: the window at the higher rate
+	hiF     float64 // while probing: the factor before the probe
+	probing bool
+	changed bool      // the factor changed at win.since: its first SettleTime is not counted
+	noise   float64   // the throttled share found not to fall with the rate
+	run     int       // throttles since the last other answer
+	runFrom time.Time // the first of them
+	blocks  int       // rests the run has taken
+}
+
+// Verdict is what an answer changes for its account.
+type Verdict struct {
+	Factor float64       // the share of the configured rate from now on; 0: unchanged
+	Rest   time.Duration // the account sends nothing for this long; 0: no rest
+}
+
+// The reaction's settings. Windows are long enough to tell a 2 % share
+// from 4 % (a few hundred answers), and short in time so that a slow
+// account is judged within a minute too.
+const (
+	WindowAnswers = 200              // answers a verdict weighs at most
+	WindowTime    = 15 * time.Second // or the time it waits for them
+	// FastThrottles throttles within at least FastAnswers answers judge a
+	// window early: a ceiling far below the rate is found in a fraction of
+	// a second.
+	FastThrottles = 6
+	FastAnswers   = 30
+	ProbeDrop     = 0.7
+	HoldMargin    = 0.95
+	BlockedRun    = 6
+	BlockedSpan   = time.Second
+	// SettleTime after a change of rate, answers still show the old one:
+	// requests claimed before it, the tokens it left in the bucket.
+	SettleTime = time.Second
+	// MaxNoise bounds the share taken for noise: more than this is
+	// probed again and again, in case it is a ceiling misjudged.
+	MaxNoise = 0.05
+)
+
+type tally struct {
+	answers, throttled int
+	since              time.Time
+}
+
+func (w tally) share() float64 {
+	if w.answers == 0 {
+		return 0
+	}
+	return float64(w.throttled) / float64(w.answers)
+}
+
+// ready reports whether the window says enough to be judged at t.
+func (w tally) ready(t time.Time) bool {
+	return w.answers >= WindowAnswers ||
+		(w.throttled >= FastThrottles && w.answers >= FastAnswers) ||
+		(w.answers > 0 && t.Sub(w.since) >= WindowTime)
+}
+
+// NewReaction starts from a factor in force at t (0 or 1: the full rate).
+func NewReaction(factor float64, t time.Time) Reaction {
+	r := Reaction{win: tally{since: t}}
+	if factor > 0 && factor < 1 {
+		r.h = Health{Factor: factor, FactorSince: t}
+	}
+	return r
+}
+
+// FactorAt is the share of the configured rate in force at t, as decided.
+func (r *Reaction) FactorAt(t time.Time) float64 { return r.h.FactorAt(t) }
+
+// Noise is the throttled share learned not to depend on the rate.
+func (r *Reaction) Noise() float64 { return r.noise }
+
+// Answer takes one answer of the server at t: throttled or not, with the
+// server's retry hint (0: none), and base the first rest of a blocked
+// account. It returns what changes for the account.
+func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration) Verdict {
+	var v Verdict
+	if r.win.since.IsZero() {
+		r.win.since = t
+	}
+	if !throttled {
+		if r.run >= BlockedRun {
+			// The block ended: what it counted says nothing of a rate.
+			r.win = tally{since: t}
+		}
+		r.run, r.blocks = 0, 0
+	} else {
+		if r.run == 0 {
+			r.runFrom = t
+		}
+		r.run++
+		if hint > 0 {
+			v.Rest = hint
+		}
+		// A burst above a ceiling is throttled in a row too, within the
+		// server's second; a block goes on past it.
+		if r.run >= BlockedRun && t.Sub(r.runFrom) >= BlockedSpan {
+			if hint <= 0 {
+				v.Rest = min(base<<min(r.blocks, 8), MaxCooldownGrowth*base)
+			}
+			r.blocks++
+			return v
+		}
+	}
+	if t.Sub(r.win.since) < SettleTime && r.win.answers == 0 && r.changed {
+		// Claimed at the old rate, or spending the bucket it left.
+		return v
+	}
+	r.changed = false
+	r.win.answers++
+	if throttled {
+		r.win.throttled++
+	}
+	if !r.win.ready(t) {
+		return v
+	}
+	if r.probing {
+		v.Factor = r.judgeProbe(t)
+	} else if s := r.win.share(); s > r.noise+margin(r.noise, r.win.answers) {
+		// Above the noise: try a lower rate.
+		r.hi, r.hiF, r.probing = r.win, r.h.FactorAt(t), true
+		v.Factor = r.set(max(MinFactor, r.hiF*ProbeDrop), t)
+	}
+	r.win = tally{since: t}
+	return v
+}
+
+// judgeProbe compares the share at the lower rate with the share before it
+// and returns the factor to run at. Two models explain the windows: noise
+// (the same share at both rates) and a ceiling (the server accepted the
+// same hiF·(1-hi) of the configured rate at both, so the lower rate sees
+// the share that leaves, or the noise below it). The ceiling is taken when
+// it explains the lower window better and the change is no accident: the
+// share fell by more than three standard deviations of the draws, or the
+// ceiling is so far below that the lower rate must still be throttled well
+// above the noise. A share that fell by two, less than the ceiling says,
+// and is still above any noise, keeps the lower rate: hosts sharing the
+// number (--limits) each lower theirs, and the server sees what they send
+// together.
+func (r *Reaction) judgeProbe(t time.Time) float64 {
+	r.probing = false
+	hi, lo, loF := r.hi.share(), r.win.share(), r.h.FactorAt(t)
+	n1, n2 := float64(r.hi.answers), float64(r.win.answers)
+	pooled := float64(r.hi.throttled+r.win.throttled) / (n1 + n2)
+	sd := math.Sqrt(pooled * (1 - pooled) * (1/n1 + 1/n2))
+	ceiling := r.hiF * (1 - hi)
+	predicted := max(r.noise, 1-ceiling/loF)
+	fits := math.Abs(lo-predicted) < math.Abs(lo-hi)
+	deep := predicted > r.noise+margin(r.noise, r.win.answers)
+	if fits && (hi-lo > 3*sd || deep) {
+		if lo > r.noise+margin(r.noise, r.win.answers) {
+			// Still above it at the lower rate: that window measured
+			// the ceiling too.
+			ceiling = min(ceiling, loF*(1-lo))
+		}
+		return r.set(max(MinFactor, HoldMargin*ceiling), t)
+	}
+	if hi-lo > 2*sd && lo > MaxNoise+margin(MaxNoise, r.win.answers) {
+		// The share fell, but less than a ceiling of this host's alone
+		// would make it: other hosts send from the number too (--limits).
+		// The lower rate helps; keep it, and probe on from there.
+		return r.set(loF, t)
+	}
+	// Noise: both windows are what is known of it. Capped, so that a
+	// ceiling misjudged as noise is probed again once its share shows.
+	r.noise = min(pooled, MaxNoise)
+	return r.set(r.hiF, t)
+}
+
+func (r *Reaction) set(f float64, t time.Time) float64 {
+	f = min(f, 1)
+	r.changed = true
+	r.h = Health{Factor: f, FactorSince: t}
+	return f
+}
+
+// margin is how far a window's share may rise above the noise p by chance:
+// three standard deviations of a share of n answers (p at least 1 %, so
+// that a few throttles of an unknown noise do not look like a ceiling).
+func margin(p float64, n int) float64 {
+	return 3 * math.Sqrt(max(p, 0.01)/float64(max(n, 1)))
+}

@@ -1,0 +1,160 @@
+package ratelimit
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// TestReaction steps one account's reaction through answers at named
+// instants. Each step gives n answers at its instant, every every-th of
+// them throttled (0: none), and wants the last verdict among them.
+func TestReaction(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	const base = 30 * time.Second
+	type step struct {
+		at         time.Duration
+		n, every   int
+		hint       time.Duration
+		wantFactor float64 // of the last verdict that set one in the step; 0: none
+		wantRest   time.Duration
+	}
+	tests := []struct {
+		name      string
+		steps     []step
+		wantNoise float64
+	}{
+		{"quiet answers change nothing", []step{
+			{at: 0, n: 500},
+			{at: time.Minute, n: 500},
+		}, 0},
+		{"a retry hint is a rest of its length, the rate kept", []step{
+			{at: 0, n: 1, every: 1, hint: 7 * time.Second, wantRest: 7 * time.Second},
+		}, 0},
+		{"a burst throttled within its second is no block", []step{
+			{at: 0, n: BlockedRun + 2, every: 1},
+		}, 0},
+		{"a run past a second rests, doubling up to 4 times", []step{
+			{at: 0, n: BlockedRun - 1, every: 1},
+			{at: time.Second, n: 1, every: 1, wantRest: base},
+			{at: 31 * time.Second, n: 1, every: 1, wantRest: 2 * base},
+			{at: 91 * time.Second, n: 1, every: 1, wantRest: 4 * base},
+			{at: 211 * time.Second, n: 1, every: 1, wantRest: 4 * base},
+		}, 0},
+		{"a long burst, then a block: its first rest is the first", []step{
+			{at: 0, n: 4 * BlockedRun, every: 1},
+			{at: time.Second, n: 1, every: 1, wantRest: base},
+			{at: 31 * time.Second, n: 1, every: 1, wantRest: 2 * base},
+		}, 0},
+		{"a hint wins over the block's rest", []step{
+			{at: 0, n: BlockedRun - 1, every: 1},
+			{at: 2 * time.Second, n: 1, every: 1, hint: 3 * time.Second, wantRest: 3 * time.Second},
+		}, 0},
+		{"an answer ends the block", []step{
+			{at: 0, n: BlockedRun - 1, every: 1},
+			{at: time.Second, n: 1, every: 1, wantRest: base},
+			{at: 31 * time.Second, n: 1},
+			{at: 32 * time.Second, n: 1, every: 1},
+		}, 0},
+		{"a share above the noise probes a lower rate", []step{
+			{at: 0, n: FastAnswers, every: 3, wantFactor: ProbeDrop},
+		}, 0},
+		{"a share that falls with the rate holds below the ceiling it shows", []step{
+			// 1 in 3 throttled at the full rate: the server took 2/3 of it.
+			{at: 0, n: FastAnswers, every: 3, wantFactor: ProbeDrop},
+			{at: 10 * time.Second, n: WindowAnswers, wantFactor: HoldMargin * 2.0 / 3},
+		}, 0},
+		{"a ceiling below the probe too holds below what both show", []step{
+			// 2 in 3 throttled at the full rate (it took 1/3 of the
+			// rate), half at 0.7 (it took 0.35): the lower one counts.
+			{at: 0, n: FastAnswers, every: -3, wantFactor: ProbeDrop},
+			{at: 2 * time.Second, n: FastAnswers, every: 2, wantFactor: HoldMargin / 3},
+		}, 0},
+		{"a share that does not fall is noise: the rate comes back, the noise is learnt", []step{
+			{at: 0, n: 100, every: 20},
+			{at: time.Second, n: 100, every: 20, wantFactor: ProbeDrop},
+			{at: 10 * time.Second, n: WindowAnswers, every: 20, wantFactor: 1},
+		}, 0.05},
+		{"the noise learnt is not probed again", []step{
+			{at: 0, n: 100, every: 20},
+			{at: time.Second, n: 100, every: 20, wantFactor: ProbeDrop},
+			{at: 10 * time.Second, n: WindowAnswers, every: 20, wantFactor: 1},
+			{at: 20 * time.Second, n: 10 * WindowAnswers, every: 20},
+		}, 0.05},
+		{"a slow account is judged after WindowTime", []step{
+			{at: 0, n: 1},
+			{at: time.Second, n: 1, every: 1},
+			{at: 2 * time.Second, n: 1, every: 1},
+			{at: WindowTime, n: 1, every: 1, wantFactor: ProbeDrop},
+		}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReaction(1, t0)
+			for i, s := range tc.steps {
+				at := t0.Add(s.at)
+				var got Verdict
+				for j := range s.n {
+					throttled := s.every > 0 && j%s.every == s.every-1 || s.every < 0 && j%-s.every != 0
+					v := r.Answer(at, throttled, s.hint, base)
+					if v.Factor > 0 {
+						got.Factor = v.Factor
+					}
+					if v.Rest > 0 || j == s.n-1 {
+						got.Rest = v.Rest
+					}
+				}
+				if math.Abs(got.Factor-s.wantFactor) > 1e-9 || got.Rest != s.wantRest {
+					t.Errorf("step %d at +%v: verdict %+v, want factor %v rest %v", i, s.at, got, s.wantFactor, s.wantRest)
+				}
+			}
+			if math.Abs(r.Noise()-tc.wantNoise) > 1e-9 {
+				t.Errorf("noise learnt %v, want %v", r.Noise(), tc.wantNoise)
+			}
+		})
+	}
+}
+
+// TestJudgeProbe holds the probe's verdicts on windows given outright: at
+// the full rate (hi) and at ProbeDrop of it (lo).
+func TestJudgeProbe(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name      string
+		hi, lo    tally
+		noise     float64
+		want      float64
+		wantNoise float64
+	}{
+		{"the share falls to what a ceiling leaves: hold 0.95 of it",
+			tally{answers: 300, throttled: 100}, tally{answers: 200, throttled: 4}, 0, HoldMargin * 2.0 / 3, 0},
+		{"still throttled at the probe: the lower of the two ceilings",
+			tally{answers: 300, throttled: 100}, tally{answers: 200, throttled: 10}, 0, HoldMargin * ProbeDrop * 0.95, 0},
+		{"a ceiling below the probe: the lower window measures it",
+			tally{answers: 300, throttled: 200}, tally{answers: 200, throttled: 110}, 0, HoldMargin * ProbeDrop * 0.45, 0},
+		{"the same share at both rates is noise: the rate comes back",
+			tally{answers: 200, throttled: 6}, tally{answers: 200, throttled: 5}, 0, 1, 11.0 / 400},
+		{"noise above MaxNoise is learnt as MaxNoise",
+			tally{answers: 200, throttled: 20}, tally{answers: 200, throttled: 19}, 0, 1, MaxNoise},
+		{"a share that falls less than a ceiling says, still high: keep the lower rate (another host sends too)",
+			tally{answers: 300, throttled: 100}, tally{answers: 200, throttled: 44}, 0, ProbeDrop, 0},
+		{"a small fall within the draws' spread is noise",
+			tally{answers: 60, throttled: 6}, tally{answers: 200, throttled: 10}, 0, 1, 16.0 / 260},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Reaction{hi: tc.hi, hiF: 1, probing: true, noise: tc.noise, win: tc.lo}
+			r.h = Health{Factor: ProbeDrop, FactorSince: t0}
+			got := r.judgeProbe(t0)
+			if math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("factor %v, want %v", got, tc.want)
+			}
+			if math.Abs(r.noise-min(tc.wantNoise, MaxNoise)) > 1e-9 {
+				t.Errorf("noise %v, want %v", r.noise, tc.wantNoise)
+			}
+			if r.probing {
+				t.Error("still probing after the verdict")
+			}
+		})
+	}
+}
