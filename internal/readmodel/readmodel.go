@@ -28,6 +28,9 @@ type Source interface {
 	// row, and its count check reads the same counts.
 	Campaign(ctx context.Context, id int64) (campaign.Campaign, error)
 	Counts(ctx context.Context, id int64) (campaign.Counts, error)
+	// Portfolios is the store's too: the limit that applies and who counts
+	// towards it are what claims read.
+	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
 }
 
 // Reader runs the read models' queries on a Source.

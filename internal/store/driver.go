@@ -157,7 +157,6 @@ type Driver interface {
 	AddPortfolio(ctx context.Context, p campaign.Portfolio) (campaign.Portfolio, error)
 	UpdatePortfolio(ctx context.Context, name string, ch PortfolioChange) (campaign.Portfolio, error)
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
-	PortfolioWindows(ctx context.Context) ([]PortfolioWindow, error)
 
 	// Limits shared between hosts (--limits): claims ask the gates.
 
