@@ -13,12 +13,11 @@ import (
 
 // RecordDatabase is this database's side of the record: its suppression
 // list, tiers and global bucket, and the read models' source for the
-// opt-ins. *store.Store is one.
+// list and the opt-ins. *store.Store is one.
 type RecordDatabase interface {
 	readmodel.Source
 	Suppress(ctx context.Context, list []store.Suppression) (added int, err error)
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
-	Suppressions(ctx context.Context) ([]store.Suppression, error)
 	Tiers(ctx context.Context) ([]campaign.Tier, error)
 	SetTier(ctx context.Context, name string, l campaign.Limits) error
 	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
@@ -88,7 +87,7 @@ func (r *Record) Unsuppress(ctx context.Context, phones []string) (removed int, 
 // Suppressions is the list of record, ordered by phone.
 func (r *Record) Suppressions(ctx context.Context) ([]store.Suppression, error) {
 	if r.sh == nil {
-		return r.st.Suppressions(ctx)
+		return readmodel.New(r.st).Suppressions(ctx)
 	}
 	shared, err := r.sh.Suppressions(ctx)
 	if err != nil {

@@ -1,6 +1,7 @@
 // Package readmodel answers what status, `campaign show` and `list`,
-// results, delivery figures, export, activity and the queue read: queries
-// over the store's database that never write. The store keeps the rows and
+// results, delivery figures, export, activity, the queue, the plan's
+// portfolio windows, the suppression list and the runners holding a
+// campaign's rows read: queries over the store's database that never write. The store keeps the rows and
 // the counts its triggers keep as rows move; this package only reads them,
 // so a new figure is a query here, not a method on the store.
 //

@@ -310,7 +310,7 @@ func TestInboundOverSignedPosts(t *testing.T) {
 	if r, ok := readInboundRow(t, f, "wamid.a3"); !ok || !r.Unknown || !strings.Contains(r.Raw, `"beam":true`) {
 		t.Errorf("the unknown type = %+v, %v; want kept with its entry", r, ok)
 	}
-	list, err := f.st.Suppressions(t.Context())
+	list, err := readmodel.New(f.st).Suppressions(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,34 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
+
+// Suppressions returns the whole list, ordered by phone.
+func (r *Reader) Suppressions(ctx context.Context) ([]campaign.Suppression, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT phone, reason, created_at FROM suppressions ORDER BY phone`)
+	if err != nil {
+		return nil, fmt.Errorf("list suppressions: %w", err)
+	}
+	defer rows.Close()
+	var out []campaign.Suppression
+	for rows.Next() {
+		var (
+			sp      campaign.Suppression
+			created int64
+		)
+		if err := rows.Scan(&sp.Phone, &sp.Reason, &created); err != nil {
+			return nil, fmt.Errorf("list suppressions: %w", err)
+		}
+		sp.CreatedAt = fromNanos(created)
+		out = append(out, sp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list suppressions: %w", err)
+	}
+	return out, nil
+}
 
 // OptIn is an opt-in a suppressed number sent after it was suppressed:
 // listed for the operator, who decides (suppress remove).
