@@ -617,6 +617,9 @@ type PortfolioStatus struct {
 	// is then the account's.
 	Own      bool
 	Accounts []string
+	// Members are the ids of every account whose sends count towards the
+	// reach: removed and disabled ones too.
+	Members []int64
 	// ReadLimit is the limit last read from the Graph API (0: never read,
 	// -1: unlimited), from the account ReadFrom at ReadAt.
 	ReadLimit int

@@ -3,7 +3,18 @@ package campaign
 import (
 	"fmt"
 	"strings"
+	"time"
 )
+
+// Suppression is a number that is never messaged: it opted out, asked to
+// stop, or is known to be bad. Imports skip it.
+type Suppression struct {
+	Phone  string // E.164 with '+'
+	Reason string // "" reads as "opted out"
+	// CreatedAt is when the number was first listed. The store sets it;
+	// Suppress ignores the field.
+	CreatedAt time.Time
+}
 
 // CheckListable is the suppression list's rule for a number: E.164 as
 // recipients are normalised to, '+' and 2 to 15 digits, the first not 0. A

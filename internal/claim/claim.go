@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -26,6 +27,12 @@ type Ledger struct {
 
 // New puts the claim on top of d.
 func New(d store.Driver) *Ledger { return &Ledger{Driver: d} }
+
+// Holders are the runners other than self holding the campaign's rows in
+// flight (dispatch.HolderLister): a read model, on the driver's Reader.
+func (l *Ledger) Holders(ctx context.Context, campaignID int64, self string) ([]campaign.Runner, error) {
+	return readmodel.New(l.Driver).Holders(ctx, campaignID, self)
+}
 
 // ClaimN claims up to max due messages of the campaign for runner at now in
 // one transaction, each with a token and a daily-cap unit of the account it

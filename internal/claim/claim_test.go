@@ -5,8 +5,13 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
+
+// The engine settles a stopped runner's rows before it ends only when its
+// Ledger lists the holders (a type assertion in dispatch): the claim's must.
+var _ dispatch.HolderLister = (*Ledger)(nil)
 
 // A claim made with a clock read before it waited for the write lock is
 // made at its buckets' stamp, never before: its tokens are spent when the

@@ -7,16 +7,17 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
 // RecordDatabase is this database's side of the record: its suppression
-// list, tiers and global bucket. *store.Store is one.
+// list, tiers and global bucket, and the read models' source for the
+// list and the opt-ins. *store.Store is one.
 type RecordDatabase interface {
+	readmodel.Source
 	Suppress(ctx context.Context, list []store.Suppression) (added int, err error)
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
-	Suppressions(ctx context.Context) ([]store.Suppression, error)
-	OptInsSinceSuppressed(ctx context.Context) (map[string]store.OptIn, error)
 	Tiers(ctx context.Context) ([]campaign.Tier, error)
 	SetTier(ctx context.Context, name string, l campaign.Limits) error
 	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
@@ -86,7 +87,7 @@ func (r *Record) Unsuppress(ctx context.Context, phones []string) (removed int, 
 // Suppressions is the list of record, ordered by phone.
 func (r *Record) Suppressions(ctx context.Context) ([]store.Suppression, error) {
 	if r.sh == nil {
-		return r.st.Suppressions(ctx)
+		return readmodel.New(r.st).Suppressions(ctx)
 	}
 	shared, err := r.sh.Suppressions(ctx)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -72,7 +73,7 @@ func TestRecordChoosesRedisUnderLimits(t *testing.T) {
 			if err != nil || phones(list) != "+4915100000001" {
 				t.Errorf("record's list %q, %v; want +4915100000001", phones(list), err)
 			}
-			local, err := st.Suppressions(ctx)
+			local, err := readmodel.New(st).Suppressions(ctx)
 			if err != nil || phones(local) != "+4915100000001" {
 				t.Errorf("database's list %q, %v; want +4915100000001", phones(local), err)
 			}
@@ -145,7 +146,7 @@ func TestRecordRedisDownChangesNothingHere(t *testing.T) {
 			t.Errorf("%s with Redis down: %v; want Redis unavailable and nothing changed here", name, err)
 		}
 	}
-	list, _ := st.Suppressions(ctx)
+	list, _ := readmodel.New(st).Suppressions(ctx)
 	after, _ := st.Tiers(ctx)
 	_, _, on, _ := st.GlobalLimit(ctx)
 	if len(list) != 0 || after[0] != before[0] || on {

@@ -18,6 +18,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -101,7 +102,7 @@ func (h *host) pull(t *testing.T) {
 // listed is the host's local list as "phone reason" lines.
 func (h *host) listed(t *testing.T) string {
 	t.Helper()
-	list, err := h.st.Suppressions(context.Background())
+	list, err := readmodel.New(h.st).Suppressions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestSuppressionsReachOtherHost(t *testing.T) {
 		}
 	}
 	// The first time stays the lister's.
-	list, _ := b.st.Suppressions(context.Background())
+	list, _ := readmodel.New(b.st).Suppressions(context.Background())
 	if len(list) != 1 || !list[0].CreatedAt.Equal(t0) {
 		t.Errorf("B's entry = %+v, want listed at %v", list, t0)
 	}
@@ -192,7 +193,7 @@ func TestSuppressionsPagedPull(t *testing.T) {
 	}
 	a.suppress(t, "", phones...)
 	b.pull(t)
-	list, err := b.st.Suppressions(context.Background())
+	list, err := readmodel.New(b.st).Suppressions(context.Background())
 	if err != nil || len(list) != len(phones) {
 		t.Fatalf("B has %d numbers (%v), want %d", len(list), err, len(phones))
 	}
@@ -406,7 +407,7 @@ func TestOwnSuppressionsReachOtherHost(t *testing.T) {
 		t.Errorf("A's log does not say it pushed:\n%s", a.log)
 	}
 	// The first time listed stays A's.
-	if list, _ := b.st.Suppressions(ctx); len(list) != 3 || !list[1].CreatedAt.Equal(t0.Add(time.Minute)) {
+	if list, _ := readmodel.New(b.st).Suppressions(ctx); len(list) != 3 || !list[1].CreatedAt.Equal(t0.Add(time.Minute)) {
 		t.Errorf("B's list = %+v, want the opt-out listed when A recorded it", list)
 	}
 

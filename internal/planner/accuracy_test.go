@@ -16,6 +16,7 @@ import (
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
@@ -90,7 +91,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 			if on {
 				global = &ratelimit.Bucket{Tokens: tokens, At: clk.Now()}
 			}
-			ws, err := st.PortfolioWindows(ctx)
+			ws, err := readmodel.New(st).PortfolioWindows(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 // Package readmodel answers what status, `campaign show` and `list`,
-// results, delivery figures, export, activity and the queue read: queries
-// over the store's database that never write. The store keeps the rows and
+// results, delivery figures, export, activity, the queue, the plan's
+// portfolio windows, the suppression list and the runners holding a
+// campaign's rows read: queries over the store's database that never write. The store keeps the rows and
 // the counts its triggers keep as rows move; this package only reads them,
 // so a new figure is a query here, not a method on the store.
 //
@@ -28,6 +29,9 @@ type Source interface {
 	// row, and its count check reads the same counts.
 	Campaign(ctx context.Context, id int64) (campaign.Campaign, error)
 	Counts(ctx context.Context, id int64) (campaign.Counts, error)
+	// Portfolios is the store's too: the limit that applies and who counts
+	// towards it are what claims read.
+	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
 }
 
 // Reader runs the read models' queries on a Source.

@@ -70,7 +70,7 @@ func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (
 	if err != nil {
 		return nil, err
 	}
-	ws, err := r.Src.PortfolioWindows(ctx)
+	ws, err := r.Reads.PortfolioWindows(ctx)
 	if err != nil {
 		return nil, err
 	}

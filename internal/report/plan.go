@@ -9,7 +9,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // Plan is what `campaign plan` prints, in the shape of its --json.
@@ -62,12 +62,12 @@ type PlanOneMore struct {
 }
 
 // PlanSource is what a plan reads: the accounts, tiers and limits it
-// starts from.
+// starts from, and the portfolios' windows through the read models.
 type PlanSource interface {
+	readmodel.Source
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
 	Tiers(ctx context.Context) ([]campaign.Tier, error)
 	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
-	PortfolioWindows(ctx context.Context) ([]store.PortfolioWindow, error)
 	Location() *time.Location
 }
 
@@ -178,7 +178,7 @@ func planInput(ctx context.Context, src PlanSource, o PlanOptions) (planner.Inpu
 	if on {
 		in.Global, in.GlobalLimit = &ratelimit.Bucket{Tokens: tokens, At: o.Now}, gl
 	}
-	ws, err := src.PortfolioWindows(ctx)
+	ws, err := readmodel.New(src).PortfolioWindows(ctx)
 	if err != nil {
 		return in, err
 	}

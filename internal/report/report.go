@@ -15,7 +15,6 @@ import (
 	"github.com/wasend/wasend/internal/planner"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
 )
 
 // The healthy ranges. A figure past one is flagged in tables and listed in
@@ -274,7 +273,6 @@ type Source interface {
 	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
 	Counts(ctx context.Context, id int64) (campaign.Counts, error)
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
-	PortfolioWindows(ctx context.Context) ([]store.PortfolioWindow, error)
 	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
 }
 
@@ -293,6 +291,7 @@ type Reads interface {
 	LimitsWait(ctx context.Context, id int64) (campaign.LimitsWait, error)
 	OpenZones(ctx context.Context, id int64) (map[string]int, error)
 	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
+	PortfolioWindows(ctx context.Context) ([]readmodel.PortfolioWindow, error)
 }
 
 // Reporter reads a Source and its Reads at one instant, in the time zone
@@ -844,7 +843,7 @@ func FormatLimit(n int) string {
 }
 
 // ReachStates are the portfolios' windows as the planner starts from them.
-func ReachStates(ws []store.PortfolioWindow) []planner.PortfolioState {
+func ReachStates(ws []readmodel.PortfolioWindow) []planner.PortfolioState {
 	out := make([]planner.PortfolioState, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, planner.PortfolioState{Name: w.Name, Reach: w.Reach, Accounts: w.Accounts, Latest: w.Latest})

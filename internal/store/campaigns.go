@@ -400,11 +400,3 @@ func (s *Store) RequeueUnknown(ctx context.Context, id int64) (int, error) {
 	})
 	return int(n), err
 }
-
-func countSuppressions(ctx context.Context, q querier) (int, error) {
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM suppressions`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("read suppression list: %w", err)
-	}
-	return n, nil
-}

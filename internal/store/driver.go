@@ -112,9 +112,6 @@ type Driver interface {
 	// Heartbeat is campaign.ErrNotFound for a runner taken for dead.
 	Heartbeat(ctx context.Context, id string, now time.Time) error
 	UnregisterRunner(ctx context.Context, id string) error
-	// Holders are the runners other than self holding the campaign's rows
-	// in flight, registered or not.
-	Holders(ctx context.Context, campaignID int64, self string) ([]campaign.Runner, error)
 	// RecoverOrphans turns every row held by a dead (or unregistered)
 	// runner from sending into unknown, by campaign; Rescue does it for
 	// one campaign while its engine runs. Neither ever makes a row pending.
@@ -160,7 +157,6 @@ type Driver interface {
 	AddPortfolio(ctx context.Context, p campaign.Portfolio) (campaign.Portfolio, error)
 	UpdatePortfolio(ctx context.Context, name string, ch PortfolioChange) (campaign.Portfolio, error)
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
-	PortfolioWindows(ctx context.Context) ([]PortfolioWindow, error)
 
 	// Limits shared between hosts (--limits): claims ask the gates.
 
@@ -171,7 +167,6 @@ type Driver interface {
 
 	Suppress(ctx context.Context, list []Suppression) (added int, err error)
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
-	Suppressions(ctx context.Context) ([]Suppression, error)
 	SuppressedIn(ctx context.Context, phones []string) (map[string]string, error)
 	// The copy of the shared list (hostshare): how far it is applied, and
 	// the outbox of numbers listed here to push up.
@@ -187,12 +182,10 @@ type Driver interface {
 	// DrainInbox applies up to max stored bodies; rules decide what each
 	// status means for its row, the driver makes the move named.
 	DrainInbox(ctx context.Context, max int, rules WebhookRules) (campaign.ApplyReport, error)
-	// Inbound messages (inbound.go): their retention, their settings, the
-	// opt-ins suppressed numbers sent.
+	// Inbound messages (inbound.go): their retention and their settings.
 	PruneInbound(ctx context.Context, before time.Time) (int, error)
 	InboundSettings(ctx context.Context) (map[string]string, error)
 	SetInboundSetting(ctx context.Context, key, value string, unset bool) error
-	OptInsSinceSuppressed(ctx context.Context) (map[string]OptIn, error)
 
 	// Templates, as last synced from the Cloud API.
 

@@ -310,42 +310,6 @@ func (s *Store) SetInboundSetting(ctx context.Context, key, value string, unset 
 	})
 }
 
-// OptIn is an opt-in a suppressed number sent after it was suppressed:
-// listed for the operator, who decides (suppress remove).
-type OptIn struct {
-	Phone  string
-	Reason string // keyword "START", resumed marketing messages in WhatsApp
-	At     time.Time
-}
-
-// OptInsSinceSuppressed returns, per suppressed number, the latest opt-in
-// it sent after it was listed.
-func (s *Store) OptInsSinceSuppressed(ctx context.Context) (map[string]OptIn, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT i.phone, i.reason, i.at FROM inbound_messages i
-		JOIN suppressions s ON s.phone = i.phone
-		WHERE i.kind = 'opt-in' AND i.at >= s.created_at ORDER BY i.at`)
-	if err != nil {
-		return nil, fmt.Errorf("read opt-ins: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]OptIn{}
-	for rows.Next() {
-		var (
-			o  OptIn
-			at int64
-		)
-		if err := rows.Scan(&o.Phone, &o.Reason, &at); err != nil {
-			return nil, fmt.Errorf("read opt-ins: %w", err)
-		}
-		o.At = fromNanos(at)
-		out[o.Phone] = o
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read opt-ins: %w", err)
-	}
-	return out, nil
-}
-
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {
 		return a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -169,7 +168,7 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 		if err != nil {
 			return nil, err
 		}
-		p.Limit, p.Allowed, p.At = g.limit, g.reach.Allowed(), now
+		p.Limit, p.Allowed, p.At, p.Members = g.limit, g.reach.Allowed(), now, g.members
 		p.ReadLimit, p.ReadFrom, p.ReadAt = g.read, g.readFrom, g.readAt
 		if !g.reach.Limited() {
 			p.Allowed = 0
@@ -306,59 +305,4 @@ func unlogContact(ctx context.Context, tx *Tx, c campaign.Claim) error {
 		return fmt.Errorf("take back the send to %s: %w", c.Message.Phone, err)
 	}
 	return nil
-}
-
-// PortfolioWindow is what the planner needs of one portfolio: its reach
-// and the latest send to each recipient in the window now.
-type PortfolioWindow struct {
-	Name     string
-	Reach    ratelimit.Reach
-	Accounts []string
-	Latest   []time.Time
-}
-
-// PortfolioWindows returns the window of every portfolio with a limit.
-func (s *Store) PortfolioWindows(ctx context.Context) ([]PortfolioWindow, error) {
-	ps, err := s.Portfolios(ctx)
-	if err != nil {
-		return nil, err
-	}
-	accts, err := loadAccounts(ctx, s.db, `ORDER BY a.id`)
-	if err != nil {
-		return nil, err
-	}
-	now := s.now()
-	var out []PortfolioWindow
-	for i := range ps {
-		p := &ps[i]
-		if p.Limit <= 0 {
-			continue
-		}
-		g, err := reachOf(ctx, s.db, p, accts)
-		if err != nil {
-			return nil, err
-		}
-		w := PortfolioWindow{Name: p.Name, Reach: g.reach, Accounts: p.Accounts}
-		in, args := inMembers(g.members, now.Add(-ratelimit.ReachWindow))
-		rows, err := s.db.QueryContext(ctx, `SELECT max(last_at) FROM contact_log WHERE account_id IN `+in+`
-			AND last_at > ? GROUP BY phone`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read the window of %s: %w", p.Name, err)
-		}
-		for rows.Next() {
-			var at int64
-			if err := rows.Scan(&at); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read the window of %s: %w", p.Name, err)
-			}
-			w.Latest = append(w.Latest, fromNanos(at))
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-		sort.Slice(w.Latest, func(i, j int) bool { return w.Latest[i].Before(w.Latest[j]) })
-		out = append(out, w)
-	}
-	return out, nil
 }

@@ -5,20 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// Suppression is a number that is never messaged: it opted out, asked to
-// stop, or is known to be bad. Imports skip it.
-type Suppression struct {
-	Phone  string // E.164 with '+'
-	Reason string // "" reads as "opted out"
-	// CreatedAt is when the number was first listed. The store sets it;
-	// Suppress ignores the field.
-	CreatedAt time.Time
-}
+// Suppression is a listed number (campaign.Suppression).
+type Suppression = campaign.Suppression
 
 // Suppress lists numbers, all in one transaction, and returns how many were
 // not listed before. A number already listed keeps the time it was first
@@ -92,31 +84,6 @@ func (s *Store) Unsuppress(ctx context.Context, phones []string) (removed int, e
 		return 0, err
 	}
 	return removed, nil
-}
-
-// Suppressions returns the whole list, ordered by phone.
-func (s *Store) Suppressions(ctx context.Context) ([]Suppression, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT phone, reason, created_at FROM suppressions ORDER BY phone`)
-	if err != nil {
-		return nil, fmt.Errorf("list suppressions: %w", err)
-	}
-	defer rows.Close()
-	var out []Suppression
-	for rows.Next() {
-		var (
-			sp      Suppression
-			created int64
-		)
-		if err := rows.Scan(&sp.Phone, &sp.Reason, &created); err != nil {
-			return nil, fmt.Errorf("list suppressions: %w", err)
-		}
-		sp.CreatedAt = fromNanos(created)
-		out = append(out, sp)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list suppressions: %w", err)
-	}
-	return out, nil
 }
 
 // SyncMark is how far a copy of shared state has been applied: the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // inbound is one entry of messages[] from row i's recipient, at t0+at.
@@ -309,7 +310,7 @@ func TestInboundOverSignedPosts(t *testing.T) {
 	if r, ok := readInboundRow(t, f, "wamid.a3"); !ok || !r.Unknown || !strings.Contains(r.Raw, `"beam":true`) {
 		t.Errorf("the unknown type = %+v, %v; want kept with its entry", r, ok)
 	}
-	list, err := f.st.Suppressions(t.Context())
+	list, err := readmodel.New(f.st).Suppressions(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +327,7 @@ func TestInboundOverSignedPosts(t *testing.T) {
 			t.Errorf("%s suppressed for %q, want %q", p, why[p], r)
 		}
 	}
-	ins, err := f.st.OptInsSinceSuppressed(t.Context())
+	ins, err := readmodel.New(f.st).OptInsSinceSuppressed(t.Context())
 	if err != nil || len(ins) != 1 || ins[phone(5)].Reason != `keyword "START"` {
 		t.Errorf("opt-ins = %+v, %v; want %s's START listed", ins, err, phone(5))
 	}

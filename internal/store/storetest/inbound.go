@@ -83,7 +83,7 @@ func (s suite) testInboundAnswers(t *testing.T) {
 	if err != nil || len(why) != 1 || why[cs[1].Message.Phone] == "" {
 		t.Errorf("suppressed %v, %v; want only %s", why, err, cs[1].Message.Phone)
 	}
-	ins, err := st.OptInsSinceSuppressed(t.Context())
+	ins, err := readmodel.New(st).OptInsSinceSuppressed(t.Context())
 	if err != nil || len(ins) != 1 || !ins[cs[1].Message.Phone].At.Equal(at(3*time.Minute)) {
 		t.Errorf("opt-ins %+v, %v; want %s's START", ins, err, cs[1].Message.Phone)
 	}

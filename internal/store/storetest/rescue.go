@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // Runners and rescue: a dead runner's rows in flight become unknown, never
@@ -165,7 +166,7 @@ func (s suite) testHolders(t *testing.T) {
 	if err := st.Heartbeat(t.Context(), "other", at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	hs, err := st.Holders(t.Context(), c.ID, "me")
+	hs, err := readmodel.New(st).Holders(t.Context(), c.ID, "me")
 	if err != nil {
 		t.Fatal(err)
 	}

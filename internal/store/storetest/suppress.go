@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -88,7 +89,7 @@ func (s suite) testSuppressions(t *testing.T) {
 		if err != nil || removed != s.wantRemoved {
 			t.Fatalf("%s: Unsuppress = %d, %v; want %d", s.name, removed, err, s.wantRemoved)
 		}
-		got, err := st.Suppressions(t.Context())
+		got, err := readmodel.New(st).Suppressions(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +170,7 @@ func (s suite) testApplySuppressions(t *testing.T) {
 		if err := st.ApplySuppressions(t.Context(), s.listed, s.removed, store.SyncMark{Epoch: "e1", Version: int64(s.at.Sub(t0) / time.Hour)}); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
-		got, err := st.Suppressions(t.Context())
+		got, err := readmodel.New(st).Suppressions(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
