@@ -63,4 +63,13 @@ func TestETAScheduledForTomorrow(t *testing.T) {
 			t.Errorf("%s (tty %v) does not show the ETA:\n%s", strings.Join(tt.args, " "), tt.tty, out)
 		}
 	}
+	// On a terminal the tables' ETA cell is the time left alone, never cut
+	// ("about 14 h 0 min (…" said nothing): the state says when it starts.
+	c.tty = true
+	for _, args := range [][]string{{"status"}, {"campaign", "list"}} {
+		out := c.ok(args...)
+		if !strings.Contains(out, "about 14 h 0 min\n") || strings.Contains(out, "…") {
+			t.Errorf("%s on a terminal: want the ETA cell \"about 14 h 0 min\" whole:\n%s", strings.Join(args, " "), out)
+		}
+	}
 }

@@ -58,6 +58,8 @@ var walkSteps = []step{
 	{cmd: "wasend campaign run promo.csv --template spring_sale --lang en_US --params name,code",
 		want: []string{"campaign 1 finished: 5 recipients, sent 4, failed 1"}},
 	{cmd: "wasend status", want: []string{"Accounts", "main-01", "promo.csv"}},
+	// The tour's number has no WABA id: a warning with its fix, not a failure.
+	{cmd: "wasend doctor", want: []string{"account main-01", "no WABA id", "ready to send"}},
 	{cmd: "wasend campaign failed 1", want: []string{failing, "131026"}},
 	{cmd: "wasend campaign retry 1 --all-failed && wasend campaign run --resume 1",
 		want: []string{"1 failed message(s) queued again", "sent 4, failed 1"}},

@@ -40,6 +40,21 @@ func (e *ETA) Left() (time.Duration, bool) {
 	return time.Duration(e.Seconds * float64(time.Second)), true
 }
 
+// Brief is the ETA in a table's cell, where the whole Text would be cut:
+// the time left alone, "never" or "unknown". Text says the rest (the start,
+// the quota resets, why never); `campaign show` and piped output print it.
+func (e *ETA) Brief() string {
+	switch {
+	case e == nil:
+		return "-"
+	case e.Error != "":
+		return "unknown"
+	case e.Finish == nil:
+		return "never"
+	}
+	return HumanDuration(time.Duration(e.Seconds * float64(time.Second)))
+}
+
 // waitingFor is e while the campaign's host waits for the limits it
 // shares: nothing goes until Redis answers (or, when it lost its state,
 // until a forced quota reset), so the time counts from then, and says so.

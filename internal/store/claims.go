@@ -10,37 +10,6 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// AllowedRate is how many messages per second the campaign's usable
-// accounts may send at now: the sum of their effective rates (after
-// throttling), leaving out accounts resting, restricted or at their daily
-// cap, within the global limit when it is on. The engine sizes its
-// requests in flight by it (dispatch.RateReporter); claims never rely on it.
-func (s *Store) AllowedRate(ctx context.Context, campaignID int64, now time.Time) (float64, error) {
-	accts, err := loadAccounts(ctx, s.db, `WHERE a.disabled = 0 AND a.id NOT IN
-		(SELECT account_id FROM campaign_accounts WHERE campaign_id = ?)`, campaignID)
-	if err != nil {
-		return 0, err
-	}
-	var rate float64
-	for _, a := range accts {
-		if a.UsedToday >= a.Limits.DailyCap || now.Before(a.health.CooldownUntil) {
-			continue
-		}
-		rate += a.limit(now).Rate
-	}
-	var (
-		globalOn   bool
-		globalRate float64
-	)
-	if err := s.db.QueryRowContext(ctx, `SELECT enabled, rate FROM global_limit WHERE id = 1`).Scan(&globalOn, &globalRate); err != nil {
-		return 0, fmt.Errorf("read global limit: %w", err)
-	}
-	if globalOn {
-		rate = min(rate, globalRate)
-	}
-	return rate, nil
-}
-
 // RecordAll stores several outcomes in one transaction (a group commit).
 func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
 	return s.writeSend(ctx, func(tx *Tx) error { return recordAll(ctx, tx, runner, rs) })

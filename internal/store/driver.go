@@ -96,9 +96,6 @@ type Driver interface {
 	// RecordAll's, claimErr fn's (what fn wrote is taken back, the
 	// outcomes stay).
 	RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(ClaimTx) error) (claimErr, err error)
-	// AllowedRate is the messages per second the campaign's accounts may
-	// send at now, to size the engine's pool.
-	AllowedRate(ctx context.Context, campaignID int64, now time.Time) (float64, error)
 	// CampaignStopped is nil while the campaign may send, else
 	// campaign.ErrPaused or ErrCancelled.
 	CampaignStopped(ctx context.Context, id int64) error
