@@ -273,7 +273,7 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 			healthCell(c.LastHour, c.Overall, "throttle_rate", tty, func(h report.Health) string { return fmt.Sprintf("%.1f%%", h.ThrottleRate*100) }),
 			healthCell(c.LastHour, c.Overall, "avg_attempts", tty, func(h report.Health) string { return fmt.Sprintf("%.2f", h.AvgAttempts) }),
 			healthCell(c.LastHour, c.Overall, "utilisation", tty, func(h report.Health) string { return fmt.Sprintf("%.0f%%", h.Utilisation*100) }),
-			startedText(c.StartedAt, loc), etaText(c.ETA, tty))
+			startedText(c.StartedAt, loc), etaText(c.ETA))
 	}
 	if len(camps) == 0 && f.IO.IsStdoutTTY() {
 		f.IO.Out.Write([]byte("no campaigns yet\n"))
@@ -292,7 +292,7 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 			f.IO.Warnf("campaign %d: Cloud API OUTAGE since %s, no account gets an answer (%s); next try %s; nothing is failed meanwhile",
 				c.ID, o.Since.In(loc).Format(time.DateTime), oneLine(o.Error), o.NextProbe.In(loc).Format(time.TimeOnly))
 		}
-		if e := c.ETA; tty && e != nil && e.Finish == nil {
+		if e := c.ETA; e != nil && e.Finish == nil {
 			f.IO.Warnf("campaign %d: ETA %s", c.ID, oneLine(e.Text))
 		}
 		if w := c.LimitsWait; w != nil {
@@ -326,16 +326,14 @@ func printHealth(f *Factory, accts []report.AccountStatus) error {
 	return t.Render()
 }
 
-// etaText is the ETA cell: brief on a terminal, where a long one would be
-// cut (the warnings below say why one never comes), whole in a record.
-func etaText(e *report.ETA, tty bool) string {
+// etaText is the ETA cell, the same on a terminal and piped: the time left
+// alone, as a long text would be cut (show and --json have it whole; the
+// warnings below say why one never comes).
+func etaText(e *report.ETA) string {
 	if e == nil {
 		return "-"
 	}
-	if tty {
-		return e.Brief()
-	}
-	return e.Text
+	return e.Brief()
 }
 
 // healthCell shows one figure for the last hour and overall, each flagged

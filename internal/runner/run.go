@@ -68,7 +68,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	defer stopSandbox()
 	if api.Sandbox {
-		o.IO.Warnf("SANDBOX: sending to a local stand-in for the Cloud API (%s); nothing goes to WhatsApp", api.BaseURL)
+		o.IO.Warnf("SANDBOX (%s): nothing goes to WhatsApp", api.BaseURL)
 		// Its templates are the sandbox's: read them as template sync
 		// would, so the run's template is checked like a real one.
 		reads, err := WABAReads(ctx, o.Store, "", "")
