@@ -55,7 +55,7 @@ func TestRunSandbox(t *testing.T) {
 	if res.Counts.Open() != 0 || res.Counts[campaign.Sent] == 0 {
 		t.Errorf("counts after the run %v: want every row done, some sent", res.Counts)
 	}
-	for _, want := range []string{"SANDBOX: sending to a local stand-in", "synced ", "imported "} {
+	for _, want := range []string{"SANDBOX (http://127.0.0.1:", "): nothing goes to WhatsApp", "synced ", "imported "} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("no %q in:\n%s", want, errOut.String())
 		}
