@@ -125,8 +125,20 @@ func (r repliedRow) nullID() sql.NullInt64 { return sql.NullInt64{Int64: r.id, V
 // message to phone is in flight (its send not recorded): the answer may
 // be to it, and is linked at a later drain (linkWaitingInbound).
 func repliesTo(ctx context.Context, tx *Tx, phone, contextID string, at time.Time, window time.Duration) (r repliedRow, wait bool, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state, coalesce(wamid, ''), coalesce(sent_at, 0)
-		FROM messages WHERE phone = ?`, phone)
+	if contextID != "" {
+		// The message it names, whatever became of it since (messages_wamid).
+		err := tx.QueryRowContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0) FROM messages
+			WHERE wamid = ? AND phone = ? LIMIT 1`, contextID, phone).Scan(&r.id, &r.campaignID, &r.accountID)
+		if err == nil {
+			return r, false, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
+		}
+	}
+	// The state terms are messages_phone_sent's, so that it is used.
+	rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state, coalesce(sent_at, 0)
+		FROM messages WHERE phone = ? AND state IN ('sending', 'sent')`, phone)
 	if err != nil {
 		return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
 	}
@@ -135,16 +147,14 @@ func repliesTo(ctx context.Context, tx *Tx, phone, contextID string, at time.Tim
 	from, to := at.Add(-window).UnixNano(), at.Add(replyClockSlack).UnixNano()
 	for rows.Next() {
 		var (
-			c            repliedRow
-			state, wamid string
-			sent         int64
+			c     repliedRow
+			state string
+			sent  int64
 		)
-		if err := rows.Scan(&c.id, &c.campaignID, &c.accountID, &state, &wamid, &sent); err != nil {
+		if err := rows.Scan(&c.id, &c.campaignID, &c.accountID, &state, &sent); err != nil {
 			return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
 		}
 		switch {
-		case contextID != "" && wamid == contextID:
-			return c, false, rows.Close()
 		case state == string(campaign.Sending):
 			wait = true
 		case state == string(campaign.Sent) && sent >= from && sent <= to && sent > latest:
