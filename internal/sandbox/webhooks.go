@@ -277,15 +277,18 @@ func statusBody(phoneNumberID, wamid, waID, callback string, s plannedStatus) []
 	case "sent", "delivered":
 		st["pricing"] = map[string]any{"billable": true, "pricing_model": "PMP", "type": "regular", "category": "marketing"}
 	}
+	return messagesBody(phoneNumberID, map[string]any{"statuses": []any{st}})
+}
+
+// messagesBody is a messages-field notification from the number
+// phoneNumberID, its value's metadata added to value.
+func messagesBody(phoneNumberID string, value map[string]any) []byte {
+	value["messaging_product"] = "whatsapp"
+	value["metadata"] = map[string]any{"display_phone_number": "1555" + phoneNumberID, "phone_number_id": phoneNumberID}
 	b, _ := json.Marshal(map[string]any{
 		"object": "whatsapp_business_account",
 		"entry": []any{map[string]any{"id": "sandbox-waba", "changes": []any{map[string]any{
-			"field": "messages",
-			"value": map[string]any{
-				"messaging_product": "whatsapp",
-				"metadata":          map[string]any{"display_phone_number": "1555" + phoneNumberID, "phone_number_id": phoneNumberID},
-				"statuses":          []any{st},
-			},
+			"field": "messages", "value": value,
 		}}}},
 	})
 	return b
@@ -319,19 +322,10 @@ func (h *webhooker) answer(d *Delivery, phoneNumberID, wamid, waID string, now t
 	}
 	d.AnswerID = "wamid.in." + strings.TrimPrefix(wamid, "wamid.")
 	msg["from"], msg["id"], msg["timestamp"] = waID, d.AnswerID, strconv.FormatInt(now.Add(45*time.Second).Unix(), 10)
-	b, _ := json.Marshal(map[string]any{
-		"object": "whatsapp_business_account",
-		"entry": []any{map[string]any{"id": "sandbox-waba", "changes": []any{map[string]any{
-			"field": "messages",
-			"value": map[string]any{
-				"messaging_product": "whatsapp",
-				"metadata":          map[string]any{"display_phone_number": "1555" + phoneNumberID, "phone_number_id": phoneNumberID},
-				"contacts":          []any{map[string]any{"profile": map[string]any{"name": "Sandbox " + waID[max(0, len(waID)-4):]}, "wa_id": waID}},
-				"messages":          []any{msg},
-			},
-		}}}},
+	return messagesBody(phoneNumberID, map[string]any{
+		"contacts": []any{map[string]any{"profile": map[string]any{"name": "Sandbox " + waID[max(0, len(waID)-4):]}, "wa_id": waID}},
+		"messages": []any{msg},
 	})
-	return b
 }
 
 // FlushWebhooks posts every planned status now, without the delay, and
