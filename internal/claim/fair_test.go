@@ -258,3 +258,33 @@ func TestPriorityHoldsAcrossProcesses(t *testing.T) {
 		t.Errorf("after high, normal-1 and normal-2 took %v: want even ± 10 %%", after)
 	}
 }
+
+// A token that only the campaign ahead may use goes to it, however far
+// behind the others are: a campaign limited to number x does not hold
+// back another's sends from y and z, and still gets its share of x.
+func TestNumbersOnlyTheOneAheadUses(t *testing.T) {
+	now := t0
+	st := openStore(t, &now)
+	for _, name := range []string{"x", "y", "z"} {
+		storetest.MustAccount(t, st, name, campaign.TierActive, storetest.Limited(10, 10, 1000000))
+	}
+	onX := rowsFor(t, st, 0, "on-x", 1000, campaign.Schedule{})
+	all := rowsFor(t, st, 1, "all", 1000, campaign.Schedule{})
+	for _, name := range []string{"y", "z"} {
+		if err := st.DropAccount(t.Context(), onX.ID, storetest.AccountByName(t, st, name).ID, "test", 0, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := &process{name: "on-x", id: onX.ID, batch: 8, think: 19 * time.Millisecond}
+	a := &process{name: "all", id: all.ID, batch: 8, think: 23 * time.Millisecond}
+	const end = 20 * time.Second
+	simulate(t, st, &now, end, x, a)
+
+	if total, want := len(x.sent)+len(a.sent), 0.95*30*end.Seconds(); float64(total)-30 < want {
+		t.Errorf("%d tokens taken in %v at 30/s (on-x %d, all %d): want ≥ %.0f", total, end, len(x.sent), len(a.sent), want)
+	}
+	// x's 10/s: on-x gets at least half of them.
+	if got, want := len(x.sent), 0.95*5*end.Seconds(); float64(got) < want {
+		t.Errorf("on-x took %d of x's tokens in %v, want ≥ %.0f (half of them)", got, end, want)
+	}
+}
