@@ -142,6 +142,8 @@ func TestEqualWeightsShareEveryToken(t *testing.T) {
 	for _, p := range ps {
 		total += len(p.sent)
 	}
+	t.Logf("%d tokens taken in %v at %g/s: the numbers used %.3f of the time; shares %d, %d, %d",
+		total, end, rate, (float64(total)-rate)/(rate*end.Seconds()), len(ps[0].sent), len(ps[1].sent), len(ps[2].sent))
 	// The first second's burst, then every token earned.
 	if want := rate * end.Seconds(); float64(total)-rate < 0.95*want {
 		t.Errorf("%d tokens taken in %v at %g/s: the numbers used %.2f of the time, want ≥ 0.95", total, end, rate, (float64(total)-rate)/want)
