@@ -290,3 +290,37 @@ func TestNumbersOnlyTheOneAheadUses(t *testing.T) {
 		t.Errorf("on-x took %d of x's tokens in %v, want ≥ %.0f (half of them)", got, end, want)
 	}
 }
+
+// A high campaign limited to number x takes every token of x; a low one
+// sends from y and z meanwhile, not held back by a class that cannot use
+// them.
+func TestHigherClassHoldsOnlyItsNumbers(t *testing.T) {
+	now := t0
+	st := openStore(t, &now)
+	for _, name := range []string{"x", "y", "z"} {
+		storetest.MustAccount(t, st, name, campaign.TierActive, storetest.Limited(10, 10, 1000000))
+	}
+	high := rowsFor(t, st, 0, "high", 1000, campaign.Schedule{})
+	low := rowsFor(t, st, 1, "low", 1000, campaign.Schedule{})
+	pr := campaign.High
+	if err := st.SetShare(t.Context(), high.ID, campaign.ShareChange{Priority: &pr}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"y", "z"} {
+		if err := st.DropAccount(t.Context(), high.ID, storetest.AccountByName(t, st, name).ID, "test", 0, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &process{name: "high", id: high.ID, batch: 8, think: 19 * time.Millisecond}
+	l := &process{name: "low", id: low.ID, batch: 8, think: 23 * time.Millisecond}
+	const end = 20 * time.Second
+	simulate(t, st, &now, end, h, l)
+	t.Logf("high %d, low %d tokens in %v", len(h.sent), len(l.sent), end)
+
+	if got, want := len(h.sent), 10*end.Seconds(); float64(got) < want {
+		t.Errorf("high took %d of x's tokens in %v, want every one (≥ %.0f)", got, end, want)
+	}
+	if got, want := len(l.sent), 0.95*20*end.Seconds(); float64(got) < want {
+		t.Errorf("low took %d tokens of y and z in %v, want ≥ %.0f", got, end, want)
+	}
+}

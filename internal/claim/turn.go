@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -26,7 +27,10 @@ type turn struct {
 	// then served counts, and max bounds this claim's tokens.
 	competing bool
 	max       int
-	idle      bool // the campaign was idle (noteIdle): a claim that sends ends it
+	// only, when not nil, are the accounts the claim may take tokens
+	// from: those no campaign it waits for may use.
+	only []int64
+	idle bool // the campaign was idle (noteIdle): a claim that sends ends it
 }
 
 // turnLag is how far, in tokens of a campaign of weight 1, a campaign may
@@ -42,44 +46,53 @@ const turnLag = 8
 // asks again: those behind claim meanwhile.
 const turnWait = 50 * time.Millisecond
 
-// takeTurn decides whether campaign id may take tokens now. Competing are
-// the other running, started campaigns that a live process sends, that
-// have rows due, and whose last claim could send (noteIdle): a turn that a
-// campaign cannot use goes to those that can. While one of a higher class
-// competes, the claim waits (WaitPriority). Within the class a campaign
-// takes tokens as long as it stays within turnLag of the least served by
-// served/weight (weighted fair queuing, work-conserving: whoever asks
-// takes the tokens that are there, until it is that far ahead); a
-// campaign that joins, or comes back, starts level with the one furthest
-// behind, not with credit for the time it was away.
-func takeTurn(ctx context.Context, tx store.ClaimTx, id int64, now time.Time, max int) (turn, error) {
+// takeTurn decides whether campaign id may take tokens now from its
+// accounts mine. Competing are the other running, started campaigns that a
+// live process sends, that have rows due, whose last claim could send
+// (noteIdle), and that may send from one of mine: a turn that a campaign
+// cannot use goes to those that can. While one of a higher class competes,
+// the claim waits (WaitPriority). Within the class a campaign takes tokens
+// as long as it stays within turnLag of the least served by served/weight
+// (weighted fair queuing, work-conserving: whoever asks takes the tokens
+// that are there, until it is that far ahead); a campaign that joins, or
+// comes back, starts level with the one furthest behind, not with credit
+// for the time it was away. Held back, a claim still takes the tokens of
+// those of mine that none of the campaigns it waits for may use.
+func takeTurn(ctx context.Context, tx store.ClaimTx, id int64, mine []int64, now time.Time, max int) (turn, error) {
 	ct, err := tx.Turn(ctx, id, now, now.Add(-competingWithin))
 	if err != nil {
 		return turn{id: id, max: max}, err
 	}
-	return decideTurn(id, ct, now, max)
+	return decideTurn(id, ct, mine, now, max)
 }
 
 // decideTurn is takeTurn's arithmetic over what the store read.
-func decideTurn(id int64, ct store.ClaimTurn, now time.Time, max int) (turn, error) {
+func decideTurn(id int64, ct store.ClaimTurn, mine []int64, now time.Time, max int) (turn, error) {
 	t := turn{id: id, max: max, share: ct.Share, served: ct.Served, idle: ct.Idle}
 	t.share.Weight = max1(t.share.Weight)
+	var higher []store.Competitor
+	for _, o := range ct.Others {
+		if o.Priority > t.share.Priority && o.Uses(mine) {
+			higher = append(higher, o)
+		}
+	}
+	if len(higher) > 0 {
+		if mine = unusedBy(mine, higher); len(mine) == 0 {
+			return t, &campaign.WaitError{Reason: campaign.WaitPriority, Until: now.Add(time.Second)}
+		}
+		t.only = mine
+	}
 	var (
-		higher bool
-		least  = math.Inf(1) // the least served of the class
+		class []store.Competitor
+		least = math.Inf(1) // the least served of the class
 	)
 	for _, o := range ct.Others {
-		switch {
-		case o.Priority > t.share.Priority:
-			higher = true
-		case o.Priority == t.share.Priority:
+		if o.Priority == t.share.Priority && o.Uses(mine) {
+			class = append(class, o)
 			least = min(least, o.Served)
 		}
 	}
-	if higher {
-		return t, &campaign.WaitError{Reason: campaign.WaitPriority, Until: now.Add(time.Second)}
-	}
-	if math.IsInf(least, 1) {
+	if len(class) == 0 {
 		return t, nil
 	}
 	t.competing = true
@@ -92,12 +105,34 @@ func decideTurn(id int64, ct store.ClaimTurn, now time.Time, max int) (turn, err
 		t.served = least - step
 	}
 	// As many tokens as keep it within turnLag of the least served.
-	n := int((least+turnLag-t.served)/step + 1e-9)
-	if n < 1 {
+	if n := int((least+turnLag-t.served)/step + 1e-9); n >= 1 {
+		t.max = min(max, n)
+		return t, nil
+	}
+	// turnLag ahead of those behind: what they cannot use is still this
+	// campaign's, and, theirs to none, not booked.
+	var behind []store.Competitor
+	for _, o := range class {
+		if o.Served+turnLag < t.served+step-1e-9 {
+			behind = append(behind, o)
+		}
+	}
+	if mine = unusedBy(mine, behind); len(mine) == 0 {
 		return t, &campaign.WaitError{Reason: campaign.WaitPriority, Until: now.Add(turnWait)}
 	}
-	t.max = min(max, n)
+	t.only, t.competing = mine, false
 	return t, nil
+}
+
+// unusedBy returns the accounts of mine that none of others may use.
+func unusedBy(mine []int64, others []store.Competitor) []int64 {
+	var out []int64
+	for _, a := range mine {
+		if !slices.ContainsFunc(others, func(o store.Competitor) bool { return o.Uses([]int64{a}) }) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // idleFor is how long a campaign whose claim waits for a daily cap gives
