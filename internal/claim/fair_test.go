@@ -324,3 +324,36 @@ func TestHigherClassHoldsOnlyItsNumbers(t *testing.T) {
 		t.Errorf("low took %d tokens of y and z in %v, want ≥ %.0f", got, end, want)
 	}
 }
+
+// Weights 1, 2 and 3 across three processes: the numbers send every token,
+// and each campaign's part is its weight's, within 10 %.
+func TestWeightsShareEveryToken(t *testing.T) {
+	now := t0
+	st := openStore(t, &now)
+	for i, r := range []float64{30, 40, 50} {
+		storetest.MustAccount(t, st, fmt.Sprint("n", i), campaign.TierActive, storetest.Limited(r, int(r), 1000000))
+	}
+	const end = 10 * time.Second
+	var ps []*process
+	for k, think := range []time.Duration{23 * time.Millisecond, 37 * time.Millisecond, 61 * time.Millisecond} {
+		c := rowsFor(t, st, k, fmt.Sprint("c", k), 2000, campaign.Schedule{})
+		w := k + 1
+		if err := st.SetShare(t.Context(), c.ID, campaign.ShareChange{Weight: &w}); err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, &process{name: c.Name, id: c.ID, batch: 16, think: think})
+	}
+	simulate(t, st, &now, end, ps...)
+
+	total := len(ps[0].sent) + len(ps[1].sent) + len(ps[2].sent)
+	t.Logf("%d tokens: %d, %d, %d", total, len(ps[0].sent), len(ps[1].sent), len(ps[2].sent))
+	if float64(total)-120 < 0.95*120*end.Seconds() {
+		t.Errorf("%d tokens taken in %v at 120/s, want ≥ 0.95 of them", total, end)
+	}
+	for k, p := range ps {
+		want := float64(k+1) / 6
+		if share := float64(len(p.sent)) / float64(total); math.Abs(share/want-1) > 0.1 {
+			t.Errorf("%s (weight %d) took %d of %d tokens (%.3f), want %.3f ± 10 %%", p.name, k+1, len(p.sent), total, share, want)
+		}
+	}
+}
