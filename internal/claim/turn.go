@@ -38,7 +38,7 @@ type turn struct {
 // its turn. Processes ask at their own moments, not in turns: with no lag
 // a claim took one token and the campaign then waited while the one behind
 // had not yet asked, and the tokens between lapsed (three processes on
-// three numbers used them 0.28-0.59 of the time). A few tokens of lag let
+// three numbers used them 0.19-0.59 of the time). A few tokens of lag let
 // whoever asks take what is there, and bound how far the shares drift.
 const turnLag = 8
 
