@@ -132,7 +132,7 @@ func fit(secs []section, height int) []string {
 			break
 		}
 		s := &secs[big]
-		if s.keep > len(s.rows)/2 {
+		if s.keep > 0 && s.keep >= len(s.rows)-1-s.keep {
 			s.rows, s.keep = s.rows[1:], s.keep-1
 		} else {
 			s.rows = s.rows[:len(s.rows)-1]

@@ -1,0 +1,63 @@
+package top
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/mattn/go-runewidth"
+
+	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/report"
+)
+
+// TestViewFits: with more campaigns and accounts than the screen holds, at
+// widths from 40 to 200, the view keeps to the terminal — no line wider
+// than it, no more lines than it has — keeps the selected campaign on the
+// screen, and says how many rows it hides.
+func TestViewFits(t *testing.T) {
+	now := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
+	var st report.Status
+	st.Database = "/var/lib/wasend/a-rather-long-directory-name/wasend.db"
+	for i := 1; i <= 30; i++ {
+		st.Campaigns = append(st.Campaigns, report.Campaign{ID: int64(i), Name: fmt.Sprintf("campaign-with-a-long-name-%02d.csv", i),
+			State: "waiting for shared limits", Total: 1000, Sent: 10 * i, Pending: 1000 - 10*i})
+	}
+	for i := 1; i <= 20; i++ {
+		st.Accounts = append(st.Accounts, report.AccountStatus{Account: report.Account{Name: fmt.Sprintf("account-%02d", i),
+			State: "restricted until 12-01 14:00", Rate: 80, EffectiveRate: 40, DailyCap: 100000, Tier: "active", Portfolio: "a-portfolio"}})
+	}
+	for _, size := range [][2]int{{40, 10}, {60, 15}, {80, 24}, {120, 40}, {200, 60}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			m := New(context.Background(), Options{
+				Status: func(context.Context) (report.Status, error) { return st, nil },
+				Inbox:  func(context.Context) (readmodel.InboxBacklog, error) { return readmodel.InboxBacklog{}, nil },
+				Now:    func() time.Time { return now },
+				Loc:    time.UTC,
+			})
+			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			m.Refresh()
+			m.selected = 25
+			m.note = strings.Repeat("a long note that wraps ", 20)
+			view := m.View()
+			lines := strings.Split(view, "\n")
+			if len(lines) > size[1] {
+				t.Errorf("%d lines on a screen of %d:\n%s", len(lines), size[1], view)
+			}
+			for i, l := range lines {
+				if w := runewidth.StringWidth(l); w > size[0] {
+					t.Errorf("line %d is %d columns wide at %d: %q", i+1, w, size[0], l)
+				}
+			}
+			if !strings.Contains(view, ">  25") {
+				t.Errorf("the selected campaign 25 is not on the screen:\n%s", view)
+			}
+			if !strings.Contains(view, "more") {
+				t.Errorf("no line says rows are hidden:\n%s", view)
+			}
+		})
+	}
+}
