@@ -109,9 +109,13 @@ every INTERVAL (default 2s) until Ctrl-C.`,
 // readStatus is what status reads, at the factory's clock (`top` reads it
 // each second). Under --limits the tokens claims take are Redis's: the
 // report reads them in place of this database's own.
-func readStatus(ctx context.Context, f *Factory, st *store.Store) (report.Status, sharedTokens, error) {
+// through, when not nil, is the source as the reader reads it.
+func readStatus(ctx context.Context, f *Factory, st *store.Store, through func(report.Source) report.Source) (report.Status, sharedTokens, error) {
 	shared := f.readSharedTokens(ctx, st)
 	rep := f.reporter(st)
+	if through != nil {
+		rep.Src = through(rep.Src)
+	}
 	if shared.On {
 		rep.Src = sharedSource{rep.Src, shared}
 	}
@@ -127,7 +131,7 @@ func readStatus(ctx context.Context, f *Factory, st *store.Store) (report.Status
 
 // showStatus prints the status once.
 func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) error {
-	out, shared, err := readStatus(ctx, f, st)
+	out, shared, err := readStatus(ctx, f, st, nil)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func topOptions(f *Factory, st *store.Store) top.Options {
 	reads := readmodel.New(st)
 	return top.Options{
 		Status: func(ctx context.Context) (report.Status, error) {
-			out, _, err := readStatus(ctx, f, st)
+			out, _, err := readStatus(ctx, f, st, top.Source)
 			return out, err
 		},
 		Inbox: reads.WebhookBacklog,

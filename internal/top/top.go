@@ -62,6 +62,7 @@ type Model struct {
 	note     string // what the last key did
 
 	paces map[int64][]sample
+	every time.Duration // the time to the next refresh: Every, or more when reads are slow
 }
 
 // sample is a campaign's finished rows at one refresh: the pace is the
@@ -86,18 +87,26 @@ func New(ctx context.Context, o Options) *Model {
 	if o.Loc == nil {
 		o.Loc = time.Local
 	}
-	return &Model{ctx: ctx, o: o, width: 80, height: 24, paces: map[int64][]sample{}}
+	return &Model{ctx: ctx, o: o, width: 80, height: 24, paces: map[int64][]sample{}, every: o.Every}
 }
 
 // readMsg is one refresh's result; next says it came from the timer, which
 // then starts again (a move's own refresh does not start a second timer).
+// cost is how long the reads took.
 type readMsg struct {
 	status report.Status
 	inbox  readmodel.InboxBacklog
 	at     time.Time
 	err    error
 	next   bool
+	cost   time.Duration
 }
+
+// costShare bounds the reads to 1/costShare of the time (4 %): a refresh
+// that takes longer than Every/costShare pushes the next one back, so a
+// database whose status reads are slow (a busy campaign of millions) costs
+// no more than a fast one.
+const costShare = 25
 
 type tickMsg struct{}
 
@@ -112,11 +121,13 @@ func (m *Model) Init() tea.Cmd { return m.read(true) }
 // read reads the status and the inbox.
 func (m *Model) read(next bool) tea.Cmd {
 	return func() tea.Msg {
+		start := time.Now() // the reads' cost, whatever clock the figures are read at
 		msg := readMsg{at: m.o.Now(), next: next}
 		msg.status, msg.err = m.o.Status(m.ctx)
 		if msg.err == nil && m.o.Inbox != nil {
 			msg.inbox, msg.err = m.o.Inbox(m.ctx)
 		}
+		msg.cost = time.Since(start)
 		return msg
 	}
 }
@@ -134,7 +145,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case readMsg:
 		m.apply(msg)
 		if msg.next {
-			return m, tea.Tick(m.o.Every, func(time.Time) tea.Msg { return tickMsg{} })
+			m.every = max(m.o.Every, msg.cost*costShare)
+			return m, tea.Tick(m.every, func(time.Time) tea.Msg { return tickMsg{} })
 		}
 	case tickMsg:
 		return m, m.read(true)

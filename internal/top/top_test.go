@@ -134,7 +134,7 @@ func (fx *fixture) model() *Model {
 	reads := readmodel.New(fx.st)
 	return New(context.Background(), Options{
 		Status: func(ctx context.Context) (report.Status, error) {
-			return report.Reporter{Src: fx.st, Reads: reads, Now: fx.now, Loc: time.UTC}.Status(ctx)
+			return report.Reporter{Src: Source(fx.st), Reads: reads, Now: fx.now, Loc: time.UTC}.Status(ctx)
 		},
 		Inbox: reads.WebhookBacklog,
 		Moves: fx.st,

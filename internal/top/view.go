@@ -68,7 +68,7 @@ func (m *Model) footer(w int) []string {
 		return append(out,
 			"↑↓ or k j select · p pause: a run sending it stops within seconds · q quit",
 			"r unpause (`wasend campaign resume ID` sends it) · c cancel for good, after y",
-			"figures as `wasend status` reads them, every "+m.o.Every.String()+"; rate: rows done per second")
+			"figures as `wasend status` reads them, every "+m.every.Round(100*time.Millisecond).String()+"; rate: rows done per second")
 	}
 	return append(out, "↑↓ select  p pause  r resume  c cancel  q quit  ? help")
 }

@@ -61,3 +61,26 @@ func TestViewFits(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowReadsRefreshLessOften: a refresh whose reads take more than 4 %
+// of the interval pushes the next one back, so slow status reads (a busy
+// campaign of millions) cost no more of a core than fast ones.
+func TestSlowReadsRefreshLessOften(t *testing.T) {
+	for _, tt := range []struct {
+		cost, want time.Duration
+	}{
+		{time.Millisecond, time.Second},
+		{40 * time.Millisecond, time.Second},
+		{100 * time.Millisecond, 2500 * time.Millisecond},
+		{time.Second, 25 * time.Second},
+	} {
+		m := New(context.Background(), Options{Status: func(context.Context) (report.Status, error) { return report.Status{}, nil }})
+		_, cmd := m.Update(readMsg{next: true, cost: tt.cost, at: time.Now()})
+		if cmd == nil {
+			t.Fatalf("cost %v: no next refresh", tt.cost)
+		}
+		if m.every != tt.want {
+			t.Errorf("reads of %v: next refresh in %v, want %v", tt.cost, m.every, tt.want)
+		}
+	}
+}
