@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/top"
@@ -51,9 +50,9 @@ It needs a terminal; for a view that prints, use ` + "`wasend status --watch`" +
 func topOptions(f *Factory, st *store.Store) top.Options {
 	reads := readmodel.New(st)
 	return top.Options{
-		Status: func(ctx context.Context) (report.Status, error) {
-			out, _, err := readStatus(ctx, f, st, top.Source)
-			return out, err
+		Status: func(ctx context.Context) (top.Reading, error) {
+			out, shared, err := readStatus(ctx, f, st, top.Source)
+			return top.Reading{Status: out, Shared: shared.On, SharedWhy: shared.Why}, err
 		},
 		Inbox: reads.WebhookBacklog,
 		Moves: topMoves{st},

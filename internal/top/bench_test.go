@@ -33,8 +33,9 @@ func BenchmarkRefresh(b *testing.B) {
 	defer st.Close()
 	reads := readmodel.New(st)
 	m := New(ctx, Options{
-		Status: func(ctx context.Context) (report.Status, error) {
-			return report.Reporter{Src: Source(st), Reads: reads, Now: time.Now(), Loc: time.UTC}.Status(ctx)
+		Status: func(ctx context.Context) (Reading, error) {
+			out, err := report.Reporter{Src: Source(st), Reads: reads, Now: time.Now(), Loc: time.UTC}.Status(ctx)
+			return Reading{Status: out}, err
 		},
 		Inbox: reads.WebhookBacklog,
 		Moves: st,

@@ -26,11 +26,21 @@ type Operator interface {
 	CancelCampaign(ctx context.Context, id int64) (campaign.CampaignState, error)
 }
 
+// Reading is one refresh's status.
+type Reading struct {
+	report.Status
+	// Shared: the accounts' tokens are the buckets hosts share through
+	// Redis (--limits); an account without TokensShared has no figure
+	// then, and SharedWhy says why (Redis did not answer, holds no state).
+	Shared    bool
+	SharedWhy string
+}
+
 // Options are what a dashboard reads and moves through.
 type Options struct {
 	// Status is one refresh's status, as `status` reads it (under --limits
 	// with the shared tokens).
-	Status func(ctx context.Context) (report.Status, error)
+	Status func(ctx context.Context) (Reading, error)
 	// Inbox is the webhook inbox's backlog.
 	Inbox func(ctx context.Context) (readmodel.InboxBacklog, error)
 	Moves Operator
@@ -51,7 +61,7 @@ type Model struct {
 
 	width, height int
 
-	status report.Status
+	status Reading
 	inbox  readmodel.InboxBacklog
 	at     time.Time // when status was read; zero before the first read
 	err    error     // the last refresh's error; the previous figures stay
@@ -94,7 +104,7 @@ func New(ctx context.Context, o Options) *Model {
 // then starts again (a move's own refresh does not start a second timer).
 // cost is how long the reads took.
 type readMsg struct {
-	status report.Status
+	status Reading
 	inbox  readmodel.InboxBacklog
 	at     time.Time
 	err    error

@@ -133,8 +133,9 @@ func (fx *fixture) send(t *testing.T, id int64, o campaign.Outcome) {
 func (fx *fixture) model() *Model {
 	reads := readmodel.New(fx.st)
 	return New(context.Background(), Options{
-		Status: func(ctx context.Context) (report.Status, error) {
-			return report.Reporter{Src: Source(fx.st), Reads: reads, Now: fx.now, Loc: time.UTC}.Status(ctx)
+		Status: func(ctx context.Context) (Reading, error) {
+			out, err := report.Reporter{Src: Source(fx.st), Reads: reads, Now: fx.now, Loc: time.UTC}.Status(ctx)
+			return Reading{Status: out}, err
 		},
 		Inbox: reads.WebhookBacklog,
 		Moves: fx.st,

@@ -229,8 +229,8 @@ func (m *Model) accounts(w int) section {
 	rows := make([][]string, 0, len(m.status.Accounts))
 	for _, a := range m.status.Accounts {
 		tokens := strconv.FormatFloat(a.Tokens, 'f', 1, 64)
-		if a.TokensShared {
-			tokens += "*"
+		if m.status.Shared && !a.TokensShared {
+			tokens = "-" // status's mark: no shared figure
 		}
 		rate := ui.FormatRate(a.EffectiveRate)
 		if a.EffectiveRate < a.Rate {
@@ -243,15 +243,16 @@ func (m *Model) accounts(w int) section {
 	if len(rows) == 0 {
 		return section{lines: []string{title, "  none: add one with `wasend account add" + m.o.Flags + "`"}, keep: -1, gap: true}
 	}
-	for _, a := range m.status.Accounts {
-		if a.TokensShared {
-			title += " (* tokens shared through --limits)"
-			break
+	lines := []string{title}
+	if m.status.Shared {
+		lines[0] += " (tokens shared between hosts through --limits)"
+		if m.status.SharedWhy != "" {
+			lines = append(lines, "  not all shown: "+oneLine(m.status.SharedWhy))
 		}
 	}
 	head, body := table(w, []string{"NAME", "STATE", "TOKENS", "TODAY/CAP", "RATE", "TIER", "PORTFOLIO"}, rows,
 		func(t *ui.Table) { t.Truncate("NAME", "PORTFOLIO").TruncateLast("STATE").Optional("PORTFOLIO", "TIER") })
-	return section{lines: []string{title, head}, rows: body, keep: -1, gap: true}
+	return section{lines: append(lines, head), rows: body, keep: -1, gap: true}
 }
 
 // portfolios is the reach of the portfolios with a messaging limit, as

@@ -33,7 +33,7 @@ func TestViewFits(t *testing.T) {
 	for _, size := range [][2]int{{40, 10}, {60, 15}, {80, 24}, {120, 40}, {200, 60}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			m := New(context.Background(), Options{
-				Status: func(context.Context) (report.Status, error) { return st, nil },
+				Status: func(context.Context) (Reading, error) { return Reading{Status: st}, nil },
 				Inbox:  func(context.Context) (readmodel.InboxBacklog, error) { return readmodel.InboxBacklog{}, nil },
 				Now:    func() time.Time { return now },
 				Loc:    time.UTC,
@@ -74,13 +74,39 @@ func TestSlowReadsRefreshLessOften(t *testing.T) {
 		{100 * time.Millisecond, 2500 * time.Millisecond},
 		{time.Second, 25 * time.Second},
 	} {
-		m := New(context.Background(), Options{Status: func(context.Context) (report.Status, error) { return report.Status{}, nil }})
+		m := New(context.Background(), Options{Status: func(context.Context) (Reading, error) { return Reading{}, nil }})
 		_, cmd := m.Update(readMsg{next: true, cost: tt.cost, at: time.Now()})
 		if cmd == nil {
 			t.Fatalf("cost %v: no next refresh", tt.cost)
 		}
 		if m.every != tt.want {
 			t.Errorf("reads of %v: next refresh in %v, want %v", tt.cost, m.every, tt.want)
+		}
+	}
+}
+
+// TestSharedTokens: under --limits the accounts' tokens are the shared
+// ones; an account Redis gave no figure for shows "-", as in status, and
+// the screen says why.
+func TestSharedTokens(t *testing.T) {
+	st := report.Status{Accounts: []report.AccountStatus{
+		{Account: report.Account{Name: "a-01", State: "ok", Tokens: 3, TokensShared: true, Rate: 1, EffectiveRate: 1, DailyCap: 10}},
+		{Account: report.Account{Name: "b-02", State: "ok", Tokens: 7, Rate: 1, EffectiveRate: 1, DailyCap: 10}},
+	}}
+	m := New(context.Background(), Options{Status: func(context.Context) (Reading, error) {
+		return Reading{Status: st, Shared: true, SharedWhy: "Redis at redis://h:6379/0 did not answer"}, nil
+	}})
+	m.Refresh()
+	view := m.View()
+	for _, want := range []string{"tokens shared between hosts", "not all shown: Redis at redis://h:6379/0 did not answer"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("no %q:\n%s", want, view)
+		}
+	}
+	for name, tokens := range map[string]string{"a-01": "3.0", "b-02": "-"} {
+		i := strings.Index(view, name)
+		if i < 0 || !strings.HasPrefix(strings.Fields(view[i:])[2], tokens) {
+			t.Errorf("%s: tokens not %q:\n%s", name, tokens, view)
 		}
 	}
 }
