@@ -17,11 +17,11 @@ func newTopCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "top",
 		Short: "A live dashboard of campaigns, accounts, reach and webhooks, with keys to pause, resume and cancel",
-		Long: `Show, refreshed every second, what status shows as it moves: each campaign's
-state, progress, pace and ETA; each account's state (cooling down until T, …),
-tokens, sent today of its daily cap and effective rate; the portfolios'
-reach; and how far the webhook inbox is behind. Under --limits the tokens are
-the ones every host shares.
+		Long: `Show, refreshed every second (less often when the reads are slow), what
+status shows as it moves: each campaign's state, progress, pace and ETA; each
+account's state (cooling down until T, …), tokens, sent today of its daily cap
+and effective rate; the portfolios' reach; and how far the webhook inbox is
+behind. Under --limits the tokens are the ones every host shares.
 
 Keys: ↑/↓ (or k/j) select a campaign; p pauses it and r unpauses it, as
 ` + "`campaign pause`" + ` and ` + "`campaign resume`" + ` do (top sends nothing: a paused run has

@@ -17,7 +17,7 @@ import (
 // View draws the dashboard in its terminal's width and height: tables fit
 // the width as status's do (columns that don't fit are dropped, long texts
 // cut, never wrapped), and rows that don't fit the height give way, the
-// accounts' first, the selected campaign's never.
+// longest table's first, the selected campaign's never.
 func (m *Model) View() string {
 	w, h := max(m.width, 20), max(m.height, 6)
 	head := m.header()
