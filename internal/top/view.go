@@ -24,7 +24,7 @@ func (m *Model) View() string {
 	foot := m.footer(w)
 	var secs []section
 	if m.at.IsZero() {
-		secs = append(secs, section{lines: []string{"reading " + m.status.Database + "…"}})
+		secs = append(secs, section{lines: []string{"reading the database…"}})
 	} else {
 		secs = append(secs, m.campaigns(w), m.accounts(w))
 		if p, ok := m.portfolios(w); ok {
@@ -58,6 +58,8 @@ func (m *Model) footer(w int) []string {
 	case m.confirm != 0:
 		c, _ := m.current()
 		line = fmt.Sprintf("Cancel campaign %d %q for good? Its %d pending messages are never sent. y/N", c.ID, c.Name, c.Pending+c.Sending)
+	case m.err != nil && m.at.IsZero():
+		line = "can't read the status: " + oneLine(m.err.Error())
 	case m.err != nil:
 		line = "refresh failed (figures of " + m.at.In(m.o.Loc).Format(time.TimeOnly) + "): " + oneLine(m.err.Error())
 	default:

@@ -2,6 +2,7 @@ package top
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -107,6 +108,35 @@ func TestSharedTokens(t *testing.T) {
 		i := strings.Index(view, name)
 		if i < 0 || !strings.HasPrefix(strings.Fields(view[i:])[2], tokens) {
 			t.Errorf("%s: tokens not %q:\n%s", name, tokens, view)
+		}
+	}
+}
+
+// TestReadErrors: a refresh that fails says so and keeps the last figures;
+// one that fails before any figure says it can't read.
+func TestReadErrors(t *testing.T) {
+	fail := errors.New("database is locked")
+	var err error
+	m := New(context.Background(), Options{
+		Status: func(context.Context) (Reading, error) {
+			return Reading{Status: report.Status{Campaigns: []report.Campaign{{ID: 7, Name: "kept.csv", State: "running"}}}}, err
+		},
+		Now: func() time.Time { return time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) },
+		Loc: time.UTC,
+	})
+	err = fail
+	m.Refresh()
+	if v := m.View(); !strings.Contains(v, "can't read the status: database is locked") {
+		t.Errorf("first read failed:\n%s", v)
+	}
+	err = nil
+	m.Refresh()
+	err = fail
+	m.Refresh()
+	v := m.View()
+	for _, want := range []string{"refresh failed (figures of 14:00:00): database is locked", "kept.csv"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("no %q after a failed refresh:\n%s", want, v)
 		}
 	}
 }
