@@ -153,7 +153,7 @@ var rules = []rule{
 	},
 	{
 		// The webhook package decides what a status means (webhook.Rules)
-		// and the store carries it out through store.WebhookRules: one
+		// and the store carries it out through store.InboxTx: one
 		// direction, so the decision cannot drift back into SQL.
 		why:  "the store makes the webhook moves it is told; it never imports the webhook package",
 		from: []string{"internal/store"},
