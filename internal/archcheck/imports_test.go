@@ -105,7 +105,7 @@ var rules = []rule{
 		// The claim decides which rows go and from which number; the store
 		// executes it through store.ClaimTx (the River pattern: the driver
 		// executes, the logic sits above it). storetest gets the claim
-		// from its harness, as it gets the webhook rules.
+		// from its harness, as it gets the webhook drain.
 		why:  "the claim runs above the store: the store never imports it",
 		from: []string{"internal/store"},
 		to:   []string{"internal/claim"},
