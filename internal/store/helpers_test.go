@@ -169,3 +169,10 @@ func (s *Store) Claim(ctx context.Context, campaignID int64, runner string, now 
 func (s *Store) Record(ctx context.Context, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
 	return s.RecordAll(ctx, runner, []campaign.Result{{Claim: c, Outcome: o, At: now}})
 }
+
+func mustSent(t *testing.T, st *Store, c campaign.Claim) {
+	t.Helper()
+	if err := st.Record(t.Context(), c, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1", Class: "ok"}, c.At); err != nil {
+		t.Fatal(err)
+	}
+}
