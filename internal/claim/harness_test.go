@@ -10,6 +10,8 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
+	"github.com/wasend/wasend/internal/hostshare"
+	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/storetest"
@@ -189,4 +191,19 @@ func checkCounts(t *testing.T, st *store.Store, step string, ids ...int64) {
 			t.Fatalf("after %s: campaign %d queue %+v, messages say %+v", step, id, q, wq)
 		}
 	}
+}
+
+// pendingRefunds counts the refunds not yet given back to the shared
+// limits.
+func pendingRefunds(ctx context.Context, st *store.Store) (int, error) {
+	var n int
+	err := st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM gate_refunds`).Scan(&n)
+	return n, err
+}
+
+// sharedQuotaReset resets the shared quota day as `quota reset` does,
+// through hostshare.
+func sharedQuotaReset(ctx context.Context, st *store.Store, pool *redisgate.Pool, force bool) error {
+	_, err := hostshare.NewLimits(pool).ResetQuota(ctx, st, nil, force)
+	return err
 }

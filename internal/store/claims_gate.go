@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -64,13 +63,6 @@ func limitsHost(ctx context.Context, s *Store) (string, error) {
 // hostKey is the setting that names this database among the hosts sharing
 // limits: claim ids start with it, so two hosts never use the same one.
 const hostKey = "limits_host"
-
-// sharedClaimID names a row's attempt among every host's: the same row
-// and attempt asked again (a retried transaction, a claim rolled back
-// after its admission) is a replay that spends nothing twice.
-func sharedClaimID(host string, messageID int64, attempt int) string {
-	return host + ":" + strconv.FormatInt(messageID, 10) + ":" + strconv.Itoa(attempt)
-}
 
 // ElsewhereReason is the error message of a row skipped because another
 // host sharing the limits sent its recipient the same message within 24 h,
