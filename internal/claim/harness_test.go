@@ -207,3 +207,26 @@ func sharedQuotaReset(ctx context.Context, st *store.Store, pool *redisgate.Pool
 	_, err := hostshare.NewLimits(pool).ResetQuota(ctx, st, nil, force)
 	return err
 }
+
+// sharedDayCounts is each account's count of the shared quota day, by
+// gate name, as `quota status` reads it.
+func sharedDayCounts(ctx context.Context, st *store.Store, pool *redisgate.Pool) (map[string]int, error) {
+	states, err := hostshare.NewLimits(pool).State(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, p := range states {
+		for i, a := range p.Accounts {
+			out[a.Name] = p.State.Accounts[i].Used
+		}
+	}
+	return out, nil
+}
+
+func setShare(t *testing.T, st *store.Store, id int64, sh campaign.Share) {
+	t.Helper()
+	if err := st.SetShare(t.Context(), id, campaign.ShareChange{Priority: &sh.Priority, Weight: &sh.Weight, Borrow: &sh.Borrow}); err != nil {
+		t.Fatal(err)
+	}
+}
