@@ -454,7 +454,7 @@ func TestSharedClaimsGuardRepeatsAcrossHosts(t *testing.T) {
 		t.Fatalf("host 2: %d claims, %v; want the 2 recipients host 1 has not", len(cs), err)
 	}
 	skipped := countRows(t, hosts[1].st, `SELECT count(*) FROM messages WHERE state = 'failed' AND error_code = ? AND error_message = ?`,
-		campaign.CodeElsewhere, store.ElsewhereReason)
+		campaign.CodeElsewhere, ElsewhereReason)
 	if skipped != 3 {
 		t.Errorf("host 2 skipped %d rows as sent by another host, want 3", skipped)
 	}
