@@ -16,7 +16,6 @@ import (
 type TestLedger interface {
 	ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error)
 	RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) ([]campaign.Claim, error, error)
-	GiveBackRefunds(ctx context.Context) error
 }
 
 var testLedger func(*Store) TestLedger
@@ -31,5 +30,3 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 func (s *Store) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) ([]campaign.Claim, error, error) {
 	return testLedger(s).RecordAndClaimN(ctx, runner, rs, campaignID, now, max)
 }
-
-func (s *Store) GiveBackRefunds(ctx context.Context) error { return testLedger(s).GiveBackRefunds(ctx) }
