@@ -231,7 +231,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 				m.Attempts++
 				out = append(out, campaign.Claim{Message: m, Account: acct.Account, QuotaEpoch: acct.QuotaEpoch, At: now, Shared: a.shared})
 			case a.skip:
-				if err := tx.SkipElsewhere(ctx, m.ID, store.ElsewhereReason, now); err != nil {
+				if err := tx.SkipElsewhere(ctx, m.ID, ElsewhereReason, now); err != nil {
 					return nil, err
 				}
 				w.skipped++

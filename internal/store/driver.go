@@ -37,7 +37,7 @@ import (
 // storetest makes through Reader.
 //
 // A few signatures name store types (Importer, Suppression, Gates,
-// WebhookRules, …): they stay here, and a second driver in its own package
+// InboxTx, …): they stay here, and a second driver in its own package
 // returns and takes them.
 type Driver interface {
 	// The handle and its clock.
@@ -176,9 +176,10 @@ type Driver interface {
 	// The webhook inbox: bodies stored first, applied later.
 
 	AddToInbox(ctx context.Context, bodies [][]byte) error
-	// DrainInbox applies up to max stored bodies; rules decide what each
-	// status means for its row, the driver makes the move named.
-	DrainInbox(ctx context.Context, max int, rules WebhookRules) (campaign.ApplyReport, error)
+	// WithInbox runs the applier (internal/webhook) in one transaction at
+	// the driver's clock: it decides what each body means and makes the
+	// moves through InboxTx; fn's error rolls it back.
+	WithInbox(ctx context.Context, fn func(tx InboxTx, now time.Time) error) error
 	// Inbound messages (inbound.go): their retention and their settings.
 	PruneInbound(ctx context.Context, before time.Time) (int, error)
 	InboundSettings(ctx context.Context) (map[string]string, error)

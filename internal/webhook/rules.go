@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
 // What a webhook means for wasend's rows is decided here, from the facts the
 // store reads; the store keeps the bodies and statuses and makes the moves
-// decided (store.WebhookRules), each status in its own savepoint.
+// decided (Drain, over store.InboxTx), each status in its own savepoint.
 
 // Policy is what asynchronous failures and account events do.
 type Policy struct {
@@ -74,7 +73,7 @@ func (p Policy) Decide(ev campaign.StatusEvent, now time.Time) campaign.AsyncFai
 	return f
 }
 
-// Rules are the decisions the store asks for while it applies the inbox:
+// Rules are the decisions Drain makes while it applies the inbox:
 // what a body says, what a status does to its row, an opt-out no row
 // matches, which templates and numbers stop. They read no database and no
 // clock.
@@ -82,8 +81,6 @@ type Rules struct {
 	p  Policy
 	in InboundConfig
 }
-
-var _ store.WebhookRules = Rules{}
 
 // NewRules returns the rules of policy p.
 func NewRules(p Policy) Rules { return Rules{p.withDefaults(), DefaultInbound()} }
