@@ -24,6 +24,9 @@ type PhoneColumn struct {
 // String is the column and the phone-like ones not used, as every command
 // shows it after "phone column: ".
 func (c PhoneColumn) String() string {
+	if c.Index < 0 {
+		return "none (user ids only)"
+	}
 	s := strconv.Quote(c.Name)
 	var notes []string
 	if c.Named {
