@@ -33,9 +33,9 @@ func keepInbound(ctx context.Context, tx *Tx, m campaign.InboundMessage, rules W
 		rep.InboundUnknown++
 	}
 	mean := rules.Inbound(m)
-	phone := ""
-	if m.From != "" {
-		phone = "+" + strings.TrimPrefix(m.From, "+")
+	phone, err := inboundSender(ctx, tx, m)
+	if err != nil {
+		return err
 	}
 	id := m.WAMID
 	if id == "" {
@@ -81,9 +81,7 @@ func keepInbound(ctx context.Context, tx *Tx, m campaign.InboundMessage, rules W
 	switch mean.Kind {
 	case campaign.InboundOptOut:
 		if campaign.CheckListable(phone) != nil {
-			// A sender known only by a business-scoped user id: the
-			// suppression list holds numbers (issue 27's BSUIDs are apart).
-			rep.Skips = append(rep.Skips, fmt.Sprintf("opt-out of %q not suppressed: not a phone number", m.From))
+			rep.Skips = append(rep.Skips, fmt.Sprintf("opt-out of %q not suppressed: not a phone number or a user id", m.From))
 			break
 		}
 		rep.OptOuts++

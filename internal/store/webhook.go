@@ -138,6 +138,11 @@ func applyNotification(ctx context.Context, tx *Tx, n campaign.Notification, rul
 			return err
 		}
 	}
+	if len(n.Links) > 0 {
+		if err := part(ctx, tx, rep, "recipient links", func() error { return learnLinks(ctx, tx, n.Links, now) }); err != nil {
+			return err
+		}
+	}
 	for _, ev := range n.Statuses {
 		err := part(ctx, tx, rep, fmt.Sprintf("status %s of %s", ev.Status, ev.WAMID), func() error {
 			return keepStatus(ctx, tx, ev, rules, now, rep)
@@ -334,7 +339,7 @@ func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, e
 	}
 	// Another database sending from the same business account numbers
 	// its rows the same way: the recipient must be the row's too.
-	if ev.Recipient != "" && strings.TrimPrefix(phone, "+") != ev.Recipient {
+	if !statusRecipientIs(phone, ev) {
 		return 0, nil
 	}
 	return id, nil
