@@ -237,8 +237,12 @@ type storeLists struct {
 }
 
 func (ro ReadOptions) screen(spec campaign.Spec, lists screen.Lists, prior *numberset.Set) screen.Options {
-	return screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
+	o := screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
 		Shard: ro.Shard}
+	if l, ok := lists.(screen.Links); ok {
+		o.Links = l // the store's phone ↔ user id links
+	}
+	return o
 }
 
 // ImportWith is Import with every reading option: always a new campaign.
@@ -291,6 +295,9 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 		}
 	}
 	so := ro.screen(c.Spec, Lists(st), priorSet)
+	if so.PhoneOnly, err = phoneOnly(ctx, so.Lists, c.Spec); err != nil {
+		return res, err
+	}
 	if c.Schedule.Window != nil {
 		so.Zones = newZoneFinder(c.Schedule, st.Now()).of
 	}
