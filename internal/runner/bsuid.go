@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/recipients"
 )
 
 // PhoneOnlyReason is the skip of a row known only by a business-scoped
@@ -33,4 +34,17 @@ func phoneOnly(ctx context.Context, lists any, spec campaign.Spec) (string, erro
 		}
 	}
 	return "", nil
+}
+
+// normalizeRecipient is a command line's recipient: a number in E.164, or
+// a business-scoped user id as written (suppress add US.1349…).
+func normalizeRecipient(arg, region string) (string, error) {
+	a := strings.TrimSpace(arg)
+	if campaign.LooksLikeBSUID(a) {
+		if why := campaign.CheckBSUID(a); why != "" {
+			return "", fmt.Errorf("%w: %s", recipients.ErrUserID, why)
+		}
+		return a, nil
+	}
+	return recipients.NormalizePhone(arg, region)
 }
