@@ -156,10 +156,11 @@ type problemJSON struct {
 type phoneJSON struct {
 	PhoneColumn string   `json:"phone_column"`
 	PhoneUnused []string `json:"phone_columns_unused"`
+	UserIDs     string   `json:"user_id_column,omitempty"` // business-scoped user ids, when the file has them
 }
 
 func phoneOf(s runner.Summary) phoneJSON {
-	return phoneJSON{PhoneColumn: s.Phone.Name, PhoneUnused: append([]string{}, s.Phone.Unused...)}
+	return phoneJSON{PhoneColumn: s.Phone.Name, PhoneUnused: append([]string{}, s.Phone.Unused...), UserIDs: s.Phone.UserIDs}
 }
 
 // printPhoneColumn is the line check and plan print after their first

@@ -33,7 +33,7 @@ func CheckBSUID(s string) string {
 		return "not a business-scoped user id (want a country code, a period and letters or digits, e.g. US.13491208655302741918)"
 	}
 	if !isUpper(s[0]) || !isUpper(s[1]) {
-		return "business-scoped user id: the country code must be two capital letters, as Meta writes it"
+		return "user id: the country code must be two capital letters"
 	}
 	id := s[3:]
 	if rest, ok := strings.CutPrefix(id, "ENT."); ok {
@@ -41,13 +41,13 @@ func CheckBSUID(s string) string {
 	}
 	switch {
 	case id == "":
-		return "business-scoped user id: nothing after the country code"
+		return "user id: nothing after the country code"
 	case len(id) > MaxBSUIDLen:
-		return fmt.Sprintf("business-scoped user id: %d characters after the country code, the limit is %d", len(id), MaxBSUIDLen)
+		return fmt.Sprintf("user id: %d characters after the country code, the limit is %d", len(id), MaxBSUIDLen)
 	}
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; !isLetter(c) && (c < '0' || c > '9') {
-			return fmt.Sprintf("business-scoped user id: %q is not a letter or digit", rune(c))
+			return fmt.Sprintf("user id: %q is not a letter or digit", rune(c))
 		}
 	}
 	return ""

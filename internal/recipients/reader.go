@@ -663,7 +663,11 @@ func (rd *Reader) render(rec []string, line int) (string, *RowError) {
 
 // PhoneColumn is the column the numbers are read from, and the header's
 // other phone-like columns.
-func (rd *Reader) PhoneColumn() PhoneColumn { return rd.phone }
+func (rd *Reader) PhoneColumn() PhoneColumn {
+	c := rd.phone
+	c.UserIDs = rd.UserIDColumn()
+	return c
+}
 
 func (rd *Reader) colName(i int) string { return strings.TrimSpace(rd.header[i]) }
 

@@ -30,9 +30,9 @@ func TestReaderUserIDs(t *testing.T) {
 				{7, "US.ENT.11815799212886844830", "US.ENT.11815799212886844830", "US.ENT.11815799212886844830"},
 			},
 			rowErrs: []string{
-				`user_ids.csv:5: column user_id: "us.123": business-scoped user id: the country code must be two capital letters, as Meta writes it`,
+				`user_ids.csv:5: column user_id: "us.123": user id: the country code must be two capital letters`,
 				`user_ids.csv:6: column phone: empty`,
-				`user_ids.csv:8: column phone: "US.12-3": business-scoped user id: '-' is not a letter or digit`,
+				`user_ids.csv:8: column phone: "US.12-3": user id: '-' is not a letter or digit`,
 				`user_ids.csv:9: column user_id: "US.778": differs from the user id US.777 in column phone`,
 			},
 			column: "user_id",
