@@ -16,16 +16,16 @@ import (
 // matching. A person is one person whichever of the two a row or a webhook
 // names.
 
-// learnLinks keeps the phone ↔ user id pairs a webhook body showed; the
-// latest wins (a person who changes number gets a new user id, and Meta
-// shows the new pair).
+// learnLinks keeps the phone ↔ user id pairs a webhook body showed; a
+// changed pair replaces the old (seen_at: when it was first seen so).
 func learnLinks(ctx context.Context, tx *Tx, links []campaign.IdentityLink, now time.Time) error {
 	for _, l := range links {
 		if campaign.CheckListable(l.Phone) != nil || !campaign.IsBSUID(l.UserID) || campaign.IsBSUID(l.Phone) {
 			continue // a link must pair a number with an id
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO recipient_links (user_id, phone, seen_at) VALUES (?, ?, ?)
-			ON CONFLICT (user_id) DO UPDATE SET phone = excluded.phone, seen_at = excluded.seen_at`,
+			ON CONFLICT (user_id) DO UPDATE SET phone = excluded.phone, seen_at = excluded.seen_at
+			WHERE recipient_links.phone <> excluded.phone`, // every status repeats the pair: write it once
 			l.UserID, l.Phone, now.UnixNano()); err != nil {
 			return fmt.Errorf("link %s to %s: %w", l.UserID, l.Phone, err)
 		}
@@ -46,37 +46,46 @@ func (s *Store) CountLinks(ctx context.Context) (int, error) {
 // LinkedIn returns, for each of ids (phone numbers or user ids) that has a
 // link, the ids of the same person: a user id's phone, a phone's user ids.
 func (s *Store) LinkedIn(ctx context.Context, ids []string) (map[string][]string, error) {
+	var users, phones []any
+	for _, id := range ids {
+		if campaign.IsBSUID(id) {
+			users = append(users, id)
+		} else {
+			phones = append(phones, id)
+		}
+	}
 	var out map[string][]string
-	const chunk = 250 // two IN lists of it per statement, under SQLite's limit
-	for len(ids) > 0 {
-		n := min(len(ids), chunk)
-		args := make([]any, 0, 2*n)
-		for _, id := range ids[:n] {
-			args = append(args, id)
-		}
-		args = append(args, args...)
-		ids = ids[n:]
-		rows, err := s.db.QueryContext(ctx, `SELECT user_id, phone FROM recipient_links
-			WHERE user_id IN (`+placeholders(n)+`) OR phone IN (`+placeholders(n)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read recipient links: %w", err)
-		}
-		for rows.Next() {
-			var user, phone string
-			if err := rows.Scan(&user, &phone); err != nil {
-				rows.Close()
+	// Each list by its own index: one statement with "user_id IN … OR
+	// phone IN …" scans the table.
+	for _, q := range []struct {
+		col string
+		ids []any
+	}{{"user_id", users}, {"phone", phones}} {
+		const chunk = 500 // SQLite's variables per statement stay well under its limit
+		for list := q.ids; len(list) > 0; {
+			n := min(len(list), chunk)
+			rows, err := s.db.QueryContext(ctx, `SELECT user_id, phone FROM recipient_links WHERE `+q.col+` IN (`+placeholders(n)+`)`, list[:n]...)
+			list = list[n:]
+			if err != nil {
 				return nil, fmt.Errorf("read recipient links: %w", err)
 			}
-			if out == nil {
-				out = map[string][]string{}
+			for rows.Next() {
+				var user, phone string
+				if err := rows.Scan(&user, &phone); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("read recipient links: %w", err)
+				}
+				if out == nil {
+					out = map[string][]string{}
+				}
+				out[user] = appendNew(out[user], phone)
+				out[phone] = appendNew(out[phone], user)
 			}
-			out[user] = appendNew(out[user], phone)
-			out[phone] = appendNew(out[phone], user)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read recipient links: %w", err)
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return nil, fmt.Errorf("read recipient links: %w", err)
+			}
 		}
 	}
 	return out, nil
