@@ -96,6 +96,12 @@ type InboxTx interface {
 	// NoteReply notes an answer on its row; first: the row's first reply.
 	NoteReply(ctx context.Context, r RepliedRow, at time.Time, text string) (first bool, err error)
 	NoteOptOut(ctx context.Context, r RepliedRow, at time.Time) error
+
+	// Recipient links (links.go): LearnLinks keeps the phone ↔ user id
+	// pairs a body showed; InboundSender is the key an inbound message is
+	// filed under (its number, a user id's linked number, or the id).
+	LearnLinks(ctx context.Context, links []campaign.IdentityLink, now time.Time) error
+	InboundSender(ctx context.Context, m campaign.InboundMessage) (string, error)
 }
 
 // InboxBody is one stored webhook body.
@@ -275,7 +281,7 @@ func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, e
 	}
 	// Another database sending from the same business account numbers
 	// its rows the same way: the recipient must be the row's too.
-	if ev.Recipient != "" && strings.TrimPrefix(phone, "+") != ev.Recipient {
+	if !statusRecipientIs(phone, ev) {
 		return 0, nil
 	}
 	return id, nil

@@ -79,6 +79,11 @@ func applyNotification(ctx context.Context, tx store.InboxTx, n campaign.Notific
 			return err
 		}
 	}
+	if len(n.Links) > 0 {
+		if err := part(ctx, tx, rep, "recipient links", func() error { return tx.LearnLinks(ctx, n.Links, now) }); err != nil {
+			return err
+		}
+	}
 	for _, ev := range n.Statuses {
 		if err := part(ctx, tx, rep, fmt.Sprintf("status %s of %s", ev.Status, ev.WAMID), func() error {
 			return keepStatus(ctx, tx, ev, rules, now, rep)
@@ -295,8 +300,9 @@ func keepInbound(ctx context.Context, tx store.InboxTx, m campaign.InboundMessag
 	row := store.InboundRow{ID: m.WAMID, PhoneNumberID: m.PhoneNumberID, At: m.At, ReceivedAt: now, Type: m.Type,
 		Text: m.Text, Payload: m.Payload, ContextID: m.ContextID, Name: m.Name, Kind: mean.Kind, Reason: mean.Reason,
 		Unknown: m.Unknown}
-	if m.From != "" {
-		row.Phone = "+" + strings.TrimPrefix(m.From, "+")
+	var err error
+	if row.Phone, err = tx.InboundSender(ctx, m); err != nil {
+		return err
 	}
 	if row.ID == "" {
 		sum := sha256.Sum256([]byte(m.Raw))
@@ -305,7 +311,6 @@ func keepInbound(ctx context.Context, tx store.InboxTx, m campaign.InboundMessag
 	if row.At.IsZero() {
 		row.At = now
 	}
-	var err error
 	if m.PhoneNumberID != "" {
 		if row.AccountID, err = tx.AccountOf(ctx, m.PhoneNumberID); err != nil {
 			return err
@@ -326,9 +331,7 @@ func keepInbound(ctx context.Context, tx store.InboxTx, m campaign.InboundMessag
 	switch mean.Kind {
 	case campaign.InboundOptOut:
 		if campaign.CheckListable(row.Phone) != nil {
-			// A sender known only by a business-scoped user id: the
-			// suppression list holds numbers (issue 27's BSUIDs are apart).
-			rep.Skips = append(rep.Skips, fmt.Sprintf("opt-out of %q not suppressed: not a phone number", m.From))
+			rep.Skips = append(rep.Skips, fmt.Sprintf("opt-out of %q not suppressed: not a phone number or a user id", m.From))
 			break
 		}
 		rep.OptOuts++

@@ -188,10 +188,10 @@ func resendRefused(r campaign.StatusRow, f campaign.AsyncFailure) string {
 // sending number is one of ours, whatever became of the row. reason is ""
 // otherwise.
 func (r Rules) OptOut(ev campaign.StatusEvent, now time.Time) (phone, reason string) {
-	if ev.Status != campaign.DeliveryFailed || ev.Recipient == "" || ev.PhoneNumberID == "" || !r.p.Decide(ev, now).Suppress {
+	if ev.Status != campaign.DeliveryFailed || statusPerson(ev) == "" || ev.PhoneNumberID == "" || !r.p.Decide(ev, now).Suppress {
 		return "", ""
 	}
-	return "+" + strings.TrimPrefix(ev.Recipient, "+"),
+	return statusPerson(ev),
 		fmt.Sprintf("error %d from number %s (status webhook)", ev.ErrorCode, ev.PhoneNumberID)
 }
 
@@ -216,4 +216,17 @@ func (r Rules) AccountStop(ev campaign.AccountEvent, now time.Time) (why string,
 		why += ": " + ev.Reason
 	}
 	return why, now.Add(r.p.Restriction)
+}
+
+// statusPerson is who a status names, as the suppression list holds them:
+// the number with its '+', or the business-scoped user id of a message
+// sent to one ("" when it names nobody).
+func statusPerson(ev campaign.StatusEvent) string {
+	switch {
+	case ev.Recipient != "":
+		return "+" + strings.TrimPrefix(ev.Recipient, "+")
+	case ev.RecipientUserID != "":
+		return ev.RecipientUserID
+	}
+	return ""
 }
