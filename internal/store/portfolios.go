@@ -178,7 +178,7 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 		if p.Own {
 			scope = ReachScope{Account: g.members[0], Members: g.members}
 		}
-		if p.Used, err = reachCount(ctx, s.db, nil, scope, since); err != nil {
+		if p.Used, err = s.readReach(ctx, scope, since); err != nil {
 			return nil, err
 		}
 		if p.Used > 0 {

@@ -125,6 +125,46 @@ func reachCount(ctx context.Context, q querier, w execer, s ReachScope, since ti
 	return int(used) - k, nil
 }
 
+// reachStale reports whether the scope's running count is missing or a
+// window or more from since: a read would count the window from the log.
+func reachStale(ctx context.Context, q querier, s ReachScope, since time.Time) (bool, error) {
+	var through int64
+	err := q.QueryRowContext(ctx, `SELECT through FROM reach_counts WHERE portfolio_id = ? AND account_id = ?`,
+		s.Portfolio, s.Account).Scan(&through)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return len(s.Members) > 0, nil
+	case err != nil:
+		return false, fmt.Errorf("read the portfolio's reach: %w", err)
+	}
+	at := nanos(since)
+	return max(at-through, through-at) >= int64(ratelimit.ReachWindow), nil
+}
+
+// readReach is the scope's reach as a reader sees it: from the running
+// count, built (or moved on a window or more) and stored first when it is
+// missing or that far behind (after an upgrade, or a day without claims),
+// so the count from the log is paid once, not at every status. A database
+// that cannot be written is counted from the log.
+func (s *Store) readReach(ctx context.Context, scope ReachScope, since time.Time) (int, error) {
+	stale, err := reachStale(ctx, s.db, scope, since)
+	if err != nil {
+		return 0, err
+	}
+	if !stale {
+		return reachCount(ctx, s.db, nil, scope, since)
+	}
+	var n int
+	if err := s.write(ctx, func(tx *Tx) error {
+		var err error
+		n, err = reachCount(ctx, tx, tx, scope, since)
+		return err
+	}); err != nil {
+		return reachCount(ctx, s.db, nil, scope, since)
+	}
+	return n, nil
+}
+
 // countWindow counts the distinct recipients the accounts messaged after
 // since (ns) from the send log: the whole window, once per count built.
 func countWindow(ctx context.Context, q querier, members []int64, since int64) (int, error) {

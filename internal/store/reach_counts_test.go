@@ -135,3 +135,55 @@ func TestReachCountMatchesDistinctCount(t *testing.T) {
 		t.Errorf("reach_counts rows: %d after the join, %d at the end; want 0 then 2", rebuilt, end)
 	}
 }
+
+// A send log from before the running counts (an upgraded database): the
+// first status builds each portfolio's count from the log and stores it;
+// the next reads it, moved on by the sends that left the window.
+func TestPortfoliosBuildTheReachCountOnce(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	ctx := t.Context()
+	mustPortfolio(t, st, "acme", 0, 0)
+	for _, name := range []string{"a", "b"} {
+		mustAccount(t, st, name, campaign.TierActive, fast)
+		joinPortfolio(t, st, name, "acme")
+	}
+	// Three recipients: +1 by both numbers, +2 an hour in, +3 by b alone.
+	if _, err := st.db.ExecContext(ctx, `INSERT INTO contact_log (phone, account_id, last_at) VALUES
+		('+1', 1, ?), ('+1', 2, ?), ('+2', 1, ?), ('+3', 2, ?)`,
+		nanos(t0), nanos(t0.Add(time.Minute)), nanos(t0.Add(time.Hour)), nanos(t0.Add(2*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	used := func() int {
+		t.Helper()
+		ps, err := st.Portfolios(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.Name == "acme" {
+				return p.Used
+			}
+		}
+		t.Fatal("no portfolio acme")
+		return 0
+	}
+	for _, step := range []struct {
+		at   time.Duration // after t0
+		want int
+	}{
+		{3 * time.Hour, 3},
+		{ratelimit.ReachWindow + 30*time.Second, 3}, // +1's latest is a minute in
+		{ratelimit.ReachWindow + 2*time.Minute, 2},
+		{ratelimit.ReachWindow + 90*time.Minute, 1},
+		{ratelimit.ReachWindow + 3*time.Hour, 0},
+	} {
+		clk.Set(t0.Add(step.at))
+		if got := used(); got != step.want {
+			t.Errorf("at t0+%v: used %d, want %d", step.at, got, step.want)
+		}
+		if n := countRows(t, st, `SELECT count(*) FROM reach_counts`); n != 1 {
+			t.Errorf("at t0+%v: %d running counts stored, want acme's", step.at, n)
+		}
+	}
+}
