@@ -91,9 +91,10 @@ type ClaimTx interface {
 	// removed and disabled ones too.
 	ReachLimit(ctx context.Context, a ClaimAccount) (int, error)
 	Members(ctx context.Context, portfolioID int64) ([]int64, error)
-	// ReachCount is how many distinct recipients the accounts messaged
-	// after since; ReachOldest the oldest of their latest sends then.
-	ReachCount(ctx context.Context, members []int64, since time.Time) (int, error)
+	// ReachCount is how many distinct recipients the scope's accounts
+	// messaged after since, its running count moved to since; ReachOldest
+	// the oldest of their latest sends then.
+	ReachCount(ctx context.Context, s ReachScope, since time.Time) (int, error)
 	ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error)
 	LastContacts(ctx context.Context, phones []string) (map[string]LastContact, error)
 	LogContacts(ctx context.Context, cs []campaign.Claim) error
@@ -670,8 +671,8 @@ func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, erro
 	return portfolioMembers(ctx, c.tx, portfolioID)
 }
 
-func (c *claimTx) ReachCount(ctx context.Context, members []int64, since time.Time) (int, error) {
-	return reachCount(ctx, c.tx, members, since)
+func (c *claimTx) ReachCount(ctx context.Context, s ReachScope, since time.Time) (int, error) {
+	return reachCount(ctx, c.tx, c.tx, s, since)
 }
 
 func (c *claimTx) ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error) {
