@@ -183,6 +183,7 @@ Try it without credentials:
 		newConfigCmd(f),
 		newCampaignCmd(f),
 		newStatusCmd(f),
+		newReportCmd(f),
 		newDoctorCmd(f),
 		newSuppressCmd(f),
 		newWebhookCmd(f),
