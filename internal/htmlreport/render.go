@@ -121,7 +121,15 @@ type chartSeries struct {
 	Name   string // sent, throttled, failed
 	Points string // "x,y x,y …"
 	Total  int
+	// Marks are the points drawn as dots too, on a short timeline where a
+	// line alone would hide them (one point draws no line).
+	Marks []chartPoint
 }
+
+type chartPoint struct{ X, Y float64 }
+
+// maxMarks is the longest timeline whose points are dotted.
+const maxMarks = 60
 
 type chartLabel struct {
 	i      int
@@ -162,6 +170,7 @@ func timelineChart(tl readmodel.Timeline, loc *time.Location) chart {
 		{"failed", func(b readmodel.TimelineBucket) int { return b.Failed }},
 	} {
 		var pts strings.Builder
+		cs := chartSeries{Name: s.name}
 		total := 0
 		for i, b := range tl.Buckets {
 			if i > 0 {
@@ -169,11 +178,15 @@ func timelineChart(tl readmodel.Timeline, loc *time.Location) chart {
 			}
 			n := s.get(b)
 			total += n
+			if c.Points <= maxMarks {
+				cs.Marks = append(cs.Marks, chartPoint{x(i), y(n)})
+			}
 			pts.WriteString(strconv.FormatFloat(x(i), 'f', 1, 64))
 			pts.WriteByte(',')
 			pts.WriteString(strconv.FormatFloat(y(n), 'f', 1, 64))
 		}
-		c.Series = append(c.Series, chartSeries{Name: s.name, Points: pts.String(), Total: total})
+		cs.Points, cs.Total = pts.String(), total
+		c.Series = append(c.Series, cs)
 	}
 	// Labels at the start, the middle and the end of the time axis, the
 	// outer ones kept inside the chart.
@@ -182,6 +195,9 @@ func timelineChart(tl readmodel.Timeline, loc *time.Location) chart {
 		i      int
 		anchor string
 	}{{0, "start"}, {last / 2, "middle"}, {last, "end"}} {
+		if last == 0 {
+			l.anchor = "middle"
+		}
 		if n := len(c.XLabels); n > 0 && c.XLabels[n-1].i >= l.i {
 			continue
 		}
