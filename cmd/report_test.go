@@ -151,8 +151,9 @@ const readPage = `(() => {
 })()`
 
 // openInBrowser loads file in headless Chromium and returns what readPage
-// read, the console errors and exceptions, and every URL it requested.
-func openInBrowser(t *testing.T, file string) (map[string]pageFigures, []string, []string) {
+// read. A console error or warning, an exception, or a request for
+// anything but the file fails the test.
+func openInBrowser(t *testing.T, file string) map[string]pageFigures {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.NoSandbox,
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1400, 1000))
@@ -204,7 +205,15 @@ func openInBrowser(t *testing.T, file string) (map[string]pageFigures, []string,
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return got, problems, loaded
+	for _, p := range problems {
+		t.Errorf("in the browser: %s", p)
+	}
+	for _, u := range loaded {
+		if u != "file://"+file {
+			t.Errorf("the page requested %s", u)
+		}
+	}
+	return got
 }
 
 // showFigures flattens show --json to the page's figure names.
@@ -255,15 +264,7 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	assertSelfContained(t, string(page))
 
-	got, problems, loaded := openInBrowser(t, file)
-	for _, p := range problems {
-		t.Errorf("in the browser: %s", p)
-	}
-	for _, u := range loaded {
-		if u != "file://"+file {
-			t.Errorf("the page requested %s", u)
-		}
-	}
+	got := openInBrowser(t, file)
 	var show showJSON
 	if err := json.Unmarshal([]byte(c.ok("campaign", "show", "1", "--json", "--sandbox")), &show); err != nil {
 		t.Fatal(err)
@@ -292,15 +293,7 @@ func TestReportPairInBrowser(t *testing.T) {
 	c.ok("campaign", "import", csv, "--template", "summer_sale", "--lang", "de", "--params", "name,code")
 	file := filepath.Join(t.TempDir(), "pair.html")
 	c.ok("report", "1", "2", "--html", file)
-	got, problems, loaded := openInBrowser(t, file)
-	for _, p := range problems {
-		t.Errorf("in the browser: %s", p)
-	}
-	for _, u := range loaded {
-		if u != "file://"+file {
-			t.Errorf("the page requested %s", u)
-		}
-	}
+	got := openInBrowser(t, file)
 	if len(got) != 2 {
 		t.Fatalf("%d campaigns in the page, want 2", len(got))
 	}

@@ -9,7 +9,7 @@
 // attribute named after show's JSON path, so a test reads both and holds
 // them equal. The timeline is summed in SQL per minute, or per a coarser
 // bucket over long campaigns (MaxPoints), so a million-row campaign
-// renders in a second into a page of a few hundred kilobytes.
+// renders in about 2 s of CPU into a page of tens of kilobytes.
 package htmlreport
 
 import (

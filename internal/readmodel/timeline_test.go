@@ -79,7 +79,7 @@ func TestCampaignTimeline(t *testing.T) {
 	}{
 		{1500, time.Minute, wantMinutes},
 		{(wantMinutes + 1) / 2, 2 * time.Minute, (wantMinutes + 1) / 2}, // from 09:00, an even minute
-		{1, 5 * time.Minute, 1}, // 09:00 to 09:04 in one 5-minute bucket
+		{1, 5 * time.Minute, 1},                                         // 09:00 to 09:04 in one 5-minute bucket
 	} {
 		tl, err := r.CampaignTimeline(t.Context(), c.ID, tt.points)
 		if err != nil {
