@@ -244,7 +244,7 @@ func funnelChart(f readmodel.DeliveryFigures) funnel {
 		name string
 		n    int
 	}{{"sent", f.Sent}, {"delivered", f.Delivered}, {"read", f.Read}, {"replied", f.Replied}}
-	barW := float64(chartW - funnelLabelWidth - 140)
+	barW := float64(chartW - funnelLabelWidth - 190) // room for the figure after the bar
 	out := funnel{W: chartW, H: len(steps)*(funnelBarH+funnelGap) + funnelGap}
 	prev := f.Sent
 	for i, s := range steps {
