@@ -120,8 +120,7 @@ func Load(ctx context.Context, r Reads, id int64, o Options) (Campaign, error) {
 	if c.Delivery, err = r.CampaignDelivery(ctx, id); err != nil {
 		return c, err
 	}
-	// As report.Delivery decides whether show --json has a delivery object.
-	c.Reported = c.Delivery.Reported != 0 || c.Delivery.FailedAfterSend != 0 || c.Delivery.Replied != 0
+	c.Reported = c.Delivery.AnyReport()
 	if c.Timeline, err = r.CampaignTimeline(ctx, id, MaxPoints); err != nil {
 		return c, err
 	}
