@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wasend/wasend/internal/htmlreport"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -70,24 +69,13 @@ func reportRun(ctx context.Context, f *Factory, o reportOptions) error {
 		return err
 	}
 	return f.withStore(ctx, func(st *store.Store) error {
-		rep := htmlreport.Report{Generated: f.Now(), Loc: loc}
-		// show's state: running only while a process sends the campaign.
-		state := htmlreport.Options{State: func(ctx context.Context, d readmodel.Detail) (string, error) {
-			return f.reporter(st).State(ctx, d.Campaign, !d.FirstAttempt.IsZero(), d.Dropped)
-		}}
-		for _, id := range o.IDs {
-			c, err := htmlreport.Load(ctx, readmodel.New(st), id, state)
-			if err != nil {
-				return err
-			}
-			rep.Campaigns = append(rep.Campaigns, c)
+		write := func(w io.Writer) error {
+			return f.reporter(st).HTML(ctx, w, readmodel.New(st), o.IDs, loc)
 		}
 		if o.HTML == "-" {
-			return htmlreport.Render(f.IO.Out, rep)
+			return write(f.IO.Out)
 		}
-		if err := writeFileAtomic("--html", o.HTML, 0o644, func(w io.Writer) error {
-			return htmlreport.Render(w, rep)
-		}); err != nil {
+		if err := writeFileAtomic("--html", o.HTML, 0o644, write); err != nil {
 			return err
 		}
 		f.IO.Infof("wrote the report of %s to %s", campaignsText(o.IDs), o.HTML)

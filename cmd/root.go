@@ -184,6 +184,7 @@ Try it without credentials:
 		newCampaignCmd(f),
 		newStatusCmd(f),
 		newReportCmd(f),
+		newTopCmd(f),
 		newDoctorCmd(f),
 		newSuppressCmd(f),
 		newWebhookCmd(f),

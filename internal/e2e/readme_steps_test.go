@@ -58,6 +58,8 @@ var walkSteps = []step{
 	{cmd: "wasend campaign run promo.csv --template spring_sale --lang en_US --params name,code",
 		want: []string{"campaign 1 finished: 5 recipients, sent 4, failed 1"}},
 	{cmd: "wasend status", want: []string{"Accounts", "main-01", "promo.csv"}},
+	{cmd: "wasend top", skip: "a full-screen program (the alternate screen hides the shell's history the walk-through reads): " +
+		"TestTopInTmux (walkthrough tag) runs it at 80×24 beside a sending campaign, pauses it with p and quits with q"},
 	// The tour's number has no WABA id: a warning with its fix, not a failure.
 	{cmd: "wasend doctor", want: []string{"account main-01", "no WABA id", "ready to send"}},
 	{cmd: "wasend campaign failed 1", want: []string{failing, "131026"}},

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -131,6 +134,19 @@ type Competitor struct {
 	Priority campaign.Priority
 	Served   float64
 	Weight   int
+	// Excluded are the accounts it may not send from (campaign_accounts):
+	// their tokens are not its to claim.
+	Excluded []int64
+}
+
+// Uses reports whether the competitor may send from one of accounts.
+func (o Competitor) Uses(accounts []int64) bool {
+	for _, a := range accounts {
+		if !slices.Contains(o.Excluded, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // DueRow is a pending row with the suppression list's word on it.
@@ -308,7 +324,9 @@ func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (Clai
 		return t, fmt.Errorf("read priority of campaign %d: %w", id, err)
 	}
 	t.Share.Borrow, t.Idle = time.Duration(borrow), idleFor != 0
-	rows, err := c.tx.QueryContext(ctx, `SELECT c.priority, c.served, c.weight FROM campaigns c
+	rows, err := c.tx.QueryContext(ctx, `SELECT c.priority, c.served, c.weight,
+			coalesce((SELECT group_concat(x.account_id) FROM campaign_accounts x WHERE x.campaign_id = c.id), '')
+		FROM campaigns c
 		WHERE c.id <> ?1 AND c.state = 'running' AND c.cancelled_at IS NULL AND (c.start_at IS NULL OR c.start_at <= ?2)
 		AND c.idle_until <= ?2
 		AND EXISTS (SELECT 1 FROM runners r WHERE r.campaign_id = c.id AND r.heartbeat_at >= ?3)
@@ -319,9 +337,22 @@ func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (Clai
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var o Competitor
-		if err := rows.Scan(&o.Priority, &o.Served, &o.Weight); err != nil {
+		var (
+			o        Competitor
+			excluded string
+		)
+		if err := rows.Scan(&o.Priority, &o.Served, &o.Weight, &excluded); err != nil {
 			return t, fmt.Errorf("find competing campaigns: %w", err)
+		}
+		for _, f := range strings.Split(excluded, ",") {
+			if f == "" {
+				continue
+			}
+			id, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return t, fmt.Errorf("find competing campaigns: excluded account %q: %w", f, err)
+			}
+			o.Excluded = append(o.Excluded, id)
 		}
 		t.Others = append(t.Others, o)
 	}
