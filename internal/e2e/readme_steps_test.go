@@ -63,6 +63,7 @@ var walkSteps = []step{
 	// The tour's number has no WABA id: a warning with its fix, not a failure.
 	{cmd: "wasend doctor", want: []string{"account main-01", "no WABA id", "ready to send"}},
 	{cmd: "wasend campaign failed 1", want: []string{failing, "131026"}},
+	{cmd: "wasend report 1 --html report-1.html", want: []string{"wrote the report of campaign 1 to report-1.html"}},
 	{cmd: "wasend campaign retry 1 --all-failed && wasend campaign run --resume 1",
 		want: []string{"1 failed message(s) queued again", "sent 4, failed 1"}},
 	{cmd: "wasend webhook serve --addr 127.0.0.1:8080", interrupt: "receiving webhooks on http://127.0.0.1:8080"},
