@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/webhook"
@@ -41,7 +42,7 @@ func BenchmarkImport100kLinked(b *testing.B) {
 			b.Fatal(err)
 		}
 		for {
-			rep, err := st.DrainInbox(ctx, 5000, webhook.NewRules(webhook.Policy{}))
+			rep, err := webhook.Drain(ctx, st, 5000, webhook.NewRules(webhook.Policy{}))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -49,7 +50,7 @@ func BenchmarkImport100kLinked(b *testing.B) {
 				break
 			}
 		}
-		if k, err := st.CountLinks(ctx); err != nil || k != n/2 {
+		if k, err := readmodel.New(st).CountLinks(ctx); err != nil || k != n/2 {
 			b.Fatalf("%d links, %v", k, err)
 		}
 		b.StartTimer()

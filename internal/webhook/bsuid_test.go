@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 const (
@@ -123,7 +124,7 @@ func TestBSUIDRowsMatchWebhooks(t *testing.T) {
 	if ok, err := isSuppressed(t, f.st, ben); err != nil || !ok {
 		t.Errorf("Ben suppressed by his user id: %v, %v", ok, err)
 	}
-	links, err := f.st.LinkedIn(t.Context(), []string{ana, phone(0), ben})
+	links, err := readmodel.New(f.st).LinkedIn(t.Context(), []string{ana, phone(0), ben})
 	if err != nil {
 		t.Fatal(err)
 	}
