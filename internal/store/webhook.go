@@ -242,9 +242,10 @@ func keepStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules Webh
 	code := sql.NullInt64{Int64: int64(ev.ErrorCode), Valid: ev.ErrorCode != 0}
 	title := sql.NullString{String: ev.ErrorTitle, Valid: ev.ErrorCode != 0}
 	res, err := tx.ExecContext(ctx, `INSERT INTO message_statuses (wamid, status, at, recipient, callback_data,
-		error_code, error_title, pricing, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		error_code, error_title, pricing, pricing_type, pricing_model, billable, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (wamid, status) DO NOTHING`,
-		ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData, code, title, ev.Pricing, now.UnixNano())
+		ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData, code, title, ev.Pricing,
+		ev.PricingType, ev.PricingModel, billable(ev.Billable), now.UnixNano())
 	if err != nil {
 		return fmt.Errorf("keep status %s of %s: %w", ev.Status, ev.WAMID, err)
 	}

@@ -47,7 +47,10 @@ type messagesValue struct {
 		RecipientID  string `json:"recipient_id"`
 		CallbackData string `json:"biz_opaque_callback_data"`
 		Pricing      *struct {
-			Category string `json:"category"`
+			Category     string `json:"category"`
+			Type         string `json:"type"`
+			PricingModel string `json:"pricing_model"`
+			Billable     *bool  `json:"billable"`
 		} `json:"pricing"`
 		Errors []struct {
 			Code      int    `json:"code"`
@@ -171,6 +174,7 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) error {
 		}
 		if s.Pricing != nil {
 			ev.Pricing = s.Pricing.Category
+			ev.PricingType, ev.PricingModel, ev.Billable = s.Pricing.Type, s.Pricing.PricingModel, s.Pricing.Billable
 		}
 		if len(s.Errors) > 0 {
 			e := s.Errors[0]
