@@ -385,7 +385,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		if claimErr != nil || len(cs) < want {
 			claimAlong.Store(false)
 		}
-		if errors.Is(claimErr, campaign.ErrPaused) || errors.Is(claimErr, campaign.ErrCancelled) {
+		if errors.Is(claimErr, campaign.ErrPaused) || errors.Is(claimErr, campaign.ErrCancelled) || errors.Is(claimErr, campaign.ErrBudget) {
 			// Said once: the claim that paused the campaign (no usable
 			// account left) knows why; the next one would only see it
 			// paused. Claims still queued go back unsent.
@@ -526,7 +526,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		switch {
 		case errors.Is(err, campaign.ErrDone):
 			return finish(nil)
-		case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled):
+		case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled), errors.Is(err, campaign.ErrBudget):
 			// Claims still queued go back unsent; requests already made
 			// finish and are recorded.
 			e.paused.Store(true)
