@@ -385,7 +385,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		if claimErr != nil || len(cs) < want {
 			claimAlong.Store(false)
 		}
-		if errors.Is(claimErr, campaign.ErrPaused) || errors.Is(claimErr, campaign.ErrCancelled) || errors.Is(claimErr, campaign.ErrBudget) {
+		if errors.Is(claimErr, campaign.ErrPaused) || errors.Is(claimErr, campaign.ErrCancelled) {
 			// Said once: the claim that paused the campaign (no usable
 			// account left) knows why; the next one would only see it
 			// paused. Claims still queued go back unsent.
@@ -526,7 +526,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		switch {
 		case errors.Is(err, campaign.ErrDone):
 			return finish(nil)
-		case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled), errors.Is(err, campaign.ErrBudget):
+		case errors.Is(err, campaign.ErrBudget):
+			// The claims made are within the budget: they go, and are
+			// recorded, before the run ends.
+			return finish(err)
+		case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled):
 			// Claims still queued go back unsent; requests already made
 			// finish and are recorded.
 			e.paused.Store(true)

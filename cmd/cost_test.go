@@ -1,0 +1,126 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/sandbox"
+)
+
+// costCLI is a CLI against a sandbox answering after 20 ms (so several
+// requests are in flight at once), with fast tiers, the sandbox's
+// templates synced, and a USD card pricing Germany at 0.10 and the United
+// Kingdom at 0.05 a marketing message.
+func costCLI(t *testing.T) (*cli, *sandbox.Server) {
+	t.Helper()
+	box := sandbox.New(sandbox.Options{PairInterval: -1, Latency: sandbox.Latency{Base: 20 * time.Millisecond}})
+	srv := httptest.NewServer(box)
+	t.Cleanup(srv.Close)
+	c := newCLI(t)
+	c.env["WASEND_API_BASE"] = srv.URL
+	c.env["WA_TOKEN_MAIN"], c.env["WA_TOKEN_FRESH"], c.env["WASEND_TOKEN"] = "main-token", "fresh-token", "waba-token"
+	c.addAccounts()
+	for _, tier := range []string{"new", "active"} {
+		c.ok("tier", "set", tier, "--rate", "1000", "--burst", "100", "--daily-cap", "10000")
+	}
+	c.ok("template", "sync", "--waba", "102290129340398")
+	dir := t.TempDir()
+	card := filepath.Join(dir, "card.csv")
+	write(t, card, "Market,Currency,Marketing,Utility,Authentication\nGermany,USD,0.10,0.02,0.02\nUnited Kingdom,USD,0.05,0.01,0.01\n")
+	c.ok("pricing", "import", card, "--effective", "2025-07-01")
+	return c, box
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// costList writes n recipients alternating Germany (0.10) and the United
+// Kingdom (0.05), Germany first.
+func costList(t *testing.T, n int) string {
+	var b strings.Builder
+	b.WriteString("phone,name\n")
+	for i := range n {
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "+4915100%06d,A\n", i)
+		} else {
+			fmt.Fprintf(&b, "+447700%06d,B\n", i)
+		}
+	}
+	list := filepath.Join(t.TempDir(), "list.csv")
+	write(t, list, b.String())
+	return list
+}
+
+// acceptedCost is what the sandbox accepted, priced by the card.
+func acceptedCost(box *sandbox.Server) (n int, micros int64) {
+	for phone, k := range box.Accepted() {
+		n += k
+		if strings.HasPrefix(phone, "+49") {
+			micros += int64(k) * 100_000
+		} else {
+			micros += int64(k) * 50_000
+		}
+	}
+	return n, micros
+}
+
+// TestRunMaxCost: with 8 workers and requests in flight, the run stops
+// claiming before accepted + in flight passes --max-cost, exits 8 and says
+// how far it got; the sandbox accepted exactly the rows the budget holds,
+// never more. --resume keeps the budget; a raised one continues; 0 removes
+// it.
+func TestRunMaxCost(t *testing.T) {
+	c, box := costCLI(t)
+	list := costList(t, 40)
+	send := []string{"--template", "spring_sale", "--lang", "en_US", "--params", "name", "--workers", "8"}
+
+	_, errOut, err := c.run(append([]string{"campaign", "run", list, "--max-cost", "1USD"}, send...)...)
+	if !errors.Is(err, campaign.ErrBudget) || exitCode(err, io.Discard) != ExitBudget {
+		t.Fatalf("run: %v (exit %d), want the budget's exit %d\n%s", err, exitCode(err, io.Discard), ExitBudget, errOut)
+	}
+	// DE, UK, DE, …: 13 rows are exactly 1.00; the 14th (UK) would pass it.
+	if n, cost := acceptedCost(box); n != 13 || cost != 1_000_000 {
+		t.Errorf("accepted %d messages costing %d µUSD, want 13 costing exactly 1.00", n, cost)
+	}
+	for _, want := range []string{"budget is reached", "13 of 40 sent", "--resume 1 --max-cost"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("no %q in %q", want, err)
+		}
+	}
+
+	// The budget is kept: a resume without --max-cost sends nothing.
+	if _, _, err := c.run(append([]string{"campaign", "run", "--resume", "1"}, send[6:]...)...); !errors.Is(err, campaign.ErrBudget) {
+		t.Errorf("resume with the stored budget: %v, want ErrBudget", err)
+	}
+	if n, _ := acceptedCost(box); n != 13 {
+		t.Errorf("resume with the stored budget sent %d more", n-13)
+	}
+	// Raised to 2.00: 1.00 + 6 × 0.15 + 0.05 = 1.95, the next DE passes.
+	if _, _, err := c.run(append([]string{"campaign", "run", "--resume", "1", "--max-cost", "2"}, send[6:]...)...); !errors.Is(err, campaign.ErrBudget) {
+		t.Errorf("resume with 2.00: %v, want ErrBudget", err)
+	}
+	if n, cost := acceptedCost(box); n != 26 || cost != 1_950_000 {
+		t.Errorf("after 2.00: %d accepted costing %d µUSD, want 26 costing 1.95", n, cost)
+	}
+	c.ok(append([]string{"campaign", "run", "--resume", "1", "--max-cost", "0"}, send[6:]...)...)
+	if n, _ := acceptedCost(box); n != 40 {
+		t.Errorf("without a budget: %d accepted, want all 40", n)
+	}
+	for phone, k := range box.Accepted() {
+		if k != 1 {
+			t.Errorf("%s accepted %d times", phone, k)
+		}
+	}
+}
