@@ -58,17 +58,27 @@ func NewCounter(markets *Markets, card *Card) *Counter {
 // Count adds n rows to phone's market in cat: an estimate. Tiers apply by
 // the rows' order within the count, from the first tier (wasend does not
 // know the account's volume earlier in the month).
-func (c *Counter) Count(phone string, cat Category, n int64) { c.add(phone, cat, n, false) }
+func (c *Counter) Count(phone string, cat Category, n int64) {
+	c.add(c.markets.Lookup(phone), cat, n, false)
+}
+
+// CountPlace is Count for rows already placed (Markets.Lookup).
+func (c *Counter) CountPlace(p Place, cat Category, n int64) { c.add(p, cat, n, false) }
 
 // Charge adds one delivered message as its status webhook priced it:
 // free messages count at zero.
-func (c *Counter) Charge(phone string, cat Category, free bool) { c.add(phone, cat, 1, free) }
+func (c *Counter) Charge(phone string, cat Category, free bool) {
+	c.add(c.markets.Lookup(phone), cat, 1, free)
+}
 
-func (c *Counter) add(phone string, cat Category, n int64, free bool) {
+// SetCard prices what is counted from now on with card: an actual cost
+// prices each message by the card in force when it was delivered.
+func (c *Counter) SetCard(card *Card) { c.card = card }
+
+func (c *Counter) add(p Place, cat Category, n int64, free bool) {
 	if cat == MarketingLite {
 		cat = Marketing
 	}
-	p := c.markets.Lookup(phone)
 	if c.card == nil {
 		c.miss(Key{p.Market, cat}, n, "no rate card in force")
 		return

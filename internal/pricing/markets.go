@@ -20,11 +20,13 @@ type Place struct {
 	Code    string // the calling code matched, without "+"
 	Country string
 	Market  string
+	ISO     string // ISO 3166 alpha-2, as pricing_analytics names countries ("" for Other)
 }
 
 // Markets maps calling codes to places, longest prefix first.
 type Markets struct {
 	byCode map[string]Place
+	byISO  map[string]Place
 	maxLen int
 }
 
@@ -40,7 +42,7 @@ func DefaultMarkets() *Markets {
 	return m
 }
 
-// ParseMarkets reads a code,country,market table; # lines are comments.
+// ParseMarkets reads a code,country,market,iso table; # lines are comments.
 func ParseMarkets(text string) (*Markets, error) {
 	var lines []string
 	for _, l := range strings.Split(text, "\n") {
@@ -52,18 +54,22 @@ func ParseMarkets(text string) (*Markets, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Markets{byCode: map[string]Place{}}
+	m := &Markets{byCode: map[string]Place{}, byISO: map[string]Place{}}
 	for i, r := range recs {
 		if i == 0 {
 			continue // the header
 		}
-		if len(r) != 3 || !digits(r[0]) || r[1] == "" || r[2] == "" {
-			return nil, fmt.Errorf("row %d: want code,country,market, got %q", i+1, r)
+		if len(r) != 4 || !digits(r[0]) || r[1] == "" || r[2] == "" || len(r[3]) != 2 {
+			return nil, fmt.Errorf("row %d: want code,country,market,iso, got %q", i+1, r)
 		}
 		if _, dup := m.byCode[r[0]]; dup {
 			return nil, fmt.Errorf("row %d: code %s listed twice", i+1, r[0])
 		}
-		m.byCode[r[0]] = Place{Code: r[0], Country: r[1], Market: r[2]}
+		p := Place{Code: r[0], Country: r[1], Market: r[2], ISO: r[3]}
+		m.byCode[r[0]] = p
+		if _, seen := m.byISO[p.ISO]; !seen {
+			m.byISO[p.ISO] = p
+		}
 		m.maxLen = max(m.maxLen, len(r[0]))
 	}
 	return m, nil
@@ -77,6 +83,19 @@ func (m *Markets) Lookup(phone string) Place {
 		if p, ok := m.byCode[d[:n]]; ok {
 			return p
 		}
+	}
+	return Place{Country: Other, Market: Other}
+}
+
+// ByISO is the place of a country by its ISO 3166 code (as
+// pricing_analytics gives it), or Other.
+func (m *Markets) ByISO(code string) Place {
+	code = strings.ToUpper(code)
+	if code == "CA" { // +1, North America with the United States
+		code = "US"
+	}
+	if p, ok := m.byISO[code]; ok {
+		return p
 	}
 	return Place{Country: Other, Market: Other}
 }

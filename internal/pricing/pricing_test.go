@@ -62,6 +62,9 @@ func TestMarketsLookup(t *testing.T) {
 		if p.Country != tc.country || p.Market != tc.market {
 			t.Errorf("Lookup(%q) = %+v, want %s in %s", tc.phone, p, tc.country, tc.market)
 		}
+		if p.ISO != "" && m.ByISO(p.ISO).Country != p.Country {
+			t.Errorf("ByISO(%s) = %+v, want %s", p.ISO, m.ByISO(p.ISO), p.Country)
+		}
 	}
 }
 

@@ -331,3 +331,21 @@ func billable(b *bool) sql.NullInt64 {
 	}
 	return sql.NullInt64{Valid: true}
 }
+
+// CostRows calls fn with the phone of every row of a campaign that may
+// still cost something: every row but those failed or expired.
+func (s *Store) CostRows(ctx context.Context, campaignID int64, fn func(phone string)) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT phone FROM messages WHERE campaign_id = ? AND state IN ('pending', 'sending', 'sent', 'unknown')`, campaignID)
+	if err != nil {
+		return fmt.Errorf("read campaign %d's rows: %w", campaignID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return err
+		}
+		fn(p)
+	}
+	return rows.Err()
+}
