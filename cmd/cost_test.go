@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -12,7 +14,10 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/webhook"
 )
 
 // costCLI is a CLI against a sandbox answering after 20 ms (so several
@@ -20,8 +25,14 @@ import (
 // templates synced, and a USD card pricing Germany at 0.10 and the United
 // Kingdom at 0.05 a marketing message.
 func costCLI(t *testing.T) (*cli, *sandbox.Server) {
+	return costCLIWith(t, sandbox.Options{PairInterval: -1, Latency: sandbox.Latency{Base: 20 * time.Millisecond}})
+}
+
+const costCard = "Market,Currency,Marketing,Utility,Authentication\nGermany,USD,0.10,0.02,0.02\nUnited Kingdom,USD,0.05,0.01,0.01\n"
+
+func costCLIWith(t *testing.T, o sandbox.Options) (*cli, *sandbox.Server) {
 	t.Helper()
-	box := sandbox.New(sandbox.Options{PairInterval: -1, Latency: sandbox.Latency{Base: 20 * time.Millisecond}})
+	box := sandbox.New(o)
 	srv := httptest.NewServer(box)
 	t.Cleanup(srv.Close)
 	c := newCLI(t)
@@ -34,7 +45,7 @@ func costCLI(t *testing.T) (*cli, *sandbox.Server) {
 	c.ok("template", "sync", "--waba", "102290129340398")
 	dir := t.TempDir()
 	card := filepath.Join(dir, "card.csv")
-	write(t, card, "Market,Currency,Marketing,Utility,Authentication\nGermany,USD,0.10,0.02,0.02\nUnited Kingdom,USD,0.05,0.01,0.01\n")
+	write(t, card, costCard)
 	c.ok("pricing", "import", card, "--effective", "2025-07-01")
 	return c, box
 }
@@ -121,6 +132,105 @@ func TestRunMaxCost(t *testing.T) {
 	for phone, k := range box.Accepted() {
 		if k != 1 {
 			t.Errorf("%s accepted %d times", phone, k)
+		}
+	}
+}
+
+// TestCostActualAndReconcile: the sandbox's status webhooks carry pricing
+// (the template's category, regular); once applied, wasend cost prints the
+// estimate (every row × the card) beside the actual cost (the delivered
+// messages × the card, failed ones at zero), and --reconcile finds Meta's
+// pricing_analytics (the sandbox's, from what it delivered, priced by the
+// same card) equal: a difference of zero.
+func TestCostActualAndReconcile(t *testing.T) {
+	secret := []byte("app-secret")
+	var rcv *webhook.Receiver
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rcv.ServeHTTP(w, r) }))
+	t.Cleanup(hook.Close)
+	card, err := pricing.ParseCard("card.csv", strings.NewReader(costCard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card.Effective = time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC)
+	c, box := costCLIWith(t, sandbox.Options{PairInterval: -1, Card: &card,
+		Webhooks: sandbox.WebhookOptions{URL: hook.URL, AppSecret: secret, Seed: 3, Read: 0.5, Fail: 0.2}})
+	c.ok("account", "set", "main-01", "--waba-id", "102290129340398")
+	st, err := store.Open(t.Context(), c.db, store.Options{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rcv = webhook.NewReceiver(webhook.ReceiverConfig{Inbox: st, AppSecret: secret})
+	go rcv.Run(t.Context())
+
+	c.ok("campaign", "run", costList(t, 20), "--template", "spring_sale", "--lang", "en_US", "--params", "name")
+	if n := box.FlushWebhooks(); n != 0 {
+		t.Fatalf("%d webhook posts failed", n)
+	}
+	if _, err := webhook.NewApplier(st, webhook.Policy{}, nil, nil).Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var want pricing.Micros
+	delivered := 0
+	for _, d := range box.Deliveries() {
+		if d.Final == "failed" {
+			continue
+		}
+		if d.Category != "marketing" || d.PricingType != pricing.TypeRegular {
+			t.Errorf("delivery %s priced %s/%s, want marketing/regular", d.To, d.Category, d.PricingType)
+		}
+		delivered++
+		want += map[bool]pricing.Micros{true: 100_000, false: 50_000}[strings.HasPrefix(d.To, "+49")]
+	}
+	if delivered == 0 || delivered == 20 {
+		t.Fatalf("%d of 20 delivered: the seed should fail some", delivered)
+	}
+
+	var got struct {
+		Currency string
+		Estimate struct{ Total string }
+		Actual   struct {
+			Total string
+			Lines []struct {
+				Market   string
+				Messages int64
+			}
+		}
+		Reconcile struct {
+			Lines []struct {
+				Delivered  int64 `json:"delivered"`
+				MetaVolume int64 `json:"meta_volume"`
+			}
+			CostDifference string `json:"cost_difference"`
+		}
+	}
+	if err := json.Unmarshal([]byte(c.ok("cost", "1", "--reconcile", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Currency != "USD" || got.Estimate.Total != "1.50" || got.Actual.Total != want.String() {
+		t.Errorf("cost: %s, estimate %s (want 1.50: 10 × 0.10 + 10 × 0.05), actual %s (want %s)", got.Currency, got.Estimate.Total, got.Actual.Total, want)
+	}
+	var n int64
+	for _, l := range got.Actual.Lines {
+		n += l.Messages
+	}
+	if n != int64(delivered) {
+		t.Errorf("actual counts %d messages, the sandbox delivered %d", n, delivered)
+	}
+	if got.Reconcile.CostDifference != "0.00" || len(got.Reconcile.Lines) != 2 {
+		t.Errorf("reconcile: %+v, want 2 lines and no difference", got.Reconcile)
+	}
+	for _, l := range got.Reconcile.Lines {
+		if l.Delivered != l.MetaVolume {
+			t.Errorf("reconcile line %+v: volumes differ", l)
+		}
+	}
+	// On a terminal: the table and the totals.
+	c.tty = true
+	out := c.ok("cost", "1")
+	for _, want := range []string{"MARKET", "Germany", "United Kingdom", "estimate: 1.50 USD; actual: " + want.String() + " USD"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
 		}
 	}
 }

@@ -283,34 +283,39 @@ type Charged struct {
 	At          time.Time
 }
 
-// Charges are a campaign's delivered messages with their webhook pricing,
-// one per message (its first delivered or read status that had pricing).
+// Charges are a campaign's delivered messages (a delivered or read
+// status came) with the pricing their statuses gave (Meta puts it on sent
+// and delivered; a read may come alone), one per message, at its first
+// delivered or read status.
 func (s *Store) Charges(ctx context.Context, campaignID int64) ([]Charged, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT m.phone, s.pricing, s.pricing_type, s.billable, s.at
-		FROM messages m JOIN message_statuses s ON s.message_id = m.id
-		WHERE m.campaign_id = ? AND s.pricing <> '' AND s.status IN ('delivered', 'read')
-		ORDER BY m.id, s.at`, campaignID)
+	rows, err := s.db.QueryContext(ctx, `SELECT m.id, m.phone, coalesce(p.pricing, ''), coalesce(p.pricing_type, ''), p.billable, d.at
+		FROM messages m
+		JOIN (SELECT message_id, min(at) AS at FROM message_statuses WHERE status IN ('delivered', 'read') GROUP BY message_id) d
+			ON d.message_id = m.id
+		LEFT JOIN message_statuses p ON p.message_id = m.id AND p.pricing <> ''
+		WHERE m.campaign_id = ?
+		ORDER BY m.id, p.at DESC`, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("read campaign %d's charges: %w", campaignID, err)
 	}
 	defer rows.Close()
 	var (
 		out  []Charged
-		last string
+		last int64
 	)
 	for rows.Next() {
 		var (
 			c        Charged
+			id, at   int64
 			billable sql.NullInt64
-			at       int64
 		)
-		if err := rows.Scan(&c.Phone, &c.Category, &c.PricingType, &billable, &at); err != nil {
+		if err := rows.Scan(&id, &c.Phone, &c.Category, &c.PricingType, &billable, &at); err != nil {
 			return nil, err
 		}
-		if c.Phone == last {
-			continue // its read after its delivery: one charge
+		if id == last {
+			continue // the latest status with pricing is the one kept
 		}
-		last = c.Phone
+		last = id
 		if billable.Valid {
 			b := billable.Int64 != 0
 			c.Billable = &b
