@@ -110,7 +110,7 @@ type webhooker struct {
 	mu         sync.Mutex
 	deliveries map[string]*Delivery
 	windows    map[string]time.Time // wa_id → when its customer service window closes (an answer + 24 h)
-	failures   int // posts that never got a 200
+	failures   int                  // posts that never got a 200
 	hurried    bool
 }
 
