@@ -234,3 +234,47 @@ func TestCostActualAndReconcile(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckEstimate: check prices the file's valid rows by the card in
+// force and the template's synced category, exactly, and names the rows
+// whose market the card lacks; plan says the same, piped as records.
+func TestCheckEstimate(t *testing.T) {
+	c, _ := costCLI(t)
+	list := costList(t, 20)
+	f, err := os.OpenFile(list, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "+34612345678,C\n+34612345679,D\nnot a number,E")
+	f.Close()
+	args := []string{list, "--template", "spring_sale", "--lang", "en_US", "--params", "name"}
+	var got struct {
+		Valid int
+		Cost  struct {
+			Category string
+			Estimate struct {
+				Total    string
+				Unpriced []pricing.Unpriced
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(c.ok(append([]string{"campaign", "check", "--json"}, args...)...)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Valid != 22 || got.Cost.Category != "marketing" || got.Cost.Estimate.Total != "1.50" ||
+		len(got.Cost.Estimate.Unpriced) != 1 || got.Cost.Estimate.Unpriced[0].Market != "Spain" || got.Cost.Estimate.Unpriced[0].Messages != 2 {
+		t.Errorf("check --json: %+v; want 22 valid, 1.50 for 10 × 0.10 + 10 × 0.05, Spain's 2 unpriced", got)
+	}
+	out := c.ok(append([]string{"campaign", "check"}, args...)...)
+	for _, want := range []string{"cost estimate: 1.50 USD (marketing", "10 × 0.10       Germany marketing = 1.00", "2 not priced: Spain, marketing: market not on the card", "free rule: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in check's output:\n%s", want, out)
+		}
+	}
+	out = c.ok(append([]string{"campaign", "plan"}, args...)...)
+	for _, want := range []string{"kind=cost estimate=1.50 currency=USD", "kind=cost_line market=Germany category=marketing messages=10", "kind=unpriced market=Spain"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in plan's records:\n%s", want, out)
+		}
+	}
+}
