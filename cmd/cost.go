@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
@@ -350,4 +351,37 @@ func printEstimateRecords(f *Factory, e *campaignCostJSON) error {
 		}
 	}
 	return nil
+}
+
+// costBrief is a campaign's cost for status and show: nil when no rate
+// card was ever imported.
+func costBrief(ctx context.Context, f *Factory, st *store.Store, c campaign.Campaign) (*report.CampaignCost, error) {
+	cards, err := st.Cards(ctx)
+	if err != nil || len(cards) == 0 {
+		return nil, err
+	}
+	cost, err := runner.Costs(ctx, st, c, f.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := &report.CampaignCost{NotPriced: cost.NoEstimate}
+	if b := cost.Budget; b.Max != 0 {
+		out.Budget, out.Committed, out.Currency = b.Max.String(), b.Committed.String(), b.Currency
+	}
+	if cost.NoEstimate == "" {
+		out.Currency, out.Estimate, out.Actual = cost.Pricing.Card.Currency, cost.Estimate.Total.String(), cost.Actual.Total.String()
+	}
+	return out, nil
+}
+
+// costText is show's Cost line.
+func costText(c *report.CampaignCost, id int64) string {
+	if c.NotPriced != "" {
+		return "not priced: " + oneLine(c.NotPriced)
+	}
+	s := fmt.Sprintf("estimate %s %s, actual %s %s", c.Estimate, c.Currency, c.Actual, c.Currency)
+	if c.Budget != "" {
+		s += fmt.Sprintf("; budget %s, %s accepted or in flight", c.Budget, c.Committed)
+	}
+	return s + fmt.Sprintf(" (wasend cost %d)", id)
 }

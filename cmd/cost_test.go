@@ -15,6 +15,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/webhook"
@@ -225,6 +226,39 @@ func TestCostActualAndReconcile(t *testing.T) {
 			t.Errorf("reconcile line %+v: volumes differ", l)
 		}
 	}
+	// status --json and show --json carry the same figures; export each
+	// delivered row's cost, adding up to the actual cost.
+	var status struct {
+		Campaigns []struct{ Cost report.CampaignCost }
+	}
+	if err := json.Unmarshal([]byte(c.ok("status", "--json")), &status); err != nil {
+		t.Fatal(err)
+	}
+	var show struct{ Cost report.CampaignCost }
+	if err := json.Unmarshal([]byte(c.ok("campaign", "show", "1", "--json")), &show); err != nil {
+		t.Fatal(err)
+	}
+	wantBrief := report.CampaignCost{Currency: "USD", Estimate: "1.50", Actual: want.String()}
+	if len(status.Campaigns) != 1 || status.Campaigns[0].Cost != wantBrief || show.Cost != wantBrief {
+		t.Errorf("status --json cost %+v, show --json cost %+v; want %+v", status.Campaigns, show.Cost, wantBrief)
+	}
+	var sum pricing.Micros
+	costed := 0
+	for _, r := range parseExport(t, c.ok("campaign", "export", "1")) {
+		if r["cost"] == "" {
+			continue
+		}
+		m, err := pricing.ParseMicros(r["cost"])
+		if err != nil || r["pricing_category"] != "marketing" || r["pricing_type"] != "regular" {
+			t.Errorf("export row %v", r)
+		}
+		sum += m
+		costed++
+	}
+	if sum != want || costed != delivered {
+		t.Errorf("export: %d rows costing %v, want %d costing %v", costed, sum, delivered, want)
+	}
+
 	// On a terminal: the table and the totals.
 	c.tty = true
 	out := c.ok("cost", "1")

@@ -217,3 +217,51 @@ func maxTime(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// RowCharge is what one delivered message cost, for export: the category
+// and type its status webhooks gave, and its cost by the card in force the
+// day it was delivered (list price; free types 0). Priced is false when
+// no card prices it.
+type RowCharge struct {
+	Category, Type string
+	Cost           pricing.Micros
+	Priced         bool
+}
+
+// RowCharges are a campaign's delivered messages by phone; nil when no
+// rate card was ever imported.
+func RowCharges(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (map[string]RowCharge, error) {
+	cards, err := st.Cards(ctx)
+	if err != nil || len(cards) == 0 {
+		return nil, err
+	}
+	b, err := st.CampaignBudget(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	currency := b.Currency
+	if p, err := PricingFor(ctx, st, c.Spec, currency, EstimateDate(c, now)); err == nil {
+		currency = p.Card.Currency
+	}
+	charges, err := st.Charges(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	markets := pricing.DefaultMarkets()
+	out := make(map[string]RowCharge, len(charges))
+	for _, ch := range charges {
+		rc := RowCharge{Category: ch.Category, Type: ch.PricingType}
+		cat, ok := pricing.ParseCategory(ch.Category)
+		card := pricing.InForceOn(cards, currency, ch.At)
+		switch {
+		case pricing.Free(ch.PricingType, ch.Billable):
+			rc.Priced = true
+		case ok && card != nil:
+			if m, found := card.Market(markets.Lookup(ch.Phone)); found {
+				rc.Cost, rc.Priced = card.Price(m, cat)
+			}
+		}
+		out[ch.Phone] = rc
+	}
+	return out, nil
+}
