@@ -49,7 +49,7 @@ type StatusEvent struct {
 	Pricing       string    // pricing.category, when present
 	PricingType   string    // pricing.type: regular, free_customer_service, free_entry_point
 	PricingModel  string    // pricing.pricing_model: PMP (per message)
-	Billable      *bool     // pricing.billable, when given (deprecated by Meta with per-message pricing)
+	NotBillable   bool      // pricing.billable was false (deprecated by Meta with per-message pricing)
 	ErrorCode     int       // errors[0].code of a failed status
 	ErrorTitle    string    // errors[0].title, with error_data.details
 }

@@ -326,15 +326,10 @@ func (s *Store) Charges(ctx context.Context, campaignID int64) ([]Charged, error
 	return out, rows.Err()
 }
 
-// billable is a status's pricing.billable as stored: NULL when not given.
-func billable(b *bool) sql.NullInt64 {
-	if b == nil {
-		return sql.NullInt64{}
-	}
-	if *b {
-		return sql.NullInt64{Int64: 1, Valid: true}
-	}
-	return sql.NullInt64{Valid: true}
+// billable is a status's pricing.billable as stored: 0 when it said
+// false, NULL otherwise.
+func billable(notBillable bool) sql.NullInt64 {
+	return sql.NullInt64{Valid: notBillable}
 }
 
 // CostRows calls fn with the phone of every row of a campaign that may

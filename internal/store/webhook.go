@@ -245,7 +245,7 @@ func keepStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent, rules Webh
 		error_code, error_title, pricing, pricing_type, pricing_model, billable, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (wamid, status) DO NOTHING`,
 		ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData, code, title, ev.Pricing,
-		ev.PricingType, ev.PricingModel, billable(ev.Billable), now.UnixNano())
+		ev.PricingType, ev.PricingModel, billable(ev.NotBillable), now.UnixNano())
 	if err != nil {
 		return fmt.Errorf("keep status %s of %s: %w", ev.Status, ev.WAMID, err)
 	}

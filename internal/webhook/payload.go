@@ -174,7 +174,8 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) error {
 		}
 		if s.Pricing != nil {
 			ev.Pricing = s.Pricing.Category
-			ev.PricingType, ev.PricingModel, ev.Billable = s.Pricing.Type, s.Pricing.PricingModel, s.Pricing.Billable
+			ev.PricingType, ev.PricingModel = s.Pricing.Type, s.Pricing.PricingModel
+			ev.NotBillable = s.Pricing.Billable != nil && !*s.Pricing.Billable
 		}
 		if len(s.Errors) > 0 {
 			e := s.Errors[0]

@@ -28,7 +28,7 @@ CREATE TABLE pricing_rates (
 
 -- A status webhook's pricing beside its category (message_statuses.pricing):
 -- its type (regular, free_customer_service, free_entry_point), its model
--- and the older billable flag (NULL: not given).
+-- and the older billable flag (0 when it said false, else NULL).
 ALTER TABLE message_statuses ADD COLUMN pricing_type  TEXT NOT NULL DEFAULT '';
 ALTER TABLE message_statuses ADD COLUMN pricing_model TEXT NOT NULL DEFAULT '';
 ALTER TABLE message_statuses ADD COLUMN billable      INTEGER;
