@@ -114,8 +114,10 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			return err
 		}
 		if f.IO.IsStdoutTTY() {
-			fmt.Fprintln(f.IO.Out)
-			printFileEstimate(f.IO.Out, est)
+			if est != nil {
+				fmt.Fprintln(f.IO.Out)
+				printFileEstimate(f.IO.Out, est)
+			}
 			return nil
 		}
 		return printEstimateRecords(f, est)

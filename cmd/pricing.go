@@ -49,7 +49,8 @@ price, an unknown currency or dates that overlap another card of the
 currency are refused with the file, line and column, and nothing of the card
 is stored.`,
 		Example: `  wasend pricing import rates-usd.csv --effective 2026-10-01
-  wasend pricing import rates-eur.csv --effective 2025-07-01 --until 2026-10-01 --tiers tiers-eur.csv`,
+  wasend pricing import rates-eur.csv --effective 2025-07-01 \
+      --until 2026-10-01 --tiers tiers-eur.csv`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]
@@ -115,7 +116,13 @@ func newPricingListCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the rate cards and when each is in force",
-		Args:  noArgs,
+		Long: `List the rate cards imported, newest first: each one's currency, the first
+day it prices, the day it stops (or "(next card)": the currency's next card
+takes over), its markets, whether it has volume tiers, whether it is the one
+in force today, and the file it came from.`,
+		Example: `  wasend pricing list
+  wasend pricing list --json`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
 				return pricingList(cmd.Context(), f, st, asJSON)

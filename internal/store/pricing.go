@@ -290,7 +290,7 @@ type Charged struct {
 func (s *Store) Charges(ctx context.Context, campaignID int64) ([]Charged, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT m.id, m.phone, coalesce(p.pricing, ''), coalesce(p.pricing_type, ''), p.billable, d.at
 		FROM messages m
-		JOIN (SELECT message_id, min(at) AS at FROM message_statuses WHERE status IN ('delivered', 'read') GROUP BY message_id) d
+		JOIN (SELECT message_id, min(at) AS at FROM message_statuses WHERE `+receivedSQL("status")+` GROUP BY message_id) d
 			ON d.message_id = m.id
 		LEFT JOIN message_statuses p ON p.message_id = m.id AND p.pricing <> ''
 		WHERE m.campaign_id = ?
