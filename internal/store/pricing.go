@@ -29,7 +29,7 @@ func (s *Store) ImportCard(ctx context.Context, c pricing.Card) (int64, error) {
 			if other.ID == 0 {
 				other = b
 			}
-			return fmt.Errorf("%s: a %s card from %s %w: card %d (from %s%s)", c.Source, c.Currency, day(c.Effective),
+			return fmt.Errorf("%s: the %s card from %s %w: card %d (from %s%s)", c.Source, c.Currency, day(c.Effective),
 				ErrCardOverlap, other.ID, day(other.Effective), untilText(other.Until))
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO pricing_cards (currency, effective, until, source, imported_at) VALUES (?, ?, ?, ?, ?)`,
