@@ -56,6 +56,7 @@ type runOptions struct {
 	WebhookPath         string
 	NoReschedule        bool
 	Progress            string // --progress: auto, text or json
+	MaxCost             string // --max-cost: "" keeps the campaign's budget
 	templateOptions
 	scheduleOptions
 	shareOptions
@@ -148,6 +149,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl.StringVar(&o.WebhookAddr, "webhook-addr", "", "also receive Meta's status webhooks on this address while sending, e.g. :8080 (see wasend webhook serve)")
 	fl.StringVar(&o.WebhookPath, "webhook-path", "/webhook", "URL path of --webhook-addr")
 	fl.BoolVar(&o.NoReschedule, "no-reschedule", false, "with webhooks: fail messages Meta did not deliver for the per-user marketing limit (131049) instead of sending them again 24 h later")
+	fl.StringVar(&o.MaxCost, "max-cost", "", "stop (exit 8) before the next message would take the campaign's cost past `AMOUNT`, e.g. 150 or 150EUR, by the rate card in force (wasend pricing import); kept with the campaign, 0 removes it")
 	fl.StringVar(&o.Progress, "progress", "auto", "progress on stderr: text, or json (a status object a second, a summary at the end); auto is json when stderr is not a terminal and --log-format is json, else text")
 }
 
@@ -237,8 +239,17 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return err
 	}
 	defer st.Close()
+	var maxCost *runner.MaxCost
+	if o.MaxCost != "" {
+		m, err := runner.ParseMaxCost(o.MaxCost)
+		if err != nil {
+			return usagef("--max-cost: %v", err)
+		}
+		maxCost = &m
+	}
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
+		MaxCost:  maxCost,
 		Flags:    dbHint(f),
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,

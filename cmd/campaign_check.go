@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -126,10 +127,18 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 		if err != nil {
 			return err
 		}
+		est := fileEstimate(ctx, st, sum, spec, checkDate(f, ro))
 		if o.JSON {
-			return f.IO.JSON(summaryJSON(sum))
+			return f.IO.JSON(struct {
+				checkJSON
+				Cost *campaignCostJSON `json:"cost,omitempty"`
+			}{summaryJSON(sum), est})
 		}
-		return printCheck(f, o.File, sum)
+		if err := printCheck(f, o.File, sum); err != nil {
+			return err
+		}
+		printFileEstimate(f.IO.Out, est)
+		return nil
 	})
 }
 
@@ -237,4 +246,12 @@ func checkFile(ctx context.Context, f *Factory, st *store.Store, file io.Reader,
 	}
 	f.IO.Infof("wrote %d skipped row(s) to %s", rep.Rows(), report)
 	return sum, nil
+}
+
+// checkDate is the day check prices a file at: its --at, or today.
+func checkDate(f *Factory, ro runner.ReadOptions) time.Time {
+	if !ro.Schedule.StartAt.IsZero() {
+		return ro.Schedule.StartAt
+	}
+	return f.Now()
 }

@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/gocarina/gocsv"
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -117,6 +119,11 @@ type exportRecord struct {
 	RepliedAt    string `csv:"replied_at"`
 	Reply        string `csv:"reply"`
 	OptedOutAt   string `csv:"opted_out_at"`
+	// What a delivered message cost, when a rate card was imported: its
+	// status webhooks' category and type, and its price by the card.
+	PricingCategory string `csv:"pricing_category"`
+	PricingType     string `csv:"pricing_type"`
+	Cost            string `csv:"cost"`
 }
 
 func toExportRecord(r readmodel.ExportRow) exportRecord {
@@ -143,6 +150,15 @@ func writeExport(ctx context.Context, w io.Writer, st *store.Store, id int64, st
 	if err := gocsv.MarshalCSV([]exportRecord{}, cw); err != nil { // the header alone
 		return 0, fmt.Errorf("write CSV: %w", err)
 	}
+	c, err := st.Campaign(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	// Held by phone (unique in a campaign): the delivered rows' charges.
+	charges, err := runner.RowCharges(ctx, st, c, time.Now())
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	batch := make([]exportRecord, 0, exportBatch)
 	flush := func() error {
@@ -153,8 +169,15 @@ func writeExport(ctx context.Context, w io.Writer, st *store.Store, id int64, st
 		batch = batch[:0]
 		return nil
 	}
-	err := readmodel.New(st).ExportMessages(ctx, id, state, func(r readmodel.ExportRow) error {
-		batch = append(batch, toExportRecord(r))
+	err = readmodel.New(st).ExportMessages(ctx, id, state, func(r readmodel.ExportRow) error {
+		rec := toExportRecord(r)
+		if ch, ok := charges[r.Phone]; ok {
+			rec.PricingCategory, rec.PricingType = ch.Category, ch.Type
+			if ch.Priced {
+				rec.Cost = ch.Cost.String()
+			}
+		}
+		batch = append(batch, rec)
 		if len(batch) < exportBatch {
 			return nil
 		}

@@ -19,7 +19,7 @@ import (
 
 var exportHeader = []string{"line", "input", "phone", "state", "account", "attempts", "wamid",
 	"error_code", "error_message", "updated_at", "sent_at", "delivery", "delivered_at", "read_at",
-	"replied_at", "reply", "opted_out_at"}
+	"replied_at", "reply", "opted_out_at", "pricing_category", "pricing_type", "cost"}
 
 // parseExport reads export output back with encoding/csv, checks the
 // header and returns the rows as column → value.

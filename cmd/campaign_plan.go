@@ -102,13 +102,25 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		if err != nil {
 			return err
 		}
+		est := fileEstimate(ctx, st, sum, spec, start)
 		if o.JSON {
 			return f.IO.JSON(struct {
 				report.Plan
 				phoneJSON
-			}{out, phoneOf(sum)})
+				Cost *campaignCostJSON `json:"cost,omitempty"`
+			}{out, phoneOf(sum), est})
 		}
-		return printPlan(f, out, sum, st.Location())
+		if err := printPlan(f, out, sum, st.Location()); err != nil {
+			return err
+		}
+		if f.IO.IsStdoutTTY() {
+			if est != nil {
+				fmt.Fprintln(f.IO.Out)
+				printFileEstimate(f.IO.Out, est)
+			}
+			return nil
+		}
+		return printEstimateRecords(f, est)
 	})
 }
 

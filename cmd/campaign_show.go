@@ -77,15 +77,26 @@ account, dropped, …), for grep and awk.`,
 						return err
 					}
 				}
+				cost, err := costBrief(cmd.Context(), f, st, d.Campaign)
+				if err != nil {
+					return err
+				}
 				if asJSON {
 					j := toShowJSON(d)
 					j.Delivery = dl
 					j.ETA = eta
+					j.Cost = cost
 					return f.IO.JSON(j)
 				}
 				if !f.IO.IsStdoutTTY() {
 					if err := printShowRecords(f.IO.Out, d, eta); err != nil {
 						return err
+					}
+					if cost != nil {
+						if err := ui.WriteRecord(f.IO.Out, "cost", "currency", cost.Currency, "estimate", cost.Estimate, "actual", cost.Actual,
+							"budget", cost.Budget, "accepted_or_in_flight", cost.Committed, "not_priced", cost.NotPriced); err != nil {
+							return err
+						}
 					}
 					return printDeliveryRecords(f.IO.Out, dl, byAccount)
 				}
@@ -95,6 +106,9 @@ account, dropped, …), for grep and awk.`,
 				}
 				if err := printShow(f, d, eta, loc); err != nil {
 					return err
+				}
+				if cost != nil {
+					kv(f.IO.Out, "Cost", costText(cost, id))
 				}
 				return printShowDelivery(f, id, dl, byAccount, grace, d.FailedStatuses)
 			})
@@ -134,11 +148,12 @@ type showJSON struct {
 	Weight        int     `json:"weight"`
 	BorrowSeconds float64 `json:"borrow_seconds"`
 	// Counts has every state, zeros included.
-	Counts   map[string]int     `json:"counts"`
-	Errors   []errorGroupJSON   `json:"errors"`
-	Accounts []accountSplitJSON `json:"accounts"`
-	Timing   timingJSON         `json:"timing"`
-	Dropped  []report.Dropped   `json:"dropped_accounts"`
+	Counts   map[string]int       `json:"counts"`
+	Errors   []errorGroupJSON     `json:"errors"`
+	Accounts []accountSplitJSON   `json:"accounts"`
+	Timing   timingJSON           `json:"timing"`
+	Cost     *report.CampaignCost `json:"cost,omitempty"` // when a rate card was imported
+	Dropped  []report.Dropped     `json:"dropped_accounts"`
 	// Delivery is what status webhooks said, once one reported.
 	Delivery *report.Delivery `json:"delivery,omitempty"`
 	// ETA is status's, while something sends the campaign.

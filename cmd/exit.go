@@ -22,6 +22,7 @@ const (
 	ExitNoAccount   = 5   // every account failed for the campaign (token, permission, registration)
 	ExitOutage      = 6   // the Cloud API answered no account for --outage-timeout; the campaign is paused
 	ExitCancelled   = 7   // the campaign was cancelled (wasend campaign cancel); that is final
+	ExitBudget      = 8   // --max-cost: the next message would pass the campaign's budget
 	ExitInterrupted = 130 // Ctrl-C or SIGTERM; run the same command to continue
 )
 
@@ -53,6 +54,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, campaign.ErrNoUsableAccount):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return ExitNoAccount
+	case errors.Is(err, campaign.ErrBudget):
+		fmt.Fprintf(stderr, "stopped: %v\n", err)
+		return ExitBudget
 	case errors.Is(err, campaign.ErrPaused):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return ExitPaused

@@ -21,6 +21,7 @@ var exitCodeHelp = []struct {
 	{ExitNoAccount, "every account failed for the campaign (token, permission, registration) and it is paused, or the preflight found no usable account and nothing was imported"},
 	{ExitOutage, "the Cloud API answered no account for --outage-timeout (connection errors, 5xx); the campaign is paused, nothing failed"},
 	{ExitCancelled, "the campaign was cancelled (wasend campaign cancel); that is final"},
+	{ExitBudget, "--max-cost: the next message would take what was accepted and what is in flight past the campaign's budget; the run says how far it got, and a run with a raised --max-cost continues"},
 	{ExitInterrupted, "interrupted (Ctrl-C, SIGTERM); run the same command to continue"},
 }
 

@@ -188,6 +188,8 @@ Try it without credentials:
 		newDoctorCmd(f),
 		newSuppressCmd(f),
 		newWebhookCmd(f),
+		newPricingCmd(f),
+		newCostCmd(f),
 		newSandboxCmd(f),
 		newVersionCmd(),
 		newGenCmd(f),

@@ -139,6 +139,15 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		o.Command = "wasend quota reset" + dbHint(f)
 	}
 	if asJSON {
+		for i := range out.Campaigns {
+			c, err := st.Campaign(ctx, out.Campaigns[i].ID)
+			if err != nil {
+				return err
+			}
+			if out.Campaigns[i].Cost, err = costBrief(ctx, f, st, c); err != nil {
+				return err
+			}
+		}
 		return f.IO.JSON(out)
 	}
 	accts, err := st.Accounts(ctx)

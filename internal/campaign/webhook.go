@@ -51,6 +51,9 @@ type StatusEvent struct {
 	CallbackData    string // biz_opaque_callback_data, when the send set it
 	PhoneNumberID   string // metadata.phone_number_id: the sending number
 	Pricing         string // pricing.category, when present
+	PricingType     string // pricing.type: regular, free_customer_service, free_entry_point
+	PricingModel    string // pricing.pricing_model: PMP (per message)
+	NotBillable     bool   // pricing.billable was false (deprecated by Meta with per-message pricing)
 	ErrorCode       int    // errors[0].code of a failed status
 	ErrorTitle      string // errors[0].title, with error_data.details
 }

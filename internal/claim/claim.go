@@ -197,6 +197,11 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 	if err := g.read(ctx, tx, msgs); err != nil {
 		return nil, err
 	}
+	bud, err := readBudget(ctx, tx, campaignID, msgs, nil)
+	if err != nil {
+		return nil, err
+	}
+	var overBudget campaign.Message // the first row the budget refused
 	putOff := func(m campaign.Message, until time.Time) error {
 		if w.deferred.IsZero() || until.Before(w.deferred) {
 			w.deferred = until
@@ -217,6 +222,10 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 		holds := len(held.rows) + capHolds
 	rows:
 		for _, m := range msgs {
+			if !bud.fits(m) {
+				overBudget = m
+				break rows // in order: a cheaper row behind it does not jump the queue
+			}
 			a, err := g.admit(ctx, tx, m, now)
 			if err != nil {
 				return nil, err
@@ -227,6 +236,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 					breaks[a.broken]++
 				}
 				acct := accts[a.account]
+				bud.take(m)
 				m.State = campaign.Sending
 				m.Attempts++
 				out = append(out, campaign.Claim{Message: m, Account: acct.Account, QuotaEpoch: acct.QuotaEpoch, At: now, Shared: a.shared})
@@ -269,6 +279,9 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 		if len(out) > 0 {
 			break
 		}
+		if bud.hit {
+			return nil, bud.refused(overBudget)
+		}
 		allHeld := len(held.rows)+capHolds-holds == len(msgs)
 		// Nothing sent: the gates' oldest recipients are as read.
 		first, err := held.write(ctx, tx, false)
@@ -300,6 +313,9 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 			return nil, err
 		}
 		if err := g.read(ctx, tx, msgs); err != nil {
+			return nil, err
+		}
+		if bud, err = readBudget(ctx, tx, campaignID, msgs, bud); err != nil {
 			return nil, err
 		}
 		read = len(next)

@@ -526,6 +526,10 @@ func (e *Engine) Run(ctx context.Context) error {
 		switch {
 		case errors.Is(err, campaign.ErrDone):
 			return finish(nil)
+		case errors.Is(err, campaign.ErrBudget):
+			// The claims made are within the budget: they go, and are
+			// recorded, before the run ends.
+			return finish(err)
 		case errors.Is(err, campaign.ErrPaused), errors.Is(err, campaign.ErrCancelled):
 			// Claims still queued go back unsent; requests already made
 			// finish and are recorded.

@@ -155,6 +155,8 @@ type Campaign struct {
 	Overall  Health `json:"overall"`
 	// Delivery is what status webhooks said, once one reported.
 	Delivery *Delivery `json:"delivery,omitempty"`
+	// Cost is there when a rate card was imported (wasend pricing import).
+	Cost *CampaignCost `json:"cost,omitempty"`
 }
 
 // Outage is a Cloud API outage a running campaign waits out.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
 )
@@ -34,6 +35,9 @@ type Summary struct {
 	// Phone is the column the numbers were read from, and the other
 	// phone-like columns of the header.
 	Phone recipients.PhoneColumn
+	// Places counts the rows kept by where Meta bills them (check's cost
+	// estimate).
+	Places map[pricing.Place]int64
 }
 
 // ReasonCount is how many rows were skipped for one reason.
@@ -97,7 +101,13 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 	}
 	t := newTally(keep)
 	t.byReason = true
-	err = screenRows(ctx, rd, file, scr, func(_ []recipients.Row, _ []screen.Verdict, skips []campaign.Skip) error {
+	markets, places := pricing.DefaultMarkets(), map[pricing.Place]int64{}
+	err = screenRows(ctx, rd, file, scr, func(rows []recipients.Row, verdicts []screen.Verdict, skips []campaign.Skip) error {
+		for i, v := range verdicts {
+			if v == screen.Keep {
+				places[markets.Lookup(rows[i].Phone)]++
+			}
+		}
 		t.add(skips)
 		for _, k := range skips {
 			if each != nil {
@@ -115,6 +125,7 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 	sum.Zones = scr.ZoneCounts
 	sum.Elsewhere = scr.Elsewhere
 	sum.Phone = rd.PhoneColumn()
+	sum.Places = places
 	return sum, nil
 }
 

@@ -204,7 +204,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		})
 	}
-	runErr := Send(ctx, o, c)
+	if err := applyBudget(ctx, o, c); err != nil {
+		return Result{}, err
+	}
+	runErr := budgetStopped(ctx, o, c.ID, Send(ctx, o, c))
 	if o.Drain != nil {
 		o.Drain() // when Send returned before its engine ran
 	}

@@ -62,6 +62,9 @@ type Options struct {
 	// Policy is how the campaign is sent, passed whole to the engine.
 	Policy dispatch.Policy
 	Poll   time.Duration
+	// MaxCost, when set (--max-cost), is the campaign's budget from this
+	// run on; nil keeps the one stored with it, if any.
+	MaxCost *MaxCost
 	// PairGap keeps two messages to one person, from any of our numbers,
 	// this far apart (0: no gap). It is stored with the campaign, for its
 	// claims in every process.

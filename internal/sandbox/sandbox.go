@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wasend/wasend/internal/pricing"
 	"io"
 	mathrand "math/rand"
 	"net/http"
@@ -67,6 +68,9 @@ type Options struct {
 	// faults, the record) is made when the request arrives.
 	Latency  Latency
 	Webhooks WebhookOptions
+	// Card prices what pricing_analytics reports (nil: volumes only,
+	// every cost 0).
+	Card *pricing.Card
 }
 
 // Latency is an answer delay: Base ± Jitter, uniformly.
@@ -211,6 +215,7 @@ type Server struct {
 	recordErr  error
 	hooks      *webhooker                 // nil without webhooks
 	wabaTmpl   map[string]json.RawMessage // WABA id → its templates, in place of sandboxTemplates
+	card       *pricing.Card              // prices pricing_analytics (nil: costs 0)
 	// unsubscribed are the WABAs whose webhooks the sandbox's app is not
 	// subscribed to (SetSubscribed).
 	unsubscribed map[string]bool
@@ -228,6 +233,7 @@ func New(opts Options) *Server {
 		pairInterval: opts.PairInterval,
 		faults:       opts.Faults,
 		latency:      opts.Latency,
+		card:         opts.Card,
 		delays:       mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
 		failNumbers:  make(map[string]int),
 		badTemplates: make(map[string]bool),
@@ -297,6 +303,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, ok := templatesPath(r.URL); ok {
 		s.serveTemplates(w, r)
+		return
+	}
+	if waba, ok := wabaEdgePath(r.URL, "pricing_analytics"); ok {
+		s.servePricingAnalytics(w, r, waba)
 		return
 	}
 	if waba, ok := wabaEdgePath(r.URL, "subscribed_apps"); ok {
@@ -605,7 +615,7 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	s.acceptedBy[phoneNumberID]++
 	s.accepted[acceptedKey(a.waID)]++
 	if s.hooks != nil {
-		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, now)
+		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, s.categoryOf(msg), now)
 	}
 }
 

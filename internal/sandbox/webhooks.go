@@ -85,6 +85,12 @@ type Delivery struct {
 	// or "stop-button"; AnswerID is its message id.
 	Answer   string
 	AnswerID string
+	// Pricing, as its sent and delivered statuses say: the template's
+	// category ("service" for a text) and the type (regular, or free in
+	// a customer service window the person's answer opened); At is when
+	// it was delivered (what pricing_analytics counts).
+	Category, PricingType string
+	At                    time.Time
 }
 
 // webhooker posts the statuses of accepted messages. Its draws come from
@@ -103,7 +109,8 @@ type webhooker struct {
 
 	mu         sync.Mutex
 	deliveries map[string]*Delivery
-	failures   int // posts that never got a 200
+	windows    map[string]time.Time // wa_id → when its customer service window closes (an answer + 24 h)
+	failures   int                  // posts that never got a 200
 	hurried    bool
 }
 
@@ -113,7 +120,7 @@ func newWebhooker(o WebhookOptions) *webhooker {
 		c = &http.Client{Timeout: 10 * time.Second}
 	}
 	return &webhooker{o: o, rng: mathrand.New(mathrand.NewSource(o.Seed)), answers: mathrand.New(mathrand.NewSource(o.Seed + 1)), client: c,
-		sem: make(chan struct{}, 16), hurry: make(chan struct{}), deliveries: map[string]*Delivery{}}
+		sem: make(chan struct{}, 16), hurry: make(chan struct{}), deliveries: map[string]*Delivery{}, windows: map[string]time.Time{}}
 }
 
 type plannedStatus struct {
@@ -132,9 +139,10 @@ func (h *webhooker) drawn(p float64) bool {
 // plan draws the statuses of one accepted message and posts them in the
 // background, or returns them to be posted before the answer (early). The
 // caller holds Server.mu.
-func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.Time) (final string, early [][]byte) {
+func (h *webhooker) plan(phoneNumberID, wamid, waID, callback, category string, now time.Time) (final string, early [][]byte) {
 	sts := []plannedStatus{{status: "sent", at: now.Add(time.Second)}}
-	d := &Delivery{WAMID: wamid, To: acceptedKey(waID), CallbackData: callback}
+	d := &Delivery{WAMID: wamid, To: acceptedKey(waID), CallbackData: callback, At: now.Add(2 * time.Second)}
+	d.Category, d.PricingType = h.pricing(waID, category, now)
 	fail, read, reorder := h.rng.Float64() < h.o.Fail, h.rng.Float64() < h.o.Read, h.rng.Float64() < h.o.Reorder
 	optOut, lateFail, isEarly := h.drawn(h.o.OptOut), h.drawn(h.o.LateFail), h.drawn(h.o.Early)
 	switch {
@@ -174,7 +182,7 @@ func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.T
 	}
 	bodies := make([][]byte, len(out))
 	for i, s := range out {
-		bodies[i] = statusBody(phoneNumberID, wamid, waID, callback, s)
+		bodies[i] = statusBody(phoneNumberID, wamid, waID, callback, s, d)
 	}
 	for _, s := range sts {
 		d.Statuses = append(d.Statuses, s.status)
@@ -260,7 +268,7 @@ func (h *webhooker) postOne(body []byte) bool {
 }
 
 // statusBody is a messages webhook with one status, in Meta's shape.
-func statusBody(phoneNumberID, wamid, waID, callback string, s plannedStatus) []byte {
+func statusBody(phoneNumberID, wamid, waID, callback string, s plannedStatus, d *Delivery) []byte {
 	st := map[string]any{
 		"id": wamid, "status": s.status, "timestamp": strconv.FormatInt(s.at.Unix(), 10),
 	}
@@ -276,7 +284,7 @@ func statusBody(phoneNumberID, wamid, waID, callback string, s plannedStatus) []
 			"href":       "/docs/whatsapp/cloud-api/support/error-codes/",
 		}}
 	case "sent", "delivered":
-		st["pricing"] = map[string]any{"billable": true, "pricing_model": "PMP", "type": "regular", "category": "marketing"}
+		st["pricing"] = map[string]any{"billable": d.PricingType == "regular", "pricing_model": "PMP", "type": d.PricingType, "category": d.Category}
 	}
 	return messagesBody(phoneNumberID, map[string]any{"statuses": []any{st}})
 }
@@ -322,6 +330,7 @@ func (h *webhooker) answer(d *Delivery, phoneNumberID, wamid, waID string, now t
 		return nil
 	}
 	d.AnswerID = "wamid.in." + strings.TrimPrefix(wamid, "wamid.")
+	h.openWindow(waID, now.Add(45*time.Second))
 	msg["id"], msg["timestamp"] = d.AnswerID, strconv.FormatInt(now.Add(45*time.Second).Unix(), 10)
 	return messagesBody(phoneNumberID, map[string]any{
 		"contacts": []any{sender(msg, waID)},

@@ -206,9 +206,10 @@ func (tx inboxTx) KeepStatus(ctx context.Context, ev campaign.StatusEvent, now t
 	code := sql.NullInt64{Int64: int64(ev.ErrorCode), Valid: ev.ErrorCode != 0}
 	title := sql.NullString{String: ev.ErrorTitle, Valid: ev.ErrorCode != 0}
 	res, err := tx.ExecContext(ctx, `INSERT INTO message_statuses (wamid, status, at, recipient, callback_data,
-		error_code, error_title, pricing, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		error_code, error_title, pricing, pricing_type, pricing_model, billable, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (wamid, status) DO NOTHING`,
-		ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData, code, title, ev.Pricing, now.UnixNano())
+		ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData, code, title, ev.Pricing,
+		ev.PricingType, ev.PricingModel, billable(ev.NotBillable), now.UnixNano())
 	if err != nil {
 		return false, false, fmt.Errorf("keep status %s of %s: %w", ev.Status, ev.WAMID, err)
 	}

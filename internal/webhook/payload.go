@@ -50,7 +50,10 @@ type messagesValue struct {
 		RecipientUserID string `json:"recipient_user_id"`
 		CallbackData    string `json:"biz_opaque_callback_data"`
 		Pricing         *struct {
-			Category string `json:"category"`
+			Category     string `json:"category"`
+			Type         string `json:"type"`
+			PricingModel string `json:"pricing_model"`
+			Billable     *bool  `json:"billable"`
 		} `json:"pricing"`
 		Errors []struct {
 			Code      int    `json:"code"`
@@ -175,6 +178,8 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) error {
 		}
 		if s.Pricing != nil {
 			ev.Pricing = s.Pricing.Category
+			ev.PricingType, ev.PricingModel = s.Pricing.Type, s.Pricing.PricingModel
+			ev.NotBillable = s.Pricing.Billable != nil && !*s.Pricing.Billable
 		}
 		if len(s.Errors) > 0 {
 			e := s.Errors[0]

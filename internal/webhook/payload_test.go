@@ -19,11 +19,12 @@ func TestDecodeMetaExamples(t *testing.T) {
 	}{
 		{file: "status_sent_text.json", want: campaign.StatusEvent{
 			WAMID: "wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDNzk5MjU4RkJGRjQ5NDk4QzgA", Status: campaign.DeliverySent,
-			At: time.Unix(1750263773, 0), Recipient: "16505551234", PhoneNumberID: "106540352242922", Pricing: "service"}},
+			At: time.Unix(1750263773, 0), Recipient: "16505551234", PhoneNumberID: "106540352242922", Pricing: "service",
+			PricingType: "free_customer_service", PricingModel: "PMP", NotBillable: true}},
 		{file: "status_delivered_template.json", want: campaign.StatusEvent{
 			WAMID: "wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBI3NTZGRjJBODMxMDA3QzMwMzEA", Status: campaign.DeliveryDelivered,
 			At: time.Unix(1750263780, 0), Recipient: "16505551234", CallbackData: "camp42:row1337",
-			PhoneNumberID: "106540352242922", Pricing: "marketing"}},
+			PhoneNumberID: "106540352242922", Pricing: "marketing", PricingType: "regular", PricingModel: "PMP"}},
 		{file: "status_failed.json", want: campaign.StatusEvent{
 			WAMID: "wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDNUIwQTU1QkE3Q0Q3MDgxRkEA", Status: campaign.DeliveryFailed,
 			At: time.Unix(1750030073, 0), Recipient: "16505551234", CallbackData: "camp42:row1337",

@@ -1,0 +1,267 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pricing"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// CampaignCost is a campaign's cost before and after sending: the
+// estimate (every row that may still cost, by the card in force on its
+// start) and the actual cost (each delivered message as its status
+// webhook priced it, by the card in force when it was delivered).
+type CampaignCost struct {
+	Pricing  Pricing
+	Estimate pricing.Cost
+	Actual   pricing.Cost
+	Budget   store.Budget
+	// NoEstimate says why there is no estimate or actual cost (no card,
+	// the template's category unknown); the rest is then zero.
+	NoEstimate string
+}
+
+// EstimateDate is the day a campaign's rows are priced at: its start,
+// its scheduled start, or now.
+func EstimateDate(c campaign.Campaign, now time.Time) time.Time {
+	switch {
+	case !c.BeganAt.IsZero():
+		return c.BeganAt
+	case !c.Schedule.StartAt.IsZero():
+		return c.Schedule.StartAt
+	}
+	return now
+}
+
+// Costs prices a stored campaign. A campaign that cannot be priced is not
+// an error: NoEstimate says why.
+func Costs(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (CampaignCost, error) {
+	var out CampaignCost
+	b, err := st.CampaignBudget(ctx, c.ID)
+	if err != nil {
+		return out, err
+	}
+	out.Budget = b
+	p, err := PricingFor(ctx, st, c.Spec, b.Currency, EstimateDate(c, now))
+	if err != nil {
+		out.NoEstimate = err.Error()
+		return out, nil
+	}
+	out.Pricing = p
+	est := pricing.NewCounter(p.Markets, p.Card)
+	if err := st.CostRows(ctx, c.ID, func(phone string) { est.Count(phone, p.Category, 1) }); err != nil {
+		return out, err
+	}
+	out.Estimate = est.Cost()
+	if out.Actual, err = actual(ctx, st, c.ID, p); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+func actual(ctx context.Context, st *store.Store, id int64, p Pricing) (pricing.Cost, error) {
+	charges, err := st.Charges(ctx, id)
+	if err != nil {
+		return pricing.Cost{}, err
+	}
+	cards, err := st.Cards(ctx)
+	if err != nil {
+		return pricing.Cost{}, err
+	}
+	act := pricing.NewCounter(p.Markets, p.Card)
+	for _, ch := range charges {
+		act.SetCard(pricing.InForceOn(cards, p.Card.Currency, ch.At))
+		cat, ok := pricing.ParseCategory(ch.Category)
+		if !ok {
+			cat = pricing.Category(ch.Category)
+		}
+		act.Charge(ch.Phone, cat, pricing.Free(ch.PricingType, ch.Billable))
+	}
+	out := act.Cost()
+	out.Card = p.Card
+	return out, nil
+}
+
+// EstimatePlaces is the estimate of rows counted by place (a file being
+// checked or planned).
+func EstimatePlaces(p Pricing, places map[pricing.Place]int64) pricing.Cost {
+	c := pricing.NewCounter(p.Markets, p.Card)
+	keys := make([]pricing.Place, 0, len(places))
+	for k := range places {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b pricing.Place) int { return cmp.Compare(a.Code, b.Code) })
+	for _, k := range keys {
+		c.CountPlace(k, p.Category, places[k])
+	}
+	return c.Cost()
+}
+
+// ReconLine is one market × category of a reconciliation: what wasend
+// counted from the status webhooks beside what pricing_analytics billed.
+type ReconLine struct {
+	Market         string           `json:"market"`
+	Category       pricing.Category `json:"category"`
+	Messages, Free int64            `json:"-"`
+	Cost           pricing.Micros   `json:"-"`
+	MetaMessages   int64            `json:"-"`
+	MetaFree       int64            `json:"-"`
+	MetaCost       pricing.Micros   `json:"-"`
+	CostDiff       pricing.Micros   `json:"-"` // Meta's cost − wasend's
+	MessagesDiff   int64            `json:"-"`
+}
+
+// Reconciliation compares a campaign's actual cost with what Meta's
+// pricing_analytics billed its accounts' WABAs over the days it was
+// delivered. Meta's figures cover every message of those WABAs in those
+// days, other campaigns' too.
+type Reconciliation struct {
+	From, To time.Time
+	WABAs    []string
+	Lines    []ReconLine
+}
+
+// Reconcile reads pricing_analytics for every WABA of the accounts, with
+// each one's token, and lines it up with cost.Actual by market × category.
+func Reconcile(ctx context.Context, st *store.Store, api *API, cost CampaignCost, id int64, timeout time.Duration) (Reconciliation, error) {
+	var r Reconciliation
+	if cost.Pricing.Card == nil {
+		return r, fmt.Errorf("campaign %d cannot be priced: %s", id, cost.NoEstimate)
+	}
+	charges, err := st.Charges(ctx, id)
+	if err != nil {
+		return r, err
+	}
+	if len(charges) == 0 {
+		return r, fmt.Errorf("campaign %d: no status webhook said a message was delivered yet; nothing to reconcile", id)
+	}
+	first, last := charges[0].At, charges[0].At
+	for _, ch := range charges {
+		first, last = minTime(first, ch.At), maxTime(last, ch.At)
+	}
+	r.From = first.UTC().Truncate(24 * time.Hour)
+	r.To = last.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	reads, err := WABAReads(ctx, st, "", "")
+	if err != nil {
+		return r, err
+	}
+	client := api.Client(timeout)
+	defer client.CloseIdleConnections()
+	lines := map[pricing.Key]*ReconLine{}
+	line := func(k pricing.Key) *ReconLine {
+		if lines[k] == nil {
+			lines[k] = &ReconLine{Market: k.Market, Category: k.Category}
+		}
+		return lines[k]
+	}
+	for _, l := range cost.Actual.Lines {
+		rl := line(pricing.Key{Market: l.Market, Category: l.Category})
+		rl.Messages, rl.Free, rl.Cost = l.Messages, l.Free, l.Cost
+	}
+	card := cost.Pricing.Card
+	for _, rd := range reads {
+		token, err := api.Token(rd.TokenEnv)
+		if err != nil {
+			return r, fmt.Errorf("account %s (WABA %s): %w", rd.Account, rd.WABA, err)
+		}
+		points, err := client.PricingAnalytics(ctx, rd.WABA, token, r.From, r.To)
+		if err != nil {
+			return r, fmt.Errorf("pricing_analytics of WABA %s: %w", rd.WABA, err)
+		}
+		r.WABAs = append(r.WABAs, rd.WABA)
+		for _, p := range points {
+			place := cost.Pricing.Markets.ByISO(p.Country)
+			market, ok := card.Market(place)
+			if !ok {
+				market = place.Market
+			}
+			cat, ok := pricing.ParseCategory(p.Category)
+			if !ok {
+				cat = pricing.Category(strings.ToLower(p.Category))
+			}
+			rl := line(pricing.Key{Market: market, Category: cat})
+			rl.MetaMessages += p.Volume
+			if !strings.EqualFold(p.Type, pricing.TypeRegular) {
+				rl.MetaFree += p.Volume
+			}
+			m, _ := pricing.ParseMicros(fmt.Sprintf("%.6f", p.Cost))
+			rl.MetaCost += m
+		}
+	}
+	for _, l := range lines {
+		l.CostDiff, l.MessagesDiff = l.MetaCost-l.Cost, l.MetaMessages-l.Messages
+		r.Lines = append(r.Lines, *l)
+	}
+	slices.SortFunc(r.Lines, func(a, b ReconLine) int {
+		return cmp.Or(cmp.Compare(a.Market, b.Market), cmp.Compare(a.Category, b.Category))
+	})
+	return r, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// RowCharge is what one delivered message cost, for export: the category
+// and type its status webhooks gave, and its cost by the card in force the
+// day it was delivered (list price; free types 0). Priced is false when
+// no card prices it.
+type RowCharge struct {
+	Category, Type string
+	Cost           pricing.Micros
+	Priced         bool
+}
+
+// RowCharges are a campaign's delivered messages by phone; nil when no
+// rate card was ever imported.
+func RowCharges(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (map[string]RowCharge, error) {
+	cards, err := st.Cards(ctx)
+	if err != nil || len(cards) == 0 {
+		return nil, err
+	}
+	b, err := st.CampaignBudget(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	currency := b.Currency
+	if p, err := PricingFor(ctx, st, c.Spec, currency, EstimateDate(c, now)); err == nil {
+		currency = p.Card.Currency
+	}
+	charges, err := st.Charges(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	markets := pricing.DefaultMarkets()
+	out := make(map[string]RowCharge, len(charges))
+	for _, ch := range charges {
+		rc := RowCharge{Category: ch.Category, Type: ch.PricingType}
+		cat, ok := pricing.ParseCategory(ch.Category)
+		card := pricing.InForceOn(cards, currency, ch.At)
+		switch {
+		case pricing.Free(ch.PricingType, ch.Billable):
+			rc.Priced = true
+		case ok && card != nil:
+			if m, found := card.Market(markets.Lookup(ch.Phone)); found {
+				rc.Cost, rc.Priced = card.Price(m, cat)
+			}
+		}
+		out[ch.Phone] = rc
+	}
+	return out, nil
+}

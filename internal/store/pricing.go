@@ -1,0 +1,351 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pricing"
+)
+
+// ErrCardOverlap is ImportCard's refusal of a card whose dates overlap
+// another card of its currency.
+var ErrCardOverlap = errors.New("overlaps another card's dates")
+
+// ImportCard stores a rate card whole, in one transaction, or nothing of
+// it: it is refused when its dates overlap a card of the same currency.
+func (s *Store) ImportCard(ctx context.Context, c pricing.Card) (int64, error) {
+	var id int64
+	err := s.write(ctx, func(tx *Tx) error {
+		cards, err := readCards(ctx, tx, c.Currency)
+		if err != nil {
+			return err
+		}
+		if a, b, found := pricing.Overlap(append(cards, c)); found {
+			other := a
+			if other.ID == 0 {
+				other = b
+			}
+			return fmt.Errorf("%s: the %s card from %s %w: card %d (from %s%s)", c.Source, c.Currency, day(c.Effective),
+				ErrCardOverlap, other.ID, day(other.Effective), untilText(other.Until))
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO pricing_cards (currency, effective, until, source, imported_at) VALUES (?, ?, ?, ?, ?)`,
+			c.Currency, day(c.Effective), day(c.Until), c.Source, s.now().UnixNano())
+		if err != nil {
+			return fmt.Errorf("store the card: %w", err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		for market, rates := range c.Rates {
+			for cat, p := range rates {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO pricing_rates (card_id, market, category, price) VALUES (?, ?, ?, ?)`,
+					id, market, string(cat), int64(p)); err != nil {
+					return fmt.Errorf("store the card's %s %s price: %w", market, cat, err)
+				}
+			}
+		}
+		for market, cats := range c.Tiers {
+			for cat, tiers := range cats {
+				for _, t := range tiers {
+					if _, err := tx.ExecContext(ctx, `INSERT INTO pricing_rates (card_id, market, category, tier_from, tier_to, price) VALUES (?, ?, ?, ?, ?, ?)`,
+						id, market, string(cat), t.From, t.To, int64(t.Price)); err != nil {
+						return fmt.Errorf("store the card's %s %s tier: %w", market, cat, err)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return id, err
+}
+
+func untilText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return " until " + day(t)
+}
+
+func day(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.DateOnly)
+}
+
+func parseDay(s string) time.Time {
+	t, _ := time.Parse(time.DateOnly, s)
+	return t
+}
+
+// Cards are the rate cards stored, each with its prices, oldest first.
+func (s *Store) Cards(ctx context.Context) ([]pricing.Card, error) {
+	return readCards(ctx, s.db, "")
+}
+
+func readCards(ctx context.Context, q querier, currency string) ([]pricing.Card, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, currency, effective, until, source FROM pricing_cards
+		WHERE ? = '' OR currency = ? ORDER BY effective, currency`, currency, currency)
+	if err != nil {
+		return nil, fmt.Errorf("read rate cards: %w", err)
+	}
+	var cards []pricing.Card
+	byID := map[int64]int{}
+	for rows.Next() {
+		var (
+			c         pricing.Card
+			eff, unto string
+		)
+		if err := rows.Scan(&c.ID, &c.Currency, &eff, &unto, &c.Source); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c.Effective, c.Until = parseDay(eff), parseDay(unto)
+		c.Rates = map[string]map[pricing.Category]pricing.Micros{}
+		byID[c.ID] = len(cards)
+		cards = append(cards, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT r.card_id, r.market, r.category, r.tier_from, r.tier_to, r.price
+		FROM pricing_rates r JOIN pricing_cards c ON c.id = r.card_id
+		WHERE ? = '' OR c.currency = ? ORDER BY r.card_id, r.market, r.category, r.tier_from`, currency, currency)
+	if err != nil {
+		return nil, fmt.Errorf("read rate cards: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id, from, to, price int64
+			market, cat         string
+		)
+		if err := rows.Scan(&id, &market, &cat, &from, &to, &price); err != nil {
+			return nil, err
+		}
+		c := &cards[byID[id]]
+		k := pricing.Category(cat)
+		if from == 0 {
+			if c.Rates[market] == nil {
+				c.Rates[market] = map[pricing.Category]pricing.Micros{}
+			}
+			c.Rates[market][k] = pricing.Micros(price)
+			continue
+		}
+		if c.Tiers == nil {
+			c.Tiers = map[string]map[pricing.Category][]pricing.Tier{}
+		}
+		if c.Tiers[market] == nil {
+			c.Tiers[market] = map[pricing.Category][]pricing.Tier{}
+		}
+		c.Tiers[market][k] = append(c.Tiers[market][k], pricing.Tier{From: from, To: to, Price: pricing.Micros(price)})
+	}
+	return cards, rows.Err()
+}
+
+// Budget is a campaign's --max-cost and what counts against it: the list
+// prices of its rows accepted or in flight.
+type Budget struct {
+	Max       pricing.Micros // 0: none
+	Currency  string
+	Committed pricing.Micros
+}
+
+// spendTrigger keeps campaign_spend.committed as rows move in and out of
+// the states a budget counts (in flight, accepted, or unknown: perhaps
+// accepted). Only priced rows (a run with a budget priced them) fire it.
+const spendTrigger = `CREATE TRIGGER IF NOT EXISTS messages_spend AFTER UPDATE OF state, price ON messages
+	WHEN NEW.price <> 0 OR OLD.price <> 0
+	BEGIN
+		UPDATE campaign_spend SET committed = committed
+			+ CASE WHEN NEW.state IN ('sending', 'sent', 'unknown') THEN NEW.price ELSE 0 END
+			- CASE WHEN OLD.state IN ('sending', 'sent', 'unknown') THEN OLD.price ELSE 0 END
+		WHERE campaign_id = NEW.campaign_id;
+	END`
+
+// SetBudget stores a campaign's budget (max 0: none) and prices every one
+// of its rows with price (the budget's count of a row), then recounts what
+// is committed. A run with a budget calls it as it starts, so rows added
+// or cards imported since are counted with the prices in force.
+func (s *Store) SetBudget(ctx context.Context, id int64, max pricing.Micros, currency string, price func(phone string) pricing.Micros) error {
+	type row struct {
+		id    int64
+		phone string
+		price int64
+	}
+	var rs []row
+	rows, err := s.db.QueryContext(ctx, `SELECT id, phone, price FROM messages WHERE campaign_id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("price campaign %d: %w", id, err)
+	}
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.phone, &r.price); err != nil {
+			rows.Close()
+			return err
+		}
+		rs = append(rs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *Tx) error {
+		if _, err := tx.tx.ExecContext(ctx, spendTrigger); err != nil {
+			return fmt.Errorf("set campaign %d's budget: %w", id, err)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET max_cost = ?, max_cost_currency = ? WHERE id = ?`, int64(max), currency, id)
+		if err != nil {
+			return fmt.Errorf("set campaign %d's budget: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+		}
+		for _, r := range rs {
+			if p := int64(price(r.phone)); p != r.price {
+				if _, err := tx.ExecContext(ctx, `UPDATE messages SET price = ? WHERE id = ?`, p, r.id); err != nil {
+					return fmt.Errorf("price campaign %d: %w", id, err)
+				}
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO campaign_spend (campaign_id, committed)
+			SELECT ?, coalesce(sum(price), 0) FROM messages WHERE campaign_id = ? AND state IN ('sending', 'sent', 'unknown')`, id, id)
+		return err
+	})
+}
+
+// CampaignBudget is a campaign's budget as stored (Max 0: none).
+func (s *Store) CampaignBudget(ctx context.Context, id int64) (Budget, error) {
+	return readBudget(ctx, s.db, id)
+}
+
+func readBudget(ctx context.Context, q querier, id int64) (Budget, error) {
+	var b Budget
+	var max, committed int64
+	err := q.QueryRowContext(ctx, `SELECT c.max_cost, c.max_cost_currency, coalesce(s.committed, 0)
+		FROM campaigns c LEFT JOIN campaign_spend s ON s.campaign_id = c.id WHERE c.id = ?`, id).Scan(&max, &b.Currency, &committed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return b, fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	}
+	b.Max, b.Committed = pricing.Micros(max), pricing.Micros(committed)
+	return b, err
+}
+
+// BudgetTx is what the claim reads for a campaign's budget, in its
+// transaction: the store's ClaimTx implements it.
+type BudgetTx interface {
+	// Budget is the campaign's budget and, for ids, the price each row
+	// counts.
+	Budget(ctx context.Context, campaignID int64, ids []int64) (Budget, map[int64]pricing.Micros, error)
+}
+
+func (c *claimTx) Budget(ctx context.Context, campaignID int64, ids []int64) (Budget, map[int64]pricing.Micros, error) {
+	b, err := readBudget(ctx, c.tx, campaignID)
+	if err != nil || b.Max == 0 || len(ids) == 0 {
+		return b, nil, err
+	}
+	prices := make(map[int64]pricing.Micros, len(ids))
+	rows, err := c.tx.QueryContext(ctx, `SELECT id, price FROM messages WHERE id IN (`+repeated(len(ids), "?")+`)`, int64s(ids)...)
+	if err != nil {
+		return b, nil, fmt.Errorf("read the rows' prices: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, p int64
+		if err := rows.Scan(&id, &p); err != nil {
+			return b, nil, err
+		}
+		prices[id] = pricing.Micros(p)
+	}
+	return b, prices, rows.Err()
+}
+
+func int64s(ids []int64) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
+// Charged is one message a status webhook said was delivered, with the
+// pricing it gave: what an actual cost is made of.
+type Charged struct {
+	Phone       string
+	Category    string
+	PricingType string
+	Billable    *bool
+	At          time.Time
+}
+
+// Charges are a campaign's delivered messages (a delivered or read
+// status came) with the pricing their statuses gave (Meta puts it on sent
+// and delivered; a read may come alone), one per message, at its first
+// delivered or read status.
+func (s *Store) Charges(ctx context.Context, campaignID int64) ([]Charged, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT m.id, m.phone, coalesce(p.pricing, ''), coalesce(p.pricing_type, ''), p.billable, d.at
+		FROM messages m
+		JOIN (SELECT message_id, min(at) AS at FROM message_statuses WHERE `+receivedSQL("status")+` GROUP BY message_id) d
+			ON d.message_id = m.id
+		LEFT JOIN message_statuses p ON p.message_id = m.id AND p.pricing <> ''
+		WHERE m.campaign_id = ?
+		ORDER BY m.id, p.at DESC`, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("read campaign %d's charges: %w", campaignID, err)
+	}
+	defer rows.Close()
+	var (
+		out  []Charged
+		last int64
+	)
+	for rows.Next() {
+		var (
+			c        Charged
+			id, at   int64
+			billable sql.NullInt64
+		)
+		if err := rows.Scan(&id, &c.Phone, &c.Category, &c.PricingType, &billable, &at); err != nil {
+			return nil, err
+		}
+		if id == last {
+			continue // the latest status with pricing is the one kept
+		}
+		last = id
+		if billable.Valid {
+			b := billable.Int64 != 0
+			c.Billable = &b
+		}
+		c.At = time.Unix(0, at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// billable is a status's pricing.billable as stored: 0 when it said
+// false, NULL otherwise.
+func billable(notBillable bool) sql.NullInt64 {
+	return sql.NullInt64{Valid: notBillable}
+}
+
+// CostRows calls fn with the phone of every row of a campaign that may
+// still cost something: every row but those failed or expired.
+func (s *Store) CostRows(ctx context.Context, campaignID int64, fn func(phone string)) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT phone FROM messages WHERE campaign_id = ? AND state IN ('pending', 'sending', 'sent', 'unknown')`, campaignID)
+	if err != nil {
+		return fmt.Errorf("read campaign %d's rows: %w", campaignID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return err
+		}
+		fn(p)
+	}
+	return rows.Err()
+}
