@@ -58,6 +58,7 @@ type runOptions struct {
 	templateOptions
 	scheduleOptions
 	shareOptions
+	fromOptions
 }
 
 func newCampaignRunCmd(f *Factory) *cobra.Command {
@@ -98,7 +99,7 @@ API answers, three demo accounts send, and the demo template is used.`,
 				}
 				return nil
 			}
-			return exactArgs(1)(cmd, args)
+			return fileOrFrom(&o.fromOptions)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -112,6 +113,7 @@ API answers, three demo accounts send, and the demo template is used.`,
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
 	fl.Int64Var(&o.Resume, "resume", 0, "continue campaign `ID` instead of importing a file")
+	addFromFlags(fl, &o.fromOptions)
 	addScheduleFlags(fl, &o.scheduleOptions)
 	addShareFlags(fl, &o.shareOptions)
 	addSendFlags(cmd, &o)
@@ -219,6 +221,13 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if err != nil && o.Resume == 0 {
 		return err
 	}
+	seg, _, err := o.segment()
+	if err != nil {
+		return err
+	}
+	if o.Resume != 0 && o.From != 0 {
+		return usagef("--resume and --from both say which recipients: give one")
+	}
 	sched, err := o.schedule(f)
 	if err != nil {
 		return err
@@ -238,6 +247,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	defer st.Close()
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
+		From: o.From, Segment: seg,
 		Flags:    dbHint(f),
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,

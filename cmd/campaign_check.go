@@ -79,15 +79,18 @@ line and column.`,
       --params name,code
   wasend campaign check promo.csv --text "Hi {{name}}" --region DE \
       --report skipped.csv`,
-		Args: exactArgs(1),
+		Args: fileOrFrom(&o.fromOptions),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.File = args[0]
+			if len(args) == 1 {
+				o.File = args[0]
+			}
 			return campaignCheck(cmd.Context(), f, o)
 		},
 	}
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o.runOptions)
 	addReadFlags(fl, &o.runOptions)
+	addFromFlags(fl, &o.fromOptions)
 	addScheduleFlags(fl, &o.scheduleOptions)
 	acceptSendFlags(f, cmd)
 	addJSONFlag(cmd, &o.JSON)
@@ -108,11 +111,17 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 	if ro.Schedule, err = o.schedule(f); err != nil {
 		return err
 	}
-	file, err := runner.OpenFile(o.File)
-	if err != nil {
+	if _, _, err := o.segment(); err != nil {
 		return err
 	}
-	defer file.Close()
+	if o.From == 0 {
+		// A missing file is said before the database is opened.
+		file, err := runner.OpenFile(o.File)
+		if err != nil {
+			return err
+		}
+		file.Close()
+	}
 	return f.withStore(ctx, func(st *store.Store) error {
 		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
 			return err
@@ -121,14 +130,14 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 		if o.JSON {
 			keep = -1
 		}
-		sum, err := checkFile(ctx, f, st, file, o.File, spec, ro, o.Report, keep)
+		sum, name, err := checkSource(ctx, f, st, o.runOptions, spec, ro, keep)
 		if err != nil {
 			return err
 		}
 		if o.JSON {
 			return f.IO.JSON(summaryJSON(sum))
 		}
-		return printCheck(f, o.File, sum)
+		return printCheck(f, name, sum)
 	})
 }
 

@@ -94,7 +94,7 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 	}
 	t := newTally(keep)
 	t.byReason = true
-	err = screenRows(ctx, rd, file, scr, func(_ []recipients.Row, _ []screen.Verdict, skips []campaign.Skip) error {
+	err = screenRows(ctx, rd, file, scr, ro.Lines, func(_ []recipients.Row, _ []screen.Verdict, skips []campaign.Skip) error {
 		t.add(skips)
 		for _, k := range skips {
 			if each != nil {

@@ -116,6 +116,9 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 		res.Campaign = c
 		return res, nil
 	}
+	if o.From != 0 {
+		return prepareFrom(ctx, o)
+	}
 	f, err := recipients.OpenFile("recipient", o.File)
 	if err != nil {
 		return res, err
@@ -127,18 +130,9 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("read %s: %w", o.File, err)
 	}
-	if !o.Again {
-		// The same bytes read the same way: no need to read them again.
-		c, err := o.Store.CampaignBySource(ctx, src)
-		switch {
-		case err == nil && (o.Name == "" || o.Name == c.Name):
-			res.Campaign, res.Repeat = c, ended(c)
-			return res, nil
-		case err == nil && !ended(c):
-			return res, otherName(o.Name, c, 0)
-		case err != nil && !errors.Is(err, campaign.ErrNotFound):
-			return res, err
-		}
+	// The same bytes read the same way: no need to read them again.
+	if res, found, err := bySource(ctx, o, src); found || err != nil {
+		return res, err
 	}
 	if o.Preflight != nil {
 		if err := o.Preflight(ctx); err != nil {
@@ -155,6 +149,24 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 	return importFile(ctx, o.Store, f, o.File, campaign.Campaign{Name: name, Source: o.File, Spec: o.Spec, Schedule: o.Schedule,
 		Share: o.Share.Apply(campaign.DefaultShare)}, ro,
 		&identity{source: src, name: o.Name})
+}
+
+// bySource finds the campaign with source key src, unless --again.
+func bySource(ctx context.Context, o Options, src string) (res Result, found bool, err error) {
+	if o.Again {
+		return res, false, nil
+	}
+	c, err := o.Store.CampaignBySource(ctx, src)
+	switch {
+	case err == nil && (o.Name == "" || o.Name == c.Name):
+		res.Campaign, res.Repeat = c, ended(c)
+		return res, true, nil
+	case err == nil && !ended(c):
+		return res, false, otherName(o.Name, c, 0)
+	case err != nil && !errors.Is(err, campaign.ErrNotFound):
+		return res, false, err
+	}
+	return res, false, nil
 }
 
 // ended reports whether c is finished or cancelled: a file never
@@ -202,6 +214,9 @@ type ReadOptions struct {
 	Schedule campaign.Schedule `json:"-"`
 	// Shard keeps only this host's part of the list (--shard K/N).
 	Shard screen.Shard
+	// Lines, when set, maps a line of the file to the line rows and skips
+	// name (a retargeted campaign's: its source's, SegmentFile.Line).
+	Lines func(int) int `json:"-"`
 }
 
 // How long a campaign's sends count after they were made, also when the
@@ -296,7 +311,7 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 	}
 	tally := newTally(MaxListedSkips)
 	var batch []campaign.Message
-	err = screenRows(ctx, rd, file, scr, func(rows []recipients.Row, verdicts []screen.Verdict, skips []campaign.Skip) error {
+	err = screenRows(ctx, rd, file, scr, ro.Lines, func(rows []recipients.Row, verdicts []screen.Verdict, skips []campaign.Skip) error {
 		batch = batch[:0]
 		for i, row := range rows {
 			if verdicts[i] == screen.Keep {
@@ -399,7 +414,7 @@ func nothingToSend(file string, t *tally) error {
 // screenRows reads rd and screens its rows, a batch of store.ImportBatch
 // at a time: each batch goes to sink with every row's verdict and, in file
 // order, the skipped rows (invalid ones among them).
-func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *screen.Screen,
+func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *screen.Screen, lines func(int) int,
 	sink func(rows []recipients.Row, verdicts []screen.Verdict, skips []campaign.Skip) error) error {
 	rows := recipients.Parallel(rd, runtime.GOMAXPROCS(0))
 	defer rows.Close()
@@ -426,10 +441,17 @@ func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *sc
 		}
 		var rowErr *recipients.RowError
 		if errors.As(err, &rowErr) {
-			invalid = append(invalid, screen.InvalidSkip(rowErr))
+			k := screen.InvalidSkip(rowErr)
+			if lines != nil {
+				k.Line = lines(k.Line)
+			}
+			invalid = append(invalid, k)
 		} else if err != nil {
 			return err
 		} else {
+			if lines != nil {
+				row.Line = lines(row.Line)
+			}
 			batch = append(batch, row)
 		}
 		if len(batch)+len(invalid) >= store.ImportBatch {

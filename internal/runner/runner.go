@@ -47,6 +47,10 @@ type Options struct {
 	Again    bool
 	Shard    screen.Shard // only this host's part of the list (--shard K/N)
 	ResumeID int64        // resume this campaign instead of importing
+	// From, with Segment, makes the campaign of campaign From's rows in
+	// Segment instead of a file (retargeting, retarget.go).
+	From    int64
+	Segment campaign.Segment
 	// Schedule is the campaign's start, validity and send window; its
 	// zero fields keep what an existing campaign has.
 	Schedule campaign.Schedule

@@ -73,6 +73,9 @@ type Driver interface {
 	// CampaignBySource finds the newest campaign imported under a source
 	// key (Importer.SetKeys).
 	CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error)
+	// SegmentRows are a campaign's rows in a segment (retargeting), in
+	// line order, with the values they were sent with.
+	SegmentRows(ctx context.Context, id int64, seg campaign.Segment) ([]campaign.Message, error)
 	// Counts is a campaign's rows by state, as the counts kept by every
 	// move say (a recount gives the same).
 	Counts(ctx context.Context, id int64) (campaign.Counts, error)
