@@ -44,6 +44,7 @@ type runOptions struct {
 	Report              string
 	SkipContactedWithin time.Duration
 	Again               bool
+	IgnoreWindow        bool   // --ignore-window
 	Shard               string // --shard K/N
 	Resume              int64
 	templateChecked     bool          // campaign resume checked the template before unpausing
@@ -127,6 +128,7 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 	fl.StringVar(&o.Lang, "lang", "", "template language code, e.g. en_US")
 	fl.StringSliceVar(&o.Params, "params", nil, "columns that fill the template body's {{1}}, {{2}}, … in order")
 	fl.StringVar(&o.Text, "text", "", "send this text instead of a template; {{column}} is replaced per row")
+	fl.BoolVar(&o.IgnoreWindow, "ignore-window", false, "with --text: send also to recipients who wrote nothing in the last 24 h (no customer service window; Meta refuses those, 131047)")
 	addTemplateFlags(fl, o)
 }
 
@@ -251,7 +253,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Flags:    dbHint(f),
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
-		Again: ro.Again, Shard: ro.Shard,
+		Again: ro.Again, Shard: ro.Shard, IgnoreWindow: ro.IgnoreWindow,
 		Policy: o.Policy, PairGap: o.PairGap,
 		API: f.apiConfig(), Timeout: o.Timeout, TemplateChecked: o.templateChecked, Report: o.Report,
 		MetricsAddr: o.MetricsAddr, Webhooks: runWebhooks(f, o),

@@ -28,7 +28,11 @@ func addReadFlags(fl *pflag.FlagSet, o *runOptions) {
 
 // readOptions checks the reading flags.
 func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
-	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, SkipContactedWithin: o.SkipContactedWithin, Again: o.Again}
+	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, SkipContactedWithin: o.SkipContactedWithin, Again: o.Again,
+		IgnoreWindow: o.IgnoreWindow, Now: f.Now()}
+	if o.IgnoreWindow && o.Text == "" {
+		return ro, usagef("--ignore-window applies to --text messages only: templates may be sent outside the customer service window")
+	}
 	if o.SkipContactedWithin < 0 {
 		return ro, usagef("--skip-contacted-within %v: must not be negative", o.SkipContactedWithin)
 	}
@@ -149,6 +153,7 @@ type checkJSON struct {
 	Duplicates int            `json:"duplicates"`
 	Suppressed int            `json:"suppressed"`
 	Contacted  int            `json:"contacted"`
+	NoWindow   int            `json:"no_window"`    // --text: numbers without an open customer service window
 	Elsewhere  int            `json:"other_shards"` // rows --shard leaves to other hosts
 	Problems   []problemJSON  `json:"problems"`
 }
@@ -179,7 +184,7 @@ func printPhoneColumn(w io.Writer, s runner.Summary) {
 
 func summaryJSON(s runner.Summary) checkJSON {
 	out := checkJSON{phoneJSON: phoneOf(s), Rows: s.Rows, Valid: s.Valid, Invalid: map[string]int{}, Duplicates: s.Duplicates,
-		Suppressed: s.Suppressed, Contacted: s.Contacted, Elsewhere: s.Elsewhere, Problems: []problemJSON{}}
+		Suppressed: s.Suppressed, Contacted: s.Contacted, NoWindow: s.NoWindow, Elsewhere: s.Elsewhere, Problems: []problemJSON{}}
 	for _, r := range s.Invalid {
 		out.Invalid[r.Reason] = r.Rows
 	}
@@ -195,9 +200,12 @@ const firstProblems = 10
 func printCheck(f *Factory, file string, s runner.Summary) error {
 	w := f.IO.Out
 	fmt.Fprintf(w, "%s: %d rows read, %d valid, %d invalid, %d duplicates, %d suppressed",
-		file, s.Rows, s.Valid, s.Rows-s.Valid-s.Duplicates-s.Suppressed-s.Contacted, s.Duplicates, s.Suppressed)
+		file, s.Rows, s.Valid, s.Rows-s.Valid-s.Duplicates-s.Suppressed-s.Contacted-s.NoWindow, s.Duplicates, s.Suppressed)
 	if s.Contacted > 0 {
 		fmt.Fprintf(w, ", %d contacted recently", s.Contacted)
+	}
+	if s.NoWindow > 0 {
+		fmt.Fprintf(w, ", %d without a customer service window", s.NoWindow)
 	}
 	if s.Elsewhere > 0 {
 		fmt.Fprintf(w, "; %d rows are other shards'", s.Elsewhere)

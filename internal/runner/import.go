@@ -88,6 +88,11 @@ type sourceRead struct {
 // Prepare finds or creates the campaign to run.
 func Prepare(ctx context.Context, o Options) (Result, error) {
 	res, err := prepare(ctx, o)
+	if err == nil && !res.Repeat && o.ResumeID == 0 && res.Campaign.Spec.Kind == campaign.KindText {
+		// The run's --ignore-window decides whether its claims check the
+		// window; a resume keeps what the campaign has.
+		err = o.Store.SetServiceWindow(ctx, res.Campaign.ID, !o.IgnoreWindow)
+	}
 	if err != nil || res.Imported || res.Repeat || (o.Schedule == (campaign.Schedule{}) && o.Share.IsZero()) {
 		return res, err
 	}
@@ -125,7 +130,7 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 	}
 	defer f.Close()
 	ro := ReadOptions{Region: o.Region, Delimiter: o.Delimiter, PhoneColumn: o.PhoneColumn,
-		SkipContactedWithin: o.SkipContactedWithin, Again: o.Again, Shard: o.Shard}
+		SkipContactedWithin: o.SkipContactedWithin, Again: o.Again, Shard: o.Shard, IgnoreWindow: o.IgnoreWindow}
 	src, err := Fingerprint(f, o.Spec, ro)
 	if err != nil {
 		return res, fmt.Errorf("read %s: %w", o.File, err)
@@ -214,6 +219,11 @@ type ReadOptions struct {
 	Schedule campaign.Schedule `json:"-"`
 	// Shard keeps only this host's part of the list (--shard K/N).
 	Shard screen.Shard
+	// IgnoreWindow sends a text message also to numbers without an open
+	// customer service window (--ignore-window); not part of the source key.
+	IgnoreWindow bool `json:"-"`
+	// Now is the instant the service window is judged at. [time.Now]
+	Now time.Time `json:"-"`
 	// Lines, when set, maps a line of the file to the line rows and skips
 	// name (a retargeted campaign's: its source's, SegmentFile.Line).
 	Lines func(int) int `json:"-"`
@@ -248,8 +258,22 @@ type storeLists struct {
 }
 
 func (ro ReadOptions) screen(spec campaign.Spec, lists screen.Lists, prior *numberset.Set) screen.Options {
-	return screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
+	so := screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
 		Shard: ro.Shard}
+	if l, ok := lists.(lastWriter); ok && spec.Kind == campaign.KindText && !ro.IgnoreWindow {
+		now := ro.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		so.Window = &screen.Window{Now: now, Last: l.LastInbound}
+	}
+	return so
+}
+
+// lastWriter says when people last wrote (the store's inbound messages):
+// the lists a text message's screening needs.
+type lastWriter interface {
+	LastInbound(ctx context.Context, phones []string) (map[string]time.Time, error)
 }
 
 // ImportWith is Import with every reading option: always a new campaign.
@@ -300,6 +324,9 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 				return res, err
 			}
 		}
+	}
+	if ro.Now.IsZero() {
+		ro.Now = st.Now()
 	}
 	so := ro.screen(c.Spec, Lists(st), priorSet)
 	if c.Schedule.Window != nil {
@@ -401,7 +428,8 @@ func nothingToSend(file string, t *tally) error {
 		what string
 	}{{t.invalid, "invalid"}, {t.duplicates, "duplicates"}, {t.suppressed, "suppressed"},
 		{t.contacted, "contacted recently (--skip-contacted-within)"},
-		{t.sameTemplate, "sent the same template within " + screen.SameTemplateWindow.String() + " (--again sends anyway)"}} {
+		{t.sameTemplate, "sent the same template within " + screen.SameTemplateWindow.String() + " (--again sends anyway)"},
+		{t.noWindow, "without a customer service window"}} {
 		if k.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", k.n, k.what))
 		}
@@ -488,6 +516,7 @@ type tally struct {
 	keep                                                     int
 	rows, valid                                              int
 	invalid, duplicates, suppressed, contacted, sameTemplate int
+	noWindow                                                 int
 	first                                                    []campaign.Skip
 	invalidBy                                                map[string]int
 	byReason                                                 bool // count invalid rows by reason (check; an import keeps memory flat)
@@ -512,6 +541,8 @@ func (t *tally) add(skips []campaign.Skip) {
 			t.contacted++
 		case screen.SameTemplate:
 			t.sameTemplate++
+		case screen.NoWindow:
+			t.noWindow++
 		}
 		if t.keep < 0 || len(t.first) < t.keep {
 			t.first = append(t.first, k)

@@ -168,7 +168,7 @@ func RetargetKey(from int64, seg campaign.Segment, spec campaign.Spec, ro ReadOp
 
 // prepareFrom is prepare for a retargeted campaign (Options.From).
 func prepareFrom(ctx context.Context, o Options) (Result, error) {
-	ro := ReadOptions{SkipContactedWithin: o.SkipContactedWithin, Again: o.Again, Shard: o.Shard}
+	ro := ReadOptions{SkipContactedWithin: o.SkipContactedWithin, Again: o.Again, Shard: o.Shard, IgnoreWindow: o.IgnoreWindow}
 	src := RetargetKey(o.From, o.Segment, o.Spec, ro)
 	if res, found, err := bySource(ctx, o, src); found || err != nil {
 		return res, err

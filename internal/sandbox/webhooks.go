@@ -321,7 +321,7 @@ func (h *webhooker) answer(d *Delivery, phoneNumberID, wamid, waID string, now t
 		return nil
 	}
 	d.AnswerID = "wamid.in." + strings.TrimPrefix(wamid, "wamid.")
-	msg["from"], msg["id"], msg["timestamp"] = waID, d.AnswerID, strconv.FormatInt(now.Add(45*time.Second).Unix(), 10)
+	msg["from"], msg["id"], msg["timestamp"] = waID, d.AnswerID, strconv.FormatInt(now.Add(answerAfter).Unix(), 10)
 	return messagesBody(phoneNumberID, map[string]any{
 		"contacts": []any{map[string]any{"profile": map[string]any{"name": "Sandbox " + waID[max(0, len(waID)-4):]}, "wa_id": waID}},
 		"messages": []any{msg},

@@ -14,7 +14,9 @@
 //  4. suppressed: the number is on the suppression list;
 //  5. contacted within: any campaign sent to it within --skip-contacted-within;
 //  6. same template: a campaign sent it the same template within
-//     SameTemplateWindow (unless --again).
+//     SameTemplateWindow (unless --again);
+//  7. no service window: a free-form (text) message, and the number wrote
+//     nothing in the last 24 h (unless --ignore-window; service.go).
 package screen
 
 import (
@@ -43,6 +45,7 @@ const (
 	Suppressed
 	Contacted    // --skip-contacted-within
 	SameTemplate // the same template within SameTemplateWindow
+	NoWindow     // a text message without an open customer service window
 )
 
 // The fixed beginnings of the reason texts; KindOf reads them back.
@@ -103,6 +106,8 @@ func KindOf(reason string) Kind {
 		return Contacted
 	case strings.HasPrefix(reason, sameTemplatePrefix):
 		return SameTemplate
+	case strings.HasPrefix(reason, campaign.NoWindowPrefix):
+		return NoWindow
 	}
 	return Invalid
 }
@@ -144,6 +149,9 @@ type Options struct {
 	// others are another host's: counted (Screen.Elsewhere), neither stored
 	// nor skipped, and not part of the recipient set.
 	Shard Shard
+	// Window, when set, skips the rows without an open customer service
+	// window (a text campaign, unless --ignore-window).
+	Window *Window
 	// Zones, when set (a send window), gives each row that passes the
 	// other rules its time zones, stored in the row's Zones; its error is
 	// the row's skip reason.
@@ -210,7 +218,7 @@ const (
 func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Verdict, skips []campaign.Skip, err error) {
 	verdicts = make([]Verdict, len(rows))
 	reasons := make([]string, len(rows))
-	var ask []string
+	var ask, askWindow []string
 	for i, r := range rows {
 		if !s.o.Shard.Has(r.Phone) {
 			verdicts[i] = Elsewhere
@@ -234,10 +242,19 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 		if s.suppressions {
 			ask = append(ask, r.Phone)
 		}
+		if s.o.Window != nil {
+			askWindow = append(askWindow, r.Phone)
+		}
 	}
 	var suppressed map[string]string
 	if len(ask) > 0 {
 		if suppressed, err = s.o.Lists.SuppressedIn(ctx, ask); err != nil {
+			return nil, nil, err
+		}
+	}
+	var lastWrote map[string]time.Time
+	if len(askWindow) > 0 {
+		if lastWrote, err = s.o.Window.Last(ctx, askWindow); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -257,6 +274,8 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 				reasons[i] = ContactedReason(s.o.ContactedWithin, c)
 			} else if c, ok := s.sameTemplate[r.Phone]; ok {
 				reasons[i] = SameTemplateReason(s.o.Spec.Template, c)
+			} else if w := s.o.Window; w != nil && !campaign.WindowOpen(lastWrote[r.Phone], w.Now) {
+				reasons[i] = campaign.NoWindowReason(lastWrote[r.Phone])
 			}
 		}
 		if reasons[i] == "" && s.o.Zones != nil {
