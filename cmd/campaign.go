@@ -84,12 +84,22 @@ alone makes a separate campaign that skips them). Ctrl-C stops after the
 requests in flight; a message whose answer was lost is marked unknown and not
 resent automatically (see ` + "`wasend campaign retry --unknown`" + `).
 
+--from ID --segment SEGMENT takes the recipients from campaign ID's rows
+instead of a file (retargeting): not-delivered, delivered-not-read, read,
+replied, not-replied or failed:CODE, read once, screened as a file's.
+
+A --text message goes only to recipients who wrote within 24 h (Meta's
+customer service window); the others are skipped, at import and again just
+before sending. --ignore-window sends to them anyway.
+
 With --sandbox nothing leaves the machine: a built-in stand-in for the Cloud
 API answers, three demo accounts send, and the demo template is used.`,
 		Example: `  wasend campaign run promo.csv --template spring_sale --lang en_US \
       --params name,code
   wasend campaign run news.csv --text "Hi {{name}}, the shop opens at 9."
   wasend campaign run --resume 3
+  wasend campaign run --from 3 --segment delivered-not-read \
+      --template reminder --lang en_US
   wasend campaign run --sandbox testdata/recipients.csv`,
 		Annotations: map[string]string{annotationSends: "yes"},
 		Args: func(cmd *cobra.Command, args []string) error {
