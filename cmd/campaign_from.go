@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -77,7 +76,6 @@ func checkSource(ctx context.Context, f *Factory, st *store.Store, o runOptions,
 	if err != nil {
 		return sum, "", err
 	}
-	var r io.Reader = sf.Reader()
-	sum, err = checkFile(ctx, f, st, r, sf.Name, spec, sf.ReadOptions(ro), o.Report, keep)
+	sum, err = checkFile(ctx, f, st, sf.Reader(), sf.Name, spec, sf.ReadOptions(ro), o.Report, keep)
 	return sum, sf.Name, sf.ColumnError(err)
 }

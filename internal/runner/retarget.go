@@ -31,10 +31,7 @@ type SegmentFile struct {
 	// Name stands for the file in messages and as the campaign's source.
 	Name string
 	// From is the source campaign.
-	From    campaign.Campaign
-	Segment campaign.Segment
-	// Rows is how many rows the segment holds.
-	Rows  int
+	From  campaign.Campaign
 	data  []byte
 	lines []int // the source line of each data record, in order
 	cols  []string
@@ -51,9 +48,6 @@ func (f *SegmentFile) Line(n int) int {
 	}
 	return n
 }
-
-// Columns are the file's columns: phone, then those the source kept.
-func (f *SegmentFile) Columns() []string { return f.cols }
 
 // ErrEmptySegment: the segment holds no row, so no campaign is made.
 var ErrEmptySegment = fmt.Errorf("%w in the segment", ErrNothingToSend)
@@ -72,7 +66,7 @@ func OpenSegment(ctx context.Context, st *store.Store, from int64, seg campaign.
 	if err != nil {
 		return nil, err
 	}
-	f := &SegmentFile{Name: fmt.Sprintf("campaign %d segment %s", from, seg), From: src, Segment: seg, Rows: len(rows)}
+	f := &SegmentFile{Name: fmt.Sprintf("campaign %d segment %s", from, seg), From: src}
 	if len(rows) == 0 {
 		counts, err := st.Counts(ctx, from)
 		if err != nil {
@@ -96,13 +90,13 @@ func OpenSegment(ctx context.Context, st *store.Store, from int64, seg campaign.
 	}
 	sp := src.Spec
 	for i, p := range sp.Params {
-		add(p, func(m campaign.Message) string { return at(m.Params, i) })
+		add(p, func(m campaign.Message) string { return valueAt(m.Params, i) })
 	}
 	if sp.Header != nil {
 		add(sp.Header.Column, func(m campaign.Message) string { return m.Header })
 	}
 	for i, b := range sp.Buttons {
-		add(b.Column, func(m campaign.Message) string { return at(m.Buttons, i) })
+		add(b.Column, func(m campaign.Message) string { return valueAt(m.Buttons, i) })
 	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -127,7 +121,7 @@ func OpenSegment(ctx context.Context, st *store.Store, from int64, seg campaign.
 	return f, nil
 }
 
-func at(vs []string, i int) string {
+func valueAt(vs []string, i int) string {
 	if i < len(vs) {
 		return vs[i]
 	}
