@@ -454,7 +454,7 @@ phone never got it. Delivered and read messages are never queued again.`,
 	}
 	cmd.Flags().BoolVar(&unknown, "unknown", false, "messages whose outcome is unknown")
 	cmd.Flags().BoolVar(&allFailed, "all-failed", false, "every failed message")
-	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code, or -1: suppressed (repeatable)")
+	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code, or -1: suppressed, -3: no customer service window (repeatable)")
 	cmd.Flags().BoolVar(&undelivered, "undelivered", false, "sent messages no webhook reported delivered or read")
 	cmd.Flags().DurationVar(&olderThan, "older-than", 24*time.Hour, "with --undelivered: only messages sent longer ago than this")
 	return cmd
