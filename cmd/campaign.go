@@ -41,6 +41,7 @@ type runOptions struct {
 	Region              string
 	Delimiter           string
 	PhoneColumn         string
+	UserIDColumn        string // --user-id-column
 	Report              string
 	SkipContactedWithin time.Duration
 	Again               bool

@@ -20,6 +20,7 @@ func addReadFlags(fl *pflag.FlagSet, o *runOptions) {
 	fl.StringVar(&o.Region, "region", "", "country (ISO code, e.g. DE) of numbers written without +country code (default $WASEND_REGION)")
 	fl.StringVar(&o.Delimiter, "delimiter", "", "field delimiter: , ; or tab (default: detected from the header)")
 	fl.StringVar(&o.PhoneColumn, "phone-column", "", "column holding the numbers (default: picked by its name, a WhatsApp or mobile one first)")
+	fl.StringVar(&o.UserIDColumn, "user-id-column", "", "column holding business-scoped user ids, sent to when a row has no phone (default: user_id, bsuid or wa_user_id)")
 	fl.StringVar(&o.Report, "report", "", "write every skipped row, with its line and reason, to this CSV file")
 	fl.DurationVar(&o.SkipContactedWithin, "skip-contacted-within", 0, "skip numbers any campaign sent to within this long, e.g. 72h")
 	fl.StringVar(&o.Shard, "shard", "", "take only shard `K/N` of the list (numbers split by a hash): N hosts given the same file, each its own K, cover it once")
@@ -28,7 +29,7 @@ func addReadFlags(fl *pflag.FlagSet, o *runOptions) {
 
 // readOptions checks the reading flags.
 func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
-	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, SkipContactedWithin: o.SkipContactedWithin, Again: o.Again,
+	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, UserIDColumn: o.UserIDColumn, SkipContactedWithin: o.SkipContactedWithin, Again: o.Again,
 		IgnoreWindow: o.IgnoreWindow, Now: f.Now()}
 	if o.IgnoreWindow && o.Text == "" {
 		return ro, usagef("--ignore-window applies to --text messages only: templates may be sent outside the customer service window")
@@ -169,10 +170,11 @@ type problemJSON struct {
 type phoneJSON struct {
 	PhoneColumn string   `json:"phone_column"`
 	PhoneUnused []string `json:"phone_columns_unused"`
+	UserIDs     string   `json:"user_id_column,omitempty"` // business-scoped user ids, when the file has them
 }
 
 func phoneOf(s runner.Summary) phoneJSON {
-	return phoneJSON{PhoneColumn: s.Phone.Name, PhoneUnused: append([]string{}, s.Phone.Unused...)}
+	return phoneJSON{PhoneColumn: s.Phone.Name, PhoneUnused: append([]string{}, s.Phone.Unused...), UserIDs: s.Phone.UserIDs}
 }
 
 // printPhoneColumn is the line check and plan print after their first

@@ -89,7 +89,7 @@ func campaignExport(ctx context.Context, f *Factory, o exportOptions) error {
 			return err
 		}
 		var n int
-		err := writeFileAtomic(o.Out, 0o600, func(w io.Writer) (werr error) {
+		err := writeFileAtomic("--out", o.Out, 0o600, func(w io.Writer) (werr error) {
 			n, werr = writeExport(ctx, w, st, o.ID, o.State, f.Now())
 			return werr
 		})
@@ -194,8 +194,9 @@ const exportBatch = 512
 
 // writeFileAtomic writes path through a temporary file in the same
 // directory, renamed over path only once complete and synced: readers see
-// the old file or the whole new one, never a part.
-func writeFileAtomic(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
+// the old file or the whole new one, never a part. flag names the option
+// that gave path, for the errors.
+func writeFileAtomic(flag, path string, perm os.FileMode, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
@@ -205,9 +206,9 @@ func writeFileAtomic(path string, perm os.FileMode, write func(io.Writer) error)
 			err = pe.Err
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("--out %s: directory %s does not exist", path, dir)
+			return fmt.Errorf("%s %s: directory %s does not exist", flag, path, dir)
 		}
-		return fmt.Errorf("--out %s: cannot create a file in %s: %w", path, dir, err)
+		return fmt.Errorf("%s %s: cannot create a file in %s: %w", flag, path, dir, err)
 	}
 	defer func() {
 		if err != nil {

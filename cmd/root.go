@@ -183,6 +183,8 @@ Try it without credentials:
 		newConfigCmd(f),
 		newCampaignCmd(f),
 		newStatusCmd(f),
+		newReportCmd(f),
+		newTopCmd(f),
 		newDoctorCmd(f),
 		newSuppressCmd(f),
 		newWebhookCmd(f),

@@ -106,21 +106,34 @@ every INTERVAL (default 2s) until Ctrl-C.`,
 	return cmd
 }
 
-// showStatus prints the status once.
-func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) error {
-	// Under --limits the tokens claims take are Redis's: the report reads
-	// them in place of this database's own.
+// readStatus is what status reads, at the factory's clock (`top` reads it
+// each second). Under --limits the tokens claims take are Redis's: the
+// report reads them in place of this database's own.
+// through, when not nil, is the source as the reader reads it.
+func readStatus(ctx context.Context, f *Factory, st *store.Store, through func(report.Source) report.Source) (report.Status, sharedTokens, error) {
 	shared := f.readSharedTokens(ctx, st)
 	rep := f.reporter(st)
+	if through != nil {
+		rep.Src = through(rep.Src)
+	}
 	if shared.On {
 		rep.Src = sharedSource{rep.Src, shared}
 	}
 	out, err := rep.Status(ctx)
 	if err != nil {
-		return err
+		return out, shared, err
 	}
 	for i := range out.Accounts {
 		_, out.Accounts[i].TokensShared = shared.Tokens[out.Accounts[i].Name]
+	}
+	return out, shared, nil
+}
+
+// showStatus prints the status once.
+func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) error {
+	out, shared, err := readStatus(ctx, f, st, nil)
+	if err != nil {
+		return err
 	}
 	if o := out.QuotaResetOverdue; o != nil {
 		o.Command = "wasend quota reset" + dbHint(f)

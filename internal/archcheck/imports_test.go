@@ -105,7 +105,7 @@ var rules = []rule{
 		// The claim decides which rows go and from which number; the store
 		// executes it through store.ClaimTx (the River pattern: the driver
 		// executes, the logic sits above it). storetest gets the claim
-		// from its harness, as it gets the webhook rules.
+		// from its harness, as it gets the webhook drain.
 		why:  "the claim runs above the store: the store never imports it",
 		from: []string{"internal/store"},
 		to:   []string{"internal/claim"},
@@ -153,7 +153,7 @@ var rules = []rule{
 	},
 	{
 		// The webhook package decides what a status means (webhook.Rules)
-		// and the store carries it out through store.WebhookRules: one
+		// and the store carries it out through store.InboxTx: one
 		// direction, so the decision cannot drift back into SQL.
 		why:  "the store makes the webhook moves it is told; it never imports the webhook package",
 		from: []string{"internal/store"},

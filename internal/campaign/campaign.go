@@ -4,6 +4,8 @@
 package campaign
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -682,3 +684,14 @@ const (
 // DefaultPairGap is how far apart two messages to one person from any of
 // our numbers are at least (Meta's pair limit: about one per 6 s, 131056).
 const DefaultPairGap = 6 * time.Second
+
+// RepeatGuard names a campaign's message for the repeat guard across hosts
+// sharing the limits: its template, as the same-template rule of an import
+// reads it, or a digest of its text.
+func RepeatGuard(kind MessageKind, template, text string) string {
+	if kind == KindTemplate {
+		return "t:" + template
+	}
+	sum := sha256.Sum256([]byte(text))
+	return "x:" + hex.EncodeToString(sum[:16])
+}

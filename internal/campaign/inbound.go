@@ -5,8 +5,11 @@ import "time"
 // InboundMessage is one entry of a messages webhook's messages[]: what a
 // person sent to one of the business numbers (docs/cloud-api.md#inbound-messages).
 type InboundMessage struct {
-	WAMID         string    // messages[].id
-	From          string    // messages[].from: the person's number without '+'
+	WAMID string // messages[].id
+	From  string // messages[].from: the person's number without '+'; "" when Meta left it out
+	// UserID is the sender's business-scoped user id (messages[].from_user_id
+	// or contacts[].user_id); a person with a username may have no From.
+	UserID        string
 	At            time.Time // messages[].timestamp
 	Type          string    // text, button, interactive, reaction, image, …, as Meta names it
 	Text          string    // text.body, button.text, a reply's title, a caption, a reaction's emoji

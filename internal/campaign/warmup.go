@@ -163,6 +163,28 @@ func DaysOf(reqs []TierRequest, loc *time.Location) []DayStats {
 	return out
 }
 
+// CheckPromoteAfter refuses a time to promotion that is not more than zero.
+func CheckPromoteAfter(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("promote after %v: must be more than zero", d)
+	}
+	return nil
+}
+
+// AutoTierNote is the reason the tier log gives when warm-up is turned on
+// or off (on), for an account just added (added) or by the operator.
+func AutoTierNote(on, added bool) string {
+	switch {
+	case added && on:
+		return "added, auto-tier on"
+	case added:
+		return "added, tier kept by hand"
+	case on:
+		return "auto-tier on"
+	}
+	return "auto-tier off: tier kept by hand"
+}
+
 // Promotion is the reason a promotion logs: what the account did in its
 // tier, whose daily cap is dailyCap.
 func (p TierProgress) Promotion(dailyCap int) string {

@@ -71,3 +71,24 @@ func TestDemotion(t *testing.T) {
 		t.Errorf("Demotion with a failed count = %v, want it", err)
 	}
 }
+
+func TestAutoTierNote(t *testing.T) {
+	for _, tt := range []struct {
+		on, added bool
+		want      string
+	}{
+		{true, true, "added, auto-tier on"},
+		{false, true, "added, tier kept by hand"},
+		{true, false, "auto-tier on"},
+		{false, false, "auto-tier off: tier kept by hand"},
+	} {
+		if got := AutoTierNote(tt.on, tt.added); got != tt.want {
+			t.Errorf("AutoTierNote(%v, %v) = %q, want %q", tt.on, tt.added, got, tt.want)
+		}
+	}
+	for d, ok := range map[time.Duration]bool{time.Hour: true, 0: false, -time.Hour: false} {
+		if err := CheckPromoteAfter(d); (err == nil) != ok {
+			t.Errorf("CheckPromoteAfter(%v) = %v", d, err)
+		}
+	}
+}

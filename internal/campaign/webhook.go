@@ -40,15 +40,19 @@ func (d Delivery) Received() bool {
 
 // StatusEvent is one entry of a messages webhook's statuses[].
 type StatusEvent struct {
-	WAMID         string
-	Status        Delivery
-	At            time.Time // the webhook's own timestamp
-	Recipient     string    // recipient_id, the person's number without +
-	CallbackData  string    // biz_opaque_callback_data, when the send set it
-	PhoneNumberID string    // metadata.phone_number_id: the sending number
-	Pricing       string    // pricing.category, when present
-	ErrorCode     int       // errors[0].code of a failed status
-	ErrorTitle    string    // errors[0].title, with error_data.details
+	WAMID     string
+	Status    Delivery
+	At        time.Time // the webhook's own timestamp
+	Recipient string    // recipient_id, the person's number without +
+	// RecipientUserID is recipient_user_id: the person's business-scoped
+	// user id, the only recipient a status of a message sent to one may
+	// name.
+	RecipientUserID string
+	CallbackData    string // biz_opaque_callback_data, when the send set it
+	PhoneNumberID   string // metadata.phone_number_id: the sending number
+	Pricing         string // pricing.category, when present
+	ErrorCode       int    // errors[0].code of a failed status
+	ErrorTitle      string // errors[0].title, with error_data.details
 }
 
 // AsyncFailure is what a failed status means for its row, decided by the
@@ -103,6 +107,9 @@ type Notification struct {
 	// Numbers pairs display numbers with phone number ids, as the
 	// metadata of messages webhooks shows them.
 	Numbers map[string]string
+	// Links pair the phone numbers and business-scoped user ids the body
+	// showed together: one person, whichever of them a row names.
+	Links []IdentityLink
 }
 
 // ApplyReport counts what applying webhook bodies did.

@@ -10,6 +10,7 @@ package claim
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -135,16 +136,22 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 	if err != nil {
 		return nil, err
 	}
+	accts, err := usableAccounts(ctx, tx, campaignID)
+	if err != nil {
+		return nil, err
+	}
 	// Rows to send: now the other campaigns on the accounts have their say.
-	turn, err := takeTurn(ctx, tx, campaignID, now, len(due))
+	mine := make([]int64, len(accts))
+	for i, a := range accts {
+		mine[i] = a.ID
+	}
+	turn, err := takeTurn(ctx, tx, campaignID, mine, now, len(due))
 	if err != nil {
 		return nil, err
 	}
 	due = due[:turn.max]
-
-	accts, err := usableAccounts(ctx, tx, campaignID)
-	if err != nil {
-		return nil, err
+	if turn.only != nil {
+		accts = slices.DeleteFunc(accts, func(a store.ClaimAccount) bool { return !slices.Contains(turn.only, a.ID) })
 	}
 	// Suppressed rows fail here and the next due rows are read, until some
 	// can be sent: a block of opted-out numbers at the head of the queue
@@ -228,7 +235,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 				m.Attempts++
 				out = append(out, campaign.Claim{Message: m, Account: acct.Account, QuotaEpoch: acct.QuotaEpoch, At: now, Shared: a.shared})
 			case a.skip:
-				if err := tx.SkipElsewhere(ctx, m.ID, store.ElsewhereReason, now); err != nil {
+				if err := tx.SkipElsewhere(ctx, m.ID, ElsewhereReason, now); err != nil {
 					return nil, err
 				}
 				w.skipped++

@@ -79,6 +79,9 @@ func openLocalGate(ctx context.Context, tx store.ClaimTx, campaignID int64, acct
 		}
 		g.window[i] = w
 	}
+	if err := keepCounts(ctx, tx, g.gates, now); err != nil {
+		return nil, err
+	}
 	gap, err := tx.PairGap(ctx, campaignID)
 	if err != nil {
 		return nil, err

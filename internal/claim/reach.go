@@ -14,7 +14,7 @@ import (
 // much of the window is used.
 type reachGate struct {
 	reach   ratelimit.Reach
-	members []int64 // account ids
+	scope   store.ReachScope // whose sends count: every account that counts
 	counted bool
 	since   time.Time // sends after it are in the window
 	used    int
@@ -29,12 +29,14 @@ func gateFor(ctx context.Context, tx store.ClaimTx, a store.ClaimAccount) (*reac
 		return nil, err
 	}
 	g := &reachGate{reach: ratelimit.Reach{Limit: limit, Margin: a.Margin}}
-	if a.PortfolioID == 0 {
-		g.members = []int64{a.ID}
-		return g, nil
+	members := []int64{a.ID}
+	if a.PortfolioID != 0 {
+		if members, err = tx.Members(ctx, a.PortfolioID); err != nil {
+			return nil, err
+		}
 	}
-	g.members, err = tx.Members(ctx, a.PortfolioID)
-	return g, err
+	g.scope = store.ScopeOf(a.ID, a.PortfolioID, members)
+	return g, nil
 }
 
 // reachGates returns the gate of each account (accounts of one portfolio
@@ -57,13 +59,14 @@ func reachGates(ctx context.Context, tx store.ClaimTx, accts []store.ClaimAccoun
 }
 
 // count reads how many distinct recipients the portfolio's numbers
-// messaged in the window ending at now, once per claim.
+// messaged in the window ending at now, once per claim: its running count,
+// moved to now.
 func (g *reachGate) count(ctx context.Context, tx store.ClaimTx, now time.Time) error {
-	if g.counted || len(g.members) == 0 {
+	if g.counted || len(g.scope.Members) == 0 {
 		return nil
 	}
 	g.since = now.Add(-ratelimit.ReachWindow)
-	n, err := tx.ReachCount(ctx, g.members, g.since)
+	n, err := tx.ReachCount(ctx, g.scope, g.since)
 	if err != nil {
 		return err
 	}
@@ -71,11 +74,23 @@ func (g *reachGate) count(ctx context.Context, tx store.ClaimTx, now time.Time) 
 	return nil
 }
 
+// keepCounts moves every portfolio's running count to now, limited or
+// not: status reads the counts a claim keeps, and a count left behind
+// would cost its next reader the sends since.
+func keepCounts(ctx context.Context, tx store.ClaimTx, gates []*reachGate, now time.Time) error {
+	for _, g := range gates {
+		if err := g.count(ctx, tx, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // findOldest reads the oldest of the latest sends to the recipients in the
 // window: when it leaves, there is room again.
 func (g *reachGate) findOldest(ctx context.Context, tx store.ClaimTx) error {
 	var err error
-	g.oldest, err = tx.ReachOldest(ctx, g.members, g.since)
+	g.oldest, err = tx.ReachOldest(ctx, g.scope.Members, g.since)
 	return err
 }
 
@@ -90,7 +105,7 @@ func (g *reachGate) windowFor(ctx context.Context, tx store.ClaimTx, c store.Las
 	if err := g.count(ctx, tx, now); err != nil {
 		return w, err
 	}
-	for _, id := range g.members {
+	for _, id := range g.scope.Members {
 		if at := c.ByAccount[id]; at.After(w.Last) {
 			w.Last = at
 		}

@@ -15,6 +15,11 @@ import (
 	"github.com/wasend/wasend/internal/store"
 )
 
+// ElsewhereReason is the error message of a row skipped because another
+// host sharing the limits sent its recipient the same message within 24 h,
+// or has it in flight (campaign.MoveSkipElsewhere).
+const ElsewhereReason = "sent by another host sharing the limits (or in flight there) within 24 h; not sent again"
+
 // sharedClaimID names a row's attempt among every host's: the same row
 // and attempt asked again (a retried transaction, a claim rolled back
 // after its admission) is a replay that spends nothing twice.

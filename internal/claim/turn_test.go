@@ -2,6 +2,7 @@ package claim
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,10 +11,11 @@ import (
 )
 
 // The turn is weighted fair queuing over what the store read: a higher
-// class holds the claim back; within the class the campaign furthest
-// behind by served/weight goes, as many tokens as keep it no further ahead
-// than the next; one that comes back starts a token behind the least
-// served.
+// class holds the claim back; within the class a campaign takes tokens as
+// long as it stays within turnLag of the least served by served/weight,
+// and waits past it; one that comes back from further behind starts a
+// token behind the least served, one that competed all along keeps what
+// it is owed.
 func TestDecideTurn(t *testing.T) {
 	normal := func(w int) campaign.Share { return campaign.Share{Priority: campaign.Normal, Weight: w} }
 	tests := []struct {
@@ -23,24 +25,42 @@ func TestDecideTurn(t *testing.T) {
 		wantServed    float64
 		wantCompeting bool
 		wantWait      time.Duration // 0: no wait
+		wantOnly      []int64       // nil: every account of mine (1 and 2)
 	}{
-		{"alone", store.ClaimTurn{Share: normal(1), Served: 7}, 64, 7, false, 0},
+		{"alone", store.ClaimTurn{Share: normal(1), Served: 7}, 64, 7, false, 0, nil},
 		{"a higher class competes", store.ClaimTurn{Share: normal(1),
-			Others: []store.Competitor{{Priority: campaign.High, Weight: 1}}}, 0, 0, false, time.Second},
+			Others: []store.Competitor{{Priority: campaign.High, Weight: 1}}}, 0, 0, false, time.Second, nil},
 		{"a lower class does not", store.ClaimTurn{Share: normal(1), Served: 3,
-			Others: []store.Competitor{{Priority: campaign.Low, Served: 0, Weight: 1}}}, 64, 3, false, 0},
-		{"behind: tokens up to the other's next", store.ClaimTurn{Share: normal(1), Served: 4.5,
-			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1}}}, 1, 4.5, true, 0},
-		{"a heavier weight: more tokens before the other's next", store.ClaimTurn{Share: normal(2), Served: 4.5,
-			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1}}}, 3, 4.5, true, 0},
-		{"ahead: the other goes first", store.ClaimTurn{Share: normal(1), Served: 9,
-			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1}}}, 0, 0, true, 100 * time.Millisecond},
-		{"back after a while: a token behind the least served", store.ClaimTurn{Share: normal(1), Served: 0,
-			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1}}}, 2, 4, true, 0},
+			Others: []store.Competitor{{Priority: campaign.Low, Served: 0, Weight: 1}}}, 64, 3, false, 0, nil},
+		{"behind: tokens up to turnLag ahead of the other", store.ClaimTurn{Share: normal(1), Served: 4.5,
+			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1}}}, turnLag, 4.5, true, 0, nil},
+		{"a heavier weight: more tokens before the lag", store.ClaimTurn{Share: normal(2), Served: 4.5,
+			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1}}}, 2*turnLag + 1, 4.5, true, 0, nil},
+		{"the least of several others bounds it", store.ClaimTurn{Share: normal(1), Served: 6,
+			Others: []store.Competitor{{Priority: campaign.Normal, Served: 9, Weight: 1}, {Priority: campaign.Normal, Served: 5, Weight: 3}}}, turnLag - 1, 6, true, 0, nil},
+		{"ahead within the lag: the rest of it", store.ClaimTurn{Share: normal(1), Served: 9,
+			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1}}}, turnLag - 4, 9, true, 0, nil},
+		{"ahead by the lag: the other goes first", store.ClaimTurn{Share: normal(1), Served: 5 + turnLag,
+			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1}}}, 0, 0, true, turnWait, nil},
+		{"behind all along: keeps what it is owed", store.ClaimTurn{Share: normal(1), Served: 5 - turnLag,
+			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1}}}, 2 * turnLag, 5 - turnLag, true, 0, nil},
+		{"back from further behind: a token behind the least served", store.ClaimTurn{Share: normal(1), Served: 0,
+			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5 + turnLag, Weight: 1}}}, turnLag + 1, 4 + turnLag, true, 0, nil},
+		{"a higher class on other numbers does not hold it back", store.ClaimTurn{Share: normal(1), Served: 3,
+			Others: []store.Competitor{{Priority: campaign.High, Weight: 1, Excluded: []int64{1, 2}}}}, 64, 3, false, 0, nil},
+		{"a higher class on one of them: the other", store.ClaimTurn{Share: normal(1), Served: 3,
+			Others: []store.Competitor{{Priority: campaign.High, Weight: 1, Excluded: []int64{2}}}}, 64, 3, false, 0, []int64{2}},
+		{"ahead by the lag of one that may not use 2: 2's tokens, not booked", store.ClaimTurn{Share: normal(1), Served: 5 + turnLag,
+			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1, Excluded: []int64{2}}}}, 64, 5 + turnLag, false, 0, []int64{2}},
+		{"ahead by the lag of one that may use both: waits though a third may not use 2", store.ClaimTurn{Share: normal(1), Served: 5 + turnLag,
+			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1}, {Priority: campaign.Normal, Served: 5, Weight: 1, Excluded: []int64{2}}}},
+			0, 0, true, turnWait, nil},
+		{"one of the class on other numbers does not compete", store.ClaimTurn{Share: normal(1), Served: 50,
+			Others: []store.Competitor{{Priority: campaign.Normal, Served: 5, Weight: 1, Excluded: []int64{1, 2, 3}}}}, 64, 50, false, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decideTurn(1, tt.ct, t0, 64)
+			got, err := decideTurn(1, tt.ct, []int64{1, 2}, t0, 64)
 			var we *campaign.WaitError
 			if tt.wantWait != 0 {
 				if !errors.As(err, &we) || we.Reason != campaign.WaitPriority || !we.Until.Equal(t0.Add(tt.wantWait)) {
@@ -51,9 +71,9 @@ func TestDecideTurn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.max != tt.wantMax || got.served != tt.wantServed || got.competing != tt.wantCompeting {
-				t.Errorf("turn: max %d, served %v, competing %v; want %d, %v, %v",
-					got.max, got.served, got.competing, tt.wantMax, tt.wantServed, tt.wantCompeting)
+			if got.max != tt.wantMax || got.served != tt.wantServed || got.competing != tt.wantCompeting || !slices.Equal(got.only, tt.wantOnly) {
+				t.Errorf("turn: max %d, served %v, competing %v, only %v; want %d, %v, %v, %v",
+					got.max, got.served, got.competing, got.only, tt.wantMax, tt.wantServed, tt.wantCompeting, tt.wantOnly)
 			}
 		})
 	}

@@ -58,9 +58,12 @@ var walkSteps = []step{
 	{cmd: "wasend campaign run promo.csv --template spring_sale --lang en_US --params name,code",
 		want: []string{"campaign 1 finished: 5 recipients, sent 4, failed 1"}},
 	{cmd: "wasend status", want: []string{"Accounts", "main-01", "promo.csv"}},
+	{cmd: "wasend top", skip: "a full-screen program (the alternate screen hides the shell's history the walk-through reads): " +
+		"TestTopInTmux (walkthrough tag) runs it at 80×24 beside a sending campaign, pauses it with p and quits with q"},
 	// The tour's number has no WABA id: a warning with its fix, not a failure.
 	{cmd: "wasend doctor", want: []string{"account main-01", "no WABA id", "ready to send"}},
 	{cmd: "wasend campaign failed 1", want: []string{failing, "131026"}},
+	{cmd: "wasend report 1 --html report-1.html", want: []string{"wrote the report of campaign 1 to report-1.html"}},
 	{cmd: "wasend campaign retry 1 --all-failed && wasend campaign run --resume 1",
 		want: []string{"1 failed message(s) queued again", "sent 4, failed 1"}},
 	// Campaign 1's rows no status reported delivered (the tour has no

@@ -31,6 +31,13 @@ func (f DeliveryFigures) DeliveredRate() float64 { return ratio(f.Delivered, f.S
 // ReadRate is read over delivered.
 func (f DeliveryFigures) ReadRate() float64 { return ratio(f.Read, f.Delivered) }
 
+// AnyReport says whether a webhook said anything of these messages: a
+// delivery state, a failure after send or a reply. Until one did, the
+// figures are not shown (show --json has no delivery object).
+func (f DeliveryFigures) AnyReport() bool {
+	return f.Reported != 0 || f.FailedAfterSend != 0 || f.Replied != 0
+}
+
 // CampaignDelivery reads a campaign's delivery figures.
 func (r *Reader) CampaignDelivery(ctx context.Context, id int64) (DeliveryFigures, error) {
 	var f DeliveryFigures

@@ -20,6 +20,7 @@ var (
 	ErrNoCountryCode = errors.New("a national number without its country; pass --region CC (e.g. --region DE) or write it with +CC")
 	ErrInvalidNumber = errors.New("not a valid phone number")
 	ErrUnknownRegion = errors.New("unknown region")
+	ErrUserID        = errors.New("not a business-scoped user id")
 )
 
 // maxDigits is E.164's limit; minDigits is below the shortest real

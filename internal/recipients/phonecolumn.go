@@ -19,11 +19,17 @@ type PhoneColumn struct {
 	Index  int      // its position in the header, from 0
 	Named  bool     // given by Options.PhoneColumn (--phone-column), not picked
 	Unused []string // the header's other phone-like columns, in header order
+	// UserIDs is the column business-scoped user ids are read from, ""
+	// when the file has none.
+	UserIDs string
 }
 
 // String is the column and the phone-like ones not used, as every command
 // shows it after "phone column: ".
 func (c PhoneColumn) String() string {
+	if c.Index < 0 {
+		return "none (user ids only, from " + strconv.Quote(c.UserIDs) + ")"
+	}
 	s := strconv.Quote(c.Name)
 	var notes []string
 	if c.Named {
@@ -35,6 +41,9 @@ func (c PhoneColumn) String() string {
 			q[i] = strconv.Quote(u)
 		}
 		notes = append(notes, "also phone-like, not used: "+strings.Join(q, ", "))
+	}
+	if c.UserIDs != "" {
+		notes = append(notes, "user ids from "+strconv.Quote(c.UserIDs))
 	}
 	if len(notes) > 0 {
 		s += " (" + strings.Join(notes, "; ") + ")"

@@ -46,6 +46,10 @@ const (
 	MaxButtonURLLen  = 2000
 )
 
+// userIDColumns name a column of business-scoped user ids, in order of
+// preference.
+var userIDColumns = []string{"user_id", "bsuid", "wa_user_id"}
+
 // tzColumns name a recipient's IANA time zone, in order of preference.
 var tzColumns = []string{"tz", "timezone", "time_zone"}
 
@@ -54,11 +58,14 @@ var placeholder = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 
 // Options say how to read a recipient list.
 type Options struct {
-	Region      string   // default country (ISO 3166 alpha-2, e.g. "DE") for national-format numbers; "" = only international numbers accepted
-	PhoneColumn string   // "" = auto: the best phone-like column (PickPhoneColumn)
-	Params      []string // columns whose values fill template body parameters {{1}}, {{2}}, … in order
-	Text        string   // plain-text message with {{column}} placeholders; may be used with or without Params
-	NamedParams bool     // Params are named body parameters: reasons say {{column}}, not {{1}}
+	Region      string // default country (ISO 3166 alpha-2, e.g. "DE") for national-format numbers; "" = only international numbers accepted
+	PhoneColumn string // "" = auto: the best phone-like column (PickPhoneColumn)
+	// UserIDColumn names the column of business-scoped user ids; "" =
+	// auto: user_id, bsuid or wa_user_id when the header has one.
+	UserIDColumn string
+	Params       []string // columns whose values fill template body parameters {{1}}, {{2}}, … in order
+	Text         string   // plain-text message with {{column}} placeholders; may be used with or without Params
+	NamedParams  bool     // Params are named body parameters: reasons say {{column}}, not {{1}}
 	// Header is the column of the template's header parameter, nil for none.
 	Header *campaign.Header
 	// Buttons are the columns of URL button parameters.
@@ -72,9 +79,16 @@ type Options struct {
 
 // Row is one usable recipient.
 type Row struct {
-	Line    int      // 1-based line where the record starts (the header is usually line 1)
-	Input   string   // phone as written, without surrounding spaces
-	Phone   string   // E.164 with '+'
+	Line  int    // 1-based line where the record starts (the header is usually line 1)
+	Input string // phone as written, without surrounding spaces (the user id when the phone is empty)
+	// Phone is the recipient: E.164 with '+', or the business-scoped user
+	// id of a row with none (campaign.IsBSUID; sent in the request's
+	// recipient field).
+	Phone string
+	// UserID is the row's business-scoped user id ("" when none): from
+	// the user id column, or the phone column when it holds one. A row
+	// with a phone and a user id is sent to the phone.
+	UserID  string
 	Params  []string // values of Options.Params, in order, trimmed
 	Body    string   // Options.Text rendered with this row's values ("" when Text is "")
 	Header  string   // value of Options.Header's column, trimmed ("" when there is none)
@@ -174,7 +188,8 @@ type Reader struct {
 	region    string
 	regionCC  string
 	phone     PhoneColumn
-	phoneCol  int
+	phoneCol  int // -1: no phone column, user ids only
+	userCol   int // -1: no user id column
 	paramCols []int
 	paramWhat []string // how reasons name each parameter: "parameter {{1}}"
 	headerTyp campaign.HeaderType
@@ -313,12 +328,35 @@ func (rd *Reader) resolve(opts Options, line int) error {
 	}
 	headerList := strings.Join(rd.header, ", ")
 
+	rd.userCol = -1
+	if name := opts.UserIDColumn; name != "" {
+		i, ok := lookup(name)
+		if !ok {
+			return fmt.Errorf("%s:%d: %w %q named with --user-id-column (header: %s)", rd.file, line, ErrUnknownColumn, name, headerList)
+		}
+		rd.userCol = i
+	} else {
+		for _, name := range userIDColumns {
+			if i, ok := index[name]; ok {
+				rd.userCol = i
+				break
+			}
+		}
+	}
+	rd.needed = rd.userCol + 1
+
 	phone, err := PickPhoneColumn(rd.header, opts.PhoneColumn)
-	if err != nil {
+	switch {
+	case err != nil && opts.PhoneColumn == "" && rd.userCol >= 0:
+		// A list of people known only by their user ids.
+		phone, err = PhoneColumn{Index: -1}, nil
+	case err != nil:
 		return fmt.Errorf("%s:%d: %w (header: %s)", rd.file, line, err, headerList)
+	case phone.Index == rd.userCol:
+		return fmt.Errorf("%s:%d: column %q is both the phone and the user id column", rd.file, line, phone.Name)
 	}
 	rd.phone, rd.phoneCol = phone, phone.Index
-	rd.needed = rd.phoneCol + 1
+	rd.needed = max(rd.needed, rd.phoneCol+1)
 
 	for n, p := range opts.Params {
 		i, ok := lookup(p)
@@ -451,12 +489,10 @@ func (rd *Reader) row(rec []string, line int) (Row, error) {
 				Reason: fmt.Sprintf("field of %d bytes, over the %d KiB limit", len(v), MaxField>>10)}
 		}
 	}
-	input := strings.TrimSpace(rec[rd.phoneCol])
-	phone, err := normalizePhone(input, rd.region, rd.regionCC)
-	if err != nil {
-		return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(rd.phoneCol), Value: input, Reason: err.Error(), Err: err}
+	row, rerr := rd.recipient(rec, line)
+	if rerr != nil {
+		return Row{}, rerr
 	}
-	row := Row{Line: line, Input: input, Phone: phone}
 	if rd.tzCol >= 0 && rd.tzCol < len(rec) {
 		row.TZ = strings.TrimSpace(rec[rd.tzCol])
 	}
@@ -505,6 +541,57 @@ func (rd *Reader) row(rec []string, line int) (Row, error) {
 		row.Body = body
 	}
 	return row, nil
+}
+
+// recipient reads who a record is for: the phone column's number, or a
+// business-scoped user id (in the phone column, or the user id column).
+// A record with both is sent to the phone and keeps the user id.
+func (rd *Reader) recipient(rec []string, line int) (Row, *RowError) {
+	row := Row{Line: line}
+	if rd.userCol >= 0 {
+		if v := strings.TrimSpace(rec[rd.userCol]); v != "" {
+			if why := campaign.CheckBSUID(v); why != "" {
+				return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(rd.userCol), Value: v, Reason: why, Err: ErrUserID}
+			}
+			row.UserID = v
+		}
+	}
+	var input string
+	if rd.phoneCol >= 0 {
+		input = strings.TrimSpace(rec[rd.phoneCol])
+	}
+	switch {
+	case input == "" && row.UserID != "":
+		row.Input, row.Phone = row.UserID, row.UserID
+		return row, nil
+	case rd.phoneCol < 0:
+		return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(rd.userCol), Reason: "empty: no user id (and the file has no phone column)", Err: ErrEmpty}
+	case campaign.LooksLikeBSUID(input):
+		if why := campaign.CheckBSUID(input); why != "" {
+			return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(rd.phoneCol), Value: input, Reason: why, Err: ErrUserID}
+		}
+		if row.UserID != "" && row.UserID != input {
+			return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(rd.userCol), Value: row.UserID,
+				Reason: fmt.Sprintf("differs from the user id %s in column %s", input, rd.colName(rd.phoneCol)), Err: ErrUserID}
+		}
+		row.Input, row.Phone, row.UserID = input, input, input
+		return row, nil
+	}
+	phone, err := normalizePhone(input, rd.region, rd.regionCC)
+	if err != nil {
+		return Row{}, &RowError{File: rd.file, Line: line, Column: rd.colName(rd.phoneCol), Value: input, Reason: err.Error(), Err: err}
+	}
+	row.Input, row.Phone = input, phone
+	return row, nil
+}
+
+// UserIDColumn is the column business-scoped user ids are read from, ""
+// when the file has none.
+func (rd *Reader) UserIDColumn() string {
+	if rd.userCol < 0 {
+		return ""
+	}
+	return rd.colName(rd.userCol)
 }
 
 // checkParam returns why v cannot be a template parameter, or "". The Cloud
@@ -576,7 +663,11 @@ func (rd *Reader) render(rec []string, line int) (string, *RowError) {
 
 // PhoneColumn is the column the numbers are read from, and the header's
 // other phone-like columns.
-func (rd *Reader) PhoneColumn() PhoneColumn { return rd.phone }
+func (rd *Reader) PhoneColumn() PhoneColumn {
+	c := rd.phone
+	c.UserIDs = rd.UserIDColumn()
+	return c
+}
 
 func (rd *Reader) colName(i int) string { return strings.TrimSpace(rd.header[i]) }
 

@@ -42,7 +42,7 @@ func DeliveryOf(f readmodel.DeliveryFigures) *Delivery {
 // reported on it.
 func (r Reporter) Delivery(ctx context.Context, id int64, grace time.Duration) (*Delivery, error) {
 	fig, err := r.Reads.CampaignDelivery(ctx, id)
-	if err != nil || (fig.Reported == 0 && fig.FailedAfterSend == 0 && fig.Replied == 0) {
+	if err != nil || !fig.AnyReport() {
 		return nil, err
 	}
 	d := DeliveryOf(fig)

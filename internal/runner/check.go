@@ -86,6 +86,9 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 		return Summary{}, err
 	}
 	so := ro.screen(spec, lists, nil)
+	if so.PhoneOnly, err = phoneOnly(ctx, lists, spec); err != nil {
+		return Summary{}, err
+	}
 	if ro.Schedule.Window != nil {
 		so.Zones = newZoneFinder(ro.Schedule, time.Now()).of
 	}

@@ -51,6 +51,11 @@ var corpus = []corpusCase{
 	{file: "crm_export.csv", spec: params("First Name"), read: runner.ReadOptions{Region: "US"}},
 	{file: "crm_export.csv", variant: "phone-column", spec: params("First Name"), read: runner.ReadOptions{Region: "US", PhoneColumn: "Phone"}},
 	{file: "duplicate_header.csv", spec: params("name")},
+	// People known by business-scoped user ids (issue 27): alone, beside
+	// a phone, in the phone column, and a column named with --user-id-column.
+	{file: "user_ids.csv", spec: params("name")},
+	{file: "user_ids_only.csv", spec: params("name")},
+	{file: "user_ids_named.csv", spec: params("name"), read: runner.ReadOptions{UserIDColumn: "Customer Key"}},
 	{file: "duplicates.csv", spec: params("name")},
 	{file: "empty.csv", spec: params()},
 	{file: "excel_export.csv", spec: params("vorname", "code"), read: runner.ReadOptions{Region: "DE"}},

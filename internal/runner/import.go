@@ -66,7 +66,7 @@ func Fingerprint(file io.Reader, spec campaign.Spec, ro ReadOptions) (string, er
 	meta, _ := json.Marshal(struct {
 		Spec campaign.Spec
 		Read sourceRead
-	}{spec, sourceRead{strings.ToUpper(ro.Region), ro.Delimiter, ro.PhoneColumn, ro.SkipContactedWithin, ro.Shard.String()}})
+	}{spec, sourceRead{strings.ToUpper(ro.Region), ro.Delimiter, ro.PhoneColumn, ro.SkipContactedWithin, ro.Shard.String(), ro.UserIDColumn}})
 	h.Write([]byte{0})
 	h.Write(meta)
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -83,6 +83,7 @@ type sourceRead struct {
 	PhoneColumn         string
 	SkipContactedWithin time.Duration
 	Shard               string `json:",omitempty"`
+	UserIDColumn        string `json:",omitempty"` // --user-id-column: keys stored before it stay as they were
 }
 
 // Prepare finds or creates the campaign to run.
@@ -208,6 +209,9 @@ type ReadOptions struct {
 	Region      string // default country of national numbers
 	Delimiter   rune   // 0: detect from the header
 	PhoneColumn string // "": the first of phone, mobile, msisdn, wa_id or number
+	// UserIDColumn names the column of business-scoped user ids (--user-id-column);
+	// "": user_id, bsuid or wa_user_id when the file has one.
+	UserIDColumn string
 	// SkipContactedWithin skips numbers any campaign sent to within this
 	// long (protection against 131049 and the pair limit); 0: off.
 	SkipContactedWithin time.Duration
@@ -242,7 +246,7 @@ const (
 func ParseShard(s string) (screen.Shard, error) { return screen.ParseShard(s) }
 
 func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
-	return recipients.Options{Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn,
+	return recipients.Options{Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, UserIDColumn: ro.UserIDColumn,
 		Params: spec.Params, Text: spec.Text, NamedParams: spec.NamedParams, Header: spec.Header, Buttons: spec.Buttons}
 }
 
@@ -260,6 +264,9 @@ type storeLists struct {
 func (ro ReadOptions) screen(spec campaign.Spec, lists screen.Lists, prior *numberset.Set) screen.Options {
 	so := screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
 		Shard: ro.Shard}
+	if l, ok := lists.(screen.Links); ok {
+		so.Links = l // the store's phone ↔ user id links
+	}
 	if l, ok := lists.(lastWriter); ok && spec.Kind == campaign.KindText && !ro.IgnoreWindow {
 		now := ro.Now
 		if now.IsZero() {
@@ -329,6 +336,9 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 		ro.Now = st.Now()
 	}
 	so := ro.screen(c.Spec, Lists(st), priorSet)
+	if so.PhoneOnly, err = phoneOnly(ctx, so.Lists, c.Spec); err != nil {
+		return res, err
+	}
 	if c.Schedule.Window != nil {
 		so.Zones = newZoneFinder(c.Schedule, st.Now()).of
 	}

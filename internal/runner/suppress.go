@@ -66,13 +66,14 @@ func ReadSuppressions(ctx context.Context, path, region, reason string, skip fun
 	return list, nil
 }
 
-// NormalizePhones turns command-line numbers into E.164, without repeats,
+// NormalizePhones turns command-line numbers into E.164 (a business-scoped
+// user id stays as written), without repeats,
 // in the order given; bad says why each invalid one is ("input": reason).
 // The error is ErrUnknownRegion when region is not a country.
 func NormalizePhones(args []string, region string) (phones, bad []string, err error) {
 	seen := map[string]bool{}
 	for _, a := range args {
-		p, err := recipients.NormalizePhone(a, region)
+		p, err := normalizeRecipient(a, region)
 		if errors.Is(err, recipients.ErrUnknownRegion) {
 			return nil, nil, err
 		}

@@ -25,6 +25,8 @@ func TestNormalizePhones(t *testing.T) {
 		{name: "order kept", args: []string{"+4915100000002", "+4915100000001"}, wantOut: []string{"+4915100000002", "+4915100000001"}},
 		{name: "invalid ones said, valid kept", args: []string{"abc", "+4915100000001", "0151"}, wantOut: []string{"+4915100000001"}, wantBad: 2},
 		{name: "national without a region", args: []string{"015112345678"}, wantBad: 1},
+		{name: "business-scoped user ids as written", args: []string{"US.13491208655302741918", "+4915100000001", "us.1", "US.13491208655302741918"},
+			wantOut: []string{"US.13491208655302741918", "+4915100000001"}, wantBad: 1},
 		{name: "unknown region", args: []string{"015112345678"}, region: "XX", wantError: ErrUnknownRegion},
 	}
 	for _, tc := range tests {

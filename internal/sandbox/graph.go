@@ -133,8 +133,9 @@ type successBody struct {
 }
 
 type contact struct {
-	Input string `json:"input"`
-	WaID  string `json:"wa_id"`
+	Input  string `json:"input"`
+	WaID   string `json:"wa_id,omitempty"`   // a send to a number
+	UserID string `json:"user_id,omitempty"` // a send to a business-scoped user id
 }
 
 type message struct {
@@ -154,6 +155,7 @@ type inMessage struct {
 	MessagingProduct string `json:"messaging_product"`
 	RecipientType    string `json:"recipient_type"`
 	To               string `json:"to"`
+	Recipient        string `json:"recipient"` // a business-scoped user id, sent to when to is absent
 	Type             string `json:"type"`
 	Template         *struct {
 		Name     string `json:"name"`
@@ -199,9 +201,11 @@ func parseMessage(body []byte) (inMessage, *requestError) {
 		return m, invalid("messaging_product must be \"whatsapp\", got %q", m.MessagingProduct)
 	case m.RecipientType != "" && m.RecipientType != "individual":
 		return m, invalid("recipient_type %q is not supported by the sandbox; use \"individual\"", m.RecipientType)
-	case m.To == "":
-		return m, invalid("missing required parameter to")
-	case waID(m.To) == "":
+	case m.To == "" && m.Recipient == "":
+		return m, invalid("missing required parameter to (or recipient, for a business-scoped user id)")
+	case m.To == "" && !isUserID(m.Recipient):
+		return m, invalid("parameter recipient %q is not a business-scoped user id", m.Recipient)
+	case m.To != "" && waID(m.To) == "" && !isUserID(m.To):
 		return m, invalid("parameter to %q is not a phone number", m.To)
 	case len(m.CallbackData) > 512:
 		return m, invalid("biz_opaque_callback_data is %d bytes, the limit is 512", len(m.CallbackData))
@@ -255,4 +259,76 @@ func waID(to string) string {
 		}
 	}
 	return b.String()
+}
+
+// Business-scoped user ids (docs/cloud-api.md#business-scoped-user-ids).
+// The sandbox stands for Meta, so it reads them by its own rule rather
+// than wasend's: a test then proves what wasend sends, not that two copies
+// of one function agree.
+
+// isUserID: two capital letters, a period, optionally ENT., then 1 to 128
+// letters or digits.
+func isUserID(s string) bool {
+	if len(s) < 4 || s[2] != '.' || s[0] < 'A' || s[0] > 'Z' || s[1] < 'A' || s[1] > 'Z' {
+		return false
+	}
+	id := strings.TrimPrefix(s[3:], "ENT.")
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// userIDOf is the business-scoped user id the sandbox gives the person at
+// number waID (ZZ: a code ISO 3166 leaves to users), so that its webhooks
+// carry one as Meta's do since April 2026.
+func userIDOf(waID string) string { return "ZZ." + waID }
+
+// person is who a request is for: the digits of to, or the user id in
+// recipient (to wins when both are given, as at Meta). A user id in to is
+// the person too, but inTo says Meta accepts it and never delivers it.
+func person(m inMessage) (who string, inTo bool) {
+	switch {
+	case m.To != "" && isUserID(m.To):
+		return m.To, true
+	case m.To != "":
+		return waID(m.To), false
+	}
+	return m.Recipient, false
+}
+
+// recipientFields are a status's recipient fields for who (a number's
+// digits or a user id): recipient_id with the number, recipient_user_id
+// always.
+func recipientFields(st map[string]any, who string) {
+	if isUserID(who) {
+		st["recipient_user_id"] = who
+		return
+	}
+	st["recipient_id"], st["recipient_user_id"] = who, userIDOf(who)
+}
+
+// sender is an inbound message's sender fields and its contacts entry
+// for who: a person known by a user id sends without from.
+func sender(msg map[string]any, who string) map[string]any {
+	name := "Sandbox " + who[max(0, len(who)-4):]
+	if isUserID(who) {
+		msg["from_user_id"] = who
+		return map[string]any{"profile": map[string]any{"name": name}, "user_id": who}
+	}
+	msg["from"], msg["from_user_id"] = who, userIDOf(who)
+	return map[string]any{"profile": map[string]any{"name": name}, "wa_id": who, "user_id": userIDOf(who)}
+}
+
+// acceptedKey is how Accepted names who: "+" and digits, or the user id.
+func acceptedKey(who string) string {
+	if isUserID(who) {
+		return who
+	}
+	return "+" + who
 }

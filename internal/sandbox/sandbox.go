@@ -50,6 +50,9 @@ const (
 	OutcomeThrottled     = "throttled"
 	OutcomePairThrottled = "pair-throttled"
 	OutcomeError         = "error" // any other Graph error
+	// OutcomeIgnored is a 200 for a business-scoped user id sent in to:
+	// Meta answers it with a message id and never delivers it.
+	OutcomeIgnored = "ignored"
 )
 
 // Options configure a Server; zero values get defaults.
@@ -174,6 +177,7 @@ type Record struct {
 	At            time.Time `json:"at"`
 	PhoneNumberID string    `json:"phone_number_id"`
 	To            string    `json:"to,omitempty"`
+	Recipient     string    `json:"recipient,omitempty"` // a business-scoped user id, sent in recipient
 	Template      string    `json:"template,omitempty"`
 	CallbackData  string    `json:"callback_data,omitempty"`
 	HTTPStatus    int       `json:"http_status"`
@@ -351,7 +355,9 @@ type answer struct {
 	retryAfter time.Duration
 	outcome    string
 	wamid      string
-	to, waID   string
+	to         string        // the request's to (or recipient) as written
+	waID       string        // the person: a number's digits, or a user id (person)
+	userIDInTo bool          // a user id sent in to: answered, never delivered
 	delay      time.Duration // before answering: Options.Latency
 	delivery   string        // the final status webhooks will report
 	early      [][]byte      // status webhooks to post before answering
@@ -422,9 +428,18 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumb
 	}
 	writeJSON(w, a.status, successBody{
 		MessagingProduct: "whatsapp",
-		Contacts:         []contact{{Input: a.to, WaID: a.waID}},
+		Contacts:         []contact{a.contact()},
 		Messages:         []message{{ID: a.wamid, MessageStatus: "accepted"}},
 	})
+}
+
+// contact is the success body's contacts entry: wa_id for a send to a
+// number, user_id for one to a business-scoped user id.
+func (a *answer) contact() contact {
+	if isUserID(a.waID) {
+		return contact{Input: a.to, UserID: a.waID}
+	}
+	return contact{Input: a.to, WaID: a.waID}
 }
 
 // fail turns a into a Graph error answer. Only throttling answers carry
@@ -466,7 +481,11 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 
 	now := s.now()
 	s.seq++
-	a := answer{to: msg.To, waID: waID(msg.To), traceID: s.traceID(), delay: s.latency.Base}
+	who, inTo := person(msg)
+	a := answer{to: msg.To, waID: who, traceID: s.traceID(), delay: s.latency.Base, userIDInTo: inTo}
+	if msg.To == "" {
+		a.to = msg.Recipient
+	}
 	if j := s.latency.Jitter; j > 0 {
 		a.delay += time.Duration((2*s.delays.Float64() - 1) * float64(j))
 	}
@@ -476,6 +495,7 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 		At:            now,
 		PhoneNumberID: phoneNumberID,
 		To:            msg.To,
+		Recipient:     msg.Recipient,
 		CallbackData:  msg.CallbackData,
 		HTTPStatus:    a.status,
 		Code:          a.code,
@@ -586,9 +606,15 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	case slow < f.Slow:
 		a.outcome = OutcomeSlow
 	}
+	if a.userIDInTo {
+		// Meta's answer to a user id in to: 200 and a message id, then
+		// nothing: no delivery, no status webhook.
+		a.outcome = OutcomeIgnored
+		return
+	}
 	s.lastSent[pair] = now
 	s.acceptedBy[phoneNumberID]++
-	s.accepted["+"+a.waID]++
+	s.accepted[acceptedKey(a.waID)]++
 	if s.hooks != nil {
 		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, now)
 		s.noteAnswerLocked(a.wamid, a.waID, now)

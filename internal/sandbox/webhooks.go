@@ -134,7 +134,7 @@ func (h *webhooker) drawn(p float64) bool {
 // caller holds Server.mu.
 func (h *webhooker) plan(phoneNumberID, wamid, waID, callback string, now time.Time) (final string, early [][]byte) {
 	sts := []plannedStatus{{status: "sent", at: now.Add(time.Second)}}
-	d := &Delivery{WAMID: wamid, To: "+" + waID, CallbackData: callback}
+	d := &Delivery{WAMID: wamid, To: acceptedKey(waID), CallbackData: callback}
 	fail, read, reorder := h.rng.Float64() < h.o.Fail, h.rng.Float64() < h.o.Read, h.rng.Float64() < h.o.Reorder
 	optOut, lateFail, isEarly := h.drawn(h.o.OptOut), h.drawn(h.o.LateFail), h.drawn(h.o.Early)
 	switch {
@@ -262,8 +262,9 @@ func (h *webhooker) postOne(body []byte) bool {
 // statusBody is a messages webhook with one status, in Meta's shape.
 func statusBody(phoneNumberID, wamid, waID, callback string, s plannedStatus) []byte {
 	st := map[string]any{
-		"id": wamid, "status": s.status, "timestamp": strconv.FormatInt(s.at.Unix(), 10), "recipient_id": waID,
+		"id": wamid, "status": s.status, "timestamp": strconv.FormatInt(s.at.Unix(), 10),
 	}
+	recipientFields(st, waID)
 	if callback != "" {
 		st["biz_opaque_callback_data"] = callback
 	}
@@ -321,9 +322,9 @@ func (h *webhooker) answer(d *Delivery, phoneNumberID, wamid, waID string, now t
 		return nil
 	}
 	d.AnswerID = "wamid.in." + strings.TrimPrefix(wamid, "wamid.")
-	msg["from"], msg["id"], msg["timestamp"] = waID, d.AnswerID, strconv.FormatInt(now.Add(answerAfter).Unix(), 10)
+	msg["id"], msg["timestamp"] = d.AnswerID, strconv.FormatInt(now.Add(answerAfter).Unix(), 10)
 	return messagesBody(phoneNumberID, map[string]any{
-		"contacts": []any{map[string]any{"profile": map[string]any{"name": "Sandbox " + waID[max(0, len(waID)-4):]}, "wa_id": waID}},
+		"contacts": []any{sender(msg, waID)},
 		"messages": []any{msg},
 	})
 }

@@ -15,14 +15,20 @@
 //  5. contacted within: any campaign sent to it within --skip-contacted-within;
 //  6. same template: a campaign sent it the same template within
 //     SameTemplateWindow (unless --again);
-//  7. no service window: a free-form (text) message, and the number wrote
+//  7. phone only: an authentication template to a person known only by a
+//     business-scoped user id (Options.PhoneOnly);
+//  8. no service window: a free-form (text) message, and the number wrote
 //     nothing in the last 24 h (unless --ignore-window; service.go).
+//
+// With Options.Links, a person's number and user id are one recipient for
+// every rule (docs/recipients.md#recipients-without-a-phone-number).
 package screen
 
 import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,8 +135,28 @@ type Lists interface {
 	SentTemplateWithin(ctx context.Context, template string, d time.Duration) (map[string]Contact, error)
 }
 
+// Links are the phone ↔ business-scoped user id pairs learned from
+// webhooks (store.LinkedIn): with them one person is one person whichever
+// of the two a row gives.
+type Links interface {
+	// CountLinks is how many pairs are known (none: no lookups).
+	CountLinks(ctx context.Context) (int, error)
+	// LinkedIn returns, for each of ids that has a link, the ids of the
+	// same person.
+	LinkedIn(ctx context.Context, ids []string) (map[string][]string, error)
+}
+
 // Options say which rules apply.
 type Options struct {
+	// Links, when set, make the other rules see a person's number and user
+	// id as one: a row's duplicate, suppression and recent sends are
+	// found by either, and a row that gives only a user id whose number is
+	// known is sent to the number (the key the reach and the repeat guard
+	// count). nil: a row is its own recipient only.
+	Links Links
+	// PhoneOnly, when not "", skips rows whose recipient is a user id with
+	// this reason: authentication templates need a phone number.
+	PhoneOnly string
 	// Lists: the suppression list and the send history; nil screens for
 	// invalid rows and duplicates only.
 	Lists Lists
@@ -165,6 +191,7 @@ type Screen struct {
 	contacted    map[string]Contact
 	sameTemplate map[string]Contact
 	numbers      *numberset.Set
+	links        bool // Options.Links holds some
 	key          RecipientKey
 	// Already counts the rows whose number is in Options.Prior; AlreadyIn
 	// by the index they were added with.
@@ -180,6 +207,13 @@ type Screen struct {
 // New loads what the rules need from o.Lists.
 func New(ctx context.Context, o Options) (*Screen, error) {
 	s := &Screen{o: o, numbers: numberset.New()}
+	if o.Links != nil {
+		n, err := o.Links.CountLinks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.links = n > 0
+	}
 	if o.Lists == nil {
 		return s, nil
 	}
@@ -218,13 +252,17 @@ const (
 func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Verdict, skips []campaign.Skip, err error) {
 	verdicts = make([]Verdict, len(rows))
 	reasons := make([]string, len(rows))
+	ids, err := s.identities(ctx, rows)
+	if err != nil {
+		return nil, nil, err
+	}
 	var ask, askWindow []string
 	for i, r := range rows {
 		if !s.o.Shard.Has(r.Phone) {
 			verdicts[i] = Elsewhere
 			continue
 		}
-		if first, dup := s.numbers.Add(r.Phone, r.Line); dup {
+		if first, dup := s.seen(r, ids[i]); dup {
 			reasons[i] = DuplicateReason(first, r.Phone)
 			continue
 		}
@@ -241,6 +279,7 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 		}
 		if s.suppressions {
 			ask = append(ask, r.Phone)
+			ask = append(ask, ids[i]...)
 		}
 		if s.o.Window != nil {
 			askWindow = append(askWindow, r.Phone)
@@ -268,12 +307,14 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 			continue
 		}
 		if reasons[i] == "" {
-			if why, ok := suppressed[r.Phone]; ok {
+			if why, ok := lookup(suppressed, r.Phone, ids[i]); ok {
 				reasons[i] = SuppressedReason(why)
-			} else if c, ok := s.contacted[r.Phone]; ok {
+			} else if c, ok := lookup(s.contacted, r.Phone, ids[i]); ok {
 				reasons[i] = ContactedReason(s.o.ContactedWithin, c)
-			} else if c, ok := s.sameTemplate[r.Phone]; ok {
+			} else if c, ok := lookup(s.sameTemplate, r.Phone, ids[i]); ok {
 				reasons[i] = SameTemplateReason(s.o.Spec.Template, c)
+			} else if s.o.PhoneOnly != "" && campaign.IsBSUID(r.Phone) {
+				reasons[i] = s.o.PhoneOnly
 			} else if w := s.o.Window; w != nil && !campaign.WindowOpen(lastWrote[r.Phone], w.Now) {
 				reasons[i] = campaign.NoWindowReason(lastWrote[r.Phone])
 			}
@@ -298,6 +339,87 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 		skips = append(skips, campaign.Skip{Line: r.Line, Input: r.Input, Reason: reasons[i]})
 	}
 	return verdicts, skips, nil
+}
+
+// identities resolves each row's recipient through the links (a user id
+// whose number is known is sent to the number) and returns the row's other
+// ids: its user id and every id linked to it. A row without a user id
+// and without links has none.
+func (s *Screen) identities(ctx context.Context, rows []recipients.Row) ([][]string, error) {
+	ids := make([][]string, len(rows))
+	var links map[string][]string
+	if s.links {
+		var ask []string
+		for _, r := range rows {
+			ask = append(ask, r.Phone)
+			if r.UserID != "" && r.UserID != r.Phone {
+				ask = append(ask, r.UserID)
+			}
+		}
+		var err error
+		if links, err = s.o.Links.LinkedIn(ctx, ask); err != nil {
+			return nil, err
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		if campaign.IsBSUID(r.Phone) {
+			for _, id := range links[r.Phone] {
+				if !campaign.IsBSUID(id) {
+					// Meta recommends the number when it is known; the
+					// row is then one recipient with the number's rows.
+					r.Phone = id
+					break
+				}
+			}
+		}
+		var other []string
+		add := func(id string) {
+			if id != "" && id != r.Phone && !slices.Contains(other, id) {
+				other = append(other, id)
+			}
+		}
+		add(r.UserID)
+		for _, id := range links[r.Phone] {
+			add(id)
+		}
+		for _, id := range links[r.UserID] {
+			add(id)
+		}
+		ids[i] = other
+	}
+	return ids, nil
+}
+
+// seen adds a row's recipient and its other ids to the set of the file's
+// people, unless one of them was there: then it returns that line.
+func (s *Screen) seen(r recipients.Row, other []string) (first int, dup bool) {
+	for _, id := range other {
+		if line, ok := s.numbers.Line(id); ok {
+			return line, true
+		}
+	}
+	if first, dup := s.numbers.Add(r.Phone, r.Line); dup {
+		return first, true
+	}
+	for _, id := range other {
+		s.numbers.Add(id, r.Line)
+	}
+	return 0, false
+}
+
+// lookup finds a row in a list by its recipient or any of its other ids.
+func lookup[V any](list map[string]V, phone string, other []string) (V, bool) {
+	if v, ok := list[phone]; ok {
+		return v, true
+	}
+	for _, id := range other {
+		if v, ok := list[id]; ok {
+			return v, true
+		}
+	}
+	var zero V
+	return zero, false
 }
 
 // Key is the recipient set's key so far: every distinct valid number

@@ -7,5 +7,5 @@ import (
 
 // The store's own tests claim through internal/claim (claimhook_test.go).
 func init() {
-	store.SetTestLedger(func(s *store.Store) store.TestLedger { return claim.New(s) }, claim.MaxHeldPerClaim)
+	store.SetTestLedger(func(s *store.Store) store.TestLedger { return claim.New(s) })
 }

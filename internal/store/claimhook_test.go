@@ -16,20 +16,12 @@ import (
 type TestLedger interface {
 	ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error)
 	RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) ([]campaign.Claim, error, error)
-	GiveBackRefunds(ctx context.Context) error
 }
 
-var (
-	testLedger func(*Store) TestLedger
-	// maxHeldPerClaim is claim.MaxHeldPerClaim.
-	maxHeldPerClaim int
-)
+var testLedger func(*Store) TestLedger
 
-// SetTestLedger sets how this package's tests reach the claim, and the
-// claim's bound on the rows it holds for their window.
-func SetTestLedger(f func(*Store) TestLedger, heldPerClaim int) {
-	testLedger, maxHeldPerClaim = f, heldPerClaim
-}
+// SetTestLedger sets how this package's tests reach the claim.
+func SetTestLedger(f func(*Store) TestLedger) { testLedger = f }
 
 func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
 	return testLedger(s).ClaimN(ctx, campaignID, runner, now, max)
@@ -38,5 +30,3 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 func (s *Store) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) ([]campaign.Claim, error, error) {
 	return testLedger(s).RecordAndClaimN(ctx, runner, rs, campaignID, now, max)
 }
-
-func (s *Store) GiveBackRefunds(ctx context.Context) error { return testLedger(s).GiveBackRefunds(ctx) }

@@ -3,10 +3,8 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -65,31 +63,14 @@ func limitsHost(ctx context.Context, s *Store) (string, error) {
 // limits: claim ids start with it, so two hosts never use the same one.
 const hostKey = "limits_host"
 
-// sharedClaimID names a row's attempt among every host's: the same row
-// and attempt asked again (a retried transaction, a claim rolled back
-// after its admission) is a replay that spends nothing twice.
-func sharedClaimID(host string, messageID int64, attempt int) string {
-	return host + ":" + strconv.FormatInt(messageID, 10) + ":" + strconv.Itoa(attempt)
-}
-
-// ElsewhereReason is the error message of a row skipped because another
-// host sharing the limits sent its recipient the same message within 24 h,
-// or has it in flight (campaign.MoveSkipElsewhere).
-const ElsewhereReason = "sent by another host sharing the limits (or in flight there) within 24 h; not sent again"
-
 // repeatGuard names the campaign's message for the repeat guard across
-// hosts: its template, as the same-template rule of an import reads it,
-// or a digest of its text.
+// hosts (campaign.RepeatGuard).
 func repeatGuard(ctx context.Context, q querier, campaignID int64) (string, error) {
 	var kind, template, text string
 	if err := q.QueryRowContext(ctx, `SELECT kind, template, text FROM campaigns WHERE id = ?`, campaignID).Scan(&kind, &template, &text); err != nil {
 		return "", fmt.Errorf("read the message of campaign %d: %w", campaignID, err)
 	}
-	if campaign.MessageKind(kind) == campaign.KindTemplate {
-		return "t:" + template, nil
-	}
-	sum := sha256.Sum256([]byte(text))
-	return "x:" + hex.EncodeToString(sum[:16]), nil
+	return campaign.RepeatGuard(campaign.MessageKind(kind), template, text), nil
 }
 
 // GateAccount is an account's name in the shared limits: its phone number

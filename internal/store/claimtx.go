@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -95,9 +98,10 @@ type ClaimTx interface {
 	// removed and disabled ones too.
 	ReachLimit(ctx context.Context, a ClaimAccount) (int, error)
 	Members(ctx context.Context, portfolioID int64) ([]int64, error)
-	// ReachCount is how many distinct recipients the accounts messaged
-	// after since; ReachOldest the oldest of their latest sends then.
-	ReachCount(ctx context.Context, members []int64, since time.Time) (int, error)
+	// ReachCount is how many distinct recipients the scope's accounts
+	// messaged after since, its running count moved to since; ReachOldest
+	// the oldest of their latest sends then.
+	ReachCount(ctx context.Context, s ReachScope, since time.Time) (int, error)
 	ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error)
 	LastContacts(ctx context.Context, phones []string) (map[string]LastContact, error)
 	LogContacts(ctx context.Context, cs []campaign.Claim) error
@@ -138,6 +142,19 @@ type Competitor struct {
 	Priority campaign.Priority
 	Served   float64
 	Weight   int
+	// Excluded are the accounts it may not send from (campaign_accounts):
+	// their tokens are not its to claim.
+	Excluded []int64
+}
+
+// Uses reports whether the competitor may send from one of accounts.
+func (o Competitor) Uses(accounts []int64) bool {
+	for _, a := range accounts {
+		if !slices.Contains(o.Excluded, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // DueRow is a pending row with the suppression list's word on it.
@@ -315,7 +332,9 @@ func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (Clai
 		return t, fmt.Errorf("read priority of campaign %d: %w", id, err)
 	}
 	t.Share.Borrow, t.Idle = time.Duration(borrow), idleFor != 0
-	rows, err := c.tx.QueryContext(ctx, `SELECT c.priority, c.served, c.weight FROM campaigns c
+	rows, err := c.tx.QueryContext(ctx, `SELECT c.priority, c.served, c.weight,
+			coalesce((SELECT group_concat(x.account_id) FROM campaign_accounts x WHERE x.campaign_id = c.id), '')
+		FROM campaigns c
 		WHERE c.id <> ?1 AND c.state = 'running' AND c.cancelled_at IS NULL AND (c.start_at IS NULL OR c.start_at <= ?2)
 		AND c.idle_until <= ?2
 		AND EXISTS (SELECT 1 FROM runners r WHERE r.campaign_id = c.id AND r.heartbeat_at >= ?3)
@@ -326,9 +345,22 @@ func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (Clai
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var o Competitor
-		if err := rows.Scan(&o.Priority, &o.Served, &o.Weight); err != nil {
+		var (
+			o        Competitor
+			excluded string
+		)
+		if err := rows.Scan(&o.Priority, &o.Served, &o.Weight, &excluded); err != nil {
 			return t, fmt.Errorf("find competing campaigns: %w", err)
+		}
+		for _, f := range strings.Split(excluded, ",") {
+			if f == "" {
+				continue
+			}
+			id, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return t, fmt.Errorf("find competing campaigns: excluded account %q: %w", f, err)
+			}
+			o.Excluded = append(o.Excluded, id)
 		}
 		t.Others = append(t.Others, o)
 	}
@@ -646,8 +678,8 @@ func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, erro
 	return portfolioMembers(ctx, c.tx, portfolioID)
 }
 
-func (c *claimTx) ReachCount(ctx context.Context, members []int64, since time.Time) (int, error) {
-	return reachCount(ctx, c.tx, members, since)
+func (c *claimTx) ReachCount(ctx context.Context, s ReachScope, since time.Time) (int, error) {
+	return reachCount(ctx, c.tx, c.tx, s, since)
 }
 
 func (c *claimTx) ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error) {

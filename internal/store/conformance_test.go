@@ -24,8 +24,10 @@ func TestConformance(t *testing.T) {
 		SetCampaignState: func(ctx context.Context, d store.Driver, id int64, st campaign.CampaignState, reason string) error {
 			return storetest.SetCampaignState(ctx, d.Path(), id, st, reason)
 		},
-		WebhookRules: webhook.NewRules(webhook.Policy{}),
-		Ledger:       func(d store.Driver) storetest.Ledger { return claim.New(d) },
-		CheckCounts:  func(ctx context.Context, d store.Driver) error { return d.(*store.Store).CheckCounts(ctx) },
+		Drain: func(ctx context.Context, d store.Driver, max int) (campaign.ApplyReport, error) {
+			return webhook.Drain(ctx, d, max, webhook.NewRules(webhook.Policy{}))
+		},
+		Ledger:      func(d store.Driver) storetest.Ledger { return claim.New(d) },
+		CheckCounts: func(ctx context.Context, d store.Driver) error { return d.(*store.Store).CheckCounts(ctx) },
 	})
 }

@@ -37,7 +37,7 @@ import (
 // storetest makes through Reader.
 //
 // A few signatures name store types (Importer, Suppression, Gates,
-// WebhookRules, …): they stay here, and a second driver in its own package
+// InboxTx, …): they stay here, and a second driver in its own package
 // returns and takes them.
 type Driver interface {
 	// The handle and its clock.
@@ -173,6 +173,9 @@ type Driver interface {
 	Suppress(ctx context.Context, list []Suppression) (added int, err error)
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
 	SuppressedIn(ctx context.Context, phones []string) (map[string]string, error)
+	// Phone ↔ business-scoped user id links learned from webhooks (links.go).
+	CountLinks(ctx context.Context) (int, error)
+	LinkedIn(ctx context.Context, ids []string) (map[string][]string, error)
 	// The copy of the shared list (hostshare): how far it is applied, and
 	// the outbox of numbers listed here to push up.
 	SharedSuppressionsMark(ctx context.Context) (SyncMark, error)
@@ -184,9 +187,10 @@ type Driver interface {
 	// The webhook inbox: bodies stored first, applied later.
 
 	AddToInbox(ctx context.Context, bodies [][]byte) error
-	// DrainInbox applies up to max stored bodies; rules decide what each
-	// status means for its row, the driver makes the move named.
-	DrainInbox(ctx context.Context, max int, rules WebhookRules) (campaign.ApplyReport, error)
+	// WithInbox runs the applier (internal/webhook) in one transaction at
+	// the driver's clock: it decides what each body means and makes the
+	// moves through InboxTx; fn's error rolls it back.
+	WithInbox(ctx context.Context, fn func(tx InboxTx, now time.Time) error) error
 	// Inbound messages (inbound.go): their retention and their settings.
 	PruneInbound(ctx context.Context, before time.Time) (int, error)
 	InboundSettings(ctx context.Context) (map[string]string, error)

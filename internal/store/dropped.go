@@ -11,13 +11,15 @@ import (
 // and `campaign resume` gives it another chance. An account already dropped
 // keeps its first reason.
 func (s *Store) DropAccount(ctx context.Context, campaignID, accountID int64, reason string, code int, now time.Time) error {
-	return s.write(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO campaign_accounts (campaign_id, account_id, reason, error_code, at)
-			VALUES (?, ?, ?, ?, ?)`, campaignID, accountID, reason, code, now.UnixNano()); err != nil {
-			return fmt.Errorf("drop account %d from campaign %d: %w", accountID, campaignID, err)
-		}
-		return nil
-	})
+	return s.write(ctx, func(tx *Tx) error { return dropAccount(ctx, tx, campaignID, accountID, reason, code, now) })
+}
+
+func dropAccount(ctx context.Context, tx *Tx, campaignID, accountID int64, reason string, code int, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO campaign_accounts (campaign_id, account_id, reason, error_code, at)
+		VALUES (?, ?, ?, ?, ?)`, campaignID, accountID, reason, code, now.UnixNano()); err != nil {
+		return fmt.Errorf("drop account %d from campaign %d: %w", accountID, campaignID, err)
+	}
+	return nil
 }
 
 // ReadmitAccount takes an account back into a campaign if it was dropped

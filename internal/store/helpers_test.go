@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/clock"
 )
 
 // Reads only the store's tests make.
@@ -21,16 +20,6 @@ func (s *Store) CampaignByFingerprint(ctx context.Context, fp string) (campaign.
 		return c, campaign.ErrNotFound
 	}
 	return c, err
-}
-
-// PendingRefunds counts the refunds not yet given back to the shared
-// limits.
-func (s *Store) PendingRefunds(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM gate_refunds`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count queued refunds: %w", err)
-	}
-	return n, nil
 }
 
 // IsSuppressed reports whether phone (E.164) is listed, and why.
@@ -45,74 +34,11 @@ func (s *Store) IsSuppressed(ctx context.Context, phone string) (reason string, 
 	return reason, true, nil
 }
 
-// SetCampaignState sets a campaign's state outside the state machine, as
-// storetest.SetCampaignState does (which this package's own tests cannot
-// import: storetest imports the store for its conformance suite).
-func (s *Store) SetCampaignState(ctx context.Context, id int64, st campaign.CampaignState, reason string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE campaigns SET state = ?, pause_reason = ? WHERE id = ?`, string(st), reason, id)
-	if err != nil {
-		return fmt.Errorf("set campaign %d %s: %w", id, st, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
-	}
-	return nil
-}
-
 func testCampaign(fp string) campaign.Campaign {
 	return campaign.Campaign{
 		Name: "spring", Fingerprint: fp, Source: "spring.csv",
 		Spec: campaign.Spec{Kind: campaign.KindText, Text: "Hi {{name}}"},
 	}
-}
-
-// claimStep is one Claim at a named instant: either an account is charged,
-// or Claim waits for a reason until an instant (zero: no known instant).
-type claimStep struct {
-	at          time.Duration
-	resetQuota  bool // a forced ResetQuota of every account first
-	wantAccount string
-	wantWait    campaign.WaitReason
-	wantUntil   time.Duration // offset from t0; 0 means the zero time
-}
-
-func runClaims(t *testing.T, st *Store, clk *clock.Sim, id int64, steps []claimStep) []campaign.Claim {
-	t.Helper()
-	var claims []campaign.Claim
-	for i, s := range steps {
-		clk.Set(at(s.at))
-		if s.resetQuota {
-			if _, err := st.ResetQuota(t.Context(), nil, true); err != nil {
-				t.Fatal(err)
-			}
-		}
-		c, err := st.Claim(t.Context(), id, "r1", at(s.at))
-		if s.wantWait != "" {
-			var we *campaign.WaitError
-			if !errors.As(err, &we) {
-				t.Fatalf("step %d (+%v): Claim = %s, %v; want wait %s", i, s.at, c.Account.Name, err, s.wantWait)
-			}
-			want := time.Time{}
-			if s.wantUntil != 0 {
-				want = at(s.wantUntil)
-			}
-			if we.Reason != s.wantWait || !we.Until.Equal(want) {
-				t.Fatalf("step %d (+%v): wait %s until %v, want %s until %v", i, s.at, we.Reason, we.Until, s.wantWait, want)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("step %d (+%v): %v, want a claim on %s", i, s.at, err, s.wantAccount)
-		}
-		if c.Account.Name != s.wantAccount {
-			t.Fatalf("step %d (+%v): claimed on %s, want %s", i, s.at, c.Account.Name, s.wantAccount)
-		}
-		if c.Message.State != campaign.Sending || !c.At.Equal(at(s.at)) {
-			t.Errorf("step %d: claim %+v", i, c)
-		}
-		claims = append(claims, c)
-	}
-	return claims
 }
 
 type messageRow struct {
@@ -168,4 +94,11 @@ func (s *Store) Claim(ctx context.Context, campaignID int64, runner string, now 
 // truth. Other outcomes apply only while the row is still this claim's.
 func (s *Store) Record(ctx context.Context, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
 	return s.RecordAll(ctx, runner, []campaign.Result{{Claim: c, Outcome: o, At: now}})
+}
+
+func mustSent(t *testing.T, st *Store, c campaign.Claim) {
+	t.Helper()
+	if err := st.Record(t.Context(), c, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1", Class: "ok"}, c.At); err != nil {
+		t.Fatal(err)
+	}
 }

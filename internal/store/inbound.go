@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,249 +12,179 @@ import (
 )
 
 // Inbound messages: what people sent to the business numbers. The webhook
-// rules say what one means (opt-out, opt-in, an answer) and how long after
-// our message an answer is a reply; the store keeps the message, links it
-// to the message of ours it replies to, counts the reply on its row and
-// suppresses an opt-out's number. Under --limits the suppression reaches
-// the other hosts through the outbox every suppression goes in
-// (suppression_push, migration 0021).
+// package decides what one means (opt-out, opt-in, an answer) and which
+// message of ours it replies to; the store keeps the message, links it to
+// that message, counts the reply on its row and suppresses an opt-out's
+// number. Under --limits the suppression reaches the other hosts through
+// the outbox every suppression goes in (suppression_push, migration 0021).
 
-// replyClockSlack lets an answer whose webhook time (whole seconds, Meta's
-// clock) is a little before our send's (this host's clock) still reply to
-// it.
-const replyClockSlack = time.Minute
+// InboundRow is an inbound message as kept: its id (the wamid, or a hash
+// of the raw message), the sender's phone, and what it means.
+type InboundRow struct {
+	ID, Phone, PhoneNumberID string
+	AccountID                int64 // 0: not a number of ours
+	At, ReceivedAt           time.Time
+	Type, Text, Payload      string
+	ContextID, Name          string
+	Kind                     campaign.InboundKind
+	Reason                   string
+	Unknown                  bool
+	Raw                      string
+	Replies                  RepliedRow
+	// Wait: a message to phone is in flight; the answer is linked at a
+	// later drain (WaitingInbound).
+	Wait bool
+}
 
-// keepInbound stores one inbound message once and applies what it means.
-func keepInbound(ctx context.Context, tx *Tx, m campaign.InboundMessage, rules WebhookRules, now time.Time, rep *campaign.ApplyReport) error {
-	rep.Inbound++
-	if m.Unknown {
-		rep.InboundUnknown++
+func (tx inboxTx) AccountOf(ctx context.Context, phoneNumberID string) (int64, error) {
+	var account int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE phone_number_id = ? ORDER BY id LIMIT 1`, phoneNumberID).Scan(&account)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("look up number %s: %w", phoneNumberID, err)
 	}
-	mean := rules.Inbound(m)
-	phone := ""
-	if m.From != "" {
-		phone = "+" + strings.TrimPrefix(m.From, "+")
-	}
-	id := m.WAMID
-	if id == "" {
-		sum := sha256.Sum256([]byte(m.Raw))
-		id = "raw:" + hex.EncodeToString(sum[:16])
-	}
-	at := m.At
-	if at.IsZero() {
-		at = now
-	}
-	var account sql.NullInt64
-	if m.PhoneNumberID != "" {
-		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE phone_number_id = ? ORDER BY id LIMIT 1`, m.PhoneNumberID).Scan(&account)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("look up number %s: %w", m.PhoneNumberID, err)
-		}
-	}
-	var (
-		r    repliedRow
-		wait bool
-	)
-	if mean.Answers && phone != "" && !m.Unknown {
-		var err error
-		if r, wait, err = repliesTo(ctx, tx, phone, m.ContextID, at, rules.ReplyWindow()); err != nil {
-			return err
-		}
-	}
-	raw := ""
-	if m.Unknown {
-		raw = m.Raw
-	}
+	return account, nil
+}
+
+func (tx inboxTx) KeepInbound(ctx context.Context, m InboundRow) (bool, error) {
+	account := sql.NullInt64{Int64: m.AccountID, Valid: m.AccountID != 0}
 	res, err := tx.ExecContext(ctx, `INSERT INTO inbound_messages (id, phone, at, received_at, phone_number_id, account_id,
 		type, text, payload, context_id, name, kind, reason, message_id, unknown, raw, link_wait)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		id, phone, nanos(at), now.UnixNano(), m.PhoneNumberID, account, m.Type, m.Text, m.Payload, m.ContextID, m.Name,
-		string(mean.Kind), mean.Reason, r.nullID(), m.Unknown, raw, wait)
+		m.ID, m.Phone, nanos(m.At), m.ReceivedAt.UnixNano(), m.PhoneNumberID, account, m.Type, m.Text, m.Payload, m.ContextID, m.Name,
+		string(m.Kind), m.Reason, m.Replies.nullID(), m.Unknown, m.Raw, m.Wait)
 	if err != nil {
-		return fmt.Errorf("keep inbound message %s: %w", id, err)
+		return false, fmt.Errorf("keep inbound message %s: %w", m.ID, err)
 	}
-	if k, _ := res.RowsAffected(); k == 0 {
-		return nil // kept before: a retried body
-	}
-	switch mean.Kind {
-	case campaign.InboundOptOut:
-		if campaign.CheckListable(phone) != nil {
-			// A sender known only by a business-scoped user id: the
-			// suppression list holds numbers (issue 27's BSUIDs are apart).
-			rep.Skips = append(rep.Skips, fmt.Sprintf("opt-out of %q not suppressed: not a phone number", m.From))
-			break
-		}
-		rep.OptOuts++
-		// Listed from when the person said so, which opt-ins are
-		// compared with.
-		if err := suppressOptOut(ctx, tx, phone, mean.Reason, minTime(at, now)); err != nil {
-			return err
-		}
-	case campaign.InboundOptIn:
-		rep.OptIns++ // listed (suppress list), never acted on
-	}
-	return linkReply(ctx, tx, r, at, m.Text, mean.Kind, rep)
+	k, _ := res.RowsAffected()
+	return k > 0, nil
 }
 
-// linkReply notes an answer on the row it replies to (none: id 0).
-func linkReply(ctx context.Context, tx *Tx, r repliedRow, at time.Time, text string, kind campaign.InboundKind, rep *campaign.ApplyReport) error {
-	if r.id == 0 {
-		return nil
-	}
-	if err := noteReply(ctx, tx, r, at, text, rep); err != nil {
-		return err
-	}
-	if kind == campaign.InboundOptOut {
-		return noteOptOut(ctx, tx, r, at)
-	}
-	return nil
+// RepliedRow is the message of ours an answer replies to (ID 0: none).
+type RepliedRow struct {
+	ID, CampaignID, AccountID int64
 }
 
-// repliedRow is the message of ours an answer replies to (id 0: none).
-type repliedRow struct {
-	id, campaignID, accountID int64
+func (r RepliedRow) nullID() sql.NullInt64 { return sql.NullInt64{Int64: r.ID, Valid: r.ID != 0} }
+
+// SentRow is a message to a phone in flight (its send not recorded) or
+// sent (at SentAt).
+type SentRow struct {
+	RepliedRow
+	InFlight bool
+	SentAt   time.Time
 }
 
-func (r repliedRow) nullID() sql.NullInt64 { return sql.NullInt64{Int64: r.id, Valid: r.id != 0} }
-
-// repliesTo finds the message an answer from phone at time at replies to:
-// the one context.id names, if it was sent to phone, at any age; else the
-// latest sent to phone within window before at. wait: none yet, but a
-// message to phone is in flight (its send not recorded): the answer may
-// be to it, and is linked at a later drain (linkWaitingInbound).
-func repliesTo(ctx context.Context, tx *Tx, phone, contextID string, at time.Time, window time.Duration) (r repliedRow, wait bool, err error) {
-	if contextID != "" {
-		// The message it names, whatever became of it since (messages_wamid).
-		err := tx.QueryRowContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0) FROM messages
-			WHERE wamid = ? AND phone = ? LIMIT 1`, contextID, phone).Scan(&r.id, &r.campaignID, &r.accountID)
-		if err == nil {
-			return r, false, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
-		}
+// ContextRow: the message context.id names, whatever became of it since
+// (messages_wamid).
+func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r RepliedRow, ok bool, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0) FROM messages
+		WHERE wamid = ? AND phone = ? LIMIT 1`, wamid, phone).Scan(&r.ID, &r.CampaignID, &r.AccountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
 	}
+	if err != nil {
+		return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
+	}
+	return r, true, nil
+}
+
+func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]SentRow, error) {
 	// The state terms are messages_phone_sent's, so that it is used.
 	rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state, coalesce(sent_at, 0)
 		FROM messages WHERE phone = ? AND state IN ('sending', 'sent')`, phone)
 	if err != nil {
-		return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
+		return nil, fmt.Errorf("find the message %s answers: %w", phone, err)
 	}
 	defer rows.Close()
-	var latest int64
-	from, to := at.Add(-window).UnixNano(), at.Add(replyClockSlack).UnixNano()
+	var out []SentRow
 	for rows.Next() {
 		var (
-			c     repliedRow
+			r     SentRow
 			state string
 			sent  int64
 		)
-		if err := rows.Scan(&c.id, &c.campaignID, &c.accountID, &state, &sent); err != nil {
-			return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
+		if err := rows.Scan(&r.ID, &r.CampaignID, &r.AccountID, &state, &sent); err != nil {
+			return nil, fmt.Errorf("find the message %s answers: %w", phone, err)
 		}
-		switch {
-		case state == string(campaign.Sending):
-			wait = true
-		case state == string(campaign.Sent) && sent >= from && sent <= to && sent > latest:
-			r, latest = c, sent
-		}
+		r.InFlight, r.SentAt = state == string(campaign.Sending), fromNanos(sent)
+		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
+		return nil, fmt.Errorf("find the message %s answers: %w", phone, err)
 	}
-	if wait {
-		return repliedRow{}, true, nil
-	}
-	return r, false, nil
+	return out, nil
 }
 
-// linkWaitingInbound links the answers that came while a message to their
-// phone was in flight, now that sends were recorded; an answer still
-// finding one in flight waits on, until its reply window has passed.
-func linkWaitingInbound(ctx context.Context, tx *Tx, rules WebhookRules, now time.Time, max int, rep *campaign.ApplyReport) error {
+// WaitingInbound are the answers that came while a message to their phone
+// was in flight, oldest first.
+func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]InboundRow, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, phone, at, context_id, text, kind FROM inbound_messages
 		WHERE link_wait = 1 ORDER BY at LIMIT ?`, max)
 	if err != nil {
-		return fmt.Errorf("read inbound messages waiting for their send: %w", err)
+		return nil, fmt.Errorf("read inbound messages waiting for their send: %w", err)
 	}
-	type waiting struct {
-		id, phone, contextID, text string
-		at                         time.Time
-		kind                       campaign.InboundKind
-	}
-	var ws []waiting
+	defer rows.Close()
+	var ws []InboundRow
 	for rows.Next() {
 		var (
-			w  waiting
+			w  InboundRow
 			at int64
 		)
-		if err := rows.Scan(&w.id, &w.phone, &at, &w.contextID, &w.text, &w.kind); err != nil {
-			rows.Close()
-			return fmt.Errorf("read inbound messages waiting for their send: %w", err)
+		if err := rows.Scan(&w.ID, &w.Phone, &at, &w.ContextID, &w.Text, &w.Kind); err != nil {
+			return nil, fmt.Errorf("read inbound messages waiting for their send: %w", err)
 		}
-		w.at = fromNanos(at)
+		w.At = fromNanos(at)
 		ws = append(ws, w)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read inbound messages waiting for their send: %w", err)
+		return nil, fmt.Errorf("read inbound messages waiting for their send: %w", err)
 	}
-	window := rules.ReplyWindow()
-	for _, w := range ws {
-		r, wait, err := repliesTo(ctx, tx, w.phone, w.contextID, w.at, window)
-		if err != nil {
-			return err
-		}
-		if wait && now.Sub(w.at) < window {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE inbound_messages SET link_wait = 0, message_id = ? WHERE id = ?`, r.nullID(), w.id); err != nil {
-			return fmt.Errorf("link inbound message %s: %w", w.id, err)
-		}
-		if err := linkReply(ctx, tx, r, w.at, w.text, w.kind, rep); err != nil {
-			return err
-		}
+	return ws, nil
+}
+
+func (tx inboxTx) LinkInbound(ctx context.Context, id string, r RepliedRow) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE inbound_messages SET link_wait = 0, message_id = ? WHERE id = ?`, r.nullID(), id); err != nil {
+		return fmt.Errorf("link inbound message %s: %w", id, err)
 	}
 	return nil
 }
 
-// noteReply records a row's first reply (the earliest, whatever order the
+// NoteReply records a row's first reply (the earliest, whatever order the
 // webhooks came in) and counts the row as replied once.
-func noteReply(ctx context.Context, tx *Tx, r repliedRow, at time.Time, text string, rep *campaign.ApplyReport) error {
+func (tx inboxTx) NoteReply(ctx context.Context, r RepliedRow, at time.Time, text string) (bool, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE messages SET first_reply_at = ?, first_reply_text = ? WHERE id = ? AND first_reply_at IS NULL`,
-		nanos(at), text, r.id)
+		nanos(at), text, r.ID)
 	if err != nil {
-		return fmt.Errorf("note the reply to message %d: %w", r.id, err)
+		return false, fmt.Errorf("note the reply to message %d: %w", r.ID, err)
 	}
 	if k, _ := res.RowsAffected(); k == 0 {
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET first_reply_at = ?, first_reply_text = ? WHERE id = ? AND first_reply_at > ?`,
-			nanos(at), text, r.id, nanos(at))
+			nanos(at), text, r.ID, nanos(at))
 		if err != nil {
-			return fmt.Errorf("note the reply to message %d: %w", r.id, err)
+			return false, fmt.Errorf("note the reply to message %d: %w", r.ID, err)
 		}
-		return nil
+		return false, nil
 	}
-	rep.Replies++
-	return countReply(ctx, tx, r, "replied")
+	return true, countReply(ctx, tx.Tx, r, "replied")
 }
 
-// noteOptOut marks a row whose recipient opted out by answering it, once.
-func noteOptOut(ctx context.Context, tx *Tx, r repliedRow, at time.Time) error {
-	res, err := tx.ExecContext(ctx, `UPDATE messages SET opted_out_at = ? WHERE id = ? AND opted_out_at IS NULL`, nanos(at), r.id)
+// NoteOptOut marks a row whose recipient opted out by answering it, once.
+func (tx inboxTx) NoteOptOut(ctx context.Context, r RepliedRow, at time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE messages SET opted_out_at = ? WHERE id = ? AND opted_out_at IS NULL`, nanos(at), r.ID)
 	if err != nil {
-		return fmt.Errorf("note the opt-out of message %d: %w", r.id, err)
+		return fmt.Errorf("note the opt-out of message %d: %w", r.ID, err)
 	}
 	if k, _ := res.RowsAffected(); k == 0 {
 		return nil
 	}
-	return countReply(ctx, tx, r, "opted_out")
+	return countReply(ctx, tx.Tx, r, "opted_out")
 }
 
-func countReply(ctx context.Context, tx *Tx, r repliedRow, column string) error {
+func countReply(ctx context.Context, tx *Tx, r RepliedRow, column string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO reply_counts (campaign_id, account_id, `+column+`) VALUES (?, ?, 1)
-		ON CONFLICT (campaign_id, account_id) DO UPDATE SET `+column+` = `+column+` + 1`, r.campaignID, r.accountID)
+		ON CONFLICT (campaign_id, account_id) DO UPDATE SET `+column+` = `+column+` + 1`, r.CampaignID, r.AccountID)
 	if err != nil {
-		return fmt.Errorf("count the reply to message %d: %w", r.id, err)
+		return fmt.Errorf("count the reply to message %d: %w", r.ID, err)
 	}
 	return nil
 }
@@ -318,11 +246,4 @@ func (s *Store) SetInboundSetting(ctx context.Context, key, value string, unset 
 		}
 		return nil
 	})
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }

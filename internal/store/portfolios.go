@@ -174,7 +174,11 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 			p.Allowed = 0
 		}
 		since := now.Add(-ratelimit.ReachWindow)
-		if p.Used, err = reachCount(ctx, s.db, g.members, since); err != nil {
+		scope := ReachScope{Portfolio: p.ID, Members: g.members}
+		if p.Own {
+			scope = ReachScope{Account: g.members[0], Members: g.members}
+		}
+		if p.Used, err = s.readReach(ctx, scope, since); err != nil {
 			return nil, err
 		}
 		if p.Used > 0 {
@@ -254,47 +258,6 @@ func portfolioMembers(ctx context.Context, q querier, portfolioID int64) ([]int6
 		out = append(out, id)
 	}
 	return out, rows.Err()
-}
-
-// inMembers is the IN list of members, and its arguments with since after.
-func inMembers(members []int64, since time.Time) (string, []any) {
-	args := make([]any, 0, len(members)+1)
-	for _, id := range members {
-		args = append(args, id)
-	}
-	return "(" + repeated(len(members), "?") + ")", append(args, nanos(since))
-}
-
-// reachCount is how many distinct recipients the accounts messaged after
-// since.
-func reachCount(ctx context.Context, q querier, members []int64, since time.Time) (int, error) {
-	if len(members) == 0 {
-		return 0, nil
-	}
-	in, args := inMembers(members, since)
-	// One number logs each recipient once: no need to tell them apart.
-	what := "count(DISTINCT phone)"
-	if len(members) == 1 {
-		what = "count(*)"
-	}
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT `+what+` FROM contact_log WHERE account_id IN `+in+` AND last_at > ?`, args...).
-		Scan(&n); err != nil {
-		return 0, fmt.Errorf("count the portfolio's recipients: %w", err)
-	}
-	return n, nil
-}
-
-// reachOldest is the oldest of the latest sends to the recipients the
-// accounts messaged after since: when it leaves, there is room again.
-func reachOldest(ctx context.Context, q querier, members []int64, since time.Time) (time.Time, error) {
-	var oldest sql.NullInt64
-	in, args := inMembers(members, since)
-	if err := q.QueryRowContext(ctx, `SELECT min(latest) FROM (SELECT max(last_at) AS latest
-		FROM contact_log WHERE account_id IN `+in+` AND last_at > ? GROUP BY phone)`, args...).Scan(&oldest); err != nil {
-		return time.Time{}, fmt.Errorf("find the portfolio's oldest recipient: %w", err)
-	}
-	return fromNullNanos(oldest), nil
 }
 
 // unlogContact takes back the send of a claim the API proved it did not

@@ -2,14 +2,10 @@ package store
 
 import (
 	"errors"
-	"fmt"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/ratelimit"
 )
 
 func mustPortfolio(t *testing.T, st *Store, name string, limit int, margin float64) {
@@ -28,180 +24,6 @@ func joinPortfolio(t *testing.T, st *Store, account, portfolio string) {
 
 // fast are limits under which only the reach holds a claim back.
 var fast = limited(1000, 1000, 100000)
-
-func TestClaimAdmitsAgainstPortfolioReach(t *testing.T) {
-	clk := newFakeClock()
-	st := openTest(t, clk)
-	mustPortfolio(t, st, "acme", 3, 0)
-	mustAccount(t, st, "a", campaign.TierNew, fast)
-	mustAccount(t, st, "b", campaign.TierNew, fast)
-	joinPortfolio(t, st, "a", "acme")
-	joinPortfolio(t, st, "b", "acme")
-	c := mustCampaign(t, st, "first", 6)
-
-	h := time.Hour
-	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 0, wantAccount: "a"},
-		{at: 0, wantAccount: "b"},
-		{at: 2 * h, wantAccount: "a"},
-		// Both numbers share the portfolio: the third recipient used it up
-		// for the two of them, until the first ones leave the window.
-		{at: 3 * h, wantWait: campaign.WaitReach, wantUntil: 24 * h},
-		{at: 24*h - 1, wantWait: campaign.WaitReach, wantUntil: 24 * h},
-		{at: 24 * h, wantAccount: "a"},
-		{at: 24 * h, wantAccount: "b"},
-		{at: 24 * h, wantWait: campaign.WaitReach, wantUntil: 26 * h},
-	})
-	ports, err := st.Portfolios(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := ports[0]; p.Name != "acme" || p.Used != 3 || p.Allowed != 3 || !p.FreesAt.Equal(at(26*h)) {
-		t.Errorf("portfolio %+v, want acme with 3 of 3 used, room at +26h", p)
-	}
-}
-
-// TestReachRepeatsFree claims a campaign whose rows are all within the
-// window: none costs a unit, full as the window is.
-func TestReachRepeatsFree(t *testing.T) {
-	clk := newFakeClock()
-	st := openTest(t, clk)
-	mustPortfolio(t, st, "acme", 4, 0)
-	mustAccount(t, st, "a", campaign.TierNew, fast)
-	joinPortfolio(t, st, "a", "acme")
-	first := mustCampaign(t, st, "first", 4)
-	for range 4 {
-		mustClaim(t, st, first.ID, "r1", t0)
-	}
-	second := mustCampaign(t, st, "second", 6) // phone(0…3) again, then two new ones
-	cs, err := st.ClaimN(t.Context(), second.ID, "r1", at(time.Hour), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cs) != 4 {
-		t.Fatalf("claimed %d, want the 4 repeats", len(cs))
-	}
-	_, err = st.ClaimN(t.Context(), second.ID, "r1", at(time.Hour), 10)
-	var we *campaign.WaitError
-	// The repeats at +1h renewed their recipients: the window makes room
-	// when they leave, at +25h.
-	if !errors.As(err, &we) || we.Reason != campaign.WaitReach || !we.Until.Equal(at(25*time.Hour)) {
-		t.Fatalf("claim of the new ones: %v, want a reach wait until +25h", err)
-	}
-}
-
-func TestReachOwnPortfolioAndMargin(t *testing.T) {
-	clk := newFakeClock()
-	st := openTest(t, clk)
-	mustPortfolio(t, st, "small", 20, 0.1) // 18 after the margin
-	mustAccount(t, st, "a", campaign.TierNew, fast)
-	mustAccount(t, st, "solo", campaign.TierNew, fast) // no portfolio, no limit known: nothing held back
-	joinPortfolio(t, st, "a", "small")
-	if _, err := st.UpdateAccount(t.Context(), "solo", AccountChange{Disabled: ptr(true)}); err != nil {
-		t.Fatal(err)
-	}
-	c := mustCampaign(t, st, "c", 40)
-	cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 40)
-	if err != nil || len(cs) != 18 {
-		t.Fatalf("claimed %d (%v), want 18: 20 minus 10 %%", len(cs), err)
-	}
-	if _, err := st.UpdateAccount(t.Context(), "solo", AccountChange{Disabled: ptr(false)}); err != nil {
-		t.Fatal(err)
-	}
-	cs, err = st.ClaimN(t.Context(), c.ID, "r1", t0, 40)
-	if err != nil || len(cs) != 22 {
-		t.Fatalf("claimed %d (%v), want the other 22 on solo", len(cs), err)
-	}
-	for _, cl := range cs {
-		if cl.Account.Name != "solo" {
-			t.Fatalf("claimed on %s while its portfolio is full", cl.Account.Name)
-		}
-	}
-}
-
-// TestReachRefundTakesTheUnitBack: a request the API proved it refused
-// did not reach anyone, so its recipient leaves the count.
-func TestReachRefundTakesTheUnitBack(t *testing.T) {
-	clk := newFakeClock()
-	st := openTest(t, clk)
-	mustPortfolio(t, st, "acme", 1, 0)
-	mustAccount(t, st, "a", campaign.TierNew, fast)
-	joinPortfolio(t, st, "a", "acme")
-	c := mustCampaign(t, st, "c", 2)
-	first := mustClaim(t, st, c.ID, "r1", t0)
-	if err := st.Record(t.Context(), first, "r1", campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131026,
-		Error: "undeliverable", Refund: true}, at(time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	second := mustClaim(t, st, c.ID, "r1", at(time.Minute))
-	if second.Message.Phone == first.Message.Phone {
-		t.Fatal("the failed row was claimed again")
-	}
-}
-
-// TestReachAcrossProcesses: two store handles on one database (as two
-// processes have) claim one campaign concurrently at advancing instants;
-// no 24 h window ever holds more distinct recipients than allowed, and
-// the window is used to exactly that.
-func TestReachAcrossProcesses(t *testing.T) {
-	clk := newFakeClock()
-	path := filepath.Join(t.TempDir(), "wasend.db")
-	stores := []*Store{openAt(t, path, clk), openAt(t, path, clk)}
-	mustPortfolio(t, stores[0], "acme", 25, 0.2) // 20 allowed
-	for _, name := range []string{"a", "b", "c"} {
-		mustAccount(t, stores[0], name, campaign.TierNew, fast)
-		joinPortfolio(t, stores[1], name, "acme")
-	}
-	c := mustCampaign(t, stores[0], "race", 70)
-	var (
-		mu    sync.Mutex
-		sends []time.Time
-		wg    sync.WaitGroup
-		step  = 50 * time.Minute
-	)
-	for w := range 6 {
-		st := stores[w%2]
-		wg.Go(func() {
-			for k := range 400 {
-				now := at(time.Duration(k) * step / 4)
-				cs, err := st.ClaimN(t.Context(), c.ID, fmt.Sprint("r", w), now, 3)
-				var we *campaign.WaitError
-				switch {
-				case errors.Is(err, campaign.ErrDone):
-					return
-				case errors.As(err, &we):
-					continue
-				case err != nil:
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				for range cs {
-					sends = append(sends, now)
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if len(sends) != 70 {
-		t.Fatalf("%d claimed, want 70", len(sends))
-	}
-	// Every recipient is distinct: a window's sends are its recipients.
-	best := 0
-	for _, end := range sends {
-		n := 0
-		for _, s := range sends {
-			if ratelimit.InWindow(end, s) {
-				n++
-			}
-		}
-		best = max(best, n)
-	}
-	if best != 20 {
-		t.Errorf("at most %d distinct recipients in a 24 h window, want exactly 20", best)
-	}
-}
 
 func TestPortfolioManagement(t *testing.T) {
 	clk := newFakeClock()
@@ -292,38 +114,5 @@ func TestThroughputCapsTheRate(t *testing.T) {
 	cs, err = st.ClaimN(t.Context(), c.ID, "r1", clk.Now().Add(2*time.Second), 500)
 	if err != nil || len(cs) != 80 {
 		t.Fatalf("a second later claimed %d (%v), want 80", len(cs), err)
-	}
-}
-
-// TestReachFullStillAdmitsRepeats: a new recipient the full window
-// refuses does not hold back a recipient behind it who is in the window.
-func TestReachFullStillAdmitsRepeats(t *testing.T) {
-	clk := newFakeClock()
-	st := openTest(t, clk)
-	mustPortfolio(t, st, "acme", 2, 0)
-	mustAccount(t, st, "a", campaign.TierNew, fast)
-	joinPortfolio(t, st, "a", "acme")
-	first := mustCampaign(t, st, "first", 2) // phone(0), phone(1): the window is full
-	if cs, err := st.ClaimN(t.Context(), first.ID, "r1", t0, 2); err != nil || len(cs) != 2 {
-		t.Fatalf("first: %d claims, %v", len(cs), err)
-	}
-	im, err := st.Import(t.Context(), campaign.Campaign{Name: "mixed", Fingerprint: "fp-mixed", Source: "mixed.csv",
-		Spec: campaign.Spec{Kind: campaign.KindTemplate, Template: "hello", Lang: "en_US"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer im.Rollback()
-	for i, p := range []string{phone(7), phone(1)} { // new, then a repeat
-		if _, err := im.Add(t.Context(), campaign.Message{Line: i + 2, Input: p, Phone: p}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mixed, err := im.Commit(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := st.ClaimN(t.Context(), mixed.ID, "r1", at(time.Hour), 2)
-	if err != nil || len(cs) != 1 || cs[0].Message.Phone != phone(1) {
-		t.Fatalf("claimed %v (%v), want the repeat %s alone", cs, err, phone(1))
 	}
 }

@@ -116,7 +116,7 @@ func TestAdvanceDeliveryLadder(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := st.write(ctx, func(tx *Tx) error {
-				_, err := advanceDelivery(ctx, tx, m.ID, campaign.StatusEvent{WAMID: "wamid.1", Status: b, At: t0})
+				_, err := inboxTx{tx}.AdvanceDelivery(ctx, m.ID, campaign.StatusEvent{WAMID: "wamid.1", Status: b, At: t0})
 				return err
 			})
 			if err != nil {

@@ -30,12 +30,8 @@ func startTier(ctx context.Context, tx *Tx, id int64, tier string, manual bool, 
 	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET auto_tier = ?, tier_since = ? WHERE id = ?`, !manual, now.UnixNano(), id); err != nil {
 		return fmt.Errorf("start tier: %w", err)
 	}
-	why := "added, tier kept by hand"
-	if !manual {
-		why = "added, auto-tier on"
-	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO tier_changes (account_id, at, from_tier, to_tier, reason) VALUES (?, ?, '', ?, ?)`,
-		id, now.UnixNano(), tier, why)
+		id, now.UnixNano(), tier, campaign.AutoTierNote(!manual, true))
 	return err
 }
 
@@ -57,8 +53,8 @@ func (s *Store) SetAutoTier(ctx context.Context, name string, on *bool, promoteA
 			return fmt.Errorf("read account %s: %w", name, err)
 		}
 		if promoteAfter != nil {
-			if *promoteAfter <= 0 {
-				return fmt.Errorf("promote after %v: must be more than zero", *promoteAfter)
+			if err := campaign.CheckPromoteAfter(*promoteAfter); err != nil {
+				return err
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET promote_after = ? WHERE id = ?`, int64(*promoteAfter), id); err != nil {
 				return fmt.Errorf("account %s: %w", name, err)
@@ -68,12 +64,8 @@ func (s *Store) SetAutoTier(ctx context.Context, name string, on *bool, promoteA
 			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET auto_tier = ? WHERE id = ?`, *on, id); err != nil {
 				return fmt.Errorf("account %s: %w", name, err)
 			}
-			why := "auto-tier off: tier kept by hand"
-			if *on {
-				why = "auto-tier on"
-			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO tier_changes (account_id, at, from_tier, to_tier, reason) VALUES (?, ?, ?, ?, ?)`,
-				id, s.now().UnixNano(), tier, tier, why); err != nil {
+				id, s.now().UnixNano(), tier, tier, campaign.AutoTierNote(*on, false)); err != nil {
 				return fmt.Errorf("log tier change: %w", err)
 			}
 		}

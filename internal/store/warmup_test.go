@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
@@ -44,7 +45,7 @@ func sendDay(t *testing.T, st *store.Store, clk *clock.Sim, id int64, d int, out
 	now := midnight.Add(9 * time.Hour)
 	clk.Set(now)
 	for i := 0; ; i++ {
-		c, err := st.Claim(t.Context(), id, "r1", now)
+		c, err := storetest.One(claim.New(st).ClaimN(t.Context(), id, "r1", now, 1))
 		var we *campaign.WaitError
 		if errors.As(err, &we) || errors.Is(err, campaign.ErrDone) {
 			return promoted, sent
@@ -53,7 +54,7 @@ func sendDay(t *testing.T, st *store.Store, clk *clock.Sim, id int64, d int, out
 			t.Fatal(err)
 		}
 		o := outcome(i)
-		if err := st.Record(t.Context(), c, "r1", o, now); err != nil {
+		if err := record(t, st, c, o, now); err != nil {
 			t.Fatal(err)
 		}
 		if o.Kind == campaign.OutcomeSent {
@@ -65,11 +66,16 @@ func sendDay(t *testing.T, st *store.Store, clk *clock.Sim, id int64, d int, out
 // claimOne claims the campaign's next row for runner r1 at now.
 func claimOne(t *testing.T, st *store.Store, id int64, now time.Time) campaign.Claim {
 	t.Helper()
-	c, err := storetest.One(st.ClaimN(t.Context(), id, "r1", now, 1))
+	c, err := storetest.One(claim.New(st).ClaimN(t.Context(), id, "r1", now, 1))
 	if err != nil {
 		t.Fatalf("claim at +%v: %v", now.Sub(t0), err)
 	}
 	return c
+}
+
+// record stores what became of claim c (RecordAll of one).
+func record(t *testing.T, st *store.Store, c campaign.Claim, o campaign.Outcome, now time.Time) error {
+	return st.RecordAll(t.Context(), "r1", []campaign.Result{{Claim: c, Outcome: o, At: now}})
 }
 
 func sentOK(int) campaign.Outcome {
@@ -203,7 +209,7 @@ func TestWarmupDemotes(t *testing.T) {
 			o = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, Class: "throttled", ErrorCode: 130429,
 				Error: "130429 rate limit hit", Throttle: &campaign.Throttle{Cooldown: time.Nanosecond}}
 		}
-		if err := st.Record(t.Context(), cl, "r1", o, now); err != nil {
+		if err := record(t, st, cl, o, now); err != nil {
 			t.Fatal(err)
 		}
 		now = now.Add(time.Second)
@@ -224,7 +230,7 @@ func TestWarmupDemotes(t *testing.T) {
 
 	// A restriction: one tier down at once.
 	cl := claimOne(t, st, c.ID, now.Add(time.Minute))
-	if err := st.Record(t.Context(), cl, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, ErrorCode: 131048,
+	if err := record(t, st, cl, campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, ErrorCode: 131048,
 		Error: "131048 spam rate limit hit", Restrict: 6 * time.Hour, Class: "restricted"}, now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +251,7 @@ func TestWarmupDemotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl = claimOne(t, st, c.ID, now.Add(7*time.Hour))
-	if err := st.Record(t.Context(), cl, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, ErrorCode: 131048,
+	if err := record(t, st, cl, campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, ErrorCode: 131048,
 		Error: "131048 spam rate limit hit", Restrict: time.Second, Class: "restricted"}, now.Add(7*time.Hour)); err != nil {
 		t.Fatal(err)
 	}

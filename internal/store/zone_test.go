@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
@@ -37,7 +38,7 @@ func TestQuotaDaysOnlyMoveForward(t *testing.T) {
 	c := storetest.MustCampaign(t, st, "q", 40)
 	claim := func(st *store.Store, n int) {
 		t.Helper()
-		cs, err := st.ClaimN(t.Context(), c.ID, "r", clk.Now(), n)
+		cs, err := claim.New(st).ClaimN(t.Context(), c.ID, "r", clk.Now(), n)
 		if err != nil || len(cs) != n {
 			t.Fatalf("claimed %d, %v; want %d", len(cs), err, n)
 		}

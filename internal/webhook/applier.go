@@ -6,12 +6,11 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
 )
 
 // Ledger is what the applier needs of the database. *store.Store is one.
 type Ledger interface {
-	DrainInbox(ctx context.Context, max int, rules store.WebhookRules) (campaign.ApplyReport, error)
+	InboxStore
 	// InboundSettings are the database's inbound settings (ParseInbound).
 	InboundSettings(ctx context.Context) (map[string]string, error)
 	// PruneInbound deletes inbound messages older than before.
@@ -99,7 +98,7 @@ func (a *Applier) Drain(ctx context.Context) (campaign.ApplyReport, error) {
 		}
 	}
 	for {
-		rep, err := a.ledger.DrainInbox(ctx, batchSize, rules)
+		rep, err := Drain(ctx, a.ledger, batchSize, rules)
 		if err != nil {
 			return total, err
 		}

@@ -35,6 +35,18 @@ type fixture struct {
 
 func newFixture(t testing.TB, n int, p Policy) *fixture {
 	t.Helper()
+	to := make([]string, n)
+	for i := range to {
+		to[i] = phone(i)
+	}
+	return newFixtureOf(t, to, p)
+}
+
+// newFixtureOf is newFixture with the rows' recipients given (numbers or
+// business-scoped user ids).
+func newFixtureOf(t testing.TB, to []string, p Policy) *fixture {
+	t.Helper()
+	n := len(to)
 	clk := clock.NewSim(t0)
 	path := filepath.Join(t.TempDir(), "wasend.db")
 	st, err := store.Open(t.Context(), path, store.Options{Now: clk.Now, Location: time.UTC})
@@ -55,7 +67,7 @@ func newFixture(t testing.TB, n int, p Policy) *fixture {
 	}
 	defer im.Rollback()
 	for i := range n {
-		if reason, err := im.Add(t.Context(), campaign.Message{Line: i + 2, Input: phone(i), Phone: phone(i)}); err != nil || reason != "" {
+		if reason, err := im.Add(t.Context(), campaign.Message{Line: i + 2, Input: to[i], Phone: to[i]}); err != nil || reason != "" {
 			t.Fatalf("add %d: %q %v", i, reason, err)
 		}
 	}

@@ -22,7 +22,8 @@ type inboundValue struct {
 		PhoneNumberID string `json:"phone_number_id"`
 	} `json:"metadata"`
 	Contacts []struct {
-		WAID    string `json:"wa_id"`
+		WAID    string `json:"wa_id"`   // left out for a person with a username whose number Meta hides
+		UserID  string `json:"user_id"` // the business-scoped user id
 		Profile struct {
 			Name string `json:"name"`
 		} `json:"profile"`
@@ -33,11 +34,12 @@ type inboundValue struct {
 
 // inboundMessage is one messages[] entry, the fields wasend reads.
 type inboundMessage struct {
-	From      string          `json:"from"`
-	ID        string          `json:"id"`
-	Timestamp json.RawMessage `json:"timestamp"`
-	Type      string          `json:"type"`
-	Context   *struct {
+	From       string          `json:"from"`
+	FromUserID string          `json:"from_user_id"`
+	ID         string          `json:"id"`
+	Timestamp  json.RawMessage `json:"timestamp"`
+	Type       string          `json:"type"`
+	Context    *struct {
 		ID string `json:"id"`
 	} `json:"context"`
 	Text *struct {
@@ -98,13 +100,35 @@ func decodeInbound(raw json.RawMessage, n *campaign.Notification) {
 		return // statuses decoding reports a value that is not an object
 	}
 	names := map[string]string{}
+	users := map[string]string{} // wa_id → user_id
 	for _, c := range v.Contacts {
 		names[c.WAID] = c.Profile.Name
+		if c.UserID != "" {
+			names[c.UserID] = c.Profile.Name
+			if c.WAID != "" {
+				users[c.WAID] = c.UserID
+			}
+		}
+		if l, ok := link(c.WAID, c.UserID); ok {
+			n.Links = append(n.Links, l)
+		}
 	}
 	for _, m := range v.Messages {
-		in := readInbound(m)
+		// Without from or from_user_id, the one sender the contacts name.
+		var sender string
+		if len(v.Contacts) == 1 {
+			sender = v.Contacts[0].UserID
+		}
+		in := readInbound(m, sender)
 		in.PhoneNumberID = v.Metadata.PhoneNumberID
-		in.Name = names[in.From]
+		if in.UserID == "" && in.From != "" {
+			in.UserID = users[in.From]
+		}
+		if in.From != "" {
+			in.Name = names[in.From]
+		} else {
+			in.Name = names[in.UserID]
+		}
 		n.Inbound = append(n.Inbound, in)
 	}
 	for _, p := range v.UserPreferences {
@@ -132,8 +156,9 @@ func decodeInbound(raw json.RawMessage, n *campaign.Notification) {
 }
 
 // readInbound reads one messages[] entry; what it cannot read is Unknown
-// with the entry kept in Raw.
-func readInbound(raw json.RawMessage) campaign.InboundMessage {
+// with the entry kept in Raw. sender is the user id the body's contacts
+// give for an entry that names no sender itself ("" when they don't).
+func readInbound(raw json.RawMessage, sender string) campaign.InboundMessage {
 	in := campaign.InboundMessage{Raw: string(raw)}
 	var m inboundMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -148,6 +173,15 @@ func readInbound(raw json.RawMessage) campaign.InboundMessage {
 		return in
 	}
 	in.From, in.WAMID, in.Type = strings.TrimPrefix(m.From, "+"), m.ID, m.Type
+	if campaign.IsBSUID(in.From) {
+		in.From, in.UserID = "", in.From // a user id in from: not a number
+	}
+	if m.FromUserID != "" {
+		in.UserID = m.FromUserID
+	}
+	if in.From == "" && in.UserID == "" {
+		in.UserID = sender
+	}
 	at, ok := unixSeconds(m.Timestamp)
 	in.At = at
 	if m.Context != nil {
@@ -193,7 +227,7 @@ func readInbound(raw json.RawMessage) campaign.InboundMessage {
 	default:
 		known = plainTypes[m.Type]
 	}
-	in.Unknown = !known || !ok || in.From == "" || in.WAMID == ""
+	in.Unknown = !known || !ok || in.From == "" && in.UserID == "" || in.WAMID == ""
 	if !in.Unknown {
 		in.Raw = ""
 	}

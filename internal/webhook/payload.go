@@ -41,12 +41,15 @@ type messagesValue struct {
 		PhoneNumberID      string `json:"phone_number_id"`
 	} `json:"metadata"`
 	Statuses []struct {
-		ID           string `json:"id"`
-		Status       string `json:"status"`
-		Timestamp    string `json:"timestamp"`
-		RecipientID  string `json:"recipient_id"`
-		CallbackData string `json:"biz_opaque_callback_data"`
-		Pricing      *struct {
+		ID          string `json:"id"`
+		Status      string `json:"status"`
+		Timestamp   string `json:"timestamp"`
+		RecipientID string `json:"recipient_id"`
+		// RecipientUserID is the person's business-scoped user id
+		// (docs/cloud-api.md#business-scoped-user-ids).
+		RecipientUserID string `json:"recipient_user_id"`
+		CallbackData    string `json:"biz_opaque_callback_data"`
+		Pricing         *struct {
 			Category string `json:"category"`
 		} `json:"pricing"`
 		Errors []struct {
@@ -162,12 +165,13 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) error {
 			return fmt.Errorf("statuses[%d].timestamp %q: want Unix seconds", k, s.Timestamp)
 		}
 		ev := campaign.StatusEvent{
-			WAMID:         s.ID,
-			Status:        campaign.Delivery(s.Status),
-			At:            time.Unix(secs, 0),
-			Recipient:     s.RecipientID,
-			CallbackData:  s.CallbackData,
-			PhoneNumberID: v.Metadata.PhoneNumberID,
+			WAMID:           s.ID,
+			Status:          campaign.Delivery(s.Status),
+			At:              time.Unix(secs, 0),
+			Recipient:       s.RecipientID,
+			RecipientUserID: s.RecipientUserID,
+			CallbackData:    s.CallbackData,
+			PhoneNumberID:   v.Metadata.PhoneNumberID,
 		}
 		if s.Pricing != nil {
 			ev.Pricing = s.Pricing.Category
@@ -183,7 +187,25 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) error {
 				ev.ErrorTitle = strings.TrimSpace(ev.ErrorTitle + ": " + d)
 			}
 		}
+		if campaign.IsBSUID(s.RecipientID) && ev.RecipientUserID == "" {
+			// Sent to a user id: whether recipient_id then holds it is
+			// not documented; read it as the id, not a number.
+			ev.Recipient, ev.RecipientUserID = "", s.RecipientID
+		}
+		if l, ok := link(ev.Recipient, ev.RecipientUserID); ok {
+			n.Links = append(n.Links, l)
+		}
 		n.Statuses = append(n.Statuses, ev)
 	}
 	return nil
+}
+
+// link pairs a wa_id (digits, with or without '+') with a user id when a
+// webhook shows both.
+func link(waID, userID string) (campaign.IdentityLink, bool) {
+	waID = strings.TrimPrefix(waID, "+")
+	if waID == "" || !campaign.IsBSUID(userID) || strings.Trim(waID, "0123456789") != "" {
+		return campaign.IdentityLink{}, false
+	}
+	return campaign.IdentityLink{Phone: "+" + waID, UserID: userID}, true
 }

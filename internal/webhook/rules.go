@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
 // What a webhook means for wasend's rows is decided here, from the facts the
 // store reads; the store keeps the bodies and statuses and makes the moves
-// decided (store.WebhookRules), each status in its own savepoint.
+// decided (Drain, over store.InboxTx), each status in its own savepoint.
 
 // Policy is what asynchronous failures and account events do.
 type Policy struct {
@@ -74,7 +73,7 @@ func (p Policy) Decide(ev campaign.StatusEvent, now time.Time) campaign.AsyncFai
 	return f
 }
 
-// Rules are the decisions the store asks for while it applies the inbox:
+// Rules are the decisions Drain makes while it applies the inbox:
 // what a body says, what a status does to its row, an opt-out no row
 // matches, which templates and numbers stop. They read no database and no
 // clock.
@@ -82,8 +81,6 @@ type Rules struct {
 	p  Policy
 	in InboundConfig
 }
-
-var _ store.WebhookRules = Rules{}
 
 // NewRules returns the rules of policy p.
 func NewRules(p Policy) Rules { return Rules{p.withDefaults(), DefaultInbound()} }
@@ -191,10 +188,10 @@ func resendRefused(r campaign.StatusRow, f campaign.AsyncFailure) string {
 // sending number is one of ours, whatever became of the row. reason is ""
 // otherwise.
 func (r Rules) OptOut(ev campaign.StatusEvent, now time.Time) (phone, reason string) {
-	if ev.Status != campaign.DeliveryFailed || ev.Recipient == "" || ev.PhoneNumberID == "" || !r.p.Decide(ev, now).Suppress {
+	if ev.Status != campaign.DeliveryFailed || statusPerson(ev) == "" || ev.PhoneNumberID == "" || !r.p.Decide(ev, now).Suppress {
 		return "", ""
 	}
-	return "+" + strings.TrimPrefix(ev.Recipient, "+"),
+	return statusPerson(ev),
 		fmt.Sprintf("error %d from number %s (status webhook)", ev.ErrorCode, ev.PhoneNumberID)
 }
 
@@ -219,4 +216,17 @@ func (r Rules) AccountStop(ev campaign.AccountEvent, now time.Time) (why string,
 		why += ": " + ev.Reason
 	}
 	return why, now.Add(r.p.Restriction)
+}
+
+// statusPerson is who a status names, as the suppression list holds them:
+// the number with its '+', or the business-scoped user id of a message
+// sent to one ("" when it names nobody).
+func statusPerson(ev campaign.StatusEvent) string {
+	switch {
+	case ev.Recipient != "":
+		return "+" + strings.TrimPrefix(ev.Recipient, "+")
+	case ev.RecipientUserID != "":
+		return ev.RecipientUserID
+	}
+	return ""
 }

@@ -124,6 +124,8 @@ func TestOptOut(t *testing.T) {
 		{name: "another failure", ev: func(e *campaign.StatusEvent) { e.ErrorCode = 131026 }},
 		{name: "not a failure", ev: func(e *campaign.StatusEvent) { e.Status, e.ErrorCode = campaign.DeliveryDelivered, 0 }},
 		{name: "no recipient", ev: func(e *campaign.StatusEvent) { e.Recipient = "" }},
+		{name: "sent to a user id", ev: func(e *campaign.StatusEvent) { e.Recipient, e.RecipientUserID = "", "US.1349" },
+			wantPhone: "US.1349", reason: "error 131050 from number " + pnid + " (status webhook)"},
 		{name: "no sending number", ev: func(e *campaign.StatusEvent) { e.PhoneNumberID = "" }},
 	}
 	for _, tt := range tests {

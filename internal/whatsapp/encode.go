@@ -16,8 +16,14 @@ func appendMessage(b []byte, m *messageBody) []byte {
 	b = appendString(b, m.MessagingProduct)
 	b = append(b, `,"recipient_type":`...)
 	b = appendString(b, m.RecipientType)
-	b = append(b, `,"to":`...)
-	b = appendString(b, m.To)
+	if m.To != "" {
+		b = append(b, `,"to":`...)
+		b = appendString(b, m.To)
+	}
+	if m.Recipient != "" {
+		b = append(b, `,"recipient":`...)
+		b = appendString(b, m.Recipient)
+	}
 	b = append(b, `,"type":`...)
 	b = appendString(b, m.Type)
 	if t := m.Template; t != nil {

@@ -29,6 +29,9 @@ func TestAppendMessageMatchesEncoder(t *testing.T) {
 	pick := func() string { return awkward[rnd.IntN(len(awkward))] }
 	for i := range 5000 {
 		req := Request{To: "+4915112345678", CallbackData: pick()}
+		if i%7 == 3 {
+			req.To = "US.13491208655302741918"
+		}
 		if i%5 == 0 {
 			req.Text = pick() + "x"
 		} else {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 // ErrInvalidRequest is wrapped by every error that rejects a Request before
@@ -27,10 +29,14 @@ const (
 type Request struct {
 	PhoneNumberID string
 	Token         string // bearer token; never put in an error, log or String()
-	To            string // E.164 with a leading '+'
-	Template      *Template
-	Text          string // plain text body, used when Template is nil
-	CallbackData  string // biz_opaque_callback_data, e.g. "wasend:c12:m345"
+	// To is the recipient: E.164 with a leading '+', or a business-scoped
+	// user id (campaign.IsBSUID), which goes in the body's recipient field.
+	// Meta answers a BSUID in to with 200 and a message id and never
+	// delivers it (docs/cloud-api.md#business-scoped-user-ids).
+	To           string
+	Template     *Template
+	Text         string // plain text body, used when Template is nil
+	CallbackData string // biz_opaque_callback_data, e.g. "wasend:c12:m345"
 }
 
 // String describes the request for logs; it leaves out the token on purpose.
@@ -75,7 +81,8 @@ type URLButton struct {
 type messageBody struct {
 	MessagingProduct string        `json:"messaging_product"`
 	RecipientType    string        `json:"recipient_type"`
-	To               string        `json:"to"`
+	To               string        `json:"to,omitempty"`
+	Recipient        string        `json:"recipient,omitempty"` // a business-scoped user id, never with To
 	Type             string        `json:"type"`
 	Template         *templateBody `json:"template,omitempty"`
 	Text             *textBody     `json:"text,omitempty"`
@@ -134,8 +141,18 @@ func BuildBody(req Request) ([]byte, error) {
 
 // message checks req and returns its wire shape.
 func message(req Request) (messageBody, error) {
-	if err := validateTo(req.To); err != nil {
-		return messageBody{}, err
+	var to, recipient string
+	switch {
+	case campaign.LooksLikeBSUID(req.To):
+		if why := campaign.CheckBSUID(req.To); why != "" {
+			return messageBody{}, fmt.Errorf("%w: recipient %q: %s", ErrInvalidRequest, req.To, why)
+		}
+		recipient = req.To
+	default:
+		if err := validateTo(req.To); err != nil {
+			return messageBody{}, err
+		}
+		to = req.To
 	}
 	if len(req.CallbackData) > maxCallbackData {
 		return messageBody{}, fmt.Errorf("%w: callback data is %d bytes, the limit is %d", ErrInvalidRequest, len(req.CallbackData), maxCallbackData)
@@ -143,7 +160,8 @@ func message(req Request) (messageBody, error) {
 	m := messageBody{
 		MessagingProduct: "whatsapp",
 		RecipientType:    "individual",
-		To:               req.To,
+		To:               to,
+		Recipient:        recipient,
 		CallbackData:     req.CallbackData,
 	}
 	if t := req.Template; t != nil {

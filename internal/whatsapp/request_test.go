@@ -33,6 +33,20 @@ func TestBuildBody(t *testing.T) {
 			want: `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+447700900123","type":"text",` +
 				`"text":{"preview_url":false,"body":"Hello \"you\"\nbye"}}`,
 		},
+		{
+			// Meta drops a BSUID sent in to (200, never delivered): it
+			// goes in recipient, and the body has no to at all.
+			name: "business-scoped user id in recipient, never to",
+			req:  Request{To: "US.13491208655302741918", Template: &Template{Name: "hello_world", Lang: "en"}},
+			want: `{"messaging_product":"whatsapp","recipient_type":"individual","recipient":"US.13491208655302741918","type":"template",` +
+				`"template":{"name":"hello_world","language":{"code":"en","policy":"deterministic"}}}`,
+		},
+		{
+			name: "parent business-scoped user id",
+			req:  Request{To: "US.ENT.11815799212886844830", Text: "hi"},
+			want: `{"messaging_product":"whatsapp","recipient_type":"individual","recipient":"US.ENT.11815799212886844830","type":"text",` +
+				`"text":{"preview_url":false,"body":"hi"}}`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,6 +70,8 @@ func TestBuildBodyInvalid(t *testing.T) {
 	}{
 		{"empty to", Request{Template: tmpl}, "not E.164"},
 		{"no plus", Request{To: "16505551234", Template: tmpl}, "leading '+'"},
+		{"lower-case BSUID", Request{To: "us.13491208655302741918", Template: tmpl}, "two capital letters"},
+		{"BSUID with a dash", Request{To: "US.1349-1208", Template: tmpl}, "not a letter or digit"},
 		{"letters", Request{To: "+1650555abcd", Template: tmpl}, "digits only"},
 		{"formatted", Request{To: "+1 650 555 1234", Template: tmpl}, "digits only"},
 		{"too long", Request{To: "+1234567890123456", Template: tmpl}, "not a valid E.164"},

@@ -13,7 +13,7 @@ import (
 
 // The webhook inbox: bodies stored first, then drained, each exactly once,
 // moving sent rows up the delivery ladder (sent → delivered → read) as
-// the harness's WebhookRules decide.
+// the harness's Drain decides.
 
 func (s suite) inboxTests() []sub {
 	return []sub{
@@ -23,8 +23,8 @@ func (s suite) inboxTests() []sub {
 }
 
 func (s suite) needRules(t *testing.T) {
-	if s.h.WebhookRules == nil {
-		t.Skip("the harness gives no WebhookRules")
+	if s.h.Drain == nil {
+		t.Skip("the harness gives no Drain")
 	}
 }
 
@@ -86,7 +86,7 @@ func (s suite) drain(t *testing.T, st store.Driver, bodies ...[]byte) campaign.A
 	if err := st.AddToInbox(t.Context(), bodies); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := st.DrainInbox(t.Context(), 100, s.h.WebhookRules)
+	rep, err := s.h.Drain(t.Context(), st, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func (s suite) testInboxDrainsStatuses(t *testing.T) {
 			t.Errorf("row %d after %v: delivery %q, want %q", i, tt.statuses, got, tt.want)
 		}
 	}
-	if rep, err := st.DrainInbox(t.Context(), 100, s.h.WebhookRules); err != nil || rep.Bodies != 0 {
+	if rep, err := s.h.Drain(t.Context(), st, 100); err != nil || rep.Bodies != 0 {
 		t.Errorf("second drain: %+v, %v; want an empty inbox", rep, err)
 	}
 	fig, err := readmodel.New(st).CampaignDelivery(t.Context(), c.ID)

@@ -36,6 +36,21 @@ func SetCampaignState(ctx context.Context, path string, id int64, st campaign.Ca
 	return nil
 }
 
+// Exec runs one statement wasend itself never runs on the database at
+// path (an account's bucket emptied, a restriction set by hand): for tests
+// that need a row in a state no product move makes directly.
+func Exec(ctx context.Context, path, query string, args ...any) error {
+	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000")
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, query, args...); err != nil {
+		return fmt.Errorf("%s: %w", query, err)
+	}
+	return nil
+}
+
 // One is the claim of a batch of one (ClaimN with max 1), as the engine's
 // first claim of a run is: for tests that claim one message at a time.
 func One(cs []campaign.Claim, err error) (campaign.Claim, error) {

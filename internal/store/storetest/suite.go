@@ -28,11 +28,10 @@ type Harness struct {
 	// SetCampaignState sets a campaign's state outside the state machine
 	// (as SetCampaignState in this package does for SQLite).
 	SetCampaignState func(ctx context.Context, d store.Driver, id int64, st campaign.CampaignState, reason string) error
-	// WebhookRules decide what a status means for its row when the inbox
-	// tests drain it: the rules product code gives the store
-	// (webhook.NewRules), which storetest, a part of the store, may not
-	// import. Nil skips the inbox tests.
-	WebhookRules store.WebhookRules
+	// Drain applies up to max bodies of the inbox as product code does
+	// (webhook.Drain over WithInbox), which storetest, a part of the store,
+	// may not import. Nil skips the inbox tests.
+	Drain func(ctx context.Context, d store.Driver, max int) (campaign.ApplyReport, error)
 	// CheckCounts recounts every campaign's rows and says where the kept
 	// counts differ; run at the end of every test. Nil: not checked.
 	CheckCounts func(ctx context.Context, d store.Driver) error

@@ -1,4 +1,4 @@
-package store
+package claim
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store"
 )
 
 // twoPortfolios is one host whose account a sends from portfolio "p1" and
@@ -23,11 +24,11 @@ func twoPortfolios(t *testing.T, r *redistest.Server) (sharedHost, func(p string
 		}
 	}
 	for acct, p := range map[string]string{"a": "p1", "b": "p2"} {
-		if _, err := h.st.UpdateAccount(t.Context(), acct, AccountChange{Portfolio: ptr(p)}); err != nil {
+		if _, err := h.st.UpdateAccount(t.Context(), acct, store.AccountChange{Portfolio: ptr(p)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := SharedQuotaReset(t.Context(), h.st, h.pool, true); err != nil {
+	if err := sharedQuotaReset(t.Context(), h.st, h.pool, true); err != nil {
 		t.Fatal(err)
 	}
 	lose := func(p string) {
@@ -38,10 +39,10 @@ func twoPortfolios(t *testing.T, r *redistest.Server) (sharedHost, func(p string
 	return h, lose
 }
 
-func hostID(t *testing.T, st *Store) string {
+func hostID(t *testing.T, st *store.Store) string {
 	t.Helper()
 	var id string
-	if err := st.db.QueryRowContext(t.Context(), `SELECT value FROM settings WHERE key = ?`, hostKey).Scan(&id); err != nil {
+	if err := st.Reader().QueryRowContext(t.Context(), `SELECT value FROM settings WHERE key = 'limits_host'`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -86,7 +87,7 @@ func TestSharedClaimsFailClosedPerPortfolio(t *testing.T) {
 			got := map[string]int{}
 			var wait *campaign.WaitError
 			for range 20 {
-				cs, err := h.st.ClaimN(t.Context(), h.camp.ID, "r1", t0, 4)
+				cs, err := New(h.st).ClaimN(t.Context(), h.camp.ID, "r1", t0, 4)
 				if errors.As(err, &wait) {
 					break
 				}

@@ -1,4 +1,4 @@
-package store
+package claim
 
 import (
 	"cmp"
@@ -19,6 +19,7 @@ import (
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store"
 )
 
 // The limits conformance suite: the same step tables run against the two
@@ -44,7 +45,7 @@ type limitsImpl struct {
 // confHost is a store and what its implementation needs to reset quotas
 // and read the day's counts.
 type confHost struct {
-	st   *Store
+	st   *store.Store
 	pool *redisgate.Pool // nil: local limits
 	url  string          // the Redis's URL, for processes of this host
 }
@@ -55,7 +56,7 @@ func (h *confHost) reset(t *testing.T, force bool) {
 	if h.pool == nil {
 		_, err = h.st.ResetQuota(t.Context(), nil, force)
 	} else {
-		err = SharedQuotaReset(t.Context(), h.st, h.pool, force)
+		err = sharedQuotaReset(t.Context(), h.st, h.pool, force)
 	}
 	if err != nil {
 		t.Fatalf("quota reset: %v", err)
@@ -77,7 +78,7 @@ func (h *confHost) used(t *testing.T) map[string]int {
 		}
 		return out
 	}
-	out, err := SharedDayCounts(t.Context(), h.st, h.pool)
+	out, err := sharedDayCounts(t.Context(), h.st, h.pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +438,7 @@ func runConformance(t *testing.T, impl limitsImpl, tc confCase) {
 			if s.n == 0 {
 				break
 			}
-			cs, err := h.st.ClaimN(ctx, camps[s.camp].ID, "r1", now, s.n)
+			cs, err := New(h.st).ClaimN(ctx, camps[s.camp].ID, "r1", now, s.n)
 			var we *campaign.WaitError
 			switch {
 			case errors.As(err, &we):
@@ -484,7 +485,7 @@ func runConformance(t *testing.T, impl limitsImpl, tc confCase) {
 				if s.op != opSent {
 					delete(first, c.Message.Phone) // not accepted: nobody's recipient
 				}
-				if err := h.st.Record(ctx, c, "r1", o, now); err != nil {
+				if err := record(ctx, h.st, c, "r1", o, now); err != nil {
 					t.Fatalf("step %d: record %d: %v", i, c.Message.ID, err)
 				}
 			}
@@ -516,7 +517,7 @@ func setUpConformance(t *testing.T, h *confHost, tc confCase) {
 	for _, a := range tc.accts {
 		mustAccount(t, h.st, a.name, campaign.TierNew, a.o)
 		if a.portfolio != "" {
-			if _, err := h.st.UpdateAccount(ctx, a.name, AccountChange{Portfolio: ptr(a.portfolio)}); err != nil {
+			if _, err := h.st.UpdateAccount(ctx, a.name, store.AccountChange{Portfolio: ptr(a.portfolio)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -632,7 +633,7 @@ type hostClaim struct {
 
 // claimUntilWait has workers goroutines claim from one campaign of st at
 // now until each is told to wait.
-func claimUntilWait(ctx context.Context, st *Store, campaignID int64, now time.Time, workers int, runner string) ([]hostClaim, error) {
+func claimUntilWait(ctx context.Context, st *store.Store, campaignID int64, now time.Time, workers int, runner string) ([]hostClaim, error) {
 	var (
 		mu    sync.Mutex
 		out   []hostClaim
@@ -642,7 +643,7 @@ func claimUntilWait(ctx context.Context, st *Store, campaignID int64, now time.T
 	for w := range workers {
 		wg.Go(func() {
 			for range 1000 { // a bound, so a livelock fails instead of hanging
-				cs, err := st.ClaimN(ctx, campaignID, fmt.Sprint(runner, "-", w), now, 2)
+				cs, err := New(st).ClaimN(ctx, campaignID, fmt.Sprint(runner, "-", w), now, 2)
 				var we *campaign.WaitError
 				if errors.As(err, &we) {
 					return

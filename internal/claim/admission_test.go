@@ -1,4 +1,4 @@
-package store
+package claim
 
 import (
 	"testing"
@@ -44,7 +44,7 @@ func TestClaimNoTokenWindowFreesFirst(t *testing.T) {
 		{at: time.Second, wantWait: campaign.WaitTokens, wantUntil: 24 * time.Hour},
 	})
 	var held int
-	if err := st.db.QueryRowContext(t.Context(), `SELECT count(*) FROM messages WHERE campaign_id = ? AND state = 'pending'
+	if err := st.Reader().QueryRowContext(t.Context(), `SELECT count(*) FROM messages WHERE campaign_id = ? AND state = 'pending'
 		AND (window_wait <> 0 OR next_attempt_at > ?)`, c.ID, at(time.Second).UnixNano()).Scan(&held); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package claim
 
 import (
 	"fmt"
@@ -8,11 +8,12 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store"
 )
 
 // windowCampaign imports one row per zone set, in order, with a send
 // window.
-func windowCampaign(t *testing.T, st *Store, name string, w campaign.Window, zones ...string) campaign.Campaign {
+func windowCampaign(t *testing.T, st *store.Store, name string, w campaign.Window, zones ...string) campaign.Campaign {
 	t.Helper()
 	im, err := st.Import(t.Context(), campaign.Campaign{
 		Name: name, Fingerprint: "fp-" + name, Source: name + ".csv",
@@ -71,7 +72,7 @@ func TestClaimHoldsRowsOutsideTheirWindow(t *testing.T) {
 		t.Errorf("queue %+v, want 3 waiting for their window, 2 in flight", q)
 	}
 	var why string
-	if err := st.db.QueryRow(`SELECT error_message FROM messages WHERE line = 7 AND state = 'failed'`).Scan(&why); err != nil ||
+	if err := st.Reader().QueryRow(`SELECT error_message FROM messages WHERE line = 7 AND state = 'failed'`).Scan(&why); err != nil ||
 		!strings.Contains(why, "never open in all of the recipient's time zones (Europe/Berlin, Pacific/Kiritimati)") {
 		t.Errorf("the row whose zones never overlap: %q, %v", why, err)
 	}
@@ -110,23 +111,23 @@ func TestClaimHoldsManyRowsInBatches(t *testing.T) {
 	st := openTest(t, clk)
 	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 10000))
 	w, _ := campaign.ParseWindow("09:00-20:00", "")
-	zones := make([]string, maxHeldPerClaim+100)
+	zones := make([]string, MaxHeldPerClaim+100)
 	for i := range zones {
 		zones[i] = "America/New_York"
 	}
 	zones[len(zones)-1] = "Europe/Berlin"
 	c := windowCampaign(t, st, "many", w, zones...)
 
-	_, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 8)
+	_, err := New(st).ClaimN(t.Context(), c.ID, "r1", t0, 8)
 	var we *campaign.WaitError
 	if !asWait(err, &we) || we.Reason != campaign.WaitWindow || !we.Until.Equal(t0) {
 		t.Fatalf("first claim = %v, want a wait for the window, to look again at once", err)
 	}
 	held := countRows(t, st, `SELECT count(*) FROM messages WHERE window_wait = 1`)
-	if held < maxHeldPerClaim || held >= len(zones)-1 {
-		t.Fatalf("%d rows held by the first claim, want about %d", held, maxHeldPerClaim)
+	if held < MaxHeldPerClaim || held >= len(zones)-1 {
+		t.Fatalf("%d rows held by the first claim, want about %d", held, MaxHeldPerClaim)
 	}
-	cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 8)
+	cs, err := New(st).ClaimN(t.Context(), c.ID, "r1", t0, 8)
 	if err != nil || len(cs) != 1 || cs[0].Message.Line != len(zones)+1 {
 		t.Fatalf("second claim = %d claims, %v; want the Berlin row", len(cs), err)
 	}
@@ -177,10 +178,10 @@ func TestClaimPastSuppressedKeepsTheWindow(t *testing.T) {
 	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
 	w, _ := campaign.ParseWindow("09:00-20:00", "")
 	c := windowCampaign(t, st, "sup", w, "Europe/Berlin", "America/New_York", "America/New_York", "Europe/Berlin")
-	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(0), Reason: "STOP"}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: phone(0), Reason: "STOP"}}); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 1)
+	cs, err := New(st).ClaimN(t.Context(), c.ID, "r1", t0, 1)
 	if err != nil || len(cs) != 1 || cs[0].Message.Line != 5 {
 		t.Fatalf("claim = %+v, %v; want line 5 (Berlin, open)", cs, err)
 	}

@@ -1,4 +1,4 @@
-package store
+package claim
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // TestPairGap: a second message to one person, from any of our numbers,
@@ -21,14 +23,14 @@ func TestPairGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustClaim(t, st, first.ID, "r1", t0)
-	_, err := st.Claim(t.Context(), second.ID, "r1", at(2*time.Second))
+	_, err := claimOne(t.Context(), st, second.ID, "r1", at(2*time.Second))
 	var we *campaign.WaitError
 	if !errors.As(err, &we) || we.Reason != campaign.WaitRetry || !we.Until.Equal(at(6*time.Second)) {
 		t.Fatalf("claim 2 s after the first message: %v, want a wait until +6s", err)
 	}
 	// The row itself waits: the next claim does not look at it before.
-	if m := readMessage(t, st, 2); m.next != at(6*time.Second).UnixNano() {
-		t.Errorf("row waits until %v, want +6s", time.Unix(0, m.next).Sub(t0))
+	if next := countRows(t, st, `SELECT next_attempt_at FROM messages WHERE id = 2`); int64(next) != at(6*time.Second).UnixNano() {
+		t.Errorf("row waits until %v, want +6s", time.Unix(0, int64(next)).Sub(t0))
 	}
 	if c := mustClaim(t, st, second.ID, "r1", at(6*time.Second)); c.Message.Phone != phone(0) {
 		t.Errorf("claimed %s", c.Message.Phone)
@@ -45,39 +47,39 @@ func TestStickySender(t *testing.T) {
 	h := time.Hour
 	tests := []struct {
 		name        string
-		change      func(t *testing.T, st *Store, campaignID int64)
+		change      func(t *testing.T, st *store.Store, campaignID int64)
 		after       time.Duration
 		wantAccount string
 		wantBreak   string
 	}{
 		{name: "kept: b has more tokens, a sends", after: h, wantAccount: "a"},
 		{name: "after 30 days no number is owed", after: 31 * 24 * h, wantAccount: "b",
-			change: func(t *testing.T, st *Store, _ int64) {
-				if _, err := st.UpdateAccount(t.Context(), "a", AccountChange{Disabled: ptr(true)}); err != nil {
+			change: func(t *testing.T, st *store.Store, _ int64) {
+				if _, err := st.UpdateAccount(t.Context(), "a", store.AccountChange{Disabled: ptr(true)}); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "disabled", after: h, wantAccount: "b", wantBreak: campaign.StickyDisabled,
-			change: func(t *testing.T, st *Store, _ int64) {
-				if _, err := st.UpdateAccount(t.Context(), "a", AccountChange{Disabled: ptr(true)}); err != nil {
+			change: func(t *testing.T, st *store.Store, _ int64) {
+				if _, err := st.UpdateAccount(t.Context(), "a", store.AccountChange{Disabled: ptr(true)}); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "dropped", after: h, wantAccount: "b", wantBreak: campaign.StickyDropped,
-			change: func(t *testing.T, st *Store, id int64) {
+			change: func(t *testing.T, st *store.Store, id int64) {
 				if err := st.DropAccount(t.Context(), id, 1, "190 token expired", 190, t0); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "removed", after: h, wantAccount: "b", wantBreak: campaign.StickyRemoved,
-			change: func(t *testing.T, st *Store, _ int64) {
+			change: func(t *testing.T, st *store.Store, _ int64) {
 				if err := st.RemoveAccount(t.Context(), "a"); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "restricted", after: h, wantAccount: "b", wantBreak: campaign.StickyRestricted,
-			change: func(t *testing.T, st *Store, _ int64) {
-				if _, err := st.db.Exec(`UPDATE accounts SET restriction = 'spam limit (131048)', cooldown_until = ? WHERE name = 'a'`,
+			change: func(t *testing.T, st *store.Store, _ int64) {
+				if err := storetest.Exec(t.Context(), st.Path(), `UPDATE accounts SET restriction = 'spam limit (131048)', cooldown_until = ? WHERE name = 'a'`,
 					at(10*h).UnixNano()); err != nil {
 					t.Fatal(err)
 				}
@@ -129,7 +131,7 @@ func TestStickyWaitsForItsNumber(t *testing.T) {
 	mustSent(t, st, mustClaim(t, st, first.ID, "r1", t0)) // a's only token
 	mustAccount(t, st, "b", campaign.TierNew, limited(1, 5, 1000))
 	second := mustCampaign(t, st, "second", 3) // phone(0) is a's
-	cs, err := st.ClaimN(t.Context(), second.ID, "r1", at(time.Second), 3)
+	cs, err := New(st).ClaimN(t.Context(), second.ID, "r1", at(time.Second), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,9 +149,9 @@ func TestStickyWaitsForItsNumber(t *testing.T) {
 	}
 }
 
-func mustSent(t *testing.T, st *Store, c campaign.Claim) {
+func mustSent(t *testing.T, st *store.Store, c campaign.Claim) {
 	t.Helper()
-	if err := st.Record(t.Context(), c, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1", Class: "ok"}, c.At); err != nil {
+	if err := record(t.Context(), st, c, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1", Class: "ok"}, c.At); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -164,7 +166,7 @@ func TestStickyFollowsAcceptedSends(t *testing.T) {
 	mustClaim(t, st, first.ID, "r1", t0) // in flight
 	mustAccount(t, st, "b", campaign.TierNew, limited(1, 5, 1000))
 	// a's bucket is no fuller than b's: only stickiness could choose a.
-	if _, err := st.db.Exec(`UPDATE accounts SET tokens = 0, tokens_at = ? WHERE name = 'a'`, at(time.Hour).UnixNano()); err != nil {
+	if err := storetest.Exec(t.Context(), st.Path(), `UPDATE accounts SET tokens = 0, tokens_at = ? WHERE name = 'a'`, at(time.Hour).UnixNano()); err != nil {
 		t.Fatal(err)
 	}
 	second := mustCampaign(t, st, "second", 1)
@@ -187,12 +189,12 @@ func TestPairGapWaitEndsAtTheDeadline(t *testing.T) {
 	mustClaim(t, st, first.ID, "r1", t0)
 	// Its first claim begins the validity: the deadline is 5 min later.
 	deadline := at(time.Second + 5*time.Minute)
-	_, err := st.Claim(t.Context(), second.ID, "r1", at(time.Second))
+	_, err := claimOne(t.Context(), st, second.ID, "r1", at(time.Second))
 	var we *campaign.WaitError
 	if !errors.As(err, &we) || we.Reason != campaign.WaitRetry || !we.Until.Equal(deadline) {
 		t.Fatalf("claim within the pair gap: %v, want a wait until the deadline %v", err, deadline)
 	}
-	if _, err := st.Claim(t.Context(), second.ID, "r1", deadline); !errors.Is(err, campaign.ErrDone) {
+	if _, err := claimOne(t.Context(), st, second.ID, "r1", deadline); !errors.Is(err, campaign.ErrDone) {
 		t.Fatalf("claim at the deadline = %v, want done", err)
 	}
 	if n, err := st.Counts(t.Context(), second.ID); err != nil || n[campaign.Expired] != 1 {

@@ -1,4 +1,4 @@
-package store
+package claim
 
 import (
 	"errors"
@@ -14,12 +14,14 @@ import (
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // sharedHost is one "host": its own database, sharing limits through one
 // Redis with the others.
 type sharedHost struct {
-	st   *Store
+	st   *store.Store
 	pool *redisgate.Pool
 	camp campaign.Campaign
 }
@@ -33,7 +35,7 @@ func newSharedHosts(t *testing.T, r *redistest.Server, n int, accts map[string]c
 	t.Helper()
 	hosts := newSharedHostsOneMessage(t, r, n, accts, rows)
 	for i, h := range hosts {
-		if _, err := h.st.db.ExecContext(t.Context(), `UPDATE campaigns SET template = ? WHERE id = ?`, fmt.Sprint("hello_", i), h.camp.ID); err != nil {
+		if err := storetest.Exec(t.Context(), h.st.Path(), `UPDATE campaigns SET template = ? WHERE id = ?`, fmt.Sprint("hello_", i), h.camp.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,13 +70,13 @@ func newSharedHostsOneMessage(t *testing.T, r *redistest.Server, n int, accts ma
 // startDay starts the shared state as `quota reset --force` does.
 func startDay(t *testing.T, h sharedHost, accts ...string) {
 	t.Helper()
-	g, err := h.pool.Gate(DefaultPortfolio)
+	g, err := h.pool.Gate(store.DefaultPortfolio)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, a := range accts {
-		names = append(names, GateAccount("pn-"+a))
+		names = append(names, store.GateAccount("pn-"+a))
 	}
 	if _, err := g.ResetQuota(t.Context(), limits.ResetRequest{Accounts: names, Today: h.st.Today(t0), Force: true}); err != nil {
 		t.Fatal(err)
@@ -93,7 +95,7 @@ func drain(t *testing.T, hosts []sharedHost) (map[string]int, []*campaign.WaitEr
 			if waits[i] != nil {
 				continue
 			}
-			cs, err := h.st.ClaimN(t.Context(), h.camp.ID, "r1", t0, 2)
+			cs, err := New(h.st).ClaimN(t.Context(), h.camp.ID, "r1", t0, 2)
 			var we *campaign.WaitError
 			switch {
 			case errors.As(err, &we):
@@ -105,7 +107,7 @@ func drain(t *testing.T, hosts []sharedHost) (map[string]int, []*campaign.WaitEr
 			open++
 			for _, c := range cs {
 				got[c.Account.Name]++
-				if c.Shared == nil || c.Shared.Account != GateAccount(c.Account.PhoneNumberID) || c.Shared.Portfolio != DefaultPortfolio {
+				if c.Shared == nil || c.Shared.Account != store.GateAccount(c.Account.PhoneNumberID) || c.Shared.Portfolio != store.DefaultPortfolio {
 					t.Fatalf("claim %+v: shared admission %+v", c, c.Shared)
 				}
 			}
@@ -184,7 +186,7 @@ func TestSharedClaimFailsClosed(t *testing.T) {
 
 	wantWait := func(reason campaign.WaitReason, pending, attempts int) {
 		t.Helper()
-		_, err := h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 5)
+		_, err := New(h.st).ClaimN(ctx, h.camp.ID, "r1", t0, 5)
 		var we *campaign.WaitError
 		if !errors.As(err, &we) || we.Reason != reason || !we.Until.Equal(t0.Add(campaign.LimitsPoll)) {
 			t.Fatalf("claim: %v, want a wait for %s until the next poll", err, reason)
@@ -207,7 +209,7 @@ func TestSharedClaimFailsClosed(t *testing.T) {
 	// A Redis that never started a quota day holds no state: nothing goes.
 	wantWait(campaign.WaitLimitsLost, 5, 0)
 	startDay(t, h, "a")
-	cs, err := h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 2)
+	cs, err := New(h.st).ClaimN(ctx, h.camp.ID, "r1", t0, 2)
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("claim after the reset: %d, %v", len(cs), err)
 	}
@@ -218,13 +220,13 @@ func TestSharedClaimFailsClosed(t *testing.T) {
 	// Redis killed: rows in flight are recorded locally, a refund waits
 	// in the database, nothing more is claimed.
 	r.Kill()
-	if err := h.st.Record(ctx, cs[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
+	if err := record(ctx, h.st, cs[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
 		t.Fatalf("record while Redis is down: %v", err)
 	}
-	if err := h.st.Record(ctx, cs[1], "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0, Refund: true}, t0); err != nil {
+	if err := record(ctx, h.st, cs[1], "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0, Refund: true}, t0); err != nil {
 		t.Fatalf("record a refund while Redis is down: %v", err)
 	}
-	if n, err := h.st.PendingRefunds(ctx); err != nil || n != 1 {
+	if n, err := pendingRefunds(ctx, h.st); err != nil || n != 1 {
 		t.Fatalf("%d refunds queued, %v; want 1", n, err)
 	}
 	wantWait(campaign.WaitLimits, 4, 2)
@@ -236,10 +238,10 @@ func TestSharedClaimFailsClosed(t *testing.T) {
 	if got["a"] != 2 {
 		t.Errorf("claimed %d after the restart, want 2 (cap 3, 1 sent, 1 refunded)", got["a"])
 	}
-	if n, err := h.st.PendingRefunds(ctx); err != nil || n != 0 {
+	if n, err := pendingRefunds(ctx, h.st); err != nil || n != 0 {
 		t.Errorf("%d refunds still queued, %v", n, err)
 	}
-	st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: GateAccount("pn-a")}}, nil)
+	st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: store.GateAccount("pn-a")}}, nil)
 	if err != nil || st.Accounts[0].Used != 3 {
 		t.Errorf("shared count %+v, %v; want 3", st, err)
 	}
@@ -247,7 +249,7 @@ func TestSharedClaimFailsClosed(t *testing.T) {
 
 func mustGate(t *testing.T, h sharedHost) limits.Gate {
 	t.Helper()
-	g, err := h.pool.Gate(DefaultPortfolio)
+	g, err := h.pool.Gate(store.DefaultPortfolio)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,27 +264,27 @@ func TestSharedClaimReplaysAnAdmissionItNeverStored(t *testing.T) {
 	ctx := t.Context()
 	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(0.001, 50, 2)}, 3)[0]
 	startDay(t, h, "a")
-	cs, err := h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 1)
+	cs, err := New(h.st).ClaimN(ctx, h.camp.ID, "r1", t0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	host, _, _ := strings.Cut(cs[0].Shared.ID, ":")
 	next := cs[0].Message.ID + 1
 	ad, err := mustGate(t, h).Admit(ctx, limits.Request{ClaimID: sharedClaimID(host, next, 1), Today: h.st.Today(t0),
-		Accounts: []limits.Account{{Name: GateAccount("pn-a"), Limit: ratelimit.Limit{Rate: 0.001, Burst: 50}, DailyCap: 2}}})
+		Accounts: []limits.Account{{Name: store.GateAccount("pn-a"), Limit: ratelimit.Limit{Rate: 0.001, Burst: 50}, DailyCap: 2}}})
 	if err != nil || !ad.OK {
 		t.Fatalf("admit ahead: %+v, %v", ad, err)
 	}
-	cs, err = h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 2)
+	cs, err = New(h.st).ClaimN(ctx, h.camp.ID, "r1", t0, 2)
 	if err != nil || len(cs) != 1 || cs[0].Message.ID != next {
 		t.Fatalf("claim = %+v, %v; want row %d alone (its admission replayed, then the cap of 2)", cs, err, next)
 	}
-	if _, err := h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 1); !isWait(err, campaign.WaitCapped) {
+	if _, err := New(h.st).ClaimN(ctx, h.camp.ID, "r1", t0, 1); !waitsFor(err, campaign.WaitCapped) {
 		t.Fatalf("third claim: %v, want capped", err)
 	}
 }
 
-func isWait(err error, reason campaign.WaitReason) bool {
+func waitsFor(err error, reason campaign.WaitReason) bool {
 	var we *campaign.WaitError
 	return errors.As(err, &we) && we.Reason == reason
 }
@@ -305,11 +307,11 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if cs, err := hosts[0].st.ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3); err != nil || len(cs) != 3 {
+		if cs, err := New(hosts[0].st).ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3); err != nil || len(cs) != 3 {
 			t.Fatalf("host 1: %d claims, %v", len(cs), err)
 		}
-		_, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 3)
-		if !isWait(err, campaign.WaitRetry) {
+		_, err := New(hosts[1].st).ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 3)
+		if !waitsFor(err, campaign.WaitRetry) {
 			t.Fatalf("host 2: %v, want its rows put off for the pair gap", err)
 		}
 		// Put off on host 2's clock (the gap measured on Redis's).
@@ -325,7 +327,7 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 			if _, err := h.st.AddPortfolio(ctx, campaign.Portfolio{Name: "acme", PinnedLimit: 4}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := h.st.UpdateAccount(ctx, "a", AccountChange{Portfolio: ptr("acme")}); err != nil {
+			if _, err := h.st.UpdateAccount(ctx, "a", store.AccountChange{Portfolio: ptr("acme")}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -333,19 +335,19 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{GateAccount("pn-a")}, Today: hosts[0].st.Today(t0), Force: true}); err != nil {
+		if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{store.GateAccount("pn-a")}, Today: hosts[0].st.Today(t0), Force: true}); err != nil {
 			t.Fatal(err)
 		}
-		if cs, err := hosts[0].st.ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3); err != nil || len(cs) != 3 {
+		if cs, err := New(hosts[0].st).ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3); err != nil || len(cs) != 3 {
 			t.Fatalf("host 1: %d claims, %v", len(cs), err)
 		}
 		// Host 2 has the same recipients: the 3 in the window go free,
 		// one more new one fits (4 of 4), the rest wait for the window.
-		cs, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 8)
+		cs, err := New(hosts[1].st).ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 8)
 		if err != nil || len(cs) != 4 {
 			t.Fatalf("host 2: %d claims, %v; want 4", len(cs), err)
 		}
-		if _, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 8); !isWait(err, campaign.WaitReach) {
+		if _, err := New(hosts[1].st).ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 8); !waitsFor(err, campaign.WaitReach) {
 			t.Fatalf("host 2 again: %v, want a wait for the reach", err)
 		}
 		st, err := g.State(ctx, nil, nil)
@@ -358,18 +360,18 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 		r.Client(t).FlushAll(ctx)
 		both := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": fast, "b": fast}, 1)[0]
 		onlyB := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"b": fast}, 1)[0]
-		if _, err := onlyB.st.db.ExecContext(ctx, `UPDATE campaigns SET template = 'hello_b'`); err != nil {
+		if err := storetest.Exec(ctx, onlyB.st.Path(), `UPDATE campaigns SET template = 'hello_b'`); err != nil {
 			t.Fatal(err)
 		}
 		startDay(t, both, "a", "b")
-		cs, err := both.st.ClaimN(ctx, both.camp.ID, "r1", t0, 1)
+		cs, err := New(both.st).ClaimN(ctx, both.camp.ID, "r1", t0, 1)
 		if err != nil || cs[0].Account.Name != "a" {
 			t.Fatalf("host 1: %+v, %v; want a", cs, err)
 		}
-		if err := both.st.Record(ctx, cs[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
+		if err := record(ctx, both.st, cs[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
 			t.Fatal(err)
 		}
-		cs, err = onlyB.st.ClaimN(ctx, onlyB.camp.ID, "r1", t0, 1)
+		cs, err = New(onlyB.st).ClaimN(ctx, onlyB.camp.ID, "r1", t0, 1)
 		if err != nil || cs[0].Account.Name != "b" {
 			t.Fatalf("host 2: %+v, %v; want b", cs, err)
 		}
@@ -388,39 +390,39 @@ func TestGiveBackRefundsAtTheEnd(t *testing.T) {
 	ctx := t.Context()
 	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(0.001, 50, 10)}, 3)[0]
 	startDay(t, h, "a")
-	cs, err := h.st.ClaimN(ctx, h.camp.ID, "r1", t0, 3)
+	cs, err := New(h.st).ClaimN(ctx, h.camp.ID, "r1", t0, 3)
 	if err != nil || len(cs) != 3 {
 		t.Fatalf("claim: %d, %v", len(cs), err)
 	}
 	used := func() int {
 		t.Helper()
-		st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: GateAccount("pn-a")}}, nil)
+		st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: store.GateAccount("pn-a")}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st.Accounts[0].Used
 	}
 	notSent := campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0, Refund: true}
-	if err := h.st.Record(ctx, cs[0], "r1", notSent, t0); err != nil {
+	if err := record(ctx, h.st, cs[0], "r1", notSent, t0); err != nil {
 		t.Fatal(err)
 	}
 	r.Kill()
-	if err := h.st.Record(ctx, cs[1], "r1", notSent, t0); err != nil {
+	if err := record(ctx, h.st, cs[1], "r1", notSent, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.st.GiveBackRefunds(ctx); !errors.Is(err, redisgate.ErrUnavailable) {
+	if err := New(h.st).GiveBackRefunds(ctx); !errors.Is(err, redisgate.ErrUnavailable) {
 		t.Fatalf("give back with Redis down: %v, want it unavailable", err)
 	}
-	if n, _ := h.st.PendingRefunds(ctx); n != 2 {
+	if n, _ := pendingRefunds(ctx, h.st); n != 2 {
 		t.Fatalf("%d refunds queued after a failed give-back, want 2", n)
 	}
 	r.Restart()
 	for range 2 { // the second finds nothing left
-		if err := h.st.GiveBackRefunds(ctx); err != nil {
+		if err := New(h.st).GiveBackRefunds(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n, _ := h.st.PendingRefunds(ctx); n != 0 || used() != 1 {
+	if n, _ := pendingRefunds(ctx, h.st); n != 0 || used() != 1 {
 		t.Errorf("%d refunds queued, %d counted in Redis; want 0 and the 1 not refunded", n, used())
 	}
 }
@@ -434,20 +436,20 @@ func TestSharedClaimsGuardRepeatsAcrossHosts(t *testing.T) {
 	ctx := t.Context()
 	hosts := newSharedHostsOneMessage(t, r, 2, map[string]campaign.Overrides{"a": limited(0.001, 50, 100)}, 5)
 	startDay(t, hosts[0], "a")
-	first, err := hosts[0].st.ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3)
+	first, err := New(hosts[0].st).ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3)
 	if err != nil || len(first) != 3 {
 		t.Fatalf("host 1: %d claims, %v", len(first), err)
 	}
-	if err := hosts[0].st.Record(ctx, first[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
+	if err := record(ctx, hosts[0].st, first[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
 		t.Fatal(err)
 	}
 	// A batch of rows host 1 has: skipped, and the rows behind them may go
 	// at once (no poll's wait).
 	var we *campaign.WaitError
-	if _, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 1); !errors.As(err, &we) || we.Reason != campaign.WaitRetry || !we.Until.Equal(t0) {
+	if _, err := New(hosts[1].st).ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 1); !errors.As(err, &we) || we.Reason != campaign.WaitRetry || !we.Until.Equal(t0) {
 		t.Fatalf("host 2, a batch of host 1's rows: %v; want a wait for retry until now", err)
 	}
-	cs, err := hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 5)
+	cs, err := New(hosts[1].st).ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 5)
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("host 2: %d claims, %v; want the 2 recipients host 1 has not", len(cs), err)
 	}
@@ -457,26 +459,26 @@ func TestSharedClaimsGuardRepeatsAcrossHosts(t *testing.T) {
 		t.Errorf("host 2 skipped %d rows as sent by another host, want 3", skipped)
 	}
 	// Host 1's own retry of a row goes: the guard is its own.
-	if err := hosts[0].st.Record(ctx, first[1], "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0, SpendsRetry: true,
+	if err := record(ctx, hosts[0].st, first[1], "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0, SpendsRetry: true,
 		ErrorCode: 131000, Error: "try again", Class: "transient"}, t0); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := hosts[0].st.ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 5); err != nil || len(again) != 1 || again[0].Message.Phone != first[1].Message.Phone {
+	if again, err := New(hosts[0].st).ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 5); err != nil || len(again) != 1 || again[0].Message.Phone != first[1].Message.Phone {
 		t.Fatalf("host 1's retry: %+v, %v; want %s again", again, err, first[1].Message.Phone)
 	}
 	// The API refuses host 1's third message for good (not accepted):
 	// the refund lets the recipient go, and host 2's requeued row is sent.
-	if err := hosts[0].st.Record(ctx, first[2], "r1", campaign.Outcome{Kind: campaign.OutcomeFailed, Refund: true,
+	if err := record(ctx, hosts[0].st, first[2], "r1", campaign.Outcome{Kind: campaign.OutcomeFailed, Refund: true,
 		ErrorCode: 131000, Error: "refused", Class: "permanent"}, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := hosts[0].st.GiveBackRefunds(ctx); err != nil {
+	if err := New(hosts[0].st).GiveBackRefunds(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := hosts[1].st.RequeueFailed(ctx, hosts[1].camp.ID, []int{campaign.CodeElsewhere}); err != nil {
 		t.Fatal(err)
 	}
-	cs, err = hosts[1].st.ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 5)
+	cs, err = New(hosts[1].st).ClaimN(ctx, hosts[1].camp.ID, "r1", t0, 5)
 	if err != nil || len(cs) != 1 || cs[0].Message.Phone != first[2].Message.Phone {
 		t.Fatalf("host 2 after the refund: %+v, %v; want %s alone", cs, err, first[2].Message.Phone)
 	}
@@ -492,17 +494,17 @@ func TestSharedWaitsOnOneClock(t *testing.T) {
 	ctx := t.Context()
 	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(1.0/60, 1, 100)}, 10)[0]
 	now := time.Now().Add(time.Hour) // the host's clock
-	g, err := h.pool.Gate(DefaultPortfolio)
+	g, err := h.pool.Gate(store.DefaultPortfolio)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{GateAccount("pn-a")}, Today: h.st.Today(now), Force: true}); err != nil {
+	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{store.GateAccount("pn-a")}, Today: h.st.Today(now), Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	end := now.Add(5 * time.Minute)
 	claims, sent, bad := 0, 0, 0
 	for now.Before(end) && claims < 100 {
-		cs, err := h.st.ClaimN(ctx, h.camp.ID, "r1", now, 1)
+		cs, err := New(h.st).ClaimN(ctx, h.camp.ID, "r1", now, 1)
 		claims++
 		var we *campaign.WaitError
 		switch {

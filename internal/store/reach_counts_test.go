@@ -1,0 +1,189 @@
+package store
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+// distinctOldest is the oldest latest send in the window as it was found
+// before the running count: by grouping the whole window.
+func distinctOldest(t *testing.T, q querier, members []int64, since time.Time) time.Time {
+	t.Helper()
+	in, args := inMembers(members)
+	var oldest *int64
+	if err := q.QueryRowContext(t.Context(), `SELECT min(latest) FROM (SELECT max(last_at) AS latest
+		FROM contact_log WHERE account_id IN `+in+` AND last_at > ? GROUP BY phone)`, append(args, nanos(since))...).Scan(&oldest); err != nil {
+		t.Fatal(err)
+	}
+	if oldest == nil {
+		return time.Time{}
+	}
+	return fromNanos(*oldest)
+}
+
+// The running count answers what count(DISTINCT phone) over the window
+// answers, and the oldest recipient what grouping the window finds, at
+// every step of random sends on a simulated clock over five days: two
+// numbers sharing a portfolio (each sending to recipients the other has,
+// at times at the same instant), one on its own, recipients who drift so
+// that each leaves the window in time, sends taken back, claims whose
+// instant lags the last count's, reads that store nothing (status) and a
+// number that joins the portfolio half-way.
+func TestReachCountMatchesDistinctCount(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	ctx := t.Context()
+	mustPortfolio(t, st, "acme", 0, 0)
+	var ids []int64
+	for _, name := range []string{"a", "b", "solo", "late"} {
+		ids = append(ids, mustAccount(t, st, name, campaign.TierActive, fast).ID)
+	}
+	joinPortfolio(t, st, "a", "acme")
+	joinPortfolio(t, st, "b", "acme")
+	acme, err := portfolioByName(ctx, st.db, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopes := func() []ReachScope {
+		members, err := portfolioMembers(ctx, st.db, acme.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []ReachScope{{Portfolio: acme.ID, Members: members}}
+		for _, id := range ids[2:] {
+			if !slices.Contains(members, id) {
+				out = append(out, ReachScope{Account: id, Members: []int64{id}})
+			}
+		}
+		return out
+	}
+
+	rng := rand.New(rand.NewPCG(25, 40))
+	now := t0
+	var logged []campaign.Claim // sends that may be taken back
+	rebuilt := -1
+	for step := range 3000 {
+		now = now.Add(time.Duration(rng.IntN(int(6 * time.Minute))))
+		if step == 1500 {
+			joinPortfolio(t, st, "late", "acme")
+			rebuilt = countRows(t, st, `SELECT count(*) FROM reach_counts`)
+		}
+		err := st.write(ctx, func(tx *Tx) error {
+			ct := &claimTx{tx: tx}
+			var cs []campaign.Claim
+			for range 1 + rng.IntN(8) {
+				a := campaign.Account{ID: ids[rng.IntN(len(ids))]}
+				cs = append(cs, campaign.Claim{Account: a, At: now,
+					Message: campaign.Message{Phone: fmt.Sprintf("+49151%04d", step/20+rng.IntN(20))}})
+			}
+			if err := ct.LogContacts(ctx, cs); err != nil {
+				return err
+			}
+			logged = append(logged, cs...)
+			if rng.IntN(5) == 0 {
+				c := logged[rng.IntN(len(logged))]
+				if err := unlogContact(ctx, tx, c); err != nil {
+					return err
+				}
+			}
+			for _, s := range scopes() {
+				// A claim's instant may lag the count's (taken before
+				// another process's claim committed), here by minutes.
+				at := now.Add(-time.Duration(rng.IntN(int(5 * time.Minute))))
+				since := at.Add(-ratelimit.ReachWindow)
+				want, err := countWindow(ctx, tx, s.Members, nanos(since))
+				if err != nil {
+					return err
+				}
+				var w execer
+				if rng.IntN(3) > 0 {
+					w = tx
+				}
+				got, err := reachCount(ctx, tx, w, s, since)
+				if err != nil {
+					return err
+				}
+				if got != want {
+					return fmt.Errorf("step %d, scope %+v at %v: running count %d, distinct count %d", step, s, at, got, want)
+				}
+				oldest, err := reachOldest(ctx, tx, s.Members, since)
+				if err != nil {
+					return err
+				}
+				if want := distinctOldest(t, tx, s.Members, since); !oldest.Equal(want) {
+					return fmt.Errorf("step %d, scope %+v: oldest %v, grouped %v", step, s, oldest, want)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if days := now.Sub(t0).Hours() / 24; days < 4 {
+		t.Fatalf("the sends span %.1f days, want several", days)
+	}
+	// The counts were forgotten when "late" joined (then built again at
+	// the next read), and are kept rows, not recounts.
+	if end := countRows(t, st, `SELECT count(*) FROM reach_counts`); rebuilt != 0 || end != 2 {
+		t.Errorf("reach_counts rows: %d after the join, %d at the end; want 0 then 2", rebuilt, end)
+	}
+}
+
+// A send log from before the running counts (an upgraded database): the
+// first status builds each portfolio's count from the log and stores it;
+// the next reads it, moved on by the sends that left the window.
+func TestPortfoliosBuildTheReachCountOnce(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	ctx := t.Context()
+	mustPortfolio(t, st, "acme", 0, 0)
+	for _, name := range []string{"a", "b"} {
+		mustAccount(t, st, name, campaign.TierActive, fast)
+		joinPortfolio(t, st, name, "acme")
+	}
+	// Three recipients: +1 by both numbers, +2 an hour in, +3 by b alone.
+	if _, err := st.db.ExecContext(ctx, `INSERT INTO contact_log (phone, account_id, last_at) VALUES
+		('+1', 1, ?), ('+1', 2, ?), ('+2', 1, ?), ('+3', 2, ?)`,
+		nanos(t0), nanos(t0.Add(time.Minute)), nanos(t0.Add(time.Hour)), nanos(t0.Add(2*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	used := func() int {
+		t.Helper()
+		ps, err := st.Portfolios(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.Name == "acme" {
+				return p.Used
+			}
+		}
+		t.Fatal("no portfolio acme")
+		return 0
+	}
+	for _, step := range []struct {
+		at   time.Duration // after t0
+		want int
+	}{
+		{3 * time.Hour, 3},
+		{ratelimit.ReachWindow + 30*time.Second, 3}, // +1's latest is a minute in
+		{ratelimit.ReachWindow + 2*time.Minute, 2},
+		{ratelimit.ReachWindow + 90*time.Minute, 1},
+		{ratelimit.ReachWindow + 3*time.Hour, 0},
+	} {
+		clk.Set(t0.Add(step.at))
+		if got := used(); got != step.want {
+			t.Errorf("at t0+%v: used %d, want %d", step.at, got, step.want)
+		}
+		if n := countRows(t, st, `SELECT count(*) FROM reach_counts`); n != 1 {
+			t.Errorf("at t0+%v: %d running counts stored, want acme's", step.at, n)
+		}
+	}
+}
