@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -173,7 +174,7 @@ func sentRows(t *testing.T, db string, id int64) string {
 	defer st.Close()
 	var ms []campaign.Message
 	for _, k := range []campaign.SegmentKind{campaign.SegmentReplied, campaign.SegmentNotReplied} {
-		part, err := st.SegmentRows(t.Context(), id, campaign.Segment{Kind: k})
+		part, err := readmodel.New(st).SegmentRows(t.Context(), id, campaign.Segment{Kind: k})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -62,7 +63,7 @@ func OpenSegment(ctx context.Context, st *store.Store, from int64, seg campaign.
 		}
 		return nil, err
 	}
-	rows, err := st.SegmentRows(ctx, from, seg)
+	rows, err := readmodel.New(st).SegmentRows(ctx, from, seg)
 	if err != nil {
 		return nil, err
 	}

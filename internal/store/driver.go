@@ -73,13 +73,8 @@ type Driver interface {
 	// CampaignBySource finds the newest campaign imported under a source
 	// key (Importer.SetKeys).
 	CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error)
-	// SegmentRows are a campaign's rows in a segment (retargeting), in
-	// line order, with the values they were sent with.
-	SegmentRows(ctx context.Context, id int64, seg campaign.Segment) ([]campaign.Message, error)
-	// LastInbound is when each of phones last wrote (the customer service
-	// window); SetServiceWindow says whether a campaign's rows need one
-	// open at each claim.
-	LastInbound(ctx context.Context, phones []string) (map[string]time.Time, error)
+	// SetServiceWindow says whether a campaign's rows need an open
+	// customer service window at each claim.
 	SetServiceWindow(ctx context.Context, id int64, on bool) error
 	// Counts is a campaign's rows by state, as the counts kept by every
 	// move say (a recount gives the same).

@@ -56,12 +56,6 @@ func lastInbound(ctx context.Context, q rowsQuerier, phones []string) (map[strin
 	return last, nil
 }
 
-// LastInbound returns when each of phones last wrote to any of our numbers;
-// one that never wrote (or whose messages were pruned) is absent.
-func (s *Store) LastInbound(ctx context.Context, phones []string) (map[string]time.Time, error) {
-	return lastInbound(ctx, s.db, phones)
-}
-
 // SetServiceWindow says whether campaign id's rows are checked for an open
 // customer service window at each claim (a text campaign without
 // --ignore-window).

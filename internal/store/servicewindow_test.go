@@ -32,7 +32,7 @@ func TestClaimServiceWindow(t *testing.T) {
 	wrote(0, t0.Add(-time.Hour))
 	wrote(1, t0.Add(-23*time.Hour))
 	wrote(2, t0.Add(-25*time.Hour))
-	last, err := st.LastInbound(ctx, []string{phone(0), phone(1), phone(2), phone(3)})
+	last, err := lastInbound(ctx, st.db, []string{phone(0), phone(1), phone(2), phone(3)})
 	if err != nil {
 		t.Fatal(err)
 	}
