@@ -15,7 +15,7 @@ func TestPreflightFindingShown(t *testing.T) {
 	const expired = "EAAG-SECRET-expired-9f2c"
 	c, _ := preflightCLI(t, sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{BadTokens: []string{expired}}}, nil)
 	c.env["WA_TOKEN_MAIN"], c.env["WA_TOKEN_FRESH"] = "EAAG-SECRET-good-1a2b", expired
-	if _, errOut, err := c.run("campaign", "run", writePreflightList(t, "promo.csv", 0, 2), "--text", "hi"); err != nil {
+	if _, errOut, err := c.run("campaign", "run", writePreflightList(t, "promo.csv", 0, 2), "--text", "hi", "--ignore-window"); err != nil {
 		t.Fatalf("run with fresh-02's token expired: %v\n%s", err, errOut)
 	}
 

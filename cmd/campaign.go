@@ -45,6 +45,7 @@ type runOptions struct {
 	Report              string
 	SkipContactedWithin time.Duration
 	Again               bool
+	IgnoreWindow        bool   // --ignore-window
 	Shard               string // --shard K/N
 	Resume              int64
 	templateChecked     bool          // campaign resume checked the template before unpausing
@@ -60,6 +61,7 @@ type runOptions struct {
 	templateOptions
 	scheduleOptions
 	shareOptions
+	fromOptions
 }
 
 func newCampaignRunCmd(f *Factory) *cobra.Command {
@@ -84,12 +86,22 @@ alone makes a separate campaign that skips them). Ctrl-C stops after the
 requests in flight; a message whose answer was lost is marked unknown and not
 resent automatically (see ` + "`wasend campaign retry --unknown`" + `).
 
+--from ID --segment SEGMENT takes the recipients from campaign ID's rows
+instead of a file (retargeting): not-delivered, delivered-not-read, read,
+replied, not-replied or failed:CODE, read once, screened as a file's.
+
+A --text message goes only to recipients who wrote within 24 h (Meta's
+customer service window); the others are skipped, at import and again just
+before sending. --ignore-window sends to them anyway.
+
 With --sandbox nothing leaves the machine: a built-in stand-in for the Cloud
 API answers, three demo accounts send, and the demo template is used.`,
 		Example: `  wasend campaign run promo.csv --template spring_sale --lang en_US \
       --params name,code
   wasend campaign run news.csv --text "Hi {{name}}, the shop opens at 9."
   wasend campaign run --resume 3
+  wasend campaign run --from 3 --segment delivered-not-read \
+      --template reminder --lang en_US
   wasend campaign run --sandbox testdata/recipients.csv`,
 		Annotations: map[string]string{annotationSends: "yes"},
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -100,7 +112,7 @@ API answers, three demo accounts send, and the demo template is used.`,
 				}
 				return nil
 			}
-			return exactArgs(1)(cmd, args)
+			return fileOrFrom(&o.fromOptions)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -114,6 +126,7 @@ API answers, three demo accounts send, and the demo template is used.`,
 	addMessageFlags(fl, &o)
 	addReadFlags(fl, &o)
 	fl.Int64Var(&o.Resume, "resume", 0, "continue campaign `ID` instead of importing a file")
+	addFromFlags(fl, &o.fromOptions)
 	addScheduleFlags(fl, &o.scheduleOptions)
 	addShareFlags(fl, &o.shareOptions)
 	addSendFlags(cmd, &o)
@@ -127,6 +140,7 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 	fl.StringVar(&o.Lang, "lang", "", "template language code, e.g. en_US")
 	fl.StringSliceVar(&o.Params, "params", nil, "columns that fill the template body's {{1}}, {{2}}, … in order")
 	fl.StringVar(&o.Text, "text", "", "send this text instead of a template; {{column}} is replaced per row")
+	fl.BoolVar(&o.IgnoreWindow, "ignore-window", false, "with --text: send also to recipients who wrote nothing in the last 24 h (no customer service window; Meta refuses those, 131047)")
 	addTemplateFlags(fl, o)
 }
 
@@ -222,6 +236,13 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if err != nil && o.Resume == 0 {
 		return err
 	}
+	seg, _, err := o.segment()
+	if err != nil {
+		return err
+	}
+	if o.Resume != 0 && o.From != 0 {
+		return usagef("--resume and --from both say which recipients: give one")
+	}
 	sched, err := o.schedule(f)
 	if err != nil {
 		return err
@@ -250,10 +271,11 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
 		MaxCost:  maxCost,
+		From: o.From, Segment: seg,
 		Flags:    dbHint(f),
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
-		Again: ro.Again, Shard: ro.Shard,
+		Again: ro.Again, Shard: ro.Shard, IgnoreWindow: ro.IgnoreWindow,
 		Policy: o.Policy, PairGap: o.PairGap,
 		API: f.apiConfig(), Timeout: o.Timeout, TemplateChecked: o.templateChecked, Report: o.Report,
 		MetricsAddr: o.MetricsAddr, Webhooks: runWebhooks(f, o),
@@ -444,7 +466,7 @@ phone never got it. Delivered and read messages are never queued again.`,
 	}
 	cmd.Flags().BoolVar(&unknown, "unknown", false, "messages whose outcome is unknown")
 	cmd.Flags().BoolVar(&allFailed, "all-failed", false, "every failed message")
-	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code, or -1: suppressed (repeatable)")
+	cmd.Flags().IntSliceVar(&codes, "code", nil, "failed messages with this Graph error code, or -1: suppressed, -3: no customer service window (repeatable)")
 	cmd.Flags().BoolVar(&undelivered, "undelivered", false, "sent messages no webhook reported delivered or read")
 	cmd.Flags().DurationVar(&olderThan, "older-than", 24*time.Hour, "with --undelivered: only messages sent longer ago than this")
 	return cmd

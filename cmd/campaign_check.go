@@ -30,7 +30,11 @@ func addReadFlags(fl *pflag.FlagSet, o *runOptions) {
 
 // readOptions checks the reading flags.
 func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
-	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, UserIDColumn: o.UserIDColumn, SkipContactedWithin: o.SkipContactedWithin, Again: o.Again}
+	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, UserIDColumn: o.UserIDColumn, SkipContactedWithin: o.SkipContactedWithin, Again: o.Again,
+		IgnoreWindow: o.IgnoreWindow, Now: f.Now()}
+	if o.IgnoreWindow && o.Text == "" {
+		return ro, usagef("--ignore-window applies to --text messages only: templates may be sent outside the customer service window")
+	}
 	if o.SkipContactedWithin < 0 {
 		return ro, usagef("--skip-contacted-within %v: must not be negative", o.SkipContactedWithin)
 	}
@@ -81,15 +85,18 @@ line and column.`,
       --params name,code
   wasend campaign check promo.csv --text "Hi {{name}}" --region DE \
       --report skipped.csv`,
-		Args: exactArgs(1),
+		Args: fileOrFrom(&o.fromOptions),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.File = args[0]
+			if len(args) == 1 {
+				o.File = args[0]
+			}
 			return campaignCheck(cmd.Context(), f, o)
 		},
 	}
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o.runOptions)
 	addReadFlags(fl, &o.runOptions)
+	addFromFlags(fl, &o.fromOptions)
 	addScheduleFlags(fl, &o.scheduleOptions)
 	acceptSendFlags(f, cmd)
 	addJSONFlag(cmd, &o.JSON)
@@ -110,11 +117,17 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 	if ro.Schedule, err = o.schedule(f); err != nil {
 		return err
 	}
-	file, err := runner.OpenFile(o.File)
-	if err != nil {
+	if _, _, err := o.segment(); err != nil {
 		return err
 	}
-	defer file.Close()
+	if o.From == 0 {
+		// A missing file is said before the database is opened.
+		file, err := runner.OpenFile(o.File)
+		if err != nil {
+			return err
+		}
+		file.Close()
+	}
 	return f.withStore(ctx, func(st *store.Store) error {
 		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
 			return err
@@ -123,7 +136,7 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 		if o.JSON {
 			keep = -1
 		}
-		sum, err := checkFile(ctx, f, st, file, o.File, spec, ro, o.Report, keep)
+		sum, name, err := checkSource(ctx, f, st, o.runOptions, spec, ro, keep)
 		if err != nil {
 			return err
 		}
@@ -134,7 +147,7 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 				Cost *campaignCostJSON `json:"cost,omitempty"`
 			}{summaryJSON(sum), est})
 		}
-		if err := printCheck(f, o.File, sum); err != nil {
+		if err := printCheck(f, name, sum); err != nil {
 			return err
 		}
 		printFileEstimate(f.IO.Out, est)
@@ -150,6 +163,7 @@ type checkJSON struct {
 	Duplicates int            `json:"duplicates"`
 	Suppressed int            `json:"suppressed"`
 	Contacted  int            `json:"contacted"`
+	NoWindow   int            `json:"no_window"`    // --text: numbers without an open customer service window
 	Elsewhere  int            `json:"other_shards"` // rows --shard leaves to other hosts
 	Problems   []problemJSON  `json:"problems"`
 }
@@ -181,7 +195,7 @@ func printPhoneColumn(w io.Writer, s runner.Summary) {
 
 func summaryJSON(s runner.Summary) checkJSON {
 	out := checkJSON{phoneJSON: phoneOf(s), Rows: s.Rows, Valid: s.Valid, Invalid: map[string]int{}, Duplicates: s.Duplicates,
-		Suppressed: s.Suppressed, Contacted: s.Contacted, Elsewhere: s.Elsewhere, Problems: []problemJSON{}}
+		Suppressed: s.Suppressed, Contacted: s.Contacted, NoWindow: s.NoWindow, Elsewhere: s.Elsewhere, Problems: []problemJSON{}}
 	for _, r := range s.Invalid {
 		out.Invalid[r.Reason] = r.Rows
 	}
@@ -197,9 +211,12 @@ const firstProblems = 10
 func printCheck(f *Factory, file string, s runner.Summary) error {
 	w := f.IO.Out
 	fmt.Fprintf(w, "%s: %d rows read, %d valid, %d invalid, %d duplicates, %d suppressed",
-		file, s.Rows, s.Valid, s.Rows-s.Valid-s.Duplicates-s.Suppressed-s.Contacted, s.Duplicates, s.Suppressed)
+		file, s.Rows, s.Valid, s.Rows-s.Valid-s.Duplicates-s.Suppressed-s.Contacted-s.NoWindow, s.Duplicates, s.Suppressed)
 	if s.Contacted > 0 {
 		fmt.Fprintf(w, ", %d contacted recently", s.Contacted)
+	}
+	if s.NoWindow > 0 {
+		fmt.Fprintf(w, ", %d without a customer service window", s.NoWindow)
 	}
 	if s.Elsewhere > 0 {
 		fmt.Fprintf(w, "; %d rows are other shards'", s.Elsewhere)

@@ -38,8 +38,11 @@ func newCampaignExportCmd(f *Factory) *cobra.Command {
 		Long: `Write one CSV row per recipient of campaign ID, in file order: line, input,
 phone (E.164), state, account, attempts, wamid, error_code, error_message,
 updated_at, sent_at, and what status webhooks said: delivery (sent,
-delivered, read or failed), delivered_at, read_at. Times are RFC 3339 in
-UTC; unset values are empty.
+delivered, read or failed), delivered_at, read_at; what the recipient
+answered: replied_at, reply, opted_out_at; when they last wrote (wrote_at)
+and their customer service window now: "open until TIME" (free-form --text
+messages may go) or "closed". Times are RFC 3339 in UTC; unset values are
+empty.
 
 --state keeps only the rows in one state: pending, sending, sent, failed,
 unknown or expired. --out writes FILE (mode 0600) all at once: it appears
@@ -83,12 +86,12 @@ func campaignExport(ctx context.Context, f *Factory, o exportOptions) error {
 			return err
 		}
 		if o.Out == "" {
-			_, err := writeExport(ctx, f.IO.Out, st, o.ID, o.State)
+			_, err := writeExport(ctx, f.IO.Out, st, o.ID, o.State, f.Now())
 			return err
 		}
 		var n int
 		err := writeFileAtomic("--out", o.Out, 0o600, func(w io.Writer) (werr error) {
-			n, werr = writeExport(ctx, w, st, o.ID, o.State)
+			n, werr = writeExport(ctx, w, st, o.ID, o.State, f.Now())
 			return werr
 		})
 		if err != nil {
@@ -124,9 +127,11 @@ type exportRecord struct {
 	PricingCategory string `csv:"pricing_category"`
 	PricingType     string `csv:"pricing_type"`
 	Cost            string `csv:"cost"`
+	WroteAt      string `csv:"wrote_at"` // when the recipient last wrote to us
+	Window       string `csv:"window"`   // the customer service window: "open until …" or "closed"
 }
 
-func toExportRecord(r readmodel.ExportRow) exportRecord {
+func toExportRecord(r readmodel.ExportRow, now time.Time) exportRecord {
 	code := ""
 	if r.ErrorCode != 0 {
 		code = strconv.Itoa(r.ErrorCode)
@@ -137,14 +142,24 @@ func toExportRecord(r readmodel.ExportRow) exportRecord {
 		UpdatedAt: rfc3339(r.UpdatedAt), SentAt: rfc3339(r.SentAt),
 		Delivery: string(r.Delivery), DeliveredAt: rfc3339(r.DeliveredAt), ReadAt: rfc3339(r.ReadAt),
 		RepliedAt: rfc3339(r.RepliedAt), Reply: r.Reply, OptedOutAt: rfc3339(r.OptedOutAt),
+		WroteAt: rfc3339(r.WroteAt), Window: windowState(r.WroteAt, now),
 	}
+}
+
+// windowState is the customer service window of a recipient who last
+// wrote at wrote, at now.
+func windowState(wrote, now time.Time) string {
+	if campaign.WindowOpen(wrote, now) {
+		return "open until " + rfc3339(campaign.WindowUntil(wrote))
+	}
+	return "closed"
 }
 
 // writeExport streams a campaign's rows to w as CSV, in file order. Rows
 // go from the store's cursor to gocsv in batches of exportBatch, so memory
 // stays bounded whatever the campaign's size. The header is written even
 // when no row matches. It returns the number of rows written.
-func writeExport(ctx context.Context, w io.Writer, st *store.Store, id int64, state campaign.State) (int, error) {
+func writeExport(ctx context.Context, w io.Writer, st *store.Store, id int64, state campaign.State, now time.Time) (int, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	cw := gocsv.DefaultCSVWriter(bw)
 	if err := gocsv.MarshalCSV([]exportRecord{}, cw); err != nil { // the header alone
@@ -155,7 +170,7 @@ func writeExport(ctx context.Context, w io.Writer, st *store.Store, id int64, st
 		return 0, err
 	}
 	// Held by phone (unique in a campaign): the delivered rows' charges.
-	charges, err := runner.RowCharges(ctx, st, c, time.Now())
+	charges, err := runner.RowCharges(ctx, st, c, now)
 	if err != nil {
 		return 0, err
 	}
@@ -170,7 +185,7 @@ func writeExport(ctx context.Context, w io.Writer, st *store.Store, id int64, st
 		return nil
 	}
 	err = readmodel.New(st).ExportMessages(ctx, id, state, func(r readmodel.ExportRow) error {
-		rec := toExportRecord(r)
+		rec := toExportRecord(r, now)
 		if ch, ok := charges[r.Phone]; ok {
 			rec.PricingCategory, rec.PricingType = ch.Category, ch.Type
 			if ch.Priced {

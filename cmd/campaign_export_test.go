@@ -19,7 +19,7 @@ import (
 
 var exportHeader = []string{"line", "input", "phone", "state", "account", "attempts", "wamid",
 	"error_code", "error_message", "updated_at", "sent_at", "delivery", "delivered_at", "read_at",
-	"replied_at", "reply", "opted_out_at", "pricing_category", "pricing_type", "cost"}
+	"replied_at", "reply", "opted_out_at", "pricing_category", "pricing_type", "cost", "wrote_at", "window"}
 
 // parseExport reads export output back with encoding/csv, checks the
 // header and returns the rows as column → value.
@@ -183,7 +183,7 @@ func TestExportStopsOnWriteError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := writeExport(t.Context(), failWriter{}, st, 1, ""); err == nil || !strings.Contains(err.Error(), "disk full") {
+	if _, err := writeExport(t.Context(), failWriter{}, st, 1, "", time.Now()); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("export to a failing writer: %v, want disk full", err)
 	}
 }
@@ -218,7 +218,7 @@ func BenchmarkExport(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		rows, err := writeExport(ctx, io.Discard, st, c.ID, "")
+		rows, err := writeExport(ctx, io.Discard, st, c.ID, "", time.Now())
 		if err != nil || rows != n {
 			b.Fatalf("%d rows, %v", rows, err)
 		}

@@ -69,7 +69,7 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 		res, err := runner.Prepare(ctx, runner.Options{
 			Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, Schedule: sched, Share: share,
 			Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
-			Again: ro.Again, Shard: ro.Shard,
+			Again: ro.Again, Shard: ro.Shard, IgnoreWindow: ro.IgnoreWindow,
 		})
 		if err != nil {
 			return err

@@ -23,8 +23,8 @@ func TestCampaignNamesOneLine(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"campaign", "import", list, "--text", "hi", "--name", "spring\tsale"}, []string{"a tab", "character 7"}},
-		{[]string{"campaign", "run", list, "--text", "hi", "--name", "spring\nsale"}, []string{"a line break", "character 7"}},
+		{[]string{"campaign", "import", list, "--text", "hi", "--ignore-window", "--name", "spring\tsale"}, []string{"a tab", "character 7"}},
+		{[]string{"campaign", "run", list, "--text", "hi", "--ignore-window", "--name", "spring\nsale"}, []string{"a line break", "character 7"}},
 	} {
 		code, msg := c.exit(tt.args...)
 		if code != ExitUsage {
@@ -45,8 +45,8 @@ func TestCampaignNamesOneLine(t *testing.T) {
 	if err := os.WriteFile(odd, []byte("phone\n+4915123456701\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c.ok("campaign", "import", odd, "--text", "hi")
-	c.ok("campaign", "import", list, "--text", "hi")
+	c.ok("campaign", "import", odd, "--text", "hi", "--ignore-window")
+	c.ok("campaign", "import", list, "--text", "hi", "--ignore-window")
 	if rows := c.table("campaign", "list"); len(rows) != 2 || rows[0]["NAME"] != "odd name.csv" {
 		t.Errorf("campaigns %v, want the first named \"odd name.csv\"", rows)
 	}

@@ -42,15 +42,18 @@ is a record that names its kind (kind=recipients count=… first).`,
       --params name,code
   wasend campaign plan promo.csv --text "Hi {{name}}" \
       --start 2026-12-01T08:00:00+01:00 --accounts main-01,main-02`,
-		Args: exactArgs(1),
+		Args: fileOrFrom(&o.fromOptions),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.File = args[0]
+			if len(args) == 1 {
+				o.File = args[0]
+			}
 			return campaignPlan(cmd.Context(), f, o)
 		},
 	}
 	fl := cmd.Flags()
 	addMessageFlags(fl, &o.runOptions)
 	addReadFlags(fl, &o.runOptions)
+	addFromFlags(fl, &o.fromOptions)
 	addScheduleFlags(fl, &o.scheduleOptions)
 	acceptSendFlags(f, cmd)
 	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
@@ -88,16 +91,11 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
 			return err
 		}
-		file, err := runner.OpenFile(o.File)
+		sum, name, err := checkSource(ctx, f, st, o.runOptions, spec, ro, 0)
 		if err != nil {
 			return err
 		}
-		defer file.Close()
-		sum, err := checkFile(ctx, f, st, file, o.File, spec, ro, o.Report, 0)
-		if err != nil {
-			return err
-		}
-		out, err := report.PlanCampaign(ctx, st, report.PlanOptions{File: o.File, Recipients: sum.Valid, Skipped: sum.Rows - sum.Valid,
+		out, err := report.PlanCampaign(ctx, st, report.PlanOptions{File: name, Recipients: sum.Valid, Skipped: sum.Rows - sum.Valid,
 			Zones: sum.Zones, Window: sched.Window, Accounts: o.Accounts, Now: now, Start: start, Warnf: f.IO.Warnf})
 		if err != nil {
 			return err

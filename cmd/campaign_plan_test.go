@@ -60,7 +60,7 @@ kind=one_more tier=active finish="2026-11-30 23:50:12 UTC" sooner="about 1 min"
 	// Ten minutes before midnight with fresh-02 alone, 60 recipients need
 	// a quota reset: 50 by 23:59, 5 at midnight, 5 by 00:01.
 	var p report.Plan
-	out = c.ok("campaign", "plan", csv, "--text", "Hi {{name}}", "--accounts", "fresh-02", "--start", "2026-11-30T23:50:00Z", "--json")
+	out = c.ok("campaign", "plan", csv, "--text", "Hi {{name}}", "--ignore-window", "--accounts", "fresh-02", "--start", "2026-11-30T23:50:00Z", "--json")
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}
@@ -159,12 +159,12 @@ func TestCampaignPlanWindowGolden(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c.t, c.tty = t, tt.tty
-			out := c.ok(append([]string{"campaign", "plan", csv, "--text", "Hi {{name}}", "--at", "2026-12-01T08:30",
+			out := c.ok(append([]string{"campaign", "plan", csv, "--text", "Hi {{name}}", "--ignore-window", "--at", "2026-12-01T08:30",
 				"--send-window", "09:00-20:00", "--days", "mon-fri"}, tt.args...)...)
 			goldenFile(t, tt.name, strings.ReplaceAll(out, csv, "<csv>"))
 		})
 	}
-	if msg := c.usage("campaign", "plan", csv, "--text", "Hi", "--at", "+1h", "--start", "2026-12-01T08:00:00Z"); !strings.Contains(msg, "--at and --start") {
+	if msg := c.usage("campaign", "plan", csv, "--text", "Hi", "--ignore-window", "--at", "+1h", "--start", "2026-12-01T08:00:00Z"); !strings.Contains(msg, "--at and --start") {
 		t.Errorf("--at with --start: %q", msg)
 	}
 }

@@ -105,7 +105,7 @@ func TestTemplateFlagUsageErrors(t *testing.T) {
 	}
 	t.Run("text with template flags", func(t *testing.T) {
 		c := newCLI(t)
-		if msg := c.usage("campaign", "preview", list, "--text", "hi", "--header-param", "title"); !strings.Contains(msg, "--text excludes") {
+		if msg := c.usage("campaign", "preview", list, "--text", "hi", "--ignore-window", "--header-param", "title"); !strings.Contains(msg, "--text excludes") {
 			t.Errorf("error %q", msg)
 		}
 	})

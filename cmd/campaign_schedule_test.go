@@ -14,7 +14,7 @@ func TestImportWithSchedule(t *testing.T) {
 	if err := os.WriteFile(list, []byte("phone\n+4915123456700\n+4915123456701\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c.ok("campaign", "import", list, "--text", "Hi", "--at", "2026-12-01T09:00", "--expire-after", "48h")
+	c.ok("campaign", "import", list, "--text", "Hi", "--ignore-window", "--at", "2026-12-01T09:00", "--expire-after", "48h")
 
 	s := c.status()
 	if len(s.Campaigns) != 1 {
@@ -45,7 +45,7 @@ func TestImportWithSchedule(t *testing.T) {
 	}
 
 	// The same import again with a new start moves it.
-	c.ok("campaign", "import", list, "--text", "Hi", "--at", "+3h")
+	c.ok("campaign", "import", list, "--text", "Hi", "--ignore-window", "--at", "+3h")
 	if s := c.status(); s.Campaigns[0].StartAt == nil || !s.Campaigns[0].StartAt.Equal(c.now.Add(3*time.Hour)) ||
 		s.Campaigns[0].ExpiresAt == nil || !s.Campaigns[0].ExpiresAt.Equal(c.now.Add(51*time.Hour)) {
 		t.Errorf("after a second import with --at +3h: start %v, expires %v", s.Campaigns[0].StartAt, s.Campaigns[0].ExpiresAt)
@@ -68,7 +68,7 @@ func TestScheduleFlagErrors(t *testing.T) {
 		{[]string{"--expire-after", "0s"}, `--expire-after "0s": must be more than zero`},
 		{[]string{"--expire-after", "2 days"}, `--expire-after "2 days": want a duration`},
 	} {
-		msg := c.usage(append([]string{"campaign", "import", list, "--text", "Hi"}, tc.flags...)...)
+		msg := c.usage(append([]string{"campaign", "import", list, "--text", "Hi", "--ignore-window"}, tc.flags...)...)
 		if !strings.Contains(msg, tc.want) {
 			t.Errorf("%v: %q, want it to contain %q", tc.flags, msg, tc.want)
 		}
@@ -89,7 +89,7 @@ func TestImportWithSendWindow(t *testing.T) {
 	if err := os.WriteFile(list, []byte(csv), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c.ok("campaign", "import", list, "--text", "Hi", "--send-window", "9-20", "--days", "mon-fri")
+	c.ok("campaign", "import", list, "--text", "Hi", "--ignore-window", "--send-window", "9-20", "--days", "mon-fri")
 	s := c.status()
 	cj := s.Campaigns[0]
 	if cj.Total != 2 || cj.Skipped != 2 || cj.SendWindow != "09:00-20:00 mon,tue,wed,thu,fri" {
@@ -104,7 +104,7 @@ func TestImportWithSendWindow(t *testing.T) {
 
 	// With --default-tz the number without a zone gets that one.
 	c2 := newCLI(t)
-	c2.ok("campaign", "import", list, "--text", "Hi", "--send-window", "09:00-20:00", "--default-tz", "Europe/Lisbon")
+	c2.ok("campaign", "import", list, "--text", "Hi", "--ignore-window", "--send-window", "09:00-20:00", "--default-tz", "Europe/Lisbon")
 	if cj := c2.status().Campaigns[0]; cj.Total != 3 || cj.Skipped != 1 {
 		t.Errorf("with --default-tz: total %d, skipped %d; want 3 and 1", cj.Total, cj.Skipped)
 	}
@@ -129,14 +129,14 @@ func TestSendWindowFlagErrors(t *testing.T) {
 		{[]string{"--days", "mon-fri"}, "--days and --default-tz go with --send-window"},
 		{[]string{"--send-window", "09:00-20:00", "--default-tz", "Berlin"}, `--default-tz: time zone "Berlin"`},
 	} {
-		msg := c.usage(append([]string{"campaign", "import", list, "--text", "Hi"}, tc.flags...)...)
+		msg := c.usage(append([]string{"campaign", "import", list, "--text", "Hi", "--ignore-window"}, tc.flags...)...)
 		if !strings.Contains(msg, tc.want) {
 			t.Errorf("%v: %q, want it to contain %q", tc.flags, msg, tc.want)
 		}
 	}
 	// A window can't be added to a campaign imported without one.
-	c.ok("campaign", "import", list, "--text", "Hi")
-	_, _, err := c.run("campaign", "import", list, "--text", "Hi", "--send-window", "09:00-20:00")
+	c.ok("campaign", "import", list, "--text", "Hi", "--ignore-window")
+	_, _, err := c.run("campaign", "import", list, "--text", "Hi", "--ignore-window", "--send-window", "09:00-20:00")
 	if err == nil || !strings.Contains(err.Error(), "imported without a send window") {
 		t.Errorf("window on an imported campaign: %v", err)
 	}
@@ -148,7 +148,7 @@ func TestCampaignShareFlags(t *testing.T) {
 	if err := os.WriteFile(list, []byte("phone\n+4915123456700\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c.ok("campaign", "import", list, "--text", "Hi", "--priority", "high", "--weight", "3")
+	c.ok("campaign", "import", list, "--text", "Hi", "--ignore-window", "--priority", "high", "--weight", "3")
 	cj := c.status().Campaigns[0]
 	if cj.Priority != "high" || cj.Weight != 3 {
 		t.Errorf("after import: priority %q, weight %d", cj.Priority, cj.Weight)
@@ -183,13 +183,13 @@ func TestCheckWithSendWindow(t *testing.T) {
 	if err := os.WriteFile(list, []byte("phone,tz\n+4915123456700,\n+4915123456701,Mars/Base\n+870773111632,\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := c.ok("campaign", "check", list, "--text", "Hi", "--send-window", "09:00-20:00")
+	out := c.ok("campaign", "check", list, "--text", "Hi", "--ignore-window", "--send-window", "09:00-20:00")
 	for _, want := range []string{`time zone "Mars/Base"`, "no time zone known for +870773111632"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("check does not say %q:\n%s", want, out)
 		}
 	}
-	if out := c.ok("campaign", "check", list, "--text", "Hi"); strings.Contains(out, "Mars/Base") {
+	if out := c.ok("campaign", "check", list, "--text", "Hi", "--ignore-window"); strings.Contains(out, "Mars/Base") {
 		t.Errorf("check without a window judged zones:\n%s", out)
 	}
 }
@@ -207,8 +207,8 @@ func TestExpireAfterCountsFromAt(t *testing.T) {
 	// in the past of it.
 	imported := time.Now().UTC().Truncate(time.Minute).Add(-3 * time.Hour)
 	start := imported.Add(30 * time.Minute)
-	flags := []string{list, "--sandbox", "--text", "Hi", "--at", start.Format(time.RFC3339), "--expire-after", "1h"}
-	relative := []string{list, "--sandbox", "--text", "Hi", "--at", "+30m", "--expire-after", "1h"}
+	flags := []string{list, "--sandbox", "--text", "Hi", "--ignore-window", "--at", start.Format(time.RFC3339), "--expire-after", "1h"}
+	relative := []string{list, "--sandbox", "--text", "Hi", "--ignore-window", "--at", "+30m", "--expire-after", "1h"}
 	for _, tt := range []struct {
 		name  string
 		flags []string
@@ -262,7 +262,7 @@ func TestImportAtWallClock(t *testing.T) {
 		t.Run(tc.at, func(t *testing.T) {
 			c := newCLI(t)
 			c.env["WASEND_TZ"] = "Europe/Berlin"
-			c.ok("campaign", "import", list, "--text", "Hi", "--at", tc.at)
+			c.ok("campaign", "import", list, "--text", "Hi", "--ignore-window", "--at", tc.at)
 			s := c.status()
 			if len(s.Campaigns) != 1 || s.Campaigns[0].StartAt == nil || !s.Campaigns[0].StartAt.Equal(tc.want) {
 				t.Fatalf("--at %q: campaigns %+v, want one starting %v", tc.at, s.Campaigns, tc.want)
@@ -274,7 +274,7 @@ func TestImportAtWallClock(t *testing.T) {
 	}
 	c := newCLI(t)
 	c.emptyDB()
-	msg := c.usage("campaign", "import", list, "--text", "Hi", "--at", "next week")
+	msg := c.usage("campaign", "import", list, "--text", "Hi", "--ignore-window", "--at", "next week")
 	for _, want := range []string{`--at "next week"`, "+2h", "tomorrow HH:MM", "mon 09:00", "2026-12-01T09:00", "RFC 3339", "in UTC"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("--at next week: %q does not name %q", msg, want)
@@ -282,7 +282,7 @@ func TestImportAtWallClock(t *testing.T) {
 	}
 	// plan's --start reads the same forms.
 	c.addAccounts()
-	out := c.ok("campaign", "plan", list, "--text", "Hi", "--start", "tomorrow 08:00", "--json")
+	out := c.ok("campaign", "plan", list, "--text", "Hi", "--ignore-window", "--start", "tomorrow 08:00", "--json")
 	if !strings.Contains(out, `"start": "2026-12-01T08:00:00Z"`) {
 		t.Errorf("plan --start tomorrow 08:00:\n%s", out)
 	}

@@ -268,7 +268,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"status", "--bogus"}, "bogus"},
 		{"campaign run: no message", []string{"campaign", "run", "x.csv"}, "--template"},
 		{"campaign run: template without lang", []string{"campaign", "run", "x.csv", "--template", "t"}, "--lang"},
-		{"campaign run: text and template", []string{"campaign", "run", "x.csv", "--text", "hi", "--template", "t"}, "--text excludes"},
+		{"campaign run: text and template", []string{"campaign", "run", "x.csv", "--text", "hi", "--ignore-window", "--template", "t"}, "--text excludes"},
 		{"campaign run: no file", []string{"campaign", "run", "--template", "t", "--lang", "en"}, "arg"},
 		{"campaign retry: no state", []string{"campaign", "retry", "1"}, "--unknown"},
 		{"campaign retry: bad id", []string{"campaign", "retry", "x", "--unknown"}, `campaign ID "x"`},
@@ -543,7 +543,7 @@ func TestCampaignRunNoAccount(t *testing.T) {
 	if err := os.WriteFile(csv, []byte("phone\n+4915112345678\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := c.run("campaign", "run", csv, "--text", "hi")
+	_, _, err := c.run("campaign", "run", csv, "--text", "hi", "--ignore-window")
 	if err == nil || !strings.Contains(err.Error(), "no enabled account") {
 		t.Errorf("campaign run without accounts: %v, want \"no enabled account\"", err)
 	}

@@ -24,7 +24,7 @@ func TestETAScheduledForTomorrow(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ok("account", "add", "main", "--phone-number-id", "111", "--tier", "active", "--token-env", "T")
-	c.ok("campaign", "import", list, "--text", "Hi", "--at", start.Format(time.RFC3339))
+	c.ok("campaign", "import", list, "--text", "Hi", "--ignore-window", "--at", start.Format(time.RFC3339))
 
 	check := func(what string, e *report.ETA) {
 		t.Helper()

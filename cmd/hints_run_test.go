@@ -268,7 +268,7 @@ func TestHintsRunWhenPasted(t *testing.T) {
 		db := t.TempDir() + "/wasend.db"
 		h.ok("--db", db, "account", "add", "main-01", "--phone-number-id", "1234567890", "--tier", "active", "--token-env", "WA_TOKEN_MAIN")
 		h.ok("--db", db, "tier", "set", "active", "--rate", "1000", "--burst", "100")
-		if got := h.ok("--db", db, "campaign", "run", list, "--text", "hi"); !strings.Contains(got, "failed 1") {
+		if got := h.ok("--db", db, "campaign", "run", list, "--text", "hi", "--ignore-window"); !strings.Contains(got, "failed 1") {
 			t.Fatalf("want one failed row:\n%s", got)
 		}
 		// The resend fails again (131026 is permanent): the documented
@@ -288,7 +288,7 @@ func TestHintsRunWhenPasted(t *testing.T) {
 		db := t.TempDir() + "/wasend.db"
 		h.ok("--db", db, "account", "add", "main-01", "--phone-number-id", "1234567890", "--tier", "active", "--token-env", "WA_TOKEN_MAIN")
 		h.ok("--db", db, "tier", "set", "active", "--rate", "1000", "--burst", "100")
-		printed, _ := h.run(context.Background(), "--db", db, "campaign", "run", list, "--text", "hi")
+		printed, _ := h.run(context.Background(), "--db", db, "campaign", "run", list, "--text", "hi", "--ignore-window")
 		if !strings.Contains(printed, "unknown 3") {
 			t.Fatalf("want three unknown rows:\n%s", printed)
 		}

@@ -79,7 +79,7 @@ func TestMessages(t *testing.T) {
 		want  string
 		not   string
 	}{
-		{name: "a directory as the recipient file", args: []string{"campaign", "check", dir, "--text", "hi"},
+		{name: "a directory as the recipient file", args: []string{"campaign", "check", dir, "--text", "hi", "--ignore-window"},
 			want: "recipient file " + dir + " is a directory; give a CSV file", not: "read " + dir},
 		{name: "export into a directory that is not there", args: []string{"campaign", "export", "1", "--out", "/nodir/x.csv"},
 			want: "--out /nodir/x.csv: directory /nodir does not exist", not: ".tmp"},
@@ -256,7 +256,7 @@ func TestRunFlagsAccepted(t *testing.T) {
 	c.addAccounts()
 	send := []string{"--workers", "50", "--max-attempts", "3", "--stop-when-capped", "--name", "spring"}
 	for _, verb := range []string{"check", "import", "plan", "preview"} {
-		args := append([]string{"campaign", verb, "../testdata/recipients.csv", "--text", "Hi {{name}}", "--region", "DE"}, send...)
+		args := append([]string{"campaign", verb, "../testdata/recipients.csv", "--text", "Hi {{name}}", "--ignore-window", "--region", "DE"}, send...)
 		out, errOut, err := c.run(args...)
 		if err != nil {
 			t.Errorf("campaign %s with the run flags: %v\n%s%s", verb, err, out, errOut)

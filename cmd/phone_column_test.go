@@ -41,7 +41,7 @@ func TestPhoneColumnCheck(t *testing.T) {
 	c := newCLI(t)
 	c.emptyDB()
 	var js checkJSON
-	if err := json.Unmarshal([]byte(c.ok("campaign", "check", germanExport, "--text", "Hallo {{Vorname}}", "--region", "DE", "--json")), &js); err != nil {
+	if err := json.Unmarshal([]byte(c.ok("campaign", "check", germanExport, "--text", "Hallo {{Vorname}}", "--ignore-window", "--region", "DE", "--json")), &js); err != nil {
 		t.Fatal(err)
 	}
 	if js.PhoneColumn != "Mobilnummer" || !slices.Equal(js.PhoneUnused, []string{"Telefonnummer"}) || js.Valid != 2 {

@@ -26,7 +26,7 @@ func TestProgressJSON(t *testing.T) {
 	if err := os.WriteFile(list, []byte(rows), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, err := c.run("--log-format", "json", "campaign", "run", list, "--sandbox", "--text", "Hi")
+	_, errOut, err := c.run("--log-format", "json", "campaign", "run", list, "--sandbox", "--text", "Hi", "--ignore-window")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
@@ -94,14 +94,14 @@ func TestProgressFlag(t *testing.T) {
 	if err := os.WriteFile(list, []byte("phone,name\n+4915123456700,A\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, err := c.run("--log-format", "json", "campaign", "run", list, "--sandbox", "--text", "Hi", "--progress", "text")
+	_, errOut, err := c.run("--log-format", "json", "campaign", "run", list, "--sandbox", "--text", "Hi", "--ignore-window", "--progress", "text")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
 	if strings.Contains(errOut, `"type":"status"`) || !strings.Contains(errOut, "SANDBOX: sent 1 failed 0 unknown 0 remaining 0 of 1") {
 		t.Errorf("--progress text: want plain lines only:\n%s", errOut)
 	}
-	if msg := c.usage("campaign", "run", list, "--sandbox", "--text", "Hi", "--progress", "yaml"); !strings.Contains(msg, `--progress "yaml": want auto, text or json`) {
+	if msg := c.usage("campaign", "run", list, "--sandbox", "--text", "Hi", "--ignore-window", "--progress", "yaml"); !strings.Contains(msg, `--progress "yaml": want auto, text or json`) {
 		t.Errorf("usage error %q", msg)
 	}
 }

@@ -68,7 +68,7 @@ func TestQuietDropsWarningsAndLog(t *testing.T) {
 		c, _ := preflightCLI(t, sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{BadTokens: []string{expired},
 			FatalAccounts: map[string]sandbox.FatalAccount{"1234567890": {Code: 131031, After: 1}}}}, nil)
 		c.env["WA_TOKEN_MAIN"], c.env["WA_TOKEN_FRESH"] = "good", expired
-		args := []string{"campaign", "run", writePreflightList(t, "promo.csv", 0, 2), "--text", "hi"}
+		args := []string{"campaign", "run", writePreflightList(t, "promo.csv", 0, 2), "--text", "hi", "--ignore-window"}
 		if quiet {
 			args = append([]string{"-q"}, args...)
 		}

@@ -64,7 +64,7 @@ func TestRunPreflightBeforeImport(t *testing.T) {
 	c, box := preflightCLI(t, sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{BadTokens: []string{"revoked"}}}, nil)
 	c.env["WA_TOKEN_MAIN"], c.env["WA_TOKEN_FRESH"] = "revoked", "revoked"
 	list := writePreflightList(t, "promo.csv", 0, 3)
-	_, errOut, err := c.run("campaign", "run", list, "--text", "hi")
+	_, errOut, err := c.run("campaign", "run", list, "--text", "hi", "--ignore-window")
 	if !errors.Is(err, campaign.ErrNoUsableAccount) || !strings.Contains(err.Error(), "nothing was sent") {
 		t.Fatalf("run with every token refused: %v, want no usable account, nothing sent\n%s", err, errOut)
 	}
@@ -74,7 +74,7 @@ func TestRunPreflightBeforeImport(t *testing.T) {
 
 	// The same with an address nothing answers on.
 	c.env["WASEND_API_BASE"] = "http://127.0.0.1:1"
-	if _, _, err := c.run("campaign", "run", list, "--text", "hi"); err == nil || !strings.Contains(err.Error(), "cannot reach the Cloud API") {
+	if _, _, err := c.run("campaign", "run", list, "--text", "hi", "--ignore-window"); err == nil || !strings.Contains(err.Error(), "cannot reach the Cloud API") {
 		t.Fatalf("run on a closed port: %v", err)
 	}
 	if got := c.ok("campaign", "list", "--json"); got != "[]\n" {
@@ -93,7 +93,7 @@ func TestRunLeavesOutAccountWithoutToken(t *testing.T) {
 	c, box := preflightCLI(t, sandbox.Options{PairInterval: -1}, nil)
 	c.env["WA_TOKEN_MAIN"] = "EAAG-SECRET-cmd-3b1d"
 	list := writePreflightList(t, "promo.csv", 0, 4)
-	_, errOut, err := c.run("campaign", "run", list, "--text", "hi")
+	_, errOut, err := c.run("campaign", "run", list, "--text", "hi", "--ignore-window")
 	if err != nil {
 		t.Fatalf("run with fresh-02's token unset: %v\n%s", err, errOut)
 	}
@@ -113,7 +113,7 @@ func TestRunLeavesOutAccountWithoutToken(t *testing.T) {
 	// No account left: stop, naming the variable, and import nothing.
 	c.ok("account", "set", "fresh-02", "--disable")
 	delete(c.env, "WA_TOKEN_MAIN")
-	_, _, err = c.run("campaign", "run", writePreflightList(t, "second.csv", 100, 2), "--text", "hi")
+	_, _, err = c.run("campaign", "run", writePreflightList(t, "second.csv", 100, 2), "--text", "hi", "--ignore-window")
 	if !errors.Is(err, campaign.ErrNoUsableAccount) || !strings.Contains(err.Error(), "WA_TOKEN_MAIN") || strings.Contains(err.Error(), "WA_TOKEN_FRESH") {
 		t.Errorf("with main-01's token unset and fresh-02 disabled: %v, want no usable account naming only WA_TOKEN_MAIN", err)
 	}
@@ -137,7 +137,7 @@ func TestRunLeavesOutAccountNonGraph404(t *testing.T) {
 		next.ServeHTTP(w, r)
 	})
 	c.env["WA_TOKEN_MAIN"], c.env["WA_TOKEN_FRESH"] = "main-token", "fresh-token"
-	_, errOut, err := c.run("campaign", "run", writePreflightList(t, "promo.csv", 0, 4), "--text", "hi")
+	_, errOut, err := c.run("campaign", "run", writePreflightList(t, "promo.csv", 0, 4), "--text", "hi", "--ignore-window")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}

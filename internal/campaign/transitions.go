@@ -68,6 +68,9 @@ const (
 	// host sharing the limits (--limits) sent the same message, or has it
 	// in flight: the repeat guard across hosts.
 	MoveSkipElsewhere
+	// MoveSkipNoWindow fails a due pending row of a free-form (text)
+	// campaign whose recipient's customer service window is not open.
+	MoveSkipNoWindow
 )
 
 // TransitionRule is one row of the state machine's table.
@@ -129,6 +132,8 @@ var Transitions = map[Transition]TransitionRule{
 		"the operator resends messages no webhook reported delivered; delivered and read rows never go back"},
 	MoveSkipElsewhere: {"skip: sent by another host", []State{Pending}, Failed,
 		"another host sharing the limits sent the recipient the same message within 24 h, or has it in flight"},
+	MoveSkipNoWindow: {"skip: no service window", []State{Pending}, Failed,
+		"a text message, and the recipient wrote no message in the last 24 h: the Cloud API would refuse it (131047)"},
 }
 
 // DeliveryRung is one rung of the delivery ladder.
@@ -162,7 +167,7 @@ var SentBack = []Transition{MoveRescheduleUndelivered, MoveRequeueUndelivered}
 // AllTransitions lists every transition in the order of a message's life.
 var AllTransitions = []Transition{MoveClaim, MoveSuppressAtSend, MoveRecordSent, MoveRecordRetry, MovePutBack, MoveRecordFailed,
 	MoveRecordUnknown, MoveRescue, MoveRequeueFailed, MoveRequeueUnknown, MoveExpire, MoveFailNeverOpen,
-	MoveAdoptSend, MoveFailAfterSend, MoveRescheduleUndelivered, MoveRequeueUndelivered, MoveSkipElsewhere}
+	MoveAdoptSend, MoveFailAfterSend, MoveRescheduleUndelivered, MoveRequeueUndelivered, MoveSkipElsewhere, MoveSkipNoWindow}
 
 // String is the transition's name in the table.
 func (t Transition) String() string {

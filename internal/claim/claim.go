@@ -157,10 +157,14 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 	// can be sent: a block of opted-out numbers at the head of the queue
 	// costs one claim, and the campaign finishes when nothing else is left.
 	// (In a sending transaction the store bounds how many.)
-	msgs, err := dropSuppressed(ctx, tx, due, now)
+	sw, err := openServiceWindow(ctx, tx, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := dropUnsendable(ctx, tx, sw, due, now)
 	for err == nil && len(msgs) == 0 {
 		if due, err = nextDueInWindow(ctx, tx, campaignID, window, now, turn.max); err == nil {
-			msgs, err = dropSuppressed(ctx, tx, due, now)
+			msgs, err = dropUnsendable(ctx, tx, sw, due, now)
 		}
 	}
 	if err != nil {
@@ -309,7 +313,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 		if err != nil {
 			return nil, err
 		}
-		if msgs, err = dropSuppressed(ctx, tx, next, now); err != nil {
+		if msgs, err = dropUnsendable(ctx, tx, sw, next, now); err != nil {
 			return nil, err
 		}
 		if err := g.read(ctx, tx, msgs); err != nil {

@@ -32,6 +32,10 @@ type ExportRow struct {
 	RepliedAt  time.Time
 	Reply      string
 	OptedOutAt time.Time
+	// WroteAt is when its recipient last wrote to any of our numbers
+	// (zero: never, or pruned): the customer service window is open until
+	// a day after (campaign.WindowOpen).
+	WroteAt time.Time
 }
 
 // ExportMessages calls fn for each recipient of campaign id, in file order,
@@ -44,7 +48,8 @@ func (r *Reader) ExportMessages(ctx context.Context, id int64, state campaign.St
 	}
 	rows, err := r.db.QueryContext(ctx, `SELECT m.line, m.input, m.phone, m.state, coalesce(a.name, ''), m.attempts,
 		coalesce(m.wamid, ''), coalesce(m.error_code, 0), coalesce(m.error_message, ''), m.updated_at, m.sent_at,
-		coalesce(m.delivery, ''), m.delivered_at, m.read_at, m.first_reply_at, coalesce(m.first_reply_text, ''), m.opted_out_at
+		coalesce(m.delivery, ''), m.delivered_at, m.read_at, m.first_reply_at, coalesce(m.first_reply_text, ''), m.opted_out_at,
+		(SELECT max(i.at) FROM inbound_messages i WHERE i.phone = m.phone)
 		FROM messages m LEFT JOIN accounts a ON a.id = m.account_id
 		WHERE m.campaign_id = ? AND (? = '' OR m.state = ?)
 		ORDER BY m.line, m.id`, id, string(state), string(state))
@@ -59,14 +64,16 @@ func (r *Reader) ExportMessages(ctx context.Context, id int64, state campaign.St
 			delivered     sql.NullInt64
 			read          sql.NullInt64
 			replied, out  sql.NullInt64
+			wrote         sql.NullInt64
 		)
 		if err := rows.Scan(&r.Line, &r.Input, &r.Phone, &r.State, &r.Account, &r.Attempts,
-			&r.WAMID, &r.ErrorCode, &r.ErrorMessage, &updated, &sent, &r.Delivery, &delivered, &read, &replied, &r.Reply, &out); err != nil {
+			&r.WAMID, &r.ErrorCode, &r.ErrorMessage, &updated, &sent, &r.Delivery, &delivered, &read, &replied, &r.Reply, &out, &wrote); err != nil {
 			return fmt.Errorf("export campaign %d: %w", id, err)
 		}
 		r.UpdatedAt, r.SentAt = fromNullNanos(updated), fromNullNanos(sent)
 		r.DeliveredAt, r.ReadAt = fromNullNanos(delivered), fromNullNanos(read)
 		r.RepliedAt, r.OptedOutAt = fromNullNanos(replied), fromNullNanos(out)
+		r.WroteAt = fromNullNanos(wrote)
 		if err := fn(r); err != nil {
 			return err
 		}

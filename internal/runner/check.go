@@ -25,6 +25,7 @@ type Summary struct {
 	Duplicates int             // numbers already listed earlier in the file
 	Suppressed int             // numbers on the suppression list
 	Contacted  int             // numbers sent to recently: --skip-contacted-within, or the same template within 24 h
+	NoWindow   int             // a text message's numbers without an open customer service window
 	Skipped    []campaign.Skip // the rows not used, in file order (all, or the first few: see CheckEach)
 	// Zones counts the rows kept by their time zones (comma-separated
 	// IANA names) when ReadOptions.Schedule has a send window.
@@ -57,7 +58,7 @@ func Summarize(valid int, skipped []campaign.Skip) Summary {
 
 func (t *tally) summary(valid int) Summary {
 	s := Summary{Rows: valid + t.rows, Valid: valid, Skipped: t.first, Duplicates: t.duplicates,
-		Suppressed: t.suppressed, Contacted: t.contacted + t.sameTemplate}
+		Suppressed: t.suppressed, Contacted: t.contacted + t.sameTemplate, NoWindow: t.noWindow}
 	for r, n := range t.invalidBy {
 		s.Invalid = append(s.Invalid, ReasonCount{r, n})
 	}
@@ -102,7 +103,7 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 	t := newTally(keep)
 	t.byReason = true
 	markets, places := pricing.DefaultMarkets(), map[pricing.Place]int64{}
-	err = screenRows(ctx, rd, file, scr, func(rows []recipients.Row, verdicts []screen.Verdict, skips []campaign.Skip) error {
+	err = screenRows(ctx, rd, file, scr, ro.Lines, func(rows []recipients.Row, verdicts []screen.Verdict, skips []campaign.Skip) error {
 		for i, v := range verdicts {
 			if v == screen.Keep {
 				places[markets.Lookup(rows[i].Phone)]++

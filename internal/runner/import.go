@@ -89,6 +89,11 @@ type sourceRead struct {
 // Prepare finds or creates the campaign to run.
 func Prepare(ctx context.Context, o Options) (Result, error) {
 	res, err := prepare(ctx, o)
+	if err == nil && !res.Repeat && o.ResumeID == 0 && res.Campaign.Spec.Kind == campaign.KindText {
+		// The run's --ignore-window decides whether its claims check the
+		// window; a resume keeps what the campaign has.
+		err = o.Store.SetServiceWindow(ctx, res.Campaign.ID, !o.IgnoreWindow)
+	}
 	if err != nil || res.Imported || res.Repeat || (o.Schedule == (campaign.Schedule{}) && o.Share.IsZero()) {
 		return res, err
 	}
@@ -117,29 +122,23 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 		res.Campaign = c
 		return res, nil
 	}
+	if o.From != 0 {
+		return prepareFrom(ctx, o)
+	}
 	f, err := recipients.OpenFile("recipient", o.File)
 	if err != nil {
 		return res, err
 	}
 	defer f.Close()
 	ro := ReadOptions{Region: o.Region, Delimiter: o.Delimiter, PhoneColumn: o.PhoneColumn,
-		SkipContactedWithin: o.SkipContactedWithin, Again: o.Again, Shard: o.Shard}
+		SkipContactedWithin: o.SkipContactedWithin, Again: o.Again, Shard: o.Shard, IgnoreWindow: o.IgnoreWindow}
 	src, err := Fingerprint(f, o.Spec, ro)
 	if err != nil {
 		return res, fmt.Errorf("read %s: %w", o.File, err)
 	}
-	if !o.Again {
-		// The same bytes read the same way: no need to read them again.
-		c, err := o.Store.CampaignBySource(ctx, src)
-		switch {
-		case err == nil && (o.Name == "" || o.Name == c.Name):
-			res.Campaign, res.Repeat = c, ended(c)
-			return res, nil
-		case err == nil && !ended(c):
-			return res, otherName(o.Name, c, 0)
-		case err != nil && !errors.Is(err, campaign.ErrNotFound):
-			return res, err
-		}
+	// The same bytes read the same way: no need to read them again.
+	if res, found, err := bySource(ctx, o, src); found || err != nil {
+		return res, err
 	}
 	if o.Preflight != nil {
 		if err := o.Preflight(ctx); err != nil {
@@ -156,6 +155,24 @@ func prepare(ctx context.Context, o Options) (Result, error) {
 	return importFile(ctx, o.Store, f, o.File, campaign.Campaign{Name: name, Source: o.File, Spec: o.Spec, Schedule: o.Schedule,
 		Share: o.Share.Apply(campaign.DefaultShare)}, ro,
 		&identity{source: src, name: o.Name})
+}
+
+// bySource finds the campaign with source key src, unless --again.
+func bySource(ctx context.Context, o Options, src string) (res Result, found bool, err error) {
+	if o.Again {
+		return res, false, nil
+	}
+	c, err := o.Store.CampaignBySource(ctx, src)
+	switch {
+	case err == nil && (o.Name == "" || o.Name == c.Name):
+		res.Campaign, res.Repeat = c, ended(c)
+		return res, true, nil
+	case err == nil && !ended(c):
+		return res, false, otherName(o.Name, c, 0)
+	case err != nil && !errors.Is(err, campaign.ErrNotFound):
+		return res, false, err
+	}
+	return res, false, nil
 }
 
 // ended reports whether c is finished or cancelled: a file never
@@ -206,6 +223,14 @@ type ReadOptions struct {
 	Schedule campaign.Schedule `json:"-"`
 	// Shard keeps only this host's part of the list (--shard K/N).
 	Shard screen.Shard
+	// IgnoreWindow sends a text message also to numbers without an open
+	// customer service window (--ignore-window); not part of the source key.
+	IgnoreWindow bool `json:"-"`
+	// Now is the instant the service window is judged at. [time.Now]
+	Now time.Time `json:"-"`
+	// Lines, when set, maps a line of the file to the line rows and skips
+	// name (a retargeted campaign's: its source's, SegmentFile.Line).
+	Lines func(int) int `json:"-"`
 }
 
 // How long a campaign's sends count after they were made, also when the
@@ -237,12 +262,25 @@ type storeLists struct {
 }
 
 func (ro ReadOptions) screen(spec campaign.Spec, lists screen.Lists, prior *numberset.Set) screen.Options {
-	o := screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
+	so := screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
 		Shard: ro.Shard}
 	if l, ok := lists.(screen.Links); ok {
-		o.Links = l // the store's phone ↔ user id links
+		so.Links = l // the store's phone ↔ user id links
 	}
-	return o
+	if l, ok := lists.(lastWriter); ok && spec.Kind == campaign.KindText && !ro.IgnoreWindow {
+		now := ro.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		so.Window = &screen.Window{Now: now, Last: l.LastInbound}
+	}
+	return so
+}
+
+// lastWriter says when people last wrote (the store's inbound messages):
+// the lists a text message's screening needs.
+type lastWriter interface {
+	LastInbound(ctx context.Context, phones []string) (map[string]time.Time, error)
 }
 
 // ImportWith is Import with every reading option: always a new campaign.
@@ -294,6 +332,9 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 			}
 		}
 	}
+	if ro.Now.IsZero() {
+		ro.Now = st.Now()
+	}
 	so := ro.screen(c.Spec, Lists(st), priorSet)
 	if so.PhoneOnly, err = phoneOnly(ctx, so.Lists, c.Spec); err != nil {
 		return res, err
@@ -307,7 +348,7 @@ func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, 
 	}
 	tally := newTally(MaxListedSkips)
 	var batch []campaign.Message
-	err = screenRows(ctx, rd, file, scr, func(rows []recipients.Row, verdicts []screen.Verdict, skips []campaign.Skip) error {
+	err = screenRows(ctx, rd, file, scr, ro.Lines, func(rows []recipients.Row, verdicts []screen.Verdict, skips []campaign.Skip) error {
 		batch = batch[:0]
 		for i, row := range rows {
 			if verdicts[i] == screen.Keep {
@@ -397,7 +438,8 @@ func nothingToSend(file string, t *tally) error {
 		what string
 	}{{t.invalid, "invalid"}, {t.duplicates, "duplicates"}, {t.suppressed, "suppressed"},
 		{t.contacted, "contacted recently (--skip-contacted-within)"},
-		{t.sameTemplate, "sent the same template within " + screen.SameTemplateWindow.String() + " (--again sends anyway)"}} {
+		{t.sameTemplate, "sent the same template within " + screen.SameTemplateWindow.String() + " (--again sends anyway)"},
+		{t.noWindow, "without a customer service window"}} {
 		if k.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", k.n, k.what))
 		}
@@ -410,7 +452,7 @@ func nothingToSend(file string, t *tally) error {
 // screenRows reads rd and screens its rows, a batch of store.ImportBatch
 // at a time: each batch goes to sink with every row's verdict and, in file
 // order, the skipped rows (invalid ones among them).
-func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *screen.Screen,
+func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *screen.Screen, lines func(int) int,
 	sink func(rows []recipients.Row, verdicts []screen.Verdict, skips []campaign.Skip) error) error {
 	rows := recipients.Parallel(rd, runtime.GOMAXPROCS(0))
 	defer rows.Close()
@@ -437,10 +479,17 @@ func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *sc
 		}
 		var rowErr *recipients.RowError
 		if errors.As(err, &rowErr) {
-			invalid = append(invalid, screen.InvalidSkip(rowErr))
+			k := screen.InvalidSkip(rowErr)
+			if lines != nil {
+				k.Line = lines(k.Line)
+			}
+			invalid = append(invalid, k)
 		} else if err != nil {
 			return err
 		} else {
+			if lines != nil {
+				row.Line = lines(row.Line)
+			}
 			batch = append(batch, row)
 		}
 		if len(batch)+len(invalid) >= store.ImportBatch {
@@ -477,6 +526,7 @@ type tally struct {
 	keep                                                     int
 	rows, valid                                              int
 	invalid, duplicates, suppressed, contacted, sameTemplate int
+	noWindow                                                 int
 	first                                                    []campaign.Skip
 	invalidBy                                                map[string]int
 	byReason                                                 bool // count invalid rows by reason (check; an import keeps memory flat)
@@ -501,6 +551,8 @@ func (t *tally) add(skips []campaign.Skip) {
 			t.contacted++
 		case screen.SameTemplate:
 			t.sameTemplate++
+		case screen.NoWindow:
+			t.noWindow++
 		}
 		if t.keep < 0 || len(t.first) < t.keep {
 			t.first = append(t.first, k)

@@ -135,8 +135,8 @@ func TestApplyChecks(t *testing.T) {
 		}
 		accts = append(accts, a)
 	}
-	c, _, err := Import(ctx, st, strings.NewReader("phone\n+4915112345678\n"), "x.csv",
-		campaign.Campaign{Name: "x", Fingerprint: "x", Spec: campaign.Spec{Kind: campaign.KindText, Text: "hi"}}, "")
+	c, _, err := ImportWith(ctx, st, strings.NewReader("phone\n+4915112345678\n"), "x.csv",
+		campaign.Campaign{Name: "x", Fingerprint: "x", Spec: campaign.Spec{Kind: campaign.KindText, Text: "hi"}}, ReadOptions{IgnoreWindow: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,9 +44,17 @@ type Options struct {
 	// Again makes a separate campaign even when one with the same message
 	// and recipients exists, and sends to numbers that got the same
 	// template within screen.SameTemplateWindow.
-	Again    bool
-	Shard    screen.Shard // only this host's part of the list (--shard K/N)
-	ResumeID int64        // resume this campaign instead of importing
+	Again bool
+	Shard screen.Shard // only this host's part of the list (--shard K/N)
+	// IgnoreWindow: a text campaign goes also to recipients without an
+	// open customer service window (--ignore-window); its claims do not
+	// check the window either.
+	IgnoreWindow bool
+	ResumeID     int64 // resume this campaign instead of importing
+	// From, with Segment, makes the campaign of campaign From's rows in
+	// Segment instead of a file (retargeting, retarget.go).
+	From    int64
+	Segment campaign.Segment
 	// Schedule is the campaign's start, validity and send window; its
 	// zero fields keep what an existing campaign has.
 	Schedule campaign.Schedule

@@ -71,6 +71,9 @@ type Options struct {
 	// Card prices what pricing_analytics reports (nil: volumes only,
 	// every cost 0).
 	Card *pricing.Card
+	// ServiceWindow refuses a text message (131047) to a recipient who
+	// did not write within 24 h (window_cs.go).
+	ServiceWindow bool
 }
 
 // Latency is an answer delay: Base ± Jitter, uniformly.
@@ -220,6 +223,9 @@ type Server struct {
 	// subscribed to (SetSubscribed).
 	unsubscribed map[string]bool
 	tmplReads    []TemplateRead
+	// wrote is when each recipient last wrote (Options.ServiceWindow).
+	wrote         map[string]time.Time
+	serviceWindow bool
 }
 
 type pairKey struct{ phoneNumberID, waID string }
@@ -228,21 +234,22 @@ type pairKey struct{ phoneNumberID, waID string }
 // New clamps what it cannot use.
 func New(opts Options) *Server {
 	s := &Server{
-		now:          opts.Now,
-		throughput:   opts.Throughput,
-		pairInterval: opts.PairInterval,
-		faults:       opts.Faults,
-		latency:      opts.Latency,
-		card:         opts.Card,
-		delays:       mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
-		failNumbers:  make(map[string]int),
-		badTemplates: make(map[string]bool),
-		rng:          mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
-		buckets:      make(map[string]*bucket),
-		lastSent:     make(map[pairKey]time.Time),
-		acceptedBy:   make(map[string]int),
-		accepted:     make(map[string]int),
-		record:       opts.Record,
+		now:           opts.Now,
+		throughput:    opts.Throughput,
+		pairInterval:  opts.PairInterval,
+		faults:        opts.Faults,
+		latency:       opts.Latency,
+		card:          opts.Card,
+		delays:        mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
+		failNumbers:   make(map[string]int),
+		badTemplates:  make(map[string]bool),
+		rng:           mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
+		buckets:       make(map[string]*bucket),
+		lastSent:      make(map[pairKey]time.Time),
+		acceptedBy:    make(map[string]int),
+		accepted:      make(map[string]int),
+		record:        opts.Record,
+		serviceWindow: opts.ServiceWindow,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -566,6 +573,10 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 		fail(code, fmt.Sprintf("sandbox: recipient %s is configured to fail with %d", msg.To, code))
 		return
 	}
+	if why := s.outsideWindowLocked(msg, a.waID, now); why != "" {
+		fail(131047, why)
+		return
+	}
 	pair := pairKey{phoneNumberID, a.waID}
 	if last, ok := s.lastSent[pair]; ok && s.pairInterval > 0 && now.Sub(last) < s.pairInterval {
 		fail(131056, fmt.Sprintf("Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time (sandbox: one per %v).", s.pairInterval))
@@ -616,6 +627,7 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	s.accepted[acceptedKey(a.waID)]++
 	if s.hooks != nil {
 		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, s.categoryOf(msg), now)
+		s.noteAnswerLocked(a.wamid, a.waID, now)
 	}
 }
 

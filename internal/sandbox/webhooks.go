@@ -330,8 +330,8 @@ func (h *webhooker) answer(d *Delivery, phoneNumberID, wamid, waID string, now t
 		return nil
 	}
 	d.AnswerID = "wamid.in." + strings.TrimPrefix(wamid, "wamid.")
-	h.openWindow(waID, now.Add(45*time.Second))
-	msg["id"], msg["timestamp"] = d.AnswerID, strconv.FormatInt(now.Add(45*time.Second).Unix(), 10)
+	h.openWindow(waID, now.Add(answerAfter))
+	msg["id"], msg["timestamp"] = d.AnswerID, strconv.FormatInt(now.Add(answerAfter).Unix(), 10)
 	return messagesBody(phoneNumberID, map[string]any{
 		"contacts": []any{sender(msg, waID)},
 		"messages": []any{msg},

@@ -16,7 +16,9 @@
 //  6. same template: a campaign sent it the same template within
 //     SameTemplateWindow (unless --again);
 //  7. phone only: an authentication template to a person known only by a
-//     business-scoped user id (Options.PhoneOnly).
+//     business-scoped user id (Options.PhoneOnly);
+//  8. no service window: a free-form (text) message, and the number wrote
+//     nothing in the last 24 h (unless --ignore-window; service.go).
 //
 // With Options.Links, a person's number and user id are one recipient for
 // every rule (docs/recipients.md#recipients-without-a-phone-number).
@@ -49,6 +51,7 @@ const (
 	Suppressed
 	Contacted    // --skip-contacted-within
 	SameTemplate // the same template within SameTemplateWindow
+	NoWindow     // a text message without an open customer service window
 )
 
 // The fixed beginnings of the reason texts; KindOf reads them back.
@@ -109,6 +112,8 @@ func KindOf(reason string) Kind {
 		return Contacted
 	case strings.HasPrefix(reason, sameTemplatePrefix):
 		return SameTemplate
+	case strings.HasPrefix(reason, campaign.NoWindowPrefix):
+		return NoWindow
 	}
 	return Invalid
 }
@@ -170,6 +175,9 @@ type Options struct {
 	// others are another host's: counted (Screen.Elsewhere), neither stored
 	// nor skipped, and not part of the recipient set.
 	Shard Shard
+	// Window, when set, skips the rows without an open customer service
+	// window (a text campaign, unless --ignore-window).
+	Window *Window
 	// Zones, when set (a send window), gives each row that passes the
 	// other rules its time zones, stored in the row's Zones; its error is
 	// the row's skip reason.
@@ -248,7 +256,7 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 	if err != nil {
 		return nil, nil, err
 	}
-	var ask []string
+	var ask, askWindow []string
 	for i, r := range rows {
 		if !s.o.Shard.Has(r.Phone) {
 			verdicts[i] = Elsewhere
@@ -273,10 +281,19 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 			ask = append(ask, r.Phone)
 			ask = append(ask, ids[i]...)
 		}
+		if s.o.Window != nil {
+			askWindow = append(askWindow, r.Phone)
+		}
 	}
 	var suppressed map[string]string
 	if len(ask) > 0 {
 		if suppressed, err = s.o.Lists.SuppressedIn(ctx, ask); err != nil {
+			return nil, nil, err
+		}
+	}
+	var lastWrote map[string]time.Time
+	if len(askWindow) > 0 {
+		if lastWrote, err = s.o.Window.Last(ctx, askWindow); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -298,6 +315,8 @@ func (s *Screen) Rows(ctx context.Context, rows []recipients.Row) (verdicts []Ve
 				reasons[i] = SameTemplateReason(s.o.Spec.Template, c)
 			} else if s.o.PhoneOnly != "" && campaign.IsBSUID(r.Phone) {
 				reasons[i] = s.o.PhoneOnly
+			} else if w := s.o.Window; w != nil && !campaign.WindowOpen(lastWrote[r.Phone], w.Now) {
+				reasons[i] = campaign.NoWindowReason(lastWrote[r.Phone])
 			}
 		}
 		if reasons[i] == "" && s.o.Zones != nil {

@@ -73,6 +73,9 @@ type Driver interface {
 	// CampaignBySource finds the newest campaign imported under a source
 	// key (Importer.SetKeys).
 	CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error)
+	// SetServiceWindow says whether a campaign's rows need an open
+	// customer service window at each claim.
+	SetServiceWindow(ctx context.Context, id int64, on bool) error
 	// Counts is a campaign's rows by state, as the counts kept by every
 	// move say (a recount gives the same).
 	Counts(ctx context.Context, id int64) (campaign.Counts, error)

@@ -94,6 +94,9 @@ func TestEveryTransition(t *testing.T) {
 		{"skip: sent by another host", campaign.MoveSkipElsewhere, func(m campaign.Message) error {
 			return st.write(ctx, func(tx *Tx) error { return skipElsewhere(ctx, tx, m.ID, "sent by another host", now) })
 		}},
+		{"skip: no service window", campaign.MoveSkipNoWindow, func(m campaign.Message) error {
+			return st.write(ctx, func(tx *Tx) error { return skipNoWindow(ctx, tx, m.ID, "no customer service window: never wrote", now) })
+		}},
 		{"adopt send", campaign.MoveAdoptSend, func(m campaign.Message) error {
 			ev := campaign.StatusEvent{WAMID: "wamid.adopted", At: now}
 			return st.write(ctx, func(tx *Tx) error { _, err := inboxTx{tx}.AdoptSend(ctx, m.ID, ev, now); return err })
