@@ -40,7 +40,7 @@ func TestWebhookBacklog(t *testing.T) {
 		t.Errorf("lag at t0+30s: %v, want 30s", got)
 	}
 	clk.Set(at(time.Minute))
-	if _, err := st.DrainInbox(t.Context(), 10, webhook.NewRules(webhook.Policy{})); err != nil {
+	if _, err := webhook.Drain(t.Context(), st, 10, webhook.NewRules(webhook.Policy{})); err != nil {
 		t.Fatal(err)
 	}
 	b = read()
