@@ -23,3 +23,10 @@ CREATE TABLE tier_minutes (
     PRIMARY KEY (campaign_id, account_id, minute)
 ) WITHOUT ROWID;
 CREATE INDEX tier_minutes_account ON tier_minutes (account_id, minute);
+
+-- campaign show's rows put back with an error code, and its failed status
+-- webhooks, read through partial indexes that hold only those: the reads
+-- passed over every pending row of the campaign (794k of a 1M campaign
+-- after 206k sent) or probed the statuses of each of its messages.
+CREATE INDEX messages_put_back ON messages (campaign_id, error_code) WHERE state = 'pending' AND error_code IS NOT NULL;
+CREATE INDEX message_statuses_failed ON message_statuses (message_id) WHERE status = 'failed';
