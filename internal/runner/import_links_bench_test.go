@@ -41,7 +41,7 @@ func BenchmarkImport100kLinked(b *testing.B) {
 			b.Fatal(err)
 		}
 		for {
-			rep, err := st.DrainInbox(ctx, 5000, webhook.NewRules(webhook.Policy{}))
+			rep, err := webhook.Drain(ctx, st, 5000, webhook.NewRules(webhook.Policy{}))
 			if err != nil {
 				b.Fatal(err)
 			}
