@@ -126,6 +126,8 @@ func (r *Reader) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
 
 func (r *Reader) putBack(ctx context.Context, id int64) ([]PutBackGroup, error) {
 	// As errorGroups: the sample is the message of the group's first line.
+	// The rows put back alone are read, through messages_put_back
+	// (migration 0046), not every pending row.
 	rows, err := r.db.QueryContext(ctx, `SELECT error_code AS code, count(*), min(next_attempt_at),
 		coalesce(error_message, ''), min(line)
 		FROM messages WHERE campaign_id = ? AND state = 'pending' AND error_code IS NOT NULL
@@ -150,9 +152,12 @@ func (r *Reader) putBack(ctx context.Context, id int64) ([]PutBackGroup, error) 
 }
 
 func (r *Reader) failedStatuses(ctx context.Context, id int64) ([]FailedStatusGroup, error) {
+	// From the failed statuses (a partial index, migration 0046) to their
+	// messages: CROSS JOIN keeps SQLite from probing every message of the
+	// campaign instead.
 	rows, err := r.db.QueryContext(ctx, `SELECT coalesce(s.error_code, 0) AS code, count(*),
 		coalesce(sum(m.state = 'failed'), 0), coalesce(sum(m.state = 'pending'), 0)
-		FROM messages m JOIN message_statuses s ON s.message_id = m.id
+		FROM message_statuses s CROSS JOIN messages m ON m.id = s.message_id
 		WHERE m.campaign_id = ? AND s.status = 'failed'
 		GROUP BY code ORDER BY count(*) DESC, code`, id)
 	if err != nil {
@@ -182,12 +187,12 @@ func (d Detail) FailedStatusCount() int {
 
 // setNotSent takes the claims put back without a request out of the
 // request counts and counts them apart, so that show's requests are the
-// ones that reached the API. The rollups don't tell them apart; this reads
-// the campaign's attempts, once, for show alone.
+// ones that reached the API. attempt_rollup doesn't tell them apart;
+// tier_minutes (migration 0046) counts them by minute as rows move.
 func (r *Reader) setNotSent(ctx context.Context, id int64, d *Detail) error {
-	rows, err := r.db.QueryContext(ctx, `SELECT a.name, count(*) FROM messages m
-		JOIN attempts t ON t.message_id = m.id JOIN accounts a ON a.id = t.account_id
-		WHERE m.campaign_id = ? AND t.class = ? GROUP BY a.name`, id, notSent)
+	rows, err := r.db.QueryContext(ctx, `SELECT a.name, sum(k.not_sent) FROM tier_minutes k
+		JOIN accounts a ON a.id = k.account_id
+		WHERE k.campaign_id = ? GROUP BY a.name HAVING sum(k.not_sent) <> 0`, id)
 	if err != nil {
 		return fmt.Errorf("campaign %d claims put back: %w", id, err)
 	}

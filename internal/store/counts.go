@@ -61,6 +61,13 @@ var keptCounts = []struct {
 			GROUP BY 1, 2, 3, 4, 5`,
 	},
 	{
+		name: "tier_minutes",
+		cols: "campaign_id, account_id, minute, not_sent, not_sent_sent, failed, restricted",
+		kept: `SELECT campaign_id, account_id, minute, not_sent, not_sent_sent, failed, restricted FROM tier_minutes
+			WHERE not_sent <> 0 OR not_sent_sent <> 0 OR failed <> 0 OR restricted <> 0`,
+		recount: tierRecount,
+	},
+	{
 		name: "delivery_counts",
 		cols: "campaign_id, account_id, reported, delivered, read, failed_after_send",
 		kept: `SELECT campaign_id, account_id, reported, delivered, read, failed_after_send FROM delivery_counts

@@ -125,8 +125,15 @@ func reachCount(ctx context.Context, q querier, w execer, s ReachScope, since ti
 	return int(used) - k, nil
 }
 
-// reachStale reports whether the scope's running count is missing or a
-// window or more from since: a read would count the window from the log.
+// readerMoveAfter is how far behind since a reader finds a running count
+// before it stores the count moved on: a portfolio whose claims stopped
+// would otherwise have every status read again all the sends that left
+// the window since the last claim (up to a day of them).
+const readerMoveAfter = time.Minute
+
+// reachStale reports whether the scope's running count is missing, a
+// window or more from since (a read would count the window from the log),
+// or more than readerMoveAfter behind it.
 func reachStale(ctx context.Context, q querier, s ReachScope, since time.Time) (bool, error) {
 	var through int64
 	err := q.QueryRowContext(ctx, `SELECT through FROM reach_counts WHERE portfolio_id = ? AND account_id = ?`,
@@ -138,7 +145,7 @@ func reachStale(ctx context.Context, q querier, s ReachScope, since time.Time) (
 		return false, fmt.Errorf("read the portfolio's reach: %w", err)
 	}
 	at := nanos(since)
-	return max(at-through, through-at) >= int64(ratelimit.ReachWindow), nil
+	return max(at-through, through-at) >= int64(ratelimit.ReachWindow) || at-through > int64(readerMoveAfter), nil
 }
 
 // readReach is the scope's reach as a reader sees it: from the running

@@ -187,3 +187,42 @@ func TestPortfoliosBuildTheReachCountOnce(t *testing.T) {
 		}
 	}
 }
+
+// A reader that finds the running count more than a minute behind stores
+// it moved on, so that the status of a portfolio whose claims stopped does
+// not read again every send that left the window since; within the minute
+// it reads without writing.
+func TestReadersMoveAnIdleReachCount(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	ctx := t.Context()
+	mustPortfolio(t, st, "acme", 0, 0)
+	mustAccount(t, st, "a", campaign.TierActive, fast)
+	joinPortfolio(t, st, "a", "acme")
+	if _, err := st.db.ExecContext(ctx, `INSERT INTO contact_log (phone, account_id, last_at) VALUES ('+1', 1, ?)`, nanos(t0)); err != nil {
+		t.Fatal(err)
+	}
+	through := func() time.Time {
+		t.Helper()
+		var n int64
+		if err := st.db.QueryRowContext(ctx, `SELECT through FROM reach_counts`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return fromNanos(n)
+	}
+	for _, step := range []struct {
+		at, through time.Duration // after t0
+	}{
+		{time.Hour, time.Hour},
+		{time.Hour + 30*time.Second, time.Hour},
+		{time.Hour + 2*time.Minute, time.Hour + 2*time.Minute},
+	} {
+		clk.Set(t0.Add(step.at))
+		if _, err := st.Portfolios(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := through(), t0.Add(step.through-ratelimit.ReachWindow); !got.Equal(want) {
+			t.Errorf("at t0+%v: count through %v, want %v", step.at, got, want)
+		}
+	}
+}

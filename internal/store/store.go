@@ -122,6 +122,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
 	}
+	if err := ensureTierCounts(ctx, s); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
+	}
 	if err := fixZone(ctx, s, opts.Location); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)

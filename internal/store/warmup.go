@@ -104,34 +104,6 @@ func autoTierAccounts(ctx context.Context, q querier, where string, args ...any)
 	return out, rows.Err()
 }
 
-// tierDays are an account's requests since a time, by quota day in loc.
-// It reads the account's attempts (an index range: a few hundred a day
-// at the tiers' rates).
-func tierDays(ctx context.Context, q querier, id int64, since time.Time, loc *time.Location) ([]campaign.DayStats, error) {
-	rows, err := q.QueryContext(ctx, `SELECT claimed_at, coalesce(outcome, ''), coalesce(class, ''), coalesce(error_code, 0)
-		FROM attempts WHERE account_id = ? AND claimed_at >= ?`, id, since.UnixNano())
-	if err != nil {
-		return nil, fmt.Errorf("read requests: %w", err)
-	}
-	defer rows.Close()
-	var reqs []campaign.TierRequest
-	for rows.Next() {
-		var (
-			r  campaign.TierRequest
-			at int64
-		)
-		if err := rows.Scan(&at, &r.Outcome, &r.Class, &r.ErrorCode); err != nil {
-			return nil, err
-		}
-		r.At = fromNanos(at)
-		reqs = append(reqs, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return campaign.DaysOf(reqs, loc), nil
-}
-
 // promoteDue promotes every auto-tier account whose record earns it,
 // logging why; run with each quota reset.
 func promoteDue(ctx context.Context, tx *Tx, now time.Time, loc *time.Location) ([]campaign.TierChange, error) {
