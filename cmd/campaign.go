@@ -270,8 +270,8 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	}
 	opts := runner.Options{
 		Store: st, IO: f.IO, File: o.File, Name: o.Name, Spec: spec, ResumeID: o.Resume, Location: st.Location(),
-		MaxCost:  maxCost,
-		From: o.From, Segment: seg,
+		MaxCost: maxCost,
+		From:    o.From, Segment: seg,
 		Flags:    dbHint(f),
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,

@@ -127,8 +127,8 @@ type exportRecord struct {
 	PricingCategory string `csv:"pricing_category"`
 	PricingType     string `csv:"pricing_type"`
 	Cost            string `csv:"cost"`
-	WroteAt      string `csv:"wrote_at"` // when the recipient last wrote to us
-	Window       string `csv:"window"`   // the customer service window: "open until …" or "closed"
+	WroteAt         string `csv:"wrote_at"` // when the recipient last wrote to us
+	Window          string `csv:"window"`   // the customer service window: "open until …" or "closed"
 }
 
 func toExportRecord(r readmodel.ExportRow, now time.Time) exportRecord {
