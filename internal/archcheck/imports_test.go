@@ -141,7 +141,7 @@ var rules = []rule{
 		why:    "pgx only in the store's Postgres driver",
 		from:   []string{"", "cmd", "internal", "bench"},
 		to:     []string{"github.com/jackc/pgx"},
-		except: []string{"internal/pgtest"},
+		except: []string{"internal/store/pgstore", "internal/pgtest"},
 	},
 	{
 		why:  "only the store and the read models speak SQL",

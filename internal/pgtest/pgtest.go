@@ -261,7 +261,8 @@ func (s *Server) NewDB(t testing.TB, template string) string {
 		if !validName(template) {
 			t.Fatalf("pgtest: template name %q: letters, digits and _ only", template)
 		}
-		q += " TEMPLATE " + template
+		// FILE_COPY: copy the files (no fsync here) rather than log every block.
+		q += " TEMPLATE " + template + " STRATEGY FILE_COPY"
 	}
 	if err := s.admin(t.Context(), q); err != nil {
 		t.Fatalf("pgtest: %v", err)

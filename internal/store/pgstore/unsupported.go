@@ -1,0 +1,329 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits"
+	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// unsupported is the error of a method not implemented on Postgres yet,
+// told to Options.Unsupported first.
+func (s *Store) unsupported(method string) error {
+	if s.hook != nil {
+		s.hook(method)
+	}
+	return fmt.Errorf("pgstore: %s: not implemented yet: %w", method, errors.ErrUnsupported)
+}
+
+// The methods below are the ones not yet made real (issue 30).
+
+func (s *Store) Import(ctx context.Context, c campaign.Campaign) (_ store.Importer, err error) {
+	err = s.unsupported("Import")
+	return
+}
+
+func (s *Store) Campaign(ctx context.Context, id int64) (_ campaign.Campaign, err error) {
+	err = s.unsupported("Campaign")
+	return
+}
+
+func (s *Store) Campaigns(ctx context.Context) (_ []campaign.Campaign, err error) {
+	err = s.unsupported("Campaigns")
+	return
+}
+
+func (s *Store) CampaignBySource(ctx context.Context, key string) (_ campaign.Campaign, err error) {
+	err = s.unsupported("CampaignBySource")
+	return
+}
+
+func (s *Store) Counts(ctx context.Context, id int64) (_ campaign.Counts, err error) {
+	err = s.unsupported("Counts")
+	return
+}
+
+func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule) (err error) {
+	err = s.unsupported("SetSchedule")
+	return
+}
+
+func (s *Store) SetShare(ctx context.Context, id int64, ch campaign.ShareChange) (err error) {
+	err = s.unsupported("SetShare")
+	return
+}
+
+func (s *Store) SetPairGap(ctx context.Context, campaignID int64, gap time.Duration) (err error) {
+	err = s.unsupported("SetPairGap")
+	return
+}
+
+func (s *Store) WithClaim(ctx context.Context, fn func(store.ClaimTx) error) (err error) {
+	err = s.unsupported("WithClaim")
+	return
+}
+
+func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) (err error) {
+	err = s.unsupported("RecordAll")
+	return
+}
+
+func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(store.ClaimTx) error) (_ error, err error) {
+	err = s.unsupported("RecordWithClaim")
+	return
+}
+
+func (s *Store) CampaignStopped(ctx context.Context, id int64) (err error) {
+	err = s.unsupported("CampaignStopped")
+	return
+}
+
+func (s *Store) SetOutage(ctx context.Context, campaignID int64, o campaign.Outage, pause string) (err error) {
+	err = s.unsupported("SetOutage")
+	return
+}
+
+func (s *Store) RegisterRunner(ctx context.Context, r campaign.Runner) (err error) {
+	err = s.unsupported("RegisterRunner")
+	return
+}
+
+func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) (err error) {
+	err = s.unsupported("Heartbeat")
+	return
+}
+
+func (s *Store) UnregisterRunner(ctx context.Context, id string) (err error) {
+	err = s.unsupported("UnregisterRunner")
+	return
+}
+
+func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (_ map[int64]int, err error) {
+	err = s.unsupported("RecoverOrphans")
+	return
+}
+
+func (s *Store) Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (_ int, err error) {
+	err = s.unsupported("Rescue")
+	return
+}
+
+func (s *Store) PauseCampaign(ctx context.Context, id int64, reason string) (_ campaign.CampaignState, err error) {
+	err = s.unsupported("PauseCampaign")
+	return
+}
+
+func (s *Store) ResumeCampaign(ctx context.Context, id int64) (_ string, err error) {
+	err = s.unsupported("ResumeCampaign")
+	return
+}
+
+func (s *Store) CancelCampaign(ctx context.Context, id int64) (_ campaign.CampaignState, err error) {
+	err = s.unsupported("CancelCampaign")
+	return
+}
+
+func (s *Store) DeleteCampaign(ctx context.Context, id int64) (err error) {
+	err = s.unsupported("DeleteCampaign")
+	return
+}
+
+func (s *Store) RenameCampaign(ctx context.Context, id int64, name string) (err error) {
+	err = s.unsupported("RenameCampaign")
+	return
+}
+
+func (s *Store) RequeueFailed(ctx context.Context, id int64, codes []int) (_ int, err error) {
+	err = s.unsupported("RequeueFailed")
+	return
+}
+
+func (s *Store) RequeueUnknown(ctx context.Context, id int64) (_ int, err error) {
+	err = s.unsupported("RequeueUnknown")
+	return
+}
+
+func (s *Store) RequeueUndelivered(ctx context.Context, id int64, sentBefore time.Time) (_ int, err error) {
+	err = s.unsupported("RequeueUndelivered")
+	return
+}
+
+func (s *Store) DropAccount(ctx context.Context, campaignID, accountID int64, reason string, code int, now time.Time) (err error) {
+	err = s.unsupported("DropAccount")
+	return
+}
+
+func (s *Store) ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (_ bool, err error) {
+	err = s.unsupported("ReadmitAccount")
+	return
+}
+
+func (s *Store) RecordCheck(ctx context.Context, accountID int64, f campaign.CheckFinding) (err error) {
+	err = s.unsupported("RecordCheck")
+	return
+}
+
+func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (_ campaign.Account, err error) {
+	err = s.unsupported("AddAccount")
+	return
+}
+
+func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.AccountChange) (_ campaign.AccountStatus, err error) {
+	err = s.unsupported("UpdateAccount")
+	return
+}
+
+func (s *Store) RemoveAccount(ctx context.Context, name string) (err error) {
+	err = s.unsupported("RemoveAccount")
+	return
+}
+
+func (s *Store) Accounts(ctx context.Context) (_ []campaign.AccountStatus, err error) {
+	err = s.unsupported("Accounts")
+	return
+}
+
+func (s *Store) Account(ctx context.Context, name string) (_ campaign.AccountStatus, err error) {
+	err = s.unsupported("Account")
+	return
+}
+
+func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (_ campaign.AccountStatus, err error) {
+	err = s.unsupported("RecordSync")
+	return
+}
+
+func (s *Store) SetAutoTier(ctx context.Context, name string, on *bool, promoteAfter *time.Duration) (err error) {
+	err = s.unsupported("SetAutoTier")
+	return
+}
+
+func (s *Store) TierProgress(ctx context.Context) (_ map[string]campaign.TierProgress, err error) {
+	err = s.unsupported("TierProgress")
+	return
+}
+
+func (s *Store) GlobalLimit(ctx context.Context) (_ ratelimit.Limit, _ float64, _ bool, err error) {
+	err = s.unsupported("GlobalLimit")
+	return
+}
+
+func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) (err error) {
+	err = s.unsupported("SetGlobalLimit")
+	return
+}
+
+func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) (_ []store.QuotaReset, err error) {
+	err = s.unsupported("ResetQuota")
+	return
+}
+
+func (s *Store) AddPortfolio(ctx context.Context, p campaign.Portfolio) (_ campaign.Portfolio, err error) {
+	err = s.unsupported("AddPortfolio")
+	return
+}
+
+func (s *Store) UpdatePortfolio(ctx context.Context, name string, ch store.PortfolioChange) (_ campaign.Portfolio, err error) {
+	err = s.unsupported("UpdatePortfolio")
+	return
+}
+
+func (s *Store) Portfolios(ctx context.Context) (_ []campaign.PortfolioStatus, err error) {
+	err = s.unsupported("Portfolios")
+	return
+}
+
+func (s *Store) ShareLimits(ctx context.Context, g store.Gates, unavailable func(error) bool) (err error) {
+	err = s.unsupported("ShareLimits")
+	return
+}
+
+func (s *Store) HostPart(ctx context.Context, portfolio, today string) (_ limits.RebuildRequest, err error) {
+	err = s.unsupported("HostPart")
+	return
+}
+
+func (s *Store) Suppress(ctx context.Context, list []store.Suppression) (_ int, err error) {
+	err = s.unsupported("Suppress")
+	return
+}
+
+func (s *Store) Unsuppress(ctx context.Context, phones []string) (_ int, err error) {
+	err = s.unsupported("Unsuppress")
+	return
+}
+
+func (s *Store) SuppressedIn(ctx context.Context, phones []string) (_ map[string]string, err error) {
+	err = s.unsupported("SuppressedIn")
+	return
+}
+
+func (s *Store) CountLinks(ctx context.Context) (_ int, err error) {
+	err = s.unsupported("CountLinks")
+	return
+}
+
+func (s *Store) LinkedIn(ctx context.Context, ids []string) (_ map[string][]string, err error) {
+	err = s.unsupported("LinkedIn")
+	return
+}
+
+func (s *Store) SharedSuppressionsMark(ctx context.Context) (_ store.SyncMark, err error) {
+	err = s.unsupported("SharedSuppressionsMark")
+	return
+}
+
+func (s *Store) ApplySuppressions(ctx context.Context, listed []store.Suppression, removed []string, mark store.SyncMark) (err error) {
+	err = s.unsupported("ApplySuppressions")
+	return
+}
+
+func (s *Store) ToPush(ctx context.Context, limit int) (_ []store.Push, err error) {
+	err = s.unsupported("ToPush")
+	return
+}
+
+func (s *Store) Pushed(ctx context.Context, seq int64) (err error) {
+	err = s.unsupported("Pushed")
+	return
+}
+
+func (s *Store) PushAll(ctx context.Context) (_ int, err error) {
+	err = s.unsupported("PushAll")
+	return
+}
+
+func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) (err error) {
+	err = s.unsupported("AddToInbox")
+	return
+}
+
+func (s *Store) WithInbox(ctx context.Context, fn func(tx store.InboxTx, now time.Time) error) (err error) {
+	err = s.unsupported("WithInbox")
+	return
+}
+
+func (s *Store) PruneInbound(ctx context.Context, before time.Time) (_ int, err error) {
+	err = s.unsupported("PruneInbound")
+	return
+}
+
+func (s *Store) InboundSettings(ctx context.Context) (_ map[string]string, err error) {
+	err = s.unsupported("InboundSettings")
+	return
+}
+
+func (s *Store) SetInboundSetting(ctx context.Context, key, value string, unset bool) (err error) {
+	err = s.unsupported("SetInboundSetting")
+	return
+}
+
+func (s *Store) ReplaceTemplates(ctx context.Context, waba string, ts []campaign.Template) (err error) {
+	err = s.unsupported("ReplaceTemplates")
+	return
+}
