@@ -8,7 +8,6 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
-	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -168,11 +167,6 @@ func (s *Store) RecordCheck(ctx context.Context, accountID int64, f campaign.Che
 	return
 }
 
-func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (_ campaign.Account, err error) {
-	err = s.unsupported("AddAccount")
-	return
-}
-
 func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.AccountChange) (_ campaign.AccountStatus, err error) {
 	err = s.unsupported("UpdateAccount")
 	return
@@ -180,16 +174,6 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.Account
 
 func (s *Store) RemoveAccount(ctx context.Context, name string) (err error) {
 	err = s.unsupported("RemoveAccount")
-	return
-}
-
-func (s *Store) Accounts(ctx context.Context) (_ []campaign.AccountStatus, err error) {
-	err = s.unsupported("Accounts")
-	return
-}
-
-func (s *Store) Account(ctx context.Context, name string) (_ campaign.AccountStatus, err error) {
-	err = s.unsupported("Account")
 	return
 }
 
@@ -205,16 +189,6 @@ func (s *Store) SetAutoTier(ctx context.Context, name string, on *bool, promoteA
 
 func (s *Store) TierProgress(ctx context.Context) (_ map[string]campaign.TierProgress, err error) {
 	err = s.unsupported("TierProgress")
-	return
-}
-
-func (s *Store) GlobalLimit(ctx context.Context) (_ ratelimit.Limit, _ float64, _ bool, err error) {
-	err = s.unsupported("GlobalLimit")
-	return
-}
-
-func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) (err error) {
-	err = s.unsupported("SetGlobalLimit")
 	return
 }
 

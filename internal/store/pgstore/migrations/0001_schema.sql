@@ -73,6 +73,7 @@ CREATE TABLE global_limit (
     tokens    DOUBLE PRECISION NOT NULL DEFAULT 1,
     tokens_at BIGINT NOT NULL DEFAULT 0
 );
+INSERT INTO global_limit (id) VALUES (1);
 
 CREATE TABLE settings (
     key   TEXT PRIMARY KEY,
