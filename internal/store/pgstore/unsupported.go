@@ -87,21 +87,6 @@ func (s *Store) SetOutage(ctx context.Context, campaignID int64, o campaign.Outa
 	return
 }
 
-func (s *Store) RegisterRunner(ctx context.Context, r campaign.Runner) (err error) {
-	err = s.unsupported("RegisterRunner")
-	return
-}
-
-func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) (err error) {
-	err = s.unsupported("Heartbeat")
-	return
-}
-
-func (s *Store) UnregisterRunner(ctx context.Context, id string) (err error) {
-	err = s.unsupported("UnregisterRunner")
-	return
-}
-
 func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (_ map[int64]int, err error) {
 	err = s.unsupported("RecoverOrphans")
 	return
@@ -222,21 +207,6 @@ func (s *Store) HostPart(ctx context.Context, portfolio, today string) (_ limits
 	return
 }
 
-func (s *Store) Suppress(ctx context.Context, list []store.Suppression) (_ int, err error) {
-	err = s.unsupported("Suppress")
-	return
-}
-
-func (s *Store) Unsuppress(ctx context.Context, phones []string) (_ int, err error) {
-	err = s.unsupported("Unsuppress")
-	return
-}
-
-func (s *Store) SuppressedIn(ctx context.Context, phones []string) (_ map[string]string, err error) {
-	err = s.unsupported("SuppressedIn")
-	return
-}
-
 func (s *Store) CountLinks(ctx context.Context) (_ int, err error) {
 	err = s.unsupported("CountLinks")
 	return
@@ -254,21 +224,6 @@ func (s *Store) SharedSuppressionsMark(ctx context.Context) (_ store.SyncMark, e
 
 func (s *Store) ApplySuppressions(ctx context.Context, listed []store.Suppression, removed []string, mark store.SyncMark) (err error) {
 	err = s.unsupported("ApplySuppressions")
-	return
-}
-
-func (s *Store) ToPush(ctx context.Context, limit int) (_ []store.Push, err error) {
-	err = s.unsupported("ToPush")
-	return
-}
-
-func (s *Store) Pushed(ctx context.Context, seq int64) (err error) {
-	err = s.unsupported("Pushed")
-	return
-}
-
-func (s *Store) PushAll(ctx context.Context) (_ int, err error) {
-	err = s.unsupported("PushAll")
 	return
 }
 
