@@ -3,6 +3,8 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +59,7 @@ func TestConformance(t *testing.T) {
 		Open: func(t *testing.T, db string, cfg storetest.Config) (store.Driver, error) {
 			st, err := pgstore.Open(t.Context(), db, pgstore.Options{
 				Now: cfg.Now, Location: cfg.Location,
-				Unsupported: func(method string) { t.Skipf("pgstore: %s: not implemented yet", method) },
+				Unsupported: unsupported(t),
 			})
 			if err == nil {
 				dsns[st] = db
@@ -76,6 +78,42 @@ func TestConformance(t *testing.T) {
 		},
 		Ledger: func(d store.Driver) storetest.Ledger { return claim.New(d) },
 	})
+}
+
+// offGoroutine are the suite's sub-tests that meet a method not made yet
+// only on goroutines of their own, where t.Skip may not be called: they
+// are skipped when they open a database, with the method they need.
+var offGoroutine = map[string]string{
+	"TestConformance/claim/two_handles_at_once/": "WithClaim",
+}
+
+// unsupported is the driver's Unsupported hook for t: skip t, naming the
+// method, when on t's goroutine.
+func unsupported(t *testing.T) func(string) {
+	for prefix, method := range offGoroutine {
+		if strings.HasPrefix(t.Name(), prefix) {
+			t.Skipf("pgstore: %s: not implemented yet (called from the test's own goroutines)", method)
+		}
+	}
+	g := goroutine()
+	return func(method string) {
+		if goroutine() != g {
+			t.Errorf("pgstore: %s: not implemented yet, met off the test's goroutine: add %s to offGoroutine", method, t.Name())
+			return
+		}
+		t.Skipf("pgstore: %s: not implemented yet", method)
+	}
+}
+
+// goroutine is the calling goroutine's number, from its stack's header.
+func goroutine() string {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
 }
 
 // Opening migrates once: a second open, and two at once, change nothing
@@ -104,8 +142,13 @@ func TestOpenMigratesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	c, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
 	var versions int
-	if err := st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&versions); err != nil {
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&versions); err != nil {
 		t.Fatal(err)
 	}
 	if versions != 5 {

@@ -22,31 +22,6 @@ func (s *Store) unsupported(method string) error {
 
 // The methods below are the ones not yet made real (issue 30).
 
-func (s *Store) Import(ctx context.Context, c campaign.Campaign) (_ store.Importer, err error) {
-	err = s.unsupported("Import")
-	return
-}
-
-func (s *Store) Campaign(ctx context.Context, id int64) (_ campaign.Campaign, err error) {
-	err = s.unsupported("Campaign")
-	return
-}
-
-func (s *Store) Campaigns(ctx context.Context) (_ []campaign.Campaign, err error) {
-	err = s.unsupported("Campaigns")
-	return
-}
-
-func (s *Store) CampaignBySource(ctx context.Context, key string) (_ campaign.Campaign, err error) {
-	err = s.unsupported("CampaignBySource")
-	return
-}
-
-func (s *Store) Counts(ctx context.Context, id int64) (_ campaign.Counts, err error) {
-	err = s.unsupported("Counts")
-	return
-}
-
 func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule) (err error) {
 	err = s.unsupported("SetSchedule")
 	return
