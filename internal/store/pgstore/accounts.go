@@ -302,3 +302,116 @@ func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) 
 		return err
 	})
 }
+
+// relimit settles a's bucket at now under its old limit and restates it
+// under to: tokens earned at the old rate are kept.
+func relimit(ctx context.Context, tx pgx.Tx, a account, to campaign.Limits, now time.Time) error {
+	from := a.health.Scale(ratelimit.Limit{Rate: a.Limits.Rate, Burst: a.Limits.Burst}, now)
+	b := ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.Relimit(from, a.health.Scale(ratelimit.Limit{Rate: to.Rate, Burst: to.Burst}, now), now)
+	if _, err := tx.Exec(ctx, `UPDATE accounts SET tokens = $1, tokens_at = $2 WHERE id = $3`, b.Tokens, nanos(b.At), a.ID); err != nil {
+		return fmt.Errorf("settle bucket of %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// UpdateAccount applies a change to the named account; a change of limits
+// settles the tokens earned so far first. The account's row is locked for
+// the change: two hosts changing it at once go one after the other.
+func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.AccountChange) (campaign.AccountStatus, error) {
+	var out campaign.AccountStatus
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT id FROM accounts WHERE name = $1 AND removed_at IS NULL FOR UPDATE`, name); err != nil {
+			return fmt.Errorf("lock account %s: %w", name, err)
+		}
+		accts, err := loadAccounts(ctx, tx, `WHERE a.name = $2`, name)
+		if err != nil {
+			return err
+		}
+		if len(accts) == 0 {
+			return fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+		}
+		a := accts[0]
+		was := a.Account
+		if err := ch.Apply(&a.Account); err != nil {
+			return err
+		}
+		now := s.now()
+		if a.Tier != was.Tier {
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET tier = $1, tier_since = $2 WHERE id = $3`, a.Tier, now.UnixNano(), a.ID); err != nil {
+				return fmt.Errorf("change tier: %w", err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO tier_changes (account_id, at, from_tier, to_tier, reason) VALUES ($1, $2, $3, $4, $5)`,
+				a.ID, now.UnixNano(), was.Tier, a.Tier, "set by the operator"); err != nil {
+				return fmt.Errorf("log tier change: %w", err)
+			}
+		}
+		movesNumber := a.PhoneNumberID != was.PhoneNumberID
+		if movesNumber {
+			var other string
+			err := tx.QueryRow(ctx, `SELECT name FROM accounts WHERE phone_number_id = $1 AND id <> $2 AND removed_at IS NULL
+				ORDER BY id LIMIT 1`, a.PhoneNumberID, a.ID).Scan(&other)
+			switch {
+			case err == nil:
+				return fmt.Errorf("account %s: phone number id %s is %w by account %s (one number, one account: two would send at twice its rate)",
+					a.Name, a.PhoneNumberID, store.ErrNumberTaken, other)
+			case !errors.Is(err, pgx.ErrNoRows):
+				return fmt.Errorf("look up phone number id %s: %w", a.PhoneNumberID, err)
+			}
+		}
+		var tier campaign.Limits
+		if err := tx.QueryRow(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = $1`, a.Tier).
+			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
+			return fmt.Errorf("read tier %s: %w", a.Tier, err)
+		}
+		if err := a.Overrides.Apply(tier).Validate(); err != nil {
+			return fmt.Errorf("account %s: %w", name, err)
+		}
+		if err := relimit(ctx, tx, a, a.SendLimits(tier, a.ThroughputRead), now); err != nil {
+			return err
+		}
+		if err := releaseHeld(ctx, tx); err != nil {
+			return err
+		}
+		var pinned *float64
+		if a.ThroughputPinned != 0 {
+			pinned = &a.ThroughputPinned
+		}
+		_, err = tx.Exec(ctx, `UPDATE accounts SET tier = $1, phone_number_id = $2, token_env = $3,
+			rate = $4, burst = $5, daily_cap = $6, disabled = $7, throughput_pinned = $8, waba_id = $9 WHERE id = $10`,
+			a.Tier, a.PhoneNumberID, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap, boolInt(a.Disabled),
+			pinned, a.WABA, a.ID)
+		if err != nil {
+			return fmt.Errorf("update account %s: %w", name, err)
+		}
+		if ch.Portfolio != nil {
+			var pid *int64
+			if *ch.Portfolio != "" {
+				var id int64
+				err := tx.QueryRow(ctx, `SELECT id FROM portfolios WHERE name = $1`, *ch.Portfolio).Scan(&id)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return fmt.Errorf("account %s: portfolio %q: %w (add it with `wasend portfolio add %s`)", name, *ch.Portfolio, campaign.ErrNotFound, *ch.Portfolio)
+				}
+				if err != nil {
+					return fmt.Errorf("account %s: read portfolio %s: %w", name, *ch.Portfolio, err)
+				}
+				pid = &id
+			}
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET portfolio_id = $1 WHERE id = $2`, pid, a.ID); err != nil {
+				return fmt.Errorf("update account %s: %w", name, err)
+			}
+		}
+		if movesNumber {
+			// A number of its own: out of any pair kept from SQLite's 0007.
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET shared_number = 0 WHERE id = $1`, a.ID); err != nil {
+				return fmt.Errorf("update account %s: %w", name, err)
+			}
+		}
+		accts, err = loadAccounts(ctx, tx, `WHERE a.id = $2`, a.ID)
+		if err != nil {
+			return err
+		}
+		out = accts[0].status(now)
+		return nil
+	})
+	return out, err
+}

@@ -127,11 +127,6 @@ func (s *Store) RecordCheck(ctx context.Context, accountID int64, f campaign.Che
 	return
 }
 
-func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.AccountChange) (_ campaign.AccountStatus, err error) {
-	err = s.unsupported("UpdateAccount")
-	return
-}
-
 func (s *Store) RemoveAccount(ctx context.Context, name string) (err error) {
 	err = s.unsupported("RemoveAccount")
 	return
