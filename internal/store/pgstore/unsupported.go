@@ -92,11 +92,6 @@ func (s *Store) DeleteCampaign(ctx context.Context, id int64) (err error) {
 	return
 }
 
-func (s *Store) RenameCampaign(ctx context.Context, id int64, name string) (err error) {
-	err = s.unsupported("RenameCampaign")
-	return
-}
-
 func (s *Store) RequeueFailed(ctx context.Context, id int64, codes []int) (_ int, err error) {
 	err = s.unsupported("RequeueFailed")
 	return
@@ -119,11 +114,6 @@ func (s *Store) DropAccount(ctx context.Context, campaignID, accountID int64, re
 
 func (s *Store) ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (_ bool, err error) {
 	err = s.unsupported("ReadmitAccount")
-	return
-}
-
-func (s *Store) RecordCheck(ctx context.Context, accountID int64, f campaign.CheckFinding) (err error) {
-	err = s.unsupported("RecordCheck")
 	return
 }
 
@@ -187,11 +177,6 @@ func (s *Store) LinkedIn(ctx context.Context, ids []string) (_ map[string][]stri
 	return
 }
 
-func (s *Store) SharedSuppressionsMark(ctx context.Context) (_ store.SyncMark, err error) {
-	err = s.unsupported("SharedSuppressionsMark")
-	return
-}
-
 func (s *Store) ApplySuppressions(ctx context.Context, listed []store.Suppression, removed []string, mark store.SyncMark) (err error) {
 	err = s.unsupported("ApplySuppressions")
 	return
@@ -209,16 +194,6 @@ func (s *Store) WithInbox(ctx context.Context, fn func(tx store.InboxTx, now tim
 
 func (s *Store) PruneInbound(ctx context.Context, before time.Time) (_ int, err error) {
 	err = s.unsupported("PruneInbound")
-	return
-}
-
-func (s *Store) InboundSettings(ctx context.Context) (_ map[string]string, err error) {
-	err = s.unsupported("InboundSettings")
-	return
-}
-
-func (s *Store) SetInboundSetting(ctx context.Context, key, value string, unset bool) (err error) {
-	err = s.unsupported("SetInboundSetting")
 	return
 }
 
