@@ -438,3 +438,22 @@ func (im *importer) Rollback() {
 	im.tx.Rollback(context.Background())
 	im.done = true
 }
+
+// CampaignStopped is campaign.ErrPaused or campaign.ErrCancelled when the
+// campaign was paused or cancelled, nil while it may send.
+func (s *Store) CampaignStopped(ctx context.Context, id int64) error {
+	var (
+		state     string
+		cancelled bool
+	)
+	err := s.pool.QueryRow(ctx, `SELECT state, cancelled_at IS NOT NULL FROM campaigns WHERE id = $1`, id).Scan(&state, &cancelled)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("read campaign %d: %w", id, err)
+	case cancelled:
+		return campaign.CampaignCancelled.Stopped()
+	}
+	return campaign.CampaignState(state).Stopped()
+}

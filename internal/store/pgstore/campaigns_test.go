@@ -87,6 +87,26 @@ func TestImportCommitCounts(t *testing.T) {
 	if _, err := st.Campaign(ctx, c.ID+100); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("a campaign that does not exist: %v, want ErrNotFound", err)
 	}
+	if err := st.CampaignStopped(ctx, c.ID); err != nil {
+		t.Errorf("CampaignStopped of a running campaign: %v, want nil", err)
+	}
+	for _, tc := range []struct {
+		set  string
+		want error
+	}{
+		{`UPDATE campaigns SET state = 'paused' WHERE id = $1`, campaign.ErrPaused},
+		{`UPDATE campaigns SET state = 'finished', cancelled_at = 1 WHERE id = $1`, campaign.ErrCancelled},
+	} {
+		if _, err := exec(ctx, db, tc.set, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CampaignStopped(ctx, c.ID); !errors.Is(err, tc.want) {
+			t.Errorf("CampaignStopped after %s: %v, want %v", tc.set, err, tc.want)
+		}
+	}
+	if err := st.CampaignStopped(ctx, c.ID+100); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("CampaignStopped of no campaign: %v, want ErrNotFound", err)
+	}
 	if _, err := st.Import(ctx, campaign.Campaign{Name: "again", Fingerprint: "fp-spring", Source: "x.csv", Spec: spec}); !errors.Is(err, store.ErrExists) {
 		t.Errorf("same fingerprint again: %v, want store.ErrExists", err)
 	}

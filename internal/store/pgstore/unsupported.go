@@ -52,11 +52,6 @@ func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaig
 	return
 }
 
-func (s *Store) CampaignStopped(ctx context.Context, id int64) (err error) {
-	err = s.unsupported("CampaignStopped")
-	return
-}
-
 func (s *Store) SetOutage(ctx context.Context, campaignID int64, o campaign.Outage, pause string) (err error) {
 	err = s.unsupported("SetOutage")
 	return
