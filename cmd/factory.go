@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -86,10 +87,10 @@ func (f *Factory) DatabasePath() (string, error) { return f.databasePath(f.Sandb
 
 func (f *Factory) databasePath(sandbox bool) (string, error) {
 	if f.DBPath != "" {
-		return f.DBPath, nil
+		return f.DBPath, notPostgres(f.DBPath, "--db")
 	}
 	if p := f.Getenv("WASEND_DB"); p != "" && !sandbox {
-		return p, nil
+		return p, notPostgres(p, "WASEND_DB")
 	}
 	dir := f.Getenv("XDG_DATA_HOME")
 	if dir == "" {
@@ -107,6 +108,16 @@ func (f *Factory) databasePath(sandbox bool) (string, error) {
 		name = "sandbox.db"
 	}
 	return filepath.Join(dir, "wasend", name), nil
+}
+
+// notPostgres refuses a Postgres URL: the store on Postgres
+// (internal/store/pgstore, issue 30) cannot run a campaign yet. The URL is
+// not repeated: it may hold a password.
+func notPostgres(db, from string) error {
+	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+		return fmt.Errorf("%s names a Postgres database: Postgres is not supported yet; give a SQLite file's path", from)
+	}
+	return nil
 }
 
 // Location is the time zone times are shown in: $WASEND_TZ, else local

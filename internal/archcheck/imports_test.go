@@ -131,8 +131,17 @@ var rules = []rule{
 		to:   drivers,
 		// internal/store covers storetest, which puts a test's database in
 		// states wasend never writes; testproc is a test harness that reads
-		// a database directly to judge what a process wrote.
-		except: []string{"internal/store", "internal/testproc"},
+		// a database directly to judge what a process wrote; pgtest starts
+		// the tests' postgres.
+		except: []string{"internal/store", "internal/testproc", "internal/pgtest"},
+	},
+	{
+		// pgtest starts the tests' postgres and makes their databases;
+		// only tests import it.
+		why:    "pgx only in the store's Postgres driver",
+		from:   []string{"", "cmd", "internal", "bench"},
+		to:     []string{"github.com/jackc/pgx"},
+		except: []string{"internal/store/pgstore", "internal/pgtest"},
 	},
 	{
 		why:  "only the store and the read models speak SQL",

@@ -1,0 +1,417 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// querier is a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// account is an account as stored: its status plus its health (SQLite's
+// store.account).
+type account struct {
+	campaign.AccountStatus
+	health      ratelimit.Health
+	portfolioID int64
+	pinnedLimit int
+	margin      float64
+}
+
+func (a account) status(t time.Time) campaign.AccountStatus {
+	st := a.AccountStatus
+	l := a.health.Scale(ratelimit.Limit{Rate: a.Limits.Rate, Burst: a.Limits.Burst}, t)
+	st.Tokens = ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.TokensAt(l, t)
+	st.At = t
+	st.RateFactor = a.health.FactorAt(t)
+	return st
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// loadAccounts reads accounts not removed, joined with their tier and
+// portfolio; where is appended and its placeholders start at $2.
+func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]account, error) {
+	rows, err := q.Query(ctx, `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
+		a.rate, a.burst, a.daily_cap, a.disabled <> 0, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
+		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
+		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0),
+		coalesce(a.messaging_limit_read, 0), a.quality_rating, a.verified_name, a.name_status, coalesce(a.synced_at, 0),
+		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, $1), a.waba_id,
+		a.check_error, a.check_code, a.checked_at
+		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
+		LEFT JOIN portfolios p ON p.id = a.portfolio_id `+where, append([]any{store.DefaultMargin}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("read accounts: %w", err)
+	}
+	defer rows.Close()
+	var out []account
+	for rows.Next() {
+		var (
+			a                                account
+			rate                             *float64
+			burst, dcap, lastCode            *int64
+			created, tokensAt                int64
+			cooldown, lastThrottle, factorAt int64
+			tier                             campaign.Limits
+			syncedAt, checkedAt              int64
+			epoch, used, streak, limitRead   int64
+			tierBurst, tierCap, pinned, code int64
+		)
+		if err := rows.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
+			&rate, &burst, &dcap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &epoch, &used,
+			&cooldown, &streak, &lastThrottle, &a.health.Factor, &factorAt, &a.Restriction, &lastCode,
+			&tier.Rate, &tierBurst, &tierCap, &a.ThroughputRead, &a.ThroughputPinned,
+			&limitRead, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
+			&a.portfolioID, &a.Portfolio, &pinned, &a.margin, &a.WABA,
+			&a.Check.Error, &code, &checkedAt); err != nil {
+			return nil, fmt.Errorf("read account: %w", err)
+		}
+		a.QuotaEpoch, a.UsedToday, a.health.Streak = epoch, int(used), int(streak)
+		a.Synced.MessagingLimit, a.pinnedLimit, a.Check.Code = int(limitRead), int(pinned), int(code)
+		tier.Burst, tier.DailyCap = int(tierBurst), int(tierCap)
+		a.Overrides.Rate = rate
+		if burst != nil {
+			v := int(*burst)
+			a.Overrides.Burst = &v
+		}
+		if dcap != nil {
+			v := int(*dcap)
+			a.Overrides.DailyCap = &v
+		}
+		if lastCode != nil {
+			a.LastErrorCode = int(*lastCode)
+		}
+		a.CreatedAt = fromNanos(created)
+		a.At = fromNanos(tokensAt)
+		a.Synced.At, a.Synced.Throughput = fromNanos(syncedAt), a.ThroughputRead
+		a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
+		a.Limits = a.SendLimits(tier, a.ThroughputRead)
+		a.health.CooldownUntil = fromNanos(cooldown)
+		a.health.LastThrottle = fromNanos(lastThrottle)
+		a.health.FactorSince = fromNanos(factorAt)
+		a.CooldownUntil = a.health.CooldownUntil
+		a.RateFactor = a.health.Factor
+		a.Check.At = fromNanos(checkedAt)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Accounts returns every account with its limits and live limiter state at
+// the driver's clock.
+func (s *Store) Accounts(ctx context.Context) ([]campaign.AccountStatus, error) {
+	accts, err := loadAccounts(ctx, s.pool, `ORDER BY a.id`)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	out := make([]campaign.AccountStatus, len(accts))
+	for i, a := range accts {
+		out[i] = a.status(now)
+	}
+	return out, nil
+}
+
+// Account returns one account by name.
+func (s *Store) Account(ctx context.Context, name string) (campaign.AccountStatus, error) {
+	accts, err := loadAccounts(ctx, s.pool, `WHERE a.name = $2`, name)
+	if err != nil {
+		return campaign.AccountStatus{}, err
+	}
+	if len(accts) == 0 {
+		return campaign.AccountStatus{}, fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+	}
+	return accts[0].status(s.now()), nil
+}
+
+// AddAccount stores a new account: its bucket starts full and its quota
+// day starts today.
+func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Account, error) {
+	if !campaign.ValidTier(a.Tier) {
+		return a, fmt.Errorf("tier %q: must be one of new, warm, active", a.Tier)
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var tier campaign.Limits
+		if err := tx.QueryRow(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = $1`, a.Tier).
+			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
+			return fmt.Errorf("read tier %s: %w", a.Tier, err)
+		}
+		if err := a.Overrides.Apply(tier).Validate(); err != nil {
+			return fmt.Errorf("account %s: %w", a.Name, err)
+		}
+		l := a.SendLimits(tier, 0)
+		// A taken name is the first thing to say: callers tell it apart.
+		var taken int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM accounts WHERE name = $1`, a.Name).Scan(&taken); err != nil {
+			return fmt.Errorf("read account %s: %w", a.Name, err)
+		}
+		if taken > 0 {
+			return fmt.Errorf("account %q: %w", a.Name, store.ErrExists)
+		}
+		var other string
+		err := tx.QueryRow(ctx, `SELECT name FROM accounts WHERE phone_number_id = $1 AND removed_at IS NULL
+			ORDER BY id LIMIT 1`, a.PhoneNumberID).Scan(&other)
+		switch {
+		case err == nil:
+			return fmt.Errorf("account %s: phone number id %s is %w by account %s (one number, one account: two would send at twice its rate)",
+				a.Name, a.PhoneNumberID, store.ErrNumberTaken, other)
+		case !errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("look up phone number id %s: %w", a.PhoneNumberID, err)
+		}
+		var pid *int64
+		if a.Portfolio != "" {
+			var id int64
+			err := tx.QueryRow(ctx, `SELECT id FROM portfolios WHERE name = $1`, a.Portfolio).Scan(&id)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("account %s: portfolio %q: %w (add it with `wasend portfolio add %s`)", a.Name, a.Portfolio, campaign.ErrNotFound, a.Portfolio)
+			}
+			if err != nil {
+				return fmt.Errorf("account %s: read portfolio %s: %w", a.Name, a.Portfolio, err)
+			}
+			pid = &id
+		}
+		now := s.now()
+		if err := releaseHeld(ctx, tx); err != nil {
+			return err
+		}
+		var pinned *float64
+		if a.ThroughputPinned != 0 {
+			pinned = &a.ThroughputPinned
+		}
+		disabled := 0
+		if a.Disabled {
+			disabled = 1
+		}
+		err = tx.QueryRow(ctx, `INSERT INTO accounts
+			(name, phone_number_id, tier, token_env, rate, burst, daily_cap, disabled, created_at, tokens, tokens_at, quota_day,
+			portfolio_id, throughput_pinned, waba_id, auto_tier, tier_since)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
+			a.Name, a.PhoneNumberID, a.Tier, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap,
+			disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.Today(now), pid, pinned, a.WABA,
+			boolInt(!a.ManualTier), now.UnixNano()).Scan(&a.ID)
+		if err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
+				return fmt.Errorf("account %q: %w", a.Name, store.ErrExists)
+			}
+			return fmt.Errorf("insert account %s: %w", a.Name, err)
+		}
+		a.CreatedAt = now
+		_, err = tx.Exec(ctx, `INSERT INTO tier_changes (account_id, at, from_tier, to_tier, reason) VALUES ($1, $2, '', $3, $4)`,
+			a.ID, now.UnixNano(), a.Tier, campaign.AutoTierNote(!a.ManualTier, true))
+		return err
+	})
+	return a, err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// releaseHeld frees rows put off for the reach or a cap, and idle
+// campaigns, after a change that may let them go (SQLite's releaseHeld).
+func releaseHeld(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `UPDATE messages SET next_attempt_at = 0, window_wait = $1
+		WHERE window_wait >= $2 AND state = 'pending'`, int(store.PutOffNone), int(store.PutOffReach)); err != nil {
+		return fmt.Errorf("release rows held for the reach or a cap: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE campaigns SET idle_until = 0 WHERE idle_until <> 0`); err != nil {
+		return fmt.Errorf("end idle campaigns: %w", err)
+	}
+	return nil
+}
+
+// GlobalLimit returns the global bucket's settings; ok is false when it is
+// off.
+func (s *Store) GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error) {
+	var (
+		b       ratelimit.Bucket
+		at      int64
+		enabled int64
+		burst   int64
+	)
+	err = s.pool.QueryRow(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
+		Scan(&enabled, &l.Rate, &burst, &b.Tokens, &at)
+	if err != nil {
+		return l, 0, false, fmt.Errorf("read global limit: %w", err)
+	}
+	l.Burst, b.At = int(burst), fromNanos(at)
+	return l, b.TokensAt(l, s.now()), enabled != 0, nil
+}
+
+// SetGlobalLimit turns the global bucket on with l (tokens earned at the
+// old rate kept), or off when on is false.
+func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error {
+	if on {
+		if err := (campaign.Limits{Rate: l.Rate, Burst: l.Burst}).Validate(); err != nil {
+			return fmt.Errorf("global limit: %w", err)
+		}
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var (
+			wasOn       int64
+			old         ratelimit.Limit
+			b           ratelimit.Bucket
+			at, oldBurs int64
+		)
+		if err := tx.QueryRow(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1 FOR UPDATE`).
+			Scan(&wasOn, &old.Rate, &oldBurs, &b.Tokens, &at); err != nil {
+			return fmt.Errorf("read global limit: %w", err)
+		}
+		old.Burst, b.At = int(oldBurs), fromNanos(at)
+		if !on {
+			_, err := tx.Exec(ctx, `UPDATE global_limit SET enabled = 0 WHERE id = 1`)
+			return err
+		}
+		now := s.now()
+		if wasOn != 0 {
+			b = b.Relimit(old, l, now)
+		} else {
+			b = ratelimit.Full(l, now)
+		}
+		_, err := tx.Exec(ctx, `UPDATE global_limit SET enabled = 1, rate = $1, burst = $2, tokens = $3, tokens_at = $4 WHERE id = 1`,
+			l.Rate, l.Burst, b.Tokens, nanos(b.At))
+		return err
+	})
+}
+
+// relimit settles a's bucket at now under its old limit and restates it
+// under to: tokens earned at the old rate are kept.
+func relimit(ctx context.Context, tx pgx.Tx, a account, to campaign.Limits, now time.Time) error {
+	from := a.health.Scale(ratelimit.Limit{Rate: a.Limits.Rate, Burst: a.Limits.Burst}, now)
+	b := ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.Relimit(from, a.health.Scale(ratelimit.Limit{Rate: to.Rate, Burst: to.Burst}, now), now)
+	if _, err := tx.Exec(ctx, `UPDATE accounts SET tokens = $1, tokens_at = $2 WHERE id = $3`, b.Tokens, nanos(b.At), a.ID); err != nil {
+		return fmt.Errorf("settle bucket of %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// UpdateAccount applies a change to the named account; a change of limits
+// settles the tokens earned so far first. The account's row is locked for
+// the change: two hosts changing it at once go one after the other.
+func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.AccountChange) (campaign.AccountStatus, error) {
+	var out campaign.AccountStatus
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT id FROM accounts WHERE name = $1 AND removed_at IS NULL FOR UPDATE`, name); err != nil {
+			return fmt.Errorf("lock account %s: %w", name, err)
+		}
+		accts, err := loadAccounts(ctx, tx, `WHERE a.name = $2`, name)
+		if err != nil {
+			return err
+		}
+		if len(accts) == 0 {
+			return fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+		}
+		a := accts[0]
+		was := a.Account
+		if err := ch.Apply(&a.Account); err != nil {
+			return err
+		}
+		now := s.now()
+		if a.Tier != was.Tier {
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET tier = $1, tier_since = $2 WHERE id = $3`, a.Tier, now.UnixNano(), a.ID); err != nil {
+				return fmt.Errorf("change tier: %w", err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO tier_changes (account_id, at, from_tier, to_tier, reason) VALUES ($1, $2, $3, $4, $5)`,
+				a.ID, now.UnixNano(), was.Tier, a.Tier, "set by the operator"); err != nil {
+				return fmt.Errorf("log tier change: %w", err)
+			}
+		}
+		movesNumber := a.PhoneNumberID != was.PhoneNumberID
+		if movesNumber {
+			var other string
+			err := tx.QueryRow(ctx, `SELECT name FROM accounts WHERE phone_number_id = $1 AND id <> $2 AND removed_at IS NULL
+				ORDER BY id LIMIT 1`, a.PhoneNumberID, a.ID).Scan(&other)
+			switch {
+			case err == nil:
+				return fmt.Errorf("account %s: phone number id %s is %w by account %s (one number, one account: two would send at twice its rate)",
+					a.Name, a.PhoneNumberID, store.ErrNumberTaken, other)
+			case !errors.Is(err, pgx.ErrNoRows):
+				return fmt.Errorf("look up phone number id %s: %w", a.PhoneNumberID, err)
+			}
+		}
+		var tier campaign.Limits
+		if err := tx.QueryRow(ctx, `SELECT rate, burst, daily_cap FROM tiers WHERE name = $1`, a.Tier).
+			Scan(&tier.Rate, &tier.Burst, &tier.DailyCap); err != nil {
+			return fmt.Errorf("read tier %s: %w", a.Tier, err)
+		}
+		if err := a.Overrides.Apply(tier).Validate(); err != nil {
+			return fmt.Errorf("account %s: %w", name, err)
+		}
+		if err := relimit(ctx, tx, a, a.SendLimits(tier, a.ThroughputRead), now); err != nil {
+			return err
+		}
+		if err := releaseHeld(ctx, tx); err != nil {
+			return err
+		}
+		var pinned *float64
+		if a.ThroughputPinned != 0 {
+			pinned = &a.ThroughputPinned
+		}
+		_, err = tx.Exec(ctx, `UPDATE accounts SET tier = $1, phone_number_id = $2, token_env = $3,
+			rate = $4, burst = $5, daily_cap = $6, disabled = $7, throughput_pinned = $8, waba_id = $9 WHERE id = $10`,
+			a.Tier, a.PhoneNumberID, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap, boolInt(a.Disabled),
+			pinned, a.WABA, a.ID)
+		if err != nil {
+			return fmt.Errorf("update account %s: %w", name, err)
+		}
+		if ch.Portfolio != nil {
+			var pid *int64
+			if *ch.Portfolio != "" {
+				var id int64
+				err := tx.QueryRow(ctx, `SELECT id FROM portfolios WHERE name = $1`, *ch.Portfolio).Scan(&id)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return fmt.Errorf("account %s: portfolio %q: %w (add it with `wasend portfolio add %s`)", name, *ch.Portfolio, campaign.ErrNotFound, *ch.Portfolio)
+				}
+				if err != nil {
+					return fmt.Errorf("account %s: read portfolio %s: %w", name, *ch.Portfolio, err)
+				}
+				pid = &id
+			}
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET portfolio_id = $1 WHERE id = $2`, pid, a.ID); err != nil {
+				return fmt.Errorf("update account %s: %w", name, err)
+			}
+		}
+		if movesNumber {
+			// A number of its own: out of any pair kept from SQLite's 0007.
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET shared_number = 0 WHERE id = $1`, a.ID); err != nil {
+				return fmt.Errorf("update account %s: %w", name, err)
+			}
+		}
+		accts, err = loadAccounts(ctx, tx, `WHERE a.id = $2`, a.ID)
+		if err != nil {
+			return err
+		}
+		out = accts[0].status(now)
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,459 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// specShape is the campaigns.shape column, in SQLite's format: the parts
+// of a spec beyond positional body parameters.
+type specShape struct {
+	NamedParams bool          `json:"named_params,omitempty"`
+	Header      *shapeHeader  `json:"header,omitempty"`
+	Buttons     []shapeButton `json:"buttons,omitempty"`
+}
+
+type shapeHeader struct {
+	Type   string `json:"type"`
+	Column string `json:"column"`
+}
+
+type shapeButton struct {
+	Index  int    `json:"index"`
+	Column string `json:"column"`
+}
+
+func toShape(sp campaign.Spec) specShape {
+	sh := specShape{NamedParams: sp.NamedParams}
+	if h := sp.Header; h != nil {
+		sh.Header = &shapeHeader{Type: string(h.Type), Column: h.Column}
+	}
+	for _, b := range sp.Buttons {
+		sh.Buttons = append(sh.Buttons, shapeButton(b))
+	}
+	return sh
+}
+
+func (sh specShape) apply(sp *campaign.Spec) {
+	sp.NamedParams = sh.NamedParams
+	if h := sh.Header; h != nil {
+		sp.Header = &campaign.Header{Type: campaign.HeaderType(h.Type), Column: h.Column}
+	}
+	for _, b := range sh.Buttons {
+		sp.Buttons = append(sp.Buttons, campaign.Button(b))
+	}
+}
+
+// messageExtras is the messages.extras column: a row's header and button
+// values.
+type messageExtras struct {
+	Header  string   `json:"header,omitempty"`
+	Buttons []string `json:"buttons,omitempty"`
+}
+
+func nullNanos(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	n := t.UnixNano()
+	return &n
+}
+
+func fromNullNanos(n *int64) time.Time {
+	if n == nil {
+		return time.Time{}
+	}
+	return fromNanos(*n)
+}
+
+func windowColumns(w *campaign.Window) (from, to, days *int64) {
+	if w == nil {
+		return nil, nil, nil
+	}
+	f, t, d := int64(w.From), int64(w.To), int64(w.Days)
+	return &f, &t, &d
+}
+
+const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
+	created_at, finished_at, imported, skipped, cancelled_at, start_at, began_at, expire_after, expires_at,
+	window_from, window_to, window_days, default_tz, priority, weight, borrow`
+
+func scanCampaign(row pgx.Row) (campaign.Campaign, error) {
+	var (
+		c                                  campaign.Campaign
+		params, shape, kind, state         string
+		created, expire, borrow            int64
+		imported, skipped, prio, weight    int64
+		finished, canceled, startAt, began *int64
+		expires, wf, wt, wd                *int64
+	)
+	err := row.Scan(&c.ID, &c.Name, &c.Fingerprint, &c.Source, &kind, &c.Spec.Template, &c.Spec.Lang,
+		&params, &c.Spec.Text, &shape, &state, &c.PauseReason, &created, &finished, &imported, &skipped, &canceled,
+		&startAt, &began, &expire, &expires, &wf, &wt, &wd, &c.Schedule.DefaultTZ, &prio, &weight, &borrow)
+	if err != nil {
+		return c, err
+	}
+	c.Spec.Kind, c.State = campaign.MessageKind(kind), campaign.CampaignState(state)
+	c.Imported, c.Skipped = int(imported), int(skipped)
+	c.Share.Priority, c.Share.Weight = campaign.Priority(prio), int(weight)
+	if canceled != nil {
+		// Stored as finished, shown as what it is (SQLite's migration 0007).
+		c.State = campaign.CampaignCancelled
+	}
+	if err := json.Unmarshal([]byte(params), &c.Spec.Params); err != nil {
+		return c, fmt.Errorf("campaign %d params: %w", c.ID, err)
+	}
+	var sh specShape
+	if err := json.Unmarshal([]byte(shape), &sh); err != nil {
+		return c, fmt.Errorf("campaign %d template shape: %w", c.ID, err)
+	}
+	sh.apply(&c.Spec)
+	c.CreatedAt = fromNanos(created)
+	c.FinishedAt = fromNullNanos(finished)
+	c.Schedule.StartAt = fromNullNanos(startAt)
+	c.Schedule.ExpireAfter = time.Duration(expire)
+	c.BeganAt = fromNullNanos(began)
+	c.Deadline = fromNullNanos(expires)
+	if wf != nil && wt != nil && wd != nil {
+		c.Schedule.Window = &campaign.Window{From: int(*wf), To: int(*wt), Days: uint8(*wd)}
+	}
+	c.Share.Borrow = time.Duration(borrow)
+	return c, nil
+}
+
+// Campaign returns one campaign by number.
+func (s *Store) Campaign(ctx context.Context, id int64) (campaign.Campaign, error) {
+	c, err := scanCampaign(s.pool.QueryRow(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	}
+	if err != nil {
+		return c, fmt.Errorf("read campaign %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// Campaigns lists every campaign, oldest first.
+func (s *Store) Campaigns(ctx context.Context) ([]campaign.Campaign, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+campaignCols+` FROM campaigns ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list campaigns: %w", err)
+	}
+	defer rows.Close()
+	var out []campaign.Campaign
+	for rows.Next() {
+		c, err := scanCampaign(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list campaigns: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// CampaignBySource finds the newest campaign imported under a source key.
+func (s *Store) CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error) {
+	c, err := scanCampaign(s.pool.QueryRow(ctx, `SELECT `+campaignCols+` FROM campaigns
+		WHERE source_key = $1 ORDER BY id DESC LIMIT 1`, key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, fmt.Errorf("campaign of source %s: %w", key, campaign.ErrNotFound)
+	}
+	if err != nil {
+		return c, fmt.Errorf("read campaign of source %s: %w", key, err)
+	}
+	return c, nil
+}
+
+// Counts is a campaign's rows by state, from the counts every move keeps.
+func (s *Store) Counts(ctx context.Context, id int64) (campaign.Counts, error) {
+	rows, err := s.pool.Query(ctx, `SELECT state, sum(n) FROM message_counts WHERE campaign_id = $1
+		GROUP BY state HAVING sum(n) <> 0`, id)
+	if err != nil {
+		return nil, fmt.Errorf("count messages: %w", err)
+	}
+	defer rows.Close()
+	out := campaign.Counts{}
+	for rows.Next() {
+		var (
+			st string
+			n  int64
+		)
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("count messages: %w", err)
+		}
+		out[campaign.State(st)] = int(n)
+	}
+	return out, rows.Err()
+}
+
+// importer is one campaign's import in one transaction: rows go in with
+// COPY, ImportBatch at a time.
+type importer struct {
+	s       *Store
+	tx      pgx.Tx
+	c       campaign.Campaign
+	pending []campaign.Message
+	zones   map[string]int64
+	done    bool
+
+	sourceKey, recipientsKey string
+}
+
+var _ store.Importer = (*importer)(nil)
+
+// Import starts a campaign's import in one transaction (store.ErrExists
+// for a fingerprint already imported: a second import of it waits for the
+// first to end, then fails).
+func (s *Store) Import(ctx context.Context, c campaign.Campaign) (store.Importer, error) {
+	if err := campaign.ValidateName(c.Name); err != nil {
+		return nil, err
+	}
+	tx, err := s.pool.Begin(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("begin import: %w", err)
+	}
+	im := &importer{s: s, tx: tx, c: c}
+	if err := im.start(ctx); err != nil {
+		im.Rollback()
+		return nil, err
+	}
+	return im, nil
+}
+
+func (im *importer) start(ctx context.Context) error {
+	params := im.c.Spec.Params
+	if params == nil {
+		params = []string{}
+	}
+	pj, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	shape, err := json.Marshal(toShape(im.c.Spec))
+	if err != nil {
+		return err
+	}
+	now := im.s.now()
+	fp := im.c.Fingerprint
+	if fp == "" {
+		fp = fmt.Sprintf("importing-%d", now.UnixNano())
+	}
+	sc := im.c.Schedule
+	wf, wt, wd := windowColumns(sc.Window)
+	err = im.tx.QueryRow(ctx, `INSERT INTO campaigns
+		(name, fingerprint, source, kind, template, lang, params, text, shape, state, created_at, start_at, expire_after,
+		expires_at, start_arg, window_from, window_to, window_days, default_tz, priority, weight, borrow)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'running', $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+		RETURNING id`,
+		im.c.Name, fp, im.c.Source, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang,
+		string(pj), im.c.Spec.Text, string(shape), now.UnixNano(),
+		nullNanos(sc.StartAt), int64(sc.ExpireAfter), nullNanos(sc.Deadline(sc.StartAt)), sc.StartArg,
+		wf, wt, wd, sc.DefaultTZ, int(im.c.Share.Priority), max(im.c.Share.Weight, 1), int64(im.c.Share.Borrow)).Scan(&im.c.ID)
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "23505" {
+			return fmt.Errorf("campaign with the same file and message: %w", store.ErrExists)
+		}
+		return fmt.Errorf("create campaign: %w", err)
+	}
+	if im.c.Fingerprint == "" {
+		im.c.Fingerprint = fmt.Sprintf("campaign-%d", im.c.ID)
+		if _, err := im.tx.Exec(ctx, `UPDATE campaigns SET fingerprint = $1 WHERE id = $2`, im.c.Fingerprint, im.c.ID); err != nil {
+			return fmt.Errorf("create campaign: %w", err)
+		}
+	}
+	im.c.CreatedAt = now
+	im.c.State = campaign.CampaignRunning
+	return nil
+}
+
+// AddBatch stores rows given in file order; they wait for ImportBatch of
+// them, or for Commit. Screening is the caller's: every row is stored.
+func (im *importer) AddBatch(ctx context.Context, msgs []campaign.Message) ([]campaign.Skip, error) {
+	for _, m := range msgs {
+		if im.pending = append(im.pending, m); len(im.pending) == store.ImportBatch {
+			if err := im.flush(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nil, nil
+}
+
+// Add stores one row; see AddBatch. The reason is always "".
+func (im *importer) Add(ctx context.Context, m campaign.Message) (string, error) {
+	_, err := im.AddBatch(ctx, []campaign.Message{m})
+	return "", err
+}
+
+// flush copies the pending rows in.
+func (im *importer) flush(ctx context.Context) error {
+	msgs := im.pending
+	if len(msgs) == 0 {
+		return nil
+	}
+	defer func() {
+		clear(msgs)
+		im.pending = msgs[:0]
+	}()
+	rows := make([][]any, len(msgs))
+	for i, m := range msgs {
+		params := m.Params
+		if params == nil {
+			params = []string{}
+		}
+		pj, err := json.Marshal(params)
+		if err != nil {
+			return err
+		}
+		extras := []byte("{}")
+		if m.Header != "" || len(m.Buttons) > 0 {
+			if extras, err = json.Marshal(messageExtras{Header: m.Header, Buttons: m.Buttons}); err != nil {
+				return err
+			}
+		}
+		var zone *int64
+		if im.c.Schedule.Window != nil {
+			id, err := im.zoneSet(ctx, m)
+			if err != nil {
+				return err
+			}
+			zone = &id
+		}
+		rows[i] = []any{im.c.ID, int64(m.Line), m.Input, m.Phone, string(pj), m.Body, string(extras), int64(0), zone}
+	}
+	_, err := im.tx.CopyFrom(ctx, pgx.Identifier{"messages"},
+		[]string{"campaign_id", "line", "input", "phone", "params", "body", "extras", "next_attempt_at", "zone_set"},
+		pgx.CopyFromRows(rows))
+	if err != nil {
+		return fmt.Errorf("store lines %d-%d: %w", msgs[0].Line, msgs[len(msgs)-1].Line, err)
+	}
+	im.c.Imported += len(msgs)
+	return nil
+}
+
+// zoneSet is the id of m's zone set, stored the first time it is met.
+func (im *importer) zoneSet(ctx context.Context, m campaign.Message) (int64, error) {
+	if m.Zones == "" {
+		return 0, fmt.Errorf("line %d: no time zone for the send window (bug: the reader must give one)", m.Line)
+	}
+	if id, ok := im.zones[m.Zones]; ok {
+		return id, nil
+	}
+	var id int64
+	err := im.tx.QueryRow(ctx, `WITH ins AS (INSERT INTO zone_sets (zones) VALUES ($1) ON CONFLICT (zones) DO NOTHING RETURNING id)
+		SELECT id FROM ins UNION ALL SELECT id FROM zone_sets WHERE zones = $1 LIMIT 1`, m.Zones).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("store time zones %s: %w", m.Zones, err)
+	}
+	if im.zones == nil {
+		im.zones = map[string]int64{}
+	}
+	im.zones[m.Zones] = id
+	return id, nil
+}
+
+// SkipBatch records rows not imported and why.
+func (im *importer) SkipBatch(ctx context.Context, skips []campaign.Skip) error {
+	if len(skips) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(skips))
+	for i, k := range skips {
+		rows[i] = []any{im.c.ID, int64(k.Line), k.Input, k.Reason}
+	}
+	if _, err := im.tx.CopyFrom(ctx, pgx.Identifier{"skipped"}, []string{"campaign_id", "line", "input", "reason"},
+		pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("record skipped lines %d-%d: %w", skips[0].Line, skips[len(skips)-1].Line, err)
+	}
+	im.c.Skipped += len(skips)
+	return nil
+}
+
+// Skip records one row not imported and why.
+func (im *importer) Skip(ctx context.Context, line int, input, reason string) error {
+	return im.SkipBatch(ctx, []campaign.Skip{{Line: line, Input: input, Reason: reason}})
+}
+
+// SetKeys sets the source and recipients keys Commit stores.
+func (im *importer) SetKeys(source, recipients string) {
+	im.sourceKey, im.recipientsKey = source, recipients
+}
+
+// SameMessage is not made yet on Postgres.
+func (im *importer) SameMessage(ctx context.Context) ([]store.Sibling, error) {
+	return nil, im.s.unsupported("Importer.SameMessage")
+}
+
+// EachNumber is not made yet on Postgres.
+func (im *importer) EachNumber(ctx context.Context, id int64, fn func(phone string)) error {
+	return im.s.unsupported("Importer.EachNumber")
+}
+
+// ContinueInto is not made yet on Postgres.
+func (im *importer) ContinueInto(ctx context.Context, prior campaign.Campaign) (campaign.Campaign, error) {
+	return im.c, im.s.unsupported("Importer.ContinueInto")
+}
+
+// Commit makes the campaign and all its rows visible at once, and counts
+// the rows once (the triggers count every later move).
+func (im *importer) Commit(ctx context.Context) (campaign.Campaign, error) {
+	if im.done {
+		return im.c, errors.New("import already finished")
+	}
+	err := im.flush(ctx)
+	if err == nil {
+		_, err = im.tx.Exec(ctx, `UPDATE campaigns SET imported = $1, skipped = $2, source_key = $3, recipients_key = $4 WHERE id = $5`,
+			im.c.Imported, im.c.Skipped, im.sourceKey, im.recipientsKey, im.c.ID)
+	}
+	if err == nil && im.c.Imported > 0 {
+		_, err = im.tx.Exec(ctx, `INSERT INTO message_counts (campaign_id, account_id, state, n)
+			VALUES ($1, 0, 'pending', $2) ON CONFLICT (campaign_id, state, account_id) DO UPDATE SET n = message_counts.n + excluded.n`,
+			im.c.ID, im.c.Imported)
+	}
+	if err == nil {
+		err = im.tx.Commit(ctx)
+	}
+	im.done = true
+	if err != nil {
+		im.tx.Rollback(context.Background())
+		return im.c, fmt.Errorf("commit import: %w", err)
+	}
+	return im.c, nil
+}
+
+// Rollback discards the import; safe after Commit.
+func (im *importer) Rollback() {
+	if im.done {
+		return
+	}
+	im.tx.Rollback(context.Background())
+	im.done = true
+}
+
+// CampaignStopped is campaign.ErrPaused or campaign.ErrCancelled when the
+// campaign was paused or cancelled, nil while it may send.
+func (s *Store) CampaignStopped(ctx context.Context, id int64) error {
+	var (
+		state     string
+		cancelled bool
+	)
+	err := s.pool.QueryRow(ctx, `SELECT state, cancelled_at IS NOT NULL FROM campaigns WHERE id = $1`, id).Scan(&state, &cancelled)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("read campaign %d: %w", id, err)
+	case cancelled:
+		return campaign.CampaignCancelled.Stopped()
+	}
+	return campaign.CampaignState(state).Stopped()
+}
