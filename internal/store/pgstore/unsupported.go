@@ -27,6 +27,11 @@ func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule)
 	return
 }
 
+func (s *Store) SetServiceWindow(ctx context.Context, id int64, on bool) (err error) {
+	err = s.unsupported("SetServiceWindow")
+	return
+}
+
 func (s *Store) SetShare(ctx context.Context, id int64, ch campaign.ShareChange) (err error) {
 	err = s.unsupported("SetShare")
 	return
