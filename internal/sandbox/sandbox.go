@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wasend/wasend/internal/whatsapp"
 )
 
 // DemoTemplate is always approved. Its body is "Hi {{1}}, your code is
@@ -287,6 +289,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Records())
 		return
 	}
+	if v, ok := pathVersion(r.URL); ok && !servedVersion(v) {
+		writeGraphError(w, http.StatusBadRequest, 100, fmt.Sprintf("Graph API %s is not a version Meta released; the current is %s, the previous %s: set WASEND_API_VERSION to one of them, or unset it",
+			v, whatsapp.DefaultVersion, whatsapp.PreviousVersion), "", 0)
+		return
+	}
 	if id, ok := phoneNumberPath(r.URL); ok {
 		s.servePhoneNumber(w, r, id)
 		return
@@ -310,6 +317,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveMessages(w, r, phoneNumberID)
+}
+
+// pathVersion is the version segment a Graph path starts with (/vNN.N/…).
+func pathVersion(u *url.URL) (string, bool) {
+	first, _, _ := strings.Cut(strings.Trim(u.EscapedPath(), "/"), "/")
+	if len(first) < 2 || first[0] != 'v' || first[1] < '0' || first[1] > '9' {
+		return "", false
+	}
+	return first, true
+}
+
+// servedVersion: the sandbox serves the Graph API versions in wasend's
+// table (whatsapp.Versions) — the current and the previous one, and as
+// Meta does an older one (whose calls Meta answers as the oldest version
+// still working) — and refuses a version Meta never released, a set-up
+// to fix rather than one to emulate.
+func servedVersion(v string) bool {
+	_, ok := whatsapp.LookupVersion(v)
+	return ok
 }
 
 // messagesPath extracts the phone number id from /vNN.N/{id}/messages,

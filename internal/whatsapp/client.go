@@ -18,7 +18,6 @@ import (
 
 const (
 	DefaultBaseURL = "https://graph.facebook.com"
-	DefaultVersion = "v25.0"
 	DefaultTimeout = 20 * time.Second // as Meta's Node SDK
 )
 

@@ -48,7 +48,7 @@ func TestSendRequest(t *testing.T) {
 			name: "template with params",
 			req: Request{PhoneNumberID: "106540352242922", Token: testToken, To: "+16505551234", CallbackData: "wasend:c1:m2",
 				Template: &Template{Name: "wasend_demo", Lang: "en", BodyParams: []string{"Ana", "1234"}}},
-			wantPath: "/v25.0/106540352242922/messages",
+			wantPath: "/v26.0/106540352242922/messages",
 			wantBody: `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+16505551234","type":"template",` +
 				`"template":{"name":"wasend_demo","language":{"code":"en","policy":"deterministic"},` +
 				`"components":[{"type":"body","parameters":[{"type":"text","text":"Ana"},{"type":"text","text":"1234"}]}]},` +
@@ -57,14 +57,14 @@ func TestSendRequest(t *testing.T) {
 		{
 			name:     "template without params",
 			req:      Request{PhoneNumberID: "1", Token: testToken, To: "+16505551234", Template: &Template{Name: "hello_world", Lang: "en_US"}},
-			wantPath: "/v25.0/1/messages",
+			wantPath: "/v26.0/1/messages",
 			wantBody: `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+16505551234","type":"template",` +
 				`"template":{"name":"hello_world","language":{"code":"en_US","policy":"deterministic"}}}`,
 		},
 		{
 			name:     "text with an id that needs escaping",
 			req:      Request{PhoneNumberID: "a/b c", Token: testToken, To: "+16505551234", Text: "Hello"},
-			wantPath: "/v25.0/a%2Fb%20c/messages",
+			wantPath: "/v26.0/a%2Fb%20c/messages",
 			wantBody: `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+16505551234","type":"text",` +
 				`"text":{"preview_url":false,"body":"Hello"}}`,
 		},
