@@ -788,6 +788,15 @@ func (e *Engine) rests(accountID int64) bool {
 	return false
 }
 
+// TemplateSyncWait is how long a row waits after the Marketing Messages API
+// answered 131009 (the template is still syncing, minutes by Meta's word);
+// UpgradePause how long a number rests after 131057 (a throughput upgrade
+// takes about a minute).
+const (
+	TemplateSyncWait = time.Minute
+	UpgradePause     = time.Minute
+)
+
 // outcome turns a response into what to record, following the class the
 // Cloud API client gave the answer
 // (docs/cloud-api.md#error-codes-and-what-wasend-does). Only an answer that
@@ -830,6 +839,21 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 		return requeue(now.Add(delay))
 	case whatsapp.ClassLongRestriction:
 		out.Restrict = o.Restriction
+		return requeue(now)
+	case whatsapp.ClassTemplateSyncing:
+		// A template new to the Marketing Messages API syncs for minutes:
+		// the row waits, costing no attempt, and says why.
+		out.Error = "waiting for the template to sync to the Marketing Messages API: " + out.Error
+		delay := TemplateSyncWait
+		if hint > 0 {
+			delay = hint
+		}
+		return requeue(now.Add(delay))
+	case whatsapp.ClassNumberUpgrading:
+		// The number is being upgraded to a higher throughput: it rests a
+		// minute at its rate, and the row goes again, costing no attempt.
+		out.Error = "the number is in maintenance for a throughput upgrade: " + out.Error
+		out.Throttle = &campaign.Throttle{Cooldown: UpgradePause, Hint: hint, Upgrade: true}
 		return requeue(now)
 	case whatsapp.ClassCampaignFatal:
 		// The row is put back as it was: once the template or the list

@@ -109,6 +109,13 @@ type Faults struct {
 	// Numbers says what reading a phone number id answers beyond the
 	// defaults (GREEN, STANDARD throughput, TIER_UNLIMITED, APPROVED).
 	Numbers map[string]Number
+	// MarketingSync is how long a template answers 131009 on
+	// /marketing_messages after its first request there, as a template new
+	// to the Marketing Messages API does while it syncs.
+	MarketingSync time.Duration
+	// Upgrade makes a phone number id answer 131057 (maintenance for a
+	// throughput upgrade) for this long from its first request.
+	Upgrade map[string]time.Duration
 }
 
 // Number is what the Graph API says of one business number. Empty fields
@@ -182,6 +189,8 @@ type Record struct {
 	// Delivery is what the status webhooks of an accepted message will
 	// report it ended as (read, delivered, failed), with webhooks on.
 	Delivery string `json:"delivery,omitempty"`
+	// Marketing: the request came to /marketing_messages.
+	Marketing bool `json:"marketing,omitempty"`
 }
 
 // Server is the stand-in API. It is safe for concurrent use.
@@ -202,13 +211,18 @@ type Server struct {
 	buckets    map[string]*bucket
 	lastSent   map[pairKey]time.Time
 	acceptedBy map[string]int // phone number id → accepted messages
-	accepted   map[string]int // recipient → accepted messages
-	records    []Record
-	seq        uint64
-	record     io.Writer
-	recordErr  error
-	hooks      *webhooker                 // nil without webhooks
-	wabaTmpl   map[string]json.RawMessage // WABA id → its templates, in place of sandboxTemplates
+	// firstMarketing: when each template was first asked for on
+	// /marketing_messages (Faults.MarketingSync); firstRequest: each phone
+	// number id's first send (Faults.Upgrade).
+	firstMarketing map[string]time.Time
+	firstRequest   map[string]time.Time
+	accepted       map[string]int // recipient → accepted messages
+	records        []Record
+	seq            uint64
+	record         io.Writer
+	recordErr      error
+	hooks          *webhooker                 // nil without webhooks
+	wabaTmpl       map[string]json.RawMessage // WABA id → its templates, in place of sandboxTemplates
 	// unsubscribed are the WABAs whose webhooks the sandbox's app is not
 	// subscribed to (SetSubscribed).
 	unsubscribed map[string]bool
@@ -221,20 +235,22 @@ type pairKey struct{ phoneNumberID, waID string }
 // New clamps what it cannot use.
 func New(opts Options) *Server {
 	s := &Server{
-		now:          opts.Now,
-		throughput:   opts.Throughput,
-		pairInterval: opts.PairInterval,
-		faults:       opts.Faults,
-		latency:      opts.Latency,
-		delays:       mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
-		failNumbers:  make(map[string]int),
-		badTemplates: make(map[string]bool),
-		rng:          mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
-		buckets:      make(map[string]*bucket),
-		lastSent:     make(map[pairKey]time.Time),
-		acceptedBy:   make(map[string]int),
-		accepted:     make(map[string]int),
-		record:       opts.Record,
+		now:            opts.Now,
+		throughput:     opts.Throughput,
+		pairInterval:   opts.PairInterval,
+		faults:         opts.Faults,
+		latency:        opts.Latency,
+		delays:         mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
+		failNumbers:    make(map[string]int),
+		badTemplates:   make(map[string]bool),
+		rng:            mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
+		buckets:        make(map[string]*bucket),
+		lastSent:       make(map[pairKey]time.Time),
+		acceptedBy:     make(map[string]int),
+		firstMarketing: make(map[string]time.Time),
+		firstRequest:   make(map[string]time.Time),
+		accepted:       make(map[string]int),
+		record:         opts.Record,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -306,7 +322,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveSubscribedApps(w, r, waba)
 		return
 	}
-	phoneNumberID, ok := messagesPath(r.URL)
+	phoneNumberID, marketing, ok := messagesPath(r.URL)
 	if !ok {
 		writeGraphError(w, http.StatusNotFound, 100, fmt.Sprintf("unknown path %s; the sandbox serves POST /{version}/{phone_number_id}/messages", r.URL.Path), "", 0)
 		return
@@ -316,7 +332,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeGraphError(w, http.StatusMethodNotAllowed, 100, fmt.Sprintf("method %s is not supported on %s", r.Method, r.URL.Path), "", 0)
 		return
 	}
-	s.serveMessages(w, r, phoneNumberID)
+	s.serveMessages(w, r, phoneNumberID, marketing)
 }
 
 // pathVersion is the version segment a Graph path starts with (/vNN.N/…).
@@ -338,18 +354,19 @@ func servedVersion(v string) bool {
 	return ok
 }
 
-// messagesPath extracts the phone number id from /vNN.N/{id}/messages,
-// unescaping it as the real API would.
-func messagesPath(u *url.URL) (string, bool) {
+// messagesPath extracts the phone number id from /vNN.N/{id}/messages or
+// /vNN.N/{id}/marketing_messages (marketing), unescaping it as the real API
+// would.
+func messagesPath(u *url.URL) (id string, marketing bool, ok bool) {
 	parts := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
-	if len(parts) != 3 || len(parts[0]) < 2 || parts[0][0] != 'v' || parts[2] != "messages" {
-		return "", false
+	if len(parts) != 3 || len(parts[0]) < 2 || parts[0][0] != 'v' || (parts[2] != "messages" && parts[2] != whatsapp.MarketingEdge) {
+		return "", false, false
 	}
 	id, err := url.PathUnescape(parts[1])
 	if err != nil || id == "" {
-		return "", false
+		return "", false, false
 	}
-	return id, true
+	return id, parts[2] == whatsapp.MarketingEdge, true
 }
 
 // bearerToken returns the token of "Authorization: Bearer <token>", or "".
@@ -379,7 +396,7 @@ type answer struct {
 	unknownID bool
 }
 
-func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumberID string) {
+func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumberID string, marketing bool) {
 	// Read the whole request first: a dropped answer must come after the
 	// client has finished writing, like a response lost on the way back.
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
@@ -399,7 +416,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumb
 	default:
 		msg, rerr = parseMessage(body)
 	}
-	a := s.decide(phoneNumberID, bearerToken(r), msg, rerr)
+	a := s.decide(phoneNumberID, bearerToken(r), msg, rerr, marketing)
 	if len(a.early) > 0 {
 		// The statuses reach the receiver before the sender has the wamid.
 		s.hooks.postEarly(a.early)
@@ -479,7 +496,7 @@ func abort(w http.ResponseWriter) {
 // random faults, in that order, and records the result. It holds the lock
 // for the whole decision so that limits and counters stay consistent under
 // concurrent requests.
-func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *requestError) answer {
+func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *requestError, marketing bool) answer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -489,7 +506,7 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 	if j := s.latency.Jitter; j > 0 {
 		a.delay += time.Duration((2*s.delays.Float64() - 1) * float64(j))
 	}
-	s.decideLocked(&a, now, phoneNumberID, token, msg, rerr)
+	s.decideLocked(&a, now, phoneNumberID, token, msg, rerr, marketing)
 
 	rec := Record{
 		At:            now,
@@ -501,6 +518,7 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 		Outcome:       a.outcome,
 		WAMID:         a.wamid,
 		Delivery:      a.delivery,
+		Marketing:     marketing,
 	}
 	if msg.Template != nil {
 		rec.Template = msg.Template.Name
@@ -516,7 +534,7 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 	return a
 }
 
-func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token string, msg inMessage, rerr *requestError) {
+func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token string, msg inMessage, rerr *requestError, marketing bool) {
 	fail := func(code int, details string) { a.fail(code, details, s.faults.RetryAfter) }
 	if token == "" {
 		fail(190, "missing or empty bearer token in the Authorization header")
@@ -541,6 +559,17 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 		fail(fa.Code, fmt.Sprintf("sandbox: phone number id %s is configured to fail after %d accepted messages", phoneNumberID, fa.After))
 		return
 	}
+	if d, ok := s.faults.Upgrade[phoneNumberID]; ok {
+		first, seen := s.firstRequest[phoneNumberID]
+		if !seen {
+			first = now
+			s.firstRequest[phoneNumberID] = now
+		}
+		if now.Before(first.Add(d)) {
+			fail(131057, fmt.Sprintf("Business Account is in maintenance mode: phone number id %s is being upgraded to a higher throughput (sandbox: for %v)", phoneNumberID, d))
+			return
+		}
+	}
 	// Every request from here on spends a token, whatever its answer: Meta
 	// counts requests, not successes, against throughput.
 	if s.throughput > 0 {
@@ -557,6 +586,18 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	if msg.Template != nil && s.badTemplates[msg.Template.Name] {
 		fail(132001, fmt.Sprintf("template name (%s) does not exist in %s", msg.Template.Name, msg.Template.Language.Code))
 		return
+	}
+	if marketing && msg.Template != nil && s.faults.MarketingSync > 0 {
+		name := msg.Template.Name + "/" + msg.Template.Language.Code
+		first, seen := s.firstMarketing[name]
+		if !seen {
+			first = now
+			s.firstMarketing[name] = now
+		}
+		if now.Before(first.Add(s.faults.MarketingSync)) {
+			fail(131009, fmt.Sprintf("template %s is not yet synced to the Marketing Messages API; try again in a few minutes (sandbox: %v after its first request)", name, s.faults.MarketingSync))
+			return
+		}
 	}
 	if code, ok := s.failNumbers[a.waID]; ok {
 		fail(code, fmt.Sprintf("sandbox: recipient %s is configured to fail with %d", msg.To, code))

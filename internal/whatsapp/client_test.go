@@ -62,6 +62,14 @@ func TestSendRequest(t *testing.T) {
 				`"template":{"name":"hello_world","language":{"code":"en_US","policy":"deterministic"}}}`,
 		},
 		{
+			name: "marketing template through the Marketing Messages API: same body, its own edge",
+			req: Request{PhoneNumberID: "1", Token: testToken, To: "+16505551234", Marketing: true,
+				Template: &Template{Name: "spring_sale", Lang: "en"}},
+			wantPath: "/v26.0/1/marketing_messages",
+			wantBody: `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+16505551234","type":"template",` +
+				`"template":{"name":"spring_sale","language":{"code":"en","policy":"deterministic"}}}`,
+		},
+		{
 			name:     "text with an id that needs escaping",
 			req:      Request{PhoneNumberID: "a/b c", Token: testToken, To: "+16505551234", Text: "Hello"},
 			wantPath: "/v26.0/a%2Fb%20c/messages",
@@ -93,6 +101,29 @@ func TestSendRequest(t *testing.T) {
 				t.Errorf("body:\n got %s\nwant %s", g.body, tt.wantBody)
 			}
 		})
+	}
+}
+
+// TestSendMarketingError: an error answer of the Marketing Messages API
+// says so, and 131009 there is a template still syncing, not a bad row.
+func TestSendMarketingError(t *testing.T) {
+	srv, got := newCaptureServer(t, http.StatusBadRequest, `{"error":{"message":"(#131009) Parameter value is not valid","type":"OAuthException","code":131009}}`)
+	c := New(Config{BaseURL: srv.URL})
+	for _, marketing := range []bool{true, false} {
+		_, err := c.Send(context.Background(), Request{PhoneNumberID: "1", Token: testToken, To: "+16505551234", Marketing: marketing,
+			Template: &Template{Name: "spring_sale", Lang: "en"}})
+		<-got
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) || apiErr.Marketing != marketing {
+			t.Fatalf("marketing %v: err %v; want an *APIError that says where it went", marketing, err)
+		}
+		want := ClassPermanent
+		if marketing {
+			want = ClassTemplateSyncing
+		}
+		if got := Classify(err); got != want {
+			t.Errorf("marketing %v: class %s, want %s", marketing, got, want)
+		}
 	}
 }
 
