@@ -72,6 +72,9 @@ type Sender interface {
 // Options configure an Engine. Zero values get the defaults in brackets.
 type Options struct {
 	Campaign campaign.Campaign
+	// Endpoint chooses each send's endpoint: /messages, or the Marketing
+	// Messages API's (zero: /messages for every send).
+	Endpoint Endpoint
 	Ledger   Ledger
 	Sender   Sender
 	Clock    clock.Clock // [clock.Real]
@@ -732,7 +735,9 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start 
 			DropAccount: true, Class: whatsapp.ClassAccountFatal.String(),
 			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
 	default:
-		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
+		req := Request(o.Campaign, c, token)
+		req.Marketing = o.Endpoint.marketing(c.Account)
+		resp, err := o.Sender.Send(ctx, req)
 		free := e.observe(ctx, c, err)
 		out = e.outcome(c, resp, err)
 		e.react(c, err, &out, o.Clock.Now())
@@ -981,6 +986,19 @@ func errorText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// Endpoint is what chooses a send's endpoint (campaign.UseMarketing): the
+// campaign's --api, its template's category as template sync read it, and
+// which numbers' WABAs are onboarded to the Marketing Messages API.
+type Endpoint struct {
+	API       campaign.API
+	Category  string
+	Onboarded func(campaign.Account) bool // nil: none is
+}
+
+func (p Endpoint) marketing(a campaign.Account) bool {
+	return campaign.UseMarketing(p.API, p.Category, p.Onboarded != nil && p.Onboarded(a))
 }
 
 // Request builds the Cloud API request for a claimed message.
