@@ -55,6 +55,7 @@ type runOptions struct {
 	WebhookPath         string
 	NoReschedule        bool
 	Progress            string // --progress: auto, text or json
+	API                 string // --api: cloud, marketing or auto
 	templateOptions
 	scheduleOptions
 	shareOptions
@@ -132,6 +133,7 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl := cmd.Flags()
 	p, d := &o.Policy, runner.DefaultPolicy()
+	fl.StringVar(&o.API, "api", "cloud", "the endpoint templates go through: cloud (/messages), marketing (the Marketing Messages API, marketing templates only) or auto (marketing templates through it from onboarded WABAs)")
 	fl.BoolVar(&p.StopWhenCapped, "stop-when-capped", d.StopWhenCapped, "exit (code 3) instead of waiting when every account reached its daily cap")
 	fl.DurationVar(&o.PairGap, "pair-gap", campaign.DefaultPairGap, "least time between two messages to one person from any of our numbers (Meta's pair limit, 131056)")
 	fl.IntVar(&p.Workers, "workers", d.Workers, "requests in flight at most; within it wasend keeps as many as the accounts' rate times the answers' latency needs")
@@ -211,6 +213,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if o.PairGap < 0 {
 		return usagef("--pair-gap %v: must not be negative", o.PairGap)
 	}
+	sendAPI, err := campaign.ParseAPI(o.API)
+	if err != nil {
+		return usageError{err}
+	}
 	progJSON, err := progressJSON(f, o.Progress)
 	if err != nil {
 		return err
@@ -242,7 +248,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Again: ro.Again, Shard: ro.Shard,
-		Policy: o.Policy, PairGap: o.PairGap,
+		Policy: o.Policy, PairGap: o.PairGap, SendAPI: sendAPI,
 		API: f.apiConfig(), Timeout: o.Timeout, TemplateChecked: o.templateChecked, Report: o.Report,
 		MetricsAddr: o.MetricsAddr, Webhooks: runWebhooks(f, o),
 		OpenShared: func(ctx context.Context) (runner.SharedSync, func(), error) {

@@ -24,6 +24,10 @@ import (
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
+// MarketingOnboarded is the onboarding status the sandbox gives a WABA
+// Faults.Marketing does not name.
+const MarketingOnboarded = "ONBOARDED"
+
 // DemoTemplate is always approved. Its body is "Hi {{1}}, your code is
 // {{2}}", but any number of parameters is accepted.
 const DemoTemplate = "wasend_demo"
@@ -113,6 +117,9 @@ type Faults struct {
 	// /marketing_messages after its first request there, as a template new
 	// to the Marketing Messages API does while it syncs.
 	MarketingSync time.Duration
+	// Marketing is each WABA's marketing_messages_onboarding_status; a
+	// WABA not listed is MarketingOnboarded.
+	Marketing map[string]string
 	// Upgrade makes a phone number id answer 131057 (maintenance for a
 	// throughput upgrade) for this long from its first request.
 	Upgrade map[string]time.Duration
