@@ -130,10 +130,16 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 }
 
 // addSendFlags adds the flags that shape sending, shared by run and resume.
+// addAPIFlag is --api, on run and on check (which refuses there what run
+// would refuse before sending).
+func addAPIFlag(fl *pflag.FlagSet, o *runOptions) {
+	fl.StringVar(&o.API, "api", "cloud", "the endpoint templates go through: cloud (/messages), marketing (the Marketing Messages API, marketing templates only) or auto (marketing templates through it from onboarded WABAs)")
+}
+
 func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl := cmd.Flags()
 	p, d := &o.Policy, runner.DefaultPolicy()
-	fl.StringVar(&o.API, "api", "cloud", "the endpoint templates go through: cloud (/messages), marketing (the Marketing Messages API, marketing templates only) or auto (marketing templates through it from onboarded WABAs)")
+	addAPIFlag(fl, o)
 	fl.BoolVar(&p.StopWhenCapped, "stop-when-capped", d.StopWhenCapped, "exit (code 3) instead of waiting when every account reached its daily cap")
 	fl.DurationVar(&o.PairGap, "pair-gap", campaign.DefaultPairGap, "least time between two messages to one person from any of our numbers (Meta's pair limit, 131056)")
 	fl.IntVar(&p.Workers, "workers", d.Workers, "requests in flight at most; within it wasend keeps as many as the accounts' rate times the answers' latency needs")
