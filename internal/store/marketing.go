@@ -2,8 +2,13 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 // MarketingOnboarded is the onboarding status Meta gives a WABA that may
@@ -39,4 +44,41 @@ func (s *Store) MarketingStatuses(ctx context.Context) (map[string]string, error
 		out[waba] = status
 	}
 	return out, rows.Err()
+}
+
+// upgradedThroughput is webhook.UpgradedThroughput (the store does not
+// import the webhook package): a number's msg/s after THROUGHPUT_UPGRADE.
+const upgradedThroughput = 1000
+
+// raiseThroughput applies a THROUGHPUT_UPGRADE: the accounts of the number
+// send at the higher throughput from the next claim on, running engines
+// included (they read the account's limit each claim).
+func raiseThroughput(ctx context.Context, tx *Tx, ev campaign.AccountEvent, now time.Time) (int, error) {
+	if ev.PhoneNumberID == "" && ev.DisplayNumber != "" {
+		err := tx.QueryRowContext(ctx, `SELECT phone_number_id FROM webhook_numbers WHERE display_number = ?`,
+			strings.TrimPrefix(ev.DisplayNumber, "+")).Scan(&ev.PhoneNumberID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("look up number %s: %w", ev.DisplayNumber, err)
+		}
+	}
+	if ev.PhoneNumberID == "" {
+		return 0, nil // a number no status webhook named yet
+	}
+	accts, err := loadAccounts(ctx, tx, `WHERE a.phone_number_id = ?`, ev.PhoneNumberID)
+	if err != nil {
+		return 0, err
+	}
+	for _, a := range accts {
+		tier, err := tierLimits(ctx, tx, a.Tier)
+		if err != nil {
+			return 0, err
+		}
+		if err := relimit(ctx, tx, a, a.SendLimits(tier, upgradedThroughput), now); err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET throughput_read = ? WHERE id = ?`, upgradedThroughput, a.ID); err != nil {
+			return 0, fmt.Errorf("raise the throughput of account %s: %w", a.Name, err)
+		}
+	}
+	return len(accts), nil
 }

@@ -168,6 +168,15 @@ func applyNotification(ctx context.Context, tx *Tx, n campaign.Notification, rul
 			return err
 		}
 	}
+	for _, ev := range n.Upgrades {
+		err := part(ctx, tx, rep, fmt.Sprintf("%s %s", ev.Field, ev.Event), func() error {
+			_, err := raiseThroughput(ctx, tx, ev, now)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
 	for _, ev := range n.Accounts {
 		err := part(ctx, tx, rep, fmt.Sprintf("%s %s", ev.Field, ev.Event), func() error {
 			why, until := rules.AccountStop(ev, now)
