@@ -1,7 +1,11 @@
 package sandbox
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -52,5 +56,51 @@ func TestUpgradeWindow(t *testing.T) {
 	now = now.Add(time.Minute)
 	if r := post(t, ts, "1065", demo("+16505550003")); r.status != http.StatusOK {
 		t.Errorf("after the window: status %d (%+v), want 200", r.status, r.graph.Error)
+	}
+}
+
+// TestUpgradeWebhook: with webhooks on, a number's first message after its
+// upgrade window is followed, after its statuses, by one
+// phone_number_quality_update THROUGHPUT_UPGRADE naming its display number.
+func TestUpgradeWebhook(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		bodies []string
+	)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+	}))
+	defer hook.Close()
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	s, ts := startServer(t, Options{Now: func() time.Time { return now }, PairInterval: -1,
+		Faults:   Faults{Upgrade: map[string]time.Duration{"1065": time.Minute}},
+		Webhooks: WebhookOptions{URL: hook.URL, AppSecret: []byte("s")}})
+	post(t, ts, "1065", demo("+16505550001")) // 131057: no webhook
+	now = now.Add(time.Minute)
+	post(t, ts, "1065", demo("+16505550002"))
+	post(t, ts, "1065", demo("+16505550003"))
+	if n := s.FlushWebhooks(); n != 0 {
+		t.Fatalf("%d webhooks not answered", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	upgrades, lastStatus, upgradeAt := 0, -1, -1
+	for i, b := range bodies {
+		switch {
+		case strings.Contains(b, `"THROUGHPUT_UPGRADE"`):
+			upgrades++
+			upgradeAt = i
+			if !strings.Contains(b, `"display_phone_number":"15551065"`) || !strings.Contains(b, `"phone_number_quality_update"`) {
+				t.Errorf("upgrade body %s", b)
+			}
+		case strings.Contains(b, `"statuses"`) && upgradeAt < 0:
+			lastStatus = i
+		}
+	}
+	if upgrades != 1 || lastStatus < 0 || upgradeAt < lastStatus {
+		t.Errorf("%d upgrade webhooks (at %d, a status at %d) in %d bodies; want one, after a status naming the number", upgrades, upgradeAt, lastStatus, len(bodies))
 	}
 }

@@ -121,7 +121,9 @@ type Faults struct {
 	// WABA not listed is MarketingOnboarded.
 	Marketing map[string]string
 	// Upgrade makes a phone number id answer 131057 (maintenance for a
-	// throughput upgrade) for this long from its first request.
+	// throughput upgrade) for this long from its first request; with
+	// webhooks on, its first message after the window is followed by a
+	// phone_number_quality_update THROUGHPUT_UPGRADE.
 	Upgrade map[string]time.Duration
 }
 
@@ -223,7 +225,8 @@ type Server struct {
 	// number id's first send (Faults.Upgrade).
 	firstMarketing map[string]time.Time
 	firstRequest   map[string]time.Time
-	accepted       map[string]int // recipient → accepted messages
+	upgraded       map[string]bool // the upgrade webhook was posted
+	accepted       map[string]int  // recipient → accepted messages
 	records        []Record
 	seq            uint64
 	record         io.Writer
@@ -256,6 +259,7 @@ func New(opts Options) *Server {
 		acceptedBy:     make(map[string]int),
 		firstMarketing: make(map[string]time.Time),
 		firstRequest:   make(map[string]time.Time),
+		upgraded:       make(map[string]bool),
 		accepted:       make(map[string]int),
 		record:         opts.Record,
 	}
@@ -653,7 +657,14 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	s.acceptedBy[phoneNumberID]++
 	s.accepted["+"+a.waID]++
 	if s.hooks != nil {
-		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, now)
+		var after [][]byte
+		if _, ok := s.faults.Upgrade[phoneNumberID]; ok && !s.upgraded[phoneNumberID] {
+			// The window is over: Meta says so with the upgrade webhook,
+			// after the first message's statuses name the number.
+			s.upgraded[phoneNumberID] = true
+			after = append(after, upgradeBody(phoneNumberID))
+		}
+		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, now, after...)
 	}
 }
 
