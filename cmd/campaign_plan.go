@@ -52,6 +52,7 @@ is a record that names its kind (kind=recipients count=… first).`,
 	addMessageFlags(fl, &o.runOptions)
 	addReadFlags(fl, &o.runOptions)
 	addScheduleFlags(fl, &o.scheduleOptions)
+	addAPIFlag(fl, &o.runOptions)
 	acceptSendFlags(f, cmd)
 	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
 	fl.StringVar(&o.Start, "start", "now", "when sending starts: now, or a time as --at takes it (tomorrow 08:00, RFC 3339 2026-12-01T08:00:00+01:00)")
@@ -63,6 +64,10 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	spec, err := o.spec(f.Sandbox)
 	if err != nil {
 		return err
+	}
+	sendAPI, err := campaign.ParseAPI(o.API)
+	if err != nil {
+		return usageError{err}
 	}
 	ro, err := o.readOptions(f)
 	if err != nil {
@@ -86,6 +91,9 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	ro.Schedule = sched
 	return f.withStore(ctx, func(st *store.Store) error {
 		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
+			return err
+		}
+		if _, err := runner.Endpoint(ctx, st, sendAPI, spec); err != nil {
 			return err
 		}
 		file, err := runner.OpenFile(o.File)
