@@ -58,6 +58,7 @@ type runOptions struct {
 	NoReschedule        bool
 	Progress            string // --progress: auto, text or json
 	MaxCost             string // --max-cost: "" keeps the campaign's budget
+	API                 string // --api: cloud, marketing or auto
 	templateOptions
 	scheduleOptions
 	shareOptions
@@ -145,9 +146,16 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 }
 
 // addSendFlags adds the flags that shape sending, shared by run and resume.
+// addAPIFlag is --api, on run and on check (which refuses there what run
+// would refuse before sending).
+func addAPIFlag(fl *pflag.FlagSet, o *runOptions) {
+	fl.StringVar(&o.API, "api", "cloud", "the endpoint templates go through: cloud (/messages), marketing (the Marketing Messages API, marketing templates only) or auto (marketing templates through it from onboarded WABAs)")
+}
+
 func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	fl := cmd.Flags()
 	p, d := &o.Policy, runner.DefaultPolicy()
+	addAPIFlag(fl, o)
 	fl.BoolVar(&p.StopWhenCapped, "stop-when-capped", d.StopWhenCapped, "exit (code 3) instead of waiting when every account reached its daily cap")
 	fl.DurationVar(&o.PairGap, "pair-gap", campaign.DefaultPairGap, "least time between two messages to one person from any of our numbers (Meta's pair limit, 131056)")
 	fl.IntVar(&p.Workers, "workers", d.Workers, "requests in flight at most; within it wasend keeps as many as the accounts' rate times the answers' latency needs")
@@ -228,6 +236,10 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if o.PairGap < 0 {
 		return usagef("--pair-gap %v: must not be negative", o.PairGap)
 	}
+	sendAPI, err := campaign.ParseAPI(o.API)
+	if err != nil {
+		return usageError{err}
+	}
 	progJSON, err := progressJSON(f, o.Progress)
 	if err != nil {
 		return err
@@ -276,7 +288,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Again: ro.Again, Shard: ro.Shard, IgnoreWindow: ro.IgnoreWindow,
-		Policy: o.Policy, PairGap: o.PairGap,
+		Policy: o.Policy, PairGap: o.PairGap, SendAPI: sendAPI,
 		API: f.apiConfig(), Timeout: o.Timeout, TemplateChecked: o.templateChecked, Report: o.Report,
 		MetricsAddr: o.MetricsAddr, Webhooks: runWebhooks(f, o),
 		OpenShared: func(ctx context.Context) (runner.SharedSync, func(), error) {

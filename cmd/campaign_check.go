@@ -98,6 +98,7 @@ line and column.`,
 	addReadFlags(fl, &o.runOptions)
 	addFromFlags(fl, &o.fromOptions)
 	addScheduleFlags(fl, &o.scheduleOptions)
+	addAPIFlag(fl, &o.runOptions)
 	acceptSendFlags(f, cmd)
 	addJSONFlag(cmd, &o.JSON)
 	return cmd
@@ -107,6 +108,10 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 	spec, err := o.spec(f.Sandbox)
 	if err != nil {
 		return err
+	}
+	sendAPI, err := campaign.ParseAPI(o.API)
+	if err != nil {
+		return usageError{err}
 	}
 	ro, err := o.readOptions(f)
 	if err != nil {
@@ -130,6 +135,9 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 	}
 	return f.withStore(ctx, func(st *store.Store) error {
 		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
+			return err
+		}
+		if _, err := runner.Endpoint(ctx, st, sendAPI, spec); err != nil {
 			return err
 		}
 		keep := firstProblems // --json lists every problem

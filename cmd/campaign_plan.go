@@ -55,6 +55,7 @@ is a record that names its kind (kind=recipients count=… first).`,
 	addReadFlags(fl, &o.runOptions)
 	addFromFlags(fl, &o.fromOptions)
 	addScheduleFlags(fl, &o.scheduleOptions)
+	addAPIFlag(fl, &o.runOptions)
 	acceptSendFlags(f, cmd)
 	fl.StringSliceVar(&o.Accounts, "accounts", nil, "plan with only these accounts (default: every enabled one)")
 	fl.StringVar(&o.Start, "start", "now", "when sending starts: now, or a time as --at takes it (tomorrow 08:00, RFC 3339 2026-12-01T08:00:00+01:00)")
@@ -66,6 +67,10 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	spec, err := o.spec(f.Sandbox)
 	if err != nil {
 		return err
+	}
+	sendAPI, err := campaign.ParseAPI(o.API)
+	if err != nil {
+		return usageError{err}
 	}
 	ro, err := o.readOptions(f)
 	if err != nil {
@@ -89,6 +94,9 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	ro.Schedule = sched
 	return f.withStore(ctx, func(st *store.Store) error {
 		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
+			return err
+		}
+		if _, err := runner.Endpoint(ctx, st, sendAPI, spec); err != nil {
 			return err
 		}
 		sum, name, err := checkSource(ctx, f, st, o.runOptions, spec, ro, 0)

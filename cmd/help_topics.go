@@ -51,7 +51,7 @@ var environmentHelp = []struct{ name, meaning string }{
 // defaultAPIVersionHelp is whatsapp.DefaultVersion, the Graph API version
 // used when WASEND_API_VERSION is unset (cmd reaches the client only
 // through runner); TestHelpTopicsName holds the two equal.
-const defaultAPIVersionHelp = "v25.0"
+const defaultAPIVersionHelp = "v26.0"
 
 // newHelpTopics builds `wasend help exit-codes` and `wasend help
 // environment`: commands without a Run, which cobra lists as help topics.

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wasend/wasend/internal/runner"
 )
 
 // version and commit are set at build time by the release (.goreleaser.yaml):
@@ -143,6 +145,7 @@ Try it without credentials:
 			f.sends.Store(cmd.Annotations[annotationSends] != "")
 			f.setsUp = setsUp[cmd.CommandPath()]
 			setExporter(f, cmd)
+			warnAPIVersion(f)
 		},
 	}
 	root.SetOut(f.IO.Out)
@@ -245,4 +248,12 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return usageError{withQuoteHint(cmd, args, 0, err)}
 	}
 	return nil
+}
+
+// warnAPIVersion says once, on stderr, that WASEND_API_VERSION has ended or
+// ends within 90 days: Meta then answers as another version.
+func warnAPIVersion(f *Factory) {
+	if w := runner.APIVersionWarning(f.Getenv("WASEND_API_VERSION"), f.Now()); w != "" {
+		f.IO.Warnf("%s", w)
+	}
 }

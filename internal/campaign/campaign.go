@@ -492,6 +492,10 @@ type Throttle struct {
 	// App is set for the app-wide Graph limit (error 4): every account
 	// shares the app, so every account rests.
 	App bool
+	// Upgrade is a number in maintenance while Meta raises its throughput
+	// (131057): it rests Cooldown and then sends at its rate again; the
+	// throttle reaction does not lower it.
+	Upgrade bool
 }
 
 // Result is the outcome of one claim and when it was known.

@@ -106,7 +106,10 @@ type Notification struct {
 	Statuses  []StatusEvent
 	Templates []TemplateEvent
 	Accounts  []AccountEvent
-	Inbound   []InboundMessage
+	// Upgrades are phone_number_quality_update THROUGHPUT_UPGRADE events:
+	// the number's throughput was raised (80 → 1,000 msg/s).
+	Upgrades []AccountEvent
+	Inbound  []InboundMessage
 	// Numbers pairs display numbers with phone number ids, as the
 	// metadata of messages webhooks shows them.
 	Numbers map[string]string

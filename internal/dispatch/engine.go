@@ -72,6 +72,9 @@ type Sender interface {
 // Options configure an Engine. Zero values get the defaults in brackets.
 type Options struct {
 	Campaign campaign.Campaign
+	// Endpoint chooses each send's endpoint: /messages, or the Marketing
+	// Messages API's (zero: /messages for every send).
+	Endpoint Endpoint
 	Ledger   Ledger
 	Sender   Sender
 	Clock    clock.Clock // [clock.Real]
@@ -736,7 +739,9 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start 
 			DropAccount: true, Class: whatsapp.ClassAccountFatal.String(),
 			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
 	default:
-		resp, err := o.Sender.Send(ctx, Request(o.Campaign, c, token))
+		req := Request(o.Campaign, c, token)
+		req.Marketing = o.Endpoint.marketing(c.Account)
+		resp, err := o.Sender.Send(ctx, req)
 		free := e.observe(ctx, c, err)
 		out = e.outcome(c, resp, err)
 		e.react(c, err, &out, o.Clock.Now())
@@ -792,6 +797,15 @@ func (e *Engine) rests(accountID int64) bool {
 	return false
 }
 
+// TemplateSyncWait is how long a row waits after the Marketing Messages API
+// answered 131009 (the template is still syncing, minutes by Meta's word);
+// UpgradePause how long a number rests after 131057 (a throughput upgrade
+// takes about a minute).
+const (
+	TemplateSyncWait = time.Minute
+	UpgradePause     = time.Minute
+)
+
 // outcome turns a response into what to record, following the class the
 // Cloud API client gave the answer
 // (docs/cloud-api.md#error-codes-and-what-wasend-does). Only an answer that
@@ -834,6 +848,21 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 		return requeue(now.Add(delay))
 	case whatsapp.ClassLongRestriction:
 		out.Restrict = o.Restriction
+		return requeue(now)
+	case whatsapp.ClassTemplateSyncing:
+		// A template new to the Marketing Messages API syncs for minutes:
+		// the row waits, costing no attempt, and says why.
+		out.Error = "waiting for the template to sync to the Marketing Messages API: " + out.Error
+		delay := TemplateSyncWait
+		if hint > 0 {
+			delay = hint
+		}
+		return requeue(now.Add(delay))
+	case whatsapp.ClassNumberUpgrading:
+		// The number is being upgraded to a higher throughput: it rests a
+		// minute at its rate, and the row goes again, costing no attempt.
+		out.Error = "the number is in maintenance for a throughput upgrade: " + out.Error
+		out.Throttle = &campaign.Throttle{Cooldown: UpgradePause, Hint: hint, Upgrade: true}
 		return requeue(now)
 	case whatsapp.ClassCampaignFatal:
 		// The row is put back as it was: once the template or the list
@@ -961,6 +990,19 @@ func errorText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// Endpoint is what chooses a send's endpoint (campaign.UseMarketing): the
+// campaign's --api, its template's category as template sync read it, and
+// which numbers' WABAs are onboarded to the Marketing Messages API.
+type Endpoint struct {
+	API       campaign.API
+	Category  string
+	Onboarded func(campaign.Account) bool // nil: none is
+}
+
+func (p Endpoint) marketing(a campaign.Account) bool {
+	return campaign.UseMarketing(p.API, p.Category, p.Onboarded != nil && p.Onboarded(a))
 }
 
 // Request builds the Cloud API request for a claimed message.

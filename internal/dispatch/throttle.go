@@ -30,6 +30,12 @@ func (e *Engine) react(c campaign.Claim, err error, out *campaign.Outcome, now t
 		return
 	}
 	t := out.Throttle
+	if t != nil && t.Upgrade {
+		if t.Hint > 0 {
+			t.Cooldown = t.Hint
+		}
+		return
+	}
 	if t != nil && t.App {
 		t.Cooldown = e.o.Cooldown
 		if t.Hint > 0 {

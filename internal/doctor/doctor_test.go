@@ -194,7 +194,7 @@ func TestFindings(t *testing.T) {
 		{name: "API version ends soon", breaks: func(s *setup) {
 			s.cfg.Version = "v22.0"
 			s.now = time.Date(2027, 4, 1, 0, 0, 0, 0, time.UTC)
-		}, check: "API version", level: doctor.Warn, detail: "58 days left"},
+		}, check: "API version", level: doctor.Warn, detail: "50 days left"},
 		{name: "API version unknown", breaks: func(s *setup) { s.cfg.Version = "v99.0" },
 			check: "API version", level: doctor.Warn, detail: "its end date is unknown"},
 		{name: "database not opened", breaks: func(s *setup) { s.cfg.Database, s.cfg.DatabaseErr = nil, errors.New("database x.db does not exist") },

@@ -63,3 +63,10 @@ func (a *API) Client(timeout time.Duration) *whatsapp.Client {
 // Close stops the sandbox, if one was started; calling it again does
 // nothing.
 func (a *API) Close() { a.stop() }
+
+// APIVersionWarning is the line every command prints once when the
+// configured Graph API version (WASEND_API_VERSION, "" for wasend's) has
+// ended or ends within 90 days; "" otherwise (whatsapp.VersionEndWarning).
+func APIVersionWarning(version string, now time.Time) string {
+	return whatsapp.VersionEndWarning(version, now)
+}

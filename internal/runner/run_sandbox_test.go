@@ -15,13 +15,22 @@ import (
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
+	"github.com/wasend/wasend/internal/whatsapp"
 )
 
 // TestRunSandbox runs `campaign run --sandbox` as cmd does, in process:
 // the sandbox with its status webhooks to the run's receiver, the template
 // synced from it and checked, the preflight, the engine. The campaign ends
-// with nothing open; run again, it is found done and nothing is sent.
+// with nothing open; run again, it is found done and nothing is sent. It
+// runs against both versions the sandbox serves, the current and the one
+// before (a set-up pinned to it by WASEND_API_VERSION).
 func TestRunSandbox(t *testing.T) {
+	for _, version := range []string{whatsapp.DefaultVersion, whatsapp.PreviousVersion} {
+		t.Run(version, func(t *testing.T) { testRunSandbox(t, version) })
+	}
+}
+
+func testRunSandbox(t *testing.T, version string) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), store.Options{})
 	if err != nil {
@@ -39,7 +48,7 @@ func TestRunSandbox(t *testing.T) {
 			Store: st, IO: ui.Test(&bytes.Buffer{}, errOut), File: "../../testdata/recipients.csv", Location: time.UTC,
 			Spec:   campaign.Spec{Kind: campaign.KindTemplate, Template: sandbox.DemoTemplate, Lang: "en_US", Params: []string{"name", "code"}},
 			Region: "DE", Policy: runner.DefaultPolicy(), Timeout: 5 * time.Second, ProgressInterval: time.Hour,
-			API: runner.APIConfig{Sandbox: true}, Logger: slog.New(slog.DiscardHandler),
+			API: runner.APIConfig{Sandbox: true, Version: version}, Logger: slog.New(slog.DiscardHandler),
 			Webhooks: &runner.RunWebhooks{Path: "/webhook", Sandbox: hooks,
 				Secrets: func() ([]byte, string, error) { return []byte("secret"), "verify", nil }},
 		}

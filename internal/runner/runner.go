@@ -67,6 +67,10 @@ type Options struct {
 	Clock  clock.Clock // [clock.Real]
 	Token  func(env string) (string, error)
 
+	// SendAPI is --api: which endpoint the campaign's template goes through
+	// ("": cloud, /messages for every send; see Endpoint).
+	SendAPI campaign.API
+
 	// Policy is how the campaign is sent, passed whole to the engine.
 	Policy dispatch.Policy
 	Poll   time.Duration
@@ -224,9 +228,13 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	self := campaign.Runner{ID: fmt.Sprintf("%s/%d/%d", here.Host, here.PID, now.UnixNano()), Host: here.Host, PID: here.PID, Space: here.Space}
 	ownRunners.Store(self.ID, struct{}{})
 	defer ownRunners.Delete(self.ID)
+	endpoint, err := Endpoint(ctx, o.Store, o.SendAPI, c.Spec)
+	if err != nil {
+		return err
+	}
 	ledger := claim.New(o.Store)
 	eng, err := dispatch.New(dispatch.Options{
-		Campaign: c, Ledger: ledger, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
+		Campaign: c, Endpoint: endpoint, Ledger: ledger, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
 		Runner: self, Stale: o.Stale, Dead: live.Dead,
 		Policy: o.Policy, Poll: o.Poll, Probe: o.Probe,
 		Observe: func(ev dispatch.Event) {

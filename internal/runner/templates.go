@@ -25,6 +25,7 @@ type TemplateStore interface {
 	readmodel.Source
 	AccountLister
 	ReplaceTemplates(ctx context.Context, waba string, ts []campaign.Template) error
+	RecordMarketingStatus(ctx context.Context, waba, status string, at time.Time) error
 }
 
 // WABARead is one WABA to read and the token variable to read it with
@@ -107,6 +108,20 @@ func syncWABA(ctx context.Context, st TemplateStore, io *ui.IOStreams, client *w
 		return err
 	}
 	io.Infof("synced %d template(s) of WABA %s, %d approved", len(ts), r.WABA, approved)
+	// Whether --api auto may use the Marketing Messages API from this
+	// WABA's numbers; a failed read leaves the last one kept.
+	status, err := client.MarketingStatus(ctx, r.WABA, token)
+	if err != nil {
+		io.Warnf("WABA %s: could not read its Marketing Messages API onboarding (%v); --api auto keeps the last status read", r.WABA, err)
+		return nil
+	}
+	if err := st.RecordMarketingStatus(ctx, r.WABA, status, at); err != nil {
+		return err
+	}
+	if status == "" {
+		status = "not onboarded"
+	}
+	io.Infof("WABA %s: Marketing Messages API %s", r.WABA, status)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"github.com/wasend/wasend/internal/whatsapp"
 	"net/http"
 	"net/url"
 	"slices"
@@ -93,6 +94,15 @@ func (s *Server) servePhoneNumber(w http.ResponseWriter, r *http.Request, id str
 	case s.unknownNumber(id):
 		writeGraphErrorSubcode(w, http.StatusBadRequest, 100, 33, "GraphMethodException",
 			fmt.Sprintf("Unsupported get request. Object with ID '%s' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api", id), trace)
+		return
+	}
+	if strings.Contains(r.URL.Query().Get("fields"), whatsapp.MarketingOnboardingField) {
+		// A WABA read: its Marketing Messages API onboarding.
+		status, ok := s.faults.Marketing[id]
+		if !ok {
+			status = MarketingOnboarded
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"id": id, whatsapp.MarketingOnboardingField: status})
 		return
 	}
 	p := phoneNumberBody{ID: id, DisplayPhoneNumber: "+" + id, VerifiedName: "wasend sandbox " + id,

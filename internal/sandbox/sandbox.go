@@ -21,7 +21,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wasend/wasend/internal/whatsapp"
 )
+
+// MarketingOnboarded is the onboarding status the sandbox gives a WABA
+// Faults.Marketing does not name.
+const MarketingOnboarded = "ONBOARDED"
 
 // DemoTemplate is always approved. Its body is "Hi {{1}}, your code is
 // {{2}}", but any number of parameters is accepted.
@@ -117,6 +123,18 @@ type Faults struct {
 	// Numbers says what reading a phone number id answers beyond the
 	// defaults (GREEN, STANDARD throughput, TIER_UNLIMITED, APPROVED).
 	Numbers map[string]Number
+	// MarketingSync is how long a template answers 131009 on
+	// /marketing_messages after its first request there, as a template new
+	// to the Marketing Messages API does while it syncs.
+	MarketingSync time.Duration
+	// Marketing is each WABA's marketing_messages_onboarding_status; a
+	// WABA not listed is MarketingOnboarded.
+	Marketing map[string]string
+	// Upgrade makes a phone number id answer 131057 (maintenance for a
+	// throughput upgrade) for this long from its first request; with
+	// webhooks on, its first message after the window is followed by a
+	// phone_number_quality_update THROUGHPUT_UPGRADE.
+	Upgrade map[string]time.Duration
 }
 
 // Number is what the Graph API says of one business number. Empty fields
@@ -191,6 +209,8 @@ type Record struct {
 	// Delivery is what the status webhooks of an accepted message will
 	// report it ended as (read, delivered, failed), with webhooks on.
 	Delivery string `json:"delivery,omitempty"`
+	// Marketing: the request came to /marketing_messages.
+	Marketing bool `json:"marketing,omitempty"`
 }
 
 // Server is the stand-in API. It is safe for concurrent use.
@@ -211,14 +231,20 @@ type Server struct {
 	buckets    map[string]*bucket
 	lastSent   map[pairKey]time.Time
 	acceptedBy map[string]int // phone number id → accepted messages
-	accepted   map[string]int // recipient → accepted messages
-	records    []Record
-	seq        uint64
-	record     io.Writer
-	recordErr  error
-	hooks      *webhooker                 // nil without webhooks
-	wabaTmpl   map[string]json.RawMessage // WABA id → its templates, in place of sandboxTemplates
-	card       *pricing.Card              // prices pricing_analytics (nil: costs 0)
+	// firstMarketing: when each template was first asked for on
+	// /marketing_messages (Faults.MarketingSync); firstRequest: each phone
+	// number id's first send (Faults.Upgrade).
+	firstMarketing map[string]time.Time
+	firstRequest   map[string]time.Time
+	upgraded       map[string]bool // the upgrade webhook was posted
+	accepted       map[string]int  // recipient → accepted messages
+	records        []Record
+	seq            uint64
+	record         io.Writer
+	recordErr      error
+	hooks          *webhooker                 // nil without webhooks
+	wabaTmpl       map[string]json.RawMessage // WABA id → its templates, in place of sandboxTemplates
+	card           *pricing.Card              // prices pricing_analytics (nil: costs 0)
 	// unsubscribed are the WABAs whose webhooks the sandbox's app is not
 	// subscribed to (SetSubscribed).
 	unsubscribed map[string]bool
@@ -234,22 +260,25 @@ type pairKey struct{ phoneNumberID, waID string }
 // New clamps what it cannot use.
 func New(opts Options) *Server {
 	s := &Server{
-		now:           opts.Now,
-		throughput:    opts.Throughput,
-		pairInterval:  opts.PairInterval,
-		faults:        opts.Faults,
-		latency:       opts.Latency,
-		card:          opts.Card,
-		delays:        mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
-		failNumbers:   make(map[string]int),
-		badTemplates:  make(map[string]bool),
-		rng:           mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
-		buckets:       make(map[string]*bucket),
-		lastSent:      make(map[pairKey]time.Time),
-		acceptedBy:    make(map[string]int),
-		accepted:      make(map[string]int),
-		record:        opts.Record,
-		serviceWindow: opts.ServiceWindow,
+		now:            opts.Now,
+		throughput:     opts.Throughput,
+		pairInterval:   opts.PairInterval,
+		faults:         opts.Faults,
+		latency:        opts.Latency,
+		card:           opts.Card,
+		delays:         mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
+		failNumbers:    make(map[string]int),
+		badTemplates:   make(map[string]bool),
+		rng:            mathrand.New(mathrand.NewSource(opts.Faults.Seed)),
+		buckets:        make(map[string]*bucket),
+		lastSent:       make(map[pairKey]time.Time),
+		acceptedBy:     make(map[string]int),
+		firstMarketing: make(map[string]time.Time),
+		firstRequest:   make(map[string]time.Time),
+		upgraded:       make(map[string]bool),
+		accepted:       make(map[string]int),
+		record:         opts.Record,
+		serviceWindow:  opts.ServiceWindow,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -304,6 +333,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Records())
 		return
 	}
+	if v, ok := pathVersion(r.URL); ok && !servedVersion(v) {
+		writeGraphError(w, http.StatusBadRequest, 100, fmt.Sprintf("Graph API %s is not a version Meta released; the current is %s, the previous %s: set WASEND_API_VERSION to one of them, or unset it",
+			v, whatsapp.DefaultVersion, whatsapp.PreviousVersion), "", 0)
+		return
+	}
 	if id, ok := phoneNumberPath(r.URL); ok {
 		s.servePhoneNumber(w, r, id)
 		return
@@ -320,7 +354,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveSubscribedApps(w, r, waba)
 		return
 	}
-	phoneNumberID, ok := messagesPath(r.URL)
+	phoneNumberID, marketing, ok := messagesPath(r.URL)
 	if !ok {
 		writeGraphError(w, http.StatusNotFound, 100, fmt.Sprintf("unknown path %s; the sandbox serves POST /{version}/{phone_number_id}/messages", r.URL.Path), "", 0)
 		return
@@ -330,21 +364,41 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeGraphError(w, http.StatusMethodNotAllowed, 100, fmt.Sprintf("method %s is not supported on %s", r.Method, r.URL.Path), "", 0)
 		return
 	}
-	s.serveMessages(w, r, phoneNumberID)
+	s.serveMessages(w, r, phoneNumberID, marketing)
 }
 
-// messagesPath extracts the phone number id from /vNN.N/{id}/messages,
-// unescaping it as the real API would.
-func messagesPath(u *url.URL) (string, bool) {
-	parts := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
-	if len(parts) != 3 || len(parts[0]) < 2 || parts[0][0] != 'v' || parts[2] != "messages" {
+// pathVersion is the version segment a Graph path starts with (/vNN.N/…).
+func pathVersion(u *url.URL) (string, bool) {
+	first, _, _ := strings.Cut(strings.Trim(u.EscapedPath(), "/"), "/")
+	if len(first) < 2 || first[0] != 'v' || first[1] < '0' || first[1] > '9' {
 		return "", false
+	}
+	return first, true
+}
+
+// servedVersion: the sandbox serves the Graph API versions in wasend's
+// table (whatsapp.Versions) — the current and the previous one, and as
+// Meta does an older one (whose calls Meta answers as the oldest version
+// still working) — and refuses a version Meta never released, a set-up
+// to fix rather than one to emulate.
+func servedVersion(v string) bool {
+	_, ok := whatsapp.LookupVersion(v)
+	return ok
+}
+
+// messagesPath extracts the phone number id from /vNN.N/{id}/messages or
+// /vNN.N/{id}/marketing_messages (marketing), unescaping it as the real API
+// would.
+func messagesPath(u *url.URL) (id string, marketing bool, ok bool) {
+	parts := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+	if len(parts) != 3 || len(parts[0]) < 2 || parts[0][0] != 'v' || (parts[2] != "messages" && parts[2] != whatsapp.MarketingEdge) {
+		return "", false, false
 	}
 	id, err := url.PathUnescape(parts[1])
 	if err != nil || id == "" {
-		return "", false
+		return "", false, false
 	}
-	return id, true
+	return id, parts[2] == whatsapp.MarketingEdge, true
 }
 
 // bearerToken returns the token of "Authorization: Bearer <token>", or "".
@@ -376,7 +430,7 @@ type answer struct {
 	unknownID bool
 }
 
-func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumberID string) {
+func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumberID string, marketing bool) {
 	// Read the whole request first: a dropped answer must come after the
 	// client has finished writing, like a response lost on the way back.
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
@@ -396,7 +450,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumb
 	default:
 		msg, rerr = parseMessage(body)
 	}
-	a := s.decide(phoneNumberID, bearerToken(r), msg, rerr)
+	a := s.decide(phoneNumberID, bearerToken(r), msg, rerr, marketing)
 	if len(a.early) > 0 {
 		// The statuses reach the receiver before the sender has the wamid.
 		s.hooks.postEarly(a.early)
@@ -485,7 +539,7 @@ func abort(w http.ResponseWriter) {
 // random faults, in that order, and records the result. It holds the lock
 // for the whole decision so that limits and counters stay consistent under
 // concurrent requests.
-func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *requestError) answer {
+func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *requestError, marketing bool) answer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -499,7 +553,7 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 	if j := s.latency.Jitter; j > 0 {
 		a.delay += time.Duration((2*s.delays.Float64() - 1) * float64(j))
 	}
-	s.decideLocked(&a, now, phoneNumberID, token, msg, rerr)
+	s.decideLocked(&a, now, phoneNumberID, token, msg, rerr, marketing)
 
 	rec := Record{
 		At:            now,
@@ -512,6 +566,7 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 		Outcome:       a.outcome,
 		WAMID:         a.wamid,
 		Delivery:      a.delivery,
+		Marketing:     marketing,
 	}
 	if msg.Template != nil {
 		rec.Template = msg.Template.Name
@@ -527,7 +582,7 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 	return a
 }
 
-func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token string, msg inMessage, rerr *requestError) {
+func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token string, msg inMessage, rerr *requestError, marketing bool) {
 	fail := func(code int, details string) { a.fail(code, details, s.faults.RetryAfter) }
 	if token == "" {
 		fail(190, "missing or empty bearer token in the Authorization header")
@@ -552,6 +607,17 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 		fail(fa.Code, fmt.Sprintf("sandbox: phone number id %s is configured to fail after %d accepted messages", phoneNumberID, fa.After))
 		return
 	}
+	if d, ok := s.faults.Upgrade[phoneNumberID]; ok {
+		first, seen := s.firstRequest[phoneNumberID]
+		if !seen {
+			first = now
+			s.firstRequest[phoneNumberID] = now
+		}
+		if now.Before(first.Add(d)) {
+			fail(131057, fmt.Sprintf("Business Account is in maintenance mode: phone number id %s is being upgraded to a higher throughput (sandbox: for %v)", phoneNumberID, d))
+			return
+		}
+	}
 	// Every request from here on spends a token, whatever its answer: Meta
 	// counts requests, not successes, against throughput.
 	if s.throughput > 0 {
@@ -568,6 +634,18 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	if msg.Template != nil && s.badTemplates[msg.Template.Name] {
 		fail(132001, fmt.Sprintf("template name (%s) does not exist in %s", msg.Template.Name, msg.Template.Language.Code))
 		return
+	}
+	if marketing && msg.Template != nil && s.faults.MarketingSync > 0 {
+		name := msg.Template.Name + "/" + msg.Template.Language.Code
+		first, seen := s.firstMarketing[name]
+		if !seen {
+			first = now
+			s.firstMarketing[name] = now
+		}
+		if now.Before(first.Add(s.faults.MarketingSync)) {
+			fail(131009, fmt.Sprintf("template %s is not yet synced to the Marketing Messages API; try again in a few minutes (sandbox: %v after its first request)", name, s.faults.MarketingSync))
+			return
+		}
 	}
 	if code, ok := s.failNumbers[a.waID]; ok {
 		fail(code, fmt.Sprintf("sandbox: recipient %s is configured to fail with %d", msg.To, code))
@@ -626,7 +704,14 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	s.acceptedBy[phoneNumberID]++
 	s.accepted[acceptedKey(a.waID)]++
 	if s.hooks != nil {
-		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, s.categoryOf(msg), now)
+		var after [][]byte
+		if _, ok := s.faults.Upgrade[phoneNumberID]; ok && !s.upgraded[phoneNumberID] {
+			// The window is over: Meta says so with the upgrade webhook,
+			// after the first message's statuses name the number.
+			s.upgraded[phoneNumberID] = true
+			after = append(after, upgradeBody(phoneNumberID))
+		}
+		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, s.categoryOf(msg), now, after...)
 		s.noteAnswerLocked(a.wamid, a.waID, now)
 	}
 }

@@ -590,9 +590,9 @@ func TestLatency(t *testing.T) {
 	var lo, hi time.Duration = time.Hour, 0
 	for i := range 40 {
 		to := fmt.Sprintf("+1650555%04d", i)
-		a := slow.decide("A", token, inMessage{To: to}, nil)
+		a := slow.decide("A", token, inMessage{To: to}, nil, false)
 		lo, hi = min(lo, a.delay), max(hi, a.delay)
-		if p := plain.decide("A", token, inMessage{To: to}, nil); p.code != a.code {
+		if p := plain.decide("A", token, inMessage{To: to}, nil, false); p.code != a.code {
 			t.Fatalf("request %d: code %d with latency, %d without: latency changed the fault draws", i, a.code, p.code)
 		}
 	}

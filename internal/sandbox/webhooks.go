@@ -139,7 +139,7 @@ func (h *webhooker) drawn(p float64) bool {
 // plan draws the statuses of one accepted message and posts them in the
 // background, or returns them to be posted before the answer (early). The
 // caller holds Server.mu.
-func (h *webhooker) plan(phoneNumberID, wamid, waID, callback, category string, now time.Time) (final string, early [][]byte) {
+func (h *webhooker) plan(phoneNumberID, wamid, waID, callback, category string, now time.Time, after ...[]byte) (final string, early [][]byte) {
 	sts := []plannedStatus{{status: "sent", at: now.Add(time.Second)}}
 	d := &Delivery{WAMID: wamid, To: acceptedKey(waID), CallbackData: callback, At: now.Add(2 * time.Second)}
 	d.Category, d.PricingType = h.pricing(waID, category, now)
@@ -194,6 +194,7 @@ func (h *webhooker) plan(phoneNumberID, wamid, waID, callback, category string, 
 			bodies = append(bodies, b)
 		}
 	}
+	bodies = append(bodies, after...) // account events, after the statuses that name the number
 	d.Posted = len(bodies)
 	h.mu.Lock()
 	h.deliveries[wamid] = d
@@ -287,6 +288,21 @@ func statusBody(phoneNumberID, wamid, waID, callback string, s plannedStatus, d 
 		st["pricing"] = map[string]any{"billable": d.PricingType == "regular", "pricing_model": "PMP", "type": d.PricingType, "category": d.Category}
 	}
 	return messagesBody(phoneNumberID, map[string]any{"statuses": []any{st}})
+}
+
+// upgradeBody is the phone_number_quality_update THROUGHPUT_UPGRADE that
+// ends a number's upgrade window (Faults.Upgrade), in Meta's shape: it
+// names the display number only.
+func upgradeBody(phoneNumberID string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"object": "whatsapp_business_account",
+		"entry": []any{map[string]any{"id": "sandbox-waba", "changes": []any{map[string]any{
+			"field": "phone_number_quality_update",
+			"value": map[string]any{"display_phone_number": "1555" + phoneNumberID, "event": "THROUGHPUT_UPGRADE",
+				"max_daily_conversations_per_business": "TIER_UNLIMITED"},
+		}}}},
+	})
+	return b
 }
 
 // messagesBody is a messages-field notification from the number

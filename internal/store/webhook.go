@@ -81,6 +81,9 @@ type InboxTx interface {
 	DropAccount(ctx context.Context, campaignID, accountID int64, why string, code int, now time.Time) error
 	PauseTemplate(ctx context.Context, ev campaign.TemplateEvent, why string) (int, error)
 	StopNumber(ctx context.Context, ev campaign.AccountEvent, why string, until time.Time) (int, error)
+	// RaiseThroughput applies a THROUGHPUT_UPGRADE to the number's accounts
+	// (marketing.go).
+	RaiseThroughput(ctx context.Context, ev campaign.AccountEvent, now time.Time) (int, error)
 
 	// Inbound messages (inbound.go).
 

@@ -111,6 +111,14 @@ func applyNotification(ctx context.Context, tx store.InboxTx, n campaign.Notific
 			return err
 		}
 	}
+	for _, ev := range n.Upgrades {
+		if err := part(ctx, tx, rep, fmt.Sprintf("%s %s", ev.Field, ev.Event), func() error {
+			_, err := tx.RaiseThroughput(ctx, ev, now)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
 	for _, ev := range n.Accounts {
 		if err := part(ctx, tx, rep, fmt.Sprintf("%s %s", ev.Field, ev.Event), func() error {
 			why, until := rules.AccountStop(ev, now)

@@ -126,7 +126,11 @@ func Decode(body []byte) (campaign.Notification, error) {
 				}
 			case "phone_number_quality_update", "account_update":
 				var v accountValue
-				if err = json.Unmarshal(c.Value, &v); err == nil && stoppingEvents[v.Event] {
+				err = json.Unmarshal(c.Value, &v)
+				if up, ok := throughputUpgrade(c.Field, v); err == nil && ok {
+					n.Upgrades = append(n.Upgrades, up)
+				}
+				if err == nil && stoppingEvents[v.Event] {
 					ev := campaign.AccountEvent{PhoneNumberID: v.PhoneNumberID, DisplayNumber: v.DisplayPhoneNumber,
 						Field: c.Field, Event: v.Event}
 					if ev.DisplayNumber == "" {

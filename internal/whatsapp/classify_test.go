@@ -32,7 +32,10 @@ func TestClassify(t *testing.T) {
 		{"131000", api(131000), ClassTransient},
 		{"131016", api(131016), ClassTransient},
 		{"133004", api(133004), ClassTransient},
-		{"131057", api(131057), ClassTransient},
+		{"131057", api(131057), ClassNumberUpgrading},
+		{"131057 on marketing_messages", &APIError{HTTPStatus: 400, Code: 131057, Marketing: true}, ClassNumberUpgrading},
+		{"131009 on marketing_messages", &APIError{HTTPStatus: 400, Code: 131009, Marketing: true}, ClassTemplateSyncing},
+		{"132001 on marketing_messages", &APIError{HTTPStatus: 404, Code: 132001, Marketing: true}, ClassCampaignFatal},
 
 		{"131026", api(131026), ClassPermanent},
 		{"131047", api(131047), ClassPermanent},
@@ -145,6 +148,8 @@ func TestClassString(t *testing.T) {
 		{ClassCampaignFatal, "campaign-fatal"},
 		{ClassAccountFatal, "account-fatal"},
 		{ClassAmbiguous, "ambiguous"},
+		{ClassTemplateSyncing, "template-syncing"},
+		{ClassNumberUpgrading, "number-upgrading"},
 		{Class(42), "Class(42)"},
 		{Class(-1), "Class(-1)"},
 	}

@@ -18,9 +18,11 @@ import (
 
 const (
 	DefaultBaseURL = "https://graph.facebook.com"
-	DefaultVersion = "v25.0"
 	DefaultTimeout = 20 * time.Second // as Meta's Node SDK
 )
+
+// MarketingEdge is the Marketing Messages API's send edge of a phone number.
+const MarketingEdge = "marketing_messages"
 
 // maxResponseBody bounds what we read; real answers are a few hundred bytes.
 const maxResponseBody = 1 << 20
@@ -120,7 +122,11 @@ func (c *Client) Send(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	endpoint := c.baseURL + "/" + c.version + "/" + url.PathEscape(req.PhoneNumberID) + "/messages"
+	edge := "/messages"
+	if req.Marketing {
+		edge = "/" + MarketingEdge
+	}
+	endpoint := c.baseURL + "/" + c.version + "/" + url.PathEscape(req.PhoneNumberID) + edge
 
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -157,7 +163,9 @@ func (c *Client) Send(ctx context.Context, req Request) (Response, error) {
 		if readErr != nil {
 			data = nil
 		}
-		return Response{}, parseAPIError(resp.StatusCode, resp.Header, data, req.Token, c.now())
+		apiErr := parseAPIError(resp.StatusCode, resp.Header, data, req.Token, c.now())
+		apiErr.Marketing = req.Marketing
+		return Response{}, apiErr
 	}
 	if readErr != nil {
 		return Response{}, &TransportError{Written: true, Err: fmt.Errorf("read response: %w", readErr)}

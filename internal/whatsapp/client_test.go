@@ -48,7 +48,7 @@ func TestSendRequest(t *testing.T) {
 			name: "template with params",
 			req: Request{PhoneNumberID: "106540352242922", Token: testToken, To: "+16505551234", CallbackData: "wasend:c1:m2",
 				Template: &Template{Name: "wasend_demo", Lang: "en", BodyParams: []string{"Ana", "1234"}}},
-			wantPath: "/v25.0/106540352242922/messages",
+			wantPath: "/v26.0/106540352242922/messages",
 			wantBody: `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+16505551234","type":"template",` +
 				`"template":{"name":"wasend_demo","language":{"code":"en","policy":"deterministic"},` +
 				`"components":[{"type":"body","parameters":[{"type":"text","text":"Ana"},{"type":"text","text":"1234"}]}]},` +
@@ -57,14 +57,22 @@ func TestSendRequest(t *testing.T) {
 		{
 			name:     "template without params",
 			req:      Request{PhoneNumberID: "1", Token: testToken, To: "+16505551234", Template: &Template{Name: "hello_world", Lang: "en_US"}},
-			wantPath: "/v25.0/1/messages",
+			wantPath: "/v26.0/1/messages",
 			wantBody: `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+16505551234","type":"template",` +
 				`"template":{"name":"hello_world","language":{"code":"en_US","policy":"deterministic"}}}`,
 		},
 		{
+			name: "marketing template through the Marketing Messages API: same body, its own edge",
+			req: Request{PhoneNumberID: "1", Token: testToken, To: "+16505551234", Marketing: true,
+				Template: &Template{Name: "spring_sale", Lang: "en"}},
+			wantPath: "/v26.0/1/marketing_messages",
+			wantBody: `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+16505551234","type":"template",` +
+				`"template":{"name":"spring_sale","language":{"code":"en","policy":"deterministic"}}}`,
+		},
+		{
 			name:     "text with an id that needs escaping",
 			req:      Request{PhoneNumberID: "a/b c", Token: testToken, To: "+16505551234", Text: "Hello"},
-			wantPath: "/v25.0/a%2Fb%20c/messages",
+			wantPath: "/v26.0/a%2Fb%20c/messages",
 			wantBody: `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+16505551234","type":"text",` +
 				`"text":{"preview_url":false,"body":"Hello"}}`,
 		},
@@ -93,6 +101,29 @@ func TestSendRequest(t *testing.T) {
 				t.Errorf("body:\n got %s\nwant %s", g.body, tt.wantBody)
 			}
 		})
+	}
+}
+
+// TestSendMarketingError: an error answer of the Marketing Messages API
+// says so, and 131009 there is a template still syncing, not a bad row.
+func TestSendMarketingError(t *testing.T) {
+	srv, got := newCaptureServer(t, http.StatusBadRequest, `{"error":{"message":"(#131009) Parameter value is not valid","type":"OAuthException","code":131009}}`)
+	c := New(Config{BaseURL: srv.URL})
+	for _, marketing := range []bool{true, false} {
+		_, err := c.Send(context.Background(), Request{PhoneNumberID: "1", Token: testToken, To: "+16505551234", Marketing: marketing,
+			Template: &Template{Name: "spring_sale", Lang: "en"}})
+		<-got
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) || apiErr.Marketing != marketing {
+			t.Fatalf("marketing %v: err %v; want an *APIError that says where it went", marketing, err)
+		}
+		want := ClassPermanent
+		if marketing {
+			want = ClassTemplateSyncing
+		}
+		if got := Classify(err); got != want {
+			t.Errorf("marketing %v: class %s, want %s", marketing, got, want)
+		}
 	}
 }
 

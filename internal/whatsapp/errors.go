@@ -26,6 +26,10 @@ type APIError struct {
 	// NoBody is set when the response had no Graph error envelope (a proxy,
 	// a load balancer). Code is then meaningless and HTTPStatus decides.
 	NoBody bool
+	// Marketing: the request went to the Marketing Messages API, whose
+	// codes can mean something else there (131009: the template is still
+	// syncing to it).
+	Marketing bool
 }
 
 func (e *APIError) Error() string {

@@ -65,7 +65,7 @@ func TestPhoneNumber(t *testing.T) {
 			}
 			tt.check(t, p, err)
 			req := <-got
-			if req.method != "GET" || req.path != "/v25.0/"+id || req.auth != "Bearer "+testToken {
+			if req.method != "GET" || req.path != "/"+DefaultVersion+"/"+id || req.auth != "Bearer "+testToken {
 				t.Errorf("request %s %s auth %q", req.method, req.path, req.auth)
 			}
 		})

@@ -37,6 +37,10 @@ type Request struct {
 	Template     *Template
 	Text         string // plain text body, used when Template is nil
 	CallbackData string // biz_opaque_callback_data, e.g. "wasend:c12:m345"
+	// Marketing sends the template through the Marketing Messages API
+	// (POST /{phone-number-id}/marketing_messages, the same body): for
+	// marketing templates of an onboarded WABA only.
+	Marketing bool
 }
 
 // String describes the request for logs; it leaves out the token on purpose.

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// MarketingOnboarded is the onboarding status Meta gives a WABA that may
+// send through the Marketing Messages API.
+const MarketingOnboarded = "ONBOARDED"
+
+// RecordMarketingStatus keeps a WABA's marketing_messages_onboarding_status
+// as template sync just read it.
+func (s *Store) RecordMarketingStatus(ctx context.Context, waba, status string, at time.Time) error {
+	return s.write(ctx, func(tx *Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO waba_marketing (waba_id, status, synced_at) VALUES (?, ?, ?)
+			ON CONFLICT (waba_id) DO UPDATE SET status = excluded.status, synced_at = excluded.synced_at`,
+			waba, status, at.UnixNano()); err != nil {
+			return fmt.Errorf("record the Marketing Messages API status of WABA %s: %w", waba, err)
+		}
+		return nil
+	})
+}
+
+// MarketingStatuses are the WABAs' last read onboarding statuses, by WABA.
+func (s *Store) MarketingStatuses(ctx context.Context) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT waba_id, status FROM waba_marketing`)
+	if err != nil {
+		return nil, fmt.Errorf("read the Marketing Messages API statuses: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var waba, status string
+		if err := rows.Scan(&waba, &status); err != nil {
+			return nil, fmt.Errorf("read the Marketing Messages API statuses: %w", err)
+		}
+		out[waba] = status
+	}
+	return out, rows.Err()
+}
+
+// upgradedThroughput is webhook.UpgradedThroughput (the store does not
+// import the webhook package): a number's msg/s after THROUGHPUT_UPGRADE.
+const upgradedThroughput = 1000
+
+// RaiseThroughput applies a THROUGHPUT_UPGRADE: the accounts of the number
+// send at the higher throughput from the next claim on, running engines
+// included (they read the account's limit each claim).
+func (tx inboxTx) RaiseThroughput(ctx context.Context, ev campaign.AccountEvent, now time.Time) (int, error) {
+	if ev.PhoneNumberID == "" && ev.DisplayNumber != "" {
+		err := tx.QueryRowContext(ctx, `SELECT phone_number_id FROM webhook_numbers WHERE display_number = ?`,
+			strings.TrimPrefix(ev.DisplayNumber, "+")).Scan(&ev.PhoneNumberID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("look up number %s: %w", ev.DisplayNumber, err)
+		}
+	}
+	if ev.PhoneNumberID == "" {
+		return 0, nil // a number no status webhook named yet
+	}
+	accts, err := loadAccounts(ctx, tx, `WHERE a.phone_number_id = ?`, ev.PhoneNumberID)
+	if err != nil {
+		return 0, err
+	}
+	for _, a := range accts {
+		tier, err := tierLimits(ctx, tx.Tx, a.Tier)
+		if err != nil {
+			return 0, err
+		}
+		if err := relimit(ctx, tx.Tx, a, a.SendLimits(tier, upgradedThroughput), now); err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET throughput_read = ? WHERE id = ?`, upgradedThroughput, a.ID); err != nil {
+			return 0, fmt.Errorf("raise the throughput of account %s: %w", a.Name, err)
+		}
+	}
+	return len(accts), nil
+}
