@@ -33,15 +33,8 @@ type Costing struct {
 	At         time.Time // the day its rows are priced at
 	Estimate   pricing.Cost
 	Actual     pricing.Cost
-	Budget     Budget
+	Budget     pricing.Budget
 	NoEstimate string
-}
-
-// Budget is a campaign's --max-cost and what counts against it.
-type Budget struct {
-	Max       pricing.Micros // 0: none
-	Currency  string
-	Committed pricing.Micros
 }
 
 // CostRow is one market × category of the estimate beside the actual

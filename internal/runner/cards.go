@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/pricing"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -46,7 +47,7 @@ func readCard(file, tiers string) (pricing.Card, error) {
 
 // RateCards are the imported cards for `pricing list`, oldest first.
 func RateCards(ctx context.Context, st *store.Store, now time.Time) ([]report.RateCard, error) {
-	cards, err := st.Cards(ctx)
+	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil {
 		return nil, err
 	}

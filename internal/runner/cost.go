@@ -10,6 +10,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -22,7 +23,7 @@ type CampaignCost struct {
 	Pricing  Pricing
 	Estimate pricing.Cost
 	Actual   pricing.Cost
-	Budget   store.Budget
+	Budget   pricing.Budget
 	// NoEstimate says why there is no estimate or actual cost (no card,
 	// the template's category unknown); the rest is then zero.
 	NoEstimate string
@@ -31,15 +32,14 @@ type CampaignCost struct {
 // Costing is c for the report's comparison and its --json.
 func (c CampaignCost) Costing() report.Costing {
 	return report.Costing{Card: c.Pricing.Card, Category: c.Pricing.Category, At: c.Pricing.At,
-		Estimate: c.Estimate, Actual: c.Actual, NoEstimate: c.NoEstimate,
-		Budget: report.Budget{Max: c.Budget.Max, Currency: c.Budget.Currency, Committed: c.Budget.Committed}}
+		Estimate: c.Estimate, Actual: c.Actual, NoEstimate: c.NoEstimate, Budget: c.Budget}
 }
 
 // FileEstimate prices a file being checked or planned: nil when no rate
 // card was ever imported (nothing to say), else the estimate or why there
 // is none.
 func FileEstimate(ctx context.Context, st *store.Store, sum Summary, spec campaign.Spec, at time.Time) *report.CostDetail {
-	cards, err := st.Cards(ctx)
+	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil || len(cards) == 0 {
 		return nil
 	}
@@ -55,7 +55,7 @@ func FileEstimate(ctx context.Context, st *store.Store, sum Summary, spec campai
 // CostBrief is a campaign's cost for status and show: nil when no rate
 // card was ever imported.
 func CostBrief(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (*report.CampaignCost, error) {
-	cards, err := st.Cards(ctx)
+	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil || len(cards) == 0 {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func EstimateDate(c campaign.Campaign, now time.Time) time.Time {
 // an error: NoEstimate says why.
 func Costs(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (CampaignCost, error) {
 	var out CampaignCost
-	b, err := st.CampaignBudget(ctx, c.ID)
+	b, err := readmodel.New(st).CampaignBudget(ctx, c.ID)
 	if err != nil {
 		return out, err
 	}
@@ -101,7 +101,7 @@ func Costs(ctx context.Context, st *store.Store, c campaign.Campaign, now time.T
 	}
 	out.Pricing = p
 	est := pricing.NewCounter(p.Markets, p.Card)
-	if err := st.CostRows(ctx, c.ID, func(phone string) { est.Count(phone, p.Category, 1) }); err != nil {
+	if err := readmodel.New(st).CostRows(ctx, c.ID, func(phone string) { est.Count(phone, p.Category, 1) }); err != nil {
 		return out, err
 	}
 	out.Estimate = est.Cost()
@@ -112,11 +112,11 @@ func Costs(ctx context.Context, st *store.Store, c campaign.Campaign, now time.T
 }
 
 func actual(ctx context.Context, st *store.Store, id int64, p Pricing) (pricing.Cost, error) {
-	charges, err := st.Charges(ctx, id)
+	charges, err := readmodel.New(st).Charges(ctx, id)
 	if err != nil {
 		return pricing.Cost{}, err
 	}
-	cards, err := st.Cards(ctx)
+	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil {
 		return pricing.Cost{}, err
 	}
@@ -156,7 +156,7 @@ func Reconcile(ctx context.Context, st *store.Store, api *API, cost CampaignCost
 	if cost.Pricing.Card == nil {
 		return r, fmt.Errorf("campaign %d cannot be priced: %s", id, cost.NoEstimate)
 	}
-	charges, err := st.Charges(ctx, id)
+	charges, err := readmodel.New(st).Charges(ctx, id)
 	if err != nil {
 		return r, err
 	}
@@ -253,11 +253,11 @@ type RowCharge struct {
 // RowCharges are a campaign's delivered messages by phone; nil when no
 // rate card was ever imported.
 func RowCharges(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (map[string]RowCharge, error) {
-	cards, err := st.Cards(ctx)
+	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil || len(cards) == 0 {
 		return nil, err
 	}
-	b, err := st.CampaignBudget(ctx, c.ID)
+	b, err := readmodel.New(st).CampaignBudget(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func RowCharges(ctx context.Context, st *store.Store, c campaign.Campaign, now t
 	if p, err := PricingFor(ctx, st, c.Spec, currency, EstimateDate(c, now)); err == nil {
 		currency = p.Card.Currency
 	}
-	charges, err := st.Charges(ctx, c.ID)
+	charges, err := readmodel.New(st).Charges(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}

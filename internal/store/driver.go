@@ -48,9 +48,8 @@ type Driver interface {
 	// come from it, never from time.Now.
 	Now() time.Time
 	// Location is the zone quota days are counted in, fixed in the
-	// database; Today is t's day there (time.DateOnly).
+	// database (campaign.QuotaDay gives t's day there).
 	Location() *time.Location
-	Today(t time.Time) string
 	// SetTimezone fixes another zone of quota days; it returns the old one.
 	SetTimezone(ctx context.Context, name string) (old string, err error)
 	// QuotaDayOpens is nil when quota days may open, or the
@@ -145,7 +144,6 @@ type Driver interface {
 	Account(ctx context.Context, name string) (campaign.AccountStatus, error)
 	RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error)
 	SetAutoTier(ctx context.Context, name string, on *bool, promoteAfter *time.Duration) error
-	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
 	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
 	SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error
 	// ResetQuota opens a new quota day for the named accounts (all when
