@@ -300,7 +300,7 @@ an account with auto-tier on, what it still needs for the next tier.`,
 				if err := t.Render(); err != nil {
 					return err
 				}
-				progress, err := readmodel.New(st).TierProgress(cmd.Context(), st.Location())
+				progress, err := st.TierProgress(cmd.Context())
 				if err != nil {
 					return err
 				}

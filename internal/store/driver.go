@@ -144,6 +144,7 @@ type Driver interface {
 	Account(ctx context.Context, name string) (campaign.AccountStatus, error)
 	RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error)
 	SetAutoTier(ctx context.Context, name string, on *bool, promoteAfter *time.Duration) error
+	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
 	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
 	SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error
 	// ResetQuota opens a new quota day for the named accounts (all when

@@ -182,3 +182,21 @@ func demoteOnTrouble(ctx context.Context, tx *Tx, id int64, o campaign.Outcome, 
 	}
 	return changeTier(ctx, tx, id, a.tier, to, now, why)
 }
+
+// TierProgress is each auto-tier account's way to its next tier, by name.
+func (s *Store) TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error) {
+	accts, err := autoTierAccounts(ctx, s.db, ``)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	out := map[string]campaign.TierProgress{}
+	for _, a := range accts {
+		days, err := tierDays(ctx, s.db, a.id, a.since, s.loc)
+		if err != nil {
+			return nil, err
+		}
+		out[a.name] = campaign.AssessTier(a.tier, a.since, now, a.promoteAfter, a.dailyCap, days, a.quality)
+	}
+	return out, nil
+}
