@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
@@ -148,11 +149,11 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 		if err != nil {
 			return err
 		}
-		est := fileEstimate(ctx, st, sum, spec, checkDate(f, ro))
+		est := runner.FileEstimate(ctx, st, sum, spec, checkDate(f, ro))
 		if o.JSON {
 			return f.IO.JSON(struct {
 				checkJSON
-				Cost *campaignCostJSON `json:"cost,omitempty"`
+				Cost *report.CostDetail `json:"cost,omitempty"`
 			}{summaryJSON(sum), est})
 		}
 		if err := printCheck(f, name, sum); err != nil {

@@ -108,12 +108,12 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		if err != nil {
 			return err
 		}
-		est := fileEstimate(ctx, st, sum, spec, start)
+		est := runner.FileEstimate(ctx, st, sum, spec, start)
 		if o.JSON {
 			return f.IO.JSON(struct {
 				report.Plan
 				phoneJSON
-				Cost *campaignCostJSON `json:"cost,omitempty"`
+				Cost *report.CostDetail `json:"cost,omitempty"`
 			}{out, phoneOf(sum), est})
 		}
 		if err := printPlan(f, out, sum, st.Location()); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 )
@@ -77,7 +78,7 @@ account, dropped, …), for grep and awk.`,
 						return err
 					}
 				}
-				cost, err := costBrief(cmd.Context(), f, st, d.Campaign)
+				cost, err := runner.CostBrief(cmd.Context(), st, d.Campaign, f.Now())
 				if err != nil {
 					return err
 				}

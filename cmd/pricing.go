@@ -3,13 +3,12 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wasend/wasend/internal/pricing"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -78,11 +77,10 @@ func pricingImport(ctx context.Context, f *Factory, o pricingImportOptions) erro
 			return usagef("--until %q: want a date after --effective, such as 2027-01-01", o.Until)
 		}
 	}
-	card, err := readCard(o.File, o.Tiers)
+	card, err := runner.ReadCard(runner.CardImport{File: o.File, Tiers: o.Tiers, Effective: eff, Until: until})
 	if err != nil {
 		return err
 	}
-	card.Effective, card.Until = eff, until
 	return f.withStore(ctx, func(st *store.Store) error {
 		id, err := st.ImportCard(ctx, card)
 		if err != nil {
@@ -91,24 +89,6 @@ func pricingImport(ctx context.Context, f *Factory, o pricingImportOptions) erro
 		f.IO.Infof("card %d: %d markets in %s from %s%s", id, len(card.Rates), card.Currency, o.Effective, map[bool]string{true: " until " + o.Until}[o.Until != ""])
 		return nil
 	})
-}
-
-func readCard(file, tiers string) (pricing.Card, error) {
-	r, err := os.Open(file)
-	if err != nil {
-		return pricing.Card{}, err
-	}
-	defer r.Close()
-	card, err := pricing.ParseCard(file, r)
-	if err != nil || tiers == "" {
-		return card, err
-	}
-	t, err := os.Open(tiers)
-	if err != nil {
-		return card, err
-	}
-	defer t.Close()
-	return card, pricing.ParseTiers(tiers, t, &card)
 }
 
 func newPricingListCmd(f *Factory) *cobra.Command {
@@ -133,32 +113,10 @@ in force today, and the file it came from.`,
 	return cmd
 }
 
-type cardJSON struct {
-	ID        int64  `json:"id"`
-	Currency  string `json:"currency"`
-	Effective string `json:"effective"`
-	Until     string `json:"until,omitempty"` // "": until the currency's next card
-	Markets   int    `json:"markets"`
-	Tiers     bool   `json:"tiers"`
-	InForce   bool   `json:"in_force"`
-	Source    string `json:"source"`
-}
-
 func pricingList(ctx context.Context, f *Factory, st *store.Store, asJSON bool) error {
-	cards, err := st.Cards(ctx)
+	out, err := runner.RateCards(ctx, st, f.Now())
 	if err != nil {
 		return err
-	}
-	now := f.Now()
-	out := []cardJSON{}
-	for i, c := range cards {
-		j := cardJSON{ID: c.ID, Currency: c.Currency, Effective: c.Effective.Format(time.DateOnly), Markets: len(c.Rates),
-			Tiers: len(c.Tiers) > 0, Source: c.Source}
-		if !c.Until.IsZero() {
-			j.Until = c.Until.Format(time.DateOnly)
-		}
-		j.InForce = pricing.InForceOn(cards, c.Currency, now) == &cards[i]
-		out = append(out, j)
 	}
 	if asJSON {
 		return f.IO.JSON(out)

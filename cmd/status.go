@@ -144,7 +144,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 			if err != nil {
 				return err
 			}
-			if out.Campaigns[i].Cost, err = costBrief(ctx, f, st, c); err != nil {
+			if out.Campaigns[i].Cost, err = runner.CostBrief(ctx, st, c, f.Now()); err != nil {
 				return err
 			}
 		}

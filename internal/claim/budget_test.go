@@ -6,6 +6,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -49,7 +50,7 @@ func TestBudget(t *testing.T) {
 	if cs, err = l.ClaimN(ctx, c.ID, "r1", now, 6); err != nil || len(cs) != 3 {
 		t.Fatalf("raised budget: %d rows, %v; want the 3 left", len(cs), err)
 	}
-	b, _ := st.CampaignBudget(ctx, c.ID)
+	b, _ := readmodel.New(st).CampaignBudget(ctx, c.ID)
 	if b.Committed != 5*25_000 {
 		t.Errorf("committed = %v, want 0.125 (5 rows accepted or in flight)", b.Committed)
 	}

@@ -78,7 +78,7 @@ func startDay(t *testing.T, h sharedHost, accts ...string) {
 	for _, a := range accts {
 		names = append(names, store.GateAccount("pn-"+a))
 	}
-	if _, err := g.ResetQuota(t.Context(), limits.ResetRequest{Accounts: names, Today: h.st.Today(t0), Force: true}); err != nil {
+	if _, err := g.ResetQuota(t.Context(), limits.ResetRequest{Accounts: names, Today: campaign.QuotaDay(t0, h.st.Location()), Force: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -270,7 +270,7 @@ func TestSharedClaimReplaysAnAdmissionItNeverStored(t *testing.T) {
 	}
 	host, _, _ := strings.Cut(cs[0].Shared.ID, ":")
 	next := cs[0].Message.ID + 1
-	ad, err := mustGate(t, h).Admit(ctx, limits.Request{ClaimID: sharedClaimID(host, next, 1), Today: h.st.Today(t0),
+	ad, err := mustGate(t, h).Admit(ctx, limits.Request{ClaimID: sharedClaimID(host, next, 1), Today: campaign.QuotaDay(t0, h.st.Location()),
 		Accounts: []limits.Account{{Name: store.GateAccount("pn-a"), Limit: ratelimit.Limit{Rate: 0.001, Burst: 50}, DailyCap: 2}}})
 	if err != nil || !ad.OK {
 		t.Fatalf("admit ahead: %+v, %v", ad, err)
@@ -335,7 +335,7 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{store.GateAccount("pn-a")}, Today: hosts[0].st.Today(t0), Force: true}); err != nil {
+		if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{store.GateAccount("pn-a")}, Today: campaign.QuotaDay(t0, hosts[0].st.Location()), Force: true}); err != nil {
 			t.Fatal(err)
 		}
 		if cs, err := New(hosts[0].st).ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3); err != nil || len(cs) != 3 {
@@ -498,7 +498,7 @@ func TestSharedWaitsOnOneClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{store.GateAccount("pn-a")}, Today: h.st.Today(now), Force: true}); err != nil {
+	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{store.GateAccount("pn-a")}, Today: campaign.QuotaDay(now, h.st.Location()), Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	end := now.Add(5 * time.Minute)

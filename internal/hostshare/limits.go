@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/ratelimit"
@@ -25,7 +26,7 @@ func CheckURL(rawURL string) error { return redisgate.CheckURL(rawURL) }
 // *store.Store is one.
 type QuotaDatabase interface {
 	Now() time.Time
-	Today(t time.Time) string
+	Location() *time.Location
 	QuotaDayOpens() error
 	AccountReader
 	HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error)
@@ -120,7 +121,7 @@ func (l *Limits) ResetQuota(ctx context.Context, st QuotaDatabase, names []strin
 	if err != nil {
 		return nil, err
 	}
-	today := st.Today(st.Now())
+	today := campaign.QuotaDay(st.Now(), st.Location())
 	var (
 		out    []Reset
 		failed []ResetFailure
@@ -330,7 +331,7 @@ func (l *Limits) AddLostHost(ctx context.Context, st QuotaDatabase, account, lab
 		return 0, false, fmt.Errorf("shared limits of portfolio %s: %w", a.Portfolio, err)
 	}
 	now := st.Now()
-	today := st.Today(now)
+	today := campaign.QuotaDay(now, st.Location())
 	res, err := g.Rebuild(ctx, limits.RebuildRequest{Host: "hand:" + label, Today: today, Now: now,
 		Accounts: []limits.RebuildCount{{Account: a.Gate.Name, Day: today, Used: count}}})
 	return res.Added[a.Gate.Name], res.Already, err

@@ -68,7 +68,7 @@ func TestResetQuotaGoesOnPastALostPortfolio(t *testing.T) {
 	st, lim, lose := twoPortfolios(t, r, clk)
 	lose("p1")
 	clk.Set(t0.Add(24 * time.Hour)) // the cron line at the next midnight
-	tomorrow := st.Today(clk.Now())
+	tomorrow := campaign.QuotaDay(clk.Now(), st.Location())
 	for run := range 2 {
 		res, err := lim.ResetQuota(t.Context(), st, nil, false)
 		var rerr *ResetError

@@ -173,3 +173,11 @@ func Rules(t time.Time) []string {
 // serviceBilled is when Meta's announced changes bill service and
 // in-window utility messages.
 var serviceBilled = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+
+// Budget is a campaign's --max-cost and what counts against it: the list
+// prices of its rows accepted or in flight.
+type Budget struct {
+	Max       Micros // 0: none
+	Currency  string
+	Committed Micros
+}

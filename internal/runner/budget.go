@@ -82,7 +82,7 @@ func PricingFor(ctx context.Context, st *store.Store, spec campaign.Spec, curren
 			return p, fmt.Errorf("template %s (%s): its category is not known; run `wasend template sync` first", spec.Template, spec.Lang)
 		}
 	}
-	cards, err := st.Cards(ctx)
+	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil {
 		return p, err
 	}
@@ -117,7 +117,7 @@ func (p Pricing) RowPrice(phone string) pricing.Micros {
 // has) and prices its rows by the card in force now, before the engine's
 // first claim.
 func applyBudget(ctx context.Context, o Options, c campaign.Campaign) error {
-	stored, err := o.Store.CampaignBudget(ctx, c.ID)
+	stored, err := readmodel.New(o.Store).CampaignBudget(ctx, c.ID)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func applyBudget(ctx context.Context, o Options, c campaign.Campaign) error {
 	if err := o.Store.SetBudget(ctx, c.ID, want.Amount, p.Card.Currency, p.RowPrice); err != nil {
 		return err
 	}
-	b, err := o.Store.CampaignBudget(ctx, c.ID)
+	b, err := readmodel.New(o.Store).CampaignBudget(ctx, c.ID)
 	if err != nil {
 		return err
 	}

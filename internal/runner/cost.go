@@ -10,6 +10,8 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
+	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -21,10 +23,54 @@ type CampaignCost struct {
 	Pricing  Pricing
 	Estimate pricing.Cost
 	Actual   pricing.Cost
-	Budget   store.Budget
+	Budget   pricing.Budget
 	// NoEstimate says why there is no estimate or actual cost (no card,
 	// the template's category unknown); the rest is then zero.
 	NoEstimate string
+}
+
+// Costing is c for the report's comparison and its --json.
+func (c CampaignCost) Costing() report.Costing {
+	return report.Costing{Card: c.Pricing.Card, Category: c.Pricing.Category, At: c.Pricing.At,
+		Estimate: c.Estimate, Actual: c.Actual, NoEstimate: c.NoEstimate, Budget: c.Budget}
+}
+
+// FileEstimate prices a file being checked or planned: nil when no rate
+// card was ever imported (nothing to say), else the estimate or why there
+// is none.
+func FileEstimate(ctx context.Context, st *store.Store, sum Summary, spec campaign.Spec, at time.Time) *report.CostDetail {
+	cards, err := readmodel.New(st).Cards(ctx)
+	if err != nil || len(cards) == 0 {
+		return nil
+	}
+	p, err := PricingFor(ctx, st, spec, "", at)
+	if err != nil {
+		return &report.CostDetail{NoEstimate: err.Error()}
+	}
+	out := report.NewCostDetail(CampaignCost{Pricing: p, Estimate: EstimatePlaces(p, sum.Places)}.Costing())
+	out.Actual = nil
+	return out
+}
+
+// CostBrief is a campaign's cost for status and show: nil when no rate
+// card was ever imported.
+func CostBrief(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (*report.CampaignCost, error) {
+	cards, err := readmodel.New(st).Cards(ctx)
+	if err != nil || len(cards) == 0 {
+		return nil, err
+	}
+	cost, err := Costs(ctx, st, c, now)
+	if err != nil {
+		return nil, err
+	}
+	out := &report.CampaignCost{NotPriced: cost.NoEstimate}
+	if b := cost.Budget; b.Max != 0 {
+		out.Budget, out.Committed, out.Currency = b.Max.String(), b.Committed.String(), b.Currency
+	}
+	if cost.NoEstimate == "" {
+		out.Currency, out.Estimate, out.Actual = cost.Pricing.Card.Currency, cost.Estimate.Total.String(), cost.Actual.Total.String()
+	}
+	return out, nil
 }
 
 // EstimateDate is the day a campaign's rows are priced at: its start,
@@ -43,7 +89,7 @@ func EstimateDate(c campaign.Campaign, now time.Time) time.Time {
 // an error: NoEstimate says why.
 func Costs(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (CampaignCost, error) {
 	var out CampaignCost
-	b, err := st.CampaignBudget(ctx, c.ID)
+	b, err := readmodel.New(st).CampaignBudget(ctx, c.ID)
 	if err != nil {
 		return out, err
 	}
@@ -55,7 +101,7 @@ func Costs(ctx context.Context, st *store.Store, c campaign.Campaign, now time.T
 	}
 	out.Pricing = p
 	est := pricing.NewCounter(p.Markets, p.Card)
-	if err := st.CostRows(ctx, c.ID, func(phone string) { est.Count(phone, p.Category, 1) }); err != nil {
+	if err := readmodel.New(st).CostRows(ctx, c.ID, func(phone string) { est.Count(phone, p.Category, 1) }); err != nil {
 		return out, err
 	}
 	out.Estimate = est.Cost()
@@ -66,11 +112,11 @@ func Costs(ctx context.Context, st *store.Store, c campaign.Campaign, now time.T
 }
 
 func actual(ctx context.Context, st *store.Store, id int64, p Pricing) (pricing.Cost, error) {
-	charges, err := st.Charges(ctx, id)
+	charges, err := readmodel.New(st).Charges(ctx, id)
 	if err != nil {
 		return pricing.Cost{}, err
 	}
-	cards, err := st.Cards(ctx)
+	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil {
 		return pricing.Cost{}, err
 	}
@@ -103,38 +149,14 @@ func EstimatePlaces(p Pricing, places map[pricing.Place]int64) pricing.Cost {
 	return c.Cost()
 }
 
-// ReconLine is one market × category of a reconciliation: what wasend
-// counted from the status webhooks beside what pricing_analytics billed.
-type ReconLine struct {
-	Market         string           `json:"market"`
-	Category       pricing.Category `json:"category"`
-	Messages, Free int64            `json:"-"`
-	Cost           pricing.Micros   `json:"-"`
-	MetaMessages   int64            `json:"-"`
-	MetaFree       int64            `json:"-"`
-	MetaCost       pricing.Micros   `json:"-"`
-	CostDiff       pricing.Micros   `json:"-"` // Meta's cost − wasend's
-	MessagesDiff   int64            `json:"-"`
-}
-
-// Reconciliation compares a campaign's actual cost with what Meta's
-// pricing_analytics billed its accounts' WABAs over the days it was
-// delivered. Meta's figures cover every message of those WABAs in those
-// days, other campaigns' too.
-type Reconciliation struct {
-	From, To time.Time
-	WABAs    []string
-	Lines    []ReconLine
-}
-
 // Reconcile reads pricing_analytics for every WABA of the accounts, with
 // each one's token, and lines it up with cost.Actual by market × category.
-func Reconcile(ctx context.Context, st *store.Store, api *API, cost CampaignCost, id int64, timeout time.Duration) (Reconciliation, error) {
-	var r Reconciliation
+func Reconcile(ctx context.Context, st *store.Store, api *API, cost CampaignCost, id int64, timeout time.Duration) (report.Reconciliation, error) {
+	var r report.Reconciliation
 	if cost.Pricing.Card == nil {
 		return r, fmt.Errorf("campaign %d cannot be priced: %s", id, cost.NoEstimate)
 	}
-	charges, err := st.Charges(ctx, id)
+	charges, err := readmodel.New(st).Charges(ctx, id)
 	if err != nil {
 		return r, err
 	}
@@ -153,10 +175,10 @@ func Reconcile(ctx context.Context, st *store.Store, api *API, cost CampaignCost
 	}
 	client := api.Client(timeout)
 	defer client.CloseIdleConnections()
-	lines := map[pricing.Key]*ReconLine{}
-	line := func(k pricing.Key) *ReconLine {
+	lines := map[pricing.Key]*report.ReconLine{}
+	line := func(k pricing.Key) *report.ReconLine {
 		if lines[k] == nil {
-			lines[k] = &ReconLine{Market: k.Market, Category: k.Category}
+			lines[k] = &report.ReconLine{Market: k.Market, Category: k.Category}
 		}
 		return lines[k]
 	}
@@ -198,7 +220,7 @@ func Reconcile(ctx context.Context, st *store.Store, api *API, cost CampaignCost
 		l.CostDiff, l.MessagesDiff = l.MetaCost-l.Cost, l.MetaMessages-l.Messages
 		r.Lines = append(r.Lines, *l)
 	}
-	slices.SortFunc(r.Lines, func(a, b ReconLine) int {
+	slices.SortFunc(r.Lines, func(a, b report.ReconLine) int {
 		return cmp.Or(cmp.Compare(a.Market, b.Market), cmp.Compare(a.Category, b.Category))
 	})
 	return r, nil
@@ -231,11 +253,11 @@ type RowCharge struct {
 // RowCharges are a campaign's delivered messages by phone; nil when no
 // rate card was ever imported.
 func RowCharges(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (map[string]RowCharge, error) {
-	cards, err := st.Cards(ctx)
+	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil || len(cards) == 0 {
 		return nil, err
 	}
-	b, err := st.CampaignBudget(ctx, c.ID)
+	b, err := readmodel.New(st).CampaignBudget(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +265,7 @@ func RowCharges(ctx context.Context, st *store.Store, c campaign.Campaign, now t
 	if p, err := PricingFor(ctx, st, c.Spec, currency, EstimateDate(c, now)); err == nil {
 		currency = p.Card.Currency
 	}
-	charges, err := st.Charges(ctx, c.ID)
+	charges, err := readmodel.New(st).Charges(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}

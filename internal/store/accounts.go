@@ -138,7 +138,7 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 			portfolio_id, throughput_pinned, waba_id)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.Name, a.PhoneNumberID, a.Tier, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap,
-			a.Disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.Today(now), pid, nullThroughput(a.ThroughputPinned), a.WABA)
+			a.Disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.today(now), pid, nullThroughput(a.ThroughputPinned), a.WABA)
 		if err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("account %q: %w", a.Name, ErrExists)
@@ -439,7 +439,7 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 			return err
 		}
 		now := s.now()
-		today := s.Today(now)
+		today := s.today(now)
 		for _, a := range accts {
 			day, reset, behind := campaign.NextResetDay(a.QuotaDay, today, force)
 			r := QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap,

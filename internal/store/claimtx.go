@@ -781,7 +781,7 @@ func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNu
 
 func (c *claimTx) Shared() *SharedLimits { return c.tx.s.shared }
 
-func (c *claimTx) Today(t time.Time) string { return c.tx.s.Today(t) }
+func (c *claimTx) Today(t time.Time) string { return c.tx.s.today(t) }
 
 func (c *claimTx) NoteGateWait(ctx context.Context, id int64, now time.Time, reason campaign.WaitReason, detail string) error {
 	if _, err := c.tx.ExecContext(ctx, `INSERT INTO gate_waits (campaign_id, since, seen, reason, error) VALUES (?, ?, ?, ?, ?)

@@ -48,9 +48,8 @@ type Driver interface {
 	// come from it, never from time.Now.
 	Now() time.Time
 	// Location is the zone quota days are counted in, fixed in the
-	// database; Today is t's day there (time.DateOnly).
+	// database (campaign.QuotaDay gives t's day there).
 	Location() *time.Location
-	Today(t time.Time) string
 	// SetTimezone fixes another zone of quota days; it returns the old one.
 	SetTimezone(ctx context.Context, name string) (old string, err error)
 	// QuotaDayOpens is nil when quota days may open, or the

@@ -82,79 +82,32 @@ func parseDay(s string) time.Time {
 	return t
 }
 
-// Cards are the rate cards stored, each with its prices, oldest first.
-func (s *Store) Cards(ctx context.Context) ([]pricing.Card, error) {
-	return readCards(ctx, s.db, "")
-}
-
+// readCards are the cards of currency ("": all) without their prices:
+// their days are what an import is checked against.
 func readCards(ctx context.Context, q querier, currency string) ([]pricing.Card, error) {
 	rows, err := q.QueryContext(ctx, `SELECT id, currency, effective, until, source FROM pricing_cards
 		WHERE ? = '' OR currency = ? ORDER BY effective, currency`, currency, currency)
 	if err != nil {
 		return nil, fmt.Errorf("read rate cards: %w", err)
 	}
+	defer rows.Close()
 	var cards []pricing.Card
-	byID := map[int64]int{}
 	for rows.Next() {
 		var (
 			c         pricing.Card
 			eff, unto string
 		)
 		if err := rows.Scan(&c.ID, &c.Currency, &eff, &unto, &c.Source); err != nil {
-			rows.Close()
 			return nil, err
 		}
 		c.Effective, c.Until = parseDay(eff), parseDay(unto)
-		c.Rates = map[string]map[pricing.Category]pricing.Micros{}
-		byID[c.ID] = len(cards)
 		cards = append(cards, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = q.QueryContext(ctx, `SELECT r.card_id, r.market, r.category, r.tier_from, r.tier_to, r.price
-		FROM pricing_rates r JOIN pricing_cards c ON c.id = r.card_id
-		WHERE ? = '' OR c.currency = ? ORDER BY r.card_id, r.market, r.category, r.tier_from`, currency, currency)
-	if err != nil {
-		return nil, fmt.Errorf("read rate cards: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			id, from, to, price int64
-			market, cat         string
-		)
-		if err := rows.Scan(&id, &market, &cat, &from, &to, &price); err != nil {
-			return nil, err
-		}
-		c := &cards[byID[id]]
-		k := pricing.Category(cat)
-		if from == 0 {
-			if c.Rates[market] == nil {
-				c.Rates[market] = map[pricing.Category]pricing.Micros{}
-			}
-			c.Rates[market][k] = pricing.Micros(price)
-			continue
-		}
-		if c.Tiers == nil {
-			c.Tiers = map[string]map[pricing.Category][]pricing.Tier{}
-		}
-		if c.Tiers[market] == nil {
-			c.Tiers[market] = map[pricing.Category][]pricing.Tier{}
-		}
-		c.Tiers[market][k] = append(c.Tiers[market][k], pricing.Tier{From: from, To: to, Price: pricing.Micros(price)})
 	}
 	return cards, rows.Err()
 }
 
-// Budget is a campaign's --max-cost and what counts against it: the list
-// prices of its rows accepted or in flight.
-type Budget struct {
-	Max       pricing.Micros // 0: none
-	Currency  string
-	Committed pricing.Micros
-}
+// Budget is a campaign's --max-cost and what counts against it.
+type Budget = pricing.Budget
 
 // spendTrigger keeps campaign_spend.committed as rows move in and out of
 // the states a budget counts (in flight, accepted, or unknown: perhaps
@@ -219,11 +172,6 @@ func (s *Store) SetBudget(ctx context.Context, id int64, max pricing.Micros, cur
 	})
 }
 
-// CampaignBudget is a campaign's budget as stored (Max 0: none).
-func (s *Store) CampaignBudget(ctx context.Context, id int64) (Budget, error) {
-	return readBudget(ctx, s.db, id)
-}
-
 func readBudget(ctx context.Context, q querier, id int64) (Budget, error) {
 	var b Budget
 	var max, committed int64
@@ -273,79 +221,8 @@ func int64s(ids []int64) []any {
 	return out
 }
 
-// Charged is one message a status webhook said was delivered, with the
-// pricing it gave: what an actual cost is made of.
-type Charged struct {
-	Phone       string
-	Category    string
-	PricingType string
-	Billable    *bool
-	At          time.Time
-}
-
-// Charges are a campaign's delivered messages (a delivered or read
-// status came) with the pricing their statuses gave (Meta puts it on sent
-// and delivered; a read may come alone), one per message, at its first
-// delivered or read status.
-func (s *Store) Charges(ctx context.Context, campaignID int64) ([]Charged, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT m.id, m.phone, coalesce(p.pricing, ''), coalesce(p.pricing_type, ''), p.billable, d.at
-		FROM messages m
-		JOIN (SELECT message_id, min(at) AS at FROM message_statuses WHERE `+receivedSQL("status")+` GROUP BY message_id) d
-			ON d.message_id = m.id
-		LEFT JOIN message_statuses p ON p.message_id = m.id AND p.pricing <> ''
-		WHERE m.campaign_id = ?
-		ORDER BY m.id, p.at DESC`, campaignID)
-	if err != nil {
-		return nil, fmt.Errorf("read campaign %d's charges: %w", campaignID, err)
-	}
-	defer rows.Close()
-	var (
-		out  []Charged
-		last int64
-	)
-	for rows.Next() {
-		var (
-			c        Charged
-			id, at   int64
-			billable sql.NullInt64
-		)
-		if err := rows.Scan(&id, &c.Phone, &c.Category, &c.PricingType, &billable, &at); err != nil {
-			return nil, err
-		}
-		if id == last {
-			continue // the latest status with pricing is the one kept
-		}
-		last = id
-		if billable.Valid {
-			b := billable.Int64 != 0
-			c.Billable = &b
-		}
-		c.At = time.Unix(0, at)
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
-
 // billable is a status's pricing.billable as stored: 0 when it said
 // false, NULL otherwise.
 func billable(notBillable bool) sql.NullInt64 {
 	return sql.NullInt64{Valid: notBillable}
-}
-
-// CostRows calls fn with the phone of every row of a campaign that may
-// still cost something: every row but those failed or expired.
-func (s *Store) CostRows(ctx context.Context, campaignID int64, fn func(phone string)) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT phone FROM messages WHERE campaign_id = ? AND state IN ('pending', 'sending', 'sent', 'unknown')`, campaignID)
-	if err != nil {
-		return fmt.Errorf("read campaign %d's rows: %w", campaignID, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return err
-		}
-		fn(p)
-	}
-	return rows.Err()
 }

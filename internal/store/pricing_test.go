@@ -9,6 +9,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/pricing"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
@@ -42,7 +43,7 @@ func TestImportCard(t *testing.T) {
 	if _, err := st.ImportCard(ctx, tiered); err != nil {
 		t.Fatal(err)
 	}
-	cards, err := st.Cards(ctx)
+	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil || len(cards) != 2 {
 		t.Fatalf("cards = %+v, %v", cards, err)
 	}
@@ -80,7 +81,7 @@ func TestBudgetCommitted(t *testing.T) {
 	if err := st.SetBudget(ctx, c.ID, 1_000_000, "EUR", func(string) pricing.Micros { return 1000 }); err != nil {
 		t.Fatal(err)
 	}
-	b, err := st.CampaignBudget(ctx, c.ID)
+	b, err := readmodel.New(st).CampaignBudget(ctx, c.ID)
 	if err != nil || b.Max != 1_000_000 || b.Currency != "EUR" || b.Committed != 0 {
 		t.Fatalf("budget = %+v, %v", b, err)
 	}
@@ -88,7 +89,7 @@ func TestBudgetCommitted(t *testing.T) {
 	if err != nil || len(cs) != 3 {
 		t.Fatalf("claim: %d, %v", len(cs), err)
 	}
-	if b, _ := st.CampaignBudget(ctx, c.ID); b.Committed != 3000 {
+	if b, _ := readmodel.New(st).CampaignBudget(ctx, c.ID); b.Committed != 3000 {
 		t.Errorf("committed with 3 in flight = %v, want 0.003", b.Committed)
 	}
 	rs := []campaign.Result{
@@ -98,14 +99,14 @@ func TestBudgetCommitted(t *testing.T) {
 	if err := st.RecordAll(ctx, "r", rs); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := st.CampaignBudget(ctx, c.ID); b.Committed != 2000 {
+	if b, _ := readmodel.New(st).CampaignBudget(ctx, c.ID); b.Committed != 2000 {
 		t.Errorf("committed after one sent, one failed, one in flight = %v, want 0.002", b.Committed)
 	}
 	// A second start recounts from the rows: the same figure.
 	if err := st.SetBudget(ctx, c.ID, 2_000_000, "EUR", func(string) pricing.Micros { return 1000 }); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := st.CampaignBudget(ctx, c.ID); b.Committed != 2000 || b.Max != 2_000_000 {
+	if b, _ := readmodel.New(st).CampaignBudget(ctx, c.ID); b.Committed != 2000 || b.Max != 2_000_000 {
 		t.Errorf("after a raised budget: %+v", b)
 	}
 }

@@ -220,8 +220,9 @@ func (c *conn) Reader() *sql.DB { return c.db }
 // Path returns the database file's path.
 func (c *conn) Path() string { return c.path }
 
-// Today returns the calendar day of t in the store's time zone.
-func (z *quotaZone) Today(t time.Time) string { return campaign.QuotaDay(t, z.loc) }
+// today is the calendar day of t in the store's time zone (callers
+// outside ask campaign.QuotaDay with Location).
+func (z *quotaZone) today(t time.Time) string { return campaign.QuotaDay(t, z.loc) }
 
 func (c *conn) migrate(ctx context.Context) error {
 	if _, err := c.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
