@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 // Timeline is a campaign's sending over time, for the HTML report: every
@@ -123,7 +125,7 @@ type PhonePrefix struct {
 func (r *Reader) PhonePrefixes(ctx context.Context, id int64, digits int) ([]PhonePrefix, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT substr(phone, 1, ?2 + 1) AS p, min(phone), count(*),
 		sum(state = 'sent' OR failed_after_send = 1), sum(state = 'failed'),
-		coalesce(sum(delivery IN ('delivered', 'read')), 0), sum(delivery IS 'read'),
+		coalesce(sum(`+receivedIn("delivery")+`), 0), sum(delivery IS '`+string(campaign.DeliveryRead)+`'),
 		sum(first_reply_at IS NOT NULL), sum(state = 'expired')
 		FROM messages WHERE campaign_id = ?1 GROUP BY p ORDER BY count(*) DESC, p`, id, digits)
 	if err != nil {
