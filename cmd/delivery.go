@@ -158,24 +158,14 @@ func printStatusReplies(f *Factory, camps []report.Campaign) error {
 	if !some {
 		return nil
 	}
-	// Piped, its rows start with "replies": they follow the delivery
-	// table's, and a script tells the two apart by that word.
-	tty := f.IO.IsStdoutTTY()
-	head := []string{"ID", "NAME", "SENT", "REPLIED", "REPLIED/SENT", "OPTED OUT"}
-	if tty {
+	if f.IO.IsStdoutTTY() {
 		io.WriteString(f.IO.Out, "\nReplies (inbound messages)\n")
-	} else {
-		head = append([]string{"KIND"}, head...)
 	}
-	t := newTable(f, head...).Truncate("NAME")
+	t := newTable(f, "ID", "NAME", "SENT", "REPLIED", "REPLIED/SENT", "OPTED OUT").Kind("campaign_replies").Truncate("NAME")
 	for _, c := range camps {
 		if d := c.Delivery; d != nil && d.Replied > 0 {
-			row := []string{strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Replied), pct(d.ReplyRate),
-				strconv.Itoa(d.OptedOut)}
-			if !tty {
-				row = append([]string{"replies"}, row...)
-			}
-			t.Row(row...)
+			t.Row(strconv.FormatInt(c.ID, 10), c.Name, strconv.Itoa(d.Sent), strconv.Itoa(d.Replied), pct(d.ReplyRate),
+				strconv.Itoa(d.OptedOut))
 		}
 	}
 	return t.Render()

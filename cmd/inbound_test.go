@@ -93,7 +93,7 @@ func TestInboundReplies(t *testing.T) {
 		t.Errorf("status on a terminal has no replies table:\n%s", st)
 	}
 	c.tty = false
-	if st := c.ok("status"); !strings.Contains(st, "replies\t1\tspring.csv\t4\t4\t100.0%\t2\n") {
+	if st := c.ok("status"); !strings.Contains(st, "kind=campaign_replies id=1 name=spring.csv sent=4 replied=4 replied_sent=100.0% opted_out=2\n") {
 		t.Errorf("piped status has no replies row:\n%s", st)
 	}
 	if !strings.Contains(text, "4 (100.0% of sent), 2 opted out") {
