@@ -1,0 +1,218 @@
+package pgstore
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/pgtest"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// deliberate are the differences between the two drivers' schemas that
+// are meant, each with why. A line of schemaDiff not listed here fails
+// TestSchemaParity, and so does a listed one that no longer occurs.
+var deliberate = map[string]string{
+	// SQLite's triggers fire on one event each; Postgres's reach_counts_log
+	// fires on INSERT, DELETE and UPDATE OF last_at and tells them apart by
+	// TG_OP (migrations/0005_reach.sql).
+	"trigger reach_counts_relog on contact_log: only in SQLite": "folded into Postgres's reach_counts_log",
+	"trigger reach_counts_unlog on contact_log: only in SQLite": "folded into Postgres's reach_counts_log",
+	// SQLite's store creates messages_spend at a campaign's first budget
+	// (store/pricing.go, SetBudget); Postgres's 0006 creates it with the
+	// table, its WHEN passing over unpriced rows.
+	"trigger messages_spend on messages: only in Postgres": "made by migration 0006, not at the first budget",
+}
+
+// schemas migrates a fresh SQLite file and a fresh Postgres database and
+// reads both schemas.
+func schemas(t *testing.T) (lite, pg schema, dsn string) {
+	t.Helper()
+	ctx := t.Context()
+	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "parity.db"), store.Options{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sl.Close()
+	if lite, err = readSQLite(ctx, sl.Reader()); err != nil {
+		t.Fatal(err)
+	}
+	dsn = pgtest.Start(t).NewDB(t, "")
+	ps, err := Open(ctx, dsn, Options{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	if pg, err = readPostgres(ctx, ps.pool); err != nil {
+		t.Fatal(err)
+	}
+	return lite, pg, dsn
+}
+
+// TestSchemaParity holds the Postgres migrations to SQLite's: every table,
+// column (by class), key, unique set, index and trigger of one is in the
+// other, but for the deliberate differences.
+func TestSchemaParity(t *testing.T) {
+	lite, pg, _ := schemas(t)
+	if len(lite.Tables) < 30 || len(pg.Tables) < 30 {
+		t.Fatalf("read %d SQLite tables and %d Postgres tables: the schemas were not read", len(lite.Tables), len(pg.Tables))
+	}
+	diffs := schemaDiff(lite, pg)
+	for _, d := range diffs {
+		if _, ok := deliberate[d]; !ok {
+			t.Errorf("%s", d)
+		}
+	}
+	for d := range deliberate {
+		if !slices.Contains(diffs, d) {
+			t.Errorf("listed as deliberate but no longer differs (delete it from deliberate): %s", d)
+		}
+	}
+}
+
+// The comparison names each kind of difference: a change to the Postgres
+// schema after migrating shows up as the lines it should.
+func TestSchemaDiffNamesEachDifference(t *testing.T) {
+	lite, _, dsn := schemas(t)
+	ps, err := Open(t.Context(), dsn, Options{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	for _, q := range []string{
+		`DROP TABLE waba_marketing`,
+		`ALTER TABLE messages DROP COLUMN price CASCADE`,
+		`ALTER TABLE messages ADD COLUMN pg_only BIGINT`,
+		`ALTER TABLE templates ALTER COLUMN synced_at TYPE TEXT`,
+		`ALTER TABLE settings ALTER COLUMN value DROP NOT NULL`,
+		`DROP INDEX messages_put_back`,
+		`CREATE INDEX messages_phone ON messages (phone)`,
+		`DROP TRIGGER tier_minutes_insert ON attempts`,
+		`ALTER TABLE pricing_cards DROP CONSTRAINT pricing_cards_currency_effective_key`,
+	} {
+		if _, err := ps.pool.Exec(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	pg, err := readPostgres(t.Context(), ps.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffs := schemaDiff(lite, pg)
+	for _, want := range []string{
+		"table waba_marketing: only in SQLite",
+		"column messages.price (integer): only in SQLite",
+		"column messages.pg_only (integer): only in Postgres",
+		"column templates.synced_at: integer in SQLite, text in Postgres",
+		"column settings.value: NOT NULL in SQLite only",
+		"index messages_put_back on messages(campaign_id,error_code) partial: only in SQLite",
+		"index messages_phone on messages(phone): only in Postgres",
+		"trigger tier_minutes_insert on attempts: only in SQLite",
+		"unique (currency,effective) on pricing_cards: only in SQLite",
+	} {
+		if !slices.Contains(diffs, want) {
+			t.Errorf("no line %q in:\n%s", want, strings.Join(diffs, "\n"))
+		}
+	}
+}
+
+// schemaDiff names, one line each, what differs between SQLite's schema
+// and Postgres's: tables, columns (with their class and nullness), keys,
+// unique sets, indexes and triggers.
+func schemaDiff(lite, pg schema) []string {
+	var out []string
+	only := func(what string, inLite bool) {
+		out = append(out, fmt.Sprintf("%s: only in %s", what, driverName(inLite)))
+	}
+	for _, name := range union(lite.Tables, pg.Tables) {
+		tl, tp := lite.Tables[name], pg.Tables[name]
+		if tl == nil || tp == nil {
+			only("table "+name, tl != nil)
+			continue
+		}
+		cl, cp := columnsByName(tl), columnsByName(tp)
+		for _, c := range union(cl, cp) {
+			l, inL := cl[c]
+			p, inP := cp[c]
+			switch {
+			case !inL || !inP:
+				col := l
+				if !inL {
+					col = p
+				}
+				only(fmt.Sprintf("column %s.%s (%s)", name, c, col.Class), inL)
+			case l.Class != p.Class:
+				out = append(out, fmt.Sprintf("column %s.%s: %s in SQLite, %s in Postgres", name, c, l.Class, p.Class))
+			case l.NotNull != p.NotNull:
+				out = append(out, fmt.Sprintf("column %s.%s: NOT NULL in %s only", name, c, driverName(l.NotNull)))
+			}
+		}
+		if kl, kp := strings.Join(tl.Key, ","), strings.Join(tp.Key, ","); kl != kp {
+			out = append(out, fmt.Sprintf("table %s: key (%s) in SQLite, (%s) in Postgres", name, kl, kp))
+		}
+		for _, u := range tl.Uniques {
+			if !slices.Contains(tp.Uniques, u) && !slices.Contains(pg.uniqueIndexes(name), u) {
+				only(fmt.Sprintf("unique (%s) on %s", u, name), true)
+			}
+		}
+		for _, u := range tp.Uniques {
+			if !slices.Contains(tl.Uniques, u) && !slices.Contains(lite.uniqueIndexes(name), u) {
+				only(fmt.Sprintf("unique (%s) on %s", u, name), false)
+			}
+		}
+	}
+	for _, name := range union(lite.Indexes, pg.Indexes) {
+		il, inL := lite.Indexes[name]
+		ip, inP := pg.Indexes[name]
+		switch {
+		case !inL:
+			only(fmt.Sprintf("index %s on %s", name, ip), false)
+		case !inP:
+			only(fmt.Sprintf("index %s on %s", name, il), true)
+		case il != ip:
+			out = append(out, fmt.Sprintf("index %s: %s in SQLite, %s in Postgres", name, il, ip))
+		}
+	}
+	for _, name := range union(lite.Triggers, pg.Triggers) {
+		tl, inL := lite.Triggers[name]
+		tp, inP := pg.Triggers[name]
+		switch {
+		case !inL:
+			only(fmt.Sprintf("trigger %s on %s", name, tp), false)
+		case !inP:
+			only(fmt.Sprintf("trigger %s on %s", name, tl), true)
+		case tl != tp:
+			out = append(out, fmt.Sprintf("trigger %s: on %s in SQLite, on %s in Postgres", name, tl, tp))
+		}
+	}
+	return out
+}
+
+func driverName(sqlite bool) string {
+	if sqlite {
+		return "SQLite"
+	}
+	return "Postgres"
+}
+
+func columnsByName(t *table) map[string]column {
+	m := map[string]column{}
+	for _, c := range t.Columns {
+		m[c.Name] = c
+	}
+	return m
+}
+
+func union[V any](a, b map[string]V) []string {
+	seen := map[string]bool{}
+	for k := range a {
+		seen[k] = true
+	}
+	for k := range b {
+		seen[k] = true
+	}
+	return sortedKeys(seen)
+}
