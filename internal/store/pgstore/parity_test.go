@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/pgtest"
+	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -215,4 +216,158 @@ func union[V any](a, b map[string]V) []string {
 		seen[k] = true
 	}
 	return sortedKeys(seen)
+}
+
+// keptCountsScript is one history of attempts and priced rows, in SQL
+// both dialects run as written: what the triggers that keep counts see.
+var keptCountsScript = []string{
+	`INSERT INTO accounts (id, name, phone_number_id, tier, token_env, created_at, tokens, tokens_at, quota_day)
+		VALUES (1, 'a', '111', 'new', 'T', 0, 1, 0, '2026-01-01'), (2, 'b', '222', 'new', 'T', 0, 1, 0, '2026-01-01')`,
+	`INSERT INTO campaigns (id, name, fingerprint, source, kind, created_at)
+		VALUES (1, 'c1', 'f1', 's', 'template', 0), (2, 'c2', 'f2', 's', 'template', 0)`,
+	`INSERT INTO messages (id, campaign_id, line, input, phone)
+		VALUES (1, 1, 1, 'x', '+1'), (2, 1, 2, 'x', '+2'), (3, 1, 3, 'x', '+3'), (4, 1, 4, 'x', '+4'), (5, 2, 1, 'x', '+5')`,
+	`INSERT INTO attempts (id, message_id, account_id, claimed_at, class, outcome, error_code) VALUES
+		(1, 1, 1, 600000000005, 'not-sent', 'sent', NULL),
+		(2, 1, 1, 600000000006, 'not-sent', NULL, NULL),
+		(3, 2, 1, 600000000007, 'permanent', 'failed', 131000),
+		(4, 2, 2, 660000000000, 'transient', 'failed', 131048),
+		(5, 3, 2, 660000000001, 'permanent', 'sent', NULL),
+		(6, 4, 1, 720000000000, 'throttled', NULL, NULL),
+		(7, 5, 2, 720000000000, 'not-sent', NULL, NULL),
+		(8, 5, 1, 720000000001, 'permanent', 'failed', 131064)`,
+	`UPDATE attempts SET class = 'permanent', outcome = 'failed' WHERE id = 6`,
+	`UPDATE attempts SET class = 'transient' WHERE id = 1`,
+	`UPDATE attempts SET account_id = 2 WHERE id = 3`,
+	`UPDATE attempts SET claimed_at = claimed_at + 60000000000 WHERE id = 4`,
+	`DELETE FROM attempts WHERE id = 2`,
+	`DELETE FROM campaigns WHERE id = 2`,
+	// A budget as SetBudget leaves it on SQLite: rows priced, committed
+	// counted, then rows move through the states it counts.
+	`UPDATE messages SET price = 100 WHERE campaign_id = 1`,
+	`UPDATE messages SET state = 'sending' WHERE id IN (1, 2, 3)`,
+	`UPDATE messages SET state = 'sent' WHERE id = 1`,
+	`UPDATE messages SET state = 'failed' WHERE id = 2`,
+	`UPDATE messages SET state = 'unknown' WHERE id = 3`,
+	`UPDATE messages SET price = 250 WHERE id = 1`,
+}
+
+// keptCounts reads the kept tables the script moves, as text.
+func keptCounts(t *testing.T, query func(q string) ([][]any, error)) string {
+	t.Helper()
+	var b strings.Builder
+	for _, q := range []string{
+		`SELECT campaign_id, account_id, minute, not_sent, not_sent_sent, failed, restricted FROM tier_minutes
+			WHERE not_sent <> 0 OR not_sent_sent <> 0 OR failed <> 0 OR restricted <> 0 ORDER BY 1, 2, 3`,
+		`SELECT campaign_id, committed FROM campaign_spend ORDER BY 1`,
+	} {
+		rows, err := query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		for _, r := range rows {
+			fmt.Fprintln(&b, r...)
+		}
+	}
+	return b.String()
+}
+
+// TestKeptCountsMatchSQLite runs one history of writes on both drivers:
+// Postgres's plpgsql triggers keep tier_minutes and campaign_spend exactly
+// as SQLite's triggers do, and as a count from scratch says.
+func TestKeptCountsMatchSQLite(t *testing.T) {
+	ctx := t.Context()
+	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "kept.db"), store.Options{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sl.Close()
+	ps, err := Open(ctx, pgtest.Start(t).NewDB(t, ""), Options{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	lite := sl.Reader() // a back door: the script writes what wasend's own moves would
+	for i, q := range keptCountsScript {
+		if strings.HasPrefix(q, "UPDATE messages SET price = 100") {
+			// SetBudget makes SQLite's trigger and counts what is committed.
+			if err := sl.SetBudget(ctx, 1, 1_000_000, "USD", func(string) pricing.Micros { return 100 }); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ps.pool.Exec(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ps.pool.Exec(ctx, `INSERT INTO campaign_spend (campaign_id, committed) SELECT 1, coalesce(sum(price), 0)
+				FROM messages WHERE campaign_id = 1 AND state IN ('sending', 'sent', 'unknown')`); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if _, err := lite.ExecContext(ctx, q); err != nil {
+			t.Fatalf("SQLite, statement %d: %v", i, err)
+		}
+		if _, err := ps.pool.Exec(ctx, q); err != nil {
+			t.Fatalf("Postgres, statement %d: %v", i, err)
+		}
+	}
+	want := keptCounts(t, func(q string) ([][]any, error) {
+		rows, err := lite.QueryContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		var out [][]any
+		for rows.Next() {
+			r := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range r {
+				ptrs[i] = &r[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		return out, rows.Err()
+	})
+	pgRead := func(q string) ([][]any, error) {
+		rows, err := ps.pool.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out [][]any
+		for rows.Next() {
+			r, err := rows.Values()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		return out, rows.Err()
+	}
+	got := keptCounts(t, pgRead)
+	if want == "" || !strings.Contains(want, "1 350") {
+		t.Fatalf("SQLite kept nothing the script should have moved:\n%s", want)
+	}
+	if got != want {
+		t.Errorf("Postgres keeps\n%s\nSQLite keeps\n%s", got, want)
+	}
+	// The history's counts from scratch, as 0006's fill counts them.
+	if _, err := ps.pool.Exec(ctx, `DELETE FROM tier_minutes`); err != nil {
+		t.Fatal(err)
+	}
+	body, err := migrations.ReadFile("migrations/0006_sqlite_0041_0046.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := string(body)[strings.Index(string(body), "INSERT INTO tier_minutes (campaign_id"):]
+	fill = fill[:strings.Index(fill, ";")]
+	if _, err := ps.pool.Exec(ctx, fill); err != nil {
+		t.Fatal(err)
+	}
+	if recount := keptCounts(t, pgRead); recount != want {
+		t.Errorf("counted from scratch\n%s\nkept\n%s", recount, want)
+	}
 }
