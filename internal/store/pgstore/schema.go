@@ -64,6 +64,11 @@ func (ix index) String() string {
 	return s
 }
 
+// sqlQuerier is a SQLite handle or a transaction on it.
+type sqlQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // skipTable is the drivers' own bookkeeping: never compared, never copied.
 func skipTable(name string) bool {
 	return name == "schema_migrations" || strings.HasPrefix(name, "sqlite_")
@@ -100,7 +105,7 @@ func pgClass(typ string) class {
 }
 
 // readSQLite describes a SQLite database's schema (the store's Reader).
-func readSQLite(ctx context.Context, db *sql.DB) (schema, error) {
+func readSQLite(ctx context.Context, db sqlQuerier) (schema, error) {
 	s := schema{Tables: map[string]*table{}, Indexes: map[string]index{}, Triggers: map[string]string{}}
 	rows, err := db.QueryContext(ctx, `SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY name`)
 	if err != nil {
@@ -134,7 +139,7 @@ func readSQLite(ctx context.Context, db *sql.DB) (schema, error) {
 	return s, nil
 }
 
-func sqliteTable(ctx context.Context, db *sql.DB, name string, indexes map[string]index) (*table, error) {
+func sqliteTable(ctx context.Context, db sqlQuerier, name string, indexes map[string]index) (*table, error) {
 	t := &table{Name: name}
 	rows, err := db.QueryContext(ctx, `SELECT name, type, "notnull", pk FROM pragma_table_info(?) ORDER BY cid`, name)
 	if err != nil {
@@ -202,7 +207,7 @@ func sqliteTable(ctx context.Context, db *sql.DB, name string, indexes map[strin
 	return t, nil
 }
 
-func sqliteIndexColumns(ctx context.Context, db *sql.DB, index string) ([]string, error) {
+func sqliteIndexColumns(ctx context.Context, db sqlQuerier, index string) ([]string, error) {
 	rows, err := db.QueryContext(ctx, `SELECT coalesce(name, '(expression)') FROM pragma_index_info(?) ORDER BY seqno`, index)
 	if err != nil {
 		return nil, err
