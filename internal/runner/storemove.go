@@ -18,6 +18,13 @@ type MoveStoreOptions struct {
 // StoreMove is what a move found and did, table by table.
 type StoreMove = pgstore.CopyReport
 
+// The move's refusals: a Postgres database holding rows that are not the
+// file's copy, and a copy that did not come out equal (rolled back).
+var (
+	ErrTargetHoldsData = pgstore.ErrTargetHoldsData
+	ErrCopyDiffers     = pgstore.ErrCopyDiffers
+)
+
 // MoveStore copies the SQLite database From, every table of it, into the
 // Postgres database To (pgstore.CopyFromSQLite): the store opens the file
 // (the one place that opens SQLite; an older file is migrated first, as

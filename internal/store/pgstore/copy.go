@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -31,8 +32,8 @@ type TableCopy struct {
 	Copied int64  `json:"copied"`
 }
 
-// CopyReport is what CopyFromSQLite found and did, table by table in the
-// order it copies them (a table after those it refers to).
+// CopyReport is what CopyFromSQLite found and did, table by table in
+// name order.
 type CopyReport struct {
 	Tables []TableCopy
 	// AlreadyCopied: Postgres held this very copy already (every table's
@@ -109,6 +110,7 @@ func CopyFromSQLite(ctx context.Context, src *sql.DB, dsn string, o CopyOptions)
 		rep, err = c.run(ctx)
 		return err
 	})
+	sort.Slice(rep.Tables, func(i, j int) bool { return rep.Tables[i].Table < rep.Tables[j].Table })
 	return rep, err
 }
 
