@@ -101,7 +101,7 @@ func CopyFromSQLite(ctx context.Context, src *sql.DB, dsn string, o CopyOptions)
 	}
 	stx, err := src.BeginTx(ctx, nil)
 	if err != nil {
-		return CopyReport{}, fmt.Errorf("read the SQLite file: %w", err)
+		return CopyReport{}, fmt.Errorf("read the SQLite file (is a sender running on it?): %w", err)
 	}
 	defer stx.Rollback()
 	var rep CopyReport
@@ -145,16 +145,28 @@ func (c *copier) run(ctx context.Context) (CopyReport, error) {
 	if err := c.dst.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM settings WHERE key <> $1)`, zoneKey).Scan(&zoneOnly); err != nil {
 		return rep, fmt.Errorf("read Postgres's settings: %w", err)
 	}
-	if !fresh || !zoneOnly {
-		diff, err := c.differences(ctx)
-		if err != nil {
+	// Only equal counts can be this copy: then the rows are compared.
+	var diff string
+	compared := false
+	if rep.Matches() {
+		var err error
+		if diff, err = c.differences(ctx); err != nil {
 			return rep, err
 		}
-		if diff != "" {
-			return rep, fmt.Errorf("%w (%s)", ErrTargetHoldsData, diff)
+		if diff == "" {
+			rep.AlreadyCopied = true
+			return rep, nil
 		}
-		rep.AlreadyCopied = true
-		return rep, nil
+		compared = true
+	}
+	if !fresh || !zoneOnly {
+		if !compared {
+			var err error
+			if diff, err = c.differences(ctx); err != nil {
+				return rep, err
+			}
+		}
+		return rep, fmt.Errorf("%w (%s)", ErrTargetHoldsData, diff)
 	}
 	if err := c.copyAll(ctx, rep.Tables); err != nil {
 		return rep, err

@@ -132,15 +132,33 @@ func TestCopyFromSQLite(t *testing.T) {
 			t.Errorf("table %s: %d rows copied, want the run's (every table: %v)", name, copied[name], copied)
 		}
 	}
-	if len(rep.Tables) < 35 {
-		t.Errorf("%d tables copied, want every table of the schema", len(rep.Tables))
-	}
 
 	lite, err := store.Open(ctx, path, store.Options{Location: time.UTC, MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lite.Close()
+	var tables []string
+	rows, err := lite.Reader().QueryContext(ctx, `SELECT name FROM sqlite_master
+		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	rows.Close()
+	var reported []string
+	for _, tc := range rep.Tables {
+		reported = append(reported, tc.Table)
+	}
+	if len(tables) < 35 || !reflect.DeepEqual(reported, tables) {
+		t.Errorf("tables copied\n%v\nwant every table of the file, in name order\n%v", reported, tables)
+	}
 	pg, err := pgstore.Open(ctx, dsn, pgstore.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
@@ -195,22 +213,39 @@ func TestCopyFromSQLite(t *testing.T) {
 	}
 }
 
-// A copy into a Postgres database wasend already uses is refused before
-// anything is written, naming the table that holds rows.
+// A new file copies into a database wasend has opened (its seeded tiers
+// and zone replaced), and a second time finds its copy there. Once the
+// database is used, a copy is refused before anything is written, naming
+// the tables that differ.
 func TestCopyRefusesAUsedDatabase(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(ctx, path, store.Options{Location: time.UTC})
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, path, store.Options{Location: berlin})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
-	dsn := newDB(t)
+	dsn := newDB(t) // its zone of quota days is UTC
 	pg, err := pgstore.Open(ctx, dsn, pgstore.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pg.Close()
+	for i, wantAlready := range []bool{false, true} {
+		rep, err := runner.MoveStore(ctx, runner.MoveStoreOptions{From: path, To: dsn})
+		if err != nil || rep.AlreadyCopied != wantAlready || !rep.Matches() {
+			t.Fatalf("move %d of a new file: %v, already copied %v, matches %v; want already copied %v",
+				i+1, err, rep.AlreadyCopied, rep.Matches(), wantAlready)
+		}
+	}
+	var zone string
+	if err := pg.Reader().QueryRowContext(ctx, `SELECT value FROM settings WHERE key = 'timezone'`).Scan(&zone); err != nil || zone != "Europe/Berlin" {
+		t.Errorf("zone of quota days after the copy: %q, %v; want the file's Europe/Berlin", zone, err)
+	}
 	if _, err := pg.Suppress(ctx, []store.Suppression{{Phone: "+4915100000009"}}); err != nil {
 		t.Fatal(err)
 	}
