@@ -96,7 +96,8 @@ func readFigures(t *testing.T, d interface {
 		t.Fatal(err)
 	}
 	for i := range f.Accounts {
-		f.Accounts[i].At = time.Time{} // when the tokens were settled: the read's time
+		// Settled at the read's time: the tables' tokens are compared by the copy.
+		f.Accounts[i].At, f.Accounts[i].Tokens = time.Time{}, 0
 	}
 	if f.Tiers, err = d.Tiers(ctx); err != nil {
 		t.Fatal(err)
