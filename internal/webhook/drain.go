@@ -41,6 +41,8 @@ func Drain(ctx context.Context, in InboxStore, max int, rules Rules) (campaign.A
 		if err != nil {
 			return err
 		}
+		// Every status body names its number: noted once a transaction.
+		noted := map[string]string{}
 		for _, e := range batch {
 			n, derr := rules.Decode(e.Body)
 			why := ""
@@ -49,7 +51,7 @@ func Drain(ctx context.Context, in InboxStore, max int, rules Rules) (campaign.A
 				why = derr.Error()
 			} else {
 				skips := len(rep.Skips)
-				if err := applyNotification(ctx, tx, n, rules, now, &rep); err != nil {
+				if err := applyNotification(ctx, tx, n, rules, now, noted, &rep); err != nil {
 					return fmt.Errorf("apply webhook body %d: %w", e.ID, err)
 				}
 				why = strings.Join(rep.Skips[skips:], "; ")
@@ -70,13 +72,22 @@ func Drain(ctx context.Context, in InboxStore, max int, rules Rules) (campaign.A
 // applyNotification applies one body, each of its parts (a number, a
 // status, an event) on its own: a part that cannot apply is undone alone
 // and skipped with its reason (part), so that one status never holds up
-// the inbox. Only a fault of the database itself fails the body.
-func applyNotification(ctx context.Context, tx store.InboxTx, n campaign.Notification, rules Rules, now time.Time, rep *campaign.ApplyReport) error {
+// the inbox. Only a fault of the database itself fails the body. noted are
+// the numbers this transaction already noted (display → id).
+func applyNotification(ctx context.Context, tx store.InboxTx, n campaign.Notification, rules Rules, now time.Time,
+	noted map[string]string, rep *campaign.ApplyReport) error {
 	for display, id := range n.Numbers {
+		if was, ok := noted[display]; ok && was == id {
+			continue
+		}
+		skipped := rep.Skipped
 		if err := part(ctx, tx, rep, "number "+display, func() error {
 			return tx.NoteNumber(ctx, display, id, now)
 		}); err != nil {
 			return err
+		}
+		if rep.Skipped == skipped {
+			noted[display] = id
 		}
 	}
 	if len(n.Links) > 0 {
