@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -33,10 +34,41 @@ const replyClockSlack = time.Minute
 // one transaction: a body is applied exactly once even with several
 // appliers on one database. It returns what it did; Bodies == 0 means the
 // inbox was empty.
+//
+// Parts almost always apply, so a batch first runs without a savepoint per
+// part (direct); when one fails, the transaction is rolled back and the
+// batch applied again with each part under its own savepoint, which undoes
+// the failing part alone.
 func Drain(ctx context.Context, in InboxStore, max int, rules Rules) (campaign.ApplyReport, error) {
+	rep, err := drain(ctx, in, max, rules, false)
+	if errors.Is(err, errPartFailed) {
+		return drain(ctx, in, max, rules, true)
+	}
+	return rep, err
+}
+
+// errPartFailed is how a part that failed without its savepoint aborts the
+// transaction (direct).
+var errPartFailed = errors.New("a part failed without its savepoint")
+
+// direct is the transaction as a batch applies it first: a part runs
+// without a savepoint, and its failure aborts the whole transaction.
+type direct struct{ store.InboxTx }
+
+func (direct) Part(_ context.Context, apply func() error) (skip, err error) {
+	if err := apply(); err != nil {
+		return nil, fmt.Errorf("%w: %w", errPartFailed, err)
+	}
+	return nil, nil
+}
+
+func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful bool) (campaign.ApplyReport, error) {
 	var rep campaign.ApplyReport
 	err := in.WithInbox(ctx, func(tx store.InboxTx, now time.Time) error {
 		rep = campaign.ApplyReport{} // a retried transaction starts over
+		if !careful {
+			tx = direct{tx}
+		}
 		batch, err := tx.Bodies(ctx, max)
 		if err != nil {
 			return err
