@@ -111,7 +111,9 @@ func main() {
 	cpu := cpuTime() - cpu0
 
 	slices.Sort(lat)
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) }
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	}
 	fmt.Printf("posted %d signed status bodies, %.0f/s offered, %.0f/s answered (the last answer %.1f s after the first post); %d not answered 200; %d sent >10 ms after due\n",
 		n, *rate, float64(n)/answered.Seconds(), answered.Seconds(), failed.Load(), late.Load())
 	fmt.Printf("answer time from when each post was due: p50 %s ms, p99 %s ms, max %s ms\n", ms(lat[n/2]), ms(lat[n*99/100]), ms(lat[n-1]))
