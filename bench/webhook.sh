@@ -16,7 +16,9 @@
 # campaign sends through the same database at SEND_PER_S while
 # bench/webhookload posts the first campaign's statuses, signed, open loop
 # at POSTS_PER_S. Printed: the offered and answered rate, the answer
-# times, how long bodies waited in the inbox before they were applied, the
+# times, how long bodies waited in the inbox before they were applied
+# (applied_at − received_at, both on the receiver's clock; read with the
+# sqlite3 command-line shell), the
 # receiver's CPU per post (user + system of its process; with RECEIVER=run
 # the sender's CPU is in it too), and the load average around the run (the
 # machine may be shared: read the CPU figures first).
@@ -82,12 +84,28 @@ run)
 esac
 listening $hport
 sleep 2 # the sender past its start
+sqlite3 "$db" "SELECT m.id, m.wamid, m.phone, a.phone_number_id FROM messages m JOIN accounts a ON a.id = m.account_id
+  WHERE m.campaign_id = 1 AND m.state = 'sent' ORDER BY m.id" >"$work/rows"
+first=$(sqlite3 "$db" 'SELECT coalesce(max(id), 0) FROM webhook_inbox')
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(ticks $hook)
 sent0=$("$w" campaign list --json | grep -o '"sent": [0-9]*' | tail -1 | grep -o '[0-9]*$')
 start=$(date +%s.%N)
-"$work/webhookload" -url "http://127.0.0.1:$hport/webhook" -db "$db" -campaign 1 -rate "$rate" | tee "$work/load.out"
+"$work/webhookload" -url "http://127.0.0.1:$hport/webhook" -rows "$work/rows" -campaign 1 -rate "$rate" | tee "$work/load.out"
+answered=$(date +%s.%N)
+# The applier's lag: every body stored since the start, applied.
+for _ in $(seq 600); do
+  [ "$(sqlite3 "$db" "SELECT count(*) FROM webhook_inbox WHERE id > $first AND applied_at IS NULL")" = 0 ] && break
+  sleep 0.1
+done
 end=$(date +%s.%N)
+k=$(sqlite3 "$db" "SELECT count(*) FROM webhook_inbox WHERE id > $first")
+left=$(sqlite3 "$db" "SELECT count(*) FROM webhook_inbox WHERE id > $first AND applied_at IS NULL")
+lag() { sqlite3 "$db" "SELECT (applied_at - received_at) / 1e6 FROM webhook_inbox WHERE id > $first ORDER BY 1 LIMIT 1 OFFSET $1"; }
+printf 'inbox lag (stored → applied) of %d bodies: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d not applied\n' \
+  "$k" "$(lag $((k / 2)))" "$(lag $((k * 99 / 100)))" "$(lag $((k - 1)))" "$left"
+printf 'all applied %.1f s after the last answer\n' "$(echo "$end - $answered" | bc -l)"
+sqlite3 "$db" "SELECT 'campaign 1: ' || count(delivered_at) || ' rows delivered, ' || count(read_at) || ' read' FROM messages WHERE campaign_id = 1"
 t1=$(ticks $hook)
 sent1=$("$w" campaign list --json | grep -o '"sent": [0-9]*' | tail -1 | grep -o '[0-9]*$')
 load1=$(cut -d' ' -f1-3 /proc/loadavg)

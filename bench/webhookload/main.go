@@ -4,19 +4,18 @@
 // loop at a fixed rate: each post is due on schedule whether or not the
 // earlier ones were answered, and its answer time counts from when it was
 // due, so a slow receiver (or a generator short of CPU) shows as answer
-// time, not as a lower offered rate. The messages are real rows of the receiver's
-// database (sent rows of campaign -campaign), read before the clock
-// starts, so the applier does the work it does for Meta's statuses.
+// time, not as a lower offered rate. The messages are real sent rows of
+// the receiver's database, listed in -rows (one "id|wamid|phone|phone
+// number id" a line, as bench/webhook.sh writes them with sqlite3), so the
+// applier does the work it does for Meta's statuses.
 //
-// It prints the offered and answered rate, the answer times, its own CPU
-// per post and, read from the database once every post was answered, how
-// long each body waited in the inbox before it was applied (applied_at −
-// received_at, both on the receiver's clock). bench/webhook.sh runs it.
+// It prints the answered rate, the answer times and its own CPU per post;
+// bench/webhook.sh runs it and reads the inbox's lag from the database.
 package main
 
 import (
+	"bufio"
 	"bytes"
-	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -31,37 +30,24 @@ import (
 	"syscall"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3"
-
 	"github.com/wasend/wasend/internal/webhook"
 )
 
 func main() {
 	url := flag.String("url", "http://127.0.0.1:8080/webhook", "the receiver's callback URL")
-	dbPath := flag.String("db", "", "the receiver's database (read: the sent rows, then the inbox)")
-	campaignID := flag.Int64("campaign", 1, "the campaign whose sent rows the statuses are about")
+	rowsPath := flag.String("rows", "", `the sent rows to post statuses of: "id|wamid|phone|phone number id" a line`)
+	campaignID := flag.Int64("campaign", 1, "the campaign of those rows (their callback data)")
 	rate := flag.Float64("rate", 5000, "posts per second (open loop)")
 	maxPosts := flag.Int("posts", 0, "posts to make (0: three per sent row)")
-	wait := flag.Duration("wait", 60*time.Second, "how long to wait for the inbox to be applied after the last answer")
 	conns := flag.Int("conns", 64, "connections posting at once (Meta's side keeps several open)")
 	flag.Parse()
 	secret := []byte(os.Getenv("WASEND_APP_SECRET"))
-	if len(secret) == 0 || *dbPath == "" {
-		fail(fmt.Errorf("set WASEND_APP_SECRET and -db"))
+	if len(secret) == 0 || *rowsPath == "" {
+		fail(fmt.Errorf("set WASEND_APP_SECRET and -rows"))
 	}
-	db, err := sql.Open("sqlite3", "file:"+*dbPath+"?mode=ro&_busy_timeout=10000")
+	bodies, sigs, err := build(*rowsPath, *campaignID, secret, *maxPosts)
 	if err != nil {
 		fail(err)
-	}
-	defer db.Close()
-
-	bodies, sigs, err := build(db, *campaignID, secret, *maxPosts)
-	if err != nil {
-		fail(err)
-	}
-	var firstID int64
-	if err := db.QueryRow(`SELECT coalesce(max(id), 0) FROM webhook_inbox`).Scan(&firstID); err != nil {
-		fail(fmt.Errorf("read the inbox: %w", err))
 	}
 
 	n := len(bodies)
@@ -119,79 +105,37 @@ func main() {
 	fmt.Printf("answer time from when each post was due: p50 %s ms, p99 %s ms, max %s ms\n", ms(lat[n/2]), ms(lat[n*99/100]), ms(lat[n-1]))
 	fmt.Printf("load generator CPU: %.0f µs per post\n", float64(cpu.Microseconds())/float64(n))
 
-	// The applier's lag: every body stored since the start, applied.
-	deadline := time.Now().Add(*wait)
-	for {
-		var left int
-		if err := db.QueryRow(`SELECT count(*) FROM webhook_inbox WHERE id > ? AND applied_at IS NULL`, firstID).Scan(&left); err != nil {
-			fail(err)
-		}
-		if left == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			fmt.Printf("inbox: %d bodies still not applied %v after the last answer\n", left, *wait)
-			os.Exit(1)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	drained := time.Since(start)
-	rows, err := db.Query(`SELECT applied_at - received_at FROM webhook_inbox WHERE id > ? ORDER BY 1`, firstID)
-	if err != nil {
-		fail(err)
-	}
-	var lags []time.Duration
-	for rows.Next() {
-		var ns int64
-		if err := rows.Scan(&ns); err != nil {
-			fail(err)
-		}
-		lags = append(lags, time.Duration(ns))
-	}
-	if err := rows.Err(); err != nil || len(lags) == 0 {
-		fail(fmt.Errorf("read the inbox's lag (%d bodies): %v", len(lags), err))
-	}
-	k := len(lags)
-	fmt.Printf("inbox lag (stored → applied) of %d bodies: p50 %s ms, p99 %s ms, max %s ms; all applied %.1f s after the first post (%.1f s after the last answer)\n",
-		k, ms(lags[k/2]), ms(lags[k*99/100]), ms(lags[k-1]), drained.Seconds(), (drained - answered).Seconds())
-	var delivered, read int
-	if err := db.QueryRow(`SELECT count(delivered_at), count(read_at) FROM messages WHERE campaign_id = ?`, *campaignID).Scan(&delivered, &read); err != nil {
-		fail(err)
-	}
-	fmt.Printf("campaign %d: %d rows delivered, %d read\n", *campaignID, delivered, read)
 }
 
-// build makes the signed bodies: sent, delivered and read of each sent row
-// of campaign id, message by message, up to max (0: all).
-func build(db *sql.DB, id int64, secret []byte, max int) (bodies [][]byte, sigs []string, err error) {
-	rows, err := db.Query(`SELECT m.id, m.wamid, m.phone, a.phone_number_id FROM messages m JOIN accounts a ON a.id = m.account_id
-		WHERE m.campaign_id = ? AND m.state = 'sent' AND m.wamid IS NOT NULL ORDER BY m.id`, id)
+// build makes the signed bodies: sent, delivered and read of each row
+// listed in path, message by message, up to max (0: all).
+func build(path string, campaignID int64, secret []byte, max int) (bodies [][]byte, sigs []string, err error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the sent rows: %w", err)
+		return nil, nil, err
 	}
-	defer rows.Close()
+	defer f.Close()
 	now := time.Now()
-	for rows.Next() && (max == 0 || len(bodies) < max) {
-		var (
-			mid               int64
-			wamid, phone, pid string
-		)
-		if err := rows.Scan(&mid, &wamid, &phone, &pid); err != nil {
-			return nil, nil, err
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan() && (max == 0 || len(bodies) < max); line++ {
+		fs := strings.Split(sc.Text(), "|")
+		if len(fs) != 4 {
+			return nil, nil, fmt.Errorf("%s:%d: want id|wamid|phone|phone number id, got %q", path, line, sc.Text())
 		}
+		mid, wamid, phone, pid := fs[0], fs[1], fs[2], fs[3]
 		for k, st := range []string{"sent", "delivered", "read"} {
 			if max > 0 && len(bodies) == max {
 				break
 			}
-			b := statusBody(pid, wamid, phone, fmt.Sprintf("wasend:c%d:m%d", id, mid), st, now.Add(time.Duration(k)*time.Second))
+			b := statusBody(pid, wamid, phone, fmt.Sprintf("wasend:c%d:m%s", campaignID, mid), st, now.Add(time.Duration(k)*time.Second))
 			bodies, sigs = append(bodies, b), append(sigs, webhook.Sign(secret, b))
 		}
 	}
-	if err := rows.Err(); err != nil {
+	if err := sc.Err(); err != nil {
 		return nil, nil, err
 	}
 	if len(bodies) == 0 {
-		return nil, nil, fmt.Errorf("campaign %d has no sent rows to post statuses of", id)
+		return nil, nil, fmt.Errorf("%s lists no rows to post statuses of", path)
 	}
 	return bodies, sigs, nil
 }
