@@ -125,7 +125,7 @@ func TestDoctorHintsRunWhenPasted(t *testing.T) {
 	}
 	h.runHints(printed)
 	after := h.ok("--db", db, "--sandbox", "doctor")
-	if !strings.Contains(after, "ready to send: all 9 checks passed\n") {
+	if !strings.Contains(after, "ready to send: all 10 checks passed\n") {
 		t.Errorf("after the fixes:\n%s", after)
 	}
 }
