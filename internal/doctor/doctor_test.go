@@ -123,7 +123,9 @@ func (d dbReader) MarketingStatuses(ctx context.Context) (map[string]string, err
 // neverRead is a database where template sync never read an onboarding.
 type neverRead struct{ dbReader }
 
-func (neverRead) MarketingStatuses(context.Context) (map[string]string, error) { return map[string]string{}, nil }
+func (neverRead) MarketingStatuses(context.Context) (map[string]string, error) {
+	return map[string]string{}, nil
+}
 
 func TestHealthy(t *testing.T) {
 	s := newSetup(t, sandbox.Faults{}, true)
