@@ -29,6 +29,7 @@ func (s suite) claimTests() []sub {
 		{"fails suppressed rows", s.testClaimFailsSuppressedRows},
 		{"suppressed while waiting", s.testClaimSuppressedWhileWaiting},
 		{"two handles at once", s.testClaimConcurrentProcesses},
+		{"three handles, batches, one campaign", s.testClaimContention},
 	}
 }
 
