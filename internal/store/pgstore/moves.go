@@ -33,16 +33,6 @@ func campaignState(ctx context.Context, q querier, id int64) (campaign.CampaignS
 	return campaign.CampaignState(state), nil
 }
 
-// stopped is campaign.ErrPaused or ErrCancelled when the campaign may not
-// be sent now, nil when it may.
-func stopped(ctx context.Context, q querier, id int64) error {
-	st, err := campaignState(ctx, q, id)
-	if err != nil {
-		return err
-	}
-	return st.Stopped()
-}
-
 // refuseCancelled wraps campaign.ErrCancelled when the campaign was
 // cancelled: nothing may reopen it.
 func refuseCancelled(ctx context.Context, q querier, id int64) error {

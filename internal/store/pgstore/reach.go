@@ -17,7 +17,7 @@ import (
 
 // reachCount is how many distinct recipients the scope's accounts messaged
 // after since, from its running count, moved to since and stored.
-func reachCount(ctx context.Context, tx pgx.Tx, s store.ReachScope, since time.Time) (int, error) {
+func reachCount(ctx context.Context, tx querier, s store.ReachScope, since time.Time) (int, error) {
 	if len(s.Members) == 0 {
 		return 0, nil
 	}

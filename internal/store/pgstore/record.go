@@ -13,10 +13,20 @@ import (
 // RecordAll stores outcomes (sent, retry, failed, unknown) in one sending
 // transaction.
 func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
-	return s.sendTx(ctx, func(tx pgx.Tx) error { return recordAll(ctx, tx, runner, rs) })
+	return s.sendTx(ctx, func(tx pgx.Tx, lead *pgx.Batch) error {
+		if err := recordAll(ctx, tx, lead, runner, rs); err != nil {
+			return err
+		}
+		if err := send(ctx, tx, lead); err != nil {
+			return fmt.Errorf("record %d outcomes: %w", len(rs), err)
+		}
+		return nil
+	})
 }
 
-func recordAll(ctx context.Context, tx pgx.Tx, runner string, rs []campaign.Result) error {
+// recordAll stores outcomes: the plain sent ones are queued on b, which
+// the caller sends; the others, rare, go one by one after what b holds.
+func recordAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch, runner string, rs []campaign.Result) error {
 	var (
 		plain  []campaign.Result
 		wamids []string
@@ -29,14 +39,16 @@ func recordAll(ctx context.Context, tx pgx.Tx, runner string, rs []campaign.Resu
 			plain = append(plain, r)
 			continue
 		}
+		if err := send(ctx, tx, b); err != nil {
+			return fmt.Errorf("record outcomes: %w", err)
+		}
 		if err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At); err != nil {
 			return err
 		}
 	}
-	if err := recordSent(ctx, tx, plain); err != nil {
-		return err
-	}
-	return linkWaitingStatuses(ctx, tx, wamids)
+	recordSent(b, plain)
+	linkWaitingStatuses(b, wamids)
+	return nil
 }
 
 // plainSent reports whether r is a message accepted with nothing more to
@@ -47,11 +59,11 @@ func plainSent(r campaign.Result) bool {
 		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress
 }
 
-// recordSent stores plain sent outcomes in three statements: the rows, their
-// attempts, the send log.
-func recordSent(ctx context.Context, tx pgx.Tx, rs []campaign.Result) error {
+// recordSent queues on b what stores plain sent outcomes, three statements:
+// the rows, their attempts, the send log.
+func recordSent(b *pgx.Batch, rs []campaign.Result) {
 	if len(rs) == 0 {
-		return nil
+		return
 	}
 	n := len(rs)
 	var (
@@ -62,21 +74,14 @@ func recordSent(ctx context.Context, tx pgx.Tx, rs []campaign.Result) error {
 		ids[i], ats[i], attempts[i], accts[i] = r.Claim.Message.ID, r.At.UnixNano(), r.Claim.AttemptID, r.Claim.Account.ID
 		wamids[i], classes[i], phones[i] = r.Outcome.WAMID, r.Outcome.Class, r.Claim.Message.Phone
 	}
-	if _, err := tx.Exec(ctx, recordSentBulkSQL, ids, wamids, ats); err != nil {
-		return fmt.Errorf("record %d messages sent: %w", n, err)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE attempts SET done_at = v.at, outcome = 'sent', error_code = NULL, class = v.class
+	b.Queue(recordSentBulkSQL, ids, wamids, ats)
+	b.Queue(`UPDATE attempts SET done_at = v.at, outcome = 'sent', error_code = NULL, class = v.class
 		FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS v(id, at, class) WHERE attempts.id = v.id`,
-		attempts, ats, classes); err != nil {
-		return fmt.Errorf("record %d messages sent: %w", n, err)
-	}
+		attempts, ats, classes)
 	// One row of the log per (account, number): the latest send wins.
-	if _, err := tx.Exec(ctx, `UPDATE contact_log SET sent_at = greatest(contact_log.sent_at, v.at)
+	b.Queue(`UPDATE contact_log SET sent_at = greatest(contact_log.sent_at, v.at)
 		FROM (SELECT a, p, max(at) AS at FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(a, p, at) GROUP BY a, p) AS v
-		WHERE contact_log.account_id = v.a AND contact_log.phone = v.p`, accts, phones, ats); err != nil {
-		return fmt.Errorf("log %d sends: %w", n, err)
-	}
-	return nil
+		WHERE contact_log.account_id = v.a AND contact_log.phone = v.p`, accts, phones, ats)
 }
 
 func record(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
@@ -253,15 +258,13 @@ func applyEffects(ctx context.Context, tx pgx.Tx, c campaign.Claim, o campaign.O
 // linkWaitingStatuses matches the statuses kept unmatched for the given
 // wamids (their webhook came before the send's answer was recorded) to the
 // rows that carry them now, and marks them waiting: the applier's next
-// pass settles them. A status matched once is never linked again.
-func linkWaitingStatuses(ctx context.Context, tx pgx.Tx, wamids []string) error {
+// pass settles them. A status matched once is never linked again. Queued
+// on b, after the rows it links to.
+func linkWaitingStatuses(b *pgx.Batch, wamids []string) {
 	if len(wamids) == 0 {
-		return nil
+		return
 	}
-	if _, err := tx.Exec(ctx, `UPDATE message_statuses SET message_id = m.id, applied = 0
+	b.Queue(`UPDATE message_statuses SET message_id = m.id, applied = 0
 		FROM messages m WHERE message_statuses.message_id IS NULL AND message_statuses.wamid = ANY($1)
-		AND m.wamid = message_statuses.wamid`, wamids); err != nil {
-		return fmt.Errorf("match statuses that came before their send was recorded: %w", err)
-	}
-	return nil
+		AND m.wamid = message_statuses.wamid`, wamids)
 }

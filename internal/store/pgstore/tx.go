@@ -33,14 +33,25 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	}
 }
 
-// sendTx is inTx for the sending path: the claim lock first.
-func (s *Store) sendTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+// sendTx is inTx for the sending path: fn gets a batch that holds the
+// claim lock, and must send it (send, or with its own first statements)
+// before anything else runs on tx.
+func (s *Store) sendTx(ctx context.Context, fn func(tx pgx.Tx, lead *pgx.Batch) error) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(claimLock)); err != nil {
-			return err
-		}
-		return fn(tx)
+		lead := &pgx.Batch{}
+		lead.Queue(`SELECT pg_advisory_xact_lock($1)`, int64(claimLock))
+		return fn(tx, lead)
 	})
+}
+
+// send runs b's statements in one round trip and empties b.
+func send(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	q := *b
+	*b = pgx.Batch{}
+	return tx.SendBatch(ctx, &q).Close()
 }
 
 // retryable reports whether Postgres aborted a transaction that may simply
