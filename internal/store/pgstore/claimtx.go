@@ -90,7 +90,9 @@ type claimTx struct {
 }
 
 // campaignRow is what the claim reads of its campaign's row: read once, in
-// one statement, and again after the claim writes to it.
+// one statement, and again after the claim writes to it. The row is read
+// FOR SHARE: an operator's pause or cancel (which lock it to move it)
+// comes before the claim or after it, as under SQLite's single writer.
 type campaignRow struct {
 	id                        int64
 	state                     string
@@ -113,7 +115,7 @@ func (c *claimTx) campaign(ctx context.Context, id int64) (*campaignRow, error) 
 	r := &campaignRow{id: id}
 	err := c.QueryRow(ctx, `SELECT state, cancelled_at IS NOT NULL, start_at, began_at, expire_after, expires_at,
 		window_from, window_to, window_days, service_window, priority, weight, borrow, served, idle_until, pair_gap,
-		kind, template, text FROM campaigns WHERE id = $1`, id).Scan(&r.state, &r.cancelled, &r.startAt, &r.beganAt, &r.expire,
+		kind, template, text FROM campaigns WHERE id = $1 FOR SHARE`, id).Scan(&r.state, &r.cancelled, &r.startAt, &r.beganAt, &r.expire,
 		&r.expires, &r.wf, &r.wt, &r.wd, &r.serviceWindow, &r.prio, &r.weight, &r.borrow, &r.served, &r.idleUntil, &r.pairGap,
 		&r.kind, &r.template, &r.text)
 	switch {
