@@ -22,106 +22,6 @@ func (s *Store) unsupported(method string) error {
 
 // The methods below are the ones not yet made real (issue 30).
 
-func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule) (err error) {
-	err = s.unsupported("SetSchedule")
-	return
-}
-
-func (s *Store) SetServiceWindow(ctx context.Context, id int64, on bool) (err error) {
-	err = s.unsupported("SetServiceWindow")
-	return
-}
-
-func (s *Store) SetShare(ctx context.Context, id int64, ch campaign.ShareChange) (err error) {
-	err = s.unsupported("SetShare")
-	return
-}
-
-func (s *Store) SetPairGap(ctx context.Context, campaignID int64, gap time.Duration) (err error) {
-	err = s.unsupported("SetPairGap")
-	return
-}
-
-func (s *Store) WithClaim(ctx context.Context, fn func(store.ClaimTx) error) (err error) {
-	err = s.unsupported("WithClaim")
-	return
-}
-
-func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) (err error) {
-	err = s.unsupported("RecordAll")
-	return
-}
-
-func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(store.ClaimTx) error) (_ error, err error) {
-	err = s.unsupported("RecordWithClaim")
-	return
-}
-
-func (s *Store) SetOutage(ctx context.Context, campaignID int64, o campaign.Outage, pause string) (err error) {
-	err = s.unsupported("SetOutage")
-	return
-}
-
-func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (_ map[int64]int, err error) {
-	err = s.unsupported("RecoverOrphans")
-	return
-}
-
-func (s *Store) Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (_ int, err error) {
-	err = s.unsupported("Rescue")
-	return
-}
-
-func (s *Store) PauseCampaign(ctx context.Context, id int64, reason string) (_ campaign.CampaignState, err error) {
-	err = s.unsupported("PauseCampaign")
-	return
-}
-
-func (s *Store) ResumeCampaign(ctx context.Context, id int64) (_ string, err error) {
-	err = s.unsupported("ResumeCampaign")
-	return
-}
-
-func (s *Store) CancelCampaign(ctx context.Context, id int64) (_ campaign.CampaignState, err error) {
-	err = s.unsupported("CancelCampaign")
-	return
-}
-
-func (s *Store) DeleteCampaign(ctx context.Context, id int64) (err error) {
-	err = s.unsupported("DeleteCampaign")
-	return
-}
-
-func (s *Store) RequeueFailed(ctx context.Context, id int64, codes []int) (_ int, err error) {
-	err = s.unsupported("RequeueFailed")
-	return
-}
-
-func (s *Store) RequeueUnknown(ctx context.Context, id int64) (_ int, err error) {
-	err = s.unsupported("RequeueUnknown")
-	return
-}
-
-func (s *Store) RequeueUndelivered(ctx context.Context, id int64, sentBefore time.Time) (_ int, err error) {
-	err = s.unsupported("RequeueUndelivered")
-	return
-}
-
-func (s *Store) DropAccount(ctx context.Context, campaignID, accountID int64, reason string, code int, now time.Time) (err error) {
-	err = s.unsupported("DropAccount")
-	return
-}
-
-func (s *Store) ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (_ bool, err error) {
-	err = s.unsupported("ReadmitAccount")
-	return
-}
-
-func (s *Store) RemoveAccount(ctx context.Context, name string) (err error) {
-	err = s.unsupported("RemoveAccount")
-	return
-}
-
 func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (_ campaign.AccountStatus, err error) {
 	err = s.unsupported("RecordSync")
 	return
@@ -134,11 +34,6 @@ func (s *Store) SetAutoTier(ctx context.Context, name string, on *bool, promoteA
 
 func (s *Store) TierProgress(ctx context.Context) (_ map[string]campaign.TierProgress, err error) {
 	err = s.unsupported("TierProgress")
-	return
-}
-
-func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) (_ []store.QuotaReset, err error) {
-	err = s.unsupported("ResetQuota")
 	return
 }
 

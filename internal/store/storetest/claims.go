@@ -29,6 +29,7 @@ func (s suite) claimTests() []sub {
 		{"fails suppressed rows", s.testClaimFailsSuppressedRows},
 		{"suppressed while waiting", s.testClaimSuppressedWhileWaiting},
 		{"two handles at once", s.testClaimConcurrentProcesses},
+		{"three handles, batches, one campaign", s.testClaimContention},
 	}
 }
 
@@ -494,7 +495,7 @@ func (s suite) testClaimConcurrentProcesses(t *testing.T) {
 			// effective times: the running maximum of claimed_at.
 			spends := map[string][]time.Time{}
 			var all []time.Time
-			rows, err := st.Reader().QueryContext(t.Context(), `SELECT a.name, t.claimed_at FROM attempts t JOIN accounts a ON a.id = t.account_id ORDER BY t.id`)
+			rows, err := checked(st).QueryContext(t.Context(), `SELECT a.name, t.claimed_at FROM attempts t JOIN accounts a ON a.id = t.account_id ORDER BY t.id`)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -129,7 +129,7 @@ func (s suite) testInboundSettings(t *testing.T) {
 		t.Errorf("PruneInbound = %d, %v; want the older one", n, err)
 	}
 	var left int
-	if err := st.Reader().QueryRowContext(t.Context(), `SELECT count(*) FROM inbound_messages`).Scan(&left); err != nil || left != 1 {
+	if err := checked(st).QueryRowContext(t.Context(), `SELECT count(*) FROM inbound_messages`).Scan(&left); err != nil || left != 1 {
 		t.Errorf("%d inbound messages left (%v), want 1", left, err)
 	}
 }

@@ -96,7 +96,7 @@ func (s suite) drain(t *testing.T, st store.Driver, bodies ...[]byte) campaign.A
 func deliveryOf(t *testing.T, st store.Driver, id int64) campaign.Delivery {
 	t.Helper()
 	var d *string
-	if err := st.Reader().QueryRowContext(t.Context(), `SELECT delivery FROM messages WHERE id = ?`, id).Scan(&d); err != nil {
+	if err := checked(st).QueryRowContext(t.Context(), `SELECT delivery FROM messages WHERE id = ?`, id).Scan(&d); err != nil {
 		t.Fatal(err)
 	}
 	if d == nil {

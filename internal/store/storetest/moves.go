@@ -89,7 +89,7 @@ func (s suite) testRemoveAccount(t *testing.T) {
 		t.Errorf("its sent row is %s", got.state)
 	}
 	var name string
-	if err := st.Reader().QueryRowContext(ctx, `SELECT a.name FROM messages m JOIN accounts a ON a.id = m.account_id WHERE m.id = ?`,
+	if err := checked(st).QueryRowContext(ctx, `SELECT a.name FROM messages m JOIN accounts a ON a.id = m.account_id WHERE m.id = ?`,
 		sent.Message.ID).Scan(&name); err != nil || name != store.RemovedName("a", a.ID) {
 		t.Errorf("sent row's account: %q, %v; want %q", name, err, store.RemovedName("a", a.ID))
 	}
@@ -256,9 +256,9 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 		var n int
 		var err error
 		if arg == nil {
-			err = st.Reader().QueryRowContext(ctx, q).Scan(&n)
+			err = checked(st).QueryRowContext(ctx, q).Scan(&n)
 		} else {
-			err = st.Reader().QueryRowContext(ctx, q, arg).Scan(&n)
+			err = checked(st).QueryRowContext(ctx, q, arg).Scan(&n)
 		}
 		if err != nil || n != 0 {
 			t.Errorf("%s: %d left, %v", q, n, err)

@@ -36,7 +36,7 @@ type messageRow struct {
 func readMessage(t *testing.T, st store.Driver, id int64) messageRow {
 	t.Helper()
 	var m messageRow
-	err := st.Reader().QueryRowContext(t.Context(), `SELECT state, wamid, next_attempt_at, attempts, retries, error_code FROM messages WHERE id = ?`, id).
+	err := checked(st).QueryRowContext(t.Context(), `SELECT state, wamid, next_attempt_at, attempts, retries, error_code FROM messages WHERE id = ?`, id).
 		Scan(&m.state, &m.wamid, &m.next, &m.attempts, &m.retries, &m.errCode)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func (s suite) testRecordRetryWaitsUntilRetryAt(t *testing.T) {
 		t.Errorf("after a throttle: %+v, want retries still 1", row)
 	}
 	var outcomes []string
-	rows, err := st.Reader().QueryContext(t.Context(), `SELECT outcome FROM attempts WHERE message_id = ? ORDER BY id`, m1.Message.ID)
+	rows, err := checked(st).QueryContext(t.Context(), `SELECT outcome FROM attempts WHERE message_id = ? ORDER BY id`, m1.Message.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

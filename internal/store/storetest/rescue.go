@@ -17,6 +17,7 @@ func (s suite) rescueTests() []sub {
 		{"recover orphans", s.testRecoverOrphans},
 		{"rescue while running", s.testRescue},
 		{"holders of rows in flight", s.testHolders},
+		{"a rescue races late answers", s.testRescueRacesLateAnswers},
 	}
 }
 

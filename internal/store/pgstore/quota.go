@@ -1,0 +1,214 @@
+package pgstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// ResetQuota opens a new quota day for the named accounts (all when none):
+// only forward, once a day unless forced, as on SQLite (accounts.go). The
+// accounts' rows are locked first: a claim counting sends on them waits,
+// or is waited for.
+func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]store.QuotaReset, error) {
+	if s.zoneErr != nil {
+		return nil, s.zoneErr
+	}
+	var out []store.QuotaReset
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		out = nil // a retried transaction starts over
+		if _, err := tx.Exec(ctx, `SELECT id FROM accounts WHERE removed_at IS NULL ORDER BY id FOR UPDATE`); err != nil {
+			return fmt.Errorf("lock accounts: %w", err)
+		}
+		accts, err := loadAccounts(ctx, tx, `ORDER BY a.id`)
+		if err != nil {
+			return err
+		}
+		if accts, err = named(accts, names); err != nil {
+			return err
+		}
+		now := s.now()
+		today := s.Today(now)
+		for _, a := range accts {
+			day, reset, behind := campaign.NextResetDay(a.QuotaDay, today, force)
+			r := store.QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap,
+				Behind: behind, Reset: reset}
+			if reset {
+				if _, err := tx.Exec(ctx, `UPDATE accounts SET used_today = 0, quota_day = $1, quota_epoch = quota_epoch + 1 WHERE id = $2`,
+					day, a.ID); err != nil {
+					return fmt.Errorf("reset quota of %s: %w", a.Name, err)
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO quota_resets (account_id, day, at, forced) VALUES ($1, $2, $3, $4)`,
+					a.ID, day, now.UnixNano(), boolInt(force)); err != nil {
+					return fmt.Errorf("log quota reset: %w", err)
+				}
+			}
+			out = append(out, r)
+		}
+		if err := releaseHeld(ctx, tx); err != nil {
+			return err
+		}
+		// A new quota day is when warm-up judges the days before it.
+		promoted, err := promoteDue(ctx, tx, now, s.loc)
+		if err != nil {
+			return err
+		}
+		for _, p := range promoted {
+			for i := range out {
+				if out[i].Account == p.Account {
+					out[i].Promoted = &p
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// named is the accounts of accts with the given names, all when names is
+// empty; a name none has is campaign.ErrNotFound.
+func named(accts []account, names []string) ([]account, error) {
+	if len(names) == 0 {
+		return accts, nil
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(accts, func(a account) bool { return a.Name == n }) {
+			return nil, fmt.Errorf("account %q: %w", n, campaign.ErrNotFound)
+		}
+	}
+	return slices.DeleteFunc(accts, func(a account) bool { return !slices.Contains(names, a.Name) }), nil
+}
+
+// tierState is an auto-tier account as warm-up judges it.
+type tierState struct {
+	id           int64
+	name, tier   string
+	since        time.Time
+	promoteAfter time.Duration
+	dailyCap     int
+	quality      string
+}
+
+// autoTierAccounts reads the live auto-tier accounts; where is appended,
+// its placeholders from $1.
+func autoTierAccounts(ctx context.Context, q querier, where string, args ...any) ([]tierState, error) {
+	rows, err := q.Query(ctx, `SELECT a.id, a.name, a.tier, a.tier_since, a.promote_after, t.daily_cap, a.quality_rating
+		FROM accounts a JOIN tiers t ON t.name = a.tier
+		WHERE a.auto_tier = 1 AND a.removed_at IS NULL AND a.disabled = 0 `+where+` ORDER BY a.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read auto-tier accounts: %w", err)
+	}
+	defer rows.Close()
+	var out []tierState
+	for rows.Next() {
+		var (
+			a                  tierState
+			since, after, dcap int64
+		)
+		if err := rows.Scan(&a.id, &a.name, &a.tier, &since, &after, &dcap, &a.quality); err != nil {
+			return nil, fmt.Errorf("read auto-tier accounts: %w", err)
+		}
+		a.since, a.promoteAfter, a.dailyCap = fromNanos(since), time.Duration(after), int(dcap)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// changeTier moves an account to another tier and logs why.
+func changeTier(ctx context.Context, tx pgx.Tx, id int64, from, to string, now time.Time, why string) error {
+	if _, err := tx.Exec(ctx, `UPDATE accounts SET tier = $1, tier_since = $2 WHERE id = $3`, to, now.UnixNano(), id); err != nil {
+		return fmt.Errorf("change tier: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO tier_changes (account_id, at, from_tier, to_tier, reason) VALUES ($1, $2, $3, $4, $5)`,
+		id, now.UnixNano(), from, to, why); err != nil {
+		return fmt.Errorf("log tier change: %w", err)
+	}
+	return nil
+}
+
+// promoteDue promotes every auto-tier account whose record earns it.
+func promoteDue(ctx context.Context, tx pgx.Tx, now time.Time, loc *time.Location) ([]campaign.TierChange, error) {
+	accts, err := autoTierAccounts(ctx, tx, ``)
+	if err != nil {
+		return nil, err
+	}
+	var out []campaign.TierChange
+	for _, a := range accts {
+		days, err := tierDays(ctx, tx, a.id, a.since, loc)
+		if err != nil {
+			return nil, err
+		}
+		p := campaign.AssessTier(a.tier, a.since, now, a.promoteAfter, a.dailyCap, days, a.quality)
+		if !p.Ready {
+			continue
+		}
+		why := p.Promotion(a.dailyCap)
+		if err := changeTier(ctx, tx, a.id, a.tier, p.Next, now, why); err != nil {
+			return nil, err
+		}
+		out = append(out, campaign.TierChange{Account: a.name, At: now, From: a.tier, To: p.Next, Reason: why})
+	}
+	return out, nil
+}
+
+// demoteOnTrouble demotes an auto-tier account as campaign.Demotion judges
+// outcome o.
+func demoteOnTrouble(ctx context.Context, tx pgx.Tx, id int64, o campaign.Outcome, now time.Time) error {
+	if !campaign.MayDemote(o) {
+		return nil
+	}
+	accts, err := autoTierAccounts(ctx, tx, `AND a.id = $1`, id)
+	if err != nil || len(accts) == 0 {
+		return err
+	}
+	a := accts[0]
+	to, why, err := campaign.Demotion(a.tier, a.since, now, o, func() (requests, throttled int, err error) {
+		var r, t int64
+		err = tx.QueryRow(ctx, `SELECT count(*), count(CASE WHEN error_code = 130429 THEN 1 END) FROM attempts
+			WHERE account_id = $1 AND claimed_at >= $2`, id, now.Add(-time.Hour).UnixNano()).Scan(&r, &t)
+		if err != nil {
+			err = fmt.Errorf("read throttles of account %d: %w", id, err)
+		}
+		return int(r), int(t), err
+	})
+	if err != nil || to == "" {
+		return err
+	}
+	return changeTier(ctx, tx, id, a.tier, to, now, why)
+}
+
+// tierDays is the account's requests since its tier change, by quota day
+// in loc, read from its attempts (SQLite keeps them counted by minute,
+// tier_counts.go; here each is read: warm-up judges at quota resets only).
+func tierDays(ctx context.Context, q querier, id int64, since time.Time, loc *time.Location) ([]campaign.DayStats, error) {
+	rows, err := q.Query(ctx, `SELECT claimed_at, coalesce(outcome, ''), coalesce(class, ''), coalesce(error_code, 0)
+		FROM attempts WHERE account_id = $1 AND claimed_at >= $2`, id, since.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("read requests: %w", err)
+	}
+	defer rows.Close()
+	var reqs []campaign.TierRequest
+	for rows.Next() {
+		var (
+			r        campaign.TierRequest
+			at, code int64
+		)
+		if err := rows.Scan(&at, &r.Outcome, &r.Class, &code); err != nil {
+			return nil, fmt.Errorf("read requests: %w", err)
+		}
+		r.At, r.ErrorCode = fromNanos(at), int(code)
+		reqs = append(reqs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read requests: %w", err)
+	}
+	days := campaign.DaysOf(reqs, loc)
+	slices.SortFunc(days, func(a, b campaign.DayStats) int { return cmp.Compare(a.Day, b.Day) })
+	return days, nil
+}

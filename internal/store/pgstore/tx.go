@@ -1,0 +1,62 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// claimLock is the advisory lock every sending transaction (a claim, an
+// outcome recorded with the next claim) takes first. It makes them one at a
+// time across hosts, as SQLite's single writer does: buckets, caps, the
+// reach, the pair gap, sticky numbers and the repeat guard span campaigns
+// and accounts, and each claim decides on what the one before it wrote.
+// Other writes (the operator's moves, webhooks, a rescue) do not take it;
+// they meet the claim on row locks.
+const claimLock = 0x7761_7365_6e64_01 // "wasend" 1
+
+// maxTxAttempts bounds the runs of one transaction that Postgres aborted
+// for a deadlock or a serialization failure.
+const maxTxAttempts = 8
+
+// inTx runs fn in one transaction, committed when fn returns nil, and again
+// from the start when Postgres aborts it for a deadlock or a serialization
+// failure (fn must start over: it is a retried transaction's).
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := pgx.BeginFunc(ctx, s.pool, fn)
+		if err == nil || !retryable(err) || attempt >= maxTxAttempts || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// sendTx is inTx for the sending path: fn gets a batch that holds the
+// claim lock, and must send it (send, or with its own first statements)
+// before anything else runs on tx.
+func (s *Store) sendTx(ctx context.Context, fn func(tx pgx.Tx, lead *pgx.Batch) error) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		lead := &pgx.Batch{}
+		lead.Queue(`SELECT pg_advisory_xact_lock($1)`, int64(claimLock))
+		return fn(tx, lead)
+	})
+}
+
+// send runs b's statements in one round trip and empties b.
+func send(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	q := *b
+	*b = pgx.Batch{}
+	return tx.SendBatch(ctx, &q).Close()
+}
+
+// retryable reports whether Postgres aborted a transaction that may simply
+// run again: deadlock_detected, serialization_failure.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
