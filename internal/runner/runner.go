@@ -253,7 +253,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			case dispatch.EventWait:
 				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount || ev.Wait.Reason == campaign.WaitReach ||
 					ev.Wait.Reason == campaign.WaitScheduled || ev.Wait.Reason == campaign.WaitWindow || ev.Wait.Reason == campaign.WaitPriority ||
-					ev.Wait.Reason == campaign.WaitLimits || ev.Wait.Reason == campaign.WaitLimitsLost
+					ev.Wait.Reason == campaign.WaitLimits || ev.Wait.Reason == campaign.WaitLimitsLost || ev.Wait.Reason == campaign.WaitHeld
 				prog.Waiting(describeWait(ev.Wait, ev.At, o.Location, o.Flags), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
@@ -333,6 +333,9 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location, flag
 			w.Until.In(loc).Format(time.DateTime) + " (`wasend portfolio list" + flags + "`)"
 	case campaign.WaitScheduled:
 		return "scheduled: starts at " + w.Until.In(loc).Format("2006-01-02 15:04:05 MST")
+	case campaign.WaitHeld:
+		return "template pacing: " + w.Detail + "; no more sends of the template until statuses release or drop them (looking again at " +
+			w.Until.In(loc).Format(time.TimeOnly) + ")"
 	case campaign.WaitPriority:
 		return "another campaign on these accounts goes first (a higher priority, or its turn by weight)"
 	case campaign.WaitWindow:

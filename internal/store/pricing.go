@@ -226,3 +226,32 @@ func int64s(ids []int64) []any {
 func billable(notBillable bool) sql.NullInt64 {
 	return sql.NullInt64{Valid: notBillable}
 }
+
+// SetSending keeps a run's sending settings with its campaign and returns
+// the TTL in force: --max-held always (each run's own, as its budget is),
+// --ttl when given (0 keeps the stored one, so a resumed run sends what
+// the first did).
+func (s *Store) SetSending(ctx context.Context, id int64, maxHeld int, ttl time.Duration) (time.Duration, error) {
+	var secs int64
+	err := s.write(ctx, func(tx *Tx) error {
+		return tx.QueryRowContext(ctx, `UPDATE campaigns SET max_held = ?, ttl = CASE WHEN ? > 0 THEN ? ELSE ttl END
+			WHERE id = ? RETURNING ttl`, max(maxHeld, 0), int64(ttl/time.Second), int64(ttl/time.Second), id).Scan(&secs)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	}
+	return time.Duration(secs) * time.Second, err
+}
+
+// HeldTx is what the claim reads to stop a campaign while many of its
+// sends are held (--max-held), in its transaction: the store's ClaimTx
+// implements it. held is a kept count (delivery_counts).
+type HeldTx interface {
+	Held(ctx context.Context, campaignID int64) (held, max int, err error)
+}
+
+func (c *claimTx) Held(ctx context.Context, id int64) (held, max int, err error) {
+	err = c.tx.QueryRowContext(ctx, `SELECT max_held, coalesce((SELECT sum(held) FROM delivery_counts WHERE campaign_id = ?1), 0)
+		FROM campaigns WHERE id = ?1`, id).Scan(&max, &held)
+	return held, max, err
+}
