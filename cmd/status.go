@@ -170,7 +170,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		}
 	}
 	heading("Accounts\n")
-	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns), dbHint(f), shared); err != nil {
+	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns), dbHint(f), shared, nil); err != nil {
 		return err
 	}
 	heading("\nAccount health (last hour / overall)\n")

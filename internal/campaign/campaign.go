@@ -150,6 +150,9 @@ type Account struct {
 	// ManualTier keeps the tier by hand; without it (the default for new
 	// accounts) warm-up promotes and demotes the account (AssessTier).
 	ManualTier bool
+	// API is the account's endpoint when a run gives no --api (account
+	// set --api): "" is APICloud.
+	API API
 }
 
 // AccountStatus is an account with its live limiter state.

@@ -70,6 +70,12 @@ type Options struct {
 	// SendAPI is --api: which endpoint the campaign's template goes through
 	// ("": cloud, /messages for every send; see Endpoint).
 	SendAPI campaign.API
+	// TTL is --ttl (0: keep the campaign's, or none), checked by CheckTTL
+	// and kept with the campaign.
+	TTL time.Duration
+	// MaxHeld is --max-held: the campaign stops adding sends while this
+	// many are held for quality assessment (0 never stops).
+	MaxHeld int
 
 	// Policy is how the campaign is sent, passed whole to the engine.
 	Policy dispatch.Policy
@@ -231,6 +237,18 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	endpoint, err := Endpoint(ctx, o.Store, o.SendAPI, c.Spec)
 	if err != nil {
 		return err
+	}
+	if err := CheckTTL(ctx, o.Store, o.SendAPI, c.Spec, o.TTL); err != nil {
+		return err
+	}
+	ttl, err := o.Store.SetSending(ctx, c.ID, o.MaxHeld, o.TTL)
+	if err != nil {
+		return err
+	}
+	if ttl != o.TTL { // the campaign's, kept from an earlier run
+		if err := CheckTTL(ctx, o.Store, o.SendAPI, c.Spec, ttl); err != nil {
+			return fmt.Errorf("campaign %d keeps %w", c.ID, err)
+		}
 	}
 	ledger := claim.New(o.Store)
 	eng, err := dispatch.New(dispatch.Options{
