@@ -320,6 +320,9 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 		if w := c.LimitsWait; w != nil {
 			f.IO.Warnf("campaign %d: %s", c.ID, limitsWaitText(w.Lost, w.Since.In(loc).Format(time.DateTime), oneLine(w.Error), dbHint(f), f.LimitsURL() != ""))
 		}
+		if c.Held > 0 {
+			f.IO.Warnf("campaign %d: %s", c.ID, heldText(c.Held, c.HeldStop))
+		}
 	}
 	return nil
 }

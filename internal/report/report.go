@@ -155,6 +155,11 @@ type Campaign struct {
 	Overall  Health `json:"overall"`
 	// Delivery is what status webhooks said, once one reported.
 	Delivery *Delivery `json:"delivery,omitempty"`
+	// Held counts sends Meta holds for quality assessment (not in Sent,
+	// nor failed) until a status settles them; HeldStop: the campaign adds
+	// no sends meanwhile (--max-held).
+	Held     int  `json:"held,omitempty"`
+	HeldStop bool `json:"held_stop,omitempty"`
 	// Cost is there when a rate card was imported (wasend pricing import).
 	Cost *CampaignCost `json:"cost,omitempty"`
 }
@@ -729,6 +734,10 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 		}
 		if cj.Delivery, err = r.Delivery(ctx, c.ID, UnknownGrace); err != nil {
 			return nil, err
+		}
+		if d := cj.Delivery; d != nil {
+			cj.Held, cj.HeldStop = d.Held, d.HeldStop
+			cj.Sent -= d.Held
 		}
 		out = append(out, cj)
 	}
