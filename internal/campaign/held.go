@@ -16,8 +16,9 @@ import (
 const DefaultMaxHeld = 100
 
 // HeldLookAgain is how often a campaign stopped for held sends looks
-// again: statuses settle them within minutes to an hour.
-const HeldLookAgain = time.Minute
+// again (statuses settle them within minutes to an hour): a claim reads a
+// kept count, so looking often costs little and resumes at once.
+const HeldLookAgain = 2 * time.Second
 
 // HeldStop is the claim's answer for a campaign with held of its sends
 // held and --max-held max: nil while it may add sends, else the wait that
