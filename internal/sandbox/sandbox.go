@@ -667,6 +667,11 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 		fail(132001, fmt.Sprintf("template name (%s) does not exist in %s", msg.Template.Name, msg.Template.Language.Code))
 		return
 	}
+	if marketing && (msg.Template == nil || s.categoryOf(msg) != string(pricing.Marketing)) {
+		// Meta's Marketing Messages API takes marketing templates only.
+		fail(131055, "(#131055) Method not allowed: only marketing template messages are supported")
+		return
+	}
 	if marketing && msg.Template != nil && s.faults.MarketingSync > 0 {
 		name := msg.Template.Name + "/" + msg.Template.Language.Code
 		first, seen := s.firstMarketing[name]
