@@ -113,10 +113,10 @@ func ensureCounts(ctx context.Context, s *Store) error {
 	})
 }
 
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
+func anys[T any](vs []T) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
 	}
 	return out
 }
