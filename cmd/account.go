@@ -260,6 +260,9 @@ picks the change up within seconds.`,
 				if a.Disabled {
 					state = "disabled"
 				}
+				if a.API != "" {
+					state += ", --api " + string(a.API) + " when a run gives none"
+				}
 				f.IO.Infof("account %s: tier %s, rate %s, burst %d, daily cap %d, %s",
 					a.Name, a.Tier, formatRate(a.Limits.Rate), a.Limits.Burst, a.Limits.DailyCap, state)
 				if ch.Throughput != nil {
