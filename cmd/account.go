@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,16 +120,23 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 				}
 				sending := len(live) > 0
 				shared := f.readSharedTokens(cmd.Context(), st)
+				mm, err := readmodel.New(st).MarketingStatuses(cmd.Context())
+				if err != nil {
+					return err
+				}
 				if asJSON {
 					shared.apply(accts)
 					out := report.Accounts(accts, f.location(), sending)
 					for i := range out {
 						_, ok := shared.Tokens[out[i].Name]
 						out[i].TokensShared = ok
+						if out[i].WABA != "" {
+							out[i].MarketingMessages = mm[out[i].WABA]
+						}
 					}
 					return f.IO.JSON(out)
 				}
-				return printAccounts(f.IO, accts, f.location(), sending, dbHint(f), shared)
+				return printAccounts(f.IO, accts, f.location(), sending, dbHint(f), shared, mm)
 			})
 		},
 	}
@@ -137,13 +145,13 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
 }
 
 type accountSetOptions struct {
-	Tier, PhoneNumberID, TokenEnv, Portfolio, Throughput, WABA string
-	Rate                                                       float64
-	Every                                                      time.Duration
-	Burst, DailyCap                                            int
-	Disable, Enable, Reset                                     bool
-	AutoTier                                                   bool
-	PromoteAfter                                               time.Duration
+	Tier, PhoneNumberID, TokenEnv, Portfolio, Throughput, WABA, API string
+	Rate                                                            float64
+	Every                                                           time.Duration
+	Burst, DailyCap                                                 int
+	Disable, Enable, Reset                                          bool
+	AutoTier                                                        bool
+	PromoteAfter                                                    time.Duration
 }
 
 func newAccountSetCmd(f *Factory) *cobra.Command {
@@ -181,6 +189,13 @@ picks the change up within seconds.`,
 			}
 			if fl.Changed("waba-id") {
 				ch.WABA = &o.WABA
+			}
+			if fl.Changed("api") {
+				api, err := campaign.ParseAPI(o.API)
+				if err != nil {
+					return usageError{err}
+				}
+				ch.API = &api
 			}
 			if fl.Changed("throughput") {
 				tp, err := parseThroughput(o.Throughput)
@@ -245,6 +260,9 @@ picks the change up within seconds.`,
 				if a.Disabled {
 					state = "disabled"
 				}
+				if a.API != "" {
+					state += ", --api " + string(a.API) + " when a run gives none"
+				}
 				f.IO.Infof("account %s: tier %s, rate %s, burst %d, daily cap %d, %s",
 					a.Name, a.Tier, formatRate(a.Limits.Rate), a.Limits.Burst, a.Limits.DailyCap, state)
 				if ch.Throughput != nil {
@@ -268,6 +286,7 @@ picks the change up within seconds.`,
 	fl.StringVar(&o.Portfolio, "portfolio", "", `the business portfolio the number belongs to ("" for one of its own)`)
 	fl.StringVar(&o.Throughput, "throughput", "", throughputUsage+"; 0 follows Meta again")
 	fl.StringVar(&o.WABA, "waba-id", "", `the `+"`ID`"+` of the WhatsApp Business Account the number belongs to ("" forgets it)`)
+	fl.StringVar(&o.API, "api", "", "the endpoint for runs that give no --api: cloud, marketing or auto (campaign run --api)")
 	fl.BoolVar(&o.AutoTier, "auto-tier", true, "promote new → warm → active by the number's record, demote on trouble (=false: keep the tier by hand)")
 	fl.DurationVar(&o.PromoteAfter, "promote-after", 0, "with --auto-tier: time in a tier before a promotion (default 168h)")
 	return cmd
@@ -392,12 +411,21 @@ func formatRate(r float64) string { return ui.FormatRate(r) }
 // rate columns go first.
 // printAccounts prints the accounts table. Under --limits (shared.On) its
 // tokens are Redis's, headed SHARED TOKENS, "-" where Redis gave none.
-func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location, sending bool, flags string, shared sharedTokens) error {
+//
+// The API column (each account's --api and its WABA's onboarding to the
+// Marketing Messages API) shows only when an account has an --api of its
+// own or a WABA's onboarding was read: without them every send is cloud.
+func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.Location, sending bool, flags string, shared sharedTokens, mm map[string]string) error {
 	tokensHeader := "TOKENS"
 	if shared.On {
 		tokensHeader = "SHARED TOKENS"
 	}
-	t := ui.NewTable(io, "NAME", "TIER", "RATE", "EFFECTIVE", "BURST", tokensHeader, "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV").
+	headers := []string{"NAME", "TIER", "RATE", "EFFECTIVE", "BURST", tokensHeader, "TODAY", "STATE", "LAST ERROR", "PHONE NUMBER ID", "TOKEN ENV"}
+	withAPI := slices.ContainsFunc(accts, func(a campaign.AccountStatus) bool { return a.API != "" || mm[a.WABA] != "" })
+	if withAPI {
+		headers = append(headers, "API")
+	}
+	t := ui.NewTable(io, headers...).
 		Kind("account").Truncate("NAME", "TOKEN ENV", "STATE").
 		Optional("TOKEN ENV", "PHONE NUMBER ID", "RATE", "LAST ERROR", "BURST")
 	shared.apply(accts)
@@ -410,9 +438,13 @@ func printAccounts(io *ui.IOStreams, accts []campaign.AccountStatus, loc *time.L
 		if _, ok := shared.Tokens[a.Name]; shared.On && !ok {
 			tokens = "-"
 		}
-		t.Row(a.Name, a.Tier, formatRate(a.Limits.Rate), formatRate(report.EffectiveRate(a)), strconv.Itoa(a.Limits.Burst),
+		cells := []string{a.Name, a.Tier, formatRate(a.Limits.Rate), formatRate(report.EffectiveRate(a)), strconv.Itoa(a.Limits.Burst),
 			tokens,
-			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), report.AccountState(a, loc, sending), lastErr, a.PhoneNumberID, "$"+a.TokenEnv)
+			fmt.Sprintf("%d/%d", a.UsedToday, a.Limits.DailyCap), report.AccountState(a, loc, sending), lastErr, a.PhoneNumberID, "$" + a.TokenEnv}
+		if withAPI {
+			cells = append(cells, apiCell(a.API, mm[a.WABA]))
+		}
+		t.Row(cells...)
 	}
 	if len(accts) == 0 {
 		io.Infof("no accounts yet: add one with wasend account add, giving it a name and its phone number id (--phone-number-id)")
@@ -457,3 +489,16 @@ func warnSharedNumbers(io *ui.IOStreams, accts []campaign.AccountStatus) {
 }
 
 func newTable(f *Factory, header ...string) *ui.Table { return ui.NewTable(f.IO, header...) }
+
+// apiCell is the account list's API column: the account's --api (cloud
+// when it has none) and its WABA's onboarding to the Marketing Messages
+// API, as last synced.
+func apiCell(api campaign.API, onboarding string) string {
+	if api == "" {
+		api = campaign.APICloud
+	}
+	if onboarding == "" {
+		onboarding = "not read"
+	}
+	return string(api) + ", MM " + strings.ToLower(strings.ReplaceAll(onboarding, "_", " "))
+}

@@ -57,9 +57,11 @@ type runOptions struct {
 	WebhookAddr         string
 	WebhookPath         string
 	NoReschedule        bool
-	Progress            string // --progress: auto, text or json
-	MaxCost             string // --max-cost: "" keeps the campaign's budget
-	API                 string // --api: cloud, marketing or auto
+	Progress            string        // --progress: auto, text or json
+	MaxCost             string        // --max-cost: "" keeps the campaign's budget
+	API                 string        // --api: cloud, marketing or auto ("": each account's)
+	TTL                 time.Duration // --ttl: 0 keeps the campaign's
+	MaxHeld             int           // --max-held
 	templateOptions
 	scheduleOptions
 	shareOptions
@@ -150,7 +152,17 @@ func addMessageFlags(fl *pflag.FlagSet, o *runOptions) {
 // addAPIFlag is --api, on run and on check (which refuses there what run
 // would refuse before sending).
 func addAPIFlag(fl *pflag.FlagSet, o *runOptions) {
-	fl.StringVar(&o.API, "api", "cloud", "the endpoint templates go through: cloud (/messages), marketing (the Marketing Messages API, marketing templates only) or auto (marketing templates through it from onboarded WABAs)")
+	fl.StringVar(&o.API, "api", "", "the endpoint templates go through: cloud (/messages), marketing (the Marketing Messages API, marketing templates only) or auto (marketing templates through it from onboarded WABAs); default: each account's (account set --api), else cloud")
+	fl.DurationVar(&o.TTL, "ttl", 0, "the messages' time-to-live, within Meta's range for the template's category (marketing 12h–720h, through the Marketing Messages API only; utility 30s–12h; authentication 30s–15m); kept with the campaign")
+}
+
+// parseSendAPI reads --api as given: "" (not given) lets each account send as its
+// own (account set --api).
+func parseSendAPI(s string) (campaign.API, error) {
+	if s == "" {
+		return "", nil
+	}
+	return campaign.ParseAPI(s)
 }
 
 func addSendFlags(cmd *cobra.Command, o *runOptions) {
@@ -158,6 +170,7 @@ func addSendFlags(cmd *cobra.Command, o *runOptions) {
 	p, d := &o.Policy, runner.DefaultPolicy()
 	addAPIFlag(fl, o)
 	fl.BoolVar(&p.StopWhenCapped, "stop-when-capped", d.StopWhenCapped, "exit (code 3) instead of waiting when every account reached its daily cap")
+	fl.IntVar(&o.MaxHeld, "max-held", campaign.DefaultMaxHeld, "stop adding sends while this many of the campaign's are held by Meta for quality assessment (template pacing), until statuses settle them; 0 never stops")
 	fl.DurationVar(&o.PairGap, "pair-gap", campaign.DefaultPairGap, "least time between two messages to one person from any of our numbers (Meta's pair limit, 131056)")
 	fl.IntVar(&p.Workers, "workers", d.Workers, "requests in flight at most; within it wasend keeps as many as the accounts' rate times the answers' latency needs")
 	fl.IntVar(&p.MaxAttempts, "max-attempts", d.MaxAttempts, "attempts of a row on transient errors before it fails")
@@ -237,9 +250,12 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 	if o.PairGap < 0 {
 		return usagef("--pair-gap %v: must not be negative", o.PairGap)
 	}
-	sendAPI, err := campaign.ParseAPI(o.API)
+	sendAPI, err := parseSendAPI(o.API)
 	if err != nil {
 		return usageError{err}
+	}
+	if o.MaxHeld < 0 {
+		return usagef("--max-held %d: must not be negative (0 never stops)", o.MaxHeld)
 	}
 	progJSON, err := progressJSON(f, o.Progress)
 	if err != nil {
@@ -289,7 +305,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		Schedule: sched, Share: share,
 		Region: ro.Region, Delimiter: ro.Delimiter, PhoneColumn: ro.PhoneColumn, SkipContactedWithin: ro.SkipContactedWithin,
 		Again: ro.Again, Shard: ro.Shard, IgnoreWindow: ro.IgnoreWindow,
-		Policy: o.Policy, PairGap: o.PairGap, SendAPI: sendAPI,
+		Policy: o.Policy, PairGap: o.PairGap, SendAPI: sendAPI, TTL: o.TTL, MaxHeld: o.MaxHeld,
 		API: f.apiConfig(), Timeout: o.Timeout, TemplateChecked: o.templateChecked, Report: o.Report,
 		MetricsAddr: o.MetricsAddr, Webhooks: runWebhooks(f, o),
 		OpenShared: func(ctx context.Context) (runner.SharedSync, func(), error) {

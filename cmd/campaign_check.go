@@ -110,7 +110,7 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 	if err != nil {
 		return err
 	}
-	sendAPI, err := campaign.ParseAPI(o.API)
+	sendAPI, err := parseSendAPI(o.API)
 	if err != nil {
 		return usageError{err}
 	}
@@ -139,6 +139,9 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 			return err
 		}
 		if _, err := runner.Endpoint(ctx, st, sendAPI, spec); err != nil {
+			return err
+		}
+		if err := runner.CheckTTL(ctx, st, sendAPI, spec, o.TTL); err != nil {
 			return err
 		}
 		keep := firstProblems // --json lists every problem

@@ -68,7 +68,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 	if err != nil {
 		return err
 	}
-	sendAPI, err := campaign.ParseAPI(o.API)
+	sendAPI, err := parseSendAPI(o.API)
 	if err != nil {
 		return usageError{err}
 	}
@@ -97,6 +97,9 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 			return err
 		}
 		if _, err := runner.Endpoint(ctx, st, sendAPI, spec); err != nil {
+			return err
+		}
+		if err := runner.CheckTTL(ctx, st, sendAPI, spec, o.TTL); err != nil {
 			return err
 		}
 		sum, name, err := checkSource(ctx, f, st, o.runOptions, spec, ro, 0)

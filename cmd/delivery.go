@@ -35,6 +35,9 @@ func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[strin
 	w := f.IO.Out
 	fmt.Fprintln(w, "\nDelivery (status webhooks)")
 	kv(w, "Sent", strconv.Itoa(d.Sent))
+	if d.Held > 0 {
+		kv(w, "Held", heldText(d.Held, d.HeldStop))
+	}
 	kv(w, "Delivered", fmt.Sprintf("%d (%s of sent)", d.Delivered, pct(d.DeliveredRate)))
 	kv(w, "Read", fmt.Sprintf("%d (%s of delivered)", d.Read, pct(d.ReadRate)))
 	kv(w, "Failed", fmt.Sprintf("%d after send: rows a failed status left failed", d.FailedAfterSend))
@@ -174,4 +177,14 @@ func optionalDelivery(replies bool) []string {
 		return []string{"READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND"}
 	}
 	return []string{"REPLIED/SENT", "READ/DELIVERED", "DELIVERED/SENT", "FAILED AFTER SEND", "REPLIED"}
+}
+
+// heldText says what held sends mean: accepted, neither sent nor failed
+// until a status settles them, and whether the campaign stopped for them.
+func heldText(held int, stopped bool) string {
+	s := fmt.Sprintf("%d sends held by Meta for quality assessment (template pacing): neither sent nor failed until a status releases or drops them", held)
+	if stopped {
+		s += "; no more sends of the template until then (--max-held)"
+	}
+	return s
 }

@@ -56,7 +56,11 @@ reliability tests judge from. Nothing leaves the machine.
 --webhook URL posts status webhooks for every accepted message (dropped
 answers included) to URL, signed with $WASEND_APP_SECRET like Meta's: sent,
 then delivered and/or read, or failed with 131049; some posted twice, some
-out of order. Point it at ` + "`wasend webhook serve`" + `.`,
+out of order. Point it at ` + "`wasend webhook serve`" + `.
+
+--held-share P answers that share of template sends held_for_quality_assessment
+(Meta's template pacing); after --held-for their statuses release them (sent,
+delivered…) or, for a --held-drop share, drop them (failed, 132015).`,
 		Example: `  wasend sandbox serve --record sandbox.jsonl --throttle 0.02 --drop 0.01
   wasend sandbox serve --fail-number +16505551234=131026 \
       --fatal-account 1065403=190@100`,
@@ -105,6 +109,9 @@ out of order. Point it at ` + "`wasend webhook serve`" + `.`,
 	fl.StringArrayVar(&f.BadTemplates, "bad-template", nil, "template `NAME` that answers 132001 (repeatable)")
 	fl.StringArrayVar(&o.CodeProbs, "code", nil, "answer Graph error `CODE=P` with probability P (repeatable)")
 	fl.StringArrayVar(&o.Numbers, "number", nil, "what reading a number answers: `PNID=limit:TIER_2K,quality:RED,throughput:HIGH` (repeatable; \"limit:-\" leaves the limit out)")
+	fl.Float64Var(&f.Held, "held-share", 0, "share `P` of accepted template sends answered held_for_quality_assessment (template pacing), released or dropped by status webhooks after --held-for")
+	fl.Float64Var(&f.HeldDrop, "held-drop", 0, "share `P` of held sends dropped (failed status, 132015) rather than released")
+	fl.DurationVar(&f.HeldFor, "held-for", sandbox.DefaultHeldFor, "how long a held send waits before its statuses release or drop it")
 	fl.DurationVar(&f.RetryAfter, "retry-after", 0, "Retry-After on throttling answers (0: none, like Meta)")
 	fl.BoolVar(&o.Opts.ServiceWindow, "service-window", false, "refuse a text message (131047) to a recipient who did not answer within 24 h, as Meta does")
 	fl.StringVar(&o.Latency, "latency", "0s", "delay every answer by `D`, or by D±J drawn uniformly (e.g. 200ms±50ms, or 200ms+-50ms)")

@@ -170,7 +170,7 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 		}
 	}
 	heading("Accounts\n")
-	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns), dbHint(f), shared); err != nil {
+	if err := printAccounts(f.IO, accts, f.location(), report.Sending(out.Campaigns), dbHint(f), shared, nil); err != nil {
 		return err
 	}
 	heading("\nAccount health (last hour / overall)\n")
@@ -319,6 +319,9 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 		}
 		if w := c.LimitsWait; w != nil {
 			f.IO.Warnf("campaign %d: %s", c.ID, limitsWaitText(w.Lost, w.Since.In(loc).Format(time.DateTime), oneLine(w.Error), dbHint(f), f.LimitsURL() != ""))
+		}
+		if c.Held > 0 {
+			f.IO.Warnf("campaign %d: %s", c.ID, heldText(c.Held, c.HeldStop))
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ type AccountChange struct {
 	Portfolio     *string  // "" takes the account out of its portfolio
 	Throughput    *float64 // pins the throughput: Unlimited for none, 0 unpins
 	WABA          *string  // "" forgets the account's WABA
+	API           *API     // the endpoint when a run gives no --api
 }
 
 // Apply makes the change to a. The store makes what follows from it: a
@@ -30,6 +31,7 @@ func (ch AccountChange) Apply(a *Account) error {
 	set(&a.TokenEnv, ch.TokenEnv)
 	set(&a.Disabled, ch.Disabled)
 	set(&a.WABA, ch.WABA)
+	set(&a.API, ch.API)
 	set(&a.Portfolio, ch.Portfolio)
 	set(&a.ThroughputPinned, ch.Throughput)
 	// Out of range, a value clears the override: the tier's holds.

@@ -150,6 +150,9 @@ type Account struct {
 	// ManualTier keeps the tier by hand; without it (the default for new
 	// accounts) warm-up promotes and demotes the account (AssessTier).
 	ManualTier bool
+	// API is the account's endpoint when a run gives no --api (account
+	// set --api): "" is APICloud.
+	API API
 }
 
 // AccountStatus is an account with its live limiter state.
@@ -471,6 +474,9 @@ type Outcome struct {
 	// Class is the classifier's verdict ("ok", "throttled", …), kept with
 	// the attempt for statistics.
 	Class string
+	// Held: accepted, but the answer's message_status was
+	// held_for_quality_assessment (MoveRecordHeld).
+	Held bool
 
 	// Effects beyond the row.
 	Throttle *Throttle // a throttling answer: the account (or app) rests as it says
@@ -518,6 +524,7 @@ const (
 	WaitScheduled WaitReason = "scheduled"  // the campaign's start (--at) is still ahead
 	WaitWindow    WaitReason = "window"     // every pending row waits for its send window
 	WaitPriority  WaitReason = "priority"   // another campaign goes first (a higher class, or its turn by weight)
+	WaitHeld      WaitReason = "held"       // too many of the campaign's sends are held for quality assessment
 )
 
 // WaitError is returned by a claim when nothing can be sent now.

@@ -71,6 +71,10 @@ const (
 	// MoveSkipNoWindow fails a due pending row of a free-form (text)
 	// campaign whose recipient's customer service window is not open.
 	MoveSkipNoWindow
+	// MoveRecordHeld stores an acceptance whose answer said
+	// held_for_quality_assessment: sent (it has a wamid and is never sent
+	// again), its delivery DeliveryHeld until a status settles it.
+	MoveRecordHeld
 )
 
 // TransitionRule is one row of the state machine's table.
@@ -134,6 +138,8 @@ var Transitions = map[Transition]TransitionRule{
 		"another host sharing the limits sent the recipient the same message within 24 h, or has it in flight"},
 	MoveSkipNoWindow: {"skip: no service window", []State{Pending}, Failed,
 		"a text message, and the recipient wrote no message in the last 24 h: the Cloud API would refuse it (131047)"},
+	MoveRecordHeld: {"record held", []State{Sending, Unknown}, Sent,
+		"accepted but held for quality assessment (template pacing): its delivery is held until a status releases or drops it"},
 }
 
 // DeliveryRung is one rung of the delivery ladder.
@@ -152,6 +158,7 @@ type DeliveryRung struct {
 // Delivery.Received read it, and the store builds every SQL fragment that
 // ranks or guards on the delivery column from it.
 var DeliveryLadder = []DeliveryRung{
+	{DeliveryHeld, false, "accepted, held by Meta for quality assessment (template pacing): released (sent) or dropped (failed) later"},
 	{DeliverySent, false, "the message left Meta's servers"},
 	{DeliveryDelivered, true, "the message is on the person's device"},
 	{DeliveryRead, true, "the person displayed the message"},
@@ -167,7 +174,7 @@ var SentBack = []Transition{MoveRescheduleUndelivered, MoveRequeueUndelivered}
 // AllTransitions lists every transition in the order of a message's life.
 var AllTransitions = []Transition{MoveClaim, MoveSuppressAtSend, MoveRecordSent, MoveRecordRetry, MovePutBack, MoveRecordFailed,
 	MoveRecordUnknown, MoveRescue, MoveRequeueFailed, MoveRequeueUnknown, MoveExpire, MoveFailNeverOpen,
-	MoveAdoptSend, MoveFailAfterSend, MoveRescheduleUndelivered, MoveRequeueUndelivered, MoveSkipElsewhere, MoveSkipNoWindow}
+	MoveAdoptSend, MoveFailAfterSend, MoveRescheduleUndelivered, MoveRequeueUndelivered, MoveSkipElsewhere, MoveSkipNoWindow, MoveRecordHeld}
 
 // String is the transition's name in the table.
 func (t Transition) String() string {
@@ -189,6 +196,9 @@ func (t Transition) To() State { return Transitions[t].To }
 func (o Outcome) Transition() Transition {
 	switch o.Kind {
 	case OutcomeSent:
+		if o.Held {
+			return MoveRecordHeld
+		}
 		return MoveRecordSent
 	case OutcomeRetry:
 		return MoveRecordRetry

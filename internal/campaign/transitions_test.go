@@ -46,7 +46,7 @@ func TestTransitionTable(t *testing.T) {
 // TestDeliveryLadder: Rank follows the ladder's order, and a status off the
 // ladder has none.
 func TestDeliveryLadder(t *testing.T) {
-	want := []Delivery{DeliverySent, DeliveryDelivered, DeliveryRead, DeliveryFailed}
+	want := []Delivery{DeliveryHeld, DeliverySent, DeliveryDelivered, DeliveryRead, DeliveryFailed}
 	for i, d := range want {
 		if got := d.Rank(); got != i+1 {
 			t.Errorf("%s.Rank() = %d, want %d", d, got, i+1)
@@ -57,10 +57,15 @@ func TestDeliveryLadder(t *testing.T) {
 			t.Errorf("%q: rank %d, received %v; want 0, false", d, d.Rank(), d.Received())
 		}
 	}
-	for d, want := range map[Delivery]bool{DeliverySent: false, DeliveryDelivered: true, DeliveryRead: true, DeliveryFailed: false} {
+	for d, want := range map[Delivery]bool{DeliveryHeld: false, DeliverySent: false, DeliveryDelivered: true, DeliveryRead: true, DeliveryFailed: false} {
 		if d.Received() != want {
 			t.Errorf("%s.Received() = %v, want %v", d, d.Received(), want)
 		}
+	}
+	// Held is the send's answer's, never a webhook's.
+	if DeliveryHeld.Reported() || !DeliverySent.Reported() || Delivery("played").Reported() {
+		t.Errorf("Reported: held %v, sent %v, played %v; want false, true, false",
+			DeliveryHeld.Reported(), DeliverySent.Reported(), Delivery("played").Reported())
 	}
 	if last := DeliveryLadder[len(DeliveryLadder)-1]; last.Delivery != DeliveryFailed || last.Received {
 		t.Errorf("the ladder ends at %+v; want failed, final and not received", last)

@@ -3,11 +3,15 @@ package campaign
 import "time"
 
 // Delivery is what Meta's status webhooks say became of a sent message, a
-// rung of DeliveryLadder. It only moves forward: sent < delivered < read;
-// failed is final and can follow any of them.
+// rung of DeliveryLadder. It only moves forward: held < sent < delivered <
+// read; failed is final and can follow any of them.
 type Delivery string
 
 const (
+	// DeliveryHeld is no webhook's: the send's answer said
+	// message_status held_for_quality_assessment (template pacing). A
+	// status settles it: sent when Meta releases it, failed when it drops it.
+	DeliveryHeld      Delivery = "held"
 	DeliverySent      Delivery = "sent"      // left Meta's servers
 	DeliveryDelivered Delivery = "delivered" // on the person's device
 	DeliveryRead      Delivery = "read"      // displayed
@@ -24,6 +28,10 @@ func (d Delivery) Rank() int {
 	}
 	return 0
 }
+
+// Reported says whether a status webhook names d: a rung of the ladder
+// other than held, which only the send's answer gives.
+func (d Delivery) Reported() bool { return d.Rank() > 0 && d != DeliveryHeld }
 
 // Received reports whether the person has the message (delivered or read:
 // the rungs of DeliveryLadder marked Received). A received message is never

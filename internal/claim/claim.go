@@ -136,6 +136,9 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 	if err != nil {
 		return nil, err
 	}
+	if err := heldStop(ctx, tx, campaignID, now); err != nil {
+		return nil, err
+	}
 	accts, err := usableAccounts(ctx, tx, campaignID)
 	if err != nil {
 		return nil, err

@@ -149,7 +149,7 @@ const idleSlack = time.Millisecond
 func noteIdle(ctx context.Context, tx store.ClaimTx, id int64, we *campaign.WaitError, now time.Time) error {
 	until := we.Until
 	switch we.Reason {
-	case campaign.WaitTokens, campaign.WaitGlobal, campaign.WaitReach:
+	case campaign.WaitTokens, campaign.WaitGlobal, campaign.WaitReach, campaign.WaitHeld:
 	case campaign.WaitCapped:
 		until = now.Add(idleFor)
 	default:

@@ -830,7 +830,7 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 	}
 	switch class {
 	case whatsapp.ClassOK:
-		return campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: resp.WAMID, Class: class.String()}
+		return campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: resp.WAMID, Class: class.String(), Held: resp.Held()}
 	case whatsapp.ClassAmbiguous:
 		// It may have been delivered: never resent without an operator.
 		out.Kind = campaign.OutcomeUnknown

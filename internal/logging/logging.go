@@ -94,7 +94,7 @@ func Observer(log *slog.Logger, campaignID int64, now func() time.Time) func(dis
 			// next token or a retry time is the normal pace: debug.
 			level := slog.LevelDebug
 			switch ev.Wait.Reason {
-			case campaign.WaitCapped, campaign.WaitNoAccount, campaign.WaitReach, campaign.WaitLimits, campaign.WaitLimitsLost:
+			case campaign.WaitCapped, campaign.WaitNoAccount, campaign.WaitReach, campaign.WaitLimits, campaign.WaitLimitsLost, campaign.WaitHeld:
 				level = slog.LevelWarn
 			case campaign.WaitGlobal, campaign.WaitScheduled, campaign.WaitWindow, campaign.WaitPriority:
 				level = slog.LevelInfo

@@ -4,13 +4,19 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 // DeliveryFigures are what status webhooks said of a campaign's (or an
 // account's) sent messages. They are read from counts kept as rows move
 // (delivery_counts, message_counts), never from the messages themselves.
 type DeliveryFigures struct {
-	Sent            int // accepted and not sent again since: state sent, or failed after send
+	Sent int // accepted and not sent again since: state sent, or failed after send; held ones not
+	// Held counts accepted rows Meta holds for quality assessment until a
+	// status settles them (campaign.DeliveryHeld); MaxHeld is the
+	// campaign's --max-held (campaigns only).
+	Held, MaxHeld   int
 	Delivered       int // delivered or read
 	Read            int
 	FailedAfterSend int // failed by a status webhook
@@ -35,23 +41,30 @@ func (f DeliveryFigures) ReadRate() float64 { return ratio(f.Read, f.Delivered) 
 // delivery state, a failure after send or a reply. Until one did, the
 // figures are not shown (show --json has no delivery object).
 func (f DeliveryFigures) AnyReport() bool {
-	return f.Reported != 0 || f.FailedAfterSend != 0 || f.Replied != 0
+	return f.Reported != 0 || f.FailedAfterSend != 0 || f.Replied != 0 || f.Held != 0
+}
+
+// HeldStop says whether the campaign stops adding sends for its held ones
+// (campaign.HeldStop).
+func (f DeliveryFigures) HeldStop() bool {
+	return campaign.HeldStop(f.Held, f.MaxHeld, time.Time{}) != nil
 }
 
 // CampaignDelivery reads a campaign's delivery figures.
 func (r *Reader) CampaignDelivery(ctx context.Context, id int64) (DeliveryFigures, error) {
 	var f DeliveryFigures
 	err := r.db.QueryRowContext(ctx, `SELECT coalesce(sum(reported), 0), coalesce(sum(delivered), 0),
-		coalesce(sum(read), 0), coalesce(sum(failed_after_send), 0),
+		coalesce(sum(read), 0), coalesce(sum(failed_after_send), 0), coalesce(sum(held), 0),
+		(SELECT max_held FROM campaigns WHERE id = ?1),
 		(SELECT coalesce(sum(n), 0) FROM message_counts WHERE campaign_id = ?1 AND state = 'sent'),
 		(SELECT coalesce(sum(replied), 0) FROM reply_counts WHERE campaign_id = ?1),
 		(SELECT coalesce(sum(opted_out), 0) FROM reply_counts WHERE campaign_id = ?1)
 		FROM delivery_counts WHERE campaign_id = ?1`, id).
-		Scan(&f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Sent, &f.Replied, &f.OptedOut)
+		Scan(&f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Held, &f.MaxHeld, &f.Sent, &f.Replied, &f.OptedOut)
 	if err != nil {
 		return f, fmt.Errorf("campaign %d delivery: %w", id, err)
 	}
-	f.Sent += f.FailedAfterSend
+	f.Sent += f.FailedAfterSend - f.Held
 	return f, nil
 }
 
@@ -60,16 +73,16 @@ func (r *Reader) CampaignDelivery(ctx context.Context, id int64) (DeliveryFigure
 // on are left out.
 func (r *Reader) AccountDelivery(ctx context.Context, campaignID int64) (map[string]DeliveryFigures, error) {
 	rows, err := r.db.QueryContext(ctx, `WITH d AS (SELECT account_id, sum(reported) AS reported, sum(delivered) AS delivered,
-			sum(read) AS read, sum(failed_after_send) AS failed FROM delivery_counts
+			sum(read) AS read, sum(failed_after_send) AS failed, sum(held) AS held FROM delivery_counts
 			WHERE (?1 = 0 OR campaign_id = ?1) GROUP BY account_id),
 		sent AS (SELECT account_id, sum(n) AS n FROM message_counts
 			WHERE state = 'sent' AND (?1 = 0 OR campaign_id = ?1) GROUP BY account_id),
 		r AS (SELECT account_id, sum(replied) AS replied, sum(opted_out) AS opted_out FROM reply_counts
 			WHERE (?1 = 0 OR campaign_id = ?1) GROUP BY account_id)
-		SELECT a.name, d.reported, d.delivered, d.read, d.failed, coalesce(sent.n, 0), coalesce(r.replied, 0), coalesce(r.opted_out, 0)
+		SELECT a.name, d.reported, d.delivered, d.read, d.failed, d.held, coalesce(sent.n, 0), coalesce(r.replied, 0), coalesce(r.opted_out, 0)
 		FROM d JOIN accounts a ON a.id = d.account_id LEFT JOIN sent ON sent.account_id = d.account_id
 		LEFT JOIN r ON r.account_id = d.account_id
-		WHERE d.reported <> 0 OR d.failed <> 0`, campaignID)
+		WHERE d.reported <> 0 OR d.failed <> 0 OR d.held <> 0`, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("delivery by account: %w", err)
 	}
@@ -80,10 +93,10 @@ func (r *Reader) AccountDelivery(ctx context.Context, campaignID int64) (map[str
 			name string
 			f    DeliveryFigures
 		)
-		if err := rows.Scan(&name, &f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Sent, &f.Replied, &f.OptedOut); err != nil {
+		if err := rows.Scan(&name, &f.Reported, &f.Delivered, &f.Read, &f.FailedAfterSend, &f.Held, &f.Sent, &f.Replied, &f.OptedOut); err != nil {
 			return nil, err
 		}
-		f.Sent += f.FailedAfterSend
+		f.Sent += f.FailedAfterSend - f.Held
 		out[name] = f
 	}
 	return out, rows.Err()

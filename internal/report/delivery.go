@@ -10,7 +10,13 @@ import (
 // Delivery is what status webhooks said of a campaign's (or an account's)
 // sent messages, in --json output once a webhook has reported on them.
 type Delivery struct {
-	Sent            int     `json:"sent"` // accepted: state sent, or failed after send
+	Sent int `json:"sent"` // accepted: state sent, or failed after send; held ones not
+	// Held counts sends Meta holds for quality assessment until a status
+	// settles them; HeldStop: the campaign adds no sends meanwhile
+	// (--max-held MaxHeld).
+	Held            int     `json:"held,omitempty"`
+	MaxHeld         int     `json:"max_held,omitempty"`
+	HeldStop        bool    `json:"held_stop,omitempty"`
 	Delivered       int     `json:"delivered"`
 	Read            int     `json:"read"`
 	FailedAfterSend int     `json:"failed_after_send"`
@@ -35,7 +41,8 @@ const UnknownGrace = time.Hour
 func DeliveryOf(f readmodel.DeliveryFigures) *Delivery {
 	return &Delivery{Sent: f.Sent, Delivered: f.Delivered, Read: f.Read, FailedAfterSend: f.FailedAfterSend,
 		DeliveredRate: f.DeliveredRate(), ReadRate: f.ReadRate(),
-		Replied: f.Replied, ReplyRate: f.ReplyRate(), OptedOut: f.OptedOut}
+		Replied: f.Replied, ReplyRate: f.ReplyRate(), OptedOut: f.OptedOut,
+		Held: f.Held, MaxHeld: f.MaxHeld, HeldStop: f.HeldStop()}
 }
 
 // Delivery reads a campaign's delivery figures; nil when no status webhook

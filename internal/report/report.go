@@ -155,6 +155,11 @@ type Campaign struct {
 	Overall  Health `json:"overall"`
 	// Delivery is what status webhooks said, once one reported.
 	Delivery *Delivery `json:"delivery,omitempty"`
+	// Held counts sends Meta holds for quality assessment (not in Sent,
+	// nor failed) until a status settles them; HeldStop: the campaign adds
+	// no sends meanwhile (--max-held).
+	Held     int  `json:"held,omitempty"`
+	HeldStop bool `json:"held_stop,omitempty"`
 	// Cost is there when a rate card was imported (wasend pricing import).
 	Cost *CampaignCost `json:"cost,omitempty"`
 }
@@ -207,6 +212,11 @@ type Account struct {
 	LastErrorCode int        `json:"last_error_code,omitempty"`
 	Portfolio     string     `json:"portfolio,omitempty"`
 	WABA          string     `json:"waba_id,omitempty"`
+	// API is the account's --api for runs that give none (account set
+	// --api; "" is cloud); MarketingMessages is its WABA's onboarding to
+	// the Marketing Messages API as last synced ("" when never read).
+	API               string `json:"api,omitempty"`
+	MarketingMessages string `json:"marketing_messages_onboarding,omitempty"`
 	// Throughput is the number's messages per second (0: unlimited);
 	// ThroughputSource says where it came from: default, meta, pinned.
 	Throughput       float64 `json:"throughput"`
@@ -390,6 +400,7 @@ func Accounts(accts []campaign.AccountStatus, loc *time.Location, sending bool) 
 			Tokens: math.Floor(a.Tokens*1000) / 1000, SentToday: a.UsedToday, QuotaDay: a.QuotaDay,
 			State: AccountState(a, loc, sending), Disabled: a.Disabled, EffectiveRate: EffectiveRate(a), LastErrorCode: LastErrorCode(a),
 			Portfolio: a.Portfolio, WABA: a.WABA, Throughput: a.Throughput, ThroughputSource: ThroughputSource(a),
+			API: string(a.API),
 		})
 		if !a.Synced.At.IsZero() {
 			at := a.Synced.At.UTC()
@@ -723,6 +734,10 @@ func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
 		}
 		if cj.Delivery, err = r.Delivery(ctx, c.ID, UnknownGrace); err != nil {
 			return nil, err
+		}
+		if d := cj.Delivery; d != nil {
+			cj.Held, cj.HeldStop = d.Held, d.HeldStop
+			cj.Sent -= d.Held
 		}
 		out = append(out, cj)
 	}

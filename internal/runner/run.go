@@ -83,6 +83,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if err := CheckTemplate(ctx, o.Store, o.IO, o.Spec); err != nil {
 			return Result{}, err
 		}
+		if err := CheckTTL(ctx, o.Store, o.SendAPI, o.Spec, o.TTL); err != nil {
+			return Result{}, err
+		}
 	} else if !o.TemplateChecked {
 		if err := CheckResumedTemplate(ctx, o.Store, o.IO, o.ResumeID); err != nil {
 			return Result{}, err

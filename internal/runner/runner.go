@@ -70,6 +70,12 @@ type Options struct {
 	// SendAPI is --api: which endpoint the campaign's template goes through
 	// ("": cloud, /messages for every send; see Endpoint).
 	SendAPI campaign.API
+	// TTL is --ttl (0: keep the campaign's, or none), checked by CheckTTL
+	// and kept with the campaign.
+	TTL time.Duration
+	// MaxHeld is --max-held: the campaign stops adding sends while this
+	// many are held for quality assessment (0 never stops).
+	MaxHeld int
 
 	// Policy is how the campaign is sent, passed whole to the engine.
 	Policy dispatch.Policy
@@ -232,6 +238,18 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	if err != nil {
 		return err
 	}
+	if err := CheckTTL(ctx, o.Store, o.SendAPI, c.Spec, o.TTL); err != nil {
+		return err
+	}
+	ttl, err := o.Store.SetSending(ctx, c.ID, o.MaxHeld, o.TTL)
+	if err != nil {
+		return err
+	}
+	if ttl != o.TTL { // the campaign's, kept from an earlier run
+		if err := CheckTTL(ctx, o.Store, o.SendAPI, c.Spec, ttl); err != nil {
+			return fmt.Errorf("campaign %d keeps %w", c.ID, err)
+		}
+	}
 	ledger := claim.New(o.Store)
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Endpoint: endpoint, Ledger: ledger, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
@@ -253,7 +271,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 			case dispatch.EventWait:
 				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount || ev.Wait.Reason == campaign.WaitReach ||
 					ev.Wait.Reason == campaign.WaitScheduled || ev.Wait.Reason == campaign.WaitWindow || ev.Wait.Reason == campaign.WaitPriority ||
-					ev.Wait.Reason == campaign.WaitLimits || ev.Wait.Reason == campaign.WaitLimitsLost
+					ev.Wait.Reason == campaign.WaitLimits || ev.Wait.Reason == campaign.WaitLimitsLost || ev.Wait.Reason == campaign.WaitHeld
 				prog.Waiting(describeWait(ev.Wait, ev.At, o.Location, o.Flags), notable)
 			case dispatch.EventResumed:
 				prog.Waiting("", false)
@@ -333,6 +351,9 @@ func describeWait(w *campaign.WaitError, now time.Time, loc *time.Location, flag
 			w.Until.In(loc).Format(time.DateTime) + " (`wasend portfolio list" + flags + "`)"
 	case campaign.WaitScheduled:
 		return "scheduled: starts at " + w.Until.In(loc).Format("2006-01-02 15:04:05 MST")
+	case campaign.WaitHeld:
+		return "template pacing: " + w.Detail + "; no more sends of the template until statuses release or drop them (looking again at " +
+			w.Until.In(loc).Format(time.TimeOnly) + ")"
 	case campaign.WaitPriority:
 		return "another campaign on these accounts goes first (a higher priority, or its turn by weight)"
 	case campaign.WaitWindow:

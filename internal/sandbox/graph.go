@@ -51,6 +51,7 @@ var titles = map[int]string{
 	131056: "(Business Account, Consumer Account) pair rate limit hit",
 	131057: "Account in maintenance mode",
 	131063: "Marketing messages are disabled on Cloud API for this business",
+	131055: "Method not allowed",
 	131064: "Messaging limit reached due to template classification violations",
 	132000: "Number of parameters does not match the expected number of params",
 	132001: "Template name does not exist in the translation",

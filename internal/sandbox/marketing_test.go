@@ -104,3 +104,37 @@ func TestUpgradeWebhook(t *testing.T) {
 		t.Errorf("%d upgrade webhooks (at %d, a status at %d) in %d bodies; want one, after a status naming the number", upgrades, upgradeAt, lastStatus, len(bodies))
 	}
 }
+
+// TestMarketingMessagesRefusesOtherTemplates: /marketing_messages answers
+// 131055 for a template that is not a marketing one, as Meta does.
+func TestMarketingMessagesRefusesOtherTemplates(t *testing.T) {
+	_, ts := startServer(t, Options{})
+	r := do(t, http.MethodPost, ts.URL+"/v26.0/1065/marketing_messages", "Bearer "+token, templateJSON("+16505550001", "order_ready", "Ana"))
+	if r.status != http.StatusBadRequest || r.graph.Error.Code != 131055 {
+		t.Errorf("a utility template on marketing_messages: status %d code %d; want 400, 131055", r.status, r.graph.Error.Code)
+	}
+	if r := do(t, http.MethodPost, ts.URL+"/v26.0/1065/marketing_messages", "Bearer "+token, demo("+16505550002")); r.status != http.StatusOK {
+		t.Errorf("a marketing template: status %d (%+v), want 200", r.status, r.graph.Error)
+	}
+}
+
+// TestHeldShare: with Faults.Held every accepted template send is answered
+// message_status held_for_quality_assessment and recorded held; a text is
+// never held (template pacing paces templates). Without it, accepted.
+func TestHeldShare(t *testing.T) {
+	s, ts := startServer(t, Options{PairInterval: -1, Faults: Faults{Held: 1}})
+	r := post(t, ts, "1065", demo("+16505550001"))
+	if r.status != http.StatusOK || len(r.ok.Messages) != 1 || r.ok.Messages[0].MessageStatus != "held_for_quality_assessment" {
+		t.Fatalf("held send: status %d, %+v; want 200 held_for_quality_assessment", r.status, r.ok.Messages)
+	}
+	if rec := s.Records()[0]; !rec.Held {
+		t.Errorf("record %+v: want held", rec)
+	}
+	_, plain := startServer(t, Options{})
+	if r := post(t, plain, "1065", demo("+16505550002")); r.ok.Messages[0].MessageStatus != "accepted" {
+		t.Errorf("without held share: %q, want accepted", r.ok.Messages[0].MessageStatus)
+	}
+	if err := (Options{Faults: Faults{Held: 1.5}}).Validate(); err == nil {
+		t.Error("held share 1.5 accepted, want a refusal")
+	}
+}

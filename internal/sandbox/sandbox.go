@@ -135,7 +135,23 @@ type Faults struct {
 	// webhooks on, its first message after the window is followed by a
 	// phone_number_quality_update THROUGHPUT_UPGRADE.
 	Upgrade map[string]time.Duration
+	// Held is template pacing: a share of accepted template sends answered
+	// message_status held_for_quality_assessment, each settled by status
+	// webhooks after HeldFor: released (sent, then as any message) or,
+	// for a share HeldDrop of them, dropped (failed with HeldDropCode).
+	Held     float64
+	HeldDrop float64
+	HeldFor  time.Duration // default DefaultHeldFor
 }
+
+// DefaultHeldFor is how long the sandbox holds a held send before its
+// status settles it (Meta: minutes to an hour; the sandbox is quick).
+const DefaultHeldFor = 2 * time.Second
+
+// HeldDropCode is the error of a dropped held send's failed status: the
+// template paused for its quality (132015; the code Meta uses for a
+// dropped held message is not confirmed, docs/cloud-api.md#success-answer).
+const HeldDropCode = 132015
 
 // Number is what the Graph API says of one business number. Empty fields
 // take the defaults; MessagingLimit "-" leaves the field out of the answer,
@@ -160,7 +176,8 @@ func (o Options) Validate() error {
 	probs := []struct {
 		name string
 		p    float64
-	}{{"throttle", f.Throttle}, {"server error", f.ServerError}, {"drop", f.Drop}, {"slow", f.Slow}}
+	}{{"throttle", f.Throttle}, {"server error", f.ServerError}, {"drop", f.Drop}, {"slow", f.Slow},
+		{"held", f.Held}, {"held drop", f.HeldDrop}}
 	for code, p := range f.CodeProb {
 		probs = append(probs, struct {
 			name string
@@ -177,6 +194,9 @@ func (o Options) Validate() error {
 	}
 	if err := o.Webhooks.Validate(); err != nil {
 		return err
+	}
+	if f.HeldFor < 0 {
+		return fmt.Errorf("held for %v: must not be negative", f.HeldFor)
 	}
 	if f.SlowDelay < 0 {
 		return fmt.Errorf("slow delay %v: must not be negative", f.SlowDelay)
@@ -211,6 +231,8 @@ type Record struct {
 	Delivery string `json:"delivery,omitempty"`
 	// Marketing: the request came to /marketing_messages.
 	Marketing bool `json:"marketing,omitempty"`
+	// Held: answered held_for_quality_assessment (Faults.Held).
+	Held bool `json:"held,omitempty"`
 }
 
 // Server is the stand-in API. It is safe for concurrent use.
@@ -428,6 +450,7 @@ type answer struct {
 	// unknownID: the phone number id does not exist; answered with Graph's
 	// object error (code 100, subcode 33), not a WhatsApp one.
 	unknownID bool
+	held      bool // answered held_for_quality_assessment
 }
 
 func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumberID string, marketing bool) {
@@ -493,8 +516,16 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, phoneNumb
 	writeJSON(w, a.status, successBody{
 		MessagingProduct: "whatsapp",
 		Contacts:         []contact{a.contact()},
-		Messages:         []message{{ID: a.wamid, MessageStatus: "accepted"}},
+		Messages:         []message{{ID: a.wamid, MessageStatus: a.messageStatus()}},
 	})
+}
+
+// messageStatus is the success body's messages[0].message_status.
+func (a *answer) messageStatus() string {
+	if a.held {
+		return "held_for_quality_assessment"
+	}
+	return "accepted"
 }
 
 // contact is the success body's contacts entry: wa_id for a send to a
@@ -567,6 +598,7 @@ func (s *Server) decide(phoneNumberID, token string, msg inMessage, rerr *reques
 		WAMID:         a.wamid,
 		Delivery:      a.delivery,
 		Marketing:     marketing,
+		Held:          a.held,
 	}
 	if msg.Template != nil {
 		rec.Template = msg.Template.Name
@@ -633,6 +665,11 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	}
 	if msg.Template != nil && s.badTemplates[msg.Template.Name] {
 		fail(132001, fmt.Sprintf("template name (%s) does not exist in %s", msg.Template.Name, msg.Template.Language.Code))
+		return
+	}
+	if marketing && (msg.Template == nil || s.categoryOf(msg) != string(pricing.Marketing)) {
+		// Meta's Marketing Messages API takes marketing templates only.
+		fail(131055, "(#131055) Method not allowed: only marketing template messages are supported")
 		return
 	}
 	if marketing && msg.Template != nil && s.faults.MarketingSync > 0 {
@@ -703,6 +740,14 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 	s.lastSent[pair] = now
 	s.acceptedBy[phoneNumberID]++
 	s.accepted[acceptedKey(a.waID)]++
+	// Drawn only when on, so a seed replays what it did before held sends.
+	var hold heldFate
+	if f.Held > 0 && msg.Template != nil && s.rng.Float64() < f.Held {
+		a.held, hold.For, hold.Drop = true, f.HeldFor, f.HeldDrop > 0 && s.rng.Float64() < f.HeldDrop
+		if hold.For == 0 {
+			hold.For = DefaultHeldFor
+		}
+	}
 	if s.hooks != nil {
 		var after [][]byte
 		if _, ok := s.faults.Upgrade[phoneNumberID]; ok && !s.upgraded[phoneNumberID] {
@@ -711,7 +756,7 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 			s.upgraded[phoneNumberID] = true
 			after = append(after, upgradeBody(phoneNumberID))
 		}
-		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, s.categoryOf(msg), now, after...)
+		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, s.categoryOf(msg), now, hold, after...)
 		s.noteAnswerLocked(a.wamid, a.waID, now)
 	}
 }

@@ -91,6 +91,9 @@ type Delivery struct {
 	// it was delivered (what pricing_analytics counts).
 	Category, PricingType string
 	At                    time.Time
+	// Held: the send was answered held_for_quality_assessment; its
+	// statuses came when the sandbox released (or dropped) it.
+	Held bool
 }
 
 // webhooker posts the statuses of accepted messages. Its draws come from
@@ -123,6 +126,13 @@ func newWebhooker(o WebhookOptions) *webhooker {
 		sem: make(chan struct{}, 16), hurry: make(chan struct{}), deliveries: map[string]*Delivery{}, windows: map[string]time.Time{}}
 }
 
+// heldFate is what becomes of a held send (Faults.Held): its statuses go
+// out For later, and Drop makes them one failed status (HeldDropCode).
+type heldFate struct {
+	For  time.Duration
+	Drop bool
+}
+
 type plannedStatus struct {
 	status string
 	at     time.Time
@@ -139,13 +149,21 @@ func (h *webhooker) drawn(p float64) bool {
 // plan draws the statuses of one accepted message and posts them in the
 // background, or returns them to be posted before the answer (early). The
 // caller holds Server.mu.
-func (h *webhooker) plan(phoneNumberID, wamid, waID, callback, category string, now time.Time, after ...[]byte) (final string, early [][]byte) {
+func (h *webhooker) plan(phoneNumberID, wamid, waID, callback, category string, now time.Time, hold heldFate, after ...[]byte) (final string, early [][]byte) {
+	now = now.Add(hold.For) // a held send goes on (or is dropped) when released
 	sts := []plannedStatus{{status: "sent", at: now.Add(time.Second)}}
-	d := &Delivery{WAMID: wamid, To: acceptedKey(waID), CallbackData: callback, At: now.Add(2 * time.Second)}
+	d := &Delivery{WAMID: wamid, To: acceptedKey(waID), CallbackData: callback, At: now.Add(2 * time.Second), Held: hold.For > 0}
 	d.Category, d.PricingType = h.pricing(waID, category, now)
 	fail, read, reorder := h.rng.Float64() < h.o.Fail, h.rng.Float64() < h.o.Read, h.rng.Float64() < h.o.Reorder
 	optOut, lateFail, isEarly := h.drawn(h.o.OptOut), h.drawn(h.o.LateFail), h.drawn(h.o.Early)
+	if hold.For > 0 {
+		isEarly = false // a held send's statuses come after its answer
+	}
 	switch {
+	case hold.Drop:
+		// Dropped: it never left Meta, so no sent; one failed status.
+		sts = []plannedStatus{{status: "failed", at: now, code: HeldDropCode}}
+		d.Final, d.Code = "failed", HeldDropCode
 	case optOut:
 		sts = append(sts, plannedStatus{status: "failed", at: now.Add(2 * time.Second), code: 131050})
 		d.Final, d.Code = "failed", 131050
@@ -203,7 +221,7 @@ func (h *webhooker) plan(phoneNumberID, wamid, waID, callback, category string, 
 		return d.Final, bodies
 	}
 	h.wg.Add(1)
-	go h.post(bodies)
+	go h.post(bodies, hold.For)
 	return d.Final, nil
 }
 
@@ -221,10 +239,10 @@ func (h *webhooker) postEarly(bodies [][]byte) {
 
 // post sends one message's bodies in order after the delay, each retried
 // (as Meta does) until answered 200 or given up.
-func (h *webhooker) post(bodies [][]byte) {
+func (h *webhooker) post(bodies [][]byte, held time.Duration) {
 	defer h.wg.Done()
-	if h.o.Delay > 0 {
-		t := time.NewTimer(h.o.Delay)
+	if d := h.o.Delay + held; d > 0 {
+		t := time.NewTimer(d)
 		select {
 		case <-t.C:
 		case <-h.hurry:

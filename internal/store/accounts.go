@@ -197,9 +197,9 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE accounts SET tier = ?, phone_number_id = ?, token_env = ?,
-			rate = ?, burst = ?, daily_cap = ?, disabled = ?, throughput_pinned = ?, waba_id = ? WHERE id = ?`,
+			rate = ?, burst = ?, daily_cap = ?, disabled = ?, throughput_pinned = ?, waba_id = ?, api = ? WHERE id = ?`,
 			a.Tier, a.PhoneNumberID, a.TokenEnv, a.Overrides.Rate, a.Overrides.Burst, a.Overrides.DailyCap, a.Disabled,
-			nullThroughput(a.ThroughputPinned), a.WABA, a.ID)
+			nullThroughput(a.ThroughputPinned), a.WABA, string(a.API), a.ID)
 		if err != nil {
 			return fmt.Errorf("update account %s: %w", name, err)
 		}
@@ -298,7 +298,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0),
 		coalesce(a.messaging_limit_read, 0), a.quality_rating, a.verified_name, a.name_status, coalesce(a.synced_at, 0),
 		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?), a.waba_id,
-		a.check_error, a.check_code, a.checked_at
+		a.check_error, a.check_code, a.checked_at, a.api
 		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
 		LEFT JOIN portfolios p ON p.id = a.portfolio_id `+where, append([]any{DefaultMargin}, args...)...)
 	if err != nil {
@@ -322,7 +322,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 			&tier.Rate, &tier.Burst, &tier.DailyCap, &a.ThroughputRead, &a.ThroughputPinned,
 			&a.Synced.MessagingLimit, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
 			&a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin, &a.WABA,
-			&a.Check.Error, &a.Check.Code, &checkedAt); err != nil {
+			&a.Check.Error, &a.Check.Code, &checkedAt, &a.API); err != nil {
 			return nil, fmt.Errorf("read account: %w", err)
 		}
 		if rate.Valid {

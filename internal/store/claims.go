@@ -43,7 +43,7 @@ func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result)
 func plainSent(r campaign.Result) bool {
 	o := r.Outcome
 	return o.Kind == campaign.OutcomeSent && r.Claim.AttemptID != 0 && o.ErrorCode == 0 && !o.Refund &&
-		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress
+		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress && !o.Held
 }
 
 // padded is the size a multi-row statement of the sending path takes for

@@ -15,6 +15,7 @@ var countTriggers = strings.NewReplacer(
 	"{{received OLD.delivery}}", receivedSQL("OLD.delivery"),
 	"{{received NEW.delivery}}", receivedSQL("NEW.delivery"),
 	"{{read}}", quote(campaign.DeliveryRead),
+	"{{held}}", quote(campaign.DeliveryHeld),
 ).Replace(countTriggersSQL)
 
 //go:embed counts.sql
@@ -69,12 +70,12 @@ var keptCounts = []struct {
 	},
 	{
 		name: "delivery_counts",
-		cols: "campaign_id, account_id, reported, delivered, read, failed_after_send",
-		kept: `SELECT campaign_id, account_id, reported, delivered, read, failed_after_send FROM delivery_counts
-			WHERE reported <> 0 OR delivered <> 0 OR read <> 0 OR failed_after_send <> 0`,
-		recount: `SELECT campaign_id, coalesce(account_id, 0), count(delivery),
+		cols: "campaign_id, account_id, reported, delivered, read, failed_after_send, held",
+		kept: `SELECT campaign_id, account_id, reported, delivered, read, failed_after_send, held FROM delivery_counts
+			WHERE reported <> 0 OR delivered <> 0 OR read <> 0 OR failed_after_send <> 0 OR held <> 0`,
+		recount: `SELECT campaign_id, coalesce(account_id, 0), count(CASE WHEN NOT ` + deliveryIsSQL("delivery", campaign.DeliveryHeld) + ` THEN delivery END),
 			count(CASE WHEN ` + receivedSQL("delivery") + ` THEN 1 END), count(CASE WHEN ` + deliveryIsSQL("delivery", campaign.DeliveryRead) + ` THEN 1 END),
-			count(CASE WHEN failed_after_send = 1 THEN 1 END)
+			count(CASE WHEN failed_after_send = 1 THEN 1 END), count(CASE WHEN ` + deliveryIsSQL("delivery", campaign.DeliveryHeld) + ` THEN 1 END)
 			FROM messages WHERE delivery IS NOT NULL OR failed_after_send = 1 GROUP BY 1, 2`,
 	},
 }
@@ -112,10 +113,10 @@ func ensureCounts(ctx context.Context, s *Store) error {
 	})
 }
 
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
+func anys[T any](vs []T) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
 	}
 	return out
 }

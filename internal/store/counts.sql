@@ -80,22 +80,23 @@ END;
 CREATE TRIGGER delivery_counts_update AFTER UPDATE OF delivery, failed_after_send, account_id ON messages
     WHEN OLD.delivery IS NOT NEW.delivery OR OLD.failed_after_send IS NOT NEW.failed_after_send
         OR (OLD.account_id IS NOT NEW.account_id AND (OLD.delivery IS NOT NULL OR OLD.failed_after_send = 1)) BEGIN
-    UPDATE delivery_counts SET reported = reported - (OLD.delivery IS NOT NULL),
-        delivered = delivered - ({{received OLD.delivery}}),
+    UPDATE delivery_counts SET reported = reported - (OLD.delivery IS NOT NULL AND OLD.delivery IS NOT {{held}}),
+        delivered = delivered - ({{received OLD.delivery}}), held = held - (OLD.delivery IS {{held}}),
         read = read - (OLD.delivery IS {{read}}), failed_after_send = failed_after_send - OLD.failed_after_send
         WHERE campaign_id = OLD.campaign_id AND account_id = coalesce(OLD.account_id, 0);
-    INSERT INTO delivery_counts (campaign_id, account_id, reported, delivered, read, failed_after_send)
-        SELECT NEW.campaign_id, coalesce(NEW.account_id, 0), NEW.delivery IS NOT NULL,
-            {{received NEW.delivery}}, NEW.delivery IS {{read}}, NEW.failed_after_send
+    INSERT INTO delivery_counts (campaign_id, account_id, reported, delivered, read, failed_after_send, held)
+        SELECT NEW.campaign_id, coalesce(NEW.account_id, 0), NEW.delivery IS NOT NULL AND NEW.delivery IS NOT {{held}},
+            {{received NEW.delivery}}, NEW.delivery IS {{read}}, NEW.failed_after_send, NEW.delivery IS {{held}}
         WHERE NEW.delivery IS NOT NULL OR NEW.failed_after_send = 1
         ON CONFLICT DO UPDATE SET reported = reported + excluded.reported, delivered = delivered + excluded.delivered,
-            read = read + excluded.read, failed_after_send = failed_after_send + excluded.failed_after_send;
+            read = read + excluded.read, failed_after_send = failed_after_send + excluded.failed_after_send,
+            held = held + excluded.held;
 END;
 
 CREATE TRIGGER delivery_counts_delete AFTER DELETE ON messages
     WHEN OLD.delivery IS NOT NULL OR OLD.failed_after_send = 1 BEGIN
-    UPDATE delivery_counts SET reported = reported - (OLD.delivery IS NOT NULL),
-        delivered = delivered - ({{received OLD.delivery}}),
+    UPDATE delivery_counts SET reported = reported - (OLD.delivery IS NOT NULL AND OLD.delivery IS NOT {{held}}),
+        delivered = delivered - ({{received OLD.delivery}}), held = held - (OLD.delivery IS {{held}}),
         read = read - (OLD.delivery IS {{read}}), failed_after_send = failed_after_send - OLD.failed_after_send
         WHERE campaign_id = OLD.campaign_id AND account_id = coalesce(OLD.account_id, 0);
 END;

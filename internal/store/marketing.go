@@ -11,10 +11,6 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// MarketingOnboarded is the onboarding status Meta gives a WABA that may
-// send through the Marketing Messages API.
-const MarketingOnboarded = "ONBOARDED"
-
 // RecordMarketingStatus keeps a WABA's marketing_messages_onboarding_status
 // as template sync just read it.
 func (s *Store) RecordMarketingStatus(ctx context.Context, waba, status string, at time.Time) error {
@@ -26,24 +22,6 @@ func (s *Store) RecordMarketingStatus(ctx context.Context, waba, status string, 
 		}
 		return nil
 	})
-}
-
-// MarketingStatuses are the WABAs' last read onboarding statuses, by WABA.
-func (s *Store) MarketingStatuses(ctx context.Context) (map[string]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT waba_id, status FROM waba_marketing`)
-	if err != nil {
-		return nil, fmt.Errorf("read the Marketing Messages API statuses: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var waba, status string
-		if err := rows.Scan(&waba, &status); err != nil {
-			return nil, fmt.Errorf("read the Marketing Messages API statuses: %w", err)
-		}
-		out[waba] = status
-	}
-	return out, rows.Err()
 }
 
 // upgradedThroughput is webhook.UpgradedThroughput (the store does not

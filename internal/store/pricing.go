@@ -198,7 +198,7 @@ func (c *claimTx) Budget(ctx context.Context, campaignID int64, ids []int64) (Bu
 		return b, nil, err
 	}
 	prices := make(map[int64]pricing.Micros, len(ids))
-	rows, err := c.tx.QueryContext(ctx, `SELECT id, price FROM messages WHERE id IN (`+repeated(len(ids), "?")+`)`, int64s(ids)...)
+	rows, err := c.tx.QueryContext(ctx, `SELECT id, price FROM messages WHERE id IN (`+repeated(len(ids), "?")+`)`, anys(ids)...)
 	if err != nil {
 		return b, nil, fmt.Errorf("read the rows' prices: %w", err)
 	}
@@ -213,16 +213,31 @@ func (c *claimTx) Budget(ctx context.Context, campaignID int64, ids []int64) (Bu
 	return b, prices, rows.Err()
 }
 
-func int64s(ids []int64) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
-}
-
 // billable is a status's pricing.billable as stored: 0 when it said
 // false, NULL otherwise.
 func billable(notBillable bool) sql.NullInt64 {
 	return sql.NullInt64{Valid: notBillable}
+}
+
+// SetSending keeps a run's --max-held (each run's own, as its budget) and
+// --ttl (0 keeps the stored one, for a resumed run) with its campaign, and
+// returns the TTL in force.
+func (s *Store) SetSending(ctx context.Context, id int64, maxHeld int, ttl time.Duration) (time.Duration, error) {
+	var secs int64
+	err := s.write(ctx, func(tx *Tx) error {
+		return tx.QueryRowContext(ctx, `UPDATE campaigns SET max_held = ?, ttl = CASE WHEN ?2 > 0 THEN ?2 ELSE ttl END
+			WHERE id = ?3 RETURNING ttl`, max(maxHeld, 0), int64(ttl/time.Second), id).Scan(&secs)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("keep campaign %d's sending settings: %w", id, err)
+	}
+	return time.Duration(secs) * time.Second, nil
+}
+
+// Held is a campaign's held sends (a kept count) and --max-held, for the
+// claim (claim.heldTx).
+func (c *claimTx) Held(ctx context.Context, id int64) (held, max int, err error) {
+	err = c.tx.QueryRowContext(ctx, `SELECT max_held, coalesce((SELECT sum(held) FROM delivery_counts WHERE campaign_id = ?1), 0)
+		FROM campaigns WHERE id = ?1`, id).Scan(&max, &held)
+	return held, max, err
 }

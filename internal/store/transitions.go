@@ -35,6 +35,8 @@ var (
 		WHERE messages.id = v.column1 AND ` + fromSQL(campaign.MoveRecordSent, "messages.state")
 	recordSentSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordSent) + `, wamid = ?, sent_at = ?, updated_at = ?,
 		error_code = NULL, error_message = NULL WHERE id = ? AND ` + fromSQL(campaign.MoveRecordSent, "state")
+	recordHeldSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordHeld) + `, wamid = ?, sent_at = ?, updated_at = ?, delivery = ` +
+		quote(campaign.DeliveryHeld) + `, error_code = NULL, error_message = NULL WHERE id = ? AND ` + fromSQL(campaign.MoveRecordHeld, "state")
 	// A retry, failure or unknown applies only while the row is still this
 	// runner's claim: a rescued row stays as the operator sees it.
 	recordRetrySQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordRetry) + `, next_attempt_at = ?, updated_at = ?,
@@ -215,6 +217,8 @@ func recordOutcome(ctx context.Context, tx *Tx, c campaign.Claim, runner string,
 	switch o.Transition() {
 	case campaign.MoveRecordSent:
 		return tx.ExecContext(ctx, recordSentSQL, o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID)
+	case campaign.MoveRecordHeld:
+		return tx.ExecContext(ctx, recordHeldSQL, o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID)
 	case campaign.MoveRecordRetry, campaign.MovePutBack:
 		return tx.ExecContext(ctx, recordRetrySQL, nanos(o.RetryAt), now.UnixNano(), o.SpendsRetry, code, o.Error,
 			c.Message.ID, runner)

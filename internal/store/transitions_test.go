@@ -60,6 +60,19 @@ func TestEveryTransition(t *testing.T) {
 			return nil
 		}},
 		{"record sent", campaign.MoveRecordSent, record(campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1", Class: "ok"})},
+		{"record held", campaign.MoveRecordHeld, func(m campaign.Message) error {
+			err := record(campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.held", Class: "ok", Held: true})(m)
+			if d := readMessage(t, st, m.ID).state; err == nil && d == string(campaign.Sent) {
+				var delivery string
+				if err := st.db.QueryRowContext(ctx, `SELECT delivery FROM messages WHERE id = ?`, m.ID).Scan(&delivery); err != nil {
+					return err
+				}
+				if delivery != string(campaign.DeliveryHeld) {
+					return fmt.Errorf("delivery %q after a held answer, want held", delivery)
+				}
+			}
+			return err
+		}},
 		{"record sent in bulk", campaign.MoveRecordSent, func(m campaign.Message) error {
 			c := campaign.Claim{Message: m, Account: acct, At: now, AttemptID: 1 << 40}
 			return st.RecordAll(ctx, "r1", []campaign.Result{{Claim: c, At: now,

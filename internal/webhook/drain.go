@@ -196,9 +196,9 @@ func part(ctx context.Context, tx store.InboxTx, rep *campaign.ApplyReport, what
 // keepStatus stores a status once and applies it to its row.
 func keepStatus(ctx context.Context, tx store.InboxTx, ev campaign.StatusEvent, rules Rules, now time.Time, rep *campaign.ApplyReport) error {
 	rep.Statuses++
-	if ev.Status.Rank() == 0 || ev.WAMID == "" {
+	if !ev.Status.Reported() || ev.WAMID == "" {
 		// Played, or a status wasend does not track: message_statuses keeps
-		// a rung of the ladder, keyed by the wamid.
+		// a rung of the ladder a webhook names, keyed by the wamid.
 		rep.Unmatched++
 		return nil
 	}

@@ -103,9 +103,14 @@ func Classify(err error) Class {
 // meaning of their own (docs/cloud-api.md#marketing-messages-api); every
 // other code means there what it means on /messages. 131009 is "Parameter
 // value is not valid" on /messages, a row's error; on /marketing_messages
-// Meta answers it for a template not yet synced to the API.
+// Meta answers it for a template not yet synced to the API. 131055 there
+// is a send the API refuses whatever the row: a template that is not a
+// marketing one, or a portfolio that has not accepted the API's terms
+// (partners' pages; **unconfirmed** on Meta's, whose table lists the
+// messages but not their codes): every row would fail alike.
 var marketingCodes = map[int]Class{
 	131009: ClassTemplateSyncing,
+	131055: ClassCampaignFatal,
 }
 
 // accountSubcodes are the (code, error_subcode) pairs whose code alone would
@@ -177,6 +182,8 @@ func Remedy(code int) string {
 		return "the template is disabled for good: send the campaign with another template"
 	case 131063:
 		return "marketing messages are disabled on the Cloud API for this business: enable them, or send a utility template"
+	case 131055:
+		return "the Marketing Messages API takes marketing templates only, from a portfolio that accepted its terms: send with --api cloud or auto, or accept the terms (`wasend template sync` reads the onboarding)"
 	}
 	return ""
 }

@@ -35,6 +35,8 @@ func TestClassify(t *testing.T) {
 		{"131057", api(131057), ClassNumberUpgrading},
 		{"131057 on marketing_messages", &APIError{HTTPStatus: 400, Code: 131057, Marketing: true}, ClassNumberUpgrading},
 		{"131009 on marketing_messages", &APIError{HTTPStatus: 400, Code: 131009, Marketing: true}, ClassTemplateSyncing},
+		{"131055 on marketing_messages", &APIError{HTTPStatus: 400, Code: 131055, Marketing: true}, ClassCampaignFatal},
+		{"131055 on messages", &APIError{HTTPStatus: 400, Code: 131055}, ClassPermanent},
 		{"132001 on marketing_messages", &APIError{HTTPStatus: 404, Code: 132001, Marketing: true}, ClassCampaignFatal},
 
 		{"131026", api(131026), ClassPermanent},
@@ -124,10 +126,12 @@ func TestClassify(t *testing.T) {
 }
 
 // TestRemedyForEveryCampaignFatalCode: a campaign-fatal answer pauses the
-// campaign, and the pause must say what to fix before resuming it.
+// campaign, and the pause must say what to fix before resuming it (on
+// /messages or on /marketing_messages).
 func TestRemedyForEveryCampaignFatalCode(t *testing.T) {
 	for code := 0; code < 140000; code++ {
-		fatal, remedy := ClassifyCode(code) == ClassCampaignFatal, Remedy(code) != ""
+		fatal := ClassifyCode(code) == ClassCampaignFatal || marketingCodes[code] == ClassCampaignFatal
+		remedy := Remedy(code) != ""
 		if fatal != remedy {
 			t.Errorf("code %d: campaign-fatal %v, remedy %q", code, fatal, Remedy(code))
 		}

@@ -111,6 +111,13 @@ type Response struct {
 	MessageStatus string // "accepted", "held_for_quality_assessment" or "paused"; may be empty
 }
 
+// StatusHeld is the message_status of a send template pacing holds
+// (docs/cloud-api.md#success-answer): accepted, released or dropped later.
+const StatusHeld = "held_for_quality_assessment"
+
+// Held says whether Meta holds the message for quality assessment.
+func (r Response) Held() bool { return r.MessageStatus == StatusHeld }
+
 // Send posts one message. Errors are *APIError (the API answered with an
 // error), *TransportError (no usable answer), or a validation error
 // wrapping ErrInvalidRequest or ErrNoCredentials (nothing was sent).
