@@ -93,5 +93,5 @@ func (d doctorDB) Templates(ctx context.Context) ([]campaign.Template, error) {
 }
 
 func (d doctorDB) MarketingStatuses(ctx context.Context) (map[string]string, error) {
-	return d.st.MarketingStatuses(ctx)
+	return readmodel.New(d.st).MarketingStatuses(ctx)
 }
