@@ -23,7 +23,13 @@ invalid=${2:-0} # percent of rows with an invalid number
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-go build -o "$tmp/wasend" .
+# The binary is copied once built, as installing a release writes it: the
+# linker writes its output through a memory map, and while those pages stay
+# in the page cache every page the process touches maps a large block of
+# the file around it, adding ~8 MiB of the binary to the peak RSS (29 MiB
+# of file pages against 22 MiB for the copy; the anonymous memory is the
+# same).
+go build -o "$tmp/wasend.built" . && cp "$tmp/wasend.built" "$tmp/wasend" && rm "$tmp/wasend.built"
 awk -v n="$rows" -v bad="$invalid" 'BEGIN {
   srand(4)
   print "phone,name,code,city"

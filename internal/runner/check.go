@@ -100,6 +100,7 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 	if err != nil {
 		return Summary{}, err
 	}
+	defer tuneGC(checkGCPercent, 0)()
 	t := newTally(keep)
 	t.byReason = true
 	markets, places := pricing.DefaultMarkets(), map[pricing.Place]int64{}

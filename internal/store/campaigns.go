@@ -238,10 +238,10 @@ func (im *importer) finish() {
 	im.s.wmu.Unlock()
 }
 
-// importCacheKiB is an import's page cache. An import only appends (to
-// the table and to indexes whose keys grow with it), so a small cache does
-// as well as a big one, and the memory goes to finding duplicates instead.
-const importCacheKiB = 4096
+// importCacheKiB is an import's page cache. An import only appends (to the table and
+// to indexes whose keys grow with it), so 1 MiB does as well as 4 (a million rows in
+// the same CPU, 3 MiB less RSS), and the memory goes to finding duplicates instead.
+const importCacheKiB = 1024
 
 // beginImport begins an import's transaction on the writer connection,
 // set up for it. The caller holds wmu.
