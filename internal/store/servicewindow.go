@@ -37,10 +37,8 @@ func lastInbound(ctx context.Context, q rowsQuerier, phones []string) (map[strin
 			return nil, fmt.Errorf("read when recipients last wrote: %w", err)
 		}
 		for rows.Next() {
-			var (
-				phone string
-				at    int64
-			)
+			var phone string
+			var at int64
 			if err := rows.Scan(&phone, &at); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read when recipients last wrote: %w", err)
