@@ -72,11 +72,11 @@ type ClaimTx interface {
 	FailSuppressed(ctx context.Context, id int64, why string, now time.Time) error
 	FailNeverOpen(ctx context.Context, id int64, why string, now time.Time) error
 	// ServiceWindow: the campaign's rows need an open customer service
-	// window (a text campaign without --ignore-window); LastInbound is
-	// when each of phones last wrote (absent: never); SkipNoWindow fails a
-	// row without one (bounded as FailSuppressed).
+	// window (a text campaign without --ignore-window); LastInbound is when
+	// each of keys last wrote to each number, links followed (absent:
+	// never); SkipNoWindow fails a row without one (bounded as FailSuppressed).
 	ServiceWindow(ctx context.Context, id int64) (bool, error)
-	LastInbound(ctx context.Context, phones []string) (map[string]time.Time, error)
+	LastInbound(ctx context.Context, keys []string) (map[string]campaign.Wrote, error)
 	SkipNoWindow(ctx context.Context, id int64, why string, now time.Time) error
 	SkipElsewhere(ctx context.Context, id int64, why string, now time.Time) error
 	// Take marks the claimed rows sending for runner and logs their
