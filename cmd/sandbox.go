@@ -106,7 +106,7 @@ out of order. Point it at ` + "`wasend webhook serve`" + `.`,
 	fl.StringArrayVar(&o.CodeProbs, "code", nil, "answer Graph error `CODE=P` with probability P (repeatable)")
 	fl.StringArrayVar(&o.Numbers, "number", nil, "what reading a number answers: `PNID=limit:TIER_2K,quality:RED,throughput:HIGH` (repeatable; \"limit:-\" leaves the limit out)")
 	fl.DurationVar(&f.RetryAfter, "retry-after", 0, "Retry-After on throttling answers (0: none, like Meta)")
-	fl.BoolVar(&o.Opts.ServiceWindow, "service-window", false, "refuse a text message (131047) to a recipient who did not answer within 24 h, as Meta does")
+	fl.BoolVar(&o.Opts.ServiceWindow, "service-window", false, "refuse a text message (131047) from a number the recipient did not write to within 24 h, as Meta does")
 	fl.StringVar(&o.Latency, "latency", "0s", "delay every answer by `D`, or by D±J drawn uniformly (e.g. 200ms±50ms, or 200ms+-50ms)")
 	addSandboxWebhookFlags(fl, &o.Opts.Webhooks)
 	fl.StringVar(&o.Opts.Webhooks.URL, "webhook", "", "post signed status webhooks to `URL`")
