@@ -113,7 +113,7 @@ delivered…) or, for a --held-drop share, drop them (failed, 132015).`,
 	fl.Float64Var(&f.HeldDrop, "held-drop", 0, "share `P` of held sends dropped (failed status, 132015) rather than released")
 	fl.DurationVar(&f.HeldFor, "held-for", sandbox.DefaultHeldFor, "how long a held send waits before its statuses release or drop it")
 	fl.DurationVar(&f.RetryAfter, "retry-after", 0, "Retry-After on throttling answers (0: none, like Meta)")
-	fl.BoolVar(&o.Opts.ServiceWindow, "service-window", false, "refuse a text message (131047) to a recipient who did not answer within 24 h, as Meta does")
+	fl.BoolVar(&o.Opts.ServiceWindow, "service-window", false, "refuse a text message (131047) from a number the recipient did not write to within 24 h, as Meta does")
 	fl.StringVar(&o.Latency, "latency", "0s", "delay every answer by `D`, or by D±J drawn uniformly (e.g. 200ms±50ms, or 200ms+-50ms)")
 	addSandboxWebhookFlags(fl, &o.Opts.Webhooks)
 	fl.StringVar(&o.Opts.Webhooks.URL, "webhook", "", "post signed status webhooks to `URL`")

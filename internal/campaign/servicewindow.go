@@ -8,9 +8,11 @@ import (
 // The customer service window (issue 27 item 5): a message from a person
 // opens a window of ServiceWindow in which a business may send them
 // free-form messages; outside it the Cloud API refuses them (131047,
-// "re-engagement message") and only templates go. wasend keeps the window
-// per person across its numbers: the inbound messages it stores say when
-// each last wrote.
+// "re-engagement message") and only templates go. Meta keeps the window
+// per (business number, person), and so does wasend: the inbound messages
+// it stores say when each person last wrote to each of its numbers
+// (Wrote), and a free-form message goes only from a number whose window
+// is open. The sandbox keeps its own record the same way.
 
 // ServiceWindow is how long after a person's last message free-form
 // messages to them are allowed.
@@ -53,4 +55,52 @@ func NoWindowReason(last time.Time) string {
 	}
 	return fmt.Sprintf("%slast message from them %s, the window closed %s; --ignore-window sends anyway", NoWindowPrefix,
 		last.UTC().Format(time.RFC3339), WindowUntil(last).UTC().Format(time.RFC3339))
+}
+
+// Wrote is when a person last wrote to each business number, by the
+// number's phone number id: one window per number.
+type Wrote map[string]time.Time
+
+// Note records a message to number at at (an earlier one changes nothing).
+func (w Wrote) Note(number string, at time.Time) {
+	if at.After(w[number]) {
+		w[number] = at
+	}
+}
+
+// Open reports whether a free-form message may go to the person from
+// number at now.
+func (w Wrote) Open(number string, now time.Time) bool { return WindowOpen(w[number], now) }
+
+// Last is the person's latest message to any number: which, and when
+// (zero: never).
+func (w Wrote) Last() (number string, at time.Time) {
+	for n, t := range w {
+		if t.After(at) || (t.Equal(at) && n < number) {
+			number, at = n, t
+		}
+	}
+	return number, at
+}
+
+// NoWindowReasonFrom says why a free-form message cannot go to a person
+// who wrote as w says from any of numbers (the ones a campaign sends
+// from): NoWindowReason of their latest message to one of them, unless a
+// window is open with another number only, which it names.
+func NoWindowReasonFrom(w Wrote, numbers []string, now time.Time) string {
+	var mine Wrote
+	for _, n := range numbers {
+		if at, ok := w[n]; ok {
+			if mine == nil {
+				mine = Wrote{}
+			}
+			mine[n] = at
+		}
+	}
+	_, last := mine.Last()
+	if other, at := w.Last(); WindowOpen(at, now) {
+		return fmt.Sprintf("%slast message from them %s to number %s, which does not send this campaign (a window is open with that number only); --ignore-window sends anyway",
+			NoWindowPrefix, at.UTC().Format(time.RFC3339), other)
+	}
+	return NoWindowReason(last)
 }

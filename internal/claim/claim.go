@@ -153,6 +153,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 		return nil, err
 	}
 	due = due[:turn.max]
+	usable := accts
 	if turn.only != nil {
 		accts = slices.DeleteFunc(accts, func(a store.ClaimAccount) bool { return !slices.Contains(turn.only, a.ID) })
 	}
@@ -160,7 +161,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 	// can be sent: a block of opted-out numbers at the head of the queue
 	// costs one claim, and the campaign finishes when nothing else is left.
 	// (In a sending transaction the store bounds how many.)
-	sw, err := openServiceWindow(ctx, tx, campaignID)
+	sw, err := openServiceWindow(ctx, tx, campaignID, usable, accts)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +234,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 				overBudget = m
 				break rows // in order: a cheaper row behind it does not jump the queue
 			}
-			a, err := g.admit(ctx, tx, m, now)
+			a, err := g.admit(ctx, tx, m, sw.accounts(m.ID), now)
 			if err != nil {
 				return nil, err
 			}
@@ -379,8 +380,11 @@ func notBefore(now time.Time, accts []store.ClaimAccount, global store.GlobalBuc
 type gate interface {
 	// read is told the rows about to be asked for, before the first.
 	read(ctx context.Context, tx store.ClaimTx, msgs []campaign.Message) error
-	// admit decides one row; an admitted row has spent its token.
-	admit(ctx context.Context, tx store.ClaimTx, m campaign.Message, now time.Time) (answer, error)
+	// admit decides one row; an admitted row has spent its token. only,
+	// when not nil, says which accounts may send it (the customer service
+	// window's): a refusal among those is the row's own, as a sticky
+	// number's is.
+	admit(ctx context.Context, tx store.ClaimTx, m campaign.Message, only accountMask, now time.Time) (answer, error)
 	// finish returns the wait of a claim that admitted nothing (n == 0),
 	// or nil; it notes what the gate must note either way.
 	finish(ctx context.Context, tx store.ClaimTx, n int, w waits) error

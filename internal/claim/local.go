@@ -112,7 +112,10 @@ func (g *localGate) read(ctx context.Context, tx store.ClaimTx, msgs []campaign.
 // admit asks limits.Decide about m at now and books an admission. Windows
 // that refuse the recipient stay closed to new recipients for the rest of
 // the claim.
-func (g *localGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Message, now time.Time) (answer, error) {
+func (g *localGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Message, only accountMask, now time.Time) (answer, error) {
+	if only.none() {
+		return answer{own: true}, nil // none of its numbers is offered in this claim: a while
+	}
 	c := g.contacts[m.Phone]
 	if g.balances == nil {
 		g.balances, g.windows = make([]limits.Balance, len(g.accts)), make([]limits.Window, len(g.gates))
@@ -146,12 +149,26 @@ func (g *localGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Mess
 	}
 	r := g.req
 	r.Recipient = m.Phone
+	var index []int // with only: each offered account's index in g.accts
+	if only != nil {
+		s, r, index = only.offer(s, r)
+	}
 	d := limits.Decide(s, r, now)
 	if d.Reason == limits.ReasonPair {
 		return answer{reason: d.Reason, until: d.Until}, nil
 	}
 	for _, w := range d.Refused {
 		g.gates[w].blocked = true
+	}
+	if index != nil {
+		if !d.OK {
+			// Only its numbers may send it: the row waits for them, the
+			// next rows may go from the others.
+			return answer{own: true, reason: d.Reason, until: d.Until}, nil
+		}
+		if d.Index = index[d.Index]; d.Sticky != "" && !d.Offered && g.offers(d.Sticky) {
+			d.Sticky = "" // left out for the window, not broken
+		}
 	}
 	// Whether each account's portfolio lets the recipient in.
 	open := make([]bool, len(g.accts))
@@ -214,6 +231,33 @@ func (g *localGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Mess
 	}
 	g.seen[m.Phone] = true
 	return answer{ok: true, account: i, broken: broken}, nil
+}
+
+// offers reports whether the claim offers the account the decider names.
+func (g *localGate) offers(name string) bool {
+	for _, a := range g.accts {
+		if accountKey(a.ID) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// offer is the request and snapshot of the accounts m lets send, and the
+// index of each among all.
+func (m accountMask) offer(s limits.Snapshot, r limits.Request) (limits.Snapshot, limits.Request, []int) {
+	var (
+		index []int
+		accts []limits.Account
+		bals  []limits.Balance
+	)
+	for i, ok := range m {
+		if ok {
+			index, accts, bals = append(index, i), append(accts, r.Accounts[i]), append(bals, s.Accounts[i])
+		}
+	}
+	s.Accounts, r.Accounts = bals, accts
+	return s, r, index
 }
 
 // finish returns the wait of a claim that admitted nothing.

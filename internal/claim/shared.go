@@ -98,7 +98,12 @@ func openSharedGate(ctx context.Context, tx store.ClaimTx, sh *store.SharedLimit
 // read: the gates read their own state.
 func (g *sharedGate) read(context.Context, store.ClaimTx, []campaign.Message) error { return nil }
 
-func (g *sharedGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Message, now time.Time) (answer, error) {
+func (g *sharedGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Message, only accountMask, now time.Time) (answer, error) {
+	if only.none() || (only != nil && !g.offers(only)) {
+		// None of its numbers is offered in this claim (its turn, a
+		// cooldown): a while.
+		return answer{own: true}, nil
+	}
 	host := g.sh.Host
 	id := sharedClaimID(host, m.ID, m.Attempts+1)
 	var (
@@ -107,6 +112,7 @@ func (g *sharedGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Mes
 		noAll = true // every group refused
 		best  limits.Admission
 		err   error
+		index []int // the offered accounts' indexes among the claim's
 	)
 	// One row asks the portfolios in the same order every time, so
 	// a repeated ask meets its own earlier admission.
@@ -117,8 +123,15 @@ func (g *sharedGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Mes
 		if gg.failed != nil {
 			continue
 		}
+		var offer []limits.Account
+		offer, index = gg.offer, gg.accts
+		if only != nil {
+			if offer, index = gg.only(only); len(offer) == 0 {
+				continue
+			}
+		}
 		asked = true
-		req := limits.Request{ClaimID: id, Accounts: gg.offer, Global: g.global, Today: g.today,
+		req := limits.Request{ClaimID: id, Accounts: offer, Global: g.global, Today: g.today,
 			Recipient: m.Phone, Reach: gg.reach, PairGap: g.gap, Sticky: campaign.StickyFor, Guard: g.guard, Host: host}
 		ad, err = gg.gate.Admit(ctx, req)
 		if errors.Is(err, limits.ErrRebuild) {
@@ -173,6 +186,10 @@ func (g *sharedGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Mes
 		return answer{own: true, reason: best.Reason, until: best.Until}, nil
 	case noAll && best.Reason == limits.ReasonPair:
 		return answer{reason: best.Reason, until: best.Until}, nil
+	case noAll && only != nil:
+		// Only its numbers may send it (the window's): the row waits
+		// for them, the next rows may go from the others.
+		return answer{own: true, reason: best.Reason, until: best.Until}, nil
 	case noAll && best.Reason == limits.ReasonReach:
 		g.refused, g.last = true, best
 		if g.reachAt.IsZero() || best.Until.Before(g.reachAt) {
@@ -184,7 +201,7 @@ func (g *sharedGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Mes
 		g.refused, g.last = true, best
 		return answer{reason: best.Reason, until: best.Until, stop: true}, nil
 	}
-	a := answer{ok: true, account: gg.accts[ad.Index],
+	a := answer{ok: true, account: index[ad.Index],
 		shared: &campaign.SharedClaim{Portfolio: gg.name, ID: ad.Claim.ID, Account: ad.Claim.Account, Day: ad.Claim.Day}}
 	if ad.StickyBroken && !ad.Replayed {
 		if a.broken, err = g.stickyBreak(ctx, tx, ad.StickyAccount, now); err != nil {
@@ -193,6 +210,30 @@ func (g *sharedGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Mes
 	}
 	g.used[a.account]++
 	return a, nil
+}
+
+// offers reports whether a group asked in this claim has an account m
+// lets send.
+func (g *sharedGate) offers(m accountMask) bool {
+	for _, gg := range g.groups {
+		for _, i := range gg.accts {
+			if m[i] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// only is the group's offer of the accounts m lets send, and their
+// indexes among the claim's.
+func (gg *gateGroup) only(m accountMask) (offer []limits.Account, index []int) {
+	for k, i := range gg.accts {
+		if m[i] {
+			offer, index = append(offer, gg.offer[k]), append(index, i)
+		}
+	}
+	return offer, index
 }
 
 // stickyBreak says why a recipient's sticky number (its name in the gate)

@@ -43,7 +43,7 @@ func TestServiceWindow(t *testing.T) {
 	for i, at := range wrote {
 		msgs = append(msgs, fmt.Sprintf(`{"from":"%s","id":"wamid.in.%d","timestamp":"%d","type":"text","text":{"body":"hello"}}`,
 			strings.TrimPrefix(phone(i), "+"), i, at.Unix()))
-		w.api.NoteInbound(phone(i), time.Unix(at.Unix(), 0))
+		w.api.NoteInbound(phone(i), "100000000000070", time.Unix(at.Unix(), 0))
 	}
 	body := []byte(`{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"field":"messages","value":{
 		"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550000070","phone_number_id":"100000000000070"},

@@ -48,6 +48,8 @@ type Sync struct {
 	marked  bool
 	epoch   string
 	version int64
+	// links: how far the phone ↔ user id links were pushed and copied.
+	links linkMarks
 	// config is the shared configuration last applied (nil: none yet).
 	config  *Config
 	failing bool // the last pull failed (logged once until one succeeds)
@@ -132,7 +134,7 @@ func (s *Sync) Pull(ctx context.Context) error {
 	if err := s.Push(ctx); err != nil {
 		return errors.Join(err, s.pullConfig(ctx))
 	}
-	return errors.Join(s.pullSuppressions(ctx), s.pullConfig(ctx))
+	return errors.Join(s.pullSuppressions(ctx), s.syncLinks(ctx), s.pullConfig(ctx))
 }
 
 // Push puts the numbers this host suppressed by itself — opt-outs the API

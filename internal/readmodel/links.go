@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
@@ -76,4 +77,42 @@ func appendNew(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
+}
+
+// LinkMark is a place in the order links were learned: when, then by
+// user id.
+type LinkMark struct {
+	SeenAt int64
+	UserID string
+}
+
+// LearnedLink is a link and when it was learned (or last changed).
+type LearnedLink struct {
+	campaign.IdentityLink
+	SeenAt time.Time
+}
+
+// LinksLearnedAfter returns up to limit links learned (or changed) after
+// mark, in that order, and the mark of the last: what a host pushes to
+// the links several hosts share (recipient_links_seen, migration 0048).
+func (r *Reader) LinksLearnedAfter(ctx context.Context, mark LinkMark, limit int) ([]LearnedLink, LinkMark, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT user_id, phone, seen_at FROM recipient_links WHERE (seen_at, user_id) > (?, ?)
+		ORDER BY seen_at, user_id LIMIT ?`, mark.SeenAt, mark.UserID, limit)
+	if err != nil {
+		return nil, mark, fmt.Errorf("read recipient links learned: %w", err)
+	}
+	defer rows.Close()
+	var out []LearnedLink
+	for rows.Next() {
+		var l LearnedLink
+		if err := rows.Scan(&l.UserID, &l.Phone, &mark.SeenAt); err != nil {
+			return nil, mark, fmt.Errorf("read recipient links learned: %w", err)
+		}
+		mark.UserID, l.SeenAt = l.UserID, fromNanos(mark.SeenAt)
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mark, fmt.Errorf("read recipient links learned: %w", err)
+	}
+	return out, mark, nil
 }

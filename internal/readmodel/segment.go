@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -73,41 +72,33 @@ func (r *Reader) SegmentRows(ctx context.Context, id int64, seg campaign.Segment
 	return out, nil
 }
 
-// LastInbound returns when each of phones last wrote to any of our numbers
-// (the customer service window); one that never wrote (or whose messages
-// were pruned) is absent. The claim reads the same in its transaction
-// (store.ClaimTx.LastInbound).
-func (r *Reader) LastInbound(ctx context.Context, phones []string) (map[string]time.Time, error) {
+// LastInbound returns when each of keys (numbers or user ids) last wrote
+// to any of our numbers, under the key or an id linked to it (the customer
+// service window as an import screens it); one that never wrote (or whose
+// messages were pruned) is absent. The claim reads the same per number in
+// its transaction (store.ClaimTx.LastInbound) and sends from a number the
+// person wrote to.
+func (r *Reader) LastInbound(ctx context.Context, keys []string) (map[string]time.Time, error) {
+	list, _ := json.Marshal(keys) // strings always marshal
+	rows, err := r.db.QueryContext(ctx, `WITH k(key) AS (SELECT value FROM json_each(?)),
+		ids(key, id) AS (SELECT key, key FROM k UNION SELECT k.key, l.user_id FROM k JOIN recipient_links l ON l.phone = k.key
+			UNION SELECT k.key, l.phone FROM k JOIN recipient_links l ON l.user_id = k.key)
+		SELECT ids.key, max(i.at) FROM ids JOIN inbound_messages i ON i.phone = ids.id GROUP BY ids.key`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("read when recipients last wrote: %w", err)
+	}
+	defer rows.Close()
 	last := map[string]time.Time{}
-	const chunk = 500 // SQLite's variables per statement stay well under its limit
-	for len(phones) > 0 {
-		n := min(len(phones), chunk)
-		args := make([]any, n)
-		for i, p := range phones[:n] {
-			args[i] = p
-		}
-		phones = phones[n:]
-		q := `SELECT phone, max(at) FROM inbound_messages WHERE phone IN (?` + strings.Repeat(", ?", n-1) + `) GROUP BY phone`
-		if err := func() error {
-			rows, err := r.db.QueryContext(ctx, q, args...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var (
-					phone string
-					at    int64
-				)
-				if err := rows.Scan(&phone, &at); err != nil {
-					return err
-				}
-				last[phone] = fromNanos(at)
-			}
-			return rows.Err()
-		}(); err != nil {
+	for rows.Next() {
+		var key string
+		var at int64
+		if err := rows.Scan(&key, &at); err != nil {
 			return nil, fmt.Errorf("read when recipients last wrote: %w", err)
 		}
+		last[key] = fromNanos(at)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read when recipients last wrote: %w", err)
 	}
 	return last, nil
 }

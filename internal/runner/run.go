@@ -54,6 +54,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if o.API.Sandbox && !o.IgnoreWindow {
+		// The built-in sandbox refuses free-form text outside the window
+		// (131047), as Meta does, starting from the windows wasend knows
+		// of; --ignore-window says they are kept elsewhere.
+		sandboxOpts.ServiceWindow = true
+		if sandboxOpts.Wrote, err = readmodel.New(o.Store).WroteSince(ctx, o.Now().Add(-campaign.ServiceWindow)); err != nil {
+			if hooks != nil {
+				hooks.Stop()
+			}
+			return Result{}, err
+		}
+	}
 	api, err := OpenAPI(ctx, o.Store, o.API, sandboxOpts)
 	if err != nil {
 		if hooks != nil {

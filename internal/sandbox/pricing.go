@@ -48,25 +48,15 @@ func mapValues(m map[string]json.RawMessage) []json.RawMessage {
 }
 
 // pricing is the category and type a send's statuses carry: a text, or a
-// utility template to someone whose answer opened a customer service
-// window in the last 24 h, is free (the rules before 2026-10-01).
-func (h *webhooker) pricing(waID, category string, now time.Time) (string, string) {
-	h.mu.Lock()
-	open := now.Before(h.windows[waID])
-	h.mu.Unlock()
+// utility template from a number the person's answer opened a customer
+// service window with in the last 24 h, is free (the rules before
+// 2026-10-01).
+func (h *webhooker) pricing(phoneNumberID, waID, category string, now time.Time) (string, string) {
+	open, _ := h.windows.open(waID, phoneNumberID, now)
 	if category == string(pricing.Service) || (open && category == string(pricing.Utility)) {
 		return category, pricing.TypeFreeCustomerService
 	}
 	return category, pricing.TypeRegular
-}
-
-// openWindow notes the person's answer at: their window is open 24 h.
-func (h *webhooker) openWindow(waID string, at time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if until := at.Add(24 * time.Hour); until.After(h.windows[waID]) {
-		h.windows[waID] = until
-	}
 }
 
 // servePricingAnalytics answers GET /{version}/{waba-id}/pricing_analytics

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
 	"io"
 	mathrand "math/rand"
@@ -77,9 +78,13 @@ type Options struct {
 	// Card prices what pricing_analytics reports (nil: volumes only,
 	// every cost 0).
 	Card *pricing.Card
-	// ServiceWindow refuses a text message (131047) to a recipient who
-	// did not write within 24 h (window_cs.go).
+	// ServiceWindow refuses a text message (131047) from a number the
+	// recipient did not write to within 24 h (window_cs.go).
 	ServiceWindow bool
+	// Wrote is who wrote to which number before the sandbox started, by
+	// wa_id (digits, or a user id) and phone number id: the built-in
+	// sandbox starts from what wasend's database holds.
+	Wrote map[string]campaign.Wrote
 }
 
 // Latency is an answer delay: Base ± Jitter, uniformly.
@@ -271,8 +276,9 @@ type Server struct {
 	// subscribed to (SetSubscribed).
 	unsubscribed map[string]bool
 	tmplReads    []TemplateRead
-	// wrote is when each recipient last wrote (Options.ServiceWindow).
-	wrote         map[string]time.Time
+	// windows is who wrote to which number when (window_cs.go), shared
+	// with the webhooks.
+	windows       *windows
 	serviceWindow bool
 }
 
@@ -305,6 +311,7 @@ func New(opts Options) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.windows = newWindows(s.now, opts.Wrote)
 	if s.throughput == 0 {
 		s.throughput = DefaultThroughput
 	}
@@ -337,7 +344,7 @@ func New(opts Options) *Server {
 	_, _ = rand.Read(n[:]) // crypto/rand.Read never fails on supported platforms
 	s.nonce = base64.RawURLEncoding.EncodeToString(n[:])
 	if opts.Webhooks.URL != "" {
-		s.hooks = newWebhooker(opts.Webhooks)
+		s.hooks = newWebhooker(opts.Webhooks, s.windows)
 	}
 	return s
 }
@@ -688,7 +695,7 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 		fail(code, fmt.Sprintf("sandbox: recipient %s is configured to fail with %d", msg.To, code))
 		return
 	}
-	if why := s.outsideWindowLocked(msg, a.waID, now); why != "" {
+	if why := s.outsideWindowLocked(msg, phoneNumberID, a.waID, now); why != "" {
 		fail(131047, why)
 		return
 	}
@@ -757,7 +764,6 @@ func (s *Server) decideLocked(a *answer, now time.Time, phoneNumberID, token str
 			after = append(after, upgradeBody(phoneNumberID))
 		}
 		a.delivery, a.early = s.hooks.plan(phoneNumberID, a.wamid, a.waID, msg.CallbackData, s.categoryOf(msg), now, hold, after...)
-		s.noteAnswerLocked(a.wamid, a.waID, now)
 	}
 }
 

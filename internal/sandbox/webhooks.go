@@ -112,18 +112,18 @@ type webhooker struct {
 
 	mu         sync.Mutex
 	deliveries map[string]*Delivery
-	windows    map[string]time.Time // wa_id → when its customer service window closes (an answer + 24 h)
-	failures   int                  // posts that never got a 200
+	windows    *windows // the Server's: who wrote to which number when
+	failures   int      // posts that never got a 200
 	hurried    bool
 }
 
-func newWebhooker(o WebhookOptions) *webhooker {
+func newWebhooker(o WebhookOptions, w *windows) *webhooker {
 	c := o.Client
 	if c == nil {
 		c = &http.Client{Timeout: 10 * time.Second}
 	}
 	return &webhooker{o: o, rng: mathrand.New(mathrand.NewSource(o.Seed)), answers: mathrand.New(mathrand.NewSource(o.Seed + 1)), client: c,
-		sem: make(chan struct{}, 16), hurry: make(chan struct{}), deliveries: map[string]*Delivery{}, windows: map[string]time.Time{}}
+		sem: make(chan struct{}, 16), hurry: make(chan struct{}), deliveries: map[string]*Delivery{}, windows: w}
 }
 
 // heldFate is what becomes of a held send (Faults.Held): its statuses go
@@ -153,7 +153,7 @@ func (h *webhooker) plan(phoneNumberID, wamid, waID, callback, category string, 
 	now = now.Add(hold.For) // a held send goes on (or is dropped) when released
 	sts := []plannedStatus{{status: "sent", at: now.Add(time.Second)}}
 	d := &Delivery{WAMID: wamid, To: acceptedKey(waID), CallbackData: callback, At: now.Add(2 * time.Second), Held: hold.For > 0}
-	d.Category, d.PricingType = h.pricing(waID, category, now)
+	d.Category, d.PricingType = h.pricing(phoneNumberID, waID, category, now)
 	fail, read, reorder := h.rng.Float64() < h.o.Fail, h.rng.Float64() < h.o.Read, h.rng.Float64() < h.o.Reorder
 	optOut, lateFail, isEarly := h.drawn(h.o.OptOut), h.drawn(h.o.LateFail), h.drawn(h.o.Early)
 	if hold.For > 0 {
@@ -364,7 +364,7 @@ func (h *webhooker) answer(d *Delivery, phoneNumberID, wamid, waID string, now t
 		return nil
 	}
 	d.AnswerID = "wamid.in." + strings.TrimPrefix(wamid, "wamid.")
-	h.openWindow(waID, now.Add(answerAfter))
+	h.windows.note(waID, phoneNumberID, now.Add(answerAfter))
 	msg["id"], msg["timestamp"] = d.AnswerID, strconv.FormatInt(now.Add(answerAfter).Unix(), 10)
 	return messagesBody(phoneNumberID, map[string]any{
 		"contacts": []any{sender(msg, waID)},

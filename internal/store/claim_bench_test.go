@@ -16,7 +16,15 @@ import (
 // time, as the engine's recorder does when the database holds sending
 // back. Reported as wall and CPU µs per message (CPU: the process's user
 // and system time, steadier than the wall on a shared machine).
-func BenchmarkClaimRecord(b *testing.B) {
+func BenchmarkClaimRecord(b *testing.B) { benchClaimRecord(b, false) }
+
+// BenchmarkClaimRecordLinked is BenchmarkClaimRecord with every recipient
+// linked to a user id (recipient_links) and as many other people's links
+// and suppressed user ids beside them: the suppression check at each claim
+// follows the links.
+func BenchmarkClaimRecordLinked(b *testing.B) { benchClaimRecord(b, true) }
+
+func benchClaimRecord(b *testing.B, linked bool) {
 	const n, batch = 20_000, 64
 	ctx := b.Context()
 	unlimited := campaign.Limits{Rate: 1e6, Burst: 1e6, DailyCap: 1e9}
@@ -52,6 +60,23 @@ func BenchmarkClaimRecord(b *testing.B) {
 		c, err := im.Commit(ctx)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if linked {
+			// Each recipient has a user id; as many others do too, half of
+			// them suppressed by it.
+			var list []Suppression
+			for j := range 2 * n {
+				user := fmt.Sprintf("US.%d", 1000+j)
+				if _, err := st.db.ExecContext(ctx, `INSERT INTO recipient_links (user_id, phone, seen_at) VALUES (?, ?, 0)`, user, phone(j)); err != nil {
+					b.Fatal(err)
+				}
+				if j >= n && j%2 == 0 {
+					list = append(list, Suppression{Phone: user, Reason: "STOP"})
+				}
+			}
+			if _, err := st.Suppress(ctx, list); err != nil {
+				b.Fatal(err)
+			}
 		}
 		b.StartTimer()
 		start, cpu0 := time.Now(), cpuTime()

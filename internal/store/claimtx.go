@@ -72,11 +72,11 @@ type ClaimTx interface {
 	FailSuppressed(ctx context.Context, id int64, why string, now time.Time) error
 	FailNeverOpen(ctx context.Context, id int64, why string, now time.Time) error
 	// ServiceWindow: the campaign's rows need an open customer service
-	// window (a text campaign without --ignore-window); LastInbound is
-	// when each of phones last wrote (absent: never); SkipNoWindow fails a
-	// row without one (bounded as FailSuppressed).
+	// window (a text campaign without --ignore-window); LastInbound is when
+	// each of keys last wrote to each number, links followed (absent:
+	// never); SkipNoWindow fails a row without one (bounded as FailSuppressed).
 	ServiceWindow(ctx context.Context, id int64) (bool, error)
-	LastInbound(ctx context.Context, phones []string) (map[string]time.Time, error)
+	LastInbound(ctx context.Context, keys []string) (map[string]campaign.Wrote, error)
 	SkipNoWindow(ctx context.Context, id int64, why string, now time.Time) error
 	SkipElsewhere(ctx context.Context, id int64, why string, now time.Time) error
 	// Take marks the claimed rows sending for runner and logs their
@@ -413,10 +413,12 @@ func (c *claimTx) CountStickyBreaks(ctx context.Context, id int64, breaks map[st
 }
 
 func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]DueRow, error) {
-	// The suppression list is read in the same query: it is consulted
-	// before every send, at no extra round trip.
+	// The suppression list is read in the same query, following the links
+	// (links.go) both ways: an index probe each, at no extra round trip.
 	rows, err := c.tx.QueryContext(ctx, `SELECT id, line, input, phone, params, body, extras, attempts, retries,
-		coalesce(account_id, 0), (SELECT reason FROM suppressions s WHERE s.phone = messages.phone)
+		coalesce(account_id, 0), coalesce((SELECT reason FROM suppressions s WHERE s.phone = messages.phone),
+		(SELECT s.reason FROM recipient_links l JOIN suppressions s ON s.phone = l.user_id WHERE l.phone = messages.phone),
+		(SELECT s.reason FROM recipient_links l JOIN suppressions s ON s.phone = l.phone WHERE l.user_id = messages.phone))
 		FROM messages WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at <= ?
 		ORDER BY next_attempt_at, id LIMIT ?`, id, now.UnixNano(), max)
 	if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,48 +11,44 @@ import (
 )
 
 // The customer service window's reads and writes (issue 27 item 5): when
-// each person last wrote, from the inbound messages kept (migration 0037),
-// and which campaigns have their rows checked again at each claim
-// (campaigns.service_window, migration 0041). The rule itself is
+// each person last wrote to each number, from the inbound messages kept
+// (migration 0037), and which campaigns have their rows checked again at
+// each claim (campaigns.service_window, migration 0041). The rule itself is
 // campaign.WindowOpen; the claim applies it (internal/claim).
 
 type rowsQuerier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// lastInbound returns, for the phones that ever wrote, when they last did
-// (the webhook's time); a phone that never wrote is absent.
-func lastInbound(ctx context.Context, q rowsQuerier, phones []string) (map[string]time.Time, error) {
-	last := map[string]time.Time{}
-	const chunk = 500 // SQLite's variables per statement stay well under its limit
-	for len(phones) > 0 {
-		n := min(len(phones), chunk)
-		args := make([]any, n)
-		for i, p := range phones[:n] {
-			args[i] = p
-		}
-		phones = phones[n:]
-		// inbound_messages_phone (phone, at) answers each max from the index.
-		rows, err := q.QueryContext(ctx, `SELECT phone, max(at) FROM inbound_messages WHERE phone IN (`+placeholders(n)+`) GROUP BY phone`, args...)
-		if err != nil {
+// lastInbound returns, for each of keys (numbers or user ids) whose person
+// ever wrote, when they last wrote to each business number: under the key
+// or an id linked to it (recipient_links), for one person is one person.
+// inbound_messages_number (migration 0048) answers each from the index.
+func lastInbound(ctx context.Context, q rowsQuerier, keys []string) (map[string]campaign.Wrote, error) {
+	list, _ := json.Marshal(keys) // strings always marshal
+	rows, err := q.QueryContext(ctx, `WITH k(key) AS (SELECT value FROM json_each(?)),
+		ids(key, id) AS (SELECT key, key FROM k UNION SELECT k.key, l.user_id FROM k JOIN recipient_links l ON l.phone = k.key
+			UNION SELECT k.key, l.phone FROM k JOIN recipient_links l ON l.user_id = k.key)
+		SELECT ids.key, i.phone_number_id, max(i.at) FROM ids JOIN inbound_messages i ON i.phone = ids.id
+		GROUP BY ids.key, i.phone_number_id`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("read when recipients last wrote: %w", err)
+	}
+	defer rows.Close()
+	last := map[string]campaign.Wrote{}
+	for rows.Next() {
+		var key, number string
+		var at int64
+		if err := rows.Scan(&key, &number, &at); err != nil {
 			return nil, fmt.Errorf("read when recipients last wrote: %w", err)
 		}
-		for rows.Next() {
-			var (
-				phone string
-				at    int64
-			)
-			if err := rows.Scan(&phone, &at); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read when recipients last wrote: %w", err)
-			}
-			last[phone] = fromNanos(at)
+		if last[key] == nil {
+			last[key] = campaign.Wrote{}
 		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read when recipients last wrote: %w", err)
-		}
+		last[key].Note(number, fromNanos(at))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read when recipients last wrote: %w", err)
 	}
 	return last, nil
 }
@@ -88,8 +85,8 @@ func (c *claimTx) ServiceWindow(ctx context.Context, id int64) (bool, error) {
 	return on, nil
 }
 
-func (c *claimTx) LastInbound(ctx context.Context, phones []string) (map[string]time.Time, error) {
-	return lastInbound(ctx, c.tx, phones)
+func (c *claimTx) LastInbound(ctx context.Context, keys []string) (map[string]campaign.Wrote, error) {
+	return lastInbound(ctx, c.tx, keys)
 }
 
 func (c *claimTx) SkipNoWindow(ctx context.Context, id int64, why string, now time.Time) error {

@@ -482,22 +482,30 @@ func (c *claimTx) ServiceWindow(ctx context.Context, id int64) (bool, error) {
 	return r.serviceWindow != 0, nil
 }
 
-func (c *claimTx) LastInbound(ctx context.Context, phones []string) (map[string]time.Time, error) {
-	last := map[string]time.Time{}
-	rows, err := c.Query(ctx, `SELECT phone, max(at) FROM inbound_messages WHERE phone = ANY($1) GROUP BY phone`, phones)
+// LastInbound is when each key (a phone or a user id, following
+// recipient_links both ways) last wrote to each business number, as on
+// SQLite (store/servicewindow.go).
+func (c *claimTx) LastInbound(ctx context.Context, keys []string) (map[string]campaign.Wrote, error) {
+	rows, err := c.Query(ctx, `WITH k(key) AS (SELECT unnest($1::text[])),
+		ids(key, id) AS (SELECT key, key FROM k UNION SELECT k.key, l.user_id FROM k JOIN recipient_links l ON l.phone = k.key
+			UNION SELECT k.key, l.phone FROM k JOIN recipient_links l ON l.user_id = k.key)
+		SELECT ids.key, i.phone_number_id, max(i.at) FROM ids JOIN inbound_messages i ON i.phone = ids.id
+		GROUP BY ids.key, i.phone_number_id`, keys)
 	if err != nil {
 		return nil, fmt.Errorf("read when recipients last wrote: %w", err)
 	}
 	defer rows.Close()
+	last := map[string]campaign.Wrote{}
 	for rows.Next() {
-		var (
-			phone string
-			at    int64
-		)
-		if err := rows.Scan(&phone, &at); err != nil {
+		var key, number string
+		var at int64
+		if err := rows.Scan(&key, &number, &at); err != nil {
 			return nil, fmt.Errorf("read when recipients last wrote: %w", err)
 		}
-		last[phone] = fromNanos(at)
+		if last[key] == nil {
+			last[key] = campaign.Wrote{}
+		}
+		last[key].Note(number, fromNanos(at))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read when recipients last wrote: %w", err)
