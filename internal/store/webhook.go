@@ -247,9 +247,8 @@ func suppressOptOut(ctx context.Context, tx *Tx, phone, reason string, now time.
 	return nil
 }
 
-// matchStatus finds the row a status is about: by wamid, else by the
-// wamid's statuses matched before (a 131049 that put the row back cleared
-// its wamid), else by the callback data wasend set on the send
+// matchStatus finds the row a status is about: by wamid (wamidRowSQL),
+// else by the callback data wasend set on the send
 // ("wasend:cC:mM"), which also finds rows whose answer never reached the
 // database. 0: not a message of ours.
 func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int64, error) {
@@ -264,10 +263,16 @@ func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int
 	return id, nil
 }
 
+// wamidRowSQL is the row wamid ?1 names: the row carrying it, else the row
+// its kept statuses were matched to (a 131049 that put the row back, or
+// campaign retry --undelivered, cleared its wamid). Statuses and replies'
+// context.id both find their row by it.
+const wamidRowSQL = `coalesce((SELECT id FROM messages WHERE wamid = ?1 LIMIT 1),
+	(SELECT message_id FROM message_statuses WHERE wamid = ?1 AND message_id IS NOT NULL LIMIT 1))`
+
 func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, error) {
 	var id sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT id FROM messages WHERE wamid = ?1),
-		(SELECT message_id FROM message_statuses WHERE wamid = ?1 AND message_id IS NOT NULL))`, ev.WAMID).Scan(&id)
+	err := tx.QueryRowContext(ctx, `SELECT `+wamidRowSQL, ev.WAMID).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
 	}
