@@ -74,11 +74,11 @@ type SentRow struct {
 	SentAt   time.Time
 }
 
-// ContextRow: the message context.id names, whatever became of it since
-// (messages_wamid).
+// ContextRow: the message context.id names, whatever became of it since,
+// found as a status finds its row (wamidRowSQL).
 func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r RepliedRow, ok bool, err error) {
 	err = tx.QueryRowContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0) FROM messages
-		WHERE wamid = ? AND phone = ? LIMIT 1`, wamid, phone).Scan(&r.ID, &r.CampaignID, &r.AccountID)
+		WHERE id = `+wamidRowSQL+` AND phone = ?2`, wamid, phone).Scan(&r.ID, &r.CampaignID, &r.AccountID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}

@@ -247,11 +247,9 @@ func suppressOptOut(ctx context.Context, tx *Tx, phone, reason string, now time.
 	return nil
 }
 
-// matchStatus finds the row a status is about: by wamid, else by the
-// wamid's statuses matched before (a 131049 that put the row back cleared
-// its wamid), else by the callback data wasend set on the send
-// ("wasend:cC:mM"), which also finds rows whose answer never reached the
-// database. 0: not a message of ours.
+// matchStatus finds the row a status is about: by wamid (wamidRowSQL), else
+// by the callback data wasend set on the send ("wasend:cC:mM"), which also
+// finds rows whose answer never reached the database. 0: not ours.
 func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int64, error) {
 	id, err := matchStatus(ctx, tx.Tx, ev)
 	if err != nil || id == 0 {
@@ -264,10 +262,13 @@ func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int
 	return id, nil
 }
 
+// wamidRowSQL: the row carrying wamid ?1, else the row its kept statuses
+// were matched to (a 131049 that put the row back cleared its wamid).
+const wamidRowSQL = `coalesce((SELECT id FROM messages WHERE wamid = ?1 LIMIT 1), (SELECT message_id FROM message_statuses WHERE wamid = ?1 AND message_id IS NOT NULL LIMIT 1))`
+
 func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, error) {
 	var id sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT id FROM messages WHERE wamid = ?1),
-		(SELECT message_id FROM message_statuses WHERE wamid = ?1 AND message_id IS NOT NULL))`, ev.WAMID).Scan(&id)
+	err := tx.QueryRowContext(ctx, `SELECT `+wamidRowSQL, ev.WAMID).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
 	}
@@ -382,15 +383,14 @@ func (tx inboxTx) RescheduleAfterFailure(ctx context.Context, id int64, ev campa
 	if err != nil {
 		return false, fmt.Errorf("reschedule message %d: %w", id, err)
 	}
-	k, _ := res.RowsAffected()
-	if k == 0 {
+	if k, _ := res.RowsAffected(); k == 0 {
 		return false, nil
 	}
 	var cid int64
 	if err := tx.QueryRowContext(ctx, `SELECT campaign_id FROM messages WHERE id = ?`, id).Scan(&cid); err != nil {
 		return false, fmt.Errorf("reschedule message %d: %w", id, err)
 	}
-	return true, reopen(ctx, tx.Tx, cid, k)
+	return true, reopen(ctx, tx.Tx, cid, 1) // one row: by id
 }
 
 // PauseCampaign pauses campaign id for why, reopened first if it finished.

@@ -400,3 +400,30 @@ func TestInboundBeforeSendRecorded(t *testing.T) {
 		t.Errorf("first reply %v %q", at, txt)
 	}
 }
+
+// An answer quoting a message that a 131049 put back (its wamid cleared)
+// still replies to that row: context.id finds its row as a status does,
+// through the wamid's kept statuses. Row 1's answer, quoting no wamid of
+// ours, is no reply: the lookup finds nothing for a wamid never matched.
+func TestReplyToMessagePutBack(t *testing.T) {
+	f := newFixture(t, 2, Policy{})
+	f.sent(t, 0)
+	f.clk.Set(t0.Add(time.Minute))
+	f.deliver(t, f.body(status{row: 0, status: "failed", at: 30 * time.Second, code: 131049, title: "Message not delivered"}))
+	if d := f.msg(t, 0); d.State != campaign.Pending || d.WAMID != "" {
+		t.Fatalf("row 0 after 131049 = %+v, want pending without its wamid", d)
+	}
+	f.clk.Set(t0.Add(time.Hour))
+	rep := f.deliver(t, inboundBody(
+		inbound(0, "wamid.a0", 10*time.Minute, "text", map[string]any{"text": map[string]any{"body": "got it"}, "context": map[string]any{"id": wamid(0)}}),
+		inbound(1, "wamid.a1", 10*time.Minute, "text", map[string]any{"text": map[string]any{"body": "who?"}, "context": map[string]any{"id": "wamid.never"}})))
+	if rep.Replies != 1 {
+		t.Errorf("report %+v; want 1 reply", rep)
+	}
+	if at, txt := firstReply(t, f, 0); !at.Equal(t0.Add(10*time.Minute)) || txt != "got it" {
+		t.Errorf("row 0's first reply %v %q; want the answer quoting its cleared wamid", at, txt)
+	}
+	if r, ok := readInboundRow(t, f, "wamid.a1"); !ok || r.MessageID != 0 {
+		t.Errorf("answer quoting an unknown wamid = %+v, %v; want kept, replying to nothing", r, ok)
+	}
+}

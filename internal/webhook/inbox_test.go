@@ -300,3 +300,36 @@ func TestEarlyLateFailureNeverResends(t *testing.T) {
 		t.Errorf("%d statuses left unmatched or unapplied (%v), want none", unmatched, err)
 	}
 }
+
+// campaign retry --undelivered clears the wamids of sent rows no status
+// reported delivered; a late delivery of the old send must settle its row,
+// not leave it to be sent again. Row 0 had a status kept (sent), so its
+// old wamid finds it through that status even without callback data; row
+// 1 had none, and its late delivery finds it by the callback data wasend
+// set on the send; row 2 heard nothing and goes again.
+func TestLateDeliveryAfterRetryUndelivered(t *testing.T) {
+	f := newFixture(t, 3, Policy{})
+	for i := range 3 {
+		f.sent(t, i)
+	}
+	f.clk.Set(t0.Add(time.Minute))
+	f.deliver(t, f.body(status{row: 0, status: "sent", at: 2 * time.Second}))
+	f.clk.Set(t0.Add(3 * time.Hour))
+	if n, err := f.st.RequeueUndelivered(t.Context(), f.c.ID, t0.Add(2*time.Hour)); err != nil || n != 3 {
+		t.Fatalf("RequeueUndelivered = %d, %v; want the 3 rows back", n, err)
+	}
+	rep := f.deliver(t, f.body(status{row: 0, status: "delivered", at: 2 * time.Hour, noCB: true}),
+		f.body(status{row: 1, status: "delivered", at: 2 * time.Hour}))
+	if rep.Adopted != 2 || rep.Unmatched != 0 {
+		t.Errorf("report %+v; want both late deliveries matched and adopted", rep)
+	}
+	for i := range 2 {
+		if d := f.msg(t, i); d.State != campaign.Sent || d.Delivery != campaign.DeliveryDelivered || d.WAMID != wamid(i) {
+			t.Errorf("row %d = %+v, want sent and delivered with %s", i, d, wamid(i))
+		}
+	}
+	cs, err := claim.New(f.st).ClaimN(t.Context(), f.c.ID, "r2", t0.Add(4*time.Hour), 3)
+	if err != nil || len(cs) != 1 || cs[0].Message.ID != f.claims[2].Message.ID {
+		t.Errorf("claimed %v (%v); want only row 2, which no status spoke of", cs, err)
+	}
+}

@@ -77,6 +77,7 @@ func Run(t *testing.T, h Harness) {
 		{"moves", s.moveTests()},
 		{"suppressions", s.suppressTests()},
 		{"inbox", s.inboxTests()},
+		{"put back", s.putBackTests()},
 		{"inbound", s.inboundTests()},
 		{"reads", s.readTests()},
 	}
