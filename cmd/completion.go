@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -111,7 +112,7 @@ func accountNames(ctx context.Context, st *store.Store) ([]string, error) {
 }
 
 func tierNames(ctx context.Context, st *store.Store) ([]string, error) {
-	tiers, err := st.Tiers(ctx)
+	tiers, err := readmodel.New(st).Tiers(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -15,34 +15,6 @@ import (
 // ErrExists is returned when a name is already taken.
 var ErrExists = errors.New("already exists")
 
-// Tiers returns every tier with its current and built-in limits.
-func (s *Store) Tiers(ctx context.Context) ([]campaign.Tier, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, rate, burst, daily_cap FROM tiers`)
-	if err != nil {
-		return nil, fmt.Errorf("list tiers: %w", err)
-	}
-	defer rows.Close()
-	byName := map[string]campaign.Tier{}
-	for rows.Next() {
-		var t campaign.Tier
-		if err := rows.Scan(&t.Name, &t.Limits.Rate, &t.Limits.Burst, &t.Limits.DailyCap); err != nil {
-			return nil, err
-		}
-		t.Defaults = campaign.DefaultTiers[t.Name]
-		byName[t.Name] = t
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]campaign.Tier, 0, len(byName))
-	for _, name := range campaign.TierNames {
-		if t, ok := byName[name]; ok {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
 // SetTier changes a tier's limits. Buckets of the accounts that follow the
 // tier first book the tokens they earned at the old rate, so a change keeps
 // what was earned and grants nothing retroactively.
@@ -351,19 +323,6 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		out = append(out, a)
 	}
 	return out, rows.Err()
-}
-
-// GlobalLimit returns the global bucket's settings; ok is false when it is off.
-func (s *Store) GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error) {
-	var b ratelimit.Bucket
-	var at int64
-	err = s.db.QueryRowContext(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
-		Scan(&ok, &l.Rate, &l.Burst, &b.Tokens, &at)
-	if err != nil {
-		return l, 0, false, fmt.Errorf("read global limit: %w", err)
-	}
-	b.At = fromNanos(at)
-	return l, b.TokensAt(l, s.now()), ok, nil
 }
 
 // SetGlobalLimit turns the global bucket on with l, or off when on is false.

@@ -249,24 +249,6 @@ func releaseHeld(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// GlobalLimit returns the global bucket's settings; ok is false when it is
-// off.
-func (s *Store) GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error) {
-	var (
-		b       ratelimit.Bucket
-		at      int64
-		enabled int64
-		burst   int64
-	)
-	err = s.pool.QueryRow(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
-		Scan(&enabled, &l.Rate, &burst, &b.Tokens, &at)
-	if err != nil {
-		return l, 0, false, fmt.Errorf("read global limit: %w", err)
-	}
-	l.Burst, b.At = int(burst), fromNanos(at)
-	return l, b.TokensAt(l, s.now()), enabled != 0, nil
-}
-
 // SetGlobalLimit turns the global bucket on with l (tokens earned at the
 // old rate kept), or off when on is false.
 func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -192,7 +193,7 @@ func (s suite) testClaimGlobalBucketLimitsTheSum(t *testing.T) {
 		{at: 30 * time.Second, wantWait: campaign.WaitGlobal, wantUntil: 40 * time.Second},
 	})
 	clk.Set(at(35 * time.Second))
-	if _, tokens, ok, err := st.GlobalLimit(t.Context()); err != nil || !ok || tokens != 0.5 {
+	if _, tokens, ok, err := readmodel.New(st).GlobalLimit(t.Context()); err != nil || !ok || tokens != 0.5 {
 		t.Errorf("global at +35s: %v tokens, on %v, %v; want 0.5", tokens, ok, err)
 	}
 	// Raising the global rate keeps the half token earned, grants no more.
