@@ -20,8 +20,8 @@ import (
 // kept tier counts, reach counts, cards, the Marketing Messages API) left
 // them; the next moves take them back down (74 → 70 first).
 const (
-	storeLineCeiling   = 7444
-	storeMethodCeiling = 72
+	storeLineCeiling   = 7396
+	storeMethodCeiling = 71
 )
 
 // storeLines counts the lines of internal/store's non-test Go files (not

@@ -14,6 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // TestPrepareRacesOnOneFile: two processes starting the same command at
@@ -185,7 +186,7 @@ func TestPrepareContinuesOverlap(t *testing.T) {
 		t.Errorf("%d numbers stored, want 9: %v", len(seen), seen)
 	}
 	// The rows moved into a continued campaign are counted where status reads.
-	if err := st.CheckCounts(t.Context()); err != nil {
+	if err := storetest.CheckCounts(t.Context(), st.Reader()); err != nil {
 		t.Error(err)
 	}
 }

@@ -365,8 +365,8 @@ func (s *Store) Counts(ctx context.Context, id int64) (campaign.Counts, error) {
 	return counts(ctx, s.db, id)
 }
 
-// counts sums a campaign's message_counts over accounts; CheckCounts holds
-// them equal to the messages.
+// counts sums a campaign's message_counts over accounts; storetest.CheckCounts
+// holds them equal to the messages.
 func counts(ctx context.Context, q querier, id int64) (campaign.Counts, error) {
 	rows, err := q.QueryContext(ctx, `SELECT state, sum(n) FROM message_counts WHERE campaign_id = ?
 		GROUP BY state HAVING sum(n) <> 0`, id)
