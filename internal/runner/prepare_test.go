@@ -99,7 +99,7 @@ func TestPrepareNothingToSend(t *testing.T) {
 			if !errors.Is(err, runner.ErrNothingToSend) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v\nwant ErrNothingToSend saying %q", err, tt.want)
 			}
-			if cs, err := st.Campaigns(t.Context()); err != nil || len(cs) != 0 {
+			if cs, err := readmodel.New(st).Campaigns(t.Context()); err != nil || len(cs) != 0 {
 				t.Errorf("campaigns = %+v, %v; want none", cs, err)
 			}
 			// The next campaign still gets number 1.
@@ -165,7 +165,7 @@ func TestPrepareContinuesOverlap(t *testing.T) {
 				tt.file, res.Continued, res.Campaign.ID, res.Added, res.Already, tt.want, tt.added, tt.already)
 		}
 	}
-	cs, err := st.Campaigns(t.Context())
+	cs, err := readmodel.New(st).Campaigns(t.Context())
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("campaigns = %+v, %v; want 2", cs, err)
 	}

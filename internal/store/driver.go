@@ -68,7 +68,6 @@ type Driver interface {
 	// a fingerprint already imported); the Importer adds rows and commits.
 	Import(ctx context.Context, c campaign.Campaign) (Importer, error)
 	Campaign(ctx context.Context, id int64) (campaign.Campaign, error)
-	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
 	// CampaignBySource finds the newest campaign imported under a source
 	// key (Importer.SetKeys).
 	CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error)
