@@ -109,6 +109,23 @@ echo "FIGURES report --html: wall best=$(echo "$wall" | cut -d' ' -f1) s median=
   "load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores  (wasend --db $db report 1 --html $html)"
 grep -o 'data-points="[0-9]*"' "$html" | head -1 | sed 's/^/FIGURES timeline: /'
 
+# The same campaign priced: a copy with a rate card of its five markets and
+# its template's category, so the page has its cost section (show's
+# estimate, counted over every row, and the actual cost).
+priced=$out/report-1m-priced.db
+cp "$db" "$priced"
+rm -f "$priced-wal" "$priced-shm"
+sqlite3 "$priced" "INSERT OR REPLACE INTO templates (waba_id, name, language, status, category, components, synced_at)
+  VALUES ('bench', 'spring_sale', 'en_US', 'APPROVED', 'MARKETING', '[]', 0)"
+printf 'Market,Currency,Marketing,Utility,Authentication\nGermany,USD,0.10,0.02,0.02\nNorth America,USD,0.025,0.004,0.004\nUnited Kingdom,USD,0.05,0.01,0.01\nFrance,USD,0.08,0.03,0.03\nIndia,USD,0.01,0.002,0.002\n' >"$out/card.csv"
+"$bin" --db "$priced" -q pricing import "$out/card.csv" --effective 2025-07-01
+runs=()
+for _ in 1 2 3; do
+  runs+=("$( { /usr/bin/time -f '%e %U %S' "$bin" --db "$priced" -q report 1 --html "$html" >/dev/null; } 2>&1 | tail -1)")
+done
+cpu=$(printf '%s\n' "${runs[@]}" | awk '{printf "%.2f\n", $2 + $3}' | sort -n | tr '\n' ' ')
+echo "FIGURES priced report --html: CPU $cpu s; $(stat -c %s "$html") bytes; cost $(grep -o 'data-figure="cost.estimate" data-value="[^"]*"' "$html")"
+
 # The Go benchmark on the same database: the read models' queries and the
 # rendering, without the process's start.
 WASEND_REPORT_DB=$PWD/$db go test -run '^$' -bench BenchmarkReport -benchtime 5x ./internal/htmlreport/ | grep -E '^Benchmark'

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -311,38 +312,14 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 		return nil
 	case !res.Ran:
 		return runErr
-	case runErr == nil:
-		printSummary(f, c, counts, "finished")
-	case errors.Is(runErr, context.Canceled):
-		printSummary(f, c, counts, "interrupted")
-		f.IO.Infof("To continue, run the same command again, or: wasend campaign run --resume %d%s", c.ID, dbHint(f))
-	case errors.Is(runErr, campaign.ErrPaused):
-		printSummary(f, c, counts, "paused")
-		f.IO.Infof("See why with `wasend status%s`; after fixing it: wasend campaign resume %d%s", dbHint(f), c.ID, dbHint(f))
-	case errors.Is(runErr, campaign.ErrCancelled):
-		printSummary(f, c, counts, "cancelled")
-	case errors.Is(runErr, store.ErrStorage):
-		printSummary(f, c, counts, "stopped")
-		f.IO.Infof("The database could not be written; what was recorded is kept. Once it is fixed, run the same command again to continue.")
-	case errors.As(runErr, new(*runner.ReachError)):
-		printSummary(f, c, counts, "stopped at the portfolio's messaging limit")
-		f.IO.Infof("It continues once recipients leave the 24 h window (`wasend portfolio list`) with: wasend campaign run --resume %d%s", c.ID, dbHint(f))
-	case errors.Is(runErr, runner.ErrRescheduled):
-		printSummary(f, c, counts, "done for now")
-		f.IO.Infof("%d message(s) wait to be sent again (%v): then run wasend campaign run --resume %d%s",
-			counts[campaign.Pending], runErr, c.ID, dbHint(f))
-		runErr = nil
-	case errors.Is(runErr, runner.ErrCapped):
-		printSummary(f, c, counts, "stopped at the daily caps")
-		f.IO.Infof("%s.\nThen continue with: wasend campaign run --resume %d%s",
-			campaign.CappedHint(f.Now(), st.Location(), dbHint(f)), c.ID, dbHint(f)) // the quota days' zone, as cron's reset
 	}
+	runErr = printRunEnd(f, c, counts, runErr, st.Location())
 	if opts.Webhooks != nil {
 		reportDelivery(context.WithoutCancel(ctx), f, st, c.ID)
 	}
 	if f.Sandbox {
 		f.IO.Warnf("SANDBOX: nothing was sent to WhatsApp")
-		f.IO.Infof("See it with: wasend status%s (or wasend campaign show %d%s)", dbHint(f), c.ID, dbHint(f))
+		f.IO.Infof("See it with: wasend status%s\nor: wasend campaign show %d%s", dbHint(f), c.ID, dbHint(f))
 	}
 	return runErr
 }
@@ -356,15 +333,60 @@ func dbHint(f *Factory) string {
 // quoteInput is a file's cell as a skipped row's line shows it.
 var quoteInput = runner.QuoteInput
 
+// printRunEnd says how a run of c ended:
+// the summary on stdout, what to do next on stderr, each line within 80
+// columns but for a command's flags, and a command on a line of its own
+// so it pastes whole. It returns runErr, nil for an end that is not a
+// failure (done for now). quotaZone is the zone of quota days.
+func printRunEnd(f *Factory, c campaign.Campaign, counts campaign.Counts, runErr error, quotaZone *time.Location) error {
+	db := dbHint(f)
+	switch {
+	case runErr == nil:
+		printSummary(f, c, counts, "finished")
+	case errors.Is(runErr, context.Canceled):
+		printSummary(f, c, counts, "interrupted")
+		f.IO.Infof("To continue, run the same command again, or:\n  wasend campaign run --resume %d%s", c.ID, db)
+	case errors.Is(runErr, campaign.ErrPaused):
+		printSummary(f, c, counts, "paused")
+		f.IO.Infof("See why with: wasend status%s\nafter fixing it: wasend campaign resume %d%s", db, c.ID, db)
+	case errors.Is(runErr, campaign.ErrCancelled):
+		printSummary(f, c, counts, "cancelled")
+	case errors.Is(runErr, store.ErrStorage):
+		printSummary(f, c, counts, "stopped")
+		f.IO.Infof("The database could not be written; what was recorded is kept.\nOnce it is fixed, run the same command again to continue.")
+	case errors.As(runErr, new(*runner.ReachError)):
+		printSummary(f, c, counts, "stopped at the reach cap")
+		f.IO.Infof("The portfolio's messaging limit is used up. It continues once recipients\nleave the 24 h window (wasend portfolio list%s) with:\n  wasend campaign run --resume %d%s", db, c.ID, db)
+	case errors.Is(runErr, runner.ErrRescheduled):
+		printSummary(f, c, counts, "done for now")
+		until := strings.TrimPrefix(runErr.Error(), runner.ErrRescheduled.Error())
+		if until == runErr.Error() {
+			until = ": " + until
+		}
+		f.IO.Infof("%d message(s) wait to be sent again%s\nthen run: wasend campaign run --resume %d%s", counts[campaign.Pending], until, c.ID, db)
+		runErr = nil
+	case errors.Is(runErr, runner.ErrCapped):
+		printSummary(f, c, counts, "stopped at the daily caps")
+		// campaign.CappedHint's advice, a clause a line: the quota days'
+		// zone, as cron's reset.
+		f.IO.Infof("every account reached its daily cap; next quota day from %s\n(when cron's `wasend quota reset` runs), or now with:\n  wasend quota reset --force%s\nThen continue with: wasend campaign run --resume %d%s",
+			campaign.NextQuotaDay(f.Now(), quotaZone).Format("01-02 15:04 MST"), db, c.ID, db)
+	}
+	return runErr
+}
+
+// printSummary is a run's result: its first line names the campaign, how
+// it ended, its recipients, sent and failed; the second the rest. Each
+// fits 80 columns for counts under 100 000.
 func printSummary(f *Factory, c campaign.Campaign, n campaign.Counts, how string) {
-	fmt.Fprintf(f.IO.Out, "campaign %d %s: %d recipients, sent %d, failed %d, unknown %d, pending %d, skipped at import %d\n",
+	fmt.Fprintf(f.IO.Out, "campaign %d %s: %d recipients, sent %d, failed %d\n  unknown %d, pending %d, skipped at import %d\n",
 		c.ID, how, n.Total(), n[campaign.Sent], n[campaign.Failed], n[campaign.Unknown], n.Open(), c.Skipped)
 	if n[campaign.Unknown] > 0 {
-		f.IO.Infof("%d message(s) may or may not have been delivered; they are not resent automatically. To resend them: wasend campaign retry %d --unknown%s",
+		f.IO.Infof("%d message(s) may or may not have been delivered: not resent automatically.\nTo resend them: wasend campaign retry %d --unknown%s",
 			n[campaign.Unknown], c.ID, dbHint(f))
 	}
 	if n[campaign.Expired] > 0 {
-		f.IO.Infof("%d message(s) expired: not sent within %s of the campaign's start (--expire-after); they are never sent",
+		f.IO.Infof("%d message(s) expired: not sent within %s of the start (--expire-after)",
 			n[campaign.Expired], c.Schedule.ExpireAfter)
 	}
 }

@@ -22,11 +22,6 @@ func campaignDelivery(ctx context.Context, f *Factory, st *store.Store, id int64
 
 func pct(r float64) string { return strconv.FormatFloat(r*100, 'f', 1, 64) + "%" }
 
-func deliveryLine(d *report.Delivery) string {
-	return fmt.Sprintf("%d sent, %d delivered (%s), %d read (%s of delivered), %d failed after send",
-		d.Sent, d.Delivered, pct(d.DeliveredRate), d.Read, pct(d.ReadRate), d.FailedAfterSend)
-}
-
 // printShowDelivery writes campaign show's delivery block (terminal form):
 // one figure a line, so that it fits a terminal of 80 columns.
 func printShowDelivery(f *Factory, id int64, d *report.Delivery, accts map[string]readmodel.DeliveryFigures, grace time.Duration, failed []readmodel.FailedStatusGroup) error {

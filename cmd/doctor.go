@@ -27,7 +27,9 @@ answers, quality, throughput, messaging limit, WABA id), each WABA's
 subscribed apps (webhooks arrive) and its templates (synced, approved), the
 webhook secrets, the receiver's public URL with --webhook-url (Meta's
 verification, then a signed test post), Redis under --limits (answers, clock
-within 1 s of this host's), the API version's end date, and the quota day.
+within 1 s of this host's), the API version's end date, the quota day, and
+each WABA's Marketing Messages API onboarding as template sync read it (a
+warning when --api marketing would be refused).
 
 One line a check; what fails or warns says why, and the command that fixes
 it. The last line is the verdict. Exits 1 when a check failed.`,

@@ -13,7 +13,7 @@ import (
 	"github.com/wasend/wasend/internal/sandbox"
 )
 
-// TestDoctorGolden holds what doctor prints at 80 columns: a sandbox set-up
+// TestDoctorGolden holds what doctor prints at 80 and 120 columns: a sandbox set-up
 // where every check passes, and one where a token is refused, a variable
 // unset, the WABA has no app subscribed, the API version has ended and the
 // quota reset did not run.
@@ -42,6 +42,8 @@ func TestDoctorGolden(t *testing.T) {
 			t.Fatalf("doctor: %v\n%s%s", err, out, errOut)
 		}
 		check(t, "doctor_sandbox.golden", out)
+		c.width = 120
+		check(t, "doctor_sandbox_120.golden", c.ok("doctor", "--sandbox"))
 	})
 
 	t.Run("broken", func(t *testing.T) {
@@ -65,6 +67,9 @@ func TestDoctorGolden(t *testing.T) {
 			t.Errorf("exit %d (%s), want %d saying checks failed", code, msg.String(), ExitError)
 		}
 		check(t, "doctor_broken.golden", strings.ReplaceAll(out, srv.URL, "http://API"))
+		c.width = 120
+		out, _, _ = c.run("doctor")
+		check(t, "doctor_broken_120.golden", strings.ReplaceAll(out, srv.URL, "http://API"))
 	})
 }
 
@@ -125,7 +130,7 @@ func TestDoctorHintsRunWhenPasted(t *testing.T) {
 	}
 	h.runHints(printed)
 	after := h.ok("--db", db, "--sandbox", "doctor")
-	if !strings.Contains(after, "ready to send: all 9 checks passed\n") {
+	if !strings.Contains(after, "ready to send: all 10 checks passed\n") {
 		t.Errorf("after the fixes:\n%s", after)
 	}
 }

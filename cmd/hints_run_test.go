@@ -19,12 +19,13 @@ import (
 )
 
 // A command line a message offers to paste is in backticks, or follows a
-// colon, "or " or "run " (`…: wasend campaign run --resume 1 --db …`). Prose
+// colon, "or " or "run " (`…: wasend campaign run --resume 1 --db …`), or
+// starts a line of its own indented by two spaces. Prose
 // that only names a command ("add one with wasend account add, giving it a
 // name") is neither, and holds no placeholder.
 var (
 	backticked = regexp.MustCompile("(cron's |by the operator \\()?`(wasend [^`]*)`")
-	offered    = regexp.MustCompile(`(?:: |\bor |\brun )(wasend [^()\n;]*)`)
+	offered    = regexp.MustCompile(`(?m)(?:: |\bor |\brun |^  )(wasend [^()\n;]*)`)
 	// placeholder is a word a pasted line would carry literally.
 	placeholder = regexp.MustCompile(`^(NAME|ID|URL|FILE|NUMBER|TIER|VAR|CODE|FILE\.csv)$`)
 )

@@ -30,7 +30,7 @@ func TestCappedHint(t *testing.T) {
 	if code := exitCode(err, &strings.Builder{}); code != ExitCapped {
 		t.Fatalf("exit %d (%v), want %d\n%s", code, err, ExitCapped, errOut)
 	}
-	for _, want := range []string{"next quota day from 12-01 00:00 UTC", "or now with `wasend quota reset --force --db " + c.db + " --sandbox`",
+	for _, want := range []string{"next quota day from 12-01 00:00 UTC", "or now with:\n  wasend quota reset --force --db " + c.db + " --sandbox\n",
 		"wasend campaign run --resume 1"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("no %q in:\n%s", want, errOut)
@@ -39,7 +39,7 @@ func TestCappedHint(t *testing.T) {
 	// Pasted, each command line reaches the same (sandbox) database.
 	flags := " --db " + c.db + " --sandbox"
 	for _, want := range []string{"wasend campaign run --resume 1" + flags + "\n",
-		"See it with: wasend status" + flags + " (or wasend campaign show 1" + flags + ")"} {
+		"See it with: wasend status" + flags + "\nor: wasend campaign show 1" + flags + "\n"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("no %q in:\n%s", want, errOut)
 		}

@@ -7,7 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/report"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -69,8 +72,17 @@ func reportRun(ctx context.Context, f *Factory, o reportOptions) error {
 		return err
 	}
 	return f.withStore(ctx, func(st *store.Store) error {
+		// The cost is show's: runner prices each campaign once.
+		cost := func(ctx context.Context, c campaign.Campaign) (*report.Costing, error) {
+			cc, err := runner.PricedCosts(ctx, st, c, f.Now())
+			if cc == nil || err != nil {
+				return nil, err
+			}
+			costing := cc.Costing()
+			return &costing, nil
+		}
 		write := func(w io.Writer) error {
-			return f.reporter(st).HTML(ctx, w, readmodel.New(st), o.IDs, loc)
+			return f.reporter(st).HTML(ctx, w, readmodel.New(st), o.IDs, loc, cost)
 		}
 		if o.HTML == "-" {
 			return write(f.IO.Out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/wasend/wasend/internal/sandbox"
 )
 
 // seedReported is seedCampaign with what webhooks said since: two rows
@@ -239,6 +242,14 @@ func showFigures(s showJSON) map[string]string {
 	for _, e := range s.Errors {
 		out["errors."+strconv.Itoa(e.Code)+".count"] = strconv.Itoa(e.Count)
 	}
+	if c := s.Cost; c != nil {
+		for k, v := range map[string]string{"currency": c.Currency, "estimate": c.Estimate, "actual": c.Actual,
+			"budget": c.Budget, "accepted_or_in_flight": c.Committed, "not_priced": c.NotPriced} {
+			if v != "" {
+				out["cost."+k] = v
+			}
+		}
+	}
 	return out
 }
 
@@ -256,6 +267,7 @@ func TestReportInBrowser(t *testing.T) {
 	if _, errOut, err := c.run("campaign", "run", "--sandbox", "../testdata/recipients.csv", "--log-level", "error"); err != nil {
 		t.Fatalf("sandbox run: %v\n%s", err, errOut)
 	}
+	c.ok("pricing", "import", writeCard(t), "--effective", "2025-07-01", "--sandbox")
 	file := filepath.Join(t.TempDir(), "report.html")
 	c.ok("report", "1", "--html", file, "--sandbox")
 	page, err := os.ReadFile(file)
@@ -271,6 +283,9 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	if show.Delivery == nil || show.Delivery.Delivered == 0 || show.Delivery.Read == 0 || show.Delivery.Replied == 0 {
 		t.Fatalf("the sandbox's webhooks reported too little to test with: %+v", show.Delivery)
+	}
+	if show.Cost == nil || show.Cost.Actual == "" || show.Cost.Actual == "0.00" {
+		t.Fatalf("the delivered messages cost nothing to test with: %+v", show.Cost)
 	}
 	p, ok := got["1"]
 	if !ok {
@@ -291,19 +306,55 @@ func TestReportPairInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ok("campaign", "import", csv, "--template", "summer_sale", "--lang", "de", "--params", "name,code")
+	// A card, and the sandbox's templates: campaign 1's spring_sale is
+	// priced as marketing, campaign 2's summer_sale (de) is not known.
+	srv := httptest.NewServer(sandbox.New(sandbox.Options{}))
+	t.Cleanup(srv.Close)
+	c.env["WASEND_API_BASE"], c.env["WASEND_TOKEN"] = srv.URL, "waba-token"
+	c.ok("template", "sync", "--waba", "102290129340398")
+	c.ok("pricing", "import", writeCard(t), "--effective", "2025-07-01")
 	file := filepath.Join(t.TempDir(), "pair.html")
 	c.ok("report", "1", "2", "--html", file)
 	got := openInBrowser(t, file)
 	if len(got) != 2 {
 		t.Fatalf("%d campaigns in the page, want 2", len(got))
 	}
-	for _, id := range []string{"1", "2"} {
-		var show showJSON
-		if err := json.Unmarshal([]byte(c.ok("campaign", "show", id, "--json")), &show); err != nil {
+	var shows [2]showJSON
+	for i, id := range []string{"1", "2"} {
+		if err := json.Unmarshal([]byte(c.ok("campaign", "show", id, "--json")), &shows[i]); err != nil {
 			t.Fatal(err)
 		}
-		checkPage(t, got[id], show)
+		checkPage(t, got[id], shows[i])
 	}
+	one, two := shows[0].Cost, shows[1].Cost
+	if one == nil || one.Estimate == "" || two == nil || two.NotPriced == "" {
+		t.Fatalf("want campaign 1 priced and campaign 2 not: %+v, %+v", one, two)
+	}
+	// Side by side, each cell is its campaign's show --json cost.
+	page, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{
+		"<tr><td>Cost estimate</td><td>" + one.Estimate + " " + one.Currency + "</td><td>not priced</td></tr>",
+		"<tr><td>Actual cost</td><td>" + one.Actual + " " + one.Currency + "</td><td>not priced</td></tr>",
+	} {
+		if !strings.Contains(string(page), row) {
+			t.Errorf("the side-by-side table lacks %s", row)
+		}
+	}
+}
+
+// reportCard is a USD rate card pricing the markets of
+// testdata/recipients.csv's first lines.
+const reportCard = "Market,Currency,Marketing,Utility,Authentication\nGermany,USD,0.10,0.02,0.02\n" +
+	"United Kingdom,USD,0.05,0.01,0.01\nNorth America,USD,0.025,0.004,0.004\n"
+
+func writeCard(t *testing.T) string {
+	t.Helper()
+	card := filepath.Join(t.TempDir(), "card.csv")
+	write(t, card, reportCard)
+	return card
 }
 
 // checkPage holds a campaign's part of the page to its show --json.

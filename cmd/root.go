@@ -193,6 +193,7 @@ Try it without credentials:
 		newWebhookCmd(f),
 		newPricingCmd(f),
 		newCostCmd(f),
+		newStoreCmd(f),
 		newSandboxCmd(f),
 		newVersionCmd(),
 		newGenCmd(f),

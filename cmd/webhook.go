@@ -356,9 +356,16 @@ func reportDelivery(ctx context.Context, f *Factory, st *store.Store, id int64) 
 	if err != nil || d == nil {
 		return
 	}
-	f.IO.Infof("delivery (status webhooks): %s", deliveryLine(d))
+	printRunDelivery(f, d)
+}
+
+// printRunDelivery is a run's last word on delivery: a line for what was
+// sent and delivered, one for read and failed, one for replies and
+// opt-outs, each within 80 columns for counts under 100 000.
+func printRunDelivery(f *Factory, d *report.Delivery) {
+	f.IO.Infof("delivery (status webhooks): %d sent, %d delivered (%s)", d.Sent, d.Delivered, pct(d.DeliveredRate))
+	f.IO.Infof("read: %d (%s of delivered), failed after send: %d", d.Read, pct(d.ReadRate), d.FailedAfterSend)
 	if d.Replied > 0 || d.OptedOut > 0 {
-		f.IO.Infof("replies (inbound messages): %d (%s of sent), %d opted out and suppressed (wasend suppress list)",
-			d.Replied, pct(d.ReplyRate), d.OptedOut)
+		f.IO.Infof("replies (inbound messages): %d (%s of sent), %d opted out and suppressed", d.Replied, pct(d.ReplyRate), d.OptedOut)
 	}
 }

@@ -197,13 +197,73 @@ func checkWABAs(ctx context.Context, c Config, accts []campaign.AccountStatus, n
 			}
 		}
 	}
+	statuses, statusErr := c.Database.MarketingStatuses(ctx)
 	for _, waba := range wabas {
 		a := reader[waba]
 		if _, ok := numbers[a.Name]; ok {
 			add(checkSubscribed(ctx, c, waba, a))
 		}
 		add(checkTemplates(c, waba, templates))
+		add(checkMarketing(c, waba, templates, statuses, statusErr))
 	}
+}
+
+// onboarded is the marketing_messages_onboarding_status of a WABA whose
+// numbers may send through the Marketing Messages API.
+const onboarded = "ONBOARDED"
+
+// checkMarketing says whether the WABA's numbers may send its marketing
+// templates through the Marketing Messages API, as template sync last
+// read its onboarding: `--api marketing` sends there regardless, and Meta
+// refuses a WABA not onboarded; `--api auto` keeps them on /messages. A
+// WABA without an approved marketing template has nothing to send there:
+// its status is said, not warned about.
+func checkMarketing(c Config, waba string, templates []campaign.Template, statuses map[string]string, readErr error) Finding {
+	check := "WABA marketing API"
+	sync := c.wasend("template", "sync")
+	marketing := 0
+	for _, t := range templates {
+		if t.WABA == waba && t.Status == "APPROVED" && strings.EqualFold(t.Category, campaign.CategoryMarketing) {
+			marketing++
+		}
+	}
+	if readErr != nil {
+		return Finding{Check: check, Level: Warn, Summary: waba + ": onboarding not read", Details: []string{readErr.Error()}}
+	}
+	status, read := statuses[waba]
+	switch {
+	case status == onboarded:
+		return Finding{Check: check, Level: OK, Summary: fmt.Sprintf("%s: onboarded, %s", waba, plural(marketing, "marketing template"))}
+	case marketing == 0 && !read:
+		return Finding{Check: check, Level: OK, Summary: waba + ": not read, no marketing template"}
+	case marketing == 0:
+		return Finding{Check: check, Level: OK, Summary: fmt.Sprintf("%s: %s, no marketing template", waba, statusText(status))}
+	case !read:
+		return Finding{Check: check, Level: Warn, Summary: waba + ": onboarding not read",
+			Details: []string{fmt.Sprintf("%d approved marketing template(s), but template sync never read whether the WABA is onboarded to the Marketing Messages API: --api auto sends them through /messages until it does", marketing)},
+			Fix:     sync}
+	}
+	return Finding{Check: check, Level: Warn, Summary: fmt.Sprintf("%s: %s", waba, statusText(status)),
+		Details: []string{
+			fmt.Sprintf("campaign run --api marketing sends its %d approved marketing template(s) to /marketing_messages, which Meta refuses from a WABA not onboarded; --api auto sends them through /messages", marketing),
+			"accept the Marketing Messages API's terms for this WABA in Meta's Business Manager, then read its status again",
+		},
+		Fix: sync}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// statusText is a status not onboarded: "" is Graph leaving the field out.
+func statusText(status string) string {
+	if status == "" {
+		return "not onboarded"
+	}
+	return "not onboarded (" + status + ")"
 }
 
 func checkSubscribed(ctx context.Context, c Config, waba string, a campaign.AccountStatus) Finding {

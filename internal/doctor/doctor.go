@@ -1,7 +1,7 @@
 // Package doctor checks a wasend set-up end to end — the database, each
 // account's number and token, its WABA's webhooks and templates, the
-// webhook receiver, the shared limits' Redis, the API version and the
-// quota day — and says for each finding that fails or warns why it
+// webhook receiver, the shared limits' Redis, the API version, the quota
+// day and each WABA's Marketing Messages API onboarding — and says for each finding that fails or warns why it
 // matters and the command that fixes it. It reads through narrow
 // interfaces only; runner builds them from the real parts.
 package doctor
@@ -53,6 +53,9 @@ func (r Report) Failed() bool { return r.Failures > 0 }
 type Database interface {
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
 	Templates(ctx context.Context) ([]campaign.Template, error)
+	// MarketingStatuses are the WABAs' Marketing Messages API onboarding
+	// statuses as template sync last read them, by WABA id.
+	MarketingStatuses(ctx context.Context) (map[string]string, error)
 }
 
 // Graph is the Cloud API reads the checks make; *whatsapp.Client is one.

@@ -67,6 +67,9 @@ func newSetup(t *testing.T, faults sandbox.Faults, redis bool) *setup {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.RecordMarketingStatus(ctx, "900", "ONBOARDED", now.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 
 	rctx, cancel := context.WithCancel(context.Background())
 	recv := webhook.NewReceiver(webhook.ReceiverConfig{Inbox: st, AppSecret: []byte("app-secret"), VerifyToken: "verify-token"})
@@ -113,6 +116,17 @@ func (d dbReader) Templates(ctx context.Context) ([]campaign.Template, error) {
 	return readmodel.New(d.st).Templates(ctx)
 }
 
+func (d dbReader) MarketingStatuses(ctx context.Context) (map[string]string, error) {
+	return d.st.MarketingStatuses(ctx)
+}
+
+// neverRead is a database where template sync never read an onboarding.
+type neverRead struct{ dbReader }
+
+func (neverRead) MarketingStatuses(context.Context) (map[string]string, error) {
+	return map[string]string{}, nil
+}
+
 func TestHealthy(t *testing.T) {
 	s := newSetup(t, sandbox.Faults{}, true)
 	rep := doctor.Run(t.Context(), s.cfg)
@@ -125,13 +139,13 @@ func TestHealthy(t *testing.T) {
 	for _, f := range rep.Findings {
 		checks[f.Check] = true
 	}
-	for _, want := range []string{"database", "account a1", "account a2", "WABA webhooks", "WABA templates", "quota day",
+	for _, want := range []string{"database", "account a1", "account a2", "WABA webhooks", "WABA templates", "WABA marketing API", "quota day",
 		"webhook secrets", "webhook receiver", "shared limits", "API version"} {
 		if !checks[want] {
 			t.Errorf("no %q check in %v", want, checks)
 		}
 	}
-	if rep.Failed() || rep.Warnings != 0 || rep.Verdict != "ready to send: all 10 checks passed" {
+	if rep.Failed() || rep.Warnings != 0 || rep.Verdict != "ready to send: all 11 checks passed" {
 		t.Errorf("verdict %q, failures %d, warnings %d", rep.Verdict, rep.Failures, rep.Warnings)
 	}
 }
@@ -179,6 +193,15 @@ func TestFindings(t *testing.T) {
 		}, check: "WABA templates", level: doctor.Fail, detail: "no approved template", fix: "wasend template sync"},
 		{name: "templates synced long ago", breaks: func(s *setup) { s.now = s.now.Add(8 * 24 * time.Hour) },
 			check: "WABA templates", level: doctor.Warn, detail: "synced more than 7 days ago", fix: "wasend template sync"},
+		{name: "WABA not onboarded", breaks: func(s *setup) {
+			if err := s.st.RecordMarketingStatus(context.Background(), "900", "PENDING", s.now); err != nil {
+				panic(err)
+			}
+		}, check: "WABA marketing API", level: doctor.Warn, detail: "Meta refuses from a WABA not onboarded", fix: "wasend template sync --db ",
+			summary: "900: not onboarded (PENDING)"},
+		{name: "onboarding never read", breaks: func(s *setup) { s.cfg.Database = neverRead{s.cfg.Database.(dbReader)} },
+			check: "WABA marketing API", level: doctor.Warn, detail: "--api auto sends them through /messages", fix: "wasend template sync --db ",
+			summary: "900: onboarding not read"},
 		{name: "quota reset did not run", breaks: func(s *setup) { s.now = s.now.Add(48 * time.Hour) },
 			check: "quota day", level: doctor.Warn, detail: "the quota reset did not run", fix: "wasend quota reset --db "},
 		{name: "secrets unset", breaks: func(s *setup) { s.cfg.AppSecret, s.cfg.VerifyToken, s.cfg.WebhookURL = "", "", "" },
@@ -241,6 +264,47 @@ func TestFindings(t *testing.T) {
 			if strings.Contains(text(rep), "token-1") || strings.Contains(text(rep), "app-secret") {
 				t.Errorf("a secret is in the report:\n%s", text(rep))
 			}
+		})
+	}
+}
+
+// A WABA with no approved marketing template has nothing to send through
+// the Marketing Messages API: not onboarded, or never read, is said, not
+// warned about.
+func TestMarketingNotNeeded(t *testing.T) {
+	for _, tt := range []struct {
+		name, status string
+		read         bool
+		summary      string
+	}{
+		{"not onboarded", "", true, "900: not onboarded, no marketing template"},
+		{"never read", "", false, "900: not read, no marketing template"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSetup(t, sandbox.Faults{}, false)
+			ctx := t.Context()
+			if err := s.st.ReplaceTemplates(ctx, "900", []campaign.Template{
+				{Name: "receipt", Language: "en_US", Status: "APPROVED", Category: "UTILITY", Components: "[]", SyncedAt: s.now},
+				{Name: "spring_sale", Language: "en_US", Status: "PAUSED", Category: "MARKETING", Components: "[]", SyncedAt: s.now},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.st.RecordMarketingStatus(ctx, "900", tt.status, s.now); err != nil {
+				t.Fatal(err)
+			}
+			if !tt.read {
+				s.cfg.Database = neverRead{s.cfg.Database.(dbReader)}
+			}
+			rep := doctor.Run(ctx, s.cfg)
+			for _, f := range rep.Findings {
+				if f.Check == "WABA marketing API" {
+					if f.Level != doctor.OK || f.Summary != tt.summary {
+						t.Errorf("%s %q, want ok %q", f.Level, f.Summary, tt.summary)
+					}
+					return
+				}
+			}
+			t.Fatalf("no marketing check:\n%s", text(rep))
 		})
 	}
 }

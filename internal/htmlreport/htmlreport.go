@@ -46,6 +46,9 @@ type Options struct {
 	// State gives the campaign's true state (running only while a process
 	// sends it), as `campaign show` prints it; nil keeps the stored one.
 	State func(ctx context.Context, d readmodel.Detail) (string, error)
+	// Cost gives the campaign's cost from the one place it is computed
+	// (runner.Costs); nil, or a nil *Cost, leaves the page without one.
+	Cost func(ctx context.Context, d readmodel.Detail) (*Cost, error)
 }
 
 // Campaign is one campaign's part of the report.
@@ -61,8 +64,8 @@ type Campaign struct {
 	Accounts  []Account
 	Countries []Country
 	Errors    []Error
-	// Cost is the hook for what the campaign cost: the page has a cost
-	// section only when it is set. Nothing sets it yet.
+	// Cost is what the campaign cost, nil when no rate card was ever
+	// imported (the page then has no cost section, as show has no cost).
 	Cost *Cost
 }
 
@@ -89,19 +92,32 @@ type Error struct {
 	Remedy  string
 }
 
-// Cost is what a campaign cost, by line (a category or a country), in one
-// currency.
+// Cost is what a campaign cost as show --json's cost object has it:
+// exact decimal strings in the rate card's currency, each "" where show
+// omits it. Lines are the estimate beside the actual cost by market ×
+// category, as `wasend cost ID` prints them.
 type Cost struct {
-	Currency string
-	Total    float64
-	Lines    []CostLine
+	Currency  string
+	Estimate  string // every row that may still cost
+	Actual    string // the delivered messages, as their status webhooks priced them
+	Budget    string // --max-cost
+	Committed string // what counts against the budget: accepted or in flight
+	NotPriced string // why there is no estimate (no card in force, the category unknown)
+	Lines     []CostLine
+	// Unpriced says which rows the card could not price, as `wasend cost`
+	// does: "estimate: 4 message(s) to Brazil, marketing: market not on the card".
+	Unpriced []string
 }
 
-// CostLine is one line of a cost: Count messages for Amount.
+// CostLine is one market × category: the estimate's rows at Price, and
+// the delivered messages (Free of them not charged) and what they cost.
 type CostLine struct {
-	Label  string
-	Count  int
-	Amount float64
+	Market, Category string
+	Price            string
+	Rows             int64
+	Estimate         string
+	Delivered, Free  int64
+	Actual           string
 }
 
 // Load reads campaign id's part of the report.
@@ -138,6 +154,11 @@ func Load(ctx context.Context, r Reads, id int64, o Options) (Campaign, error) {
 	c.Countries = countries(prefixes)
 	for _, g := range d.Errors {
 		c.Errors = append(c.Errors, errorOf(g))
+	}
+	if o.Cost != nil {
+		if c.Cost, err = o.Cost(ctx, d); err != nil {
+			return c, err
+		}
 	}
 	return c, nil
 }

@@ -116,8 +116,8 @@ func TestRender(t *testing.T) {
 			Cost:   cost,
 		}
 	}
-	rep := Report{Campaigns: []Campaign{camp(1, "a", nil), camp(2, "a", &Cost{Currency: "EUR", Total: 0.25,
-		Lines: []CostLine{{Label: "marketing", Count: 3, Amount: 0.25}}})}, Generated: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	rep := Report{Campaigns: []Campaign{camp(1, "a", nil), camp(2, "a", &Cost{Currency: "EUR", Estimate: "0.40", Actual: "0.25",
+		Lines: []CostLine{{Market: "Germany", Category: "marketing", Price: "0.10", Rows: 4, Estimate: "0.40", Delivered: 3, Free: 1, Actual: "0.25"}}})}, Generated: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	var buf bytes.Buffer
 	if err := Render(&buf, rep); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,10 @@ func TestRender(t *testing.T) {
 	page := buf.String()
 	for _, want := range []string{`id="side-by-side"`, `data-campaign-id="1"`, `data-campaign-id="2"`, "Campaigns 1 and 2",
 		`<tr data-template="a"><td>a</td><td class="text">en</td><td class="text">1, 2</td><td>8</td><td>6</td>`,
-		"&lt;b&gt;x&lt;/b&gt;", `data-figure="cost.total" data-value="0.25"`} {
+		"&lt;b&gt;x&lt;/b&gt;", `data-figure="cost.actual" data-value="0.25"`, `data-figure="cost.estimate" data-value="0.40"`,
+		`data-figure="cost.currency" data-value="EUR"`,
+		"<tr><td>Cost estimate</td><td>-</td><td>0.40 EUR</td></tr>", "<tr><td>Actual cost</td><td>-</td><td>0.25 EUR</td></tr>",
+		"<tr><td>Germany</td><td class=\"text\">marketing</td><td>0.10</td><td>4</td><td>0.40</td><td>3</td><td>1</td><td>0.25</td></tr>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -20,6 +20,7 @@ var pageText string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":      num,
+	"num64":    func(n int64) string { return num(int(n)) },
 	"pct":      pct,
 	"ratio":    ratio,
 	"states":   func() []campaign.State { return campaign.States },
@@ -55,6 +56,31 @@ func (v view) When(t time.Time) string {
 		return "-"
 	}
 	return t.In(v.Loc).Format("2006-01-02 15:04 MST")
+}
+
+// AnyCost says whether a campaign of the page has a cost (a rate card was
+// imported).
+func (v view) AnyCost() bool {
+	for _, c := range v.Campaigns {
+		if c.Cost != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// CostCell is a campaign's estimate or actual cost in the side-by-side
+// table: the amount and currency, "not priced", or "-" without a card.
+func (v view) CostCell(c *Cost, actual bool) string {
+	switch {
+	case c == nil:
+		return "-"
+	case c.NotPriced != "":
+		return "not priced"
+	case actual:
+		return c.Actual + " " + c.Currency
+	}
+	return c.Estimate + " " + c.Currency
 }
 
 // Pair says whether two campaigns are shown side by side.

@@ -23,6 +23,18 @@ type CampaignCost struct {
 	NotPriced string `json:"not_priced,omitempty"`
 }
 
+// NewCampaignCost is c's totals as status and show print them.
+func NewCampaignCost(c Costing) *CampaignCost {
+	out := &CampaignCost{NotPriced: c.NoEstimate}
+	if b := c.Budget; b.Max != 0 {
+		out.Budget, out.Committed, out.Currency = b.Max.String(), b.Committed.String(), b.Currency
+	}
+	if c.NoEstimate == "" {
+		out.Currency, out.Estimate, out.Actual = c.Card.Currency, c.Estimate.Total.String(), c.Actual.Total.String()
+	}
+	return out
+}
+
 // Costing is what a campaign's detailed cost is built from: the card and
 // category it is priced by on a day, the estimate and the actual cost,
 // and its budget. NoEstimate says why there is no estimate (the rest but

@@ -58,3 +58,35 @@ func TestReconciliationCostDiffAndSigns(t *testing.T) {
 		t.Errorf("SignedAmount(-0.25) = %q", got)
 	}
 }
+
+// The HTML report's cost is show's totals and cost's lines, unpriced rows
+// named by side; a campaign that cannot be priced has only the reason.
+func TestHTMLCost(t *testing.T) {
+	card := &pricing.Card{Currency: "EUR"}
+	c := Costing{Card: card, Category: pricing.Marketing,
+		Estimate: pricing.Cost{Total: 400_000, Lines: []pricing.Line{{Market: "Germany", Category: pricing.Marketing, Messages: 4, Price: 100_000, Cost: 400_000}},
+			Unpriced: []pricing.Unpriced{{Market: "Brazil", Category: pricing.Marketing, Messages: 2, Why: "market not on the card"}}},
+		Actual: pricing.Cost{Total: 200_000, Lines: []pricing.Line{{Market: "Germany", Category: pricing.Marketing, Messages: 3, Free: 1, Price: 100_000, Cost: 200_000}}},
+		Budget: pricing.Budget{Max: 5_000_000, Currency: "EUR", Committed: 300_000},
+	}
+	got := htmlCost(c)
+	brief := NewCampaignCost(c)
+	if got.Currency != brief.Currency || got.Estimate != brief.Estimate || got.Actual != brief.Actual ||
+		got.Budget != brief.Budget || got.Committed != brief.Committed || got.Estimate != pricing.Micros(400_000).String() {
+		t.Errorf("totals %+v, show's %+v", got, brief)
+	}
+	if len(got.Lines) != 1 {
+		t.Fatalf("%d lines, want 1: %+v", len(got.Lines), got.Lines)
+	}
+	if l := got.Lines[0]; l.Market != "Germany" || l.Rows != 4 || l.Delivered != 3 || l.Free != 1 ||
+		l.Estimate != pricing.Micros(400_000).String() || l.Actual != pricing.Micros(200_000).String() {
+		t.Errorf("line %+v", l)
+	}
+	if len(got.Unpriced) != 1 || got.Unpriced[0] != "estimate: 2 message(s) to Brazil, marketing: market not on the card" {
+		t.Errorf("unpriced %q", got.Unpriced)
+	}
+	none := htmlCost(Costing{NoEstimate: "template x (en): its category is not known"})
+	if none.NotPriced == "" || none.Estimate != "" || none.Actual != "" || len(none.Lines) != 0 {
+		t.Errorf("not priced: %+v", none)
+	}
+}

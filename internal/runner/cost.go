@@ -55,6 +55,16 @@ func FileEstimate(ctx context.Context, st *store.Store, sum Summary, spec campai
 // CostBrief is a campaign's cost for status and show: nil when no rate
 // card was ever imported.
 func CostBrief(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (*report.CampaignCost, error) {
+	cost, err := PricedCosts(ctx, st, c, now)
+	if cost == nil || err != nil {
+		return nil, err
+	}
+	return report.NewCampaignCost(cost.Costing()), nil
+}
+
+// PricedCosts is Costs, or nil when no rate card was ever imported
+// (nothing to say of a cost).
+func PricedCosts(ctx context.Context, st *store.Store, c campaign.Campaign, now time.Time) (*CampaignCost, error) {
 	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil || len(cards) == 0 {
 		return nil, err
@@ -63,14 +73,7 @@ func CostBrief(ctx context.Context, st *store.Store, c campaign.Campaign, now ti
 	if err != nil {
 		return nil, err
 	}
-	out := &report.CampaignCost{NotPriced: cost.NoEstimate}
-	if b := cost.Budget; b.Max != 0 {
-		out.Budget, out.Committed, out.Currency = b.Max.String(), b.Committed.String(), b.Currency
-	}
-	if cost.NoEstimate == "" {
-		out.Currency, out.Estimate, out.Actual = cost.Pricing.Card.Currency, cost.Estimate.Total.String(), cost.Actual.Total.String()
-	}
-	return out, nil
+	return &cost, nil
 }
 
 // EstimateDate is the day a campaign's rows are priced at: its start,

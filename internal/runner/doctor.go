@@ -91,3 +91,7 @@ func (d doctorDB) Accounts(ctx context.Context) ([]campaign.AccountStatus, error
 func (d doctorDB) Templates(ctx context.Context) ([]campaign.Template, error) {
 	return readmodel.New(d.st).Templates(ctx)
 }
+
+func (d doctorDB) MarketingStatuses(ctx context.Context) (map[string]string, error) {
+	return d.st.MarketingStatuses(ctx)
+}

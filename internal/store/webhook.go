@@ -248,8 +248,10 @@ func suppressOptOut(ctx context.Context, tx *Tx, phone, reason string, now time.
 }
 
 // matchStatus finds the row a status is about: by wamid, else by the
-// callback data wasend set on the send ("wasend:cC:mM"), which also finds
-// rows whose answer never reached the database. 0: not a message of ours.
+// wamid's statuses matched before (a 131049 that put the row back cleared
+// its wamid), else by the callback data wasend set on the send
+// ("wasend:cC:mM"), which also finds rows whose answer never reached the
+// database. 0: not a message of ours.
 func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int64, error) {
 	id, err := matchStatus(ctx, tx.Tx, ev)
 	if err != nil || id == 0 {
@@ -263,13 +265,14 @@ func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int
 }
 
 func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, error) {
-	var id int64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM messages WHERE wamid = ?`, ev.WAMID).Scan(&id)
-	if err == nil {
-		return id, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	var id sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT id FROM messages WHERE wamid = ?1),
+		(SELECT message_id FROM message_statuses WHERE wamid = ?1 AND message_id IS NOT NULL))`, ev.WAMID).Scan(&id)
+	if err != nil {
 		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
+	}
+	if id.Valid {
+		return id.Int64, nil
 	}
 	cid, mid, ok := campaign.ParseCallbackData(ev.CallbackData)
 	if !ok {
@@ -288,7 +291,7 @@ func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, e
 	if !statusRecipientIs(phone, ev) {
 		return 0, nil
 	}
-	return id, nil
+	return id.Int64, nil
 }
 
 // StatusRow reads the facts of message id that a kept status's meaning
@@ -314,10 +317,8 @@ func (tx inboxTx) StatusRow(ctx context.Context, id int64, ev campaign.StatusEve
 
 // Defer: applied is the opposite of wait.
 func (tx inboxTx) Defer(ctx context.Context, ev campaign.StatusEvent, wait bool) error {
-	applied := !wait
-	_, err := tx.ExecContext(ctx, `UPDATE message_statuses SET applied = ? WHERE wamid = ? AND status = ?`,
-		applied, ev.WAMID, string(ev.Status))
-	if err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE message_statuses SET applied = ? WHERE wamid = ? AND status = ?`,
+		!wait, ev.WAMID, string(ev.Status)); err != nil {
 		return fmt.Errorf("defer status of %s: %w", ev.WAMID, err)
 	}
 	return nil
@@ -452,10 +453,8 @@ func (tx inboxTx) Deferred(ctx context.Context, max int) ([]DeferredStatus, erro
 	defer rows.Close()
 	var ds []DeferredStatus
 	for rows.Next() {
-		var (
-			d  DeferredStatus
-			at int64
-		)
+		var d DeferredStatus
+		var at int64
 		if err := rows.Scan(&d.ID, &d.Ev.WAMID, &d.Ev.Status, &at, &d.Ev.Recipient, &d.Ev.CallbackData,
 			&d.Ev.ErrorCode, &d.Ev.ErrorTitle, &d.Ev.Pricing); err != nil {
 			return nil, fmt.Errorf("read deferred statuses: %w", err)

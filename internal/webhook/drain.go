@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -33,14 +34,47 @@ const replyClockSlack = time.Minute
 // one transaction: a body is applied exactly once even with several
 // appliers on one database. It returns what it did; Bodies == 0 means the
 // inbox was empty.
+//
+// Parts almost always apply, so a batch first runs without a savepoint per
+// part (direct); when one fails, the transaction is rolled back and the
+// batch applied again with each part under its own savepoint, which undoes
+// the failing part alone.
 func Drain(ctx context.Context, in InboxStore, max int, rules Rules) (campaign.ApplyReport, error) {
+	rep, err := drain(ctx, in, max, rules, false)
+	if errors.Is(err, errPartFailed) {
+		return drain(ctx, in, max, rules, true)
+	}
+	return rep, err
+}
+
+// errPartFailed is how a part that failed without its savepoint aborts the
+// transaction (direct).
+var errPartFailed = errors.New("a part failed without its savepoint")
+
+// direct is the transaction as a batch applies it first: a part runs
+// without a savepoint, and its failure aborts the whole transaction.
+type direct struct{ store.InboxTx }
+
+func (direct) Part(_ context.Context, apply func() error) (skip, err error) {
+	if err := apply(); err != nil {
+		return nil, fmt.Errorf("%w: %w", errPartFailed, err)
+	}
+	return nil, nil
+}
+
+func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful bool) (campaign.ApplyReport, error) {
 	var rep campaign.ApplyReport
 	err := in.WithInbox(ctx, func(tx store.InboxTx, now time.Time) error {
 		rep = campaign.ApplyReport{} // a retried transaction starts over
+		if !careful {
+			tx = direct{tx}
+		}
 		batch, err := tx.Bodies(ctx, max)
 		if err != nil {
 			return err
 		}
+		// Every status body names its number: noted once a transaction.
+		noted := map[string]string{}
 		for _, e := range batch {
 			n, derr := rules.Decode(e.Body)
 			why := ""
@@ -49,7 +83,7 @@ func Drain(ctx context.Context, in InboxStore, max int, rules Rules) (campaign.A
 				why = derr.Error()
 			} else {
 				skips := len(rep.Skips)
-				if err := applyNotification(ctx, tx, n, rules, now, &rep); err != nil {
+				if err := applyNotification(ctx, tx, n, rules, now, noted, &rep); err != nil {
 					return fmt.Errorf("apply webhook body %d: %w", e.ID, err)
 				}
 				why = strings.Join(rep.Skips[skips:], "; ")
@@ -70,13 +104,22 @@ func Drain(ctx context.Context, in InboxStore, max int, rules Rules) (campaign.A
 // applyNotification applies one body, each of its parts (a number, a
 // status, an event) on its own: a part that cannot apply is undone alone
 // and skipped with its reason (part), so that one status never holds up
-// the inbox. Only a fault of the database itself fails the body.
-func applyNotification(ctx context.Context, tx store.InboxTx, n campaign.Notification, rules Rules, now time.Time, rep *campaign.ApplyReport) error {
+// the inbox. Only a fault of the database itself fails the body. noted are
+// the numbers this transaction already noted (display → id).
+func applyNotification(ctx context.Context, tx store.InboxTx, n campaign.Notification, rules Rules, now time.Time,
+	noted map[string]string, rep *campaign.ApplyReport) error {
 	for display, id := range n.Numbers {
+		if was, ok := noted[display]; ok && was == id {
+			continue
+		}
+		skipped := rep.Skipped
 		if err := part(ctx, tx, rep, "number "+display, func() error {
 			return tx.NoteNumber(ctx, display, id, now)
 		}); err != nil {
 			return err
+		}
+		if rep.Skipped == skipped {
+			noted[display] = id
 		}
 	}
 	if len(n.Links) > 0 {

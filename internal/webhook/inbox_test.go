@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/claim"
+	"github.com/wasend/wasend/internal/store/storetest"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
@@ -217,5 +218,86 @@ func TestOptOutOfDeletedCampaignSuppresses(t *testing.T) {
 	}
 	if supp, err := isSuppressed(t, f.st, phone(1)); err != nil || supp {
 		t.Errorf("opt-out from a number not ours: suppressed %v, %v", supp, err)
+	}
+}
+
+// Early statuses (posted before the send's answer, without callback data)
+// of a message Meta delivered and then reported failed with 131049 end
+// the same whatever their order and wherever the send's record falls
+// among them: the row is sent and delivered (or read) with its wamid, and
+// never claimed again. A failure applied before the delivery puts the row
+// back and clears its wamid; the delivery must still find the row
+// (TestWebhookStorm's would_resend).
+func TestEarlyLateFailureNeverResends(t *testing.T) {
+	sts := []status{
+		{status: "sent", at: 1 * time.Second, noCB: true},
+		{status: "delivered", at: 2 * time.Second, noCB: true},
+		{status: "read", at: 30 * time.Second, noCB: true},
+		{status: "failed", at: time.Minute, noCB: true, code: 131049, title: "Not delivered"},
+	}
+	perms := permutations(sts)
+	type sequence struct {
+		perm  []status
+		split int // statuses drained before the send is recorded
+	}
+	var seqs []sequence
+	for _, p := range perms {
+		for split := 0; split <= len(p); split++ {
+			seqs = append(seqs, sequence{p, split})
+		}
+	}
+	// One row per sequence in one database: the rows do not touch.
+	f := newFixture(t, len(seqs), Policy{})
+	f.clk.Set(t0.Add(2 * time.Minute))
+	name := func(s sequence) string {
+		var b strings.Builder
+		for i, st := range s.perm {
+			if i == s.split {
+				b.WriteString("|recorded|")
+			} else if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(st.status)
+		}
+		if s.split == len(s.perm) {
+			b.WriteString("|recorded")
+		}
+		return b.String()
+	}
+	drain := func(bodies ...[]byte) {
+		t.Helper()
+		if err := f.st.AddToInbox(t.Context(), bodies); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.ap.Drain(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range seqs {
+		for j, st := range s.perm {
+			if j == s.split {
+				f.sent(t, i)
+			}
+			st.row = i
+			drain(f.body(st))
+		}
+		if s.split == len(s.perm) {
+			f.sent(t, i)
+			drain()
+		}
+		if d := f.msg(t, i); d.State != campaign.Sent || d.Delivery != campaign.DeliveryRead || d.WAMID != wamid(i) {
+			t.Errorf("%s: row = %+v, want sent and read with %s", name(s), d, wamid(i))
+		}
+	}
+	if err := storetest.CheckCounts(t.Context(), f.st.Reader()); err != nil {
+		t.Error(err)
+	}
+	cs, err := claim.New(f.st).ClaimN(t.Context(), f.c.ID, "r2", t0.Add(48*time.Hour), len(seqs))
+	if len(cs) != 0 {
+		t.Errorf("claimed %d rows two days later (%v): their people would get them twice", len(cs), err)
+	}
+	var unmatched int
+	if err := f.st.Reader().QueryRowContext(t.Context(), `SELECT count(*) FROM message_statuses WHERE message_id IS NULL OR applied = 0`).Scan(&unmatched); err != nil || unmatched != 0 {
+		t.Errorf("%d statuses left unmatched or unapplied (%v), want none", unmatched, err)
 	}
 }

@@ -36,7 +36,12 @@ type payload struct {
 }
 
 type messagesValue struct {
-	Metadata struct {
+	// Inbound parts, only looked for: decodeInbound reads them when any
+	// is there, so a status body is read once.
+	Contacts        json.RawMessage `json:"contacts"`
+	Messages        json.RawMessage `json:"messages"`
+	UserPreferences json.RawMessage `json:"user_preferences"`
+	Metadata        struct {
 		DisplayPhoneNumber string `json:"display_phone_number"`
 		PhoneNumberID      string `json:"phone_number_id"`
 	} `json:"metadata"`
@@ -113,7 +118,8 @@ func Decode(body []byte) (campaign.Notification, error) {
 			var err error
 			switch c.Field {
 			case "messages":
-				if err = decodeStatuses(c.Value, &n); err == nil {
+				var inbound bool
+				if inbound, err = decodeStatuses(c.Value, &n); err == nil && inbound {
 					decodeInbound(c.Value, &n)
 				}
 			case "user_preferences":
@@ -155,11 +161,14 @@ func Decode(body []byte) (campaign.Notification, error) {
 	return n, nil
 }
 
-func decodeStatuses(raw json.RawMessage, n *campaign.Notification) error {
+// decodeStatuses adds the statuses of one messages value to n; inbound:
+// the value has inbound parts too.
+func decodeStatuses(raw json.RawMessage, n *campaign.Notification) (inbound bool, err error) {
 	var v messagesValue
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return err
+		return false, err
 	}
+	inbound = len(v.Contacts) > 0 || len(v.Messages) > 0 || len(v.UserPreferences) > 0
 	if m := v.Metadata; m.DisplayPhoneNumber != "" && m.PhoneNumberID != "" {
 		if n.Numbers == nil {
 			n.Numbers = map[string]string{}
@@ -169,7 +178,7 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) error {
 	for k, s := range v.Statuses {
 		secs, err := strconv.ParseInt(s.Timestamp, 10, 64)
 		if err != nil {
-			return fmt.Errorf("statuses[%d].timestamp %q: want Unix seconds", k, s.Timestamp)
+			return inbound, fmt.Errorf("statuses[%d].timestamp %q: want Unix seconds", k, s.Timestamp)
 		}
 		ev := campaign.StatusEvent{
 			WAMID:           s.ID,
@@ -206,7 +215,7 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) error {
 		}
 		n.Statuses = append(n.Statuses, ev)
 	}
-	return nil
+	return inbound, nil
 }
 
 // link pairs a wa_id (digits, with or without '+') with a user id when a
