@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -81,7 +82,7 @@ func names(cmd *cobra.Command, f *Factory, list func(context.Context, *store.Sto
 // show say it (a campaign no process sends is not "running").
 func campaignIDs(f *Factory) func(context.Context, *store.Store) ([]string, error) {
 	return func(ctx context.Context, st *store.Store) ([]string, error) {
-		camps, err := st.Campaigns(ctx)
+		camps, err := readmodel.New(st).Campaigns(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +112,7 @@ func accountNames(ctx context.Context, st *store.Store) ([]string, error) {
 }
 
 func tierNames(ctx context.Context, st *store.Store) ([]string, error) {
-	tiers, err := st.Tiers(ctx)
+	tiers, err := readmodel.New(st).Tiers(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func tierNames(ctx context.Context, st *store.Store) ([]string, error) {
 // lists a business's templates only with a token this completion does not
 // have.
 func templateNames(ctx context.Context, st *store.Store) ([]string, error) {
-	camps, err := st.Campaigns(ctx)
+	camps, err := readmodel.New(st).Campaigns(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -16,12 +16,11 @@ import (
 // the line ceiling holds what has been reached on the way there and only
 // goes down — a change that needs more wants a decision moved out (to
 // claim, webhook, readmodel or campaign), not a higher ceiling. Both
-// were set where session 9's features (retargeting, the service window,
-// kept tier counts, reach counts, cards, the Marketing Messages API) left
-// them; the next moves take them back down (74 → 70 first).
+// hold where session 10 left them: the method floor is met; the lines are
+// not yet.
 const (
-	storeLineCeiling   = 7487
-	storeMethodCeiling = 74
+	storeLineCeiling   = 7220
+	storeMethodCeiling = 70
 )
 
 // storeLines counts the lines of internal/store's non-test Go files (not

@@ -623,6 +623,19 @@ type Portfolio struct {
 	CreatedAt   time.Time
 }
 
+// Validate reports settings that cannot work.
+func (p Portfolio) Validate() error {
+	switch {
+	case strings.TrimSpace(p.Name) == "":
+		return fmt.Errorf("portfolio name: must not be empty")
+	case p.PinnedLimit < 0:
+		return fmt.Errorf("portfolio %s: limit %d: must be positive (or none)", p.Name, p.PinnedLimit)
+	case !(p.Margin >= 0 && p.Margin < 1):
+		return fmt.Errorf("portfolio %s: margin %v: must be at least 0 %% and below 100 %%", p.Name, p.Margin*100)
+	}
+	return nil
+}
+
 // PortfolioStatus is a portfolio with its reach at At.
 type PortfolioStatus struct {
 	Portfolio

@@ -19,11 +19,11 @@ func TestClaimReachBeforeTokens(t *testing.T) {
 	joinPortfolio(t, st, "a", "acme")
 	c := mustCampaign(t, st, "first", 2)
 	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 0, wantAccount: "a"},
+		{At: 0, WantAccount: "a"},
 		// No token before +60s, and the window of one is full until +24h.
-		{at: time.Second, wantWait: campaign.WaitReach, wantUntil: 24 * time.Hour},
-		{at: time.Minute, wantWait: campaign.WaitReach, wantUntil: 24 * time.Hour},
-		{at: 24 * time.Hour, wantAccount: "a"},
+		{At: time.Second, WantWait: campaign.WaitReach, WantUntil: 24 * time.Hour},
+		{At: time.Minute, WantWait: campaign.WaitReach, WantUntil: 24 * time.Hour},
+		{At: 24 * time.Hour, WantAccount: "a"},
 	})
 }
 
@@ -39,9 +39,9 @@ func TestClaimNoTokenWindowFreesFirst(t *testing.T) {
 	joinPortfolio(t, st, "a", "acme")
 	c := mustCampaign(t, st, "first", 3)
 	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 0, wantAccount: "a"},
+		{At: 0, WantAccount: "a"},
 		// The window of one is full until +24h, the next token is at +48h.
-		{at: time.Second, wantWait: campaign.WaitTokens, wantUntil: 24 * time.Hour},
+		{At: time.Second, WantWait: campaign.WaitTokens, WantUntil: 24 * time.Hour},
 	})
 	var held int
 	if err := st.Reader().QueryRowContext(t.Context(), `SELECT count(*) FROM messages WHERE campaign_id = ? AND state = 'pending'

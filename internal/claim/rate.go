@@ -25,7 +25,7 @@ func (l *Ledger) AllowedRate(ctx context.Context, campaignID int64, now time.Tim
 	for _, d := range dropped {
 		out[d.Account] = true
 	}
-	global, _, on, err := l.GlobalLimit(ctx)
+	global, _, on, err := readmodel.New(l.Driver).GlobalLimit(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -25,16 +25,16 @@ func TestClaimAdmitsAgainstPortfolioReach(t *testing.T) {
 
 	h := time.Hour
 	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 0, wantAccount: "a"},
-		{at: 0, wantAccount: "b"},
-		{at: 2 * h, wantAccount: "a"},
+		{At: 0, WantAccount: "a"},
+		{At: 0, WantAccount: "b"},
+		{At: 2 * h, WantAccount: "a"},
 		// Both numbers share the portfolio: the third recipient used it up
 		// for the two of them, until the first ones leave the window.
-		{at: 3 * h, wantWait: campaign.WaitReach, wantUntil: 24 * h},
-		{at: 24*h - 1, wantWait: campaign.WaitReach, wantUntil: 24 * h},
-		{at: 24 * h, wantAccount: "a"},
-		{at: 24 * h, wantAccount: "b"},
-		{at: 24 * h, wantWait: campaign.WaitReach, wantUntil: 26 * h},
+		{At: 3 * h, WantWait: campaign.WaitReach, WantUntil: 24 * h},
+		{At: 24*h - 1, WantWait: campaign.WaitReach, WantUntil: 24 * h},
+		{At: 24 * h, WantAccount: "a"},
+		{At: 24 * h, WantAccount: "b"},
+		{At: 24 * h, WantWait: campaign.WaitReach, WantUntil: 26 * h},
 	})
 	ports, err := st.Portfolios(t.Context())
 	if err != nil {

@@ -19,8 +19,8 @@ func TestClaimWaitsForScheduledStart(t *testing.T) {
 		t.Errorf("Scheduled(t0) = %v, Scheduled(start) = %v; want true, false", c.Scheduled(t0), c.Scheduled(at(2*time.Hour)))
 	}
 	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 0, wantWait: campaign.WaitScheduled, wantUntil: 2 * time.Hour},
-		{at: 2*time.Hour - time.Nanosecond, wantWait: campaign.WaitScheduled, wantUntil: 2 * time.Hour},
+		{At: 0, WantWait: campaign.WaitScheduled, WantUntil: 2 * time.Hour},
+		{At: 2*time.Hour - time.Nanosecond, WantWait: campaign.WaitScheduled, WantUntil: 2 * time.Hour},
 	})
 	if n := countRows(t, st, `SELECT count(*) FROM attempts`); n != 0 {
 		t.Fatalf("%d attempts before the start", n)
@@ -28,7 +28,7 @@ func TestClaimWaitsForScheduledStart(t *testing.T) {
 	if a := accountByName(t, st, "a"); a.UsedToday != 0 {
 		t.Fatalf("used %d of the cap before the start", a.UsedToday)
 	}
-	runClaims(t, st, clk, c.ID, []claimStep{{at: 2 * time.Hour, wantAccount: "a"}})
+	runClaims(t, st, clk, c.ID, []claimStep{{At: 2 * time.Hour, WantAccount: "a"}})
 	c, err := st.Campaign(t.Context(), c.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestRetryWaitEndsAtTheDeadline(t *testing.T) {
 	if err := record(t.Context(), st, cl, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: at(3 * time.Hour)}, t0); err != nil {
 		t.Fatal(err)
 	}
-	runClaims(t, st, clk, c.ID, []claimStep{{at: time.Minute, wantWait: campaign.WaitRetry, wantUntil: time.Hour}})
+	runClaims(t, st, clk, c.ID, []claimStep{{At: time.Minute, WantWait: campaign.WaitRetry, WantUntil: time.Hour}})
 	if _, err := claimOne(t.Context(), st, c.ID, "r1", at(time.Hour)); !errors.Is(err, campaign.ErrDone) {
 		t.Fatalf("claim at the deadline = %v, want done", err)
 	}
@@ -126,8 +126,8 @@ func TestRescheduleRestartsTheValidity(t *testing.T) {
 		t.Fatal(err)
 	}
 	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 2 * time.Hour, wantWait: campaign.WaitScheduled, wantUntil: 5 * time.Hour},
-		{at: 5*time.Hour + 30*time.Minute, wantAccount: "a"},
+		{At: 2 * time.Hour, WantWait: campaign.WaitScheduled, WantUntil: 5 * time.Hour},
+		{At: 5*time.Hour + 30*time.Minute, WantAccount: "a"},
 	})
 	if n, _ := st.Counts(t.Context(), c.ID); n[campaign.Expired] != 0 {
 		t.Errorf("%d expired, want none: the validity counts from the new start", n[campaign.Expired])

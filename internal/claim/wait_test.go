@@ -13,7 +13,7 @@ import (
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
-var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+var t0 = storetest.T0
 
 func openStore(t *testing.T, now *time.Time) *store.Store {
 	t.Helper()

@@ -57,9 +57,9 @@ func TestClaimHoldsRowsOutsideTheirWindow(t *testing.T) {
 	line := func(cl campaign.Claim) int { return cl.Message.Line }
 
 	claims := runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 0, wantAccount: "a"},
-		{at: 0, wantAccount: "a"},
-		{at: 0, wantWait: campaign.WaitWindow, wantUntil: 5 * time.Hour},
+		{At: 0, WantAccount: "a"},
+		{At: 0, WantAccount: "a"},
+		{At: 0, WantWait: campaign.WaitWindow, WantUntil: 5 * time.Hour},
 	})
 	if line(claims[0]) != 5 || line(claims[1]) != 6 {
 		t.Fatalf("claimed lines %d and %d at 09:00 UTC, want the Berlin rows 5 and 6", line(claims[0]), line(claims[1]))
@@ -79,17 +79,17 @@ func TestClaimHoldsRowsOutsideTheirWindow(t *testing.T) {
 	checkCounts(t, st, "09:00 UTC", c.ID)
 
 	claims = runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 5*time.Hour - time.Second, wantWait: campaign.WaitWindow, wantUntil: 5 * time.Hour},
-		{at: 5 * time.Hour, wantAccount: "a"},
-		{at: 5 * time.Hour, wantAccount: "a"},
-		{at: 5 * time.Hour, wantWait: campaign.WaitWindow, wantUntil: 8 * time.Hour},
+		{At: 5*time.Hour - time.Second, WantWait: campaign.WaitWindow, WantUntil: 5 * time.Hour},
+		{At: 5 * time.Hour, WantAccount: "a"},
+		{At: 5 * time.Hour, WantAccount: "a"},
+		{At: 5 * time.Hour, WantWait: campaign.WaitWindow, WantUntil: 8 * time.Hour},
 	})
 	if line(claims[0]) != 2 || line(claims[1]) != 3 {
 		t.Fatalf("claimed lines %d and %d at 14:00 UTC, want the New York rows 2 and 3", line(claims[0]), line(claims[1]))
 	}
 	claims = runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 8 * time.Hour, wantAccount: "a"},
-		{at: 8 * time.Hour, wantWait: campaign.WaitInFlight},
+		{At: 8 * time.Hour, WantAccount: "a"},
+		{At: 8 * time.Hour, WantWait: campaign.WaitInFlight},
 	})
 	if line(claims[0]) != 4 {
 		t.Fatalf("claimed line %d at 17:00 UTC, want line 4 (New York and Los Angeles)", line(claims[0]))
@@ -151,12 +151,12 @@ func TestSetWindow(t *testing.T) {
 	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
 	w, _ := campaign.ParseWindow("09:00-20:00", "")
 	c := windowCampaign(t, st, "ny", w, "America/New_York")
-	runClaims(t, st, clk, c.ID, []claimStep{{at: 0, wantWait: campaign.WaitWindow, wantUntil: 5 * time.Hour}})
+	runClaims(t, st, clk, c.ID, []claimStep{{At: 0, WantWait: campaign.WaitWindow, WantUntil: 5 * time.Hour}})
 	wide, _ := campaign.ParseWindow("00:00-24:00", "")
 	if err := st.SetSchedule(t.Context(), c.ID, campaign.Schedule{Window: &wide}); err != nil {
 		t.Fatal(err)
 	}
-	runClaims(t, st, clk, c.ID, []claimStep{{at: time.Minute, wantAccount: "a"}})
+	runClaims(t, st, clk, c.ID, []claimStep{{At: time.Minute, WantAccount: "a"}})
 
 	plain := mustCampaign(t, st, "plain", 1)
 	err := st.SetSchedule(t.Context(), plain.ID, campaign.Schedule{Window: &wide})
@@ -203,7 +203,7 @@ func TestClaimOpensInADaylightSavingGap(t *testing.T) {
 	night := time.Date(2026, 3, 28, 23, 0, 0, 0, time.UTC).Sub(t0) // midnight in Berlin
 	opens := time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC).Sub(t0)
 	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: night, wantWait: campaign.WaitWindow, wantUntil: opens},
-		{at: opens, wantAccount: "a"},
+		{At: night, WantWait: campaign.WaitWindow, WantUntil: opens},
+		{At: opens, WantAccount: "a"},
 	})
 }

@@ -117,7 +117,7 @@ func (d dbReader) Templates(ctx context.Context) ([]campaign.Template, error) {
 }
 
 func (d dbReader) MarketingStatuses(ctx context.Context) (map[string]string, error) {
-	return d.st.MarketingStatuses(ctx)
+	return readmodel.New(d.st).MarketingStatuses(ctx)
 }
 
 // neverRead is a database where template sync never read an onboarding.

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -31,7 +32,7 @@ type QuotaDatabase interface {
 	AccountReader
 	HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error)
 	ResetQuota(ctx context.Context, names []string, force bool) ([]store.QuotaReset, error)
-	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
+	readmodel.Source // the global bucket's settings (readmodel.Reader.GlobalLimit)
 }
 
 // ShareLimits makes st's claims ask the limits shared through the Redis at
@@ -270,7 +271,7 @@ func (l *Limits) State(ctx context.Context, st QuotaDatabase) ([]PortfolioState,
 	if err != nil {
 		return nil, err
 	}
-	gl, _, on, err := st.GlobalLimit(ctx)
+	gl, _, on, err := readmodel.New(st).GlobalLimit(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -18,9 +18,7 @@ type RecordDatabase interface {
 	readmodel.Source
 	Suppress(ctx context.Context, list []store.Suppression) (added int, err error)
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
-	Tiers(ctx context.Context) ([]campaign.Tier, error)
 	SetTier(ctx context.Context, name string, l campaign.Limits) error
-	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
 	SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error
 }
 
@@ -112,7 +110,7 @@ type TierSetting struct {
 
 // Tiers lists the tiers with their settings of record.
 func (r *Record) Tiers(ctx context.Context) ([]TierSetting, error) {
-	tiers, err := r.st.Tiers(ctx)
+	tiers, err := readmodel.New(r.st).Tiers(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +145,7 @@ func (r *Record) Tier(ctx context.Context, name string) (campaign.Limits, error)
 			return l, nil
 		}
 	}
-	tiers, err := r.st.Tiers(ctx)
+	tiers, err := readmodel.New(r.st).Tiers(ctx)
 	if err != nil {
 		return campaign.Limits{}, err
 	}
@@ -181,7 +179,7 @@ type Global struct {
 
 // Global reads the global limit.
 func (r *Record) Global(ctx context.Context) (Global, error) {
-	l, tokens, on, err := r.st.GlobalLimit(ctx)
+	l, tokens, on, err := readmodel.New(r.st).GlobalLimit(ctx)
 	if err != nil {
 		return Global{}, err
 	}
@@ -208,7 +206,7 @@ func (r *Record) GlobalBefore(ctx context.Context) (ratelimit.Limit, error) {
 			return c.Global.Limit, nil
 		}
 	}
-	l, _, _, err := r.st.GlobalLimit(ctx)
+	l, _, _, err := readmodel.New(r.st).GlobalLimit(ctx)
 	return l, err
 }
 

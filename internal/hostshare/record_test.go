@@ -132,7 +132,7 @@ func TestRecordRedisDownChangesNothingHere(t *testing.T) {
 	defer sh.Close()
 	rec := NewRecord(st, sh)
 	srv.Kill()
-	before, err := st.Tiers(ctx)
+	before, err := readmodel.New(st).Tiers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +147,8 @@ func TestRecordRedisDownChangesNothingHere(t *testing.T) {
 		}
 	}
 	list, _ := readmodel.New(st).Suppressions(ctx)
-	after, _ := st.Tiers(ctx)
-	_, _, on, _ := st.GlobalLimit(ctx)
+	after, _ := readmodel.New(st).Tiers(ctx)
+	_, _, on, _ := readmodel.New(st).GlobalLimit(ctx)
 	if len(list) != 0 || after[0] != before[0] || on {
 		t.Errorf("database changed: list %v, tier new %+v (was %+v), global on %v", list, after[0], before[0], on)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -257,7 +258,7 @@ func (s *Sync) pullConfig(ctx context.Context) error {
 // applyConfig sets what differs locally. A tier or the global limit never
 // set through Redis stays as this host has it.
 func (s *Sync) applyConfig(ctx context.Context, c Config) error {
-	tiers, err := s.st.Tiers(ctx)
+	tiers, err := readmodel.New(s.st).Tiers(ctx)
 	if err != nil {
 		return err
 	}
@@ -274,7 +275,7 @@ func (s *Sync) applyConfig(ctx context.Context, c Config) error {
 	if c.Global == nil {
 		return nil
 	}
-	l, _, on, err := s.st.GlobalLimit(ctx)
+	l, _, on, err := readmodel.New(s.st).GlobalLimit(ctx)
 	if err != nil {
 		return err
 	}

@@ -218,7 +218,7 @@ func TestConfigReachesOtherHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.pull(t)
-	tiers, err := b.st.Tiers(ctx)
+	tiers, err := readmodel.New(b.st).Tiers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestConfigReachesOtherHost(t *testing.T) {
 	if got["new"] != newTier || got["warm"] != ownWarm || got["active"] != campaign.DefaultTiers["active"] {
 		t.Errorf("B's tiers = %+v; want new %+v, its own warm, default active", got, newTier)
 	}
-	l, tokens, on, err := b.st.GlobalLimit(ctx)
+	l, tokens, on, err := readmodel.New(b.st).GlobalLimit(ctx)
 	if err != nil || !on || l != (ratelimit.Limit{Rate: 2, Burst: 10}) || tokens != 10 {
 		t.Errorf("B's global = %+v tokens %v on %v (%v), want on 2/s burst 10, full", l, tokens, on, err)
 	}
@@ -241,7 +241,7 @@ func TestConfigReachesOtherHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.pull(t)
-	if _, _, on, _ := b.st.GlobalLimit(ctx); on {
+	if _, _, on, _ := readmodel.New(b.st).GlobalLimit(ctx); on {
 		t.Error("B's global limit still on after A turned it off")
 	}
 }

@@ -83,7 +83,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gl, tokens, on, err := st.GlobalLimit(ctx)
+			gl, tokens, on, err := readmodel.New(st).GlobalLimit(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

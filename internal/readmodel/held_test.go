@@ -47,7 +47,7 @@ func TestHeldCountedApart(t *testing.T) {
 	if f.Held != 2 || f.Sent != 1 || f.MaxHeld != 2 || !f.HeldStop() || !f.AnyReport() || f.Reported != 0 {
 		t.Errorf("figures %+v: want 2 held, 1 sent, none reported, stopped at --max-held 2", f)
 	}
-	if err := st.CheckCounts(ctx); err != nil {
+	if err := storetest.CheckCounts(ctx, st.Reader()); err != nil {
 		t.Error(err)
 	}
 	// --max-held 0 never stops.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Source is the store as the read models see it.
@@ -54,19 +55,10 @@ func nanos(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
-func fromNullNanos(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return fromNanos(n.Int64)
-}
+var (
+	fromNanos     = rowscan.FromNanos
+	fromNullNanos = rowscan.FromNullNanos
+)
 
 func ratio(a, b int) float64 {
 	if b == 0 {

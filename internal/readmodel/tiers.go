@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/ratelimit"
 )
 
 // TierHistory lists an account's tier changes, oldest first.
@@ -35,4 +36,50 @@ func (r *Reader) TierHistory(ctx context.Context, name string) ([]campaign.TierC
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// Tiers returns every tier with its current and built-in limits, in
+// campaign.TierNames' order.
+func (r *Reader) Tiers(ctx context.Context) ([]campaign.Tier, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT name, rate, burst, daily_cap FROM tiers`)
+	if err != nil {
+		return nil, fmt.Errorf("list tiers: %w", err)
+	}
+	defer rows.Close()
+	byName := map[string]campaign.Tier{}
+	for rows.Next() {
+		var t campaign.Tier
+		if err := rows.Scan(&t.Name, &t.Limits.Rate, &t.Limits.Burst, &t.Limits.DailyCap); err != nil {
+			return nil, fmt.Errorf("list tiers: %w", err)
+		}
+		t.Defaults = campaign.DefaultTiers[t.Name]
+		byName[t.Name] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tiers: %w", err)
+	}
+	out := make([]campaign.Tier, 0, len(byName))
+	for _, name := range campaign.TierNames {
+		if t, ok := byName[name]; ok {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// GlobalLimit returns the global bucket's settings and its tokens at the
+// store's clock; ok is false when it is off.
+func (r *Reader) GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error) {
+	var (
+		b       ratelimit.Bucket
+		at      int64
+		enabled int64
+	)
+	err = r.db.QueryRowContext(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
+		Scan(&enabled, &l.Rate, &l.Burst, &b.Tokens, &at)
+	if err != nil {
+		return l, 0, false, fmt.Errorf("read global limit: %w", err)
+	}
+	b.At = fromNanos(at)
+	return l, b.TokensAt(l, r.now()), enabled != 0, nil
 }

@@ -81,7 +81,7 @@ func (e *ETA) waitingFor(w *LimitsWait) *ETA {
 // sends: stored as paused, cancelled or finished, or with no open row.
 func (r Reporter) etaFunc(ctx context.Context, accts []campaign.AccountStatus) (
 	func(ctx context.Context, c campaign.Campaign, n campaign.Counts, q readmodel.Queue, dropped []readmodel.Dropped) (*ETA, error), error) {
-	gl, tokens, on, err := r.Src.GlobalLimit(ctx)
+	gl, tokens, on, err := r.Reads.GlobalLimit(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -66,8 +66,6 @@ type PlanOneMore struct {
 type PlanSource interface {
 	readmodel.Source
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
-	Tiers(ctx context.Context) ([]campaign.Tier, error)
-	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
 	Location() *time.Location
 }
 
@@ -95,7 +93,7 @@ func PlanCampaign(ctx context.Context, src PlanSource, o PlanOptions) (Plan, err
 		return Plan{}, err
 	}
 	in.Messages = o.Recipients
-	tiers, err := src.Tiers(ctx)
+	tiers, err := readmodel.New(src).Tiers(ctx)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -171,7 +169,7 @@ func planInput(ctx context.Context, src PlanSource, o PlanOptions) (planner.Inpu
 		}
 		in.Accounts = append(in.Accounts, s)
 	}
-	gl, tokens, on, err := src.GlobalLimit(ctx)
+	gl, tokens, on, err := readmodel.New(src).GlobalLimit(ctx)
 	if err != nil {
 		return in, err
 	}

@@ -281,8 +281,6 @@ func (h Health) Bad(name string) bool { return slices.Contains(h.Unhealthy, name
 type Source interface {
 	Path() string
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
-	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
-	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
 	Counts(ctx context.Context, id int64) (campaign.Counts, error)
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
 	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
@@ -304,6 +302,8 @@ type Reads interface {
 	OpenZones(ctx context.Context, id int64) (map[string]int, error)
 	StickyBreaks(ctx context.Context, campaignID int64) (map[string]int, error)
 	PortfolioWindows(ctx context.Context) ([]readmodel.PortfolioWindow, error)
+	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
+	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
 }
 
 // Reporter reads a Source and its Reads at one instant, in the time zone
@@ -348,7 +348,7 @@ func (r Reporter) Status(ctx context.Context) (Status, error) {
 	}
 	out := Status{Database: r.Src.Path(), Accounts: accts, Campaigns: camps, Portfolios: Portfolios(ports),
 		QuotaResetOverdue: quotaResetOverdue(accts, r.Now, r.Loc)}
-	gl, tokens, on, err := r.Src.GlobalLimit(ctx)
+	gl, tokens, on, err := r.Reads.GlobalLimit(ctx)
 	if err != nil {
 		return Status{}, err
 	}
@@ -636,7 +636,7 @@ func allCapped(accts []campaign.AccountStatus, dropped []readmodel.Dropped) bool
 // Campaigns reads every campaign with its true state, counts, health and
 // ETA.
 func (r Reporter) Campaigns(ctx context.Context) ([]Campaign, error) {
-	camps, err := r.Src.Campaigns(ctx)
+	camps, err := r.Reads.Campaigns(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // TestPrepareRacesOnOneFile: two processes starting the same command at
@@ -98,7 +99,7 @@ func TestPrepareNothingToSend(t *testing.T) {
 			if !errors.Is(err, runner.ErrNothingToSend) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v\nwant ErrNothingToSend saying %q", err, tt.want)
 			}
-			if cs, err := st.Campaigns(t.Context()); err != nil || len(cs) != 0 {
+			if cs, err := readmodel.New(st).Campaigns(t.Context()); err != nil || len(cs) != 0 {
 				t.Errorf("campaigns = %+v, %v; want none", cs, err)
 			}
 			// The next campaign still gets number 1.
@@ -164,7 +165,7 @@ func TestPrepareContinuesOverlap(t *testing.T) {
 				tt.file, res.Continued, res.Campaign.ID, res.Added, res.Already, tt.want, tt.added, tt.already)
 		}
 	}
-	cs, err := st.Campaigns(t.Context())
+	cs, err := readmodel.New(st).Campaigns(t.Context())
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("campaigns = %+v, %v; want 2", cs, err)
 	}
@@ -185,7 +186,7 @@ func TestPrepareContinuesOverlap(t *testing.T) {
 		t.Errorf("%d numbers stored, want 9: %v", len(seen), seen)
 	}
 	// The rows moved into a continued campaign are counted where status reads.
-	if err := st.CheckCounts(t.Context()); err != nil {
+	if err := storetest.CheckCounts(t.Context(), st.Reader()); err != nil {
 		t.Error(err)
 	}
 }

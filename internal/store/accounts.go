@@ -10,38 +10,11 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // ErrExists is returned when a name is already taken.
 var ErrExists = errors.New("already exists")
-
-// Tiers returns every tier with its current and built-in limits.
-func (s *Store) Tiers(ctx context.Context) ([]campaign.Tier, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, rate, burst, daily_cap FROM tiers`)
-	if err != nil {
-		return nil, fmt.Errorf("list tiers: %w", err)
-	}
-	defer rows.Close()
-	byName := map[string]campaign.Tier{}
-	for rows.Next() {
-		var t campaign.Tier
-		if err := rows.Scan(&t.Name, &t.Limits.Rate, &t.Limits.Burst, &t.Limits.DailyCap); err != nil {
-			return nil, err
-		}
-		t.Defaults = campaign.DefaultTiers[t.Name]
-		byName[t.Name] = t
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]campaign.Tier, 0, len(byName))
-	for _, name := range campaign.TierNames {
-		if t, ok := byName[name]; ok {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
 
 // SetTier changes a tier's limits. Buckets of the accounts that follow the
 // tier first book the tokens they earned at the old rate, so a change keeps
@@ -292,78 +265,21 @@ func (a account) status(t time.Time) campaign.AccountStatus {
 // loadAccounts reads accounts joined with their tier. Tokens and At are the
 // stored bucket, not yet refilled. Removed accounts are not among them.
 func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]account, error) {
-	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
-		a.rate, a.burst, a.daily_cap, a.disabled, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
-		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
-		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0),
-		coalesce(a.messaging_limit_read, 0), a.quality_rating, a.verified_name, a.name_status, coalesce(a.synced_at, 0),
-		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ?), a.waba_id,
-		a.check_error, a.check_code, a.checked_at, a.api
-		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
-		LEFT JOIN portfolios p ON p.id = a.portfolio_id `+where, append([]any{DefaultMargin}, args...)...)
+	rows, err := q.QueryContext(ctx, rowscan.AccountQuery("?")+where, append([]any{DefaultMargin}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}
 	defer rows.Close()
 	var out []account
 	for rows.Next() {
-		var (
-			a                                account
-			rate                             sql.NullFloat64
-			burst, cap, lastCode             sql.NullInt64
-			created, tokensAt                int64
-			cooldown, lastThrottle, factorAt int64
-			tier                             campaign.Limits
-			syncedAt, checkedAt              int64
-		)
-		if err := rows.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
-			&rate, &burst, &cap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &a.UsedToday,
-			&cooldown, &a.health.Streak, &lastThrottle, &a.health.Factor, &factorAt, &a.Restriction, &lastCode,
-			&tier.Rate, &tier.Burst, &tier.DailyCap, &a.ThroughputRead, &a.ThroughputPinned,
-			&a.Synced.MessagingLimit, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
-			&a.portfolioID, &a.Portfolio, &a.pinnedLimit, &a.margin, &a.WABA,
-			&a.Check.Error, &a.Check.Code, &checkedAt, &a.API); err != nil {
+		r, err := rowscan.ScanAccount(rows)
+		if err != nil {
 			return nil, fmt.Errorf("read account: %w", err)
 		}
-		if rate.Valid {
-			a.Overrides.Rate = &rate.Float64
-		}
-		if burst.Valid {
-			v := int(burst.Int64)
-			a.Overrides.Burst = &v
-		}
-		if cap.Valid {
-			v := int(cap.Int64)
-			a.Overrides.DailyCap = &v
-		}
-		a.CreatedAt = fromNanos(created)
-		a.At = fromNanos(tokensAt)
-		a.Synced.At, a.Synced.Throughput = fromNanos(syncedAt), a.ThroughputRead
-		a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
-		a.Limits = a.SendLimits(tier, a.ThroughputRead)
-		a.health.CooldownUntil = fromNanos(cooldown)
-		a.health.LastThrottle = fromNanos(lastThrottle)
-		a.health.FactorSince = fromNanos(factorAt)
-		a.CooldownUntil = a.health.CooldownUntil
-		a.RateFactor = a.health.Factor
-		a.LastErrorCode = int(lastCode.Int64)
-		a.Check.At = fromNanos(checkedAt)
-		out = append(out, a)
+		out = append(out, account{AccountStatus: r.Status, health: r.Health, portfolioID: r.PortfolioID,
+			pinnedLimit: r.PinnedLimit, margin: r.Margin})
 	}
 	return out, rows.Err()
-}
-
-// GlobalLimit returns the global bucket's settings; ok is false when it is off.
-func (s *Store) GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error) {
-	var b ratelimit.Bucket
-	var at int64
-	err = s.db.QueryRowContext(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
-		Scan(&ok, &l.Rate, &l.Burst, &b.Tokens, &at)
-	if err != nil {
-		return l, 0, false, fmt.Errorf("read global limit: %w", err)
-	}
-	b.At = fromNanos(at)
-	return l, b.TokensAt(l, s.now()), ok, nil
 }
 
 // SetGlobalLimit turns the global bucket on with l, or off when on is false.

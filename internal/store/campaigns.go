@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // importer is SQLite's Importer: one campaign's rows in a single
@@ -56,7 +56,7 @@ func (im *importer) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	shape, err := json.Marshal(toShape(im.c.Spec))
+	shape, err := json.Marshal(rowscan.ShapeOf(im.c.Spec))
 	if err != nil {
 		return err
 	}
@@ -108,45 +108,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// specShape is the campaigns.shape column: the parts of a spec beyond
-// positional body parameters. The JSON names are the column's format.
-type specShape struct {
-	NamedParams bool          `json:"named_params,omitempty"`
-	Header      *shapeHeader  `json:"header,omitempty"`
-	Buttons     []shapeButton `json:"buttons,omitempty"`
-}
-
-type shapeHeader struct {
-	Type   string `json:"type"`
-	Column string `json:"column"`
-}
-
-type shapeButton struct {
-	Index  int    `json:"index"`
-	Column string `json:"column"`
-}
-
-func toShape(sp campaign.Spec) specShape {
-	sh := specShape{NamedParams: sp.NamedParams}
-	if h := sp.Header; h != nil {
-		sh.Header = &shapeHeader{Type: string(h.Type), Column: h.Column}
-	}
-	for _, b := range sp.Buttons {
-		sh.Buttons = append(sh.Buttons, shapeButton(b))
-	}
-	return sh
-}
-
-func (sh specShape) apply(sp *campaign.Spec) {
-	sp.NamedParams = sh.NamedParams
-	if h := sh.Header; h != nil {
-		sp.Header = &campaign.Header{Type: campaign.HeaderType(h.Type), Column: h.Column}
-	}
-	for _, b := range sh.Buttons {
-		sp.Buttons = append(sp.Buttons, campaign.Button(b))
-	}
 }
 
 // messageExtras is the messages.extras column: a row's header and button
@@ -281,82 +242,13 @@ func (c *conn) endImport() {
 	c.wMem = false
 }
 
-const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
-	created_at, finished_at, imported, skipped, cancelled_at, start_at, began_at, expire_after, expires_at,
-	window_from, window_to, window_days, default_tz, priority, weight, borrow`
-
-func scanCampaign(sc interface{ Scan(...any) error }, extra ...any) (campaign.Campaign, error) {
-	var (
-		c        campaign.Campaign
-		params   string
-		shape    string
-		created  int64
-		finished sql.NullInt64
-		canceled sql.NullInt64
-		startAt  sql.NullInt64
-		beganAt  sql.NullInt64
-		expire   int64
-		expires  sql.NullInt64
-		wf, wt   sql.NullInt64
-		wd       sql.NullInt64
-		borrow   int64
-	)
-	dest := []any{&c.ID, &c.Name, &c.Fingerprint, &c.Source, &c.Spec.Kind, &c.Spec.Template, &c.Spec.Lang,
-		&params, &c.Spec.Text, &shape, &c.State, &c.PauseReason, &created, &finished, &c.Imported, &c.Skipped, &canceled,
-		&startAt, &beganAt, &expire, &expires, &wf, &wt, &wd, &c.Schedule.DefaultTZ,
-		&c.Share.Priority, &c.Share.Weight, &borrow}
-	err := sc.Scan(append(dest, extra...)...)
-	if err != nil {
-		return c, err
-	}
-	if canceled.Valid {
-		// Stored as finished (see migration 0007), shown as what it is.
-		c.State = campaign.CampaignCancelled
-	}
-	if err := json.Unmarshal([]byte(params), &c.Spec.Params); err != nil {
-		return c, fmt.Errorf("campaign %d params: %w", c.ID, err)
-	}
-	var sh specShape
-	if err := json.Unmarshal([]byte(shape), &sh); err != nil {
-		return c, fmt.Errorf("campaign %d template shape: %w", c.ID, err)
-	}
-	sh.apply(&c.Spec)
-	c.CreatedAt = fromNanos(created)
-	c.FinishedAt = fromNullNanos(finished)
-	c.Schedule.StartAt = fromNullNanos(startAt)
-	c.Schedule.ExpireAfter = time.Duration(expire)
-	c.BeganAt = fromNullNanos(beganAt)
-	c.Deadline = fromNullNanos(expires)
-	c.Schedule.Window = windowFrom(wf, wt, wd)
-	c.Share.Borrow = time.Duration(borrow)
-	return c, nil
-}
-
 // Campaign returns one campaign by number.
 func (s *Store) Campaign(ctx context.Context, id int64) (campaign.Campaign, error) {
-	c, err := scanCampaign(s.db.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE id = ?`, id))
+	c, err := rowscan.Campaign(s.db.QueryRowContext(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
 	}
 	return c, err
-}
-
-// Campaigns lists every campaign, oldest first.
-func (s *Store) Campaigns(ctx context.Context) ([]campaign.Campaign, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+campaignCols+` FROM campaigns ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("list campaigns: %w", err)
-	}
-	defer rows.Close()
-	var out []campaign.Campaign
-	for rows.Next() {
-		c, err := scanCampaign(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
 }
 
 // Counts returns a campaign's messages by state. It reads the counts kept
@@ -365,8 +257,8 @@ func (s *Store) Counts(ctx context.Context, id int64) (campaign.Counts, error) {
 	return counts(ctx, s.db, id)
 }
 
-// counts sums a campaign's message_counts over accounts; CheckCounts holds
-// them equal to the messages.
+// counts sums a campaign's message_counts over accounts; storetest.CheckCounts
+// holds them equal to the messages.
 func counts(ctx context.Context, q querier, id int64) (campaign.Counts, error) {
 	rows, err := q.QueryContext(ctx, `SELECT state, sum(n) FROM message_counts WHERE campaign_id = ?
 		GROUP BY state HAVING sum(n) <> 0`, id)

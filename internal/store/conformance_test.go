@@ -28,6 +28,6 @@ func TestConformance(t *testing.T) {
 			return webhook.Drain(ctx, d, max, webhook.NewRules(webhook.Policy{}))
 		},
 		Ledger:      func(d store.Driver) storetest.Ledger { return claim.New(d) },
-		CheckCounts: func(ctx context.Context, d store.Driver) error { return d.(*store.Store).CheckCounts(ctx) },
+		CheckCounts: func(ctx context.Context, d store.Driver) error { return storetest.CheckCounts(ctx, d.Reader()) },
 	})
 }

@@ -68,7 +68,6 @@ type Driver interface {
 	// a fingerprint already imported); the Importer adds rows and commits.
 	Import(ctx context.Context, c campaign.Campaign) (Importer, error)
 	Campaign(ctx context.Context, id int64) (campaign.Campaign, error)
-	Campaigns(ctx context.Context) ([]campaign.Campaign, error)
 	// CampaignBySource finds the newest campaign imported under a source
 	// key (Importer.SetKeys).
 	CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error)
@@ -136,7 +135,6 @@ type Driver interface {
 
 	// Accounts, tiers, portfolios and the quota.
 
-	Tiers(ctx context.Context) ([]campaign.Tier, error)
 	// SetTier changes a tier's limits; tokens earned at the old rate are
 	// kept.
 	SetTier(ctx context.Context, name string, l campaign.Limits) error
@@ -148,7 +146,6 @@ type Driver interface {
 	RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error)
 	SetAutoTier(ctx context.Context, name string, on *bool, promoteAfter *time.Duration) error
 	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
-	GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error)
 	SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error
 	// ResetQuota opens a new quota day for the named accounts (all when
 	// none): only forward, once a day unless forced.

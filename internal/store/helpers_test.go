@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Reads only the store's tests make.
 
 // CampaignByFingerprint finds the campaign made from the same file and spec.
 func (s *Store) CampaignByFingerprint(ctx context.Context, fp string) (campaign.Campaign, error) {
-	c, err := scanCampaign(s.db.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE fingerprint = ?`, fp))
+	c, err := rowscan.Campaign(s.db.QueryRowContext(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE fingerprint = ?`, fp))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, campaign.ErrNotFound
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // A campaign's identity is its message and its recipients (issue 10): the
@@ -18,7 +19,7 @@ import (
 // bytes, message and read flags (the runner's source key): the shortcut
 // that resumes an unchanged command without reading its file again.
 func (s *Store) CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error) {
-	c, err := scanCampaign(s.db.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns
+	c, err := rowscan.Campaign(s.db.QueryRowContext(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns
 		WHERE source_key = ? ORDER BY id DESC LIMIT 1`, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, campaign.ErrNotFound
@@ -39,7 +40,7 @@ type Sibling struct {
 // transaction, which holds the write lock: no other process can create one
 // meanwhile.
 func (im *importer) SameMessage(ctx context.Context) ([]Sibling, error) {
-	rows, err := im.tx.QueryContext(ctx, `SELECT `+campaignCols+`, recipients_key FROM campaigns
+	rows, err := im.tx.QueryContext(ctx, `SELECT `+rowscan.CampaignCols+`, recipients_key FROM campaigns
 		WHERE id != ? AND kind = ? AND template = ? AND lang = ? AND text = ? ORDER BY id DESC`,
 		im.c.ID, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang, im.c.Spec.Text)
 	if err != nil {
@@ -49,7 +50,7 @@ func (im *importer) SameMessage(ctx context.Context) ([]Sibling, error) {
 	var out []Sibling
 	for rows.Next() {
 		var sb Sibling
-		if sb.Campaign, err = scanCampaign(rows, &sb.RecipientsKey); err != nil {
+		if sb.Campaign, err = rowscan.Campaign(rows, &sb.RecipientsKey); err != nil {
 			return nil, err
 		}
 		if sb.Campaign.Spec.SameMessage(im.c.Spec) {
@@ -117,7 +118,7 @@ func (im *importer) ContinueInto(ctx context.Context, prior campaign.Campaign) (
 		_, err = im.tx.ExecContext(ctx, st.q, st.args...)
 	}
 	if err == nil {
-		prior, err = scanCampaign(im.tx.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE id = ?`, prior.ID))
+		prior, err = rowscan.Campaign(im.tx.QueryRowContext(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE id = ?`, prior.ID))
 	}
 	if err == nil {
 		err = im.tx.Commit()

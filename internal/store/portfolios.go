@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -15,22 +14,9 @@ import (
 // unless --margin says otherwise.
 const DefaultMargin = 0.05
 
-// validPortfolio reports settings that cannot work.
-func validPortfolio(p campaign.Portfolio) error {
-	switch {
-	case strings.TrimSpace(p.Name) == "":
-		return fmt.Errorf("portfolio name: must not be empty")
-	case p.PinnedLimit < 0:
-		return fmt.Errorf("portfolio %s: limit %d: must be positive (or none)", p.Name, p.PinnedLimit)
-	case !(p.Margin >= 0 && p.Margin < 1):
-		return fmt.Errorf("portfolio %s: margin %v: must be at least 0 %% and below 100 %%", p.Name, p.Margin*100)
-	}
-	return nil
-}
-
 // AddPortfolio stores a new portfolio.
 func (s *Store) AddPortfolio(ctx context.Context, p campaign.Portfolio) (campaign.Portfolio, error) {
-	if err := validPortfolio(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return p, err
 	}
 	err := s.write(ctx, func(tx *Tx) error {
@@ -71,7 +57,7 @@ func (s *Store) UpdatePortfolio(ctx context.Context, name string, ch PortfolioCh
 		if ch.Margin != nil {
 			p.Margin = *ch.Margin
 		}
-		if err := validPortfolio(p); err != nil {
+		if err := p.Validate(); err != nil {
 			return err
 		}
 		if err := releaseHeld(ctx, tx); err != nil {

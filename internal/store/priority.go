@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // SetShare changes how a campaign shares the accounts (`campaign set`),
@@ -14,7 +15,7 @@ func (s *Store) SetShare(ctx context.Context, id int64, ch campaign.ShareChange)
 		if err := refuseCancelled(ctx, tx, id); err != nil {
 			return err
 		}
-		c, err := scanCampaign(tx.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE id = ?`, id))
+		c, err := rowscan.Campaign(tx.QueryRowContext(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE id = ?`, id))
 		if err != nil {
 			return fmt.Errorf("campaign %d: %w", id, err)
 		}

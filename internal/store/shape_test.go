@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // TestTemplateShapeRoundTrip stores a campaign with every template shape
@@ -43,7 +44,7 @@ func TestTemplateShapeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := st.Campaigns(t.Context())
+	list, err := readmodel.New(st).Campaigns(t.Context())
 	if err != nil || len(list) != 1 {
 		t.Fatalf("Campaigns = %+v, %v", list, err)
 	}

@@ -28,6 +28,7 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 //go:embed migrations/*.sql
@@ -563,16 +564,8 @@ func nanos(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
-func fromNullNanos(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return fromNanos(n.Int64)
-}
+// The instants the store keeps as Unix nanoseconds, 0 or NULL for none.
+var (
+	fromNanos     = rowscan.FromNanos
+	fromNullNanos = rowscan.FromNullNanos
+)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
+	"github.com/wasend/wasend/internal/readmodel"
 )
 
 // t0 is 09:00 on the first quota day of every test; instants are offsets.
@@ -157,7 +158,7 @@ func TestOpenAppliesMigrationsOnce(t *testing.T) {
 		if n := countRows(t, st, `SELECT count(*) FROM accounts`); n != 1 {
 			t.Errorf("%d accounts after reopen, want 1", n)
 		}
-		tiers, err := st.Tiers(t.Context())
+		tiers, err := readmodel.New(st).Tiers(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}

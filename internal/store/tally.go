@@ -18,8 +18,8 @@ import (
 // work per message on this path; a statement that tallies its rows here
 // flips their tally column (migration 0024), which the triggers skip.
 //
-// Every other move is still counted by the triggers, and CheckCounts holds
-// the sum of both to a recount.
+// Every other move is still counted by the triggers, and storetest.CheckCounts
+// holds the sum of both to a recount.
 type tally struct {
 	states   map[stateKey]int
 	requests map[minuteKey]*requestTally

@@ -19,7 +19,7 @@ var tierTriggerNames = []string{"tier_minutes_insert", "tier_minutes_update", "t
 	"tier_minutes_campaign_gone"}
 
 // tierRecount computes migration 0046's tier_minutes from the attempts,
-// without the rows all zero (CheckCounts takes those as absent).
+// without the rows all zero (storetest.CheckCounts takes those as absent).
 const tierRecount = `SELECT m.campaign_id, t.account_id, t.claimed_at / 60000000000,
 	count(CASE WHEN t.class IS 'not-sent' THEN 1 END),
 	count(CASE WHEN t.class IS 'not-sent' AND t.outcome IS 'sent' THEN 1 END),

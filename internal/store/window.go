@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // windowColumns are a window as the campaigns table keeps it.
@@ -17,12 +18,7 @@ func windowColumns(w *campaign.Window) (from, to, days sql.NullInt64) {
 		sql.NullInt64{Int64: int64(w.Days), Valid: true}
 }
 
-func windowFrom(from, to, days sql.NullInt64) *campaign.Window {
-	if !from.Valid || !to.Valid || !days.Valid {
-		return nil
-	}
-	return &campaign.Window{From: int(from.Int64), To: int(to.Int64), Days: uint8(days.Int64)}
-}
+var windowFrom = rowscan.Window
 
 // zoneSet returns the id of m's zone set, storing the set the first time
 // the import meets it.

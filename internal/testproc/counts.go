@@ -2,10 +2,11 @@ package testproc
 
 import (
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // CheckCounts holds the counts that status reads, kept as rows move (see
-// store.CheckCounts), equal to a recount of w's database: after a run, a
+// storetest.CheckCounts), equal to a recount of w's database: after a run, a
 // kill -9 or anything else. when names the moment in the failure.
 func (w *World) CheckCounts(when string) {
 	w.T.Helper()
@@ -14,7 +15,7 @@ func (w *World) CheckCounts(when string) {
 		w.T.Fatalf("after %s: %v", when, err)
 	}
 	defer st.Close()
-	if err := st.CheckCounts(w.T.Context()); err != nil {
+	if err := storetest.CheckCounts(w.T.Context(), st.Reader()); err != nil {
 		w.T.Errorf("after %s: %v", when, err)
 	}
 }

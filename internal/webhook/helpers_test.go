@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/claim"
+	"github.com/wasend/wasend/internal/store/storetest"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
@@ -165,7 +166,7 @@ func (f *fixture) deliver(t *testing.T, bodies ...[]byte) campaign.ApplyReport {
 		t.Fatal(err)
 	}
 	// The delivery counts status reads are kept as the rows move.
-	if err := f.st.CheckCounts(t.Context()); err != nil {
+	if err := storetest.CheckCounts(t.Context(), f.st.Reader()); err != nil {
 		t.Fatal(err)
 	}
 	return rep

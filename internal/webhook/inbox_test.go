@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/claim"
+	"github.com/wasend/wasend/internal/store/storetest"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
@@ -288,7 +289,7 @@ func TestEarlyLateFailureNeverResends(t *testing.T) {
 			t.Errorf("%s: row = %+v, want sent and read with %s", name(s), d, wamid(i))
 		}
 	}
-	if err := f.st.CheckCounts(t.Context()); err != nil {
+	if err := storetest.CheckCounts(t.Context(), f.st.Reader()); err != nil {
 		t.Error(err)
 	}
 	cs, err := claim.New(f.st).ClaimN(t.Context(), f.c.ID, "r2", t0.Add(48*time.Hour), len(seqs))

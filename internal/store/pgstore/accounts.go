@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // querier is a pool or a transaction.
@@ -39,12 +40,7 @@ func (a account) status(t time.Time) campaign.AccountStatus {
 	return st
 }
 
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
+var fromNanos = rowscan.FromNanos
 
 func nanos(t time.Time) int64 {
 	if t.IsZero() {
@@ -56,68 +52,19 @@ func nanos(t time.Time) int64 {
 // loadAccounts reads accounts not removed, joined with their tier and
 // portfolio; where is appended and its placeholders start at $2.
 func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]account, error) {
-	rows, err := q.Query(ctx, `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
-		a.rate, a.burst, a.daily_cap, a.disabled <> 0, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
-		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
-		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0),
-		coalesce(a.messaging_limit_read, 0), a.quality_rating, a.verified_name, a.name_status, coalesce(a.synced_at, 0),
-		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, $1), a.waba_id,
-		a.check_error, a.check_code, a.checked_at
-		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
-		LEFT JOIN portfolios p ON p.id = a.portfolio_id `+where, append([]any{store.DefaultMargin}, args...)...)
+	rows, err := q.Query(ctx, rowscan.AccountQuery("$1")+where, append([]any{store.DefaultMargin}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}
 	defer rows.Close()
 	var out []account
 	for rows.Next() {
-		var (
-			a                                account
-			rate                             *float64
-			burst, dcap, lastCode            *int64
-			created, tokensAt                int64
-			cooldown, lastThrottle, factorAt int64
-			tier                             campaign.Limits
-			syncedAt, checkedAt              int64
-			epoch, used, streak, limitRead   int64
-			tierBurst, tierCap, pinned, code int64
-		)
-		if err := rows.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
-			&rate, &burst, &dcap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &epoch, &used,
-			&cooldown, &streak, &lastThrottle, &a.health.Factor, &factorAt, &a.Restriction, &lastCode,
-			&tier.Rate, &tierBurst, &tierCap, &a.ThroughputRead, &a.ThroughputPinned,
-			&limitRead, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
-			&a.portfolioID, &a.Portfolio, &pinned, &a.margin, &a.WABA,
-			&a.Check.Error, &code, &checkedAt); err != nil {
+		r, err := rowscan.ScanAccount(rows)
+		if err != nil {
 			return nil, fmt.Errorf("read account: %w", err)
 		}
-		a.QuotaEpoch, a.UsedToday, a.health.Streak = epoch, int(used), int(streak)
-		a.Synced.MessagingLimit, a.pinnedLimit, a.Check.Code = int(limitRead), int(pinned), int(code)
-		tier.Burst, tier.DailyCap = int(tierBurst), int(tierCap)
-		a.Overrides.Rate = rate
-		if burst != nil {
-			v := int(*burst)
-			a.Overrides.Burst = &v
-		}
-		if dcap != nil {
-			v := int(*dcap)
-			a.Overrides.DailyCap = &v
-		}
-		if lastCode != nil {
-			a.LastErrorCode = int(*lastCode)
-		}
-		a.CreatedAt = fromNanos(created)
-		a.At = fromNanos(tokensAt)
-		a.Synced.At, a.Synced.Throughput = fromNanos(syncedAt), a.ThroughputRead
-		a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
-		a.Limits = a.SendLimits(tier, a.ThroughputRead)
-		a.health.CooldownUntil = fromNanos(cooldown)
-		a.health.LastThrottle = fromNanos(lastThrottle)
-		a.health.FactorSince = fromNanos(factorAt)
-		a.CooldownUntil = a.health.CooldownUntil
-		a.RateFactor = a.health.Factor
-		a.Check.At = fromNanos(checkedAt)
-		out = append(out, a)
+		out = append(out, account{AccountStatus: r.Status, health: r.Health, portfolioID: r.PortfolioID,
+			pinnedLimit: r.PinnedLimit, margin: r.Margin})
 	}
 	return out, rows.Err()
 }
@@ -247,24 +194,6 @@ func releaseHeld(ctx context.Context, tx pgx.Tx) error {
 		return fmt.Errorf("end idle campaigns: %w", err)
 	}
 	return nil
-}
-
-// GlobalLimit returns the global bucket's settings; ok is false when it is
-// off.
-func (s *Store) GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens float64, ok bool, err error) {
-	var (
-		b       ratelimit.Bucket
-		at      int64
-		enabled int64
-		burst   int64
-	)
-	err = s.pool.QueryRow(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
-		Scan(&enabled, &l.Rate, &burst, &b.Tokens, &at)
-	if err != nil {
-		return l, 0, false, fmt.Errorf("read global limit: %w", err)
-	}
-	l.Burst, b.At = int(burst), fromNanos(at)
-	return l, b.TokensAt(l, s.now()), enabled != 0, nil
 }
 
 // SetGlobalLimit turns the global bucket on with l (tokens earned at the

@@ -11,46 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
-
-// specShape is the campaigns.shape column, in SQLite's format: the parts
-// of a spec beyond positional body parameters.
-type specShape struct {
-	NamedParams bool          `json:"named_params,omitempty"`
-	Header      *shapeHeader  `json:"header,omitempty"`
-	Buttons     []shapeButton `json:"buttons,omitempty"`
-}
-
-type shapeHeader struct {
-	Type   string `json:"type"`
-	Column string `json:"column"`
-}
-
-type shapeButton struct {
-	Index  int    `json:"index"`
-	Column string `json:"column"`
-}
-
-func toShape(sp campaign.Spec) specShape {
-	sh := specShape{NamedParams: sp.NamedParams}
-	if h := sp.Header; h != nil {
-		sh.Header = &shapeHeader{Type: string(h.Type), Column: h.Column}
-	}
-	for _, b := range sp.Buttons {
-		sh.Buttons = append(sh.Buttons, shapeButton(b))
-	}
-	return sh
-}
-
-func (sh specShape) apply(sp *campaign.Spec) {
-	sp.NamedParams = sh.NamedParams
-	if h := sh.Header; h != nil {
-		sp.Header = &campaign.Header{Type: campaign.HeaderType(h.Type), Column: h.Column}
-	}
-	for _, b := range sh.Buttons {
-		sp.Buttons = append(sp.Buttons, campaign.Button(b))
-	}
-}
 
 // messageExtras is the messages.extras column: a row's header and button
 // values.
@@ -67,11 +29,12 @@ func nullNanos(t time.Time) *int64 {
 	return &n
 }
 
+// fromNullNanos reads a nullable nanosecond column (NULL: the zero time).
 func fromNullNanos(n *int64) time.Time {
 	if n == nil {
 		return time.Time{}
 	}
-	return fromNanos(*n)
+	return rowscan.FromNanos(*n)
 }
 
 func windowColumns(w *campaign.Window) (from, to, days *int64) {
@@ -82,56 +45,9 @@ func windowColumns(w *campaign.Window) (from, to, days *int64) {
 	return &f, &t, &d
 }
 
-const campaignCols = `id, name, fingerprint, source, kind, template, lang, params, text, shape, state, pause_reason,
-	created_at, finished_at, imported, skipped, cancelled_at, start_at, began_at, expire_after, expires_at,
-	window_from, window_to, window_days, default_tz, priority, weight, borrow`
-
-func scanCampaign(row pgx.Row) (campaign.Campaign, error) {
-	var (
-		c                                  campaign.Campaign
-		params, shape, kind, state         string
-		created, expire, borrow            int64
-		imported, skipped, prio, weight    int64
-		finished, canceled, startAt, began *int64
-		expires, wf, wt, wd                *int64
-	)
-	err := row.Scan(&c.ID, &c.Name, &c.Fingerprint, &c.Source, &kind, &c.Spec.Template, &c.Spec.Lang,
-		&params, &c.Spec.Text, &shape, &state, &c.PauseReason, &created, &finished, &imported, &skipped, &canceled,
-		&startAt, &began, &expire, &expires, &wf, &wt, &wd, &c.Schedule.DefaultTZ, &prio, &weight, &borrow)
-	if err != nil {
-		return c, err
-	}
-	c.Spec.Kind, c.State = campaign.MessageKind(kind), campaign.CampaignState(state)
-	c.Imported, c.Skipped = int(imported), int(skipped)
-	c.Share.Priority, c.Share.Weight = campaign.Priority(prio), int(weight)
-	if canceled != nil {
-		// Stored as finished, shown as what it is (SQLite's migration 0007).
-		c.State = campaign.CampaignCancelled
-	}
-	if err := json.Unmarshal([]byte(params), &c.Spec.Params); err != nil {
-		return c, fmt.Errorf("campaign %d params: %w", c.ID, err)
-	}
-	var sh specShape
-	if err := json.Unmarshal([]byte(shape), &sh); err != nil {
-		return c, fmt.Errorf("campaign %d template shape: %w", c.ID, err)
-	}
-	sh.apply(&c.Spec)
-	c.CreatedAt = fromNanos(created)
-	c.FinishedAt = fromNullNanos(finished)
-	c.Schedule.StartAt = fromNullNanos(startAt)
-	c.Schedule.ExpireAfter = time.Duration(expire)
-	c.BeganAt = fromNullNanos(began)
-	c.Deadline = fromNullNanos(expires)
-	if wf != nil && wt != nil && wd != nil {
-		c.Schedule.Window = &campaign.Window{From: int(*wf), To: int(*wt), Days: uint8(*wd)}
-	}
-	c.Share.Borrow = time.Duration(borrow)
-	return c, nil
-}
-
 // Campaign returns one campaign by number.
 func (s *Store) Campaign(ctx context.Context, id int64) (campaign.Campaign, error) {
-	c, err := scanCampaign(s.pool.QueryRow(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE id = $1`, id))
+	c, err := rowscan.Campaign(s.pool.QueryRow(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
 	}
@@ -141,27 +57,9 @@ func (s *Store) Campaign(ctx context.Context, id int64) (campaign.Campaign, erro
 	return c, nil
 }
 
-// Campaigns lists every campaign, oldest first.
-func (s *Store) Campaigns(ctx context.Context) ([]campaign.Campaign, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+campaignCols+` FROM campaigns ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("list campaigns: %w", err)
-	}
-	defer rows.Close()
-	var out []campaign.Campaign
-	for rows.Next() {
-		c, err := scanCampaign(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list campaigns: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
-
 // CampaignBySource finds the newest campaign imported under a source key.
 func (s *Store) CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error) {
-	c, err := scanCampaign(s.pool.QueryRow(ctx, `SELECT `+campaignCols+` FROM campaigns
+	c, err := rowscan.Campaign(s.pool.QueryRow(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns
 		WHERE source_key = $1 ORDER BY id DESC LIMIT 1`, key))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("campaign of source %s: %w", key, campaign.ErrNotFound)
@@ -237,7 +135,7 @@ func (im *importer) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	shape, err := json.Marshal(toShape(im.c.Spec))
+	shape, err := json.Marshal(rowscan.ShapeOf(im.c.Spec))
 	if err != nil {
 		return err
 	}

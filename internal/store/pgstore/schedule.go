@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // A campaign's settings the claim reads: its schedule, its share of the
@@ -83,7 +84,7 @@ func (s *Store) SetShare(ctx context.Context, id int64, ch campaign.ShareChange)
 		if err := refuseCancelled(ctx, tx, id); err != nil {
 			return err
 		}
-		c, err := scanCampaign(tx.QueryRow(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE id = $1`, id))
+		c, err := rowscan.Campaign(tx.QueryRow(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE id = $1`, id))
 		if err != nil {
 			return fmt.Errorf("campaign %d: %w", id, err)
 		}

@@ -8,34 +8,6 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// Tiers lists the tiers in campaign.TierNames' order.
-func (s *Store) Tiers(ctx context.Context) ([]campaign.Tier, error) {
-	rows, err := s.pool.Query(ctx, `SELECT name, rate, burst, daily_cap FROM tiers`)
-	if err != nil {
-		return nil, fmt.Errorf("list tiers: %w", err)
-	}
-	defer rows.Close()
-	byName := map[string]campaign.Tier{}
-	for rows.Next() {
-		var t campaign.Tier
-		if err := rows.Scan(&t.Name, &t.Limits.Rate, &t.Limits.Burst, &t.Limits.DailyCap); err != nil {
-			return nil, fmt.Errorf("list tiers: %w", err)
-		}
-		t.Defaults = campaign.DefaultTiers[t.Name]
-		byName[t.Name] = t
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list tiers: %w", err)
-	}
-	out := make([]campaign.Tier, 0, len(byName))
-	for _, name := range campaign.TierNames {
-		if t, ok := byName[name]; ok {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
 // SetTier changes a tier's limits; tokens its accounts earned at the old
 // rate are kept. The tier's row is locked first: two hosts changing it go
 // one after the other.

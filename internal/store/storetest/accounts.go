@@ -10,6 +10,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -63,7 +64,7 @@ func (s suite) testRecordCheck(t *testing.T) {
 
 func (s suite) testTierDefaults(t *testing.T) {
 	st := s.openTest(t, newFakeClock())
-	tiers, err := st.Tiers(t.Context())
+	tiers, err := readmodel.New(st).Tiers(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +307,7 @@ func (s suite) testSetTierKeepsEarnedTokens(t *testing.T) {
 func (s suite) testGlobalLimitSettings(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	if _, _, ok, err := st.GlobalLimit(t.Context()); err != nil || ok {
+	if _, _, ok, err := readmodel.New(st).GlobalLimit(t.Context()); err != nil || ok {
 		t.Fatalf("fresh database: global on = %v, %v; want off", ok, err)
 	}
 	if err := st.SetGlobalLimit(t.Context(), true, ratelimit.Limit{Rate: 1, Burst: 0}); err == nil {
@@ -315,14 +316,14 @@ func (s suite) testGlobalLimitSettings(t *testing.T) {
 	if err := st.SetGlobalLimit(t.Context(), true, ratelimit.Every(10*time.Second, 3)); err != nil {
 		t.Fatal(err)
 	}
-	l, tokens, ok, err := st.GlobalLimit(t.Context())
+	l, tokens, ok, err := readmodel.New(st).GlobalLimit(t.Context())
 	if err != nil || !ok || l.Burst != 3 || tokens != 3 {
 		t.Errorf("after on: %+v %v %v %v; want burst 3, full", l, tokens, ok, err)
 	}
 	if err := st.SetGlobalLimit(t.Context(), false, ratelimit.Limit{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok, _ := st.GlobalLimit(t.Context()); ok {
+	if _, _, ok, _ := readmodel.New(st).GlobalLimit(t.Context()); ok {
 		t.Errorf("still on after off")
 	}
 }

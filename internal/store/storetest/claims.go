@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -33,53 +34,62 @@ func (s suite) claimTests() []sub {
 	}
 }
 
-// claimStep is one Claim at a named instant: either an account is charged,
-// or Claim waits for a reason until an instant (zero: no known instant).
-type claimStep struct {
-	at          time.Duration
-	resetQuota  bool // a forced ResetQuota of every account first
-	wantAccount string
-	wantWait    campaign.WaitReason
-	wantUntil   time.Duration // offset from t0; 0 means the zero time
+// ClaimStep is one claim at a named instant, an offset from T0: either
+// an account is charged, or the claim waits for a reason until an instant
+// (zero: no known instant).
+type ClaimStep struct {
+	At          time.Duration
+	ResetQuota  bool // a forced ResetQuota of every account first
+	WantAccount string
+	WantWait    campaign.WaitReason
+	WantUntil   time.Duration // offset from T0; 0 means the zero time
 }
 
-func runClaims(t *testing.T, st store.Driver, clk *clock.Sim, id int64, steps []claimStep) []campaign.Claim {
+// RunClaims sets clk to each step's instant and claims one row there with
+// claim, holding what it does to the step; it returns the claims made.
+func RunClaims(t *testing.T, st store.Driver, clk *clock.Sim, claim func(now time.Time) (campaign.Claim, error), steps []ClaimStep) []campaign.Claim {
 	t.Helper()
 	var claims []campaign.Claim
 	for i, s := range steps {
-		clk.Set(at(s.at))
-		if s.resetQuota {
+		clk.Set(at(s.At))
+		if s.ResetQuota {
 			if _, err := st.ResetQuota(t.Context(), nil, true); err != nil {
 				t.Fatal(err)
 			}
 		}
-		c, err := claim(t, st, id, "r1", at(s.at))
-		if s.wantWait != "" {
+		c, err := claim(at(s.At))
+		if s.WantWait != "" {
 			var we *campaign.WaitError
 			if !errors.As(err, &we) {
-				t.Fatalf("step %d (+%v): Claim = %s, %v; want wait %s", i, s.at, c.Account.Name, err, s.wantWait)
+				t.Fatalf("step %d (+%v): claim = %s, %v; want wait %s", i, s.At, c.Account.Name, err, s.WantWait)
 			}
 			want := time.Time{}
-			if s.wantUntil != 0 {
-				want = at(s.wantUntil)
+			if s.WantUntil != 0 {
+				want = at(s.WantUntil)
 			}
-			if we.Reason != s.wantWait || !we.Until.Equal(want) {
-				t.Fatalf("step %d (+%v): wait %s until %v, want %s until %v", i, s.at, we.Reason, we.Until, s.wantWait, want)
+			if we.Reason != s.WantWait || !we.Until.Equal(want) {
+				t.Fatalf("step %d (+%v): wait %s until %v, want %s until %v", i, s.At, we.Reason, we.Until, s.WantWait, want)
 			}
 			continue
 		}
 		if err != nil {
-			t.Fatalf("step %d (+%v): %v, want a claim on %s", i, s.at, err, s.wantAccount)
+			t.Fatalf("step %d (+%v): %v, want a claim on %s", i, s.At, err, s.WantAccount)
 		}
-		if c.Account.Name != s.wantAccount {
-			t.Fatalf("step %d (+%v): claimed on %s, want %s", i, s.at, c.Account.Name, s.wantAccount)
+		if c.Account.Name != s.WantAccount {
+			t.Fatalf("step %d (+%v): claimed on %s, want %s", i, s.At, c.Account.Name, s.WantAccount)
 		}
-		if c.Message.State != campaign.Sending || !c.At.Equal(at(s.at)) {
+		if c.Message.State != campaign.Sending || !c.At.Equal(at(s.At)) {
 			t.Errorf("step %d: claim %+v", i, c)
 		}
 		claims = append(claims, c)
 	}
 	return claims
+}
+
+// runClaims is RunClaims with the suite's claim by runner r1.
+func runClaims(t *testing.T, st store.Driver, clk *clock.Sim, id int64, steps []ClaimStep) []campaign.Claim {
+	t.Helper()
+	return RunClaims(t, st, clk, func(now time.Time) (campaign.Claim, error) { return claim(t, st, id, "r1", now) }, steps)
 }
 
 func (s suite) testClaimRespectsBucketsAndCaps(t *testing.T) {
@@ -89,22 +99,22 @@ func (s suite) testClaimRespectsBucketsAndCaps(t *testing.T) {
 	MustAccount(t, st, "b", campaign.TierNew, Limited(0.1, 2, 3))
 	c := MustCampaign(t, st, "caps", 20)
 
-	claims := runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 0, wantAccount: "a"},
-		{at: 0, wantAccount: "b"},
-		{at: 0, wantAccount: "a"},
-		{at: 0, wantAccount: "b"},
-		{at: 0, wantWait: campaign.WaitTokens, wantUntil: 10 * time.Second},
-		{at: 9 * time.Second, wantWait: campaign.WaitTokens, wantUntil: 10 * time.Second},
-		{at: 10 * time.Second, wantAccount: "a"},
-		{at: 10 * time.Second, wantAccount: "b"},
-		{at: 10 * time.Second, wantWait: campaign.WaitCapped}, // 3 each: capped, no time helps
-		{at: time.Hour, wantWait: campaign.WaitCapped},
-		{at: time.Hour, resetQuota: true, wantAccount: "a"},
-		{at: time.Hour, wantAccount: "b"},
-		{at: time.Hour, wantAccount: "a"},
-		{at: time.Hour, wantAccount: "b"},
-		{at: time.Hour, wantWait: campaign.WaitTokens, wantUntil: time.Hour + 10*time.Second},
+	claims := runClaims(t, st, clk, c.ID, []ClaimStep{
+		{At: 0, WantAccount: "a"},
+		{At: 0, WantAccount: "b"},
+		{At: 0, WantAccount: "a"},
+		{At: 0, WantAccount: "b"},
+		{At: 0, WantWait: campaign.WaitTokens, WantUntil: 10 * time.Second},
+		{At: 9 * time.Second, WantWait: campaign.WaitTokens, WantUntil: 10 * time.Second},
+		{At: 10 * time.Second, WantAccount: "a"},
+		{At: 10 * time.Second, WantAccount: "b"},
+		{At: 10 * time.Second, WantWait: campaign.WaitCapped}, // 3 each: capped, no time helps
+		{At: time.Hour, WantWait: campaign.WaitCapped},
+		{At: time.Hour, ResetQuota: true, WantAccount: "a"},
+		{At: time.Hour, WantAccount: "b"},
+		{At: time.Hour, WantAccount: "a"},
+		{At: time.Hour, WantAccount: "b"},
+		{At: time.Hour, WantWait: campaign.WaitTokens, WantUntil: time.Hour + 10*time.Second},
 	})
 	if len(claims) != 10 {
 		t.Fatalf("%d claims, want 10", len(claims))
@@ -144,10 +154,10 @@ func (s suite) testClaimSkipsDisabledAndCappedAccounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := MustCampaign(t, st, "skip", 5)
-	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 0, wantAccount: "slow"},
-		{at: time.Second, wantWait: campaign.WaitTokens, wantUntil: 2 * time.Second},
-		{at: 2 * time.Second, wantAccount: "slow"},
+	runClaims(t, st, clk, c.ID, []ClaimStep{
+		{At: 0, WantAccount: "slow"},
+		{At: time.Second, WantWait: campaign.WaitTokens, WantUntil: 2 * time.Second},
+		{At: 2 * time.Second, WantAccount: "slow"},
 	})
 }
 
@@ -181,37 +191,37 @@ func (s suite) testClaimGlobalBucketLimitsTheSum(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := MustCampaign(t, st, "global", 30)
-	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 0, wantAccount: "a"},
-		{at: 0, wantAccount: "b"},
-		{at: 0, wantWait: campaign.WaitGlobal, wantUntil: 10 * time.Second},
-		{at: 5 * time.Second, wantWait: campaign.WaitGlobal, wantUntil: 10 * time.Second},
-		{at: 10 * time.Second, wantAccount: "a"}, // every bucket refilled: a tie, the first wins
-		{at: 10 * time.Second, wantWait: campaign.WaitGlobal, wantUntil: 20 * time.Second},
-		{at: 30 * time.Second, wantAccount: "a"},
-		{at: 30 * time.Second, wantAccount: "b"},
-		{at: 30 * time.Second, wantWait: campaign.WaitGlobal, wantUntil: 40 * time.Second},
+	runClaims(t, st, clk, c.ID, []ClaimStep{
+		{At: 0, WantAccount: "a"},
+		{At: 0, WantAccount: "b"},
+		{At: 0, WantWait: campaign.WaitGlobal, WantUntil: 10 * time.Second},
+		{At: 5 * time.Second, WantWait: campaign.WaitGlobal, WantUntil: 10 * time.Second},
+		{At: 10 * time.Second, WantAccount: "a"}, // every bucket refilled: a tie, the first wins
+		{At: 10 * time.Second, WantWait: campaign.WaitGlobal, WantUntil: 20 * time.Second},
+		{At: 30 * time.Second, WantAccount: "a"},
+		{At: 30 * time.Second, WantAccount: "b"},
+		{At: 30 * time.Second, WantWait: campaign.WaitGlobal, WantUntil: 40 * time.Second},
 	})
 	clk.Set(at(35 * time.Second))
-	if _, tokens, ok, err := st.GlobalLimit(t.Context()); err != nil || !ok || tokens != 0.5 {
+	if _, tokens, ok, err := readmodel.New(st).GlobalLimit(t.Context()); err != nil || !ok || tokens != 0.5 {
 		t.Errorf("global at +35s: %v tokens, on %v, %v; want 0.5", tokens, ok, err)
 	}
 	// Raising the global rate keeps the half token earned, grants no more.
 	if err := st.SetGlobalLimit(t.Context(), true, ratelimit.Every(time.Second, 2)); err != nil {
 		t.Fatal(err)
 	}
-	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 35 * time.Second, wantWait: campaign.WaitGlobal, wantUntil: 35*time.Second + 500*time.Millisecond},
-		{at: 35*time.Second + 500*time.Millisecond, wantAccount: "a"},
+	runClaims(t, st, clk, c.ID, []ClaimStep{
+		{At: 35 * time.Second, WantWait: campaign.WaitGlobal, WantUntil: 35*time.Second + 500*time.Millisecond},
+		{At: 35*time.Second + 500*time.Millisecond, WantAccount: "a"},
 	})
 	if err := st.SetGlobalLimit(t.Context(), false, ratelimit.Limit{}); err != nil {
 		t.Fatal(err)
 	}
-	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 36 * time.Second, wantAccount: "b"}, // a spent at +35.5s
-		{at: 36 * time.Second, wantAccount: "c"},
-		{at: 36 * time.Second, wantAccount: "a"},
-		{at: 36 * time.Second, wantAccount: "b"}, // no global token needed any more
+	runClaims(t, st, clk, c.ID, []ClaimStep{
+		{At: 36 * time.Second, WantAccount: "b"}, // a spent at +35.5s
+		{At: 36 * time.Second, WantAccount: "c"},
+		{At: 36 * time.Second, WantAccount: "a"},
+		{At: 36 * time.Second, WantAccount: "b"}, // no global token needed any more
 	})
 }
 
@@ -222,7 +232,7 @@ func (s suite) testClaimInFlightThenDone(t *testing.T) {
 	c := MustCampaign(t, st, "done", 2)
 	m1 := mustClaim(t, st, c.ID, "r1", t0)
 	m2 := mustClaim(t, st, c.ID, "r1", t0)
-	runClaims(t, st, clk, c.ID, []claimStep{{at: time.Second, wantWait: campaign.WaitInFlight}})
+	runClaims(t, st, clk, c.ID, []ClaimStep{{At: time.Second, WantWait: campaign.WaitInFlight}})
 	if err := record(t, st, m1, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, at(time.Second)); err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (s suite) testImportRollbackLeavesNothing(t *testing.T) {
 	im.Rollback()
 	im.Rollback() // safe twice
 
-	cs, err := st.Campaigns(t.Context())
+	cs, err := readmodel.New(st).Campaigns(t.Context())
 	if err != nil || len(cs) != 0 {
 		t.Errorf("campaigns after rollback = %+v, %v; want none", cs, err)
 	}

@@ -118,13 +118,13 @@ func (s suite) testRecordRetryWaitsUntilRetryAt(t *testing.T) {
 		t.Fatalf("claimed the retrying row before its time")
 	}
 	// While m2 is in flight and m1 waits, the retry time is the answer.
-	steps := []claimStep{{at: time.Second, wantWait: campaign.WaitRetry, wantUntil: 30 * time.Second}}
+	steps := []ClaimStep{{At: time.Second, WantWait: campaign.WaitRetry, WantUntil: 30 * time.Second}}
 	runClaims(t, st, clk, c.ID, steps)
 	if err := record(t, st, m2, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.2"}, at(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	runClaims(t, st, clk, c.ID, []claimStep{
-		{at: 29 * time.Second, wantWait: campaign.WaitRetry, wantUntil: 30 * time.Second},
+	runClaims(t, st, clk, c.ID, []ClaimStep{
+		{At: 29 * time.Second, WantWait: campaign.WaitRetry, WantUntil: 30 * time.Second},
 	})
 	again := mustClaim(t, st, c.ID, "r1", at(30*time.Second))
 	if again.Message.ID != m1.Message.ID || again.Message.Attempts != 2 || again.Message.Retries != 1 {

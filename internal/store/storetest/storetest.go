@@ -11,9 +11,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the driver the store opens the file with
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
+	"github.com/wasend/wasend/internal/store"
 )
 
 // SetCampaignState sets a campaign's state directly, outside the state
@@ -59,3 +64,24 @@ func One(cs []campaign.Claim, err error) (campaign.Claim, error) {
 	}
 	return cs[0], nil
 }
+
+// OpenSQLite opens a SQLite store at path, as the product opens it, on
+// clk with quota days in UTC; the test's cleanup closes it.
+func OpenSQLite(t *testing.T, path string, clk *clock.Sim) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), path, store.Options{Now: clk.Now, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// OpenTest is OpenSQLite on a file of the test's own.
+func OpenTest(t *testing.T, clk *clock.Sim) *store.Store {
+	t.Helper()
+	return OpenSQLite(t, filepath.Join(t.TempDir(), "wasend.db"), clk)
+}
+
+// NewClock is a simulated clock standing at T0.
+func NewClock() *clock.Sim { return clock.NewSim(T0) }

@@ -131,8 +131,11 @@ type sub struct {
 
 type suite struct{ h Harness }
 
-// t0 is 09:00 on the first quota day of every test; instants are offsets.
-var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+// T0 is 09:00 on the first quota day of every test; instants are offsets
+// (ClaimStep's too).
+var T0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+var t0 = T0
 
 func at(d time.Duration) time.Time { return t0.Add(d) }
 

@@ -1,0 +1,83 @@
+package rowscan
+
+import (
+	"database/sql"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/ratelimit"
+)
+
+// AccountQuery selects the accounts not removed, joined with their tier
+// and portfolio, as Account reads them; marginParam is the driver's first
+// placeholder (? or $1), bound to the default margin
+// (store.DefaultMargin). A WHERE or ORDER BY may
+// follow.
+func AccountQuery(marginParam string) string {
+	return `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,
+		a.rate, a.burst, a.daily_cap, a.disabled <> 0, a.created_at, a.tokens, a.tokens_at, a.quota_day, a.quota_epoch, a.used_today,
+		a.cooldown_until, a.throttle_streak, a.last_throttle_at, a.rate_factor, a.rate_factor_at, a.restriction, a.last_error_code,
+		t.rate, t.burst, t.daily_cap, coalesce(a.throughput_read, 0), coalesce(a.throughput_pinned, 0),
+		coalesce(a.messaging_limit_read, 0), a.quality_rating, a.verified_name, a.name_status, coalesce(a.synced_at, 0),
+		coalesce(a.portfolio_id, 0), coalesce(p.name, ''), coalesce(p.pinned_limit, 0), coalesce(p.margin, ` + marginParam + `), a.waba_id,
+		a.check_error, a.check_code, a.checked_at, a.api
+		FROM (SELECT * FROM accounts WHERE removed_at IS NULL) a JOIN tiers t ON t.name = a.tier
+		LEFT JOIN portfolios p ON p.id = a.portfolio_id `
+}
+
+// Account is an account as stored: its status with the stored bucket
+// (Tokens and At not yet refilled), its health, and its portfolio's
+// settings.
+type Account struct {
+	Status      campaign.AccountStatus
+	Health      ratelimit.Health
+	PortfolioID int64 // 0: a portfolio of its own
+	PinnedLimit int
+	Margin      float64
+}
+
+// ScanAccount reads one row of AccountQuery.
+func ScanAccount(sc Scanner) (Account, error) {
+	var (
+		r                                Account
+		a                                = &r.Status
+		rate                             sql.NullFloat64
+		burst, dcap, lastCode            sql.NullInt64
+		created, tokensAt                int64
+		cooldown, lastThrottle, factorAt int64
+		tier                             campaign.Limits
+		syncedAt, checkedAt              int64
+	)
+	if err := sc.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
+		&rate, &burst, &dcap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &a.UsedToday,
+		&cooldown, &r.Health.Streak, &lastThrottle, &r.Health.Factor, &factorAt, &a.Restriction, &lastCode,
+		&tier.Rate, &tier.Burst, &tier.DailyCap, &a.ThroughputRead, &a.ThroughputPinned,
+		&a.Synced.MessagingLimit, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
+		&r.PortfolioID, &a.Portfolio, &r.PinnedLimit, &r.Margin, &a.WABA,
+		&a.Check.Error, &a.Check.Code, &checkedAt, &a.API); err != nil {
+		return r, err
+	}
+	if rate.Valid {
+		a.Overrides.Rate = &rate.Float64
+	}
+	if burst.Valid {
+		v := int(burst.Int64)
+		a.Overrides.Burst = &v
+	}
+	if dcap.Valid {
+		v := int(dcap.Int64)
+		a.Overrides.DailyCap = &v
+	}
+	a.CreatedAt = FromNanos(created)
+	a.At = FromNanos(tokensAt)
+	a.Synced.At, a.Synced.Throughput = FromNanos(syncedAt), a.ThroughputRead
+	a.Throughput = campaign.EffectiveThroughput(a.ThroughputPinned, a.ThroughputRead)
+	a.Limits = a.SendLimits(tier, a.ThroughputRead)
+	r.Health.CooldownUntil = FromNanos(cooldown)
+	r.Health.LastThrottle = FromNanos(lastThrottle)
+	r.Health.FactorSince = FromNanos(factorAt)
+	a.CooldownUntil = r.Health.CooldownUntil
+	a.RateFactor = r.Health.Factor
+	a.LastErrorCode = int(lastCode.Int64)
+	a.Check.At = FromNanos(checkedAt)
+	return r, nil
+}
