@@ -67,7 +67,7 @@ func TestExpireAfterEndsTheRun(t *testing.T) {
 	if states["sent"] == 0 || states["expired"] == 0 || states["sent"]+states["expired"] != n {
 		t.Fatalf("rows %v, want some sent and the rest expired", states)
 	}
-	if !strings.Contains(r.Stderr, "message(s) expired: not sent within 2s of the campaign's start") {
+	if !strings.Contains(r.Stderr, "message(s) expired: not sent within 2s of the start") {
 		t.Errorf("the run does not say rows expired:\n%s", r)
 	}
 	claims := w.Claims()
