@@ -93,8 +93,12 @@ func sqliteClass(decl string) class {
 // pgClass is the class of a Postgres type as format_type names it.
 func pgClass(typ string) class {
 	switch typ {
-	case "bigint", "integer", "smallint", "boolean":
+	case "bigint", "boolean":
 		return classInteger
+	case "integer", "smallint":
+		// SQLite's integers are 64-bit; a narrower column fails a copy or a
+		// scan into int64 only once a value needs it, so parity names it.
+		return "integer narrower than bigint"
 	case "text", "character varying", "character":
 		return classText
 	case "bytea":

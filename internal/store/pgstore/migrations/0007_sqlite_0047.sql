@@ -2,14 +2,14 @@
 -- account's --api. A held row (the send's answer said
 -- held_for_quality_assessment) counts in delivery_counts.held, not in
 -- reported: no webhook said anything yet.
-ALTER TABLE delivery_counts ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE delivery_counts ADD COLUMN held BIGINT NOT NULL DEFAULT 0;
 
 ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_delivery_check;
 ALTER TABLE messages ADD CONSTRAINT messages_delivery_check
     CHECK (delivery IN ('held', 'sent', 'delivered', 'read', 'failed'));
 
-ALTER TABLE campaigns ADD COLUMN max_held INTEGER NOT NULL DEFAULT 100;
-ALTER TABLE campaigns ADD COLUMN ttl      INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN max_held BIGINT NOT NULL DEFAULT 100;
+ALTER TABLE campaigns ADD COLUMN ttl      BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE accounts  ADD COLUMN api      TEXT    NOT NULL DEFAULT '';
 
 CREATE OR REPLACE FUNCTION delivery_counts_update() RETURNS trigger LANGUAGE plpgsql AS $$
