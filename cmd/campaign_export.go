@@ -39,9 +39,9 @@ func newCampaignExportCmd(f *Factory) *cobra.Command {
 phone (E.164), state, account, attempts, wamid, error_code, error_message,
 updated_at, sent_at, and what status webhooks said: delivery (sent,
 delivered, read or failed), delivered_at, read_at; what the recipient
-answered: replied_at, reply, opted_out_at; when they last wrote (wrote_at)
-and their customer service window now: "open until TIME" (free-form --text
-messages may go) or "closed". Times are RFC 3339 in UTC; unset values are
+answered: replied_at, reply, opted_out_at; when they last wrote to the row's
+number (wrote_at; any of yours while it has none) and that customer service
+window now: "open until TIME" (free-form --text messages may go) or "closed". Times are RFC 3339 in UTC; unset values are
 empty.
 
 --state keeps only the rows in one state: pending, sending, sent, failed,

@@ -32,9 +32,10 @@ type ExportRow struct {
 	RepliedAt  time.Time
 	Reply      string
 	OptedOutAt time.Time
-	// WroteAt is when its recipient last wrote to any of our numbers
-	// (zero: never, or pruned): the customer service window is open until
-	// a day after (campaign.WindowOpen).
+	// WroteAt is when its recipient last wrote to the number the row is
+	// assigned to (any of ours while it has none) — Meta keeps the customer
+	// service window per business number —, zero: never, or pruned; the
+	// window is open until a day after (campaign.WindowOpen).
 	WroteAt time.Time
 }
 
@@ -49,7 +50,8 @@ func (r *Reader) ExportMessages(ctx context.Context, id int64, state campaign.St
 	rows, err := r.db.QueryContext(ctx, `SELECT m.line, m.input, m.phone, m.state, coalesce(a.name, ''), m.attempts,
 		coalesce(m.wamid, ''), coalesce(m.error_code, 0), coalesce(m.error_message, ''), m.updated_at, m.sent_at,
 		coalesce(m.delivery, ''), m.delivered_at, m.read_at, m.first_reply_at, coalesce(m.first_reply_text, ''), m.opted_out_at,
-		(SELECT max(i.at) FROM inbound_messages i WHERE i.phone = m.phone)
+		(SELECT max(i.at) FROM inbound_messages i WHERE i.phone = m.phone
+			AND (a.phone_number_id IS NULL OR i.phone_number_id = a.phone_number_id))
 		FROM messages m LEFT JOIN accounts a ON a.id = m.account_id
 		WHERE m.campaign_id = ? AND (? = '' OR m.state = ?)
 		ORDER BY m.line, m.id`, id, string(state), string(state))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -74,5 +75,50 @@ func TestExportMessages(t *testing.T) {
 
 	if err := readmodel.New(st).ExportMessages(t.Context(), 99, "", func(readmodel.ExportRow) error { return nil }); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("export of campaign 99: %v, want ErrNotFound", err)
+	}
+}
+
+// Meta keeps the customer service window per business number, so export's
+// wrote_at is the last message to the number a row is assigned to; a row
+// with no number yet shows the last message to any of ours.
+func TestExportWroteAtPerNumber(t *testing.T) {
+	st := openTest(t, newFakeClock())
+	ctx := t.Context()
+	storetest.MustAccount(t, st, "a", campaign.TierActive, storetest.Limited(1, 10, 100))
+	c, _ := playCampaign(t, st, 2, func(line, attempt int) *campaign.Outcome {
+		if line == 2 {
+			return &campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.2"}
+		}
+		return nil
+	})
+	if _, err := st.Reader().ExecContext(ctx, `UPDATE messages SET state = 'pending', account_id = NULL,
+		attempts = 0, updated_at = NULL WHERE campaign_id = ? AND line = 3`, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WithInbox(ctx, func(tx store.InboxTx, now time.Time) error {
+		for i, r := range []store.InboundRow{
+			{Phone: storetest.Phone(0), PhoneNumberID: "pn-a", At: at(-3 * time.Hour)},
+			{Phone: storetest.Phone(0), PhoneNumberID: "pn-other", At: at(-time.Hour)},
+			{Phone: storetest.Phone(1), PhoneNumberID: "pn-other", At: at(-2 * time.Hour)},
+		} {
+			r.ID, r.ReceivedAt, r.Type = string(rune('a'+i)), r.At, "text"
+			if _, err := tx.KeepInbound(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wrote := map[int]time.Time{}
+	if err := readmodel.New(st).ExportMessages(ctx, c.ID, "", func(r readmodel.ExportRow) error {
+		wrote[r.Line] = r.WroteAt
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !wrote[2].Equal(at(-3*time.Hour)) || !wrote[3].Equal(at(-2*time.Hour)) {
+		t.Errorf("wrote_at: line 2 (sent from a) %v, want %v; line 3 (no number yet) %v, want %v",
+			wrote[2], at(-3*time.Hour), wrote[3], at(-2*time.Hour))
 	}
 }
