@@ -145,7 +145,6 @@ type Driver interface {
 	Account(ctx context.Context, name string) (campaign.AccountStatus, error)
 	RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error)
 	SetAutoTier(ctx context.Context, name string, on *bool, promoteAfter *time.Duration) error
-	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
 	SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error
 	// ResetQuota opens a new quota day for the named accounts (all when
 	// none): only forward, once a day unless forced.
