@@ -303,7 +303,8 @@ an account with auto-tier on, what it still needs for the next tier.`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd.Context(), func(st *store.Store) error {
-				h, err := readmodel.New(st).TierHistory(cmd.Context(), args[0])
+				reads := readmodel.New(st)
+				h, err := reads.TierHistory(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
@@ -319,7 +320,7 @@ an account with auto-tier on, what it still needs for the next tier.`,
 				if err := t.Render(); err != nil {
 					return err
 				}
-				progress, err := st.TierProgress(cmd.Context())
+				progress, err := reads.TierProgress(cmd.Context())
 				if err != nil {
 					return err
 				}

@@ -109,12 +109,12 @@ every INTERVAL (default 2s) until Ctrl-C.`,
 // readStatus is what status reads, at the factory's clock (`top` reads it
 // each second). Under --limits the tokens claims take are Redis's: the
 // report reads them in place of this database's own.
-// through, when not nil, is the source as the reader reads it.
-func readStatus(ctx context.Context, f *Factory, st *store.Store, through func(report.Source) report.Source) (report.Status, sharedTokens, error) {
+// through, when not nil, is the read models as the reader reads them.
+func readStatus(ctx context.Context, f *Factory, st *store.Store, through func(report.Reads) report.Reads) (report.Status, sharedTokens, error) {
 	shared := f.readSharedTokens(ctx, st)
 	rep := f.reporter(st)
 	if through != nil {
-		rep.Src = through(rep.Src)
+		rep.Reads = through(rep.Reads)
 	}
 	if shared.On {
 		rep.Src = sharedSource{rep.Src, shared}

@@ -51,7 +51,7 @@ func topOptions(f *Factory, st *store.Store) top.Options {
 	reads := readmodel.New(st)
 	return top.Options{
 		Status: func(ctx context.Context) (top.Reading, error) {
-			out, shared, err := readStatus(ctx, f, st, top.Source)
+			out, shared, err := readStatus(ctx, f, st, top.Reads)
 			return top.Reading{Status: out, Shared: shared.On, SharedWhy: shared.Why}, err
 		},
 		Inbox: reads.WebhookBacklog,

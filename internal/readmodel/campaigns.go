@@ -2,6 +2,8 @@ package readmodel
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -24,4 +26,20 @@ func (r *Reader) Campaigns(ctx context.Context) ([]campaign.Campaign, error) {
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// CampaignBySource returns the newest campaign imported from the same file
+// bytes, message and read flags (the runner's source key), or
+// campaign.ErrNotFound: the shortcut that resumes an unchanged command
+// without reading its file again.
+func (r *Reader) CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error) {
+	c, err := rowscan.Campaign(r.db.QueryRowContext(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns
+		WHERE source_key = ? ORDER BY id DESC LIMIT 1`, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, campaign.ErrNotFound
+	}
+	if err != nil {
+		return c, fmt.Errorf("read campaign of source %s: %w", key, err)
+	}
+	return c, nil
 }

@@ -26,6 +26,9 @@ type Source interface {
 	// Now is the store's clock: the last hour, the queue's due rows and
 	// the recent sends are measured from it.
 	Now() time.Time
+	// Location is the zone quota days are counted in: warm-up's record
+	// is by quota day.
+	Location() *time.Location
 	// Campaign and Counts are the store's: only it decodes a campaign's
 	// row, and its count check reads the same counts.
 	Campaign(ctx context.Context, id int64) (campaign.Campaign, error)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/tierrecord"
 )
 
 // TierHistory lists an account's tier changes, oldest first.
@@ -82,4 +83,24 @@ func (r *Reader) GlobalLimit(ctx context.Context) (l ratelimit.Limit, tokens flo
 	}
 	b.At = fromNanos(at)
 	return l, b.TokensAt(l, r.now()), enabled != 0, nil
+}
+
+// TierProgress is each auto-tier account's way to its next tier at the
+// store's clock, by name: the record the quota reset's promotion reads
+// (tierrecord), judged as it judges it.
+func (r *Reader) TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error) {
+	accts, err := tierrecord.Accounts(ctx, r.db, ``)
+	if err != nil {
+		return nil, err
+	}
+	now, loc := r.now(), r.src.Location()
+	out := map[string]campaign.TierProgress{}
+	for _, a := range accts {
+		days, err := tierrecord.Days(ctx, r.db, a.ID, a.Since, loc)
+		if err != nil {
+			return nil, err
+		}
+		out[a.Name] = campaign.AssessTier(a.Tier, a.Since, now, a.PromoteAfter, a.DailyCap, days, a.Quality)
+	}
+	return out, nil
 }

@@ -283,11 +283,11 @@ type Source interface {
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
 	Counts(ctx context.Context, id int64) (campaign.Counts, error)
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
-	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
 }
 
 // Reads are what a report reads from the read models (*readmodel.Reader).
 type Reads interface {
+	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
 	CampaignStats(ctx context.Context, id int64) (readmodel.Stats, error)
 	DroppedAccounts(ctx context.Context, id int64) ([]readmodel.Dropped, error)
 	CampaignQueue(ctx context.Context, id int64) (readmodel.Queue, error)
@@ -477,7 +477,7 @@ func (r Reporter) AccountsHealth(ctx context.Context, camps []Campaign) ([]Accou
 	if err != nil {
 		return nil, err
 	}
-	progress, err := r.Src.TierProgress(ctx)
+	progress, err := r.Reads.TierProgress(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -162,7 +162,7 @@ func bySource(ctx context.Context, o Options, src string) (res Result, found boo
 	if o.Again {
 		return res, false, nil
 	}
-	c, err := o.Store.CampaignBySource(ctx, src)
+	c, err := readmodel.New(o.Store).CampaignBySource(ctx, src)
 	switch {
 	case err == nil && (o.Name == "" || o.Name == c.Name):
 		res.Campaign, res.Repeat = c, ended(c)

@@ -68,9 +68,6 @@ type Driver interface {
 	// a fingerprint already imported); the Importer adds rows and commits.
 	Import(ctx context.Context, c campaign.Campaign) (Importer, error)
 	Campaign(ctx context.Context, id int64) (campaign.Campaign, error)
-	// CampaignBySource finds the newest campaign imported under a source
-	// key (Importer.SetKeys).
-	CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error)
 	// SetServiceWindow says whether a campaign's rows need an open
 	// customer service window at each claim.
 	SetServiceWindow(ctx context.Context, id int64, on bool) error
@@ -145,7 +142,6 @@ type Driver interface {
 	Account(ctx context.Context, name string) (campaign.AccountStatus, error)
 	RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error)
 	SetAutoTier(ctx context.Context, name string, on *bool, promoteAfter *time.Duration) error
-	TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error)
 	SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error
 	// ResetQuota opens a new quota day for the named accounts (all when
 	// none): only forward, once a day unless forced.

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -13,19 +12,8 @@ import (
 // A campaign's identity is its message and its recipients (issue 10): the
 // runner decides, inside the import's transaction, whether a file starts a
 // campaign, continues one or repeats a finished one. These are the store's
-// parts of that decision; the rule itself is in internal/runner.
-
-// CampaignBySource returns the newest campaign imported from the same file
-// bytes, message and read flags (the runner's source key): the shortcut
-// that resumes an unchanged command without reading its file again.
-func (s *Store) CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error) {
-	c, err := rowscan.Campaign(s.db.QueryRowContext(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns
-		WHERE source_key = ? ORDER BY id DESC LIMIT 1`, key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, campaign.ErrNotFound
-	}
-	return c, err
-}
+// parts of that decision (the lookup by source key is a read model:
+// readmodel.CampaignBySource); the rule itself is in internal/runner.
 
 // Sibling is an earlier campaign with the same message as an import.
 type Sibling struct {

@@ -201,7 +201,7 @@ func TestMigrationKeepsSourceKeys(t *testing.T) {
 	old.Close()
 
 	st := openAt(t, path, newFakeClock())
-	c, err := st.CampaignBySource(t.Context(), "fp-old")
+	c, err := readmodel.New(st).CampaignBySource(t.Context(), "fp-old")
 	if err != nil || c.ID != 1 {
 		t.Fatalf("CampaignBySource(old fingerprint) = %+v, %v", c, err)
 	}

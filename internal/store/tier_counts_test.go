@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/tierrecord"
 )
 
 // scanTierDays is tierDays as it was before the kept counts: every
@@ -117,7 +118,7 @@ func TestTierDaysMatchScan(t *testing.T) {
 		for _, loc := range zones {
 			for _, id := range ids {
 				since := start.Add(time.Duration(rng.Int64N(int64(now.Sub(start) + time.Hour))))
-				got, err := tierDays(ctx, st.db, id, since, loc)
+				got, err := tierrecord.Days(ctx, st.db, id, since, loc)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/tierrecord"
 )
 
 // changeTier moves an account to another tier, resets its time in tier and
@@ -73,59 +74,28 @@ func (s *Store) SetAutoTier(ctx context.Context, name string, on *bool, promoteA
 	})
 }
 
-// tierState is an auto-tier account as warm-up judges it.
-type tierState struct {
-	id           int64
-	name, tier   string
-	since        time.Time
-	promoteAfter time.Duration
-	dailyCap     int    // the tier's
-	quality      string // from the last sync, "" when never read
-}
-
-func autoTierAccounts(ctx context.Context, q querier, where string, args ...any) ([]tierState, error) {
-	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.tier, a.tier_since, a.promote_after, t.daily_cap, a.quality_rating
-		FROM accounts a JOIN tiers t ON t.name = a.tier
-		WHERE a.auto_tier = 1 AND a.removed_at IS NULL AND a.disabled = 0 `+where+` ORDER BY a.id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read auto-tier accounts: %w", err)
-	}
-	defer rows.Close()
-	var out []tierState
-	for rows.Next() {
-		var a tierState
-		var since, after int64
-		if err := rows.Scan(&a.id, &a.name, &a.tier, &since, &after, &a.dailyCap, &a.quality); err != nil {
-			return nil, err
-		}
-		a.since, a.promoteAfter = fromNanos(since), time.Duration(after)
-		out = append(out, a)
-	}
-	return out, rows.Err()
-}
-
 // promoteDue promotes every auto-tier account whose record earns it,
 // logging why; run with each quota reset.
 func promoteDue(ctx context.Context, tx *Tx, now time.Time, loc *time.Location) ([]campaign.TierChange, error) {
-	accts, err := autoTierAccounts(ctx, tx, ``)
+	accts, err := tierrecord.Accounts(ctx, tx, ``)
 	if err != nil {
 		return nil, err
 	}
 	var out []campaign.TierChange
 	for _, a := range accts {
-		days, err := tierDays(ctx, tx, a.id, a.since, loc)
+		days, err := tierrecord.Days(ctx, tx, a.ID, a.Since, loc)
 		if err != nil {
 			return nil, err
 		}
-		p := campaign.AssessTier(a.tier, a.since, now, a.promoteAfter, a.dailyCap, days, a.quality)
+		p := campaign.AssessTier(a.Tier, a.Since, now, a.PromoteAfter, a.DailyCap, days, a.Quality)
 		if !p.Ready {
 			continue
 		}
-		why := p.Promotion(a.dailyCap)
-		if err := changeTier(ctx, tx, a.id, a.tier, p.Next, now, why); err != nil {
+		why := p.Promotion(a.DailyCap)
+		if err := changeTier(ctx, tx, a.ID, a.Tier, p.Next, now, why); err != nil {
 			return nil, err
 		}
-		out = append(out, campaign.TierChange{Account: a.name, At: now, From: a.tier, To: p.Next, Reason: why})
+		out = append(out, campaign.TierChange{Account: a.Name, At: now, From: a.Tier, To: p.Next, Reason: why})
 	}
 	return out, nil
 }
@@ -136,12 +106,12 @@ func demoteOnTrouble(ctx context.Context, tx *Tx, id int64, o campaign.Outcome, 
 	if !campaign.MayDemote(o) {
 		return nil
 	}
-	accts, err := autoTierAccounts(ctx, tx, `AND a.id = ?`, id)
+	accts, err := tierrecord.Accounts(ctx, tx, `AND a.id = ?`, id)
 	if err != nil || len(accts) == 0 {
 		return err
 	}
 	a := accts[0]
-	to, why, err := campaign.Demotion(a.tier, a.since, now, o, func() (requests, throttled int, err error) {
+	to, why, err := campaign.Demotion(a.Tier, a.Since, now, o, func() (requests, throttled int, err error) {
 		err = tx.QueryRowContext(ctx, `SELECT count(*), count(CASE WHEN error_code = 130429 THEN 1 END) FROM attempts
 			WHERE account_id = ? AND claimed_at >= ?`, id, now.Add(-time.Hour).UnixNano()).Scan(&requests, &throttled)
 		if err != nil {
@@ -152,23 +122,5 @@ func demoteOnTrouble(ctx context.Context, tx *Tx, id int64, o campaign.Outcome, 
 	if err != nil || to == "" {
 		return err
 	}
-	return changeTier(ctx, tx, id, a.tier, to, now, why)
-}
-
-// TierProgress is each auto-tier account's way to its next tier, by name.
-func (s *Store) TierProgress(ctx context.Context) (map[string]campaign.TierProgress, error) {
-	accts, err := autoTierAccounts(ctx, s.db, ``)
-	if err != nil {
-		return nil, err
-	}
-	now := s.now()
-	out := map[string]campaign.TierProgress{}
-	for _, a := range accts {
-		days, err := tierDays(ctx, s.db, a.id, a.since, s.loc)
-		if err != nil {
-			return nil, err
-		}
-		out[a.name] = campaign.AssessTier(a.tier, a.since, now, a.promoteAfter, a.dailyCap, days, a.quality)
-	}
-	return out, nil
+	return changeTier(ctx, tx, id, a.Tier, to, now, why)
 }

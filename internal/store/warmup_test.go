@@ -143,7 +143,7 @@ func TestWarmupHoldsBackFailures(t *testing.T) {
 	if a := storetest.AccountByName(t, st, "fresh"); a.Tier != campaign.TierNew {
 		t.Fatalf("tier %s: promoted with a failure share over 2 %%", a.Tier)
 	}
-	p, err := st.TierProgress(t.Context())
+	p, err := readmodel.New(st).TierProgress(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestWarmupHoldsBackLowQuality(t *testing.T) {
 	if a := storetest.AccountByName(t, st, "fresh"); a.Tier != campaign.TierNew {
 		t.Fatalf("tier %s: promoted with quality YELLOW", a.Tier)
 	}
-	p, err := st.TierProgress(t.Context())
+	p, err := readmodel.New(st).TierProgress(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

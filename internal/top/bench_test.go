@@ -34,7 +34,7 @@ func BenchmarkRefresh(b *testing.B) {
 	reads := readmodel.New(st)
 	m := New(ctx, Options{
 		Status: func(ctx context.Context) (Reading, error) {
-			out, err := report.Reporter{Src: Source(st), Reads: reads, Now: time.Now(), Loc: time.UTC}.Status(ctx)
+			out, err := report.Reporter{Src: st, Reads: Reads(reads), Now: time.Now(), Loc: time.UTC}.Status(ctx)
 			return Reading{Status: out}, err
 		},
 		Inbox: reads.WebhookBacklog,

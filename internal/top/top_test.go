@@ -134,7 +134,7 @@ func (fx *fixture) model() *Model {
 	reads := readmodel.New(fx.st)
 	return New(context.Background(), Options{
 		Status: func(ctx context.Context) (Reading, error) {
-			out, err := report.Reporter{Src: Source(fx.st), Reads: reads, Now: fx.now, Loc: time.UTC}.Status(ctx)
+			out, err := report.Reporter{Src: fx.st, Reads: Reads(reads), Now: fx.now, Loc: time.UTC}.Status(ctx)
 			return Reading{Status: out}, err
 		},
 		Inbox: reads.WebhookBacklog,

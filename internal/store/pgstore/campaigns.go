@@ -57,7 +57,8 @@ func (s *Store) Campaign(ctx context.Context, id int64) (campaign.Campaign, erro
 	return c, nil
 }
 
-// CampaignBySource finds the newest campaign imported under a source key.
+// CampaignBySource finds the newest campaign imported under a source key
+// (on SQLite a read model: readmodel.CampaignBySource).
 func (s *Store) CampaignBySource(ctx context.Context, key string) (campaign.Campaign, error) {
 	c, err := rowscan.Campaign(s.pool.QueryRow(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns
 		WHERE source_key = $1 ORDER BY id DESC LIMIT 1`, key))

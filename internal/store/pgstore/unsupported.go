@@ -32,11 +32,6 @@ func (s *Store) SetAutoTier(ctx context.Context, name string, on *bool, promoteA
 	return
 }
 
-func (s *Store) TierProgress(ctx context.Context) (_ map[string]campaign.TierProgress, err error) {
-	err = s.unsupported("TierProgress")
-	return
-}
-
 func (s *Store) AddPortfolio(ctx context.Context, p campaign.Portfolio) (_ campaign.Portfolio, err error) {
 	err = s.unsupported("AddPortfolio")
 	return
