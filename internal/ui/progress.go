@@ -338,13 +338,17 @@ func (p *Progress) counts() string {
 // or a mail of 80 columns.
 const plainWidth = 80
 
-// line is the plain line after its timestamp, in the logfmt style of the
-// piped log: counts, what is left of the total, pace, time left and the
-// wait's key (its words go on a line of their own, detailLine). A count
-// other than sent and left shows when it is not zero. To fit plainWidth
-// the pace goes first (the time left says more), then a wait that is not a
-// stall (the next token: the pace itself), then the label is cut; the
-// counts, the time left and a stall's key stay.
+// line is a plain progress line: timestamp, label, then in the logfmt style
+// of the piped log the counts (fail, unk, back and retry only when not
+// zero), what is left of the total, the pace, the time left and the wait's
+// key (a stall's words go on a line of their own, detailLine). To fit
+// plainWidth the pace goes first (the time left says more), then a wait
+// that is not a stall (the next token: the pace itself), then the total
+// (sent, fail, unk and left add up to it), then a stall's time left (its
+// words said when it ends), then the label is cut from the left (its end
+// names the campaign) when that is enough, else the time left goes and
+// then the label is cut. The counts and a stall's key
+// stay: with several counts of five digits the line can be wider.
 func (p *Progress) line(stamp string) string {
 	rate, eta := "", ""
 	if r, ok := p.pace(); ok {
@@ -355,7 +359,7 @@ func (p *Progress) line(stamp string) string {
 	} else if ok {
 		eta = "eta=" + CompactDuration(d)
 	}
-	label, key := p.label, p.waitKey
+	label, key, total := p.label, p.waitKey, fmt.Sprintf("/%d", p.total)
 	compose := func() string {
 		var b strings.Builder
 		b.WriteString(stamp + " " + label + ":")
@@ -373,7 +377,7 @@ func (p *Progress) line(stamp string) string {
 		count("fail", p.failed, false)
 		count("unk", p.unknown, false)
 		count("back", p.putBack, false)
-		field(fmt.Sprintf("left=%d/%d", p.total-p.done(), p.total))
+		field(fmt.Sprintf("left=%d%s", p.total-p.done(), total))
 		count("retry", p.retries, false)
 		field(rate)
 		field(eta)
@@ -387,13 +391,22 @@ func (p *Progress) line(stamp string) string {
 		func() { rate = "" },
 		func() {
 			if !p.stalled {
-				key = "" // waiting for the next token is the pace itself
+				key = ""
+			}
+		},
+		func() { total = "" },
+		func() {
+			if p.stalled {
+				eta = ""
 			}
 		},
 		func() {
-			keep := max(runewidth.StringWidth(label)-over(), 8)
-			label = runewidth.Truncate(label, keep, "…")
+			if keep := runewidth.StringWidth(label) - over(); keep >= 6 {
+				label = cutLeft(label, keep) // enough on its own
+			}
 		},
+		func() { eta = "" },
+		func() { label = cutLeft(label, runewidth.StringWidth(label)-over()) },
 	}
 	for _, step := range steps {
 		if over() <= 0 {
@@ -402,6 +415,19 @@ func (p *Progress) line(stamp string) string {
 		step()
 	}
 	return compose()
+}
+
+// cutLeft keeps the last columns of s, at least 6, behind an ellipsis.
+func cutLeft(s string, keep int) string {
+	keep = max(keep, 6)
+	if runewidth.StringWidth(s) <= keep {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && runewidth.StringWidth(string(r))+1 > keep {
+		r = r[1:]
+	}
+	return "…" + string(r)
 }
 
 // detailLine is a notable wait's words on a line of their own, written
