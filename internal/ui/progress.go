@@ -342,8 +342,8 @@ const plainWidth = 80
 // of the piped log the counts (fail, unk, back and retry only when not
 // zero), what is left of the total, the pace, the time left and the wait's
 // key (a stall's words go on a line of their own, detailLine). To fit
-// plainWidth the pace goes first (the time left says more), then a wait
-// that is not a stall (the next token: the pace itself), then the total
+// plainWidth a wait that is not a stall goes first (the next token: the
+// pace itself), then the pace (the time left says more), then the total
 // (sent, fail, unk and left add up to it), then a stall's time left (its
 // words said when it ends), then the label is cut from the left (its end
 // names the campaign) when that is enough, else the time left goes and
@@ -388,12 +388,12 @@ func (p *Progress) line(stamp string) string {
 	}
 	over := func() int { return runewidth.StringWidth(compose()) - plainWidth }
 	steps := []func(){
-		func() { rate = "" },
 		func() {
 			if !p.stalled {
-				key = ""
+				key = "" // the next token is the pace itself: the rate says more
 			}
 		},
+		func() { rate = "" },
 		func() { total = "" },
 		func() {
 			if p.stalled {

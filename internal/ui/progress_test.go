@@ -506,8 +506,8 @@ func TestProgressEstimateEvery(t *testing.T) {
 // TestProgressPlainWidth: a plain line fits 80 columns for campaigns under
 // 100,000 rows — a local time's offset, the runner's label, five-digit sent
 // and left, the other counts small — and keeps every count that is not zero
-// and a stall's key; what goes first is the pace, then a wait that is not
-// a stall, then the total.
+// and a stall's key; what goes first is a wait that is not a stall, then
+// the pace, then the total.
 func TestProgressPlainWidth(t *testing.T) {
 	zone := time.FixedZone("CET", 3600)
 	days := Estimate{Finish: t0.Add(9*24*time.Hour + 11*time.Hour)}
@@ -523,6 +523,10 @@ func TestProgressPlainWidth(t *testing.T) {
 	}{
 		{"small", "campaign 3", 10, 6, 2, 1, 1, "tokens", false, Estimate{Finish: t0.Add(time.Minute)}, zone,
 			"campaign 3: sent=6 fail=2 unk=1 left=1 retry=1 eta=50s"},
+		{"tokens", "campaign 12", 40, 26, 0, 0, 0, "tokens", false, Estimate{Finish: t0.Add(21*time.Hour + 20*time.Minute)}, time.UTC,
+			"campaign 12: sent=26 left=14/40 rate=2.6/s eta=21h20m"},
+		{"tokens fit", "c", 40, 26, 0, 0, 0, "tokens", false, Estimate{Finish: t0.Add(time.Minute)}, time.UTC,
+			"c: sent=26 left=14/40 rate=2.6/s eta=50s wait=tokens"},
 		{"capped", "campaign 12", 99999, 54321, 12, 0, 0, "capped", true, days, zone,
 			"campaign 12: sent=54321 fail=12 left=45666 wait=capped"},
 		{"no account", "campaign 12", 99999, 9999, 0, 0, 0, "no-account", true, Estimate{Never: true}, zone,
