@@ -109,7 +109,7 @@ account, dropped, …), for grep and awk.`,
 					return err
 				}
 				if cost != nil {
-					kv(f.IO.Out, "Cost", costText(cost, id))
+					kvFit(f.IO.Out, f.IO.TerminalWidth(), "Cost", costText(cost, id))
 				}
 				return printShowDelivery(f, id, dl, byAccount, grace, d.FailedStatuses)
 			})
@@ -266,6 +266,7 @@ func utcOrNil(t time.Time) *time.Time {
 func printShow(f *Factory, d readmodel.Detail, eta *report.ETA, loc *time.Location) error {
 	c := d.Campaign
 	w := f.IO.Out
+	width := f.IO.TerminalWidth()
 	when := func(t time.Time) string {
 		if t.IsZero() {
 			return "-"
@@ -273,26 +274,26 @@ func printShow(f *Factory, d readmodel.Detail, eta *report.ETA, loc *time.Locati
 		return t.In(loc).Format("2006-01-02 15:04:05 MST")
 	}
 	fmt.Fprintf(w, "Campaign %d: %s\n", c.ID, c.Name)
-	kv(w, "State", string(c.State))
+	kvFit(w, width, "State", string(c.State))
 	if c.PauseReason != "" {
-		kv(w, "Reason", oneLine(c.PauseReason))
+		kvFit(w, width, "Reason", oneLine(c.PauseReason))
 	}
 	if c.Schedule != (campaign.Schedule{}) {
-		kv(w, "Schedule", scheduleText(c, when))
+		kvFit(w, width, "Schedule", scheduleText(c, when))
 	}
 	share := fmt.Sprintf("priority %s, weight %d", c.Share.Priority, c.Share.Weight)
 	if c.Share.Priority == campaign.High {
 		share += fmt.Sprintf(", borrows up to %s of an account's rate", c.Share.Borrow)
 	}
-	kv(w, "Share", share)
-	kv(w, "Source", c.Source)
-	kv(w, "Message", describeSpec(c.Spec))
-	kv(w, "Created", when(c.CreatedAt))
-	kv(w, "Finished", when(c.FinishedAt))
+	kvFit(w, width, "Share", share)
+	kvFit(w, width, "Source", c.Source)
+	kvFit(w, width, "Message", describeSpec(c.Spec))
+	kvFit(w, width, "Created", when(c.CreatedAt))
+	kvFit(w, width, "Finished", when(c.FinishedAt))
 	if eta != nil {
-		kv(w, "ETA", eta.Text)
+		kvFit(w, width, "ETA", eta.Text)
 	}
-	kv(w, "Recipients", fmt.Sprintf("%d imported, %d skipped at import", c.Imported, c.Skipped))
+	kvFit(w, width, "Recipients", fmt.Sprintf("%d imported, %d skipped at import", c.Imported, c.Skipped))
 
 	fmt.Fprintln(w, "\nMessages")
 	t := newTable(f, "STATE", "COUNT")
@@ -339,19 +340,19 @@ func printShow(f *Factory, d readmodel.Detail, eta *report.ETA, loc *time.Locati
 	}
 
 	fmt.Fprintln(w, "\nTiming")
-	kv(w, "First attempt", when(d.FirstAttempt))
-	kv(w, "Last attempt", when(d.LastAttempt))
-	kv(w, "Elapsed", d.Elapsed().Round(time.Second).String())
+	kvFit(w, width, "First attempt", when(d.FirstAttempt))
+	kvFit(w, width, "Last attempt", when(d.LastAttempt))
+	kvFit(w, width, "Elapsed", d.Elapsed().Round(time.Second).String())
 	rate := "- (too short a time to measure)"
 	if r, ok := ui.MeasuredRate(d.Counts[campaign.Sent], d.Elapsed()); ok {
 		rate = ui.FormatRate(r)
 	}
-	kv(w, "Send rate", rate)
+	kvFit(w, width, "Send rate", rate)
 	kv(w, "Requests", fmt.Sprintf("%d reached the API, %s throttled, %s per message", d.Stats.Attempts,
 		flag(fmt.Sprintf("%.1f%%", d.Stats.ThrottleRate()*100), d.Stats.ThrottleRate() >= report.MaxThrottleRate, true),
 		flag(fmt.Sprintf("%.2f", d.Stats.AvgAttempts()), d.Stats.AvgAttempts() >= report.MaxAvgAttempts, true)))
 	if d.Stats.NotSent > 0 {
-		kv(w, "Not sent", fmt.Sprintf("%d claim%s put back without a request (an account or the campaign stopped meanwhile)",
+		kvFit(w, width, "Not sent", fmt.Sprintf("%d claim%s put back without a request (an account or the campaign stopped meanwhile)",
 			d.Stats.NotSent, report.Plural(d.Stats.NotSent)))
 	}
 
@@ -371,6 +372,13 @@ func printShow(f *Factory, d readmodel.Detail, eta *report.ETA, loc *time.Locati
 // kv writes one labelled line of a block, the values aligned.
 func kv(w io.Writer, label, value string) {
 	fmt.Fprintf(w, "%-14s %s\n", label+":", value)
+}
+
+// kvFit is kv on a terminal width columns wide: a value that does not fit
+// wraps at spaces, its lines under the value's column (a terminal's own
+// wrap would start them under the label).
+func kvFit(w io.Writer, width int, label, value string) {
+	fmt.Fprintln(w, wrapWords(fmt.Sprintf("%-14s ", label+":"), value, width, 15))
 }
 
 func describeSpec(s campaign.Spec) string {

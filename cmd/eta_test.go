@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mattn/go-runewidth"
+
 	"github.com/wasend/wasend/internal/report"
 )
 
@@ -74,5 +76,31 @@ func TestETAScheduledForTomorrow(t *testing.T) {
 				t.Errorf("%s (tty %v): want the ETA cell \"about 14 h 0 min\" alone:\n%s", strings.Join(args, " "), tty, out)
 			}
 		}
+	}
+}
+
+// TestCampaignShowETAFits80: on a terminal of 80 columns show's ETA (and
+// any value too long for its line) wraps under the value's column, not
+// under the label as the terminal's own wrap would.
+func TestCampaignShowETAFits80(t *testing.T) {
+	c := newCLI(t)
+	c.now = time.Date(2026, 11, 30, 19, 0, 0, 0, time.UTC)
+	list := filepath.Join(t.TempDir(), "list.csv")
+	if err := os.WriteFile(list, []byte("phone\n+4915123456700\n+4915123456701\n+4915123456702\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("account", "add", "main", "--phone-number-id", "111", "--tier", "active", "--token-env", "T")
+	c.ok("campaign", "import", list, "--text", "Hi", "--ignore-window", "--at", "2026-12-01T09:00:00Z")
+	c.tty, c.width = true, 80
+	out := strings.ReplaceAll(c.ok("campaign", "show", "1"), list, "LIST")
+	out = strings.ReplaceAll(out, c.db, "DB")
+	goldenFile(t, "campaign_show_eta_80.golden", out)
+	for _, l := range strings.Split(out, "\n") {
+		if w := runewidth.StringWidth(l); w > 80 {
+			t.Errorf("%d columns: %q", w, l)
+		}
+	}
+	if want := "ETA:           about 14 h 0 min (starts 2026-12-01 09:00 UTC; needs 1 quota\n               reset)\n"; !strings.Contains(out, want) {
+		t.Errorf("no ETA wrapped under its value:\n%s", out)
 	}
 }

@@ -98,7 +98,7 @@ func TestProgressFlag(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
-	if strings.Contains(errOut, `"type":"status"`) || !strings.Contains(errOut, "SANDBOX: sent 1 failed 0 unknown 0 remaining 0 of 1") {
+	if strings.Contains(errOut, `"type":"status"`) || !strings.Contains(errOut, "SANDBOX: sent=1 left=0/1") {
 		t.Errorf("--progress text: want plain lines only:\n%s", errOut)
 	}
 	if msg := c.usage("campaign", "run", list, "--sandbox", "--text", "Hi", "--ignore-window", "--progress", "yaml"); !strings.Contains(msg, `--progress "yaml": want auto, text or json`) {

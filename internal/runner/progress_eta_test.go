@@ -60,12 +60,12 @@ func TestProgressETAIsStatus(t *testing.T) {
 	}
 	var last string
 	for _, l := range strings.Split(strings.TrimSpace(errOut.String()), "\n") {
-		if strings.Contains(l, " remaining ") {
+		if strings.Contains(l, " left=") {
 			last = l
 		}
 	}
-	want := " eta " + ui.FormatDuration(left.Round(time.Second))
-	if !strings.Contains(last, want) || !strings.Contains(want, " d ") {
+	want := " eta=" + ui.CompactDuration(left.Round(time.Second))
+	if !strings.Contains(last, want) || !strings.Contains(want, "d") {
 		t.Errorf("last progress line %q, want it to say %q as status does (%s)", last, want, eta.Text)
 	}
 }

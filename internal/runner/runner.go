@@ -272,11 +272,11 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 				notable := ev.Wait.Reason == campaign.WaitCapped || ev.Wait.Reason == campaign.WaitNoAccount || ev.Wait.Reason == campaign.WaitReach ||
 					ev.Wait.Reason == campaign.WaitScheduled || ev.Wait.Reason == campaign.WaitWindow || ev.Wait.Reason == campaign.WaitPriority ||
 					ev.Wait.Reason == campaign.WaitLimits || ev.Wait.Reason == campaign.WaitLimitsLost || ev.Wait.Reason == campaign.WaitHeld
-				prog.Waiting(describeWait(ev.Wait, ev.At, o.Location, o.Flags), notable)
+				prog.Waiting(string(ev.Wait.Reason), describeWait(ev.Wait, ev.At, o.Location, o.Flags), notable)
 			case dispatch.EventResumed:
-				prog.Waiting("", false)
+				prog.Waiting("", "", false)
 			case dispatch.EventOutage:
-				prog.Waiting(describeOutage(ev.Outage, ev.At, o.Policy.WithDefaults().OutageTimeout), true)
+				prog.Waiting("outage", describeOutage(ev.Outage, ev.At, o.Policy.WithDefaults().OutageTimeout), true)
 			case dispatch.EventRecovered:
 				o.IO.Warnf("%d message(s) were in flight in a process that stopped (no heartbeat); they are marked unknown and will not be resent automatically (see `wasend campaign retry %d --unknown%s`)", ev.Count, c.ID, o.Flags)
 				for range ev.Count {
@@ -291,7 +291,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	stopShared := startShared(ctx, o)
 	err = eng.Run(ctx)
 	stopShared()
-	prog.Waiting("", false)
+	prog.Waiting("", "", false)
 	if o.Drain != nil {
 		o.Drain()
 	}

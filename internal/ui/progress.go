@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,9 @@ type Progress struct {
 	// when it ends (a 131049 status webhook rescheduled a sent message).
 	putBack int
 	waitWhy string
+	// waitKey names the wait in a plain line ("tokens", "capped", …);
+	// saidWhy is the notable wait whose words a plain line last gave.
+	waitKey, saidWhy string
 	// stalled: the wait is notable (caps, no account): no rate or time
 	// left is shown, as there is no pace to speak of.
 	stalled  bool
@@ -207,14 +211,19 @@ func (p *Progress) add(n *int) {
 	p.mu.Unlock()
 }
 
-// Waiting says why nothing is being sent, or "" when sending again; notable
-// marks a stall (caps, no account) rather than the normal pace. In plain
-// mode a notable wait is logged at once, so a cron log tells when and why a
+// Waiting says why nothing is being sent, or "" when sending again: key
+// names it in a plain line (the dispatcher's reason: tokens, capped, …), why
+// says it in words; notable marks a stall (caps, no account) rather than the
+// normal pace. In plain mode a notable wait is logged at once, its words on
+// a line of their own when they change, so a cron log tells when and why a
 // campaign stalled; on a terminal any change redraws the line.
-func (p *Progress) Waiting(why string, notable bool) {
+func (p *Progress) Waiting(key, why string, notable bool) {
 	p.mu.Lock()
 	changed := why != p.waitWhy
-	p.waitWhy, p.stalled = why, notable && why != ""
+	p.waitKey, p.waitWhy, p.stalled = key, why, notable && why != ""
+	if why == "" {
+		p.waitKey = ""
+	}
 	p.mu.Unlock()
 	if !changed || p.quiet {
 		return
@@ -261,7 +270,12 @@ func (p *Progress) render() {
 		return
 	}
 	if p.status == nil {
-		fmt.Fprintf(p.w, "%s %s\n", now.Format(time.RFC3339), p.line())
+		stamp := now.Format(time.RFC3339)
+		if p.stalled && p.waitWhy != p.saidWhy {
+			fmt.Fprintln(p.w, p.detailLine(stamp))
+		}
+		p.saidWhy = p.waitWhy
+		fmt.Fprintln(p.w, p.line(stamp))
 		return
 	}
 	line := p.barLine(p.width())
@@ -320,28 +334,148 @@ func (p *Progress) counts() string {
 	return s
 }
 
-func (p *Progress) line() string {
-	s := fmt.Sprintf("%s: sent %d failed %d unknown %d", p.label, p.sent, p.failed, p.unknown)
-	if p.putBack > 0 {
-		s += fmt.Sprintf(" put back %d", p.putBack)
+// plainWidth is what a plain line fits in: a cron log read in a terminal
+// or a mail of 80 columns.
+const plainWidth = 80
+
+// line is a plain progress line: timestamp, label, then in the logfmt style
+// of the piped log the counts (fail, unk, back and retry only when not
+// zero), what is left of the total, the pace, the time left and the wait's
+// key (a stall's words go on a line of their own, detailLine). To fit
+// plainWidth a wait that is not a stall goes first (the next token: the
+// pace itself), then the pace (the time left says more), then the total
+// (sent, fail, unk and left add up to it), then a stall's time left (its
+// words said when it ends), then the label is cut from the left (its end
+// names the campaign) when that is enough, else the time left goes and
+// then the label is cut. The counts and a stall's key
+// stay: with several counts of five digits the line can be wider.
+func (p *Progress) line(stamp string) string {
+	rate, eta := "", ""
+	if r, ok := p.pace(); ok {
+		rate = "rate=" + compactRate(r)
 	}
-	s += fmt.Sprintf(" remaining %d of %d", p.total-p.done(), p.total)
-	if p.retries > 0 {
-		s += fmt.Sprintf(" retries %d", p.retries)
+	if d, ok, never := p.left(); never {
+		eta = "eta=never"
+	} else if ok {
+		eta = "eta=" + CompactDuration(d)
 	}
-	if rate, ok := p.pace(); ok {
-		s += " rate " + FormatRate(rate)
+	label, key, total := p.label, p.waitKey, fmt.Sprintf("/%d", p.total)
+	compose := func() string {
+		var b strings.Builder
+		b.WriteString(stamp + " " + label + ":")
+		field := func(s string) {
+			if s != "" {
+				b.WriteString(" " + s)
+			}
+		}
+		count := func(key string, n int, always bool) {
+			if n != 0 || always {
+				field(fmt.Sprintf("%s=%d", key, n))
+			}
+		}
+		count("sent", p.sent, true)
+		count("fail", p.failed, false)
+		count("unk", p.unknown, false)
+		count("back", p.putBack, false)
+		field(fmt.Sprintf("left=%d%s", p.total-p.done(), total))
+		count("retry", p.retries, false)
+		field(rate)
+		field(eta)
+		if key != "" {
+			field("wait=" + key)
+		}
+		return b.String()
 	}
-	if left := p.leftText(); left != "" {
-		s += " eta " + left
+	over := func() int { return runewidth.StringWidth(compose()) - plainWidth }
+	steps := []func(){
+		func() {
+			if !p.stalled {
+				key = "" // the next token is the pace itself: the rate says more
+			}
+		},
+		func() { rate = "" },
+		func() { total = "" },
+		func() {
+			if p.stalled {
+				eta = ""
+			}
+		},
+		func() {
+			if keep := runewidth.StringWidth(label) - over(); keep >= 6 {
+				label = cutLeft(label, keep) // enough on its own
+			}
+		},
+		func() { eta = "" },
+		func() { label = cutLeft(label, runewidth.StringWidth(label)-over()) },
 	}
+	for _, step := range steps {
+		if over() <= 0 {
+			break
+		}
+		step()
+	}
+	return compose()
+}
+
+// cutLeft keeps the last columns of s, at least 6, behind an ellipsis.
+func cutLeft(s string, keep int) string {
+	keep = max(keep, 6)
+	if runewidth.StringWidth(s) <= keep {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && runewidth.StringWidth(string(r))+1 > keep {
+		r = r[1:]
+	}
+	return "…" + string(r)
+}
+
+// detailLine is a notable wait's words on a line of their own, written
+// when they change (the progress lines carry only its key), wrapped at
+// plainWidth with the lines after the first indented.
+func (p *Progress) detailLine(stamp string) string {
+	return wrapIndented(stamp+" "+p.label+": wait="+p.waitKey+" "+p.waitWhy, plainWidth, "    ")
+}
+
+// wrapIndented breaks s at spaces into lines of at most width columns, the
+// lines after the first starting with indent; a word longer than a line
+// stays whole.
+func wrapIndented(s string, width int, indent string) string {
+	var b strings.Builder
+	col := 0
+	for i, word := range strings.Fields(s) {
+		w := runewidth.StringWidth(word)
+		switch {
+		case i == 0:
+		case col+1+w > width:
+			b.WriteString("\n" + indent)
+			col = runewidth.StringWidth(indent)
+		default:
+			b.WriteString(" ")
+			col++
+		}
+		b.WriteString(word)
+		col += w
+	}
+	return b.String()
+}
+
+// compactRate is FormatRate without spaces, for a key=value field.
+func compactRate(perSecond float64) string {
 	switch {
-	case strings.HasPrefix(p.waitWhy, "waiting "):
-		s += " " + p.waitWhy // not "waiting: waiting for …"
-	case p.waitWhy != "":
-		s += " waiting: " + p.waitWhy
+	case !(perSecond > 0) || math.IsInf(perSecond, 0):
+		return "0"
+	case perSecond >= 1:
+		return trimFloat(perSecond) + "/s"
+	case perSecond*60 >= 1:
+		return trimFloat(perSecond*60) + "/min"
 	}
-	return s
+	return trimFloat(perSecond*3600) + "/h"
+}
+
+// CompactDuration is FormatDuration without spaces: 12s, 51m, 2h35m, 9d11h.
+func CompactDuration(d time.Duration) string {
+	return strings.NewReplacer(" min", "m", " s", "s", " h", "h", " d", "d", " ", "").Replace(FormatDuration(d))
 }
 
 // barLine is the terminal's line, at most width-1 columns (the last column

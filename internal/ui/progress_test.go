@@ -59,7 +59,7 @@ func TestProgressPlainLines(t *testing.T) {
 		Interval: time.Millisecond, Now: clk.Now,
 		Estimate: func() Estimate { return Estimate{Finish: t0.Add(12 * time.Second)} },
 	})
-	waitForOutput(t, &errOut, "2026-11-30T14:00:00Z campaign 3: sent 2 failed 1 unknown 0 remaining 7 of 10 eta 12 s\n")
+	waitForOutput(t, &errOut, "2026-11-30T14:00:00Z campaign 3: sent=2 fail=1 left=7/10 eta=12s\n")
 
 	clk.Advance(10 * time.Second)
 	for range 4 {
@@ -70,12 +70,12 @@ func TestProgressPlainLines(t *testing.T) {
 	p.Retry()
 	// 6 done in this run over 10 s: 0.6/s, 1 left; the estimate's finish
 	// is 2 s ahead.
-	waitForOutput(t, &errOut, "2026-11-30T14:00:10Z campaign 3: sent 6 failed 2 unknown 1 remaining 1 of 10 retries 1 rate 36/min eta 2 s\n")
+	waitForOutput(t, &errOut, "2026-11-30T14:00:10Z campaign 3: sent=6 fail=2 unk=1 left=1/10 retry=1 eta=2s\n")
 	p.Stop()
 
 	got := errOut.String()
 	for i, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
-		if !strings.HasPrefix(line, "2026-11-30T14:00:") || !strings.Contains(line, " campaign 3: sent ") {
+		if !strings.HasPrefix(line, "2026-11-30T14:00:") || !strings.Contains(line, " campaign 3: sent=") {
 			t.Errorf("line %d is not a plain progress line: %q", i+1, line)
 		}
 	}
@@ -83,7 +83,7 @@ func TestProgressPlainLines(t *testing.T) {
 		t.Errorf("output does not end in a newline: %q", got)
 	}
 	last := got[strings.LastIndex(strings.TrimSuffix(got, "\n"), "\n")+1:]
-	if want := "sent 6 failed 2 unknown 1 remaining 1 of 10"; !strings.Contains(last, want) {
+	if want := "sent=6 fail=2 unk=1 left=1/10"; !strings.Contains(last, want) {
 		t.Errorf("Stop's last line %q, want it to contain %q", last, want)
 	}
 	if strings.Contains(got, "\r") || strings.Contains(got, "\x1b") {
@@ -105,16 +105,16 @@ func TestProgressETARounded(t *testing.T) {
 		estimate *Estimate // nil: none given
 		want     string
 	}{
-		{sent: 6, elapsed: 10 * time.Second, estimate: &Estimate{Finish: t0.Add(16670 * time.Millisecond)}, want: "remaining 4 of 10 rate 36/min eta 7 s\n"},
-		{sent: 9, elapsed: 15 * time.Second, estimate: &Estimate{Finish: t0.Add(16670 * time.Millisecond)}, want: "remaining 1 of 10 rate 36/min eta 2 s\n"},
-		{sent: 9, elapsed: 4500 * time.Millisecond, estimate: &Estimate{Finish: t0.Add(5 * time.Second)}, want: "remaining 1 of 10 rate 2/s eta 1 s\n"},
+		{sent: 6, elapsed: 10 * time.Second, estimate: &Estimate{Finish: t0.Add(16670 * time.Millisecond)}, want: "left=4/10 rate=36/min eta=7s\n"},
+		{sent: 9, elapsed: 15 * time.Second, estimate: &Estimate{Finish: t0.Add(16670 * time.Millisecond)}, want: "left=1/10 rate=36/min eta=2s\n"},
+		{sent: 9, elapsed: 4500 * time.Millisecond, estimate: &Estimate{Finish: t0.Add(5 * time.Second)}, want: "left=1/10 rate=2/s eta=1s\n"},
 		// Caps: the pace says minutes, the estimate days; the estimate wins.
-		{sent: 5, elapsed: 10 * time.Second, estimate: &Estimate{Finish: t0.Add(9*24*time.Hour + 11*time.Hour)}, want: "remaining 5 of 10 rate 1 every 2 s eta 9 d 11 h\n"},
-		{sent: 5, elapsed: 10 * time.Second, estimate: &Estimate{Never: true}, want: "remaining 5 of 10 rate 1 every 2 s eta never\n"},
+		{sent: 5, elapsed: 10 * time.Second, estimate: &Estimate{Finish: t0.Add(9*24*time.Hour + 11*time.Hour)}, want: "left=5/10 rate=30/min eta=9d11h\n"},
+		{sent: 5, elapsed: 10 * time.Second, estimate: &Estimate{Never: true}, want: "left=5/10 rate=30/min eta=never\n"},
 		// Without an estimate no time left is guessed.
-		{sent: 5, elapsed: 10 * time.Second, want: "remaining 5 of 10 rate 1 every 2 s\n"},
+		{sent: 5, elapsed: 10 * time.Second, want: "left=5/10 rate=30/min\n"},
 		// Over a span too short for a pace, the estimate alone.
-		{sent: 5, elapsed: 2 * time.Millisecond, estimate: &Estimate{Finish: t0.Add(time.Minute)}, want: "remaining 5 of 10 eta 1 min\n"},
+		{sent: 5, elapsed: 2 * time.Millisecond, estimate: &Estimate{Finish: t0.Add(time.Minute)}, want: "left=5/10 eta=1m\n"},
 	}
 	for _, tt := range tests {
 		var errOut syncBuffer
@@ -145,7 +145,7 @@ func TestProgressQuiet(t *testing.T) {
 		s.Quiet = true
 		p := NewProgress(s, ProgressOptions{Label: "c", Total: 3, Interval: time.Millisecond, Now: clock.NewSim(t0).Now})
 		p.Sent()
-		p.Waiting("every account reached its daily cap", true)
+		p.Waiting("capped", "every account reached its daily cap", true)
 		time.Sleep(20 * time.Millisecond)
 		p.Failed()
 		p.Stop()
@@ -162,33 +162,33 @@ func TestProgressWaiting(t *testing.T) {
 	p := NewProgress(s, ProgressOptions{Label: "c", Total: 5, Interval: time.Hour, Now: clock.NewSim(t0).Now})
 	defer p.Stop()
 
+	// A notable wait's words go on a line of their own when they change;
+	// the progress line carries its key.
+	const head = "c: sent=0 left=5/5"
 	steps := []struct {
-		why     string
-		notable bool
-		want    string // the line written at once; "" for none
+		key, why string
+		notable  bool
+		want     []string // the lines written at once, after the timestamp; none for nothing
 	}{
-		{"rate limit: waiting for the next token", false, ""},
-		{"every account reached its daily cap", true, "c: sent 0 failed 0 unknown 0 remaining 5 of 5 waiting: every account reached its daily cap\n"},
-		{"every account reached its daily cap", true, ""}, // unchanged: said already
-		{"", false, ""},
-		{"no enabled account", true, "c: sent 0 failed 0 unknown 0 remaining 5 of 5 waiting: no enabled account\n"},
-		// A reason that says "waiting" itself is not prefixed again.
-		{"waiting for shared limits: Redis does not answer", true, "c: sent 0 failed 0 unknown 0 remaining 5 of 5 waiting for shared limits: Redis does not answer\n"},
+		{"tokens", "rate limit: waiting for the next token", false, nil},
+		{"capped", "every account reached its daily cap", true, []string{"c: wait=capped every account reached its daily cap", head + " wait=capped"}},
+		{"capped", "every account reached its daily cap", true, nil}, // unchanged: said already
+		{"", "", false, nil},
+		{"no-account", "no enabled account", true, []string{"c: wait=no-account no enabled account", head + " wait=no-account"}},
+		{"limits", "waiting for shared limits: Redis does not answer", true, []string{"c: wait=limits waiting for shared limits: Redis does not\n    answer", head + " wait=limits"}},
 	}
 	before := ""
 	for i, st := range steps {
-		p.Waiting(st.why, st.notable)
+		p.Waiting(st.key, st.why, st.notable)
 		now := errOut.String()
 		got := strings.TrimPrefix(now, before)
 		before = now
-		if st.want == "" {
-			if got != "" {
-				t.Errorf("step %d: Waiting(%q, %v) wrote %q, want nothing", i, st.why, st.notable, got)
-			}
-			continue
+		want := ""
+		for _, l := range st.want {
+			want += "2026-11-30T14:00:00Z " + l + "\n"
 		}
-		if want := "2026-11-30T14:00:00Z " + st.want; got != want {
-			t.Errorf("step %d: Waiting(%q, %v) wrote %q, want %q", i, st.why, st.notable, got, want)
+		if got != want {
+			t.Errorf("step %d: Waiting(%q, %q, %v) wrote %q, want %q", i, st.key, st.why, st.notable, got, want)
 		}
 	}
 }
@@ -200,7 +200,7 @@ func TestProgressWaitingTTY(t *testing.T) {
 	s := Test(&bytes.Buffer{}, &errOut)
 	s.SetTTY(true, true)
 	p := NewProgress(s, ProgressOptions{Label: "c", Total: 5, Interval: time.Hour, Now: clock.NewSim(t0).Now})
-	p.Waiting("every account reached its daily cap", true)
+	p.Waiting("capped", "every account reached its daily cap", true)
 	p.Sent()
 	p.Stop()
 	if got := errOut.String(); strings.Contains(got, "waiting: every account") || strings.Contains(got, "remaining") {
@@ -274,16 +274,16 @@ func TestProgressGolden(t *testing.T) {
 				p.render()
 			}
 			step(time.Second, 1) // too soon for a pace
-			p.Waiting("rate limit: waiting for the next token", false)
+			p.Waiting("tokens", "rate limit: waiting for the next token", false)
 			step(10*time.Second, 2)
 			step(50*time.Second, 9) // 12 in a minute
 			p.Failed()
 			p.Retry()
 			step(30*time.Second, 6)
 			fmt.Fprintf(s.ErrOut, "time=2026-11-30T14:01:31Z level=WARN msg=\"account dropped\" account=fresh-02 code=190\n")
-			p.Waiting("every account reached its daily cap; the next quota day opens at 00:00 (or `wasend quota reset --force` now)", true)
+			p.Waiting("capped", "every account reached its daily cap; the next quota day opens at 00:00 (or `wasend quota reset --force` now)", true)
 			step(time.Minute, 0)
-			p.Waiting("", false)
+			p.Waiting("", "", false)
 			step(time.Minute, 30)
 			p.Stop()
 			got := visible(errOut.String())
@@ -329,7 +329,7 @@ func TestProgressPlainStalled(t *testing.T) {
 		p.Sent()
 	}
 	clk.Advance(10 * time.Second)
-	p.Waiting("every account reached its daily cap", true)
+	p.Waiting("capped", "every account reached its daily cap", true)
 	p.Stop()
 	lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
 	for _, l := range lines {
@@ -337,7 +337,7 @@ func TestProgressPlainStalled(t *testing.T) {
 			t.Errorf("a stalled line shows a rate: %q", l)
 		}
 	}
-	if want := "c: sent 5 failed 0 unknown 0 remaining 5 of 10 waiting: every account reached its daily cap"; !strings.HasSuffix(lines[len(lines)-1], want) {
+	if want := "c: sent=5 left=5/10 wait=capped"; !strings.HasSuffix(lines[len(lines)-1], want) {
 		t.Errorf("last line %q, want it to end %q", lines[len(lines)-1], want)
 	}
 }
@@ -423,7 +423,7 @@ func TestProgressSettle(t *testing.T) {
 			if i := strings.LastIndex(last, "\r"); i >= 0 {
 				last = last[i+1:]
 			}
-			want := "sent 33 failed 0 unknown 0 put back 1 remaining 1 of 34"
+			want := "sent=33 back=1 left=1/34"
 			if tty {
 				want = "33/34 sent 33 failed 0 unknown 0 put back 1"
 			}
@@ -452,7 +452,7 @@ func TestProgressJSONLines(t *testing.T) {
 		}
 		p.Failed()
 		clk.Advance(10 * time.Second)
-		p.Waiting("every account reached its daily cap", true)
+		p.Waiting("capped", "every account reached its daily cap", true)
 		p.SetStates(map[string]int{"pending": 3, "sending": 0, "sent": 6, "failed": 1, "unknown": 0, "expired": 0})
 		p.Stop()
 		lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
@@ -500,5 +500,67 @@ func TestProgressEstimateEvery(t *testing.T) {
 		if calls != step.wantCalls {
 			t.Errorf("at %v after a %v estimate: %d estimates, want %d", step.after, step.cost, calls, step.wantCalls)
 		}
+	}
+}
+
+// TestProgressPlainWidth: a plain line fits 80 columns for campaigns under
+// 100,000 rows — a local time's offset, the runner's label, five-digit sent
+// and left, the other counts small — and keeps every count that is not zero
+// and a stall's key; what goes first is a wait that is not a stall, then
+// the pace, then the total.
+func TestProgressPlainWidth(t *testing.T) {
+	zone := time.FixedZone("CET", 3600)
+	days := Estimate{Finish: t0.Add(9*24*time.Hour + 11*time.Hour)}
+	tests := []struct {
+		name                                string
+		label                               string
+		total, sent, failed, unknown, retry int
+		key                                 string
+		stall                               bool
+		est                                 Estimate
+		zone                                *time.Location
+		want                                string // the line after its timestamp
+	}{
+		{"small", "campaign 3", 10, 6, 2, 1, 1, "tokens", false, Estimate{Finish: t0.Add(time.Minute)}, zone,
+			"campaign 3: sent=6 fail=2 unk=1 left=1 retry=1 eta=50s"},
+		{"tokens", "campaign 12", 40, 26, 0, 0, 0, "tokens", false, Estimate{Finish: t0.Add(21*time.Hour + 20*time.Minute)}, time.UTC,
+			"campaign 12: sent=26 left=14/40 rate=2.6/s eta=21h20m"},
+		{"tokens fit", "c", 40, 26, 0, 0, 0, "tokens", false, Estimate{Finish: t0.Add(time.Minute)}, time.UTC,
+			"c: sent=26 left=14/40 rate=2.6/s eta=50s wait=tokens"},
+		{"capped", "campaign 12", 99999, 54321, 12, 0, 0, "capped", true, days, zone,
+			"campaign 12: sent=54321 fail=12 left=45666 wait=capped"},
+		{"no account", "campaign 12", 99999, 9999, 0, 0, 0, "no-account", true, Estimate{Never: true}, zone,
+			"campaign 12: sent=9999 left=90000 wait=no-account"},
+		{"sending", "campaign 12", 99999, 54321, 12, 0, 0, "tokens", false, Estimate{Finish: t0.Add(7*time.Hour + 36*time.Minute)}, zone,
+			"campaign 12: sent=54321 fail=12 left=45666 eta=7h36m"},
+		{"several counts", "campaign 12", 99999, 54321, 45, 3, 123, "tokens", false, Estimate{Finish: t0.Add(7*time.Hour + 36*time.Minute)}, time.UTC,
+			"campaign 12: sent=54321 fail=45 unk=3 left=45630 retry=123"},
+		{"outage", "SANDBOX", 99999, 88888, 1111, 0, 0, "outage", true, Estimate{Finish: t0.Add(23*time.Hour + 59*time.Minute)}, zone,
+			"SANDBOX: sent=88888 fail=1111 left=10000 wait=outage"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var errOut syncBuffer
+			s := Test(&bytes.Buffer{}, &errOut)
+			clk := clock.NewSim(t0.In(tt.zone))
+			p := NewProgress(s, ProgressOptions{Label: tt.label, Total: tt.total, Interval: time.Hour, Now: clk.Now,
+				Estimate: func() Estimate { return tt.est }})
+			p.mu.Lock()
+			p.sent, p.failed, p.unknown, p.retries = tt.sent, tt.failed, tt.unknown, tt.retry
+			p.mu.Unlock()
+			clk.Advance(10 * time.Second)
+			p.Waiting(tt.key, "every account reached its daily cap; the next quota day opens at 00:00 (or `wasend quota reset --force` now)", tt.stall)
+			p.Stop()
+			out := strings.TrimSuffix(errOut.String(), "\n")
+			for _, line := range strings.Split(out, "\n") {
+				if w := runewidth.StringWidth(line); w > 80 {
+					t.Errorf("%d columns: %q", w, line)
+				}
+			}
+			last := out[strings.LastIndex(out, "\n")+1:]
+			if want := clk.Now().Format(time.RFC3339) + " " + tt.want; last != want {
+				t.Errorf("last line\n%q, want\n%q", last, want)
+			}
+		})
 	}
 }
