@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -263,7 +264,7 @@ func ReportPrepared(io *ui.IOStreams, res Result, flags string, display *time.Lo
 	}
 	switch {
 	case res.Imported:
-		io.Infof("campaign %d %q: imported %d recipients from %s, skipped %d%s", c.ID, c.Name, c.Imported, c.Source, c.Skipped, elsewhere(res))
+		io.Infof("campaign %d %q: imported %d recipients%s, skipped %d%s", c.ID, c.Name, c.Imported, importedFrom(c), c.Skipped, elsewhere(res))
 	case res.Continued:
 		noun := "recipients"
 		if res.Added == 1 {
@@ -306,4 +307,13 @@ func elsewhere(res Result) string {
 		return ""
 	}
 	return fmt.Sprintf("; %d rows are other shards'", res.Elsewhere)
+}
+
+// importedFrom names the file a campaign came from, unless its name already
+// does (the default name is the file's): a full path makes the line wrap.
+func importedFrom(c campaign.Campaign) string {
+	if filepath.Base(c.Source) == c.Name {
+		return ""
+	}
+	return " from " + c.Source
 }
