@@ -41,8 +41,8 @@ updated_at, sent_at, and what status webhooks said: delivery (sent,
 delivered, read or failed), delivered_at, read_at; what the recipient
 answered: replied_at, reply, opted_out_at; when they last wrote to the row's
 number (wrote_at; any of yours while it has none) and that customer service
-window now: "open until TIME" (free-form --text messages may go) or "closed". Times are RFC 3339 in UTC; unset values are
-empty.
+window now: "open until TIME" (free-form --text messages may go) or "closed".
+Times are RFC 3339 in UTC; unset values are empty.
 
 --state keeps only the rows in one state: pending, sending, sent, failed,
 unknown or expired. --out writes FILE (mode 0600) all at once: it appears

@@ -51,14 +51,14 @@ func TestSandboxDemo(t *testing.T) {
 	// The last progress line and the summary count the same sent: a
 	// message a 131049 webhook put back to pending leaves both.
 	summary := regexp.MustCompile(`, sent (\d+),`).FindStringSubmatch(r.Stdout)
-	progress := regexp.MustCompile(`SANDBOX: sent (\d+) `).FindAllStringSubmatch(r.Stderr, -1)
+	progress := regexp.MustCompile(`SANDBOX: sent=(\d+) `).FindAllStringSubmatch(r.Stderr, -1)
 	if summary == nil || progress == nil {
 		t.Fatalf("no summary or no progress line\n%s", r)
 	}
 	if last := progress[len(progress)-1][1]; last != summary[1] || summary[1] != strconv.Itoa(got["sent"]) {
 		t.Errorf("last progress line sent %s, summary sent %s, database sent %d\n%s", last, summary[1], got["sent"], r)
 	}
-	if got["pending"] > 0 && !strings.Contains(r.Stderr, fmt.Sprintf("put back %d", got["pending"])) {
+	if got["pending"] > 0 && !strings.Contains(r.Stderr, fmt.Sprintf("back=%d", got["pending"])) {
 		t.Errorf("%d rescheduled by a webhook, not shown as put back\n%s", got["pending"], r.Stderr)
 	}
 	for _, m := range rows {
