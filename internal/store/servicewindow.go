@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // The customer service window's reads and writes (issue 27 item 5): when
@@ -35,22 +36,7 @@ func lastInbound(ctx context.Context, q rowsQuerier, keys []string) (map[string]
 		return nil, fmt.Errorf("read when recipients last wrote: %w", err)
 	}
 	defer rows.Close()
-	last := map[string]campaign.Wrote{}
-	for rows.Next() {
-		var key, number string
-		var at int64
-		if err := rows.Scan(&key, &number, &at); err != nil {
-			return nil, fmt.Errorf("read when recipients last wrote: %w", err)
-		}
-		if last[key] == nil {
-			last[key] = campaign.Wrote{}
-		}
-		last[key].Note(number, fromNanos(at))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read when recipients last wrote: %w", err)
-	}
-	return last, nil
+	return rowscan.Wrote(rows)
 }
 
 // SetServiceWindow says whether campaign id's rows are checked for an open

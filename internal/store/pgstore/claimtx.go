@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // WithClaim runs a claim (internal/claim) in one sending transaction: the
@@ -495,22 +496,7 @@ func (c *claimTx) LastInbound(ctx context.Context, keys []string) (map[string]ca
 		return nil, fmt.Errorf("read when recipients last wrote: %w", err)
 	}
 	defer rows.Close()
-	last := map[string]campaign.Wrote{}
-	for rows.Next() {
-		var key, number string
-		var at int64
-		if err := rows.Scan(&key, &number, &at); err != nil {
-			return nil, fmt.Errorf("read when recipients last wrote: %w", err)
-		}
-		if last[key] == nil {
-			last[key] = campaign.Wrote{}
-		}
-		last[key].Note(number, fromNanos(at))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read when recipients last wrote: %w", err)
-	}
-	return last, nil
+	return rowscan.Wrote(rows)
 }
 
 func (c *claimTx) SkipNoWindow(ctx context.Context, id int64, why string, now time.Time) error {
