@@ -115,17 +115,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
-	if err := ensureCounts(ctx, s); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
-	}
-	if err := ensureReachCounts(ctx, s); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
-	}
-	if err := ensureTierCounts(ctx, s); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
+	for _, ensure := range []func(context.Context, *Store) error{ensureCounts, ensureReachCounts, ensureTierCounts} {
+		if err := ensure(ctx, s); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
+		}
 	}
 	if err := fixZone(ctx, s, opts.Location); err != nil {
 		s.Close()
