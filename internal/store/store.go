@@ -502,15 +502,9 @@ func isUnique(err error) bool {
 	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique
 }
 
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
 // The instants the store keeps as Unix nanoseconds, 0 or NULL for none.
 var (
+	nanos         = rowscan.Nanos
 	fromNanos     = rowscan.FromNanos
 	fromNullNanos = rowscan.FromNullNanos
 )
