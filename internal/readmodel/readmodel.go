@@ -51,14 +51,8 @@ func (r *Reader) now() time.Time { return r.src.Now() }
 
 // The store keeps instants as Unix nanoseconds, 0 or NULL for none.
 
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
 var (
+	nanos         = rowscan.Nanos
 	fromNanos     = rowscan.FromNanos
 	fromNullNanos = rowscan.FromNullNanos
 )

@@ -159,7 +159,6 @@ type Driver interface {
 
 	Suppress(ctx context.Context, list []Suppression) (added int, err error)
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
-	SuppressedIn(ctx context.Context, phones []string) (map[string]string, error)
 	// The copy of the shared list (hostshare): how far it is applied, and
 	// the outbox of numbers listed here to push up.
 	SharedSuppressionsMark(ctx context.Context) (SyncMark, error)
