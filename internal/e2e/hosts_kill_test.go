@@ -125,6 +125,20 @@ func (db hostsDB) rows() []hostRow {
 	return out
 }
 
+// lastAttempts returns each message's last attempt's outcome ("" while
+// none is recorded).
+func (db hostsDB) lastAttempts() map[int64]string {
+	out := map[int64]string{}
+	db.query(`SELECT message_id, coalesce(outcome, '') FROM attempts ORDER BY id`, func(rs *sql.Rows) error {
+		var id int64
+		var outcome string
+		err := rs.Scan(&id, &outcome)
+		out[id] = outcome
+		return err
+	})
+	return out
+}
+
 // held returns the rows host holds in flight: sending, claimed by one of
 // its runners (a runner's id starts with its host's name).
 func held(rows []hostRow, host string) []hostRow {
@@ -296,11 +310,15 @@ func hostsKill(t *testing.T, w *testproc.World, db hostsDB) {
 	if tookA > stale+30*time.Second {
 		t.Errorf("host A's rows taken %v after its kill, more than stale %v + 30 s", tookA, stale)
 	}
+	snapshot := map[string]int{}
 	for _, r := range orphansA {
-		if s := atRescue[r.ID]; s != "unknown" && s != "sent" {
+		s := atRescue[r.ID]
+		snapshot[s]++
+		if s != "unknown" && s != "sent" {
 			t.Errorf("host A's row %d (%s) became %s when taken from it; want unknown (or sent by a webhook)", r.ID, r.Phone, s)
 		}
 	}
+	t.Logf("host A's rows when taken: %v", snapshot)
 
 	// B continues only after its rows were taken from it.
 	w.WaitFor(stale+45*time.Second, "another host to take host B's rows", func() bool {
@@ -372,6 +390,14 @@ func hostsKill(t *testing.T, w *testproc.World, db hostsDB) {
 	}
 	if settled == 0 {
 		t.Error("none of host A's rows in flight had reached the sandbox; the webhooks settled nothing")
+	}
+	// Their requests were closed unknown by the host that took them (the
+	// webhooks move the row, not the attempt): A never recorded an answer.
+	last := db.lastAttempts()
+	for _, r := range orphansA {
+		if got := last[r.ID]; got != "unknown" {
+			t.Errorf("host A's row %d (%s): its last attempt ended %q, want unknown (closed by the host that took it)", r.ID, r.Phone, got)
+		}
 	}
 	for _, h := range hosts[1:] {
 		if front.took["http://"+addrs[slices.Index(hosts, h)]+"/webhook"] == 0 {
