@@ -163,9 +163,19 @@ func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
 		// The others take its rows at their next rescue, unless none is
 		// left to: then it finishes them itself once continued.
 		survivor := 3 - dead - stopped
-		w.WaitFor(20*time.Second, hosts[stopped]+"'s rows taken by another host, or no host left to", func() bool {
-			return heldBy(w, hosts[stopped]) == 0 || procs[survivor].Exited()
-		})
+		deadline := time.Now().Add(20 * time.Second)
+		for heldBy(w, hosts[stopped]) > 0 && !procs[survivor].Exited() {
+			if time.Now().After(deadline) {
+				// What the survivor was doing: Go prints every goroutine's
+				// stack on SIGQUIT.
+				procs[survivor].Signal(t, syscall.SIGQUIT)
+				r := procs[survivor].Wait(t)
+				t.Errorf("%s's rows not taken by %s within 20 s of its stop; runners %v; %s's stacks:\n%s", hosts[stopped],
+					hosts[survivor], runners(w), hosts[survivor], r.Stderr)
+				break
+			}
+			time.Sleep(w.Poll)
+		}
 		procs[stopped].Signal(t, syscall.SIGCONT)
 	}
 	for i, p := range procs {
@@ -209,6 +219,19 @@ func ageHeartbeats(w *world, host string) {
 	if _, err := db.Exec(`UPDATE runners SET heartbeat_at = heartbeat_at - ? WHERE host = ?`, (2 * time.Minute).Nanoseconds(), host); err != nil {
 		w.T.Fatalf("age %s's heartbeats: %v", host, err)
 	}
+}
+
+// runners lists the registered runners with their heartbeat's age.
+func runners(w *world) []string {
+	var out []string
+	w.Query(`SELECT id, heartbeat_at FROM runners ORDER BY id`, func(rs *sql.Rows) error {
+		var id string
+		var beat int64
+		err := rs.Scan(&id, &beat)
+		out = append(out, fmt.Sprintf("%s beat %v ago", id, time.Since(time.Unix(0, beat)).Round(time.Millisecond)))
+		return err
+	})
+	return out
 }
 
 // heldBy counts the rows host holds in flight (its runners' ids start with
