@@ -38,14 +38,17 @@ type Source interface {
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
 }
 
-// Reader runs the read models' queries on a Source.
+// Reader runs the read models' queries on a Source, in its Reader's
+// dialect.
 type Reader struct {
 	src Source
-	db  *sql.DB
+	db  handle
 }
 
 // New returns a Reader over src.
-func New(src Source) *Reader { return &Reader{src: src, db: src.Reader()} }
+func New(src Source) *Reader {
+	return &Reader{src: src, db: handle{db: src.Reader(), d: dialectOf(src)}}
+}
 
 func (r *Reader) now() time.Time { return r.src.Now() }
 
