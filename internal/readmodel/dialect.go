@@ -79,6 +79,18 @@ func (d Dialect) jsonStrings() string {
 	return `SELECT value FROM json_each(?)`
 }
 
+// firstBy is, in a grouped query whose only min() or max() is
+// min(order), the value of expr in the group's row of that minimum.
+// SQLite takes a bare column from that row (as fast as the grouping
+// alone); Postgres allows no bare column, so an ordered aggregate keeps
+// the first.
+func (d Dialect) firstBy(expr, order string) string {
+	if d == Postgres {
+		return "(array_agg(" + expr + " ORDER BY " + order + "))[1]"
+	}
+	return expr
+}
+
 // handle is the Reader's database: every query goes through the
 // dialect's Rebind on its way. It is also a tierrecord.Querier.
 type handle struct {

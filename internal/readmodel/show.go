@@ -125,9 +125,11 @@ func (r *Reader) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
 }
 
 func (r *Reader) putBack(ctx context.Context, id int64) ([]PutBackGroup, error) {
-	// As errorGroups: the sample is the message of the group's first line.
-	// The rows put back alone are read, through messages_put_back
-	// (migration 0046), not every pending row.
+	// As errorGroups: the sample is the message of the group's first line,
+	// here the first row of each code's window (beside a second min() a
+	// bare column's row is any of the two). The rows put back alone are
+	// read, through messages_put_back (migration 0046), not every pending
+	// row: few, so the window's sort costs little.
 	rows, err := r.db.QueryContext(ctx, `SELECT code, n, next, sample, line FROM (
 		SELECT error_code AS code, count(*) OVER codes AS n, min(next_attempt_at) OVER codes AS next,
 			coalesce(error_message, '') AS sample, line, row_number() OVER (codes ORDER BY line, id) AS k
@@ -220,14 +222,14 @@ func (r *Reader) setNotSent(ctx context.Context, id int64, d *Detail) error {
 }
 
 func (r *Reader) errorGroups(ctx context.Context, id int64) ([]ErrorGroup, error) {
-	// The sample is the message of the group's first line: the first row
-	// of each code's window, in one pass over the failed rows.
-	rows, err := r.db.QueryContext(ctx, `SELECT code, n, sample, line FROM (
-		SELECT coalesce(error_code, 0) AS code, count(*) OVER codes AS n,
-			coalesce(error_message, '') AS sample, line, row_number() OVER (codes ORDER BY line, id) AS k
+	// The sample is the message of the group's first line. A window
+	// function would say so on both engines, at three times the cost of
+	// the grouping on SQLite (180,000 failed rows: 1.1 s against 0.3 s):
+	// the dialect's firstBy.
+	rows, err := r.db.QueryContext(ctx, `SELECT coalesce(error_code, 0) AS code, count(*),
+		`+r.db.d.firstBy("coalesce(error_message, '')", "line")+`, min(line)
 		FROM messages WHERE campaign_id = ? AND state = 'failed'
-		WINDOW codes AS (PARTITION BY coalesce(error_code, 0))) firsts
-		WHERE k = 1 ORDER BY n DESC, code`, id)
+		GROUP BY code ORDER BY count(*) DESC, code`, id)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d failures by code: %w", id, err)
 	}

@@ -1,8 +1,9 @@
-// Package tierrecord reads warm-up's record from SQLite: the auto-tier
+// Package tierrecord reads warm-up's record from the database: the auto-tier
 // accounts and each one's requests by quota day since its tier began. The
 // quota reset's promotion reads it inside its transaction, `account
 // history` and status through the read models (readmodel.TierProgress):
-// one query for both.
+// one query for both. Its SQL is portable: through the read models it runs
+// on Postgres too, rebound to Postgres's placeholders.
 package tierrecord
 
 import (
