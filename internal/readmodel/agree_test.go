@@ -50,40 +50,17 @@ func TestReadModelsAgree(t *testing.T) {
 }
 
 // seedForReads makes, through the store's moves, what the read models
-// read: two accounts, a campaign played to sent, failed, retried,
-// throttled, unknown, dropped and in-flight rows, a runner holding it, an
-// outage, skipped rows, a suppressed number, a campaign deleted after it
-// sent, the global bucket. It returns the played campaign's id and the
+// read: two accounts, a campaign played to sent, failed, throttled,
+// unknown, dropped and in-flight rows (detailOutcome), a runner holding
+// it, an outage, skipped rows, a suppressed number, a campaign deleted
+// after it sent. It returns the played campaign's id and the
 // one with skipped rows'.
 func seedForReads(t *testing.T, st store.Driver, clk interface{ Set(time.Time) }) (ids [2]int64) {
 	t.Helper()
 	ctx := t.Context()
 	storetest.MustAccount(t, st, "a", campaign.TierActive, storetest.Limited(1, 4, 100))
 	storetest.MustAccount(t, st, "b", campaign.TierActive, storetest.Limited(1, 4, 100))
-	c, _ := playCampaign(t, st, 9, func(line, attempt int) *campaign.Outcome {
-		switch line {
-		case 2, 3:
-			return &campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.", line), Class: "ok"}
-		case 4, 5:
-			return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131026, Error: fmt.Sprint("undeliverable: line ", line), Class: "permanent"}
-		case 6:
-			if attempt < 2 {
-				return &campaign.Outcome{Kind: campaign.OutcomeRetry, ErrorCode: 130429, Error: "rate limit hit", Class: "throttled"}
-			}
-			return &campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.6", Class: "ok"}
-		case 7:
-			if attempt < 2 {
-				return &campaign.Outcome{Kind: campaign.OutcomeRetry, ErrorCode: 131000, Error: "something went wrong", Class: "transient"}
-			}
-			return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131000, Error: "gave up after 2 attempts", Class: "transient"}
-		case 8:
-			return &campaign.Outcome{Kind: campaign.OutcomeUnknown, Error: "timeout", Class: "ambiguous"}
-		case 9:
-			return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 190, Error: "(#190) token expired",
-				Class: "account-fatal", DropAccount: true}
-		}
-		return nil // line 10 stays in flight
-	})
+	c, _ := playCampaign(t, st, 9, detailOutcome)
 	ids[0] = c.ID
 	if err := st.RegisterRunner(ctx, campaign.Runner{ID: "r1", CampaignID: c.ID, Host: "h", PID: 42, StartedAt: t0, HeartbeatAt: at(time.Minute)}); err != nil {
 		t.Fatal(err)

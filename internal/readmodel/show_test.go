@@ -46,41 +46,46 @@ func playCampaign(t *testing.T, st store.Driver, n int, outcome func(line, attem
 	return c, claims
 }
 
+// detailOutcome answers lines 2…10 of a campaign with one of each:
+// sent, failed (two of one code), throttled twice then sent, unknown,
+// account-fatal (its account dropped), and in flight.
+func detailOutcome(line, attempt int) *campaign.Outcome {
+	sent := func(line int) *campaign.Outcome {
+		return &campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.", line), Class: "ok"}
+	}
+	failed := func(code int, msg string) *campaign.Outcome {
+		return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: code, Error: msg, Class: "permanent"}
+	}
+	switch line {
+	case 2, 3:
+		return sent(line)
+	case 4:
+		return failed(131026, "(#131026) Message undeliverable: line 4")
+	case 5:
+		return failed(131026, "(#131026) Message undeliverable: line 5")
+	case 6:
+		return failed(131050, "(#131050) User stopped marketing messages")
+	case 7: // throttled twice, then sent
+		if attempt < 3 {
+			return &campaign.Outcome{Kind: campaign.OutcomeRetry, ErrorCode: 130429, Error: "rate limit hit", Class: "throttled"}
+		}
+		return sent(line)
+	case 8:
+		return &campaign.Outcome{Kind: campaign.OutcomeUnknown, Error: "timeout", Class: "ambiguous"}
+	case 9:
+		return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 190, Error: "(#190) token expired",
+			Class: "account-fatal", DropAccount: true}
+	}
+	return nil // line 10 stays in flight
+}
+
 func TestCampaignDetail(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		clk := newFakeClock()
 		st := b.open(t, clk)
 		storetest.MustAccount(t, st, "a", campaign.TierActive, storetest.Limited(1, 4, 100))
 		storetest.MustAccount(t, st, "b", campaign.TierActive, storetest.Limited(1, 4, 100))
-		sent := func(line int) *campaign.Outcome {
-			return &campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.", line), Class: "ok"}
-		}
-		failed := func(code int, msg string) *campaign.Outcome {
-			return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: code, Error: msg, Class: "permanent"}
-		}
-		c, claims := playCampaign(t, st, 9, func(line, attempt int) *campaign.Outcome {
-			switch line {
-			case 2, 3:
-				return sent(line)
-			case 4:
-				return failed(131026, "(#131026) Message undeliverable: line 4")
-			case 5:
-				return failed(131026, "(#131026) Message undeliverable: line 5")
-			case 6:
-				return failed(131050, "(#131050) User stopped marketing messages")
-			case 7: // throttled twice, then sent
-				if attempt < 3 {
-					return &campaign.Outcome{Kind: campaign.OutcomeRetry, ErrorCode: 130429, Error: "rate limit hit", Class: "throttled"}
-				}
-				return sent(line)
-			case 8:
-				return &campaign.Outcome{Kind: campaign.OutcomeUnknown, Error: "timeout", Class: "ambiguous"}
-			case 9:
-				return &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 190, Error: "(#190) token expired",
-					Class: "account-fatal", DropAccount: true}
-			}
-			return nil // line 10 stays in flight
-		})
+		c, claims := playCampaign(t, st, 9, detailOutcome)
 		if len(claims) != 11 {
 			t.Fatalf("%d claims, want 11 (9 rows, 2 of them retried)", len(claims))
 		}
