@@ -9,8 +9,10 @@ import (
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
-func TestSuppressedIn(t *testing.T) {
-	st := openTest(t, newFakeClock())
+func TestSuppressedIn(t *testing.T) { eachBackend(t, testSuppressedIn) }
+
+func testSuppressedIn(t *testing.T, b backend) {
+	st := b.open(t, newFakeClock())
 	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: storetest.Phone(2), Reason: "STOP received"}, {Phone: storetest.Phone(700)}}); err != nil {
 		t.Fatal(err)
 	}
