@@ -42,7 +42,7 @@ const pruneEvery = time.Hour
 
 // batchSize bounds the bodies applied in one transaction, so a sender on
 // the same database waits at most one short transaction.
-const batchSize = 32
+const batchSize = 128
 
 // NewApplier returns an applier with policy p.
 func NewApplier(l Ledger, p Policy, m *Metrics, log *slog.Logger) *Applier {
