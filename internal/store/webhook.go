@@ -84,10 +84,10 @@ type InboxTx interface {
 	// (marketing.go).
 	RaiseThroughput(ctx context.Context, ev campaign.AccountEvent, now time.Time) (int, error)
 
-	// A batch's plain statuses at once: StatusFacts are the rows carrying
-	// the wamids (what Settle reads, WAMIDFailed left out) and the statuses
-	// of them kept before; KeepAdvances keeps statuses matched to their
-	// rows and makes the advances (AdvanceDelivery, one per row), moved
+	// Statuses in bulk: StatusFacts are the rows carrying the wamids (what
+	// Settle reads, WAMIDFailed left out) and the statuses of them kept
+	// before; KeepAdvances keeps statuses matched to their rows and moves
+	// each row's delivery up the ladder (campaign.DeliveryAdvance), moved
 	// being the rows that were in the move's source states.
 	StatusFacts(ctx context.Context, wamids []string) ([]campaign.StatusRow, []campaign.KeptStatus, error)
 	KeepAdvances(ctx context.Context, kept []MatchedStatus, moves []campaign.DeliveryAdvance, now time.Time) (moved []int64, err error)
