@@ -11,6 +11,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Delivery webhooks: the inbox the receiver writes, the statuses kept, and
@@ -289,7 +290,7 @@ func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, e
 	}
 	// Another database sending from the same business account numbers
 	// its rows the same way: the recipient must be the row's too.
-	if !statusRecipientIs(phone, ev) {
+	if !StatusRecipientIs(phone, ev) {
 		return 0, nil
 	}
 	return id.Int64, nil
@@ -441,25 +442,34 @@ func linkWaitingStatuses(ctx context.Context, tx *Tx, wamids []any) error {
 	return nil
 }
 
-// Deferred: in the order of their webhook times.
+// DeferredSQL reads Deferred's rows (ScanDeferred), in the order of their
+// webhook times, on either driver: the limit's placeholder follows.
+const DeferredSQL = `SELECT s.message_id, s.wamid, s.status, s.at, s.recipient, s.callback_data,
+	coalesce(s.error_code, 0), coalesce(s.error_title, ''), s.pricing
+	FROM message_statuses s JOIN messages m ON m.id = s.message_id
+	WHERE s.applied = 0 AND m.state <> 'sending' ORDER BY s.at LIMIT `
+
+// ScanDeferred reads a row of DeferredSQL.
+func ScanDeferred(sc rowscan.Scanner) (d DeferredStatus, err error) {
+	var at int64
+	err = sc.Scan(&d.ID, &d.Ev.WAMID, &d.Ev.Status, &at, &d.Ev.Recipient, &d.Ev.CallbackData,
+		&d.Ev.ErrorCode, &d.Ev.ErrorTitle, &d.Ev.Pricing)
+	d.Ev.At = fromNanos(at)
+	return d, err
+}
+
 func (tx inboxTx) Deferred(ctx context.Context, max int) ([]DeferredStatus, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT s.message_id, s.wamid, s.status, s.at, s.recipient, s.callback_data,
-		coalesce(s.error_code, 0), coalesce(s.error_title, ''), s.pricing
-		FROM message_statuses s JOIN messages m ON m.id = s.message_id
-		WHERE s.applied = 0 AND m.state != 'sending' ORDER BY s.at LIMIT ?`, max)
+	rows, err := tx.QueryContext(ctx, DeferredSQL+`?`, max)
 	if err != nil {
 		return nil, fmt.Errorf("read deferred statuses: %w", err)
 	}
 	defer rows.Close()
 	var ds []DeferredStatus
 	for rows.Next() {
-		var d DeferredStatus
-		var at int64
-		if err := rows.Scan(&d.ID, &d.Ev.WAMID, &d.Ev.Status, &at, &d.Ev.Recipient, &d.Ev.CallbackData,
-			&d.Ev.ErrorCode, &d.Ev.ErrorTitle, &d.Ev.Pricing); err != nil {
+		d, err := ScanDeferred(rows)
+		if err != nil {
 			return nil, fmt.Errorf("read deferred statuses: %w", err)
 		}
-		d.Ev.At = fromNanos(at)
 		ds = append(ds, d)
 	}
 	if err := rows.Err(); err != nil {

@@ -51,6 +51,9 @@ type Store struct {
 
 	loc     *time.Location
 	zoneErr *campaign.ZoneMismatchError
+
+	// shared is set by ShareLimits: claims ask its gates.
+	shared *store.SharedLimits
 }
 
 var _ store.Driver = (*Store)(nil)
@@ -257,4 +260,13 @@ func (s *Store) SetTimezone(ctx context.Context, name string) (old string, err e
 	}
 	s.loc, s.zoneErr = loc, nil
 	return old, nil
+}
+
+// unsupported is the error of a method not implemented on Postgres yet,
+// told to Options.Unsupported first.
+func (s *Store) unsupported(method string) error {
+	if s.hook != nil {
+		s.hook(method)
+	}
+	return fmt.Errorf("pgstore: %s: not implemented yet: %w", method, errors.ErrUnsupported)
 }

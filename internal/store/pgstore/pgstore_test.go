@@ -219,12 +219,18 @@ func TestUnsupportedNamesTheMethod(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	err = st.ReplaceTemplates(t.Context(), "waba", nil)
-	if !errors.Is(err, errors.ErrUnsupported) || err.Error() != "pgstore: ReplaceTemplates: not implemented yet: unsupported operation" {
-		t.Errorf("ReplaceTemplates = %v, want pgstore: ReplaceTemplates: not implemented yet (ErrUnsupported)", err)
+	im, err := st.Import(t.Context(), campaign.Campaign{Name: "c", Fingerprint: "fp", Source: "c.csv",
+		Spec: campaign.Spec{Kind: campaign.KindTemplate, Template: "hello", Lang: "en_US"}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(told) != 1 || told[0] != "ReplaceTemplates" {
-		t.Errorf("hook told %q, want [ReplaceTemplates]", told)
+	defer im.Rollback()
+	_, err = im.SameMessage(t.Context())
+	if !errors.Is(err, errors.ErrUnsupported) || err.Error() != "pgstore: Importer.SameMessage: not implemented yet: unsupported operation" {
+		t.Errorf("SameMessage = %v, want pgstore: Importer.SameMessage: not implemented yet (ErrUnsupported)", err)
+	}
+	if len(told) != 1 || told[0] != "Importer.SameMessage" {
+		t.Errorf("hook told %q, want [Importer.SameMessage]", told)
 	}
 }
 
