@@ -255,11 +255,7 @@ func (a account) bucket() ratelimit.Bucket { return ratelimit.Bucket{Tokens: a.T
 
 // status is the account as shown at t, its bucket and rate factor settled.
 func (a account) status(t time.Time) campaign.AccountStatus {
-	st := a.AccountStatus
-	st.Tokens = a.bucket().TokensAt(a.limit(t), t)
-	st.At = t
-	st.RateFactor = a.health.FactorAt(t)
-	return st
+	return rowscan.Account{AccountStatus: a.AccountStatus, Health: a.health}.StatusAt(t)
 }
 
 // loadAccounts reads accounts joined with their tier. Tokens and At are the
@@ -270,16 +266,12 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}
 	defer rows.Close()
-	var out []account
-	for rows.Next() {
-		r, err := rowscan.ScanAccount(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read account: %w", err)
-		}
-		out = append(out, account{AccountStatus: r.Status, health: r.Health, portfolioID: r.PortfolioID,
-			pinnedLimit: r.PinnedLimit, margin: r.Margin})
+	rs, err := rowscan.Accounts(rows)
+	out := make([]account, len(rs))
+	for i, r := range rs {
+		out[i] = account{AccountStatus: r.AccountStatus, health: r.Health, portfolioID: r.PortfolioID, pinnedLimit: r.PinnedLimit, margin: r.Margin}
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // SetGlobalLimit turns the global bucket on with l, or off when on is false.

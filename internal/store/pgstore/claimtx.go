@@ -587,8 +587,8 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]store.Claim
 	}
 	out := make([]store.ClaimAccount, len(accts))
 	for i, a := range accts {
-		out[i] = store.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.health, PortfolioID: a.portfolioID,
-			PinnedLimit: a.pinnedLimit, Margin: a.margin}
+		out[i] = store.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.Health, PortfolioID: a.PortfolioID,
+			PinnedLimit: a.PinnedLimit, Margin: a.Margin}
 	}
 	if len(out) > 0 {
 		return out, len(out), nil

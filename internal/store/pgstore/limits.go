@@ -79,7 +79,7 @@ func hostPart(ctx context.Context, q querier, host, portfolio, today string, now
 	var ids []int64
 	for _, a := range accts {
 		p := store.DefaultPortfolio
-		if a.portfolioID != 0 {
+		if a.PortfolioID != 0 {
 			p = a.Portfolio
 		}
 		if p != portfolio {

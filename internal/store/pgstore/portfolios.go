@@ -124,12 +124,12 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 			byID[out[i].ID] = i
 		}
 		for _, a := range accts {
-			if a.portfolioID == 0 {
+			if a.PortfolioID == 0 {
 				out = append(out, campaign.PortfolioStatus{Own: true, Accounts: []string{a.Name},
 					Portfolio: campaign.Portfolio{Name: a.Name, Margin: store.DefaultMargin}})
 				continue
 			}
-			p := &out[byID[a.portfolioID]]
+			p := &out[byID[a.PortfolioID]]
 			p.Accounts = append(p.Accounts, a.Name)
 		}
 		for i := range out {
@@ -151,14 +151,14 @@ func portfolioReach(ctx context.Context, tx pgx.Tx, p *campaign.PortfolioStatus,
 	p.Limit, p.At = p.PinnedLimit, now
 	margin, portfolio := p.Margin, p.ID
 	for _, a := range accts {
-		if (p.Own && a.Name == p.Name) || (!p.Own && a.portfolioID == p.ID) {
+		if (p.Own && a.Name == p.Name) || (!p.Own && a.PortfolioID == p.ID) {
 			read, from, at, err := readLimit(ctx, tx, a)
 			if err != nil {
 				return err
 			}
-			p.Limit, margin = effectiveLimit(a.pinnedLimit, read), a.margin
+			p.Limit, margin = effectiveLimit(a.PinnedLimit, read), a.Margin
 			p.ReadLimit, p.ReadFrom, p.ReadAt = read, from, fromNanos(at)
-			portfolio = a.portfolioID
+			portfolio = a.PortfolioID
 			if p.Own {
 				p.Members = []int64{a.ID}
 			}
@@ -196,12 +196,12 @@ func portfolioReach(ctx context.Context, tx pgx.Tx, p *campaign.PortfolioStatus,
 // its own for an account without one, else the latest any of its numbers
 // read; from names the account it was read through.
 func readLimit(ctx context.Context, q querier, a account) (limit int, from string, at int64, err error) {
-	if a.portfolioID == 0 {
+	if a.PortfolioID == 0 {
 		return a.Synced.MessagingLimit, a.Name, nanos(a.Synced.At), nil
 	}
 	err = q.QueryRow(ctx, `SELECT messaging_limit_read, name, synced_at FROM accounts
 		WHERE portfolio_id = $1 AND messaging_limit_read IS NOT NULL AND synced_at IS NOT NULL
-		ORDER BY synced_at DESC LIMIT 1`, a.portfolioID).Scan(&limit, &from, &at)
+		ORDER BY synced_at DESC LIMIT 1`, a.PortfolioID).Scan(&limit, &from, &at)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, "", 0, nil
 	}

@@ -64,7 +64,7 @@ func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberIn
 		if accts, err = loadAccounts(ctx, tx, `WHERE a.id = $2`, a.ID); err != nil {
 			return err
 		}
-		out = accts[0].status(now)
+		out = accts[0].StatusAt(now)
 		return nil
 	})
 	return out, err
