@@ -167,20 +167,26 @@ func (tx inboxTx) NoteNumber(ctx context.Context, display, id string, now time.T
 }
 
 func (tx inboxTx) Part(ctx context.Context, apply func() error) (skip, err error) {
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT webhook_part`); err != nil {
+	return SavepointPart(func(q string) error { _, err := tx.ExecContext(ctx, q); return err }, apply, databaseFault)
+}
+
+// SavepointPart is InboxTx.Part on either driver: apply under a savepoint,
+// undone alone when it fails for a reason of its own (not fault), exec
+// running each statement.
+func SavepointPart(exec func(stmt string) error, apply func() error, fault func(error) bool) (skip, err error) {
+	if err := exec(`SAVEPOINT webhook_part`); err != nil {
 		return nil, err
 	}
-	err = apply()
-	if err != nil && !databaseFault(err) {
-		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO webhook_part`); rerr != nil {
+	if err := apply(); err != nil {
+		if fault(err) {
+			return nil, err
+		}
+		if rerr := exec(`ROLLBACK TO webhook_part`); rerr != nil {
 			return nil, fmt.Errorf("undo: %w", rerr)
 		}
-		skip, err = err, nil
+		skip = err
 	}
-	if err != nil {
-		return nil, err
-	}
-	if _, err := tx.ExecContext(ctx, `RELEASE webhook_part`); err != nil {
+	if err := exec(`RELEASE webhook_part`); err != nil {
 		return nil, err
 	}
 	return skip, nil

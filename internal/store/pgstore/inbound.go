@@ -150,41 +150,37 @@ func (tx inboxTx) countReply(ctx context.Context, r store.RepliedRow, column str
 	return nil
 }
 
-// LearnLinks keeps the phone ↔ user id pairs a webhook body showed; a
-// changed pair replaces an older one.
+// LearnLinks keeps the pairs a body showed, in one round trip: a changed
+// pair replaces an older one, a pair seen again is not written.
 func (tx inboxTx) LearnLinks(ctx context.Context, links []campaign.IdentityLink, now time.Time) error {
+	b := &pgx.Batch{}
 	for _, l := range links {
-		if campaign.CheckListable(l.Phone) != nil || !campaign.IsBSUID(l.UserID) || campaign.IsBSUID(l.Phone) {
-			continue // a link must pair a number with an id
+		if campaign.CheckListable(l.Phone) == nil && campaign.IsBSUID(l.UserID) && !campaign.IsBSUID(l.Phone) {
+			b.Queue(`INSERT INTO recipient_links (user_id, phone, seen_at) VALUES ($1, $2, $3)
+				ON CONFLICT (user_id) DO UPDATE SET phone = excluded.phone, seen_at = excluded.seen_at
+				WHERE recipient_links.phone <> excluded.phone AND recipient_links.seen_at <= excluded.seen_at`,
+				l.UserID, l.Phone, now.UnixNano())
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO recipient_links (user_id, phone, seen_at) VALUES ($1, $2, $3)
-			ON CONFLICT (user_id) DO UPDATE SET phone = excluded.phone, seen_at = excluded.seen_at
-			WHERE recipient_links.phone <> excluded.phone AND recipient_links.seen_at <= excluded.seen_at`,
-			l.UserID, l.Phone, now.UnixNano()); err != nil {
-			return fmt.Errorf("link %s to %s: %w", l.UserID, l.Phone, err)
-		}
+	}
+	if err := send(ctx, tx.Tx, b); err != nil {
+		return fmt.Errorf("learn recipient links: %w", err)
 	}
 	return nil
 }
 
-// InboundSender is the recipient key an inbound message is filed under:
-// its sender's number, a user id's linked number, or the id itself.
-func (tx inboxTx) InboundSender(ctx context.Context, m campaign.InboundMessage) (string, error) {
-	if m.From != "" {
-		return "+" + strings.TrimPrefix(m.From, "+"), nil
-	}
-	if m.UserID == "" {
-		return "", nil
-	}
-	var phone string
-	err := tx.QueryRow(ctx, `SELECT phone FROM recipient_links WHERE user_id = $1`, m.UserID).Scan(&phone)
+// InboundSender: the sender's number; for a sender known only by a user
+// id, the number linked to it, else the id.
+func (tx inboxTx) InboundSender(ctx context.Context, m campaign.InboundMessage) (key string, err error) {
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return m.UserID, nil
-	case err != nil:
-		return "", fmt.Errorf("find the number of %s: %w", m.UserID, err)
+	case m.From != "":
+		return "+" + strings.TrimPrefix(m.From, "+"), nil
+	case m.UserID != "":
+		err = tx.QueryRow(ctx, `SELECT coalesce((SELECT phone FROM recipient_links WHERE user_id = $1), $1)`, m.UserID).Scan(&key)
+		if err != nil {
+			return "", fmt.Errorf("find the number of %s: %w", m.UserID, err)
+		}
 	}
-	return phone, nil
+	return key, nil
 }
 
 // PruneInbound deletes the inbound messages older than before (their

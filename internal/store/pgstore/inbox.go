@@ -97,23 +97,7 @@ func (tx inboxTx) NoteNumber(ctx context.Context, display, id string, now time.T
 }
 
 func (tx inboxTx) Part(ctx context.Context, apply func() error) (skip, err error) {
-	if _, err := tx.Exec(ctx, `SAVEPOINT webhook_part`); err != nil {
-		return nil, err
-	}
-	err = apply()
-	if err != nil && !tx.fault(err) {
-		if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT webhook_part`); rerr != nil {
-			return nil, fmt.Errorf("undo: %w", rerr)
-		}
-		skip, err = err, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT webhook_part`); err != nil {
-		return nil, err
-	}
-	return skip, nil
+	return store.SavepointPart(func(q string) error { _, err := tx.Exec(ctx, q); return err }, apply, tx.fault)
 }
 
 // fault reports whether err is the database failing (its connection, its

@@ -72,24 +72,15 @@ func (c *claimTx) HostPart(ctx context.Context, host, portfolio, today string, n
 // they sent or have in flight (or whose fate is unknown) in that time.
 func hostPart(ctx context.Context, q querier, host, portfolio, today string, now time.Time) (limits.RebuildRequest, error) {
 	r := limits.RebuildRequest{Host: host, Today: today, Now: now}
-	accts, err := loadAccounts(ctx, q, `ORDER BY a.id`)
-	if err != nil {
+	// An account without a portfolio is in the gates' default one.
+	accts, err := loadAccounts(ctx, q, `WHERE coalesce(p.name, $2) = $3 ORDER BY a.id`, store.DefaultPortfolio, portfolio)
+	if err != nil || len(accts) == 0 {
 		return r, err
 	}
-	var ids []int64
-	for _, a := range accts {
-		p := store.DefaultPortfolio
-		if a.PortfolioID != 0 {
-			p = a.Portfolio
-		}
-		if p != portfolio {
-			continue
-		}
-		ids = append(ids, a.ID)
+	ids := make([]int64, len(accts))
+	for i, a := range accts {
+		ids[i] = a.ID
 		r.Accounts = append(r.Accounts, limits.RebuildCount{Account: store.GateAccount(a.PhoneNumberID), Day: a.QuotaDay, Used: a.UsedToday})
-	}
-	if len(ids) == 0 {
-		return r, nil
 	}
 	rows, err := q.Query(ctx, `SELECT DISTINCT ON (c.phone) c.phone, a.phone_number_id, c.last_at FROM contact_log c
 		JOIN accounts a ON a.id = c.account_id WHERE c.account_id = ANY($1) AND c.last_at > $2

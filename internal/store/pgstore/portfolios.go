@@ -41,13 +41,7 @@ func (s *Store) UpdatePortfolio(ctx context.Context, name string, ch store.Portf
 		if p, err = portfolioByName(ctx, tx, name, true); err != nil {
 			return err
 		}
-		if ch.PinnedLimit != nil {
-			p.PinnedLimit = *ch.PinnedLimit
-		}
-		if ch.Margin != nil {
-			p.Margin = *ch.Margin
-		}
-		if err := p.Validate(); err != nil {
+		if err := ch.Apply(&p); err != nil {
 			return err
 		}
 		if err := releaseHeld(ctx, tx); err != nil {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ func (s suite) portfolioTests() []sub {
 		{"the reach used and when it frees", s.testPortfolioReach},
 		{"a sync keeps what was read", s.testRecordSync},
 		{"the warm-up switch", s.testSetAutoTier},
+		{"a database's part of a lost quota day", s.testHostPart},
 	}
 }
 
@@ -204,5 +206,66 @@ func (s suite) testSetAutoTier(t *testing.T) {
 	}
 	if err := st.SetAutoTier(t.Context(), "nope", ptr(true), nil); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("unknown account: %v, want ErrNotFound", err)
+	}
+}
+
+// testHostPart: what a forced quota reset under shared limits rebuilds a
+// portfolio's day from is this database's part: its accounts' counts, the
+// recipients they messaged in the last 24 h, and the repeat guards their
+// messages sent or in flight hold. The database is one host, whichever
+// handle asks.
+func (s suite) testHostPart(t *testing.T) {
+	clk := newFakeClock()
+	db := s.h.NewDB(t)
+	st, other := s.openAt(t, db, clk, nil), s.openAt(t, db, clk, nil)
+	mustPortfolio(t, st, "acme", 0, 0)
+	a := MustAccount(t, st, "a", campaign.TierActive, Limited(100, 100, 1000))
+	joinPortfolio(t, st, "a", "acme")
+	c := MustCampaign(t, st, "c", 3)
+	cs, err := ledger(st).ClaimN(t.Context(), c.ID, "r1", at(time.Hour), 3)
+	if err != nil || len(cs) != 3 {
+		t.Fatalf("claimed %d (%v), want 3", len(cs), err)
+	}
+	if err := record(t, st, cs[0], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.0", Class: "ok"}, at(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(at(2 * time.Hour))
+	today := campaign.QuotaDay(clk.Now(), time.UTC)
+	r, err := st.HostPart(t.Context(), "acme", today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Host == "" || r.Today != today || !r.Now.Equal(clk.Now()) {
+		t.Errorf("request %q on %s at %v; want a host id, today, now", r.Host, r.Today, r.Now)
+	}
+	if len(r.Accounts) != 1 || r.Accounts[0].Account != a.PhoneNumberID || r.Accounts[0].Used != 3 || r.Accounts[0].Day != today {
+		t.Errorf("accounts %+v; want a's number with 3 used today", r.Accounts)
+	}
+	var window, guarded []string
+	for _, w := range r.Window {
+		window = append(window, w.Recipient)
+		if w.Account != a.PhoneNumberID || !w.At.Equal(at(time.Hour)) {
+			t.Errorf("contact %+v; want from a's number at the claim", w)
+		}
+	}
+	want := []string{Phone(0), Phone(1), Phone(2)}
+	if slices.Sort(window); !slices.Equal(window, want) {
+		t.Errorf("window %v, want %v", window, want)
+	}
+	for _, g := range r.Guards {
+		guarded = append(guarded, g.Recipient)
+		if g.Guard == "" || g.Guard != r.Guards[0].Guard || g.At.IsZero() {
+			t.Errorf("guard %+v; want the campaign's one guard, dated", g)
+		}
+	}
+	if slices.Sort(guarded); !slices.Equal(guarded, want) {
+		t.Errorf("guards for %v, want %v (sent and in flight)", guarded, want)
+	}
+	r2, err := other.HostPart(t.Context(), store.DefaultPortfolio, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Host != r.Host || len(r2.Accounts) != 0 || len(r2.Window) != 0 || len(r2.Guards) != 0 {
+		t.Errorf("the default portfolio from another handle: %+v; want the same host, nothing of acme's", r2)
 	}
 }
