@@ -52,24 +52,19 @@ func (s *Store) Accounts(ctx context.Context) ([]campaign.AccountStatus, error) 
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
-	out := make([]campaign.AccountStatus, len(accts))
-	for i, a := range accts {
-		out[i] = a.StatusAt(now)
-	}
-	return out, nil
+	return rowscan.StatusesAt(accts, s.now()), nil
 }
 
 // Account returns one account by name.
-func (s *Store) Account(ctx context.Context, name string) (campaign.AccountStatus, error) {
+func (s *Store) Account(ctx context.Context, name string) (st campaign.AccountStatus, err error) {
 	accts, err := loadAccounts(ctx, s.pool, `WHERE a.name = $2`, name)
-	if err != nil {
-		return campaign.AccountStatus{}, err
+	if err == nil && len(accts) == 0 {
+		err = fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
 	}
-	if len(accts) == 0 {
-		return campaign.AccountStatus{}, fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+	if err == nil {
+		st = accts[0].StatusAt(s.now())
 	}
-	return accts[0].StatusAt(s.now()), nil
+	return st, err
 }
 
 // AddAccount stores a new account: its bucket starts full and its quota

@@ -107,3 +107,12 @@ func (r Account) StatusAt(t time.Time) campaign.AccountStatus {
 	st.RateFactor = r.Health.FactorAt(t)
 	return st
 }
+
+// StatusesAt is every account's StatusAt(t).
+func StatusesAt(accts []Account, t time.Time) []campaign.AccountStatus {
+	out := make([]campaign.AccountStatus, len(accts))
+	for i, a := range accts {
+		out[i] = a.StatusAt(t)
+	}
+	return out
+}
