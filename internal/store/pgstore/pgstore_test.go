@@ -210,30 +210,6 @@ func TestOpenMigratesOnce(t *testing.T) {
 	}
 }
 
-// A method not made real yet says so, wrapped as errors.ErrUnsupported and
-// naming itself, and tells the hook.
-func TestUnsupportedNamesTheMethod(t *testing.T) {
-	var told []string
-	st, err := pgstore.Open(t.Context(), newDB(t), pgstore.Options{Unsupported: func(m string) { told = append(told, m) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	im, err := st.Import(t.Context(), campaign.Campaign{Name: "c", Fingerprint: "fp", Source: "c.csv",
-		Spec: campaign.Spec{Kind: campaign.KindTemplate, Template: "hello", Lang: "en_US"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer im.Rollback()
-	_, err = im.SameMessage(t.Context())
-	if !errors.Is(err, errors.ErrUnsupported) || err.Error() != "pgstore: Importer.SameMessage: not implemented yet: unsupported operation" {
-		t.Errorf("SameMessage = %v, want pgstore: Importer.SameMessage: not implemented yet (ErrUnsupported)", err)
-	}
-	if len(told) != 1 || told[0] != "Importer.SameMessage" {
-		t.Errorf("hook told %q, want [Importer.SameMessage]", told)
-	}
-}
-
 func TestRedact(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"postgres://u:secret@db:5432/wasend", "postgres://u:xxxxx@db:5432/wasend"},
