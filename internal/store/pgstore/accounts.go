@@ -214,23 +214,32 @@ func relimit(ctx context.Context, tx pgx.Tx, a account, to campaign.Limits, now 
 	return nil
 }
 
+// lockAccount is the named account, its row locked for the transaction:
+// two hosts changing it at once go one after the other.
+func lockAccount(ctx context.Context, tx pgx.Tx, name string) (account, error) {
+	if _, err := tx.Exec(ctx, `SELECT id FROM accounts WHERE name = $1 AND removed_at IS NULL FOR UPDATE`, name); err != nil {
+		return account{}, fmt.Errorf("lock account %s: %w", name, err)
+	}
+	accts, err := loadAccounts(ctx, tx, `WHERE a.name = $2`, name)
+	if err == nil && len(accts) == 0 {
+		err = fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+	}
+	if err != nil {
+		return account{}, err
+	}
+	return accts[0], nil
+}
+
 // UpdateAccount applies a change to the named account; a change of limits
 // settles the tokens earned so far first. The account's row is locked for
 // the change: two hosts changing it at once go one after the other.
 func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.AccountChange) (campaign.AccountStatus, error) {
 	var out campaign.AccountStatus
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT id FROM accounts WHERE name = $1 AND removed_at IS NULL FOR UPDATE`, name); err != nil {
-			return fmt.Errorf("lock account %s: %w", name, err)
-		}
-		accts, err := loadAccounts(ctx, tx, `WHERE a.name = $2`, name)
+		a, err := lockAccount(ctx, tx, name)
 		if err != nil {
 			return err
 		}
-		if len(accts) == 0 {
-			return fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
-		}
-		a := accts[0]
 		was := a.Account
 		if err := ch.Apply(&a.Account); err != nil {
 			return err
@@ -306,7 +315,7 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.Account
 				return fmt.Errorf("update account %s: %w", name, err)
 			}
 		}
-		accts, err = loadAccounts(ctx, tx, `WHERE a.id = $2`, a.ID)
+		accts, err := loadAccounts(ctx, tx, `WHERE a.id = $2`, a.ID)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/quotareset"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // ResetQuota opens a new quota day for the named accounts (all when none):
@@ -31,12 +32,8 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]s
 		if err != nil {
 			return err
 		}
-		sts := make([]campaign.AccountStatus, len(accts))
-		for i, a := range accts {
-			sts[i] = a.AccountStatus
-		}
 		now := s.now()
-		steps, err := quotareset.Plan(sts, names, s.Today(now), force)
+		steps, err := quotareset.Plan(rowscan.StatusesAt(accts, now), names, s.Today(now), force)
 		if err != nil {
 			return err
 		}

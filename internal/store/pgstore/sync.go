@@ -21,17 +21,10 @@ import (
 func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error) {
 	var out campaign.AccountStatus
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT id FROM accounts WHERE name = $1 AND removed_at IS NULL FOR UPDATE`, name); err != nil {
-			return fmt.Errorf("lock account %s: %w", name, err)
-		}
-		accts, err := loadAccounts(ctx, tx, `WHERE a.name = $2`, name)
+		a, err := lockAccount(ctx, tx, name)
 		if err != nil {
 			return err
 		}
-		if len(accts) == 0 {
-			return fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
-		}
-		a := accts[0]
 		now := s.now()
 		at := n.At
 		if at.IsZero() {
@@ -61,7 +54,8 @@ func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberIn
 			nullID(int64(n.MessagingLimit)), a.ID); err != nil {
 			return fmt.Errorf("record the sync of %s: %w", name, err)
 		}
-		if accts, err = loadAccounts(ctx, tx, `WHERE a.id = $2`, a.ID); err != nil {
+		accts, err := loadAccounts(ctx, tx, `WHERE a.id = $2`, a.ID)
+		if err != nil {
 			return err
 		}
 		out = accts[0].StatusAt(now)
