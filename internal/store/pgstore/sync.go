@@ -14,10 +14,8 @@ import (
 // What is read from the Graph API and kept (numbers, templates), and the
 // operator's warm-up switch.
 
-// RecordSync keeps what the Graph API said of an account's number: its
-// quality, name, throughput (which then bounds the account's rate) and its
-// portfolio's messaging limit. A field not read (0) keeps the value it
-// had: a limit that could not be read is not a limit of zero.
+// RecordSync keeps a number's sync (store.Driver): a field the Graph API
+// did not give keeps its value, and the throughput read bounds the rate.
 func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error) {
 	var out campaign.AccountStatus
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -64,8 +62,8 @@ func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberIn
 	return out, err
 }
 
-// SetAutoTier turns an account's warm-up on or off and sets its time to
-// promotion; nil fields stay.
+// SetAutoTier sets the warm-up switch and the time to promotion given (nil
+// leaves one as it is), logging a switch that changes.
 func (s *Store) SetAutoTier(ctx context.Context, name string, on *bool, promoteAfter *time.Duration) error {
 	if promoteAfter != nil {
 		if err := campaign.CheckPromoteAfter(*promoteAfter); err != nil {
@@ -105,8 +103,8 @@ func (s *Store) SetAutoTier(ctx context.Context, name string, on *bool, promoteA
 	})
 }
 
-// ReplaceTemplates stores a WABA's templates as just read, in place of
-// those read before from it: a template deleted at Meta goes here too.
+// ReplaceTemplates puts a WABA's templates as just read in place of those
+// it had, in one round trip: one deleted at Meta goes.
 func (s *Store) ReplaceTemplates(ctx context.Context, waba string, ts []campaign.Template) error {
 	now := s.now()
 	return s.inTx(ctx, func(tx pgx.Tx) error {
