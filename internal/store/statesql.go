@@ -74,3 +74,7 @@ func stateIn[S ~string](column string, from []S) string {
 // quote is a state as an SQL string literal. States are constants of
 // internal/campaign without quotes; a quote is doubled all the same.
 func quote[S ~string](s S) string { return "'" + strings.ReplaceAll(string(s), "'", "''") + "'" }
+
+// fenceSQL is the fence check (campaign.FenceOK) of a write after a claim:
+// the row's fence column equals the claim's, param.
+func fenceSQL(column, param string) string { return column + " = " + param }

@@ -286,3 +286,13 @@ func registerRunner(t *testing.T, st store.Driver, id string, campaignID int64, 
 		t.Fatal(err)
 	}
 }
+
+// mustStart marks claims' requests started, as a runner does just before
+// it makes them; every one must be the row's claim still.
+func mustStart(t *testing.T, st store.Driver, runner string, now time.Time, cs ...campaign.Claim) {
+	t.Helper()
+	refused, err := st.Start(t.Context(), runner, cs, now)
+	if err != nil || len(refused) > 0 {
+		t.Fatalf("start %d requests of %s: %v refused, %v", len(cs), runner, refused, err)
+	}
+}
