@@ -74,6 +74,7 @@ func Run(t *testing.T, h Harness) {
 		{"claim", s.claimTests()},
 		{"record", s.recordTests()},
 		{"rescue", s.rescueTests()},
+		{"leases", s.leaseTests()},
 		{"moves", s.moveTests()},
 		{"suppressions", s.suppressTests()},
 		{"inbox", s.inboxTests()},
