@@ -21,6 +21,14 @@ import (
 // is the stale period runners have always been given.
 const LeaseTerm = 30 * time.Second
 
+// HeartbeatEvery is how often a runner beats, extending its leases.
+const HeartbeatEvery = 2 * time.Second
+
+// LostAfter is how long a runner may be silent before status shows it
+// lost: two heartbeats. (Its leases last LeaseTerm: a runner paused for a
+// moment keeps its rows.)
+const LostAfter = 2 * HeartbeatEvery
+
 // LeaseRule is what the end of a lease does to a claimed row: by whether
 // its request started, the move it makes and why.
 type LeaseRule struct {

@@ -211,7 +211,7 @@ func New(o Options) (*Engine, error) {
 		o.Poll = 2 * time.Second
 	}
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = 2 * time.Second
+		o.Heartbeat = campaign.HeartbeatEvery
 	}
 	if o.Stale <= 0 {
 		o.Stale = 30 * time.Second
