@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Inbound messages: what people sent to the business numbers. The webhook
@@ -206,7 +206,7 @@ func (s *Store) PruneInbound(ctx context.Context, before time.Time) (int, error)
 
 // inboundPrefix keeps the inbound settings apart from the store's own in
 // the settings table.
-const inboundPrefix = "inbound."
+const inboundPrefix = rowscan.InboundPrefix
 
 // InboundSettings returns the inbound settings set (key → value, as
 // `wasend config set` stored them); a key not set is absent.
@@ -216,18 +216,7 @@ func (s *Store) InboundSettings(ctx context.Context) (map[string]string, error) 
 		return nil, fmt.Errorf("read inbound settings: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("read inbound settings: %w", err)
-		}
-		out[strings.TrimPrefix(k, inboundPrefix)] = v
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read inbound settings: %w", err)
-	}
-	return out, nil
+	return rowscan.InboundSettings(rows)
 }
 
 // SetInboundSetting stores an inbound setting's value, already checked by
