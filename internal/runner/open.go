@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/pgstore"
@@ -69,13 +70,14 @@ type (
 )
 
 // setSending keeps --max-held and --ttl with the campaign (SetSending) and
-// returns the TTL in force. A driver without SetSending keeps neither: a
-// run that asks for one is refused, one that does not sends without.
+// returns the TTL in force. A driver without SetSending keeps neither: the
+// campaign holds the column's default (campaign.DefaultMaxHeld, no TTL), so
+// a run asking for those sends, one asking for others is refused.
 func setSending(ctx context.Context, st store.Driver, id int64, maxHeld int, ttl time.Duration) (time.Duration, error) {
 	if k, ok := st.(sendingKeeper); ok {
 		return k.SetSending(ctx, id, maxHeld, ttl)
 	}
-	if maxHeld > 0 || ttl > 0 {
+	if maxHeld != campaign.DefaultMaxHeld || ttl > 0 {
 		return 0, fmt.Errorf("--max-held and --ttl: the database at %s cannot keep them yet (its driver has no SetSending); run without them", st.Path())
 	}
 	return 0, nil
