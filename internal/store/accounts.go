@@ -309,8 +309,8 @@ func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) 
 	})
 }
 
-// QuotaReset is what a reset did to one account.
-type QuotaReset = quotareset.Reset
+// QuotaReset is what a reset did to one account (campaign.QuotaReset).
+type QuotaReset = campaign.QuotaReset
 
 // ResetQuota starts a new quota day for the named accounts (all when names is
 // empty). Quota days only move forward: an account whose quota day is today
@@ -340,7 +340,7 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 			return err
 		}
 		for _, st := range steps {
-			if st.Reset.Reset {
+			if st.QuotaReset.Reset {
 				if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = 0, quota_day = ?, quota_epoch = quota_epoch + 1 WHERE id = ?`,
 					st.To, st.ID); err != nil {
 					return fmt.Errorf("reset quota of %s: %w", st.Account, err)
@@ -350,7 +350,7 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 					return fmt.Errorf("log quota reset: %w", err)
 				}
 			}
-			out = append(out, st.Reset)
+			out = append(out, st.QuotaReset)
 		}
 		if err := releaseHeld(ctx, tx); err != nil {
 			return err

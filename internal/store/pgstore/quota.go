@@ -39,12 +39,12 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]s
 		}
 		b := &pgx.Batch{}
 		for _, st := range steps {
-			if st.Reset.Reset {
+			if st.QuotaReset.Reset {
 				b.Queue(`UPDATE accounts SET used_today = 0, quota_day = $1, quota_epoch = quota_epoch + 1 WHERE id = $2`, st.To, st.ID)
 				b.Queue(`INSERT INTO quota_resets (account_id, day, at, forced) VALUES ($1, $2, $3, $4)`,
 					st.ID, st.To, now.UnixNano(), boolInt(force))
 			}
-			out = append(out, st.Reset)
+			out = append(out, st.QuotaReset)
 		}
 		if err := send(ctx, tx, b); err != nil {
 			return fmt.Errorf("reset quotas: %w", err)

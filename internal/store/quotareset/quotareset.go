@@ -11,26 +11,10 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// Reset is what a reset did to one account.
-type Reset struct {
-	Account  string
-	Day      string // today, in the zone of quota days
-	Before   int    // sends counted before the reset
-	Reset    bool   // false: already reset today (or Behind) and not forced
-	LastDay  string // the account's quota day before
-	DailyCap int
-	// Behind: today is earlier than the account's quota day (a clock set
-	// back, or a zone changed to one behind): the day stays LastDay, even
-	// when forced.
-	Behind bool
-	// Promoted is the account's promotion at this reset (warm-up), if any.
-	Promoted *campaign.TierChange
-}
-
 // Step is one account's part in a reset: its report, and, when it resets,
 // the account's id and the quota day it moves to.
 type Step struct {
-	Reset
+	campaign.QuotaReset
 	ID int64
 	To string
 }
@@ -50,14 +34,14 @@ func Plan(accts []campaign.AccountStatus, names []string, today string, force bo
 			continue
 		}
 		day, reset, behind := campaign.NextResetDay(a.QuotaDay, today, force)
-		steps = append(steps, Step{ID: a.ID, To: day, Reset: Reset{Account: a.Name, Day: today, Before: a.UsedToday,
+		steps = append(steps, Step{ID: a.ID, To: day, QuotaReset: campaign.QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday,
 			LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap, Behind: behind, Reset: reset}})
 	}
 	return steps, nil
 }
 
 // Promote notes each promotion at the reset on its account's report.
-func Promote(rs []Reset, promoted []campaign.TierChange) {
+func Promote(rs []campaign.QuotaReset, promoted []campaign.TierChange) {
 	for _, p := range promoted {
 		for i := range rs {
 			if rs[i].Account == p.Account {

@@ -24,13 +24,13 @@ func TestPlan(t *testing.T) {
 		want  []Step
 	}{
 		{"all, only forward", nil, false, []Step{
-			{ID: 1, To: today, Reset: Reset{Account: "a", Day: today, Before: 7, Reset: true, LastDay: "2026-03-01", DailyCap: 250}},
-			{ID: 2, To: today, Reset: Reset{Account: "b", Day: today, Before: 3, LastDay: today, DailyCap: 250}},
-			{ID: 3, To: "2026-03-03", Reset: Reset{Account: "c", Day: today, Before: 1, LastDay: "2026-03-03", DailyCap: 250, Behind: true}},
+			{ID: 1, To: today, QuotaReset: campaign.QuotaReset{Account: "a", Day: today, Before: 7, Reset: true, LastDay: "2026-03-01", DailyCap: 250}},
+			{ID: 2, To: today, QuotaReset: campaign.QuotaReset{Account: "b", Day: today, Before: 3, LastDay: today, DailyCap: 250}},
+			{ID: 3, To: "2026-03-03", QuotaReset: campaign.QuotaReset{Account: "c", Day: today, Before: 1, LastDay: "2026-03-03", DailyCap: 250, Behind: true}},
 		}},
 		{"named, forced: the day never moves back", []string{"c", "b"}, true, []Step{
-			{ID: 2, To: today, Reset: Reset{Account: "b", Day: today, Before: 3, Reset: true, LastDay: today, DailyCap: 250}},
-			{ID: 3, To: "2026-03-03", Reset: Reset{Account: "c", Day: today, Before: 1, Reset: true, LastDay: "2026-03-03", DailyCap: 250, Behind: true}},
+			{ID: 2, To: today, QuotaReset: campaign.QuotaReset{Account: "b", Day: today, Before: 3, Reset: true, LastDay: today, DailyCap: 250}},
+			{ID: 3, To: "2026-03-03", QuotaReset: campaign.QuotaReset{Account: "c", Day: today, Before: 1, Reset: true, LastDay: "2026-03-03", DailyCap: 250, Behind: true}},
 		}},
 	}
 	for _, tt := range tests {
@@ -45,7 +45,7 @@ func TestPlan(t *testing.T) {
 }
 
 func TestPromote(t *testing.T) {
-	rs := []Reset{{Account: "a"}, {Account: "b"}}
+	rs := []campaign.QuotaReset{{Account: "a"}, {Account: "b"}}
 	Promote(rs, []campaign.TierChange{{Account: "b", To: "warm"}})
 	if rs[0].Promoted != nil || rs[1].Promoted == nil || rs[1].Promoted.To != "warm" {
 		t.Errorf("promotions noted %+v; want b's only", rs)
