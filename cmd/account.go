@@ -73,7 +73,7 @@ With --auto-tier (the default) the number earns its tier: see
 					return err
 				}
 			}
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				a, err := st.AddAccount(cmd.Context(), campaign.Account{
 					Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv, Portfolio: o.Portfolio,
 					WABA: o.WABA, ThroughputPinned: tp, ManualTier: !o.AutoTier,
@@ -109,7 +109,7 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
   wasend account list --json | jq -r '.[] | select(.state != "ok") | .name'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				accts, err := st.Accounts(cmd.Context())
 				if err != nil {
 					return err
@@ -246,7 +246,7 @@ picks the change up within seconds.`,
 				}
 				after = &o.PromoteAfter
 			}
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				if auto != nil || after != nil {
 					if err := st.SetAutoTier(cmd.Context(), args[0], auto, after); err != nil {
 						return err
@@ -302,7 +302,7 @@ an account with auto-tier on, what it still needs for the next tier.`,
 		Example: `  wasend account history fresh-02`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				reads := readmodel.New(st)
 				h, err := reads.TierHistory(cmd.Context(), args[0])
 				if err != nil {

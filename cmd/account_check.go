@@ -113,7 +113,7 @@ func accountTest(ctx context.Context, f *Factory, o accountTestOptions) error {
 // the account called name, or of every enabled account when name is "",
 // against the Cloud API or, with --sandbox, a sandbox started for it. It
 // returns nil checks with the error when nothing could be checked.
-func checkNamedAccounts(ctx context.Context, f *Factory, st *store.Store, name string, timeout time.Duration) ([]runner.AccountCheck, error) {
+func checkNamedAccounts(ctx context.Context, f *Factory, st store.Driver, name string, timeout time.Duration) ([]runner.AccountCheck, error) {
 	api, err := f.graphAPI(ctx, st, sandbox.Options{})
 	if err != nil {
 		return nil, err

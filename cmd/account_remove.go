@@ -22,7 +22,7 @@ heartbeating 30 s ago no longer counts as running.`,
       wasend campaign resume 3`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				a, err := st.Account(cmd.Context(), args[0])
 				if err != nil {
 					return err

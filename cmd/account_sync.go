@@ -62,7 +62,7 @@ type syncJSON struct {
 }
 
 func accountSync(ctx context.Context, f *Factory, o accountSyncOptions) error {
-	return f.withStore(ctx, func(st *store.Store) error {
+	return f.withStore(ctx, func(st store.Driver) error {
 		checks, checkErr := checkNamedAccounts(ctx, f, st, o.Name, o.Timeout)
 		if checks == nil {
 			return checkErr
@@ -101,7 +101,7 @@ func accountSync(ctx context.Context, f *Factory, o accountSyncOptions) error {
 	})
 }
 
-func syncResults(ctx context.Context, st *store.Store, checks []runner.AccountCheck, pauseOnRed bool) ([]syncJSON, int, error) {
+func syncResults(ctx context.Context, st store.Driver, checks []runner.AccountCheck, pauseOnRed bool) ([]syncJSON, int, error) {
 	out := make([]syncJSON, 0, len(checks))
 	failed := 0
 	for _, c := range checks {

@@ -343,7 +343,7 @@ func campaignRun(ctx context.Context, f *Factory, o runOptions) error {
 // dbHint is the global flags a hinted command line needs to reach the same
 // state as this one (hint.Flags: --db, --sandbox and --limits as given).
 func dbHint(f *Factory) string {
-	return hint.Flags{DB: f.DBPath, Sandbox: f.Sandbox, Limits: f.Limits}.String()
+	return hint.Flags{DB: runner.RedactDB(f.DBPath), Sandbox: f.Sandbox, Limits: f.Limits}.String()
 }
 
 // quoteInput is a file's cell as a skipped row's line shows it.
@@ -419,7 +419,7 @@ message state, health figures and ETA — the campaign half of ` + "`wasend stat
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			return f.withStore(ctx, func(st *store.Store) error {
+			return f.withStore(ctx, func(st store.Driver) error {
 				out, err := f.reporter(st).Campaigns(ctx)
 				if err != nil {
 					return err
@@ -484,7 +484,7 @@ phone never got it. Delivered and read messages are never queued again.`,
 			if allFailed && len(codes) > 0 {
 				return usagef("--all-failed already includes every --code")
 			}
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				if _, err := st.Campaign(cmd.Context(), id); err != nil {
 					return err
 				}

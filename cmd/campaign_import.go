@@ -62,7 +62,7 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withStore(ctx, func(st *store.Store) error {
+	return f.withStore(ctx, func(st store.Driver) error {
 		if err := f.pullShared(ctx, st); err != nil {
 			return err
 		}

@@ -92,7 +92,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		start = sched.StartAt
 	}
 	ro.Schedule = sched
-	return f.withStore(ctx, func(st *store.Store) error {
+	return f.withStore(ctx, func(st store.Driver) error {
 		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
 			return err
 		}

@@ -47,7 +47,7 @@ account, dropped, …), for grep and awk.`,
 			if err != nil {
 				return err
 			}
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				d, err := readmodel.New(st).CampaignDetail(cmd.Context(), id)
 				if err != nil {
 					return err

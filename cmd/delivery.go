@@ -16,7 +16,7 @@ import (
 
 // campaignDelivery reads a campaign's delivery figures, nil when no
 // status webhook reported on it.
-func campaignDelivery(ctx context.Context, f *Factory, st *store.Store, id int64, grace time.Duration) (*report.Delivery, error) {
+func campaignDelivery(ctx context.Context, f *Factory, st store.Driver, id int64, grace time.Duration) (*report.Delivery, error) {
 	return f.reporter(st).Delivery(ctx, id, grace)
 }
 

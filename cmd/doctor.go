@@ -52,6 +52,7 @@ func doctorRun(ctx context.Context, f *Factory, o doctorOptions) error {
 		AppSecret: f.Getenv("WASEND_APP_SECRET"), VerifyToken: f.Getenv("WASEND_VERIFY_TOKEN"), WebhookURL: o.WebhookURL,
 		Timeout: o.Timeout, Now: f.Now, Flags: dbHint(f)}
 	do.DatabasePath, do.StoreErr = f.DatabasePath()
+	do.DatabasePath = runner.RedactDB(do.DatabasePath)
 	if do.StoreErr == nil {
 		do.Store, do.StoreErr = f.Store(ctx)
 	}

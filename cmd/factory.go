@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/logging"
+	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/ui"
 )
@@ -83,14 +83,16 @@ func (f *Factory) LimitsURL() string {
 
 // DatabasePath resolves --db, then $WASEND_DB, then the XDG data directory.
 // The sandbox has its own file there so demo runs never touch real state.
+// A postgres:// URL names the store on Postgres; it may hold a password:
+// print it only through runner.RedactDB.
 func (f *Factory) DatabasePath() (string, error) { return f.databasePath(f.Sandbox) }
 
 func (f *Factory) databasePath(sandbox bool) (string, error) {
 	if f.DBPath != "" {
-		return f.DBPath, notPostgres(f.DBPath, "--db")
+		return f.DBPath, nil
 	}
 	if p := f.Getenv("WASEND_DB"); p != "" && !sandbox {
-		return p, notPostgres(p, "WASEND_DB")
+		return p, nil
 	}
 	dir := f.Getenv("XDG_DATA_HOME")
 	if dir == "" {
@@ -108,16 +110,6 @@ func (f *Factory) databasePath(sandbox bool) (string, error) {
 		name = "sandbox.db"
 	}
 	return filepath.Join(dir, "wasend", name), nil
-}
-
-// notPostgres refuses a Postgres URL: the store on Postgres
-// (internal/store/pgstore, issue 30) cannot run a campaign yet. The URL is
-// not repeated: it may hold a password.
-func notPostgres(db, from string) error {
-	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
-		return fmt.Errorf("%s names a Postgres database: Postgres is not supported yet; give a SQLite file's path", from)
-	}
-	return nil
 }
 
 // Location is the time zone times are shown in: $WASEND_TZ, else local
@@ -144,8 +136,9 @@ func (f *Factory) location() *time.Location {
 	return loc
 }
 
-// Store opens the database.
-func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
+// Store opens the database through its driver (runner.OpenStore): a SQLite
+// file, or the store on Postgres for a postgres:// URL.
+func (f *Factory) Store(ctx context.Context) (store.Driver, error) {
 	path, err := f.DatabasePath()
 	if err != nil {
 		return nil, err
@@ -160,7 +153,7 @@ func (f *Factory) Store(ctx context.Context) (*store.Store, error) {
 	}
 	// A directory the user named must exist; the default one is created.
 	named := f.DBPath != "" || (f.Getenv("WASEND_DB") != "" && !f.Sandbox)
-	st, err := store.Open(ctx, path, store.Options{Now: f.Now, Location: loc, ExistingDir: named, MustExist: !f.setsUp})
+	st, err := runner.OpenStore(ctx, path, store.Options{Now: f.Now, Location: loc, ExistingDir: named, MustExist: !f.setsUp})
 	if errors.Is(err, store.ErrNoDatabase) {
 		return nil, f.noDatabase(path, err)
 	}
@@ -212,7 +205,7 @@ func (f *Factory) noDatabase(path string, err error) error {
 
 // withStore opens the database, runs fn with it and closes it again: the
 // one way a command holds the store for its run.
-func (f *Factory) withStore(ctx context.Context, fn func(*store.Store) error) error {
+func (f *Factory) withStore(ctx context.Context, fn func(store.Driver) error) error {
 	st, err := f.Store(ctx)
 	if err != nil {
 		return err
@@ -223,7 +216,7 @@ func (f *Factory) withStore(ctx context.Context, fn func(*store.Store) error) er
 
 // openCampaign opens the database and reads the campaign numbered by arg
 // (a command-line argument). The caller closes the store.
-func (f *Factory) openCampaign(ctx context.Context, arg string) (*store.Store, campaign.Campaign, error) {
+func (f *Factory) openCampaign(ctx context.Context, arg string) (store.Driver, campaign.Campaign, error) {
 	id, err := parseID(arg)
 	if err != nil {
 		return nil, campaign.Campaign{}, err

@@ -254,37 +254,3 @@ func TestSetsUpNamesCommands(t *testing.T) {
 	c.ok("tier", "set", "new", "--daily-cap", "40")
 	c.ok("campaign", "list")
 }
-
-// A Postgres URL in --db or WASEND_DB is refused, saying so, until the
-// store on Postgres can run a campaign; the URL's password is not echoed.
-func TestDatabasePostgresNotYet(t *testing.T) {
-	for _, tc := range []struct {
-		name, db string
-		env      map[string]string
-		from     string
-	}{
-		{name: "--db", db: "postgres://u:hunter2@db/wasend", from: "--db"},
-		{name: "WASEND_DB", env: map[string]string{"WASEND_DB": "postgresql://u:hunter2@db/wasend"}, from: "WASEND_DB"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{"WASEND_TZ": "UTC", "HOME": t.TempDir()}
-			for k, v := range tc.env {
-				env[k] = v
-			}
-			f := &Factory{DBPath: tc.db, Getenv: mapEnv(env), Now: time.Now, setsUp: true}
-			st, err := f.Store(t.Context())
-			if err == nil {
-				st.Close()
-				t.Fatal("opened a Postgres URL; want it refused")
-			}
-			for _, w := range []string{tc.from, "Postgres is not supported yet"} {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
-			if strings.Contains(err.Error(), "hunter2") {
-				t.Errorf("error %q shows the password", err)
-			}
-		})
-	}
-}

@@ -98,7 +98,7 @@ share of the limit unused (default 5%).`,
 			if ch.Margin != nil {
 				p.Margin = *ch.Margin
 			}
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				p, err := st.AddPortfolio(cmd.Context(), p)
 				if err != nil {
 					return err
@@ -129,7 +129,7 @@ applies alone). Running campaigns pick the change up at their next claim.`,
 			if ch.PinnedLimit == nil && ch.Margin == nil {
 				return usagef("nothing to change: give --limit or --margin")
 			}
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				p, err := st.UpdatePortfolio(cmd.Context(), args[0], ch)
 				if err != nil {
 					return err
@@ -156,7 +156,7 @@ in the last 24 hours and when the oldest of them leaves the window.`,
   wasend portfolio list --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				ps, err := st.Portfolios(cmd.Context())
 				if err != nil {
 					return err

@@ -57,7 +57,7 @@ its midnight is the server's unless CRON_TZ says otherwise):
   wasend quota reset --force --limits redis://redis.internal:6379/0`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st *store.Store) error {
+			return f.withStore(cmd.Context(), func(st store.Driver) error {
 				// Forced with shared limits, the shared part goes first: a
 				// portfolio whose day Redis lost is rebuilt from this host's
 				// counts, which must stay as they are.

@@ -71,7 +71,7 @@ func reportRun(ctx context.Context, f *Factory, o reportOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withStore(ctx, func(st *store.Store) error {
+	return f.withStore(ctx, func(st store.Driver) error {
 		// The cost is show's: runner prices each campaign once.
 		cost := func(ctx context.Context, c campaign.Campaign) (*report.Costing, error) {
 			cc, err := runner.PricedCosts(ctx, st, c, f.Now())

@@ -154,7 +154,7 @@ Try it without credentials:
 	root.SetVersionTemplate("wasend {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&f.DBPath, "db", "", "database file (default $WASEND_DB, else $XDG_DATA_HOME/wasend/wasend.db)")
+	pf.StringVar(&f.DBPath, "db", "", "database file or postgres:// URL (default $WASEND_DB, else $XDG_DATA_HOME/wasend/wasend.db)")
 	pf.BoolVar(&f.Sandbox, "sandbox", false, "use the sandbox database; campaign run also sends to the built-in Cloud API stand-in")
 	pf.BoolP("quiet", "q", false, "print only results and errors: no progress, notes, warnings, hints or log below error (the exit code says how it ended)")
 	pf.StringVar(&f.LogFormat, "log-format", "text", "log format on stderr: text or json")

@@ -351,7 +351,7 @@ func randomToken() string {
 
 // reportDelivery prints what the status webhooks applied during the run
 // said of the campaign.
-func reportDelivery(ctx context.Context, f *Factory, st *store.Store, id int64) {
+func reportDelivery(ctx context.Context, f *Factory, st store.Driver, id int64) {
 	d, err := campaignDelivery(ctx, f, st, id, report.UnknownGrace)
 	if err != nil || d == nil {
 		return

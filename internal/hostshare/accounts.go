@@ -22,7 +22,7 @@ type SharedAccount struct {
 	Reach ratelimit.Reach
 }
 
-// AccountReader is what SharedAccounts reads of the database; *store.Store
+// AccountReader is what SharedAccounts reads of the database; store.Driver
 // is one.
 type AccountReader interface {
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)

@@ -24,7 +24,7 @@ func CheckURL(rawURL string) error { return redisgate.CheckURL(rawURL) }
 // QuotaDatabase is what the shared quota day needs of this host's
 // database: its accounts as the shared limits know them, its part of a
 // lost day, its own quota reset and the global bucket's settings.
-// *store.Store is one.
+// store.Driver is one.
 type QuotaDatabase interface {
 	Now() time.Time
 	Location() *time.Location
@@ -38,7 +38,7 @@ type QuotaDatabase interface {
 // ShareLimits makes st's claims ask the limits shared through the Redis at
 // rawURL instead of this database's own. Nothing is connected yet: a Redis
 // that is down makes sending wait, not the caller fail.
-func ShareLimits(ctx context.Context, st *store.Store, rawURL string) error {
+func ShareLimits(ctx context.Context, st store.Driver, rawURL string) error {
 	pool, err := redisgate.Dial(rawURL)
 	if err != nil {
 		return err

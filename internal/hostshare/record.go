@@ -13,7 +13,7 @@ import (
 
 // RecordDatabase is this database's side of the record: its suppression
 // list, tiers and global bucket, and the read models' source for the
-// list and the opt-ins. *store.Store is one.
+// list and the opt-ins. store.Driver is one.
 type RecordDatabase interface {
 	readmodel.Source
 	Suppress(ctx context.Context, list []store.Suppression) (added int, err error)

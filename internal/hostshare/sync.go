@@ -38,7 +38,7 @@ const page = 2000
 // Not safe for concurrent use: one loop (Run) per host process.
 type Sync struct {
 	shared *Shared
-	st     *store.Store
+	st     store.Driver
 	log    *slog.Logger
 	every  time.Duration
 	after  func(time.Duration) <-chan time.Time
@@ -65,7 +65,7 @@ type SyncOptions struct {
 }
 
 // NewSync returns the sync of st with shared.
-func NewSync(shared *Shared, st *store.Store, o SyncOptions) *Sync {
+func NewSync(shared *Shared, st store.Driver, o SyncOptions) *Sync {
 	if o.Every <= 0 {
 		o.Every = DefaultEvery
 	}

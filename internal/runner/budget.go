@@ -61,7 +61,7 @@ type Pricing struct {
 // PricingFor finds the card of currency ("" : the only currency with a
 // card in force) in force at at, and the category of spec's template as
 // template sync read it. A text message is a service message.
-func PricingFor(ctx context.Context, st *store.Store, spec campaign.Spec, currency string, at time.Time) (Pricing, error) {
+func PricingFor(ctx context.Context, st store.Driver, spec campaign.Spec, currency string, at time.Time) (Pricing, error) {
 	p := Pricing{Markets: pricing.DefaultMarkets(), At: at, Category: pricing.Service}
 	if spec.Kind == campaign.KindTemplate {
 		ts, err := readmodel.New(st).Templates(ctx)
@@ -130,7 +130,7 @@ func applyBudget(ctx context.Context, o Options, c campaign.Campaign) error {
 	}
 	if want.Amount == 0 {
 		if stored.Max != 0 { // --max-cost 0: no budget any more
-			return o.Store.SetBudget(ctx, c.ID, 0, "", func(string) pricing.Micros { return 0 })
+			return setBudget(ctx, o.Store, c.ID, 0, "", func(string) pricing.Micros { return 0 })
 		}
 		return nil
 	}
@@ -142,7 +142,7 @@ func applyBudget(ctx context.Context, o Options, c campaign.Campaign) error {
 	if err != nil {
 		return fmt.Errorf("--max-cost: %w", err)
 	}
-	if err := o.Store.SetBudget(ctx, c.ID, want.Amount, p.Card.Currency, p.RowPrice); err != nil {
+	if err := setBudget(ctx, o.Store, c.ID, want.Amount, p.Card.Currency, p.RowPrice); err != nil {
 		return err
 	}
 	b, err := readmodel.New(o.Store).CampaignBudget(ctx, c.ID)

@@ -46,7 +46,7 @@ func readCard(file, tiers string) (pricing.Card, error) {
 }
 
 // RateCards are the imported cards for `pricing list`, oldest first.
-func RateCards(ctx context.Context, st *store.Store, now time.Time) ([]report.RateCard, error) {
+func RateCards(ctx context.Context, st store.Driver, now time.Time) ([]report.RateCard, error) {
 	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil {
 		return nil, err

@@ -200,7 +200,7 @@ type identity struct {
 // an error or an interrupt leaves nothing behind. Rows that can't be used
 // are skipped, stored with their line and reason; the first MaxListedSkips
 // are returned.
-func Import(ctx context.Context, st *store.Store, r io.Reader, file string, c campaign.Campaign, region string) (campaign.Campaign, []campaign.Skip, error) {
+func Import(ctx context.Context, st store.Driver, r io.Reader, file string, c campaign.Campaign, region string) (campaign.Campaign, []campaign.Skip, error) {
 	return ImportWith(ctx, st, r, file, c, ReadOptions{Region: region})
 }
 
@@ -253,7 +253,7 @@ func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
 // Lists are the lists screening consults in st's database, all read
 // models: the suppression list, the recent sends, the links between
 // numbers and user ids, and when people last wrote.
-func Lists(st *store.Store) screen.Lists { return readmodel.New(st) }
+func Lists(st store.Driver) screen.Lists { return readmodel.New(st) }
 
 func (ro ReadOptions) screen(spec campaign.Spec, lists screen.Lists, prior *numberset.Set) screen.Options {
 	so := screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
@@ -282,13 +282,13 @@ type lastWriter interface {
 // Rows are made on every core (recipients.Parallel), screened
 // (internal/screen) and stored a batch at a time; skipped rows are stored
 // in file order. Memory does not grow with them.
-func ImportWith(ctx context.Context, st *store.Store, r io.Reader, file string, c campaign.Campaign, ro ReadOptions) (campaign.Campaign, []campaign.Skip, error) {
+func ImportWith(ctx context.Context, st store.Driver, r io.Reader, file string, c campaign.Campaign, ro ReadOptions) (campaign.Campaign, []campaign.Skip, error) {
 	res, err := importFile(ctx, st, r, file, c, ro, nil)
 	return res.Campaign, res.Skipped, err
 }
 
 // importFile imports r; with id, it applies the identity rule.
-func importFile(ctx context.Context, st *store.Store, r io.Reader, file string, c campaign.Campaign, ro ReadOptions, id *identity) (Result, error) {
+func importFile(ctx context.Context, st store.Driver, r io.Reader, file string, c campaign.Campaign, ro ReadOptions, id *identity) (Result, error) {
 	var res Result
 	rd, err := recipients.Open(r, file, ro.recipients(c.Spec))
 	if err != nil {

@@ -31,7 +31,7 @@ import (
 
 // Options configure Run. Zero values get the defaults in brackets.
 type Options struct {
-	Store *store.Store
+	Store store.Driver
 	IO    *ui.IOStreams
 	// File is the recipient CSV; ignored when ResumeID is set.
 	File                string
@@ -241,7 +241,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	if err := CheckTTL(ctx, o.Store, o.SendAPI, c.Spec, o.TTL); err != nil {
 		return err
 	}
-	ttl, err := o.Store.SetSending(ctx, c.ID, o.MaxHeld, o.TTL)
+	ttl, err := setSending(ctx, o.Store, c.ID, o.MaxHeld, o.TTL)
 	if err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 
 // stoppedWhy adds to a pause or cancel the engine met — perhaps made from
 // another shell — what the operator needs to know.
-func stoppedWhy(ctx context.Context, st *store.Store, id int64, err error) error {
+func stoppedWhy(ctx context.Context, st store.Driver, id int64, err error) error {
 	switch {
 	case errors.Is(err, campaign.ErrCancelled):
 		return fmt.Errorf("campaign %d: %w; its pending messages are not sent", id, err)

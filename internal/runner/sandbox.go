@@ -31,7 +31,7 @@ var DemoAccounts = []campaign.Account{
 	{Name: "sandbox-active", PhoneNumberID: "100000000000003", Tier: campaign.TierActive, TokenEnv: SandboxTokenEnv, WABA: DemoWABA},
 }
 
-// AccountKeeper lists, adds and changes accounts; *store.Store is one.
+// AccountKeeper lists, adds and changes accounts; store.Driver is one.
 type AccountKeeper interface {
 	AccountLister
 	AddAccount(ctx context.Context, a campaign.Account) (campaign.Account, error)

@@ -13,19 +13,18 @@ import (
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
-// AccountLister lists the accounts; *store.Store is one.
+// AccountLister lists the accounts; store.Driver is one.
 type AccountLister interface {
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
 }
 
 // TemplateStore is what the template sync and checks need of the
 // database: the accounts (their WABAs), the synced templates (read through
-// readmodel) and where a sync keeps them. *store.Store is one.
+// readmodel) and where a sync keeps them. store.Driver is one.
 type TemplateStore interface {
 	readmodel.Source
 	AccountLister
 	ReplaceTemplates(ctx context.Context, waba string, ts []campaign.Template) error
-	RecordMarketingStatus(ctx context.Context, waba, status string, at time.Time) error
 }
 
 // WABARead is one WABA to read and the token variable to read it with
@@ -115,8 +114,12 @@ func syncWABA(ctx context.Context, st TemplateStore, io *ui.IOStreams, client *w
 		io.Warnf("WABA %s: could not read its Marketing Messages API onboarding (%v); --api auto keeps the last status read", r.WABA, err)
 		return nil
 	}
-	if err := st.RecordMarketingStatus(ctx, r.WABA, status, at); err != nil {
-		return err
+	// Kept where the driver can (marketingKeeper); the store on Postgres
+	// cannot yet, and --api auto there sends through the Cloud API.
+	if k, ok := st.(marketingKeeper); ok {
+		if err := k.RecordMarketingStatus(ctx, r.WABA, status, at); err != nil {
+			return err
+		}
 	}
 	if status == "" {
 		status = "not onboarded"
