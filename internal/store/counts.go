@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	_ "embed"
 	"fmt"
 	"strings"
@@ -16,7 +17,28 @@ var countTriggers = strings.NewReplacer(
 	"{{received NEW.delivery}}", receivedSQL("NEW.delivery"),
 	"{{read}}", quote(campaign.DeliveryRead),
 	"{{held}}", quote(campaign.DeliveryHeld),
+	"{{received NEW.status}}", receivedSQL("NEW.status"),
+	"{{received OLD.status}}", receivedSQL("OLD.status"),
+	"{{charge of NEW.message_id}}", chargeOf("NEW.message_id", ""),
+	"{{charge of NEW.message_id but NEW}}", chargeOf("NEW.message_id", " AND NOT (wamid = NEW.wamid AND status = NEW.status)"),
+	"{{charge of OLD.message_id}}", chargeOf("OLD.message_id", ""),
+	"{{charge of OLD.message_id and OLD}}", chargeOf("OLD.message_id",
+		" UNION ALL SELECT OLD.status, OLD.at, OLD.pricing, OLD.pricing_type, OLD.billable"),
 ).Replace(countTriggersSQL)
+
+// chargeOf is message m's row of charge_counts as its statuses say, and
+// with more (a filter, a row added): none until a delivered or read
+// status came. The latest status with pricing gives it (the earliest rung
+// among those of one instant), the first delivered or read its day.
+func chargeOf(m, more string) string {
+	src := "(SELECT status, at, pricing, pricing_type, billable FROM message_statuses WHERE message_id = " + m + more + ")"
+	last := func(col, none string) string {
+		return "coalesce((SELECT " + col + " FROM " + src + " WHERE pricing <> '' ORDER BY at DESC, status LIMIT 1), " + none + ")"
+	}
+	got := " FROM " + src + " WHERE " + receivedSQL("status")
+	return "SELECT campaign_id, substr(phone, 1, 5), (SELECT min(at)" + got + ") / 86400000000000, " + last("pricing", "''") +
+		", " + last("pricing_type", "''") + ", " + last("billable", "-1") + " FROM messages WHERE id = " + m + " AND EXISTS (SELECT 1" + got + ")"
+}
 
 //go:embed counts.sql
 var countTriggersSQL string
@@ -24,7 +46,8 @@ var countTriggersSQL string
 // countTriggerNames are the triggers countTriggers creates.
 var countTriggerNames = []string{"message_counts_update", "message_counts_delete",
 	"attempt_rollup_insert", "attempt_rollup_update", "campaign_counts_delete",
-	"delivery_counts_update", "delivery_counts_delete"}
+	"delivery_counts_update", "delivery_counts_delete", "cost_counts_update", "cost_counts_delete",
+	"cost_counts_campaign_gone", "charge_counts_insert", "charge_counts_update", "charge_counts_delete"}
 
 // KeptCount is a table of counts the triggers keep as rows move (Cols),
 // the query that reads what is kept, and the query that computes it from
@@ -82,6 +105,25 @@ var KeptCounts = []KeptCount{
 			count(CASE WHEN failed_after_send = 1 THEN 1 END), count(CASE WHEN ` + deliveryIsSQL("delivery", campaign.DeliveryHeld) + ` THEN 1 END)
 			FROM messages WHERE delivery IS NOT NULL OR failed_after_send = 1 GROUP BY 1, 2`,
 	},
+	{
+		Name:    "cost_counts",
+		Cols:    "campaign_id, prefix, n",
+		Kept:    `SELECT campaign_id, prefix, n FROM cost_counts WHERE n <> 0`,
+		Recount: `SELECT campaign_id, substr(phone, 1, 5), count(*) FROM messages WHERE state IN ('pending', 'sending', 'sent', 'unknown') GROUP BY 1, 2`,
+	},
+	{
+		Name: "charge_counts",
+		Cols: "campaign_id, prefix, day, category, pricing_type, billable, n",
+		Kept: `SELECT campaign_id, prefix, day, category, pricing_type, billable, n FROM charge_counts WHERE n <> 0`,
+		Recount: `SELECT m.campaign_id, substr(m.phone, 1, 5), d.at / 86400000000000, coalesce(p.pricing, ''),
+			coalesce(p.pricing_type, ''), coalesce(p.billable, -1), count(*)
+			FROM messages m JOIN (SELECT message_id, min(at) AS at FROM message_statuses WHERE ` + receivedSQL("status") + `
+				GROUP BY message_id) d ON d.message_id = m.id
+			LEFT JOIN (SELECT message_id, pricing, pricing_type, billable,
+				row_number() OVER (PARTITION BY message_id ORDER BY at DESC, status) AS k
+				FROM message_statuses WHERE pricing <> '') p ON p.message_id = m.id AND p.k = 1
+			GROUP BY 1, 2, 3, 4, 5, 6`,
+	},
 }
 
 // ensureCounts creates the triggers that keep the counts, filling the
@@ -115,6 +157,19 @@ func ensureCounts(ctx context.Context, s *Store) error {
 		}
 		return nil
 	})
+}
+
+// addCostCounts counts an import's rows, pending and so may cost, by
+// prefix (pricing.NumberPrefix is SQL's substr(phone, 1, 5)): the import
+// counts once what a trigger per row would (migration 0010).
+func addCostCounts(ctx context.Context, tx *sql.Tx, id int64, prefixes map[string]int64) error {
+	for p, n := range prefixes {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO cost_counts (campaign_id, prefix, n) VALUES (?, ?, ?)
+			ON CONFLICT DO UPDATE SET n = n + excluded.n`, id, p, n); err != nil {
+			return fmt.Errorf("count the rows by market: %w", err)
+		}
+	}
+	return nil
 }
 
 func anys[T any](vs []T) []any {

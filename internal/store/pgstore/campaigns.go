@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
@@ -102,6 +103,8 @@ type importer struct {
 	pending []campaign.Message
 	zones   map[string]int64
 	done    bool
+	// prefixes counts the rows stored by number prefix (cost_counts).
+	prefixes map[string]int64
 
 	sourceKey, recipientsKey string
 }
@@ -236,6 +239,12 @@ func (im *importer) flush(ctx context.Context) error {
 		return fmt.Errorf("store lines %d-%d: %w", msgs[0].Line, msgs[len(msgs)-1].Line, err)
 	}
 	im.c.Imported += len(msgs)
+	if im.prefixes == nil {
+		im.prefixes = map[string]int64{}
+	}
+	for _, m := range msgs {
+		im.prefixes[pricing.NumberPrefix(m.Phone)]++
+	}
 	return nil
 }
 
@@ -317,6 +326,13 @@ func (im *importer) Commit(ctx context.Context) (campaign.Campaign, error) {
 		_, err = im.tx.Exec(ctx, `INSERT INTO message_counts (campaign_id, account_id, state, n)
 			VALUES ($1, 0, 'pending', $2) ON CONFLICT (campaign_id, state, account_id) DO UPDATE SET n = message_counts.n + excluded.n`,
 			im.c.ID, im.c.Imported)
+	}
+	for p, n := range im.prefixes {
+		if err != nil {
+			break
+		}
+		_, err = im.tx.Exec(ctx, `INSERT INTO cost_counts (campaign_id, prefix, n) VALUES ($1, $2, $3)
+			ON CONFLICT (campaign_id, prefix) DO UPDATE SET n = cost_counts.n + excluded.n`, im.c.ID, p, n)
 	}
 	if err == nil {
 		err = im.tx.Commit(ctx)

@@ -1,0 +1,37 @@
+-- A campaign's estimate and actual cost from kept counts (issue 28): status,
+-- show and list priced every campaign by reading each of its rows (the
+-- estimate) and each of its delivered messages with their statuses (the
+-- actual cost), so with rate cards status grew with the rows.
+--
+-- A number's market follows from its calling code, at most four digits
+-- (internal/pricing's table): the first five characters of the number
+-- place it as exactly as the whole number does, so counts by that prefix
+-- give the estimate and the actual cost by market in Go.
+--
+-- The triggers in internal/store/counts.sql keep both tables; the store
+-- fills them from scratch and creates the triggers whenever one is
+-- missing: on the first open after this migration.
+
+-- Rows that may still cost (pending, sending, sent, unknown: every state
+-- but failed and expired), by campaign and number prefix.
+CREATE TABLE cost_counts (
+    campaign_id INTEGER NOT NULL,
+    prefix      TEXT    NOT NULL, -- substr(phone, 1, 5)
+    n           INTEGER NOT NULL,
+    PRIMARY KEY (campaign_id, prefix)
+) WITHOUT ROWID;
+
+-- Messages a delivered or read status said arrived, by campaign, number
+-- prefix, the UTC day of the first such status (the card in force that
+-- day prices them) and the pricing of the message's latest status that
+-- carries one (category, type, billable: -1 when none said).
+CREATE TABLE charge_counts (
+    campaign_id  INTEGER NOT NULL,
+    prefix       TEXT    NOT NULL,
+    day          INTEGER NOT NULL, -- first delivered or read at / 86400e9
+    category     TEXT    NOT NULL,
+    pricing_type TEXT    NOT NULL,
+    billable     INTEGER NOT NULL,
+    n            INTEGER NOT NULL,
+    PRIMARY KEY (campaign_id, prefix, day, category, pricing_type, billable)
+) WITHOUT ROWID;
