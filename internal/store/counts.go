@@ -18,36 +18,39 @@ var countTriggers = strings.NewReplacer(
 	"{{read}}", quote(campaign.DeliveryRead),
 	"{{held}}", quote(campaign.DeliveryHeld),
 	"{{received NEW.status}}", receivedSQL("NEW.status"),
-	"{{received OLD.status}}", receivedSQL("OLD.status"),
-	"{{charge of NEW.message_id}}", chargeOf("NEW.message_id", ""),
-	"{{charge of NEW.message_id but NEW}}", chargeOf("NEW.message_id", " AND NOT (wamid = NEW.wamid AND status = NEW.status)"),
-	"{{charge of OLD.message_id}}", chargeOf("OLD.message_id", ""),
-	"{{charge of OLD.message_id and OLD}}", chargeOf("OLD.message_id",
-		" UNION ALL SELECT OLD.status, OLD.at, OLD.pricing, OLD.pricing_type, OLD.billable"),
+	"{{recharge NEW.message_id}}", recharge("NEW.message_id"),
+	"{{recharge OLD.message_id}}", recharge("OLD.message_id"),
 ).Replace(countTriggersSQL)
 
-// chargeOf is message m's row of charge_counts as its statuses say, and
-// with more (a filter, a row added): none until a delivered or read
-// status came. The latest status with pricing gives it (the earliest rung
-// among those of one instant), the first delivered or read its day.
-func chargeOf(m, more string) string {
-	src := "(SELECT status, at, pricing, pricing_type, billable FROM message_statuses WHERE message_id = " + m + more + ")"
+//go:embed counts.sql
+var countTriggersSQL string
+
+// recharge replaces message m's row of message_charges with what its
+// statuses say now (none until a delivered or read status came; the
+// latest status with pricing gives the pricing, the earliest rung among
+// those of one instant; the first delivered or read the day), and moves
+// charge_counts by the difference.
+func recharge(m string) string {
+	src := "(SELECT status, at, pricing, pricing_type, billable FROM message_statuses WHERE message_id = " + m + ")"
 	last := func(col, none string) string {
 		return "coalesce((SELECT " + col + " FROM " + src + " WHERE pricing <> '' ORDER BY at DESC, status LIMIT 1), " + none + ")"
 	}
 	got := " FROM " + src + " WHERE " + receivedSQL("status")
-	return "SELECT campaign_id, substr(phone, 1, 5), (SELECT min(at)" + got + ") / 86400000000000, " + last("pricing", "''") +
-		", " + last("pricing_type", "''") + ", " + last("billable", "-1") + " FROM messages WHERE id = " + m + " AND EXISTS (SELECT 1" + got + ")"
+	const key = chargeKey
+	return `UPDATE charge_counts SET n = n - 1 WHERE (` + key + `) IN (SELECT ` + key + ` FROM message_charges WHERE message_id = ` + m + `);
+    DELETE FROM message_charges WHERE message_id = ` + m + `;
+    INSERT INTO message_charges (message_id, ` + key + `) SELECT id, campaign_id, substr(phone, 1, 5), (SELECT min(at)` + got +
+		`) / 86400000000000, ` + last("pricing", "''") + ", " + last("pricing_type", "''") + ", " + last("billable", "-1") +
+		` FROM messages WHERE id = ` + m + ` AND EXISTS (SELECT 1` + got + `);
+    INSERT INTO charge_counts (` + key + `, n) SELECT ` + key + `, 1 FROM message_charges WHERE message_id = ` + m + `
+        ON CONFLICT DO UPDATE SET n = n + 1;`
 }
-
-//go:embed counts.sql
-var countTriggersSQL string
 
 // countTriggerNames are the triggers countTriggers creates.
 var countTriggerNames = []string{"message_counts_update", "message_counts_delete",
 	"attempt_rollup_insert", "attempt_rollup_update", "campaign_counts_delete",
 	"delivery_counts_update", "delivery_counts_delete", "cost_counts_update", "cost_counts_delete",
-	"cost_counts_campaign_gone", "charge_counts_insert", "charge_counts_update", "charge_counts_delete"}
+	"cost_counts_campaign_gone", "charge_counts_insert", "charge_counts_update"}
 
 // KeptCount is a table of counts the triggers keep as rows move (Cols),
 // the query that reads what is kept, and the query that computes it from
@@ -112,19 +115,31 @@ var KeptCounts = []KeptCount{
 		Recount: `SELECT campaign_id, substr(phone, 1, 5), count(*) FROM messages WHERE state IN ('pending', 'sending', 'sent', 'unknown') GROUP BY 1, 2`,
 	},
 	{
-		Name: "charge_counts",
-		Cols: "campaign_id, prefix, day, category, pricing_type, billable, n",
-		Kept: `SELECT campaign_id, prefix, day, category, pricing_type, billable, n FROM charge_counts WHERE n <> 0`,
-		Recount: `SELECT m.campaign_id, substr(m.phone, 1, 5), d.at / 86400000000000, coalesce(p.pricing, ''),
-			coalesce(p.pricing_type, ''), coalesce(p.billable, -1), count(*)
-			FROM messages m JOIN (SELECT message_id, min(at) AS at FROM message_statuses WHERE ` + receivedSQL("status") + `
-				GROUP BY message_id) d ON d.message_id = m.id
-			LEFT JOIN (SELECT message_id, pricing, pricing_type, billable,
-				row_number() OVER (PARTITION BY message_id ORDER BY at DESC, status) AS k
-				FROM message_statuses WHERE pricing <> '') p ON p.message_id = m.id AND p.k = 1
-			GROUP BY 1, 2, 3, 4, 5, 6`,
+		Name:    "message_charges",
+		Cols:    "message_id, " + chargeKey,
+		Kept:    `SELECT message_id, ` + chargeKey + ` FROM message_charges`,
+		Recount: chargesRecount,
+	},
+	{
+		Name:    "charge_counts",
+		Cols:    chargeKey + ", n",
+		Kept:    `SELECT ` + chargeKey + `, n FROM charge_counts WHERE n <> 0`,
+		Recount: `SELECT ` + chargeKey + `, count(*) FROM (` + chargesRecount + `) AS c GROUP BY 1, 2, 3, 4, 5, 6`,
 	},
 }
+
+// chargeKey is what charge_counts counts messages by.
+const chargeKey = "campaign_id, prefix, day, category, pricing_type, billable"
+
+// chargesRecount is message_charges from scratch: recharge for every message.
+var chargesRecount = `SELECT m.id AS message_id, m.campaign_id AS campaign_id, substr(m.phone, 1, 5) AS prefix,
+	d.at / 86400000000000 AS day, coalesce(p.pricing, '') AS category, coalesce(p.pricing_type, '') AS pricing_type,
+	coalesce(p.billable, -1) AS billable
+	FROM messages m JOIN (SELECT message_id, min(at) AS at FROM message_statuses WHERE ` + receivedSQL("status") + `
+		GROUP BY message_id) d ON d.message_id = m.id
+	LEFT JOIN (SELECT message_id, pricing, pricing_type, billable,
+		row_number() OVER (PARTITION BY message_id ORDER BY at DESC, status) AS k
+		FROM message_statuses WHERE pricing <> '') p ON p.message_id = m.id AND p.k = 1`
 
 // ensureCounts creates the triggers that keep the counts, filling the
 // counts from scratch first, when any trigger is missing: on the first open

@@ -25,7 +25,6 @@ DROP TRIGGER IF EXISTS cost_counts_delete;
 DROP TRIGGER IF EXISTS cost_counts_campaign_gone;
 DROP TRIGGER IF EXISTS charge_counts_insert;
 DROP TRIGGER IF EXISTS charge_counts_update;
-DROP TRIGGER IF EXISTS charge_counts_delete;
 
 CREATE TRIGGER message_counts_update AFTER UPDATE OF state, account_id ON messages
     WHEN OLD.tally IS NEW.tally AND (OLD.state IS NOT NEW.state OR OLD.account_id IS NOT NEW.account_id) BEGIN
@@ -128,36 +127,20 @@ CREATE TRIGGER cost_counts_campaign_gone AFTER DELETE ON campaigns BEGIN
     DELETE FROM charge_counts WHERE campaign_id = OLD.id;
 END;
 
--- charge_counts (migration 0050): a message's charge follows from all its
--- statuses (the first delivered or read, the latest with pricing), so a
--- status that comes, is matched to a row or goes takes the message's
--- charge as it was out and puts it back as it is now. {{charge of …}} is
--- the message's charge_counts row as its statuses say (counts.go),
--- without or with the status the trigger moves.
+-- message_charges and charge_counts (migration 0050): a message's charge
+-- follows from all its statuses (the first delivered or read, the latest
+-- with pricing), so a status that comes or is matched to a row (or
+-- relinked: the row it left too) makes {{recharge …}} (counts.go) replace
+-- the message's charge with what its statuses say now and move
+-- charge_counts by the difference. Statuses go only with their message,
+-- and messages with their campaign, which takes its counts.
 CREATE TRIGGER charge_counts_insert AFTER INSERT ON message_statuses
     WHEN NEW.message_id IS NOT NULL AND ({{received NEW.status}} OR NEW.pricing <> '') BEGIN
-    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
-        IN ({{charge of NEW.message_id but NEW}});
-    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
-        SELECT *, 1 FROM ({{charge of NEW.message_id}}) WHERE true ON CONFLICT DO UPDATE SET n = n + 1;
+    {{recharge NEW.message_id}}
 END;
 
 CREATE TRIGGER charge_counts_update AFTER UPDATE OF message_id ON message_statuses
     WHEN OLD.message_id IS NOT NEW.message_id AND ({{received NEW.status}} OR NEW.pricing <> '') BEGIN
-    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
-        IN ({{charge of OLD.message_id and OLD}});
-    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
-        SELECT *, 1 FROM ({{charge of OLD.message_id}}) WHERE true ON CONFLICT DO UPDATE SET n = n + 1;
-    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
-        IN ({{charge of NEW.message_id but NEW}});
-    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
-        SELECT *, 1 FROM ({{charge of NEW.message_id}}) WHERE true ON CONFLICT DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER charge_counts_delete AFTER DELETE ON message_statuses
-    WHEN OLD.message_id IS NOT NULL AND ({{received OLD.status}} OR OLD.pricing <> '') BEGIN
-    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
-        IN ({{charge of OLD.message_id and OLD}});
-    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
-        SELECT *, 1 FROM ({{charge of OLD.message_id}}) WHERE true ON CONFLICT DO UPDATE SET n = n + 1;
+    {{recharge OLD.message_id}}
+    {{recharge NEW.message_id}}
 END;

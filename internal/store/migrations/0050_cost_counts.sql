@@ -21,10 +21,26 @@ CREATE TABLE cost_counts (
     PRIMARY KEY (campaign_id, prefix)
 ) WITHOUT ROWID;
 
--- Messages a delivered or read status said arrived, by campaign, number
--- prefix, the UTC day of the first such status (the card in force that
--- day prices them) and the pricing of the message's latest status that
--- carries one (category, type, billable: -1 when none said).
+-- Each message a delivered or read status said arrived: its campaign,
+-- number prefix, the UTC day of its first such status (the card in force
+-- that day prices it) and the pricing of its latest status that carries
+-- one (category, type, billable: -1 when none said). Its statuses come one
+-- by one, and Postgres runs a statement's row triggers once the statement
+-- is done: a trigger replaces the message's row here with what all its
+-- statuses say now and moves charge_counts by the difference, which is
+-- right however many of its statuses one statement moved.
+CREATE TABLE message_charges (
+    message_id   INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+    campaign_id  INTEGER NOT NULL,
+    prefix       TEXT    NOT NULL,
+    day          INTEGER NOT NULL, -- first delivered or read at / 86400e9
+    category     TEXT    NOT NULL,
+    pricing_type TEXT    NOT NULL,
+    billable     INTEGER NOT NULL
+);
+
+-- The messages of message_charges counted by campaign, number
+-- prefix, day and pricing.
 CREATE TABLE charge_counts (
     campaign_id  INTEGER NOT NULL,
     prefix       TEXT    NOT NULL,
