@@ -18,33 +18,10 @@ var countTriggers = strings.NewReplacer(
 	"{{read}}", quote(campaign.DeliveryRead),
 	"{{held}}", quote(campaign.DeliveryHeld),
 	"{{received NEW.status}}", receivedSQL("NEW.status"),
-	"{{recharge NEW.message_id}}", recharge("NEW.message_id"),
-	"{{recharge OLD.message_id}}", recharge("OLD.message_id"),
 ).Replace(countTriggersSQL)
 
 //go:embed counts.sql
 var countTriggersSQL string
-
-// recharge replaces message m's row of message_charges with what its
-// statuses say now (none until a delivered or read status came; the
-// latest status with pricing gives the pricing, the earliest rung among
-// those of one instant; the first delivered or read the day), and moves
-// charge_counts by the difference.
-func recharge(m string) string {
-	src := "(SELECT status, at, pricing, pricing_type, billable FROM message_statuses WHERE message_id = " + m + ")"
-	last := func(col, none string) string {
-		return "coalesce((SELECT " + col + " FROM " + src + " WHERE pricing <> '' ORDER BY at DESC, status LIMIT 1), " + none + ")"
-	}
-	got := " FROM " + src + " WHERE " + receivedSQL("status")
-	const key = chargeKey
-	return `UPDATE charge_counts SET n = n - 1 WHERE (` + key + `) IN (SELECT ` + key + ` FROM message_charges WHERE message_id = ` + m + `);
-    DELETE FROM message_charges WHERE message_id = ` + m + `;
-    INSERT INTO message_charges (message_id, ` + key + `) SELECT id, campaign_id, substr(phone, 1, 5), (SELECT min(at)` + got +
-		`) / 86400000000000, ` + last("pricing", "''") + ", " + last("pricing_type", "''") + ", " + last("billable", "-1") +
-		` FROM messages WHERE id = ` + m + ` AND EXISTS (SELECT 1` + got + `);
-    INSERT INTO charge_counts (` + key + `, n) SELECT ` + key + `, 1 FROM message_charges WHERE message_id = ` + m + `
-        ON CONFLICT DO UPDATE SET n = n + 1;`
-}
 
 // countTriggerNames are the triggers countTriggers creates.
 var countTriggerNames = []string{"message_counts_update", "message_counts_delete",
@@ -118,28 +95,18 @@ var KeptCounts = []KeptCount{
 		Name:    "message_charges",
 		Cols:    "message_id, " + chargeKey,
 		Kept:    `SELECT message_id, ` + chargeKey + ` FROM message_charges`,
-		Recount: chargesRecount,
+		Recount: `SELECT message_id, ` + chargeKey + ` FROM message_charge_now`,
 	},
 	{
 		Name:    "charge_counts",
 		Cols:    chargeKey + ", n",
 		Kept:    `SELECT ` + chargeKey + `, n FROM charge_counts WHERE n <> 0`,
-		Recount: `SELECT ` + chargeKey + `, count(*) FROM (` + chargesRecount + `) AS c GROUP BY 1, 2, 3, 4, 5, 6`,
+		Recount: `SELECT ` + chargeKey + `, count(*) FROM message_charge_now GROUP BY 1, 2, 3, 4, 5, 6`,
 	},
 }
 
 // chargeKey is what charge_counts counts messages by.
 const chargeKey = "campaign_id, prefix, day, category, pricing_type, billable"
-
-// chargesRecount is message_charges from scratch: recharge for every message.
-var chargesRecount = `SELECT m.id AS message_id, m.campaign_id AS campaign_id, substr(m.phone, 1, 5) AS prefix,
-	d.at / 86400000000000 AS day, coalesce(p.pricing, '') AS category, coalesce(p.pricing_type, '') AS pricing_type,
-	coalesce(p.billable, -1) AS billable
-	FROM messages m JOIN (SELECT message_id, min(at) AS at FROM message_statuses WHERE ` + receivedSQL("status") + `
-		GROUP BY message_id) d ON d.message_id = m.id
-	LEFT JOIN (SELECT message_id, pricing, pricing_type, billable,
-		row_number() OVER (PARTITION BY message_id ORDER BY at DESC, status) AS k
-		FROM message_statuses WHERE pricing <> '') p ON p.message_id = m.id AND p.k = 1`
 
 // ensureCounts creates the triggers that keep the counts, filling the
 // counts from scratch first, when any trigger is missing: on the first open

@@ -130,17 +130,35 @@ END;
 -- message_charges and charge_counts (migration 0050): a message's charge
 -- follows from all its statuses (the first delivered or read, the latest
 -- with pricing), so a status that comes or is matched to a row (or
--- relinked: the row it left too) makes {{recharge …}} (counts.go) replace
--- the message's charge with what its statuses say now and move
+-- relinked: the row it left too) replaces the message's charge with what
+-- its statuses say now (the view message_charge_now) and moves
 -- charge_counts by the difference. Statuses go only with their message,
 -- and messages with their campaign, which takes its counts.
 CREATE TRIGGER charge_counts_insert AFTER INSERT ON message_statuses
     WHEN NEW.message_id IS NOT NULL AND ({{received NEW.status}} OR NEW.pricing <> '') BEGIN
-    {{recharge NEW.message_id}}
+    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
+        IN (SELECT campaign_id, prefix, day, category, pricing_type, billable FROM message_charges WHERE message_id = NEW.message_id);
+    DELETE FROM message_charges WHERE message_id = NEW.message_id;
+    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = NEW.message_id;
+    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
+        SELECT campaign_id, prefix, day, category, pricing_type, billable, 1 FROM message_charges WHERE message_id = NEW.message_id
+        ON CONFLICT DO UPDATE SET n = n + 1;
 END;
 
 CREATE TRIGGER charge_counts_update AFTER UPDATE OF message_id ON message_statuses
     WHEN OLD.message_id IS NOT NEW.message_id AND ({{received NEW.status}} OR NEW.pricing <> '') BEGIN
-    {{recharge OLD.message_id}}
-    {{recharge NEW.message_id}}
+    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
+        IN (SELECT campaign_id, prefix, day, category, pricing_type, billable FROM message_charges WHERE message_id = OLD.message_id);
+    DELETE FROM message_charges WHERE message_id = OLD.message_id;
+    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = OLD.message_id;
+    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
+        SELECT campaign_id, prefix, day, category, pricing_type, billable, 1 FROM message_charges WHERE message_id = OLD.message_id
+        ON CONFLICT DO UPDATE SET n = n + 1;
+    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
+        IN (SELECT campaign_id, prefix, day, category, pricing_type, billable FROM message_charges WHERE message_id = NEW.message_id);
+    DELETE FROM message_charges WHERE message_id = NEW.message_id;
+    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = NEW.message_id;
+    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
+        SELECT campaign_id, prefix, day, category, pricing_type, billable, 1 FROM message_charges WHERE message_id = NEW.message_id
+        ON CONFLICT DO UPDATE SET n = n + 1;
 END;

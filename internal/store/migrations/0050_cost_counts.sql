@@ -51,3 +51,22 @@ CREATE TABLE charge_counts (
     n            INTEGER NOT NULL,
     PRIMARY KEY (campaign_id, prefix, day, category, pricing_type, billable)
 ) WITHOUT ROWID;
+
+-- What each message's statuses say it was charged, none until a delivered
+-- or read status came: the first of those gives the day, the latest status
+-- with pricing (the earliest rung among those of one instant) the pricing.
+-- The triggers copy a message's row of it into message_charges when a
+-- status of the message comes or is matched; read for one message it
+-- costs a few index reads.
+CREATE VIEW message_charge_now AS
+SELECT m.id AS message_id, m.campaign_id AS campaign_id, substr(m.phone, 1, 5) AS prefix,
+    (SELECT min(s.at) FROM message_statuses s WHERE s.message_id = m.id AND s.status IN ('delivered', 'read'))
+        / 86400000000000 AS day,
+    coalesce((SELECT s.pricing FROM message_statuses s WHERE s.message_id = m.id AND s.pricing <> ''
+        ORDER BY s.at DESC, s.status LIMIT 1), '') AS category,
+    coalesce((SELECT s.pricing_type FROM message_statuses s WHERE s.message_id = m.id AND s.pricing <> ''
+        ORDER BY s.at DESC, s.status LIMIT 1), '') AS pricing_type,
+    coalesce((SELECT s.billable FROM message_statuses s WHERE s.message_id = m.id AND s.pricing <> ''
+        ORDER BY s.at DESC, s.status LIMIT 1), -1) AS billable
+FROM messages m
+WHERE EXISTS (SELECT 1 FROM message_statuses s WHERE s.message_id = m.id AND s.status IN ('delivered', 'read'));

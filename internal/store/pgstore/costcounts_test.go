@@ -87,9 +87,9 @@ func costHistory(seed uint64) [][]string {
 
 // TestCostCountsMatchSQLite runs costHistory on both drivers: after every
 // step Postgres keeps cost_counts, message_charges and charge_counts as
-// SQLite does,
-// SQLite's kept counts equal a recount (storetest.CheckCounts), and every
-// few statements and at the end so do Postgres's.
+// SQLite does, SQLite's kept counts equal a recount (storetest.CheckCounts),
+// every few steps and at the end so do Postgres's, and each message's
+// charge on both is what a query written apart from the store's says.
 func TestCostCountsMatchSQLite(t *testing.T) {
 	ctx := t.Context()
 	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "cost.db"), store.Options{Location: time.UTC})
@@ -136,6 +136,17 @@ func TestCostCountsMatchSQLite(t *testing.T) {
 		}
 		return b.String()
 	}
+	// The view the triggers and the recount read (message_charge_now),
+	// written another way: both drivers' charges must equal this too.
+	oracle := `SELECT m.id, m.campaign_id, substr(m.phone, 1, 5), d.at / 86400000000000, coalesce(p.pricing, ''),
+		coalesce(p.pricing_type, ''), coalesce(p.billable, -1)
+		FROM messages m JOIN (SELECT message_id, min(at) AS at FROM message_statuses
+			WHERE status IN ('delivered', 'read') GROUP BY message_id) d ON d.message_id = m.id
+		LEFT JOIN (SELECT message_id, pricing, pricing_type, billable,
+			row_number() OVER (PARTITION BY message_id ORDER BY at DESC, CASE status WHEN 'delivered' THEN 1
+				WHEN 'failed' THEN 2 WHEN 'read' THEN 3 ELSE 4 END) AS k
+			FROM message_statuses WHERE pricing <> '') p ON p.message_id = m.id AND p.k = 1
+		ORDER BY 1`
 	history := costHistory(1)
 	charged := ""
 	for i, step := range history {
@@ -163,6 +174,14 @@ func TestCostCountsMatchSQLite(t *testing.T) {
 					}
 				}
 			}
+		}
+		const charges = `SELECT message_id, campaign_id, prefix, day, category, pricing_type, billable
+			FROM message_charges ORDER BY 1`
+		if got, want := liteRows(charges), liteRows(oracle); got != want {
+			t.Fatalf("SQLite after step %d (%s): message_charges\n%s\nwant\n%s", i, q, got, want)
+		}
+		if got, want := pgRows(charges), pgRows(oracle); got != want {
+			t.Fatalf("Postgres after step %d (%s): message_charges\n%s\nwant\n%s", i, q, got, want)
 		}
 		if i == len(history)-2 {
 			charged = liteRows(`SELECT count(DISTINCT category || pricing_type || billable), sum(n) FROM charge_counts WHERE n <> 0`)

@@ -36,14 +36,26 @@ INSERT INTO cost_counts (campaign_id, prefix, n)
     SELECT campaign_id, substr(phone, 1, 5), count(*) FROM messages
     WHERE state IN ('pending', 'sending', 'sent', 'unknown') GROUP BY 1, 2;
 
-INSERT INTO message_charges (message_id, campaign_id, prefix, day, category, pricing_type, billable)
-    SELECT m.id, m.campaign_id, substr(m.phone, 1, 5), d.at / 86400000000000, coalesce(p.pricing, ''),
-        coalesce(p.pricing_type, ''), coalesce(p.billable, -1)
-    FROM messages m JOIN (SELECT message_id, min(at) AS at FROM message_statuses
-        WHERE status IN ('delivered', 'read') GROUP BY message_id) d ON d.message_id = m.id
-    LEFT JOIN (SELECT message_id, pricing, pricing_type, billable,
-        row_number() OVER (PARTITION BY message_id ORDER BY at DESC, status COLLATE "C") AS k
-        FROM message_statuses WHERE pricing <> '') p ON p.message_id = m.id AND p.k = 1;
+-- What each message's statuses say it was charged, none until a delivered
+-- or read status came: the first of those gives the day, the latest status
+-- with pricing (the earliest rung among those of one instant) the pricing.
+-- The triggers copy a message's row of it into message_charges when a
+-- status of the message comes or is matched; read for one message it
+-- costs a few index reads.
+CREATE VIEW message_charge_now AS
+SELECT m.id AS message_id, m.campaign_id AS campaign_id, substr(m.phone, 1, 5) AS prefix,
+    (SELECT min(s.at) FROM message_statuses s WHERE s.message_id = m.id AND s.status IN ('delivered', 'read'))
+        / 86400000000000 AS day,
+    coalesce((SELECT s.pricing FROM message_statuses s WHERE s.message_id = m.id AND s.pricing <> ''
+        ORDER BY s.at DESC, s.status COLLATE "C" LIMIT 1), '') AS category,
+    coalesce((SELECT s.pricing_type FROM message_statuses s WHERE s.message_id = m.id AND s.pricing <> ''
+        ORDER BY s.at DESC, s.status COLLATE "C" LIMIT 1), '') AS pricing_type,
+    coalesce((SELECT s.billable FROM message_statuses s WHERE s.message_id = m.id AND s.pricing <> ''
+        ORDER BY s.at DESC, s.status COLLATE "C" LIMIT 1), -1) AS billable
+FROM messages m
+WHERE EXISTS (SELECT 1 FROM message_statuses s WHERE s.message_id = m.id AND s.status IN ('delivered', 'read'));
+
+INSERT INTO message_charges SELECT * FROM message_charge_now;
 
 INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
     SELECT campaign_id, prefix, day, category, pricing_type, billable, count(*) FROM message_charges
@@ -90,16 +102,7 @@ BEGIN
         IN (SELECT c.campaign_id, c.prefix, c.day, c.category, c.pricing_type, c.billable FROM message_charges c
             WHERE c.message_id = m);
     DELETE FROM message_charges WHERE message_id = m;
-    INSERT INTO message_charges (message_id, campaign_id, prefix, day, category, pricing_type, billable)
-        WITH s AS (SELECT st.status, st.at, st.pricing, st.pricing_type, st.billable FROM message_statuses st
-            WHERE st.message_id = m),
-        p AS (SELECT s.pricing, s.pricing_type, s.billable FROM s WHERE s.pricing <> ''
-            ORDER BY s.at DESC, s.status COLLATE "C" LIMIT 1)
-        SELECT x.id, x.campaign_id, substr(x.phone, 1, 5),
-            (SELECT min(s.at) FROM s WHERE s.status IN ('delivered', 'read')) / 86400000000000,
-            coalesce((SELECT p.pricing FROM p), ''), coalesce((SELECT p.pricing_type FROM p), ''),
-            coalesce((SELECT p.billable FROM p), -1)
-        FROM messages x WHERE x.id = m AND EXISTS (SELECT 1 FROM s WHERE s.status IN ('delivered', 'read'));
+    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = m;
     INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
         SELECT c.campaign_id, c.prefix, c.day, c.category, c.pricing_type, c.billable, 1 FROM message_charges c
             WHERE c.message_id = m
