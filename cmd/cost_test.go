@@ -318,3 +318,35 @@ func TestCheckEstimate(t *testing.T) {
 		}
 	}
 }
+
+// TestPricingImportRefuses: a card with a missing column, a negative or
+// non-numeric price or an unknown currency is refused naming the file,
+// line and column, and one whose dates overlap a card of its currency
+// naming the file and that card; nothing of a refused card is stored.
+func TestPricingImportRefuses(t *testing.T) {
+	c := newCLI(t)
+	c.addAccounts()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	write(t, good, costCard)
+	c.ok("pricing", "import", good, "--effective", "2025-07-01")
+	const head = "Market,Currency,Marketing,Utility,Authentication\n"
+	for _, tc := range []struct{ name, csv, effective, want string }{
+		{"missing column", "Market,Currency,Marketing,Authentication\nBrazil,USD,0.06,0.01\n", "2026-01-01", "missing-column.csv:1: no Utility column"},
+		{"negative", head + "Brazil,USD,0.06,-0.01,0.01\n", "2026-01-01", `negative.csv:2:4 (Utility): "-0.01" is negative`},
+		{"not a number", head + "Brazil,USD,0.06,zero,0.01\n", "2026-01-01", `not-a-number.csv:2:4 (Utility): "zero" is not a number`},
+		{"unknown currency", head + "Brazil,XYZ,0.06,0.01,0.01\n", "2026-01-01", `unknown-currency.csv:2:2 (Currency): unknown currency "XYZ"`},
+		{"overlap", costCard, "2025-07-01", "overlap.csv: the USD card from 2025-07-01 overlaps another card's dates: card 1"},
+	} {
+		file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".csv")
+		write(t, file, tc.csv)
+		code, msg := c.exit("pricing", "import", file, "--effective", tc.effective)
+		if code == 0 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: exit %d, %q; want an error with %q", tc.name, code, msg, tc.want)
+		}
+	}
+	var cards []struct{ ID int64 }
+	if err := json.Unmarshal([]byte(c.ok("pricing", "list", "--json")), &cards); err != nil || len(cards) != 1 {
+		t.Errorf("cards after the refusals: %s, %v; want the good one alone", c.ok("pricing", "list", "--json"), err)
+	}
+}
