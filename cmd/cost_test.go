@@ -350,3 +350,22 @@ func TestPricingImportRefuses(t *testing.T) {
 		t.Errorf("cards after the refusals: %s, %v; want the good one alone", c.ok("pricing", "list", "--json"), err)
 	}
 }
+
+// TestAccountListAPI: account list shows each account's --api (cloud when
+// it has none) and its WABA's onboarding to the Marketing Messages API as
+// template sync read it; an account whose WABA was never read says so.
+func TestAccountListAPI(t *testing.T) {
+	c, _ := costCLIWith(t, sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{Marketing: map[string]string{"102290129340398": "PENDING"}}})
+	if rows := c.table("account", "list"); len(rows) != 2 || rows[0]["API"] != "" {
+		t.Fatalf("before any --api or WABA: %v; want no API column", rows)
+	}
+	c.ok("account", "set", "main-01", "--waba-id", "102290129340398", "--api", "auto")
+	c.ok("template", "sync")
+	got := map[string]string{}
+	for _, r := range c.table("account", "list") {
+		got[r["NAME"]] = r["API"]
+	}
+	if got["main-01"] != "auto, MM pending" || got["fresh-02"] != "cloud, MM not read" {
+		t.Errorf("API column = %v; want main-01 auto, MM pending and fresh-02 cloud, MM not read", got)
+	}
+}
