@@ -283,3 +283,21 @@ func TestRowPrice(t *testing.T) {
 		t.Errorf("Spain (not on the card) = %v, want the highest marketing price 0.1365", p)
 	}
 }
+
+// TestRulesByDate: the free rules said beside an estimate are those in
+// force on its date: in-window utility templates free before 2026-10-01,
+// billed from that day.
+func TestRulesByDate(t *testing.T) {
+	for _, tc := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Date(2026, 9, 30, 23, 59, 0, 0, time.UTC), "utility templates in a customer service window: free"},
+		{time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), "utility templates in a customer service window: billed"},
+	} {
+		got := strings.Join(Rules(tc.at), "\n")
+		if !strings.Contains(got, tc.want) || !strings.Contains(got, "free entry point window") {
+			t.Errorf("Rules(%s) =\n%s\nwant %q and the free entry point", tc.at.Format(time.DateOnly), got, tc.want)
+		}
+	}
+}
