@@ -1,14 +1,14 @@
--- A campaign's estimate and actual cost from kept counts (issue 28): status,
--- show and list priced every campaign by reading each of its rows (the
--- estimate) and each of its delivered messages with their statuses (the
--- actual cost), so with rate cards status grew with the rows.
+-- A campaign's estimate and actual cost from kept counts (issue 28): status
+-- --json, show, cost and report priced a campaign by reading each of its
+-- rows (the estimate) and each of its delivered messages with their
+-- statuses (the actual cost), so with rate cards they grew with the rows.
 --
 -- A number's market follows from its calling code, at most four digits
 -- (internal/pricing's table): the first five characters of the number
 -- place it as exactly as the whole number does, so counts by that prefix
 -- give the estimate and the actual cost by market in Go.
 --
--- The triggers in internal/store/counts.sql keep both tables; the store
+-- The triggers in internal/store/counts.sql keep these tables; the store
 -- fills them from scratch and creates the triggers whenever one is
 -- missing: on the first open after this migration.
 

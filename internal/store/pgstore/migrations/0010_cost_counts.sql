@@ -2,7 +2,7 @@
 -- a campaign's rows that may still cost and its delivered messages' charges,
 -- counted by number prefix (substr(phone, 1, 5) places a number as the
 -- whole number does), so the estimate and the actual cost read a few kept
--- rows. TestKeptCountsMatchSQLite holds both drivers to one history.
+-- rows. TestCostCountsMatchSQLite holds both drivers to one history.
 
 CREATE TABLE cost_counts (
     campaign_id BIGINT NOT NULL,
