@@ -31,6 +31,7 @@ var environmentHelp = []struct{ name, meaning string }{
 	{"WASEND_DB", "database file; --db wins. Default $XDG_DATA_HOME/wasend/wasend.db, created (mode 0600) only by the commands that set wasend up"},
 	{"WASEND_TZ", "IANA time zone times are shown in (default: local, from TZ); on a new database also the zone of quota days, which is then fixed"},
 	{"WASEND_LIMITS", "share the limits with other hosts through Redis: redis://[user:pass@]host:6379/0, or rediss:// for TLS; --limits wins. Shown only with its password redacted"},
+	{"WASEND_HOST", "the name this host's runs are known by (default: the hostname); hosts on one database need distinct ones, and another host's run counts as dead only when its heartbeat is 30 s old"},
 	{"WASEND_REGION", "default country (ISO code, e.g. DE) of numbers written without +country code; --region wins"},
 	{"WASEND_TOKEN", "the access token of an account added without --token-env; each account names its own variable with account add --token-env"},
 	{"WASEND_SANDBOX_TOKEN", "the token variable of the sandbox's demo accounts; the sandbox takes any token, so it need not be set"},

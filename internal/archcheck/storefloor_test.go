@@ -19,8 +19,8 @@ import (
 // hold where session 10 left them: the method floor is met; the lines are
 // not yet.
 const (
-	storeLineCeiling   = 7018
-	storeMethodCeiling = 68
+	storeLineCeiling   = 6762
+	storeMethodCeiling = 67
 )
 
 // storeLines counts the lines of internal/store's non-test Go files (not

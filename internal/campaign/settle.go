@@ -5,6 +5,7 @@ import "time"
 // StatusRow is what a status's meaning depends on in the message it
 // matched, as the store reads the row when the status applies.
 type StatusRow struct {
+	ID    int64 // the row's id (where a store reads it)
 	State State
 	// WAMID is the wamid the row carries; "" for none (an answer without
 	// one is never recorded).

@@ -150,7 +150,7 @@ func TestFailureClasses(t *testing.T) {
 				if r := e.rows()[first]; r.state != campaign.Failed || r.errorCode.Int64 != 131050 {
 					t.Errorf("row %+v, want failed with 131050", r)
 				}
-				if why, err := e.st.SuppressedIn(e.ctx, []string{first}); err != nil || why == nil {
+				if why, err := readmodel.New(e.st).SuppressedIn(e.ctx, []string{first}); err != nil || why == nil {
 					t.Errorf("%s not on the suppression list (%v)", first, err)
 				}
 			},

@@ -10,13 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/testproc"
 )
 
-// TestMain builds the wasend binary the tests run.
+// TestMain builds the wasend binary the tests run, and stops the postgres
+// a test started.
 func TestMain(m *testing.M) {
-	os.Exit(testproc.Main(m))
+	code := testproc.Main(m)
+	pgtest.Stop()
+	os.Exit(code)
 }
 
 // tokenEnv names the variable the test accounts read their token from.

@@ -51,10 +51,16 @@ var (
 // A package using pgtest calls it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// Stop stops the server if one started: for a TestMain that runs its
+// tests through another harness (testproc.Main) and so cannot call Main.
+func Stop() {
 	if shared != nil {
 		shared.stop()
 	}
-	os.Exit(code)
 }
 
 // Start returns the test binary's server, starting it on first use, or

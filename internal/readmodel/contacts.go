@@ -17,27 +17,12 @@ import (
 // once, and what deleted campaigns sent.
 func (r *Reader) ContactedWithin(ctx context.Context, d time.Duration) (map[string]campaign.Contact, error) {
 	since := r.now().Add(-d)
-	rows, err := r.db.QueryContext(ctx, `SELECT phone, campaign_id, max(sent_at) FROM messages
-		WHERE state = 'sent' AND sent_at >= ? GROUP BY phone`, nanos(since))
-	if err != nil {
-		return nil, fmt.Errorf("find recent contacts: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]campaign.Contact{}
-	for rows.Next() {
-		var (
-			phone string
-			c     campaign.Contact
-			at    int64
-		)
-		if err := rows.Scan(&phone, &c.CampaignID, &at); err != nil {
-			return nil, err
-		}
-		c.At = fromNanos(at)
-		out[phone] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	// Each send, the latest kept per number here: the campaign beside a
+	// max() is a bare column SQLite alone allows.
+	if err := r.keepLatest(ctx, `SELECT phone, campaign_id, sent_at FROM messages
+		WHERE state = 'sent' AND sent_at >= ?`, []any{nanos(since)}, out); err != nil {
+		return nil, fmt.Errorf("find recent contacts: %w", err)
 	}
 	return out, r.deletedSends(ctx, `sent_at >= ?`, []any{nanos(since)}, out)
 }
@@ -98,9 +83,18 @@ func (r *Reader) SentTemplateWithin(ctx context.Context, template string, d time
 // deletedSends adds to out the sends of deleted campaigns that match
 // where, each unless out has a later one for its number.
 func (r *Reader) deletedSends(ctx context.Context, where string, args []any, out map[string]campaign.Contact) error {
-	rows, err := r.db.QueryContext(ctx, `SELECT phone, campaign_id, sent_at FROM deleted_sends WHERE `+where, args...)
-	if err != nil {
+	if err := r.keepLatest(ctx, `SELECT phone, campaign_id, sent_at FROM deleted_sends WHERE `+where, args, out); err != nil {
 		return fmt.Errorf("read the sends of deleted campaigns: %w", err)
+	}
+	return nil
+}
+
+// keepLatest adds to out each send query gives (phone, campaign, when),
+// unless out has a later one for its number.
+func (r *Reader) keepLatest(ctx context.Context, query string, args []any, out map[string]campaign.Contact) error {
+	rows, err := r.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -110,7 +104,7 @@ func (r *Reader) deletedSends(ctx context.Context, where string, args []any, out
 			at    int64
 		)
 		if err := rows.Scan(&phone, &c.CampaignID, &at); err != nil {
-			return fmt.Errorf("read the sends of deleted campaigns: %w", err)
+			return err
 		}
 		c.At = fromNanos(at)
 		if prev, ok := out[phone]; !ok || prev.At.Before(c.At) {

@@ -29,7 +29,7 @@ func (r *Reader) Cards(ctx context.Context) ([]pricing.Card, error) {
 			rows.Close()
 			return nil, err
 		}
-		c.Effective, c.Until = parseDay(eff), parseDay(unto)
+		c.Effective, c.Until = pricing.ParseDay(eff), pricing.ParseDay(unto)
 		c.Rates = map[string]map[pricing.Category]pricing.Micros{}
 		byID[c.ID] = len(cards)
 		cards = append(cards, c)
@@ -74,12 +74,6 @@ func (r *Reader) Cards(ctx context.Context) ([]pricing.Card, error) {
 		c.Tiers[market][k] = append(c.Tiers[market][k], pricing.Tier{From: from, To: to, Price: pricing.Micros(price)})
 	}
 	return cards, rows.Err()
-}
-
-// The store keeps a card's days as YYYY-MM-DD, "" for none.
-func parseDay(s string) time.Time {
-	t, _ := time.Parse(time.DateOnly, s)
-	return t
 }
 
 // CampaignBudget is a campaign's budget as stored (Max 0: none).

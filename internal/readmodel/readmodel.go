@@ -5,8 +5,10 @@
 // the counts its triggers keep as rows move; this package only reads them,
 // so a new figure is a query here, not a method on the store.
 //
-// It does not import the store: it reads through Source, which
-// *store.Store implements, so the store's own tests may read through it.
+// It does not import the store: it reads through Source, which every
+// driver of the store implements (SQLite's *store.Store, pgstore's), so
+// the store's own tests may read through it. Its queries are written once
+// for both databases; the little that differs is the Dialect (dialect.go).
 package readmodel
 
 import (
@@ -38,27 +40,24 @@ type Source interface {
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
 }
 
-// Reader runs the read models' queries on a Source.
+// Reader runs the read models' queries on a Source, in its Reader's
+// dialect.
 type Reader struct {
 	src Source
-	db  *sql.DB
+	db  handle
 }
 
 // New returns a Reader over src.
-func New(src Source) *Reader { return &Reader{src: src, db: src.Reader()} }
+func New(src Source) *Reader {
+	return &Reader{src: src, db: handle{db: src.Reader(), d: dialectOf(src)}}
+}
 
 func (r *Reader) now() time.Time { return r.src.Now() }
 
 // The store keeps instants as Unix nanoseconds, 0 or NULL for none.
 
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
 var (
+	nanos         = rowscan.Nanos
 	fromNanos     = rowscan.FromNanos
 	fromNullNanos = rowscan.FromNullNanos
 )

@@ -280,7 +280,7 @@ func (r *Reader) Skipped(ctx context.Context, id int64) ([]campaign.Skip, error)
 func (r *Reader) OpenZones(ctx context.Context, id int64) (map[string]int, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT coalesce(z.zones, ''), count(*) FROM messages m
 		LEFT JOIN zone_sets z ON z.id = m.zone_set
-		WHERE m.campaign_id = ? AND m.state IN ('pending', 'sending') GROUP BY m.zone_set`, id)
+		WHERE m.campaign_id = ? AND m.state IN ('pending', 'sending') GROUP BY m.zone_set, z.zones`, id)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d open rows by time zone: %w", id, err)
 	}

@@ -80,7 +80,7 @@ func (r *Reader) SegmentRows(ctx context.Context, id int64, seg campaign.Segment
 // person wrote to.
 func (r *Reader) LastInbound(ctx context.Context, keys []string) (map[string]time.Time, error) {
 	list, _ := json.Marshal(keys) // strings always marshal
-	rows, err := r.db.QueryContext(ctx, `WITH k(key) AS (SELECT value FROM json_each(?)),
+	rows, err := r.db.QueryContext(ctx, `WITH k(key) AS (`+r.db.d.jsonStrings()+`),
 		ids(key, id) AS (SELECT key, key FROM k UNION SELECT k.key, l.user_id FROM k JOIN recipient_links l ON l.phone = k.key
 			UNION SELECT k.key, l.phone FROM k JOIN recipient_links l ON l.user_id = k.key)
 		SELECT ids.key, max(i.at) FROM ids JOIN inbound_messages i ON i.phone = ids.id GROUP BY ids.key`, string(list))

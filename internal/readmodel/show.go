@@ -125,13 +125,17 @@ func (r *Reader) CampaignDetail(ctx context.Context, id int64) (Detail, error) {
 }
 
 func (r *Reader) putBack(ctx context.Context, id int64) ([]PutBackGroup, error) {
-	// As errorGroups: the sample is the message of the group's first line.
-	// The rows put back alone are read, through messages_put_back
-	// (migration 0046), not every pending row.
-	rows, err := r.db.QueryContext(ctx, `SELECT error_code AS code, count(*), min(next_attempt_at),
-		coalesce(error_message, ''), min(line)
+	// As errorGroups: the sample is the message of the group's first line,
+	// here the first row of each code's window (beside a second min() a
+	// bare column's row is any of the two). The rows put back alone are
+	// read, through messages_put_back (migration 0046), not every pending
+	// row: few, so the window's sort costs little.
+	rows, err := r.db.QueryContext(ctx, `SELECT code, n, next, sample, line FROM (
+		SELECT error_code AS code, count(*) OVER codes AS n, min(next_attempt_at) OVER codes AS next,
+			coalesce(error_message, '') AS sample, line, row_number() OVER (codes ORDER BY line, id) AS k
 		FROM messages WHERE campaign_id = ? AND state = 'pending' AND error_code IS NOT NULL
-		GROUP BY code ORDER BY count(*) DESC, code`, id)
+		WINDOW codes AS (PARTITION BY error_code)) firsts
+		WHERE k = 1 ORDER BY n DESC, code`, id)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d rows put back by code: %w", id, err)
 	}
@@ -154,11 +158,11 @@ func (r *Reader) putBack(ctx context.Context, id int64) ([]PutBackGroup, error) 
 func (r *Reader) failedStatuses(ctx context.Context, id int64) ([]FailedStatusGroup, error) {
 	// From the failed statuses (a partial index, migration 0046) to their
 	// messages: CROSS JOIN keeps SQLite from probing every message of the
-	// campaign instead.
+	// campaign instead (its condition in WHERE, as Postgres wants it).
 	rows, err := r.db.QueryContext(ctx, `SELECT coalesce(s.error_code, 0) AS code, count(*),
-		coalesce(sum(m.state = 'failed'), 0), coalesce(sum(m.state = 'pending'), 0)
-		FROM message_statuses s CROSS JOIN messages m ON m.id = s.message_id
-		WHERE m.campaign_id = ? AND s.status = 'failed'
+		count(CASE WHEN m.state = 'failed' THEN 1 END), count(CASE WHEN m.state = 'pending' THEN 1 END)
+		FROM message_statuses s CROSS JOIN messages m
+		WHERE m.id = s.message_id AND m.campaign_id = ? AND s.status = 'failed'
 		GROUP BY code ORDER BY count(*) DESC, code`, id)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d failed statuses: %w", id, err)
@@ -218,10 +222,12 @@ func (r *Reader) setNotSent(ctx context.Context, id int64, d *Detail) error {
 }
 
 func (r *Reader) errorGroups(ctx context.Context, id int64) ([]ErrorGroup, error) {
-	// SQLite takes a bare column next to min() from the row holding the
-	// minimum: the sample is the message of the group's first line.
+	// The sample is the message of the group's first line. A window
+	// function would say so on both engines, at three times the cost of
+	// the grouping on SQLite (180,000 failed rows: 1.1 s against 0.3 s):
+	// the dialect's firstBy.
 	rows, err := r.db.QueryContext(ctx, `SELECT coalesce(error_code, 0) AS code, count(*),
-		coalesce(error_message, ''), min(line)
+		`+r.db.d.firstBy("coalesce(error_message, '')", "line")+`, min(line)
 		FROM messages WHERE campaign_id = ? AND state = 'failed'
 		GROUP BY code ORDER BY count(*) DESC, code`, id)
 	if err != nil {

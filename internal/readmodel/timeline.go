@@ -55,7 +55,7 @@ func (r *Reader) CampaignTimeline(ctx context.Context, id int64, maxPoints int) 
 		SELECT min(minute) AS m FROM attempt_rollup WHERE campaign_id = ?1
 		UNION ALL SELECT max(minute) FROM attempt_rollup WHERE campaign_id = ?1
 		UNION ALL SELECT min(updated_at) / ?2 FROM messages WHERE campaign_id = ?1 AND state = 'failed'
-		UNION ALL SELECT max(updated_at) / ?2 FROM messages WHERE campaign_id = ?1 AND state = 'failed')`,
+		UNION ALL SELECT max(updated_at) / ?2 FROM messages WHERE campaign_id = ?1 AND state = 'failed') spans`,
 		id, minuteNanos).Scan(&first, &last); err != nil {
 		return Timeline{}, fmt.Errorf("campaign %d timeline span: %w", id, err)
 	}
@@ -124,9 +124,9 @@ type PhonePrefix struct {
 // failed after send), as the delivery figures do.
 func (r *Reader) PhonePrefixes(ctx context.Context, id int64, digits int) ([]PhonePrefix, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT substr(phone, 1, ?2 + 1) AS p, min(phone), count(*),
-		sum(state = 'sent' OR failed_after_send = 1), sum(state = 'failed'),
-		coalesce(sum(`+receivedIn("delivery")+`), 0), sum(delivery IS '`+string(campaign.DeliveryRead)+`'),
-		sum(first_reply_at IS NOT NULL), sum(state = 'expired')
+		count(CASE WHEN state = 'sent' OR failed_after_send = 1 THEN 1 END), count(CASE WHEN state = 'failed' THEN 1 END),
+		count(CASE WHEN `+receivedIn("delivery")+` THEN 1 END), count(CASE WHEN delivery = '`+string(campaign.DeliveryRead)+`' THEN 1 END),
+		count(first_reply_at), count(CASE WHEN state = 'expired' THEN 1 END)
 		FROM messages WHERE campaign_id = ?1 GROUP BY p ORDER BY count(*) DESC, p`, id, digits)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d recipients by number prefix: %w", id, err)

@@ -14,36 +14,38 @@ import (
 // person known by a user id who wrote from the linked number has written,
 // and the reverse; one nobody linked is looked up as is.
 func TestLastInboundFollowsLinks(t *testing.T) {
-	st := openTest(t, newFakeClock())
-	ctx := t.Context()
-	if err := st.WithInbox(ctx, func(tx store.InboxTx, now time.Time) error {
-		for i, r := range []store.InboundRow{
-			{Phone: "+4915100000001", PhoneNumberID: "pn-a", At: at(-3 * time.Hour)},
-			{Phone: "+4915100000001", PhoneNumberID: "pn-b", At: at(-time.Hour)},
-			{Phone: "US.2", PhoneNumberID: "pn-a", At: at(-2 * time.Hour)},
-			{Phone: "US.3", PhoneNumberID: "pn-a", At: at(-4 * time.Hour)},
-		} {
-			r.ID, r.ReceivedAt, r.Type = string(rune('a'+i)), r.At, "text"
-			if _, err := tx.KeepInbound(ctx, r); err != nil {
-				return err
+	eachBackend(t, func(t *testing.T, b backend) {
+		st := b.open(t, newFakeClock())
+		ctx := t.Context()
+		if err := st.WithInbox(ctx, func(tx store.InboxTx, now time.Time) error {
+			for i, r := range []store.InboundRow{
+				{Phone: "+4915100000001", PhoneNumberID: "pn-a", At: at(-3 * time.Hour)},
+				{Phone: "+4915100000001", PhoneNumberID: "pn-b", At: at(-time.Hour)},
+				{Phone: "US.2", PhoneNumberID: "pn-a", At: at(-2 * time.Hour)},
+				{Phone: "US.3", PhoneNumberID: "pn-a", At: at(-4 * time.Hour)},
+			} {
+				r.ID, r.ReceivedAt, r.Type = string(rune('a'+i)), r.At, "text"
+				if _, err := tx.KeepInbound(ctx, r); err != nil {
+					return err
+				}
+			}
+			return tx.LearnLinks(ctx, []campaign.IdentityLink{{Phone: "+4915100000001", UserID: "US.1"},
+				{Phone: "+4915100000002", UserID: "US.2"}}, now)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		last, err := readmodel.New(st).LastInbound(ctx, []string{"US.1", "+4915100000002", "US.3", "+4915100000004"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]time.Time{"US.1": at(-time.Hour), "+4915100000002": at(-2 * time.Hour), "US.3": at(-4 * time.Hour)}
+		if len(last) != len(want) {
+			t.Errorf("LastInbound = %v, want %v", last, want)
+		}
+		for k, w := range want {
+			if !last[k].Equal(w) {
+				t.Errorf("%s last wrote %v, want %v", k, last[k], w)
 			}
 		}
-		return tx.LearnLinks(ctx, []campaign.IdentityLink{{Phone: "+4915100000001", UserID: "US.1"},
-			{Phone: "+4915100000002", UserID: "US.2"}}, now)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	last, err := readmodel.New(st).LastInbound(ctx, []string{"US.1", "+4915100000002", "US.3", "+4915100000004"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]time.Time{"US.1": at(-time.Hour), "+4915100000002": at(-2 * time.Hour), "US.3": at(-4 * time.Hour)}
-	if len(last) != len(want) {
-		t.Errorf("LastInbound = %v, want %v", last, want)
-	}
-	for k, w := range want {
-		if !last[k].Equal(w) {
-			t.Errorf("%s last wrote %v, want %v", k, last[k], w)
-		}
-	}
+	})
 }

@@ -250,16 +250,10 @@ func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
 		Params: spec.Params, Text: spec.Text, NamedParams: spec.NamedParams, Header: spec.Header, Buttons: spec.Buttons}
 }
 
-// Lists are the lists screening consults in st's database: the
-// suppression list from the store, the recent sends from the read models.
-func Lists(st *store.Store) screen.Lists {
-	return storeLists{st, readmodel.New(st)}
-}
-
-type storeLists struct {
-	*store.Store      // CountSuppressions, SuppressedIn
-	*readmodel.Reader // ContactedWithin, SentTemplateWithin
-}
+// Lists are the lists screening consults in st's database, all read
+// models: the suppression list, the recent sends, the links between
+// numbers and user ids, and when people last wrote.
+func Lists(st *store.Store) screen.Lists { return readmodel.New(st) }
 
 func (ro ReadOptions) screen(spec campaign.Spec, lists screen.Lists, prior *numberset.Set) screen.Options {
 	so := screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,

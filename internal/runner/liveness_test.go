@@ -45,3 +45,27 @@ func TestLivenessOfARealProcess(t *testing.T) {
 		t.Error("a runner of another pid space, beat 1 s ago, counts as dead")
 	}
 }
+
+// TestHostNamedByEnv: WASEND_HOST names this process's host; a runner of
+// this pid space under another host's name is dead by its heartbeat only,
+// even when its process is gone.
+func TestHostNamedByEnv(t *testing.T) {
+	t.Setenv(hostEnv, "host-b")
+	here := ThisProcess()
+	if here.Host != "host-b" {
+		t.Fatalf("ThisProcess host %q with %s=host-b", here.Host, hostEnv)
+	}
+	now := time.Now()
+	gone := campaign.Runner{ID: "a", Host: "host-a", Space: here.Space, PID: 1 << 30, HeartbeatAt: now.Add(-time.Second)}
+	live := Liveness(30 * time.Second)
+	if live.Dead(gone, now) {
+		t.Error("another host's runner, beat 1 s ago, counts as dead by a pid of this machine")
+	}
+	if !live.Dead(gone, now.Add(31*time.Second)) {
+		t.Error("another host's runner, silent for 32 s, counts as alive")
+	}
+	t.Setenv(hostEnv, "")
+	if name, _ := os.Hostname(); ThisProcess().Host != name {
+		t.Errorf("ThisProcess host %q without %s, want the hostname %q", ThisProcess().Host, hostEnv, name)
+	}
+}

@@ -317,21 +317,8 @@ func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) 
 	})
 }
 
-// QuotaReset is what a reset did to one account.
-type QuotaReset struct {
-	Account  string
-	Day      string // today, in the zone of quota days
-	Before   int    // sends counted before the reset
-	Reset    bool   // false: already reset today (or Behind) and not forced
-	LastDay  string // the account's quota day before
-	DailyCap int
-	// Behind: today is earlier than the account's quota day (a clock set
-	// back, or a zone changed to one behind): the day stays LastDay, even
-	// when forced.
-	Behind bool
-	// Promoted is the account's promotion at this reset (warm-up), if any.
-	Promoted *campaign.TierChange
-}
+// QuotaReset is what a reset did to one account (campaign.QuotaReset).
+type QuotaReset = campaign.QuotaReset
 
 // ResetQuota starts a new quota day for the named accounts (all when names is
 // empty). Quota days only move forward: an account whose quota day is today

@@ -108,17 +108,30 @@ var KeptCounts = []KeptCount{
 // chargeKey is what charge_counts counts messages by.
 const chargeKey = "campaign_id, prefix, day, category, pricing_type, billable"
 
-// ensureCounts creates the triggers that keep the counts, filling the
-// counts from scratch first, when any trigger is missing: on the first open
-// after migration 0010, and after a migration that rebuilt messages or
-// attempts (dropping a table drops its triggers). Otherwise it costs one
-// look at the schema.
+// ensureCounts fills the counts from scratch and creates the triggers
+// that keep them when any trigger is missing (see ensureTriggers): on the
+// first open after migration 0010, and after a migration that rebuilt
+// messages or attempts.
 func ensureCounts(ctx context.Context, s *Store) error {
+	var b strings.Builder
+	for _, k := range KeptCounts {
+		fmt.Fprintf(&b, "DELETE FROM %s;\nINSERT INTO %s (%s) %s;\n", k.Name, k.Name, k.Cols, k.Recount)
+	}
+	b.WriteString(countTriggers)
+	return ensureTriggers(ctx, s, countTriggerNames, "fill in message counts", b.String())
+}
+
+// ensureTriggers runs fill (a recount, then the triggers that keep it:
+// several statements) when any of the named triggers is missing: the first
+// open after the migration that made their table, or after one that rebuilt
+// a table they sit on (dropping a table drops its triggers). Otherwise it
+// costs one look at the schema.
+func ensureTriggers(ctx context.Context, s *Store, names []string, what, fill string) error {
 	missing := func(q querier) (bool, error) {
 		var n int
 		err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (`+
-			repeated(len(countTriggerNames), "?")+`)`, anys(countTriggerNames)...).Scan(&n)
-		return n != len(countTriggerNames), err
+			repeated(len(names), "?")+`)`, anys(names)...).Scan(&n)
+		return n != len(names), err
 	}
 	if m, err := missing(s.db); err != nil || !m {
 		return err
@@ -128,14 +141,9 @@ func ensureCounts(ctx context.Context, s *Store) error {
 		if m, err := missing(tx); err != nil || !m {
 			return err
 		}
-		var b strings.Builder
-		for _, k := range KeptCounts {
-			fmt.Fprintf(&b, "DELETE FROM %s;\nINSERT INTO %s (%s) %s;\n", k.Name, k.Name, k.Cols, k.Recount)
-		}
-		b.WriteString(countTriggers)
 		// Not through the statement cache: several statements in one.
-		if _, err := tx.tx.ExecContext(tx.ctx, b.String()); err != nil {
-			return fmt.Errorf("fill in message counts: %w", err)
+		if _, err := tx.tx.ExecContext(tx.ctx, fill); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		return nil
 	})

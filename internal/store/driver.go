@@ -30,11 +30,11 @@ import (
 // may have started is never made pending again by a rescue).
 //
 // The read models (internal/readmodel) are not methods here: they run
-// read-only SQL on Reader. A Postgres driver serves them with its own
-// *sql.DB (pgx's database/sql adapter, pgx/v5/stdlib); their SQL must then
-// stay portable (placeholders, date arithmetic, group_concat and the like)
-// or be given per dialect. The same holds for the read-only checks
-// storetest makes through Reader.
+// read-only SQL on Reader, written once for both databases. A driver whose
+// Reader is not SQLite says which it is with ReaderDialect() string
+// (pgstore's "postgres", over pgx's database/sql adapter), and readmodel
+// rebinds its queries to it (readmodel.Dialect); storetest's read-only
+// checks go through the same Rebind.
 //
 // A few signatures name store types (Importer, Suppression, Gates,
 // InboxTx, …): they stay here, and a second driver in its own package
@@ -159,7 +159,6 @@ type Driver interface {
 
 	Suppress(ctx context.Context, list []Suppression) (added int, err error)
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
-	SuppressedIn(ctx context.Context, phones []string) (map[string]string, error)
 	// The copy of the shared list (hostshare): how far it is applied, and
 	// the outbox of numbers listed here to push up.
 	SharedSuppressionsMark(ctx context.Context) (SyncMark, error)

@@ -18,23 +18,12 @@ import (
 // number. Under --limits the suppression reaches the other hosts through
 // the outbox every suppression goes in (suppression_push, migration 0021).
 
-// InboundRow is an inbound message as kept: its id (the wamid, or a hash
-// of the raw message), the sender's phone, and what it means.
-type InboundRow struct {
-	ID, Phone, PhoneNumberID string
-	AccountID                int64 // 0: not a number of ours
-	At, ReceivedAt           time.Time
-	Type, Text, Payload      string
-	ContextID, Name          string
-	Kind                     campaign.InboundKind
-	Reason                   string
-	Unknown                  bool
-	Raw                      string
-	Replies                  RepliedRow
-	// Wait: a message to phone is in flight; the answer is linked at a
-	// later drain (WaitingInbound).
-	Wait bool
-}
+// The inbox's rows, as campaign defines them for every store.
+type (
+	InboundRow = campaign.InboundRow
+	RepliedRow = campaign.RepliedRow
+	SentRow    = campaign.SentRow
+)
 
 func (tx inboxTx) AccountOf(ctx context.Context, phoneNumberID string) (int64, error) {
 	var account int64
@@ -51,7 +40,7 @@ func (tx inboxTx) KeepInbound(ctx context.Context, m InboundRow) (bool, error) {
 		type, text, payload, context_id, name, kind, reason, message_id, unknown, raw, link_wait)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		m.ID, m.Phone, nanos(m.At), m.ReceivedAt.UnixNano(), m.PhoneNumberID, account, m.Type, m.Text, m.Payload, m.ContextID, m.Name,
-		string(m.Kind), m.Reason, m.Replies.nullID(), m.Unknown, m.Raw, m.Wait)
+		string(m.Kind), m.Reason, nullID(m.Replies), m.Unknown, m.Raw, m.Wait)
 	if err != nil {
 		return false, fmt.Errorf("keep inbound message %s: %w", m.ID, err)
 	}
@@ -59,20 +48,7 @@ func (tx inboxTx) KeepInbound(ctx context.Context, m InboundRow) (bool, error) {
 	return k > 0, nil
 }
 
-// RepliedRow is the message of ours an answer replies to (ID 0: none).
-type RepliedRow struct {
-	ID, CampaignID, AccountID int64
-}
-
-func (r RepliedRow) nullID() sql.NullInt64 { return sql.NullInt64{Int64: r.ID, Valid: r.ID != 0} }
-
-// SentRow is a message to a phone in flight (its send not recorded) or
-// sent (at SentAt).
-type SentRow struct {
-	RepliedRow
-	InFlight bool
-	SentAt   time.Time
-}
+func nullID(r RepliedRow) sql.NullInt64 { return sql.NullInt64{Int64: r.ID, Valid: r.ID != 0} }
 
 // ContextRow: the message context.id names, whatever became of it since,
 // found as a status finds its row (wamidRowSQL).
@@ -90,26 +66,15 @@ func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r Replie
 
 func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]SentRow, error) {
 	// The state terms are messages_phone_sent's, so that it is used.
-	rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state, coalesce(sent_at, 0)
+	rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state = 'sending', coalesce(sent_at, 0)
 		FROM messages WHERE phone = ? AND state IN ('sending', 'sent')`, phone)
+	out, err := scanRows(rows, err, func(rows *sql.Rows, r *SentRow) error {
+		var sent int64
+		err := rows.Scan(&r.ID, &r.CampaignID, &r.AccountID, &r.InFlight, &sent)
+		r.SentAt = fromNanos(sent)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("find the message %s answers: %w", phone, err)
-	}
-	defer rows.Close()
-	var out []SentRow
-	for rows.Next() {
-		var (
-			r     SentRow
-			state string
-			sent  int64
-		)
-		if err := rows.Scan(&r.ID, &r.CampaignID, &r.AccountID, &state, &sent); err != nil {
-			return nil, fmt.Errorf("find the message %s answers: %w", phone, err)
-		}
-		r.InFlight, r.SentAt = state == string(campaign.Sending), fromNanos(sent)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("find the message %s answers: %w", phone, err)
 	}
 	return out, nil
@@ -120,30 +85,20 @@ func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]SentRow, error) {
 func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]InboundRow, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, phone, at, context_id, text, kind FROM inbound_messages
 		WHERE link_wait = 1 ORDER BY at LIMIT ?`, max)
-	if err != nil {
-		return nil, fmt.Errorf("read inbound messages waiting for their send: %w", err)
-	}
-	defer rows.Close()
-	var ws []InboundRow
-	for rows.Next() {
-		var (
-			w  InboundRow
-			at int64
-		)
-		if err := rows.Scan(&w.ID, &w.Phone, &at, &w.ContextID, &w.Text, &w.Kind); err != nil {
-			return nil, fmt.Errorf("read inbound messages waiting for their send: %w", err)
-		}
+	ws, err := scanRows(rows, err, func(rows *sql.Rows, w *InboundRow) error {
+		var at int64
+		err := rows.Scan(&w.ID, &w.Phone, &at, &w.ContextID, &w.Text, &w.Kind)
 		w.At = fromNanos(at)
-		ws = append(ws, w)
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read inbound messages waiting for their send: %w", err)
 	}
 	return ws, nil
 }
 
 func (tx inboxTx) LinkInbound(ctx context.Context, id string, r RepliedRow) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE inbound_messages SET link_wait = 0, message_id = ? WHERE id = ?`, r.nullID(), id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE inbound_messages SET link_wait = 0, message_id = ? WHERE id = ?`, nullID(r), id); err != nil {
 		return fmt.Errorf("link inbound message %s: %w", id, err)
 	}
 	return nil
@@ -212,20 +167,13 @@ const inboundPrefix = "inbound."
 // `wasend config set` stored them); a key not set is absent.
 func (s *Store) InboundSettings(ctx context.Context) (map[string]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM settings WHERE key >= ? AND key < ?`, inboundPrefix, "inbound/")
+	kvs, err := scanRows(rows, err, func(rows *sql.Rows, kv *[2]string) error { return rows.Scan(&kv[0], &kv[1]) })
 	if err != nil {
 		return nil, fmt.Errorf("read inbound settings: %w", err)
 	}
-	defer rows.Close()
 	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("read inbound settings: %w", err)
-		}
-		out[strings.TrimPrefix(k, inboundPrefix)] = v
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read inbound settings: %w", err)
+	for _, kv := range kvs {
+		out[strings.TrimPrefix(kv[0], inboundPrefix)] = kv[1]
 	}
 	return out, nil
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/wasend/wasend/internal/pricing"
 )
 
-// ErrCardOverlap is ImportCard's refusal of a card whose dates overlap
-// another card of its currency.
-var ErrCardOverlap = errors.New("overlaps another card's dates")
-
 // ImportCard stores a rate card whole, in one transaction, or nothing of
 // it: it is refused when its dates overlap a card of the same currency.
 func (s *Store) ImportCard(ctx context.Context, c pricing.Card) (int64, error) {
@@ -24,16 +20,11 @@ func (s *Store) ImportCard(ctx context.Context, c pricing.Card) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if a, b, found := pricing.Overlap(append(cards, c)); found {
-			other := a
-			if other.ID == 0 {
-				other = b
-			}
-			return fmt.Errorf("%s: the %s card from %s %w: card %d (from %s%s)", c.Source, c.Currency, day(c.Effective),
-				ErrCardOverlap, other.ID, day(other.Effective), untilText(other.Until))
+		if err := pricing.Fits(cards, c); err != nil {
+			return err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO pricing_cards (currency, effective, until, source, imported_at) VALUES (?, ?, ?, ?, ?)`,
-			c.Currency, day(c.Effective), day(c.Until), c.Source, s.now().UnixNano())
+			c.Currency, pricing.Day(c.Effective), pricing.Day(c.Until), c.Source, s.now().UnixNano())
 		if err != nil {
 			return fmt.Errorf("store the card: %w", err)
 		}
@@ -63,25 +54,6 @@ func (s *Store) ImportCard(ctx context.Context, c pricing.Card) (int64, error) {
 	return id, err
 }
 
-func untilText(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return " until " + day(t)
-}
-
-func day(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.DateOnly)
-}
-
-func parseDay(s string) time.Time {
-	t, _ := time.Parse(time.DateOnly, s)
-	return t
-}
-
 // readCards are the cards of currency ("": all) without their prices:
 // their days are what an import is checked against.
 func readCards(ctx context.Context, q querier, currency string) ([]pricing.Card, error) {
@@ -100,7 +72,7 @@ func readCards(ctx context.Context, q querier, currency string) ([]pricing.Card,
 		if err := rows.Scan(&c.ID, &c.Currency, &eff, &unto, &c.Source); err != nil {
 			return nil, err
 		}
-		c.Effective, c.Until = parseDay(eff), parseDay(unto)
+		c.Effective, c.Until = pricing.ParseDay(eff), pricing.ParseDay(unto)
 		cards = append(cards, c)
 	}
 	return cards, rows.Err()

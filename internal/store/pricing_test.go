@@ -10,7 +10,6 @@ import (
 	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -58,7 +57,7 @@ func TestImportCard(t *testing.T) {
 		card(t, cardCSV, "2025-07-01", ""),           // the same day
 		card(t, cardCSV, "2025-01-01", "2025-08-01"), // ends after the next begins
 	} {
-		if _, err := st.ImportCard(ctx, c); !errors.Is(err, store.ErrCardOverlap) {
+		if _, err := st.ImportCard(ctx, c); !errors.Is(err, pricing.ErrCardOverlap) {
 			t.Errorf("card from %s: err = %v, want ErrCardOverlap", c.Effective.Format(time.DateOnly), err)
 		}
 	}

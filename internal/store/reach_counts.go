@@ -19,31 +19,11 @@ var reachTriggerNames = []string{"reach_counts_log", "reach_counts_relog", "reac
 	"reach_counts_members", "reach_counts_account_gone"}
 
 // ensureReachCounts creates the triggers that keep the running reach
-// counts when any is missing (the first open after migration 0040, or after
-// a migration that rebuilt the send log or accounts), forgetting the counts
-// kept without them: each is built again from the log at its next read.
-// Otherwise it costs one look at the schema.
+// counts when any is missing (after migration 0040, or one that rebuilt
+// the send log or accounts), forgetting the counts kept without them: each
+// is built again from the log at its next read.
 func ensureReachCounts(ctx context.Context, s *Store) error {
-	missing := func(q querier) (bool, error) {
-		var n int
-		err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (`+
-			repeated(len(reachTriggerNames), "?")+`)`, anys(reachTriggerNames)...).Scan(&n)
-		return n != len(reachTriggerNames), err
-	}
-	if m, err := missing(s.db); err != nil || !m {
-		return err
-	}
-	return s.write(ctx, func(tx *Tx) error {
-		// Another process may have got here first.
-		if m, err := missing(tx); err != nil || !m {
-			return err
-		}
-		// Not through the statement cache: several statements in one.
-		if _, err := tx.tx.ExecContext(tx.ctx, "DELETE FROM reach_counts;\n"+reachTriggersSQL); err != nil {
-			return fmt.Errorf("keep the portfolios' reach: %w", err)
-		}
-		return nil
-	})
+	return ensureTriggers(ctx, s, reachTriggerNames, "keep the portfolios' reach", "DELETE FROM reach_counts;\n"+reachTriggersSQL)
 }
 
 // ReachScope is whose sends count towards one portfolio's reach: a

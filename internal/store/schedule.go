@@ -5,9 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
+
+// A campaign's settings changed after its import: when it may send
+// (SetSchedule), how it shares the accounts (SetShare), its pair gap.
 
 // ErrNoZones is returned when a send window is set on a campaign imported
 // without one: its rows have no time zones to judge the window by.
@@ -78,6 +83,43 @@ func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule)
 				THEN coalesce(start_at, began_at) + expire_after END WHERE id = ?`, id); err != nil {
 				return fmt.Errorf("set validity of campaign %d: %w", id, err)
 			}
+		}
+		return nil
+	})
+}
+
+// SetShare changes how a campaign shares the accounts (`campaign set`),
+// taking effect at the next claim of every process sending it.
+func (s *Store) SetShare(ctx context.Context, id int64, ch campaign.ShareChange) error {
+	return s.write(ctx, func(tx *Tx) error {
+		if err := refuseCancelled(ctx, tx, id); err != nil {
+			return err
+		}
+		c, err := rowscan.Campaign(tx.QueryRowContext(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE id = ?`, id))
+		if err != nil {
+			return fmt.Errorf("campaign %d: %w", id, err)
+		}
+		sh := ch.Apply(c.Share)
+		if err := sh.Validate(); err != nil {
+			return fmt.Errorf("campaign %d: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET priority = ?, weight = ?, borrow = ? WHERE id = ?`,
+			int(sh.Priority), sh.Weight, int64(sh.Borrow), id); err != nil {
+			return fmt.Errorf("campaign %d: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// SetPairGap sets how far apart two messages to one person from any of our
+// numbers must be, for the claims of a campaign.
+func (s *Store) SetPairGap(ctx context.Context, campaignID int64, gap time.Duration) error {
+	if gap < 0 {
+		return fmt.Errorf("pair gap %v: must not be negative", gap)
+	}
+	return s.write(ctx, func(tx *Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET pair_gap = ? WHERE id = ?`, int64(gap), campaignID); err != nil {
+			return fmt.Errorf("set the pair gap of campaign %d: %w", campaignID, err)
 		}
 		return nil
 	})

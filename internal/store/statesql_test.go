@@ -94,7 +94,7 @@ func TestCountTriggersFilled(t *testing.T) {
 
 // TestAdvanceDeliveryLadder walks every pair of a sent row's delivery
 // (none, or a rung of the ladder) and a status Meta reports for it
-// through advanceDelivery on a real row: the delivery moves to the status
+// through KeepAdvances on a real row: the delivery moves to the status
 // exactly when Go ranks it higher and the row has not failed.
 func TestAdvanceDeliveryLadder(t *testing.T) {
 	st := openTest(t, newFakeClock())
@@ -116,7 +116,9 @@ func TestAdvanceDeliveryLadder(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := st.write(ctx, func(tx *Tx) error {
-				_, err := inboxTx{tx}.AdvanceDelivery(ctx, m.ID, campaign.StatusEvent{WAMID: "wamid.1", Status: b, At: t0})
+				adv := campaign.DeliveryAdvance{ID: m.ID, WAMID: "wamid.1"}
+				adv.Fold(campaign.StatusEvent{WAMID: "wamid.1", Status: b, At: t0})
+				_, err := inboxTx{tx}.KeepAdvances(ctx, nil, []campaign.DeliveryAdvance{adv}, t0)
 				return err
 			})
 			if err != nil {

@@ -18,7 +18,6 @@ import (
 	"io"
 	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -28,6 +27,7 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/dbfile"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -83,7 +83,7 @@ type Options struct {
 
 // ErrNoDatabase is a database file that does not exist, opened with
 // MustExist.
-var ErrNoDatabase = errors.New("does not exist")
+var ErrNoDatabase = dbfile.ErrNoDatabase
 
 // Open opens (creating if needed, mode 0600) the database at path and applies
 // any migrations it has not seen yet.
@@ -94,7 +94,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = 30 * time.Second
 	}
-	if err := createFile(path, opts.ExistingDir || opts.MustExist, !opts.MustExist); err != nil {
+	if err := dbfile.Prepare(path, opts.ExistingDir || opts.MustExist, !opts.MustExist); err != nil {
 		return nil, err
 	}
 	q := url.Values{}
@@ -115,72 +115,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
-	if err := ensureCounts(ctx, s); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
-	}
-	if err := ensureReachCounts(ctx, s); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
-	}
-	if err := ensureTierCounts(ctx, s); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
+	for _, ensure := range []func(context.Context, *Store) error{ensureCounts, ensureReachCounts, ensureTierCounts} {
+		if err := ensure(ctx, s); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
+		}
 	}
 	if err := fixZone(ctx, s, opts.Location); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// createFile makes sure the database file exists and can be written,
-// saying in plain words which file or directory is wrong and why. With
-// existingDir the directory must exist already: a path the user named,
-// where a typo must not create directories. Without create the file must
-// exist too (ErrNoDatabase).
-func createFile(path string, existingDir, create bool) error {
-	dir := filepath.Dir(path)
-	if existingDir {
-		fi, err := os.Stat(dir)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) && !create:
-			return fmt.Errorf("database %s %w", path, ErrNoDatabase)
-		case errors.Is(err, fs.ErrNotExist):
-			return fmt.Errorf("database %s: the directory %s does not exist; create it first, or leave out --db (and WASEND_DB) for the default location", path, dir)
-		case err != nil:
-			return unwritable(dir, fmt.Errorf("database %s: %w", path, err))
-		case !fi.IsDir():
-			return fmt.Errorf("database %s: %s is not a directory", path, dir)
-		}
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return unwritable(parentThatExists(dir), fmt.Errorf("create database directory: %w", err))
-	}
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) && !create {
-		return fmt.Errorf("database %s %w", path, ErrNoDatabase)
-	}
-	if err == nil && fi.IsDir() {
-		return fmt.Errorf("database %s is a directory; name a file, e.g. %s", path, filepath.Join(path, "wasend.db"))
-	}
-	if err := checkWritableDir(path); err != nil {
-		return err
-	}
-	flags := os.O_RDWR
-	if create {
-		flags |= os.O_CREATE
-	}
-	f, err := os.OpenFile(path, flags, 0o600)
-	if errors.Is(err, fs.ErrNotExist) && !create {
-		return fmt.Errorf("database %s %w", path, ErrNoDatabase)
-	}
-	if errors.Is(err, fs.ErrPermission) {
-		return fmt.Errorf("database %s can't be opened for writing: this user may not write it (check its owner and mode): %w", path, err)
-	}
-	if err != nil {
-		return unwritable(dir, fmt.Errorf("open database %s: %w", path, err))
-	}
-	return f.Close()
 }
 
 // cacheKiB is SQLite's page cache per connection.
@@ -557,15 +502,9 @@ func isUnique(err error) bool {
 	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique
 }
 
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
 // The instants the store keeps as Unix nanoseconds, 0 or NULL for none.
 var (
+	nanos         = rowscan.Nanos
 	fromNanos     = rowscan.FromNanos
 	fromNullNanos = rowscan.FromNullNanos
 )

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	_ "embed"
-	"fmt"
 )
 
 //go:embed tier_counts.sql
@@ -27,30 +26,10 @@ const tierRecount = `SELECT m.campaign_id, t.account_id, t.claimed_at / 60000000
 		OR coalesce(t.error_code, 0) IN (131048, 131064)) > 0`
 
 // ensureTierCounts fills tier_minutes from the attempts and creates the
-// triggers that keep it when any is missing: the first open after
-// migration 0046, or after a migration that rebuilt attempts. Otherwise it
-// costs one look at the schema.
+// triggers that keep it when any is missing: after migration 0046, or one
+// that rebuilt attempts.
 func ensureTierCounts(ctx context.Context, s *Store) error {
-	missing := func(q querier) (bool, error) {
-		var n int
-		err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (`+
-			repeated(len(tierTriggerNames), "?")+`)`, anys(tierTriggerNames)...).Scan(&n)
-		return n != len(tierTriggerNames), err
-	}
-	if m, err := missing(s.db); err != nil || !m {
-		return err
-	}
-	return s.write(ctx, func(tx *Tx) error {
-		// Another process may have got here first.
-		if m, err := missing(tx); err != nil || !m {
-			return err
-		}
-		// Not through the statement cache: several statements in one.
-		if _, err := tx.tx.ExecContext(tx.ctx, "DELETE FROM tier_minutes;\nINSERT INTO tier_minutes "+
-			"(campaign_id, account_id, minute, not_sent, not_sent_sent, failed, restricted) "+tierRecount+";\n"+
-			tierTriggersSQL); err != nil {
-			return fmt.Errorf("keep warm-up's requests by minute: %w", err)
-		}
-		return nil
-	})
+	return ensureTriggers(ctx, s, tierTriggerNames, "keep warm-up's requests by minute", "DELETE FROM tier_minutes;\n"+
+		"INSERT INTO tier_minutes (campaign_id, account_id, minute, not_sent, not_sent_sent, failed, restricted) "+
+		tierRecount+";\n"+tierTriggersSQL)
 }

@@ -70,7 +70,6 @@ type InboxTx interface {
 	// The moves a status makes on its row; false when the row was not in
 	// a state the move starts from.
 	AdoptSend(ctx context.Context, id int64, ev campaign.StatusEvent, now time.Time) (bool, error)
-	AdvanceDelivery(ctx context.Context, id int64, ev campaign.StatusEvent) (bool, error)
 	FailAfterSend(ctx context.Context, id int64, ev campaign.StatusEvent, why string, now time.Time) (bool, error)
 	RescheduleAfterFailure(ctx context.Context, id int64, ev campaign.StatusEvent, retryAt time.Time, why string, now time.Time) (bool, error)
 	// Its effects beyond the row, and those of events.
@@ -84,6 +83,14 @@ type InboxTx interface {
 	// RaiseThroughput applies a THROUGHPUT_UPGRADE to the number's accounts
 	// (marketing.go).
 	RaiseThroughput(ctx context.Context, ev campaign.AccountEvent, now time.Time) (int, error)
+
+	// Statuses in bulk: StatusFacts are the rows carrying the wamids (what
+	// Settle reads, WAMIDFailed left out) and the statuses of them kept
+	// before; KeepAdvances keeps statuses matched to their rows and moves
+	// each row's delivery up the ladder (campaign.DeliveryAdvance), moved
+	// being the rows that were in the move's source states.
+	StatusFacts(ctx context.Context, wamids []string) ([]campaign.StatusRow, []campaign.KeptStatus, error)
+	KeepAdvances(ctx context.Context, kept []MatchedStatus, moves []campaign.DeliveryAdvance, now time.Time) (moved []int64, err error)
 
 	// Inbound messages (inbound.go).
 
@@ -113,11 +120,15 @@ type InboxBody struct {
 	Body []byte
 }
 
-// DeferredStatus is a kept status waiting for its row (ID).
-type DeferredStatus struct {
-	ID int64
-	Ev campaign.StatusEvent
-}
+// DeferredStatus is a kept status waiting for its row (ID); MatchedStatus
+// one matched to it.
+type (
+	DeferredStatus struct {
+		ID int64
+		Ev campaign.StatusEvent
+	}
+	MatchedStatus = DeferredStatus
+)
 
 // WithInbox runs fn in one write transaction at the store's clock: a body
 // is applied exactly once even with several appliers on one database.
@@ -130,19 +141,8 @@ type inboxTx struct{ *Tx }
 
 func (tx inboxTx) Bodies(ctx context.Context, max int) ([]InboxBody, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, body FROM webhook_inbox WHERE applied_at IS NULL ORDER BY id LIMIT ?`, max)
+	batch, err := scanRows(rows, err, func(rows *sql.Rows, e *InboxBody) error { return rows.Scan(&e.ID, &e.Body) })
 	if err != nil {
-		return nil, fmt.Errorf("read webhook inbox: %w", err)
-	}
-	defer rows.Close()
-	var batch []InboxBody
-	for rows.Next() {
-		var e InboxBody
-		if err := rows.Scan(&e.ID, &e.Body); err != nil {
-			return nil, fmt.Errorf("read webhook inbox: %w", err)
-		}
-		batch = append(batch, e)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read webhook inbox: %w", err)
 	}
 	return batch, nil
@@ -206,13 +206,7 @@ func databaseFault(err error) bool {
 // KeepStatus: played, or a status wasend does not track, is not kept
 // (message_statuses keeps a rung of the ladder, keyed by the wamid).
 func (tx inboxTx) KeepStatus(ctx context.Context, ev campaign.StatusEvent, now time.Time) (kept, matched bool, err error) {
-	code := sql.NullInt64{Int64: int64(ev.ErrorCode), Valid: ev.ErrorCode != 0}
-	title := sql.NullString{String: ev.ErrorTitle, Valid: ev.ErrorCode != 0}
-	res, err := tx.ExecContext(ctx, `INSERT INTO message_statuses (wamid, status, at, recipient, callback_data,
-		error_code, error_title, pricing, pricing_type, pricing_model, billable, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (wamid, status) DO NOTHING`,
-		ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData, code, title, ev.Pricing,
-		ev.PricingType, ev.PricingModel, billable(ev.NotBillable), now.UnixNano())
+	res, err := tx.ExecContext(ctx, keepStatusesSQL(1), statusArgs(ev, now, 0)...)
 	if err != nil {
 		return false, false, fmt.Errorf("keep status %s of %s: %w", ev.Status, ev.WAMID, err)
 	}
@@ -247,50 +241,32 @@ func suppressOptOut(ctx context.Context, tx *Tx, phone, reason string, now time.
 	return nil
 }
 
-// matchStatus finds the row a status is about: by wamid (wamidRowSQL), else
-// by the callback data wasend set on the send ("wasend:cC:mM"), which also
-// finds rows whose answer never reached the database. 0: not ours.
-func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int64, error) {
-	id, err := matchStatus(ctx, tx.Tx, ev)
-	if err != nil || id == 0 {
-		return id, err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE message_statuses SET message_id = ? WHERE wamid = ? AND status = ?`,
-		id, ev.WAMID, string(ev.Status)); err != nil {
-		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
-	}
-	return id, nil
-}
-
 // wamidRowSQL: the row carrying wamid ?1, else the row its kept statuses
 // were matched to (a 131049 that put the row back cleared its wamid).
 const wamidRowSQL = `coalesce((SELECT id FROM messages WHERE wamid = ?1 LIMIT 1), (SELECT message_id FROM message_statuses WHERE wamid = ?1 AND message_id IS NOT NULL LIMIT 1))`
 
-func matchStatus(ctx context.Context, tx *Tx, ev campaign.StatusEvent) (int64, error) {
-	var id sql.NullInt64
+// MatchStatus finds the row a status is about: by wamid (wamidRowSQL), else
+// by the callback data wasend set on the send ("wasend:cC:mM"), which also
+// finds rows whose answer never reached the database. 0: not ours.
+func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int64, error) {
+	var (
+		id    sql.NullInt64
+		phone string
+	)
 	err := tx.QueryRowContext(ctx, `SELECT `+wamidRowSQL, ev.WAMID).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
+	if cid, mid, ok := campaign.ParseCallbackData(ev.CallbackData); err == nil && !id.Valid && ok {
+		err = tx.QueryRowContext(ctx, `SELECT id, phone FROM messages WHERE id = ? AND campaign_id = ?`, mid, cid).Scan(&id, &phone)
+		// Another database sending from the same business account numbers
+		// its rows the same way: the recipient must be the row's too.
+		if errors.Is(err, sql.ErrNoRows) || err == nil && !statusRecipientIs(phone, ev) {
+			return 0, nil
+		}
 	}
-	if id.Valid {
-		return id.Int64, nil
-	}
-	cid, mid, ok := campaign.ParseCallbackData(ev.CallbackData)
-	if !ok {
-		return 0, nil
-	}
-	var phone string
-	err = tx.QueryRowContext(ctx, `SELECT id, phone FROM messages WHERE id = ? AND campaign_id = ?`, mid, cid).Scan(&id, &phone)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+	if err == nil && id.Valid {
+		_, err = tx.ExecContext(ctx, `UPDATE message_statuses SET message_id = ? WHERE wamid = ? AND status = ?`, id, ev.WAMID, string(ev.Status))
 	}
 	if err != nil {
 		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
-	}
-	// Another database sending from the same business account numbers
-	// its rows the same way: the recipient must be the row's too.
-	if !statusRecipientIs(phone, ev) {
-		return 0, nil
 	}
 	return id.Int64, nil
 }
@@ -341,27 +317,111 @@ func (tx inboxTx) AdoptSend(ctx context.Context, id int64, ev campaign.StatusEve
 	return true, linkWaitingStatuses(ctx, tx.Tx, []any{ev.WAMID})
 }
 
-// advanceDeliverySQL moves a sent row's delivery up the ladder
-// (campaign.DeliveryLadder) to the status given, never down, and never off
-// failed; a received status sets delivered_at, a read read_at.
-var advanceDeliverySQL = `UPDATE messages SET
-		delivery = CASE WHEN ` + deliveryRankSQL("delivery") + ` < ` + deliveryRankSQL("?1") + ` THEN ?1 ELSE delivery END,
-		delivered_at = CASE WHEN ?2 THEN min(coalesce(delivered_at, ?4), ?4) ELSE delivered_at END,
-		read_at = CASE WHEN ?3 THEN min(coalesce(read_at, ?4), ?4) ELSE read_at END
-		WHERE id = ?5 AND state = ` + quote(campaign.Sent) + ` AND wamid = ?6 AND NOT ` + deliveryIsSQL("delivery", campaign.DeliveryFailed)
-
-// advanceDelivery: delivery moves forward to ev's status on a sent row
-// carrying ev's wamid. The timestamps are the earliest webhook times, so
-// arrival order does not matter; a read sets delivered_at too.
-func (tx inboxTx) AdvanceDelivery(ctx context.Context, id int64, ev campaign.StatusEvent) (bool, error) {
-	res, err := tx.ExecContext(ctx, advanceDeliverySQL, string(ev.Status),
-		ev.Status.Rank() >= campaign.DeliveryDelivered.Rank(), ev.Status == campaign.DeliveryRead,
-		nanos(ev.At), id, ev.WAMID)
+// StatusFacts: padding ("") matches no wamid.
+func (tx inboxTx) StatusFacts(ctx context.Context, wamids []string) (rows []campaign.StatusRow, kept []campaign.KeptStatus, err error) {
+	err = inBatches(wamids, "", func(ws []string) error {
+		in := `IN (` + repeated(len(ws), "?") + `)`
+		q, err := tx.QueryContext(ctx, `SELECT m.id, m.wamid, m.state, coalesce(m.delivery, ''), m.campaign_id, c.cancelled_at IS NOT NULL,
+			coalesce(m.account_id, 0) FROM messages m JOIN campaigns c ON c.id = m.campaign_id WHERE m.wamid `+in, anys(ws)...)
+		rs, err := scanRows(q, err, func(q *sql.Rows, r *campaign.StatusRow) error {
+			return q.Scan(&r.ID, &r.WAMID, &r.State, &r.Delivery, &r.CampaignID, &r.Cancelled, &r.AccountID)
+		})
+		if err == nil {
+			q, err = tx.QueryContext(ctx, `SELECT wamid, status, coalesce(message_id, 0) FROM message_statuses WHERE wamid `+in, anys(ws)...)
+		}
+		ks, err := scanRows(q, err, func(q *sql.Rows, k *campaign.KeptStatus) error { return q.Scan(&k.WAMID, &k.Status, &k.MessageID) })
+		rows, kept = append(rows, rs...), append(kept, ks...)
+		return err
+	})
 	if err != nil {
-		return false, fmt.Errorf("advance delivery of message %d: %w", id, err)
+		return nil, nil, fmt.Errorf("read the rows and statuses of %d wamids: %w", len(wamids), err)
 	}
-	k, _ := res.RowsAffected()
-	return k > 0, nil
+	return rows, kept, nil
+}
+
+// KeepAdvances: the statuses kept as KeepStatus and MatchStatus keep them;
+// a row's delivery moves to a higher rung only, its times to earlier ones
+// (0: not said), and never off failed.
+func (tx inboxTx) KeepAdvances(ctx context.Context, kept []MatchedStatus, moves []campaign.DeliveryAdvance, now time.Time) (moved []int64, err error) {
+	err = inBatches(kept, MatchedStatus{}, func(ks []MatchedStatus) error {
+		var args []any
+		for _, k := range ks {
+			args = append(args, statusArgs(k.Ev, now, k.ID)...)
+		}
+		_, err := tx.ExecContext(ctx, keepStatusesSQL(len(ks)), args...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keep %d statuses: %w", len(kept), err)
+	}
+	err = inBatches(moves, campaign.DeliveryAdvance{}, func(ms []campaign.DeliveryAdvance) error {
+		var args []any
+		for _, m := range ms {
+			args = append(args, m.ID, m.WAMID, string(m.To), nanos(m.DeliveredAt), nanos(m.ReadAt))
+		}
+		q, err := tx.QueryContext(ctx, `UPDATE messages SET
+			delivery = CASE WHEN `+deliveryRankSQL("delivery")+` < `+deliveryRankSQL("v.column3")+` THEN v.column3 ELSE delivery END,
+			delivered_at = CASE WHEN v.column4 != 0 THEN min(coalesce(delivered_at, v.column4), v.column4) ELSE delivered_at END,
+			read_at = CASE WHEN v.column5 != 0 THEN min(coalesce(read_at, v.column5), v.column5) ELSE read_at END
+			FROM (VALUES `+repeated(len(ms), "(?, ?, ?, ?, ?)")+`) AS v WHERE messages.id = v.column1 AND messages.state = `+
+			quote(campaign.Sent)+` AND messages.wamid = v.column2 AND NOT `+deliveryIsSQL("messages.delivery", campaign.DeliveryFailed)+`
+			RETURNING messages.id`, args...)
+		ids, err := scanRows(q, err, func(q *sql.Rows, id *int64) error { return q.Scan(id) })
+		moved = append(moved, ids...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("advance the delivery of %d messages: %w", len(moves), err)
+	}
+	return moved, nil
+}
+
+// keepStatusesSQL keeps n statuses given by statusArgs once each; a
+// padding status (no wamid) is not kept.
+func keepStatusesSQL(n int) string {
+	return `INSERT INTO message_statuses (wamid, status, at, recipient, callback_data, error_code, error_title, pricing,
+		pricing_type, pricing_model, billable, received_at, message_id) SELECT * FROM (VALUES ` +
+		repeated(n, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") + `) WHERE column1 != '' ON CONFLICT (wamid, status) DO NOTHING`
+}
+
+func statusArgs(ev campaign.StatusEvent, now time.Time, id int64) []any {
+	return []any{ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData,
+		sql.NullInt64{Int64: int64(ev.ErrorCode), Valid: ev.ErrorCode != 0}, sql.NullString{String: ev.ErrorTitle, Valid: ev.ErrorCode != 0},
+		ev.Pricing, ev.PricingType, ev.PricingModel, billable(ev.NotBillable), now.UnixNano(), sql.NullInt64{Int64: id, Valid: id != 0}}
+}
+
+// inBatches runs fn over vs in statements of at most maxSentBatch rows,
+// padded (padded) with pad so that their texts repeat.
+func inBatches[T any](vs []T, pad T, fn func(batch []T) error) error {
+	for len(vs) > 0 {
+		n := min(len(vs), maxSentBatch)
+		b := append(make([]T, 0, padded(n)), vs[:n]...)
+		for len(b) < cap(b) {
+			b = append(b, pad)
+		}
+		if err := fn(b); err != nil {
+			return err
+		}
+		vs = vs[n:]
+	}
+	return nil
+}
+
+// scanRows reads every row of a query's result (rows, err) with scan.
+func scanRows[T any](rows *sql.Rows, err error, scan func(*sql.Rows, *T) error) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := scan(rows, &v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // failAfterSend: sent → failed with error why, by an asynchronous failure.
@@ -424,21 +484,14 @@ func (tx inboxTx) DropAccount(ctx context.Context, campaignID, accountID int64, 
 // The unary + keeps SQLite on the wamid key: statuses of other senders'
 // messages stay unmatched for ever, and must not be scanned per send.
 func linkWaitingStatuses(ctx context.Context, tx *Tx, wamids []any) error {
-	for len(wamids) > 0 {
-		n := min(len(wamids), maxSentBatch)
-		size := padded(n)
-		args := append(make([]any, 0, size), wamids[:n]...)
-		for len(args) < size {
-			args = append(args, "")
-		}
+	return inBatches(wamids, any(""), func(ws []any) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE message_statuses SET message_id = m.id, applied = 0
-			FROM messages m WHERE +message_statuses.message_id IS NULL AND message_statuses.wamid IN (`+repeated(size, "?")+`)
-			AND m.wamid = message_statuses.wamid`, args...); err != nil {
+			FROM messages m WHERE +message_statuses.message_id IS NULL AND message_statuses.wamid IN (`+repeated(len(ws), "?")+`)
+			AND m.wamid = message_statuses.wamid`, ws...); err != nil {
 			return fmt.Errorf("match statuses that came before their send was recorded: %w", err)
 		}
-		wamids = wamids[n:]
-	}
-	return nil
+		return nil
+	})
 }
 
 // Deferred: in the order of their webhook times.
@@ -447,22 +500,13 @@ func (tx inboxTx) Deferred(ctx context.Context, max int) ([]DeferredStatus, erro
 		coalesce(s.error_code, 0), coalesce(s.error_title, ''), s.pricing
 		FROM message_statuses s JOIN messages m ON m.id = s.message_id
 		WHERE s.applied = 0 AND m.state != 'sending' ORDER BY s.at LIMIT ?`, max)
-	if err != nil {
-		return nil, fmt.Errorf("read deferred statuses: %w", err)
-	}
-	defer rows.Close()
-	var ds []DeferredStatus
-	for rows.Next() {
-		var d DeferredStatus
+	ds, err := scanRows(rows, err, func(rows *sql.Rows, d *DeferredStatus) error {
 		var at int64
-		if err := rows.Scan(&d.ID, &d.Ev.WAMID, &d.Ev.Status, &at, &d.Ev.Recipient, &d.Ev.CallbackData,
-			&d.Ev.ErrorCode, &d.Ev.ErrorTitle, &d.Ev.Pricing); err != nil {
-			return nil, fmt.Errorf("read deferred statuses: %w", err)
-		}
+		err := rows.Scan(&d.ID, &d.Ev.WAMID, &d.Ev.Status, &at, &d.Ev.Recipient, &d.Ev.CallbackData, &d.Ev.ErrorCode, &d.Ev.ErrorTitle, &d.Ev.Pricing)
 		d.Ev.At = fromNanos(at)
-		ds = append(ds, d)
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read deferred statuses: %w", err)
 	}
 	return ds, nil

@@ -2,6 +2,9 @@ package testproc
 
 import (
 	"database/sql"
+	"fmt"
+	"strings"
+	"syscall"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the driver the read-only queries open the database with
@@ -107,4 +110,43 @@ func (w *World) Claims() []sandbox.Record {
 			return err
 		})
 	return out
+}
+
+// WriteLockFree reports whether a write transaction can start on the
+// database within wait: false while a process holds SQLite's one write
+// lock for longer (one stopped with SIGSTOP inside its transaction).
+func (w *World) WriteLockFree(wait time.Duration) bool {
+	w.T.Helper()
+	db, err := sql.Open("sqlite3", fmt.Sprintf("file:%s?_busy_timeout=%d&_txlock=immediate", w.DB, wait.Milliseconds()))
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	defer db.Close()
+	tx, err := db.Begin()
+	if err != nil {
+		return false
+	}
+	tx.Rollback()
+	return true
+}
+
+// StopOutsideWrite stops p with SIGSTOP at a moment it holds no write
+// transaction: SQLite has one writer, and a process stopped inside its
+// transaction stalls every other one for its busy timeout, then fails
+// their writes. When the write lock stays held once p is stopped, p is
+// continued and stopped again a moment later. It returns how many stops
+// it took.
+func (w *World) StopOutsideWrite(p *Proc) int {
+	w.T.Helper()
+	for tries := 1; ; tries++ {
+		p.Signal(w.T, syscall.SIGSTOP)
+		if w.WriteLockFree(300 * time.Millisecond) {
+			return tries
+		}
+		if tries == 20 {
+			w.T.Fatalf("wasend %s held the database's write lock at each of %d stops", strings.Join(p.args, " "), tries)
+		}
+		p.Signal(w.T, syscall.SIGCONT)
+		time.Sleep(time.Duration(tries) * 7 * time.Millisecond)
+	}
 }

@@ -73,25 +73,41 @@ func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful boo
 		if err != nil {
 			return err
 		}
+		ns := make([]*campaign.Notification, len(batch))
+		whys := make([]string, len(batch))
+		for i, e := range batch {
+			n, err := rules.Decode(e.Body)
+			if err != nil {
+				rep.Malformed++
+				whys[i] = err.Error()
+				continue
+			}
+			ns[i] = &n
+		}
+		var plain *advances
+		if !careful {
+			if plain, err = plainAdvances(ctx, tx, ns, rules, now); err != nil {
+				return err
+			}
+		}
 		// Every status body names its number: noted once a transaction.
 		noted := map[string]string{}
-		for _, e := range batch {
-			n, derr := rules.Decode(e.Body)
-			why := ""
-			if derr != nil {
-				rep.Malformed++
-				why = derr.Error()
-			} else {
+		for i, e := range batch {
+			if ns[i] != nil {
 				skips := len(rep.Skips)
-				if err := applyNotification(ctx, tx, n, rules, now, noted, &rep); err != nil {
+				if err := applyNotification(ctx, tx, *ns[i], rules, now, noted, &rep); err != nil {
 					return fmt.Errorf("apply webhook body %d: %w", e.ID, err)
 				}
-				why = strings.Join(rep.Skips[skips:], "; ")
+				whys[i] = strings.Join(rep.Skips[skips:], "; ")
 			}
-			if err := tx.Applied(ctx, e.ID, why, now); err != nil {
+			if err := tx.Applied(ctx, e.ID, whys[i], now); err != nil {
 				return err
 			}
 			rep.Bodies++
+		}
+		// The plain statuses' rows are touched by nothing else in the batch.
+		if err := plain.apply(ctx, tx, now, &rep); err != nil {
+			return fmt.Errorf("%w: %w", errPartFailed, err)
 		}
 		if err := settleDeferred(ctx, tx, rules, now, max, &rep); err != nil {
 			return err
@@ -270,8 +286,10 @@ func settleStatus(ctx context.Context, tx store.InboxTx, id int64, ev campaign.S
 	}
 	switch a.Move {
 	case campaign.StatusAdvance:
-		ok, err := tx.AdvanceDelivery(ctx, id, ev)
-		if ok {
+		adv := campaign.DeliveryAdvance{ID: id, WAMID: ev.WAMID}
+		adv.Fold(ev)
+		moved, err := tx.KeepAdvances(ctx, nil, []campaign.DeliveryAdvance{adv}, now)
+		if len(moved) > 0 {
 			rep.Advanced++
 		}
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -225,7 +226,7 @@ func envelope(field string, value any) []byte {
 
 // isSuppressed reports whether phone is on the suppression list.
 func isSuppressed(t *testing.T, st *store.Store, phone string) (bool, error) {
-	why, err := st.SuppressedIn(t.Context(), []string{phone})
+	why, err := readmodel.New(st).SuppressedIn(t.Context(), []string{phone})
 	_, ok := why[phone]
 	return ok, err
 }

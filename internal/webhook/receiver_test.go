@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,4 +137,78 @@ func counter(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// heldClock's timers fire when the test says: After reports that a timer
+// started (started) and returns fire.
+type heldClock struct {
+	started chan time.Duration
+	fire    chan time.Time
+}
+
+func (heldClock) Now() time.Time { return time.Now() }
+func (c heldClock) After(d time.Duration) <-chan time.Time {
+	c.started <- d
+	return c.fire
+}
+
+// countingInbox records the size of every commit.
+type countingInbox struct {
+	Inbox
+	mu      sync.Mutex
+	commits []int
+}
+
+func (c *countingInbox) AddToInbox(ctx context.Context, bodies [][]byte) error {
+	c.mu.Lock()
+	c.commits = append(c.commits, len(bodies))
+	c.mu.Unlock()
+	return c.Inbox.AddToInbox(ctx, bodies)
+}
+
+// Bodies that come while the committer lingers after the first share its
+// commit; none is answered before that commit is durable.
+func TestReceiverLingersForMoreBodies(t *testing.T) {
+	f := newFixture(t, 1, Policy{})
+	in := &countingInbox{Inbox: f.st}
+	clk := heldClock{started: make(chan time.Duration, 1), fire: make(chan time.Time, 1)}
+	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, Linger: 5 * time.Millisecond, Clock: clk})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	body := f.body(status{row: 0, status: "delivered", at: time.Second})
+	reqs := make([]storeReq, 10)
+	for i := range reqs {
+		reqs[i] = storeReq{body: body, done: make(chan error, 1)}
+	}
+	r.queue <- reqs[0]
+	if d := <-clk.started; d != 5*time.Millisecond {
+		t.Fatalf("lingered %v, want the 5ms configured", d)
+	}
+	for _, q := range reqs[1:] {
+		r.queue <- q
+	}
+	for len(r.queue) > 0 { // the committer takes them while it lingers
+		runtime.Gosched()
+	}
+	for _, q := range reqs {
+		select {
+		case err := <-q.done:
+			t.Fatalf("a body was answered (%v) before the linger ended", err)
+		default:
+		}
+	}
+	clk.fire <- time.Now()
+	for i, q := range reqs {
+		if err := <-q.done; err != nil {
+			t.Fatalf("body %d: %v", i, err)
+		}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if !slices.Equal(in.commits, []int{10}) {
+		t.Errorf("commits of %v bodies, want one of 10", in.commits)
+	}
 }

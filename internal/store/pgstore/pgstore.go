@@ -228,16 +228,6 @@ func (s *Store) QuotaDayOpens() error {
 // Path is the database's URL without its password.
 func (s *Store) Path() string { return s.addr }
 
-// Reader is a database/sql handle on the pool for read-only queries. The
-// read models' SQL is SQLite's today (placeholders, date functions): they
-// do not run here yet, so Options.Unsupported is told.
-func (s *Store) Reader() *sql.DB {
-	if s.hook != nil {
-		s.hook("Reader (the read models' SQL is SQLite's)")
-	}
-	return s.reader
-}
-
 // SetTimezone changes the zone of quota days and returns the old one.
 func (s *Store) SetTimezone(ctx context.Context, name string) (old string, err error) {
 	loc, err := campaign.LoadQuotaZone(name)

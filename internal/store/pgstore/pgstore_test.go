@@ -2,9 +2,7 @@ package pgstore_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -12,10 +10,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	_ "github.com/jackc/pgx/v5/stdlib" // the suite's checks read through database/sql
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/pgtest"
+	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/pgstore"
 	"github.com/wasend/wasend/internal/store/storetest"
@@ -64,12 +62,6 @@ func exec(ctx context.Context, dsn, q string, args ...any) (int64, error) {
 // `go test -run TestConformance -v` lists what is left.
 func TestConformance(t *testing.T) {
 	dsns := map[store.Driver]string{}
-	readers := map[string]*sql.DB{}
-	t.Cleanup(func() {
-		for _, db := range readers {
-			db.Close()
-		}
-	})
 	storetest.Run(t, storetest.Harness{
 		NewDB: newDB,
 		Open: func(t *testing.T, db string, cfg storetest.Config) (store.Driver, error) {
@@ -93,36 +85,9 @@ func TestConformance(t *testing.T) {
 			return webhook.Drain(ctx, d, max, webhook.NewRules(webhook.Policy{}))
 		},
 		Ledger: func(d store.Driver) storetest.Ledger { return claim.New(d) },
-		// The driver's Reader tells the hook (the read models' SQL is
-		// SQLite's): the suite's checks read on a handle of their own.
-		Reader: func(d store.Driver) *sql.DB {
-			db, ok := readers[dsns[d]]
-			if !ok {
-				var err error
-				if db, err = sql.Open("pgx", dsns[d]); err != nil {
-					t.Fatal(err)
-				}
-				readers[dsns[d]] = db
-			}
-			return db
-		},
-		Rebind: rebind,
+		// The suite's checks are written as the read models' queries are.
+		Rebind: readmodel.Postgres.Rebind,
 	})
-}
-
-// rebind numbers a query's ? placeholders as Postgres's $1, $2, ….
-func rebind(q string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // offGoroutine are the suite's sub-tests that meet a method not made yet

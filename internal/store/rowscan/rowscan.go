@@ -112,6 +112,14 @@ func Window(from, to, days sql.NullInt64) *campaign.Window {
 	return &campaign.Window{From: int(from.Int64), To: int(to.Int64), Days: uint8(days.Int64)}
 }
 
+// Nanos is t as kept: Unix nanoseconds, 0 for none (FromNanos reads it).
+func Nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
 // FromNanos is an instant kept as Unix nanoseconds, 0 for none.
 func FromNanos(n int64) time.Time {
 	if n == 0 {

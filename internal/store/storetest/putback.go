@@ -60,7 +60,7 @@ func (s suite) testStatusFindsPutBackRow(t *testing.T) {
 		t.Fatalf("report %+v; want the 131049 to put the row back", rep)
 	}
 	var wamid *string
-	if err := st.Reader().QueryRowContext(t.Context(), `SELECT wamid FROM messages WHERE id = ?`, cs[0].Message.ID).Scan(&wamid); err != nil || wamid != nil {
+	if err := checked(st).QueryRowContext(t.Context(), `SELECT wamid FROM messages WHERE id = ?`, cs[0].Message.ID).Scan(&wamid); err != nil || wamid != nil {
 		t.Fatalf("wamid of the row put back = %v, %v; want cleared", wamid, err)
 	}
 	// An answer quoting the wamid comes while the row is pending (no
@@ -73,7 +73,7 @@ func (s suite) testStatusFindsPutBackRow(t *testing.T) {
 	if rep := s.drain(t, st, putBackStatus(t, c, cs[0], "wamid.back", "delivered", 20*time.Second, false, 0)); rep.Unmatched != 0 || rep.Adopted != 1 {
 		t.Errorf("report %+v; want the delivery matched and adopted", rep)
 	}
-	if err := st.Reader().QueryRowContext(t.Context(), `SELECT wamid FROM messages WHERE id = ?`, cs[0].Message.ID).Scan(&wamid); err != nil || wamid == nil || *wamid != "wamid.back" {
+	if err := checked(st).QueryRowContext(t.Context(), `SELECT wamid FROM messages WHERE id = ?`, cs[0].Message.ID).Scan(&wamid); err != nil || wamid == nil || *wamid != "wamid.back" {
 		t.Errorf("wamid of the row = %v, %v; want wamid.back again", wamid, err)
 	}
 	if got := deliveryOf(t, st, cs[0].Message.ID); got != campaign.DeliveryDelivered {

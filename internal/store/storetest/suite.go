@@ -38,11 +38,10 @@ type Harness struct {
 	CheckCounts func(ctx context.Context, d store.Driver) error
 	// Ledger puts the claim on a driver: internal/claim's New.
 	Ledger func(d store.Driver) Ledger
-	// Reader is the handle the suite's read-only checks run on, for a
-	// driver whose Reader is kept for the read models; Rebind rewrites the
-	// checks' ? placeholders into the database's. Nil: the driver's Reader
-	// and the SQL as written.
-	Reader func(d store.Driver) *sql.DB
+	// Rebind rewrites the suite's read-only checks, written with ?
+	// placeholders as the read models' queries are, into the database's
+	// (readmodel's Dialect.Rebind); they run on the driver's Reader. Nil:
+	// the SQL as written.
 	Rebind func(query string) string
 }
 
@@ -90,8 +89,8 @@ func Run(t *testing.T, h Harness) {
 	}
 }
 
-// checks is the harness whose Reader and Rebind the suite's read-only
-// checks use, set by Run.
+// checks is the harness whose Rebind the suite's read-only checks use,
+// set by Run.
 var checks Harness
 
 // checkReader runs the suite's read-only checks on a driver's database.
@@ -100,15 +99,9 @@ type checkReader struct {
 	rebind func(string) string
 }
 
-// checked is where the checks read d's database: the harness's Reader, or
-// d's own.
+// checked is where the checks read d's database: its Reader.
 func checked(d store.Driver) checkReader {
-	r := checkReader{rebind: checks.Rebind}
-	if checks.Reader != nil {
-		r.db = checks.Reader(d)
-	} else {
-		r.db = d.Reader()
-	}
+	r := checkReader{db: d.Reader(), rebind: checks.Rebind}
 	if r.rebind == nil {
 		r.rebind = func(q string) string { return q }
 	}

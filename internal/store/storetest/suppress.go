@@ -1,8 +1,9 @@
 package storetest
 
 import (
+	"database/sql"
+	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -19,7 +20,6 @@ func (s suite) suppressTests() []sub {
 	return []sub{
 		{"list", s.testSuppressions},
 		{"rejects numbers not in E.164", s.testSuppressRejectsUnnormalised},
-		{"suppressed in", s.testSuppressedIn},
 		{"apply the shared list", s.testApplySuppressions},
 		{"outbox", s.testSuppressionOutbox},
 	}
@@ -112,25 +112,6 @@ func (s suite) testSuppressRejectsUnnormalised(t *testing.T) {
 	// The batch is all or nothing: the good number went in with none of them.
 	if n := CountRows(t, st, `SELECT count(*) FROM suppressions`); n != 0 {
 		t.Errorf("%d rows after rejected batches, want 0", n)
-	}
-}
-
-func (s suite) testSuppressedIn(t *testing.T) {
-	st := s.openTest(t, newFakeClock())
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(2), Reason: "STOP received"}, {Phone: Phone(700)}}); err != nil {
-		t.Fatal(err)
-	}
-	var ask []string
-	for i := range 1200 { // more than one statement's worth
-		ask = append(ask, Phone(i))
-	}
-	got, err := st.SuppressedIn(t.Context(), ask)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{Phone(2): "STOP received", Phone(700): ""}
-	if !maps.Equal(got, want) {
-		t.Errorf("SuppressedIn = %v, want %v", got, want)
 	}
 }
 
@@ -300,11 +281,13 @@ func pending(t *testing.T, st store.Driver) []string {
 	return out
 }
 
-// isSuppressed reports whether phone is listed, and why, through
-// SuppressedIn (what the store's own tests read with IsSuppressed).
+// isSuppressed reports whether phone is listed, and why, read with the
+// suite's checks (the import's SuppressedIn is a read model).
 func isSuppressed(t *testing.T, st store.Driver, phone string) (reason string, ok bool, err error) {
 	t.Helper()
-	why, err := st.SuppressedIn(t.Context(), []string{phone})
-	reason, ok = why[phone]
-	return reason, ok, err
+	err = checked(st).QueryRowContext(t.Context(), `SELECT reason FROM suppressions WHERE phone = ?`, phone).Scan(&reason)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return reason, err == nil, err
 }

@@ -1,8 +1,9 @@
-// Package tierrecord reads warm-up's record from SQLite: the auto-tier
+// Package tierrecord reads warm-up's record from the database: the auto-tier
 // accounts and each one's requests by quota day since its tier began. The
 // quota reset's promotion reads it inside its transaction, `account
 // history` and status through the read models (readmodel.TierProgress):
-// one query for both.
+// one query for both. Its SQL is portable: through the read models it runs
+// on Postgres too, rebound to Postgres's placeholders.
 package tierrecord
 
 import (
@@ -190,10 +191,10 @@ func (c *dayCache) dayOf(from, to int64, loc *time.Location) (string, bool) {
 func sumAttempts(ctx context.Context, q Querier, id, from, to int64, s *campaign.DayStats) error {
 	var m campaign.DayStats
 	if err := q.QueryRowContext(ctx, `SELECT
-		count(CASE WHEN class IS NOT 'not-sent' THEN 1 END),
-		count(CASE WHEN class IS NOT 'not-sent' AND outcome IS 'sent' THEN 1 END),
-		count(CASE WHEN class IS 'permanent' AND outcome IS NOT 'sent' THEN 1 END),
-		count(CASE WHEN class IS NOT 'not-sent' AND coalesce(error_code, 0) IN (131048, 131064) THEN 1 END)
+		count(CASE WHEN coalesce(class, '') <> 'not-sent' THEN 1 END),
+		count(CASE WHEN coalesce(class, '') <> 'not-sent' AND outcome = 'sent' THEN 1 END),
+		count(CASE WHEN class = 'permanent' AND coalesce(outcome, '') <> 'sent' THEN 1 END),
+		count(CASE WHEN coalesce(class, '') <> 'not-sent' AND coalesce(error_code, 0) IN (131048, 131064) THEN 1 END)
 		FROM attempts WHERE account_id = ? AND claimed_at >= ? AND claimed_at < ?`, id, from, to).
 		Scan(&m.Requests, &m.Sent, &m.Failed, &m.Restricted); err != nil {
 		return fmt.Errorf("read requests: %w", err)

@@ -1,0 +1,245 @@
+//go:build torture
+
+package torture
+
+import (
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/testproc"
+)
+
+// TestHostsKill (issue 30, item 3) runs, per seed, three `campaign run`
+// processes as three hosts (WASEND_HOST) on one database file against a
+// faulty sandbox, kills one with SIGKILL and stops another with SIGSTOP at
+// seeded moments, lets the others take their rows, continues the stopped
+// one, and judges from the sandbox's record: nobody accepted twice, every
+// row settled and true to the record, no bucket overdrawn, the store's
+// counts intact. A host's death is its heartbeat going stale (30 s, no
+// flag shortens it): the test ages the dead and the stopped host's
+// heartbeats in the database instead of waiting, as if that time had
+// passed for them, so a seed takes seconds. Subtests are named by their
+// seed; -torture.seed=N replays the run whose first seed is N.
+func TestHostsKill(t *testing.T) {
+	seeds := size(20, 60)
+	base := testSeed(t)
+	var (
+		mu       sync.Mutex
+		total    figures
+		inFlight int // hosts killed or stopped holding rows in flight
+	)
+	start := time.Now()
+	// Four seeds at a time: a seed mostly waits (for its hosts' rescue
+	// and their last heartbeats), so they share the machine well.
+	t.Run("seeds", func(t *testing.T) {
+		sem := make(chan struct{}, 4)
+		var wg sync.WaitGroup
+		for i := range seeds {
+			seed := base + uint64(i)
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+					f, flight := hostsKillSeed(t, seed)
+					mu.Lock()
+					defer mu.Unlock()
+					inFlight += flight
+					total.requests += f.requests
+					total.accepted += f.accepted
+					total.sent += f.sent
+					total.failed += f.failed
+					total.unknown += f.unknown
+					total.duplicates += f.duplicates
+					total.lost += f.lost
+					total.buckets.server = max(total.buckets.server, f.buckets.server)
+					total.buckets.unexplained = max(total.buckets.unexplained, f.buckets.unexplained)
+					total.buckets.claims = max(total.buckets.claims, f.buckets.claims)
+				})
+			}()
+		}
+		wg.Wait()
+	})
+	if inFlight == 0 {
+		t.Error("no host was killed or stopped holding rows in flight; the run proved nothing")
+	}
+	report(t, "hosts-kill", total, fmt.Sprintf("in_flight=%d seeds=%d first_seed=%d elapsed=%v", inFlight, seeds, base, time.Since(start).Round(time.Millisecond)))
+}
+
+// hostsKillSeed is one seed's run; it returns its figures and how many of
+// its two hosts were killed or stopped holding rows in flight.
+func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
+	var (
+		n     = size(80, 400)
+		lim   = limit{rate: 25, burst: 5}
+		hosts = []string{"host-a", "host-b", "host-c"}
+	)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	w := newWorld(t, "--throughput", "-1", "--pair-interval", "-1s", "--seed", fmt.Sprint(seed), "--latency", "40ms±30ms",
+		"--slow", "0.1", "--slow-delay", "300ms", "--drop", "0.02", "--server-error", "0.02")
+	for _, a := range threeAccounts[:2] {
+		w.OK("account", "add", a.name, "--phone-number-id", a.phoneNumberID, "--tier", "active", "--token-env", tokenEnv)
+		w.OK("account", "set", a.name, "--rate", fmt.Sprint(lim.rate), "--burst", fmt.Sprint(lim.burst), "--daily-cap", "100000")
+	}
+	csv := w.WriteCSV("hosts.csv", 4915112620000, n)
+	w.OK("campaign", "import", csv, "--template", "spring_sale", "--lang", "en_US", "--params", "name")
+
+	procs := make([]*testproc.Proc, len(hosts))
+	for i, h := range hosts {
+		procs[i] = w.StartEnv(append(w.Env(), "WASEND_HOST="+h),
+			append([]string{"--db", w.DB, "campaign", "run", "--resume", "1", "--workers", "4"}, fastFailure...)...)
+	}
+	start := time.Now()
+	dead := rng.IntN(len(hosts))
+	stopped := (dead + 1 + rng.IntN(len(hosts)-1)) % len(hosts)
+	killAt := time.Duration(200+rng.IntN(1000)) * time.Millisecond
+	stopAt := time.Duration(200+rng.IntN(1000)) * time.Millisecond
+
+	// Each fault lands at its seeded moment, or soon after once the host
+	// holds rows in flight (start-up on a loaded machine takes a while).
+	inFlight := 0
+	holding := func(i int) func() bool {
+		deadline := time.Now().Add(3 * time.Second)
+		return func() bool { return heldBy(w, hosts[i]) > 0 || procs[i].Exited() || time.Now().After(deadline) }
+	}
+	kill := func() {
+		time.Sleep(time.Until(start.Add(killAt)))
+		w.WaitFor(5*time.Second, hosts[dead]+" to hold rows", holding(dead))
+		if !procs[dead].Exited() {
+			procs[dead].Signal(t, syscall.SIGKILL)
+		}
+		r := procs[dead].Wait(t)
+		checkOutput(t, hosts[dead], r)
+		if r.Signal != syscall.SIGKILL && r.Code != 0 {
+			t.Errorf("%s ended before its kill: %s", hosts[dead], r)
+		}
+		held := heldBy(w, hosts[dead])
+		if held > 0 {
+			inFlight++
+		}
+		ageHeartbeats(w, hosts[dead])
+		t.Logf("%s killed %v after the start holding %d rows (%s)", hosts[dead], time.Since(start).Round(time.Millisecond), held,
+			map[bool]string{true: "killed", false: "it had ended"}[r.Signal == syscall.SIGKILL])
+	}
+	wasStopped := false
+	stop := func() {
+		time.Sleep(time.Until(start.Add(stopAt)))
+		for tries := 0; ; tries++ {
+			w.WaitFor(5*time.Second, hosts[stopped]+" to hold rows", holding(stopped))
+			if procs[stopped].Exited() {
+				t.Logf("%s ended before its stop at %v", hosts[stopped], stopAt)
+				return
+			}
+			stops := w.StopOutsideWrite(procs[stopped])
+			held := heldBy(w, hosts[stopped])
+			if held == 0 && tries < 5 {
+				procs[stopped].Signal(t, syscall.SIGCONT) // between batches: again
+				continue
+			}
+			if held > 0 {
+				inFlight++
+			}
+			wasStopped = true
+			ageHeartbeats(w, hosts[stopped])
+			t.Logf("%s stopped %v after the start (stop %d, try %d) holding %d rows", hosts[stopped], time.Since(start).Round(time.Millisecond),
+				stops, tries+1, held)
+			return
+		}
+	}
+	if killAt < stopAt {
+		kill()
+		stop()
+	} else {
+		stop()
+		kill()
+	}
+	if wasStopped {
+		// The others take its rows at their next rescue, unless none is
+		// left to: then it finishes them itself once continued.
+		survivor := 3 - dead - stopped
+		deadline := time.Now().Add(20 * time.Second)
+		for heldBy(w, hosts[stopped]) > 0 && !procs[survivor].Exited() {
+			if time.Now().After(deadline) {
+				// What the survivor was doing: Go prints every goroutine's
+				// stack on SIGQUIT.
+				procs[survivor].Signal(t, syscall.SIGQUIT)
+				r := procs[survivor].Wait(t)
+				t.Errorf("%s's rows not taken by %s within 20 s of its stop; runners %v; %s's stacks:\n%s", hosts[stopped],
+					hosts[survivor], runners(w), hosts[survivor], r.Stderr)
+				break
+			}
+			time.Sleep(w.Poll)
+		}
+		procs[stopped].Signal(t, syscall.SIGCONT)
+	}
+	for i, p := range procs {
+		if i == dead {
+			continue
+		}
+		r := p.Wait(t)
+		checkOutput(t, hosts[i], r)
+		if r.Code != 0 {
+			t.Errorf("%s: %s", hosts[i], r)
+		}
+	}
+	elapsed := time.Since(start)
+
+	recs := w.api.Records(t)
+	rows := w.Rows()
+	if len(rows) != n {
+		t.Errorf("the database holds %d rows, want the %d of %s", len(rows), n, csv)
+	}
+	f := judge(t, rows, recs, false)
+	f.buckets = checkBuckets(t, recs, w.Claims(), lim)
+	if f.sent+f.failed+f.unknown != n {
+		t.Errorf("sent %d + failed %d + unknown %d ≠ %d recipients", f.sent, f.failed, f.unknown, n)
+	}
+	w.CheckCounts("every host ended")
+	report(t, "hosts-kill seed", f, fmt.Sprintf("seed=%d killed=%s@%v stopped=%s@%v elapsed=%v", seed, hosts[dead], killAt,
+		hosts[stopped], stopAt, elapsed.Round(time.Millisecond)))
+	return f, inFlight
+}
+
+// ageHeartbeats moves host's runners' last heartbeat two minutes back, as
+// if the stale period had passed since: the others take its rows at their
+// next rescue. Only for a host that cannot beat: killed or stopped.
+func ageHeartbeats(w *world, host string) {
+	w.T.Helper()
+	db, err := sql.Open("sqlite3", "file:"+w.DB+"?_busy_timeout=10000")
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE runners SET heartbeat_at = heartbeat_at - ? WHERE host = ?`, (2 * time.Minute).Nanoseconds(), host); err != nil {
+		w.T.Fatalf("age %s's heartbeats: %v", host, err)
+	}
+}
+
+// runners lists the registered runners with their heartbeat's age.
+func runners(w *world) []string {
+	var out []string
+	w.Query(`SELECT id, heartbeat_at FROM runners ORDER BY id`, func(rs *sql.Rows) error {
+		var id string
+		var beat int64
+		err := rs.Scan(&id, &beat)
+		out = append(out, fmt.Sprintf("%s beat %v ago", id, time.Since(time.Unix(0, beat)).Round(time.Millisecond)))
+		return err
+	})
+	return out
+}
+
+// heldBy counts the rows host holds in flight (its runners' ids start with
+// its name).
+func heldBy(w *world, host string) int {
+	n := 0
+	w.Query(`SELECT count(*) FROM messages WHERE state = 'sending' AND runner_id LIKE ?`, func(rs *sql.Rows) error {
+		return rs.Scan(&n)
+	}, host+"/%")
+	return n
+}
