@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/quotareset"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -255,11 +255,7 @@ func (a account) bucket() ratelimit.Bucket { return ratelimit.Bucket{Tokens: a.T
 
 // status is the account as shown at t, its bucket and rate factor settled.
 func (a account) status(t time.Time) campaign.AccountStatus {
-	st := a.AccountStatus
-	st.Tokens = a.bucket().TokensAt(a.limit(t), t)
-	st.At = t
-	st.RateFactor = a.health.FactorAt(t)
-	return st
+	return rowscan.Account{AccountStatus: a.AccountStatus, Health: a.health}.StatusAt(t)
 }
 
 // loadAccounts reads accounts joined with their tier. Tokens and At are the
@@ -270,16 +266,12 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}
 	defer rows.Close()
-	var out []account
-	for rows.Next() {
-		r, err := rowscan.ScanAccount(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read account: %w", err)
-		}
-		out = append(out, account{AccountStatus: r.Status, health: r.Health, portfolioID: r.PortfolioID,
-			pinnedLimit: r.PinnedLimit, margin: r.Margin})
+	rs, err := rowscan.Accounts(rows)
+	out := make([]account, len(rs))
+	for i, r := range rs {
+		out[i] = account{AccountStatus: r.AccountStatus, health: r.Health, portfolioID: r.PortfolioID, pinnedLimit: r.PinnedLimit, margin: r.Margin}
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // SetGlobalLimit turns the global bucket on with l, or off when on is false.
@@ -338,59 +330,37 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]Q
 		if err != nil {
 			return err
 		}
-		if accts, err = named(accts, names); err != nil {
-			return err
+		sts := make([]campaign.AccountStatus, len(accts))
+		for i, a := range accts {
+			sts[i] = a.AccountStatus
 		}
 		now := s.now()
-		today := s.today(now)
-		for _, a := range accts {
-			day, reset, behind := campaign.NextResetDay(a.QuotaDay, today, force)
-			r := QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap,
-				Behind: behind, Reset: reset}
-			if reset {
+		steps, err := quotareset.Plan(sts, names, s.today(now), force)
+		if err != nil {
+			return err
+		}
+		for _, st := range steps {
+			if st.QuotaReset.Reset {
 				if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = 0, quota_day = ?, quota_epoch = quota_epoch + 1 WHERE id = ?`,
-					day, a.ID); err != nil {
-					return fmt.Errorf("reset quota of %s: %w", a.Name, err)
+					st.To, st.ID); err != nil {
+					return fmt.Errorf("reset quota of %s: %w", st.Account, err)
 				}
 				if _, err := tx.ExecContext(ctx, `INSERT INTO quota_resets (account_id, day, at, forced) VALUES (?, ?, ?, ?)`,
-					a.ID, day, now.UnixNano(), force); err != nil {
+					st.ID, st.To, now.UnixNano(), force); err != nil {
 					return fmt.Errorf("log quota reset: %w", err)
 				}
 			}
-			out = append(out, r)
+			out = append(out, st.QuotaReset)
 		}
 		if err := releaseHeld(ctx, tx); err != nil {
 			return err
 		}
 		// A new quota day is when warm-up judges the days before it.
 		promoted, err := promoteDue(ctx, tx, now, s.loc)
-		if err != nil {
-			return err
-		}
-		for _, p := range promoted {
-			for i := range out {
-				if out[i].Account == p.Account {
-					out[i].Promoted = &p
-				}
-			}
-		}
-		return nil
+		quotareset.Promote(out, promoted)
+		return err
 	})
 	return out, err
-}
-
-// named is the accounts of accts with the given names, all when names is
-// empty; a name none has is campaign.ErrNotFound.
-func named(accts []account, names []string) ([]account, error) {
-	if len(names) == 0 {
-		return accts, nil
-	}
-	for _, n := range names {
-		if !slices.ContainsFunc(accts, func(a account) bool { return a.Name == n }) {
-			return nil, fmt.Errorf("account %q: %w", n, campaign.ErrNotFound)
-		}
-	}
-	return slices.DeleteFunc(accts, func(a account) bool { return !slices.Contains(names, a.Name) }), nil
 }
 
 // RecordCheck keeps what a check of the account found (a run's preflight,

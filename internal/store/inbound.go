@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Inbound messages: what people sent to the business numbers. The webhook
@@ -161,21 +161,17 @@ func (s *Store) PruneInbound(ctx context.Context, before time.Time) (int, error)
 
 // inboundPrefix keeps the inbound settings apart from the store's own in
 // the settings table.
-const inboundPrefix = "inbound."
+const inboundPrefix = rowscan.InboundPrefix
 
 // InboundSettings returns the inbound settings set (key → value, as
 // `wasend config set` stored them); a key not set is absent.
 func (s *Store) InboundSettings(ctx context.Context) (map[string]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM settings WHERE key >= ? AND key < ?`, inboundPrefix, "inbound/")
-	kvs, err := scanRows(rows, err, func(rows *sql.Rows, kv *[2]string) error { return rows.Scan(&kv[0], &kv[1]) })
 	if err != nil {
 		return nil, fmt.Errorf("read inbound settings: %w", err)
 	}
-	out := map[string]string{}
-	for _, kv := range kvs {
-		out[strings.TrimPrefix(kv[0], inboundPrefix)] = kv[1]
-	}
-	return out, nil
+	defer rows.Close()
+	return rowscan.InboundSettings(rows)
 }
 
 // SetInboundSetting stores an inbound setting's value, already checked by

@@ -55,11 +55,11 @@ func (tx inboxTx) InboundSender(ctx context.Context, m campaign.InboundMessage) 
 	return phone, nil
 }
 
-// statusRecipientIs reports whether a status names the recipient of a row
+// StatusRecipientIs reports whether a status names the recipient of a row
 // whose recipient is phone (a number or a user id): by recipient_id, or
 // by recipient_user_id for a row sent to a user id. A status naming
 // neither says nothing against it.
-func statusRecipientIs(phone string, ev campaign.StatusEvent) bool {
+func StatusRecipientIs(phone string, ev campaign.StatusEvent) bool {
 	if ev.Recipient == "" && ev.RecipientUserID == "" {
 		return true
 	}

@@ -27,8 +27,8 @@ func TestStatusRecipientIs(t *testing.T) {
 		{"US.1", "US.1", "", true},
 	} {
 		ev := campaign.StatusEvent{Recipient: tt.recipient, RecipientUserID: tt.userID}
-		if got := statusRecipientIs(tt.row, ev); got != tt.want {
-			t.Errorf("statusRecipientIs(%q, recipient_id %q, recipient_user_id %q) = %v", tt.row, tt.recipient, tt.userID, got)
+		if got := StatusRecipientIs(tt.row, ev); got != tt.want {
+			t.Errorf("StatusRecipientIs(%q, recipient_id %q, recipient_user_id %q) = %v", tt.row, tt.recipient, tt.userID, got)
 		}
 	}
 }

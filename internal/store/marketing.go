@@ -24,9 +24,9 @@ func (s *Store) RecordMarketingStatus(ctx context.Context, waba, status string, 
 	})
 }
 
-// upgradedThroughput is webhook.UpgradedThroughput (the store does not
+// UpgradedThroughput is webhook.UpgradedThroughput (the store does not
 // import the webhook package): a number's msg/s after THROUGHPUT_UPGRADE.
-const upgradedThroughput = 1000
+const UpgradedThroughput = 1000
 
 // RaiseThroughput applies a THROUGHPUT_UPGRADE: the accounts of the number
 // send at the higher throughput from the next claim on, running engines
@@ -51,10 +51,10 @@ func (tx inboxTx) RaiseThroughput(ctx context.Context, ev campaign.AccountEvent,
 		if err != nil {
 			return 0, err
 		}
-		if err := relimit(ctx, tx.Tx, a, a.SendLimits(tier, upgradedThroughput), now); err != nil {
+		if err := relimit(ctx, tx.Tx, a, a.SendLimits(tier, UpgradedThroughput), now); err != nil {
 			return 0, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET throughput_read = ? WHERE id = ?`, upgradedThroughput, a.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET throughput_read = ? WHERE id = ?`, UpgradedThroughput, a.ID); err != nil {
 			return 0, fmt.Errorf("raise the throughput of account %s: %w", a.Name, err)
 		}
 	}

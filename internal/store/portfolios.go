@@ -42,6 +42,17 @@ type PortfolioChange struct {
 	Margin      *float64
 }
 
+// Apply makes the change to p and checks the result.
+func (ch PortfolioChange) Apply(p *campaign.Portfolio) error {
+	if ch.PinnedLimit != nil {
+		p.PinnedLimit = *ch.PinnedLimit
+	}
+	if ch.Margin != nil {
+		p.Margin = *ch.Margin
+	}
+	return p.Validate()
+}
+
 // UpdatePortfolio applies a change to the named portfolio. Running
 // campaigns read it at their next claim.
 func (s *Store) UpdatePortfolio(ctx context.Context, name string, ch PortfolioChange) (campaign.Portfolio, error) {
@@ -51,13 +62,7 @@ func (s *Store) UpdatePortfolio(ctx context.Context, name string, ch PortfolioCh
 		if p, err = portfolioByName(ctx, tx, name); err != nil {
 			return err
 		}
-		if ch.PinnedLimit != nil {
-			p.PinnedLimit = *ch.PinnedLimit
-		}
-		if ch.Margin != nil {
-			p.Margin = *ch.Margin
-		}
-		if err := p.Validate(); err != nil {
+		if err := ch.Apply(&p); err != nil {
 			return err
 		}
 		if err := releaseHeld(ctx, tx); err != nil {

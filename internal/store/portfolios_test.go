@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -24,56 +23,6 @@ func joinPortfolio(t *testing.T, st *Store, account, portfolio string) {
 
 // fast are limits under which only the reach holds a claim back.
 var fast = limited(1000, 1000, 100000)
-
-func TestPortfolioManagement(t *testing.T) {
-	clk := newFakeClock()
-	st := openTest(t, clk)
-	mustPortfolio(t, st, "acme", 2000, 0.05)
-	if _, err := st.AddPortfolio(t.Context(), campaign.Portfolio{Name: "acme"}); !errors.Is(err, ErrExists) {
-		t.Errorf("second acme: %v, want ErrExists", err)
-	}
-	for _, bad := range []campaign.Portfolio{{Name: " "}, {Name: "x", Margin: 1}, {Name: "x", Margin: -0.1}, {Name: "x", PinnedLimit: -5}} {
-		if _, err := st.AddPortfolio(t.Context(), bad); err == nil {
-			t.Errorf("AddPortfolio(%+v) accepted", bad)
-		}
-	}
-	if _, err := st.AddAccount(t.Context(), campaign.Account{Name: "a", PhoneNumberID: "1", Tier: "new", TokenEnv: "T", Portfolio: "nope"}); !errors.Is(err, campaign.ErrNotFound) {
-		t.Errorf("account in an unknown portfolio: %v, want ErrNotFound", err)
-	}
-	if n := countRows(t, st, `SELECT count(*) FROM accounts`); n != 0 {
-		t.Errorf("a refused account was stored")
-	}
-	if _, err := st.AddAccount(t.Context(), campaign.Account{Name: "a", PhoneNumberID: "1", Tier: "new", TokenEnv: "T", Portfolio: "acme"}); err != nil {
-		t.Fatal(err)
-	}
-	mustAccount(t, st, "solo", campaign.TierNew, campaign.Overrides{})
-	if _, err := st.UpdatePortfolio(t.Context(), "acme", PortfolioChange{PinnedLimit: ptr(10000), Margin: ptr(0.02)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.UpdatePortfolio(t.Context(), "nope", PortfolioChange{Margin: ptr(0.02)}); !errors.Is(err, campaign.ErrNotFound) {
-		t.Errorf("update of an unknown portfolio: %v", err)
-	}
-	ps, err := st.Portfolios(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ps) != 2 {
-		t.Fatalf("%d portfolios, want acme and solo's own: %+v", len(ps), ps)
-	}
-	if p := ps[0]; p.Name != "acme" || p.Own || p.Limit != 10000 || p.Allowed != 9800 || len(p.Accounts) != 1 || p.Accounts[0] != "a" {
-		t.Errorf("acme = %+v", p)
-	}
-	if p := ps[1]; p.Name != "solo" || !p.Own || p.Limit != 0 {
-		t.Errorf("solo = %+v", p)
-	}
-	if a := accountByName(t, st, "a"); a.Portfolio != "acme" {
-		t.Errorf("account a in %q, want acme", a.Portfolio)
-	}
-	joinPortfolio(t, st, "a", "")
-	if a := accountByName(t, st, "a"); a.Portfolio != "" {
-		t.Errorf("account a still in %q", a.Portfolio)
-	}
-}
 
 // TestThroughputCapsTheRate: whatever the tier says, an account's rate and
 // burst stay within its number's throughput: 80/s until read or pinned.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Suppression is a listed number (campaign.Suppression).
@@ -162,15 +163,24 @@ type Push struct {
 	Seq       int64 // its place in the outbox, for Pushed
 }
 
+// ToPushSQL reads the outbox (ReadPushes), oldest first, on either driver:
+// the limit's placeholder follows.
+const ToPushSQL = `SELECT p.seq, p.phone, p.if_unknown <> 0, s.reason, s.created_at
+	FROM suppression_push p JOIN suppressions s ON s.phone = p.phone ORDER BY p.seq LIMIT `
+
 // ToPush returns up to limit numbers waiting to be pushed to the shared
 // list, oldest first.
 func (s *Store) ToPush(ctx context.Context, limit int) ([]Push, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT p.seq, p.phone, p.if_unknown, s.reason, s.created_at
-		FROM suppression_push p JOIN suppressions s ON s.phone = p.phone ORDER BY p.seq LIMIT ?`, limit)
+	rows, err := s.db.QueryContext(ctx, ToPushSQL+`?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the suppressions to share: %w", err)
 	}
 	defer rows.Close()
+	return ReadPushes(rows)
+}
+
+// ReadPushes reads the rows of ToPushSQL.
+func ReadPushes(rows rowscan.Rows) ([]Push, error) {
 	var out []Push
 	for rows.Next() {
 		var (

@@ -11,6 +11,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Delivery webhooks: the inbox the receiver writes, the statuses kept, and
@@ -166,20 +167,26 @@ func (tx inboxTx) NoteNumber(ctx context.Context, display, id string, now time.T
 }
 
 func (tx inboxTx) Part(ctx context.Context, apply func() error) (skip, err error) {
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT webhook_part`); err != nil {
+	return SavepointPart(func(q string) error { _, err := tx.ExecContext(ctx, q); return err }, apply, databaseFault)
+}
+
+// SavepointPart is InboxTx.Part on either driver: apply under a savepoint,
+// undone alone when it fails for a reason of its own (not fault), exec
+// running each statement.
+func SavepointPart(exec func(stmt string) error, apply func() error, fault func(error) bool) (skip, err error) {
+	if err := exec(`SAVEPOINT webhook_part`); err != nil {
 		return nil, err
 	}
-	err = apply()
-	if err != nil && !databaseFault(err) {
-		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO webhook_part`); rerr != nil {
+	if err := apply(); err != nil {
+		if fault(err) {
+			return nil, err
+		}
+		if rerr := exec(`ROLLBACK TO webhook_part`); rerr != nil {
 			return nil, fmt.Errorf("undo: %w", rerr)
 		}
-		skip, err = err, nil
+		skip = err
 	}
-	if err != nil {
-		return nil, err
-	}
-	if _, err := tx.ExecContext(ctx, `RELEASE webhook_part`); err != nil {
+	if err := exec(`RELEASE webhook_part`); err != nil {
 		return nil, err
 	}
 	return skip, nil
@@ -258,7 +265,7 @@ func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int
 		err = tx.QueryRowContext(ctx, `SELECT id, phone FROM messages WHERE id = ? AND campaign_id = ?`, mid, cid).Scan(&id, &phone)
 		// Another database sending from the same business account numbers
 		// its rows the same way: the recipient must be the row's too.
-		if errors.Is(err, sql.ErrNoRows) || err == nil && !statusRecipientIs(phone, ev) {
+		if errors.Is(err, sql.ErrNoRows) || err == nil && !StatusRecipientIs(phone, ev) {
 			return 0, nil
 		}
 	}
@@ -494,19 +501,37 @@ func linkWaitingStatuses(ctx context.Context, tx *Tx, wamids []any) error {
 	})
 }
 
-// Deferred: in the order of their webhook times.
+// DeferredSQL reads Deferred's rows (ScanDeferred), in the order of their
+// webhook times, on either driver: the limit's placeholder follows.
+const DeferredSQL = `SELECT s.message_id, s.wamid, s.status, s.at, s.recipient, s.callback_data,
+	coalesce(s.error_code, 0), coalesce(s.error_title, ''), s.pricing
+	FROM message_statuses s JOIN messages m ON m.id = s.message_id
+	WHERE s.applied = 0 AND m.state <> 'sending' ORDER BY s.at LIMIT `
+
+// ScanDeferred reads a row of DeferredSQL.
+func ScanDeferred(sc rowscan.Scanner) (d DeferredStatus, err error) {
+	var at int64
+	err = sc.Scan(&d.ID, &d.Ev.WAMID, &d.Ev.Status, &at, &d.Ev.Recipient, &d.Ev.CallbackData,
+		&d.Ev.ErrorCode, &d.Ev.ErrorTitle, &d.Ev.Pricing)
+	d.Ev.At = fromNanos(at)
+	return d, err
+}
+
 func (tx inboxTx) Deferred(ctx context.Context, max int) ([]DeferredStatus, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT s.message_id, s.wamid, s.status, s.at, s.recipient, s.callback_data,
-		coalesce(s.error_code, 0), coalesce(s.error_title, ''), s.pricing
-		FROM message_statuses s JOIN messages m ON m.id = s.message_id
-		WHERE s.applied = 0 AND m.state != 'sending' ORDER BY s.at LIMIT ?`, max)
-	ds, err := scanRows(rows, err, func(rows *sql.Rows, d *DeferredStatus) error {
-		var at int64
-		err := rows.Scan(&d.ID, &d.Ev.WAMID, &d.Ev.Status, &at, &d.Ev.Recipient, &d.Ev.CallbackData, &d.Ev.ErrorCode, &d.Ev.ErrorTitle, &d.Ev.Pricing)
-		d.Ev.At = fromNanos(at)
-		return err
-	})
+	rows, err := tx.QueryContext(ctx, DeferredSQL+`?`, max)
 	if err != nil {
+		return nil, fmt.Errorf("read deferred statuses: %w", err)
+	}
+	defer rows.Close()
+	var ds []DeferredStatus
+	for rows.Next() {
+		d, err := ScanDeferred(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read deferred statuses: %w", err)
+		}
+		ds = append(ds, d)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read deferred statuses: %w", err)
 	}
 	return ds, nil

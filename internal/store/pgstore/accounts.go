@@ -21,24 +21,9 @@ type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-// account is an account as stored: its status plus its health (SQLite's
-// store.account).
-type account struct {
-	campaign.AccountStatus
-	health      ratelimit.Health
-	portfolioID int64
-	pinnedLimit int
-	margin      float64
-}
-
-func (a account) status(t time.Time) campaign.AccountStatus {
-	st := a.AccountStatus
-	l := a.health.Scale(ratelimit.Limit{Rate: a.Limits.Rate, Burst: a.Limits.Burst}, t)
-	st.Tokens = ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.TokensAt(l, t)
-	st.At = t
-	st.RateFactor = a.health.FactorAt(t)
-	return st
-}
+// account is an account as stored: its status, its health, its
+// portfolio's settings (read the same way on SQLite).
+type account = rowscan.Account
 
 var fromNanos = rowscan.FromNanos
 
@@ -57,16 +42,7 @@ func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}
 	defer rows.Close()
-	var out []account
-	for rows.Next() {
-		r, err := rowscan.ScanAccount(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read account: %w", err)
-		}
-		out = append(out, account{AccountStatus: r.Status, health: r.Health, portfolioID: r.PortfolioID,
-			pinnedLimit: r.PinnedLimit, margin: r.Margin})
-	}
-	return out, rows.Err()
+	return rowscan.Accounts(rows)
 }
 
 // Accounts returns every account with its limits and live limiter state at
@@ -76,24 +52,19 @@ func (s *Store) Accounts(ctx context.Context) ([]campaign.AccountStatus, error) 
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
-	out := make([]campaign.AccountStatus, len(accts))
-	for i, a := range accts {
-		out[i] = a.status(now)
-	}
-	return out, nil
+	return rowscan.StatusesAt(accts, s.now()), nil
 }
 
 // Account returns one account by name.
-func (s *Store) Account(ctx context.Context, name string) (campaign.AccountStatus, error) {
+func (s *Store) Account(ctx context.Context, name string) (st campaign.AccountStatus, err error) {
 	accts, err := loadAccounts(ctx, s.pool, `WHERE a.name = $2`, name)
-	if err != nil {
-		return campaign.AccountStatus{}, err
+	if err == nil && len(accts) == 0 {
+		err = fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
 	}
-	if len(accts) == 0 {
-		return campaign.AccountStatus{}, fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+	if err == nil {
+		st = accts[0].StatusAt(s.now())
 	}
-	return accts[0].status(s.now()), nil
+	return st, err
 }
 
 // AddAccount stores a new account: its bucket starts full and its quota
@@ -235,12 +206,28 @@ func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) 
 // relimit settles a's bucket at now under its old limit and restates it
 // under to: tokens earned at the old rate are kept.
 func relimit(ctx context.Context, tx pgx.Tx, a account, to campaign.Limits, now time.Time) error {
-	from := a.health.Scale(ratelimit.Limit{Rate: a.Limits.Rate, Burst: a.Limits.Burst}, now)
-	b := ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.Relimit(from, a.health.Scale(ratelimit.Limit{Rate: to.Rate, Burst: to.Burst}, now), now)
+	from := a.Health.Scale(ratelimit.Limit{Rate: a.Limits.Rate, Burst: a.Limits.Burst}, now)
+	b := ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.Relimit(from, a.Health.Scale(ratelimit.Limit{Rate: to.Rate, Burst: to.Burst}, now), now)
 	if _, err := tx.Exec(ctx, `UPDATE accounts SET tokens = $1, tokens_at = $2 WHERE id = $3`, b.Tokens, nanos(b.At), a.ID); err != nil {
 		return fmt.Errorf("settle bucket of %s: %w", a.Name, err)
 	}
 	return nil
+}
+
+// lockAccount is the named account, its row locked for the transaction:
+// two hosts changing it at once go one after the other.
+func lockAccount(ctx context.Context, tx pgx.Tx, name string) (account, error) {
+	if _, err := tx.Exec(ctx, `SELECT id FROM accounts WHERE name = $1 AND removed_at IS NULL FOR UPDATE`, name); err != nil {
+		return account{}, fmt.Errorf("lock account %s: %w", name, err)
+	}
+	accts, err := loadAccounts(ctx, tx, `WHERE a.name = $2`, name)
+	if err == nil && len(accts) == 0 {
+		err = fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
+	}
+	if err != nil {
+		return account{}, err
+	}
+	return accts[0], nil
 }
 
 // UpdateAccount applies a change to the named account; a change of limits
@@ -249,17 +236,10 @@ func relimit(ctx context.Context, tx pgx.Tx, a account, to campaign.Limits, now 
 func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.AccountChange) (campaign.AccountStatus, error) {
 	var out campaign.AccountStatus
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT id FROM accounts WHERE name = $1 AND removed_at IS NULL FOR UPDATE`, name); err != nil {
-			return fmt.Errorf("lock account %s: %w", name, err)
-		}
-		accts, err := loadAccounts(ctx, tx, `WHERE a.name = $2`, name)
+		a, err := lockAccount(ctx, tx, name)
 		if err != nil {
 			return err
 		}
-		if len(accts) == 0 {
-			return fmt.Errorf("account %q: %w", name, campaign.ErrNotFound)
-		}
-		a := accts[0]
 		was := a.Account
 		if err := ch.Apply(&a.Account); err != nil {
 			return err
@@ -335,11 +315,11 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.Account
 				return fmt.Errorf("update account %s: %w", name, err)
 			}
 		}
-		accts, err = loadAccounts(ctx, tx, `WHERE a.id = $2`, a.ID)
+		accts, err := loadAccounts(ctx, tx, `WHERE a.id = $2`, a.ID)
 		if err != nil {
 			return err
 		}
-		out = accts[0].status(now)
+		out = accts[0].StatusAt(now)
 		return nil
 	})
 	return out, err

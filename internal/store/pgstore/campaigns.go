@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -296,19 +298,83 @@ func (im *importer) SetKeys(source, recipients string) {
 	im.sourceKey, im.recipientsKey = source, recipients
 }
 
-// SameMessage is not made yet on Postgres.
+// SameMessage returns the campaigns, newest first, that send the same
+// message as the one being imported. It first takes a lock on the message
+// for the import's transaction: another import of it waits until this one
+// ends, then sees what it made, as under SQLite's single writer.
 func (im *importer) SameMessage(ctx context.Context) ([]store.Sibling, error) {
-	return nil, im.s.unsupported("Importer.SameMessage")
+	sp := im.c.Spec
+	if _, err := im.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
+		strings.Join([]string{string(sp.Kind), sp.Template, sp.Lang, sp.Text}, "\x1f")); err != nil {
+		return nil, fmt.Errorf("find campaigns with the same message: %w", err)
+	}
+	rows, err := im.tx.Query(ctx, `SELECT `+rowscan.CampaignCols+`, recipients_key FROM campaigns
+		WHERE id <> $1 AND kind = $2 AND template = $3 AND lang = $4 AND text = $5 ORDER BY id DESC`,
+		im.c.ID, string(sp.Kind), sp.Template, sp.Lang, sp.Text)
+	if err != nil {
+		return nil, fmt.Errorf("find campaigns with the same message: %w", err)
+	}
+	sibs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (sb store.Sibling, err error) {
+		sb.Campaign, err = rowscan.Campaign(row, &sb.RecipientsKey)
+		return sb, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find campaigns with the same message: %w", err)
+	}
+	return slices.DeleteFunc(sibs, func(sb store.Sibling) bool { return !sb.Campaign.Spec.SameMessage(sp) }), nil
 }
 
-// EachNumber is not made yet on Postgres.
+// EachNumber calls fn with every number of campaign id, inside the
+// import's transaction.
 func (im *importer) EachNumber(ctx context.Context, id int64, fn func(phone string)) error {
-	return im.s.unsupported("Importer.EachNumber")
+	rows, err := im.tx.Query(ctx, `SELECT phone FROM messages WHERE campaign_id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("read the numbers of campaign %d: %w", id, err)
+	}
+	var phone string
+	_, err = pgx.ForEachRow(rows, []any{&phone}, func() error { fn(phone); return nil })
+	if err != nil {
+		return fmt.Errorf("read the numbers of campaign %d: %w", id, err)
+	}
+	return nil
 }
 
-// ContinueInto is not made yet on Postgres.
+// ContinueInto ends the import by adding its rows to the unfinished
+// campaign prior instead of a campaign of its own, and commits: prior's
+// skipped rows become this file's, its source and keys this file's. The
+// rows are counted once here, as Commit counts an import (moving rows to
+// another campaign fires no trigger). Unlike SQLite, the campaign number
+// the import took is not given back: another host may have taken the next.
 func (im *importer) ContinueInto(ctx context.Context, prior campaign.Campaign) (campaign.Campaign, error) {
-	return im.c, im.s.unsupported("Importer.ContinueInto")
+	if im.done {
+		return prior, errors.New("import already finished")
+	}
+	err := im.flush(ctx)
+	if err == nil {
+		b := &pgx.Batch{}
+		b.Queue(`UPDATE messages SET campaign_id = $1 WHERE campaign_id = $2`, prior.ID, im.c.ID)
+		b.Queue(`DELETE FROM skipped WHERE campaign_id = $1`, prior.ID)
+		b.Queue(`UPDATE skipped SET campaign_id = $1 WHERE campaign_id = $2`, prior.ID, im.c.ID)
+		b.Queue(`UPDATE campaigns SET imported = imported + $1, skipped = $2, source = $3, source_key = $4, recipients_key = $5
+			WHERE id = $6`, im.c.Imported, im.c.Skipped, im.c.Source, im.sourceKey, im.recipientsKey, prior.ID)
+		b.Queue(`INSERT INTO message_counts (campaign_id, account_id, state, n) VALUES ($1, 0, 'pending', $2)
+			ON CONFLICT (campaign_id, state, account_id) DO UPDATE SET n = message_counts.n + excluded.n`, prior.ID, im.c.Imported)
+		b.Queue(`DELETE FROM campaigns WHERE id = $1`, im.c.ID)
+		queueCostCounts(b, prior.ID, im.prefixes)
+		err = send(ctx, im.tx, b)
+	}
+	if err == nil {
+		prior, err = rowscan.Campaign(im.tx.QueryRow(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE id = $1`, prior.ID))
+	}
+	if err == nil {
+		err = im.tx.Commit(ctx)
+	}
+	im.done = true
+	if err != nil {
+		im.tx.Rollback(context.Background())
+		return prior, fmt.Errorf("add the new rows to campaign %d: %w", prior.ID, err)
+	}
+	return prior, nil
 }
 
 // Commit makes the campaign and all its rows visible at once, and counts
@@ -327,12 +393,10 @@ func (im *importer) Commit(ctx context.Context) (campaign.Campaign, error) {
 			VALUES ($1, 0, 'pending', $2) ON CONFLICT (campaign_id, state, account_id) DO UPDATE SET n = message_counts.n + excluded.n`,
 			im.c.ID, im.c.Imported)
 	}
-	for p, n := range im.prefixes {
-		if err != nil {
-			break
-		}
-		_, err = im.tx.Exec(ctx, `INSERT INTO cost_counts (campaign_id, prefix, n) VALUES ($1, $2, $3)
-			ON CONFLICT (campaign_id, prefix) DO UPDATE SET n = cost_counts.n + excluded.n`, im.c.ID, p, n)
+	if err == nil && len(im.prefixes) > 0 {
+		b := &pgx.Batch{}
+		queueCostCounts(b, im.c.ID, im.prefixes)
+		err = send(ctx, im.tx, b)
 	}
 	if err == nil {
 		err = im.tx.Commit(ctx)
@@ -371,4 +435,13 @@ func (s *Store) CampaignStopped(ctx context.Context, id int64) error {
 		return campaign.CampaignCancelled.Stopped()
 	}
 	return campaign.CampaignState(state).Stopped()
+}
+
+// queueCostCounts counts an import's rows, pending and so may cost, by
+// number prefix (cost_counts), as the SQLite store's addCostCounts does.
+func queueCostCounts(b *pgx.Batch, id int64, prefixes map[string]int64) {
+	for p, n := range prefixes {
+		b.Queue(`INSERT INTO cost_counts (campaign_id, prefix, n) VALUES ($1, $2, $3)
+			ON CONFLICT (campaign_id, prefix) DO UPDATE SET n = cost_counts.n + excluded.n`, id, p, n)
+	}
 }

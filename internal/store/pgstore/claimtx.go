@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/rowscan"
@@ -588,8 +587,8 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]store.Claim
 	}
 	out := make([]store.ClaimAccount, len(accts))
 	for i, a := range accts {
-		out[i] = store.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.health, PortfolioID: a.portfolioID,
-			PinnedLimit: a.pinnedLimit, Margin: a.margin}
+		out[i] = store.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.Health, PortfolioID: a.PortfolioID,
+			PinnedLimit: a.PinnedLimit, Margin: a.Margin}
 	}
 	if len(out) > 0 {
 		return out, len(out), nil
@@ -786,9 +785,9 @@ func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNu
 	return f, nil
 }
 
-// Shared is nil: ShareLimits is not made on Postgres, whose hosts share
-// one database's limits and need no gate.
-func (c *claimTx) Shared() *store.SharedLimits { return nil }
+// Shared is the gates ShareLimits gave, nil without: hosts on one
+// Postgres share its limits and need none.
+func (c *claimTx) Shared() *store.SharedLimits { return c.s.shared }
 
 func (c *claimTx) Today(t time.Time) string { return c.s.Today(t) }
 
@@ -833,8 +832,4 @@ func (c *claimTx) ForgetRefund(ctx context.Context, claim string) error {
 		return fmt.Errorf("forget the refund of %s: %w", claim, err)
 	}
 	return nil
-}
-
-func (c *claimTx) HostPart(ctx context.Context, host, portfolio, today string, now time.Time) (limits.RebuildRequest, error) {
-	return limits.RebuildRequest{}, c.s.unsupported("ClaimTx.HostPart")
 }

@@ -175,24 +175,6 @@ func TestOpenMigratesOnce(t *testing.T) {
 	}
 }
 
-// A method not made real yet says so, wrapped as errors.ErrUnsupported and
-// naming itself, and tells the hook.
-func TestUnsupportedNamesTheMethod(t *testing.T) {
-	var told []string
-	st, err := pgstore.Open(t.Context(), newDB(t), pgstore.Options{Unsupported: func(m string) { told = append(told, m) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	err = st.ReplaceTemplates(t.Context(), "waba", nil)
-	if !errors.Is(err, errors.ErrUnsupported) || err.Error() != "pgstore: ReplaceTemplates: not implemented yet: unsupported operation" {
-		t.Errorf("ReplaceTemplates = %v, want pgstore: ReplaceTemplates: not implemented yet (ErrUnsupported)", err)
-	}
-	if len(told) != 1 || told[0] != "ReplaceTemplates" {
-		t.Errorf("hook told %q, want [ReplaceTemplates]", told)
-	}
-}
-
 func TestRedact(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"postgres://u:secret@db:5432/wasend", "postgres://u:xxxxx@db:5432/wasend"},

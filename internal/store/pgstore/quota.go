@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/quotareset"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // ResetQuota opens a new quota day for the named accounts (all when none):
@@ -30,59 +32,32 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]s
 		if err != nil {
 			return err
 		}
-		if accts, err = named(accts, names); err != nil {
+		now := s.now()
+		steps, err := quotareset.Plan(rowscan.StatusesAt(accts, now), names, s.Today(now), force)
+		if err != nil {
 			return err
 		}
-		now := s.now()
-		today := s.Today(now)
-		for _, a := range accts {
-			day, reset, behind := campaign.NextResetDay(a.QuotaDay, today, force)
-			r := store.QuotaReset{Account: a.Name, Day: today, Before: a.UsedToday, LastDay: a.QuotaDay, DailyCap: a.Limits.DailyCap,
-				Behind: behind, Reset: reset}
-			if reset {
-				if _, err := tx.Exec(ctx, `UPDATE accounts SET used_today = 0, quota_day = $1, quota_epoch = quota_epoch + 1 WHERE id = $2`,
-					day, a.ID); err != nil {
-					return fmt.Errorf("reset quota of %s: %w", a.Name, err)
-				}
-				if _, err := tx.Exec(ctx, `INSERT INTO quota_resets (account_id, day, at, forced) VALUES ($1, $2, $3, $4)`,
-					a.ID, day, now.UnixNano(), boolInt(force)); err != nil {
-					return fmt.Errorf("log quota reset: %w", err)
-				}
+		b := &pgx.Batch{}
+		for _, st := range steps {
+			if st.QuotaReset.Reset {
+				b.Queue(`UPDATE accounts SET used_today = 0, quota_day = $1, quota_epoch = quota_epoch + 1 WHERE id = $2`, st.To, st.ID)
+				b.Queue(`INSERT INTO quota_resets (account_id, day, at, forced) VALUES ($1, $2, $3, $4)`,
+					st.ID, st.To, now.UnixNano(), boolInt(force))
 			}
-			out = append(out, r)
+			out = append(out, st.QuotaReset)
+		}
+		if err := send(ctx, tx, b); err != nil {
+			return fmt.Errorf("reset quotas: %w", err)
 		}
 		if err := releaseHeld(ctx, tx); err != nil {
 			return err
 		}
 		// A new quota day is when warm-up judges the days before it.
 		promoted, err := promoteDue(ctx, tx, now, s.loc)
-		if err != nil {
-			return err
-		}
-		for _, p := range promoted {
-			for i := range out {
-				if out[i].Account == p.Account {
-					out[i].Promoted = &p
-				}
-			}
-		}
-		return nil
+		quotareset.Promote(out, promoted)
+		return err
 	})
 	return out, err
-}
-
-// named is the accounts of accts with the given names, all when names is
-// empty; a name none has is campaign.ErrNotFound.
-func named(accts []account, names []string) ([]account, error) {
-	if len(names) == 0 {
-		return accts, nil
-	}
-	for _, n := range names {
-		if !slices.ContainsFunc(accts, func(a account) bool { return a.Name == n }) {
-			return nil, fmt.Errorf("account %q: %w", n, campaign.ErrNotFound)
-		}
-	}
-	return slices.DeleteFunc(accts, func(a account) bool { return !slices.Contains(names, a.Name) }), nil
 }
 
 // tierState is an auto-tier account as warm-up judges it.

@@ -215,10 +215,10 @@ func applyEffects(ctx context.Context, tx pgx.Tx, c campaign.Claim, o campaign.O
 			if o.Throttle != nil {
 				rest = o.Throttle.Cooldown
 			}
-			h := a.health.Reacted(now, factor, rest)
+			h := a.Health.Reacted(now, factor, rest)
 			// Book the tokens earned at the old rate before it changes.
 			l := ratelimit.Limit{Rate: a.Limits.Rate, Burst: a.Limits.Burst}
-			b := ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.Relimit(a.health.Scale(l, now), h.Scale(l, now), now)
+			b := ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.Relimit(a.Health.Scale(l, now), h.Scale(l, now), now)
 			if _, err := tx.Exec(ctx, `UPDATE accounts SET cooldown_until = $1, throttle_streak = $2,
 				last_throttle_at = $3, rate_factor = $4, rate_factor_at = $5, tokens = $6, tokens_at = $7 WHERE id = $8`,
 				nanos(h.CooldownUntil), h.Streak, nanos(h.LastThrottle), h.Factor, nanos(h.FactorSince),

@@ -9,10 +9,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
-// inboundPrefix is the settings' key prefix of inbound settings (SQLite's).
-const inboundPrefix = "inbound."
+// inboundPrefix is the settings' key prefix of inbound settings.
+const inboundPrefix = rowscan.InboundPrefix
 
 // InboundSettings are the inbound settings set, by key without prefix.
 func (s *Store) InboundSettings(ctx context.Context) (map[string]string, error) {
@@ -21,18 +22,7 @@ func (s *Store) InboundSettings(ctx context.Context) (map[string]string, error) 
 		return nil, fmt.Errorf("read inbound settings: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("read inbound settings: %w", err)
-		}
-		out[strings.TrimPrefix(k, inboundPrefix)] = v
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read inbound settings: %w", err)
-	}
-	return out, nil
+	return rowscan.InboundSettings(rows)
 }
 
 // SetInboundSetting stores an inbound setting's value, already checked by

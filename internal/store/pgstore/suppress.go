@@ -94,28 +94,12 @@ func (s *Store) SuppressedIn(ctx context.Context, phones []string) (map[string]s
 // ToPush is the outbox of numbers listed here to push to the shared list,
 // oldest first.
 func (s *Store) ToPush(ctx context.Context, limit int) ([]store.Push, error) {
-	rows, err := s.pool.Query(ctx, `SELECT p.seq, p.phone, p.if_unknown <> 0, s.reason, s.created_at
-		FROM suppression_push p JOIN suppressions s ON s.phone = p.phone ORDER BY p.seq LIMIT $1`, limit)
+	rows, err := s.pool.Query(ctx, store.ToPushSQL+`$1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the suppressions to share: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Push
-	for rows.Next() {
-		var (
-			p       store.Push
-			created int64
-		)
-		if err := rows.Scan(&p.Seq, &p.Phone, &p.IfUnknown, &p.Reason, &created); err != nil {
-			return nil, fmt.Errorf("read the suppressions to share: %w", err)
-		}
-		p.CreatedAt = fromNanos(created)
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the suppressions to share: %w", err)
-	}
-	return out, nil
+	return store.ReadPushes(rows)
 }
 
 // Pushed takes the outbox up to seq out: the shared list has them.

@@ -2,6 +2,8 @@ package rowscan
 
 import (
 	"database/sql"
+	"fmt"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
@@ -28,7 +30,7 @@ func AccountQuery(marginParam string) string {
 // (Tokens and At not yet refilled), its health, and its portfolio's
 // settings.
 type Account struct {
-	Status      campaign.AccountStatus
+	campaign.AccountStatus
 	Health      ratelimit.Health
 	PortfolioID int64 // 0: a portfolio of its own
 	PinnedLimit int
@@ -39,7 +41,7 @@ type Account struct {
 func ScanAccount(sc Scanner) (Account, error) {
 	var (
 		r                                Account
-		a                                = &r.Status
+		a                                = &r.AccountStatus
 		rate                             sql.NullFloat64
 		burst, dcap, lastCode            sql.NullInt64
 		created, tokensAt                int64
@@ -80,4 +82,37 @@ func ScanAccount(sc Scanner) (Account, error) {
 	a.LastErrorCode = int(lastCode.Int64)
 	a.Check.At = FromNanos(checkedAt)
 	return r, nil
+}
+
+// Accounts reads every row of AccountQuery.
+func Accounts(rows Rows) ([]Account, error) {
+	var out []Account
+	for rows.Next() {
+		r, err := ScanAccount(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read account: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// StatusAt is the account as shown at t: its bucket refilled to t at its
+// limits scaled by its health, its rate factor settled.
+func (r Account) StatusAt(t time.Time) campaign.AccountStatus {
+	st := r.AccountStatus
+	l := r.Health.Scale(ratelimit.Limit{Rate: st.Limits.Rate, Burst: st.Limits.Burst}, t)
+	st.Tokens = ratelimit.Bucket{Tokens: st.Tokens, At: st.At}.TokensAt(l, t)
+	st.At = t
+	st.RateFactor = r.Health.FactorAt(t)
+	return st
+}
+
+// StatusesAt is every account's StatusAt(t).
+func StatusesAt(accts []Account, t time.Time) []campaign.AccountStatus {
+	out := make([]campaign.AccountStatus, len(accts))
+	for i, a := range accts {
+		out[i] = a.StatusAt(t)
+	}
+	return out
 }

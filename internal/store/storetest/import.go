@@ -19,6 +19,7 @@ func (s suite) importTests() []sub {
 		{"rollback leaves nothing", s.testImportRollbackLeavesNothing},
 		{"commit", s.testImportCommit},
 		{"AddBatch matches Add", s.testAddBatchMatchesAdd},
+		{"an import continues an unfinished campaign", s.testImportContinues},
 	}
 }
 

@@ -19,6 +19,7 @@ func (s suite) inboxTests() []sub {
 	return []sub{
 		{"statuses drain to delivered and read", s.testInboxDrainsStatuses},
 		{"a status for a row in flight waits for its send", s.testInboxStatusBeforeRecord},
+		{"two handles drain one inbox at once", s.testInboxTwoDrains},
 	}
 }
 

@@ -69,6 +69,7 @@ func Run(t *testing.T, h Harness) {
 		tests []sub
 	}{
 		{"accounts", s.accountTests()},
+		{"portfolios", s.portfolioTests()},
 		{"import", s.importTests()},
 		{"claim", s.claimTests()},
 		{"record", s.recordTests()},

@@ -1,0 +1,194 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/statesql"
+)
+
+// Inbound messages on Postgres (SQLite's inbound.go and links.go): kept
+// once, linked to the message they answer, counted on its row.
+
+func (tx inboxTx) AccountOf(ctx context.Context, phoneNumberID string) (int64, error) {
+	var account int64
+	err := tx.QueryRow(ctx, `SELECT id FROM accounts WHERE phone_number_id = $1 ORDER BY id LIMIT 1`, phoneNumberID).Scan(&account)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("look up number %s: %w", phoneNumberID, err)
+	}
+	return account, nil
+}
+
+// nullID is id, or NULL for 0 (no row).
+func nullID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}
+
+func (tx inboxTx) KeepInbound(ctx context.Context, m store.InboundRow) (bool, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO inbound_messages (id, phone, at, received_at, phone_number_id, account_id,
+		type, text, payload, context_id, name, kind, reason, message_id, unknown, raw, link_wait)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (id) DO NOTHING`,
+		m.ID, m.Phone, nanos(m.At), m.ReceivedAt.UnixNano(), m.PhoneNumberID, nullID(m.AccountID), m.Type, m.Text, m.Payload,
+		m.ContextID, m.Name, string(m.Kind), m.Reason, nullID(m.Replies.ID), boolInt(m.Unknown), m.Raw, boolInt(m.Wait))
+	if err != nil {
+		return false, fmt.Errorf("keep inbound message %s: %w", m.ID, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// ContextRow: the message context.id names, whatever became of it since,
+// found as a status finds its row (wamidRowSQL).
+func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r store.RepliedRow, ok bool, err error) {
+	err = tx.QueryRow(ctx, `SELECT id, campaign_id, coalesce(account_id, 0) FROM messages
+		WHERE id = `+wamidRowSQL+` AND phone = $2`, wamid, phone).Scan(&r.ID, &r.CampaignID, &r.AccountID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
+	}
+	return r, true, nil
+}
+
+func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]store.SentRow, error) {
+	rows, err := tx.Query(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state = `+statesql.Quote(campaign.Sending)+`,
+		coalesce(sent_at, 0) FROM messages WHERE phone = $1 AND state IN ('sending', 'sent')`, phone)
+	if err != nil {
+		return nil, fmt.Errorf("find the message %s answers: %w", phone, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.SentRow, error) {
+		var (
+			r    store.SentRow
+			sent int64
+		)
+		err := row.Scan(&r.ID, &r.CampaignID, &r.AccountID, &r.InFlight, &sent)
+		r.SentAt = fromNanos(sent)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find the message %s answers: %w", phone, err)
+	}
+	return out, nil
+}
+
+// WaitingInbound are the answers that came while a message to their phone
+// was in flight, oldest first.
+func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]store.InboundRow, error) {
+	rows, err := tx.Query(ctx, `SELECT id, phone, at, context_id, text, kind FROM inbound_messages
+		WHERE link_wait = 1 ORDER BY at LIMIT $1`, max)
+	if err != nil {
+		return nil, fmt.Errorf("read inbound messages waiting for their send: %w", err)
+	}
+	ws, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.InboundRow, error) {
+		var (
+			w  store.InboundRow
+			at int64
+		)
+		err := row.Scan(&w.ID, &w.Phone, &at, &w.ContextID, &w.Text, &w.Kind)
+		w.At = fromNanos(at)
+		return w, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read inbound messages waiting for their send: %w", err)
+	}
+	return ws, nil
+}
+
+func (tx inboxTx) LinkInbound(ctx context.Context, id string, r store.RepliedRow) error {
+	if _, err := tx.Exec(ctx, `UPDATE inbound_messages SET link_wait = 0, message_id = $1 WHERE id = $2`, nullID(r.ID), id); err != nil {
+		return fmt.Errorf("link inbound message %s: %w", id, err)
+	}
+	return nil
+}
+
+// NoteReply records a row's first reply (the earliest, whatever order the
+// webhooks came in) and counts the row as replied once.
+func (tx inboxTx) NoteReply(ctx context.Context, r store.RepliedRow, at time.Time, text string) (bool, error) {
+	tag, err := tx.Exec(ctx, `UPDATE messages SET first_reply_at = $1, first_reply_text = $2 WHERE id = $3 AND first_reply_at IS NULL`,
+		nanos(at), text, r.ID)
+	if err != nil {
+		return false, fmt.Errorf("note the reply to message %d: %w", r.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		_, err := tx.Exec(ctx, `UPDATE messages SET first_reply_at = $1, first_reply_text = $2 WHERE id = $3 AND first_reply_at > $1`,
+			nanos(at), text, r.ID)
+		if err != nil {
+			return false, fmt.Errorf("note the reply to message %d: %w", r.ID, err)
+		}
+		return false, nil
+	}
+	return true, tx.countReply(ctx, r, "replied")
+}
+
+// NoteOptOut marks a row whose recipient opted out by answering it, once.
+func (tx inboxTx) NoteOptOut(ctx context.Context, r store.RepliedRow, at time.Time) error {
+	tag, err := tx.Exec(ctx, `UPDATE messages SET opted_out_at = $1 WHERE id = $2 AND opted_out_at IS NULL`, nanos(at), r.ID)
+	if err != nil {
+		return fmt.Errorf("note the opt-out of message %d: %w", r.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil
+	}
+	return tx.countReply(ctx, r, "opted_out")
+}
+
+func (tx inboxTx) countReply(ctx context.Context, r store.RepliedRow, column string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO reply_counts (campaign_id, account_id, `+column+`) VALUES ($1, $2, 1)
+		ON CONFLICT (campaign_id, account_id) DO UPDATE SET `+column+` = reply_counts.`+column+` + 1`, r.CampaignID, r.AccountID)
+	if err != nil {
+		return fmt.Errorf("count the reply to message %d: %w", r.ID, err)
+	}
+	return nil
+}
+
+// LearnLinks keeps the pairs a body showed, in one round trip: a changed
+// pair replaces an older one, a pair seen again is not written.
+func (tx inboxTx) LearnLinks(ctx context.Context, links []campaign.IdentityLink, now time.Time) error {
+	b := &pgx.Batch{}
+	for _, l := range links {
+		if campaign.CheckListable(l.Phone) == nil && campaign.IsBSUID(l.UserID) && !campaign.IsBSUID(l.Phone) {
+			b.Queue(`INSERT INTO recipient_links (user_id, phone, seen_at) VALUES ($1, $2, $3)
+				ON CONFLICT (user_id) DO UPDATE SET phone = excluded.phone, seen_at = excluded.seen_at
+				WHERE recipient_links.phone <> excluded.phone AND recipient_links.seen_at <= excluded.seen_at`,
+				l.UserID, l.Phone, now.UnixNano())
+		}
+	}
+	if err := send(ctx, tx.Tx, b); err != nil {
+		return fmt.Errorf("learn recipient links: %w", err)
+	}
+	return nil
+}
+
+// InboundSender: the sender's number; for a sender known only by a user
+// id, the number linked to it, else the id.
+func (tx inboxTx) InboundSender(ctx context.Context, m campaign.InboundMessage) (key string, err error) {
+	switch {
+	case m.From != "":
+		return "+" + strings.TrimPrefix(m.From, "+"), nil
+	case m.UserID != "":
+		err = tx.QueryRow(ctx, `SELECT coalesce((SELECT phone FROM recipient_links WHERE user_id = $1), $1)`, m.UserID).Scan(&key)
+		if err != nil {
+			return "", fmt.Errorf("find the number of %s: %w", m.UserID, err)
+		}
+	}
+	return key, nil
+}
+
+// PruneInbound deletes the inbound messages older than before (their
+// webhook time) and returns how many. The first reply kept on a row stays.
+func (s *Store) PruneInbound(ctx context.Context, before time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM inbound_messages WHERE at < $1`, nanos(before))
+	if err != nil {
+		return 0, fmt.Errorf("prune inbound messages: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

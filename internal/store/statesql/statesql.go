@@ -1,0 +1,78 @@
+// Package statesql is the SQL of the store's named state moves as both
+// drivers build it, generated from the tables in internal/campaign
+// (Transitions, CampaignTransitions, DeliveryLadder): no statement of
+// either driver spells a move's states or the delivery ladder's ranks by
+// hand. Everything here is plain SQL that SQLite and Postgres read alike
+// (no placeholders).
+package statesql
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/wasend/wasend/internal/campaign"
+)
+
+// From is the condition on a row's state column that t requires:
+// "state = 'sending'" or "state IN ('sending', 'unknown')".
+func From(t campaign.Transition, column string) string { return In(column, t.From()) }
+
+// To is the assignment of t's target state: "state = 'sent'".
+func To(t campaign.Transition) string { return "state = " + Quote(t.To()) }
+
+// CampaignFrom is the condition on a campaign's state column that t
+// requires.
+func CampaignFrom(t campaign.CampaignTransition, column string) string {
+	return In(column, campaign.CampaignTransitions[t].From)
+}
+
+// CampaignTo is the assignment of t's target state.
+func CampaignTo(t campaign.CampaignTransition) string {
+	return "state = " + Quote(campaign.CampaignTransitions[t].To)
+}
+
+// DeliveryRank is campaign.Delivery.Rank of the expression expr (a
+// delivery column or a parameter): 0 for NULL or a status off the ladder.
+func DeliveryRank(expr string) string {
+	var b strings.Builder
+	b.WriteString("CASE " + expr)
+	for _, r := range campaign.DeliveryLadder {
+		b.WriteString(" WHEN " + Quote(r.Delivery) + " THEN " + strconv.Itoa(r.Delivery.Rank()))
+	}
+	b.WriteString(" ELSE 0 END")
+	return b.String()
+}
+
+// Received is campaign.Delivery.Received of the delivery column col
+// (NULL: no status yet, not received).
+func Received(col string) string {
+	var in []campaign.Delivery
+	for _, r := range campaign.DeliveryLadder {
+		if r.Received {
+			in = append(in, r.Delivery)
+		}
+	}
+	return In("coalesce("+col+", '')", in)
+}
+
+// DeliveryIs is the condition that the delivery column col holds d (false
+// for NULL).
+func DeliveryIs(col string, d campaign.Delivery) string {
+	return "coalesce(" + col + ", '') = " + Quote(d)
+}
+
+// In is the condition that column holds one of from.
+func In[S ~string](column string, from []S) string {
+	if len(from) == 1 {
+		return column + " = " + Quote(from[0])
+	}
+	q := make([]string, len(from))
+	for i, s := range from {
+		q[i] = Quote(s)
+	}
+	return column + " IN (" + strings.Join(q, ", ") + ")"
+}
+
+// Quote is a state as an SQL string literal. States are constants of
+// internal/campaign without quotes; a quote is doubled all the same.
+func Quote[S ~string](s S) string { return "'" + strings.ReplaceAll(string(s), "'", "''") + "'" }
