@@ -459,11 +459,14 @@ func TestStatusJSONShape(t *testing.T) {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	if want := []string{"accounts", "campaigns", "database", "global_limit", "portfolios"}; !slices.Equal(got, want) {
+	if want := []string{"accounts", "campaigns", "database", "global_limit", "portfolios", "runners"}; !slices.Equal(got, want) {
 		t.Errorf("status --json keys %v, want %v", got, want)
 	}
 	if string(keys["campaigns"]) != "[]" {
 		t.Errorf("campaigns = %s, want [] (never null)", keys["campaigns"])
+	}
+	if string(keys["runners"]) != "[]" {
+		t.Errorf("runners = %s, want [] (never null)", keys["runners"])
 	}
 
 	var s struct {

@@ -206,6 +206,12 @@ func showStatus(ctx context.Context, f *Factory, st *store.Store, asJSON bool) e
 	if err := printStatusDelivery(f, out.Campaigns); err != nil {
 		return err
 	}
+	if len(out.Runners) > 0 {
+		heading("\nRunners\n")
+		if err := printRunners(f, out.Runners); err != nil {
+			return err
+		}
+	}
 	for _, p := range ports {
 		if p.Limit > 0 && p.Used >= p.Allowed && !p.FreesAt.IsZero() {
 			f.IO.Warnf("portfolio %s has used its messaging limit (%d of %d distinct recipients in 24 h): new recipients wait until %s",
@@ -325,6 +331,23 @@ func printCampaigns(f *Factory, camps []report.Campaign) error {
 		}
 	}
 	return nil
+}
+
+// printRunners lists the sender processes by host: heartbeat age, leased
+// rows, and lost (silent two heartbeats: its leases will be taken back).
+func printRunners(f *Factory, rs []report.Runner) error {
+	t := newTable(f, "HOST", "PID", "CAMPAIGN", "HEARTBEAT", "LEASED", "STATE").Kind("runner").Truncate("HOST")
+	for _, r := range rs {
+		state := "live"
+		if r.Lost && f.IO.IsStdoutTTY() {
+			state = flag("lost", true, true)
+		} else if r.Lost {
+			state = "lost"
+		}
+		age := (time.Duration(r.HeartbeatAge*float64(time.Second)) / time.Second * time.Second).String() + " ago"
+		t.Row(r.Host, strconv.Itoa(r.PID), strconv.FormatInt(r.Campaign, 10), age, strconv.Itoa(r.Leased), state)
+	}
+	return t.Render()
 }
 
 // flag marks a value outside its healthy range: red on a terminal, a "!"

@@ -438,7 +438,10 @@ type Claim struct {
 	Account    Account
 	QuotaEpoch int64 // the account's quota epoch that counted this send
 	AttemptID  int64 // the ledger's record of this request
-	At         time.Time
+	// Fence is the row's claim count after this claim: every write after
+	// the claim applies only while the row's is still this (FenceOK).
+	Fence int64
+	At    time.Time
 	// Shared is the admission by the limits shared between hosts
 	// (--limits); nil when this host keeps its limits itself.
 	Shared *SharedClaim

@@ -35,8 +35,8 @@ const (
 	// dropped connection after the request was written): it may have been
 	// accepted, so it is never resent automatically.
 	MoveRecordUnknown
-	// MoveRescue declares a dead runner's claimed rows unknown, for the same
-	// reason.
+	// MoveRescue declares unknown a claimed row whose lease ran out after
+	// its request started (LeaseExpiry), for the same reason.
 	MoveRescue
 	// MoveRequeueFailed is the operator's `campaign retry`: failed rows go back
 	// to pending with a fresh retry budget.
@@ -75,6 +75,9 @@ const (
 	// held_for_quality_assessment: sent (it has a wamid and is never sent
 	// again), its delivery DeliveryHeld until a status settles it.
 	MoveRecordHeld
+	// MoveLapse puts a claimed row back to pending when its lease ran out
+	// before its request started (LeaseExpiry): nothing reached the API.
+	MoveLapse
 )
 
 // TransitionRule is one row of the state machine's table.
@@ -117,7 +120,7 @@ var Transitions = map[Transition]TransitionRule{
 	MoveRecordUnknown: {"record unknown", []State{Sending}, Unknown,
 		"the request may have reached the API (timeout, dropped connection): never resent automatically"},
 	MoveRescue: {"rescue", []State{Sending}, Unknown,
-		"the runner that claimed the row is gone; its request may have reached the API"},
+		"the lease ran out (or its runner died) after the request started: it may have reached the API"},
 	MoveRequeueFailed: {"requeue failed", []State{Failed}, Pending,
 		"the operator retries failed rows with a fresh retry budget"},
 	MoveRequeueUnknown: {"requeue unknown", []State{Unknown}, Pending,
@@ -138,6 +141,8 @@ var Transitions = map[Transition]TransitionRule{
 		"another host sharing the limits sent the recipient the same message within 24 h, or has it in flight"},
 	MoveSkipNoWindow: {"skip: no service window", []State{Pending}, Failed,
 		"a text message, and the recipient wrote no message in the last 24 h: the Cloud API would refuse it (131047)"},
+	MoveLapse: {"lapse", []State{Sending}, Pending,
+		"the lease ran out (or its runner died) before the request started: nothing reached the API"},
 	MoveRecordHeld: {"record held", []State{Sending, Unknown}, Sent,
 		"accepted but held for quality assessment (template pacing): its delivery is held until a status releases or drops it"},
 }
@@ -174,7 +179,7 @@ var SentBack = []Transition{MoveRescheduleUndelivered, MoveRequeueUndelivered}
 // AllTransitions lists every transition in the order of a message's life.
 var AllTransitions = []Transition{MoveClaim, MoveSuppressAtSend, MoveRecordSent, MoveRecordRetry, MovePutBack, MoveRecordFailed,
 	MoveRecordUnknown, MoveRescue, MoveRequeueFailed, MoveRequeueUnknown, MoveExpire, MoveFailNeverOpen,
-	MoveAdoptSend, MoveFailAfterSend, MoveRescheduleUndelivered, MoveRequeueUndelivered, MoveSkipElsewhere, MoveSkipNoWindow, MoveRecordHeld}
+	MoveAdoptSend, MoveFailAfterSend, MoveRescheduleUndelivered, MoveRequeueUndelivered, MoveSkipElsewhere, MoveSkipNoWindow, MoveRecordHeld, MoveLapse}
 
 // String is the transition's name in the table.
 func (t Transition) String() string {

@@ -73,7 +73,9 @@ func keep(err error) bool {
 // RecordAndClaimN stores outcomes as RecordAll does and, in the same
 // transaction, claims up to max more of the campaign's due messages as
 // ClaimN does: one commit where there were two. err is RecordAll's: when
-// it is not nil, nothing was stored. The outcomes are kept whatever the
+// it is not nil, nothing was stored — but a *campaign.FenceError (some
+// outcomes refused by their fence) comes with the rest stored and the
+// claims made. The outcomes are kept whatever the
 // claim finds; when it claims nothing, claimErr says why as ClaimN's error
 // would.
 func (l *Ledger) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error) {
@@ -93,13 +95,16 @@ func (l *Ledger) RecordAndClaimN(ctx context.Context, runner string, rs []campai
 		cs = nil
 		return err
 	})
-	if err != nil {
+	var fenced *campaign.FenceError
+	if err != nil && !errors.As(err, &fenced) {
 		return nil, nil, err
 	}
+	// A FenceError stored everything else and claimed: it comes with the
+	// claims.
 	if claimErr != nil {
-		return nil, claimErr, nil
+		return nil, claimErr, err
 	}
-	return cs, kept, nil
+	return cs, kept, err
 }
 
 func isWait(err error) bool {
@@ -247,7 +252,8 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 				bud.take(m)
 				m.State = campaign.Sending
 				m.Attempts++
-				out = append(out, campaign.Claim{Message: m, Account: acct.Account, QuotaEpoch: acct.QuotaEpoch, At: now, Shared: a.shared})
+				out = append(out, campaign.Claim{Message: m, Account: acct.Account, QuotaEpoch: acct.QuotaEpoch, Fence: int64(m.Attempts),
+					At: now, Shared: a.shared})
 			case a.skip:
 				if err := tx.SkipElsewhere(ctx, m.ID, ElsewhereReason, now); err != nil {
 					return nil, err

@@ -146,8 +146,12 @@ func TestDoneForNowRescuesStoppedRunnersRows(t *testing.T) {
 	if err != nil || len(cs) != 4 {
 		t.Fatalf("ghost's claim: %d, %v", len(cs), err)
 	}
-	// Two are answered: a retry a day away (a rescheduled 131049, say).
-	// The other two stay in flight in the ghost, which beats no more.
+	// Their requests start. Two are answered: a retry a day away (a
+	// rescheduled 131049, say). The other two stay in flight in the
+	// ghost, which beats no more.
+	if refused, err := e.st.Start(e.ctx, "ghost", cs, start); err != nil || len(refused) > 0 {
+		t.Fatalf("ghost's start: %v refused, %v", refused, err)
+	}
 	for _, cl := range cs[:2] {
 		if err := e.st.RecordAll(e.ctx, "ghost", []campaign.Result{{Claim: cl, Outcome: campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: start.Add(24 * time.Hour), Refund: true}, At: start}}); err != nil {
 			t.Fatal(err)

@@ -157,6 +157,11 @@ const (
 	// stops until a probe gets one. Outage says since when and the next
 	// probe. EventResumed ends it.
 	EventOutage
+	// EventLost: rows whose lease this runner lost (it stalled past its
+	// lease and a rescuer took them back, or another runner claims them
+	// now): their writes were refused by their fence and they are dropped,
+	// never sent again by this runner. Count says how many.
+	EventLost
 )
 
 // Event is one thing the engine did, for progress output and logs.
@@ -166,7 +171,7 @@ type Event struct {
 	Claim   campaign.Claim
 	Outcome campaign.Outcome
 	Wait    *campaign.WaitError
-	Count   int              // EventRecovered: rows turned unknown
+	Count   int              // EventRecovered: rows turned unknown; EventLost: rows dropped
 	Outage  *campaign.Outage // EventOutage
 }
 
@@ -183,6 +188,9 @@ type Engine struct {
 	resting   sync.Map // account ID (0: every account) → time.Time: throttled until
 	reactions reactions
 	breaker   *breaker
+	// starts marks requests started under their lease (nil: the ledger
+	// marks nothing).
+	starts *starter
 }
 
 // New returns an engine with defaults filled in.
@@ -203,7 +211,7 @@ func New(o Options) (*Engine, error) {
 		o.Poll = 2 * time.Second
 	}
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = 2 * time.Second
+		o.Heartbeat = campaign.HeartbeatEvery
 	}
 	if o.Stale <= 0 {
 		o.Stale = 30 * time.Second
@@ -288,6 +296,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	// abort ends them when the drain time is up.
 	sendCtx, abort := context.WithCancel(bg)
 	defer abort()
+	e.starts = e.newStarter(sendCtx, r.ID)
 
 	var (
 		// Claims may run one pool ahead of the senders, so a worker never
@@ -382,7 +391,8 @@ func (e *Engine) Run(ctx context.Context) error {
 			return 0, o.Ledger.RecordAll(bg, r.ID, batch)
 		}
 		cs, claimErr, err := recordClaimer.RecordAndClaimN(bg, r.ID, batch, o.Campaign.ID, now, want)
-		if err != nil {
+		var fenced *campaign.FenceError
+		if err != nil && !errors.As(err, &fenced) {
 			return 0, err
 		}
 		if claimErr != nil || len(cs) < want {
@@ -399,7 +409,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			jobs <- c
 		}
 		spawn()
-		return len(cs), nil
+		return len(cs), err // nil, or the rows a fence refused
 	}
 	go func() {
 		defer close(recorded)
@@ -652,12 +662,26 @@ func (e *Engine) record(results <-chan campaign.Result, limit func() int,
 			}
 		}
 		kept, err := commit(batch)
+		// Rows refused by their fence are no longer this runner's: the
+		// rest is recorded; they are dropped, said once, never resent.
+		var fenced *campaign.FenceError
+		lost := map[int64]bool{}
+		if errors.As(err, &fenced) {
+			err = nil
+			for _, id := range fenced.Rows {
+				lost[id] = true
+			}
+			e.o.Observe(Event{Kind: EventLost, At: e.o.Clock.Now(), Count: len(fenced.Rows)})
+		}
 		if err != nil {
 			fail(fmt.Errorf("record outcomes: %w", err))
 			committed(len(batch))
 			continue
 		}
 		for _, r := range batch {
+			if lost[r.Claim.Message.ID] {
+				continue
+			}
 			out := r.Outcome
 			e.o.Observe(Event{Kind: eventKinds[out.Kind], At: r.At, Claim: r.Claim, Outcome: out})
 			if out.Throttle != nil || out.Restrict > 0 || out.DropAccount {
@@ -738,6 +762,11 @@ func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start 
 		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now(), Refund: true,
 			DropAccount: true, Class: whatsapp.ClassAccountFatal.String(),
 			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
+	case !e.starts.mark(ctx, c):
+		// The lease is lost, or its start could not be recorded: no
+		// request. The put-back is refused by the fence if the row is
+		// another's now.
+		return e.putBack(c, "not sent: the lease on the row was lost")
 	default:
 		req := Request(o.Campaign, c, token)
 		req.Marketing = o.Endpoint.marketing(c.Account)

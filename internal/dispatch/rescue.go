@@ -8,10 +8,12 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 )
 
-// rescuer turns the rows of dead runners into unknown ones while the engine
-// runs, as River's job rescuer does for stuck jobs: a process killed
-// mid-campaign must not leave the others waiting for its requests in flight
-// until someone starts a new run.
+// rescuer ends the leases of rows whose runner stopped beating (or is
+// known dead) while the engine runs, as River's job rescuer does for stuck
+// jobs: a process killed mid-campaign must not leave the others waiting
+// for its rows until someone starts a new run. Rows never sent go back to
+// pending, rows whose request may have started become unknown
+// (campaign.LeaseExpiry).
 type rescuer struct {
 	e    *Engine
 	self string
@@ -30,6 +32,9 @@ func (r *rescuer) due(ctx context.Context, now time.Time) error {
 	}
 	o := r.e.o
 	r.next = now.Add(o.Rescue)
+	// Its own leases first, at the clock the rescue reads: a rescuer never
+	// takes back the rows of the runner that runs it.
+	_ = o.Ledger.Heartbeat(ctx, r.self, now)
 	moved, err := o.Ledger.Rescue(ctx, o.Campaign.ID, now, func(run campaign.Runner) bool {
 		return run.ID != r.self && o.Dead(run, now)
 	})
@@ -84,6 +89,7 @@ func (e *Engine) settleOthers(ctx, bg context.Context, self string) error {
 			}
 		}
 		if dead {
+			_ = e.o.Ledger.Heartbeat(bg, self, now) // its own leases first, as the rescuer does
 			moved, err := e.o.Ledger.Rescue(bg, e.o.Campaign.ID, now, func(run campaign.Runner) bool {
 				return run.ID != self && e.o.Dead(run, now)
 			})

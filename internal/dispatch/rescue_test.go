@@ -37,6 +37,10 @@ func TestDeadRunnerRowsRescued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Both runners' requests are in flight.
+	if refused, err := e.st.Start(e.ctx, "dead", append(deadClaims, liveClaim), start); err != nil || len(refused) > 0 {
+		t.Fatalf("start: %v refused, %v", refused, err)
+	}
 	// The live runner beats with the clock and records its answer 20 s in.
 	answered := false
 	e.clock.OnAdvance = func(_, to time.Time) {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/testproc"
 )
 
 // TestInFlightRowsNamedByTheirCampaign kills a run of campaign 1 while its
@@ -45,14 +44,18 @@ func TestInFlightRowsNamedByTheirCampaign(t *testing.T) {
 
 	first := w.WriteCSV("first.csv", 4915112340000, 5)
 	p := w.Start(run(first)...)
-	w.WaitFor(20*time.Second, "campaign 1's requests in flight", func() bool {
-		return testproc.States(w.Rows())["sending"] > 0
-	})
+	// In flight: the rows whose requests started. A row claimed and not
+	// yet started goes back to pending: nothing of it reached the API.
+	started := func() (n int) {
+		w.Query(`SELECT count(*) FROM messages WHERE state = 'sending' AND started = 1`, func(rs *sql.Rows) error { return rs.Scan(&n) })
+		return n
+	}
+	w.WaitFor(20*time.Second, "campaign 1's requests in flight", func() bool { return started() > 0 })
 	p.Signal(t, syscall.SIGKILL)
 	if r := p.Wait(t); r.Signal != syscall.SIGKILL {
 		t.Fatalf("campaign 1's run ended before the kill: %s", r)
 	}
-	inFlight := testproc.States(w.Rows())["sending"]
+	inFlight := started()
 	hang.Store(false)
 	// Its heartbeat stopped a minute ago: the run is dead to any process
 	// now, as it would be after waiting that long.

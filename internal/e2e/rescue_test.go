@@ -70,11 +70,12 @@ func TestSurvivorRescuesDeadProcessRows(t *testing.T) {
 	checkAgainstServer(t, rows, recs, false)
 }
 
-// heldBy lists the rows process pid holds in flight (its runner id
-// carries its pid).
+// heldBy lists the rows process pid holds in flight, their requests
+// started (its runner id carries its pid): a row it claimed and never
+// started goes back to pending when it dies.
 func heldBy(w *world, pid int) []int64 {
 	var ids []int64
-	w.Query(`SELECT id FROM messages WHERE state = 'sending' AND runner_id LIKE ?`, func(rs *sql.Rows) error {
+	w.Query(`SELECT id FROM messages WHERE state = 'sending' AND started = 1 AND runner_id LIKE ?`, func(rs *sql.Rows) error {
 		var id int64
 		err := rs.Scan(&id)
 		ids = append(ids, id)

@@ -114,6 +114,9 @@ func Observer(log *slog.Logger, campaignID int64, now func() time.Time) func(dis
 				slog.String("error", ev.Outage.Error), slog.Time("next_probe", ev.Outage.NextProbe))
 		case dispatch.EventRecovered:
 			log.LogAttrs(ctx, slog.LevelWarn, "rows of a stopped run marked unknown", slog.Int("count", ev.Count))
+		case dispatch.EventLost:
+			log.LogAttrs(ctx, slog.LevelWarn, "rows whose lease this run lost dropped (left to their holder, not resent)",
+				slog.Int("count", ev.Count))
 		case dispatch.EventAccount:
 			out := ev.Outcome
 			if out.DropAccount {

@@ -71,3 +71,34 @@ func (r *Reader) Holders(ctx context.Context, campaignID int64, self string) ([]
 	}
 	return out, nil
 }
+
+// RunnerLeases is one registered runner, its last heartbeat and how many
+// rows it leases (in flight under its claim), for status.
+type RunnerLeases struct {
+	campaign.Runner
+	Leased int
+}
+
+// Runners lists the registered runners by host, each with its leased rows.
+func (r *Reader) Runners(ctx context.Context) ([]RunnerLeases, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT r.id, r.campaign_id, r.host, r.pid, r.started_at, r.heartbeat_at,
+		(SELECT count(*) FROM messages m WHERE m.runner_id = r.id AND m.state = 'sending')
+		FROM runners r ORDER BY r.host, r.started_at, r.id`)
+	if err != nil {
+		return nil, fmt.Errorf("list runners: %w", err)
+	}
+	defer rows.Close()
+	var out []RunnerLeases
+	for rows.Next() {
+		var (
+			rl            RunnerLeases
+			started, beat int64
+		)
+		if err := rows.Scan(&rl.ID, &rl.CampaignID, &rl.Host, &rl.PID, &started, &beat, &rl.Leased); err != nil {
+			return nil, fmt.Errorf("list runners: %w", err)
+		}
+		rl.StartedAt, rl.HeartbeatAt = fromNanos(started), fromNanos(beat)
+		out = append(out, rl)
+	}
+	return out, rows.Err()
+}

@@ -65,6 +65,49 @@ type Status struct {
 	// QuotaResetOverdue is set when the calendar of quota days is past an
 	// account's open quota day: the day's quota reset (cron's) did not run.
 	QuotaResetOverdue *QuotaResetOverdue `json:"quota_reset_overdue,omitempty"`
+	// Runners are the registered sender processes, by host.
+	Runners []Runner `json:"runners"`
+}
+
+// Runner is one sender process as status lists it: where it runs, the
+// campaign it sends, how long since its heartbeat, the rows it leases, and
+// whether it is lost — silent for two heartbeats (campaign.LostAfter), or
+// its process gone on this machine — and its leases about to be taken.
+type Runner struct {
+	Host         string  `json:"host"`
+	PID          int     `json:"pid"`
+	ID           string  `json:"id"`
+	Campaign     int64   `json:"campaign"`
+	HeartbeatAge float64 `json:"heartbeat_age_seconds"`
+	Leased       int     `json:"leased_rows"`
+	Lost         bool    `json:"lost"`
+}
+
+// RunnerReads is a Reads that lists the runners (*readmodel.Reader does).
+type RunnerReads interface {
+	Runners(ctx context.Context) ([]readmodel.RunnerLeases, error)
+}
+
+// runners lists the runners with their state at the reporter's instant,
+// by the one liveness rule (campaign.Liveness) with two heartbeats of
+// silence as its limit.
+func (r Reporter) runners(ctx context.Context) ([]Runner, error) {
+	rr, ok := r.Reads.(RunnerReads)
+	if !ok {
+		return nil, nil
+	}
+	rs, err := rr.Runners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live := r.Live
+	live.Stale = campaign.LostAfter
+	out := make([]Runner, 0, len(rs))
+	for _, x := range rs {
+		out = append(out, Runner{Host: x.Host, PID: x.PID, ID: x.ID, Campaign: x.CampaignID,
+			HeartbeatAge: max(r.Now.Sub(x.HeartbeatAt), 0).Seconds(), Leased: x.Leased, Lost: live.Dead(x.Runner, r.Now)})
+	}
+	return out, nil
 }
 
 // QuotaResetOverdue says which accounts still count a quota day that is
@@ -354,6 +397,9 @@ func (r Reporter) Status(ctx context.Context) (Status, error) {
 	}
 	if on {
 		out.GlobalLimit = &Global{Rate: gl.Rate, Burst: gl.Burst, Tokens: tokens}
+	}
+	if out.Runners, err = r.runners(ctx); err != nil {
+		return Status{}, err
 	}
 	return out, nil
 }

@@ -225,3 +225,52 @@ func TestQuotaResetOverdue(t *testing.T) {
 		})
 	}
 }
+
+// TestRunnersLostWithinTwoHeartbeats: status lists each runner by host with
+// its heartbeat's age and its leased rows; one that stops beating shows as
+// lost once two heartbeats are missed, not before.
+func TestRunnersLostWithinTwoHeartbeats(t *testing.T) {
+	ctx := context.Background()
+	st, now := seed(t, 3)
+	for _, r := range []campaign.Runner{{ID: "b1", Host: "b"}, {ID: "a1", Host: "a"}} {
+		r.CampaignID, r.PID, r.StartedAt, r.HeartbeatAt = 1, 7, *now, *now
+		if err := st.RegisterRunner(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := claim.New(st).ClaimN(ctx, 1, "a1", *now, 2); err != nil {
+		t.Fatal(err)
+	}
+	start := *now
+	for _, tt := range []struct {
+		after  time.Duration
+		beatB  bool // b beats on, a went silent at start
+		wantA  bool // a lost
+		ageA   float64
+		leased int
+	}{
+		{0, true, false, 0, 2},
+		{campaign.HeartbeatEvery, true, false, 2, 2},
+		{campaign.LostAfter, true, false, 4, 2},
+		{campaign.LostAfter + time.Millisecond, true, true, 4.001, 2},
+	} {
+		*now = start.Add(tt.after)
+		if err := st.Heartbeat(ctx, "b1", *now); err != nil {
+			t.Fatal(err)
+		}
+		out, err := Reporter{Src: st, Reads: readmodel.New(st), Now: *now, Loc: time.UTC}.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Runners) != 2 || out.Runners[0].Host != "a" || out.Runners[1].Host != "b" {
+			t.Fatalf("+%v: runners %+v, want a's then b's", tt.after, out.Runners)
+		}
+		a, b := out.Runners[0], out.Runners[1]
+		if a.Lost != tt.wantA || a.HeartbeatAge != tt.ageA || a.Leased != tt.leased || a.Campaign != 1 || a.PID != 7 {
+			t.Errorf("+%v: a %+v, want lost %v, heartbeat %vs ago, %d leased", tt.after, a, tt.wantA, tt.ageA, tt.leased)
+		}
+		if b.Lost || b.HeartbeatAge != 0 || b.Leased != 0 {
+			t.Errorf("+%v: b %+v, want live, beating, nothing leased", tt.after, b)
+		}
+	}
+}

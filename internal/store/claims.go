@@ -11,14 +11,32 @@ import (
 )
 
 // RecordAll stores several outcomes in one transaction (a group commit).
+// Outcomes refused by their fence change nothing; the others are stored
+// and the error is a *campaign.FenceError naming the refused rows.
 func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
-	return s.writeSend(ctx, func(tx *Tx) error { return recordAll(ctx, tx, runner, rs) })
+	var refused []int64
+	err := s.writeSend(ctx, func(tx *Tx) (err error) {
+		refused, err = recordAll(ctx, tx, runner, rs)
+		return err
+	})
+	return fenced(refused, err)
 }
 
-func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result) error {
+// fenced is a batch's error: err, else a FenceError when rows were
+// refused by their fence.
+func fenced(refused []int64, err error) error {
+	if err == nil && len(refused) > 0 {
+		return &campaign.FenceError{Rows: refused}
+	}
+	return err
+}
+
+// recordAll stores outcomes and returns the rows whose fence refused them.
+func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result) ([]int64, error) {
 	var (
-		plain  []campaign.Result
-		wamids []any
+		plain   []campaign.Result
+		wamids  []any
+		refused []int64
 	)
 	for _, r := range rs {
 		if r.Outcome.Kind == campaign.OutcomeSent && r.Outcome.WAMID != "" {
@@ -28,14 +46,19 @@ func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result)
 			plain = append(plain, r)
 			continue
 		}
-		if err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At); err != nil {
-			return err
+		moved, err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At)
+		if err != nil {
+			return nil, err
+		}
+		if !moved {
+			refused = append(refused, r.Claim.Message.ID)
 		}
 	}
-	if err := recordSent(ctx, tx, plain); err != nil {
-		return err
+	more, err := recordSent(ctx, tx, plain)
+	if err != nil {
+		return nil, err
 	}
-	return linkWaitingStatuses(ctx, tx, wamids)
+	return append(refused, more...), linkWaitingStatuses(ctx, tx, wamids)
 }
 
 // plainSent reports whether r is a message accepted with nothing more to
@@ -64,40 +87,46 @@ const maxSentBatch = 256
 
 // recordSent stores what record stores for plain sent outcomes, two
 // statements per batch instead of two per message. A row no longer
-// 'sending' (or 'unknown') is left alone, as record leaves it.
-func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) error {
+// 'sending' (or 'unknown') under its claim's fence is left alone, as
+// record leaves it, and returned.
+func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) ([]int64, error) {
+	var refused []int64
 	for len(rs) > 0 {
 		n := min(len(rs), maxSentBatch)
 		size := padded(n)
-		msgArgs := make([]any, 0, 4*size)
+		msgArgs := make([]any, 0, 5*size)
 		attArgs := make([]any, 0, 3*size)
 		logArgs := make([]any, 0, 3*size)
 		for i := range size {
 			if i >= n {
-				msgArgs = append(msgArgs, 0, "", 0, 0)
+				msgArgs = append(msgArgs, 0, "", 0, 0, 0)
 				attArgs = append(attArgs, 0, 0, "")
 				logArgs = append(logArgs, 0, "", 0)
 				continue
 			}
 			r := rs[i]
-			msgArgs = append(msgArgs, r.Claim.Message.ID, r.Outcome.WAMID, r.At.UnixNano(), r.Claim.Account.ID)
+			msgArgs = append(msgArgs, r.Claim.Message.ID, r.Outcome.WAMID, r.At.UnixNano(), r.Claim.Account.ID, r.Claim.Fence)
 			attArgs = append(attArgs, r.Claim.AttemptID, r.At.UnixNano(), r.Outcome.Class)
 			logArgs = append(logArgs, r.Claim.Account.ID, r.Claim.Message.Phone, r.At.UnixNano())
 		}
-		if err := recordSentMany(ctx, tx, rs[:n], size, msgArgs, attArgs); err != nil {
-			return fmt.Errorf("record %d messages sent: %w", n, err)
+		more, err := recordSentMany(ctx, tx, rs[:n], size, msgArgs, attArgs)
+		if err != nil {
+			return nil, fmt.Errorf("record %d messages sent: %w", n, err)
 		}
+		refused = append(refused, more...)
 		if _, err := tx.ExecContext(ctx, `UPDATE contact_log SET sent_at = max(sent_at, v.column3)
 			FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v
 			WHERE contact_log.account_id = v.column1 AND contact_log.phone = v.column2`, logArgs...); err != nil {
-			return fmt.Errorf("log %d sends: %w", n, err)
+			return nil, fmt.Errorf("log %d sends: %w", n, err)
 		}
 		rs = rs[n:]
 	}
-	return nil
+	return refused, nil
 }
 
-func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
+// record stores one outcome; moved is false when the row's fence refused
+// it (what the answer says about the account and campaign is kept).
+func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) (moved bool, err error) {
 	var outcome string
 	switch o.Kind {
 	case campaign.OutcomeSent:
@@ -109,38 +138,39 @@ func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o camp
 	case campaign.OutcomeUnknown:
 		outcome = "unknown"
 	default:
-		return fmt.Errorf("record message %d: unknown outcome %d", c.Message.ID, o.Kind)
+		return false, fmt.Errorf("record message %d: unknown outcome %d", c.Message.ID, o.Kind)
 	}
 	code := sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
 	res, err := recordOutcome(ctx, tx, c, runner, o, now)
 	if err != nil {
-		return fmt.Errorf("record message %d %s: %w", c.Message.ID, outcome, err)
+		return false, fmt.Errorf("record message %d %s: %w", c.Message.ID, outcome, err)
 	}
-	// A row no longer ours was declared unknown by a recovering runner:
-	// leave it as the operator sees it, but what the answer says about the
+	// A row no longer this claim's (its lease ran out, or it was claimed
+	// again) is left to its holder, but what the answer says about the
 	// account and campaign is still true.
-	if n, _ := res.RowsAffected(); n > 0 && o.Refund {
+	n, _ := res.RowsAffected()
+	if moved = n > 0; moved && o.Refund {
 		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = max(used_today - 1, 0)
 			WHERE id = ? AND quota_epoch = ?`, c.Account.ID, c.QuotaEpoch); err != nil {
-			return fmt.Errorf("refund quota of %s: %w", c.Account.Name, err)
+			return false, fmt.Errorf("refund quota of %s: %w", c.Account.Name, err)
 		}
 		if err := unlogContact(ctx, tx, c); err != nil {
-			return err
+			return false, err
 		}
 		if c.Shared != nil {
 			if err := queueRefund(ctx, tx, c.Shared, now); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
-	if n, _ := res.RowsAffected(); n > 0 && o.Kind == campaign.OutcomeSent {
+	if moved && o.Kind == campaign.OutcomeSent {
 		if _, err := tx.ExecContext(ctx, `UPDATE contact_log SET sent_at = max(sent_at, ?) WHERE account_id = ? AND phone = ?`,
 			now.UnixNano(), c.Account.ID, c.Message.Phone); err != nil {
-			return fmt.Errorf("log the send to %s: %w", c.Message.Phone, err)
+			return false, fmt.Errorf("log the send to %s: %w", c.Message.Phone, err)
 		}
 	}
 	if err := applyEffects(ctx, tx, c, o, now); err != nil {
-		return err
+		return false, err
 	}
 	if c.AttemptID != 0 {
 		_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = ?, error_code = ?, class = ?
@@ -150,9 +180,9 @@ func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o camp
 			WHERE id = (SELECT max(id) FROM attempts WHERE message_id = ?)`, now.UnixNano(), outcome, code, o.Class, c.Message.ID)
 	}
 	if err != nil {
-		return fmt.Errorf("log attempt outcome: %w", err)
+		return false, fmt.Errorf("log attempt outcome: %w", err)
 	}
-	return nil
+	return moved, nil
 }
 
 // applyEffects carries out what an answer means beyond its row: an account
@@ -234,7 +264,8 @@ func (s *Store) RegisterRunner(ctx context.Context, r campaign.Runner) error {
 	})
 }
 
-// Heartbeat marks a runner alive at now. It returns an error wrapping
+// Heartbeat marks a runner alive at now and extends the leases of its rows
+// in flight by campaign.LeaseTerm. It returns an error wrapping
 // campaign.ErrNotFound when the runner is not registered (another process
 // took it for dead): the caller registers again, or its next claims would
 // be orphans at once.
@@ -247,8 +278,32 @@ func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("heartbeat of runner %s: %w", id, campaign.ErrNotFound)
 		}
+		if _, err := tx.ExecContext(ctx, extendLeasesSQL, now.Add(campaign.LeaseTerm).UnixNano(), id); err != nil {
+			return fmt.Errorf("extend the leases of runner %s: %w", id, err)
+		}
 		return nil
 	})
+}
+
+// Start marks the claims' requests started, each only while its row is
+// still that claim (campaign.FenceOK) and its request not yet started. It
+// returns the rows refused: their lease was lost, so their requests must
+// not be made.
+func (s *Store) Start(ctx context.Context, runner string, cs []campaign.Claim, now time.Time) (refused []int64, err error) {
+	err = s.writeSend(ctx, func(tx *Tx) error {
+		refused = nil // a retried transaction starts over
+		for _, c := range cs {
+			res, err := tx.ExecContext(ctx, startSQL, c.Message.ID, c.Fence)
+			if err != nil {
+				return fmt.Errorf("start the request of message %d: %w", c.Message.ID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				refused = append(refused, c.Message.ID)
+			}
+		}
+		return nil
+	})
+	return refused, err
 }
 
 // UnregisterRunner removes a runner that stopped cleanly.
@@ -259,12 +314,13 @@ func (s *Store) UnregisterRunner(ctx context.Context, id string) error {
 	})
 }
 
-// RecoverOrphans turns rows left in 'sending' by runners that are gone into
-// 'unknown': their request may have reached the API, so they are not resent
-// without an operator's decision. dead says whether a runner is gone; rows
-// whose runner is not registered at all are always orphans. It returns how
-// many rows it moved of each campaign: rows of any campaign are moved, and
-// each is its own campaign's to resend.
+// RecoverOrphans ends the leases of rows in flight that ran out by now or
+// whose runner is gone (dead says which; a gone runner is unregistered),
+// as campaign.LeaseExpiry says: a row whose request never started goes
+// back to pending; one whose request may have reached the API becomes
+// unknown, never resent without an operator's decision. It returns how
+// many rows became unknown, by campaign: rows of any campaign are moved,
+// and each is its own campaign's to resend.
 func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (map[int64]int, error) {
 	return recoverOrphans(ctx, s, 0, now, dead)
 }
@@ -272,8 +328,9 @@ func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(cam
 // Rescue is RecoverOrphans for one campaign's rows, cheap enough for a
 // running engine to call every few seconds (it reads the rows through the
 // campaign's index): a process that died mid-run blocks the others only
-// until its runner counts as dead. Dead runners of any campaign are
-// unregistered.
+// until its lease runs out or its runner counts as dead. Dead runners of
+// any campaign are unregistered. SQLite's one writer makes one rescuer
+// run at a time.
 func (s *Store) Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error) {
 	if campaignID <= 0 {
 		return 0, fmt.Errorf("rescue: campaign id %d: %w", campaignID, campaign.ErrNotFound)
@@ -312,25 +369,17 @@ func recoverOrphans(ctx context.Context, s *Store, campaignID int64, now time.Ti
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("list runners: %w", err)
 		}
+		// A runner known dead, or not registered, holds its leases no
+		// longer: the faster path.
 		for _, id := range gone {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM runners WHERE id = ?`, id); err != nil {
 				return fmt.Errorf("remove dead runner: %w", err)
 			}
 		}
-		movedIDs, err := rescue(ctx, tx, campaignID, now, moved)
-		if err != nil {
-			return err
+		if _, err := tx.ExecContext(ctx, endLeasesSQL, campaignID); err != nil {
+			return fmt.Errorf("end the leases of dead runners: %w", err)
 		}
-		for len(movedIDs) > 0 {
-			n := min(len(movedIDs), 500)
-			if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = 'unknown'
-				WHERE done_at IS NULL AND message_id IN (`+repeated(n, "?")+`)`,
-				append([]any{now.UnixNano()}, movedIDs[:n]...)...); err != nil {
-				return fmt.Errorf("close orphaned attempts: %w", err)
-			}
-			movedIDs = movedIDs[n:]
-		}
-		return nil
+		return expireLeases(ctx, tx, campaignID, now, moved)
 	})
 	return moved, err
 }

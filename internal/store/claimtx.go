@@ -237,12 +237,14 @@ func (s *Store) WithClaim(ctx context.Context, fn func(ClaimTx) error) error {
 
 // RecordWithClaim stores outcomes as RecordAll does and, in the same
 // transaction, runs fn: one commit where there were two. err is RecordAll's
-// (nothing was stored); an error of fn takes back what fn wrote, is
-// claimErr, and the outcomes stay.
+// (nothing was stored; but a *campaign.FenceError means all else was,
+// and fn ran); an error of fn takes back what fn wrote, is claimErr, and
+// the outcomes stay.
 func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(ClaimTx) error) (claimErr, err error) {
-	err = s.writeSend(ctx, func(tx *Tx) error {
+	var refused []int64
+	err = s.writeSend(ctx, func(tx *Tx) (err error) {
 		claimErr = nil // a retried transaction starts over
-		if err := recordAll(ctx, tx, runner, rs); err != nil {
+		if refused, err = recordAll(ctx, tx, runner, rs); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `SAVEPOINT claim`); err != nil {
@@ -265,7 +267,7 @@ func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaig
 	if err != nil {
 		return nil, err
 	}
-	return claimErr, nil
+	return claimErr, fenced(refused, nil)
 }
 
 // maxDroppedInMemory bounds the suppressed rows a sending transaction

@@ -104,9 +104,14 @@ func TestCountsEqualRecount(t *testing.T) {
 		checkCounts(t, st, s.name, c.ID)
 	}
 
-	// claims[7] stays in flight. A claim by an unregistered runner two
-	// minutes later takes the rows left (the retries are not due), the
-	// suppressed one failing at claim time.
+	// claims[7] stays in flight, r1 beating (its lease kept). A claim by
+	// an unregistered runner two minutes later takes the rows left (the
+	// retries are not due), the suppressed one failing at claim time.
+	for d := 20 * time.Second; d <= 2*time.Minute; d += 20 * time.Second {
+		if err := st.Heartbeat(ctx, "r1", at(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	clk.Set(at(2 * time.Minute))
 	ghost, err := st.ClaimN(ctx, c.ID, "gone", clk.Now(), 8)
 	if err != nil {
@@ -116,6 +121,10 @@ func TestCountsEqualRecount(t *testing.T) {
 		t.Fatalf("ghost claimed %d rows, want 3 (the fourth was suppressed)", len(ghost))
 	}
 	checkCounts(t, st, "suppressed at send", c.ID)
+	// Their requests started: the end of their leases makes them unknown.
+	if refused, err := st.Start(ctx, "gone", ghost, clk.Now()); err != nil || len(refused) > 0 {
+		t.Fatalf("start: %v refused, %v", refused, err)
+	}
 	if moved, err := st.RecoverOrphans(ctx, clk.Now(), func(campaign.Runner) bool { return false }); err != nil || moved[c.ID] != 3 {
 		t.Fatalf("recover orphans: %v, %v; want the ghost's 3", moved, err)
 	}

@@ -86,9 +86,9 @@ type Driver interface {
 	// in that one transaction.
 	WithClaim(ctx context.Context, fn func(ClaimTx) error) error
 	// RecordAll stores outcomes (sent, retry, failed, unknown) in one
-	// transaction. A sent outcome is kept even after a rescue made the row
-	// unknown (the wamid is the truth); others apply only to the claim's
-	// own row still in flight.
+	// transaction, each only while its row is the claim's (its fence) — a
+	// sent one even after a rescue made the row unknown (the wamid is the
+	// truth) —; refused ones make the error a *campaign.FenceError.
 	RecordAll(ctx context.Context, runner string, rs []campaign.Result) error
 	// RecordWithClaim is RecordAll then WithClaim in one transaction; err is
 	// RecordAll's, claimErr fn's (what fn wrote is taken back, the
@@ -104,12 +104,18 @@ type Driver interface {
 	// Runners and rescue.
 
 	RegisterRunner(ctx context.Context, r campaign.Runner) error
-	// Heartbeat is campaign.ErrNotFound for a runner taken for dead.
+	// Heartbeat extends the leases of the runner's rows in flight; it is
+	// campaign.ErrNotFound for a runner taken for dead.
 	Heartbeat(ctx context.Context, id string, now time.Time) error
 	UnregisterRunner(ctx context.Context, id string) error
-	// RecoverOrphans turns every row held by a dead (or unregistered)
-	// runner from sending into unknown, by campaign; Rescue does it for
-	// one campaign while its engine runs. Neither ever makes a row pending.
+	// Start marks claims' requests started, each only while its row is
+	// still that claim (its fence); it returns the rows refused, whose
+	// requests must not be made.
+	Start(ctx context.Context, runner string, cs []campaign.Claim, now time.Time) (refused []int64, err error)
+	// RecoverOrphans ends the leases that ran out or whose runner is dead
+	// (or unregistered) as campaign.LeaseExpiry says, and returns the rows
+	// made unknown by campaign; Rescue does it for one campaign while its
+	// engine runs. One rescuer runs at a time.
 	RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (map[int64]int, error)
 	Rescue(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (int, error)
 

@@ -22,3 +22,7 @@ func deliveryIsSQL(col string, d campaign.Delivery) string {
 }
 func stateIn[S ~string](column string, from []S) string { return statesql.In(column, from) }
 func quote[S ~string](s S) string                       { return statesql.Quote(s) }
+
+// fenceSQL is the fence check (campaign.FenceOK) of a write after a claim:
+// the row's fence column equals the claim's, param.
+func fenceSQL(column, param string) string { return statesql.Fence(column, param) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -18,36 +19,40 @@ import (
 // one statement for many ids: claims and sent outcomes are the hot path.
 var (
 	// A claim keeps its rows' counts itself (tally.go): it flips tally.
+	// It raises the fence (attempts), leases the rows to the runner and
+	// marks their requests not started.
 	claimSQL = `UPDATE messages SET ` + toSQL(campaign.MoveClaim) + `, attempts = attempts + 1, account_id = ?,
-		runner_id = ?, quota_epoch = ?, updated_at = ?, tally = 1 - tally, window_wait = 0 WHERE ` + fromSQL(campaign.MoveClaim, "state") + ` AND id IN (`
+		runner_id = ?, quota_epoch = ?, updated_at = ?, lease_until = ?, started = 0, tally = 1 - tally, window_wait = 0
+		WHERE ` + fromSQL(campaign.MoveClaim, "state") + ` AND id IN (`
 	suppressAtSendSQL = `UPDATE messages SET ` + toSQL(campaign.MoveSuppressAtSend) + `, updated_at = ?, error_code = ?,
 		error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveSuppressAtSend, "state")
 	// recordSentTallySQL moves rows still sending under the claim's
-	// account and keeps their counts itself (tally.go); recordSentBulkSQL
-	// moves every row it may (the triggers count them).
+	// account and keeps their counts itself (tally.go).
+	// Every write after a claim applies only while the row is still that
+	// claim: its fence (fenceSQL). A sent outcome also applies to a row a
+	// rescue made unknown under the same claim (the wamid is the truth);
+	// a retry, failure or unknown leaves such a row as the operator sees it.
 	recordSentTallySQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordSent) + `, wamid = v.column2, sent_at = v.column3,
 		updated_at = v.column3, error_code = NULL, error_message = NULL, tally = 1 - tally
 		FROM (VALUES %s) AS v
-		WHERE messages.id = v.column1 AND ` + "messages.state = " + quote(campaign.Sending) + ` AND messages.account_id = v.column4`
-	recordSentBulkSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordSent) + `, wamid = v.column2, sent_at = v.column3,
-		updated_at = v.column3, error_code = NULL, error_message = NULL
-		FROM (VALUES %s) AS v
-		WHERE messages.id = v.column1 AND ` + fromSQL(campaign.MoveRecordSent, "messages.state")
+		WHERE messages.id = v.column1 AND ` + "messages.state = " + quote(campaign.Sending) + ` AND messages.account_id = v.column4
+		AND ` + fenceSQL("messages.attempts", "v.column5")
 	recordSentSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordSent) + `, wamid = ?, sent_at = ?, updated_at = ?,
-		error_code = NULL, error_message = NULL WHERE id = ? AND ` + fromSQL(campaign.MoveRecordSent, "state")
+		error_code = NULL, error_message = NULL WHERE id = ? AND ` + fromSQL(campaign.MoveRecordSent, "state") + ` AND ` + fenceSQL("attempts", "?")
 	recordHeldSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordHeld) + `, wamid = ?, sent_at = ?, updated_at = ?, delivery = ` +
-		quote(campaign.DeliveryHeld) + `, error_code = NULL, error_message = NULL WHERE id = ? AND ` + fromSQL(campaign.MoveRecordHeld, "state")
-	// A retry, failure or unknown applies only while the row is still this
-	// runner's claim: a rescued row stays as the operator sees it.
+		quote(campaign.DeliveryHeld) + `, error_code = NULL, error_message = NULL WHERE id = ? AND ` + fromSQL(campaign.MoveRecordHeld, "state") +
+		` AND ` + fenceSQL("attempts", "?")
 	recordRetrySQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordRetry) + `, next_attempt_at = ?, updated_at = ?,
 		retries = retries + ?, error_code = ?, error_message = ? WHERE id = ? AND ` +
-		fromSQL(campaign.MoveRecordRetry, "state") + ` AND runner_id = ?`
+		fromSQL(campaign.MoveRecordRetry, "state") + ` AND ` + fenceSQL("attempts", "?")
 	recordFailedSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordFailed) + `, updated_at = ?,
-		error_code = ?, error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRecordFailed, "state") + ` AND runner_id = ?`
+		error_code = ?, error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRecordFailed, "state") + ` AND ` + fenceSQL("attempts", "?")
 	recordUnknownSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordUnknown) + `, updated_at = ?,
-		error_code = ?, error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRecordUnknown, "state") + ` AND runner_id = ?`
-	rescueSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRescue) + `, updated_at = ?, error_message = ?
-		WHERE ` + fromSQL(campaign.MoveRescue, "state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
+		error_code = ?, error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRecordUnknown, "state") + ` AND ` + fenceSQL("attempts", "?")
+	// startSQL marks a claimed row's request started, only while the row
+	// is still its claim and not yet started.
+	startSQL = `UPDATE messages SET started = 1 WHERE id = ? AND ` + stateIn("state", []campaign.State{campaign.Sending}) + ` AND ` +
+		fenceSQL("attempts", "?") + ` AND started = 0`
 	skipElsewhereSQL = `UPDATE messages SET ` + toSQL(campaign.MoveSkipElsewhere) + `, updated_at = ?, error_code = ?,
 		error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveSkipElsewhere, "state")
 	expireSQL = `UPDATE messages SET ` + toSQL(campaign.MoveExpire) + `, updated_at = ?, error_message = ?
@@ -70,8 +75,6 @@ var (
 	requeueUndeliveredSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRequeueUndelivered) + `, retries = 0, next_attempt_at = 0,
 		runner_id = NULL, wamid = NULL, delivery = NULL, delivered_at = NULL, read_at = NULL, updated_at = ?
 		WHERE campaign_id = ? AND ` + fromSQL(campaign.MoveRequeueUndelivered, "state") + ` AND NOT ` + receivedSQL("delivery") + ` AND sent_at < ?`
-	rescueCampaignSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRescue) + `, updated_at = ?, error_message = ?
-		WHERE campaign_id = ? AND ` + fromSQL(campaign.MoveRescue, "state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))`
 )
 
 // requeueSQL moves a campaign's rows back to pending with a fresh retry
@@ -86,9 +89,9 @@ func requeueSQL(t campaign.Transition) string {
 // move; one that does not is a bug, not a race.
 func claimRows(ctx context.Context, tx *Tx, accountID int64, runner string, epoch int64, now time.Time, ids []any) error {
 	size := padded(len(ids))
-	args := append(make([]any, 0, 4+size), accountID, runner, epoch, now.UnixNano())
+	args := append(make([]any, 0, 5+size), accountID, runner, epoch, now.UnixNano(), now.Add(campaign.LeaseTerm).UnixNano())
 	args = append(args, ids...)
-	for len(args) < 4+size {
+	for len(args) < 5+size {
 		args = append(args, 0) // no row has id 0
 	}
 	res, err := tx.ExecContext(ctx, claimSQL+repeated(size, "?")+`)`, args...)
@@ -140,19 +143,19 @@ func failNeverOpen(ctx context.Context, tx *Tx, id int64, why string, now time.T
 
 // recordSentMany stores size plain sent outcomes (the first n real, the
 // rest padding) in two statements, one for the rows, one for their
-// attempts; args holds (id, wamid, at, account) and attArgs (attempt id, at,
-// class) per row.
+// attempts; args holds (id, wamid, at, account, fence) per row and attArgs
+// (attempt id, at, class). It returns the rows their fence refused.
 //
 // When every row is still sending under its claim and every attempt is the
 // claim's and has no answer yet — all but always — the statements keep the
 // counts themselves (tally.go).
-// Otherwise (a row declared unknown, claimed again, answered twice) they
-// run again without, and the triggers count.
-func recordSentMany(ctx context.Context, tx *Tx, rs []campaign.Result, size int, args, attArgs []any) error {
+// Otherwise (a row declared unknown, claimed again, answered twice) record
+// stores each, and the triggers count.
+func recordSentMany(ctx context.Context, tx *Tx, rs []campaign.Result, size int, args, attArgs []any) ([]int64, error) {
 	if _, err := tx.ExecContext(ctx, `SAVEPOINT sent`); err != nil {
-		return err
+		return nil, err
 	}
-	rows := fmt.Sprintf(recordSentTallySQL, repeated(size, "(?, ?, ?, ?)"))
+	rows := fmt.Sprintf(recordSentTallySQL, repeated(size, "(?, ?, ?, ?, ?)"))
 	attempts := `UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3, tally = 1 - tally
 		FROM (VALUES ` + repeated(size, "(?, ?, ?, ?, ?)") + `) AS v
 		WHERE attempts.id = v.column1 AND attempts.outcome IS NULL AND attempts.class IS NULL
@@ -173,7 +176,7 @@ func recordSentMany(ctx context.Context, tx *Tx, rs []campaign.Result, size int,
 	}{{rows, args}, {attempts, tallied}} {
 		res, err := tx.ExecContext(ctx, st.q, st.args...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if n, err := res.RowsAffected(); err != nil || n != int64(len(rs)) {
 			all = false
@@ -188,27 +191,29 @@ func recordSentMany(ctx context.Context, tx *Tx, rs []campaign.Result, size int,
 			t.answer(c.Message.CampaignID, c.Account.ID, c.At.UnixNano(), r.Outcome.Class, r.At)
 		}
 		if err := t.write(ctx, tx); err != nil {
-			return err
+			return nil, err
 		}
 		_, err := tx.ExecContext(ctx, `RELEASE sent`)
-		return err
+		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `ROLLBACK TO sent`); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `RELEASE sent`); err != nil {
-		return err
+		return nil, err
 	}
-	plain := make([]any, 0, 3*size)
-	for i := 0; i < len(args); i += 4 {
-		plain = append(plain, args[i:i+3]...)
+	// One by one, as record stores any outcome: a rare path.
+	var refused []int64
+	for _, r := range rs {
+		moved, err := record(ctx, tx, r.Claim, "", r.Outcome, r.At)
+		if err != nil {
+			return nil, err
+		}
+		if !moved {
+			refused = append(refused, r.Claim.Message.ID)
+		}
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(recordSentBulkSQL, repeated(size, "(?, ?, ?)")), plain...); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3
-		FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v WHERE attempts.id = v.column1`, attArgs...)
-	return err
+	return refused, nil
 }
 
 // recordOutcome moves one claimed row by the transition its outcome names.
@@ -216,46 +221,79 @@ func recordOutcome(ctx context.Context, tx *Tx, c campaign.Claim, runner string,
 	code := sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
 	switch o.Transition() {
 	case campaign.MoveRecordSent:
-		return tx.ExecContext(ctx, recordSentSQL, o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID)
+		return tx.ExecContext(ctx, recordSentSQL, o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID, c.Fence)
 	case campaign.MoveRecordHeld:
-		return tx.ExecContext(ctx, recordHeldSQL, o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID)
+		return tx.ExecContext(ctx, recordHeldSQL, o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID, c.Fence)
 	case campaign.MoveRecordRetry, campaign.MovePutBack:
 		return tx.ExecContext(ctx, recordRetrySQL, nanos(o.RetryAt), now.UnixNano(), o.SpendsRetry, code, o.Error,
-			c.Message.ID, runner)
+			c.Message.ID, c.Fence)
 	case campaign.MoveRecordFailed:
-		return tx.ExecContext(ctx, recordFailedSQL, now.UnixNano(), code, o.Error, c.Message.ID, runner)
+		return tx.ExecContext(ctx, recordFailedSQL, now.UnixNano(), code, o.Error, c.Message.ID, c.Fence)
 	case campaign.MoveRecordUnknown:
-		return tx.ExecContext(ctx, recordUnknownSQL, now.UnixNano(), code, o.Error, c.Message.ID, runner)
+		return tx.ExecContext(ctx, recordUnknownSQL, now.UnixNano(), code, o.Error, c.Message.ID, c.Fence)
 	}
 	return nil, fmt.Errorf("unknown outcome %d", o.Kind)
 }
 
-// rescue declares unknown the sending rows whose runner is not registered
-// (campaignID 0: of every campaign) and returns their ids, counting them
-// by campaign in perCampaign.
-func rescue(ctx context.Context, tx *Tx, campaignID int64, now time.Time, perCampaign map[int64]int) ([]any, error) {
-	q, args := rescueSQL, []any{now.UnixNano(), orphanedNote}
-	if campaignID != 0 {
-		q, args = rescueCampaignSQL, append(args, campaignID)
-	}
-	rows, err := tx.QueryContext(ctx, q+` RETURNING id, campaign_id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("mark orphaned rows unknown: %w", err)
-	}
-	defer rows.Close()
-	var ids []any
-	for rows.Next() {
-		var id, c int64
-		if err := rows.Scan(&id, &c); err != nil {
-			return nil, fmt.Errorf("mark orphaned rows unknown: %w", err)
+// extendLeasesSQL extends the leases of a runner's rows in flight (a
+// heartbeat) that no rescuer ended, even run out: until a rescuer takes a
+// row, its holder may keep it. endLeasesSQL ends those of runners no
+// longer registered (known dead) in a campaign (0: every campaign).
+var (
+	extendLeasesSQL = `UPDATE messages SET lease_until = ? WHERE runner_id = ? AND state = ` + quote(campaign.Sending) + ` AND lease_until > 0`
+	endLeasesSQL    = `UPDATE messages SET lease_until = 0 WHERE state = ` + quote(campaign.Sending) + ` AND lease_until > 0
+		AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners)) AND (?1 = 0 OR campaign_id = ?1)`
+)
+
+// lapsedNote is what a row put back by the end of its lease says.
+const lapsedNote = "not sent: its runner's lease ran out before the request started"
+
+// expireLeases ends the leases run out by now (campaignID 0: of every
+// campaign) as each rule of campaign.LeaseExpiry says, in three
+// statements per rule: the rows' attempts closed (a put-back's or an
+// unknown's), the daily quota of rows never sent given back, the rows
+// moved. The rows made unknown are counted by campaign in perCampaign.
+func expireLeases(ctx context.Context, tx *Tx, campaignID int64, now time.Time, perCampaign map[int64]int) error {
+	for _, r := range campaign.LeaseExpiry {
+		expired := fromSQL(r.Move, "messages.state") + ` AND messages.started = ` + strconv.FormatBool(r.Started) +
+			` AND messages.lease_until <= ?1 AND (?2 = 0 OR messages.campaign_id = ?2)`
+		note, outcome, class := lapsedNote, "retry", "not-sent"
+		if r.Started {
+			note, outcome, class = orphanedNote, "unknown", ""
 		}
-		ids = append(ids, id)
-		perCampaign[c]++
+		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?1, outcome = ?3, class = nullif(?4, '')
+			FROM messages WHERE attempts.message_id = messages.id AND attempts.done_at IS NULL AND `+expired,
+			now.UnixNano(), campaignID, outcome, class); err != nil {
+			return fmt.Errorf("close the attempts of expired leases: %w", err)
+		}
+		if !r.Started {
+			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = max(used_today - v.n, 0)
+				FROM (SELECT account_id, quota_epoch, count(*) AS n FROM messages WHERE `+expired+` GROUP BY 1, 2) AS v
+				WHERE accounts.id = v.account_id AND accounts.quota_epoch = v.quota_epoch`, now.UnixNano(), campaignID); err != nil {
+				return fmt.Errorf("refund the quota of lapsed claims: %w", err)
+			}
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE messages SET `+toSQL(r.Move)+`, updated_at = ?1, error_message = ?3, lease_until = 0
+			WHERE `+expired+` RETURNING campaign_id`, now.UnixNano(), campaignID, note)
+		if err != nil {
+			return fmt.Errorf("end expired leases (%s): %w", r.Move, err)
+		}
+		for rows.Next() {
+			var c int64
+			if err := rows.Scan(&c); err != nil {
+				rows.Close()
+				return fmt.Errorf("end expired leases: %w", err)
+			}
+			if r.Started {
+				perCampaign[c]++
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("end expired leases: %w", err)
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("mark orphaned rows unknown: %w", err)
-	}
-	return ids, nil
+	return nil
 }
 
 // requeueFailed moves a campaign's failed rows back to pending: those with

@@ -90,6 +90,14 @@ func TestEveryTransition(t *testing.T) {
 			_, err := st.Rescue(ctx, m.CampaignID, now, func(campaign.Runner) bool { return false })
 			return err
 		}},
+		{"lapse", campaign.MoveLapse, func(m campaign.Message) error {
+			// A claim whose request never started.
+			if _, err := st.db.ExecContext(ctx, `UPDATE messages SET started = 0 WHERE id = ?`, m.ID); err != nil {
+				return err
+			}
+			_, err := st.Rescue(ctx, m.CampaignID, now, func(campaign.Runner) bool { return false })
+			return err
+		}},
 		{"requeue failed", campaign.MoveRequeueFailed, func(m campaign.Message) error {
 			_, err := st.RequeueFailed(ctx, m.CampaignID, nil)
 			return err

@@ -44,9 +44,10 @@ func runClaim(ctx context.Context, c *claimTx, fn func(store.ClaimTx) error, tai
 // transaction, runs fn; what fn wrote is taken back on its error (claimErr),
 // the outcomes stay.
 func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(store.ClaimTx) error) (claimErr, err error) {
+	var refused []int64
 	err = s.sendTx(ctx, func(tx pgx.Tx, lead *pgx.Batch) error {
-		claimErr = nil // a retried transaction starts over
-		if err := recordAll(ctx, tx, lead, runner, rs); err != nil {
+		claimErr, refused = nil, nil // a retried transaction starts over
+		if err := recordAll(ctx, tx, lead, runner, rs, &refused); err != nil {
 			return err
 		}
 		// The lock, the outcomes and the savepoint in one round trip.
@@ -73,7 +74,7 @@ func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaig
 	if err != nil {
 		return nil, err
 	}
-	return claimErr, nil
+	return claimErr, fenced(refused)
 }
 
 // claimTx is store.ClaimTx on Postgres: each method plain SQL that decides
@@ -535,7 +536,7 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 		// The rows were read FOR UPDATE in this transaction: every one
 		// must move.
 		want := int64(len(g.ids))
-		c.queue(claimSQL, []any{acct, runner, g.epoch, now.UnixNano(), g.ids}, func(n int64) error {
+		c.queue(claimSQL, []any{acct, runner, g.epoch, now.UnixNano(), now.Add(campaign.LeaseTerm).UnixNano(), g.ids}, func(n int64) error {
 			if n != want {
 				return fmt.Errorf("claim messages: %d of %d rows were pending (bug)", n, want)
 			}

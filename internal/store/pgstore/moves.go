@@ -345,8 +345,11 @@ func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 // orphanedNote is what an orphaned row's error message says (SQLite's).
 const orphanedNote = "interrupted: the request may have reached the API, so it is not resent automatically"
 
-// RecoverOrphans turns every row held by a dead (or unregistered) runner
-// from sending into unknown, by campaign; never pending.
+// RecoverOrphans ends the leases that ran out by now or whose runner is
+// dead (or unregistered) as campaign.LeaseExpiry says: a row whose request
+// never started goes back to pending, one whose request may have started
+// becomes unknown (never pending). It returns the rows made unknown, by
+// campaign.
 func (s *Store) RecoverOrphans(ctx context.Context, now time.Time, dead func(campaign.Runner) bool) (map[int64]int, error) {
 	return s.recoverOrphans(ctx, 0, now, dead)
 }
@@ -360,16 +363,31 @@ func (s *Store) Rescue(ctx context.Context, campaignID int64, now time.Time, dea
 	return moved[campaignID], err
 }
 
-// recoverOrphans removes the runners dead says are gone, then makes
-// unknown the rows sending under no registered runner (campaignID 0:
-// every campaign's). A runner's rows are locked by the update, so a late
-// outcome of that runner either lands first (the row is no longer sending)
-// or finds the row unknown and leaves it (a sent one is kept: the wamid is
-// the truth).
+// rescueLock is the advisory lock of the rescuer: any live host may run
+// it, one at a time; one that finds it taken leaves the work to the
+// holder.
+const rescueLock = 0x7761_7365_6e64_02 // "wasend" 2
+
+// lapsedNote is what a row put back by the end of its lease says (SQLite's).
+const lapsedNote = "not sent: its runner's lease ran out before the request started"
+
+// recoverOrphans removes the runners dead says are gone, ends their
+// leases, then ends every lease run out (campaignID 0: every campaign's).
+// A row's lock orders it with a late outcome or start of its runner: the
+// one that commits second sees what the first wrote (a row no longer
+// sending under its fence refuses the outcome; a sent one is kept, the
+// wamid is the truth).
 func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.Time, dead func(campaign.Runner) bool) (map[int64]int, error) {
 	var moved map[int64]int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		moved = map[int64]int{}
+		var mine bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, int64(rescueLock)).Scan(&mine); err != nil {
+			return fmt.Errorf("take the rescuer's lock: %w", err)
+		}
+		if !mine {
+			return nil
+		}
 		rows, err := tx.Query(ctx, `SELECT id, campaign_id, host, pid, pid_space, started_at, heartbeat_at FROM runners`)
 		if err != nil {
 			return fmt.Errorf("list runners: %w", err)
@@ -399,31 +417,62 @@ func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.T
 				return fmt.Errorf("remove dead runners: %w", err)
 			}
 		}
-		rows, err = tx.Query(ctx, rescueSQL, now.UnixNano(), orphanedNote, campaignID)
+		// A runner known dead, or not registered, holds its leases no
+		// longer: the faster path.
+		if _, err := tx.Exec(ctx, endLeasesSQL, campaignID); err != nil {
+			return fmt.Errorf("end the leases of dead runners: %w", err)
+		}
+		return expireLeases(ctx, tx, campaignID, now, moved)
+	})
+	return moved, err
+}
+
+// expireLeases ends the leases run out by now as campaign.LeaseExpiry
+// says, gives back the daily quota of the rows put back and closes the
+// rows' attempts; the rows made unknown are counted by campaign in
+// perCampaign.
+func expireLeases(ctx context.Context, tx pgx.Tx, campaignID int64, now time.Time, perCampaign map[int64]int) error {
+	for _, r := range campaign.LeaseExpiry {
+		note, outcome, class := lapsedNote, "retry", "not-sent"
+		if r.Started {
+			note, outcome, class = orphanedNote, "unknown", ""
+		}
+		rows, err := tx.Query(ctx, leaseExpirySQL(r), now.UnixNano(), note, now.UnixNano(), campaignID)
 		if err != nil {
-			return fmt.Errorf("mark orphaned rows unknown: %w", err)
+			return fmt.Errorf("end expired leases (%s): %w", r.Move, err)
 		}
 		var ids []int64
+		refunds := map[[2]int64]int64{} // (account, quota epoch) → rows
 		for rows.Next() {
 			var id, c int64
-			if err := rows.Scan(&id, &c); err != nil {
+			var acct, epoch *int64
+			if err := rows.Scan(&id, &c, &acct, &epoch); err != nil {
 				rows.Close()
-				return fmt.Errorf("mark orphaned rows unknown: %w", err)
+				return fmt.Errorf("end expired leases: %w", err)
 			}
 			ids = append(ids, id)
-			moved[c]++
+			if r.Started {
+				perCampaign[c]++
+			} else if acct != nil && epoch != nil {
+				refunds[[2]int64{*acct, *epoch}]++
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("mark orphaned rows unknown: %w", err)
+			return fmt.Errorf("end expired leases: %w", err)
 		}
-		if len(ids) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE attempts SET done_at = $1, outcome = 'unknown'
-				WHERE done_at IS NULL AND message_id = ANY($2)`, now.UnixNano(), ids); err != nil {
-				return fmt.Errorf("close orphaned attempts: %w", err)
+		for k, n := range refunds {
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET used_today = greatest(used_today - $1, 0)
+				WHERE id = $2 AND quota_epoch = $3`, n, k[0], k[1]); err != nil {
+				return fmt.Errorf("refund quota of lapsed claims: %w", err)
 			}
 		}
-		return nil
-	})
-	return moved, err
+		if len(ids) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE attempts SET done_at = $1, outcome = $2, class = nullif($3, '')
+				WHERE done_at IS NULL AND message_id = ANY($4)`, now.UnixNano(), outcome, class, ids); err != nil {
+				return fmt.Errorf("close attempts of expired leases: %w", err)
+			}
+		}
+	}
+	return nil
 }

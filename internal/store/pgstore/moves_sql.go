@@ -11,8 +11,11 @@ import (
 // each applies only to rows in the move's source states. No statement
 // flips tally: on Postgres the triggers count every move.
 var (
+	// A claim raises the fence (attempts), leases the rows to the runner
+	// and marks their requests not started.
 	claimSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveClaim) + `, attempts = attempts + 1, account_id = $1,
-		runner_id = $2, quota_epoch = $3, updated_at = $4, window_wait = 0 WHERE ` + statesql.From(campaign.MoveClaim, "state") + ` AND id = ANY($5)`
+		runner_id = $2, quota_epoch = $3, updated_at = $4, lease_until = $5, started = 0, window_wait = 0
+		WHERE ` + statesql.From(campaign.MoveClaim, "state") + ` AND id = ANY($6)`
 	suppressAtSendSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveSuppressAtSend) + `, updated_at = $1, error_code = $2,
 		error_message = $3 WHERE id = $4 AND ` + statesql.From(campaign.MoveSuppressAtSend, "state")
 	skipElsewhereSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveSkipElsewhere) + `, updated_at = $1, error_code = $2,
@@ -24,27 +27,36 @@ var (
 	failNeverOpenSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveFailNeverOpen) + `, updated_at = $1, error_message = $2
 		WHERE id = $3 AND ` + statesql.From(campaign.MoveFailNeverOpen, "state")
 
-	// A sent outcome is kept even after a rescue made the row unknown (the
-	// wamid is the truth); the others apply only while the row is still
-	// this runner's claim.
+	// Every write after a claim applies only while the row is still that
+	// claim: its fence (fenceSQL). A sent outcome also applies to a row a
+	// rescue made unknown under the same claim (the wamid is the truth);
+	// a retry, failure or unknown leaves such a row as the operator sees it.
 	recordSentBulkSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordSent) + `, wamid = v.wamid, sent_at = v.at,
 		updated_at = v.at, error_code = NULL, error_message = NULL
-		FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS v(id, wamid, at)
-		WHERE messages.id = v.id AND ` + statesql.From(campaign.MoveRecordSent, "messages.state")
+		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[]) AS v(id, wamid, at, fence)
+		WHERE messages.id = v.id AND ` + statesql.From(campaign.MoveRecordSent, "messages.state") + ` AND ` +
+		statesql.Fence("messages.attempts", "v.fence") + ` RETURNING messages.id`
 	recordSentSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordSent) + `, wamid = $1, sent_at = $2, updated_at = $2,
-		error_code = NULL, error_message = NULL WHERE id = $3 AND ` + statesql.From(campaign.MoveRecordSent, "state")
+		error_code = NULL, error_message = NULL WHERE id = $3 AND ` + statesql.From(campaign.MoveRecordSent, "state") + ` AND ` + statesql.Fence("attempts", "$4")
 	recordRetrySQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordRetry) + `, next_attempt_at = $1, updated_at = $2,
 		retries = retries + $3, error_code = $4, error_message = $5 WHERE id = $6 AND ` +
-		statesql.From(campaign.MoveRecordRetry, "state") + ` AND runner_id = $7`
+		statesql.From(campaign.MoveRecordRetry, "state") + ` AND ` + statesql.Fence("attempts", "$7")
 	recordFailedSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordFailed) + `, updated_at = $1,
-		error_code = $2, error_message = $3 WHERE id = $4 AND ` + statesql.From(campaign.MoveRecordFailed, "state") + ` AND runner_id = $5`
+		error_code = $2, error_message = $3 WHERE id = $4 AND ` + statesql.From(campaign.MoveRecordFailed, "state") + ` AND ` + statesql.Fence("attempts", "$5")
 	recordUnknownSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordUnknown) + `, updated_at = $1,
-		error_code = $2, error_message = $3 WHERE id = $4 AND ` + statesql.From(campaign.MoveRecordUnknown, "state") + ` AND runner_id = $5`
+		error_code = $2, error_message = $3 WHERE id = $4 AND ` + statesql.From(campaign.MoveRecordUnknown, "state") + ` AND ` + statesql.Fence("attempts", "$5")
+	// startSQL marks claimed rows' requests started, each only while the
+	// row is still its claim and not yet started.
+	startSQL = `UPDATE messages SET started = 1 FROM unnest($1::bigint[], $2::bigint[]) AS v(id, fence)
+		WHERE messages.id = v.id AND ` + statesql.In("messages.state", []campaign.State{campaign.Sending}) + ` AND ` +
+		statesql.Fence("messages.attempts", "v.fence") + ` AND messages.started = 0 RETURNING messages.id`
 
-	// A rescue: rows sending under a runner no longer registered.
-	rescueSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRescue) + `, updated_at = $1, error_message = $2
-		WHERE ` + statesql.From(campaign.MoveRescue, "state") + ` AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners))
-		AND ($3::bigint = 0 OR campaign_id = $3::bigint) RETURNING id, campaign_id`
+	// The leases: a heartbeat extends its runner's that no rescuer ended
+	// (even run out: until a rescuer takes a row, its holder may keep it);
+	// those of runners no longer registered (known dead) end at once.
+	extendLeasesSQL = `UPDATE messages SET lease_until = $1 WHERE runner_id = $2 AND state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0`
+	endLeasesSQL    = `UPDATE messages SET lease_until = 0 WHERE state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0
+		AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners)) AND ($1::bigint = 0 OR campaign_id = $1::bigint)`
 
 	requeueUndeliveredSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRequeueUndelivered) + `, retries = 0, next_attempt_at = 0,
 		runner_id = NULL, wamid = NULL, delivery = NULL, delivered_at = NULL, read_at = NULL, updated_at = $1
@@ -69,4 +81,18 @@ var (
 func requeueSQL(t campaign.Transition) string {
 	return `UPDATE messages SET ` + statesql.To(t) + `, retries = 0, next_attempt_at = 0, runner_id = NULL, updated_at = $1
 		WHERE campaign_id = $2 AND ` + statesql.From(t, "state")
+}
+
+// leaseExpirySQL is the statement of one rule of campaign.LeaseExpiry:
+// rows in flight whose lease ran out (lease_until <= $3) and whose request
+// started, or not, take the rule's move and give their lease up (campaign
+// $4; 0: every campaign).
+func leaseExpirySQL(r campaign.LeaseRule) string {
+	started := "0"
+	if r.Started {
+		started = "1"
+	}
+	return `UPDATE messages SET ` + statesql.To(r.Move) + `, updated_at = $1, error_message = $2, lease_until = 0
+		WHERE ` + statesql.From(r.Move, "state") + ` AND started = ` + started + ` AND lease_until <= $3
+		AND ($4::bigint = 0 OR campaign_id = $4::bigint) RETURNING id, campaign_id, account_id, quota_epoch`
 }

@@ -11,10 +11,13 @@ import (
 )
 
 // RecordAll stores outcomes (sent, retry, failed, unknown) in one sending
-// transaction.
+// transaction; those refused by their fence change nothing and make the
+// error a *campaign.FenceError.
 func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
-	return s.sendTx(ctx, func(tx pgx.Tx, lead *pgx.Batch) error {
-		if err := recordAll(ctx, tx, lead, runner, rs); err != nil {
+	var refused []int64
+	err := s.sendTx(ctx, func(tx pgx.Tx, lead *pgx.Batch) error {
+		refused = nil // a retried transaction starts over
+		if err := recordAll(ctx, tx, lead, runner, rs, &refused); err != nil {
 			return err
 		}
 		if err := send(ctx, tx, lead); err != nil {
@@ -22,11 +25,25 @@ func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Resu
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return fenced(refused)
+}
+
+// fenced is a FenceError naming refused rows, nil for none.
+func fenced(refused []int64) error {
+	if len(refused) == 0 {
+		return nil
+	}
+	return &campaign.FenceError{Rows: refused}
 }
 
 // recordAll stores outcomes: the plain sent ones are queued on b, which
 // the caller sends; the others, rare, go one by one after what b holds.
-func recordAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch, runner string, rs []campaign.Result) error {
+// The rows their fence refuses are added to refused (the plain sent ones
+// when b is sent).
+func recordAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch, runner string, rs []campaign.Result, refused *[]int64) error {
 	var (
 		plain  []campaign.Result
 		wamids []string
@@ -42,11 +59,15 @@ func recordAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch, runner string, rs [
 		if err := send(ctx, tx, b); err != nil {
 			return fmt.Errorf("record outcomes: %w", err)
 		}
-		if err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At); err != nil {
+		moved, err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At)
+		if err != nil {
 			return err
 		}
+		if !moved {
+			*refused = append(*refused, r.Claim.Message.ID)
+		}
 	}
-	recordSent(b, plain)
+	recordSent(b, plain, refused)
 	linkWaitingStatuses(b, wamids)
 	return nil
 }
@@ -60,21 +81,41 @@ func plainSent(r campaign.Result) bool {
 }
 
 // recordSent queues on b what stores plain sent outcomes, three statements:
-// the rows, their attempts, the send log.
-func recordSent(b *pgx.Batch, rs []campaign.Result) {
+// the rows, their attempts, the send log. The rows their fence refuses
+// are added to refused when b is sent.
+func recordSent(b *pgx.Batch, rs []campaign.Result, refused *[]int64) {
 	if len(rs) == 0 {
 		return
 	}
 	n := len(rs)
 	var (
 		ids, ats, attempts, accts = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		fences                    = make([]int64, n)
 		wamids, classes, phones   = make([]string, n), make([]string, n), make([]string, n)
 	)
 	for i, r := range rs {
 		ids[i], ats[i], attempts[i], accts[i] = r.Claim.Message.ID, r.At.UnixNano(), r.Claim.AttemptID, r.Claim.Account.ID
-		wamids[i], classes[i], phones[i] = r.Outcome.WAMID, r.Outcome.Class, r.Claim.Message.Phone
+		wamids[i], classes[i], phones[i], fences[i] = r.Outcome.WAMID, r.Outcome.Class, r.Claim.Message.Phone, r.Claim.Fence
 	}
-	b.Queue(recordSentBulkSQL, ids, wamids, ats)
+	b.Queue(recordSentBulkSQL, ids, wamids, ats, fences).Query(func(rows pgx.Rows) error {
+		moved := make(map[int64]bool, n)
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			moved[id] = true
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if !moved[id] {
+				*refused = append(*refused, id)
+			}
+		}
+		return nil
+	})
 	b.Queue(`UPDATE attempts SET done_at = v.at, outcome = 'sent', error_code = NULL, class = v.class
 		FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS v(id, at, class) WHERE attempts.id = v.id`,
 		attempts, ats, classes)
@@ -84,7 +125,9 @@ func recordSent(b *pgx.Batch, rs []campaign.Result) {
 		WHERE contact_log.account_id = v.a AND contact_log.phone = v.p`, accts, phones, ats)
 }
 
-func record(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
+// record stores one outcome; moved is false when the row's fence refused
+// it (what the answer says about the account and campaign is kept).
+func record(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) (moved bool, err error) {
 	var outcome string
 	switch o.Kind {
 	case campaign.OutcomeSent:
@@ -96,16 +139,16 @@ func record(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner string, o c
 	case campaign.OutcomeUnknown:
 		outcome = "unknown"
 	default:
-		return fmt.Errorf("record message %d: unknown outcome %d", c.Message.ID, o.Kind)
+		return false, fmt.Errorf("record message %d: unknown outcome %d", c.Message.ID, o.Kind)
 	}
 	var code *int64
 	if o.ErrorCode != 0 {
 		v := int64(o.ErrorCode)
 		code = &v
 	}
-	moved, err := recordOutcome(ctx, tx, c, runner, o, code, now)
+	moved, err = recordOutcome(ctx, tx, c, runner, o, code, now)
 	if err != nil {
-		return fmt.Errorf("record message %d %s: %w", c.Message.ID, outcome, err)
+		return false, fmt.Errorf("record message %d %s: %w", c.Message.ID, outcome, err)
 	}
 	// A row no longer ours was declared unknown by a rescue: it stays as
 	// the operator sees it, but what the answer says about the account and
@@ -113,27 +156,27 @@ func record(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner string, o c
 	if moved && o.Refund {
 		if _, err := tx.Exec(ctx, `UPDATE accounts SET used_today = greatest(used_today - 1, 0)
 			WHERE id = $1 AND quota_epoch = $2`, c.Account.ID, c.QuotaEpoch); err != nil {
-			return fmt.Errorf("refund quota of %s: %w", c.Account.Name, err)
+			return false, fmt.Errorf("refund quota of %s: %w", c.Account.Name, err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE contact_log SET last_at = prev_at, prev_at = 0
 			WHERE account_id = $1 AND phone = $2 AND last_at = $3`, c.Account.ID, c.Message.Phone, c.At.UnixNano()); err != nil {
-			return fmt.Errorf("take back the send to %s: %w", c.Message.Phone, err)
+			return false, fmt.Errorf("take back the send to %s: %w", c.Message.Phone, err)
 		}
 		if sc := c.Shared; sc != nil {
 			if _, err := tx.Exec(ctx, `INSERT INTO gate_refunds (claim, portfolio, account, day, at) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT DO NOTHING`, sc.ID, sc.Portfolio, sc.Account, sc.Day, now.UnixNano()); err != nil {
-				return fmt.Errorf("queue the refund of %s: %w", sc.ID, err)
+				return false, fmt.Errorf("queue the refund of %s: %w", sc.ID, err)
 			}
 		}
 	}
 	if moved && o.Kind == campaign.OutcomeSent {
 		if _, err := tx.Exec(ctx, `UPDATE contact_log SET sent_at = greatest(sent_at, $1) WHERE account_id = $2 AND phone = $3`,
 			now.UnixNano(), c.Account.ID, c.Message.Phone); err != nil {
-			return fmt.Errorf("log the send to %s: %w", c.Message.Phone, err)
+			return false, fmt.Errorf("log the send to %s: %w", c.Message.Phone, err)
 		}
 	}
 	if err := applyEffects(ctx, tx, c, o, now); err != nil {
-		return err
+		return false, err
 	}
 	if c.AttemptID != 0 {
 		_, err = tx.Exec(ctx, `UPDATE attempts SET done_at = $1, outcome = $2, error_code = $3, class = $4
@@ -143,9 +186,9 @@ func record(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner string, o c
 			WHERE id = (SELECT max(id) FROM attempts WHERE message_id = $5)`, now.UnixNano(), outcome, code, o.Class, c.Message.ID)
 	}
 	if err != nil {
-		return fmt.Errorf("log attempt outcome: %w", err)
+		return false, fmt.Errorf("log attempt outcome: %w", err)
 	}
-	return nil
+	return moved, nil
 }
 
 // recordOutcome moves one claimed row by the transition its outcome names;
@@ -154,26 +197,26 @@ func recordOutcome(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner stri
 	var n int64
 	switch o.Transition() {
 	case campaign.MoveRecordSent:
-		tag, err := tx.Exec(ctx, recordSentSQL, o.WAMID, now.UnixNano(), c.Message.ID)
+		tag, err := tx.Exec(ctx, recordSentSQL, o.WAMID, now.UnixNano(), c.Message.ID, c.Fence)
 		if err != nil {
 			return false, err
 		}
 		n = tag.RowsAffected()
 	case campaign.MoveRecordRetry, campaign.MovePutBack:
 		tag, err := tx.Exec(ctx, recordRetrySQL, nanos(o.RetryAt), now.UnixNano(), boolInt(o.SpendsRetry), code, o.Error,
-			c.Message.ID, runner)
+			c.Message.ID, c.Fence)
 		if err != nil {
 			return false, err
 		}
 		n = tag.RowsAffected()
 	case campaign.MoveRecordFailed:
-		tag, err := tx.Exec(ctx, recordFailedSQL, now.UnixNano(), code, o.Error, c.Message.ID, runner)
+		tag, err := tx.Exec(ctx, recordFailedSQL, now.UnixNano(), code, o.Error, c.Message.ID, c.Fence)
 		if err != nil {
 			return false, err
 		}
 		n = tag.RowsAffected()
 	case campaign.MoveRecordUnknown:
-		tag, err := tx.Exec(ctx, recordUnknownSQL, now.UnixNano(), code, o.Error, c.Message.ID, runner)
+		tag, err := tx.Exec(ctx, recordUnknownSQL, now.UnixNano(), code, o.Error, c.Message.ID, c.Fence)
 		if err != nil {
 			return false, err
 		}

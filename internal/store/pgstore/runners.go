@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
 )
 
@@ -22,17 +23,54 @@ func (s *Store) RegisterRunner(ctx context.Context, r campaign.Runner) error {
 	return nil
 }
 
-// Heartbeat marks a runner alive at now; campaign.ErrNotFound when it is
-// not registered (another process took it for dead).
+// Heartbeat marks a runner alive at now and extends the leases of its rows
+// in flight by campaign.LeaseTerm; campaign.ErrNotFound when it is not
+// registered (another process took it for dead).
 func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE runners SET heartbeat_at = $1 WHERE id = $2`, now.UnixNano(), id)
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE runners SET heartbeat_at = $1 WHERE id = $2`, now.UnixNano(), id)
+		if err != nil {
+			return fmt.Errorf("heartbeat of runner %s: %w", id, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("heartbeat of runner %s: %w", id, campaign.ErrNotFound)
+		}
+		if _, err := tx.Exec(ctx, extendLeasesSQL, now.Add(campaign.LeaseTerm).UnixNano(), id); err != nil {
+			return fmt.Errorf("extend the leases of runner %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// Start marks the claims' requests started, each only while its row is
+// still that claim (campaign.FenceOK) and its request not yet started; it
+// returns the rows refused, whose requests must not be made. A rescue
+// racing it meets it on the rows' locks: whichever commits first, the
+// other sees what it wrote.
+func (s *Store) Start(ctx context.Context, runner string, cs []campaign.Claim, now time.Time) ([]int64, error) {
+	ids, fences := make([]int64, len(cs)), make([]int64, len(cs))
+	for i, c := range cs {
+		ids[i], fences[i] = c.Message.ID, c.Fence
+	}
+	rows, err := s.pool.Query(ctx, startSQL, ids, fences)
 	if err != nil {
-		return fmt.Errorf("heartbeat of runner %s: %w", id, err)
+		return nil, fmt.Errorf("start %d requests: %w", len(cs), err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("heartbeat of runner %s: %w", id, campaign.ErrNotFound)
+	started, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("start %d requests: %w", len(cs), err)
 	}
-	return nil
+	ok := make(map[int64]bool, len(started))
+	for _, id := range started {
+		ok[id] = true
+	}
+	var refused []int64
+	for _, id := range ids {
+		if !ok[id] {
+			refused = append(refused, id)
+		}
+	}
+	return refused, nil
 }
 
 // UnregisterRunner removes a runner that stopped cleanly.

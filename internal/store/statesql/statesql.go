@@ -76,3 +76,7 @@ func In[S ~string](column string, from []S) string {
 // Quote is a state as an SQL string literal. States are constants of
 // internal/campaign without quotes; a quote is doubled all the same.
 func Quote[S ~string](s S) string { return "'" + strings.ReplaceAll(string(s), "'", "''") + "'" }
+
+// Fence is the fence check (campaign.FenceOK) of a write after a claim:
+// the row's fence column equals the claim's, param.
+func Fence(column, param string) string { return column + " = " + param }

@@ -35,9 +35,16 @@ func (s suite) testRecoverOrphans(t *testing.T) {
 	byLive := mustClaim(t, st, c.ID, "live", t0)
 	byGhost := mustClaim(t, st, c.ID, "ghost", t0) // never registered
 	other := MustCampaign(t, st, "other", 2)
-	mustClaim(t, st, other.ID, "ghost", t0)
-	if err := st.Heartbeat(t.Context(), "live", at(time.Minute)); err != nil {
-		t.Fatal(err)
+	byGhost2 := mustClaim(t, st, other.ID, "ghost", t0)
+	// Their requests started: each may have reached the API.
+	mustStart(t, st, "dead", t0, byDead)
+	mustStart(t, st, "live", t0, byLive)
+	mustStart(t, st, "ghost", t0, byGhost, byGhost2)
+	// The live runner beats (every 20 s here), keeping its lease.
+	for d := 20 * time.Second; d <= 2*time.Minute; d += 20 * time.Second {
+		if err := st.Heartbeat(t.Context(), "live", at(d)); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	clk.Set(at(2 * time.Minute))
@@ -67,11 +74,12 @@ func (s suite) testRecoverOrphans(t *testing.T) {
 
 	// The dead runner's late answers: a failure or retry no longer applies
 	// (the row is not resent blindly), but a wamid is the truth and is kept.
-	if err := record(t, st, byDead, "dead", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0}, clk.Now()); err != nil {
-		t.Fatal(err)
+	// Each is refused by its fence, and said to be.
+	if err := record(t, st, byDead, "dead", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0}, clk.Now()); !errors.Is(err, campaign.ErrFenced) {
+		t.Fatalf("a late retry: %v, want ErrFenced", err)
 	}
-	if err := record(t, st, byDead, "dead", campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 1}, clk.Now()); err != nil {
-		t.Fatal(err)
+	if err := record(t, st, byDead, "dead", campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 1}, clk.Now()); !errors.Is(err, campaign.ErrFenced) {
+		t.Fatalf("a late failure: %v, want ErrFenced", err)
 	}
 	if got := readMessage(t, st, byDead.Message.ID); got.state != "unknown" {
 		t.Errorf("a late failure changed an unknown row to %s", got.state)
@@ -114,10 +122,15 @@ func (s suite) testRescue(t *testing.T) {
 	dead1 := mustClaim(t, st, c1.ID, "dead1", t0)
 	dead2 := mustClaim(t, st, c2.ID, "dead2", t0)
 	live := mustClaim(t, st, c1.ID, "live", t0)
-	clk.Set(at(time.Minute))
-	if err := st.Heartbeat(t.Context(), "live", clk.Now()); err != nil {
-		t.Fatal(err)
+	mustStart(t, st, "dead1", t0, dead1)
+	mustStart(t, st, "dead2", t0, dead2)
+	mustStart(t, st, "live", t0, live)
+	for d := 20 * time.Second; d <= time.Minute; d += 20 * time.Second {
+		if err := st.Heartbeat(t.Context(), "live", at(d)); err != nil {
+			t.Fatal(err)
+		}
 	}
+	clk.Set(at(time.Minute))
 	stale := func(r campaign.Runner) bool { return clk.Now().Sub(r.HeartbeatAt) > 30*time.Second }
 	moved, err := st.Rescue(t.Context(), c1.ID, clk.Now(), stale)
 	if err != nil || moved != 1 {

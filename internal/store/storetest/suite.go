@@ -74,6 +74,7 @@ func Run(t *testing.T, h Harness) {
 		{"claim", s.claimTests()},
 		{"record", s.recordTests()},
 		{"rescue", s.rescueTests()},
+		{"leases", s.leaseTests()},
 		{"moves", s.moveTests()},
 		{"suppressions", s.suppressTests()},
 		{"inbox", s.inboxTests()},
@@ -278,5 +279,15 @@ func registerRunner(t *testing.T, st store.Driver, id string, campaignID int64, 
 	t.Helper()
 	if err := st.RegisterRunner(t.Context(), campaign.Runner{ID: id, CampaignID: campaignID, Host: "h", PID: 42, StartedAt: beat, HeartbeatAt: beat}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// mustStart marks claims' requests started, as a runner does just before
+// it makes them; every one must be the row's claim still.
+func mustStart(t *testing.T, st store.Driver, runner string, now time.Time, cs ...campaign.Claim) {
+	t.Helper()
+	refused, err := st.Start(t.Context(), runner, cs, now)
+	if err != nil || len(refused) > 0 {
+		t.Fatalf("start %d requests of %s: %v refused, %v", len(cs), runner, refused, err)
 	}
 }

@@ -1,0 +1,431 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store"
+)
+
+// Leases and fences (issue 30): a claimed row is leased to its runner
+// until a deadline its heartbeats extend, and every write after the claim
+// carries the claim's fence. The time is the simulated clock's: no test
+// waits for a lease.
+
+func (s suite) leaseTests() []sub {
+	return []sub{
+		{"an expired lease: pending if the request never started, else unknown", s.testLeaseExpiry},
+		{"a stale runner's writes are refused by the fence", s.testFenceRefusesStaleRunner},
+		{"a rescuer races late completions and starts", s.testRescuerRacesLateCompletion},
+		{"heartbeats keep a slow runner's rows", s.testHeartbeatsKeepRows},
+		{"claim contention: one holder at a time, fences increasing", s.testLeaseContention},
+	}
+}
+
+// noneDead: only the leases decide.
+func noneDead(campaign.Runner) bool { return false }
+
+// beat heartbeats runner every 10 s from since to until (inclusive), as an
+// engine beating every 2 s would, less often.
+func beat(t *testing.T, st store.Driver, runner string, since, until time.Duration) {
+	t.Helper()
+	for d := since; d <= until; d += 10 * time.Second {
+		if err := st.Heartbeat(t.Context(), runner, at(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (s suite) testLeaseExpiry(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "leases", 2)
+	registerRunner(t, st, "r", c.ID, t0)
+	started := mustClaim(t, st, c.ID, "r", t0)
+	idle := mustClaim(t, st, c.ID, "r", t0) // claimed, its request never made
+	mustStart(t, st, "r", t0, started)
+	if used := AccountByName(t, st, "a").UsedToday; used != 2 {
+		t.Fatalf("%d sends counted after two claims", used)
+	}
+
+	// A moment before the deadline nothing moves; at it, both leases end.
+	if moved, err := st.Rescue(t.Context(), c.ID, at(campaign.LeaseTerm-time.Millisecond), noneDead); err != nil || moved != 0 {
+		t.Fatalf("rescue before the deadline moved %d, %v", moved, err)
+	}
+	for _, cl := range []campaign.Claim{started, idle} {
+		if got := readMessage(t, st, cl.Message.ID).state; got != "sending" {
+			t.Fatalf("row %d is %s before its lease ran out", cl.Message.ID, got)
+		}
+	}
+	clk.Set(at(campaign.LeaseTerm))
+	moved, err := st.Rescue(t.Context(), c.ID, clk.Now(), noneDead)
+	if err != nil || moved != 1 {
+		t.Fatalf("rescue moved %d, %v; want the started row made unknown", moved, err)
+	}
+	if got := readMessage(t, st, started.Message.ID).state; got != "unknown" {
+		t.Errorf("the started row is %s, want unknown: its request may have reached the API", got)
+	}
+	if got := readMessage(t, st, idle.Message.ID).state; got != "pending" {
+		t.Errorf("the row never started is %s, want pending", got)
+	}
+	// The row never sent gives its daily quota back; its attempt is
+	// closed as a put-back's, the other's as unknown.
+	if used := AccountByName(t, st, "a").UsedToday; used != 1 {
+		t.Errorf("%d sends counted, want 1 (the lapsed claim's given back)", used)
+	}
+	for _, tt := range []struct {
+		claim   campaign.Claim
+		outcome string
+	}{{started, "unknown"}, {idle, "retry"}} {
+		if n := CountRows(t, st, `SELECT count(*) FROM attempts WHERE id = ? AND outcome = ? AND done_at = ?`,
+			tt.claim.AttemptID, tt.outcome, clk.Now().UnixNano()); n != 1 {
+			t.Errorf("attempt of row %d not closed as %s", tt.claim.Message.ID, tt.outcome)
+		}
+	}
+	// The pending row is due at once, for anyone; its new claim has a
+	// greater fence.
+	again := mustClaim(t, st, c.ID, "other", clk.Now())
+	if again.Message.ID != idle.Message.ID || again.Fence <= idle.Fence {
+		t.Errorf("claimed row %d fence %d after the lapse, want row %d with a fence above %d",
+			again.Message.ID, again.Fence, idle.Message.ID, idle.Fence)
+	}
+	// A second rescue finds nothing more.
+	if moved, err := st.Rescue(t.Context(), c.ID, clk.Now(), noneDead); err != nil || moved != 0 {
+		t.Errorf("second rescue moved %d, %v", moved, err)
+	}
+	// The late answer to the started request is the truth.
+	if err := record(t, st, started, "r", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.late"}, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := readMessage(t, st, started.Message.ID); got.state != "sent" || got.wamid.String != "wamid.late" {
+		t.Errorf("late sent: %+v, want sent with wamid.late", got)
+	}
+	sameCounts(t, st, "lease expiry", c.ID)
+}
+
+func (s suite) testFenceRefusesStaleRunner(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "fenced", 2)
+	registerRunner(t, st, "stale", c.ID, t0)
+	registerRunner(t, st, "next", c.ID, t0)
+
+	// A row the stale runner never started: it lapses, the next runner
+	// claims it, and the stale runner may neither start it nor put it
+	// back.
+	lapsed := mustClaim(t, st, c.ID, "stale", t0)
+	// A row it started: it becomes unknown, the operator requeues it, and
+	// the next runner claims it.
+	sentBefore := mustClaim(t, st, c.ID, "stale", t0)
+	mustStart(t, st, "stale", t0, sentBefore)
+	clk.Set(at(time.Minute))
+	if _, err := st.Rescue(t.Context(), c.ID, clk.Now(), noneDead); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.RequeueUnknown(t.Context(), c.ID); err != nil || n != 1 {
+		t.Fatalf("requeue unknown: %d, %v", n, err)
+	}
+	registerRunner(t, st, "next", c.ID, clk.Now())
+	byNext := map[int64]campaign.Claim{}
+	for range 2 {
+		cl := mustClaim(t, st, c.ID, "next", clk.Now())
+		byNext[cl.Message.ID] = cl
+	}
+	if len(byNext) != 2 {
+		t.Fatalf("the next runner claimed %d rows, want both", len(byNext))
+	}
+	if refused, err := st.Start(t.Context(), "stale", []campaign.Claim{lapsed}, clk.Now()); err != nil || len(refused) != 1 {
+		t.Errorf("the stale runner's start: %v refused, %v; want refused", refused, err)
+	}
+	for _, cl := range []campaign.Claim{lapsed, sentBefore} {
+		for _, o := range []campaign.Outcome{
+			{Kind: campaign.OutcomeSent, WAMID: "wamid.stale"},
+			{Kind: campaign.OutcomeSent, WAMID: "wamid.stale", ErrorCode: 1, Error: "with effects"},
+			{Kind: campaign.OutcomeRetry, RetryAt: clk.Now(), Refund: true, Error: "put back"},
+			{Kind: campaign.OutcomeFailed, ErrorCode: 131026},
+			{Kind: campaign.OutcomeUnknown, Error: "timeout"},
+		} {
+			err := record(t, st, cl, "stale", o, clk.Now())
+			var fe *campaign.FenceError
+			if !errors.As(err, &fe) || len(fe.Rows) != 1 || fe.Rows[0] != cl.Message.ID {
+				t.Errorf("row %d: the stale runner's %v: %v, want a FenceError naming the row", cl.Message.ID, o.Kind, err)
+			}
+		}
+	}
+	for id, cl := range byNext {
+		if got := readMessage(t, st, id); got.state != "sending" || got.wamid.Valid {
+			t.Errorf("row %d after the stale writes: %+v, want the next runner's, sending", id, got)
+		}
+		mustStart(t, st, "next", clk.Now(), cl)
+		if err := record(t, st, cl, "next", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.next", id)}, clk.Now()); err != nil {
+			t.Errorf("the holder's own write: %v", err)
+		}
+	}
+	if used := AccountByName(t, st, "a").UsedToday; used != 3 {
+		t.Errorf("%d sends counted, want 3 (the lapsed claim's given back once, no refund by a stale put-back)", used)
+	}
+	sameCounts(t, st, "stale writes", c.ID)
+}
+
+// testRescuerRacesLateCompletion: rows whose lease ran out while their
+// runner was stalled; one handle rescues while the runner, continued,
+// starts its rows never started and records the answers of the others, at
+// once, over and over. Whatever the order: a start refused is a row put
+// back pending, a start taken is a row unknown or recorded; a sent answer
+// is kept; a retry leaves its row pending (first) or unknown (after).
+func (s suite) testRescuerRacesLateCompletion(t *testing.T) {
+	const rounds, rows = 4, 12
+	clk := newFakeClock()
+	db := s.h.NewDB(t)
+	rescuer, runnerDB := s.openAt(t, db, clk, nil), s.openAt(t, db, clk, nil)
+	MustAccount(t, rescuer, "a", campaign.TierNew, Limited(1000, rows, rounds*rows))
+	for round := range rounds {
+		clk.Advance(time.Second)
+		c := MustCampaign(t, rescuer, fmt.Sprint("late", round), rows)
+		runner := fmt.Sprint("stalled", round)
+		registerRunner(t, runnerDB, runner, c.ID, clk.Now())
+		cs, err := ledger(runnerDB).ClaimN(t.Context(), c.ID, runner, clk.Now(), rows)
+		if err != nil || len(cs) != rows {
+			t.Fatalf("round %d: claimed %d rows, %v", round, len(cs), err)
+		}
+		// The first half's requests started and were answered; the rest
+		// wait for their start.
+		mustStart(t, runnerDB, runner, clk.Now(), cs[:rows/2]...)
+		var rs []campaign.Result
+		for i, cl := range cs[:rows/2] {
+			o := campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.", cl.Message.ID)}
+			if i%2 == 1 {
+				o = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: clk.Now().Add(time.Minute), ErrorCode: 131000}
+			}
+			rs = append(rs, campaign.Result{Claim: cl, Outcome: o, At: clk.Now()})
+		}
+		clk.Advance(campaign.LeaseTerm) // stalled past its lease
+		var (
+			wg      sync.WaitGroup
+			refused []int64
+		)
+		wg.Go(func() {
+			if _, err := rescuer.Rescue(t.Context(), c.ID, clk.Now(), noneDead); err != nil {
+				t.Errorf("round %d: rescue: %v", round, err)
+			}
+		})
+		wg.Go(func() {
+			var err error
+			if refused, err = runnerDB.Start(t.Context(), runner, cs[rows/2:], clk.Now()); err != nil {
+				t.Errorf("round %d: start: %v", round, err)
+			}
+			if err := runnerDB.RecordAll(t.Context(), runner, rs); err != nil && !errors.Is(err, campaign.ErrFenced) {
+				t.Errorf("round %d: record: %v", round, err)
+			}
+		})
+		wg.Wait()
+		// What is left after the race is the next rescue's.
+		if _, err := rescuer.Rescue(t.Context(), c.ID, clk.Now(), noneDead); err != nil {
+			t.Fatal(err)
+		}
+		lost := map[int64]bool{}
+		for _, id := range refused {
+			lost[id] = true
+		}
+		for i, cl := range cs {
+			got := readMessage(t, rescuer, cl.Message.ID).state
+			switch {
+			case i < rows/2 && i%2 == 0:
+				if got != "sent" {
+					t.Errorf("round %d: row answered sent is %s", round, got)
+				}
+			case i < rows/2:
+				if got != "pending" && got != "unknown" {
+					t.Errorf("round %d: row answered with a retry is %s, want pending or unknown", round, got)
+				}
+			case lost[cl.Message.ID] && got != "pending":
+				t.Errorf("round %d: row whose start was refused is %s, want pending", round, got)
+			case !lost[cl.Message.ID] && got != "unknown":
+				t.Errorf("round %d: row started under its lease is %s, want unknown (its request may be made)", round, got)
+			}
+		}
+		if n := CountRows(t, rescuer, `SELECT count(*) FROM messages WHERE campaign_id = ? AND state = 'sending'`, c.ID); n != 0 {
+			t.Errorf("round %d: %d rows left sending", round, n)
+		}
+		sameCounts(t, rescuer, fmt.Sprint("round ", round), c.ID)
+	}
+}
+
+func (s suite) testHeartbeatsKeepRows(t *testing.T) {
+	clk := newFakeClock()
+	db := s.h.NewDB(t)
+	slow, rescuer := s.openAt(t, db, clk, nil), s.openAt(t, db, clk, nil)
+	MustAccount(t, slow, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, slow, "slow", 3)
+	registerRunner(t, slow, "slow", c.ID, t0)
+	cs := []campaign.Claim{mustClaim(t, slow, c.ID, "slow", t0), mustClaim(t, slow, c.ID, "slow", t0), mustClaim(t, slow, c.ID, "slow", t0)}
+	mustStart(t, slow, "slow", t0, cs[0])
+	// Five minutes of slow requests, the runner beating, another runner
+	// rescuing every 10 s: nothing is taken.
+	for d := 10 * time.Second; d <= 5*time.Minute; d += 10 * time.Second {
+		if err := slow.Heartbeat(t.Context(), "slow", at(d)); err != nil {
+			t.Fatal(err)
+		}
+		if moved, err := rescuer.Rescue(t.Context(), c.ID, at(d), noneDead); err != nil || moved != 0 {
+			t.Fatalf("rescue at +%v moved %d, %v", d, moved, err)
+		}
+	}
+	clk.Set(at(5 * time.Minute))
+	mustStart(t, slow, "slow", clk.Now(), cs[1]) // still its claim: it starts
+	if err := record(t, slow, cs[0], "slow", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.slow"}, clk.Now()); err != nil {
+		t.Errorf("the slow runner's answer: %v", err)
+	}
+	// A heartbeat revives leases run out that no rescuer took yet: the
+	// holder keeps its rows until someone takes them.
+	beat(t, slow, "slow", 5*time.Minute+time.Minute, 5*time.Minute+time.Minute)
+	if moved, err := rescuer.Rescue(t.Context(), c.ID, at(6*time.Minute), noneDead); err != nil || moved != 0 {
+		t.Fatalf("rescue after a late beat moved %d, %v", moved, err)
+	}
+	// Then it stops beating: a lease later, its rows are taken.
+	moved, err := rescuer.Rescue(t.Context(), c.ID, at(6*time.Minute+campaign.LeaseTerm), noneDead)
+	if err != nil || moved != 1 {
+		t.Fatalf("rescue after the beats stopped moved %d, %v; want the started row", moved, err)
+	}
+	for i, want := range []string{"sent", "unknown", "pending"} {
+		if got := readMessage(t, rescuer, cs[i].Message.ID).state; got != want {
+			t.Errorf("row %d is %s, want %s", i, got, want)
+		}
+	}
+	sameCounts(t, rescuer, "slow runner", c.ID)
+}
+
+// testLeaseContention: three handles on one database — three processes —
+// each with 32 goroutines claiming, starting and answering rows, a row put
+// back twice before it is sent: a row is held by one claim at a time, its
+// fences strictly increase, and every write under a held lease is taken.
+func (s suite) testLeaseContention(t *testing.T) {
+	const (
+		handles, workers = 3, 32
+		messages, batch  = 150, 4
+		claimsPerRow     = 3
+	)
+	clk := newFakeClock()
+	db := s.h.NewDB(t)
+	stores := make([]store.Driver, handles)
+	for i := range stores {
+		stores[i] = s.openAt(t, db, clk, nil)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		MustAccount(t, stores[0], name, campaign.TierNew, Limited(1e6, 1e6, 1e6))
+	}
+	c := MustCampaign(t, stores[1], "leased", messages)
+
+	var (
+		mu      sync.Mutex
+		holder  = map[int64]string{}  // message → the goroutine holding it
+		fences  = map[int64][]int64{} // message → its claims' fences, in order
+		sent    int
+		wg      sync.WaitGroup
+		failure = func(format string, args ...any) { t.Errorf(format, args...) }
+	)
+	for h := range handles {
+		for w := range workers {
+			st, runner := stores[h], fmt.Sprintf("h%d-w%d", h, w)
+			registerRunner(t, st, runner, c.ID, t0)
+			wg.Go(func() {
+				for range 20 * messages { // a bound, so a livelock fails instead of hanging
+					cs, err := ledger(st).ClaimN(t.Context(), c.ID, runner, clk.Now(), batch)
+					var we *campaign.WaitError
+					switch {
+					case errors.Is(err, campaign.ErrDone):
+						return
+					case errors.As(err, &we) && we.Reason == campaign.WaitTokens:
+						// A number sends at most its throughput a second:
+						// time moves on a little (leases last far longer).
+						clk.Advance(20 * time.Millisecond)
+						continue
+					case errors.As(err, &we):
+						continue // another holds the last rows
+					case err != nil:
+						failure("%s: claim: %v", runner, err)
+						return
+					}
+					mu.Lock()
+					for _, cl := range cs {
+						if prev, ok := holder[cl.Message.ID]; ok {
+							failure("message %d claimed by %s while %s holds it", cl.Message.ID, runner, prev)
+						}
+						holder[cl.Message.ID] = runner
+						if fs := fences[cl.Message.ID]; len(fs) > 0 && cl.Fence <= fs[len(fs)-1] {
+							failure("message %d: fence %d after %v", cl.Message.ID, cl.Fence, fs)
+						}
+						fences[cl.Message.ID] = append(fences[cl.Message.ID], cl.Fence)
+					}
+					mu.Unlock()
+					if refused, err := st.Start(t.Context(), runner, cs, clk.Now()); err != nil || len(refused) > 0 {
+						failure("%s: start: %v refused, %v", runner, refused, err)
+						return
+					}
+					rs := make([]campaign.Result, len(cs))
+					done := 0
+					for i, cl := range cs {
+						o := campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.", cl.Message.ID)}
+						if cl.Fence < claimsPerRow {
+							o = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: clk.Now(), Refund: true, Class: "not-sent"}
+						} else {
+							done++
+						}
+						rs[i] = campaign.Result{Claim: cl, Outcome: o, At: clk.Now()}
+					}
+					// Let go before the write: once it commits, another may
+					// claim the rows put back.
+					mu.Lock()
+					for _, cl := range cs {
+						delete(holder, cl.Message.ID)
+					}
+					sent += done
+					mu.Unlock()
+					if err := st.RecordAll(t.Context(), runner, rs); err != nil {
+						failure("%s: record under a held lease: %v", runner, err)
+						return
+					}
+				}
+				failure("%s: no end", runner)
+			})
+		}
+	}
+	wg.Wait()
+
+	if sent != messages {
+		t.Errorf("%d messages sent, want %d", sent, messages)
+	}
+	for id, fs := range fences {
+		if len(fs) != claimsPerRow {
+			t.Errorf("message %d claimed with fences %v, want %d claims", id, fs, claimsPerRow)
+		}
+	}
+	st := stores[2]
+	if n := CountRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sent' AND wamid = 'wamid.' || id AND attempts = ?`, claimsPerRow); n != messages {
+		t.Errorf("%d messages sent with their wamid on their last claim, want %d", n, messages)
+	}
+	if used := AccountByName(t, st, "a").UsedToday + AccountByName(t, st, "b").UsedToday + AccountByName(t, st, "c").UsedToday; used != messages {
+		t.Errorf("%d sends counted on the accounts, want %d (the put-backs given back)", used, messages)
+	}
+	sameCounts(t, st, "contention", c.ID)
+}
+
+// sameCounts holds a campaign's counts, as every move keeps them, to its
+// rows (the harness recounts everything when the test ends).
+func sameCounts(t *testing.T, st store.Driver, step string, id int64) {
+	t.Helper()
+	counts, err := st.Counts(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, state := range campaign.States {
+		if n := CountRows(t, st, `SELECT count(*) FROM messages WHERE campaign_id = ? AND state = ?`, id, string(state)); n != counts[state] {
+			t.Errorf("after %s: %d rows %s, counted %d", step, n, state, counts[state])
+		}
+	}
+}
