@@ -172,12 +172,14 @@ func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o camp
 	if err := applyEffects(ctx, tx, c, o, now); err != nil {
 		return false, err
 	}
+	// A closed attempt's time never goes back (a late answer after a
+	// rescue closed it): the kept counts keep the latest.
 	if c.AttemptID != 0 {
-		_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = ?, error_code = ?, class = ?
-			WHERE id = ?`, now.UnixNano(), outcome, code, o.Class, c.AttemptID)
+		_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = max(coalesce(done_at, ?1), ?1), outcome = ?2, error_code = ?3, class = ?4
+			WHERE id = ?5`, now.UnixNano(), outcome, code, o.Class, c.AttemptID)
 	} else {
-		_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?, outcome = ?, error_code = ?, class = ?
-			WHERE id = (SELECT max(id) FROM attempts WHERE message_id = ?)`, now.UnixNano(), outcome, code, o.Class, c.Message.ID)
+		_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = max(coalesce(done_at, ?1), ?1), outcome = ?2, error_code = ?3, class = ?4
+			WHERE id = (SELECT max(id) FROM attempts WHERE message_id = ?5)`, now.UnixNano(), outcome, code, o.Class, c.Message.ID)
 	}
 	if err != nil {
 		return false, fmt.Errorf("log attempt outcome: %w", err)

@@ -116,7 +116,7 @@ func recordSent(b *pgx.Batch, rs []campaign.Result, refused *[]int64) {
 		}
 		return nil
 	})
-	b.Queue(`UPDATE attempts SET done_at = v.at, outcome = 'sent', error_code = NULL, class = v.class
+	b.Queue(`UPDATE attempts SET done_at = greatest(coalesce(attempts.done_at, v.at), v.at), outcome = 'sent', error_code = NULL, class = v.class
 		FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS v(id, at, class) WHERE attempts.id = v.id`,
 		attempts, ats, classes)
 	// One row of the log per (account, number): the latest send wins.
@@ -178,11 +178,13 @@ func record(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner string, o c
 	if err := applyEffects(ctx, tx, c, o, now); err != nil {
 		return false, err
 	}
+	// A closed attempt's time never goes back (a late answer after a
+	// rescue closed it): the kept counts keep the latest.
 	if c.AttemptID != 0 {
-		_, err = tx.Exec(ctx, `UPDATE attempts SET done_at = $1, outcome = $2, error_code = $3, class = $4
+		_, err = tx.Exec(ctx, `UPDATE attempts SET done_at = greatest(coalesce(done_at, $1), $1), outcome = $2, error_code = $3, class = $4
 			WHERE id = $5`, now.UnixNano(), outcome, code, o.Class, c.AttemptID)
 	} else {
-		_, err = tx.Exec(ctx, `UPDATE attempts SET done_at = $1, outcome = $2, error_code = $3, class = $4
+		_, err = tx.Exec(ctx, `UPDATE attempts SET done_at = greatest(coalesce(done_at, $1), $1), outcome = $2, error_code = $3, class = $4
 			WHERE id = (SELECT max(id) FROM attempts WHERE message_id = $5)`, now.UnixNano(), outcome, code, o.Class, c.Message.ID)
 	}
 	if err != nil {

@@ -23,6 +23,7 @@ func (s suite) leaseTests() []sub {
 		{"a rescuer races late completions and starts", s.testRescuerRacesLateCompletion},
 		{"heartbeats keep a slow runner's rows", s.testHeartbeatsKeepRows},
 		{"claim contention: one holder at a time, fences increasing", s.testLeaseContention},
+		{"answers dated before the rescue keep the rescue's attempts", s.testLateAnswersBeforeRescue},
 	}
 }
 
@@ -428,4 +429,48 @@ func sameCounts(t *testing.T, st store.Driver, step string, id int64) {
 			t.Errorf("after %s: %d rows %s, counted %d", step, n, state, counts[state])
 		}
 	}
+}
+
+// testLateAnswersBeforeRescue: a host stopped after its answers came but
+// before it recorded them, continued after a rescue closed their attempts:
+// its late records (dated when the answers came, before the rescue) must
+// not move a closed attempt back in time (the kept attempt counts would
+// then differ from a recount; found by the torture suite's host kills).
+func (s suite) testLateAnswersBeforeRescue(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	MustAccount(t, st, "a", campaign.TierNew, Limited(1000, 10, 100))
+	c := MustCampaign(t, st, "late", 2)
+	registerRunner(t, st, "stopped", c.ID, clk.Now())
+	cs, err := ledger(st).ClaimN(t.Context(), c.ID, "stopped", clk.Now(), 2)
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("claimed %d, %v", len(cs), err)
+	}
+	mustStart(t, st, "stopped", clk.Now(), cs...)
+	answered := clk.Now().Add(100 * time.Millisecond) // the answers came, then the process stopped
+	clk.Advance(40 * time.Second)
+	if _, err := st.Rescue(t.Context(), c.ID, clk.Now(), func(r campaign.Runner) bool { return r.ID == "stopped" }); err != nil {
+		t.Fatal(err)
+	}
+	rescued := clk.Now()
+	rs := []campaign.Result{
+		{Claim: cs[0], Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, At: answered},
+		{Claim: cs[1], Outcome: campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: answered.Add(time.Minute), ErrorCode: 131000}, At: answered},
+	}
+	err = st.RecordAll(t.Context(), "stopped", rs)
+	var fe *campaign.FenceError
+	if err != nil && !errors.As(err, &fe) {
+		t.Fatal(err)
+	}
+	if got := readMessage(t, st, cs[0].Message.ID); got.state != "sent" || got.wamid.String != "wamid.1" {
+		t.Errorf("the late sent answer: %+v, want sent with wamid.1 (the wamid is the truth)", got)
+	}
+	if got := readMessage(t, st, cs[1].Message.ID); got.state != "unknown" {
+		t.Errorf("the late retry: %+v, want the row left unknown as the rescue made it", got)
+	}
+	if n := CountRows(t, st, `SELECT count(*) FROM attempts WHERE message_id IN (?, ?) AND (done_at IS NULL OR done_at < ?)`,
+		cs[0].Message.ID, cs[1].Message.ID, rescued.UnixNano()); n != 0 {
+		t.Errorf("%d attempts closed before the rescue after the late answers, want 0: a closed attempt's time never goes back", n)
+	}
+	sameCounts(t, st, "the continued runner's late answers", c.ID)
 }
