@@ -11,6 +11,8 @@
 #   bench/status.sh --rebuild    # build them again
 #   WATCH_SECONDS=0 bench/status.sh   # skip the 60 s `status --watch` CPU figures
 #   CASES=recent bench/status.sh      # only the recent case (CASES=spread: only issue 15's)
+#   CASES=priced bench/status.sh      # the recent case with a rate card and priced statuses
+#   BIN=/path/wasend OUT=dir bench/status.sh   # another build (its own databases in dir)
 #
 # The import is kept in bench/out/status-import.db (ignored by git) and
 # reused: building it takes a minute. It is a real import of
@@ -28,17 +30,23 @@
 # apart, ending now, puts the three accounts in one portfolio and logs a
 # send to each of the 1,000,000 recipients in the last 24 h: the 220,000
 # tried at their attempt, the rest spread over the day.
+#
+# The priced case (bench/out/status-priced.db) is the recent case with a
+# rate card imported, the template's category synced (marketing) and a
+# delivered status with pricing for each of the 200,000 sent rows (every
+# tenth free_entry_point): status, show and list then price the campaign,
+# its estimate and its actual cost (issue 28).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CGO_ENABLED=1
 
-out=bench/out
+out=${OUT:-bench/out}
 base=$out/status-import.db
 mkdir -p "$out"
-bin=$(mktemp -d)/wasend
-redis_dir=$(dirname "$bin")
+redis_dir=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$redis_dir"' EXIT
-go build -o "$bin" .
+bin=${BIN:-$redis_dir/wasend}
+[[ -n ${BIN:-} ]] || go build -o "$bin" .
 
 if [[ ${1:-} == --rebuild ]]; then
   rm -f "$base" "$out"/status-1m.db* "$out"/status-recent.db*
@@ -122,6 +130,16 @@ INSERT INTO contact_log (phone, account_id, last_at, sent_at)
   FROM messages m, (SELECT min(id) - 1 AS base FROM messages) AS b, (SELECT max(claimed_at) AS now FROM attempts) AS n
   WHERE true ON CONFLICT DO UPDATE SET last_at = max(last_at, excluded.last_at);'
 
+# The priced case's template category and statuses (the card is imported
+# after, by the command).
+priced_sql='
+INSERT INTO templates (waba_id, name, language, status, category, synced_at)
+  VALUES ('"'"'100001'"'"', '"'"'spring_sale'"'"', '"'"'en_US'"'"', '"'"'APPROVED'"'"', '"'"'MARKETING'"'"', 0);
+INSERT INTO message_statuses (wamid, status, at, message_id, pricing, pricing_type, billable, received_at)
+  SELECT wamid, '"'"'delivered'"'"', n.now, id, '"'"'marketing'"'"',
+    CASE WHEN id % 10 = 0 THEN '"'"'free_entry_point'"'"' ELSE '"'"'regular'"'"' END, 1, n.now
+  FROM messages, (SELECT max(claimed_at) AS now FROM attempts) AS n WHERE state = '"'"'sent'"'"';'
+
 build() { # db, spacing (ns), extra SQL
   echo "== building $1"
   rm -f "$1" "$1-wal" "$1-shm"
@@ -179,7 +197,14 @@ for case in $cases; do
     db=$out/status-recent.db
     build "$db" 1000000 "$recent_sql"
     ;;
-  *) echo "CASES: spread or recent, not $case" >&2; exit 2 ;;
+  priced)
+    db=$out/status-priced.db
+    build "$db" 1000000 "$recent_sql$priced_sql"
+    printf 'Market,Currency,Marketing,Utility,Authentication\nGermany,USD,0.1365,0.0550,0.0768\nOther,USD,0.0741,0.0080,0.0300\n' \
+      >"$redis_dir/card.csv"
+    "$bin" --db "$db" pricing import "$redis_dir/card.csv" --effective 2025-07-01 >/dev/null
+    ;;
+  *) echo "CASES: spread, recent or priced, not $case" >&2; exit 2 ;;
   esac
   echo "== $case: $db: $(du -h "$db" | cut -f1)"
   # The first open after an upgrade migrates; time that apart.
@@ -191,7 +216,7 @@ for case in $cases; do
   time_cmd "campaign list" campaign list
   time_cmd "campaign show" campaign show 1
   time_cmd "portfolio list" portfolio list
-  if [[ $case == recent ]] && command -v redis-server >/dev/null; then
+  if [[ $case != spread ]] && command -v redis-server >/dev/null; then
     rport=$((20000 + RANDOM % 20000))
     redis-server --port "$rport" --save '' --appendonly no --dir "$redis_dir" >/dev/null &
     rpid=$!

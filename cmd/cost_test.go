@@ -18,6 +18,7 @@ import (
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 	"github.com/wasend/wasend/internal/webhook"
 )
 
@@ -171,6 +172,11 @@ func TestCostActualAndReconcile(t *testing.T) {
 	if _, err := webhook.NewApplier(st, webhook.Policy{}, nil, nil).Drain(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	// The figures below come from counts kept as statuses came (migration
+	// 0050): they equal a recount from the rows.
+	if err := storetest.CheckCounts(t.Context(), st.Reader()); err != nil {
+		t.Fatal(err)
+	}
 	var want pricing.Micros
 	delivered := 0
 	for _, d := range box.Deliveries() {
@@ -310,5 +316,56 @@ func TestCheckEstimate(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in plan's records:\n%s", want, out)
 		}
+	}
+}
+
+// TestPricingImportRefuses: a card with a missing column, a negative or
+// non-numeric price or an unknown currency is refused naming the file,
+// line and column, and one whose dates overlap a card of its currency
+// naming the file and that card; nothing of a refused card is stored.
+func TestPricingImportRefuses(t *testing.T) {
+	c := newCLI(t)
+	c.addAccounts()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	write(t, good, costCard)
+	c.ok("pricing", "import", good, "--effective", "2025-07-01")
+	const head = "Market,Currency,Marketing,Utility,Authentication\n"
+	for _, tc := range []struct{ name, csv, effective, want string }{
+		{"missing column", "Market,Currency,Marketing,Authentication\nBrazil,USD,0.06,0.01\n", "2026-01-01", "missing-column.csv:1: no Utility column"},
+		{"negative", head + "Brazil,USD,0.06,-0.01,0.01\n", "2026-01-01", `negative.csv:2:4 (Utility): "-0.01" is negative`},
+		{"not a number", head + "Brazil,USD,0.06,zero,0.01\n", "2026-01-01", `not-a-number.csv:2:4 (Utility): "zero" is not a number`},
+		{"unknown currency", head + "Brazil,XYZ,0.06,0.01,0.01\n", "2026-01-01", `unknown-currency.csv:2:2 (Currency): unknown currency "XYZ"`},
+		{"overlap", costCard, "2025-07-01", "overlap.csv: the USD card from 2025-07-01 overlaps another card's dates: card 1"},
+	} {
+		file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".csv")
+		write(t, file, tc.csv)
+		code, msg := c.exit("pricing", "import", file, "--effective", tc.effective)
+		if code == 0 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: exit %d, %q; want an error with %q", tc.name, code, msg, tc.want)
+		}
+	}
+	var cards []struct{ ID int64 }
+	if err := json.Unmarshal([]byte(c.ok("pricing", "list", "--json")), &cards); err != nil || len(cards) != 1 {
+		t.Errorf("cards after the refusals: %s, %v; want the good one alone", c.ok("pricing", "list", "--json"), err)
+	}
+}
+
+// TestAccountListAPI: account list shows each account's --api (cloud when
+// it has none) and its WABA's onboarding to the Marketing Messages API as
+// template sync read it; an account whose WABA was never read says so.
+func TestAccountListAPI(t *testing.T) {
+	c, _ := costCLIWith(t, sandbox.Options{PairInterval: -1, Faults: sandbox.Faults{Marketing: map[string]string{"102290129340398": "PENDING"}}})
+	if rows := c.table("account", "list"); len(rows) != 2 || rows[0]["API"] != "" {
+		t.Fatalf("before any --api or WABA: %v; want no API column", rows)
+	}
+	c.ok("account", "set", "main-01", "--waba-id", "102290129340398", "--api", "auto")
+	c.ok("template", "sync")
+	got := map[string]string{}
+	for _, r := range c.table("account", "list") {
+		got[r["NAME"]] = r["API"]
+	}
+	if got["main-01"] != "auto, MM pending" || got["fresh-02"] != "cloud, MM not read" {
+		t.Errorf("API column = %v; want main-01 auto, MM pending and fresh-02 cloud, MM not read", got)
 	}
 }

@@ -71,6 +71,30 @@ func (c *Card) PriceAt(market string, cat Category, n int64) (Micros, bool) {
 	return c.Price(market, cat)
 }
 
+// PriceRange is what the from-th to the (from+n-1)-th message of a month
+// cost together in a market and category: PriceAt summed, in as many
+// steps as the card has tiers (a kept count prices a million messages at
+// once). Tiers never overlap (ParseTiers refuses it).
+func (c *Card) PriceRange(market string, cat Category, from, n int64) Micros {
+	if n <= 0 {
+		return 0
+	}
+	list, _ := c.Price(market, cat)
+	var sum Micros
+	to, tiered := from+n-1, int64(0)
+	for _, t := range c.Tiers[market][cat] {
+		lo, hi := max(from, t.From), to
+		if t.To != 0 {
+			hi = min(hi, t.To)
+		}
+		if hi >= lo {
+			sum += Micros(hi-lo+1) * t.Price
+			tiered += hi - lo + 1
+		}
+	}
+	return sum + Micros(n-tiered)*list
+}
+
 // Highest is the highest price of a category on the card: what the budget
 // counts for a row whose market the card lacks.
 func (c *Card) Highest(cat Category) Micros {

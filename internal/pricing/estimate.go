@@ -68,7 +68,12 @@ func (c *Counter) CountPlace(p Place, cat Category, n int64) { c.add(p, cat, n, 
 // Charge adds one delivered message as its status webhook priced it:
 // free messages count at zero.
 func (c *Counter) Charge(phone string, cat Category, free bool) {
-	c.add(c.markets.Lookup(phone), cat, 1, free)
+	c.ChargeN(phone, cat, 1, free)
+}
+
+// ChargeN is Charge for n messages priced alike.
+func (c *Counter) ChargeN(phone string, cat Category, n int64, free bool) {
+	c.add(c.markets.Lookup(phone), cat, n, free)
 }
 
 // SetCard prices what is counted from now on with card: an actual cost
@@ -104,12 +109,8 @@ func (c *Counter) add(p Place, cat Category, n int64, free bool) {
 		l.Free += n
 		return
 	}
-	for range n {
-		billed := l.Messages - l.Free + 1
-		price, _ := c.card.PriceAt(market, cat, billed)
-		l.Cost += price
-		l.Messages++
-	}
+	l.Cost += c.card.PriceRange(market, cat, l.Messages-l.Free+1, n)
+	l.Messages += n
 }
 
 func (c *Counter) miss(k Key, n int64, why string) {

@@ -87,6 +87,25 @@ func (m *Markets) Lookup(phone string) Place {
 	return Place{Country: Other, Market: Other}
 }
 
+// PrefixLen is how many characters of a number NumberPrefix keeps: a plus
+// and four digits, the longest calling code in the table (its test holds
+// the table to it), so a number's prefix has the number's place.
+const PrefixLen = 5
+
+// NumberPrefix is the first PrefixLen characters of phone, as SQL's
+// substr(phone, 1, 5) gives them: the key the store keeps a campaign's
+// rows by, for the estimate and the actual cost by market.
+func NumberPrefix(phone string) string {
+	n := 0
+	for i := range phone {
+		if n == PrefixLen {
+			return phone[:i]
+		}
+		n++
+	}
+	return phone
+}
+
 // ByISO is the place of a country by its ISO 3166 code (as
 // pricing_analytics gives it), or Other.
 func (m *Markets) ByISO(code string) Place {

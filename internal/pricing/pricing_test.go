@@ -192,6 +192,55 @@ func TestTiersAndCharge(t *testing.T) {
 	}
 }
 
+// TestPriceRange holds a range's price to PriceAt summed message by
+// message, across the tiers' edges and past the last.
+func TestPriceRange(t *testing.T) {
+	card := fixture(t)
+	f, _ := os.Open("testdata/tiers.csv")
+	defer f.Close()
+	if err := ParseTiers("testdata/tiers.csv", f, &card); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []struct {
+		market string
+		cat    Category
+	}{{"India", Utility}, {"India", Marketing}, {"Nowhere", Utility}} {
+		for from := int64(1); from <= 6; from++ {
+			for n := int64(0); n <= 6; n++ {
+				var want Micros
+				for i := from; i < from+n; i++ {
+					p, _ := card.PriceAt(k.market, k.cat, i)
+					want += p
+				}
+				if got := card.PriceRange(k.market, k.cat, from, n); got != want {
+					t.Errorf("PriceRange(%s, %s, %d, %d) = %d, want %d", k.market, k.cat, from, n, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestNumberPrefix: a number's first PrefixLen characters have its place,
+// for every calling code in the table (none is longer than four digits).
+func TestNumberPrefix(t *testing.T) {
+	m := DefaultMarkets()
+	if m.maxLen+1 > PrefixLen {
+		t.Fatalf("the table has a %d-digit calling code; PrefixLen %d must hold it and the plus", m.maxLen, PrefixLen)
+	}
+	for code := range m.byCode {
+		for _, phone := range []string{"+" + code + "98765432", code + "98765432", "+" + code} {
+			if got, want := m.Lookup(NumberPrefix(phone)), m.Lookup(phone); got != want {
+				t.Errorf("Lookup(NumberPrefix(%s)) = %+v, want %+v", phone, got, want)
+			}
+		}
+	}
+	for in, want := range map[string]string{"+447700900123": "+4477", "+1": "+1", "": "", "+44é77": "+44é7"} {
+		if got := NumberPrefix(in); got != want {
+			t.Errorf("NumberPrefix(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestInForceAndOverlap(t *testing.T) {
 	d := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
 	cards := []Card{
@@ -232,5 +281,23 @@ func TestRowPrice(t *testing.T) {
 	}
 	if p := RowPrice(m, &card, "+34612345678", Marketing); p != 136500 {
 		t.Errorf("Spain (not on the card) = %v, want the highest marketing price 0.1365", p)
+	}
+}
+
+// TestRulesByDate: the free rules said beside an estimate are those in
+// force on its date: in-window utility templates free before 2026-10-01,
+// billed from that day.
+func TestRulesByDate(t *testing.T) {
+	for _, tc := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Date(2026, 9, 30, 23, 59, 0, 0, time.UTC), "utility templates in a customer service window: free"},
+		{time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), "utility templates in a customer service window: billed"},
+	} {
+		got := strings.Join(Rules(tc.at), "\n")
+		if !strings.Contains(got, tc.want) || !strings.Contains(got, "free entry point window") {
+			t.Errorf("Rules(%s) =\n%s\nwant %q and the free entry point", tc.at.Format(time.DateOnly), got, tc.want)
+		}
 	}
 }

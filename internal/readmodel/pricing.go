@@ -153,21 +153,3 @@ func (r *Reader) Charges(ctx context.Context, campaignID int64) ([]Charged, erro
 	}
 	return out, rows.Err()
 }
-
-// CostRows calls fn with the phone of every row of a campaign that may
-// still cost something: every row but those failed or expired.
-func (r *Reader) CostRows(ctx context.Context, campaignID int64, fn func(phone string)) error {
-	rows, err := r.db.QueryContext(ctx, `SELECT phone FROM messages WHERE campaign_id = ? AND state IN ('pending', 'sending', 'sent', 'unknown')`, campaignID)
-	if err != nil {
-		return fmt.Errorf("read campaign %d's rows: %w", campaignID, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return err
-		}
-		fn(p)
-	}
-	return rows.Err()
-}

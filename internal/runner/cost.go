@@ -103,9 +103,15 @@ func Costs(ctx context.Context, st store.Driver, c campaign.Campaign, now time.T
 		return out, nil
 	}
 	out.Pricing = p
-	est := pricing.NewCounter(p.Markets, p.Card)
-	if err := readmodel.New(st).CostRows(ctx, c.ID, func(phone string) { est.Count(phone, p.Category, 1) }); err != nil {
+	// Both from kept counts by number prefix (readmodel.CostCounts,
+	// ChargeCounts): a prefix places a number as the number does.
+	counts, err := readmodel.New(st).CostCounts(ctx, c.ID)
+	if err != nil {
 		return out, err
+	}
+	est := pricing.NewCounter(p.Markets, p.Card)
+	for _, k := range counts {
+		est.Count(k.Prefix, p.Category, k.N)
 	}
 	out.Estimate = est.Cost()
 	if out.Actual, err = actual(ctx, st, c.ID, p); err != nil {
@@ -115,7 +121,7 @@ func Costs(ctx context.Context, st store.Driver, c campaign.Campaign, now time.T
 }
 
 func actual(ctx context.Context, st store.Driver, id int64, p Pricing) (pricing.Cost, error) {
-	charges, err := readmodel.New(st).Charges(ctx, id)
+	charges, err := readmodel.New(st).ChargeCounts(ctx, id)
 	if err != nil {
 		return pricing.Cost{}, err
 	}
@@ -123,14 +129,15 @@ func actual(ctx context.Context, st store.Driver, id int64, p Pricing) (pricing.
 	if err != nil {
 		return pricing.Cost{}, err
 	}
+	// Day by day: a tier counts a month's messages in the order they came.
 	act := pricing.NewCounter(p.Markets, p.Card)
 	for _, ch := range charges {
-		act.SetCard(pricing.InForceOn(cards, p.Card.Currency, ch.At))
+		act.SetCard(pricing.InForceOn(cards, p.Card.Currency, ch.Day))
 		cat, ok := pricing.ParseCategory(ch.Category)
 		if !ok {
 			cat = pricing.Category(ch.Category)
 		}
-		act.Charge(ch.Phone, cat, pricing.Free(ch.PricingType, ch.Billable))
+		act.ChargeN(ch.Prefix, cat, ch.N, pricing.Free(ch.PricingType, ch.Billable))
 	}
 	out := act.Cost()
 	out.Card = p.Card
@@ -159,19 +166,15 @@ func Reconcile(ctx context.Context, st store.Driver, api *API, cost CampaignCost
 	if cost.Pricing.Card == nil {
 		return r, fmt.Errorf("campaign %d cannot be priced: %s", id, cost.NoEstimate)
 	}
-	charges, err := readmodel.New(st).Charges(ctx, id)
+	charges, err := readmodel.New(st).ChargeCounts(ctx, id)
 	if err != nil {
 		return r, err
 	}
 	if len(charges) == 0 {
 		return r, fmt.Errorf("campaign %d: no status webhook said a message was delivered yet; nothing to reconcile", id)
 	}
-	first, last := charges[0].At, charges[0].At
-	for _, ch := range charges {
-		first, last = minTime(first, ch.At), maxTime(last, ch.At)
-	}
-	r.From = first.UTC().Truncate(24 * time.Hour)
-	r.To = last.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	// Oldest day first.
+	r.From, r.To = charges[0].Day, charges[len(charges)-1].Day.Add(24*time.Hour)
 	reads, err := WABAReads(ctx, st, "", "")
 	if err != nil {
 		return r, err
@@ -227,20 +230,6 @@ func Reconcile(ctx context.Context, st store.Driver, api *API, cost CampaignCost
 		return cmp.Or(cmp.Compare(a.Market, b.Market), cmp.Compare(a.Category, b.Category))
 	})
 	return r, nil
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // RowCharge is what one delivered message cost, for export: the category

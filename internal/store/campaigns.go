@@ -28,6 +28,8 @@ type importer struct {
 	sourceKey, recipientsKey string
 	// zoneSets are the ids of the zone sets stored so far (send windows).
 	zoneSets map[string]int64
+	// prefixes counts the rows stored by number prefix (cost_counts).
+	prefixes map[string]int64
 	done     bool
 }
 
@@ -164,6 +166,9 @@ func (im *importer) Commit(ctx context.Context) (campaign.Campaign, error) {
 		// them here once rather than by a trigger per row (migration 0010).
 		_, err = im.tx.ExecContext(ctx, `INSERT INTO message_counts (campaign_id, account_id, state, n)
 			VALUES (?, 0, 'pending', ?) ON CONFLICT DO UPDATE SET n = n + excluded.n`, im.c.ID, im.c.Imported)
+	}
+	if err == nil {
+		err = addCostCounts(ctx, im.tx, im.c.ID, im.prefixes)
 	}
 	if err == nil {
 		err = im.tx.Commit()

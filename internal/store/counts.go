@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	_ "embed"
 	"fmt"
 	"strings"
@@ -16,6 +17,7 @@ var countTriggers = strings.NewReplacer(
 	"{{received NEW.delivery}}", receivedSQL("NEW.delivery"),
 	"{{read}}", quote(campaign.DeliveryRead),
 	"{{held}}", quote(campaign.DeliveryHeld),
+	"{{received NEW.status}}", receivedSQL("NEW.status"),
 ).Replace(countTriggersSQL)
 
 //go:embed counts.sql
@@ -24,7 +26,8 @@ var countTriggersSQL string
 // countTriggerNames are the triggers countTriggers creates.
 var countTriggerNames = []string{"message_counts_update", "message_counts_delete",
 	"attempt_rollup_insert", "attempt_rollup_update", "campaign_counts_delete",
-	"delivery_counts_update", "delivery_counts_delete"}
+	"delivery_counts_update", "delivery_counts_delete", "cost_counts_update", "cost_counts_delete",
+	"cost_counts_campaign_gone", "charge_counts_insert", "charge_counts_update"}
 
 // KeptCount is a table of counts the triggers keep as rows move (Cols),
 // the query that reads what is kept, and the query that computes it from
@@ -82,7 +85,28 @@ var KeptCounts = []KeptCount{
 			count(CASE WHEN failed_after_send = 1 THEN 1 END), count(CASE WHEN ` + deliveryIsSQL("delivery", campaign.DeliveryHeld) + ` THEN 1 END)
 			FROM messages WHERE delivery IS NOT NULL OR failed_after_send = 1 GROUP BY 1, 2`,
 	},
+	{
+		Name:    "cost_counts",
+		Cols:    "campaign_id, prefix, n",
+		Kept:    `SELECT campaign_id, prefix, n FROM cost_counts WHERE n <> 0`,
+		Recount: `SELECT campaign_id, substr(phone, 1, 5), count(*) FROM messages WHERE state IN ('pending', 'sending', 'sent', 'unknown') GROUP BY 1, 2`,
+	},
+	{
+		Name:    "message_charges",
+		Cols:    "message_id, " + chargeKey,
+		Kept:    `SELECT message_id, ` + chargeKey + ` FROM message_charges`,
+		Recount: `SELECT message_id, ` + chargeKey + ` FROM message_charge_now`,
+	},
+	{
+		Name:    "charge_counts",
+		Cols:    chargeKey + ", n",
+		Kept:    `SELECT ` + chargeKey + `, n FROM charge_counts WHERE n <> 0`,
+		Recount: `SELECT ` + chargeKey + `, count(*) FROM message_charge_now GROUP BY 1, 2, 3, 4, 5, 6`,
+	},
 }
+
+// chargeKey is what charge_counts counts messages by.
+const chargeKey = "campaign_id, prefix, day, category, pricing_type, billable"
 
 // ensureCounts fills the counts from scratch and creates the triggers
 // that keep them when any trigger is missing (see ensureTriggers): on the
@@ -123,6 +147,19 @@ func ensureTriggers(ctx context.Context, s *Store, names []string, what, fill st
 		}
 		return nil
 	})
+}
+
+// addCostCounts counts an import's rows, pending and so may cost, by
+// prefix (pricing.NumberPrefix is SQL's substr(phone, 1, 5)): the import
+// counts once what a trigger per row would (migration 0010).
+func addCostCounts(ctx context.Context, tx *sql.Tx, id int64, prefixes map[string]int64) error {
+	for p, n := range prefixes {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO cost_counts (campaign_id, prefix, n) VALUES (?, ?, ?)
+			ON CONFLICT DO UPDATE SET n = n + excluded.n`, id, p, n); err != nil {
+			return fmt.Errorf("count the rows by market: %w", err)
+		}
+	}
+	return nil
 }
 
 func anys[T any](vs []T) []any {

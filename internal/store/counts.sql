@@ -20,6 +20,11 @@ DROP TRIGGER IF EXISTS attempt_rollup_update;
 DROP TRIGGER IF EXISTS campaign_counts_delete;
 DROP TRIGGER IF EXISTS delivery_counts_update;
 DROP TRIGGER IF EXISTS delivery_counts_delete;
+DROP TRIGGER IF EXISTS cost_counts_update;
+DROP TRIGGER IF EXISTS cost_counts_delete;
+DROP TRIGGER IF EXISTS cost_counts_campaign_gone;
+DROP TRIGGER IF EXISTS charge_counts_insert;
+DROP TRIGGER IF EXISTS charge_counts_update;
 
 CREATE TRIGGER message_counts_update AFTER UPDATE OF state, account_id ON messages
     WHEN OLD.tally IS NEW.tally AND (OLD.state IS NOT NEW.state OR OLD.account_id IS NOT NEW.account_id) BEGIN
@@ -99,4 +104,61 @@ CREATE TRIGGER delivery_counts_delete AFTER DELETE ON messages
         delivered = delivered - ({{received OLD.delivery}}), held = held - (OLD.delivery IS {{held}}),
         read = read - (OLD.delivery IS {{read}}), failed_after_send = failed_after_send - OLD.failed_after_send
         WHERE campaign_id = OLD.campaign_id AND account_id = coalesce(OLD.account_id, 0);
+END;
+
+-- cost_counts (migration 0050): the rows that may still cost, by number
+-- prefix. The import counts its rows; only a move into or out of failed or
+-- expired changes the count, so the claim's and the sender's moves pass
+-- these triggers by.
+CREATE TRIGGER cost_counts_update AFTER UPDATE OF state ON messages
+    WHEN (OLD.state IN ('pending', 'sending', 'sent', 'unknown')) IS NOT (NEW.state IN ('pending', 'sending', 'sent', 'unknown')) BEGIN
+    INSERT INTO cost_counts (campaign_id, prefix, n)
+        VALUES (NEW.campaign_id, substr(NEW.phone, 1, 5), CASE WHEN NEW.state IN ('pending', 'sending', 'sent', 'unknown') THEN 1 ELSE -1 END)
+        ON CONFLICT DO UPDATE SET n = n + excluded.n;
+END;
+
+CREATE TRIGGER cost_counts_delete AFTER DELETE ON messages
+    WHEN OLD.state IN ('pending', 'sending', 'sent', 'unknown') BEGIN
+    UPDATE cost_counts SET n = n - 1 WHERE campaign_id = OLD.campaign_id AND prefix = substr(OLD.phone, 1, 5);
+END;
+
+CREATE TRIGGER cost_counts_campaign_gone AFTER DELETE ON campaigns BEGIN
+    DELETE FROM cost_counts WHERE campaign_id = OLD.id;
+    DELETE FROM charge_counts WHERE campaign_id = OLD.id;
+END;
+
+-- message_charges and charge_counts (migration 0050): a message's charge
+-- follows from all its statuses (the first delivered or read, the latest
+-- with pricing), so a status that comes or is matched to a row (or
+-- relinked: the row it left too) replaces the message's charge with what
+-- its statuses say now (the view message_charge_now) and moves
+-- charge_counts by the difference. Statuses go only with their message,
+-- and messages with their campaign, which takes its counts.
+CREATE TRIGGER charge_counts_insert AFTER INSERT ON message_statuses
+    WHEN NEW.message_id IS NOT NULL AND ({{received NEW.status}} OR NEW.pricing <> '') BEGIN
+    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
+        IN (SELECT campaign_id, prefix, day, category, pricing_type, billable FROM message_charges WHERE message_id = NEW.message_id);
+    DELETE FROM message_charges WHERE message_id = NEW.message_id;
+    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = NEW.message_id;
+    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
+        SELECT campaign_id, prefix, day, category, pricing_type, billable, 1 FROM message_charges WHERE message_id = NEW.message_id
+        ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER charge_counts_update AFTER UPDATE OF message_id ON message_statuses
+    WHEN OLD.message_id IS NOT NEW.message_id AND ({{received NEW.status}} OR NEW.pricing <> '') BEGIN
+    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
+        IN (SELECT campaign_id, prefix, day, category, pricing_type, billable FROM message_charges WHERE message_id = OLD.message_id);
+    DELETE FROM message_charges WHERE message_id = OLD.message_id;
+    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = OLD.message_id;
+    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
+        SELECT campaign_id, prefix, day, category, pricing_type, billable, 1 FROM message_charges WHERE message_id = OLD.message_id
+        ON CONFLICT DO UPDATE SET n = n + 1;
+    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
+        IN (SELECT campaign_id, prefix, day, category, pricing_type, billable FROM message_charges WHERE message_id = NEW.message_id);
+    DELETE FROM message_charges WHERE message_id = NEW.message_id;
+    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = NEW.message_id;
+    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
+        SELECT campaign_id, prefix, day, category, pricing_type, billable, 1 FROM message_charges WHERE message_id = NEW.message_id
+        ON CONFLICT DO UPDATE SET n = n + 1;
 END;

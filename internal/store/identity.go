@@ -106,6 +106,9 @@ func (im *importer) ContinueInto(ctx context.Context, prior campaign.Campaign) (
 		_, err = im.tx.ExecContext(ctx, st.q, st.args...)
 	}
 	if err == nil {
+		err = addCostCounts(ctx, im.tx, prior.ID, im.prefixes)
+	}
+	if err == nil {
 		prior, err = rowscan.Campaign(im.tx.QueryRowContext(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE id = ?`, prior.ID))
 	}
 	if err == nil {

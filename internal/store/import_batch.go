@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pricing"
 )
 
 // ImportBatch is how many rows AddBatch and SkipBatch put in one INSERT.
@@ -95,6 +96,12 @@ func (im *importer) flush(ctx context.Context) error {
 		return fmt.Errorf("store lines %d-%d: %w", msgs[0].Line, msgs[len(msgs)-1].Line, err)
 	}
 	im.c.Imported += len(msgs)
+	if im.prefixes == nil {
+		im.prefixes = map[string]int64{}
+	}
+	for _, m := range msgs {
+		im.prefixes[pricing.NumberPrefix(m.Phone)]++
+	}
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
@@ -104,6 +105,8 @@ type importer struct {
 	pending []campaign.Message
 	zones   map[string]int64
 	done    bool
+	// prefixes counts the rows stored by number prefix (cost_counts).
+	prefixes map[string]int64
 
 	sourceKey, recipientsKey string
 }
@@ -238,6 +241,12 @@ func (im *importer) flush(ctx context.Context) error {
 		return fmt.Errorf("store lines %d-%d: %w", msgs[0].Line, msgs[len(msgs)-1].Line, err)
 	}
 	im.c.Imported += len(msgs)
+	if im.prefixes == nil {
+		im.prefixes = map[string]int64{}
+	}
+	for _, m := range msgs {
+		im.prefixes[pricing.NumberPrefix(m.Phone)]++
+	}
 	return nil
 }
 
@@ -351,6 +360,7 @@ func (im *importer) ContinueInto(ctx context.Context, prior campaign.Campaign) (
 		b.Queue(`INSERT INTO message_counts (campaign_id, account_id, state, n) VALUES ($1, 0, 'pending', $2)
 			ON CONFLICT (campaign_id, state, account_id) DO UPDATE SET n = message_counts.n + excluded.n`, prior.ID, im.c.Imported)
 		b.Queue(`DELETE FROM campaigns WHERE id = $1`, im.c.ID)
+		queueCostCounts(b, prior.ID, im.prefixes)
 		err = send(ctx, im.tx, b)
 	}
 	if err == nil {
@@ -382,6 +392,11 @@ func (im *importer) Commit(ctx context.Context) (campaign.Campaign, error) {
 		_, err = im.tx.Exec(ctx, `INSERT INTO message_counts (campaign_id, account_id, state, n)
 			VALUES ($1, 0, 'pending', $2) ON CONFLICT (campaign_id, state, account_id) DO UPDATE SET n = message_counts.n + excluded.n`,
 			im.c.ID, im.c.Imported)
+	}
+	if err == nil && len(im.prefixes) > 0 {
+		b := &pgx.Batch{}
+		queueCostCounts(b, im.c.ID, im.prefixes)
+		err = send(ctx, im.tx, b)
 	}
 	if err == nil {
 		err = im.tx.Commit(ctx)
@@ -420,4 +435,13 @@ func (s *Store) CampaignStopped(ctx context.Context, id int64) error {
 		return campaign.CampaignCancelled.Stopped()
 	}
 	return campaign.CampaignState(state).Stopped()
+}
+
+// queueCostCounts counts an import's rows, pending and so may cost, by
+// number prefix (cost_counts), as the SQLite store's addCostCounts does.
+func queueCostCounts(b *pgx.Batch, id int64, prefixes map[string]int64) {
+	for p, n := range prefixes {
+		b.Queue(`INSERT INTO cost_counts (campaign_id, prefix, n) VALUES ($1, $2, $3)
+			ON CONFLICT (campaign_id, prefix) DO UPDATE SET n = cost_counts.n + excluded.n`, id, p, n)
+	}
 }

@@ -88,6 +88,9 @@ func (s suite) testImportContinues(t *testing.T) {
 	if counts, err := st.Counts(t.Context(), prior.ID); err != nil || counts[campaign.Pending] != 5 {
 		t.Errorf("counts %v, %v; want 5 pending, counted once", counts, err)
 	}
+	if n := CountRows(t, st, `SELECT coalesce(sum(n), 0) FROM cost_counts WHERE campaign_id = ?`, prior.ID); n != 5 {
+		t.Errorf("%d rows that may cost kept by prefix, want the 5, counted once", n)
+	}
 	if _, err := im.ContinueInto(t.Context(), prior); err == nil {
 		t.Error("a second ContinueInto of one import was taken")
 	}
