@@ -65,7 +65,7 @@ var KeptCounts = []KeptCount{
 			SELECT m.campaign_id, t.account_id, t.claimed_at / 60000000000 AS minute,
 				coalesce(lag(t.claimed_at) OVER (PARTITION BY t.message_id ORDER BY t.id) / 60000000000, -1) AS prev_any,
 				coalesce(lag(t.claimed_at) OVER (PARTITION BY t.message_id, t.account_id ORDER BY t.id) / 60000000000, -1) AS prev_account
-			FROM attempts t JOIN messages m ON m.id = t.message_id)
+			FROM attempts t JOIN messages m ON m.id = t.message_id) AS firsts
 			GROUP BY 1, 2, 3, 4, 5`,
 	},
 	{

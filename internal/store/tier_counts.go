@@ -13,17 +13,18 @@ var tierTriggerNames = []string{"tier_minutes_insert", "tier_minutes_update", "t
 	"tier_minutes_campaign_gone"}
 
 // tierRecount computes migration 0046's tier_minutes from the attempts,
-// without the rows all zero (storetest.CheckCounts takes those as absent).
+// without the rows all zero (storetest.CheckCounts takes those as absent),
+// in SQL Postgres runs too (the check runs on both drivers).
 const tierRecount = `SELECT m.campaign_id, t.account_id, t.claimed_at / 60000000000,
-	count(CASE WHEN t.class IS 'not-sent' THEN 1 END),
-	count(CASE WHEN t.class IS 'not-sent' AND t.outcome IS 'sent' THEN 1 END),
-	count(CASE WHEN t.class IS 'permanent' AND t.outcome IS NOT 'sent' THEN 1 END),
-	count(CASE WHEN t.class IS NOT 'not-sent' AND coalesce(t.error_code, 0) IN (131048, 131064) THEN 1 END)
+	count(CASE WHEN coalesce(t.class, '') = 'not-sent' THEN 1 END),
+	count(CASE WHEN coalesce(t.class, '') = 'not-sent' AND coalesce(t.outcome, '') = 'sent' THEN 1 END),
+	count(CASE WHEN coalesce(t.class, '') = 'permanent' AND coalesce(t.outcome, '') <> 'sent' THEN 1 END),
+	count(CASE WHEN coalesce(t.class, '') <> 'not-sent' AND coalesce(t.error_code, 0) IN (131048, 131064) THEN 1 END)
 	FROM attempts t JOIN messages m ON m.id = t.message_id
 	WHERE t.class IN ('not-sent', 'permanent') OR coalesce(t.error_code, 0) IN (131048, 131064)
 	GROUP BY 1, 2, 3
-	HAVING sum(t.class IS 'not-sent' OR (t.class IS 'permanent' AND t.outcome IS NOT 'sent')
-		OR coalesce(t.error_code, 0) IN (131048, 131064)) > 0`
+	HAVING count(CASE WHEN coalesce(t.class, '') = 'not-sent' OR (coalesce(t.class, '') = 'permanent' AND coalesce(t.outcome, '') <> 'sent')
+		OR coalesce(t.error_code, 0) IN (131048, 131064) THEN 1 END) > 0`
 
 // ensureTierCounts fills tier_minutes from the attempts and creates the
 // triggers that keep it when any is missing: after migration 0046, or one

@@ -75,6 +75,13 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		// pgx's message may quote the DSN, password included.
 		return nil, fmt.Errorf("database %s: not a Postgres URL", Redact(dsn))
 	}
+	// A host stopped (SIGSTOP, a frozen VM) inside a transaction holds the
+	// sending transactions' advisory lock: every other host would wait for
+	// it. Postgres ends such a session, and with it the lock, after a
+	// while well inside a lease (the URL may set another value).
+	if _, set := cfg.ConnConfig.RuntimeParams[idleTimeoutParam]; !set {
+		cfg.ConnConfig.RuntimeParams[idleTimeoutParam] = idleInTransaction
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", Redact(dsn), err)
@@ -91,6 +98,13 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	s.reader = stdlib.OpenDBFromPool(pool)
 	return s, nil
 }
+
+// idleInTransaction is how long a session may sit idle inside a
+// transaction before Postgres ends it (idleTimeoutParam).
+const (
+	idleTimeoutParam  = "idle_in_transaction_session_timeout"
+	idleInTransaction = "10s"
+)
 
 // Redact is dsn without its password, for messages and status.
 func Redact(dsn string) string {
