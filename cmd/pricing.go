@@ -82,7 +82,7 @@ func pricingImport(ctx context.Context, f *Factory, o pricingImportOptions) erro
 		return err
 	}
 	return f.withStore(ctx, func(st store.Driver) error {
-		id, err := runner.ImportCard(ctx, st, card)
+		id, err := st.ImportCard(ctx, card)
 		if err != nil {
 			return err
 		}

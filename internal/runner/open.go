@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -46,10 +45,6 @@ func RedactDB(db string) string {
 	return db
 }
 
-// ErrSQLiteOnly is what a command that works on a SQLite file says when
-// given the store on Postgres.
-var ErrSQLiteOnly = errors.New("needs a SQLite database")
-
 // The settings a run keeps with its campaign that store.Driver does not
 // name yet, so the store on Postgres does not have them (SQLite's
 // *store.Store does): a run asks for them here and says plainly what it
@@ -60,12 +55,6 @@ type (
 	}
 	budgetKeeper interface {
 		SetBudget(ctx context.Context, id int64, max pricing.Micros, currency string, price func(phone string) pricing.Micros) error
-	}
-	cardImporter interface {
-		ImportCard(ctx context.Context, c pricing.Card) (int64, error)
-	}
-	marketingKeeper interface {
-		RecordMarketingStatus(ctx context.Context, waba, status string, at time.Time) error
 	}
 )
 
@@ -90,13 +79,4 @@ func setBudget(ctx context.Context, st store.Driver, id int64, max pricing.Micro
 		return k.SetBudget(ctx, id, max, currency, price)
 	}
 	return fmt.Errorf("--max-cost: the database at %s cannot keep a budget yet (its driver has no SetBudget); run without it", st.Path())
-}
-
-// ImportCard keeps a rate card (`wasend pricing import`) where the driver
-// can; the store on Postgres cannot yet.
-func ImportCard(ctx context.Context, st store.Driver, c pricing.Card) (int64, error) {
-	if k, ok := st.(cardImporter); ok {
-		return k.ImportCard(ctx, c)
-	}
-	return 0, fmt.Errorf("import a rate card: the database at %s cannot keep one yet (its driver has no ImportCard); %w", st.Path(), ErrSQLiteOnly)
 }

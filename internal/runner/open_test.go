@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,8 +64,5 @@ func TestOpenStorePostgres(t *testing.T) {
 	}
 	if err := setBudget(t.Context(), pg, 1, 100, "EUR", func(string) pricing.Micros { return 1 }); err == nil || !strings.Contains(err.Error(), "--max-cost") {
 		t.Errorf("--max-cost on Postgres: %v, want it refused", err)
-	}
-	if _, err := ImportCard(t.Context(), pg, pricing.Card{}); !errors.Is(err, ErrSQLiteOnly) || strings.Contains(err.Error(), "pw-hidden") {
-		t.Errorf("pricing import on Postgres: %v, want ErrSQLiteOnly without the password", err)
 	}
 }

@@ -25,6 +25,7 @@ type TemplateStore interface {
 	readmodel.Source
 	AccountLister
 	ReplaceTemplates(ctx context.Context, waba string, ts []campaign.Template) error
+	RecordMarketingStatus(ctx context.Context, waba, status string, at time.Time) error
 }
 
 // WABARead is one WABA to read and the token variable to read it with
@@ -114,12 +115,8 @@ func syncWABA(ctx context.Context, st TemplateStore, io *ui.IOStreams, client *w
 		io.Warnf("WABA %s: could not read its Marketing Messages API onboarding (%v); --api auto keeps the last status read", r.WABA, err)
 		return nil
 	}
-	// Kept where the driver can (marketingKeeper); the store on Postgres
-	// cannot yet, and --api auto there sends through the Cloud API.
-	if k, ok := st.(marketingKeeper); ok {
-		if err := k.RecordMarketingStatus(ctx, r.WABA, status, at); err != nil {
-			return err
-		}
+	if err := st.RecordMarketingStatus(ctx, r.WABA, status, at); err != nil {
+		return err
 	}
 	if status == "" {
 		status = "not onboarded"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
+	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
@@ -188,6 +189,9 @@ type Driver interface {
 	// Templates, as last synced from the Cloud API.
 
 	ReplaceTemplates(ctx context.Context, waba string, ts []campaign.Template) error
+	RecordMarketingStatus(ctx context.Context, waba, status string, at time.Time) error // a WABA's onboarding, as synced
+	// A rate card kept whole, or refused (pricing.ErrCardOverlap) leaving nothing.
+	ImportCard(ctx context.Context, c pricing.Card) (int64, error)
 }
 
 var _ Driver = (*Store)(nil)

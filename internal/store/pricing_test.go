@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -27,47 +26,6 @@ func card(t *testing.T, csv string, effective, until string) pricing.Card {
 }
 
 const cardCSV = "Market,Currency,Marketing,Utility,Authentication\nGermany,EUR,0.1131,0.0456,0.0636\nOther,EUR,0.05,0.01,0.01\n"
-
-// TestImportCard: a card is stored whole and read back; one whose dates
-// overlap a card of its currency is refused and leaves nothing behind.
-func TestImportCard(t *testing.T) {
-	st := openTest(t, newFakeClock())
-	ctx := t.Context()
-	id, err := st.ImportCard(ctx, card(t, cardCSV, "2025-07-01", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tiered := card(t, cardCSV, "2026-10-01", "")
-	tiered.Tiers = map[string]map[pricing.Category][]pricing.Tier{"Germany": {pricing.Utility: {{From: 1, To: 10, Price: 45600}, {From: 11, Price: 40000}}}}
-	if _, err := st.ImportCard(ctx, tiered); err != nil {
-		t.Fatal(err)
-	}
-	cards, err := readmodel.New(st).Cards(ctx)
-	if err != nil || len(cards) != 2 {
-		t.Fatalf("cards = %+v, %v", cards, err)
-	}
-	if c := cards[0]; c.ID != id || c.Currency != "EUR" || c.Rates["Germany"][pricing.Marketing] != 113100 || c.Rates["Other"][pricing.Utility] != 10000 {
-		t.Errorf("card read back = %+v", c)
-	}
-	if ts := cards[1].Tiers["Germany"][pricing.Utility]; len(ts) != 2 || ts[1].From != 11 || ts[1].Price != 40000 {
-		t.Errorf("tiers read back = %+v", ts)
-	}
-	rates := storetest.CountRows(t, st, `SELECT count(*) FROM pricing_rates`)
-	for _, c := range []pricing.Card{
-		card(t, cardCSV, "2025-07-01", ""),           // the same day
-		card(t, cardCSV, "2025-01-01", "2025-08-01"), // ends after the next begins
-	} {
-		if _, err := st.ImportCard(ctx, c); !errors.Is(err, pricing.ErrCardOverlap) {
-			t.Errorf("card from %s: err = %v, want ErrCardOverlap", c.Effective.Format(time.DateOnly), err)
-		}
-	}
-	if n := storetest.CountRows(t, st, `SELECT count(*) FROM pricing_cards`); n != 2 {
-		t.Errorf("%d cards after the refusals, want 2", n)
-	}
-	if n := storetest.CountRows(t, st, `SELECT count(*) FROM pricing_rates`); n != rates {
-		t.Errorf("%d prices after the refusals, want %d", n, rates)
-	}
-}
 
 // TestBudgetCommitted: what counts against a budget follows the rows as
 // the claim takes them and their outcomes settle.

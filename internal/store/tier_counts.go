@@ -13,8 +13,7 @@ var tierTriggerNames = []string{"tier_minutes_insert", "tier_minutes_update", "t
 	"tier_minutes_campaign_gone"}
 
 // tierRecount computes migration 0046's tier_minutes from the attempts,
-// without the rows all zero (storetest.CheckCounts takes those as absent),
-// in SQL Postgres runs too (the check runs on both drivers).
+// without the rows all zero (CheckCounts takes those as absent); Postgres runs it too.
 const tierRecount = `SELECT m.campaign_id, t.account_id, t.claimed_at / 60000000000,
 	count(CASE WHEN coalesce(t.class, '') = 'not-sent' THEN 1 END),
 	count(CASE WHEN coalesce(t.class, '') = 'not-sent' AND coalesce(t.outcome, '') = 'sent' THEN 1 END),

@@ -81,6 +81,7 @@ func Run(t *testing.T, h Harness) {
 		{"put back", s.putBackTests()},
 		{"inbound", s.inboundTests()},
 		{"reads", s.readTests()},
+		{"pricing", s.pricingTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
