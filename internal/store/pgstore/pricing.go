@@ -116,7 +116,8 @@ func (s *Store) SetBudget(ctx context.Context, id int64, max pricing.Micros, cur
 		}
 		b.Queue(`INSERT INTO campaign_spend (campaign_id) VALUES ($1) ON CONFLICT DO NOTHING`, id)
 		b.Queue(`SELECT FROM campaign_spend WHERE campaign_id = $1 FOR UPDATE`, id)
-		// A statement of its own: its snapshot is taken with the row locked.
+		// The recount is a statement of its own, after the row is locked:
+		// its snapshot holds every move that wrote the row before.
 		b.Queue(`UPDATE campaign_spend SET committed = (SELECT coalesce(sum(price), 0) FROM messages
 			WHERE campaign_id = $1 AND state IN ('sending', 'sent', 'unknown')) WHERE campaign_id = $1`, id)
 		return send(ctx, tx, b)

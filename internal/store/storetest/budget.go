@@ -19,6 +19,7 @@ func (s suite) budgetTests() []sub {
 		{"a budget: the claim stops before it, for every runner; a failure gives a row's price back", s.testBudgetClaim},
 		{"a budget: rows in queue order, a cheaper one behind never jumps one that does not fit", s.testBudgetQueueOrder},
 		{"a budget: three handles claiming at once pass it no more than one", s.testBudgetHandles},
+		{"a budget: a new start's recount racing outcomes on another handle stays the rows' sum", s.testBudgetRecountRace},
 	}
 }
 
@@ -223,5 +224,61 @@ func (s suite) testBudgetHandles(t *testing.T) {
 	}
 	if b := budgetOf(t, stores[2], c.ID); b.Committed != pricing.Micros(max/price*price) {
 		t.Errorf("committed = %v, want %v", b.Committed, pricing.Micros(max/price*price))
+	}
+}
+
+// testBudgetRecountRace: a run starting with a budget on one handle (a
+// host) prices the rows and recounts what is committed while another
+// claims rows and its rescuer puts them back (a move that does not wait
+// for claims): whichever comes first, what is committed ends as the sum
+// over the rows it counts.
+func (s suite) testBudgetRecountRace(t *testing.T) {
+	const n = 60
+	clk := newFakeClock()
+	db := s.h.NewDB(t)
+	sender, starter := s.openAt(t, db, clk, nil), s.openAt(t, db, clk, nil)
+	ctx := t.Context()
+	MustAccount(t, sender, "a", campaign.TierNew, Limited(100, 200, 200))
+	c := MustCampaign(t, sender, "race", n)
+	if err := sender.SetBudget(ctx, c.ID, 1_000_000_000, "USD", func(string) pricing.Micros { return 1000 }); err != nil {
+		t.Fatal(err)
+	}
+	gone := func(campaign.Runner) bool { return true }
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range 20 {
+			if _, err := ledger(sender).ClaimN(ctx, c.ID, "r", t0, 3); err != nil {
+				t.Errorf("claim %d: %v", i, err)
+				return
+			}
+			// The runner is gone: its rows, never started, go back to pending.
+			if _, err := sender.Rescue(ctx, c.ID, t0, gone); err != nil {
+				t.Errorf("rescue: %v", err)
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for i := range 16 {
+			// 1000, 1000, 1500, 1500, …: a start at the prices in force
+			// writes no row but recounts; one at new prices writes them all.
+			p := pricing.Micros(1000 + 500*(i/2%2))
+			if err := starter.SetBudget(ctx, c.ID, 1_000_000_000, "USD", func(string) pricing.Micros { return p }); err != nil {
+				t.Errorf("start %d: %v", i, err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	if cs, err := ledger(sender).ClaimN(ctx, c.ID, "r2", t0, 5); err != nil || len(cs) != 5 {
+		t.Fatalf("last claim: %d rows, %v; want 5", len(cs), err)
+	}
+	var sum int64
+	if err := checked(starter).QueryRowContext(ctx, `SELECT coalesce(sum(price), 0) FROM messages
+		WHERE campaign_id = ? AND state IN ('sending', 'sent', 'unknown')`, c.ID).Scan(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if b := budgetOf(t, sender, c.ID); int64(b.Committed) != sum || sum != 5*1500 {
+		t.Errorf("committed = %d µ, the rows' sum %d µ; want both %d (5 in flight at the last start's 0.0015)", b.Committed, sum, 5*1500)
 	}
 }
