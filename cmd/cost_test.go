@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/sandbox"
@@ -34,10 +35,19 @@ const costCard = "Market,Currency,Marketing,Utility,Authentication\nGermany,USD,
 
 func costCLIWith(t *testing.T, o sandbox.Options) (*cli, *sandbox.Server) {
 	t.Helper()
+	return costCLIOn(t, "", o)
+}
+
+// costCLIOn is costCLIWith on the database db ("": a file of the test's).
+func costCLIOn(t *testing.T, db string, o sandbox.Options) (*cli, *sandbox.Server) {
+	t.Helper()
 	box := sandbox.New(o)
 	srv := httptest.NewServer(box)
 	t.Cleanup(srv.Close)
 	c := newCLI(t)
+	if db != "" {
+		c.db = db
+	}
 	c.env["WASEND_API_BASE"] = srv.URL
 	c.env["WA_TOKEN_MAIN"], c.env["WA_TOKEN_FRESH"], c.env["WASEND_TOKEN"] = "main-token", "fresh-token", "waba-token"
 	c.addAccounts()
@@ -93,9 +103,14 @@ func acceptedCost(box *sandbox.Server) (n int, micros int64) {
 // claiming before accepted + in flight passes --max-cost, exits 8 and says
 // how far it got; the sandbox accepted exactly the rows the budget holds,
 // never more. --resume keeps the budget; a raised one continues; 0 removes
-// it.
+// it. The same on SQLite and on Postgres.
 func TestRunMaxCost(t *testing.T) {
-	c, box := costCLI(t)
+	t.Run("sqlite", func(t *testing.T) { testRunMaxCost(t, "") })
+	t.Run("postgres", func(t *testing.T) { testRunMaxCost(t, pgtest.Start(t).NewDB(t, "")) })
+}
+
+func testRunMaxCost(t *testing.T, db string) {
+	c, box := costCLIOn(t, db, sandbox.Options{PairInterval: -1, Latency: sandbox.Latency{Base: 20 * time.Millisecond}})
 	list := costList(t, 40)
 	send := []string{"--template", "spring_sale", "--lang", "en_US", "--params", "name", "--workers", "8"}
 
@@ -111,6 +126,24 @@ func TestRunMaxCost(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("no %q in %q", want, err)
 		}
+	}
+	// status and cost read the spend from the store: 1.00 of 1.00.
+	var status struct {
+		Campaigns []struct{ Cost report.CampaignCost }
+	}
+	if err := json.Unmarshal([]byte(c.ok("status", "--json")), &status); err != nil {
+		t.Fatal(err)
+	}
+	if want := (report.CampaignCost{Currency: "USD", Estimate: "3.00", Actual: "0.00", Budget: "1.00", Committed: "1.00"}); len(status.Campaigns) != 1 ||
+		status.Campaigns[0].Cost != want {
+		t.Errorf("status --json: %+v, want one campaign costing %+v", status.Campaigns, want)
+	}
+	var cost struct{ Budget report.BudgetDetail }
+	if err := json.Unmarshal([]byte(c.ok("cost", "1", "--json")), &cost); err != nil {
+		t.Fatal(err)
+	}
+	if want := (report.BudgetDetail{Max: "1.00", Currency: "USD", Committed: "1.00"}); cost.Budget != want {
+		t.Errorf("cost --json budget: %+v, want %+v", cost.Budget, want)
 	}
 
 	// The budget is kept: a resume without --max-cost sends nothing.

@@ -16,19 +16,26 @@ import (
 // every runner's rows in flight are in the count: several workers or
 // processes cannot pass the budget between them.
 type budget struct {
-	b      store.Budget
+	b      pricing.Budget
 	prices map[int64]pricing.Micros
 	taken  pricing.Micros
 	hit    bool // a row was refused for the budget
 }
 
-// readBudget reads the campaign's budget and the prices of msgs; a store
-// without budgets, or a campaign without one, gives a budget that admits
-// everything.
+// budgetTx is what the claim reads for a campaign's budget, in its
+// transaction: both drivers' ClaimTx implement it.
+type budgetTx interface {
+	// Budget is the campaign's budget and, for ids, the price each row
+	// counts; what is committed is read when there is a budget.
+	Budget(ctx context.Context, campaignID int64, ids []int64) (pricing.Budget, map[int64]pricing.Micros, error)
+}
+
+// readBudget reads the campaign's budget and the prices of msgs; a
+// campaign without one gives a budget that admits everything.
 func readBudget(ctx context.Context, tx store.ClaimTx, campaignID int64, msgs []campaign.Message, prev *budget) (*budget, error) {
-	bt, ok := tx.(store.BudgetTx)
+	bt, ok := tx.(budgetTx)
 	if !ok {
-		return &budget{}, nil
+		return nil, fmt.Errorf("claim: the store's %T reads no budget (Budget)", tx)
 	}
 	ids := make([]int64, len(msgs))
 	for i, m := range msgs {

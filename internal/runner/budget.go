@@ -130,7 +130,7 @@ func applyBudget(ctx context.Context, o Options, c campaign.Campaign) error {
 	}
 	if want.Amount == 0 {
 		if stored.Max != 0 { // --max-cost 0: no budget any more
-			return setBudget(ctx, o.Store, c.ID, 0, "", func(string) pricing.Micros { return 0 })
+			return o.Store.SetBudget(ctx, c.ID, 0, "", func(string) pricing.Micros { return 0 })
 		}
 		return nil
 	}
@@ -142,7 +142,7 @@ func applyBudget(ctx context.Context, o Options, c campaign.Campaign) error {
 	if err != nil {
 		return fmt.Errorf("--max-cost: %w", err)
 	}
-	if err := setBudget(ctx, o.Store, c.ID, want.Amount, p.Card.Currency, p.RowPrice); err != nil {
+	if err := o.Store.SetBudget(ctx, c.ID, want.Amount, p.Card.Currency, p.RowPrice); err != nil {
 		return err
 	}
 	b, err := readmodel.New(o.Store).CampaignBudget(ctx, c.ID)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/pgstore"
 )
@@ -53,9 +52,6 @@ type (
 	sendingKeeper interface {
 		SetSending(ctx context.Context, id int64, maxHeld int, ttl time.Duration) (time.Duration, error)
 	}
-	budgetKeeper interface {
-		SetBudget(ctx context.Context, id int64, max pricing.Micros, currency string, price func(phone string) pricing.Micros) error
-	}
 )
 
 // setSending keeps --max-held and --ttl with the campaign (SetSending) and
@@ -70,13 +66,4 @@ func setSending(ctx context.Context, st store.Driver, id int64, maxHeld int, ttl
 		return 0, fmt.Errorf("--max-held and --ttl: the database at %s cannot keep them yet (its driver has no SetSending); run without them", st.Path())
 	}
 	return 0, nil
-}
-
-// setBudget is SetBudget where the driver has it; --max-cost is refused
-// where it has not.
-func setBudget(ctx context.Context, st store.Driver, id int64, max pricing.Micros, currency string, price func(phone string) pricing.Micros) error {
-	if k, ok := st.(budgetKeeper); ok {
-		return k.SetBudget(ctx, id, max, currency, price)
-	}
-	return fmt.Errorf("--max-cost: the database at %s cannot keep a budget yet (its driver has no SetBudget); run without it", st.Path())
 }

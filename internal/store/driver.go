@@ -78,6 +78,9 @@ type Driver interface {
 	SetSchedule(ctx context.Context, id int64, sc campaign.Schedule) error
 	SetShare(ctx context.Context, id int64, ch campaign.ShareChange) error
 	SetPairGap(ctx context.Context, campaignID int64, gap time.Duration) error
+	// SetBudget keeps --max-cost (0: none), prices every row of the
+	// campaign with price and recounts what is committed, claims excluded.
+	SetBudget(ctx context.Context, id int64, max pricing.Micros, currency string, price func(phone string) pricing.Micros) error
 
 	// Claims and outcomes: what dispatch.Ledger needs.
 

@@ -78,9 +78,6 @@ func readCards(ctx context.Context, q querier, currency string) ([]pricing.Card,
 	return cards, rows.Err()
 }
 
-// Budget is a campaign's --max-cost and what counts against it.
-type Budget = pricing.Budget
-
 // spendTrigger keeps campaign_spend.committed as rows move in and out of
 // the states a budget counts (in flight, accepted, or unknown: perhaps
 // accepted). Only priced rows (a run with a budget priced them) fire it.
@@ -144,8 +141,8 @@ func (s *Store) SetBudget(ctx context.Context, id int64, max pricing.Micros, cur
 	})
 }
 
-func readBudget(ctx context.Context, q querier, id int64) (Budget, error) {
-	var b Budget
+func readBudget(ctx context.Context, q querier, id int64) (pricing.Budget, error) {
+	var b pricing.Budget
 	var max, committed int64
 	err := q.QueryRowContext(ctx, `SELECT c.max_cost, c.max_cost_currency, coalesce(s.committed, 0)
 		FROM campaigns c LEFT JOIN campaign_spend s ON s.campaign_id = c.id WHERE c.id = ?`, id).Scan(&max, &b.Currency, &committed)
@@ -156,15 +153,9 @@ func readBudget(ctx context.Context, q querier, id int64) (Budget, error) {
 	return b, err
 }
 
-// BudgetTx is what the claim reads for a campaign's budget, in its
-// transaction: the store's ClaimTx implements it.
-type BudgetTx interface {
-	// Budget is the campaign's budget and, for ids, the price each row
-	// counts.
-	Budget(ctx context.Context, campaignID int64, ids []int64) (Budget, map[int64]pricing.Micros, error)
-}
-
-func (c *claimTx) Budget(ctx context.Context, campaignID int64, ids []int64) (Budget, map[int64]pricing.Micros, error) {
+// Budget is the campaign's budget and, for ids, the price each row counts
+// (claim's budgetTx).
+func (c *claimTx) Budget(ctx context.Context, campaignID int64, ids []int64) (pricing.Budget, map[int64]pricing.Micros, error) {
 	b, err := readBudget(ctx, c.tx, campaignID)
 	if err != nil || b.Max == 0 || len(ids) == 0 {
 		return b, nil, err

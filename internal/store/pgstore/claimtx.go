@@ -106,6 +106,8 @@ type campaignRow struct {
 	served                    float64
 	idleUntil, pairGap        int64
 	kind, template, text      string
+	maxCost                   int64 // --max-cost, 0: none
+	costCurrency              string
 }
 
 // campaign is campaign id's row (campaign.ErrNotFound when there is none).
@@ -116,9 +118,9 @@ func (c *claimTx) campaign(ctx context.Context, id int64) (*campaignRow, error) 
 	r := &campaignRow{id: id}
 	err := c.QueryRow(ctx, `SELECT state, cancelled_at IS NOT NULL, start_at, began_at, expire_after, expires_at,
 		window_from, window_to, window_days, service_window, priority, weight, borrow, served, idle_until, pair_gap,
-		kind, template, text FROM campaigns WHERE id = $1 FOR SHARE`, id).Scan(&r.state, &r.cancelled, &r.startAt, &r.beganAt, &r.expire,
+		kind, template, text, max_cost, max_cost_currency FROM campaigns WHERE id = $1 FOR SHARE`, id).Scan(&r.state, &r.cancelled, &r.startAt, &r.beganAt, &r.expire,
 		&r.expires, &r.wf, &r.wt, &r.wd, &r.serviceWindow, &r.prio, &r.weight, &r.borrow, &r.served, &r.idleUntil, &r.pairGap,
-		&r.kind, &r.template, &r.text)
+		&r.kind, &r.template, &r.text, &r.maxCost, &r.costCurrency)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)

@@ -12,10 +12,10 @@ import (
 )
 
 func (s suite) pricingTests() []sub {
-	return []sub{
+	return append([]sub{
 		{"a rate card kept whole, an overlapping one refused leaving nothing", s.testImportCard},
 		{"a WABA's Marketing Messages API status kept per WABA", s.testMarketingStatus},
-	}
+	}, s.budgetTests()...)
 }
 
 const cardCSV = "Market,Currency,Marketing,Utility,Authentication\nGermany,EUR,0.1131,0.0456,0.0636\nOther,EUR,0.05,0.01,0.01\n"
