@@ -78,7 +78,7 @@ type Dropped struct {
 // DroppedAccounts lists the accounts stopped for a campaign.
 func (r *Reader) DroppedAccounts(ctx context.Context, id int64) ([]Dropped, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT a.name, c.reason, coalesce(c.error_code, 0), c.at
-		FROM campaign_accounts c JOIN accounts a ON a.id = c.account_id WHERE c.campaign_id = ? ORDER BY a.name`, id)
+		FROM campaign_accounts c JOIN accounts a ON a.id = c.account_id WHERE c.campaign_id = ? ORDER BY `+r.db.d.bytewise("a.name"), id)
 	if err != nil {
 		return nil, fmt.Errorf("list dropped accounts: %w", err)
 	}
