@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -59,18 +60,9 @@ func Text(t *testing.T, d store.Driver, q string) string {
 	}
 	var b strings.Builder
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := scanAny(rows, len(cols))
+		if err != nil {
 			t.Fatal(err)
-		}
-		for i, v := range vals {
-			if s, ok := v.([]byte); ok {
-				vals[i] = string(s)
-			}
 		}
 		fmt.Fprintln(&b, vals...)
 	}
@@ -78,4 +70,23 @@ func Text(t *testing.T, d store.Driver, q string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// scanAny scans rows' current row of n columns into their values, text
+// read as bytes made a string.
+func scanAny(rows *sql.Rows, n int) ([]any, error) {
+	vals := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		if s, ok := v.([]byte); ok {
+			vals[i] = string(s)
+		}
+	}
+	return vals, nil
 }

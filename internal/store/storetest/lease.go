@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -42,15 +43,24 @@ func beat(t *testing.T, st store.Driver, runner string, since, until time.Durati
 	}
 }
 
-func (s suite) testLeaseExpiry(t *testing.T) {
-	clk := newFakeClock()
-	st := s.openTest(t, clk)
+// startedAndIdle opens a store with account a and a campaign of two rows
+// that runner r claimed at t0: started, whose request started, and idle,
+// claimed, its request never made.
+func (s suite) startedAndIdle(t *testing.T, name string) (st store.Driver, clk *clock.Sim, c campaign.Campaign, started, idle campaign.Claim) {
+	t.Helper()
+	clk = newFakeClock()
+	st = s.openTest(t, clk)
 	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := MustCampaign(t, st, "leases", 2)
+	c = MustCampaign(t, st, name, 2)
 	registerRunner(t, st, "r", c.ID, t0)
-	started := mustClaim(t, st, c.ID, "r", t0)
-	idle := mustClaim(t, st, c.ID, "r", t0) // claimed, its request never made
+	started = mustClaim(t, st, c.ID, "r", t0)
+	idle = mustClaim(t, st, c.ID, "r", t0)
 	mustStart(t, st, "r", t0, started)
+	return st, clk, c, started, idle
+}
+
+func (s suite) testLeaseExpiry(t *testing.T) {
+	st, clk, c, started, idle := s.startedAndIdle(t, "leases")
 	if used := AccountByName(t, st, "a").UsedToday; used != 2 {
 		t.Fatalf("%d sends counted after two claims", used)
 	}
@@ -481,14 +491,7 @@ func (s suite) testLateAnswersBeforeRescue(t *testing.T) {
 // never reached the API, so its entry is taken back as a refunded send's
 // is, while a row made unknown keeps its own.
 func (s suite) testLapseUnlogsContact(t *testing.T) {
-	clk := newFakeClock()
-	st := s.openTest(t, clk)
-	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := MustCampaign(t, st, "lapse log", 2)
-	registerRunner(t, st, "r", c.ID, t0)
-	started := mustClaim(t, st, c.ID, "r", t0)
-	idle := mustClaim(t, st, c.ID, "r", t0)
-	mustStart(t, st, "r", t0, started)
+	st, clk, c, started, idle := s.startedAndIdle(t, "lapse log")
 	logged := func(cl campaign.Claim) int {
 		return CountRows(t, st, `SELECT count(*) FROM contact_log WHERE phone = ? AND account_id = ? AND last_at = ?`,
 			cl.Message.Phone, cl.Account.ID, cl.At.UnixNano())
