@@ -17,7 +17,7 @@ type PrefixCount struct {
 // failed and expired) by number prefix, as the store keeps them (migration
 // 0050): an estimate reads a few rows, not the campaign's.
 func (r *Reader) CostCounts(ctx context.Context, campaignID int64) ([]PrefixCount, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT prefix, n FROM cost_counts WHERE campaign_id = ? AND n <> 0 ORDER BY prefix`, campaignID)
+	rows, err := r.db.QueryContext(ctx, `SELECT prefix, n FROM cost_counts WHERE campaign_id = ? AND n <> 0 ORDER BY `+r.db.d.bytewise("prefix"), campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("read campaign %d's rows by market: %w", campaignID, err)
 	}
@@ -51,7 +51,8 @@ type ChargeCount struct {
 // few rows, not every message and its statuses.
 func (r *Reader) ChargeCounts(ctx context.Context, campaignID int64) ([]ChargeCount, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT prefix, day, category, pricing_type, billable, n FROM charge_counts
-		WHERE campaign_id = ? AND n <> 0 ORDER BY day, prefix, category, pricing_type, billable`, campaignID)
+		WHERE campaign_id = ? AND n <> 0 ORDER BY day, `+r.db.d.bytewise("prefix")+`, `+r.db.d.bytewise("category")+`, `+
+		r.db.d.bytewise("pricing_type")+`, billable`, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("read campaign %d's charges: %w", campaignID, err)
 	}

@@ -74,11 +74,11 @@ func (r *Reader) CampaignDelivery(ctx context.Context, id int64) (DeliveryFigure
 func (r *Reader) AccountDelivery(ctx context.Context, campaignID int64) (map[string]DeliveryFigures, error) {
 	rows, err := r.db.QueryContext(ctx, `WITH d AS (SELECT account_id, sum(reported) AS reported, sum(delivered) AS delivered,
 			sum(read) AS read, sum(failed_after_send) AS failed, sum(held) AS held FROM delivery_counts
-			WHERE (?1 = 0 OR campaign_id = ?1) GROUP BY account_id),
+			WHERE (CAST(?1 AS BIGINT) = 0 OR campaign_id = ?1) GROUP BY account_id),
 		sent AS (SELECT account_id, sum(n) AS n FROM message_counts
-			WHERE state = 'sent' AND (?1 = 0 OR campaign_id = ?1) GROUP BY account_id),
+			WHERE state = 'sent' AND (CAST(?1 AS BIGINT) = 0 OR campaign_id = ?1) GROUP BY account_id),
 		r AS (SELECT account_id, sum(replied) AS replied, sum(opted_out) AS opted_out FROM reply_counts
-			WHERE (?1 = 0 OR campaign_id = ?1) GROUP BY account_id)
+			WHERE (CAST(?1 AS BIGINT) = 0 OR campaign_id = ?1) GROUP BY account_id)
 		SELECT a.name, d.reported, d.delivered, d.read, d.failed, d.held, coalesce(sent.n, 0), coalesce(r.replied, 0), coalesce(r.opted_out, 0)
 		FROM d JOIN accounts a ON a.id = d.account_id LEFT JOIN sent ON sent.account_id = d.account_id
 		LEFT JOIN r ON r.account_id = d.account_id

@@ -105,3 +105,14 @@ func (h handle) QueryContext(ctx context.Context, query string, args ...any) (*s
 func (h handle) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	return h.db.QueryRowContext(ctx, h.d.Rebind(query), args...)
 }
+
+// bytewise is expr ordered and compared byte by byte, as SQLite orders
+// text: Postgres would otherwise follow the server's locale, which puts
+// "a_" before "B" and "b" before "B" where SQLite puts them after, and a
+// list would come out in another order on each driver.
+func (d Dialect) bytewise(expr string) string {
+	if d == Postgres {
+		return expr + ` COLLATE "C"`
+	}
+	return expr
+}

@@ -107,7 +107,7 @@ func (r *Reader) CountSuppressions(ctx context.Context) (int, error) {
 // Templates returns every synced template, by WABA, name and language.
 func (r *Reader) Templates(ctx context.Context) ([]campaign.Template, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT waba_id, name, language, status, category, parameter_format, components, synced_at
-		FROM templates ORDER BY waba_id, name, language`)
+		FROM templates ORDER BY `+r.db.d.bytewise("waba_id")+`, `+r.db.d.bytewise("name")+`, `+r.db.d.bytewise("language"))
 	if err != nil {
 		return nil, fmt.Errorf("list templates: %w", err)
 	}

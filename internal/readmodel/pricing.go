@@ -14,7 +14,7 @@ import (
 
 // Cards are the rate cards stored, each with its prices, oldest first.
 func (r *Reader) Cards(ctx context.Context) ([]pricing.Card, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT id, currency, effective, until, source FROM pricing_cards ORDER BY effective, currency`)
+	rows, err := r.db.QueryContext(ctx, `SELECT id, currency, effective, until, source FROM pricing_cards ORDER BY effective, `+r.db.d.bytewise("currency"))
 	if err != nil {
 		return nil, fmt.Errorf("read rate cards: %w", err)
 	}
@@ -39,7 +39,7 @@ func (r *Reader) Cards(ctx context.Context) ([]pricing.Card, error) {
 		return nil, err
 	}
 	rows, err = r.db.QueryContext(ctx, `SELECT card_id, market, category, tier_from, tier_to, price
-		FROM pricing_rates ORDER BY card_id, market, category, tier_from`)
+		FROM pricing_rates ORDER BY card_id, `+r.db.d.bytewise("market")+`, `+r.db.d.bytewise("category")+`, tier_from`)
 	if err != nil {
 		return nil, fmt.Errorf("read rate cards: %w", err)
 	}

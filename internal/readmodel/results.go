@@ -78,7 +78,7 @@ type Dropped struct {
 // DroppedAccounts lists the accounts stopped for a campaign.
 func (r *Reader) DroppedAccounts(ctx context.Context, id int64) ([]Dropped, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT a.name, c.reason, coalesce(c.error_code, 0), c.at
-		FROM campaign_accounts c JOIN accounts a ON a.id = c.account_id WHERE c.campaign_id = ? ORDER BY a.name`, id)
+		FROM campaign_accounts c JOIN accounts a ON a.id = c.account_id WHERE c.campaign_id = ? ORDER BY `+r.db.d.bytewise("a.name"), id)
 	if err != nil {
 		return nil, fmt.Errorf("list dropped accounts: %w", err)
 	}
@@ -182,9 +182,9 @@ func (r *Reader) Activity(ctx context.Context, since time.Time, campaignID int64
 	rows, err := r.db.QueryContext(ctx, `WITH
 		r AS (SELECT account_id, sum(attempts) AS attempts, sum(throttled) AS throttled, sum(sent) AS sent,
 			min(first_at) AS first_at, max(last_at) AS last_at
-			FROM attempt_rollup WHERE minute >= ?1 AND (?2 = 0 OR campaign_id = ?2) GROUP BY account_id),
+			FROM attempt_rollup WHERE minute >= ?1 AND (CAST(?2 AS BIGINT) = 0 OR campaign_id = ?2) GROUP BY account_id),
 		f AS (SELECT account_id, sum(n) AS messages
-			FROM attempt_firsts WHERE minute >= ?1 AND prev_account < ?1 AND (?2 = 0 OR campaign_id = ?2) GROUP BY account_id)
+			FROM attempt_firsts WHERE minute >= ?1 AND prev_account < ?1 AND (CAST(?2 AS BIGINT) = 0 OR campaign_id = ?2) GROUP BY account_id)
 		SELECT a.name, r.attempts, r.throttled, coalesce(f.messages, 0), r.sent, r.first_at, r.last_at
 		FROM r JOIN accounts a ON a.id = r.account_id LEFT JOIN f ON f.account_id = r.account_id
 		WHERE r.attempts > 0`, sinceMinute(since), campaignID)

@@ -83,7 +83,7 @@ type RunnerLeases struct {
 func (r *Reader) Runners(ctx context.Context) ([]RunnerLeases, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT r.id, r.campaign_id, r.host, r.pid, r.started_at, r.heartbeat_at,
 		(SELECT count(*) FROM messages m WHERE m.runner_id = r.id AND m.state = 'sending')
-		FROM runners r ORDER BY r.host, r.started_at, r.id`)
+		FROM runners r ORDER BY `+r.db.d.bytewise("r.host")+`, r.started_at, r.id`)
 	if err != nil {
 		return nil, fmt.Errorf("list runners: %w", err)
 	}

@@ -259,7 +259,7 @@ func (r *Reader) accountSplits(ctx context.Context, id int64) ([]AccountSplit, e
 			coalesce(r.attempts, 0), coalesce(r.throttled, 0)
 		FROM accounts a LEFT JOIN outcomes o ON o.account_id = a.id LEFT JOIN requests r ON r.account_id = a.id
 		WHERE o.account_id IS NOT NULL OR r.account_id IS NOT NULL
-		ORDER BY a.name`, id, id)
+		ORDER BY `+r.db.d.bytewise("a.name"), id, id)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d by account: %w", id, err)
 	}

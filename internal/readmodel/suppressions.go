@@ -10,7 +10,7 @@ import (
 
 // Suppressions returns the whole list, ordered by phone.
 func (r *Reader) Suppressions(ctx context.Context) ([]campaign.Suppression, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT phone, reason, created_at FROM suppressions ORDER BY phone`)
+	rows, err := r.db.QueryContext(ctx, `SELECT phone, reason, created_at FROM suppressions ORDER BY `+r.db.d.bytewise("phone"))
 	if err != nil {
 		return nil, fmt.Errorf("list suppressions: %w", err)
 	}

@@ -123,7 +123,7 @@ type PhonePrefix struct {
 // at most 10^digits groups. Sent counts the rows accepted (state sent, or
 // failed after send), as the delivery figures do.
 func (r *Reader) PhonePrefixes(ctx context.Context, id int64, digits int) ([]PhonePrefix, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT substr(phone, 1, ?2 + 1) AS p, min(phone), count(*),
+	rows, err := r.db.QueryContext(ctx, `SELECT `+r.db.d.bytewise("substr(phone, 1, ?2 + 1)")+` AS p, min(`+r.db.d.bytewise("phone")+`), count(*),
 		count(CASE WHEN state = 'sent' OR failed_after_send = 1 THEN 1 END), count(CASE WHEN state = 'failed' THEN 1 END),
 		count(CASE WHEN `+receivedIn("delivery")+` THEN 1 END), count(CASE WHEN delivery = '`+string(campaign.DeliveryRead)+`' THEN 1 END),
 		count(first_reply_at), count(CASE WHEN state = 'expired' THEN 1 END)

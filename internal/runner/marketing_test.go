@@ -24,33 +24,8 @@ import (
 // refuses a utility template before sending, and --api cloud never uses it.
 func TestEndpointFromSync(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ts := httptest.NewServer(sandbox.New(sandbox.Options{Faults: sandbox.Faults{Marketing: map[string]string{"200": "NOT_STARTED"}}}))
-	defer ts.Close()
-	for _, a := range []campaign.Account{
-		{Name: "on", PhoneNumberID: "1001", Tier: campaign.TierActive, TokenEnv: "T", WABA: "100"},
-		{Name: "off", PhoneNumberID: "2002", Tier: campaign.TierActive, TokenEnv: "T", WABA: "200"},
-	} {
-		if _, err := st.AddAccount(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	reads, err := runner.WABAReads(ctx, st, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errOut bytes.Buffer
-	api := &runner.API{BaseURL: ts.URL, Token: func(string) (string, error) { return "tok", nil }}
-	if err := runner.SyncTemplates(ctx, st, ui.Test(&bytes.Buffer{}, &errOut), api, reads, 5*time.Second, time.Now); err != nil {
-		t.Fatal(err)
-	}
-	checkSyncOutput(t, errOut.String())
-	sale := campaign.Spec{Kind: campaign.KindTemplate, Template: "spring_sale", Lang: "en_US"}
-	order := campaign.Spec{Kind: campaign.KindTemplate, Template: "order_ready", Lang: "de"}
+	st, syncLog := syncedStore(t)
+	checkSyncOutput(t, syncLog)
 	on, off := campaign.Account{WABA: "100"}, campaign.Account{WABA: "200"}
 	tests := []struct {
 		api     campaign.API
@@ -93,10 +68,16 @@ func checkSyncOutput(t *testing.T, errOut string) {
 	}
 }
 
+// The sandbox's templates: a marketing one and a utility one.
+var (
+	sale  = campaign.Spec{Kind: campaign.KindTemplate, Template: "spring_sale", Lang: "en_US"}
+	order = campaign.Spec{Kind: campaign.KindTemplate, Template: "order_ready", Lang: "de"}
+)
+
 // syncedStore is a store with two accounts on WABA 100 (onboarded to the
 // Marketing Messages API) and 200 (not), their templates synced from the
-// sandbox.
-func syncedStore(t *testing.T) *store.Store {
+// sandbox, and what the sync said on stderr.
+func syncedStore(t *testing.T) (*store.Store, string) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), store.Options{})
@@ -123,7 +104,7 @@ func syncedStore(t *testing.T) *store.Store {
 	if err := runner.SyncTemplates(ctx, st, ui.Test(&bytes.Buffer{}, &errOut), api, reads, 5*time.Second, time.Now); err != nil {
 		t.Fatal(err)
 	}
-	return st
+	return st, errOut.String()
 }
 
 // TestEndpointPerAccount: without --api each account sends as its own
@@ -132,9 +113,7 @@ func syncedStore(t *testing.T) *store.Store {
 // set to marketing refuses a utility template before sending, naming it.
 func TestEndpointPerAccount(t *testing.T) {
 	ctx := context.Background()
-	st := syncedStore(t)
-	sale := campaign.Spec{Kind: campaign.KindTemplate, Template: "spring_sale", Lang: "en_US"}
-	order := campaign.Spec{Kind: campaign.KindTemplate, Template: "order_ready", Lang: "de"}
+	st, _ := syncedStore(t)
 	set := func(name string, api campaign.API) {
 		t.Helper()
 		if _, err := st.UpdateAccount(ctx, name, campaign.AccountChange{API: &api}); err != nil {
@@ -198,9 +177,7 @@ func TestEndpointPerAccount(t *testing.T) {
 // text message and for a template of unknown category.
 func TestCheckTTL(t *testing.T) {
 	ctx := context.Background()
-	st := syncedStore(t)
-	sale := campaign.Spec{Kind: campaign.KindTemplate, Template: "spring_sale", Lang: "en_US"}
-	order := campaign.Spec{Kind: campaign.KindTemplate, Template: "order_ready", Lang: "de"}
+	st, _ := syncedStore(t)
 	unknown := campaign.Spec{Kind: campaign.KindTemplate, Template: "never_synced", Lang: "en_US"}
 	text := campaign.Spec{Kind: campaign.KindText, Text: "hi"}
 	tests := []struct {

@@ -32,26 +32,11 @@ func TestRunSandbox(t *testing.T) {
 
 func testRunSandbox(t *testing.T, version string) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	for _, tier := range []string{campaign.TierNew, campaign.TierWarm, campaign.TierActive} {
-		if err := st.SetTier(ctx, tier, campaign.Limits{Rate: 1000, Burst: 100, DailyCap: 1000}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hooks := sandbox.WebhookOptions{Read: 0.5, Seed: 1}
+	st := sandboxStore(t)
 	opts := func(errOut *bytes.Buffer) runner.Options {
-		return runner.Options{
-			Store: st, IO: ui.Test(&bytes.Buffer{}, errOut), File: "../../testdata/recipients.csv", Location: time.UTC,
-			Spec:   campaign.Spec{Kind: campaign.KindTemplate, Template: sandbox.DemoTemplate, Lang: "en_US", Params: []string{"name", "code"}},
-			Region: "DE", Policy: runner.DefaultPolicy(), Timeout: 5 * time.Second, ProgressInterval: time.Hour,
-			API: runner.APIConfig{Sandbox: true, Version: version}, Logger: slog.New(slog.DiscardHandler),
-			Webhooks: &runner.RunWebhooks{Path: "/webhook", Sandbox: hooks,
-				Secrets: func() ([]byte, string, error) { return []byte("secret"), "verify", nil }},
-		}
+		o := sandboxRun(st, demoSpec, sandbox.WebhookOptions{Read: 0.5, Seed: 1}, errOut)
+		o.API.Version = version
+		return o
 	}
 	var errOut bytes.Buffer
 	res, err := runner.Run(ctx, opts(&errOut))
@@ -78,5 +63,40 @@ func testRunSandbox(t *testing.T, version string) {
 	if !again.Done || again.Ran || again.Campaign.ID != res.Campaign.ID || !maps.Equal(again.Counts, res.Counts) {
 		t.Errorf("second run: done %v, ran %v, campaign %d with %v; want campaign %d done with %v",
 			again.Done, again.Ran, again.Campaign.ID, again.Counts, res.Campaign.ID, res.Counts)
+	}
+}
+
+// demoSpec is the sandbox demo's template campaign over
+// testdata/recipients.csv.
+var demoSpec = campaign.Spec{Kind: campaign.KindTemplate, Template: sandbox.DemoTemplate, Lang: "en_US", Params: []string{"name", "code"}}
+
+// sandboxStore is a fresh store whose tiers send fast (1,000 a second),
+// closed when t ends.
+func sandboxStore(t *testing.T) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for _, tier := range []string{campaign.TierNew, campaign.TierWarm, campaign.TierActive} {
+		if err := st.SetTier(ctx, tier, campaign.Limits{Rate: 1000, Burst: 100, DailyCap: 1000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// sandboxRun are the options of `campaign run --sandbox` of spec over
+// testdata/recipients.csv, as cmd makes them: the sandbox's status
+// webhooks (hooks) to the run's receiver, its chatter to errOut.
+func sandboxRun(st *store.Store, spec campaign.Spec, hooks sandbox.WebhookOptions, errOut *bytes.Buffer) runner.Options {
+	return runner.Options{
+		Store: st, IO: ui.Test(&bytes.Buffer{}, errOut), File: "../../testdata/recipients.csv", Location: time.UTC,
+		Spec: spec, Region: "DE", Policy: runner.DefaultPolicy(), Timeout: 5 * time.Second, ProgressInterval: time.Hour,
+		API: runner.APIConfig{Sandbox: true}, Logger: slog.New(slog.DiscardHandler),
+		Webhooks: &runner.RunWebhooks{Path: "/webhook", Sandbox: hooks,
+			Secrets: func() ([]byte, string, error) { return []byte("secret"), "verify", nil }},
 	}
 }

@@ -3,8 +3,6 @@ package runner_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
-	"github.com/wasend/wasend/internal/ui"
 )
 
 // TestRunSandboxWindowPerNumber: `campaign run --sandbox` over the demo's
@@ -28,28 +25,13 @@ import (
 // rather than send from a number whose window is closed.
 func TestRunSandboxWindowPerNumber(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	for _, tier := range []string{campaign.TierNew, campaign.TierWarm, campaign.TierActive} {
-		if err := st.SetTier(ctx, tier, campaign.Limits{Rate: 1000, Burst: 100, DailyCap: 1000}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	st := sandboxStore(t)
 	run := func(spec campaign.Spec) runner.Result {
 		t.Helper()
 		var errOut bytes.Buffer
-		policy := runner.DefaultPolicy()
-		policy.ErrorPauseRatio = 0 // a refusal is what this test looks for
-		res, err := runner.Run(ctx, runner.Options{
-			Store: st, IO: ui.Test(&bytes.Buffer{}, &errOut), File: "../../testdata/recipients.csv", Location: time.UTC,
-			Spec: spec, Region: "DE", Policy: policy, Timeout: 5 * time.Second, ProgressInterval: time.Hour,
-			API: runner.APIConfig{Sandbox: true}, Logger: slog.New(slog.DiscardHandler),
-			Webhooks: &runner.RunWebhooks{Path: "/webhook", Sandbox: sandbox.WebhookOptions{Seed: 3},
-				Secrets: func() ([]byte, string, error) { return []byte("secret"), "verify", nil }},
-		})
+		o := sandboxRun(st, spec, sandbox.WebhookOptions{Seed: 3}, &errOut)
+		o.Policy.ErrorPauseRatio = 0 // a refusal is what this test looks for
+		res, err := runner.Run(ctx, o)
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, errOut.String())
 		}
@@ -83,7 +65,7 @@ func TestRunSandboxWindowPerNumber(t *testing.T) {
 		return out
 	}
 
-	tmpl := rowsOf(run(campaign.Spec{Kind: campaign.KindTemplate, Template: sandbox.DemoTemplate, Lang: "en_US", Params: []string{"name", "code"}}).Campaign.ID)
+	tmpl := rowsOf(run(demoSpec).Campaign.ID)
 	accts, err := st.Accounts(ctx)
 	if err != nil || len(accts) != 3 {
 		t.Fatalf("accounts %v, %v; want the demo's three", accts, err)

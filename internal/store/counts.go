@@ -8,17 +8,13 @@ import (
 	"strings"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/statesql"
 )
 
-// countTriggers creates the triggers that keep the counts: counts.sql
-// with the delivery ladder's guards filled in from campaign.DeliveryLadder.
-var countTriggers = strings.NewReplacer(
-	"{{received OLD.delivery}}", receivedSQL("OLD.delivery"),
-	"{{received NEW.delivery}}", receivedSQL("NEW.delivery"),
-	"{{read}}", quote(campaign.DeliveryRead),
-	"{{held}}", quote(campaign.DeliveryHeld),
-	"{{received NEW.status}}", receivedSQL("NEW.status"),
-).Replace(countTriggersSQL)
+// countTriggers creates the triggers that keep the counts: counts.sql, a
+// template with the delivery ladder's guards filled in from
+// campaign.DeliveryLadder and one block written once (recharge).
+var countTriggers = statesql.Template("counts.sql", countTriggersSQL)
 
 //go:embed counts.sql
 var countTriggersSQL string

@@ -12,6 +12,9 @@
 -- statement before it commits (Importer.Commit): a trigger per row would
 -- cost a million upserts on a million-row import. Messages and attempts
 -- are only deleted with their campaign, which deletes its counts.
+--
+-- The file is a text/template (statesql.Template): its actions fill in the
+-- delivery ladder's guards and the blocks written once (defined below).
 
 DROP TRIGGER IF EXISTS message_counts_update;
 DROP TRIGGER IF EXISTS message_counts_delete;
@@ -80,18 +83,18 @@ CREATE TRIGGER campaign_counts_delete AFTER DELETE ON campaigns BEGIN
     DELETE FROM delivery_counts WHERE campaign_id = OLD.id;
 END;
 
--- delivery_counts (migration 0009): what status webhooks said. The {{…}} are
--- filled in from campaign.DeliveryLadder (counts.go).
+-- delivery_counts (migration 0009): what status webhooks said. The ladder's
+-- guards (received, read, held) come from campaign.DeliveryLadder.
 CREATE TRIGGER delivery_counts_update AFTER UPDATE OF delivery, failed_after_send, account_id ON messages
     WHEN OLD.delivery IS NOT NEW.delivery OR OLD.failed_after_send IS NOT NEW.failed_after_send
         OR (OLD.account_id IS NOT NEW.account_id AND (OLD.delivery IS NOT NULL OR OLD.failed_after_send = 1)) BEGIN
     UPDATE delivery_counts SET reported = reported - (OLD.delivery IS NOT NULL AND OLD.delivery IS NOT {{held}}),
-        delivered = delivered - ({{received OLD.delivery}}), held = held - (OLD.delivery IS {{held}}),
+        delivered = delivered - ({{received "OLD.delivery"}}), held = held - (OLD.delivery IS {{held}}),
         read = read - (OLD.delivery IS {{read}}), failed_after_send = failed_after_send - OLD.failed_after_send
         WHERE campaign_id = OLD.campaign_id AND account_id = coalesce(OLD.account_id, 0);
     INSERT INTO delivery_counts (campaign_id, account_id, reported, delivered, read, failed_after_send, held)
         SELECT NEW.campaign_id, coalesce(NEW.account_id, 0), NEW.delivery IS NOT NULL AND NEW.delivery IS NOT {{held}},
-            {{received NEW.delivery}}, NEW.delivery IS {{read}}, NEW.failed_after_send, NEW.delivery IS {{held}}
+            {{received "NEW.delivery"}}, NEW.delivery IS {{read}}, NEW.failed_after_send, NEW.delivery IS {{held}}
         WHERE NEW.delivery IS NOT NULL OR NEW.failed_after_send = 1
         ON CONFLICT DO UPDATE SET reported = reported + excluded.reported, delivered = delivered + excluded.delivered,
             read = read + excluded.read, failed_after_send = failed_after_send + excluded.failed_after_send,
@@ -101,7 +104,7 @@ END;
 CREATE TRIGGER delivery_counts_delete AFTER DELETE ON messages
     WHEN OLD.delivery IS NOT NULL OR OLD.failed_after_send = 1 BEGIN
     UPDATE delivery_counts SET reported = reported - (OLD.delivery IS NOT NULL AND OLD.delivery IS NOT {{held}}),
-        delivered = delivered - ({{received OLD.delivery}}), held = held - (OLD.delivery IS {{held}}),
+        delivered = delivered - ({{received "OLD.delivery"}}), held = held - (OLD.delivery IS {{held}}),
         read = read - (OLD.delivery IS {{read}}), failed_after_send = failed_after_send - OLD.failed_after_send
         WHERE campaign_id = OLD.campaign_id AND account_id = coalesce(OLD.account_id, 0);
 END;
@@ -135,30 +138,23 @@ END;
 -- charge_counts by the difference. Statuses go only with their message,
 -- and messages with their campaign, which takes its counts.
 CREATE TRIGGER charge_counts_insert AFTER INSERT ON message_statuses
-    WHEN NEW.message_id IS NOT NULL AND ({{received NEW.status}} OR NEW.pricing <> '') BEGIN
-    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
-        IN (SELECT campaign_id, prefix, day, category, pricing_type, billable FROM message_charges WHERE message_id = NEW.message_id);
-    DELETE FROM message_charges WHERE message_id = NEW.message_id;
-    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = NEW.message_id;
-    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
-        SELECT campaign_id, prefix, day, category, pricing_type, billable, 1 FROM message_charges WHERE message_id = NEW.message_id
-        ON CONFLICT DO UPDATE SET n = n + 1;
+    WHEN NEW.message_id IS NOT NULL AND ({{received "NEW.status"}} OR NEW.pricing <> '') BEGIN
+{{template "recharge" "NEW.message_id"}}
 END;
 
 CREATE TRIGGER charge_counts_update AFTER UPDATE OF message_id ON message_statuses
-    WHEN OLD.message_id IS NOT NEW.message_id AND ({{received NEW.status}} OR NEW.pricing <> '') BEGIN
-    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
-        IN (SELECT campaign_id, prefix, day, category, pricing_type, billable FROM message_charges WHERE message_id = OLD.message_id);
-    DELETE FROM message_charges WHERE message_id = OLD.message_id;
-    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = OLD.message_id;
-    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
-        SELECT campaign_id, prefix, day, category, pricing_type, billable, 1 FROM message_charges WHERE message_id = OLD.message_id
-        ON CONFLICT DO UPDATE SET n = n + 1;
-    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
-        IN (SELECT campaign_id, prefix, day, category, pricing_type, billable FROM message_charges WHERE message_id = NEW.message_id);
-    DELETE FROM message_charges WHERE message_id = NEW.message_id;
-    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = NEW.message_id;
-    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
-        SELECT campaign_id, prefix, day, category, pricing_type, billable, 1 FROM message_charges WHERE message_id = NEW.message_id
-        ON CONFLICT DO UPDATE SET n = n + 1;
+    WHEN OLD.message_id IS NOT NEW.message_id AND ({{received "NEW.status"}} OR NEW.pricing <> '') BEGIN
+{{template "recharge" "OLD.message_id"}}
+{{template "recharge" "NEW.message_id"}}
 END;
+
+-- recharge, given a message's id, replaces its row of message_charges with
+-- what its statuses say now and moves charge_counts by the difference
+-- (pgstore's twin is the function charge_counts_recharge).
+{{define "recharge"}}    UPDATE charge_counts SET n = n - 1 WHERE (campaign_id, prefix, day, category, pricing_type, billable)
+        IN (SELECT campaign_id, prefix, day, category, pricing_type, billable FROM message_charges WHERE message_id = {{.}});
+    DELETE FROM message_charges WHERE message_id = {{.}};
+    INSERT INTO message_charges SELECT * FROM message_charge_now WHERE message_id = {{.}};
+    INSERT INTO charge_counts (campaign_id, prefix, day, category, pricing_type, billable, n)
+        SELECT campaign_id, prefix, day, category, pricing_type, billable, 1 FROM message_charges WHERE message_id = {{.}}
+        ON CONFLICT DO UPDATE SET n = n + 1;{{end}}

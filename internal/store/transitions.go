@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/statesql"
 )
 
 // The only statements that change a message's state. Each is named for a
@@ -250,9 +251,9 @@ const lapsedNote = "not sent: its runner's lease ran out before the request star
 
 // expireLeases ends the leases run out by now (campaignID 0: of every
 // campaign) as each rule of campaign.LeaseExpiry says, in three
-// statements per rule: the rows' attempts closed (a put-back's or an
-// unknown's), the daily quota of rows never sent given back, the rows
-// moved. The rows made unknown are counted by campaign in perCampaign.
+// statements per rule: the daily quota and the contact-log entries of
+// rows never sent given back, the rows' attempts closed (a put-back's or
+// an unknown's), the rows moved. The rows made unknown are counted by campaign in perCampaign.
 func expireLeases(ctx context.Context, tx *Tx, campaignID int64, now time.Time, perCampaign map[int64]int) error {
 	for _, r := range campaign.LeaseExpiry {
 		expired := fromSQL(r.Move, "messages.state") + ` AND messages.started = ` + strconv.FormatBool(r.Started) +
@@ -261,17 +262,20 @@ func expireLeases(ctx context.Context, tx *Tx, campaignID int64, now time.Time, 
 		if r.Started {
 			note, outcome, class = orphanedNote, "unknown", ""
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?1, outcome = ?3, class = nullif(?4, '')
-			FROM messages WHERE attempts.message_id = messages.id AND attempts.done_at IS NULL AND `+expired,
-			now.UnixNano(), campaignID, outcome, class); err != nil {
-			return fmt.Errorf("close the attempts of expired leases: %w", err)
-		}
-		if !r.Started {
+		if !r.Started { // nothing reached the API: the claims' sends are taken back (before their attempts close)
 			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = max(used_today - v.n, 0)
 				FROM (SELECT account_id, quota_epoch, count(*) AS n FROM messages WHERE `+expired+` GROUP BY 1, 2) AS v
 				WHERE accounts.id = v.account_id AND accounts.quota_epoch = v.quota_epoch`, now.UnixNano(), campaignID); err != nil {
 				return fmt.Errorf("refund the quota of lapsed claims: %w", err)
 			}
+			if _, err := tx.ExecContext(ctx, statesql.Unlog(expired), now.UnixNano(), campaignID); err != nil {
+				return fmt.Errorf("take back the sends of lapsed claims: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET done_at = ?1, outcome = ?3, class = nullif(?4, '')
+			FROM messages WHERE attempts.message_id = messages.id AND attempts.done_at IS NULL AND `+expired,
+			now.UnixNano(), campaignID, outcome, class); err != nil {
+			return fmt.Errorf("close the attempts of expired leases: %w", err)
 		}
 		rows, err := tx.QueryContext(ctx, `UPDATE messages SET `+toSQL(r.Move)+`, updated_at = ?1, error_message = ?3, lease_until = 0
 			WHERE `+expired+` RETURNING campaign_id`, now.UnixNano(), campaignID, note)

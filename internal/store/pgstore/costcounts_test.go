@@ -1,15 +1,11 @@
 package pgstore
 
 import (
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
@@ -92,17 +88,7 @@ func costHistory(seed uint64) [][]string {
 // charge on both is what a query written apart from the store's says.
 func TestCostCountsMatchSQLite(t *testing.T) {
 	ctx := t.Context()
-	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "cost.db"), store.Options{Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sl.Close()
-	ps, err := Open(ctx, pgtest.Start(t).NewDB(t, ""), Options{Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ps.Close()
-	lite := sl.Reader() // a back door: the history writes what wasend's own moves would
+	w, _, _ := openTwins(t)
 	var kept []store.KeptCount
 	for _, k := range store.KeptCounts {
 		if k.Name == "cost_counts" || k.Name == "message_charges" || k.Name == "charge_counts" {
@@ -111,30 +97,6 @@ func TestCostCountsMatchSQLite(t *testing.T) {
 	}
 	if len(kept) != 3 {
 		t.Fatalf("store.KeptCounts lacks cost_counts, message_charges or charge_counts: %d found", len(kept))
-	}
-	liteRows := func(q string) string {
-		rows, err := lite.QueryContext(ctx, q)
-		if err != nil {
-			t.Fatalf("SQLite %s: %v", q, err)
-		}
-		defer rows.Close()
-		return text(t, rows)
-	}
-	pgRows := func(q string) string {
-		rows, err := ps.pool.Query(ctx, q)
-		if err != nil {
-			t.Fatalf("Postgres %s: %v", q, err)
-		}
-		defer rows.Close()
-		var b strings.Builder
-		for rows.Next() {
-			vs, err := rows.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintln(&b, vs...)
-		}
-		return b.String()
 	}
 	// The view the triggers and the recount read (message_charge_now),
 	// written another way: both drivers' charges must equal this too.
@@ -149,27 +111,19 @@ func TestCostCountsMatchSQLite(t *testing.T) {
 		ORDER BY 1`
 	history := costHistory(1)
 	charged := ""
-	for i, step := range history {
-		for _, q := range step {
-			if _, err := lite.ExecContext(ctx, q); err != nil {
-				t.Fatalf("SQLite, step %d: %v\n%s", i, err, q)
-			}
-			if _, err := ps.pool.Exec(ctx, q); err != nil {
-				t.Fatalf("Postgres, step %d: %v\n%s", i, err, q)
-			}
-		}
+	w.Play(t, history, func(i int, step []string) {
 		q := step[len(step)-1]
-		if err := storetest.CheckCounts(ctx, lite); err != nil {
+		if err := storetest.CheckCounts(ctx, w.Lite.Reader()); err != nil {
 			t.Fatalf("SQLite after step %d (%s): %v", i, q, err)
 		}
 		for _, k := range kept {
 			sorted := k.Kept + " ORDER BY " + k.Cols
-			if got, want := pgRows(sorted), liteRows(sorted); got != want {
+			if got, want := storetest.Text(t, w.PG, sorted), storetest.Text(t, w.Lite, sorted); got != want {
 				t.Fatalf("after step %d (%s): Postgres keeps in %s\n%s\nSQLite keeps\n%s", i, q, k.Name, got, want)
 			}
 			if i%25 == 0 || i == len(history)-1 {
 				for _, side := range []string{k.Kept + " EXCEPT " + k.Recount, k.Recount + " EXCEPT " + k.Kept} {
-					if diff := pgRows(side); diff != "" {
+					if diff := storetest.Text(t, w.PG, side); diff != "" {
 						t.Fatalf("Postgres after step %d: %s differs from a recount:\n%s", i, k.Name, diff)
 					}
 				}
@@ -177,45 +131,18 @@ func TestCostCountsMatchSQLite(t *testing.T) {
 		}
 		const charges = `SELECT message_id, campaign_id, prefix, day, category, pricing_type, billable
 			FROM message_charges ORDER BY 1`
-		if got, want := liteRows(charges), liteRows(oracle); got != want {
-			t.Fatalf("SQLite after step %d (%s): message_charges\n%s\nwant\n%s", i, q, got, want)
-		}
-		if got, want := pgRows(charges), pgRows(oracle); got != want {
-			t.Fatalf("Postgres after step %d (%s): message_charges\n%s\nwant\n%s", i, q, got, want)
-		}
+		w.Each(func(name string, d store.Driver) {
+			if got, want := storetest.Text(t, d, charges), storetest.Text(t, d, oracle); got != want {
+				t.Fatalf("%s after step %d (%s): message_charges\n%s\nwant\n%s", name, i, q, got, want)
+			}
+		})
 		if i == len(history)-2 {
-			charged = liteRows(`SELECT count(DISTINCT category || pricing_type || billable), sum(n) FROM charge_counts WHERE n <> 0`)
+			charged = storetest.Text(t, w.Lite, `SELECT count(DISTINCT category || pricing_type || billable), sum(n) FROM charge_counts WHERE n <> 0`)
 		}
-	}
+	})
 	// The history charged a variety: several pricings, many messages.
 	var kinds, n int
 	if _, err := fmt.Sscan(charged, &kinds, &n); err != nil || kinds < 10 || n < 20 {
 		t.Errorf("the history charged %q (kinds, messages); want a varied history", charged)
 	}
-}
-
-func text(t *testing.T, rows *sql.Rows) string {
-	t.Helper()
-	cols, _ := rows.Columns()
-	var b strings.Builder
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		for i, v := range vals {
-			if s, ok := v.([]byte); ok {
-				vals[i] = string(s)
-			}
-		}
-		fmt.Fprintln(&b, vals...)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/statesql"
 )
 
 // The operator's moves on campaigns and accounts, each one transaction whose
@@ -428,9 +429,9 @@ func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.T
 }
 
 // expireLeases ends the leases run out by now as campaign.LeaseExpiry
-// says, gives back the daily quota of the rows put back and closes the
-// rows' attempts; the rows made unknown are counted by campaign in
-// perCampaign.
+// says, gives back the daily quota and the contact-log entries of the rows
+// put back and closes the rows' attempts; the rows made unknown are
+// counted by campaign in perCampaign.
 func expireLeases(ctx context.Context, tx pgx.Tx, campaignID int64, now time.Time, perCampaign map[int64]int) error {
 	for _, r := range campaign.LeaseExpiry {
 		note, outcome, class := lapsedNote, "retry", "not-sent"
@@ -465,6 +466,11 @@ func expireLeases(ctx context.Context, tx pgx.Tx, campaignID int64, now time.Tim
 			if _, err := tx.Exec(ctx, `UPDATE accounts SET used_today = greatest(used_today - $1, 0)
 				WHERE id = $2 AND quota_epoch = $3`, n, k[0], k[1]); err != nil {
 				return fmt.Errorf("refund quota of lapsed claims: %w", err)
+			}
+		}
+		if len(ids) > 0 && !r.Started {
+			if _, err := tx.Exec(ctx, statesql.Unlog(`messages.id = ANY($1)`), ids); err != nil {
+				return fmt.Errorf("take back the sends of lapsed claims: %w", err)
 			}
 		}
 		if len(ids) > 0 {

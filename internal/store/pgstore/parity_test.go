@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/storetest"
 )
 
 // deliberate are the differences between the two drivers' schemas that
@@ -252,24 +253,29 @@ var keptCountsScript = []string{
 	`UPDATE messages SET price = 250 WHERE id = 1`,
 }
 
-// keptCounts reads the kept tables the script moves, as text.
-func keptCounts(t *testing.T, query func(q string) ([][]any, error)) string {
+// keptCounts reads the kept tables the script moves on d, as text.
+func keptCounts(t *testing.T, d store.Driver) string {
 	t.Helper()
-	var b strings.Builder
-	for _, q := range []string{
-		`SELECT campaign_id, account_id, minute, not_sent, not_sent_sent, failed, restricted FROM tier_minutes
-			WHERE not_sent <> 0 OR not_sent_sent <> 0 OR failed <> 0 OR restricted <> 0 ORDER BY 1, 2, 3`,
-		`SELECT campaign_id, committed FROM campaign_spend ORDER BY 1`,
-	} {
-		rows, err := query(q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		for _, r := range rows {
-			fmt.Fprintln(&b, r...)
-		}
+	return storetest.Text(t, d, `SELECT campaign_id, account_id, minute, not_sent, not_sent_sent, failed, restricted FROM tier_minutes
+			WHERE not_sent <> 0 OR not_sent_sent <> 0 OR failed <> 0 OR restricted <> 0 ORDER BY 1, 2, 3`) +
+		storetest.Text(t, d, `SELECT campaign_id, committed FROM campaign_spend ORDER BY 1`)
+}
+
+// openTwins opens a fresh store on each driver, closed when t ends.
+func openTwins(t *testing.T) (storetest.Twins, *store.Store, *Store) {
+	t.Helper()
+	ctx := t.Context()
+	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "twin.db"), store.Options{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b.String()
+	t.Cleanup(func() { sl.Close() })
+	ps, err := Open(ctx, pgtest.Start(t).NewDB(t, ""), Options{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ps.Close() })
+	return storetest.Twins{Lite: sl, PG: ps}, sl, ps
 }
 
 // TestKeptCountsMatchSQLite runs one history of writes on both drivers:
@@ -277,17 +283,7 @@ func keptCounts(t *testing.T, query func(q string) ([][]any, error)) string {
 // as SQLite's triggers do, and as a count from scratch says.
 func TestKeptCountsMatchSQLite(t *testing.T) {
 	ctx := t.Context()
-	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "kept.db"), store.Options{Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sl.Close()
-	ps, err := Open(ctx, pgtest.Start(t).NewDB(t, ""), Options{Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ps.Close()
-	lite := sl.Reader() // a back door: the script writes what wasend's own moves would
+	w, sl, ps := openTwins(t)
 	for i, q := range keptCountsScript {
 		if strings.HasPrefix(q, "UPDATE messages SET price = 100") {
 			// SetBudget makes SQLite's trigger and counts what is committed.
@@ -303,51 +299,9 @@ func TestKeptCountsMatchSQLite(t *testing.T) {
 			}
 			continue
 		}
-		if _, err := lite.ExecContext(ctx, q); err != nil {
-			t.Fatalf("SQLite, statement %d: %v", i, err)
-		}
-		if _, err := ps.pool.Exec(ctx, q); err != nil {
-			t.Fatalf("Postgres, statement %d: %v", i, err)
-		}
+		w.Exec(t, fmt.Sprint("statement ", i), q)
 	}
-	want := keptCounts(t, func(q string) ([][]any, error) {
-		rows, err := lite.QueryContext(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		cols, _ := rows.Columns()
-		var out [][]any
-		for rows.Next() {
-			r := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range r {
-				ptrs[i] = &r[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
-		return out, rows.Err()
-	})
-	pgRead := func(q string) ([][]any, error) {
-		rows, err := ps.pool.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var out [][]any
-		for rows.Next() {
-			r, err := rows.Values()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
-		return out, rows.Err()
-	}
-	got := keptCounts(t, pgRead)
+	want, got := keptCounts(t, w.Lite), keptCounts(t, w.PG)
 	if want == "" || !strings.Contains(want, "1 350") {
 		t.Fatalf("SQLite kept nothing the script should have moved:\n%s", want)
 	}
@@ -367,7 +321,7 @@ func TestKeptCountsMatchSQLite(t *testing.T) {
 	if _, err := ps.pool.Exec(ctx, fill); err != nil {
 		t.Fatal(err)
 	}
-	if recount := keptCounts(t, pgRead); recount != want {
+	if recount := keptCounts(t, w.PG); recount != want {
 		t.Errorf("counted from scratch\n%s\nkept\n%s", recount, want)
 	}
 }

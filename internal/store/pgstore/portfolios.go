@@ -89,7 +89,7 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 	var out []campaign.PortfolioStatus
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		now := s.now()
-		rows, err := tx.Query(ctx, `SELECT id, name, pinned_limit, margin, created_at FROM portfolios ORDER BY name`)
+		rows, err := tx.Query(ctx, `SELECT id, name, pinned_limit, margin, created_at FROM portfolios ORDER BY name COLLATE "C"`)
 		if err != nil {
 			return fmt.Errorf("list portfolios: %w", err)
 		}

@@ -3,12 +3,13 @@
 // (Transitions, CampaignTransitions, DeliveryLadder): no statement of
 // either driver spells a move's states or the delivery ladder's ranks by
 // hand. Everything here is plain SQL that SQLite and Postgres read alike
-// (no placeholders).
+// (no placeholders), but for Template, which fills SQLite's trigger files.
 package statesql
 
 import (
 	"strconv"
 	"strings"
+	"text/template"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
@@ -80,3 +81,32 @@ func Quote[S ~string](s S) string { return "'" + strings.ReplaceAll(string(s), "
 // Fence is the fence check (campaign.FenceOK) of a write after a claim:
 // the row's fence column equals the claim's, param.
 func Fence(column, param string) string { return column + " = " + param }
+
+// Template fills in text, a text/template of trigger SQL, whose functions
+// are the delivery ladder's guards: {{received "NEW.status"}} (Received),
+// {{read}} and {{held}} (those rungs, quoted). It panics on a text that
+// does not parse or fill: its callers' texts are embedded files, filled
+// once at start-up (and in their tests).
+func Template(name, text string) string {
+	var b strings.Builder
+	t := template.Must(template.New(name).Funcs(template.FuncMap{"received": Received,
+		"read": func() string { return Quote(campaign.DeliveryRead) },
+		"held": func() string { return Quote(campaign.DeliveryHeld) }}).Parse(text))
+	if err := t.Execute(&b, nil); err != nil {
+		panic(err)
+	}
+	return b.String()
+}
+
+// Unlog takes back the contact-log entries of the claims of the rows that
+// where selects (a condition on messages) while their attempts are still
+// open: the entry a claim wrote (its account, its recipient, last_at its
+// attempt's claimed_at) goes back to the send before it, as a send the
+// API refused does. For a claim that lapsed: nothing reached the API, so
+// the pair gap, the sticky sender and the reach must not count it.
+func Unlog(where string) string {
+	return `UPDATE contact_log SET last_at = prev_at, prev_at = 0
+		FROM messages JOIN attempts ON attempts.message_id = messages.id AND attempts.done_at IS NULL
+		WHERE ` + where + ` AND contact_log.account_id = attempts.account_id AND contact_log.phone = messages.phone
+			AND contact_log.last_at = attempts.claimed_at`
+}

@@ -434,9 +434,7 @@ func (s suite) testClaimConcurrentProcesses(t *testing.T) {
 			c := MustCampaign(t, stores[1], "race", messages)
 
 			var (
-				mu      sync.Mutex
-				claimed = map[int64]string{} // message → runner
-				dupes   []string
+				claimed claimRegister
 				wg      sync.WaitGroup
 			)
 			for w := range workers {
@@ -448,12 +446,7 @@ func (s suite) testClaimConcurrentProcesses(t *testing.T) {
 						var we *campaign.WaitError
 						switch {
 						case err == nil:
-							mu.Lock()
-							if prev, ok := claimed[cl.Message.ID]; ok {
-								dupes = append(dupes, fmt.Sprintf("message %d by %s and %s", cl.Message.ID, prev, runner))
-							}
-							claimed[cl.Message.ID] = runner
-							mu.Unlock()
+							claimed.add(runner, cl)
 							// Answered at the claim's instant: a claim made with
 							// a stale clock is made at its buckets' stamp, and
 							// no answer comes before its request.
@@ -485,19 +478,8 @@ func (s suite) testClaimConcurrentProcesses(t *testing.T) {
 			}
 			wg.Wait()
 
-			for _, d := range dupes {
-				t.Errorf("claimed twice: %s", d)
-			}
-			if len(claimed) != messages {
-				t.Errorf("%d messages claimed, want %d", len(claimed), messages)
-			}
 			st := stores[0]
-			if n := CountRows(t, st, `SELECT count(*) FROM attempts`); n != messages {
-				t.Errorf("%d attempts, want %d: some message was claimed more than once", n, messages)
-			}
-			if n := CountRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sent' AND wamid = 'wamid.' || id`); n != messages {
-				t.Errorf("%d messages sent with their wamid, want %d", n, messages)
-			}
+			claimed.check(t, st, messages)
 
 			// The attempts table in commit order gives each account's spends.
 			// A token taken with a stale clock is booked at the bucket's own
@@ -564,5 +546,47 @@ func checkWindows(t *testing.T, name string, spends []time.Time, l ratelimit.Lim
 				return
 			}
 		}
+	}
+}
+
+// claimRegister is who claimed each message, written by goroutines racing
+// to claim from one campaign on several handles.
+type claimRegister struct {
+	mu      sync.Mutex
+	claimed map[int64]string // message → runner
+	dupes   []string
+}
+
+// add registers cs as claimed by runner.
+func (r *claimRegister) add(runner string, cs ...campaign.Claim) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.claimed == nil {
+		r.claimed = map[int64]string{}
+	}
+	for _, cl := range cs {
+		if prev, ok := r.claimed[cl.Message.ID]; ok {
+			r.dupes = append(r.dupes, fmt.Sprintf("message %d by %s and %s", cl.Message.ID, prev, runner))
+		}
+		r.claimed[cl.Message.ID] = runner
+	}
+}
+
+// check fails t unless each of the campaign's messages (all st's) was
+// claimed once, requested once and is sent with its wamid ("wamid.<id>"),
+// once the racing goroutines are done.
+func (r *claimRegister) check(t *testing.T, st store.Driver, messages int) {
+	t.Helper()
+	for _, d := range r.dupes {
+		t.Errorf("claimed twice: %s", d)
+	}
+	if len(r.claimed) != messages {
+		t.Errorf("%d messages claimed, want %d", len(r.claimed), messages)
+	}
+	if n := CountRows(t, st, `SELECT count(*) FROM attempts`); n != messages {
+		t.Errorf("%d attempts, want %d: some message was claimed more than once", n, messages)
+	}
+	if n := CountRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sent' AND wamid = 'wamid.' || id`); n != messages {
+		t.Errorf("%d messages sent with their wamid, want %d", n, messages)
 	}
 }

@@ -32,9 +32,7 @@ func (s suite) testClaimContention(t *testing.T) {
 	c := MustCampaign(t, stores[1], "contended", messages)
 
 	var (
-		mu      sync.Mutex
-		claimed = map[int64]string{} // message → runner
-		dupes   []string
+		claimed claimRegister
 		wg      sync.WaitGroup
 	)
 	for h := range handles {
@@ -50,16 +48,11 @@ func (s suite) testClaimContention(t *testing.T) {
 						return
 					}
 					done = done[:0]
-					mu.Lock()
+					claimed.add(runner, cs...)
 					for _, cl := range cs {
-						if prev, ok := claimed[cl.Message.ID]; ok {
-							dupes = append(dupes, fmt.Sprintf("message %d by %s and %s", cl.Message.ID, prev, runner))
-						}
-						claimed[cl.Message.ID] = runner
 						done = append(done, campaign.Result{Claim: cl, At: cl.At,
 							Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.", cl.Message.ID)}})
 					}
-					mu.Unlock()
 					var we *campaign.WaitError
 					switch {
 					case claimErr == nil:
@@ -86,19 +79,8 @@ func (s suite) testClaimContention(t *testing.T) {
 	}
 	wg.Wait()
 
-	for _, d := range dupes {
-		t.Errorf("claimed twice: %s", d)
-	}
-	if len(claimed) != messages {
-		t.Errorf("%d messages claimed, want %d", len(claimed), messages)
-	}
 	st := stores[2]
-	if n := CountRows(t, st, `SELECT count(*) FROM attempts`); n != messages {
-		t.Errorf("%d attempts, want %d: some message was claimed more than once", n, messages)
-	}
-	if n := CountRows(t, st, `SELECT count(*) FROM messages WHERE state = 'sent' AND wamid = 'wamid.' || id`); n != messages {
-		t.Errorf("%d messages sent with their wamid, want %d", n, messages)
-	}
+	claimed.check(t, st, messages)
 	counts, err := st.Counts(t.Context(), c.ID)
 	if err != nil {
 		t.Fatal(err)

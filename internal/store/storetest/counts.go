@@ -43,12 +43,8 @@ func Recount(ctx context.Context, tx *sql.Tx) error {
 			}
 			cols, _ := rows.Columns()
 			for rows.Next() {
-				vals := make([]any, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				if err := rows.Scan(ptrs...); err != nil {
+				vals, err := scanAny(rows, len(cols))
+				if err != nil {
 					rows.Close()
 					return fmt.Errorf("check %s: %w", k.Name, err)
 				}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/store"
 )
 
@@ -24,6 +25,7 @@ func (s suite) leaseTests() []sub {
 		{"heartbeats keep a slow runner's rows", s.testHeartbeatsKeepRows},
 		{"claim contention: one holder at a time, fences increasing", s.testLeaseContention},
 		{"answers dated before the rescue keep the rescue's attempts", s.testLateAnswersBeforeRescue},
+		{"a lapsed claim takes its contact-log entry back", s.testLapseUnlogsContact},
 	}
 }
 
@@ -41,15 +43,24 @@ func beat(t *testing.T, st store.Driver, runner string, since, until time.Durati
 	}
 }
 
-func (s suite) testLeaseExpiry(t *testing.T) {
-	clk := newFakeClock()
-	st := s.openTest(t, clk)
+// startedAndIdle opens a store with account a and a campaign of two rows
+// that runner r claimed at t0: started, whose request started, and idle,
+// claimed, its request never made.
+func (s suite) startedAndIdle(t *testing.T, name string) (st store.Driver, clk *clock.Sim, c campaign.Campaign, started, idle campaign.Claim) {
+	t.Helper()
+	clk = newFakeClock()
+	st = s.openTest(t, clk)
 	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := MustCampaign(t, st, "leases", 2)
+	c = MustCampaign(t, st, name, 2)
 	registerRunner(t, st, "r", c.ID, t0)
-	started := mustClaim(t, st, c.ID, "r", t0)
-	idle := mustClaim(t, st, c.ID, "r", t0) // claimed, its request never made
+	started = mustClaim(t, st, c.ID, "r", t0)
+	idle = mustClaim(t, st, c.ID, "r", t0)
 	mustStart(t, st, "r", t0, started)
+	return st, clk, c, started, idle
+}
+
+func (s suite) testLeaseExpiry(t *testing.T) {
+	st, clk, c, started, idle := s.startedAndIdle(t, "leases")
 	if used := AccountByName(t, st, "a").UsedToday; used != 2 {
 		t.Fatalf("%d sends counted after two claims", used)
 	}
@@ -473,4 +484,36 @@ func (s suite) testLateAnswersBeforeRescue(t *testing.T) {
 		t.Errorf("%d attempts closed before the rescue after the late answers, want 0: a closed attempt's time never goes back", n)
 	}
 	sameCounts(t, st, "the continued runner's late answers", c.ID)
+}
+
+// testLapseUnlogsContact: a claim logs its send to the recipient (the pair
+// gap, the sticky sender and the reach read that log); a row that lapses
+// never reached the API, so its entry is taken back as a refunded send's
+// is, while a row made unknown keeps its own.
+func (s suite) testLapseUnlogsContact(t *testing.T) {
+	st, clk, c, started, idle := s.startedAndIdle(t, "lapse log")
+	logged := func(cl campaign.Claim) int {
+		return CountRows(t, st, `SELECT count(*) FROM contact_log WHERE phone = ? AND account_id = ? AND last_at = ?`,
+			cl.Message.Phone, cl.Account.ID, cl.At.UnixNano())
+	}
+	for _, cl := range []campaign.Claim{started, idle} {
+		if n := logged(cl); n != 1 {
+			t.Fatalf("the claim of row %d logged %d sends to %s, want 1", cl.Message.ID, n, cl.Message.Phone)
+		}
+	}
+	clk.Set(at(campaign.LeaseTerm))
+	if moved, err := st.Rescue(t.Context(), c.ID, clk.Now(), noneDead); err != nil || moved != 1 {
+		t.Fatalf("rescue moved %d, %v; want the started row made unknown", moved, err)
+	}
+	if n := logged(idle); n != 0 {
+		t.Errorf("the lapsed claim of row %d still logs a send to %s: the pair gap, sticky sender and reach count a send that never happened",
+			idle.Message.ID, idle.Message.Phone)
+	}
+	if n := CountRows(t, st, `SELECT count(*) FROM contact_log WHERE phone = ? AND last_at > 0`, idle.Message.Phone); n != 0 {
+		t.Errorf("%d sends logged to %s after its only claim lapsed, want none", n, idle.Message.Phone)
+	}
+	if n := logged(started); n != 1 {
+		t.Errorf("the claim of row %d made unknown logs %d sends, want 1: its request may have reached the API", started.Message.ID, n)
+	}
+	sameCounts(t, st, "lapse", c.ID)
 }
