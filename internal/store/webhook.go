@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,19 +22,26 @@ import (
 // start from, so a move that no longer applies (a duplicate, a late
 // status, a row another process changed) changes nothing.
 
-// AddToInbox stores webhook bodies exactly as received, in one transaction.
+// AddToInbox stores webhook bodies exactly as received, in one transaction
+// and in the order given: a few statements of many rows (padding, no body,
+// is not stored).
 func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
 	if len(bodies) == 0 {
 		return nil
 	}
 	now := s.now().UnixNano()
 	return s.write(ctx, func(tx *Tx) error {
-		for _, b := range bodies {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_inbox (received_at, body) VALUES (?, ?)`, now, b); err != nil {
-				return fmt.Errorf("store webhook body: %w", err)
+		return inBatches(bodies, nil, func(bs [][]byte) error {
+			args := make([]any, 0, 2*len(bs))
+			for _, b := range bs {
+				args = append(args, now, b)
 			}
-		}
-		return nil
+			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_inbox (received_at, body) SELECT * FROM (VALUES `+
+				repeated(len(bs), "(?, ?)")+`) WHERE column2 IS NOT NULL`, args...); err != nil {
+				return fmt.Errorf("store %d webhook bodies: %w", len(bodies), err)
+			}
+			return nil
+		})
 	})
 }
 
@@ -44,9 +52,9 @@ func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
 // driver implements the same operations and passes the same suite.
 type InboxTx interface {
 	// Bodies are up to max stored bodies not yet applied, oldest first;
-	// Applied marks one applied, why (when not "") being what was skipped.
+	// Applied marks bodies ids applied, why (when not "") what was skipped.
 	Bodies(ctx context.Context, max int) ([]InboxBody, error)
-	Applied(ctx context.Context, id int64, why string, now time.Time) error
+	Applied(ctx context.Context, ids []int64, why string, now time.Time) error
 	// Part runs apply under a savepoint. When apply fails for a reason of
 	// its own (a row or campaign it cannot move, a constraint), what it
 	// wrote is undone and skip is that error; err is a fault of the
@@ -149,10 +157,12 @@ func (tx inboxTx) Bodies(ctx context.Context, max int) ([]InboxBody, error) {
 	return batch, nil
 }
 
-func (tx inboxTx) Applied(ctx context.Context, id int64, why string, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE webhook_inbox SET applied_at = ?, error = ? WHERE id = ?`,
-		now.UnixNano(), sql.NullString{String: why, Valid: why != ""}, id); err != nil {
-		return fmt.Errorf("mark webhook body %d applied: %w", id, err)
+// Applied: ids as one JSON array, one statement text for any number.
+func (tx inboxTx) Applied(ctx context.Context, ids []int64, why string, now time.Time) error {
+	list, _ := json.Marshal(ids)
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_inbox SET applied_at = ?, error = ? WHERE id IN (SELECT value FROM json_each(?))`,
+		now.UnixNano(), sql.NullString{String: why, Valid: why != ""}, string(list)); err != nil {
+		return fmt.Errorf("mark %d webhook bodies applied: %w", len(ids), err)
 	}
 	return nil
 }
@@ -519,19 +529,8 @@ func ScanDeferred(sc rowscan.Scanner) (d DeferredStatus, err error) {
 
 func (tx inboxTx) Deferred(ctx context.Context, max int) ([]DeferredStatus, error) {
 	rows, err := tx.QueryContext(ctx, DeferredSQL+`?`, max)
+	ds, err := scanRows(rows, err, func(rows *sql.Rows, d *DeferredStatus) (err error) { *d, err = ScanDeferred(rows); return err })
 	if err != nil {
-		return nil, fmt.Errorf("read deferred statuses: %w", err)
-	}
-	defer rows.Close()
-	var ds []DeferredStatus
-	for rows.Next() {
-		d, err := ScanDeferred(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read deferred statuses: %w", err)
-		}
-		ds = append(ds, d)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read deferred statuses: %w", err)
 	}
 	return ds, nil

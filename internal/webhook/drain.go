@@ -92,6 +92,7 @@ func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful boo
 		}
 		// Every status body names its number: noted once a transaction.
 		noted := map[string]string{}
+		applied := make([]int64, 0, len(batch)) // the bodies applied whole: marked in one statement
 		for i, e := range batch {
 			if ns[i] != nil {
 				skips := len(rep.Skips)
@@ -100,10 +101,17 @@ func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful boo
 				}
 				whys[i] = strings.Join(rep.Skips[skips:], "; ")
 			}
-			if err := tx.Applied(ctx, e.ID, whys[i], now); err != nil {
+			if whys[i] == "" {
+				applied = append(applied, e.ID)
+			} else if err := tx.Applied(ctx, []int64{e.ID}, whys[i], now); err != nil {
 				return err
 			}
 			rep.Bodies++
+		}
+		if len(applied) > 0 {
+			if err := tx.Applied(ctx, applied, "", now); err != nil {
+				return err
+			}
 		}
 		// The plain statuses' rows are touched by nothing else in the batch.
 		if err := plain.apply(ctx, tx, now, &rep); err != nil {

@@ -99,9 +99,56 @@ var stoppingEvents = map[string]bool{
 	"DISABLED_UPDATE": true, "ACCOUNT_DELETED": true, "PHONE_NUMBER_REMOVED": true,
 }
 
+// statusPayload is payload read in one pass for the bodies Meta posts
+// most: statuses alone, in messages changes. decodeStatusBody falls back to
+// the general decoding for anything else.
+type statusPayload struct {
+	Object string `json:"object"`
+	Entry  []struct {
+		Changes []struct {
+			Field string        `json:"field"`
+			Value messagesValue `json:"value"`
+		} `json:"changes"`
+	} `json:"entry"`
+}
+
 // Decode reads one webhook body. Fields wasend does not act on are skipped;
 // a body that is not a notification at all is ErrMalformed.
 func Decode(body []byte) (campaign.Notification, error) {
+	if n, ok := decodeStatusBody(body); ok {
+		return n, nil
+	}
+	return decodeBody(body)
+}
+
+// decodeStatusBody reads a body of statuses only in one pass, as Decode
+// would: ok is false for any other body, or one that does not decode
+// (Decode then says where).
+func decodeStatusBody(body []byte) (n campaign.Notification, ok bool) {
+	var p statusPayload
+	if err := json.Unmarshal(body, &p); err != nil || p.Object != "whatsapp_business_account" {
+		return n, false
+	}
+	for _, e := range p.Entry {
+		for _, c := range e.Changes {
+			if c.Field != "messages" || c.Value.inbound() {
+				return campaign.Notification{}, false
+			}
+		}
+	}
+	for _, e := range p.Entry {
+		for _, c := range e.Changes {
+			if err := addStatuses(&c.Value, &n); err != nil {
+				return campaign.Notification{}, false
+			}
+		}
+	}
+	return n, true
+}
+
+// decodeBody is Decode for any body: each change's value is read apart,
+// by its field.
+func decodeBody(body []byte) (campaign.Notification, error) {
 	var (
 		p payload
 		n campaign.Notification
@@ -168,7 +215,16 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) (inbound bool
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return false, err
 	}
-	inbound = len(v.Contacts) > 0 || len(v.Messages) > 0 || len(v.UserPreferences) > 0
+	return v.inbound(), addStatuses(&v, n)
+}
+
+// inbound reports whether v has inbound parts (decodeInbound's).
+func (v *messagesValue) inbound() bool {
+	return len(v.Contacts) > 0 || len(v.Messages) > 0 || len(v.UserPreferences) > 0
+}
+
+// addStatuses adds the statuses of v to n, with the number it names.
+func addStatuses(v *messagesValue, n *campaign.Notification) error {
 	if m := v.Metadata; m.DisplayPhoneNumber != "" && m.PhoneNumberID != "" {
 		if n.Numbers == nil {
 			n.Numbers = map[string]string{}
@@ -178,7 +234,7 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) (inbound bool
 	for k, s := range v.Statuses {
 		secs, err := strconv.ParseInt(s.Timestamp, 10, 64)
 		if err != nil {
-			return inbound, fmt.Errorf("statuses[%d].timestamp %q: want Unix seconds", k, s.Timestamp)
+			return fmt.Errorf("statuses[%d].timestamp %q: want Unix seconds", k, s.Timestamp)
 		}
 		ev := campaign.StatusEvent{
 			WAMID:           s.ID,
@@ -215,7 +271,7 @@ func decodeStatuses(raw json.RawMessage, n *campaign.Notification) (inbound bool
 		}
 		n.Statuses = append(n.Statuses, ev)
 	}
-	return inbound, nil
+	return nil
 }
 
 // link pairs a wa_id (digits, with or without '+') with a user id when a

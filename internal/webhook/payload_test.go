@@ -2,7 +2,10 @@ package webhook
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -75,5 +78,52 @@ func TestDecodeRejects(t *testing.T) {
 		if _, err := Decode([]byte(body)); !errors.Is(err, ErrMalformed) {
 			t.Errorf("Decode(%s) = %v, want ErrMalformed", body, err)
 		}
+	}
+}
+
+// The one-pass reading of status bodies (decodeStatusBody) reads what the
+// general one does, and leaves every other body to it.
+func TestDecodeStatusBodyAgrees(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("testdata: %v %v", files, err)
+	}
+	bodies := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies[filepath.Base(f)] = string(b)
+	}
+	const env = `{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[%s]}]}`
+	const st = `{"field":"messages","value":{"metadata":{"display_phone_number":"15550001111","phone_number_id":"42"},"statuses":[%s]}}`
+	two := `{"id":"wamid.a","status":"delivered","timestamp":"1750263780","recipient_id":"16505551234","pricing":{"billable":false,"category":"marketing"}},` +
+		`{"id":"wamid.b","status":"failed","timestamp":"1750263781","recipient_user_id":"US.1","errors":[{"code":131049,"message":"m","error_data":{"details":"d"}}]}`
+	bodies["two statuses, two changes"] = fmt.Sprintf(env, fmt.Sprintf(st, two)+","+fmt.Sprintf(st, `{"id":"wamid.c","status":"read","timestamp":"1750263790"}`))
+	bodies["a status and an inbound message"] = fmt.Sprintf(env, `{"field":"messages","value":{"metadata":{"phone_number_id":"42"},`+
+		`"statuses":[{"id":"wamid.a","status":"sent","timestamp":"1750263780"}],"messages":[{"from":"16505551234","id":"wamid.in","timestamp":"1750263781","type":"text","text":{"body":"STOP"}}]}}`)
+	bodies["a status and an event"] = fmt.Sprintf(env, fmt.Sprintf(st, two)+`,{"field":"message_template_status_update","value":{"event":"PAUSED","message_template_name":"x","message_template_language":"en"}}`)
+	bodies["a field of another shape"] = fmt.Sprintf(env, `{"field":"security","value":{"statuses":"not a list"}},`+fmt.Sprintf(st, two))
+	bodies["a bad timestamp"] = fmt.Sprintf(env, fmt.Sprintf(st, `{"id":"wamid.a","status":"sent","timestamp":"yesterday"}`))
+	fast := 0
+	for name, body := range bodies {
+		want, wantErr := decodeBody([]byte(body))
+		got, err := Decode([]byte(body))
+		if !reflect.DeepEqual(got, want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("%s: Decode = %+v, %v\nwant %+v, %v", name, got, err, want, wantErr)
+		}
+		if n, ok := decodeStatusBody([]byte(body)); ok {
+			fast++
+			if !reflect.DeepEqual(n, want) || wantErr != nil {
+				t.Errorf("%s: decodeStatusBody = %+v\nwant %+v, %v", name, n, want, wantErr)
+			}
+			if len(n.Templates)+len(n.Accounts)+len(n.Inbound)+len(n.Upgrades) > 0 {
+				t.Errorf("%s: read in one pass, but not statuses only: %+v", name, n)
+			}
+		}
+	}
+	if fast != 4 { // the three status examples and "two statuses, two changes"
+		t.Errorf("%d bodies read in one pass, want 4", fast)
 	}
 }

@@ -48,8 +48,9 @@ type ReceiverConfig struct {
 // received bodies to the inbox in groups, so a burst of POSTs costs a few
 // commits rather than one each.
 type Receiver struct {
-	cfg   ReceiverConfig
-	queue chan storeReq
+	cfg      ReceiverConfig
+	queue    chan storeReq
+	verifier *verifier
 }
 
 type storeReq struct {
@@ -74,7 +75,7 @@ func NewReceiver(cfg ReceiverConfig) *Receiver {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	return &Receiver{cfg: cfg, queue: make(chan storeReq, 4*cfg.MaxBatch)}
+	return &Receiver{cfg: cfg, queue: make(chan storeReq, 4*cfg.MaxBatch), verifier: newVerifier(cfg.AppSecret)}
 }
 
 // Run commits queued bodies to the inbox until ctx ends.
@@ -160,7 +161,7 @@ func (r *Receiver) verify(w http.ResponseWriter, req *http.Request) {
 
 // notify checks a notification's signature and size, stores it and answers.
 func (r *Receiver) notify(w http.ResponseWriter, req *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxBody))
+	body, err := readBody(w, req)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -175,7 +176,7 @@ func (r *Receiver) notify(w http.ResponseWriter, req *http.Request) {
 		r.reject(w, http.StatusUnauthorized, "unsigned")
 		return
 	}
-	if !validSignature(r.cfg.AppSecret, body, sig) {
+	if !r.verifier.valid(body, sig) {
 		r.cfg.Log.Warn("webhook body with a bad signature refused", "remote", req.RemoteAddr)
 		r.reject(w, http.StatusUnauthorized, "bad_signature")
 		return
@@ -198,4 +199,15 @@ func (r *Receiver) notify(w http.ResponseWriter, req *http.Request) {
 	}
 	r.cfg.Metrics.received.Inc()
 	w.WriteHeader(http.StatusOK)
+}
+
+// readBody reads a POST's body whole, at most MaxBody bytes: one buffer
+// of the declared length (net/http reads no more than that), else grown.
+func readBody(w http.ResponseWriter, req *http.Request) ([]byte, error) {
+	if n := req.ContentLength; n > 0 && n <= MaxBody {
+		body := make([]byte, n)
+		_, err := io.ReadFull(req.Body, body)
+		return body, err
+	}
+	return io.ReadAll(http.MaxBytesReader(w, req.Body, MaxBody))
 }

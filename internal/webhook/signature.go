@@ -4,7 +4,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"strings"
+	"sync"
 )
 
 // SignatureHeader carries the HMAC-SHA256 of the raw body, keyed with the
@@ -18,19 +20,31 @@ func Sign(secret, body []byte) string {
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }
 
-// validSignature checks header against the raw body in constant time.
-// Meta signs the bytes it sends (with escaped Unicode), so the body must
-// never be re-serialised before this check.
-func validSignature(secret, body []byte, header string) bool {
+// verifier checks signatures with one secret, reusing its keyed HMACs
+// (reset to the key, not keyed again) at thousands of posts a second.
+type verifier struct{ macs sync.Pool }
+
+func newVerifier(secret []byte) *verifier {
+	v := &verifier{}
+	v.macs.New = func() any { return hmac.New(sha256.New, secret) }
+	return v
+}
+
+// valid checks header against the raw body in constant time. Meta signs
+// the bytes it sends (with escaped Unicode), so the body must never be
+// re-serialised before this check.
+func (v *verifier) valid(body []byte, header string) bool {
 	hexSum, ok := strings.CutPrefix(header, "sha256=")
-	if !ok {
+	var got, sum [sha256.Size]byte
+	if !ok || len(hexSum) != 2*len(got) {
 		return false
 	}
-	got, err := hex.DecodeString(hexSum)
-	if err != nil {
+	if _, err := hex.Decode(got[:], []byte(hexSum)); err != nil {
 		return false
 	}
-	mac := hmac.New(sha256.New, secret)
+	mac := v.macs.Get().(hash.Hash)
+	defer v.macs.Put(mac)
+	mac.Reset()
 	mac.Write(body)
-	return hmac.Equal(got, mac.Sum(nil))
+	return hmac.Equal(got[:], mac.Sum(sum[:0]))
 }

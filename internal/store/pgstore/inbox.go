@@ -71,10 +71,10 @@ func (tx inboxTx) Bodies(ctx context.Context, max int) ([]store.InboxBody, error
 	return batch, nil
 }
 
-func (tx inboxTx) Applied(ctx context.Context, id int64, why string, now time.Time) error {
-	if _, err := tx.Exec(ctx, `UPDATE webhook_inbox SET applied_at = $1, error = $2 WHERE id = $3`,
-		now.UnixNano(), nullText(why), id); err != nil {
-		return fmt.Errorf("mark webhook body %d applied: %w", id, err)
+func (tx inboxTx) Applied(ctx context.Context, ids []int64, why string, now time.Time) error {
+	if _, err := tx.Exec(ctx, `UPDATE webhook_inbox SET applied_at = $1, error = $2 WHERE id = ANY($3)`,
+		now.UnixNano(), nullText(why), ids); err != nil {
+		return fmt.Errorf("mark %d webhook bodies applied: %w", len(ids), err)
 	}
 	return nil
 }
