@@ -38,6 +38,9 @@ var (
 		statesql.Fence("messages.attempts", "v.fence") + ` RETURNING messages.id`
 	recordSentSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordSent) + `, wamid = $1, sent_at = $2, updated_at = $2,
 		error_code = NULL, error_message = NULL WHERE id = $3 AND ` + statesql.From(campaign.MoveRecordSent, "state") + ` AND ` + statesql.Fence("attempts", "$4")
+	recordHeldSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordHeld) + `, wamid = $1, sent_at = $2, updated_at = $2, delivery = ` +
+		statesql.Quote(campaign.DeliveryHeld) + `, error_code = NULL, error_message = NULL WHERE id = $3 AND ` +
+		statesql.From(campaign.MoveRecordHeld, "state") + ` AND ` + statesql.Fence("attempts", "$4")
 	recordRetrySQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordRetry) + `, next_attempt_at = $1, updated_at = $2,
 		retries = retries + $3, error_code = $4, error_message = $5 WHERE id = $6 AND ` +
 		statesql.From(campaign.MoveRecordRetry, "state") + ` AND ` + statesql.Fence("attempts", "$7")

@@ -77,7 +77,7 @@ func recordAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch, runner string, rs [
 func plainSent(r campaign.Result) bool {
 	o := r.Outcome
 	return o.Kind == campaign.OutcomeSent && r.Claim.AttemptID != 0 && o.ErrorCode == 0 && !o.Refund &&
-		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress
+		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress && !o.Held
 }
 
 // recordSent queues on b what stores plain sent outcomes, three statements:
@@ -200,6 +200,12 @@ func recordOutcome(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner stri
 	switch o.Transition() {
 	case campaign.MoveRecordSent:
 		tag, err := tx.Exec(ctx, recordSentSQL, o.WAMID, now.UnixNano(), c.Message.ID, c.Fence)
+		if err != nil {
+			return false, err
+		}
+		n = tag.RowsAffected()
+	case campaign.MoveRecordHeld:
+		tag, err := tx.Exec(ctx, recordHeldSQL, o.WAMID, now.UnixNano(), c.Message.ID, c.Fence)
 		if err != nil {
 			return false, err
 		}

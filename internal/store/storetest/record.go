@@ -21,6 +21,7 @@ func (s suite) recordTests() []sub {
 		{"retry waits until its time", s.testRecordRetryWaitsUntilRetryAt},
 		{"record and claim in one transaction", s.testRecordAndClaimN},
 		{"each outcome moves its row", s.testRecordOutcomes},
+		{"a held answer is sent, its delivery held", s.testRecordHeld},
 	}
 }
 
@@ -289,5 +290,62 @@ func (s suite) testRecordOutcomes(t *testing.T) {
 				t.Errorf("claim after the outcome: %+v, %v", again.Message, err)
 			}
 		})
+	}
+}
+
+// testRecordHeld: an acceptance whose answer said
+// held_for_quality_assessment (campaign.MoveRecordHeld) is sent — it has
+// its wamid and is never claimed again — with its delivery held and
+// counted held, not reported, whether it comes alone or in a batch of
+// plain acceptances (the bulk path) and whether its claim carries its
+// attempt or not.
+func (s suite) testRecordHeld(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "held", 4)
+	cs, err := ledger(st).ClaimN(t.Context(), c.ID, "r1", t0, 4)
+	if err != nil || len(cs) != 4 {
+		t.Fatalf("claim 4: %d, %v", len(cs), err)
+	}
+	held := map[int64]bool{cs[1].Message.ID: true, cs[2].Message.ID: true}
+	cs[2].AttemptID = 0 // the attempt found by its row, as a claim without one is
+	var rs []campaign.Result
+	for i, cl := range cs[:3] {
+		rs = append(rs, campaign.Result{Claim: cl, At: at(time.Second), Outcome: campaign.Outcome{Kind: campaign.OutcomeSent,
+			WAMID: fmt.Sprintf("wamid.%d", i), Class: "ok", Held: held[cl.Message.ID]}})
+	}
+	if err := st.RecordAll(t.Context(), "r1", rs); err != nil {
+		t.Fatal(err)
+	}
+	if err := record(t, st, cs[3], "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.3", Class: "ok", Held: true},
+		at(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	held[cs[3].Message.ID] = true
+	for i, cl := range cs {
+		row, d := readMessage(t, st, cl.Message.ID), deliveryOf(t, st, cl.Message.ID)
+		want := campaign.Delivery("")
+		if held[cl.Message.ID] {
+			want = campaign.DeliveryHeld
+		}
+		if row.state != string(campaign.Sent) || row.wamid.String != fmt.Sprintf("wamid.%d", i) || d != want {
+			t.Errorf("row %d: %+v, delivery %q; want sent with wamid.%d, delivery %q", i, row, d, i, want)
+		}
+	}
+	if got := CountRows(t, st, `SELECT count(*) FROM attempts WHERE outcome = 'sent' AND done_at = ?`, at(time.Second).UnixNano()); got != 4 {
+		t.Errorf("%d attempts closed sent, want 4", got)
+	}
+	if got := CountRows(t, st, `SELECT coalesce(sum(held), 0) FROM delivery_counts WHERE campaign_id = ?`, c.ID); got != 3 {
+		t.Errorf("%d counted held, want 3", got)
+	}
+	if got := CountRows(t, st, `SELECT coalesce(sum(reported), 0) FROM delivery_counts WHERE campaign_id = ?`, c.ID); got != 0 {
+		t.Errorf("%d counted reported, want none: no status came", got)
+	}
+	if n, err := st.Counts(t.Context(), c.ID); err != nil || n[campaign.Sent] != 4 {
+		t.Errorf("counts %v, %v; want 4 sent", n, err)
+	}
+	if _, err := claim(t, st, c.ID, "r1", at(time.Hour)); !errors.Is(err, campaign.ErrDone) {
+		t.Errorf("claim after: %v, want done (a held send is never sent again)", err)
 	}
 }
