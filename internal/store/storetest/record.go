@@ -22,6 +22,7 @@ func (s suite) recordTests() []sub {
 		{"record and claim in one transaction", s.testRecordAndClaimN},
 		{"each outcome moves its row", s.testRecordOutcomes},
 		{"a held answer is sent, its delivery held", s.testRecordHeld},
+		{"what an answer means beyond its row", s.testRecordEffects},
 	}
 }
 
@@ -347,5 +348,96 @@ func (s suite) testRecordHeld(t *testing.T) {
 	}
 	if _, err := claim(t, st, c.ID, "r1", at(time.Hour)); !errors.Is(err, campaign.ErrDone) {
 		t.Errorf("claim after: %v, want done (a held send is never sent again)", err)
+	}
+}
+
+// testRecordEffects: what an answer says about its account, its campaign
+// and its number is kept with the row's outcome — the error noted, a rest
+// for the account (or every account, for the app's limit), a lower rate,
+// a restriction, the account dropped from the campaign, the campaign
+// paused, the number suppressed, a shared claim's refund queued.
+func (s suite) testRecordEffects(t *testing.T) {
+	const minute = time.Minute
+	retry := func(o campaign.Outcome) campaign.Outcome {
+		o.Kind, o.RetryAt = campaign.OutcomeRetry, at(time.Hour)
+		return o
+	}
+	tests := []struct {
+		name    string
+		outcome campaign.Outcome
+		shared  bool
+		check   func(t *testing.T, st store.Driver, c campaign.Campaign, cl campaign.Claim)
+	}{
+		{"error noted, number suppressed", campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131050, Error: "opted out",
+			Suppress: true}, false, func(t *testing.T, st store.Driver, c campaign.Campaign, cl campaign.Claim) {
+			if a := AccountByName(t, st, "a"); a.LastErrorCode != 131050 {
+				t.Errorf("last error %d, want 131050", a.LastErrorCode)
+			}
+			if got := CountRows(t, st, `SELECT count(*) FROM suppressions WHERE phone = ? AND reason = ?`, cl.Message.Phone,
+				fmt.Sprintf("error 131050 in campaign %d", c.ID)); got != 1 {
+				t.Errorf("%d suppressions of %s, want 1", got, cl.Message.Phone)
+			}
+		}},
+		{"one account rests, at a lower rate", retry(campaign.Outcome{ErrorCode: 130429, Throttle: &campaign.Throttle{Cooldown: minute},
+			RateFactor: 0.5}), false, func(t *testing.T, st store.Driver, _ campaign.Campaign, _ campaign.Claim) {
+			a, b := AccountByName(t, st, "a"), AccountByName(t, st, "b")
+			if !a.CooldownUntil.Equal(at(time.Second+minute)) || a.RateFactor != 0.5 {
+				t.Errorf("a: cool-down until %v, factor %v; want %v, 0.5", a.CooldownUntil, a.RateFactor, at(time.Second+minute))
+			}
+			if !b.CooldownUntil.IsZero() || b.RateFactor != 1 && b.RateFactor != 0 {
+				t.Errorf("b: cool-down until %v, factor %v; want no rest, its rate", b.CooldownUntil, b.RateFactor)
+			}
+		}},
+		{"the app's limit rests every account", retry(campaign.Outcome{ErrorCode: 4, Throttle: &campaign.Throttle{Cooldown: minute, App: true}}),
+			false, func(t *testing.T, st store.Driver, _ campaign.Campaign, _ campaign.Claim) {
+				for _, name := range []string{"a", "b"} {
+					if a := AccountByName(t, st, name); !a.CooldownUntil.Equal(at(time.Second + minute)) {
+						t.Errorf("%s: cool-down until %v, want %v", name, a.CooldownUntil, at(time.Second+minute))
+					}
+				}
+			}},
+		{"restricted, dropped from the campaign, which pauses", retry(campaign.Outcome{ErrorCode: 131048, Error: "spam rate limit",
+			Restrict: time.Hour, DropAccount: true, Pause: "no sender left"}), false,
+			func(t *testing.T, st store.Driver, c campaign.Campaign, _ campaign.Claim) {
+				if a := AccountByName(t, st, "a"); !a.CooldownUntil.Equal(at(time.Second+time.Hour)) || a.Restriction != "spam rate limit" {
+					t.Errorf("a: cool-down until %v, restriction %q; want %v, the error", a.CooldownUntil, a.Restriction, at(time.Second+time.Hour))
+				}
+				if got := CountRows(t, st, `SELECT count(*) FROM campaign_accounts WHERE campaign_id = ? AND account_id =
+					(SELECT id FROM accounts WHERE name = 'a') AND error_code = 131048`, c.ID); got != 1 {
+					t.Errorf("%d drops of a, want 1", got)
+				}
+				if got, err := st.Campaign(t.Context(), c.ID); err != nil || got.State != campaign.CampaignPaused || got.PauseReason != "no sender left" {
+					t.Errorf("campaign %s (%q), %v; want paused for the answer's reason", got.State, got.PauseReason, err)
+				}
+			}},
+		{"a shared claim's refund is queued", retry(campaign.Outcome{ErrorCode: 131056, Refund: true}), true,
+			func(t *testing.T, st store.Driver, _ campaign.Campaign, cl campaign.Claim) {
+				if got := CountRows(t, st, `SELECT count(*) FROM gate_refunds WHERE claim = ? AND portfolio = 'p' AND day = '2026-01-01'`,
+					cl.Shared.ID); got != 1 {
+					t.Errorf("%d refunds queued, want 1", got)
+				}
+				if a := AccountByName(t, st, "a"); a.UsedToday != 0 {
+					t.Errorf("a used %d today, want the refund given back", a.UsedToday)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := s.openTest(t, newFakeClock())
+			MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+			MustAccount(t, st, "b", campaign.TierActive, campaign.Overrides{})
+			c := MustCampaign(t, st, "effects", 1)
+			cl := mustClaim(t, st, c.ID, "r1", t0)
+			if cl.Account.Name != "a" {
+				t.Fatalf("claimed through %s, want a (the first account)", cl.Account.Name)
+			}
+			if tt.shared {
+				cl.Shared = &campaign.SharedClaim{Portfolio: "p", ID: fmt.Sprintf("h1/%d/1", cl.Message.ID), Account: "pn-a", Day: "2026-01-01"}
+			}
+			if err := record(t, st, cl, "r1", tt.outcome, at(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, st, c, cl)
+		})
 	}
 }
