@@ -3,9 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/pgstore"
@@ -50,27 +48,10 @@ func RedactDB(db string) string {
 // *store.Store does): a run asks for them here and says plainly what it
 // cannot keep without them.
 type (
-	sendingKeeper interface {
-		SetSending(ctx context.Context, id int64, maxHeld int, ttl time.Duration) (time.Duration, error)
-	}
 	budgetKeeper interface {
 		SetBudget(ctx context.Context, id int64, max pricing.Micros, currency string, price func(phone string) pricing.Micros) error
 	}
 )
-
-// setSending keeps --max-held and --ttl with the campaign (SetSending) and
-// returns the TTL in force. A driver without SetSending keeps neither: the
-// campaign holds the column's default (campaign.DefaultMaxHeld, no TTL), so
-// a run asking for those sends, one asking for others is refused.
-func setSending(ctx context.Context, st store.Driver, id int64, maxHeld int, ttl time.Duration) (time.Duration, error) {
-	if k, ok := st.(sendingKeeper); ok {
-		return k.SetSending(ctx, id, maxHeld, ttl)
-	}
-	if maxHeld != campaign.DefaultMaxHeld || ttl > 0 {
-		return 0, fmt.Errorf("--max-held and --ttl: the database at %s cannot keep them yet (its driver has no SetSending); run without them", st.Path())
-	}
-	return 0, nil
-}
 
 // setBudget is SetBudget where the driver has it; --max-cost is refused
 // where it has not.

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
@@ -49,19 +48,8 @@ func TestOpenStorePostgres(t *testing.T) {
 	}
 
 	// What the store on Postgres does not keep yet is refused by name,
-	// not skipped; the defaults a run always passes go through.
-	if _, err := setSending(t.Context(), pg, 1, campaign.DefaultMaxHeld, 0); err != nil {
-		t.Errorf("the default --max-held without --ttl: %v", err)
-	}
-	for _, tc := range []struct {
-		name    string
-		maxHeld int
-		ttl     time.Duration
-	}{{"--max-held", 5, 0}, {"--ttl", campaign.DefaultMaxHeld, time.Hour}} {
-		if _, err := setSending(t.Context(), pg, 1, tc.maxHeld, tc.ttl); err == nil || !strings.Contains(err.Error(), "SetSending") {
-			t.Errorf("%s on Postgres: %v, want it refused naming SetSending", tc.name, err)
-		}
-	}
+	// not skipped (--max-held and --ttl it keeps: storetest's record
+	// tests).
 	if err := setBudget(t.Context(), pg, 1, 100, "EUR", func(string) pricing.Micros { return 1 }); err == nil || !strings.Contains(err.Error(), "--max-cost") {
 		t.Errorf("--max-cost on Postgres: %v, want it refused", err)
 	}

@@ -78,6 +78,9 @@ type Driver interface {
 	SetSchedule(ctx context.Context, id int64, sc campaign.Schedule) error
 	SetShare(ctx context.Context, id int64, ch campaign.ShareChange) error
 	SetPairGap(ctx context.Context, campaignID int64, gap time.Duration) error
+	// SetSending keeps --max-held and --ttl (0: the one kept) with a
+	// campaign and returns the TTL in force.
+	SetSending(ctx context.Context, id int64, maxHeld int, ttl time.Duration) (time.Duration, error)
 
 	// Claims and outcomes: what dispatch.Ledger needs.
 

@@ -75,8 +75,8 @@ func Record(ctx context.Context, tx Tx, d Dialect, c campaign.Claim, o campaign.
 		if _, err := tx.Exec(ctx, q.refundQuota, c.Account.ID, c.QuotaEpoch); err != nil {
 			return false, fmt.Errorf("refund quota of %s: %w", c.Account.Name, err)
 		}
-		if _, err := tx.Exec(ctx, q.unlogContact, c.Account.ID, c.Message.Phone, c.At.UnixNano()); err != nil {
-			return false, fmt.Errorf("take back the send to %s: %w", c.Message.Phone, err)
+		if err := UnlogContact(ctx, tx, d, c); err != nil {
+			return false, err
 		}
 		// A refund for the shared limits waits here until a gate takes it:
 		// recording an outcome never waits on Redis.
@@ -105,6 +105,15 @@ func Record(ctx context.Context, tx Tx, d Dialect, c campaign.Claim, o campaign.
 		return false, fmt.Errorf("log attempt outcome: %w", err)
 	}
 	return moved, nil
+}
+
+// UnlogContact takes back the send of claim c, which the API proved it did
+// not accept, when nothing was logged for that number since.
+func UnlogContact(ctx context.Context, tx Tx, d Dialect, c campaign.Claim) error {
+	if _, err := tx.Exec(ctx, byDialect[d].unlogContact, c.Account.ID, c.Message.Phone, c.At.UnixNano()); err != nil {
+		return fmt.Errorf("take back the send to %s: %w", c.Message.Phone, err)
+	}
+	return nil
 }
 
 // outcomes are the attempts' names for each kind of outcome.

@@ -23,6 +23,7 @@ func (s suite) recordTests() []sub {
 		{"each outcome moves its row", s.testRecordOutcomes},
 		{"a held answer is sent, its delivery held", s.testRecordHeld},
 		{"what an answer means beyond its row", s.testRecordEffects},
+		{"--max-held and --ttl are kept; held sends stop the claim", s.testSetSending},
 	}
 }
 
@@ -439,5 +440,63 @@ func (s suite) testRecordEffects(t *testing.T) {
 			}
 			tt.check(t, st, c, cl)
 		})
+	}
+}
+
+// testSetSending: a run's --max-held and --ttl are kept with its campaign
+// (a later run's --ttl 0 keeps the one kept, its --max-held is its own),
+// a campaign with --max-held of its sends held waits (campaign.WaitHeld)
+// until they settle, and --max-held 0 never stops it.
+func (s suite) testSetSending(t *testing.T) {
+	st := s.openTest(t, newFakeClock())
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "held", 4)
+	ctx := t.Context()
+	kept := func(wantMax int, wantTTL time.Duration) {
+		t.Helper()
+		var maxHeld, ttl int64
+		if err := checked(st).QueryRowContext(ctx, `SELECT max_held, ttl FROM campaigns WHERE id = ?`, c.ID).Scan(&maxHeld, &ttl); err != nil {
+			t.Fatal(err)
+		}
+		if maxHeld != int64(wantMax) || time.Duration(ttl)*time.Second != wantTTL {
+			t.Errorf("kept --max-held %d, --ttl %ds; want %d, %v", maxHeld, ttl, wantMax, wantTTL)
+		}
+	}
+	for _, step := range []struct {
+		maxHeld     int
+		ttl, wantIn time.Duration
+		wantMax     int
+	}{
+		{campaign.DefaultMaxHeld, 0, 0, campaign.DefaultMaxHeld},
+		{5, time.Hour, time.Hour, 5},
+		{2, 0, time.Hour, 2}, // a resumed run: the TTL kept
+		{-1, 0, time.Hour, 0},
+		{2, 90 * time.Minute, 90 * time.Minute, 2},
+	} {
+		got, err := st.SetSending(ctx, c.ID, step.maxHeld, step.ttl)
+		if err != nil || got != step.wantIn {
+			t.Fatalf("SetSending(%d, %v) = %v, %v; want the TTL in force %v", step.maxHeld, step.ttl, got, err, step.wantIn)
+		}
+		kept(step.wantMax, step.wantIn)
+	}
+	if _, err := st.SetSending(ctx, c.ID+100, 5, 0); err == nil {
+		t.Error("SetSending of a campaign that does not exist: no error")
+	}
+	for i := range 2 {
+		cl := mustClaim(t, st, c.ID, "r1", t0)
+		if err := record(t, st, cl, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprintf("wamid.%d", i), Class: "ok",
+			Held: true}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var we *campaign.WaitError
+	if _, err := claim(t, st, c.ID, "r1", t0); !errors.As(err, &we) || we.Reason != campaign.WaitHeld {
+		t.Errorf("claim with 2 held at --max-held 2: %v; want a wait for held sends", err)
+	}
+	if _, err := st.SetSending(ctx, c.ID, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claim(t, st, c.ID, "r1", t0); err != nil {
+		t.Errorf("claim with 2 held at --max-held 0: %v; want a claim", err)
 	}
 }
