@@ -2,10 +2,7 @@ package runner
 
 import (
 	"context"
-	"fmt"
-	"time"
 
-	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/pgstore"
 )
@@ -42,28 +39,4 @@ func RedactDB(db string) string {
 		return pgstore.Redact(db)
 	}
 	return db
-}
-
-// The settings a run keeps with its campaign that store.Driver does not
-// name yet, so the store on Postgres does not have them (SQLite's
-// *store.Store does): a run asks for them here and says plainly what it
-// cannot keep without them.
-type (
-	sendingKeeper interface {
-		SetSending(ctx context.Context, id int64, maxHeld int, ttl time.Duration) (time.Duration, error)
-	}
-)
-
-// setSending keeps --max-held and --ttl with the campaign (SetSending) and
-// returns the TTL in force. A driver without SetSending keeps neither: the
-// campaign holds the column's default (campaign.DefaultMaxHeld, no TTL), so
-// a run asking for those sends, one asking for others is refused.
-func setSending(ctx context.Context, st store.Driver, id int64, maxHeld int, ttl time.Duration) (time.Duration, error) {
-	if k, ok := st.(sendingKeeper); ok {
-		return k.SetSending(ctx, id, maxHeld, ttl)
-	}
-	if maxHeld != campaign.DefaultMaxHeld || ttl > 0 {
-		return 0, fmt.Errorf("--max-held and --ttl: the database at %s cannot keep them yet (its driver has no SetSending); run without them", st.Path())
-	}
-	return 0, nil
 }

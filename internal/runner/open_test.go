@@ -49,21 +49,8 @@ func TestOpenStorePostgres(t *testing.T) {
 		t.Errorf("RedactDB(%q) = %q, want the path as it is", file, RedactDB(file))
 	}
 
-	// What the store on Postgres does not keep yet is refused by name,
-	// not skipped; the defaults a run always passes go through.
-	if _, err := setSending(t.Context(), pg, 1, campaign.DefaultMaxHeld, 0); err != nil {
-		t.Errorf("the default --max-held without --ttl: %v", err)
-	}
-	for _, tc := range []struct {
-		name    string
-		maxHeld int
-		ttl     time.Duration
-	}{{"--max-held", 5, 0}, {"--ttl", campaign.DefaultMaxHeld, time.Hour}} {
-		if _, err := setSending(t.Context(), pg, 1, tc.maxHeld, tc.ttl); err == nil || !strings.Contains(err.Error(), "SetSending") {
-			t.Errorf("%s on Postgres: %v, want it refused naming SetSending", tc.name, err)
-		}
-	}
-	// --max-cost is kept (storetest's budget cases): here, no campaign 1.
+	// --max-held, --ttl (storetest's record cases) and --max-cost
+	// (storetest's budget cases) are kept on Postgres: here, no campaign 1.
 	if err := pg.SetBudget(t.Context(), 1, 100, "EUR", func(string) pricing.Micros { return 1 }); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("--max-cost on Postgres for no campaign: %v, want ErrNotFound", err)
 	}

@@ -241,7 +241,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	if err := CheckTTL(ctx, o.Store, o.SendAPI, c.Spec, o.TTL); err != nil {
 		return err
 	}
-	ttl, err := setSending(ctx, o.Store, c.ID, o.MaxHeld, o.TTL)
+	ttl, err := o.Store.SetSending(ctx, c.ID, o.MaxHeld, o.TTL)
 	if err != nil {
 		return err
 	}

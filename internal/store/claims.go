@@ -2,12 +2,13 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/recordsql"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // RecordAll stores several outcomes in one transaction (a group commit).
@@ -46,7 +47,7 @@ func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result)
 			plain = append(plain, r)
 			continue
 		}
-		moved, err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At)
+		moved, err := record(ctx, tx, r.Claim, r.Outcome, r.At)
 		if err != nil {
 			return nil, err
 		}
@@ -124,134 +125,42 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) ([]int64, err
 	return refused, nil
 }
 
-// record stores one outcome; moved is false when the row's fence refused
-// it (what the answer says about the account and campaign is kept).
-func record(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) (moved bool, err error) {
-	var outcome string
-	switch o.Kind {
-	case campaign.OutcomeSent:
-		outcome = "sent"
-	case campaign.OutcomeRetry:
-		outcome = "retry"
-	case campaign.OutcomeFailed:
-		outcome = "failed"
-	case campaign.OutcomeUnknown:
-		outcome = "unknown"
-	default:
-		return false, fmt.Errorf("record message %d: unknown outcome %d", c.Message.ID, o.Kind)
-	}
-	code := sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
-	res, err := recordOutcome(ctx, tx, c, runner, o, now)
-	if err != nil {
-		return false, fmt.Errorf("record message %d %s: %w", c.Message.ID, outcome, err)
-	}
-	// A row no longer this claim's (its lease ran out, or it was claimed
-	// again) is left to its holder, but what the answer says about the
-	// account and campaign is still true.
-	n, _ := res.RowsAffected()
-	if moved = n > 0; moved && o.Refund {
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET used_today = max(used_today - 1, 0)
-			WHERE id = ? AND quota_epoch = ?`, c.Account.ID, c.QuotaEpoch); err != nil {
-			return false, fmt.Errorf("refund quota of %s: %w", c.Account.Name, err)
-		}
-		if err := unlogContact(ctx, tx, c); err != nil {
-			return false, err
-		}
-		if c.Shared != nil {
-			if err := queueRefund(ctx, tx, c.Shared, now); err != nil {
-				return false, err
-			}
-		}
-	}
-	if moved && o.Kind == campaign.OutcomeSent {
-		if _, err := tx.ExecContext(ctx, `UPDATE contact_log SET sent_at = max(sent_at, ?) WHERE account_id = ? AND phone = ?`,
-			now.UnixNano(), c.Account.ID, c.Message.Phone); err != nil {
-			return false, fmt.Errorf("log the send to %s: %w", c.Message.Phone, err)
-		}
-	}
-	if err := applyEffects(ctx, tx, c, o, now); err != nil {
-		return false, err
-	}
-	// A closed attempt's time never goes back (a late answer after a
-	// rescue closed it): the kept counts keep the latest.
-	if c.AttemptID != 0 {
-		_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = max(coalesce(done_at, ?1), ?1), outcome = ?2, error_code = ?3, class = ?4
-			WHERE id = ?5`, now.UnixNano(), outcome, code, o.Class, c.AttemptID)
-	} else {
-		_, err = tx.ExecContext(ctx, `UPDATE attempts SET done_at = max(coalesce(done_at, ?1), ?1), outcome = ?2, error_code = ?3, class = ?4
-			WHERE id = (SELECT max(id) FROM attempts WHERE message_id = ?5)`, now.UnixNano(), outcome, code, o.Class, c.Message.ID)
-	}
-	if err != nil {
-		return false, fmt.Errorf("log attempt outcome: %w", err)
-	}
-	return moved, nil
+// record stores one outcome as both drivers do (recordsql.Record); moved
+// is false when the row's fence refused it.
+func record(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outcome, now time.Time) (moved bool, err error) {
+	return recordsql.Record(ctx, recordTx{tx}, recordsql.SQLite, c, o, now)
 }
 
-// applyEffects carries out what an answer means beyond its row: an account
-// that rests or is dropped, a campaign that pauses, a number suppressed.
-func applyEffects(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outcome, now time.Time) error {
-	acct := c.Account
-	if o.ErrorCode != 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET last_error_code = ? WHERE id = ?`, o.ErrorCode, acct.ID); err != nil {
-			return fmt.Errorf("note error of %s: %w", acct.Name, err)
-		}
+// recordTx is a transaction as recordsql writes through it.
+type recordTx struct{ tx *Tx }
+
+func (r recordTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := r.tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
 	}
-	if o.Throttle != nil || o.RateFactor > 0 {
-		// The throttle reaction decided (ratelimit.Reaction); this stores it.
-		where, args := `WHERE a.id = ?`, []any{acct.ID}
-		if o.Throttle != nil && o.Throttle.App {
-			where, args = `WHERE a.disabled = 0`, nil
-		}
-		accts, err := loadAccounts(ctx, tx, where, args...)
-		if err != nil {
-			return err
-		}
-		for _, a := range accts {
-			factor, rest := 0.0, time.Duration(0)
-			if a.ID == acct.ID {
-				factor = o.RateFactor
-			}
-			if o.Throttle != nil {
-				rest = o.Throttle.Cooldown
-			}
-			h := a.health.Reacted(now, factor, rest)
-			// Book the tokens earned at the old rate before it changes.
-			b := a.bucket().Relimit(a.limit(now), h.Scale(bucketLimit(a.Limits), now), now)
-			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET cooldown_until = ?, throttle_streak = ?,
-				last_throttle_at = ?, rate_factor = ?, rate_factor_at = ?, tokens = ?, tokens_at = ? WHERE id = ?`,
-				nanos(h.CooldownUntil), h.Streak, nanos(h.LastThrottle), h.Factor, nanos(h.FactorSince),
-				b.Tokens, nanos(b.At), a.ID); err != nil {
-				return fmt.Errorf("cool down %s: %w", a.Name, err)
-			}
-		}
+	return res.RowsAffected()
+}
+
+func (r recordTx) Accounts(ctx context.Context, where string, args ...any) ([]rowscan.Account, error) {
+	rows, err := r.tx.QueryContext(ctx, rowscan.AccountQuery("?")+where, append([]any{DefaultMargin}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("read accounts: %w", err)
 	}
-	if o.Restrict > 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET cooldown_until = max(cooldown_until, ?), restriction = ?
-			WHERE id = ?`, now.Add(o.Restrict).UnixNano(), o.Error, acct.ID); err != nil {
-			return fmt.Errorf("restrict %s: %w", acct.Name, err)
-		}
-	}
-	if o.DropAccount {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO campaign_accounts (campaign_id, account_id, reason, error_code, at)
-			VALUES (?, ?, ?, ?, ?)`, c.Message.CampaignID, acct.ID, o.Error, o.ErrorCode, now.UnixNano()); err != nil {
-			return fmt.Errorf("drop %s from campaign: %w", acct.Name, err)
-		}
-	}
-	if o.Pause != "" {
-		if err := pauseCampaign(ctx, tx, c.Message.CampaignID, o.Pause); err != nil {
-			return err
-		}
-	}
-	if err := demoteOnTrouble(ctx, tx, acct.ID, o, now); err != nil {
-		return err
-	}
-	if o.Suppress {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)`,
-			c.Message.Phone, fmt.Sprintf("error %d in campaign %d", o.ErrorCode, c.Message.CampaignID), now.UnixNano()); err != nil {
-			return fmt.Errorf("suppress %s: %w", c.Message.Phone, err)
-		}
-	}
-	return nil
+	defer rows.Close()
+	return rowscan.Accounts(rows)
+}
+
+func (r recordTx) PauseCampaign(ctx context.Context, id int64, reason string) error {
+	return pauseCampaign(ctx, r.tx, id, reason)
+}
+
+func (r recordTx) DropAccount(ctx context.Context, campaignID, accountID int64, reason string, code int, now time.Time) error {
+	return dropAccount(ctx, r.tx, campaignID, accountID, reason, code, now)
+}
+
+func (r recordTx) Demote(ctx context.Context, accountID int64, o campaign.Outcome, now time.Time) error {
+	return demoteOnTrouble(ctx, r.tx, accountID, o, now)
 }
 
 // RegisterRunner announces a sender process working on a campaign.

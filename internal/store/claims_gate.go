@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
@@ -77,13 +76,3 @@ func repeatGuard(ctx context.Context, q querier, campaignID int64) (string, erro
 // id, which every host that sends from the number knows it by, whatever
 // each calls the account.
 func GateAccount(phoneNumberID string) string { return phoneNumberID }
-
-// queueRefund keeps a refund for the shared limits until a gate takes it
-// (flushRefunds): recording an outcome never waits on Redis.
-func queueRefund(ctx context.Context, tx *Tx, c *campaign.SharedClaim, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO gate_refunds (claim, portfolio, account, day, at) VALUES (?, ?, ?, ?, ?)`,
-		c.ID, c.Portfolio, c.Account, c.Day, now.UnixNano()); err != nil {
-		return fmt.Errorf("queue the refund of %s: %w", c.ID, err)
-	}
-	return nil
-}

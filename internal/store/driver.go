@@ -81,6 +81,9 @@ type Driver interface {
 	// SetBudget keeps --max-cost (0: none), prices every row of the
 	// campaign with price and recounts what is committed, claims excluded.
 	SetBudget(ctx context.Context, id int64, max pricing.Micros, currency string, price func(phone string) pricing.Micros) error
+	// SetSending keeps --max-held and --ttl (0: the one kept) with a
+	// campaign and returns the TTL in force.
+	SetSending(ctx context.Context, id int64, maxHeld int, ttl time.Duration) (time.Duration, error)
 
 	// Claims and outcomes: what dispatch.Ledger needs.
 

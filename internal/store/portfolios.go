@@ -250,13 +250,3 @@ func portfolioMembers(ctx context.Context, q querier, portfolioID int64) ([]int6
 	}
 	return out, rows.Err()
 }
-
-// unlogContact takes back the send of a claim the API proved it did not
-// accept, when nothing was logged for that number since.
-func unlogContact(ctx context.Context, tx *Tx, c campaign.Claim) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE contact_log SET last_at = prev_at, prev_at = 0
-		WHERE account_id = ? AND phone = ? AND last_at = ?`, c.Account.ID, c.Message.Phone, c.At.UnixNano()); err != nil {
-		return fmt.Errorf("take back the send to %s: %w", c.Message.Phone, err)
-	}
-	return nil
-}

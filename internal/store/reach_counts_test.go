@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/recordsql"
 )
 
 // distinctOldest is the oldest latest send in the window as it was found
@@ -88,7 +89,7 @@ func TestReachCountMatchesDistinctCount(t *testing.T) {
 			logged = append(logged, cs...)
 			if rng.IntN(5) == 0 {
 				c := logged[rng.IntN(len(logged))]
-				if err := unlogContact(ctx, tx, c); err != nil {
+				if err := recordsql.UnlogContact(ctx, recordTx{tx}, recordsql.SQLite, c); err != nil {
 					return err
 				}
 			}

@@ -67,7 +67,7 @@ func TestRecordAllMatchesRecord(t *testing.T) {
 			rs := results(one)
 			err := one.write(t.Context(), func(tx *Tx) error {
 				for _, r := range rs {
-					if _, err := record(t.Context(), tx, r.Claim, "r1", r.Outcome, r.At); err != nil {
+					if _, err := record(t.Context(), tx, r.Claim, r.Outcome, r.At); err != nil {
 						return err
 					}
 				}

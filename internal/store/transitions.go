@@ -33,23 +33,12 @@ var (
 	// claim: its fence (fenceSQL). A sent outcome also applies to a row a
 	// rescue made unknown under the same claim (the wamid is the truth);
 	// a retry, failure or unknown leaves such a row as the operator sees it.
+	// One row's outcome moves as recordsql builds them for both drivers.
 	recordSentTallySQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordSent) + `, wamid = v.column2, sent_at = v.column3,
 		updated_at = v.column3, error_code = NULL, error_message = NULL, tally = 1 - tally
 		FROM (VALUES %s) AS v
 		WHERE messages.id = v.column1 AND ` + "messages.state = " + quote(campaign.Sending) + ` AND messages.account_id = v.column4
 		AND ` + fenceSQL("messages.attempts", "v.column5")
-	recordSentSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordSent) + `, wamid = ?, sent_at = ?, updated_at = ?,
-		error_code = NULL, error_message = NULL WHERE id = ? AND ` + fromSQL(campaign.MoveRecordSent, "state") + ` AND ` + fenceSQL("attempts", "?")
-	recordHeldSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordHeld) + `, wamid = ?, sent_at = ?, updated_at = ?, delivery = ` +
-		quote(campaign.DeliveryHeld) + `, error_code = NULL, error_message = NULL WHERE id = ? AND ` + fromSQL(campaign.MoveRecordHeld, "state") +
-		` AND ` + fenceSQL("attempts", "?")
-	recordRetrySQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordRetry) + `, next_attempt_at = ?, updated_at = ?,
-		retries = retries + ?, error_code = ?, error_message = ? WHERE id = ? AND ` +
-		fromSQL(campaign.MoveRecordRetry, "state") + ` AND ` + fenceSQL("attempts", "?")
-	recordFailedSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordFailed) + `, updated_at = ?,
-		error_code = ?, error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRecordFailed, "state") + ` AND ` + fenceSQL("attempts", "?")
-	recordUnknownSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRecordUnknown) + `, updated_at = ?,
-		error_code = ?, error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRecordUnknown, "state") + ` AND ` + fenceSQL("attempts", "?")
 	// startSQL marks a claimed row's request started, only while the row
 	// is still its claim and not yet started.
 	startSQL = `UPDATE messages SET started = 1 WHERE id = ? AND ` + stateIn("state", []campaign.State{campaign.Sending}) + ` AND ` +
@@ -206,7 +195,7 @@ func recordSentMany(ctx context.Context, tx *Tx, rs []campaign.Result, size int,
 	// One by one, as record stores any outcome: a rare path.
 	var refused []int64
 	for _, r := range rs {
-		moved, err := record(ctx, tx, r.Claim, "", r.Outcome, r.At)
+		moved, err := record(ctx, tx, r.Claim, r.Outcome, r.At)
 		if err != nil {
 			return nil, err
 		}
@@ -215,25 +204,6 @@ func recordSentMany(ctx context.Context, tx *Tx, rs []campaign.Result, size int,
 		}
 	}
 	return refused, nil
-}
-
-// recordOutcome moves one claimed row by the transition its outcome names.
-func recordOutcome(ctx context.Context, tx *Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) (sql.Result, error) {
-	code := sql.NullInt64{Int64: int64(o.ErrorCode), Valid: o.ErrorCode != 0}
-	switch o.Transition() {
-	case campaign.MoveRecordSent:
-		return tx.ExecContext(ctx, recordSentSQL, o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID, c.Fence)
-	case campaign.MoveRecordHeld:
-		return tx.ExecContext(ctx, recordHeldSQL, o.WAMID, now.UnixNano(), now.UnixNano(), c.Message.ID, c.Fence)
-	case campaign.MoveRecordRetry, campaign.MovePutBack:
-		return tx.ExecContext(ctx, recordRetrySQL, nanos(o.RetryAt), now.UnixNano(), o.SpendsRetry, code, o.Error,
-			c.Message.ID, c.Fence)
-	case campaign.MoveRecordFailed:
-		return tx.ExecContext(ctx, recordFailedSQL, now.UnixNano(), code, o.Error, c.Message.ID, c.Fence)
-	case campaign.MoveRecordUnknown:
-		return tx.ExecContext(ctx, recordUnknownSQL, now.UnixNano(), code, o.Error, c.Message.ID, c.Fence)
-	}
-	return nil, fmt.Errorf("unknown outcome %d", o.Kind)
 }
 
 // extendLeasesSQL extends the leases of a runner's rows in flight (a

@@ -31,20 +31,12 @@ var (
 	// claim: its fence (fenceSQL). A sent outcome also applies to a row a
 	// rescue made unknown under the same claim (the wamid is the truth);
 	// a retry, failure or unknown leaves such a row as the operator sees it.
+	// One row's outcome moves as recordsql builds them for both drivers.
 	recordSentBulkSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordSent) + `, wamid = v.wamid, sent_at = v.at,
 		updated_at = v.at, error_code = NULL, error_message = NULL
 		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[]) AS v(id, wamid, at, fence)
 		WHERE messages.id = v.id AND ` + statesql.From(campaign.MoveRecordSent, "messages.state") + ` AND ` +
 		statesql.Fence("messages.attempts", "v.fence") + ` RETURNING messages.id`
-	recordSentSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordSent) + `, wamid = $1, sent_at = $2, updated_at = $2,
-		error_code = NULL, error_message = NULL WHERE id = $3 AND ` + statesql.From(campaign.MoveRecordSent, "state") + ` AND ` + statesql.Fence("attempts", "$4")
-	recordRetrySQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordRetry) + `, next_attempt_at = $1, updated_at = $2,
-		retries = retries + $3, error_code = $4, error_message = $5 WHERE id = $6 AND ` +
-		statesql.From(campaign.MoveRecordRetry, "state") + ` AND ` + statesql.Fence("attempts", "$7")
-	recordFailedSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordFailed) + `, updated_at = $1,
-		error_code = $2, error_message = $3 WHERE id = $4 AND ` + statesql.From(campaign.MoveRecordFailed, "state") + ` AND ` + statesql.Fence("attempts", "$5")
-	recordUnknownSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRecordUnknown) + `, updated_at = $1,
-		error_code = $2, error_message = $3 WHERE id = $4 AND ` + statesql.From(campaign.MoveRecordUnknown, "state") + ` AND ` + statesql.Fence("attempts", "$5")
 	// startSQL marks claimed rows' requests started, each only while the
 	// row is still its claim and not yet started.
 	startSQL = `UPDATE messages SET started = 1 FROM unnest($1::bigint[], $2::bigint[]) AS v(id, fence)

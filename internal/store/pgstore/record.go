@@ -7,7 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/recordsql"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // RecordAll stores outcomes (sent, retry, failed, unknown) in one sending
@@ -59,7 +60,7 @@ func recordAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch, runner string, rs [
 		if err := send(ctx, tx, b); err != nil {
 			return fmt.Errorf("record outcomes: %w", err)
 		}
-		moved, err := record(ctx, tx, r.Claim, runner, r.Outcome, r.At)
+		moved, err := record(ctx, tx, r.Claim, r.Outcome, r.At)
 		if err != nil {
 			return err
 		}
@@ -77,7 +78,7 @@ func recordAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch, runner string, rs [
 func plainSent(r campaign.Result) bool {
 	o := r.Outcome
 	return o.Kind == campaign.OutcomeSent && r.Claim.AttemptID != 0 && o.ErrorCode == 0 && !o.Refund &&
-		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress
+		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress && !o.Held
 }
 
 // recordSent queues on b what stores plain sent outcomes, three statements:
@@ -125,179 +126,37 @@ func recordSent(b *pgx.Batch, rs []campaign.Result, refused *[]int64) {
 		WHERE contact_log.account_id = v.a AND contact_log.phone = v.p`, accts, phones, ats)
 }
 
-// record stores one outcome; moved is false when the row's fence refused
-// it (what the answer says about the account and campaign is kept).
-func record(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) (moved bool, err error) {
-	var outcome string
-	switch o.Kind {
-	case campaign.OutcomeSent:
-		outcome = "sent"
-	case campaign.OutcomeRetry:
-		outcome = "retry"
-	case campaign.OutcomeFailed:
-		outcome = "failed"
-	case campaign.OutcomeUnknown:
-		outcome = "unknown"
-	default:
-		return false, fmt.Errorf("record message %d: unknown outcome %d", c.Message.ID, o.Kind)
-	}
-	var code *int64
-	if o.ErrorCode != 0 {
-		v := int64(o.ErrorCode)
-		code = &v
-	}
-	moved, err = recordOutcome(ctx, tx, c, runner, o, code, now)
-	if err != nil {
-		return false, fmt.Errorf("record message %d %s: %w", c.Message.ID, outcome, err)
-	}
-	// A row no longer ours was declared unknown by a rescue: it stays as
-	// the operator sees it, but what the answer says about the account and
-	// campaign is still true.
-	if moved && o.Refund {
-		if _, err := tx.Exec(ctx, `UPDATE accounts SET used_today = greatest(used_today - 1, 0)
-			WHERE id = $1 AND quota_epoch = $2`, c.Account.ID, c.QuotaEpoch); err != nil {
-			return false, fmt.Errorf("refund quota of %s: %w", c.Account.Name, err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE contact_log SET last_at = prev_at, prev_at = 0
-			WHERE account_id = $1 AND phone = $2 AND last_at = $3`, c.Account.ID, c.Message.Phone, c.At.UnixNano()); err != nil {
-			return false, fmt.Errorf("take back the send to %s: %w", c.Message.Phone, err)
-		}
-		if sc := c.Shared; sc != nil {
-			if _, err := tx.Exec(ctx, `INSERT INTO gate_refunds (claim, portfolio, account, day, at) VALUES ($1, $2, $3, $4, $5)
-				ON CONFLICT DO NOTHING`, sc.ID, sc.Portfolio, sc.Account, sc.Day, now.UnixNano()); err != nil {
-				return false, fmt.Errorf("queue the refund of %s: %w", sc.ID, err)
-			}
-		}
-	}
-	if moved && o.Kind == campaign.OutcomeSent {
-		if _, err := tx.Exec(ctx, `UPDATE contact_log SET sent_at = greatest(sent_at, $1) WHERE account_id = $2 AND phone = $3`,
-			now.UnixNano(), c.Account.ID, c.Message.Phone); err != nil {
-			return false, fmt.Errorf("log the send to %s: %w", c.Message.Phone, err)
-		}
-	}
-	if err := applyEffects(ctx, tx, c, o, now); err != nil {
-		return false, err
-	}
-	// A closed attempt's time never goes back (a late answer after a
-	// rescue closed it): the kept counts keep the latest.
-	if c.AttemptID != 0 {
-		_, err = tx.Exec(ctx, `UPDATE attempts SET done_at = greatest(coalesce(done_at, $1), $1), outcome = $2, error_code = $3, class = $4
-			WHERE id = $5`, now.UnixNano(), outcome, code, o.Class, c.AttemptID)
-	} else {
-		_, err = tx.Exec(ctx, `UPDATE attempts SET done_at = greatest(coalesce(done_at, $1), $1), outcome = $2, error_code = $3, class = $4
-			WHERE id = (SELECT max(id) FROM attempts WHERE message_id = $5)`, now.UnixNano(), outcome, code, o.Class, c.Message.ID)
-	}
-	if err != nil {
-		return false, fmt.Errorf("log attempt outcome: %w", err)
-	}
-	return moved, nil
+// record stores one outcome as both drivers do (recordsql.Record); moved
+// is false when the row's fence refused it.
+func record(ctx context.Context, tx pgx.Tx, c campaign.Claim, o campaign.Outcome, now time.Time) (moved bool, err error) {
+	return recordsql.Record(ctx, recordTx{tx}, recordsql.Postgres, c, o, now)
 }
 
-// recordOutcome moves one claimed row by the transition its outcome names;
-// moved is whether it did.
-func recordOutcome(ctx context.Context, tx pgx.Tx, c campaign.Claim, runner string, o campaign.Outcome, code *int64, now time.Time) (moved bool, err error) {
-	var n int64
-	switch o.Transition() {
-	case campaign.MoveRecordSent:
-		tag, err := tx.Exec(ctx, recordSentSQL, o.WAMID, now.UnixNano(), c.Message.ID, c.Fence)
-		if err != nil {
-			return false, err
-		}
-		n = tag.RowsAffected()
-	case campaign.MoveRecordRetry, campaign.MovePutBack:
-		tag, err := tx.Exec(ctx, recordRetrySQL, nanos(o.RetryAt), now.UnixNano(), boolInt(o.SpendsRetry), code, o.Error,
-			c.Message.ID, c.Fence)
-		if err != nil {
-			return false, err
-		}
-		n = tag.RowsAffected()
-	case campaign.MoveRecordFailed:
-		tag, err := tx.Exec(ctx, recordFailedSQL, now.UnixNano(), code, o.Error, c.Message.ID, c.Fence)
-		if err != nil {
-			return false, err
-		}
-		n = tag.RowsAffected()
-	case campaign.MoveRecordUnknown:
-		tag, err := tx.Exec(ctx, recordUnknownSQL, now.UnixNano(), code, o.Error, c.Message.ID, c.Fence)
-		if err != nil {
-			return false, err
-		}
-		n = tag.RowsAffected()
-	default:
-		return false, fmt.Errorf("unknown outcome %d", o.Kind)
-	}
-	return n > 0, nil
+// recordTx is a transaction as recordsql writes through it.
+type recordTx struct{ tx pgx.Tx }
+
+func (r recordTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := r.tx.Exec(ctx, query, args...)
+	return tag.RowsAffected(), err
 }
 
-// applyEffects carries out what an answer means beyond its row: an account
-// that rests or is dropped, a campaign that pauses, a number suppressed.
-func applyEffects(ctx context.Context, tx pgx.Tx, c campaign.Claim, o campaign.Outcome, now time.Time) error {
-	acct := c.Account
-	if o.ErrorCode != 0 {
-		if _, err := tx.Exec(ctx, `UPDATE accounts SET last_error_code = $1 WHERE id = $2`, o.ErrorCode, acct.ID); err != nil {
-			return fmt.Errorf("note error of %s: %w", acct.Name, err)
-		}
-	}
-	if o.Throttle != nil || o.RateFactor > 0 {
-		// The throttle reaction decided (ratelimit.Reaction); this stores
-		// it. The rows are locked first: a bucket is read and written back.
-		lock, where, args := `WHERE id = $1`, `WHERE a.id = $2`, []any{acct.ID}
-		if o.Throttle != nil && o.Throttle.App {
-			lock, where, args = `WHERE disabled = 0 AND removed_at IS NULL`, `WHERE a.disabled = 0`, nil
-		}
-		if _, err := tx.Exec(ctx, `SELECT id FROM accounts `+lock+` ORDER BY id FOR UPDATE`, args...); err != nil {
-			return fmt.Errorf("lock accounts: %w", err)
-		}
-		accts, err := loadAccounts(ctx, tx, where, args...)
-		if err != nil {
-			return err
-		}
-		for _, a := range accts {
-			factor, rest := 0.0, time.Duration(0)
-			if a.ID == acct.ID {
-				factor = o.RateFactor
-			}
-			if o.Throttle != nil {
-				rest = o.Throttle.Cooldown
-			}
-			h := a.Health.Reacted(now, factor, rest)
-			// Book the tokens earned at the old rate before it changes.
-			l := ratelimit.Limit{Rate: a.Limits.Rate, Burst: a.Limits.Burst}
-			b := ratelimit.Bucket{Tokens: a.Tokens, At: a.At}.Relimit(a.Health.Scale(l, now), h.Scale(l, now), now)
-			if _, err := tx.Exec(ctx, `UPDATE accounts SET cooldown_until = $1, throttle_streak = $2,
-				last_throttle_at = $3, rate_factor = $4, rate_factor_at = $5, tokens = $6, tokens_at = $7 WHERE id = $8`,
-				nanos(h.CooldownUntil), h.Streak, nanos(h.LastThrottle), h.Factor, nanos(h.FactorSince),
-				b.Tokens, nanos(b.At), a.ID); err != nil {
-				return fmt.Errorf("cool down %s: %w", a.Name, err)
-			}
-		}
-	}
-	if o.Restrict > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE accounts SET cooldown_until = greatest(cooldown_until, $1), restriction = $2
-			WHERE id = $3`, now.Add(o.Restrict).UnixNano(), o.Error, acct.ID); err != nil {
-			return fmt.Errorf("restrict %s: %w", acct.Name, err)
-		}
-	}
-	if o.DropAccount {
-		if err := dropAccount(ctx, tx, c.Message.CampaignID, acct.ID, o.Error, o.ErrorCode, now); err != nil {
-			return err
-		}
-	}
-	if o.Pause != "" {
-		if _, err := tx.Exec(ctx, pauseCampaignSQL, o.Pause, c.Message.CampaignID); err != nil {
-			return fmt.Errorf("pause campaign %d: %w", c.Message.CampaignID, err)
-		}
-	}
-	if err := demoteOnTrouble(ctx, tx, acct.ID, o, now); err != nil {
-		return err
-	}
-	if o.Suppress {
-		if _, err := tx.Exec(ctx, `INSERT INTO suppressions (phone, reason, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-			c.Message.Phone, fmt.Sprintf("error %d in campaign %d", o.ErrorCode, c.Message.CampaignID), now.UnixNano()); err != nil {
-			return fmt.Errorf("suppress %s: %w", c.Message.Phone, err)
-		}
+func (r recordTx) Accounts(ctx context.Context, where string, args ...any) ([]rowscan.Account, error) {
+	return loadAccounts(ctx, r.tx, where, args...)
+}
+
+func (r recordTx) PauseCampaign(ctx context.Context, id int64, reason string) error {
+	if _, err := r.tx.Exec(ctx, pauseCampaignSQL, reason, id); err != nil {
+		return fmt.Errorf("pause campaign %d: %w", id, err)
 	}
 	return nil
+}
+
+func (r recordTx) DropAccount(ctx context.Context, campaignID, accountID int64, reason string, code int, now time.Time) error {
+	return dropAccount(ctx, r.tx, campaignID, accountID, reason, code, now)
+}
+
+func (r recordTx) Demote(ctx context.Context, accountID int64, o campaign.Outcome, now time.Time) error {
+	return demoteOnTrouble(ctx, r.tx, accountID, o, now)
 }
 
 // linkWaitingStatuses matches the statuses kept unmatched for the given
