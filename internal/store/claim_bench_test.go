@@ -26,8 +26,9 @@ func BenchmarkClaimRecordLinked(b *testing.B) { storetest.BenchClaimRecord(b, sq
 
 func sqliteBench(prepare func(ctx context.Context, b *testing.B, d store.Driver, n int)) storetest.ClaimBench {
 	return storetest.ClaimBench{
-		Open: func(b *testing.B, now func() time.Time) store.Driver {
-			st, err := store.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"), store.Options{Now: now, Location: time.UTC})
+		NewDB: func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") },
+		Open: func(b *testing.B, db string, now func() time.Time) store.Driver {
+			st, err := store.Open(b.Context(), db, store.Options{Now: now, Location: time.UTC})
 			if err != nil {
 				b.Fatal(err)
 			}
