@@ -46,8 +46,14 @@ var (
 	// The leases: a heartbeat extends its runner's that no rescuer ended
 	// (even run out: until a rescuer takes a row, its holder may keep it);
 	// those of runners no longer registered (known dead) end at once.
-	extendLeasesSQL = `UPDATE messages SET lease_until = $1 WHERE runner_id = $2 AND state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0`
-	endLeasesSQL    = `UPDATE messages SET lease_until = 0 WHERE state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0
+	// A row another transaction holds (its start, its outcome, a rescue) is
+	// passed over, not waited for: waiting, a heartbeat met the runner's own
+	// sending transaction on the rows in another order (a deadlock, a
+	// second lost under the claim lock); the next beat, well inside the
+	// lease, extends it if it is still in flight.
+	extendLeasesSQL = `UPDATE messages SET lease_until = $1 WHERE id IN (SELECT id FROM messages WHERE runner_id = $2
+		AND state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0 FOR UPDATE SKIP LOCKED)`
+	endLeasesSQL = `UPDATE messages SET lease_until = 0 WHERE state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0
 		AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners)) AND ($1::bigint = 0 OR campaign_id = $1::bigint)`
 
 	requeueUndeliveredSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRequeueUndelivered) + `, retries = 0, next_attempt_at = 0,

@@ -18,11 +18,6 @@ import (
 // are meant, each with why. A line of schemaDiff not listed here fails
 // TestSchemaParity, and so does a listed one that no longer occurs.
 var deliberate = map[string]string{
-	// SQLite's triggers fire on one event each; Postgres's reach_counts_log
-	// fires on INSERT, DELETE and UPDATE OF last_at and tells them apart by
-	// TG_OP (migrations/0005_reach.sql).
-	"trigger reach_counts_relog on contact_log: only in SQLite": "folded into Postgres's reach_counts_log",
-	"trigger reach_counts_unlog on contact_log: only in SQLite": "folded into Postgres's reach_counts_log",
 	// SQLite's store creates messages_spend at a campaign's first budget
 	// (store/pricing.go, SetBudget); Postgres's 0006 creates it with the
 	// table, its WHEN passing over unpriced rows.

@@ -23,11 +23,22 @@ const maxTxAttempts = 8
 
 // inTx runs fn in one transaction, committed when fn returns nil, and again
 // from the start when Postgres aborts it for a deadlock or a serialization
-// failure (fn must start over: it is a retried transaction's).
+// failure, or when its connection was lost before the commit was asked
+// (fn must start over: it is a retried transaction's). A connection is
+// lost under a host stopped (SIGSTOP, a frozen VM) inside a transaction
+// longer than idle_in_transaction_session_timeout: the server ended the
+// session and rolled the transaction back, so nothing of it stayed; the
+// pool drops the connection and the next run takes another.
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err := pgx.BeginFunc(ctx, s.pool, fn)
-		if err == nil || !retryable(err) || attempt >= maxTxAttempts || ctx.Err() != nil {
+		lost := false
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			err := fn(tx)
+			lost = err != nil && tx.Conn().IsClosed()
+			return err
+		})
+		again := retryable(err) || lost || pgconn.SafeToRetry(err)
+		if err == nil || !again || attempt >= maxTxAttempts || ctx.Err() != nil {
 			return err
 		}
 	}
