@@ -140,7 +140,7 @@ END;
 --
 -- A message has one charge at most (message_charges' key), so the old one
 -- is matched with = (SELECT …): IN (SELECT …) built a temporary index at
--- every status, 85 % of the webhook receiver's CPU (migration 0053).
+-- every status, 85 % of the webhook receiver's CPU (migration 0051).
 --
 -- The insert's trigger skips a status that cannot change the charge (most
 -- of what Meta posts): one without pricing whose instant falls on or after
