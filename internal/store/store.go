@@ -97,11 +97,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := dbfile.Prepare(path, opts.ExistingDir || opts.MustExist, !opts.MustExist); err != nil {
 		return nil, err
 	}
-	q := url.Values{}
+	q := url.Values{"_journal_mode": {"WAL"}, "_foreign_keys": {"on"}, "_txlock": {"immediate"},
+		// database/sql uses a connection from one goroutine at a time: SQLite's lock on each call is only cost.
+		"_mutex": {"no"}}
 	q.Set("_busy_timeout", strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10))
-	q.Set("_journal_mode", "WAL")
-	q.Set("_foreign_keys", "on")
-	q.Set("_txlock", "immediate")
 	// NORMAL in WAL mode survives a process crash (kill -9); only a power cut
 	// may lose the last commits.
 	q.Set("_synchronous", "NORMAL")
