@@ -79,7 +79,7 @@ const (
 func pgHosts(srv *pgtest.Server) hostsStore {
 	return hostsStore{
 		scenario: "hosts-kill-postgres",
-		seeds:    [2]int{20, 20},
+		seeds:    [2]int{8, 20},
 		open: func(w *world) {
 			w.DB = srv.NewDB(w.T, pgTemplate)
 			st, err := pgstore.Open(w.T.Context(), withApp(w.T, w.DB, "torture"), pgstore.Options{Location: time.UTC})
