@@ -2,7 +2,9 @@
 # The reliability suite of issue 6 at full size: crash torture (kill -9 at
 # 20 seeded moments), four concurrent processes, a fault storm, the cap
 # boundary and a full disk, each judged from the sandbox's own record of
-# every request. The tests build the wasend binary (without -race) and run
+# every request; and issue 30's hosts killed and stopped on one database,
+# 60 seeds on a SQLite file and 20 on Postgres (TestHostsKillPostgres,
+# which skips without a postgres server). The tests build the wasend binary (without -race) and run
 # it, and `wasend sandbox serve`, as separate processes.
 #
 #   bench/torture.sh                         # everything, full size

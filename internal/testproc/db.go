@@ -15,13 +15,20 @@ import (
 // Query runs q on the database opened read-only, calling scan for every
 // row. It opens and closes its own connection so the test never holds a
 // lock that the processes under test wait for.
+// On Postgres (Reader set) it reads through Reader, q's ? placeholders
+// numbered as Postgres wants them.
 func (w *World) Query(q string, scan func(*sql.Rows) error, args ...any) {
 	w.T.Helper()
-	db, err := sql.Open("sqlite3", "file:"+w.DB+"?mode=ro&_busy_timeout=10000")
-	if err != nil {
-		w.T.Fatal(err)
+	db := w.Reader
+	if db == nil {
+		var err error
+		if db, err = sql.Open("sqlite3", "file:"+w.DB+"?mode=ro&_busy_timeout=10000"); err != nil {
+			w.T.Fatal(err)
+		}
+		defer db.Close()
+	} else {
+		q = numbered(q)
 	}
-	defer db.Close()
 	rs, err := db.Query(q, args...)
 	if err != nil {
 		w.T.Fatalf("query %q: %v", q, err)
@@ -35,6 +42,21 @@ func (w *World) Query(q string, scan func(*sql.Rows) error, args ...any) {
 	if err := rs.Err(); err != nil {
 		w.T.Fatalf("query %q: %v", q, err)
 	}
+}
+
+// numbered is q with its ? placeholders written $1, $2, … (Postgres).
+func numbered(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Row is one message as wasend's database holds it.

@@ -11,6 +11,7 @@ package testproc
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -67,6 +68,10 @@ type World struct {
 	// Extra are more NAME=value variables for every process started after
 	// they are set (a webhook receiver's app secret).
 	Extra []string
+	// Reader, when set, is how Query and CheckCounts read DB instead of
+	// opening it as a SQLite file: a Postgres database's read handle
+	// (pgstore's Reader), DB then its URL.
+	Reader *sql.DB
 }
 
 // New returns a World in a fresh temporary directory of t.

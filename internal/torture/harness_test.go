@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/testproc"
 )
@@ -21,10 +22,13 @@ var (
 )
 
 // TestMain builds the wasend binary once, without -race: the suite
-// measures wasend, not the race detector.
+// measures wasend, not the race detector. It stops the postgres of the
+// Postgres scenarios, if one started.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(testproc.Main(m))
+	code := testproc.Main(m)
+	pgtest.Stop()
+	os.Exit(code)
 }
 
 // size picks the short or the full figure of a scenario.

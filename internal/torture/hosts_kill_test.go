@@ -5,7 +5,9 @@ package torture
 import (
 	"database/sql"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,13 +28,19 @@ import (
 // heartbeats in the database instead of waiting, as if that time had
 // passed for them, so a seed takes seconds. Subtests are named by their
 // seed; -torture.seed=N replays the run whose first seed is N.
+// TestHostsKillPostgres is the same run on Postgres.
 func TestHostsKill(t *testing.T) {
-	seeds := size(20, 60)
+	hostsKill(t, sqliteHosts)
+}
+
+func hostsKill(t *testing.T, db hostsStore) {
+	seeds := size(db.seeds[0], db.seeds[1])
 	base := testSeed(t)
 	var (
 		mu       sync.Mutex
 		total    figures
 		inFlight int // hosts killed or stopped holding rows in flight
+		faults   = map[string]int{}
 	)
 	start := time.Now()
 	// Four seeds at a time: a seed mostly waits (for its hosts' rescue
@@ -48,10 +56,13 @@ func TestHostsKill(t *testing.T) {
 				defer wg.Done()
 				defer func() { <-sem }()
 				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-					f, flight := hostsKillSeed(t, seed)
+					f, flight, seen := hostsKillSeed(t, db, seed)
 					mu.Lock()
 					defer mu.Unlock()
 					inFlight += flight
+					for k, v := range seen {
+						faults[k] += v
+					}
 					total.requests += f.requests
 					total.accepted += f.accepted
 					total.sent += f.sent
@@ -70,12 +81,19 @@ func TestHostsKill(t *testing.T) {
 	if inFlight == 0 {
 		t.Error("no host was killed or stopped holding rows in flight; the run proved nothing")
 	}
-	report(t, "hosts-kill", total, fmt.Sprintf("in_flight=%d seeds=%d first_seed=%d elapsed=%v", inFlight, seeds, base, time.Since(start).Round(time.Millisecond)))
+	for _, want := range db.faults {
+		if faults[want] == 0 && !t.Failed() {
+			t.Errorf("no seed injected the fault %q; the run proved nothing about it", want)
+		}
+	}
+	report(t, db.scenario, total, fmt.Sprintf("in_flight=%d seeds=%d first_seed=%d elapsed=%v%s", inFlight, seeds, base,
+		time.Since(start).Round(time.Millisecond), faultFigures(faults)))
 }
 
-// hostsKillSeed is one seed's run; it returns its figures and how many of
-// its two hosts were killed or stopped holding rows in flight.
-func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
+// hostsKillSeed is one seed's run on db; it returns its figures, how many
+// of its two hosts were killed or stopped holding rows in flight, and the
+// driver's faults it injected.
+func hostsKillSeed(t *testing.T, db hostsStore, seed uint64) (figures, int, map[string]int) {
 	var (
 		n     = size(80, 400)
 		lim   = limit{rate: 25, burst: 5}
@@ -84,6 +102,7 @@ func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	w := newWorld(t, "--throughput", "-1", "--pair-interval", "-1s", "--seed", fmt.Sprint(seed), "--latency", "40ms±30ms",
 		"--slow", "0.1", "--slow-delay", "300ms", "--drop", "0.02", "--server-error", "0.02")
+	db.open(w)
 	for _, a := range threeAccounts[:2] {
 		w.OK("account", "add", a.name, "--phone-number-id", a.phoneNumberID, "--tier", "active", "--token-env", tokenEnv)
 		w.OK("account", "set", a.name, "--rate", fmt.Sprint(lim.rate), "--burst", fmt.Sprint(lim.burst), "--daily-cap", "100000")
@@ -94,13 +113,16 @@ func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
 	procs := make([]*testproc.Proc, len(hosts))
 	for i, h := range hosts {
 		procs[i] = w.StartEnv(append(w.Env(), "WASEND_HOST="+h),
-			append([]string{"--db", w.DB, "campaign", "run", "--resume", "1", "--workers", "4"}, fastFailure...)...)
+			append([]string{"--db", db.hostDB(w, h), "campaign", "run", "--resume", "1", "--workers", "4"}, fastFailure...)...)
 	}
 	start := time.Now()
 	dead := rng.IntN(len(hosts))
 	stopped := (dead + 1 + rng.IntN(len(hosts)-1)) % len(hosts)
+	survivor := 3 - dead - stopped
 	killAt := time.Duration(200+rng.IntN(1000)) * time.Millisecond
 	stopAt := time.Duration(200+rng.IntN(1000)) * time.Millisecond
+	faults := map[string]int{}
+	var checks []func()
 
 	// Each fault lands at its seeded moment, or soon after once the host
 	// holds rows in flight (start-up on a loaded machine takes a while).
@@ -124,7 +146,10 @@ func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
 		if held > 0 {
 			inFlight++
 		}
-		ageHeartbeats(w, hosts[dead])
+		if db.beforeRescue != nil {
+			checks = append(checks, db.beforeRescue(w, hosts[dead], faults))
+		}
+		ageHeartbeats(w, db, hosts[dead])
 		t.Logf("%s killed %v after the start holding %d rows (%s)", hosts[dead], time.Since(start).Round(time.Millisecond), held,
 			map[bool]string{true: "killed", false: "it had ended"}[r.Signal == syscall.SIGKILL])
 	}
@@ -137,7 +162,7 @@ func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
 				t.Logf("%s ended before its stop at %v", hosts[stopped], stopAt)
 				return
 			}
-			stops := w.StopOutsideWrite(procs[stopped])
+			stops, how := db.stop(w, procs[stopped], hosts[stopped])
 			held := heldBy(w, hosts[stopped])
 			if held == 0 && tries < 5 {
 				procs[stopped].Signal(t, syscall.SIGCONT) // between batches: again
@@ -147,18 +172,25 @@ func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
 				inFlight++
 			}
 			wasStopped = true
+			if how != "" {
+				faults[how]++
+			}
+			if db.afterStop != nil {
+				checks = append(checks, db.afterStop(w, hosts[stopped], hosts[survivor], procs[survivor], faults))
+			}
 			// A stop can still land inside a write the lock probe missed:
 			// the host then holds the write lock, so it goes on and is
 			// stopped again until its heartbeats can be aged.
-			for again := 0; !tryAgeHeartbeats(w, hosts[stopped], 3*time.Second); again++ {
+			for again := 0; !db.age(w, hosts[stopped], 3*time.Second); again++ {
 				if again == 5 {
 					t.Fatalf("%s held the write lock at each of %d stops", hosts[stopped], again+1)
 				}
 				procs[stopped].Signal(t, syscall.SIGCONT)
-				stops += w.StopOutsideWrite(procs[stopped])
+				more, _ := db.stop(w, procs[stopped], hosts[stopped])
+				stops += more
 			}
-			t.Logf("%s stopped %v after the start (stop %d, try %d) holding %d rows", hosts[stopped], time.Since(start).Round(time.Millisecond),
-				stops, tries+1, held)
+			t.Logf("%s stopped %v after the start (stop %d, try %d%s) holding %d rows", hosts[stopped], time.Since(start).Round(time.Millisecond),
+				stops, tries+1, map[bool]string{true: ", " + how, false: ""}[how != ""], held)
 			return
 		}
 	}
@@ -172,16 +204,15 @@ func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
 	if wasStopped {
 		// The others take its rows at their next rescue, unless none is
 		// left to: then it finishes them itself once continued.
-		survivor := 3 - dead - stopped
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(db.takeWithin)
 		for heldBy(w, hosts[stopped]) > 0 && !procs[survivor].Exited() {
 			if time.Now().After(deadline) {
 				// What the survivor was doing: Go prints every goroutine's
 				// stack on SIGQUIT.
 				procs[survivor].Signal(t, syscall.SIGQUIT)
 				r := procs[survivor].Wait(t)
-				t.Errorf("%s's rows not taken by %s within 20 s of its stop; runners %v; %s's stacks:\n%s", hosts[stopped],
-					hosts[survivor], runners(w), hosts[survivor], r.Stderr)
+				t.Errorf("%s's rows not taken by %s within %v of its stop; runners %v; %s's stacks:\n%s", hosts[stopped],
+					hosts[survivor], db.takeWithin, runners(w), hosts[survivor], r.Stderr)
 				break
 			}
 			time.Sleep(w.Poll)
@@ -199,6 +230,9 @@ func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
 		}
 	}
 	elapsed := time.Since(start)
+	for _, check := range checks {
+		check()
+	}
 
 	recs := w.api.Records(t)
 	rows := w.Rows()
@@ -211,23 +245,75 @@ func hostsKillSeed(t *testing.T, seed uint64) (figures, int) {
 		t.Errorf("sent %d + failed %d + unknown %d ≠ %d recipients", f.sent, f.failed, f.unknown, n)
 	}
 	w.CheckCounts("every host ended")
-	report(t, "hosts-kill seed", f, fmt.Sprintf("seed=%d killed=%s@%v stopped=%s@%v elapsed=%v", seed, hosts[dead], killAt,
-		hosts[stopped], stopAt, elapsed.Round(time.Millisecond)))
-	return f, inFlight
+	report(t, "hosts-kill seed", f, fmt.Sprintf("seed=%d killed=%s@%v stopped=%s@%v elapsed=%v%s", seed, hosts[dead], killAt,
+		hosts[stopped], stopAt, elapsed.Round(time.Millisecond), faultFigures(faults)))
+	return f, inFlight, faults
+}
+
+// faultFigures lists the driver's faults injected, for a FIGURES line.
+func faultFigures(faults map[string]int) string {
+	var out string
+	for _, k := range slices.Sorted(maps.Keys(faults)) {
+		out += fmt.Sprintf(" %s=%d", k, faults[k])
+	}
+	return out
+}
+
+// hostsStore is the database TestHostsKill's hosts share, by driver: how
+// a seed gets one, how a host is stopped and its heartbeats aged, and the
+// faults of the driver's own (Postgres's, in pgfaults_test.go).
+type hostsStore struct {
+	scenario string // the FIGURES line's name
+	seeds    [2]int // seeds in the short and the full run
+	// open points w at a fresh database for the seed.
+	open func(w *world)
+	// hostDB is the --db of host's processes.
+	hostDB func(w *world, host string) string
+	// stop stops p (host) with SIGSTOP at a moment the driver's fault
+	// wants, and returns the stops it took and the fault it made ("" for
+	// a plain stop).
+	stop func(w *world, p *testproc.Proc, host string) (int, string)
+	// age moves host's runners' last heartbeat two minutes back; false
+	// when the database stayed locked for wait.
+	age func(w *world, host string, wait time.Duration) bool
+	// takeWithin bounds how long the survivor may take to take a stopped
+	// host's rows.
+	takeWithin time.Duration
+	// beforeRescue, when set, runs after host's kill, before its
+	// heartbeats are aged; afterStop, once stopped is stopped. Each may
+	// inject a fault, counting it in faults, and returns the check the
+	// seed runs once every host ended.
+	beforeRescue func(w *world, dead string, faults map[string]int) func()
+	afterStop    func(w *world, stopped, survivor string, p *testproc.Proc, faults map[string]int) func()
+	// faults are the faults that at least one seed of a run must inject.
+	faults []string
+}
+
+// sqliteHosts is TestHostsKill's database: one SQLite file.
+var sqliteHosts = hostsStore{
+	scenario: "hosts-kill",
+	seeds:    [2]int{20, 60},
+	open:     func(*world) {},
+	hostDB:   func(w *world, _ string) string { return w.DB },
+	stop: func(w *world, p *testproc.Proc, _ string) (int, string) {
+		return w.StopOutsideWrite(p), ""
+	},
+	age:        tryAgeHeartbeats,
+	takeWithin: 20 * time.Second,
 }
 
 // ageHeartbeats moves host's runners' last heartbeat two minutes back, as
 // if the stale period had passed since: the others take its rows at their
 // next rescue. Only for a host that cannot beat: killed or stopped.
-func ageHeartbeats(w *world, host string) {
+func ageHeartbeats(w *world, db hostsStore, host string) {
 	w.T.Helper()
-	if !tryAgeHeartbeats(w, host, 10*time.Second) {
+	if !db.age(w, host, 10*time.Second) {
 		w.T.Fatalf("age %s's heartbeats: the database stayed locked", host)
 	}
 }
 
-// tryAgeHeartbeats is ageHeartbeats, false when the write lock stayed
-// taken for wait.
+// tryAgeHeartbeats is ageHeartbeats on a SQLite file, false when the
+// write lock stayed taken for wait.
 func tryAgeHeartbeats(w *world, host string, wait time.Duration) bool {
 	w.T.Helper()
 	db, err := sql.Open("sqlite3", fmt.Sprintf("file:%s?_busy_timeout=%d", w.DB, wait.Milliseconds()))

@@ -82,6 +82,11 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if _, set := cfg.ConnConfig.RuntimeParams[idleTimeoutParam]; !set {
 		cfg.ConnConfig.RuntimeParams[idleTimeoutParam] = idleInTransaction
 	}
+	// A session the server ended (that timeout, pg_terminate_backend, a
+	// restart) leaves its connection in the pool, dead: its next use would
+	// fail the caller's statement. A ping on acquiring finds it, and the
+	// pool takes another.
+	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return true }
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", Redact(dsn), err)

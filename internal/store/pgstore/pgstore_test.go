@@ -87,6 +87,11 @@ func TestConformance(t *testing.T) {
 		Ledger: func(d store.Driver) storetest.Ledger { return claim.New(d) },
 		// The suite's checks are written as the read models' queries are.
 		Rebind: readmodel.Postgres.Rebind,
+		EndSessions: func(ctx context.Context, d store.Driver) error {
+			_, err := exec(ctx, dsns[d], `SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+			return err
+		},
 	})
 }
 

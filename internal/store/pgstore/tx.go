@@ -23,25 +23,35 @@ const maxTxAttempts = 8
 
 // inTx runs fn in one transaction, committed when fn returns nil, and again
 // from the start when Postgres aborts it for a deadlock or a serialization
-// failure, or when its connection was lost before the commit was asked
-// (fn must start over: it is a retried transaction's). A connection is
-// lost under a host stopped (SIGSTOP, a frozen VM) inside a transaction
-// longer than idle_in_transaction_session_timeout: the server ended the
-// session and rolled the transaction back, so nothing of it stayed; the
-// pool drops the connection and the next run takes another.
+// failure, or the session was lost before the commit reached the server (fn
+// must start over: it is a retried transaction's). A session is lost under a
+// host stopped (SIGSTOP, a frozen VM) inside a transaction longer than
+// idle_in_transaction_session_timeout: the server ended it and rolled the
+// transaction back, so nothing of it stayed.
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		lost := false
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			err := fn(tx)
-			lost = err != nil && tx.Conn().IsClosed()
-			return err
-		})
-		again := retryable(err) || lost || pgconn.SafeToRetry(err)
-		if err == nil || !again || attempt >= maxTxAttempts || ctx.Err() != nil {
+		lost, err := s.tx(ctx, fn)
+		if err == nil || !(retryable(err) || lost) || attempt >= maxTxAttempts || ctx.Err() != nil {
 			return err
 		}
 	}
+}
+
+// tx runs fn in one transaction; lost says it surely did not commit for a
+// lost session: its begin failed, or fn failed on a session that ended (the
+// commit was never sent), or the commit was never written. A commit that
+// failed otherwise may have committed: not lost.
+func (s *Store) tx(ctx context.Context, fn func(tx pgx.Tx) error) (lost bool, err error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return true, err // nothing ran
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(tx); err != nil {
+		return tx.Conn().IsClosed() || sessionEnded(err), err
+	}
+	err = tx.Commit(ctx)
+	return err != nil && pgconn.SafeToRetry(err), err
 }
 
 // sendTx is inTx for the sending path: fn gets a batch that holds the
@@ -70,4 +80,19 @@ func send(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 func retryable(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// sessionEnded reports whether the server ended the session (an
+// administrator, a shutdown, idle_in_transaction_session_timeout: a host
+// stopped inside its transaction).
+func sessionEnded(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "57P01", "57P02", "57P03", "25P03": // admin_shutdown, crash_shutdown, cannot_connect_now, idle_in_transaction_session_timeout
+		return true
+	}
+	return false
 }

@@ -43,6 +43,10 @@ type Harness struct {
 	// (readmodel's Dialect.Rebind); they run on the driver's Reader. Nil:
 	// the SQL as written.
 	Rebind func(query string) string
+	// EndSessions ends every session the server keeps for d, as an
+	// administrator or a restart would. Nil: the driver keeps none
+	// (SQLite); the sessions test skips.
+	EndSessions func(ctx context.Context, d store.Driver) error
 }
 
 // Config is what the suite asks of a handle.
@@ -82,6 +86,7 @@ func Run(t *testing.T, h Harness) {
 		{"inbound", s.inboundTests()},
 		{"reads", s.readTests()},
 		{"pricing", s.pricingTests()},
+		{"sessions", s.sessionTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
