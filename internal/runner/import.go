@@ -20,6 +20,7 @@ import (
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // A campaign's identity is its message (template, language and parameter
@@ -200,7 +201,7 @@ type identity struct {
 // an error or an interrupt leaves nothing behind. Rows that can't be used
 // are skipped, stored with their line and reason; the first MaxListedSkips
 // are returned.
-func Import(ctx context.Context, st store.Driver, r io.Reader, file string, c campaign.Campaign, region string) (campaign.Campaign, []campaign.Skip, error) {
+func Import(ctx context.Context, st driver.Driver, r io.Reader, file string, c campaign.Campaign, region string) (campaign.Campaign, []campaign.Skip, error) {
 	return ImportWith(ctx, st, r, file, c, ReadOptions{Region: region})
 }
 
@@ -253,7 +254,7 @@ func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
 // Lists are the lists screening consults in st's database, all read
 // models: the suppression list, the recent sends, the links between
 // numbers and user ids, and when people last wrote.
-func Lists(st store.Driver) screen.Lists { return readmodel.New(st) }
+func Lists(st driver.Driver) screen.Lists { return readmodel.New(st) }
 
 func (ro ReadOptions) screen(spec campaign.Spec, lists screen.Lists, prior *numberset.Set) screen.Options {
 	so := screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
@@ -282,13 +283,13 @@ type lastWriter interface {
 // Rows are made on every core (recipients.Parallel), screened
 // (internal/screen) and stored a batch at a time; skipped rows are stored
 // in file order. Memory does not grow with them.
-func ImportWith(ctx context.Context, st store.Driver, r io.Reader, file string, c campaign.Campaign, ro ReadOptions) (campaign.Campaign, []campaign.Skip, error) {
+func ImportWith(ctx context.Context, st driver.Driver, r io.Reader, file string, c campaign.Campaign, ro ReadOptions) (campaign.Campaign, []campaign.Skip, error) {
 	res, err := importFile(ctx, st, r, file, c, ro, nil)
 	return res.Campaign, res.Skipped, err
 }
 
 // importFile imports r; with id, it applies the identity rule.
-func importFile(ctx context.Context, st store.Driver, r io.Reader, file string, c campaign.Campaign, ro ReadOptions, id *identity) (Result, error) {
+func importFile(ctx context.Context, st driver.Driver, r io.Reader, file string, c campaign.Campaign, ro ReadOptions, id *identity) (Result, error) {
 	var res Result
 	rd, err := recipients.Open(r, file, ro.recipients(c.Spec))
 	if err != nil {
@@ -303,8 +304,8 @@ func importFile(ctx context.Context, st store.Driver, r io.Reader, file string, 
 	defer tuneGC(importGCPercent, 0)()
 
 	var (
-		siblings []store.Sibling
-		prior    *store.Sibling // the unfinished campaign this file continues
+		siblings []driver.Sibling
+		prior    *driver.Sibling // the unfinished campaign this file continues
 		priorSet *numberset.Set
 	)
 	if id != nil && !ro.Again {
@@ -410,7 +411,7 @@ func importFile(ctx context.Context, st store.Driver, r io.Reader, file string, 
 
 // sameRecipients reports whether sibling sb's recipients have key. A
 // campaign imported before keys were stored gets one from its messages.
-func sameRecipients(ctx context.Context, im store.Importer, sb store.Sibling, key string) (bool, error) {
+func sameRecipients(ctx context.Context, im driver.Importer, sb driver.Sibling, key string) (bool, error) {
 	if sb.RecipientsKey != "" {
 		return sb.RecipientsKey == key, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -24,7 +25,7 @@ import (
 // refuses a utility template before sending, and --api cloud never uses it.
 func TestEndpointFromSync(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func checkSyncOutput(t *testing.T, errOut string) {
 func syncedStore(t *testing.T) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

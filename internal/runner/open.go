@@ -8,6 +8,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 )
 
@@ -17,7 +18,7 @@ import (
 // takes Now and Location from them (it is created by its server, never by
 // wasend, so ExistingDir and MustExist do not apply). No error names the
 // URL's password.
-func OpenStore(ctx context.Context, db string, opts store.Options) (store.Driver, error) {
+func OpenStore(ctx context.Context, db string, opts driver.Options) (driver.Driver, error) {
 	if IsPostgres(db) {
 		st, err := pgstore.Open(ctx, db, pgstore.Options{Now: opts.Now, Location: opts.Location})
 		if err != nil {
@@ -45,7 +46,7 @@ func RedactDB(db string) string {
 	return db
 }
 
-// The settings a run keeps with its campaign that store.Driver does not
+// The settings a run keeps with its campaign that driver.Driver does not
 // name yet, so the store on Postgres does not have them (SQLite's
 // *store.Store does): a run asks for them here and says plainly what it
 // cannot keep without them.
@@ -62,7 +63,7 @@ type (
 // returns the TTL in force. A driver without SetSending keeps neither: the
 // campaign holds the column's default (campaign.DefaultMaxHeld, no TTL), so
 // a run asking for those sends, one asking for others is refused.
-func setSending(ctx context.Context, st store.Driver, id int64, maxHeld int, ttl time.Duration) (time.Duration, error) {
+func setSending(ctx context.Context, st driver.Driver, id int64, maxHeld int, ttl time.Duration) (time.Duration, error) {
 	if k, ok := st.(sendingKeeper); ok {
 		return k.SetSending(ctx, id, maxHeld, ttl)
 	}
@@ -74,7 +75,7 @@ func setSending(ctx context.Context, st store.Driver, id int64, maxHeld int, ttl
 
 // setBudget is SetBudget where the driver has it; --max-cost is refused
 // where it has not.
-func setBudget(ctx context.Context, st store.Driver, id int64, max pricing.Micros, currency string, price func(phone string) pricing.Micros) error {
+func setBudget(ctx context.Context, st driver.Driver, id int64, max pricing.Micros, currency string, price func(phone string) pricing.Micros) error {
 	if k, ok := st.(budgetKeeper); ok {
 		return k.SetBudget(ctx, id, max, currency, price)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
@@ -32,7 +33,7 @@ func TestRunSandbox(t *testing.T) {
 
 func testRunSandbox(t *testing.T, version string) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // BenchmarkClaimRecord measures the store's share of sending with the
@@ -33,7 +34,7 @@ func benchClaimRecord(b *testing.B, linked bool) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		clk := newFakeClock()
-		st, err := Open(ctx, filepath.Join(b.TempDir(), "bench.db"), Options{Now: clk.Now, Location: time.UTC})
+		st, err := Open(ctx, filepath.Join(b.TempDir(), "bench.db"), driver.Options{Now: clk.Now, Location: time.UTC})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -64,14 +65,14 @@ func benchClaimRecord(b *testing.B, linked bool) {
 		if linked {
 			// Each recipient has a user id; as many others do too, half of
 			// them suppressed by it.
-			var list []Suppression
+			var list []campaign.Suppression
 			for j := range 2 * n {
 				user := fmt.Sprintf("US.%d", 1000+j)
 				if _, err := st.db.ExecContext(ctx, `INSERT INTO recipient_links (user_id, phone, seen_at) VALUES (?, ?, 0)`, user, phone(j)); err != nil {
 					b.Fatal(err)
 				}
 				if j >= n && j%2 == 0 {
-					list = append(list, Suppression{Phone: user, Reason: "STOP"})
+					list = append(list, campaign.Suppression{Phone: user, Reason: "STOP"})
 				}
 			}
 			if _, err := st.Suppress(ctx, list); err != nil {

@@ -2,6 +2,7 @@ package testproc
 
 import (
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -10,7 +11,7 @@ import (
 // kill -9 or anything else. when names the moment in the failure.
 func (w *World) CheckCounts(when string) {
 	w.T.Helper()
-	st, err := store.Open(w.T.Context(), w.DB, store.Options{})
+	st, err := store.Open(w.T.Context(), w.DB, driver.Options{})
 	if err != nil {
 		w.T.Fatalf("after %s: %v", when, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -92,7 +93,7 @@ func costHistory(seed uint64) [][]string {
 // charge on both is what a query written apart from the store's says.
 func TestCostCountsMatchSQLite(t *testing.T) {
 	ctx := t.Context()
-	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "cost.db"), store.Options{Location: time.UTC})
+	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "cost.db"), driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // The operator's moves on campaigns and accounts, each one transaction whose
@@ -138,7 +139,7 @@ func (s *Store) ResumeCampaign(ctx context.Context, id int64) (string, error) {
 }
 
 // DeleteCampaign deletes a campaign with its rows, refused with
-// store.ErrInUse while a live runner sends it; whom it messaged is kept.
+// driver.ErrInUse while a live runner sends it; whom it messaged is kept.
 func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := lockCampaign(ctx, tx, id); err != nil {
@@ -156,7 +157,7 @@ func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
 		switch {
 		case err == nil:
 			return fmt.Errorf("campaign %d is being sent by wasend process %d on %s: %w; pause or cancel it first (`wasend campaign pause %d`), then delete it once that run has stopped",
-				id, pid, host, store.ErrInUse, id)
+				id, pid, host, driver.ErrInUse, id)
 		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("look for runners of campaign %d: %w", id, err)
 		}
@@ -308,7 +309,7 @@ func (s *Store) SetOutage(ctx context.Context, campaignID int64, o campaign.Outa
 }
 
 // RemoveAccount removes the named account, its history kept under
-// store.RemovedName; refused with store.ErrInUse while a live runner holds
+// driver.RemovedName; refused with driver.ErrInUse while a live runner holds
 // rows claimed through it.
 func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
@@ -332,10 +333,10 @@ func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 		}
 		if inFlight > 0 {
 			return fmt.Errorf("account %s: campaign %d has %d message(s) in flight through it: %w; pause the campaign (`wasend campaign pause %d`) or let it finish, then remove the account",
-				name, *camp, inFlight, store.ErrInUse, *camp)
+				name, *camp, inFlight, driver.ErrInUse, *camp)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE accounts SET removed_at = $1, disabled = 1, name = $2 WHERE id = $3`,
-			now.UnixNano(), store.RemovedName(name, id), id); err != nil {
+			now.UnixNano(), driver.RemovedName(name, id), id); err != nil {
 			return fmt.Errorf("remove account %s: %w", name, err)
 		}
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // deliberate are the differences between the two drivers' schemas that
@@ -33,7 +34,7 @@ var deliberate = map[string]string{
 func schemas(t *testing.T) (lite, pg schema, dsn string) {
 	t.Helper()
 	ctx := t.Context()
-	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "parity.db"), store.Options{Location: time.UTC})
+	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "parity.db"), driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ func keptCounts(t *testing.T, query func(q string) ([][]any, error)) string {
 // as SQLite's triggers do, and as a count from scratch says.
 func TestKeptCountsMatchSQLite(t *testing.T) {
 	ctx := t.Context()
-	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "kept.db"), store.Options{Location: time.UTC})
+	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "kept.db"), driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

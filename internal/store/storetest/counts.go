@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // CheckCounts recounts every campaign's messages and attempts from scratch
@@ -69,7 +70,7 @@ func Recount(ctx context.Context, tx *sql.Tx) error {
 // HoldCounts holds the kept counts equal to a recount (CheckCounts), and
 // each campaign's Counts and queue equal to its messages themselves, after
 // step.
-func HoldCounts(t *testing.T, st store.Driver, step string, ids ...int64) {
+func HoldCounts(t *testing.T, st driver.Driver, step string, ids ...int64) {
 	t.Helper()
 	db := st.Reader()
 	if err := CheckCounts(t.Context(), db); err != nil {

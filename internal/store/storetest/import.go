@@ -10,6 +10,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Importing a campaign: rows added, skipped, committed or rolled back.
@@ -136,8 +137,8 @@ func (s suite) testImportCommit(t *testing.T) {
 	}
 
 	// The same file and message again is the same campaign, not a new one.
-	if _, err := st.Import(t.Context(), testCampaign("fp")); !errors.Is(err, store.ErrExists) {
-		t.Errorf("second import with the same fingerprint: err = %v, want store.ErrExists", err)
+	if _, err := st.Import(t.Context(), testCampaign("fp")); !errors.Is(err, driver.ErrExists) {
+		t.Errorf("second import with the same fingerprint: err = %v, want driver.ErrExists", err)
 	}
 	MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{}) // the lock was released
 }
@@ -213,7 +214,7 @@ func (s suite) testAddBatchMatchesAdd(t *testing.T) {
 		t.Errorf("AddBatch: %d imported, %d skipped; Add: %d imported; want %d, %d", cBatch.Imported, cBatch.Skipped, cOne.Imported, n, len(skips))
 	}
 	// Read in Go, not concatenated in SQL: the check runs on every driver.
-	stored := func(d store.Driver) string {
+	stored := func(d driver.Driver) string {
 		rows, err := checked(d).QueryContext(t.Context(), `SELECT line, input, phone, params, body, extras, state FROM messages ORDER BY id`)
 		if err != nil {
 			t.Fatal(err)

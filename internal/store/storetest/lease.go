@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Leases and fences (issue 30): a claimed row is leased to its runner
@@ -32,7 +32,7 @@ func noneDead(campaign.Runner) bool { return false }
 
 // beat heartbeats runner every 10 s from since to until (inclusive), as an
 // engine beating every 2 s would, less often.
-func beat(t *testing.T, st store.Driver, runner string, since, until time.Duration) {
+func beat(t *testing.T, st driver.Driver, runner string, since, until time.Duration) {
 	t.Helper()
 	for d := since; d <= until; d += 10 * time.Second {
 		if err := st.Heartbeat(t.Context(), runner, at(d)); err != nil {
@@ -313,7 +313,7 @@ func (s suite) testLeaseContention(t *testing.T) {
 	)
 	clk := newFakeClock()
 	db := s.h.NewDB(t)
-	stores := make([]store.Driver, handles)
+	stores := make([]driver.Driver, handles)
 	for i := range stores {
 		stores[i] = s.openAt(t, db, clk, nil)
 	}
@@ -418,7 +418,7 @@ func (s suite) testLeaseContention(t *testing.T) {
 
 // sameCounts holds a campaign's counts, as every move keeps them, to its
 // rows (the harness recounts everything when the test ends).
-func sameCounts(t *testing.T, st store.Driver, step string, id int64) {
+func sameCounts(t *testing.T, st driver.Driver, step string, id int64) {
 	t.Helper()
 	counts, err := st.Counts(t.Context(), id)
 	if err != nil {

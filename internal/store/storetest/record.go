@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Outcomes: sent, retry with its backoff, failed, unknown; refunds give the
@@ -33,7 +33,7 @@ type messageRow struct {
 	errCode  sql.NullInt64
 }
 
-func readMessage(t *testing.T, st store.Driver, id int64) messageRow {
+func readMessage(t *testing.T, st driver.Driver, id int64) messageRow {
 	t.Helper()
 	var m messageRow
 	err := checked(st).QueryRowContext(t.Context(), `SELECT state, wamid, next_attempt_at, attempts, retries, error_code FROM messages WHERE id = ?`, id).
