@@ -19,7 +19,6 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/driver"
 )
 
@@ -444,7 +443,7 @@ func nothingToSend(file string, t *tally) error {
 		file, ErrNothingToSend, t.rows, strings.Join(parts, ", "), first.Line, first.Reason)
 }
 
-// screenRows reads rd and screens its rows, a batch of store.ImportBatch
+// screenRows reads rd and screens its rows, a batch of driver.ImportBatch
 // at a time: each batch goes to sink with every row's verdict and, in file
 // order, the skipped rows (invalid ones among them).
 func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *screen.Screen, lines func(int) int,
@@ -452,7 +451,7 @@ func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *sc
 	rows := recipients.Parallel(rd, runtime.GOMAXPROCS(0))
 	defer rows.Close()
 	var (
-		batch   = make([]recipients.Row, 0, store.ImportBatch)
+		batch   = make([]recipients.Row, 0, driver.ImportBatch)
 		invalid []campaign.Skip // rows among batch's lines that can't be used
 	)
 	flush := func() error {
@@ -487,7 +486,7 @@ func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *sc
 			}
 			batch = append(batch, row)
 		}
-		if len(batch)+len(invalid) >= store.ImportBatch {
+		if len(batch)+len(invalid) >= driver.ImportBatch {
 			if err := flush(); err != nil {
 				return err
 			}

@@ -17,11 +17,6 @@ import (
 // longer applies (the campaign finished meanwhile) changes nothing and
 // says why.
 
-// LiveRunner is how recently a runner must have beaten to count as alive
-// for RemoveAccount and DeleteCampaign. Runners beat every 2 s; a runner
-// silent this long is gone (or hung) and holds nothing back.
-const LiveRunner = 30 * time.Second
-
 // numberFree reports ErrNumberTaken, naming the account, when another live
 // account (not id) already sends from number.
 func numberFree(ctx context.Context, tx *Tx, name, number string, id int64) error {
@@ -59,7 +54,7 @@ func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 		)
 		if err := tx.QueryRowContext(ctx, `SELECT min(m.campaign_id), count(*) FROM messages m JOIN runners r ON r.id = m.runner_id
 			WHERE m.state = 'sending' AND m.account_id = ? AND r.heartbeat_at >= ?`,
-			id, now.Add(-LiveRunner).UnixNano()).Scan(&camp, &inFlight); err != nil {
+			id, now.Add(-driver.LiveRunner).UnixNano()).Scan(&camp, &inFlight); err != nil {
 			return fmt.Errorf("look for messages in flight through %s: %w", name, err)
 		}
 		if inFlight > 0 {
@@ -184,7 +179,7 @@ func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
 			host   string
 		)
 		err := tx.QueryRowContext(ctx, `SELECT id, host, pid FROM runners WHERE campaign_id = ? AND heartbeat_at >= ?
-			ORDER BY heartbeat_at DESC LIMIT 1`, id, s.now().Add(-LiveRunner).UnixNano()).Scan(&runner, &host, &pid)
+			ORDER BY heartbeat_at DESC LIMIT 1`, id, s.now().Add(-driver.LiveRunner).UnixNano()).Scan(&runner, &host, &pid)
 		switch {
 		case err == nil:
 			return fmt.Errorf("campaign %d is being sent by wasend process %d on %s: %w; pause or cancel it first (`wasend campaign pause %d`), then delete it once that run has stopped",

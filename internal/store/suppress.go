@@ -142,40 +142,15 @@ func (s *Store) ApplySuppressions(ctx context.Context, listed []campaign.Suppres
 	})
 }
 
-// ToPushSQL reads the outbox (ReadPushes), oldest first, on either driver:
-// the limit's placeholder follows.
-const ToPushSQL = `SELECT p.seq, p.phone, p.if_unknown <> 0, s.reason, s.created_at
-	FROM suppression_push p JOIN suppressions s ON s.phone = p.phone ORDER BY p.seq LIMIT `
-
 // ToPush returns up to limit numbers waiting to be pushed to the shared
 // list, oldest first.
 func (s *Store) ToPush(ctx context.Context, limit int) ([]driver.Push, error) {
-	rows, err := s.db.QueryContext(ctx, ToPushSQL+`?`, limit)
+	rows, err := s.db.QueryContext(ctx, rowscan.PushQuery+`?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the suppressions to share: %w", err)
 	}
 	defer rows.Close()
-	return ReadPushes(rows)
-}
-
-// ReadPushes reads the rows of ToPushSQL.
-func ReadPushes(rows rowscan.Rows) ([]driver.Push, error) {
-	var out []driver.Push
-	for rows.Next() {
-		var (
-			p       driver.Push
-			created int64
-		)
-		if err := rows.Scan(&p.Seq, &p.Phone, &p.IfUnknown, &p.Reason, &created); err != nil {
-			return nil, fmt.Errorf("read the suppressions to share: %w", err)
-		}
-		p.CreatedAt = fromNanos(created)
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the suppressions to share: %w", err)
-	}
-	return out, nil
+	return rowscan.Pushes(rows)
 }
 
 // Pushed takes the numbers ToPush returned, up to seq, out of the outbox:

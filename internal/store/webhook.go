@@ -172,7 +172,7 @@ func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int
 		err = tx.QueryRowContext(ctx, `SELECT id, phone FROM messages WHERE id = ? AND campaign_id = ?`, mid, cid).Scan(&id, &phone)
 		// Another database sending from the same business account numbers
 		// its rows the same way: the recipient must be the row's too.
-		if errors.Is(err, sql.ErrNoRows) || err == nil && !StatusRecipientIs(phone, ev) {
+		if errors.Is(err, sql.ErrNoRows) || err == nil && !campaign.StatusRecipientIs(phone, ev) {
 			return 0, nil
 		}
 	}

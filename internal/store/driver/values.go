@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 )
@@ -16,6 +17,25 @@ var ErrNumberTaken = errors.New("already in use")
 // ErrInUse is returned when a running wasend still needs what the operator
 // wants to remove or delete.
 var ErrInUse = errors.New("in use by a running wasend")
+
+// ErrNoZones is returned when a send window is set on a campaign imported
+// without one: its rows have no time zones to judge the window by.
+var ErrNoZones = errors.New("no time zones stored")
+
+// LiveRunner is how recently a runner must have beaten to count as alive
+// for a driver's RemoveAccount and DeleteCampaign. Runners beat every 2 s;
+// a runner silent this long is gone (or hung) and holds nothing back.
+const LiveRunner = 30 * time.Second
+
+// ImportBatch is how many rows an Importer's AddBatch and SkipBatch put
+// in one INSERT. Each statement through database/sql and cgo costs about
+// as much as storing a few rows; past a few hundred rows per statement
+// nothing more is gained.
+const ImportBatch = 256
+
+// UpgradedThroughput is webhook.UpgradedThroughput (no driver imports the
+// webhook package): a number's msg/s after THROUGHPUT_UPGRADE.
+const UpgradedThroughput = 1000
 
 // DefaultMargin is the share of a portfolio's messaging limit kept back
 // unless --margin says otherwise.

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
@@ -184,7 +183,7 @@ func (im *importer) start(ctx context.Context) error {
 // them, or for Commit. Screening is the caller's: every row is stored.
 func (im *importer) AddBatch(ctx context.Context, msgs []campaign.Message) ([]campaign.Skip, error) {
 	for _, m := range msgs {
-		if im.pending = append(im.pending, m); len(im.pending) == store.ImportBatch {
+		if im.pending = append(im.pending, m); len(im.pending) == driver.ImportBatch {
 			if err := im.flush(ctx); err != nil {
 				return nil, err
 			}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 )
@@ -41,7 +40,7 @@ func TestImportCommitCounts(t *testing.T) {
 	}
 	gone.Rollback()
 
-	const n = store.ImportBatch + 10
+	const n = driver.ImportBatch + 10
 	im := begin("spring")
 	defer im.Rollback()
 	var msgs []campaign.Message

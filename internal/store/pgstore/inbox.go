@@ -194,7 +194,7 @@ func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int
 		}
 		// Another database sending from the same business account numbers
 		// its rows the same way: the recipient must be the row's too.
-		if !store.StatusRecipientIs(phone, ev) {
+		if !campaign.StatusRecipientIs(phone, ev) {
 			return 0, nil
 		}
 	}
@@ -474,10 +474,10 @@ func (tx inboxTx) RaiseThroughput(ctx context.Context, ev campaign.AccountEvent,
 		if err != nil {
 			return 0, err
 		}
-		if err := relimit(ctx, tx.Tx, a, a.SendLimits(tier, store.UpgradedThroughput), now); err != nil {
+		if err := relimit(ctx, tx.Tx, a, a.SendLimits(tier, driver.UpgradedThroughput), now); err != nil {
 			return 0, err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE accounts SET throughput_read = $1 WHERE id = $2`, store.UpgradedThroughput, a.ID); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE accounts SET throughput_read = $1 WHERE id = $2`, driver.UpgradedThroughput, a.ID); err != nil {
 			return 0, fmt.Errorf("raise the throughput of account %s: %w", a.Name, err)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/driver"
 )
 
@@ -153,7 +152,7 @@ func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
 			pid          int64
 		)
 		err := tx.QueryRow(ctx, `SELECT id, host, pid FROM runners WHERE campaign_id = $1 AND heartbeat_at >= $2
-			ORDER BY heartbeat_at DESC LIMIT 1`, id, s.now().Add(-store.LiveRunner).UnixNano()).Scan(&runner, &host, &pid)
+			ORDER BY heartbeat_at DESC LIMIT 1`, id, s.now().Add(-driver.LiveRunner).UnixNano()).Scan(&runner, &host, &pid)
 		switch {
 		case err == nil:
 			return fmt.Errorf("campaign %d is being sent by wasend process %d on %s: %w; pause or cancel it first (`wasend campaign pause %d`), then delete it once that run has stopped",
@@ -328,7 +327,7 @@ func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 		)
 		if err := tx.QueryRow(ctx, `SELECT min(m.campaign_id), count(*) FROM messages m JOIN runners r ON r.id = m.runner_id
 			WHERE m.state = 'sending' AND m.account_id = $1 AND r.heartbeat_at >= $2`,
-			id, now.Add(-store.LiveRunner).UnixNano()).Scan(&camp, &inFlight); err != nil {
+			id, now.Add(-driver.LiveRunner).UnixNano()).Scan(&camp, &inFlight); err != nil {
 			return fmt.Errorf("look for messages in flight through %s: %w", name, err)
 		}
 		if inFlight > 0 {

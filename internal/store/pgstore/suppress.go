@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Suppress lists numbers (a reason given replaces a listed one's) and
@@ -95,12 +95,12 @@ func (s *Store) SuppressedIn(ctx context.Context, phones []string) (map[string]s
 // ToPush is the outbox of numbers listed here to push to the shared list,
 // oldest first.
 func (s *Store) ToPush(ctx context.Context, limit int) ([]driver.Push, error) {
-	rows, err := s.pool.Query(ctx, store.ToPushSQL+`$1`, limit)
+	rows, err := s.pool.Query(ctx, rowscan.PushQuery+`$1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the suppressions to share: %w", err)
 	}
 	defer rows.Close()
-	return store.ReadPushes(rows)
+	return rowscan.Pushes(rows)
 }
 
 // Pushed takes the outbox up to seq out: the shared list has them.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/driver"
 )
 
@@ -57,7 +56,7 @@ func (s suite) testRemoveAccount(t *testing.T) {
 	if stuck.Account.Name != "a" {
 		t.Fatalf("second claim on %s, want a", stuck.Account.Name)
 	}
-	clk.Set(at(store.LiveRunner + time.Second))
+	clk.Set(at(driver.LiveRunner + time.Second))
 	if err := st.RemoveAccount(ctx, "a"); err != nil {
 		t.Fatalf("remove with only a dead runner's row: %v", err)
 	}
@@ -101,7 +100,7 @@ func (s suite) testRemoveAccount(t *testing.T) {
 	if err := st.RemoveAccount(ctx, "b"); !errors.Is(err, driver.ErrInUse) {
 		t.Fatalf("remove b with rows in flight: %v", err)
 	}
-	clk.Set(at(2*store.LiveRunner + 2*time.Second))
+	clk.Set(at(2*driver.LiveRunner + 2*time.Second))
 	if err := st.RemoveAccount(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +236,7 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 		t.Fatalf("refused delete left %d rows, want 4", n)
 	}
 
-	clk.Set(at(store.LiveRunner + time.Second))
+	clk.Set(at(driver.LiveRunner + time.Second))
 	if err := st.DeleteCampaign(ctx, c.ID); err != nil {
 		t.Fatalf("delete once the runner went silent: %v", err)
 	}
