@@ -19,7 +19,7 @@ import (
 // hold where session 10 left them, plus leases and fences (issue 30: the
 // fenced writes, the lease expiry, Start): the lines are not met yet.
 const (
-	storeLineCeiling   = 6104
+	storeLineCeiling   = 6015
 	storeMethodCeiling = 68
 )
 

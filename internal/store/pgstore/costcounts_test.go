@@ -12,6 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/keptcounts"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -104,14 +105,14 @@ func TestCostCountsMatchSQLite(t *testing.T) {
 	}
 	defer ps.Close()
 	lite := sl.Reader() // a back door: the history writes what wasend's own moves would
-	var kept []store.KeptCount
-	for _, k := range store.KeptCounts {
+	var kept []keptcounts.Table
+	for _, k := range keptcounts.All {
 		if k.Name == "cost_counts" || k.Name == "message_charges" || k.Name == "charge_counts" {
 			kept = append(kept, k)
 		}
 	}
 	if len(kept) != 3 {
-		t.Fatalf("store.KeptCounts lacks cost_counts, message_charges or charge_counts: %d found", len(kept))
+		t.Fatalf("keptcounts.All lacks cost_counts, message_charges or charge_counts: %d found", len(kept))
 	}
 	liteRows := func(q string) string {
 		rows, err := lite.QueryContext(ctx, q)
