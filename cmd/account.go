@@ -14,7 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -73,7 +73,7 @@ With --auto-tier (the default) the number earns its tier: see
 					return err
 				}
 			}
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				a, err := st.AddAccount(cmd.Context(), campaign.Account{
 					Name: o.Name, PhoneNumberID: o.PhoneNumberID, Tier: o.Tier, TokenEnv: o.TokenEnv, Portfolio: o.Portfolio,
 					WABA: o.WABA, ThroughputPinned: tp, ManualTier: !o.AutoTier,
@@ -109,7 +109,7 @@ fields as ` + "`wasend status --json`" + `'s accounts, without the health figure
   wasend account list --json | jq -r '.[] | select(.state != "ok") | .name'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				accts, err := st.Accounts(cmd.Context())
 				if err != nil {
 					return err
@@ -167,7 +167,7 @@ picks the change up within seconds.`,
   wasend account set main-01 --disable`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var ch store.AccountChange
+			var ch campaign.AccountChange
 			fl := cmd.Flags()
 			if fl.Changed("tier") {
 				if !campaign.ValidTier(o.Tier) {
@@ -246,7 +246,7 @@ picks the change up within seconds.`,
 				}
 				after = &o.PromoteAfter
 			}
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				if auto != nil || after != nil {
 					if err := st.SetAutoTier(cmd.Context(), args[0], auto, after); err != nil {
 						return err
@@ -302,7 +302,7 @@ an account with auto-tier on, what it still needs for the next tier.`,
 		Example: `  wasend account history fresh-02`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				reads := readmodel.New(st)
 				h, err := reads.TierHistory(cmd.Context(), args[0])
 				if err != nil {

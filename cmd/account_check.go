@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"github.com/wasend/wasend/internal/store"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,6 +10,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 type accountTestOptions struct {
@@ -113,7 +113,7 @@ func accountTest(ctx context.Context, f *Factory, o accountTestOptions) error {
 // the account called name, or of every enabled account when name is "",
 // against the Cloud API or, with --sandbox, a sandbox started for it. It
 // returns nil checks with the error when nothing could be checked.
-func checkNamedAccounts(ctx context.Context, f *Factory, st store.Driver, name string, timeout time.Duration) ([]runner.AccountCheck, error) {
+func checkNamedAccounts(ctx context.Context, f *Factory, st driver.Driver, name string, timeout time.Duration) ([]runner.AccountCheck, error) {
 	api, err := f.graphAPI(ctx, st, sandbox.Options{})
 	if err != nil {
 		return nil, err

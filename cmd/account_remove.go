@@ -3,7 +3,7 @@ package cmd
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 func newAccountRemoveCmd(f *Factory) *cobra.Command {
@@ -22,7 +22,7 @@ heartbeating 30 s ago no longer counts as running.`,
       wasend campaign resume 3`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				a, err := st.Account(cmd.Context(), args[0])
 				if err != nil {
 					return err
@@ -31,7 +31,7 @@ heartbeating 30 s ago no longer counts as running.`,
 					return err
 				}
 				f.IO.Infof("removed account %s (phone number id %s); its history stays as %q, and the name and number are free again",
-					a.Name, a.PhoneNumberID, store.RemovedName(a.Name, a.ID))
+					a.Name, a.PhoneNumberID, driver.RemovedName(a.Name, a.ID))
 				return nil
 			})
 		},

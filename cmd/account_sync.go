@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 type accountSyncOptions struct {
@@ -62,7 +62,7 @@ type syncJSON struct {
 }
 
 func accountSync(ctx context.Context, f *Factory, o accountSyncOptions) error {
-	return f.withStore(ctx, func(st store.Driver) error {
+	return f.withStore(ctx, func(st driver.Driver) error {
 		checks, checkErr := checkNamedAccounts(ctx, f, st, o.Name, o.Timeout)
 		if checks == nil {
 			return checkErr
@@ -101,7 +101,7 @@ func accountSync(ctx context.Context, f *Factory, o accountSyncOptions) error {
 	})
 }
 
-func syncResults(ctx context.Context, st store.Driver, checks []runner.AccountCheck, pauseOnRed bool) ([]syncJSON, int, error) {
+func syncResults(ctx context.Context, st driver.Driver, checks []runner.AccountCheck, pauseOnRed bool) ([]syncJSON, int, error) {
 	out := make([]syncJSON, 0, len(checks))
 	failed := 0
 	for _, c := range checks {

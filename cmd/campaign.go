@@ -16,7 +16,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 func newCampaignCmd(f *Factory) *cobra.Command {
@@ -367,7 +367,7 @@ func printRunEnd(f *Factory, c campaign.Campaign, counts campaign.Counts, runErr
 		f.IO.Infof("See why with: wasend status%s\nafter fixing it: wasend campaign resume %d%s", db, c.ID, db)
 	case errors.Is(runErr, campaign.ErrCancelled):
 		printSummary(f, c, counts, "cancelled")
-	case errors.Is(runErr, store.ErrStorage):
+	case errors.Is(runErr, driver.ErrStorage):
 		printSummary(f, c, counts, "stopped")
 		f.IO.Infof("The database could not be written; what was recorded is kept.\nOnce it is fixed, run the same command again to continue.")
 	case errors.As(runErr, new(*runner.ReachError)):
@@ -419,7 +419,7 @@ message state, health figures and ETA — the campaign half of ` + "`wasend stat
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			return f.withStore(ctx, func(st store.Driver) error {
+			return f.withStore(ctx, func(st driver.Driver) error {
 				out, err := f.reporter(st).Campaigns(ctx)
 				if err != nil {
 					return err
@@ -484,7 +484,7 @@ phone never got it. Delivered and read messages are never queued again.`,
 			if allFailed && len(codes) > 0 {
 				return usagef("--all-failed already includes every --code")
 			}
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				if _, err := st.Campaign(cmd.Context(), id); err != nil {
 					return err
 				}

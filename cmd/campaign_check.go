@@ -13,7 +13,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // addReadFlags adds the flags that say how to read the recipient file,
@@ -134,7 +134,7 @@ func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
 		}
 		file.Close()
 	}
-	return f.withStore(ctx, func(st store.Driver) error {
+	return f.withStore(ctx, func(st driver.Driver) error {
 		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
 			return err
 		}
@@ -256,7 +256,7 @@ func printCheck(f *Factory, file string, s runner.Summary) error {
 // checkFile reads a recipient file as an import would (runner.CheckEach),
 // keeping the first keep skipped rows (all when keep < 0) and streaming
 // every one to the report at path, when given.
-func checkFile(ctx context.Context, f *Factory, st store.Driver, file io.Reader, name string, spec campaign.Spec,
+func checkFile(ctx context.Context, f *Factory, st driver.Driver, file io.Reader, name string, spec campaign.Spec,
 	ro runner.ReadOptions, report string, keep int) (runner.Summary, error) {
 	if report == "" {
 		return runner.CheckEach(ctx, file, name, spec, ro, runner.Lists(st), keep, nil)

@@ -18,7 +18,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 type exportOptions struct {
@@ -81,7 +81,7 @@ func validState(s campaign.State) bool {
 }
 
 func campaignExport(ctx context.Context, f *Factory, o exportOptions) error {
-	return f.withStore(ctx, func(st store.Driver) error {
+	return f.withStore(ctx, func(st driver.Driver) error {
 		if _, err := st.Campaign(ctx, o.ID); err != nil {
 			return err
 		}
@@ -159,7 +159,7 @@ func windowState(wrote, now time.Time) string {
 // go from the store's cursor to gocsv in batches of exportBatch, so memory
 // stays bounded whatever the campaign's size. The header is written even
 // when no row matches. It returns the number of rows written.
-func writeExport(ctx context.Context, w io.Writer, st store.Driver, id int64, state campaign.State, now time.Time) (int, error) {
+func writeExport(ctx context.Context, w io.Writer, st driver.Driver, id int64, state campaign.State, now time.Time) (int, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	cw := gocsv.DefaultCSVWriter(bw)
 	if err := gocsv.MarshalCSV([]exportRecord{}, cw); err != nil { // the header alone

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 var exportHeader = []string{"line", "input", "phone", "state", "account", "attempts", "wamid",
@@ -178,7 +179,7 @@ func TestCampaignExportUsage(t *testing.T) {
 func TestExportStopsOnWriteError(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "wasend.db")
 	seedCampaign(t, db)
-	st, err := store.Open(t.Context(), db, store.Options{})
+	st, err := store.Open(t.Context(), db, driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("disk full")
 func BenchmarkExport(b *testing.B) {
 	const n = 100_000
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "wasend.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "wasend.db"), driver.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // fromOptions are the retargeting flags of run, check and plan: the
@@ -57,7 +57,7 @@ func fileOrFrom(o *fromOptions) cobra.PositionalArgs {
 
 // checkSource reads FILE.csv, or the --from segment, as check and plan
 // do; name stands for it in what is printed.
-func checkSource(ctx context.Context, f *Factory, st store.Driver, o runOptions, spec campaign.Spec, ro runner.ReadOptions,
+func checkSource(ctx context.Context, f *Factory, st driver.Driver, o runOptions, spec campaign.Spec, ro runner.ReadOptions,
 	keep int) (sum runner.Summary, name string, err error) {
 	seg, from, err := o.segment()
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 func newCampaignImportCmd(f *Factory) *cobra.Command {
@@ -62,7 +62,7 @@ func campaignImport(ctx context.Context, f *Factory, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withStore(ctx, func(st store.Driver) error {
+	return f.withStore(ctx, func(st driver.Driver) error {
 		if err := f.pullShared(ctx, st); err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -92,7 +92,7 @@ func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
 		start = sched.StartAt
 	}
 	ro.Schedule = sched
-	return f.withStore(ctx, func(st store.Driver) error {
+	return f.withStore(ctx, func(st driver.Driver) error {
 		if err := runner.CheckTemplate(ctx, st, f.IO, spec); err != nil {
 			return err
 		}

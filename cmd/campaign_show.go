@@ -13,7 +13,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -47,7 +47,7 @@ account, dropped, …), for grep and awk.`,
 			if err != nil {
 				return err
 			}
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				d, err := readmodel.New(st).CampaignDetail(cmd.Context(), id)
 				if err != nil {
 					return err

@@ -12,11 +12,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/wasend/wasend/internal/claim"
-
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/golden"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -39,7 +39,7 @@ func seedCampaign(t *testing.T, db string) {
 	t.Helper()
 	ctx := context.Background()
 	now := showT0
-	st, err := store.Open(ctx, db, store.Options{Now: func() time.Time { return now }, Location: time.UTC})
+	st, err := store.Open(ctx, db, driver.Options{Now: func() time.Time { return now }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -47,7 +48,7 @@ func newCLI(t *testing.T) *cli {
 // leaves (commands that only read fail where there is none).
 func (c *cli) emptyDB() {
 	c.t.Helper()
-	st, err := store.Open(c.t.Context(), c.db, store.Options{Location: time.UTC})
+	st, err := store.Open(c.t.Context(), c.db, driver.Options{Location: time.UTC})
 	if err != nil {
 		c.t.Fatal(err)
 	}

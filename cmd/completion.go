@@ -11,7 +11,7 @@ import (
 
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // addCompletions teaches shell completion the names wasend knows, by one
@@ -32,7 +32,7 @@ func addCompletions(f *Factory, root *cobra.Command) {
 		case fields[0] == "NAME" && c.Parent() != nil && c.Parent().Name() == "tier":
 			c.ValidArgsFunction = firstArg(f, tierNames)
 		}
-		for flag, list := range map[string]func(context.Context, store.Driver) ([]string, error){
+		for flag, list := range map[string]func(context.Context, driver.Driver) ([]string, error){
 			"resume": campaignIDs(f), "tier": tierNames, "account": accountNames, "accounts": accountNames, "template": templateNames,
 		} {
 			if c.Flags().Lookup(flag) != nil {
@@ -48,7 +48,7 @@ func addCompletions(f *Factory, root *cobra.Command) {
 	walk(root)
 }
 
-func firstArg(f *Factory, list func(context.Context, store.Driver) ([]string, error)) cobra.CompletionFunc {
+func firstArg(f *Factory, list func(context.Context, driver.Driver) ([]string, error)) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -60,7 +60,7 @@ func firstArg(f *Factory, list func(context.Context, store.Driver) ([]string, er
 // names reads a list from the database for completion. It never creates
 // the database, and a failure completes nothing rather than print an
 // error into the user's shell.
-func names(cmd *cobra.Command, f *Factory, list func(context.Context, store.Driver) ([]string, error)) ([]cobra.Completion, cobra.ShellCompDirective) {
+func names(cmd *cobra.Command, f *Factory, list func(context.Context, driver.Driver) ([]string, error)) ([]cobra.Completion, cobra.ShellCompDirective) {
 	path, err := f.DatabasePath()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
@@ -69,7 +69,7 @@ func names(cmd *cobra.Command, f *Factory, list func(context.Context, store.Driv
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var out []string
-	err = f.withStore(cmd.Context(), func(st store.Driver) (err error) {
+	err = f.withStore(cmd.Context(), func(st driver.Driver) (err error) {
 		out, err = list(cmd.Context(), st)
 		return err
 	})
@@ -81,8 +81,8 @@ func names(cmd *cobra.Command, f *Factory, list func(context.Context, store.Driv
 
 // campaignIDs describes each campaign with its true state, as list and
 // show say it (a campaign no process sends is not "running").
-func campaignIDs(f *Factory) func(context.Context, store.Driver) ([]string, error) {
-	return func(ctx context.Context, st store.Driver) ([]string, error) {
+func campaignIDs(f *Factory) func(context.Context, driver.Driver) ([]string, error) {
+	return func(ctx context.Context, st driver.Driver) ([]string, error) {
 		camps, err := readmodel.New(st).Campaigns(ctx)
 		if err != nil {
 			return nil, err
@@ -100,7 +100,7 @@ func campaignIDs(f *Factory) func(context.Context, store.Driver) ([]string, erro
 	}
 }
 
-func accountNames(ctx context.Context, st store.Driver) ([]string, error) {
+func accountNames(ctx context.Context, st driver.Driver) ([]string, error) {
 	accts, err := st.Accounts(ctx)
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func accountNames(ctx context.Context, st store.Driver) ([]string, error) {
 	return out, nil
 }
 
-func tierNames(ctx context.Context, st store.Driver) ([]string, error) {
+func tierNames(ctx context.Context, st driver.Driver) ([]string, error) {
 	tiers, err := readmodel.New(st).Tiers(ctx)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func tierNames(ctx context.Context, st store.Driver) ([]string, error) {
 // templateNames are the templates earlier campaigns sent: the Cloud API
 // lists a business's templates only with a token this completion does not
 // have.
-func templateNames(ctx context.Context, st store.Driver) ([]string, error) {
+func templateNames(ctx context.Context, st driver.Driver) ([]string, error) {
 	camps, err := readmodel.New(st).Campaigns(ctx)
 	if err != nil {
 		return nil, err

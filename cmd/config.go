@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/webhook"
 )
 
@@ -52,7 +52,7 @@ empty list. "default" puts any of these back to its default.`,
 			if err := knownSetting(args[0]); err != nil {
 				return err
 			}
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				if args[0] != "timezone" {
 					return printInboundSetting(f, st, cmd, args[0])
 				}
@@ -81,7 +81,7 @@ the line that does not. Receivers read the settings at their next pass.`,
 			if err := knownSetting(args[0]); err != nil {
 				return err
 			}
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				if args[0] != "timezone" {
 					return setInboundSetting(f, st, cmd, args[0], args[1])
 				}
@@ -112,7 +112,7 @@ func knownSetting(key string) error {
 
 // setInboundSetting checks the new value with the others (ParseInbound)
 // and stores it only when the whole configuration reads.
-func setInboundSetting(f *Factory, st store.Driver, cmd *cobra.Command, key, value string) error {
+func setInboundSetting(f *Factory, st driver.Driver, cmd *cobra.Command, key, value string) error {
 	ctx := cmd.Context()
 	switch {
 	case value == "-":
@@ -152,7 +152,7 @@ func setInboundSetting(f *Factory, st store.Driver, cmd *cobra.Command, key, val
 	return nil
 }
 
-func printInboundSetting(f *Factory, st store.Driver, cmd *cobra.Command, key string) error {
+func printInboundSetting(f *Factory, st driver.Driver, cmd *cobra.Command, key string) error {
 	set, err := st.InboundSettings(cmd.Context())
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 	"github.com/wasend/wasend/internal/webhook"
 )
@@ -190,7 +191,7 @@ func TestCostActualAndReconcile(t *testing.T) {
 	c, box := costCLIWith(t, sandbox.Options{PairInterval: -1, Card: &card,
 		Webhooks: sandbox.WebhookOptions{URL: hook.URL, AppSecret: secret, Seed: 3, Read: 0.5, Fail: 0.2}})
 	c.ok("account", "set", "main-01", "--waba-id", "102290129340398")
-	st, err := store.Open(t.Context(), c.db, store.Options{Location: time.UTC})
+	st, err := store.Open(t.Context(), c.db, driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

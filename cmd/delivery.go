@@ -11,12 +11,12 @@ import (
 
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // campaignDelivery reads a campaign's delivery figures, nil when no
 // status webhook reported on it.
-func campaignDelivery(ctx context.Context, f *Factory, st store.Driver, id int64, grace time.Duration) (*report.Delivery, error) {
+func campaignDelivery(ctx context.Context, f *Factory, st driver.Driver, id int64, grace time.Duration) (*report.Delivery, error) {
 	return f.reporter(st).Delivery(ctx, id, grace)
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/logging"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -138,7 +138,7 @@ func (f *Factory) location() *time.Location {
 
 // Store opens the database through its driver (runner.OpenStore): a SQLite
 // file, or the store on Postgres for a postgres:// URL.
-func (f *Factory) Store(ctx context.Context) (store.Driver, error) {
+func (f *Factory) Store(ctx context.Context) (driver.Driver, error) {
 	path, err := f.DatabasePath()
 	if err != nil {
 		return nil, err
@@ -153,8 +153,8 @@ func (f *Factory) Store(ctx context.Context) (store.Driver, error) {
 	}
 	// A directory the user named must exist; the default one is created.
 	named := f.DBPath != "" || (f.Getenv("WASEND_DB") != "" && !f.Sandbox)
-	st, err := runner.OpenStore(ctx, path, store.Options{Now: f.Now, Location: loc, ExistingDir: named, MustExist: !f.setsUp})
-	if errors.Is(err, store.ErrNoDatabase) {
+	st, err := runner.OpenStore(ctx, path, driver.Options{Now: f.Now, Location: loc, ExistingDir: named, MustExist: !f.setsUp})
+	if errors.Is(err, driver.ErrNoDatabase) {
 		return nil, f.noDatabase(path, err)
 	}
 	if err != nil {
@@ -205,7 +205,7 @@ func (f *Factory) noDatabase(path string, err error) error {
 
 // withStore opens the database, runs fn with it and closes it again: the
 // one way a command holds the store for its run.
-func (f *Factory) withStore(ctx context.Context, fn func(store.Driver) error) error {
+func (f *Factory) withStore(ctx context.Context, fn func(driver.Driver) error) error {
 	st, err := f.Store(ctx)
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (f *Factory) withStore(ctx context.Context, fn func(store.Driver) error) er
 
 // openCampaign opens the database and reads the campaign numbered by arg
 // (a command-line argument). The caller closes the store.
-func (f *Factory) openCampaign(ctx context.Context, arg string) (store.Driver, campaign.Campaign, error) {
+func (f *Factory) openCampaign(ctx context.Context, arg string) (driver.Driver, campaign.Campaign, error) {
 	id, err := parseID(arg)
 	if err != nil {
 		return nil, campaign.Campaign{}, err

@@ -5,7 +5,7 @@ import (
 
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // apiConfig is where Graph calls go: $WASEND_API_BASE (version
@@ -16,6 +16,6 @@ func (f *Factory) apiConfig() runner.APIConfig {
 
 // graphAPI opens the API f's flags and environment choose (runner.OpenAPI);
 // under --sandbox a sandbox is served with opts. Close stops it.
-func (f *Factory) graphAPI(ctx context.Context, st store.Driver, opts sandbox.Options) (*runner.API, error) {
+func (f *Factory) graphAPI(ctx context.Context, st driver.Driver, opts sandbox.Options) (*runner.API, error) {
 	return runner.OpenAPI(ctx, st, f.apiConfig(), opts)
 }

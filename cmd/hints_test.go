@@ -14,6 +14,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 	"github.com/wasend/wasend/internal/ui"
 )
@@ -283,7 +284,7 @@ func TestTrueStateEverywhere(t *testing.T) {
 	c := newCLI(t)
 	seedCampaign(t, c.db)
 	c.now = showT0.Add(time.Hour)
-	st, err := store.Open(context.Background(), c.db, store.Options{Now: func() time.Time { return c.now }, Location: time.UTC})
+	st, err := store.Open(context.Background(), c.db, driver.Options{Now: func() time.Time { return c.now }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,13 +15,13 @@ import (
 	"github.com/wasend/wasend/internal/hint"
 	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/report"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // shareLimits makes st's claims ask the limits shared through Redis when
 // --limits (or WASEND_LIMITS) names one. Nothing is connected yet: a Redis
 // that is down makes sending wait, not the command fail.
-func (f *Factory) shareLimits(ctx context.Context, st store.Driver) error {
+func (f *Factory) shareLimits(ctx context.Context, st driver.Driver) error {
 	url := f.LimitsURL()
 	if url == "" {
 		return nil
@@ -78,7 +78,7 @@ type sharedTokens struct {
 // readSharedTokens reads the shared buckets for status and account list,
 // waiting at most a few seconds for Redis: a Redis that is down leaves the
 // figures out, never the command failed.
-func (f *Factory) readSharedTokens(ctx context.Context, st store.Driver) sharedTokens {
+func (f *Factory) readSharedTokens(ctx context.Context, st driver.Driver) sharedTokens {
 	lim, err := f.sharedLimits()
 	if lim == nil || err != nil {
 		return sharedTokens{On: err != nil, Why: fmt.Sprint(err)}
@@ -146,7 +146,7 @@ func limitsWaitText(lost bool, since, why, flags string, limitsSet bool) string 
 // --limits names them, and prints what it did. It returns the accounts
 // whose lost day a forced reset rebuilt from this host's count instead:
 // their own count is kept.
-func resetSharedQuota(ctx context.Context, f *Factory, st store.Driver, accounts []string, force bool) (map[string]bool, error) {
+func resetSharedQuota(ctx context.Context, f *Factory, st driver.Driver, accounts []string, force bool) (map[string]bool, error) {
 	lim, err := f.sharedLimits()
 	if lim == nil || err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ host: the same label added again adds nothing. Only a rebuilt day takes it
 				return err
 			}
 			defer lim.Close()
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				added, already, err := lim.AddLostHost(cmd.Context(), st, account, host, count)
 				if err != nil {
 					return fmt.Errorf("shared limits at %s: %w", lim, err)
@@ -266,7 +266,7 @@ or database, is an error (exit 1); the password is never printed.`,
 				return err
 			}
 			defer lim.Close()
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				states, err := lim.State(cmd.Context(), st)
 				if err != nil {
 					return fmt.Errorf("shared limits at %s: %w", lim, err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/report"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 func newPortfolioCmd(f *Factory) *cobra.Command {
@@ -39,8 +39,8 @@ type portfolioOptions struct {
 }
 
 // parse reads the flags that were given into a change.
-func (o portfolioOptions) parse(cmd *cobra.Command) (store.PortfolioChange, error) {
-	var ch store.PortfolioChange
+func (o portfolioOptions) parse(cmd *cobra.Command) (driver.PortfolioChange, error) {
+	var ch driver.PortfolioChange
 	fl := cmd.Flags()
 	if fl.Changed("limit") {
 		n, err := campaign.ParseLimit(o.Limit)
@@ -91,14 +91,14 @@ share of the limit unused (default 5%).`,
 			if err != nil {
 				return err
 			}
-			p := campaign.Portfolio{Name: args[0], Margin: store.DefaultMargin}
+			p := campaign.Portfolio{Name: args[0], Margin: driver.DefaultMargin}
 			if ch.PinnedLimit != nil {
 				p.PinnedLimit = *ch.PinnedLimit
 			}
 			if ch.Margin != nil {
 				p.Margin = *ch.Margin
 			}
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				p, err := st.AddPortfolio(cmd.Context(), p)
 				if err != nil {
 					return err
@@ -129,7 +129,7 @@ applies alone). Running campaigns pick the change up at their next claim.`,
 			if ch.PinnedLimit == nil && ch.Margin == nil {
 				return usagef("nothing to change: give --limit or --margin")
 			}
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				p, err := st.UpdatePortfolio(cmd.Context(), args[0], ch)
 				if err != nil {
 					return err
@@ -156,7 +156,7 @@ in the last 24 hours and when the oldest of them leaves the window.`,
   wasend portfolio list --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				ps, err := st.Portfolios(cmd.Context())
 				if err != nil {
 					return err

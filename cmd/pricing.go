@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 func newPricingCmd(f *Factory) *cobra.Command {
@@ -81,7 +81,7 @@ func pricingImport(ctx context.Context, f *Factory, o pricingImportOptions) erro
 	if err != nil {
 		return err
 	}
-	return f.withStore(ctx, func(st store.Driver) error {
+	return f.withStore(ctx, func(st driver.Driver) error {
 		id, err := st.ImportCard(ctx, card)
 		if err != nil {
 			return err
@@ -104,7 +104,7 @@ in force today, and the file it came from.`,
   wasend pricing list --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				return pricingList(cmd.Context(), f, st, asJSON)
 			})
 		},
@@ -113,7 +113,7 @@ in force today, and the file it came from.`,
 	return cmd
 }
 
-func pricingList(ctx context.Context, f *Factory, st store.Driver, asJSON bool) error {
+func pricingList(ctx context.Context, f *Factory, st driver.Driver, asJSON bool) error {
 	out, err := runner.RateCards(ctx, st, f.Now())
 	if err != nil {
 		return err

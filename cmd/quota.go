@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/hostshare"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 func newQuotaCmd(f *Factory) *cobra.Command {
@@ -57,7 +57,7 @@ its midnight is the server's unless CRON_TZ says otherwise):
   wasend quota reset --force --limits redis://redis.internal:6379/0`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				// Forced with shared limits, the shared part goes first: a
 				// portfolio whose day Redis lost is rebuilt from this host's
 				// counts, which must stay as they are.
@@ -105,7 +105,7 @@ its midnight is the server's unless CRON_TZ says otherwise):
 }
 
 // printQuotaReset prints one line per account reset (or left alone).
-func printQuotaReset(f *Factory, res []store.QuotaReset, rebuilt map[string]bool) {
+func printQuotaReset(f *Factory, res []campaign.QuotaReset, rebuilt map[string]bool) {
 	if len(res) == 0 {
 		f.IO.Infof("no accounts to reset")
 	}
@@ -147,7 +147,7 @@ type quotaResetRow struct {
 	Kept     bool   `json:"kept"`   // the shared day was rebuilt from this count
 }
 
-func resetRows(res []store.QuotaReset, rebuilt map[string]bool) []quotaResetRow {
+func resetRows(res []campaign.QuotaReset, rebuilt map[string]bool) []quotaResetRow {
 	rows := make([]quotaResetRow, 0, len(res))
 	for _, r := range res {
 		day := r.Day

@@ -11,7 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 type reportOptions struct {
@@ -71,7 +71,7 @@ func reportRun(ctx context.Context, f *Factory, o reportOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.withStore(ctx, func(st store.Driver) error {
+	return f.withStore(ctx, func(st driver.Driver) error {
 		// The cost is show's: runner prices each campaign once.
 		cost := func(ctx context.Context, c campaign.Campaign) (*report.Costing, error) {
 			cc, err := runner.PricedCosts(ctx, st, c, f.Now())

@@ -14,6 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // seedRetarget is seedCampaign's campaign 1 with what Meta and the people
@@ -167,7 +168,7 @@ func TestRetargetBadInput(t *testing.T) {
 // sentRows lists campaign id's sent rows as "line phone [params]; …".
 func sentRows(t *testing.T, db string, id int64) string {
 	t.Helper()
-	st, err := store.Open(t.Context(), db, store.Options{Location: time.UTC})
+	st, err := store.Open(t.Context(), db, driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -35,7 +35,7 @@ func TestRunEndGolden(t *testing.T) {
 		{"interrupted", context.Canceled},
 		{"paused", campaign.ErrPaused},
 		{"cancelled", campaign.ErrCancelled},
-		{"storage", fmt.Errorf("%w: disk full", store.ErrStorage)},
+		{"storage", fmt.Errorf("%w: disk full", driver.ErrStorage)},
 		{"reach", &runner.ReachError{}},
 		{"rescheduled", fmt.Errorf("%w until %s", runner.ErrRescheduled, at.Add(24*time.Hour).Format(time.RFC3339))},
 		{"capped", runner.ErrCapped},

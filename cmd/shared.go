@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/wasend/wasend/internal/hostshare"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // openShared connects to the suppression list and settings every host
@@ -32,7 +32,7 @@ func (f *Factory) withRecord(ctx context.Context, fn func(*hostshare.Record) err
 	if sh != nil {
 		defer sh.Close()
 	}
-	return f.withStore(ctx, func(st store.Driver) error { return fn(hostshare.NewRecord(st, sh)) })
+	return f.withStore(ctx, func(st driver.Driver) error { return fn(hostshare.NewRecord(st, sh)) })
 }
 
 // sharedNote is said after a change written to the shared state and this
@@ -41,7 +41,7 @@ const sharedNote = "changed on the shared list (--limits) and in this database; 
 
 // hostSync is the loop that copies the shared state into st while a
 // campaign sends under --limits; nil without --limits.
-func (f *Factory) hostSync(ctx context.Context, st store.Driver) (*hostshare.Sync, func(), error) {
+func (f *Factory) hostSync(ctx context.Context, st driver.Driver) (*hostshare.Sync, func(), error) {
 	sh, err := f.openShared(ctx)
 	if err != nil || sh == nil {
 		return nil, func() {}, err
@@ -58,7 +58,7 @@ func (f *Factory) hostSync(ctx context.Context, st store.Driver) (*hostshare.Syn
 // under --limits, so an import screens the file against them. Redis
 // unreachable after connecting is a warning: the import goes on with this
 // database's copy, and the claims check the list again before each send.
-func (f *Factory) pullShared(ctx context.Context, st store.Driver) error {
+func (f *Factory) pullShared(ctx context.Context, st driver.Driver) error {
 	hs, closeSync, err := f.hostSync(ctx, st)
 	if err != nil || hs == nil {
 		return err

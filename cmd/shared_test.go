@@ -10,6 +10,7 @@ import (
 	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // pullInto is what a sender run with --limits on that host does every
@@ -17,7 +18,7 @@ import (
 func pullInto(t *testing.T, db, url string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, db, store.Options{Now: func() time.Time { return suppressNow }})
+	st, err := store.Open(ctx, db, driver.Options{Now: func() time.Time { return suppressNow }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"github.com/wasend/wasend/internal/ui"
 	"io"
 	"os"
 	"strconv"
@@ -16,7 +15,8 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/ui"
 )
 
 // sandboxHint points at the sandbox's own database from an empty default
@@ -37,7 +37,7 @@ func (f *Factory) sandboxHint() {
 
 // reporter reads the store at the factory's clock, in the zone of quota
 // days fixed in the database (ETAs count its midnights).
-func (f *Factory) reporter(st store.Driver) report.Reporter {
+func (f *Factory) reporter(st driver.Driver) report.Reporter {
 	return report.Reporter{Src: st, Reads: readmodel.New(st), Now: f.Now(), Loc: st.Location(), Live: runner.Liveness(report.LiveWithin)}
 }
 
@@ -73,7 +73,7 @@ every INTERVAL (default 2s) until Ctrl-C.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			return f.withStore(ctx, func(st store.Driver) error {
+			return f.withStore(ctx, func(st driver.Driver) error {
 				if watch <= 0 {
 					return showStatus(ctx, f, st, asJSON)
 				}
@@ -110,7 +110,7 @@ every INTERVAL (default 2s) until Ctrl-C.`,
 // each second). Under --limits the tokens claims take are Redis's: the
 // report reads them in place of this database's own.
 // through, when not nil, is the read models as the reader reads them.
-func readStatus(ctx context.Context, f *Factory, st store.Driver, through func(report.Reads) report.Reads) (report.Status, sharedTokens, error) {
+func readStatus(ctx context.Context, f *Factory, st driver.Driver, through func(report.Reads) report.Reads) (report.Status, sharedTokens, error) {
 	shared := f.readSharedTokens(ctx, st)
 	rep := f.reporter(st)
 	if through != nil {
@@ -130,7 +130,7 @@ func readStatus(ctx context.Context, f *Factory, st store.Driver, through func(r
 }
 
 // showStatus prints the status once.
-func showStatus(ctx context.Context, f *Factory, st store.Driver, asJSON bool) error {
+func showStatus(ctx context.Context, f *Factory, st driver.Driver, asJSON bool) error {
 	out, shared, err := readStatus(ctx, f, st, nil)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 	"github.com/wasend/wasend/internal/ui"
 )
@@ -24,7 +25,7 @@ func TestStatusGolden(t *testing.T) {
 	c := newCLI(t)
 	seedCampaign(t, c.db)
 	now := showT0.Add(time.Hour)
-	st, err := store.Open(context.Background(), c.db, store.Options{Now: func() time.Time { return now }, Location: time.UTC})
+	st, err := store.Open(context.Background(), c.db, driver.Options{Now: func() time.Time { return now }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/hostshare"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
 )
 
 func newSuppressCmd(f *Factory) *cobra.Command {
@@ -70,9 +69,9 @@ func suppressAdd(ctx context.Context, f *Factory, o suppressOptions) error {
 	if err != nil {
 		return err
 	}
-	list := make([]store.Suppression, len(phones))
+	list := make([]campaign.Suppression, len(phones))
 	for i, p := range phones {
-		list[i] = store.Suppression{Phone: p, Reason: o.Reason}
+		list[i] = campaign.Suppression{Phone: p, Reason: o.Reason}
 	}
 	return f.withRecord(ctx, func(rec *hostshare.Record) error {
 		added, err := suppressOnRecord(ctx, f, rec, list)
@@ -86,7 +85,7 @@ func suppressAdd(ctx context.Context, f *Factory, o suppressOptions) error {
 
 // suppressOnRecord lists numbers on the record, and says so when that is
 // the shared list.
-func suppressOnRecord(ctx context.Context, f *Factory, rec *hostshare.Record, list []store.Suppression) (added int, err error) {
+func suppressOnRecord(ctx context.Context, f *Factory, rec *hostshare.Record, list []campaign.Suppression) (added int, err error) {
 	added, err = rec.Suppress(ctx, list, f.Now())
 	if err == nil && rec.Shared() {
 		f.IO.Infof(sharedNote)

@@ -12,6 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -31,7 +32,7 @@ func newSuppressCLI(t *testing.T, env map[string]string) *suppressCLI {
 	env["WASEND_TZ"] = "UTC"
 	c := &suppressCLI{t: t, db: filepath.Join(t.TempDir(), "wasend.db"), env: env}
 	// An empty database: commands that only read fail where there is none.
-	st, err := store.Open(t.Context(), c.db, store.Options{Location: time.UTC})
+	st, err := store.Open(t.Context(), c.db, driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestSuppressedNumberSkippedByCampaignImport(t *testing.T) {
 	cli := newSuppressCLI(t, nil)
 	cli.mustRun("suppress", "add", "0151 23456789", "--region", "DE", "--reason", "replied STOP")
 
-	st, err := store.Open(t.Context(), cli.db, store.Options{Now: func() time.Time { return suppressNow }})
+	st, err := store.Open(t.Context(), cli.db, driver.Options{Now: func() time.Time { return suppressNow }})
 	if err != nil {
 		t.Fatal(err)
 	}

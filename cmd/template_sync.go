@@ -10,7 +10,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 func newTemplateCmd(f *Factory) *cobra.Command {
@@ -64,7 +64,7 @@ campaign run --sandbox does the same before it checks its template.`,
 }
 
 func templateSync(ctx context.Context, f *Factory, o templateSyncOptions) error {
-	return f.withStore(ctx, func(st store.Driver) error {
+	return f.withStore(ctx, func(st driver.Driver) error {
 		api, err := f.graphAPI(ctx, st, sandbox.Options{})
 		if err != nil {
 			return err
@@ -91,7 +91,7 @@ status, category, parameter format and when read.`,
 		Example: `  wasend template list`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd.Context(), func(st store.Driver) error {
+			return f.withStore(cmd.Context(), func(st driver.Driver) error {
 				ts, err := readmodel.New(st).Templates(cmd.Context())
 				if err != nil {
 					return err

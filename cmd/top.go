@@ -8,7 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/top"
 	"github.com/wasend/wasend/internal/ui"
 )
@@ -37,7 +37,7 @@ It needs a terminal; for a view that prints, use ` + "`wasend status --watch`" +
 				return usagef("wasend top draws on a terminal and stdout is not one; for output that prints (a pipe, a log), use `wasend status --watch%s`", dbHint(f))
 			}
 			ctx := cmd.Context()
-			return f.withStore(ctx, func(st store.Driver) error {
+			return f.withStore(ctx, func(st driver.Driver) error {
 				return top.Run(ctx, f.IO.In, f.IO.Out, topOptions(f, st))
 			})
 		},
@@ -47,7 +47,7 @@ It needs a terminal; for a view that prints, use ` + "`wasend status --watch`" +
 // topOptions are the dashboard's reads and moves on st: status's reads,
 // the inbox's backlog, and the operator's moves of `campaign pause`,
 // `resume` (after the same template check) and `cancel`.
-func topOptions(f *Factory, st store.Driver) top.Options {
+func topOptions(f *Factory, st driver.Driver) top.Options {
 	reads := readmodel.New(st)
 	return top.Options{
 		Status: func(ctx context.Context) (top.Reading, error) {
@@ -64,7 +64,7 @@ func topOptions(f *Factory, st store.Driver) top.Options {
 
 // topMoves are the store's moves, a resume checked as `campaign resume`
 // checks it: a template paused or edited since the import stays paused.
-type topMoves struct{ store.Driver }
+type topMoves struct{ driver.Driver }
 
 func (m topMoves) ResumeCampaign(ctx context.Context, id int64) (string, error) {
 	// Its notes would draw over the dashboard; its error says it all.

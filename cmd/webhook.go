@@ -18,7 +18,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/webhook"
 )
 
@@ -351,7 +351,7 @@ func randomToken() string {
 
 // reportDelivery prints what the status webhooks applied during the run
 // said of the campaign.
-func reportDelivery(ctx context.Context, f *Factory, st store.Driver, id int64) {
+func reportDelivery(ctx context.Context, f *Factory, st driver.Driver, id int64) {
 	d, err := campaignDelivery(ctx, f, st, id, report.UnknownGrace)
 	if err != nil || d == nil {
 		return

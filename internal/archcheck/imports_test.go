@@ -102,8 +102,16 @@ var rules = []rule{
 		to:   append([]string{"internal/store", "internal/limits", "internal/claim"}, sqlDrivers...),
 	},
 	{
+		// internal/store/driver is the contract both stores implement and
+		// their consumers use (River's riverdriver): it names no store, so
+		// a consumer that needs only the seam imports neither driver.
+		why:  "the store's seam imports no driver: the drivers import it",
+		from: []string{"internal/store/driver"},
+		to:   append([]string{"internal/store"}, drivers...),
+	},
+	{
 		// The claim decides which rows go and from which number; the store
-		// executes it through store.ClaimTx (the River pattern: the driver
+		// executes it through driver.ClaimTx (the River pattern: the driver
 		// executes, the logic sits above it). storetest gets the claim
 		// from its harness, as it gets the webhook drain.
 		why:  "the claim runs above the store: the store never imports it",
@@ -162,7 +170,7 @@ var rules = []rule{
 	},
 	{
 		// The webhook package decides what a status means (webhook.Rules)
-		// and the store carries it out through store.InboxTx: one
+		// and the store carries it out through driver.InboxTx: one
 		// direction, so the decision cannot drift back into SQL.
 		why:  "the store makes the webhook moves it is told; it never imports the webhook package",
 		from: []string{"internal/store"},

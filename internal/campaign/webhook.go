@@ -1,6 +1,9 @@
 package campaign
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Delivery is what Meta's status webhooks say became of a sent message, a
 // rung of DeliveryLadder. It only moves forward: held < sent < delivered <
@@ -186,4 +189,18 @@ func (r *ApplyReport) Add(o ApplyReport) {
 		}
 		r.ByStatus[k] += v
 	}
+}
+
+// StatusRecipientIs reports whether a status names the recipient of a row
+// whose recipient is phone (a number or a user id): by recipient_id, or
+// by recipient_user_id for a row sent to a user id. A status naming
+// neither says nothing against it.
+func StatusRecipientIs(phone string, ev StatusEvent) bool {
+	if ev.Recipient == "" && ev.RecipientUserID == "" {
+		return true
+	}
+	if IsBSUID(phone) {
+		return ev.RecipientUserID == phone || ev.Recipient == phone
+	}
+	return ev.Recipient == "" || strings.TrimPrefix(phone, "+") == strings.TrimPrefix(ev.Recipient, "+")
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // budget holds a claim to the campaign's --max-cost: a row is admitted
@@ -32,7 +32,7 @@ type budgetTx interface {
 
 // readBudget reads the campaign's budget and the prices of msgs; a
 // campaign without one gives a budget that admits everything.
-func readBudget(ctx context.Context, tx store.ClaimTx, campaignID int64, msgs []campaign.Message, prev *budget) (*budget, error) {
+func readBudget(ctx context.Context, tx driver.ClaimTx, campaignID int64, msgs []campaign.Message, prev *budget) (*budget, error) {
 	bt, ok := tx.(budgetTx)
 	if !ok {
 		return nil, fmt.Errorf("claim: the store's %T reads no budget (Budget)", tx)

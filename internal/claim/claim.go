@@ -4,7 +4,7 @@
 // database's limits (limits.Decide over a snapshot read once) or, under
 // --limits, the shared ones (limits.Gate) — and handles every answer in one
 // place. The store executes: every read and write goes through
-// store.ClaimTx, inside the one transaction the store opens.
+// driver.ClaimTx, inside the one transaction the store opens.
 package claim
 
 import (
@@ -17,17 +17,17 @@ import (
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Ledger is a store driver with the claim on top: what the engine needs
 // (dispatch.Ledger, RecordClaimer, RateReporter).
 type Ledger struct {
-	store.Driver
+	driver.Driver
 }
 
 // New puts the claim on top of d.
-func New(d store.Driver) *Ledger { return &Ledger{Driver: d} }
+func New(d driver.Driver) *Ledger { return &Ledger{Driver: d} }
 
 // Holders are the runners other than self holding the campaign's rows in
 // flight (dispatch.HolderLister): a read model, on the driver's Reader.
@@ -44,7 +44,7 @@ func (l *Ledger) ClaimN(ctx context.Context, campaignID int64, runner string, no
 		cs   []campaign.Claim
 		kept error
 	)
-	err := l.WithClaim(ctx, func(tx store.ClaimTx) error {
+	err := l.WithClaim(ctx, func(tx driver.ClaimTx) error {
 		var err error
 		cs, kept = nil, nil // a retried transaction starts over
 		cs, err = claim(ctx, tx, campaignID, runner, now, max)
@@ -80,7 +80,7 @@ func keep(err error) bool {
 // would.
 func (l *Ledger) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error) {
 	var kept error
-	claimErr, err = l.RecordWithClaim(ctx, runner, rs, func(tx store.ClaimTx) error {
+	claimErr, err = l.RecordWithClaim(ctx, runner, rs, func(tx driver.ClaimTx) error {
 		cs, kept = nil, nil // a retried transaction starts over
 		var err error
 		cs, err = claim(ctx, tx, campaignID, runner, now, max)
@@ -112,7 +112,7 @@ func isWait(err error) bool {
 	return errors.As(err, &we)
 }
 
-func claim(ctx context.Context, tx store.ClaimTx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
+func claim(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
 	cs, err := claimDue(ctx, tx, campaignID, runner, now, max)
 	var we *campaign.WaitError
 	if errors.As(err, &we) {
@@ -123,7 +123,7 @@ func claim(ctx context.Context, tx store.ClaimTx, campaignID int64, runner strin
 	return cs, err
 }
 
-func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
+func claimDue(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
 	if err := tx.Stopped(ctx, campaignID); err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 	due = due[:turn.max]
 	usable := accts
 	if turn.only != nil {
-		accts = slices.DeleteFunc(accts, func(a store.ClaimAccount) bool { return !slices.Contains(turn.only, a.ID) })
+		accts = slices.DeleteFunc(accts, func(a driver.ClaimAccount) bool { return !slices.Contains(turn.only, a.ID) })
 	}
 	// Suppressed rows fail here and the next due rows are read, until some
 	// can be sent: a block of opted-out numbers at the head of the queue
@@ -219,7 +219,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 		if w.deferred.IsZero() || until.Before(w.deferred) {
 			w.deferred = until
 		}
-		return tx.PutOff(ctx, m.ID, until, store.PutOffNone)
+		return tx.PutOff(ctx, m.ID, until, driver.PutOffNone)
 	}
 	capHolds := 0
 	holdCapped := func(m campaign.Message) error {
@@ -228,7 +228,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 		if w.heldCap.IsZero() || until.Before(w.heldCap) {
 			w.heldCap = until
 		}
-		return tx.PutOff(ctx, m.ID, until, store.PutOffCap)
+		return tx.PutOff(ctx, m.ID, until, driver.PutOffCap)
 	}
 	lookAgain := false // the scan stopped with rows due behind those held
 	for scanned, read := 0, len(due); ; {
@@ -367,7 +367,7 @@ func claimDue(ctx context.Context, tx store.ClaimTx, campaignID int64, runner st
 
 // notBefore is now, or the latest stamp of the buckets a claim may spend
 // from when that is later.
-func notBefore(now time.Time, accts []store.ClaimAccount, global store.GlobalBucket) time.Time {
+func notBefore(now time.Time, accts []driver.ClaimAccount, global driver.GlobalBucket) time.Time {
 	for _, a := range accts {
 		if a.At.After(now) {
 			now = a.At
@@ -385,17 +385,17 @@ func notBefore(now time.Time, accts []store.ClaimAccount, global store.GlobalBuc
 // locally, a refusal of tokens ends a shared batch — the answer says so.
 type gate interface {
 	// read is told the rows about to be asked for, before the first.
-	read(ctx context.Context, tx store.ClaimTx, msgs []campaign.Message) error
+	read(ctx context.Context, tx driver.ClaimTx, msgs []campaign.Message) error
 	// admit decides one row; an admitted row has spent its token. only,
 	// when not nil, says which accounts may send it (the customer service
 	// window's): a refusal among those is the row's own, as a sticky
 	// number's is.
-	admit(ctx context.Context, tx store.ClaimTx, m campaign.Message, only accountMask, now time.Time) (answer, error)
+	admit(ctx context.Context, tx driver.ClaimTx, m campaign.Message, only accountMask, now time.Time) (answer, error)
 	// finish returns the wait of a claim that admitted nothing (n == 0),
 	// or nil; it notes what the gate must note either way.
-	finish(ctx context.Context, tx store.ClaimTx, n int, w waits) error
+	finish(ctx context.Context, tx driver.ClaimTx, n int, w waits) error
 	// write stores what the claim spent.
-	write(ctx context.Context, tx store.ClaimTx) error
+	write(ctx context.Context, tx driver.ClaimTx) error
 }
 
 // answer is a gate's word on one row.

@@ -49,7 +49,7 @@ func mustPortfolio(t *testing.T, st *store.Store, name string, limit int, margin
 
 func joinPortfolio(t *testing.T, st *store.Store, account, portfolio string) {
 	t.Helper()
-	if _, err := st.UpdateAccount(t.Context(), account, store.AccountChange{Portfolio: &portfolio}); err != nil {
+	if _, err := st.UpdateAccount(t.Context(), account, campaign.AccountChange{Portfolio: &portfolio}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // heldTx is what heldStop reads in the claim's transaction: the store's
@@ -18,7 +18,7 @@ type heldTx interface {
 // for quality assessment (campaign.HeldStop): Meta releases or drops them
 // together, and a send added meanwhile shares their fate. A store without
 // the count never stops.
-func heldStop(ctx context.Context, tx store.ClaimTx, campaignID int64, now time.Time) error {
+func heldStop(ctx context.Context, tx driver.ClaimTx, campaignID int64, now time.Time) error {
 	ht, ok := tx.(heldTx)
 	if !ok {
 		return nil

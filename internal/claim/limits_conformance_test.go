@@ -518,7 +518,7 @@ func setUpConformance(t *testing.T, h *confHost, tc confCase) {
 	for _, a := range tc.accts {
 		mustAccount(t, h.st, a.name, campaign.TierNew, a.o)
 		if a.portfolio != "" {
-			if _, err := h.st.UpdateAccount(ctx, a.name, store.AccountChange{Portfolio: ptr(a.portfolio)}); err != nil {
+			if _, err := h.st.UpdateAccount(ctx, a.name, campaign.AccountChange{Portfolio: ptr(a.portfolio)}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // localGate is the limits gate of a claim with this database's limits: the
@@ -17,7 +17,7 @@ import (
 // claim's transaction, every message decided in memory by limits.Decide,
 // and what the claim spent written once at its end (write).
 type localGate struct {
-	accts []store.ClaimAccount
+	accts []driver.ClaimAccount
 	// cands are the accounts' buckets and counts as this claim spends them
 	// (a high-priority campaign's loan included, repaid by write).
 	cands   []ratelimit.Candidate
@@ -33,7 +33,7 @@ type localGate struct {
 	req    limits.Request
 	// contacts are the send log's rows of the batch's recipients; seen the
 	// recipients this claim admitted (the pair gap counts from now).
-	contacts map[string]store.LastContact
+	contacts map[string]driver.LastContact
 	seen     map[string]bool
 	// last is the latest pick among every account (a row not bound to its
 	// sticky number): what the claim waits for when it admits nothing.
@@ -45,7 +45,7 @@ type localGate struct {
 }
 
 // openLocalGate reads the state a claim of campaignID decides on.
-func openLocalGate(ctx context.Context, tx store.ClaimTx, campaignID int64, accts []store.ClaimAccount, global store.GlobalBucket,
+func openLocalGate(ctx context.Context, tx driver.ClaimTx, campaignID int64, accts []driver.ClaimAccount, global driver.GlobalBucket,
 	t turn, now time.Time) (*localGate, error) {
 	g := &localGate{campaignID: campaignID, accts: accts, turn: t, touched: make([]bool, len(accts)), seen: map[string]bool{}}
 	g.cands = make([]ratelimit.Candidate, len(accts))
@@ -99,7 +99,7 @@ func openLocalGate(ctx context.Context, tx store.ClaimTx, campaignID int64, acct
 func accountKey(id int64) string { return strconv.FormatInt(id, 10) }
 
 // read looks the batch's recipients up in the send log.
-func (g *localGate) read(ctx context.Context, tx store.ClaimTx, msgs []campaign.Message) error {
+func (g *localGate) read(ctx context.Context, tx driver.ClaimTx, msgs []campaign.Message) error {
 	phones := make([]string, len(msgs))
 	for i, m := range msgs {
 		phones[i] = m.Phone
@@ -112,7 +112,7 @@ func (g *localGate) read(ctx context.Context, tx store.ClaimTx, msgs []campaign.
 // admit asks limits.Decide about m at now and books an admission. Windows
 // that refuse the recipient stay closed to new recipients for the rest of
 // the claim.
-func (g *localGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Message, only accountMask, now time.Time) (answer, error) {
+func (g *localGate) admit(ctx context.Context, tx driver.ClaimTx, m campaign.Message, only accountMask, now time.Time) (answer, error) {
 	if only.none() {
 		return answer{own: true}, nil // none of its numbers is offered in this claim: a while
 	}
@@ -261,7 +261,7 @@ func (m accountMask) offer(s limits.Snapshot, r limits.Request) (limits.Snapshot
 }
 
 // finish returns the wait of a claim that admitted nothing.
-func (g *localGate) finish(ctx context.Context, tx store.ClaimTx, n int, w waits) error {
+func (g *localGate) finish(ctx context.Context, tx driver.ClaimTx, n int, w waits) error {
 	if n > 0 {
 		return nil
 	}
@@ -270,7 +270,7 @@ func (g *localGate) finish(ctx context.Context, tx store.ClaimTx, n int, w waits
 
 // write stores what the claim spent: the buckets (the loan repaid) and
 // counts of the accounts it took from, and the global bucket.
-func (g *localGate) write(ctx context.Context, tx store.ClaimTx) error {
+func (g *localGate) write(ctx context.Context, tx driver.ClaimTx) error {
 	g.turn.repay(g.cands, g.lent)
 	for i, a := range g.accts {
 		if !g.touched[i] {

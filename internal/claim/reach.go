@@ -6,7 +6,7 @@ import (
 
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // reachGate is one portfolio's messaging limit inside a claim: who belongs
@@ -14,7 +14,7 @@ import (
 // much of the window is used.
 type reachGate struct {
 	reach   ratelimit.Reach
-	scope   store.ReachScope // whose sends count: every account that counts
+	scope   driver.ReachScope // whose sends count: every account that counts
 	counted bool
 	since   time.Time // sends after it are in the window
 	used    int
@@ -23,7 +23,7 @@ type reachGate struct {
 }
 
 // gateFor builds the gate of a's portfolio.
-func gateFor(ctx context.Context, tx store.ClaimTx, a store.ClaimAccount) (*reachGate, error) {
+func gateFor(ctx context.Context, tx driver.ClaimTx, a driver.ClaimAccount) (*reachGate, error) {
 	limit, err := tx.ReachLimit(ctx, a)
 	if err != nil {
 		return nil, err
@@ -35,13 +35,13 @@ func gateFor(ctx context.Context, tx store.ClaimTx, a store.ClaimAccount) (*reac
 			return nil, err
 		}
 	}
-	g.scope = store.ScopeOf(a.ID, a.PortfolioID, members)
+	g.scope = driver.ScopeOf(a.ID, a.PortfolioID, members)
 	return g, nil
 }
 
 // reachGates returns the gate of each account (accounts of one portfolio
 // share theirs).
-func reachGates(ctx context.Context, tx store.ClaimTx, accts []store.ClaimAccount) ([]*reachGate, error) {
+func reachGates(ctx context.Context, tx driver.ClaimTx, accts []driver.ClaimAccount) ([]*reachGate, error) {
 	out := make([]*reachGate, len(accts))
 	shared := map[int64]*reachGate{}
 	for i, a := range accts {
@@ -61,7 +61,7 @@ func reachGates(ctx context.Context, tx store.ClaimTx, accts []store.ClaimAccoun
 // count reads how many distinct recipients the portfolio's numbers
 // messaged in the window ending at now, once per claim: its running count,
 // moved to now.
-func (g *reachGate) count(ctx context.Context, tx store.ClaimTx, now time.Time) error {
+func (g *reachGate) count(ctx context.Context, tx driver.ClaimTx, now time.Time) error {
 	if g.counted || len(g.scope.Members) == 0 {
 		return nil
 	}
@@ -77,7 +77,7 @@ func (g *reachGate) count(ctx context.Context, tx store.ClaimTx, now time.Time) 
 // keepCounts moves every portfolio's running count to now, limited or
 // not: status reads the counts a claim keeps, and a count left behind
 // would cost its next reader the sends since.
-func keepCounts(ctx context.Context, tx store.ClaimTx, gates []*reachGate, now time.Time) error {
+func keepCounts(ctx context.Context, tx driver.ClaimTx, gates []*reachGate, now time.Time) error {
 	for _, g := range gates {
 		if err := g.count(ctx, tx, now); err != nil {
 			return err
@@ -88,7 +88,7 @@ func keepCounts(ctx context.Context, tx store.ClaimTx, gates []*reachGate, now t
 
 // findOldest reads the oldest of the latest sends to the recipients in the
 // window: when it leaves, there is room again.
-func (g *reachGate) findOldest(ctx context.Context, tx store.ClaimTx) error {
+func (g *reachGate) findOldest(ctx context.Context, tx driver.ClaimTx) error {
 	var err error
 	g.oldest, err = tx.ReachOldest(ctx, g.scope.Members, g.since)
 	return err
@@ -97,7 +97,7 @@ func (g *reachGate) findOldest(ctx context.Context, tx store.ClaimTx) error {
 // windowFor is the portfolio's window as a recipient last contacted as c
 // meets it at now: counted once per claim, its oldest recipient read when
 // it is full.
-func (g *reachGate) windowFor(ctx context.Context, tx store.ClaimTx, c store.LastContact, now time.Time) (limits.Window, error) {
+func (g *reachGate) windowFor(ctx context.Context, tx driver.ClaimTx, c driver.LastContact, now time.Time) (limits.Window, error) {
 	w := limits.Window{Reach: g.reach}
 	if !g.reach.Limited() {
 		return w, nil
@@ -185,7 +185,7 @@ func (h *reachHolds) add(id int64, gates []*reachGate) {
 // write puts each row off until the first of its gates makes room, after
 // reading the gates' oldest recipients again when refresh is set, forgets
 // them, and returns the earliest such instant (zero without rows).
-func (h *reachHolds) write(ctx context.Context, tx store.ClaimTx, refresh bool) (time.Time, error) {
+func (h *reachHolds) write(ctx context.Context, tx driver.ClaimTx, refresh bool) (time.Time, error) {
 	if refresh {
 		done := map[*reachGate]bool{}
 		for _, gs := range h.gates {
@@ -208,7 +208,7 @@ func (h *reachHolds) write(ctx context.Context, tx store.ClaimTx, refresh bool) 
 				until = f
 			}
 		}
-		if err := tx.PutOff(ctx, id, until, store.PutOffReach); err != nil {
+		if err := tx.PutOff(ctx, id, until, driver.PutOffReach); err != nil {
 			return time.Time{}, err
 		}
 		if first.IsZero() || until.Before(first) {

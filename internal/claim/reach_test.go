@@ -81,7 +81,7 @@ func TestReachOwnPortfolioAndMargin(t *testing.T) {
 	mustAccount(t, st, "a", campaign.TierNew, fast)
 	mustAccount(t, st, "solo", campaign.TierNew, fast) // no portfolio, no limit known: nothing held back
 	joinPortfolio(t, st, "a", "small")
-	if _, err := st.UpdateAccount(t.Context(), "solo", store.AccountChange{Disabled: ptr(true)}); err != nil {
+	if _, err := st.UpdateAccount(t.Context(), "solo", campaign.AccountChange{Disabled: ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
 	c := mustCampaign(t, st, "c", 40)
@@ -89,7 +89,7 @@ func TestReachOwnPortfolioAndMargin(t *testing.T) {
 	if err != nil || len(cs) != 18 {
 		t.Fatalf("claimed %d (%v), want 18: 20 minus 10 %%", len(cs), err)
 	}
-	if _, err := st.UpdateAccount(t.Context(), "solo", store.AccountChange{Disabled: ptr(false)}); err != nil {
+	if _, err := st.UpdateAccount(t.Context(), "solo", campaign.AccountChange{Disabled: ptr(false)}); err != nil {
 		t.Fatal(err)
 	}
 	cs, err = New(st).ClaimN(t.Context(), c.ID, "r1", t0, 40)

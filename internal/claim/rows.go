@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // begin is the claim's look at the campaign's schedule. Before the start
@@ -21,7 +21,7 @@ import (
 // Rows in flight at the deadline are let finish: their request may have
 // been made. A row that comes back to pending afterwards expires at the
 // next claim.
-func begin(ctx context.Context, tx store.ClaimTx, id int64, now time.Time) (deadline time.Time, w *campaign.Window, err error) {
+func begin(ctx context.Context, tx driver.ClaimTx, id int64, now time.Time) (deadline time.Time, w *campaign.Window, err error) {
 	sc, err := tx.Schedule(ctx, id)
 	if err != nil {
 		return time.Time{}, nil, err
@@ -53,7 +53,7 @@ func begin(ctx context.Context, tx store.ClaimTx, id int64, now time.Time) (dead
 // usableAccounts returns the enabled accounts not dropped from the
 // campaign. When accounts exist but every one was dropped, it pauses the
 // campaign and returns ErrNoUsableAccount.
-func usableAccounts(ctx context.Context, tx store.ClaimTx, campaignID int64) ([]store.ClaimAccount, error) {
+func usableAccounts(ctx context.Context, tx driver.ClaimTx, campaignID int64) ([]driver.ClaimAccount, error) {
 	accts, enabled, err := tx.Accounts(ctx, campaignID)
 	if err != nil || len(accts) > 0 {
 		return accts, err
@@ -70,7 +70,7 @@ func usableAccounts(ctx context.Context, tx store.ClaimTx, campaignID int64) ([]
 // dropSuppressed fails the rows whose number is on the suppression list —
 // checked again just before sending, since a number may have been added
 // since the import — and returns the others.
-func dropSuppressed(ctx context.Context, tx store.ClaimTx, due []store.DueRow, now time.Time) ([]campaign.Message, error) {
+func dropSuppressed(ctx context.Context, tx driver.ClaimTx, due []driver.DueRow, now time.Time) ([]campaign.Message, error) {
 	out := make([]campaign.Message, 0, len(due))
 	for _, d := range due {
 		if !d.Suppressed {
@@ -92,7 +92,7 @@ func dropSuppressed(ctx context.Context, tx store.ClaimTx, due []store.DueRow, n
 // reason there are none: a wait for the next retry (for the send window,
 // the reach or a cap when that row was held for it), for rows in flight,
 // or campaign.ErrDone once the campaign is finished.
-func nextDue(ctx context.Context, tx store.ClaimTx, campaignID int64, w *campaign.Window, now time.Time, max int) ([]store.DueRow, error) {
+func nextDue(ctx context.Context, tx driver.ClaimTx, campaignID int64, w *campaign.Window, now time.Time, max int) ([]driver.DueRow, error) {
 	due, err := tx.Due(ctx, campaignID, now, max)
 	if err != nil || len(due) > 0 {
 		return due, err
@@ -107,11 +107,11 @@ func nextDue(ctx context.Context, tx store.ClaimTx, campaignID int64, w *campaig
 		// or the caps let through, when the first row was held for them.
 		we := &campaign.WaitError{Reason: campaign.WaitRetry, Until: f.Next}
 		switch f.Why {
-		case store.PutOffReach:
+		case driver.PutOffReach:
 			we.Reason = campaign.WaitReach
-		case store.PutOffCap:
+		case driver.PutOffCap:
 			we.Reason = campaign.WaitCapped
-		case store.PutOffWindow:
+		case driver.PutOffWindow:
 			if w != nil {
 				we.Reason = campaign.WaitWindow
 			}
@@ -135,7 +135,7 @@ const MaxHeldPerClaim = 2048
 // rows outside their window are held until it opens, and the next due
 // rows are looked at instead, until some can go now or MaxHeldPerClaim
 // rows were held. Without a window it is nextDue.
-func nextDueInWindow(ctx context.Context, tx store.ClaimTx, id int64, w *campaign.Window, now time.Time, n int) ([]store.DueRow, error) {
+func nextDueInWindow(ctx context.Context, tx driver.ClaimTx, id int64, w *campaign.Window, now time.Time, n int) ([]driver.DueRow, error) {
 	if w == nil {
 		return nextDue(ctx, tx, id, w, now, n)
 	}
@@ -167,7 +167,7 @@ func nextDueInWindow(ctx context.Context, tx store.ClaimTx, id int64, w *campaig
 // blocking rows that can go now — each row is looked at once per closed
 // stretch of its window, not on every claim. A row whose window is never
 // open in all of its zones at once fails with the reason.
-func holdOutsideWindow(ctx context.Context, tx store.ClaimTx, w *campaign.Window, due []store.DueRow, now time.Time) (open []store.DueRow, held int, err error) {
+func holdOutsideWindow(ctx context.Context, tx driver.ClaimTx, w *campaign.Window, due []driver.DueRow, now time.Time) (open []driver.DueRow, held int, err error) {
 	if len(due) == 0 {
 		return due, 0, nil
 	}
@@ -198,7 +198,7 @@ func holdOutsideWindow(ctx context.Context, tx store.ClaimTx, w *campaign.Window
 				return nil, 0, err
 			}
 		case next.After(now):
-			if err := tx.PutOff(ctx, d.ID, next, store.PutOffWindow); err != nil {
+			if err := tx.PutOff(ctx, d.ID, next, driver.PutOffWindow); err != nil {
 				return nil, 0, fmt.Errorf("hold message %d for its window: %w", d.ID, err)
 			}
 			held++

@@ -12,7 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/hint"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // ElsewhereReason is the error message of a row skipped because another
@@ -47,9 +47,9 @@ type gateGroup struct {
 // gap holds are put off, and a full portfolio still lets in the
 // recipients its window holds.
 type sharedGate struct {
-	sh         *store.SharedLimits
+	sh         *driver.SharedLimits
 	campaignID int64
-	accts      []store.ClaimAccount
+	accts      []driver.ClaimAccount
 	groups     []gateGroup
 	global     *ratelimit.Limit
 	gap        time.Duration
@@ -64,8 +64,8 @@ type sharedGate struct {
 
 // openSharedGate gives queued refunds back and reads what the claim's
 // requests need. Every account cooling down is a wait for its tokens.
-func openSharedGate(ctx context.Context, tx store.ClaimTx, sh *store.SharedLimits, campaignID int64, accts []store.ClaimAccount,
-	global store.GlobalBucket, now time.Time) (*sharedGate, error) {
+func openSharedGate(ctx context.Context, tx driver.ClaimTx, sh *driver.SharedLimits, campaignID int64, accts []driver.ClaimAccount,
+	global driver.GlobalBucket, now time.Time) (*sharedGate, error) {
 	if _, err := flushRefunds(ctx, tx, sh); err != nil {
 		if !sh.Unavailable(err) {
 			return nil, err
@@ -96,9 +96,9 @@ func openSharedGate(ctx context.Context, tx store.ClaimTx, sh *store.SharedLimit
 }
 
 // read: the gates read their own state.
-func (g *sharedGate) read(context.Context, store.ClaimTx, []campaign.Message) error { return nil }
+func (g *sharedGate) read(context.Context, driver.ClaimTx, []campaign.Message) error { return nil }
 
-func (g *sharedGate) admit(ctx context.Context, tx store.ClaimTx, m campaign.Message, only accountMask, now time.Time) (answer, error) {
+func (g *sharedGate) admit(ctx context.Context, tx driver.ClaimTx, m campaign.Message, only accountMask, now time.Time) (answer, error) {
 	if only.none() || (only != nil && !g.offers(only)) {
 		// None of its numbers is offered in this claim (its turn, a
 		// cooldown): a while.
@@ -240,9 +240,9 @@ func (gg *gateGroup) only(m accountMask) (offer []limits.Account, index []int) {
 // was not offered: one of this host's numbers cooling down after a
 // throttle (the local claim waits for it; the gate, which knows nothing of
 // this host's cooldowns, was not offered it), else what stickyBreak says.
-func (g *sharedGate) stickyBreak(ctx context.Context, tx store.ClaimTx, gateName string, now time.Time) (string, error) {
+func (g *sharedGate) stickyBreak(ctx context.Context, tx driver.ClaimTx, gateName string, now time.Time) (string, error) {
 	for _, a := range g.accts {
-		if store.GateAccount(a.PhoneNumberID) != gateName {
+		if driver.GateAccount(a.PhoneNumberID) != gateName {
 			continue
 		}
 		if a.Restriction != "" && a.CooldownUntil.After(now) {
@@ -255,7 +255,7 @@ func (g *sharedGate) stickyBreak(ctx context.Context, tx store.ClaimTx, gateName
 
 // finish notes or clears the wait for gates that could not be asked, and
 // returns the wait of a claim that admitted nothing (n == 0).
-func (g *sharedGate) finish(ctx context.Context, tx store.ClaimTx, n int, w waits) error {
+func (g *sharedGate) finish(ctx context.Context, tx driver.ClaimTx, n int, w waits) error {
 	if g.gateErr != nil {
 		we, err := sharedWait(ctx, tx, withoutClaimIDs(g.sh.Host), g.campaignID, g.accts, g.groups, w.now)
 		if err != nil {
@@ -275,7 +275,7 @@ func (g *sharedGate) finish(ctx context.Context, tx store.ClaimTx, n int, w wait
 
 // write counts this host's sends of the day, for `account list` and the
 // rate the engine sizes its requests by; the gates hold the shared count.
-func (g *sharedGate) write(ctx context.Context, tx store.ClaimTx) error {
+func (g *sharedGate) write(ctx context.Context, tx driver.ClaimTx) error {
 	for i, n := range g.used {
 		if n == 0 {
 			continue
@@ -290,7 +290,7 @@ func (g *sharedGate) write(ctx context.Context, tx store.ClaimTx) error {
 // gateGroups sorts the claim's accounts by portfolio, leaving out those
 // cooling down after a throttle; cooling is when the first of those may
 // send again.
-func gateGroups(ctx context.Context, tx store.ClaimTx, sh *store.SharedLimits, accts []store.ClaimAccount, now time.Time) (groups []gateGroup, cooling time.Time, err error) {
+func gateGroups(ctx context.Context, tx driver.ClaimTx, sh *driver.SharedLimits, accts []driver.ClaimAccount, now time.Time) (groups []gateGroup, cooling time.Time, err error) {
 	byPortfolio := map[int64]int{}
 	for i, a := range accts {
 		if now.Before(a.Health.CooldownUntil) {
@@ -301,7 +301,7 @@ func gateGroups(ctx context.Context, tx store.ClaimTx, sh *store.SharedLimits, a
 		}
 		k, ok := byPortfolio[a.PortfolioID]
 		if !ok {
-			g := gateGroup{name: store.DefaultPortfolio}
+			g := gateGroup{name: driver.DefaultPortfolio}
 			if a.PortfolioID != 0 {
 				g.name = a.Portfolio
 				limit, err := tx.ReachLimit(ctx, a)
@@ -319,7 +319,7 @@ func gateGroups(ctx context.Context, tx store.ClaimTx, sh *store.SharedLimits, a
 		}
 		g := &groups[k]
 		g.accts = append(g.accts, i)
-		g.offer = append(g.offer, limits.Account{Name: store.GateAccount(a.PhoneNumberID), Limit: a.Limit(now),
+		g.offer = append(g.offer, limits.Account{Name: driver.GateAccount(a.PhoneNumberID), Limit: a.Limit(now),
 			DailyCap: a.Limits.DailyCap, Demoted: a.Health.Demoted(now)})
 	}
 	return groups, cooling, nil
@@ -340,7 +340,7 @@ func earlierRefusal(a, b limits.Admission) limits.Admission {
 }
 
 // rebuildPart adds this host's part to the group's rebuilt day.
-func rebuildPart(ctx context.Context, tx store.ClaimTx, host string, g *gateGroup, today string, now time.Time) error {
+func rebuildPart(ctx context.Context, tx driver.ClaimTx, host string, g *gateGroup, today string, now time.Time) error {
 	part, err := tx.HostPart(ctx, host, g.name, today, now)
 	if err != nil {
 		return err
@@ -357,8 +357,8 @@ func rebuildPart(ctx context.Context, tx store.ClaimTx, host string, g *gateGrou
 // (a forced quota reset ends it), else unreachable (it ends by itself).
 // The note says which portfolios and, for lost ones, the exact command;
 // the gates' errors name claim ids, which are cut out of it.
-func sharedWait(ctx context.Context, tx store.ClaimTx, claimIDs func(string) string, campaignID int64,
-	accts []store.ClaimAccount, groups []gateGroup, now time.Time) (*campaign.WaitError, error) {
+func sharedWait(ctx context.Context, tx driver.ClaimTx, claimIDs func(string) string, campaignID int64,
+	accts []driver.ClaimAccount, groups []gateGroup, now time.Time) (*campaign.WaitError, error) {
 	reason := campaign.WaitLimits
 	var lost, down, debug []string
 	for _, g := range groups {
@@ -417,7 +417,7 @@ const refundsPerClaim = 64
 // most refundsPerClaim, and forgets those a gate took (a refund applies
 // once by its claim id, so one given back twice after a rolled-back
 // transaction is harmless). It returns how many it gave back.
-func flushRefunds(ctx context.Context, tx store.ClaimTx, sh *store.SharedLimits) (int, error) {
+func flushRefunds(ctx context.Context, tx driver.ClaimTx, sh *driver.SharedLimits) (int, error) {
 	queued, err := tx.QueuedRefunds(ctx, refundsPerClaim)
 	if err != nil {
 		return 0, err
@@ -448,7 +448,7 @@ func (l *Ledger) GiveBackRefunds(ctx context.Context) error {
 	for {
 		var n int
 		shared := false
-		err := l.WithClaim(ctx, func(tx store.ClaimTx) error {
+		err := l.WithClaim(ctx, func(tx driver.ClaimTx) error {
 			sh := tx.Shared()
 			if sh == nil {
 				return nil

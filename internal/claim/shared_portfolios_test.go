@@ -24,7 +24,7 @@ func twoPortfolios(t *testing.T, r *redistest.Server) (sharedHost, func(p string
 		}
 	}
 	for acct, p := range map[string]string{"a": "p1", "b": "p2"} {
-		if _, err := h.st.UpdateAccount(t.Context(), acct, store.AccountChange{Portfolio: ptr(p)}); err != nil {
+		if _, err := h.st.UpdateAccount(t.Context(), acct, campaign.AccountChange{Portfolio: ptr(p)}); err != nil {
 			t.Fatal(err)
 		}
 	}

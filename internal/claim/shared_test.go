@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -70,13 +71,13 @@ func newSharedHostsOneMessage(t *testing.T, r *redistest.Server, n int, accts ma
 // startDay starts the shared state as `quota reset --force` does.
 func startDay(t *testing.T, h sharedHost, accts ...string) {
 	t.Helper()
-	g, err := h.pool.Gate(store.DefaultPortfolio)
+	g, err := h.pool.Gate(driver.DefaultPortfolio)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, a := range accts {
-		names = append(names, store.GateAccount("pn-"+a))
+		names = append(names, driver.GateAccount("pn-"+a))
 	}
 	if _, err := g.ResetQuota(t.Context(), limits.ResetRequest{Accounts: names, Today: campaign.QuotaDay(t0, h.st.Location()), Force: true}); err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func drain(t *testing.T, hosts []sharedHost) (map[string]int, []*campaign.WaitEr
 			open++
 			for _, c := range cs {
 				got[c.Account.Name]++
-				if c.Shared == nil || c.Shared.Account != store.GateAccount(c.Account.PhoneNumberID) || c.Shared.Portfolio != store.DefaultPortfolio {
+				if c.Shared == nil || c.Shared.Account != driver.GateAccount(c.Account.PhoneNumberID) || c.Shared.Portfolio != driver.DefaultPortfolio {
 					t.Fatalf("claim %+v: shared admission %+v", c, c.Shared)
 				}
 			}
@@ -241,7 +242,7 @@ func TestSharedClaimFailsClosed(t *testing.T) {
 	if n, err := pendingRefunds(ctx, h.st); err != nil || n != 0 {
 		t.Errorf("%d refunds still queued, %v", n, err)
 	}
-	st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: store.GateAccount("pn-a")}}, nil)
+	st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: driver.GateAccount("pn-a")}}, nil)
 	if err != nil || st.Accounts[0].Used != 3 {
 		t.Errorf("shared count %+v, %v; want 3", st, err)
 	}
@@ -249,7 +250,7 @@ func TestSharedClaimFailsClosed(t *testing.T) {
 
 func mustGate(t *testing.T, h sharedHost) limits.Gate {
 	t.Helper()
-	g, err := h.pool.Gate(store.DefaultPortfolio)
+	g, err := h.pool.Gate(driver.DefaultPortfolio)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestSharedClaimReplaysAnAdmissionItNeverStored(t *testing.T) {
 	host, _, _ := strings.Cut(cs[0].Shared.ID, ":")
 	next := cs[0].Message.ID + 1
 	ad, err := mustGate(t, h).Admit(ctx, limits.Request{ClaimID: sharedClaimID(host, next, 1), Today: campaign.QuotaDay(t0, h.st.Location()),
-		Accounts: []limits.Account{{Name: store.GateAccount("pn-a"), Limit: ratelimit.Limit{Rate: 0.001, Burst: 50}, DailyCap: 2}}})
+		Accounts: []limits.Account{{Name: driver.GateAccount("pn-a"), Limit: ratelimit.Limit{Rate: 0.001, Burst: 50}, DailyCap: 2}}})
 	if err != nil || !ad.OK {
 		t.Fatalf("admit ahead: %+v, %v", ad, err)
 	}
@@ -327,7 +328,7 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 			if _, err := h.st.AddPortfolio(ctx, campaign.Portfolio{Name: "acme", PinnedLimit: 4}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := h.st.UpdateAccount(ctx, "a", store.AccountChange{Portfolio: ptr("acme")}); err != nil {
+			if _, err := h.st.UpdateAccount(ctx, "a", campaign.AccountChange{Portfolio: ptr("acme")}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -335,7 +336,7 @@ func TestSharedClaimsApplyTheRecipientRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{store.GateAccount("pn-a")}, Today: campaign.QuotaDay(t0, hosts[0].st.Location()), Force: true}); err != nil {
+		if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{driver.GateAccount("pn-a")}, Today: campaign.QuotaDay(t0, hosts[0].st.Location()), Force: true}); err != nil {
 			t.Fatal(err)
 		}
 		if cs, err := New(hosts[0].st).ClaimN(ctx, hosts[0].camp.ID, "r1", t0, 3); err != nil || len(cs) != 3 {
@@ -396,7 +397,7 @@ func TestGiveBackRefundsAtTheEnd(t *testing.T) {
 	}
 	used := func() int {
 		t.Helper()
-		st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: store.GateAccount("pn-a")}}, nil)
+		st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: driver.GateAccount("pn-a")}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -494,11 +495,11 @@ func TestSharedWaitsOnOneClock(t *testing.T) {
 	ctx := t.Context()
 	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(1.0/60, 1, 100)}, 10)[0]
 	now := time.Now().Add(time.Hour) // the host's clock
-	g, err := h.pool.Gate(store.DefaultPortfolio)
+	g, err := h.pool.Gate(driver.DefaultPortfolio)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{store.GateAccount("pn-a")}, Today: campaign.QuotaDay(now, h.st.Location()), Force: true}); err != nil {
+	if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: []string{driver.GateAccount("pn-a")}, Today: campaign.QuotaDay(now, h.st.Location()), Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	end := now.Add(5 * time.Minute)

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // stickyBreak says why a recipient's sticky number, which the claim did
@@ -12,7 +12,7 @@ import (
 // by its account id; under --limits by its name in the gate (gateName),
 // and one the database does not have is another host's number in the same
 // portfolio.
-func stickyBreak(ctx context.Context, tx store.ClaimTx, campaignID, accountID int64, gateName string) (string, error) {
+func stickyBreak(ctx context.Context, tx driver.ClaimTx, campaignID, accountID int64, gateName string) (string, error) {
 	f, err := tx.Fate(ctx, campaignID, accountID, gateName)
 	switch {
 	case err != nil:

@@ -55,13 +55,13 @@ func TestStickySender(t *testing.T) {
 		{name: "kept: b has more tokens, a sends", after: h, wantAccount: "a"},
 		{name: "after 30 days no number is owed", after: 31 * 24 * h, wantAccount: "b",
 			change: func(t *testing.T, st *store.Store, _ int64) {
-				if _, err := st.UpdateAccount(t.Context(), "a", store.AccountChange{Disabled: ptr(true)}); err != nil {
+				if _, err := st.UpdateAccount(t.Context(), "a", campaign.AccountChange{Disabled: ptr(true)}); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "disabled", after: h, wantAccount: "b", wantBreak: campaign.StickyDisabled,
 			change: func(t *testing.T, st *store.Store, _ int64) {
-				if _, err := st.UpdateAccount(t.Context(), "a", store.AccountChange{Disabled: ptr(true)}); err != nil {
+				if _, err := st.UpdateAccount(t.Context(), "a", campaign.AccountChange{Disabled: ptr(true)}); err != nil {
 					t.Fatal(err)
 				}
 			}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // recipientsCampaign imports one row per recipient key (a number or a
@@ -35,7 +36,7 @@ func recipientsCampaign(t *testing.T, st *store.Store, name string, spec campaig
 // learnLinks stores phone ↔ user id links as a webhook body teaches them.
 func learnLinks(t *testing.T, st *store.Store, links ...campaign.IdentityLink) {
 	t.Helper()
-	if err := st.WithInbox(t.Context(), func(tx store.InboxTx, now time.Time) error {
+	if err := st.WithInbox(t.Context(), func(tx driver.InboxTx, now time.Time) error {
 		return tx.LearnLinks(t.Context(), links, now)
 	}); err != nil {
 		t.Fatal(err)
@@ -79,9 +80,9 @@ func TestClaimSuppressionFollowsLinks(t *testing.T) {
 			c := recipientsCampaign(t, st, "linked", template, tc.rows...)
 			learnLinks(t, st, campaign.IdentityLink{Phone: phone(0), UserID: ana}, campaign.IdentityLink{Phone: phone(1), UserID: ben},
 				campaign.IdentityLink{Phone: phone(2), UserID: cy})
-			var list []store.Suppression
+			var list []campaign.Suppression
 			for _, p := range tc.suppressed {
-				list = append(list, store.Suppression{Phone: p, Reason: "STOP"})
+				list = append(list, campaign.Suppression{Phone: p, Reason: "STOP"})
 			}
 			if _, err := st.Suppress(t.Context(), list); err != nil {
 				t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // competingWithin is how recent a runner's heartbeat must be for its
@@ -58,7 +58,7 @@ const turnWait = 50 * time.Millisecond
 // comes back, starts level with the one furthest behind, not with credit
 // for the time it was away. Held back, a claim still takes the tokens of
 // those of mine that none of the campaigns it waits for may use.
-func takeTurn(ctx context.Context, tx store.ClaimTx, id int64, mine []int64, now time.Time, max int) (turn, error) {
+func takeTurn(ctx context.Context, tx driver.ClaimTx, id int64, mine []int64, now time.Time, max int) (turn, error) {
 	ct, err := tx.Turn(ctx, id, now, now.Add(-competingWithin))
 	if err != nil {
 		return turn{id: id, max: max}, err
@@ -67,10 +67,10 @@ func takeTurn(ctx context.Context, tx store.ClaimTx, id int64, mine []int64, now
 }
 
 // decideTurn is takeTurn's arithmetic over what the store read.
-func decideTurn(id int64, ct store.ClaimTurn, mine []int64, now time.Time, max int) (turn, error) {
+func decideTurn(id int64, ct driver.ClaimTurn, mine []int64, now time.Time, max int) (turn, error) {
 	t := turn{id: id, max: max, share: ct.Share, served: ct.Served, idle: ct.Idle}
 	t.share.Weight = max1(t.share.Weight)
-	var higher []store.Competitor
+	var higher []driver.Competitor
 	for _, o := range ct.Others {
 		if o.Priority > t.share.Priority && o.Uses(mine) {
 			higher = append(higher, o)
@@ -83,7 +83,7 @@ func decideTurn(id int64, ct store.ClaimTurn, mine []int64, now time.Time, max i
 		t.only = mine
 	}
 	var (
-		class []store.Competitor
+		class []driver.Competitor
 		least = math.Inf(1) // the least served of the class
 	)
 	for _, o := range ct.Others {
@@ -111,7 +111,7 @@ func decideTurn(id int64, ct store.ClaimTurn, mine []int64, now time.Time, max i
 	}
 	// turnLag ahead of those behind: what they cannot use is still this
 	// campaign's, and, theirs to none, not booked.
-	var behind []store.Competitor
+	var behind []driver.Competitor
 	for _, o := range class {
 		if o.Served+turnLag < t.served+step-1e-9 {
 			behind = append(behind, o)
@@ -125,10 +125,10 @@ func decideTurn(id int64, ct store.ClaimTurn, mine []int64, now time.Time, max i
 }
 
 // unusedBy returns the accounts of mine that none of others may use.
-func unusedBy(mine []int64, others []store.Competitor) []int64 {
+func unusedBy(mine []int64, others []driver.Competitor) []int64 {
 	var out []int64
 	for _, a := range mine {
-		if !slices.ContainsFunc(others, func(o store.Competitor) bool { return o.Uses([]int64{a}) }) {
+		if !slices.ContainsFunc(others, func(o driver.Competitor) bool { return o.Uses([]int64{a}) }) {
 			out = append(out, a)
 		}
 	}
@@ -146,7 +146,7 @@ const idleSlack = time.Millisecond
 // numbers' tokens, caps or portfolios' windows as idle until the wait ends:
 // takeTurn leaves it out of the competition meanwhile. A claim that waits
 // for its turn, or for rows not yet due, says nothing of that.
-func noteIdle(ctx context.Context, tx store.ClaimTx, id int64, we *campaign.WaitError, now time.Time) error {
+func noteIdle(ctx context.Context, tx driver.ClaimTx, id int64, we *campaign.WaitError, now time.Time) error {
 	until := we.Until
 	switch we.Reason {
 	case campaign.WaitTokens, campaign.WaitGlobal, campaign.WaitReach, campaign.WaitHeld:
@@ -211,7 +211,7 @@ func (t turn) repay(cands []ratelimit.Candidate, lent []float64) {
 
 // took books n tokens taken by the campaign while others compete, and
 // ends its idleness.
-func (t turn) took(ctx context.Context, tx store.ClaimTx, n int) error {
+func (t turn) took(ctx context.Context, tx driver.ClaimTx, n int) error {
 	if t.idle && n > 0 {
 		if err := tx.Idle(ctx, t.id, time.Time{}); err != nil {
 			return err

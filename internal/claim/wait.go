@@ -7,7 +7,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // waits is what a claim's loop put off or held, for the wait of a claim
@@ -35,7 +35,7 @@ type refusal struct {
 
 // wait is the wait of a claim that admitted nothing, whichever gate
 // refused: one computation for the local and the shared limits.
-func (w waits) wait(ctx context.Context, tx store.ClaimTx, campaignID int64, r refusal) error {
+func (w waits) wait(ctx context.Context, tx driver.ClaimTx, campaignID int64, r refusal) error {
 	if !r.refused {
 		// Every row was put off: the pair gap, or a busy sticky number —
 		// or, when none of those, a sticky number's full portfolio or cap.

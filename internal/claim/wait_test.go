@@ -10,6 +10,7 @@ import (
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -18,7 +19,7 @@ var t0 = storetest.T0
 func openStore(t *testing.T, now *time.Time) *store.Store {
 	t.Helper()
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "wasend.db"),
-		store.Options{Now: func() time.Time { return *now }, Location: time.UTC})
+		driver.Options{Now: func() time.Time { return *now }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestWaitOfEitherGate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got error
 			w := waits{now: t0, deferred: tt.deferred, heldReach: tt.heldReach, heldCap: tt.heldCap}
-			if err := st.WithClaim(t.Context(), func(tx store.ClaimTx) error {
+			if err := st.WithClaim(t.Context(), func(tx driver.ClaimTx) error {
 				got = w.wait(t.Context(), tx, c.ID, tt.r)
 				return nil
 			}); err != nil {
@@ -82,16 +83,16 @@ func TestWaitForReachMeetsRowsPutOff(t *testing.T) {
 	c := storetest.MustCampaign(t, st, "put off", 2)
 	sec := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
 	var got, expired error
-	if err := st.WithClaim(t.Context(), func(tx store.ClaimTx) error {
+	if err := st.WithClaim(t.Context(), func(tx driver.ClaimTx) error {
 		due, err := tx.Due(t.Context(), c.ID, t0, 2)
 		if err != nil || len(due) != 2 {
 			t.Fatalf("due rows: %d, %v", len(due), err)
 		}
-		if err := tx.PutOff(t.Context(), due[0].ID, sec(40), store.PutOffNone); err != nil {
+		if err := tx.PutOff(t.Context(), due[0].ID, sec(40), driver.PutOffNone); err != nil {
 			return err
 		}
 		// Held for the reach: what this claim waits for, not before it.
-		if err := tx.PutOff(t.Context(), due[1].ID, sec(10), store.PutOffReach); err != nil {
+		if err := tx.PutOff(t.Context(), due[1].ID, sec(10), driver.PutOffReach); err != nil {
 			return err
 		}
 		r := refusal{refused: true, reason: ratelimit.ReasonCapped, freed: sec(60)}

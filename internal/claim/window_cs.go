@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // The customer service window, checked again just before sending: a text
@@ -21,7 +21,7 @@ import (
 // its rows need none.
 type serviceWindow struct {
 	numbers []string              // the phone number ids the campaign may send from
-	accts   []store.ClaimAccount  // the accounts the gate is offered
+	accts   []driver.ClaimAccount // the accounts the gate is offered
 	only    map[int64]accountMask // per kept row whose window is open with some of accts only
 }
 
@@ -31,7 +31,7 @@ type accountMask []bool
 // openServiceWindow reads whether campaign id's rows need an open window;
 // usable are the numbers the campaign may send from, offered those this
 // claim offers the gate (its turn may leave some out).
-func openServiceWindow(ctx context.Context, tx store.ClaimTx, id int64, usable, offered []store.ClaimAccount) (*serviceWindow, error) {
+func openServiceWindow(ctx context.Context, tx driver.ClaimTx, id int64, usable, offered []driver.ClaimAccount) (*serviceWindow, error) {
 	on, err := tx.ServiceWindow(ctx, id)
 	if err != nil || !on {
 		return nil, err
@@ -46,7 +46,7 @@ func openServiceWindow(ctx context.Context, tx store.ClaimTx, id int64, usable, 
 // drop skips the rows of msgs whose recipient has no window open at now
 // with any of the campaign's numbers, and returns the others, noting which
 // accounts may send those whose window is open with some only.
-func (w *serviceWindow) drop(ctx context.Context, tx store.ClaimTx, msgs []campaign.Message, now time.Time) ([]campaign.Message, error) {
+func (w *serviceWindow) drop(ctx context.Context, tx driver.ClaimTx, msgs []campaign.Message, now time.Time) ([]campaign.Message, error) {
 	if w == nil || len(msgs) == 0 {
 		return msgs, nil
 	}
@@ -109,7 +109,7 @@ func (m accountMask) none() bool {
 }
 
 // dropUnsendable is dropSuppressed, then the window's check.
-func dropUnsendable(ctx context.Context, tx store.ClaimTx, w *serviceWindow, due []store.DueRow, now time.Time) ([]campaign.Message, error) {
+func dropUnsendable(ctx context.Context, tx driver.ClaimTx, w *serviceWindow, due []driver.DueRow, now time.Time) ([]campaign.Message, error) {
 	msgs, err := dropSuppressed(ctx, tx, due, now)
 	if err != nil {
 		return nil, err

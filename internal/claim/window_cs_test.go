@@ -9,14 +9,15 @@ import (
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // wroteTo stores an inbound message from key (a number or a user id) to
 // the business number phoneNumberID at at, as the webhook's drain does.
 func wroteTo(t *testing.T, st *store.Store, key, phoneNumberID string, at time.Time) {
 	t.Helper()
-	if err := st.WithInbox(t.Context(), func(tx store.InboxTx, now time.Time) error {
-		_, err := tx.KeepInbound(t.Context(), store.InboundRow{ID: fmt.Sprint("wamid.in.", key, phoneNumberID, at.UnixNano()), Phone: key,
+	if err := st.WithInbox(t.Context(), func(tx driver.InboxTx, now time.Time) error {
+		_, err := tx.KeepInbound(t.Context(), campaign.InboundRow{ID: fmt.Sprint("wamid.in.", key, phoneNumberID, at.UnixNano()), Phone: key,
 			PhoneNumberID: phoneNumberID, At: at, ReceivedAt: at, Type: "text", Text: "hi"})
 		return err
 	}); err != nil {

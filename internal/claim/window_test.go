@@ -178,7 +178,7 @@ func TestClaimPastSuppressedKeepsTheWindow(t *testing.T) {
 	mustAccount(t, st, "a", campaign.TierActive, limited(100, 100, 1000))
 	w, _ := campaign.ParseWindow("09:00-20:00", "")
 	c := windowCampaign(t, st, "sup", w, "Europe/Berlin", "America/New_York", "America/New_York", "Europe/Berlin")
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: phone(0), Reason: "STOP"}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []campaign.Suppression{{Phone: phone(0), Reason: "STOP"}}); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := New(st).ClaimN(t.Context(), c.ID, "r1", t0, 1)

@@ -9,6 +9,7 @@ import (
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // BenchmarkSendUnlimitedShared is BenchmarkSendUnlimited with the limits
@@ -26,7 +27,7 @@ func BenchmarkSendUnlimitedShared(b *testing.B) {
 		if err := st.ShareLimits(ctx, pool, redisgate.Unavailable); err != nil {
 			b.Fatal(err)
 		}
-		g, _ := pool.Gate(store.DefaultPortfolio)
+		g, _ := pool.Gate(driver.DefaultPortfolio)
 		if _, err := g.ResetQuota(ctx, limits.ResetRequest{Accounts: names, Today: time.Now().UTC().Format(time.DateOnly), Force: true}); err != nil {
 			b.Fatal(err)
 		}

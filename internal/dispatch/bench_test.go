@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasend/wasend/internal/claim"
-
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -45,7 +45,7 @@ func benchSendUnlimited(b *testing.B, share func(st *store.Store, gateNames []st
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		st, err := store.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), store.Options{})
+		st, err := store.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), driver.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func benchSendUnlimited(b *testing.B, share func(st *store.Store, gateNames []st
 				ThroughputPinned: campaign.Unlimited}); err != nil {
 				b.Fatal(err)
 			}
-			names = append(names, store.GateAccount("10"+tier))
+			names = append(names, driver.GateAccount("10"+tier))
 		}
 		if share != nil {
 			share(st, names)

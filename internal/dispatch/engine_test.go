@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasend/wasend/internal/claim"
-
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -44,7 +44,7 @@ func newEnvBox(t *testing.T, start time.Time, opts sandbox.Options) *env {
 	ctx := context.Background()
 	clk := clock.NewSim(start)
 	path := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(ctx, path, store.Options{Now: clk.Now, Location: time.UTC})
+	st, err := store.Open(ctx, path, driver.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

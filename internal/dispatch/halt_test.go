@@ -16,6 +16,7 @@ import (
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -46,7 +47,7 @@ func newSlowEnv(t *testing.T, fast int, delay time.Duration, faults sandbox.Faul
 	ctx := context.Background()
 	clk := clock.NewSim(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	path := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(ctx, path, store.Options{Now: clk.Now, Location: time.UTC})
+	st, err := store.Open(ctx, path, driver.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // TestLiveChanges: limits changed from "another shell" (a second Store on
@@ -25,7 +26,7 @@ func TestLiveChanges(t *testing.T) {
 	e.addAccount("a", "1001", campaign.TierActive)
 	c := e.importN(400)
 
-	other, err := store.Open(e.ctx, e.path, store.Options{Now: e.clock.Now, Location: time.UTC})
+	other, err := store.Open(e.ctx, e.path, driver.Options{Now: e.clock.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestLiveChanges(t *testing.T) {
 		if !to.Before(disable) {
 			once2.Do(func() {
 				on := true
-				if _, err := other.UpdateAccount(e.ctx, "a", store.AccountChange{Disabled: &on}); err != nil {
+				if _, err := other.UpdateAccount(e.ctx, "a", campaign.AccountChange{Disabled: &on}); err != nil {
 					t.Error(err)
 				}
 			})

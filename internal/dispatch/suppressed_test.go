@@ -8,7 +8,6 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/store"
 )
 
 // TestSuppressedRowsFinish: numbers put on the suppression list after the
@@ -28,9 +27,9 @@ func TestSuppressedRowsFinish(t *testing.T) {
 			e := newEnv(t, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), sandbox.Faults{})
 			e.addAccount("a", "1001", campaign.TierActive)
 			c := e.importN(tc.rows)
-			var list []store.Suppression
+			var list []campaign.Suppression
 			for i := range tc.head {
-				list = append(list, store.Suppression{Phone: fmtPhone(i), Reason: "STOP"})
+				list = append(list, campaign.Suppression{Phone: fmtPhone(i), Reason: "STOP"})
 			}
 			if _, err := e.st.Suppress(e.ctx, list); err != nil {
 				t.Fatal(err)

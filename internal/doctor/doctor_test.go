@@ -17,6 +17,7 @@ import (
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/webhook"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
@@ -38,7 +39,7 @@ func newSetup(t *testing.T, faults sandbox.Faults, redis bool) *setup {
 	now := time.Now()
 	s := &setup{now: now, tokens: map[string]string{"T1": "token-1", "T2": "token-2"}}
 	db := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(ctx, db, store.Options{Location: time.UTC})
+	st, err := store.Open(ctx, db, driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestFindings(t *testing.T) {
 		}, check: "database", level: doctor.Warn, detail: "quota reset refuses", fix: "wasend config set timezone Europe/Berlin --db "},
 		{name: "no account", breaks: func(s *setup) {
 			for _, n := range []string{"a1", "a2"} {
-				if _, err := s.st.UpdateAccount(context.Background(), n, store.AccountChange{Disabled: ptr(true)}); err != nil {
+				if _, err := s.st.UpdateAccount(context.Background(), n, campaign.AccountChange{Disabled: ptr(true)}); err != nil {
 					panic(err)
 				}
 			}

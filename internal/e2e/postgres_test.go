@@ -99,7 +99,7 @@ func TestPostgresCommands(t *testing.T) {
 
 	// The reading commands answer from Postgres; status's counts (kept
 	// as rows move) are the rows'. (storetest.CheckCounts cannot recount
-	// on Postgres yet: store.KeptCounts's recounts are SQLite's SQL.)
+	// on Postgres yet: keptcounts.All's recounts are SQLite's SQL.)
 	if out := ok("status"); !strings.Contains(out, "Campaign 1") && !strings.Contains(out, "campaign 1") && !strings.Contains(out, "recipients.csv") {
 		t.Errorf("status does not show the campaign\n%s", out)
 	}

@@ -8,21 +8,21 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // SharedAccount is an account as the shared limits know it.
 type SharedAccount struct {
 	Name      string // this database's name of it
-	Portfolio string // the gate's portfolio: its portfolio's name, or store.DefaultPortfolio
+	Portfolio string // the gate's portfolio: its portfolio's name, or driver.DefaultPortfolio
 	Gate      limits.Account
 	// Reach is the portfolio's messaging limit as claims offer it to the
-	// gate (none for store.DefaultPortfolio: those accounts' reach is
+	// gate (none for driver.DefaultPortfolio: those accounts' reach is
 	// their own).
 	Reach ratelimit.Reach
 }
 
-// AccountReader is what SharedAccounts reads of the database; store.Driver
+// AccountReader is what SharedAccounts reads of the database; driver.Driver
 // is one.
 type AccountReader interface {
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
@@ -33,7 +33,7 @@ type AccountReader interface {
 // empty) as the shared limits know them, by portfolio, with their limits at
 // the database's clock: the gate knows a number by its phone-number id,
 // sends at its tier's rate scaled by its health, and counts an account
-// without a portfolio in store.DefaultPortfolio.
+// without a portfolio in driver.DefaultPortfolio.
 func SharedAccounts(ctx context.Context, db AccountReader, names []string) ([]SharedAccount, error) {
 	accts, err := db.Accounts(ctx)
 	if err != nil {
@@ -63,10 +63,10 @@ func SharedAccounts(ctx context.Context, db AccountReader, names []string) ([]Sh
 		}
 		p := a.Portfolio
 		if p == "" {
-			p = store.DefaultPortfolio
+			p = driver.DefaultPortfolio
 		}
 		out = append(out, SharedAccount{Name: a.Name, Portfolio: p, Reach: reach[a.Portfolio], Gate: limits.Account{
-			Name:     store.GateAccount(a.PhoneNumberID),
+			Name:     driver.GateAccount(a.PhoneNumberID),
 			Limit:    ratelimit.Limit{Rate: a.Limits.Rate * a.RateFactor, Burst: a.Limits.Burst},
 			DailyCap: a.Limits.DailyCap,
 			Demoted:  a.RateFactor < 1,

@@ -12,6 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // TestSharedAccounts: the gate knows a number by its phone-number id, at
@@ -21,7 +22,7 @@ import (
 func TestSharedAccounts(t *testing.T) {
 	ctx := t.Context()
 	clk := clock.NewSim(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: clk.Now, Location: time.UTC})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), driver.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestSharedAccounts(t *testing.T) {
 		return limits.Account{Name: "pn-" + name, Limit: ratelimit.Limit{Rate: 2, Burst: 4}, DailyCap: 30}
 	}
 	a := SharedAccount{Name: "a", Portfolio: "acme", Reach: ratelimit.Reach{Limit: 250, Margin: 0.1}, Gate: gate("a")}
-	b := SharedAccount{Name: "b", Portfolio: store.DefaultPortfolio, Gate: gate("b")}
+	b := SharedAccount{Name: "b", Portfolio: driver.DefaultPortfolio, Gate: gate("b")}
 	for _, tt := range []struct {
 		names []string
 		want  []SharedAccount

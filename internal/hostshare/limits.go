@@ -12,7 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // CheckURL reports what is wrong with rawURL as a limits URL (a wrong
@@ -24,21 +24,21 @@ func CheckURL(rawURL string) error { return redisgate.CheckURL(rawURL) }
 // QuotaDatabase is what the shared quota day needs of this host's
 // database: its accounts as the shared limits know them, its part of a
 // lost day, its own quota reset and the global bucket's settings.
-// store.Driver is one.
+// driver.Driver is one.
 type QuotaDatabase interface {
 	Now() time.Time
 	Location() *time.Location
 	QuotaDayOpens() error
 	AccountReader
 	HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error)
-	ResetQuota(ctx context.Context, names []string, force bool) ([]store.QuotaReset, error)
+	ResetQuota(ctx context.Context, names []string, force bool) ([]campaign.QuotaReset, error)
 	readmodel.Source // the global bucket's settings (readmodel.Reader.GlobalLimit)
 }
 
 // ShareLimits makes st's claims ask the limits shared through the Redis at
 // rawURL instead of this database's own. Nothing is connected yet: a Redis
 // that is down makes sending wait, not the caller fail.
-func ShareLimits(ctx context.Context, st store.Driver, rawURL string) error {
+func ShareLimits(ctx context.Context, st driver.Driver, rawURL string) error {
 	pool, err := redisgate.Dial(rawURL)
 	if err != nil {
 		return err
@@ -186,7 +186,7 @@ func (l *Limits) ResetQuota(ctx context.Context, st QuotaDatabase, names []strin
 // ones (Limits.ResetQuota): forced for every account but those whose shared
 // day was just rebuilt from their count (rebuilt), which keep it and start
 // a new day only on a new calendar day.
-func ResetDatabaseQuota(ctx context.Context, st QuotaDatabase, accounts []string, force bool, rebuilt map[string]bool) ([]store.QuotaReset, error) {
+func ResetDatabaseQuota(ctx context.Context, st QuotaDatabase, accounts []string, force bool, rebuilt map[string]bool) ([]campaign.QuotaReset, error) {
 	if len(rebuilt) == 0 {
 		return st.ResetQuota(ctx, accounts, force)
 	}
@@ -261,7 +261,7 @@ type PortfolioState struct {
 	Accounts  []SharedAccount
 	State     limits.State
 	Global    *ratelimit.Limit // the global bucket's limit, nil when off
-	Reach     ratelimit.Reach  // the portfolio's messaging limit; none for store.DefaultPortfolio
+	Reach     ratelimit.Reach  // the portfolio's messaging limit; none for driver.DefaultPortfolio
 }
 
 // State reads the shared state of every portfolio of st's accounts. It

@@ -13,6 +13,7 @@ import (
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // twoPortfolios is one host whose account a sends from portfolio "p1" and
@@ -21,7 +22,7 @@ import (
 func twoPortfolios(t *testing.T, r *redistest.Server, clk *clock.Sim) (*store.Store, *Limits, func(p string)) {
 	t.Helper()
 	ctx := t.Context()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: clk.Now, Location: time.UTC})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), driver.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func twoPortfolios(t *testing.T, r *redistest.Server, clk *clock.Sim) (*store.St
 			TokenEnv: "WA_TOKEN_" + strings.ToUpper(name), Overrides: campaign.Overrides{Rate: &rate, Burst: &burst, DailyCap: &limit}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.UpdateAccount(ctx, name, store.AccountChange{Portfolio: &p}); err != nil {
+		if _, err := st.UpdateAccount(ctx, name, campaign.AccountChange{Portfolio: &p}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits/redisgate"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // The phone ↔ user id links travel with the suppression list. A
@@ -144,7 +144,7 @@ func (s *Sync) syncLinks(ctx context.Context) error {
 		if len(links) > 0 {
 			// Each as learned where it was: a copy is never newer than its
 			// origin, nor pushed back over a later change.
-			if err := s.st.WithInbox(ctx, func(tx store.InboxTx, _ time.Time) error {
+			if err := s.st.WithInbox(ctx, func(tx driver.InboxTx, _ time.Time) error {
 				for _, l := range links {
 					if err := tx.LearnLinks(ctx, []campaign.IdentityLink{l.IdentityLink}, l.SeenAt); err != nil {
 						return err

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/limits/redistest"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -25,7 +26,7 @@ func newTickingHost(t *testing.T, srv *redistest.Server) *host {
 		mu sync.Mutex
 		n  time.Duration
 	)
-	st, err := store.Open(context.Background(), h.path, store.Options{Location: time.UTC, Now: func() time.Time {
+	st, err := store.Open(context.Background(), h.path, driver.Options{Location: time.UTC, Now: func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		n += time.Millisecond
@@ -42,7 +43,7 @@ func newTickingHost(t *testing.T, srv *redistest.Server) *host {
 // learn stores links in h's database as its webhook receiver does.
 func (h *host) learn(t *testing.T, links ...campaign.IdentityLink) {
 	t.Helper()
-	if err := h.st.WithInbox(context.Background(), func(tx store.InboxTx, now time.Time) error {
+	if err := h.st.WithInbox(context.Background(), func(tx driver.InboxTx, now time.Time) error {
 		return tx.LearnLinks(context.Background(), links, now)
 	}); err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func TestLinksReachOtherHosts(t *testing.T) {
 	const ana, ben = "US.13491208655302741918", "GB.77"
 	receiver.learn(t, campaign.IdentityLink{Phone: "+4915100000001", UserID: ana}, campaign.IdentityLink{Phone: "+4915100000002", UserID: ben})
 	// Ana's STOP came by her user id, on the receiver (pushed from its outbox).
-	if _, err := receiver.st.Suppress(ctx, []store.Suppression{{Phone: ana, Reason: `keyword "STOP"`}}); err != nil {
+	if _, err := receiver.st.Suppress(ctx, []campaign.Suppression{{Phone: ana, Reason: `keyword "STOP"`}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := sender.linked(t, "+4915100000001"); len(got) != 0 {

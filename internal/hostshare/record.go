@@ -8,15 +8,14 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
 )
 
 // RecordDatabase is this database's side of the record: its suppression
 // list, tiers and global bucket, and the read models' source for the
-// list and the opt-ins. store.Driver is one.
+// list and the opt-ins. driver.Driver is one.
 type RecordDatabase interface {
 	readmodel.Source
-	Suppress(ctx context.Context, list []store.Suppression) (added int, err error)
+	Suppress(ctx context.Context, list []campaign.Suppression) (added int, err error)
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
 	SetTier(ctx context.Context, name string, l campaign.Limits) error
 	SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error
@@ -49,7 +48,7 @@ func (e *DatabaseError) Unwrap() error { return e.Err }
 
 // Suppress lists numbers and returns how many were not listed before (on
 // the list of record: the counts are its). now is when they are listed.
-func (r *Record) Suppress(ctx context.Context, list []store.Suppression, now time.Time) (added int, err error) {
+func (r *Record) Suppress(ctx context.Context, list []campaign.Suppression, now time.Time) (added int, err error) {
 	if r.sh == nil {
 		return r.st.Suppress(ctx, list)
 	}
@@ -83,7 +82,7 @@ func (r *Record) Unsuppress(ctx context.Context, phones []string) (removed int, 
 }
 
 // Suppressions is the list of record, ordered by phone.
-func (r *Record) Suppressions(ctx context.Context) ([]store.Suppression, error) {
+func (r *Record) Suppressions(ctx context.Context) ([]campaign.Suppression, error) {
 	if r.sh == nil {
 		return readmodel.New(r.st).Suppressions(ctx)
 	}
@@ -91,9 +90,9 @@ func (r *Record) Suppressions(ctx context.Context) ([]store.Suppression, error) 
 	if err != nil {
 		return nil, err
 	}
-	list := make([]store.Suppression, len(shared))
+	list := make([]campaign.Suppression, len(shared))
 	for i, sp := range shared {
-		list[i] = store.Suppression{Phone: sp.Phone, Reason: sp.Reason, CreatedAt: sp.CreatedAt}
+		list[i] = campaign.Suppression{Phone: sp.Phone, Reason: sp.Reason, CreatedAt: sp.CreatedAt}
 	}
 	return list, nil
 }

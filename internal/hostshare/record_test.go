@@ -13,11 +13,12 @@ import (
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: func() time.Time { return t0 }, Location: time.UTC})
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "wasend.db"), driver.Options{Now: func() time.Time { return t0 }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func openStore(t *testing.T) *store.Store {
 	return st
 }
 
-func phones(list []store.Suppression) string {
+func phones(list []campaign.Suppression) string {
 	var out []string
 	for _, s := range list {
 		out = append(out, s.Phone)
@@ -56,7 +57,7 @@ func TestRecordChoosesRedisUnderLimits(t *testing.T) {
 			if rec.Shared() != limits {
 				t.Fatalf("Shared() = %v, want %v", rec.Shared(), limits)
 			}
-			if n, err := rec.Suppress(ctx, []store.Suppression{{Phone: "+4915100000001"}, {Phone: "+4915100000002"}}, t0); err != nil || n != 2 {
+			if n, err := rec.Suppress(ctx, []campaign.Suppression{{Phone: "+4915100000001"}, {Phone: "+4915100000002"}}, t0); err != nil || n != 2 {
 				t.Fatalf("Suppress = %d, %v; want 2 added", n, err)
 			}
 			if n, err := rec.Unsuppress(ctx, []string{"+4915100000002", "+4915100000003"}); err != nil || n != 1 {
@@ -137,7 +138,7 @@ func TestRecordRedisDownChangesNothingHere(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := map[string]error{}
-	_, steps["suppress"] = rec.Suppress(ctx, []store.Suppression{{Phone: "+4915100000001"}}, t0)
+	_, steps["suppress"] = rec.Suppress(ctx, []campaign.Suppression{{Phone: "+4915100000001"}}, t0)
 	steps["tier"] = rec.SetTier(ctx, campaign.TierNew, campaign.Limits{Rate: 1, Burst: 1, DailyCap: 1})
 	steps["global"] = rec.SetGlobal(ctx, GlobalSetting{On: true, Limit: ratelimit.Limit{Rate: 1, Burst: 1}})
 	for name, err := range steps {

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // DefaultEvery is the poll interval: how long a change on one host may
@@ -38,7 +39,7 @@ const page = 2000
 // Not safe for concurrent use: one loop (Run) per host process.
 type Sync struct {
 	shared *Shared
-	st     store.Driver
+	st     driver.Driver
 	log    *slog.Logger
 	every  time.Duration
 	after  func(time.Duration) <-chan time.Time
@@ -65,7 +66,7 @@ type SyncOptions struct {
 }
 
 // NewSync returns the sync of st with shared.
-func NewSync(shared *Shared, st store.Driver, o SyncOptions) *Sync {
+func NewSync(shared *Shared, st driver.Driver, o SyncOptions) *Sync {
 	if o.Every <= 0 {
 		o.Every = DefaultEvery
 	}
@@ -208,7 +209,7 @@ func (s *Sync) pullSuppressions(ctx context.Context) error {
 			s.epoch, s.version = epoch, 0
 			if since != 0 {
 				// Recorded, so a restart does not warn again.
-				if err := s.st.ApplySuppressions(ctx, nil, nil, store.SyncMark{Epoch: epoch}); err != nil {
+				if err := s.st.ApplySuppressions(ctx, nil, nil, driver.SyncMark{Epoch: epoch}); err != nil {
 					return fmt.Errorf("copy the shared suppression list: %w", err)
 				}
 				continue
@@ -218,17 +219,17 @@ func (s *Sync) pullSuppressions(ctx context.Context) error {
 			return nil
 		}
 		var (
-			listed  []store.Suppression
+			listed  []campaign.Suppression
 			removed []string
 		)
 		for _, c := range changes {
 			if c.Removed {
 				removed = append(removed, c.Phone)
 			} else {
-				listed = append(listed, store.Suppression{Phone: c.Phone, Reason: c.Reason, CreatedAt: c.CreatedAt})
+				listed = append(listed, campaign.Suppression{Phone: c.Phone, Reason: c.Reason, CreatedAt: c.CreatedAt})
 			}
 		}
-		mark := store.SyncMark{Epoch: s.epoch, Version: changes[len(changes)-1].Version}
+		mark := driver.SyncMark{Epoch: s.epoch, Version: changes[len(changes)-1].Version}
 		if err := s.st.ApplySuppressions(ctx, listed, removed, mark); err != nil {
 			return fmt.Errorf("copy the shared suppression list: %w", err)
 		}

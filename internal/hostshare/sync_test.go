@@ -20,6 +20,7 @@ import (
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -38,7 +39,7 @@ func newHost(t *testing.T, srv *redistest.Server) *host {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(ctx, path, store.Options{Now: func() time.Time { return t0 }, Location: time.UTC})
+	st, err := store.Open(ctx, path, driver.Options{Now: func() time.Time { return t0 }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +70,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (h *host) suppress(t *testing.T, reason string, phones ...string) {
 	t.Helper()
 	var shared []Suppression
-	var local []store.Suppression
+	var local []campaign.Suppression
 	for _, p := range phones {
 		shared = append(shared, Suppression{Phone: p, Reason: reason})
-		local = append(local, store.Suppression{Phone: p, Reason: reason})
+		local = append(local, campaign.Suppression{Phone: p, Reason: reason})
 	}
 	if _, err := h.shared.Suppress(context.Background(), shared, t0); err != nil {
 		t.Fatal(err)
@@ -118,7 +119,7 @@ func TestSuppressionsReachOtherHost(t *testing.T) {
 	a, b := newHost(t, srv), newHost(t, srv)
 	// B has a number of its own, listed without --limits: the shared list
 	// never removes it for not being there.
-	if _, err := b.st.Suppress(context.Background(), []store.Suppression{{Phone: "+4915100000099", Reason: "local"}}); err != nil {
+	if _, err := b.st.Suppress(context.Background(), []campaign.Suppression{{Phone: "+4915100000099", Reason: "local"}}); err != nil {
 		t.Fatal(err)
 	}
 	b.pull(t)
@@ -153,7 +154,7 @@ func TestSuppressionsReachOtherHost(t *testing.T) {
 	// A host started later (no version yet) copies the whole list, removals
 	// included.
 	c := newHost(t, srv)
-	if _, err := c.st.Suppress(context.Background(), []store.Suppression{{Phone: "+4915100000001"}}); err != nil {
+	if _, err := c.st.Suppress(context.Background(), []campaign.Suppression{{Phone: "+4915100000001"}}); err != nil {
 		t.Fatal(err)
 	}
 	c.pull(t)
@@ -171,7 +172,7 @@ func TestRestartPullsOnlyChanges(t *testing.T) {
 	a.suppress(t, "STOP", "+4915100000001")
 	b.pull(t)
 	// Edited here since: a replay of the whole log would undo it.
-	if _, err := b.st.Suppress(ctx, []store.Suppression{{Phone: "+4915100000001", Reason: "edited here"}}); err != nil {
+	if _, err := b.st.Suppress(ctx, []campaign.Suppression{{Phone: "+4915100000001", Reason: "edited here"}}); err != nil {
 		t.Fatal(err)
 	}
 	a.suppress(t, "new", "+4915100000002")
@@ -385,7 +386,7 @@ func TestOwnSuppressionsReachOtherHost(t *testing.T) {
 			"+4915100000001 error 131050 in campaign 1\n+4915100000003 error 131050 in campaign 1\n",
 			"+4915100000001 error 131050 in campaign 1\n+4915100000003 error 131050 in campaign 1\n"},
 		{"listed by hand on A without --limits: the new number goes up, the removed one stays A's", func() {
-			if _, err := a.st.Suppress(ctx, []store.Suppression{{Phone: byHand, Reason: "called in"}, {Phone: removedTwo, Reason: "by hand"}}); err != nil {
+			if _, err := a.st.Suppress(ctx, []campaign.Suppression{{Phone: byHand, Reason: "called in"}, {Phone: removedTwo, Reason: "by hand"}}); err != nil {
 				t.Fatal(err)
 			}
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/wasend/wasend/internal/htmlreport"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // countingWriter counts the page's bytes.
@@ -25,7 +26,7 @@ func BenchmarkReport(b *testing.B) {
 	if path == "" {
 		b.Skip("WASEND_REPORT_DB names no database: bench/report.sh builds a 1M-row one and runs this benchmark")
 	}
-	st, err := store.Open(b.Context(), path, store.Options{MustExist: true})
+	st, err := store.Open(b.Context(), path, driver.Options{MustExist: true})
 	if err != nil {
 		b.Fatal(err)
 	}

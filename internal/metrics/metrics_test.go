@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	claimpkg "github.com/wasend/wasend/internal/claim"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -19,9 +18,11 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/wasend/wasend/internal/campaign"
+	claimpkg "github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/metrics"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -222,7 +223,7 @@ func TestServeOnlyMetrics(t *testing.T) {
 // openStore is a real database whose clock stands still at t0.
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: func() time.Time { return t0 }, Location: time.UTC})
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "wasend.db"), driver.Options{Now: func() time.Time { return t0 }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,7 @@ func TestGaugesFromStore(t *testing.T) {
 	}
 	// A disabled account is still exposed; it just isn't chosen.
 	disabled := true
-	if _, err := st.UpdateAccount(ctx, "fresh-02", store.AccountChange{Disabled: &disabled}); err != nil {
+	if _, err := st.UpdateAccount(ctx, "fresh-02", campaign.AccountChange{Disabled: &disabled}); err != nil {
 		t.Fatal(err)
 	}
 	c := importN(t, st, 5)
@@ -384,7 +385,7 @@ func (s *okSender) Send(context.Context, whatsapp.Request) (whatsapp.Response, e
 // TestEngineObserve wires Observe into a real engine, as the runner does.
 func TestEngineObserve(t *testing.T) {
 	ctx := t.Context()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), store.Options{Location: time.UTC})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

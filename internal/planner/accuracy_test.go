@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasend/wasend/internal/claim"
-
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/planner"
@@ -20,6 +19,7 @@ import (
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -44,7 +44,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 			ctx := context.Background()
 			start := time.Date(2026, 3, 2, 23, 50, 0, 0, time.UTC)
 			clk := clock.NewSim(start)
-			st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: clk.Now, Location: time.UTC})
+			st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), driver.Options{Now: clk.Now, Location: time.UTC})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func TestForecastMatchesEngine(t *testing.T) {
 				}
 				for _, tier := range campaign.TierNames {
 					acme := "acme"
-					if _, err := st.UpdateAccount(ctx, tier, store.AccountChange{Portfolio: &acme}); err != nil {
+					if _, err := st.UpdateAccount(ctx, tier, campaign.AccountChange{Portfolio: &acme}); err != nil {
 						t.Fatal(err)
 					}
 				}

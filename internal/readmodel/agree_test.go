@@ -11,7 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -55,7 +55,7 @@ func TestReadModelsAgree(t *testing.T) {
 // it, an outage, skipped rows, a suppressed number, a campaign deleted
 // after it sent. It returns the played campaign's id and the
 // one with skipped rows'.
-func seedForReads(t *testing.T, st store.Driver, clk interface{ Set(time.Time) }) (ids [2]int64) {
+func seedForReads(t *testing.T, st driver.Driver, clk interface{ Set(time.Time) }) (ids [2]int64) {
 	t.Helper()
 	ctx := t.Context()
 	storetest.MustAccount(t, st, "a", campaign.TierActive, storetest.Limited(1, 4, 100))
@@ -94,7 +94,7 @@ func seedForReads(t *testing.T, st store.Driver, clk interface{ Set(time.Time) }
 	if err := st.DeleteCampaign(ctx, gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Suppress(ctx, []store.Suppression{{Phone: storetest.Phone(3), Reason: "STOP"}}); err != nil {
+	if _, err := st.Suppress(ctx, []campaign.Suppression{{Phone: storetest.Phone(3), Reason: "STOP"}}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Set(at(2 * time.Hour))
@@ -185,7 +185,7 @@ func readEverything(t *testing.T, r *readmodel.Reader, ids [2]int64, now time.Ti
 }
 
 // mustOne claims one row of campaign id at now.
-func mustOne(t *testing.T, st store.Driver, id int64, now time.Time) campaign.Claim {
+func mustOne(t *testing.T, st driver.Driver, id int64, now time.Time) campaign.Claim {
 	t.Helper()
 	cl, err := storetest.One(claim.New(st).ClaimN(t.Context(), id, "r1", now, 1))
 	if err != nil {
@@ -196,7 +196,7 @@ func mustOne(t *testing.T, st store.Driver, id int64, now time.Time) campaign.Cl
 
 // startImport starts the import of campaign name (template "hello") with
 // one row to phone, on line 2.
-func startImport(t *testing.T, st store.Driver, name, phone string) store.Importer {
+func startImport(t *testing.T, st driver.Driver, name, phone string) driver.Importer {
 	t.Helper()
 	im, err := st.Import(t.Context(), campaign.Campaign{Name: name, Fingerprint: "fp-" + name, Source: name + ".csv",
 		Spec: campaign.Spec{Kind: campaign.KindTemplate, Template: "hello", Lang: "en_US", Params: []string{"name"}}})
@@ -211,7 +211,7 @@ func startImport(t *testing.T, st store.Driver, name, phone string) store.Import
 }
 
 // importOne imports campaign name with one row to phone.
-func importOne(t *testing.T, st store.Driver, name, phone string) campaign.Campaign {
+func importOne(t *testing.T, st driver.Driver, name, phone string) campaign.Campaign {
 	t.Helper()
 	im := startImport(t, st, name, phone)
 	defer im.Rollback()

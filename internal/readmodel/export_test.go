@@ -7,7 +7,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -94,8 +94,8 @@ func TestExportWroteAtPerNumber(t *testing.T) {
 		})
 		b.exec(t, st, `UPDATE messages SET state = 'pending', account_id = NULL,
 			attempts = 0, updated_at = NULL WHERE campaign_id = ? AND line = 3`, c.ID)
-		if err := st.WithInbox(ctx, func(tx store.InboxTx, now time.Time) error {
-			for i, r := range []store.InboundRow{
+		if err := st.WithInbox(ctx, func(tx driver.InboxTx, now time.Time) error {
+			for i, r := range []campaign.InboundRow{
 				{Phone: storetest.Phone(0), PhoneNumberID: "pn-a", At: at(-3 * time.Hour)},
 				{Phone: storetest.Phone(0), PhoneNumberID: "pn-other", At: at(-time.Hour)},
 				{Phone: storetest.Phone(1), PhoneNumberID: "pn-other", At: at(-2 * time.Hour)},

@@ -8,7 +8,7 @@ import (
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
@@ -31,14 +31,14 @@ type backend struct {
 	dialect readmodel.Dialect
 	// open opens a fresh database on clk, quota days in UTC; the test's
 	// cleanup closes it.
-	open func(t *testing.T, clk *clock.Sim) store.Driver
+	open func(t *testing.T, clk *clock.Sim) driver.Driver
 }
 
 // backends are SQLite and Postgres; Postgres's tests skip, saying why,
 // where no postgres is installed, and where they meet a method pgstore
 // has not made yet.
 var backends = []backend{
-	{"sqlite", readmodel.SQLite, func(t *testing.T, clk *clock.Sim) store.Driver { return storetest.OpenTest(t, clk) }},
+	{"sqlite", readmodel.SQLite, func(t *testing.T, clk *clock.Sim) driver.Driver { return storetest.OpenTest(t, clk) }},
 	{"postgres", readmodel.Postgres, openPostgres},
 }
 
@@ -52,7 +52,7 @@ func eachBackend(t *testing.T, test func(t *testing.T, b backend)) {
 // template is the migrated database each Postgres test's database copies.
 const template = "wasend_readmodel"
 
-func openPostgres(t *testing.T, clk *clock.Sim) store.Driver {
+func openPostgres(t *testing.T, clk *clock.Sim) driver.Driver {
 	t.Helper()
 	srv := pgtest.Start(t)
 	srv.Template(t, template, func(ctx context.Context, dsn string) error {
@@ -75,7 +75,7 @@ func openPostgres(t *testing.T, clk *clock.Sim) store.Driver {
 
 // exec runs one statement on st's database behind the store's back (a
 // test's shortcut, never the read models'), written with ? placeholders.
-func (b backend) exec(t *testing.T, st store.Driver, query string, args ...any) {
+func (b backend) exec(t *testing.T, st driver.Driver, query string, args ...any) {
 	t.Helper()
 	if _, err := st.Reader().ExecContext(t.Context(), b.dialect.Rebind(query), args...); err != nil {
 		t.Fatalf("%s: %v", query, err)

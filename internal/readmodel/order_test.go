@@ -14,7 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
@@ -28,7 +28,7 @@ func TestListsOrderBytewise(t *testing.T) {
 	want := []string{"B", "a_", "aa", "b"}
 	opens := []struct {
 		name string
-		open func(t *testing.T, clk *clock.Sim) store.Driver
+		open func(t *testing.T, clk *clock.Sim) driver.Driver
 	}{
 		{"sqlite", backends[0].open},
 		{"postgres en-US", openPostgresLocale},
@@ -96,7 +96,7 @@ func check[T any](t *testing.T, what string, err error, want []string, list []T,
 // openPostgresLocale opens a store on a fresh database whose collation is
 // ICU's en-US, as a server set up with a locale would make it (pgtest's
 // server is initialised in C), migrated from nothing.
-func openPostgresLocale(t *testing.T, clk *clock.Sim) store.Driver {
+func openPostgresLocale(t *testing.T, clk *clock.Sim) driver.Driver {
 	t.Helper()
 	srv := pgtest.Start(t)
 	name := fmt.Sprintf("icu%d_%d", os.Getpid(), time.Now().UnixNano())

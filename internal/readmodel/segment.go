@@ -76,7 +76,7 @@ func (r *Reader) SegmentRows(ctx context.Context, id int64, seg campaign.Segment
 // to any of our numbers, under the key or an id linked to it (the customer
 // service window as an import screens it); one that never wrote (or whose
 // messages were pruned) is absent. The claim reads the same per number in
-// its transaction (store.ClaimTx.LastInbound) and sends from a number the
+// its transaction (driver.ClaimTx.LastInbound) and sends from a number the
 // person wrote to.
 func (r *Reader) LastInbound(ctx context.Context, keys []string) (map[string]time.Time, error) {
 	list, _ := json.Marshal(keys) // strings always marshal

@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasend/wasend/internal/claim"
-
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -20,7 +19,7 @@ import (
 // second from t0, answering each claim with outcome(line, attempt); a nil
 // outcome leaves the row in flight. Each answer comes 500 ms after its
 // claim. It returns the claims made, in order.
-func playCampaign(t *testing.T, st store.Driver, n int, outcome func(line, attempt int) *campaign.Outcome) (campaign.Campaign, []campaign.Claim) {
+func playCampaign(t *testing.T, st driver.Driver, n int, outcome func(line, attempt int) *campaign.Outcome) (campaign.Campaign, []campaign.Claim) {
 	t.Helper()
 	c := storetest.MustCampaign(t, st, "detail", n)
 	var claims []campaign.Claim

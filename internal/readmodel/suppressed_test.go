@@ -4,8 +4,8 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -13,7 +13,7 @@ func TestSuppressedIn(t *testing.T) { eachBackend(t, testSuppressedIn) }
 
 func testSuppressedIn(t *testing.T, b backend) {
 	st := b.open(t, newFakeClock())
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: storetest.Phone(2), Reason: "STOP received"}, {Phone: storetest.Phone(700)}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []campaign.Suppression{{Phone: storetest.Phone(2), Reason: "STOP received"}, {Phone: storetest.Phone(700)}}); err != nil {
 		t.Fatal(err)
 	}
 	var ask []string

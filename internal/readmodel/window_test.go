@@ -6,7 +6,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // LastInbound, as an import screens the window by it: the latest message
@@ -17,8 +17,8 @@ func TestLastInboundFollowsLinks(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		st := b.open(t, newFakeClock())
 		ctx := t.Context()
-		if err := st.WithInbox(ctx, func(tx store.InboxTx, now time.Time) error {
-			for i, r := range []store.InboundRow{
+		if err := st.WithInbox(ctx, func(tx driver.InboxTx, now time.Time) error {
+			for i, r := range []campaign.InboundRow{
 				{Phone: "+4915100000001", PhoneNumberID: "pn-a", At: at(-3 * time.Hour)},
 				{Phone: "+4915100000001", PhoneNumberID: "pn-b", At: at(-time.Hour)},
 				{Phone: "US.2", PhoneNumberID: "pn-a", At: at(-2 * time.Hour)},

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // TestCampaignETA holds status, list and show (CampaignETA) to the
@@ -84,7 +85,7 @@ func TestCampaignETANever(t *testing.T) {
 	ctx := context.Background()
 	st, now := seed(t, 3)
 	zero := 0
-	if _, err := st.UpdateAccount(ctx, "main-01", store.AccountChange{DailyCap: &zero}); err != nil {
+	if _, err := st.UpdateAccount(ctx, "main-01", campaign.AccountChange{DailyCap: &zero}); err != nil {
 		t.Fatal(err)
 	}
 	r := Reporter{Src: st, Reads: readmodel.New(st), Now: *now, Loc: time.UTC}
@@ -109,7 +110,7 @@ func TestCampaignETANever(t *testing.T) {
 func TestCampaignETAWindow(t *testing.T) {
 	ctx := context.Background()
 	now := t0
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), store.Options{Now: func() time.Time { return now }, Location: time.UTC})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), driver.Options{Now: func() time.Time { return now }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

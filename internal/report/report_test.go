@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasend/wasend/internal/claim"
-
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -68,7 +68,7 @@ func seed(t *testing.T, n int) (*store.Store, *time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	now := t0
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), store.Options{Now: func() time.Time { return now }, Location: time.UTC})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), driver.Options{Now: func() time.Time { return now }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

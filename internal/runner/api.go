@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -38,7 +38,7 @@ type API struct {
 // a sandbox served on a loopback port for this command with opts, with a
 // stand-in token — nothing goes to cfg.BaseURL then, and the sandbox
 // database gets its demo accounts. Close stops the sandbox.
-func OpenAPI(ctx context.Context, st store.Driver, cfg APIConfig, opts sandbox.Options) (*API, error) {
+func OpenAPI(ctx context.Context, st driver.Driver, cfg APIConfig, opts sandbox.Options) (*API, error) {
 	api := &API{BaseURL: cfg.BaseURL, Version: cfg.Version, Token: cfg.Token, stop: func() {}}
 	if !cfg.Sandbox {
 		return api, nil

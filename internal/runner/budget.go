@@ -11,7 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // MaxCost is --max-cost: an amount, and its currency when given ("" :
@@ -61,7 +61,7 @@ type Pricing struct {
 // PricingFor finds the card of currency ("" : the only currency with a
 // card in force) in force at at, and the category of spec's template as
 // template sync read it. A text message is a service message.
-func PricingFor(ctx context.Context, st store.Driver, spec campaign.Spec, currency string, at time.Time) (Pricing, error) {
+func PricingFor(ctx context.Context, st driver.Driver, spec campaign.Spec, currency string, at time.Time) (Pricing, error) {
 	p := Pricing{Markets: pricing.DefaultMarkets(), At: at, Category: pricing.Service}
 	if spec.Kind == campaign.KindTemplate {
 		ts, err := readmodel.New(st).Templates(ctx)

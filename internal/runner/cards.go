@@ -8,7 +8,7 @@ import (
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // CardImport is `pricing import`: a card's file, its optional tiers file,
@@ -46,7 +46,7 @@ func readCard(file, tiers string) (pricing.Card, error) {
 }
 
 // RateCards are the imported cards for `pricing list`, oldest first.
-func RateCards(ctx context.Context, st store.Driver, now time.Time) ([]report.RateCard, error) {
+func RateCards(ctx context.Context, st driver.Driver, now time.Time) ([]report.RateCard, error) {
 	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // CampaignCost is a campaign's cost before and after sending: the
@@ -38,7 +38,7 @@ func (c CampaignCost) Costing() report.Costing {
 // FileEstimate prices a file being checked or planned: nil when no rate
 // card was ever imported (nothing to say), else the estimate or why there
 // is none.
-func FileEstimate(ctx context.Context, st store.Driver, sum Summary, spec campaign.Spec, at time.Time) *report.CostDetail {
+func FileEstimate(ctx context.Context, st driver.Driver, sum Summary, spec campaign.Spec, at time.Time) *report.CostDetail {
 	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil || len(cards) == 0 {
 		return nil
@@ -54,7 +54,7 @@ func FileEstimate(ctx context.Context, st store.Driver, sum Summary, spec campai
 
 // CostBrief is a campaign's cost for status and show: nil when no rate
 // card was ever imported.
-func CostBrief(ctx context.Context, st store.Driver, c campaign.Campaign, now time.Time) (*report.CampaignCost, error) {
+func CostBrief(ctx context.Context, st driver.Driver, c campaign.Campaign, now time.Time) (*report.CampaignCost, error) {
 	cost, err := PricedCosts(ctx, st, c, now)
 	if cost == nil || err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func CostBrief(ctx context.Context, st store.Driver, c campaign.Campaign, now ti
 
 // PricedCosts is Costs, or nil when no rate card was ever imported
 // (nothing to say of a cost).
-func PricedCosts(ctx context.Context, st store.Driver, c campaign.Campaign, now time.Time) (*CampaignCost, error) {
+func PricedCosts(ctx context.Context, st driver.Driver, c campaign.Campaign, now time.Time) (*CampaignCost, error) {
 	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil || len(cards) == 0 {
 		return nil, err
@@ -90,7 +90,7 @@ func EstimateDate(c campaign.Campaign, now time.Time) time.Time {
 
 // Costs prices a stored campaign. A campaign that cannot be priced is not
 // an error: NoEstimate says why.
-func Costs(ctx context.Context, st store.Driver, c campaign.Campaign, now time.Time) (CampaignCost, error) {
+func Costs(ctx context.Context, st driver.Driver, c campaign.Campaign, now time.Time) (CampaignCost, error) {
 	var out CampaignCost
 	b, err := readmodel.New(st).CampaignBudget(ctx, c.ID)
 	if err != nil {
@@ -120,7 +120,7 @@ func Costs(ctx context.Context, st store.Driver, c campaign.Campaign, now time.T
 	return out, nil
 }
 
-func actual(ctx context.Context, st store.Driver, id int64, p Pricing) (pricing.Cost, error) {
+func actual(ctx context.Context, st driver.Driver, id int64, p Pricing) (pricing.Cost, error) {
 	charges, err := readmodel.New(st).ChargeCounts(ctx, id)
 	if err != nil {
 		return pricing.Cost{}, err
@@ -161,7 +161,7 @@ func EstimatePlaces(p Pricing, places map[pricing.Place]int64) pricing.Cost {
 
 // Reconcile reads pricing_analytics for every WABA of the accounts, with
 // each one's token, and lines it up with cost.Actual by market × category.
-func Reconcile(ctx context.Context, st store.Driver, api *API, cost CampaignCost, id int64, timeout time.Duration) (report.Reconciliation, error) {
+func Reconcile(ctx context.Context, st driver.Driver, api *API, cost CampaignCost, id int64, timeout time.Duration) (report.Reconciliation, error) {
 	var r report.Reconciliation
 	if cost.Pricing.Card == nil {
 		return r, fmt.Errorf("campaign %d cannot be priced: %s", id, cost.NoEstimate)
@@ -244,7 +244,7 @@ type RowCharge struct {
 
 // RowCharges are a campaign's delivered messages by phone; nil when no
 // rate card was ever imported.
-func RowCharges(ctx context.Context, st store.Driver, c campaign.Campaign, now time.Time) (map[string]RowCharge, error) {
+func RowCharges(ctx context.Context, st driver.Driver, c campaign.Campaign, now time.Time) (map[string]RowCharge, error) {
 	cards, err := readmodel.New(st).Cards(ctx)
 	if err != nil || len(cards) == 0 {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"github.com/wasend/wasend/internal/doctor"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -26,7 +26,7 @@ type DoctorClock = doctor.Clock
 type DoctorOptions struct {
 	// Store is the database; nil when it could not be opened, StoreErr
 	// says why.
-	Store        store.Driver
+	Store        driver.Driver
 	StoreErr     error
 	DatabasePath string
 	// ZoneAsked is WASEND_TZ ("" when unset).
@@ -82,7 +82,7 @@ func Doctor(ctx context.Context, o DoctorOptions) DoctorReport {
 }
 
 // doctorDB is the database as the doctor reads it.
-type doctorDB struct{ st store.Driver }
+type doctorDB struct{ st driver.Driver }
 
 func (d doctorDB) Accounts(ctx context.Context) ([]campaign.AccountStatus, error) {
 	return d.st.Accounts(ctx)

@@ -19,7 +19,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // A campaign's identity is its message (template, language and parameter
@@ -200,7 +200,7 @@ type identity struct {
 // an error or an interrupt leaves nothing behind. Rows that can't be used
 // are skipped, stored with their line and reason; the first MaxListedSkips
 // are returned.
-func Import(ctx context.Context, st store.Driver, r io.Reader, file string, c campaign.Campaign, region string) (campaign.Campaign, []campaign.Skip, error) {
+func Import(ctx context.Context, st driver.Driver, r io.Reader, file string, c campaign.Campaign, region string) (campaign.Campaign, []campaign.Skip, error) {
 	return ImportWith(ctx, st, r, file, c, ReadOptions{Region: region})
 }
 
@@ -253,7 +253,7 @@ func (ro ReadOptions) recipients(spec campaign.Spec) recipients.Options {
 // Lists are the lists screening consults in st's database, all read
 // models: the suppression list, the recent sends, the links between
 // numbers and user ids, and when people last wrote.
-func Lists(st store.Driver) screen.Lists { return readmodel.New(st) }
+func Lists(st driver.Driver) screen.Lists { return readmodel.New(st) }
 
 func (ro ReadOptions) screen(spec campaign.Spec, lists screen.Lists, prior *numberset.Set) screen.Options {
 	so := screen.Options{Lists: lists, ContactedWithin: ro.SkipContactedWithin, Spec: spec, Again: ro.Again, Prior: prior,
@@ -282,13 +282,13 @@ type lastWriter interface {
 // Rows are made on every core (recipients.Parallel), screened
 // (internal/screen) and stored a batch at a time; skipped rows are stored
 // in file order. Memory does not grow with them.
-func ImportWith(ctx context.Context, st store.Driver, r io.Reader, file string, c campaign.Campaign, ro ReadOptions) (campaign.Campaign, []campaign.Skip, error) {
+func ImportWith(ctx context.Context, st driver.Driver, r io.Reader, file string, c campaign.Campaign, ro ReadOptions) (campaign.Campaign, []campaign.Skip, error) {
 	res, err := importFile(ctx, st, r, file, c, ro, nil)
 	return res.Campaign, res.Skipped, err
 }
 
 // importFile imports r; with id, it applies the identity rule.
-func importFile(ctx context.Context, st store.Driver, r io.Reader, file string, c campaign.Campaign, ro ReadOptions, id *identity) (Result, error) {
+func importFile(ctx context.Context, st driver.Driver, r io.Reader, file string, c campaign.Campaign, ro ReadOptions, id *identity) (Result, error) {
 	var res Result
 	rd, err := recipients.Open(r, file, ro.recipients(c.Spec))
 	if err != nil {
@@ -303,8 +303,8 @@ func importFile(ctx context.Context, st store.Driver, r io.Reader, file string, 
 	defer tuneGC(importGCPercent, 0)()
 
 	var (
-		siblings []store.Sibling
-		prior    *store.Sibling // the unfinished campaign this file continues
+		siblings []driver.Sibling
+		prior    *driver.Sibling // the unfinished campaign this file continues
 		priorSet *numberset.Set
 	)
 	if id != nil && !ro.Again {
@@ -410,7 +410,7 @@ func importFile(ctx context.Context, st store.Driver, r io.Reader, file string, 
 
 // sameRecipients reports whether sibling sb's recipients have key. A
 // campaign imported before keys were stored gets one from its messages.
-func sameRecipients(ctx context.Context, im store.Importer, sb store.Sibling, key string) (bool, error) {
+func sameRecipients(ctx context.Context, im driver.Importer, sb driver.Sibling, key string) (bool, error) {
 	if sb.RecipientsKey != "" {
 		return sb.RecipientsKey == key, nil
 	}
@@ -443,7 +443,7 @@ func nothingToSend(file string, t *tally) error {
 		file, ErrNothingToSend, t.rows, strings.Join(parts, ", "), first.Line, first.Reason)
 }
 
-// screenRows reads rd and screens its rows, a batch of store.ImportBatch
+// screenRows reads rd and screens its rows, a batch of driver.ImportBatch
 // at a time: each batch goes to sink with every row's verdict and, in file
 // order, the skipped rows (invalid ones among them).
 func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *screen.Screen, lines func(int) int,
@@ -451,7 +451,7 @@ func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *sc
 	rows := recipients.Parallel(rd, runtime.GOMAXPROCS(0))
 	defer rows.Close()
 	var (
-		batch   = make([]recipients.Row, 0, store.ImportBatch)
+		batch   = make([]recipients.Row, 0, driver.ImportBatch)
 		invalid []campaign.Skip // rows among batch's lines that can't be used
 	)
 	flush := func() error {
@@ -486,7 +486,7 @@ func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *sc
 			}
 			batch = append(batch, row)
 		}
-		if len(batch)+len(invalid) >= store.ImportBatch {
+		if len(batch)+len(invalid) >= driver.ImportBatch {
 			if err := flush(); err != nil {
 				return err
 			}

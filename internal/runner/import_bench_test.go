@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // BenchmarkImport100k measures a whole import of a 100,000-row file (phone +
@@ -61,7 +62,7 @@ func benchImport(b *testing.B, csv []byte, region string, want int) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		st, err := store.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), store.Options{})
+		st, err := store.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), driver.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/webhook"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkImport100kLinked(b *testing.B) {
 	spec := campaign.Spec{Kind: campaign.KindTemplate, Template: "t", Lang: "en_US", Params: []string{"name", "code", "city"}}
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		st, err := store.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), store.Options{})
+		st, err := store.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), driver.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dispatch"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Endpoint is how a campaign's sends choose their endpoint under --api:
@@ -22,7 +22,7 @@ import (
 // Without --api (api ""), each account sends as its own --api (account
 // set --api; "" is cloud): an account set to marketing refuses a
 // non-marketing template here as --api marketing would.
-func Endpoint(ctx context.Context, st store.Driver, api campaign.API, spec campaign.Spec) (dispatch.Endpoint, error) {
+func Endpoint(ctx context.Context, st driver.Driver, api campaign.API, spec campaign.Spec) (dispatch.Endpoint, error) {
 	if api == campaign.APICloud || spec.Kind != campaign.KindTemplate {
 		return dispatch.Endpoint{API: campaign.APICloud}, nil
 	}
@@ -96,7 +96,7 @@ func templateCategory(ctx context.Context, rm *readmodel.Reader, spec campaign.S
 // (campaign.CheckTTL), or a marketing template's when its sends go
 // through /messages, where Meta keeps a marketing message 30 days
 // whatever is asked (docs/cloud-api.md#marketing-messages-api).
-func CheckTTL(ctx context.Context, st store.Driver, api campaign.API, spec campaign.Spec, ttl time.Duration) error {
+func CheckTTL(ctx context.Context, st driver.Driver, api campaign.API, spec campaign.Spec, ttl time.Duration) error {
 	if ttl == 0 {
 		return nil
 	}

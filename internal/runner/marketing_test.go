@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -80,7 +81,7 @@ var (
 func syncedStore(t *testing.T) (*store.Store, string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 )
 
@@ -13,7 +14,7 @@ import (
 // takes Now and Location from them (it is created by its server, never by
 // wasend, so ExistingDir and MustExist do not apply). No error names the
 // URL's password.
-func OpenStore(ctx context.Context, db string, opts store.Options) (store.Driver, error) {
+func OpenStore(ctx context.Context, db string, opts driver.Options) (driver.Driver, error) {
 	if IsPostgres(db) {
 		st, err := pgstore.Open(ctx, db, pgstore.Options{Now: opts.Now, Location: opts.Location})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 )
 
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // status prints) hides the password.
 func TestOpenStorePostgres(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "w.db")
-	st, err := OpenStore(t.Context(), file, store.Options{Location: time.UTC})
+	st, err := OpenStore(t.Context(), file, driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestOpenStorePostgres(t *testing.T) {
 	st.Close()
 
 	dsn := strings.Replace(pgtest.Start(t).NewDB(t, ""), "postgres://wasend@", "postgresql://wasend:pw-hidden@", 1)
-	pg, err := OpenStore(t.Context(), dsn, store.Options{Location: time.UTC})
+	pg, err := OpenStore(t.Context(), dsn, driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

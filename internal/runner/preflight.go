@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -167,7 +167,7 @@ func checkAccount(ctx context.Context, api PhoneReader, a campaign.Account, toke
 	return c
 }
 
-// Dropper records the preflight's verdicts on a campaign; store.Driver is
+// Dropper records the preflight's verdicts on a campaign; driver.Driver is
 // one.
 type Dropper interface {
 	DropAccount(ctx context.Context, campaignID, accountID int64, reason string, code int, now time.Time) error
@@ -199,7 +199,7 @@ func ApplyChecks(ctx context.Context, st Dropper, campaignID int64, checks []Acc
 	return back, nil
 }
 
-// CheckRecorder keeps an account check's finding; store.Driver is one.
+// CheckRecorder keeps an account check's finding; driver.Driver is one.
 type CheckRecorder interface {
 	RecordCheck(ctx context.Context, accountID int64, f campaign.CheckFinding) error
 }
@@ -229,7 +229,7 @@ func RecordChecks(ctx context.Context, st CheckRecorder, checks []AccountCheck, 
 // CheckEnabled fails early when nothing could be sent: no enabled account.
 // An account whose token variable is empty is the preflight's: it is left
 // out of the run, as an account whose token is refused.
-func CheckEnabled(ctx context.Context, st store.Driver) error {
+func CheckEnabled(ctx context.Context, st driver.Driver) error {
 	accts, err := st.Accounts(ctx)
 	if err != nil {
 		return err

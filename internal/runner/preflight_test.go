@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
@@ -122,7 +123,7 @@ func TestCheckAccounts(t *testing.T) {
 // a drop for another reason stays until `campaign resume`.
 func TestApplyChecks(t *testing.T) {
 	ctx := t.Context()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "w.db"), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

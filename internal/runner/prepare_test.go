@@ -14,6 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -40,7 +41,7 @@ func TestPrepareRacesOnOneFile(t *testing.T) {
 		imported int
 	)
 	for i := range results {
-		st, err := store.Open(ctx, db, store.Options{}) // one store per "process"
+		st, err := store.Open(ctx, db, driver.Options{}) // one store per "process"
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +90,7 @@ func TestPrepareNothingToSend(t *testing.T) {
 			if err := os.WriteFile(file, []byte(tt.csv), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			st, err := store.Open(t.Context(), filepath.Join(dir, "w.db"), store.Options{})
+			st, err := store.Open(t.Context(), filepath.Join(dir, "w.db"), driver.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +120,7 @@ func TestPrepareNothingToSend(t *testing.T) {
 // any unfinished campaign with that message is never added again.
 func TestPrepareContinuesOverlap(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Open(t.Context(), filepath.Join(dir, "w.db"), store.Options{})
+	st, err := store.Open(t.Context(), filepath.Join(dir, "w.db"), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -27,7 +28,7 @@ func TestProgressETAIsStatus(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
 	clk := clock.NewSim(t0)
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), store.Options{Now: clk.Now, Location: time.UTC})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), driver.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/recipients"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Retargeting (--from ID --segment SEGMENT) makes a campaign of another
@@ -55,7 +55,7 @@ var ErrEmptySegment = fmt.Errorf("%w in the segment", ErrNothingToSend)
 
 // OpenSegment reads campaign from's rows in seg. An unknown campaign and an
 // empty segment are errors that say so.
-func OpenSegment(ctx context.Context, st store.Driver, from int64, seg campaign.Segment) (*SegmentFile, error) {
+func OpenSegment(ctx context.Context, st driver.Driver, from int64, seg campaign.Segment) (*SegmentFile, error) {
 	src, err := st.Campaign(ctx, from)
 	if err != nil {
 		if errors.Is(err, campaign.ErrNotFound) {

@@ -15,7 +15,7 @@ import (
 	"github.com/wasend/wasend/internal/logging"
 	"github.com/wasend/wasend/internal/metrics"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
@@ -238,7 +238,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // WriteSkipReport writes the --report file at path: the skipped rows of
 // the file just imported (or of the campaign's last import), read back
 // from the store so that none are held in memory while importing.
-func WriteSkipReport(ctx context.Context, st store.Driver, path string, res Result) error {
+func WriteSkipReport(ctx context.Context, st driver.Driver, path string, res Result) error {
 	if path == "" || res.Campaign.ID == 0 || (res.Repeat && !res.Imported) {
 		return nil
 	}

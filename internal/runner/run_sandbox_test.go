@@ -14,6 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 	"github.com/wasend/wasend/internal/whatsapp"
 )
@@ -75,7 +76,7 @@ var demoSpec = campaign.Spec{Kind: campaign.KindTemplate, Template: sandbox.Demo
 func sandboxStore(t *testing.T) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

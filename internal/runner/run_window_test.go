@@ -10,7 +10,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // TestRunSandboxWindowPerNumber: `campaign run --sandbox` over the demo's
@@ -75,14 +75,14 @@ func TestRunSandboxWindowPerNumber(t *testing.T) {
 		next[a.ID] = accts[(i+1)%len(accts)]
 	}
 	wroteTo := map[string]int64{}
-	if err := st.WithInbox(ctx, func(tx store.InboxTx, now time.Time) error {
+	if err := st.WithInbox(ctx, func(tx driver.InboxTx, now time.Time) error {
 		for phone, r := range tmpl {
 			if r.state != "sent" {
 				continue
 			}
 			a := next[r.account]
 			wroteTo[phone] = a.ID
-			if _, err := tx.KeepInbound(ctx, store.InboundRow{ID: "wamid.in." + phone, Phone: phone, PhoneNumberID: a.PhoneNumberID,
+			if _, err := tx.KeepInbound(ctx, campaign.InboundRow{ID: "wamid.in." + phone, Phone: phone, PhoneNumberID: a.PhoneNumberID,
 				AccountID: a.ID, At: now.Add(-time.Hour), ReceivedAt: now, Type: "text", Text: "hi"}); err != nil {
 				return err
 			}

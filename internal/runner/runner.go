@@ -25,13 +25,13 @@ import (
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/screen"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/ui"
 )
 
 // Options configure Run. Zero values get the defaults in brackets.
 type Options struct {
-	Store store.Driver
+	Store driver.Driver
 	IO    *ui.IOStreams
 	// File is the recipient CSV; ignored when ResumeID is set.
 	File                string
@@ -315,7 +315,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 
 // stoppedWhy adds to a pause or cancel the engine met — perhaps made from
 // another shell — what the operator needs to know.
-func stoppedWhy(ctx context.Context, st store.Driver, id int64, err error) error {
+func stoppedWhy(ctx context.Context, st driver.Driver, id int64, err error) error {
 	switch {
 	case errors.Is(err, campaign.ErrCancelled):
 		return fmt.Errorf("campaign %d: %w; its pending messages are not sent", id, err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // SandboxTokenEnv is the token variable of the demo accounts; the sandbox
@@ -31,7 +31,7 @@ var DemoAccounts = []campaign.Account{
 	{Name: "sandbox-active", PhoneNumberID: "100000000000003", Tier: campaign.TierActive, TokenEnv: SandboxTokenEnv, WABA: DemoWABA},
 }
 
-// AccountKeeper lists, adds and changes accounts; store.Driver is one.
+// AccountKeeper lists, adds and changes accounts; driver.Driver is one.
 type AccountKeeper interface {
 	AccountLister
 	AddAccount(ctx context.Context, a campaign.Account) (campaign.Account, error)
@@ -53,7 +53,7 @@ func EnsureDemoAccounts(ctx context.Context, st AccountKeeper) error {
 		old, ok := byName[a.Name]
 		switch {
 		case !ok:
-			if _, err := st.AddAccount(ctx, a); err != nil && !errors.Is(err, store.ErrExists) {
+			if _, err := st.AddAccount(ctx, a); err != nil && !errors.Is(err, driver.ErrExists) {
 				return err
 			}
 		case old.WABA == "" && old.PhoneNumberID == a.PhoneNumberID:

@@ -7,12 +7,13 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Every sandbox run ensures the demo accounts: the second time they exist,
 // numbers and all, and that is no error.
 func TestEnsureDemoAccountsTwice(t *testing.T) {
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "sandbox.db"), store.Options{Now: time.Now, Location: time.UTC})
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "sandbox.db"), driver.Options{Now: time.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestEnsureDemoAccountsTwice(t *testing.T) {
 // left as it is.
 func TestEnsureDemoAccountsGivesTheDemoWABA(t *testing.T) {
 	ctx := t.Context()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), store.Options{Now: time.Now, Location: time.UTC})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sandbox.db"), driver.Options{Now: time.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 )
 
@@ -31,7 +32,7 @@ var (
 // every command does), the Postgres driver migrates its side and copies,
 // since the copy is COPY and Postgres's schema, which only it speaks.
 func MoveStore(ctx context.Context, o MoveStoreOptions) (StoreMove, error) {
-	src, err := store.Open(ctx, o.From, store.Options{Now: o.Now, ExistingDir: true, MustExist: true})
+	src, err := store.Open(ctx, o.From, driver.Options{Now: o.Now, ExistingDir: true, MustExist: true})
 	if err != nil {
 		return StoreMove{}, err
 	}

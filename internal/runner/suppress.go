@@ -9,7 +9,6 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/recipients"
 	"github.com/wasend/wasend/internal/screen"
-	"github.com/wasend/wasend/internal/store"
 )
 
 // ErrUnknownRegion: the country given for numbers written without a
@@ -22,7 +21,7 @@ var ErrUnknownRegion = recipients.ErrUnknownRegion
 // out (an invalid number, a repeat) with the reason an import gives.
 // Nothing is stored, and the list is not consulted: it is what is being
 // added to.
-func ReadSuppressions(ctx context.Context, path, region, reason string, skip func(campaign.Skip)) ([]store.Suppression, error) {
+func ReadSuppressions(ctx context.Context, path, region, reason string, skip func(campaign.Skip)) ([]campaign.Suppression, error) {
 	file, err := recipients.OpenFile("suppression", path)
 	if err != nil {
 		return nil, err
@@ -36,7 +35,7 @@ func ReadSuppressions(ctx context.Context, path, region, reason string, skip fun
 	if err != nil {
 		return nil, err
 	}
-	var list []store.Suppression
+	var list []campaign.Suppression
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("import of %s interrupted, nothing stored: %w", path, ctx.Err())
@@ -61,7 +60,7 @@ func ReadSuppressions(ctx context.Context, path, region, reason string, skip fun
 			skip(skips[0])
 			continue
 		}
-		list = append(list, store.Suppression{Phone: row.Phone, Reason: reason})
+		list = append(list, campaign.Suppression{Phone: row.Phone, Reason: reason})
 	}
 	return list, nil
 }

@@ -28,7 +28,7 @@ func NumberInfo(p whatsapp.PhoneNumber, at time.Time) (campaign.NumberInfo, erro
 	return n, nil
 }
 
-// SyncRecorder keeps what a sync read of the numbers; store.Driver is one.
+// SyncRecorder keeps what a sync read of the numbers; driver.Driver is one.
 type SyncRecorder interface {
 	RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error)
 	UpdateAccount(ctx context.Context, name string, ch campaign.AccountChange) (campaign.AccountStatus, error)

@@ -13,14 +13,14 @@ import (
 	"github.com/wasend/wasend/internal/whatsapp"
 )
 
-// AccountLister lists the accounts; store.Driver is one.
+// AccountLister lists the accounts; driver.Driver is one.
 type AccountLister interface {
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
 }
 
 // TemplateStore is what the template sync and checks need of the
 // database: the accounts (their WABAs), the synced templates (read through
-// readmodel) and where a sync keeps them. store.Driver is one.
+// readmodel) and where a sync keeps them. driver.Driver is one.
 type TemplateStore interface {
 	readmodel.Source
 	AccountLister

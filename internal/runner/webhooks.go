@@ -9,7 +9,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/metrics"
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/webhook"
 )
 
@@ -38,7 +38,7 @@ type Receiver struct {
 
 // StartReceiver serves the receiver on o.Addr, with its applier, until
 // Stop.
-func StartReceiver(ctx context.Context, st store.Driver, o ReceiverOptions) (*Receiver, error) {
+func StartReceiver(ctx context.Context, st driver.Driver, o ReceiverOptions) (*Receiver, error) {
 	wm := webhook.NewMetrics()
 	ap := webhook.NewApplier(st, o.Policy, wm, o.Log)
 	if o.OptedOut != nil {
@@ -63,7 +63,7 @@ func (r *Receiver) Stop() error { return r.stop() }
 
 // ServeMetrics serves the Prometheus metrics of st's campaigns, and the
 // counters of r when given, on addr until ctx ends or stop is called.
-func ServeMetrics(ctx context.Context, st store.Driver, addr string, r *Receiver) (bound string, stop func() error, err error) {
+func ServeMetrics(ctx context.Context, st driver.Driver, addr string, r *Receiver) (bound string, stop func() error, err error) {
 	m := metrics.New(st)
 	if r != nil {
 		if err := r.metrics.Register(m.Registerer()); err != nil {

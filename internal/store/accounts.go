@@ -3,18 +3,15 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/quotareset"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
-
-// ErrExists is returned when a name is already taken.
-var ErrExists = errors.New("already exists")
 
 // SetTier changes a tier's limits. Buckets of the accounts that follow the
 // tier first book the tokens they earned at the old rate, so a change keeps
@@ -93,7 +90,7 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 			return fmt.Errorf("read account %s: %w", a.Name, err)
 		}
 		if taken > 0 {
-			return fmt.Errorf("account %q: %w", a.Name, ErrExists)
+			return fmt.Errorf("account %q: %w", a.Name, driver.ErrExists)
 		}
 		if err := numberFree(ctx, tx, a.Name, a.PhoneNumberID, 0); err != nil {
 			return err
@@ -114,7 +111,7 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 			a.Disabled, now.UnixNano(), float64(l.Burst), now.UnixNano(), s.today(now), pid, nullThroughput(a.ThroughputPinned), a.WABA)
 		if err != nil {
 			if isUnique(err) {
-				return fmt.Errorf("account %q: %w", a.Name, ErrExists)
+				return fmt.Errorf("account %q: %w", a.Name, driver.ErrExists)
 			}
 			return fmt.Errorf("insert account %s: %w", a.Name, err)
 		}
@@ -125,12 +122,9 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 	return a, err
 }
 
-// AccountChange is a partial update of an account (campaign.AccountChange).
-type AccountChange = campaign.AccountChange
-
 // UpdateAccount applies a change to the named account. A change of limits
 // books the tokens earned so far first, as SetTier does.
-func (s *Store) UpdateAccount(ctx context.Context, name string, ch AccountChange) (campaign.AccountStatus, error) {
+func (s *Store) UpdateAccount(ctx context.Context, name string, ch campaign.AccountChange) (campaign.AccountStatus, error) {
 	var out campaign.AccountStatus
 	err := s.write(ctx, func(tx *Tx) error {
 		accts, err := loadAccounts(ctx, tx, `WHERE a.name = ?`, name)
@@ -261,7 +255,7 @@ func (a account) status(t time.Time) campaign.AccountStatus {
 // loadAccounts reads accounts joined with their tier. Tokens and At are the
 // stored bucket, not yet refilled. Removed accounts are not among them.
 func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]account, error) {
-	rows, err := q.QueryContext(ctx, rowscan.AccountQuery("?")+where, append([]any{DefaultMargin}, args...)...)
+	rows, err := q.QueryContext(ctx, rowscan.AccountQuery("?")+where, append([]any{driver.DefaultMargin}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}
@@ -309,9 +303,6 @@ func (s *Store) SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) 
 	})
 }
 
-// QuotaReset is what a reset did to one account (campaign.QuotaReset).
-type QuotaReset = campaign.QuotaReset
-
 // ResetQuota starts a new quota day for the named accounts (all when names is
 // empty). Quota days only move forward: an account whose quota day is today
 // or later is left alone unless force is set — which zeroes the count but
@@ -319,11 +310,11 @@ type QuotaReset = campaign.QuotaReset
 // back or a shell in another zone cannot double a cap. Days follow the zone
 // fixed in the database; a store opened asking for another zone returns a
 // *campaign.ZoneMismatchError and resets nothing.
-func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]QuotaReset, error) {
+func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]campaign.QuotaReset, error) {
 	if s.zoneErr != nil {
 		return nil, s.zoneErr
 	}
-	var out []QuotaReset
+	var out []campaign.QuotaReset
 	err := s.write(ctx, func(tx *Tx) error {
 		out = nil // write may run fn again after a busy error
 		accts, err := loadAccounts(ctx, tx, `ORDER BY a.id`)

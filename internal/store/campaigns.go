@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -35,7 +36,7 @@ type importer struct {
 
 // Import holds this process's write lock until Commit or Rollback: the
 // import is one transaction so a half-read file never becomes a campaign.
-func (s *Store) Import(ctx context.Context, c campaign.Campaign) (Importer, error) {
+func (s *Store) Import(ctx context.Context, c campaign.Campaign) (driver.Importer, error) {
 	if err := campaign.ValidateName(c.Name); err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func (im *importer) start(ctx context.Context) error {
 		int(im.c.Share.Priority), max(im.c.Share.Weight, 1), int64(im.c.Share.Borrow))
 	if err != nil {
 		if isUnique(err) {
-			return fmt.Errorf("campaign with the same file and message: %w", ErrExists)
+			return fmt.Errorf("campaign with the same file and message: %w", driver.ErrExists)
 		}
 		return fmt.Errorf("create campaign: %w", err)
 	}

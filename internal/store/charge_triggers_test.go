@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -15,7 +16,7 @@ import (
 // the kept charges must still equal a recount from the view, whether the
 // trigger ran or not: out of order, across days, with and without pricing.
 func TestChargeTriggerSkipsOnlyWhatChangesNothing(t *testing.T) {
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "charges.db"), store.Options{Location: time.UTC})
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "charges.db"), driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

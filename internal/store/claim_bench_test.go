@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -24,24 +26,24 @@ func BenchmarkClaimRecord(b *testing.B) { storetest.BenchClaimRecord(b, sqliteBe
 // follows the links.
 func BenchmarkClaimRecordLinked(b *testing.B) { storetest.BenchClaimRecord(b, sqliteBench(link)) }
 
-func sqliteBench(prepare func(ctx context.Context, b *testing.B, d store.Driver, n int)) storetest.ClaimBench {
+func sqliteBench(prepare func(ctx context.Context, b *testing.B, d driver.Driver, n int)) storetest.ClaimBench {
 	return storetest.ClaimBench{
 		NewDB: func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") },
-		Open: func(b *testing.B, db string, now func() time.Time) store.Driver {
-			st, err := store.Open(b.Context(), db, store.Options{Now: now, Location: time.UTC})
+		Open: func(b *testing.B, db string, now func() time.Time) driver.Driver {
+			st, err := store.Open(b.Context(), db, driver.Options{Now: now, Location: time.UTC})
 			if err != nil {
 				b.Fatal(err)
 			}
 			return st
 		},
-		Ledger:  func(d store.Driver) storetest.Ledger { return claim.New(d) },
+		Ledger:  func(d driver.Driver) storetest.Ledger { return claim.New(d) },
 		Prepare: prepare,
 	}
 }
 
 // link gives each of the n recipients a user id, and as many others one
 // too, half of those suppressed by it.
-func link(ctx context.Context, b *testing.B, d store.Driver, n int) {
+func link(ctx context.Context, b *testing.B, d driver.Driver, n int) {
 	db, err := sql.Open("sqlite3", "file:"+d.Path()+"?_busy_timeout=10000")
 	if err != nil {
 		b.Fatal(err)
@@ -51,7 +53,7 @@ func link(ctx context.Context, b *testing.B, d store.Driver, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var list []store.Suppression
+	var list []campaign.Suppression
 	for j := range 2 * n {
 		user := fmt.Sprintf("US.%d", 1000+j)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO recipient_links (user_id, phone, seen_at) VALUES (?, ?, 0)`,
@@ -59,7 +61,7 @@ func link(ctx context.Context, b *testing.B, d store.Driver, n int) {
 			b.Fatal(err)
 		}
 		if j >= n && j%2 == 0 {
-			list = append(list, store.Suppression{Phone: user, Reason: "STOP"})
+			list = append(list, campaign.Suppression{Phone: user, Reason: "STOP"})
 		}
 	}
 	if err := tx.Commit(); err != nil {

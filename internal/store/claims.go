@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/recordsql"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
@@ -143,7 +144,7 @@ func (r recordTx) Exec(ctx context.Context, query string, args ...any) (int64, e
 }
 
 func (r recordTx) Accounts(ctx context.Context, where string, args ...any) ([]rowscan.Account, error) {
-	rows, err := r.tx.QueryContext(ctx, rowscan.AccountQuery("?")+where, append([]any{DefaultMargin}, args...)...)
+	rows, err := r.tx.QueryContext(ctx, rowscan.AccountQuery("?")+where, append([]any{driver.DefaultMargin}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}

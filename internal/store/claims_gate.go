@@ -7,22 +7,8 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/limits"
+	"github.com/wasend/wasend/internal/store/driver"
 )
-
-// Gates opens the limits gate of a portfolio: several hosts that send
-// from one portfolio's numbers share its buckets, caps and reach through
-// it (--limits). Gate is called once per portfolio and claim; an
-// implementation caches what it opens.
-type Gates interface {
-	Gate(portfolio string) (limits.Gate, error)
-}
-
-// DefaultPortfolio is the portfolio, in the shared limits, of the accounts
-// that belong to none: they share its global bucket. Their messaging limit
-// (reach) is their own and not shared; put numbers that several hosts send
-// from into a portfolio (`wasend portfolio add`) to share it.
-const DefaultPortfolio = "default"
 
 // ShareLimits makes every later claim ask gates — not this database's
 // buckets, caps, global bucket, reach, pair gap and sticky numbers — for
@@ -31,12 +17,12 @@ const DefaultPortfolio = "default"
 // to reach the gates (fail closed: nothing is claimed, the engine waits)
 // from other errors. The database's host id, which every claim id starts
 // with, is made now the first time.
-func (s *Store) ShareLimits(ctx context.Context, g Gates, unavailable func(error) bool) error {
+func (s *Store) ShareLimits(ctx context.Context, g driver.Gates, unavailable func(error) bool) error {
 	id, err := limitsHost(ctx, s)
 	if err != nil {
 		return err
 	}
-	s.shared = &SharedLimits{Gates: g, Unavailable: unavailable, Host: id}
+	s.shared = &driver.SharedLimits{Gates: g, Unavailable: unavailable, Host: id}
 	return nil
 }
 
@@ -71,8 +57,3 @@ func repeatGuard(ctx context.Context, q querier, campaignID int64) (string, erro
 	}
 	return campaign.RepeatGuard(campaign.MessageKind(kind), template, text), nil
 }
-
-// GateAccount is an account's name in the shared limits: its phone number
-// id, which every host that sends from the number knows it by, whatever
-// each calls the account.
-func GateAccount(phoneNumberID string) string { return phoneNumberID }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,224 +13,12 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/driver"
 )
-
-// ClaimTx is the claim's transaction as the store executes it: the reads
-// and writes a claim makes, each plain SQL that decides nothing. Which rows
-// go, from which number, what a refusal means and how long to wait are
-// internal/claim's, which runs over this interface; a second driver
-// implements the same operations and passes the same suite.
-type ClaimTx interface {
-	// The campaign: whether it may send, its schedule and its share of
-	// the accounts.
-
-	// Stopped is ErrPaused, ErrCancelled or ErrNotFound, nil when the
-	// campaign may send.
-	Stopped(ctx context.Context, id int64) error
-	Schedule(ctx context.Context, id int64) (ClaimSchedule, error)
-	// Begin records the campaign's start at now and its deadline.
-	Begin(ctx context.Context, id int64, now, expires time.Time) error
-	// ExpirePending ends every pending row. Like FailSuppressed past its
-	// bound, it makes a sending transaction run again as an ordinary
-	// write (see writeSend): the claim passes its error through.
-	ExpirePending(ctx context.Context, id int64, why string, now time.Time) error
-	FinishCampaign(ctx context.Context, id int64, now time.Time) error
-	PauseNoAccount(ctx context.Context, id int64) error
-	// Turn is the campaign's share and the campaigns competing with it at
-	// now: running, started, not idle, with a runner that beat since live
-	// and rows due.
-	Turn(ctx context.Context, id int64, now, live time.Time) (ClaimTurn, error)
-	SetServed(ctx context.Context, id int64, served float64) error
-	// Idle marks the campaign idle until at least until; the zero time
-	// ends its idleness.
-	Idle(ctx context.Context, id int64, until time.Time) error
-	PairGap(ctx context.Context, id int64) (time.Duration, error)
-	// RepeatGuard names the campaign's message for the repeat guard.
-	RepeatGuard(ctx context.Context, id int64) (string, error)
-	CountStickyBreaks(ctx context.Context, id int64, breaks map[string]int) error
-
-	// The campaign's rows.
-
-	// Due is up to max pending rows due at now, oldest first, each with
-	// the suppression list's reason when its number is listed.
-	Due(ctx context.Context, id int64, now time.Time, max int) ([]DueRow, error)
-	// FirstPending is when the next pending row is due and why it was put
-	// off, and how many rows are in flight.
-	FirstPending(ctx context.Context, id int64) (FirstPending, error)
-	// NextPutOff is the earliest pending row due after now that is not
-	// held for the reach or a cap (zero: none).
-	NextPutOff(ctx context.Context, id int64, now time.Time) (time.Time, error)
-	// Zones are the rows' time zones (invalid: imported without) and
-	// whether each waits for its send window.
-	Zones(ctx context.Context, ids []int64) (map[int64]RowZones, error)
-	PutOff(ctx context.Context, id int64, until time.Time, why PutOff) error
-	// ReleaseWindow clears the window's hold of rows whose window opened.
-	ReleaseWindow(ctx context.Context, ids []int64) error
-	// FailSuppressed fails a row whose number is listed (past a bound of
-	// such rows, as ExpirePending).
-	FailSuppressed(ctx context.Context, id int64, why string, now time.Time) error
-	FailNeverOpen(ctx context.Context, id int64, why string, now time.Time) error
-	// ServiceWindow: the campaign's rows need an open customer service
-	// window (a text campaign without --ignore-window); LastInbound is when
-	// each of keys last wrote to each number, links followed (absent:
-	// never); SkipNoWindow fails a row without one (bounded as FailSuppressed).
-	ServiceWindow(ctx context.Context, id int64) (bool, error)
-	LastInbound(ctx context.Context, keys []string) (map[string]campaign.Wrote, error)
-	SkipNoWindow(ctx context.Context, id int64, why string, now time.Time) error
-	SkipElsewhere(ctx context.Context, id int64, why string, now time.Time) error
-	// Take marks the claimed rows sending for runner and logs their
-	// attempts, filling in each claim's attempt id.
-	Take(ctx context.Context, runner string, now time.Time, cs []campaign.Claim) ([]campaign.Claim, error)
-
-	// Accounts, buckets, caps and the send log.
-
-	// Accounts are the enabled accounts not dropped from the campaign,
-	// and how many accounts are enabled at all.
-	Accounts(ctx context.Context, campaignID int64) (accts []ClaimAccount, enabled int, err error)
-	Global(ctx context.Context) (GlobalBucket, error)
-	SpendTokens(ctx context.Context, accountID int64, b ratelimit.Bucket, used int) error
-	SpendGlobal(ctx context.Context, b ratelimit.Bucket) error
-	// CountSends adds n to the account's count of the day.
-	CountSends(ctx context.Context, accountID int64, n int) error
-	// ReachLimit is the messaging limit of a's portfolio that applies
-	// (0: none); Members are the ids of every account of the portfolio,
-	// removed and disabled ones too.
-	ReachLimit(ctx context.Context, a ClaimAccount) (int, error)
-	Members(ctx context.Context, portfolioID int64) ([]int64, error)
-	// ReachCount is how many distinct recipients the scope's accounts
-	// messaged after since, its running count moved to since; ReachOldest
-	// the oldest of their latest sends then.
-	ReachCount(ctx context.Context, s ReachScope, since time.Time) (int, error)
-	ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error)
-	LastContacts(ctx context.Context, phones []string) (map[string]LastContact, error)
-	LogContacts(ctx context.Context, cs []campaign.Claim) error
-	// Fate is what became of an account the claim does not offer: by id,
-	// or (id 0) by phone number id, the newest live one first.
-	Fate(ctx context.Context, campaignID, accountID int64, phoneNumberID string) (AccountFate, error)
-
-	// Shared limits (--limits).
-
-	// Shared is what ShareLimits configured; nil without.
-	Shared() *SharedLimits
-	Today(t time.Time) string
-	NoteGateWait(ctx context.Context, id int64, now time.Time, reason campaign.WaitReason, detail string) error
-	ClearGateWait(ctx context.Context, id int64) error
-	QueuedRefunds(ctx context.Context, max int) ([]campaign.SharedClaim, error)
-	ForgetRefund(ctx context.Context, claim string) error
-	// HostPart is this database's part of a portfolio's lost day.
-	HostPart(ctx context.Context, host, portfolio, today string, now time.Time) (limits.RebuildRequest, error)
-}
-
-// ClaimSchedule is a campaign's schedule as the claim reads it.
-type ClaimSchedule struct {
-	StartAt, BeganAt, ExpiresAt time.Time // zero: none
-	ExpireAfter                 time.Duration
-	Window                      *campaign.Window
-}
-
-// ClaimTurn is a campaign's share of the accounts and its competitors'.
-type ClaimTurn struct {
-	Share  campaign.Share
-	Served float64
-	Idle   bool
-	Others []Competitor
-}
-
-// Competitor is another campaign competing for the accounts.
-type Competitor struct {
-	Priority campaign.Priority
-	Served   float64
-	Weight   int
-	// Excluded are the accounts it may not send from (campaign_accounts):
-	// their tokens are not its to claim.
-	Excluded []int64
-}
-
-// Uses reports whether the competitor may send from one of accounts.
-func (o Competitor) Uses(accounts []int64) bool {
-	for _, a := range accounts {
-		if !slices.Contains(o.Excluded, a) {
-			return true
-		}
-	}
-	return false
-}
-
-// DueRow is a pending row with the suppression list's word on it.
-type DueRow struct {
-	campaign.Message
-	Suppressed bool
-	Why        string // the list's reason, when Suppressed
-}
-
-// FirstPending is what a claim that found no due row reads.
-type FirstPending struct {
-	Next    time.Time // the first pending row's due time; zero: none
-	Why     PutOff    // why it was put off
-	Sending int
-}
-
-// RowZones is a row's time zones and its window hold.
-type RowZones struct {
-	Zones   string // "": imported without a send window
-	Waiting bool
-}
-
-// ClaimAccount is an account as the claim decides on it.
-type ClaimAccount struct {
-	campaign.AccountStatus
-	Health ratelimit.Health
-	// The portfolio's settings (PortfolioID 0: a portfolio of its own).
-	PortfolioID int64
-	PinnedLimit int
-	Margin      float64
-}
-
-// Limit is the account's bucket limit at t: its rate scaled by its health.
-func (a ClaimAccount) Limit(t time.Time) ratelimit.Limit { return a.account().limit(t) }
-
-// Bucket is the account's bucket as stored.
-func (a ClaimAccount) Bucket() ratelimit.Bucket { return a.account().bucket() }
-
-func (a ClaimAccount) account() account {
-	return account{AccountStatus: a.AccountStatus, health: a.Health, portfolioID: a.PortfolioID, pinnedLimit: a.PinnedLimit, margin: a.Margin}
-}
-
-// GlobalBucket is the global limit and its bucket.
-type GlobalBucket struct {
-	On     bool
-	Limit  ratelimit.Limit
-	Bucket ratelimit.Bucket
-}
-
-// LastContact is what the send log knows of a number: the latest request
-// to it from any of our accounts, and the account whose message it last
-// accepted.
-type LastContact struct {
-	At      time.Time // zero: none logged
-	SentAt  time.Time // zero: none accepted
-	Account int64     // that sent at SentAt
-	// ByAccount is the latest request from each account, for the windows
-	// of the portfolios.
-	ByAccount map[int64]time.Time
-}
-
-// AccountFate is what became of an account.
-type AccountFate struct {
-	Found, Disabled, Removed, Dropped bool
-}
-
-// SharedLimits is where claims ask for admission under --limits.
-type SharedLimits struct {
-	Gates Gates
-	// Unavailable tells a failure to reach the gates from other errors.
-	Unavailable func(error) bool
-	Host        string // the database's id among the hosts (setting limits_host)
-}
 
 // WithClaim runs fn in a sending transaction (see writeSend), committed when
 // fn returns nil.
-func (s *Store) WithClaim(ctx context.Context, fn func(ClaimTx) error) error {
+func (s *Store) WithClaim(ctx context.Context, fn func(driver.ClaimTx) error) error {
 	return s.writeSend(ctx, func(tx *Tx) error { return fn(&claimTx{tx: tx}) })
 }
 
@@ -240,7 +27,7 @@ func (s *Store) WithClaim(ctx context.Context, fn func(ClaimTx) error) error {
 // (nothing was stored; but a *campaign.FenceError means all else was,
 // and fn ran); an error of fn takes back what fn wrote, is claimErr, and
 // the outcomes stay.
-func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(ClaimTx) error) (claimErr, err error) {
+func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(driver.ClaimTx) error) (claimErr, err error) {
 	var refused []int64
 	err = s.writeSend(ctx, func(tx *Tx) (err error) {
 		claimErr = nil // a retried transaction starts over
@@ -282,7 +69,7 @@ type claimTx struct {
 
 func (c *claimTx) Stopped(ctx context.Context, id int64) error { return stopped(ctx, c.tx, id) }
 
-func (c *claimTx) Schedule(ctx context.Context, id int64) (ClaimSchedule, error) {
+func (c *claimTx) Schedule(ctx context.Context, id int64) (driver.ClaimSchedule, error) {
 	var (
 		startAt, beganAt, expires sql.NullInt64
 		expire                    int64
@@ -290,9 +77,9 @@ func (c *claimTx) Schedule(ctx context.Context, id int64) (ClaimSchedule, error)
 	)
 	if err := c.tx.QueryRowContext(ctx, `SELECT start_at, began_at, expire_after, expires_at, window_from, window_to, window_days
 		FROM campaigns WHERE id = ?`, id).Scan(&startAt, &beganAt, &expire, &expires, &wf, &wt, &wd); err != nil {
-		return ClaimSchedule{}, fmt.Errorf("read schedule of campaign %d: %w", id, err)
+		return driver.ClaimSchedule{}, fmt.Errorf("read schedule of campaign %d: %w", id, err)
 	}
-	return ClaimSchedule{StartAt: fromNullNanos(startAt), BeganAt: fromNullNanos(beganAt), ExpiresAt: fromNullNanos(expires),
+	return driver.ClaimSchedule{StartAt: fromNullNanos(startAt), BeganAt: fromNullNanos(beganAt), ExpiresAt: fromNullNanos(expires),
 		ExpireAfter: time.Duration(expire), Window: windowFrom(wf, wt, wd)}, nil
 }
 
@@ -324,9 +111,9 @@ func (c *claimTx) PauseNoAccount(ctx context.Context, id int64) error {
 	return pauseNoAccount(ctx, c.tx, id)
 }
 
-func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (ClaimTurn, error) {
+func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (driver.ClaimTurn, error) {
 	var (
-		t               ClaimTurn
+		t               driver.ClaimTurn
 		borrow, idleFor int64
 	)
 	if err := c.tx.QueryRowContext(ctx, `SELECT priority, weight, borrow, served, idle_until FROM campaigns WHERE id = ?`, id).
@@ -348,7 +135,7 @@ func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (Clai
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			o        Competitor
+			o        driver.Competitor
 			excluded string
 		)
 		if err := rows.Scan(&o.Priority, &o.Served, &o.Weight, &excluded); err != nil {
@@ -414,7 +201,7 @@ func (c *claimTx) CountStickyBreaks(ctx context.Context, id int64, breaks map[st
 	return nil
 }
 
-func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]DueRow, error) {
+func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]driver.DueRow, error) {
 	// The suppression list is read in the same query, following the links
 	// (links.go) both ways: an index probe each, at no extra round trip.
 	rows, err := c.tx.QueryContext(ctx, `SELECT id, line, input, phone, params, body, extras, attempts, retries,
@@ -427,10 +214,10 @@ func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]
 		return nil, fmt.Errorf("find next messages: %w", err)
 	}
 	defer rows.Close()
-	var out []DueRow
+	var out []driver.DueRow
 	for rows.Next() {
 		var (
-			d              DueRow
+			d              driver.DueRow
 			m              = &d.Message
 			params, extras string
 			why            sql.NullString
@@ -454,9 +241,9 @@ func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]
 	return out, nil
 }
 
-func (c *claimTx) FirstPending(ctx context.Context, id int64) (FirstPending, error) {
+func (c *claimTx) FirstPending(ctx context.Context, id int64) (driver.FirstPending, error) {
 	var (
-		f    FirstPending
+		f    driver.FirstPending
 		next sql.NullInt64
 	)
 	if err := c.tx.QueryRowContext(ctx, `SELECT min(CASE WHEN state = 'pending' THEN next_attempt_at END),
@@ -480,13 +267,13 @@ func (c *claimTx) NextPutOff(ctx context.Context, id int64, now time.Time) (time
 	var next sql.NullInt64
 	if err := c.tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM messages
 		WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ? AND window_wait NOT IN (?, ?)`,
-		id, now.UnixNano(), PutOffReach, PutOffCap).Scan(&next); err != nil {
+		id, now.UnixNano(), driver.PutOffReach, driver.PutOffCap).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("find the next retry: %w", err)
 	}
 	return fromNullNanos(next), nil
 }
 
-func (c *claimTx) Zones(ctx context.Context, ids []int64) (map[int64]RowZones, error) {
+func (c *claimTx) Zones(ctx context.Context, ids []int64) (map[int64]driver.RowZones, error) {
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
@@ -497,11 +284,11 @@ func (c *claimTx) Zones(ctx context.Context, ids []int64) (map[int64]RowZones, e
 		return nil, fmt.Errorf("read time zones of due rows: %w", err)
 	}
 	defer rows.Close()
-	zones := make(map[int64]RowZones, len(ids))
+	zones := make(map[int64]driver.RowZones, len(ids))
 	for rows.Next() {
 		var (
 			id    int64
-			z     RowZones
+			z     driver.RowZones
 			names sql.NullString
 		)
 		if err := rows.Scan(&id, &names, &z.Waiting); err != nil {
@@ -516,7 +303,7 @@ func (c *claimTx) Zones(ctx context.Context, ids []int64) (map[int64]RowZones, e
 	return zones, nil
 }
 
-func (c *claimTx) PutOff(ctx context.Context, id int64, until time.Time, why PutOff) error {
+func (c *claimTx) PutOff(ctx context.Context, id int64, until time.Time, why driver.PutOff) error {
 	if _, err := c.tx.ExecContext(ctx, `UPDATE messages SET next_attempt_at = ?, window_wait = ? WHERE id = ? AND state = 'pending'`,
 		until.UnixNano(), why, id); err != nil {
 		return fmt.Errorf("put off message %d: %w", id, err)
@@ -613,15 +400,15 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 	return out, nil
 }
 
-func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]ClaimAccount, int, error) {
+func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]driver.ClaimAccount, int, error) {
 	accts, err := loadAccounts(ctx, c.tx, `WHERE a.disabled = 0 AND a.id NOT IN
 		(SELECT account_id FROM campaign_accounts WHERE campaign_id = ?) ORDER BY a.id`, campaignID)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]ClaimAccount, len(accts))
+	out := make([]driver.ClaimAccount, len(accts))
 	for i, a := range accts {
-		out[i] = ClaimAccount{AccountStatus: a.AccountStatus, Health: a.health, PortfolioID: a.portfolioID,
+		out[i] = driver.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.health, PortfolioID: a.portfolioID,
 			PinnedLimit: a.pinnedLimit, Margin: a.margin}
 	}
 	if len(out) > 0 {
@@ -634,9 +421,9 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]ClaimAccoun
 	return nil, enabled, nil
 }
 
-func (c *claimTx) Global(ctx context.Context) (GlobalBucket, error) {
+func (c *claimTx) Global(ctx context.Context) (driver.GlobalBucket, error) {
 	var (
-		g  GlobalBucket
+		g  driver.GlobalBucket
 		at int64
 	)
 	if err := c.tx.QueryRowContext(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
@@ -670,8 +457,13 @@ func (c *claimTx) CountSends(ctx context.Context, accountID int64, n int) error 
 	return nil
 }
 
-func (c *claimTx) ReachLimit(ctx context.Context, a ClaimAccount) (int, error) {
-	read, _, _, err := readLimit(ctx, c.tx, a.account())
+// claimAccount is the account as stored, as the claim read it.
+func claimAccount(a driver.ClaimAccount) account {
+	return account{AccountStatus: a.AccountStatus, health: a.Health, portfolioID: a.PortfolioID, pinnedLimit: a.PinnedLimit, margin: a.Margin}
+}
+
+func (c *claimTx) ReachLimit(ctx context.Context, a driver.ClaimAccount) (int, error) {
+	read, _, _, err := readLimit(ctx, c.tx, claimAccount(a))
 	if err != nil {
 		return 0, err
 	}
@@ -682,7 +474,7 @@ func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, erro
 	return portfolioMembers(ctx, c.tx, portfolioID)
 }
 
-func (c *claimTx) ReachCount(ctx context.Context, s ReachScope, since time.Time) (int, error) {
+func (c *claimTx) ReachCount(ctx context.Context, s driver.ReachScope, since time.Time) (int, error) {
 	return reachCount(ctx, c.tx, c.tx, s, since)
 }
 
@@ -690,13 +482,13 @@ func (c *claimTx) ReachOldest(ctx context.Context, members []int64, since time.T
 	return reachOldest(ctx, c.tx, members, since)
 }
 
-func (c *claimTx) LastContacts(ctx context.Context, phones []string) (map[string]LastContact, error) {
+func (c *claimTx) LastContacts(ctx context.Context, phones []string) (map[string]driver.LastContact, error) {
 	return readLastContacts(ctx, c.tx, phones)
 }
 
 // readLastContacts looks numbers up in the send log, in one query.
-func readLastContacts(ctx context.Context, q querier, phones []string) (map[string]LastContact, error) {
-	out := make(map[string]LastContact, len(phones))
+func readLastContacts(ctx context.Context, q querier, phones []string) (map[string]driver.LastContact, error) {
+	out := make(map[string]driver.LastContact, len(phones))
 	if len(phones) == 0 {
 		return out, nil
 	}
@@ -761,8 +553,8 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	return nil
 }
 
-func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNumberID string) (AccountFate, error) {
-	f := AccountFate{Found: true}
+func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNumberID string) (driver.AccountFate, error) {
+	f := driver.AccountFate{Found: true}
 	var err error
 	if accountID != 0 {
 		err = c.tx.QueryRowContext(ctx, `SELECT disabled, removed_at IS NOT NULL,
@@ -776,14 +568,14 @@ func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNu
 	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return AccountFate{}, nil
+		return driver.AccountFate{}, nil
 	case err != nil:
 		return f, fmt.Errorf("read the account of %d/%s: %w", accountID, phoneNumberID, err)
 	}
 	return f, nil
 }
 
-func (c *claimTx) Shared() *SharedLimits { return c.tx.s.shared }
+func (c *claimTx) Shared() *driver.SharedLimits { return c.tx.s.shared }
 
 func (c *claimTx) Today(t time.Time) string { return c.tx.s.today(t) }
 

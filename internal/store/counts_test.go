@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // storetest imports the store, so the store's own tests reach its count
@@ -18,7 +19,7 @@ import (
 var (
 	CheckCountsHook func(ctx context.Context, db *sql.DB) error
 	RecountHook     func(ctx context.Context, tx *sql.Tx) error
-	HoldCountsHook  func(t *testing.T, st Driver, step string, ids ...int64)
+	HoldCountsHook  func(t *testing.T, st driver.Driver, step string, ids ...int64)
 )
 
 // CheckCounts is storetest.CheckCounts on s's database.
@@ -59,7 +60,7 @@ func TestCountsEqualRecount(t *testing.T) {
 
 	// The last row's number is suppressed after the import: it fails when
 	// its turn comes. Runner "r1" is registered, "gone" is not.
-	if _, err := st.Suppress(ctx, []Suppression{{Phone: phone(11), Reason: "asked to stop"}}); err != nil {
+	if _, err := st.Suppress(ctx, []campaign.Suppression{{Phone: phone(11), Reason: "asked to stop"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.RegisterRunner(ctx, campaign.Runner{ID: "r1", CampaignID: c.ID, Host: "h", PID: 1, StartedAt: t0, HeartbeatAt: t0}); err != nil {

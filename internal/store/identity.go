@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -15,19 +16,11 @@ import (
 // parts of that decision (the lookup by source key is a read model:
 // readmodel.CampaignBySource); the rule itself is in internal/runner.
 
-// Sibling is an earlier campaign with the same message as an import.
-type Sibling struct {
-	Campaign campaign.Campaign
-	// RecipientsKey identifies its recipient set; "" for campaigns
-	// imported before keys were stored (see EachNumber).
-	RecipientsKey string
-}
-
 // SameMessage returns the campaigns, newest first, that send the same
 // message as the one being imported. It reads inside the import's
 // transaction, which holds the write lock: no other process can create one
 // meanwhile.
-func (im *importer) SameMessage(ctx context.Context) ([]Sibling, error) {
+func (im *importer) SameMessage(ctx context.Context) ([]driver.Sibling, error) {
 	rows, err := im.tx.QueryContext(ctx, `SELECT `+rowscan.CampaignCols+`, recipients_key FROM campaigns
 		WHERE id != ? AND kind = ? AND template = ? AND lang = ? AND text = ? ORDER BY id DESC`,
 		im.c.ID, string(im.c.Spec.Kind), im.c.Spec.Template, im.c.Spec.Lang, im.c.Spec.Text)
@@ -35,9 +28,9 @@ func (im *importer) SameMessage(ctx context.Context) ([]Sibling, error) {
 		return nil, fmt.Errorf("find campaigns with the same message: %w", err)
 	}
 	defer rows.Close()
-	var out []Sibling
+	var out []driver.Sibling
 	for rows.Next() {
-		var sb Sibling
+		var sb driver.Sibling
 		if sb.Campaign, err = rowscan.Campaign(rows, &sb.RecipientsKey); err != nil {
 			return nil, err
 		}

@@ -11,13 +11,8 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
+	"github.com/wasend/wasend/internal/store/driver"
 )
-
-// ImportBatch is how many rows AddBatch and SkipBatch put in one INSERT.
-// Each statement through database/sql and cgo costs about as much as
-// storing a few rows; past a few hundred rows per statement nothing more
-// is gained.
-const ImportBatch = 256
 
 // AddBatch stores msgs, given in file order. Screening (duplicates, the
 // suppression list, recent contacts) is the caller's, through
@@ -28,7 +23,7 @@ const ImportBatch = 256
 // few wait for more, or for Commit.
 func (im *importer) AddBatch(ctx context.Context, msgs []campaign.Message) ([]campaign.Skip, error) {
 	for _, m := range msgs {
-		if im.pending = append(im.pending, m); len(im.pending) == ImportBatch {
+		if im.pending = append(im.pending, m); len(im.pending) == driver.ImportBatch {
 			if err := im.flush(ctx); err != nil {
 				return nil, err
 			}
@@ -109,7 +104,7 @@ func (im *importer) flush(ctx context.Context) error {
 // multi-row INSERT per ImportBatch rows.
 func (im *importer) SkipBatch(ctx context.Context, skips []campaign.Skip) error {
 	for len(skips) > 0 {
-		n := min(len(skips), ImportBatch)
+		n := min(len(skips), driver.ImportBatch)
 		if err := im.skipBatch(ctx, skips[:n]); err != nil {
 			return err
 		}
@@ -142,7 +137,7 @@ func (im *importer) skipBatch(ctx context.Context, skips []campaign.Skip) error 
 // Full batches come back often and are kept until the import ends; the
 // caller closes the others with closeStmt.
 func (im *importer) batchStmt(ctx context.Context, n int, head, row, tail string) (st *sql.Stmt, closeStmt func(), err error) {
-	full := n == ImportBatch
+	full := n == driver.ImportBatch
 	key := head + row + strconv.Itoa(n)
 	if st := im.batch[key]; st != nil && full {
 		return st, func() {}, nil

@@ -20,7 +20,6 @@ import (
 
 // The inbox's rows, as campaign defines them for every store.
 type (
-	InboundRow = campaign.InboundRow
 	RepliedRow = campaign.RepliedRow
 	SentRow    = campaign.SentRow
 )
@@ -34,7 +33,7 @@ func (tx inboxTx) AccountOf(ctx context.Context, phoneNumberID string) (int64, e
 	return account, nil
 }
 
-func (tx inboxTx) KeepInbound(ctx context.Context, m InboundRow) (bool, error) {
+func (tx inboxTx) KeepInbound(ctx context.Context, m campaign.InboundRow) (bool, error) {
 	account := sql.NullInt64{Int64: m.AccountID, Valid: m.AccountID != 0}
 	res, err := tx.ExecContext(ctx, `INSERT INTO inbound_messages (id, phone, at, received_at, phone_number_id, account_id,
 		type, text, payload, context_id, name, kind, reason, message_id, unknown, raw, link_wait)
@@ -48,11 +47,11 @@ func (tx inboxTx) KeepInbound(ctx context.Context, m InboundRow) (bool, error) {
 	return k > 0, nil
 }
 
-func nullID(r RepliedRow) sql.NullInt64 { return sql.NullInt64{Int64: r.ID, Valid: r.ID != 0} }
+func nullID(r campaign.RepliedRow) sql.NullInt64 { return sql.NullInt64{Int64: r.ID, Valid: r.ID != 0} }
 
 // ContextRow: the message context.id names, whatever became of it since,
 // found as a status finds its row (wamidRowSQL).
-func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r RepliedRow, ok bool, err error) {
+func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r campaign.RepliedRow, ok bool, err error) {
 	err = tx.QueryRowContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0) FROM messages
 		WHERE id = `+wamidRowSQL+` AND phone = ?2`, wamid, phone).Scan(&r.ID, &r.CampaignID, &r.AccountID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -64,11 +63,11 @@ func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r Replie
 	return r, true, nil
 }
 
-func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]SentRow, error) {
+func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]campaign.SentRow, error) {
 	// The state terms are messages_phone_sent's, so that it is used.
 	rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state = 'sending', coalesce(sent_at, 0)
 		FROM messages WHERE phone = ? AND state IN ('sending', 'sent')`, phone)
-	out, err := scanRows(rows, err, func(rows *sql.Rows, r *SentRow) error {
+	out, err := scanRows(rows, err, func(rows *sql.Rows, r *campaign.SentRow) error {
 		var sent int64
 		err := rows.Scan(&r.ID, &r.CampaignID, &r.AccountID, &r.InFlight, &sent)
 		r.SentAt = fromNanos(sent)
@@ -82,10 +81,10 @@ func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]SentRow, error) {
 
 // WaitingInbound are the answers that came while a message to their phone
 // was in flight, oldest first.
-func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]InboundRow, error) {
+func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]campaign.InboundRow, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, phone, at, context_id, text, kind FROM inbound_messages
 		WHERE link_wait = 1 ORDER BY at LIMIT ?`, max)
-	ws, err := scanRows(rows, err, func(rows *sql.Rows, w *InboundRow) error {
+	ws, err := scanRows(rows, err, func(rows *sql.Rows, w *campaign.InboundRow) error {
 		var at int64
 		err := rows.Scan(&w.ID, &w.Phone, &at, &w.ContextID, &w.Text, &w.Kind)
 		w.At = fromNanos(at)
@@ -97,7 +96,7 @@ func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]InboundRow, er
 	return ws, nil
 }
 
-func (tx inboxTx) LinkInbound(ctx context.Context, id string, r RepliedRow) error {
+func (tx inboxTx) LinkInbound(ctx context.Context, id string, r campaign.RepliedRow) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE inbound_messages SET link_wait = 0, message_id = ? WHERE id = ?`, nullID(r), id); err != nil {
 		return fmt.Errorf("link inbound message %s: %w", id, err)
 	}
@@ -106,7 +105,7 @@ func (tx inboxTx) LinkInbound(ctx context.Context, id string, r RepliedRow) erro
 
 // NoteReply records a row's first reply (the earliest, whatever order the
 // webhooks came in) and counts the row as replied once.
-func (tx inboxTx) NoteReply(ctx context.Context, r RepliedRow, at time.Time, text string) (bool, error) {
+func (tx inboxTx) NoteReply(ctx context.Context, r campaign.RepliedRow, at time.Time, text string) (bool, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE messages SET first_reply_at = ?, first_reply_text = ? WHERE id = ? AND first_reply_at IS NULL`,
 		nanos(at), text, r.ID)
 	if err != nil {
@@ -124,7 +123,7 @@ func (tx inboxTx) NoteReply(ctx context.Context, r RepliedRow, at time.Time, tex
 }
 
 // NoteOptOut marks a row whose recipient opted out by answering it, once.
-func (tx inboxTx) NoteOptOut(ctx context.Context, r RepliedRow, at time.Time) error {
+func (tx inboxTx) NoteOptOut(ctx context.Context, r campaign.RepliedRow, at time.Time) error {
 	res, err := tx.ExecContext(ctx, `UPDATE messages SET opted_out_at = ? WHERE id = ? AND opted_out_at IS NULL`, nanos(at), r.ID)
 	if err != nil {
 		return fmt.Errorf("note the opt-out of message %d: %w", r.ID, err)
@@ -135,7 +134,7 @@ func (tx inboxTx) NoteOptOut(ctx context.Context, r RepliedRow, at time.Time) er
 	return countReply(ctx, tx.Tx, r, "opted_out")
 }
 
-func countReply(ctx context.Context, tx *Tx, r RepliedRow, column string) error {
+func countReply(ctx context.Context, tx *Tx, r campaign.RepliedRow, column string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO reply_counts (campaign_id, account_id, `+column+`) VALUES (?, ?, 1)
 		ON CONFLICT (campaign_id, account_id) DO UPDATE SET `+column+` = `+column+` + 1`, r.CampaignID, r.AccountID)
 	if err != nil {

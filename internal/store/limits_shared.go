@@ -7,6 +7,7 @@ import (
 
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // hostPart is this database's part of a portfolio's lost quota day, as
@@ -23,7 +24,7 @@ func hostPart(ctx context.Context, q querier, host, portfolio, today string, now
 	}
 	var ids []any
 	for _, a := range accts {
-		p := DefaultPortfolio
+		p := driver.DefaultPortfolio
 		if a.portfolioID != 0 {
 			p = a.Portfolio
 		}
@@ -31,7 +32,7 @@ func hostPart(ctx context.Context, q querier, host, portfolio, today string, now
 			continue
 		}
 		ids = append(ids, a.ID)
-		r.Accounts = append(r.Accounts, limits.RebuildCount{Account: GateAccount(a.PhoneNumberID), Day: a.QuotaDay, Used: a.UsedToday})
+		r.Accounts = append(r.Accounts, limits.RebuildCount{Account: driver.GateAccount(a.PhoneNumberID), Day: a.QuotaDay, Used: a.UsedToday})
 	}
 	if len(ids) == 0 {
 		return r, nil
@@ -52,7 +53,7 @@ func hostPart(ctx context.Context, q querier, host, portfolio, today string, now
 			rows.Close()
 			return r, fmt.Errorf("read the send log of portfolio %s: %w", portfolio, err)
 		}
-		c.At, c.Account = fromNanos(at), GateAccount(c.Account)
+		c.At, c.Account = fromNanos(at), driver.GateAccount(c.Account)
 		r.Window = append(r.Window, c)
 	}
 	rows.Close()

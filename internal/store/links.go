@@ -54,17 +54,3 @@ func (tx inboxTx) InboundSender(ctx context.Context, m campaign.InboundMessage) 
 	}
 	return phone, nil
 }
-
-// StatusRecipientIs reports whether a status names the recipient of a row
-// whose recipient is phone (a number or a user id): by recipient_id, or
-// by recipient_user_id for a row sent to a user id. A status naming
-// neither says nothing against it.
-func StatusRecipientIs(phone string, ev campaign.StatusEvent) bool {
-	if ev.Recipient == "" && ev.RecipientUserID == "" {
-		return true
-	}
-	if campaign.IsBSUID(phone) {
-		return ev.RecipientUserID == phone || ev.Recipient == phone
-	}
-	return ev.Recipient == "" || strings.TrimPrefix(phone, "+") == strings.TrimPrefix(ev.Recipient, "+")
-}

@@ -9,25 +9,13 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // The operator's moves on accounts and campaigns. Each is one transaction
 // whose WHERE clause names the states it applies to, so a move that no
 // longer applies (the campaign finished meanwhile) changes nothing and
 // says why.
-
-// ErrNumberTaken is returned when a phone-number id already belongs to
-// another account.
-var ErrNumberTaken = errors.New("already in use")
-
-// ErrInUse is returned when a running wasend still needs what the operator
-// wants to remove or delete.
-var ErrInUse = errors.New("in use by a running wasend")
-
-// LiveRunner is how recently a runner must have beaten to count as alive
-// for RemoveAccount and DeleteCampaign. Runners beat every 2 s; a runner
-// silent this long is gone (or hung) and holds nothing back.
-const LiveRunner = 30 * time.Second
 
 // numberFree reports ErrNumberTaken, naming the account, when another live
 // account (not id) already sends from number.
@@ -42,13 +30,7 @@ func numberFree(ctx context.Context, tx *Tx, name, number string, id int64) erro
 		return fmt.Errorf("look up phone number id %s: %w", number, err)
 	}
 	return fmt.Errorf("account %s: phone number id %s is %w by account %s (one number, one account: two would send at twice its rate)",
-		name, number, ErrNumberTaken, other)
-}
-
-// RemovedName is what a removed account is called from then on: its name
-// is free for a new account, and its history still reads as its own.
-func RemovedName(name string, id int64) string {
-	return fmt.Sprintf("%s (removed #%d)", name, id)
+		name, number, driver.ErrNumberTaken, other)
 }
 
 // RemoveAccount removes the named account: it is no longer listed or used,
@@ -72,15 +54,15 @@ func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 		)
 		if err := tx.QueryRowContext(ctx, `SELECT min(m.campaign_id), count(*) FROM messages m JOIN runners r ON r.id = m.runner_id
 			WHERE m.state = 'sending' AND m.account_id = ? AND r.heartbeat_at >= ?`,
-			id, now.Add(-LiveRunner).UnixNano()).Scan(&camp, &inFlight); err != nil {
+			id, now.Add(-driver.LiveRunner).UnixNano()).Scan(&camp, &inFlight); err != nil {
 			return fmt.Errorf("look for messages in flight through %s: %w", name, err)
 		}
 		if inFlight > 0 {
 			return fmt.Errorf("account %s: campaign %d has %d message(s) in flight through it: %w; pause the campaign (`wasend campaign pause %d`) or let it finish, then remove the account",
-				name, camp.Int64, inFlight, ErrInUse, camp.Int64)
+				name, camp.Int64, inFlight, driver.ErrInUse, camp.Int64)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET removed_at = ?, disabled = 1, name = ? WHERE id = ?`,
-			now.UnixNano(), RemovedName(name, id), id); err != nil {
+			now.UnixNano(), driver.RemovedName(name, id), id); err != nil {
 			return fmt.Errorf("remove account %s: %w", name, err)
 		}
 		return nil
@@ -197,11 +179,11 @@ func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
 			host   string
 		)
 		err := tx.QueryRowContext(ctx, `SELECT id, host, pid FROM runners WHERE campaign_id = ? AND heartbeat_at >= ?
-			ORDER BY heartbeat_at DESC LIMIT 1`, id, s.now().Add(-LiveRunner).UnixNano()).Scan(&runner, &host, &pid)
+			ORDER BY heartbeat_at DESC LIMIT 1`, id, s.now().Add(-driver.LiveRunner).UnixNano()).Scan(&runner, &host, &pid)
 		switch {
 		case err == nil:
 			return fmt.Errorf("campaign %d is being sent by wasend process %d on %s: %w; pause or cancel it first (`wasend campaign pause %d`), then delete it once that run has stopped",
-				id, pid, host, ErrInUse, id)
+				id, pid, host, driver.ErrInUse, id)
 		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("look for runners of campaign %d: %w", id, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Two live accounts never share a phone-number id: add and set refuse it
@@ -30,18 +31,18 @@ func TestPhoneNumberIDBelongsToOneAccount(t *testing.T) {
 	}{
 		{"add", func() error { return add("twin", "111") }},
 		{"set", func() error {
-			_, err := st.UpdateAccount(ctx, "other", AccountChange{PhoneNumberID: ptr("111")})
+			_, err := st.UpdateAccount(ctx, "other", campaign.AccountChange{PhoneNumberID: ptr("111")})
 			return err
 		}},
 	} {
 		err := tt.try()
-		if !errors.Is(err, ErrNumberTaken) || !strings.Contains(err.Error(), "in use by account main") || !strings.Contains(err.Error(), "111") {
+		if !errors.Is(err, driver.ErrNumberTaken) || !strings.Contains(err.Error(), "in use by account main") || !strings.Contains(err.Error(), "111") {
 			t.Errorf("%s of a taken number: %v, want ErrNumberTaken naming main and 111", tt.name, err)
 		}
 	}
 	// The same account added again is told apart as a taken name (the
 	// sandbox adds its demo accounts on every run and relies on it).
-	if err := add("main", "111"); !errors.Is(err, ErrExists) {
+	if err := add("main", "111"); !errors.Is(err, driver.ErrExists) {
 		t.Errorf("main added again: %v, want ErrExists", err)
 	}
 	if a := accountByName(t, st, "other"); a.PhoneNumberID != "222" {
@@ -51,7 +52,7 @@ func TestPhoneNumberIDBelongsToOneAccount(t *testing.T) {
 		t.Errorf("%d accounts after a refused add, want 2", n)
 	}
 	// Setting an account's own number again is no change, not a clash.
-	if _, err := st.UpdateAccount(ctx, "main", AccountChange{PhoneNumberID: ptr("111"), Tier: ptr(campaign.TierWarm)}); err != nil {
+	if _, err := st.UpdateAccount(ctx, "main", campaign.AccountChange{PhoneNumberID: ptr("111"), Tier: ptr(campaign.TierWarm)}); err != nil {
 		t.Errorf("set of its own number: %v", err)
 	}
 	// The index holds even for a writer that skips the store's check.
@@ -85,18 +86,18 @@ func TestMigrationKeepsSharedNumbers(t *testing.T) {
 	if err != nil || len(accts) != 3 {
 		t.Fatalf("accounts after migration: %d, %v; want all 3", len(accts), err)
 	}
-	if _, err := st.AddAccount(ctx, campaign.Account{Name: "fourth", PhoneNumberID: "555", Tier: campaign.TierNew, TokenEnv: "T"}); !errors.Is(err, ErrNumberTaken) ||
+	if _, err := st.AddAccount(ctx, campaign.Account{Name: "fourth", PhoneNumberID: "555", Tier: campaign.TierNew, TokenEnv: "T"}); !errors.Is(err, driver.ErrNumberTaken) ||
 		!strings.Contains(err.Error(), "in use by account first") {
 		t.Errorf("joining a shared number: %v, want ErrNumberTaken naming first", err)
 	}
-	if _, err := st.UpdateAccount(ctx, "second", AccountChange{PhoneNumberID: ptr("556")}); err != nil {
+	if _, err := st.UpdateAccount(ctx, "second", campaign.AccountChange{PhoneNumberID: ptr("556")}); err != nil {
 		t.Fatalf("moving a shared account to its own number: %v", err)
 	}
-	if _, err := st.UpdateAccount(ctx, "third", AccountChange{Tier: ptr(campaign.TierWarm)}); err != nil {
+	if _, err := st.UpdateAccount(ctx, "third", campaign.AccountChange{Tier: ptr(campaign.TierWarm)}); err != nil {
 		t.Errorf("other settings of an account still sharing: %v", err)
 	}
 	// second, now on 556 alone, is held there like any account.
-	if _, err := st.UpdateAccount(ctx, "third", AccountChange{PhoneNumberID: ptr("556")}); !errors.Is(err, ErrNumberTaken) {
+	if _, err := st.UpdateAccount(ctx, "third", campaign.AccountChange{PhoneNumberID: ptr("556")}); !errors.Is(err, driver.ErrNumberTaken) {
 		t.Errorf("third onto second's new number: %v, want ErrNumberTaken", err)
 	}
 }

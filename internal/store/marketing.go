@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // RecordMarketingStatus keeps a WABA's marketing_messages_onboarding_status
@@ -23,10 +24,6 @@ func (s *Store) RecordMarketingStatus(ctx context.Context, waba, status string, 
 		return nil
 	})
 }
-
-// UpgradedThroughput is webhook.UpgradedThroughput (the store does not
-// import the webhook package): a number's msg/s after THROUGHPUT_UPGRADE.
-const UpgradedThroughput = 1000
 
 // RaiseThroughput applies a THROUGHPUT_UPGRADE: the accounts of the number
 // send at the higher throughput from the next claim on, running engines
@@ -51,10 +48,10 @@ func (tx inboxTx) RaiseThroughput(ctx context.Context, ev campaign.AccountEvent,
 		if err != nil {
 			return 0, err
 		}
-		if err := relimit(ctx, tx.Tx, a, a.SendLimits(tier, UpgradedThroughput), now); err != nil {
+		if err := relimit(ctx, tx.Tx, a, a.SendLimits(tier, driver.UpgradedThroughput), now); err != nil {
 			return 0, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET throughput_read = ? WHERE id = ?`, UpgradedThroughput, a.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET throughput_read = ? WHERE id = ?`, driver.UpgradedThroughput, a.ID); err != nil {
 			return 0, fmt.Errorf("raise the throughput of account %s: %w", a.Name, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // A database made before migration 0004, with a campaign under way,
@@ -281,11 +282,11 @@ func TestMigrationKeysContactLogByPhone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLast := map[string]LastContact{
+	wantLast := map[string]driver.LastContact{
 		"+491511": {At: fromNanos(40), SentAt: fromNanos(30), Account: 1},
 		"+491512": {At: fromNanos(50), SentAt: fromNanos(20), Account: 2},
 	}
-	if !maps.EqualFunc(got, wantLast, func(a, b LastContact) bool {
+	if !maps.EqualFunc(got, wantLast, func(a, b driver.LastContact) bool {
 		return a.At.Equal(b.At) && a.SentAt.Equal(b.SentAt) && a.Account == b.Account
 	}) {
 		t.Errorf("send log lookups after migration 0023: %+v, want %+v", got, wantLast)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // A database in a read-only directory fails at Open with the directory
@@ -26,7 +28,7 @@ func TestOpenReadOnlyDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(dir, 0o700) })
-	_, err := Open(context.Background(), filepath.Join(dir, "w.db"), Options{})
+	_, err := Open(context.Background(), filepath.Join(dir, "w.db"), driver.Options{})
 	if err == nil || !strings.Contains(err.Error(), "database directory "+dir+" is not writable") {
 		t.Errorf("Open in a read-only directory: %v", err)
 	}

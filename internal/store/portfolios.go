@@ -8,11 +8,8 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/driver"
 )
-
-// DefaultMargin is the share of a portfolio's messaging limit kept back
-// unless --margin says otherwise.
-const DefaultMargin = 0.05
 
 // AddPortfolio stores a new portfolio.
 func (s *Store) AddPortfolio(ctx context.Context, p campaign.Portfolio) (campaign.Portfolio, error) {
@@ -25,7 +22,7 @@ func (s *Store) AddPortfolio(ctx context.Context, p campaign.Portfolio) (campaig
 			p.Name, nullInt(p.PinnedLimit), p.Margin, now.UnixNano())
 		if err != nil {
 			if isUnique(err) {
-				return fmt.Errorf("portfolio %q: %w", p.Name, ErrExists)
+				return fmt.Errorf("portfolio %q: %w", p.Name, driver.ErrExists)
 			}
 			return fmt.Errorf("insert portfolio %s: %w", p.Name, err)
 		}
@@ -36,26 +33,9 @@ func (s *Store) AddPortfolio(ctx context.Context, p campaign.Portfolio) (campaig
 	return p, err
 }
 
-// PortfolioChange is a partial update of a portfolio; nil fields stay.
-type PortfolioChange struct {
-	PinnedLimit *int // 0 removes the pin
-	Margin      *float64
-}
-
-// Apply makes the change to p and checks the result.
-func (ch PortfolioChange) Apply(p *campaign.Portfolio) error {
-	if ch.PinnedLimit != nil {
-		p.PinnedLimit = *ch.PinnedLimit
-	}
-	if ch.Margin != nil {
-		p.Margin = *ch.Margin
-	}
-	return p.Validate()
-}
-
 // UpdatePortfolio applies a change to the named portfolio. Running
 // campaigns read it at their next claim.
-func (s *Store) UpdatePortfolio(ctx context.Context, name string, ch PortfolioChange) (campaign.Portfolio, error) {
+func (s *Store) UpdatePortfolio(ctx context.Context, name string, ch driver.PortfolioChange) (campaign.Portfolio, error) {
 	var p campaign.Portfolio
 	err := s.write(ctx, func(tx *Tx) error {
 		var err error
@@ -147,7 +127,7 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 	for _, a := range accts {
 		if a.portfolioID == 0 {
 			out = append(out, campaign.PortfolioStatus{Own: true, Accounts: []string{a.Name},
-				Portfolio: campaign.Portfolio{Name: a.Name, Margin: DefaultMargin}})
+				Portfolio: campaign.Portfolio{Name: a.Name, Margin: driver.DefaultMargin}})
 			continue
 		}
 		p := &out[byID[a.portfolioID]]
@@ -165,9 +145,9 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 			p.Allowed = 0
 		}
 		since := now.Add(-ratelimit.ReachWindow)
-		scope := ReachScope{Portfolio: p.ID, Members: g.members}
+		scope := driver.ReachScope{Portfolio: p.ID, Members: g.members}
 		if p.Own {
-			scope = ReachScope{Account: g.members[0], Members: g.members}
+			scope = driver.ReachScope{Account: g.members[0], Members: g.members}
 		}
 		if p.Used, err = s.readReach(ctx, scope, since); err != nil {
 			return nil, err

@@ -16,7 +16,7 @@ func mustPortfolio(t *testing.T, st *Store, name string, limit int, margin float
 
 func joinPortfolio(t *testing.T, st *Store, account, portfolio string) {
 	t.Helper()
-	if _, err := st.UpdateAccount(t.Context(), account, AccountChange{Portfolio: &portfolio}); err != nil {
+	if _, err := st.UpdateAccount(t.Context(), account, campaign.AccountChange{Portfolio: &portfolio}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -44,7 +44,7 @@ func TestThroughputCapsTheRate(t *testing.T) {
 		{"unpinned again", 0, 80, 80, 80},
 	}
 	for _, tt := range tests {
-		a, err := st.UpdateAccount(t.Context(), "a", AccountChange{Throughput: ptr(tt.pin)})
+		a, err := st.UpdateAccount(t.Context(), "a", campaign.AccountChange{Throughput: ptr(tt.pin)})
 		if err != nil {
 			t.Fatal(err)
 		}

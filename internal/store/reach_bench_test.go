@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // BenchmarkClaimReachWindow measures one claim (64 new recipients) of a
@@ -25,7 +26,7 @@ func BenchmarkClaimReachWindow(b *testing.B) {
 			const batch = 64
 			ctx := b.Context()
 			clk := newFakeClock()
-			st, err := Open(ctx, filepath.Join(b.TempDir(), "bench.db"), Options{Now: clk.Now, Location: time.UTC})
+			st, err := Open(ctx, filepath.Join(b.TempDir(), "bench.db"), driver.Options{Now: clk.Now, Location: time.UTC})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -43,7 +44,7 @@ func BenchmarkClaimReachWindow(b *testing.B) {
 					TokenEnv: "T", ThroughputPinned: campaign.Unlimited}); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := st.UpdateAccount(ctx, name, AccountChange{Portfolio: &big}); err != nil {
+				if _, err := st.UpdateAccount(ctx, name, campaign.AccountChange{Portfolio: &big}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 //go:embed reach_counts.sql
@@ -24,23 +25,6 @@ var reachTriggerNames = []string{"reach_counts_log", "reach_counts_relog", "reac
 // is built again from the log at its next read.
 func ensureReachCounts(ctx context.Context, s *Store) error {
 	return ensureTriggers(ctx, s, reachTriggerNames, "keep the portfolios' reach", "DELETE FROM reach_counts;\n"+reachTriggersSQL)
-}
-
-// ReachScope is whose sends count towards one portfolio's reach: a
-// portfolio's (Portfolio, every account of it) or an account's without one
-// (Portfolio 0, Account, itself alone). Its key names its running count.
-type ReachScope struct {
-	Portfolio int64
-	Account   int64
-	Members   []int64
-}
-
-// ScopeOf is the scope of an account's portfolio with its members.
-func ScopeOf(accountID, portfolioID int64, members []int64) ReachScope {
-	if portfolioID != 0 {
-		return ReachScope{Portfolio: portfolioID, Members: members}
-	}
-	return ReachScope{Account: accountID, Members: members}
 }
 
 // inMembers is the IN list of members and their arguments.
@@ -63,7 +47,7 @@ type execer interface {
 // one, not the window. With w (the claim's transaction) the count moved to
 // since is stored; a read-only caller passes nil. A missing count, or one
 // more than a window away, is counted from the log.
-func reachCount(ctx context.Context, q querier, w execer, s ReachScope, since time.Time) (int, error) {
+func reachCount(ctx context.Context, q querier, w execer, s driver.ReachScope, since time.Time) (int, error) {
 	if len(s.Members) == 0 {
 		return 0, nil
 	}
@@ -114,7 +98,7 @@ const readerMoveAfter = time.Minute
 // reachStale reports whether the scope's running count is missing, a
 // window or more from since (a read would count the window from the log),
 // or more than readerMoveAfter behind it.
-func reachStale(ctx context.Context, q querier, s ReachScope, since time.Time) (bool, error) {
+func reachStale(ctx context.Context, q querier, s driver.ReachScope, since time.Time) (bool, error) {
 	var through int64
 	err := q.QueryRowContext(ctx, `SELECT through FROM reach_counts WHERE portfolio_id = ? AND account_id = ?`,
 		s.Portfolio, s.Account).Scan(&through)
@@ -133,7 +117,7 @@ func reachStale(ctx context.Context, q querier, s ReachScope, since time.Time) (
 // missing or that far behind (after an upgrade, or a day without claims),
 // so the count from the log is paid once, not at every status. A database
 // that cannot be written is counted from the log.
-func (s *Store) readReach(ctx context.Context, scope ReachScope, since time.Time) (int, error) {
+func (s *Store) readReach(ctx context.Context, scope driver.ReachScope, since time.Time) (int, error) {
 	stale, err := reachStale(ctx, s.db, scope, since)
 	if err != nil {
 		return 0, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/recordsql"
 )
 
@@ -51,15 +52,15 @@ func TestReachCountMatchesDistinctCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scopes := func() []ReachScope {
+	scopes := func() []driver.ReachScope {
 		members, err := portfolioMembers(ctx, st.db, acme.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := []ReachScope{{Portfolio: acme.ID, Members: members}}
+		out := []driver.ReachScope{{Portfolio: acme.ID, Members: members}}
 		for _, id := range ids[2:] {
 			if !slices.Contains(members, id) {
-				out = append(out, ReachScope{Account: id, Members: []int64{id}})
+				out = append(out, driver.ReachScope{Account: id, Members: []int64{id}})
 			}
 		}
 		return out

@@ -50,7 +50,7 @@ func TestReachBlockedCampaignYieldsItsTurn(t *testing.T) {
 		mustSent(t, st, c)
 	}
 	// From now on one token a second.
-	if _, err := st.UpdateAccount(t.Context(), "a", AccountChange{Rate: ptr(1.0), Burst: ptr(1)}); err != nil {
+	if _, err := st.UpdateAccount(t.Context(), "a", campaign.AccountChange{Rate: ptr(1.0), Burst: ptr(1)}); err != nil {
 		t.Fatal(err)
 	}
 	var fresh []string

@@ -3,20 +3,16 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // A campaign's settings changed after its import: when it may send
 // (SetSchedule), how it shares the accounts (SetShare), its pair gap.
-
-// ErrNoZones is returned when a send window is set on a campaign imported
-// without one: its rows have no time zones to judge the window by.
-var ErrNoZones = errors.New("no time zones stored")
 
 // SetSchedule changes when a campaign may send: a StartAt other than the
 // stored one moves its start (and forgets a start already made, so the
@@ -56,7 +52,7 @@ func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule)
 			}
 			if !had {
 				return fmt.Errorf("campaign %d was imported without a send window, and its recipients' time zones are found at import: %w",
-					id, ErrNoZones)
+					id, driver.ErrNoZones)
 			}
 			f, t, d := windowColumns(w)
 			if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET window_from = ?, window_to = ?, window_days = ? WHERE id = ?`,

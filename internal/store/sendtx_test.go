@@ -107,9 +107,9 @@ func TestClaimPastManySuppressedRunsAsAnOrdinaryWrite(t *testing.T) {
 	mustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
 	const blocked = maxDroppedInMemory + 100
 	c := mustCampaign(t, st, "c", blocked+3)
-	var list []Suppression
+	var list []campaign.Suppression
 	for i := range blocked {
-		list = append(list, Suppression{Phone: phone(i)})
+		list = append(list, campaign.Suppression{Phone: phone(i)})
 	}
 	if _, err := st.Suppress(t.Context(), list); err != nil {
 		t.Fatal(err)

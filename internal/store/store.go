@@ -11,7 +11,7 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
+	sqldriver "database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -28,6 +28,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dbfile"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -39,8 +40,10 @@ type Store struct {
 	*conn
 	quotaZone
 	// shared, when set, is where claims ask for admission (ShareLimits).
-	shared *SharedLimits
+	shared *driver.SharedLimits
 }
+
+var _ driver.Driver = (*Store)(nil)
 
 // conn is the database file and the one connection this process writes
 // through: the migrations, the transaction machinery below the Store's
@@ -60,34 +63,9 @@ type conn struct {
 	now   func() time.Time
 }
 
-// Options configure Open. Zero values get defaults.
-type Options struct {
-	// Now is the clock for timestamps the store writes itself.
-	Now func() time.Time
-	// Location is the zone of quota days asked for (WASEND_TZ); nil asks
-	// for none. A new database stores it (or the local zone) on first
-	// use; after that the stored zone decides, and a Location that
-	// disagrees makes ResetQuota fail with a *campaign.ZoneMismatchError.
-	Location *time.Location
-	// BusyTimeout bounds how long a write waits for another process.
-	BusyTimeout time.Duration
-	// ExistingDir: the database's directory must exist already (a path the
-	// user named, where a typo must not create directories); otherwise it
-	// is created.
-	ExistingDir bool
-	// MustExist: open only a database that exists; ErrNoDatabase
-	// otherwise. Commands that only read or maintain set it, so that a
-	// wrong path or environment (cron's) never starts an empty database.
-	MustExist bool
-}
-
-// ErrNoDatabase is a database file that does not exist, opened with
-// MustExist.
-var ErrNoDatabase = dbfile.ErrNoDatabase
-
 // Open opens (creating if needed, mode 0600) the database at path and applies
 // any migrations it has not seen yet.
-func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+func Open(ctx context.Context, path string, opts driver.Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -221,7 +199,7 @@ func (c *conn) apply(ctx context.Context, version int, name, body string) error 
 		}
 		defer func() {
 			if _, err := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`); err != nil {
-				conn.Raw(func(any) error { return driver.ErrBadConn }) // don't pool it without them
+				conn.Raw(func(any) error { return sqldriver.ErrBadConn }) // don't pool it without them
 			}
 		}()
 	}
@@ -356,9 +334,6 @@ func (c *conn) tempInMemory(ctx context.Context, mem bool) error {
 	return nil
 }
 
-// ErrStorage marks a failure of the disk under the database.
-var ErrStorage = errors.New("storage failure")
-
 // storageError names the database file on errors of the disk itself (full,
 // read-only, I/O), which the operator fixes outside wasend.
 func (c *conn) storageError(err error) error {
@@ -366,7 +341,7 @@ func (c *conn) storageError(err error) error {
 	if errors.As(err, &se) {
 		switch se.Code {
 		case sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrReadonly, sqlite3.ErrCantOpen, sqlite3.ErrCorrupt:
-			return fmt.Errorf("database %s: %w: %w", c.path, ErrStorage, err)
+			return fmt.Errorf("database %s: %w: %w", c.path, driver.ErrStorage, err)
 		}
 	}
 	return err
@@ -405,7 +380,7 @@ func (c *conn) beginWrite(ctx context.Context) (*sql.Tx, error) {
 		return nil, err
 	}
 	tx, err := w.BeginTx(ctx, nil)
-	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
+	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, sqldriver.ErrBadConn) {
 		c.dropWriter() // the next write gets a fresh connection
 	}
 	return tx, err
@@ -426,7 +401,7 @@ func (c *conn) writer(ctx context.Context) (*sql.Conn, error) {
 // dropWriter discards the writer connection. The caller holds wmu.
 func (c *conn) dropWriter() {
 	if c.w != nil {
-		c.w.Raw(func(any) error { return driver.ErrBadConn }) // not back into the pool
+		c.w.Raw(func(any) error { return sqldriver.ErrBadConn }) // not back into the pool
 		c.w.Close()
 		c.w = nil
 	}

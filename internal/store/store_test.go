@@ -12,6 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/readmodel"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // t0 is 09:00 on the first quota day of every test; instants are offsets.
@@ -25,7 +26,7 @@ func newFakeClock() *clock.Sim { return clock.NewSim(t0) }
 
 func openAt(t *testing.T, path string, clk *clock.Sim) *Store {
 	t.Helper()
-	st, err := Open(t.Context(), path, Options{Now: clk.Now, Location: time.UTC})
+	st, err := Open(t.Context(), path, driver.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,9 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
-
-// Suppression is a listed number (campaign.Suppression).
-type Suppression = campaign.Suppression
 
 // Suppress lists numbers, all in one transaction, and returns how many were
 // not listed before. A number already listed keeps the time it was first
@@ -21,7 +19,7 @@ type Suppression = campaign.Suppression
 //
 // A number newly listed waits to be pushed to the shared list (ToPush) if
 // that list has never known it.
-func (s *Store) Suppress(ctx context.Context, list []Suppression) (added int, err error) {
+func (s *Store) Suppress(ctx context.Context, list []campaign.Suppression) (added int, err error) {
 	for _, sp := range list {
 		if err := campaign.CheckListable(sp.Phone); err != nil {
 			return 0, err
@@ -87,17 +85,10 @@ func (s *Store) Unsuppress(ctx context.Context, phones []string) (removed int, e
 	return removed, nil
 }
 
-// SyncMark is how far a copy of shared state has been applied: the
-// source's epoch and the version of its last change applied.
-type SyncMark struct {
-	Epoch   string
-	Version int64
-}
-
 // SharedSuppressionsMark is how far ApplySuppressions has applied the
 // shared suppression list; the zero mark before the first time.
-func (s *Store) SharedSuppressionsMark(ctx context.Context) (SyncMark, error) {
-	var m SyncMark
+func (s *Store) SharedSuppressionsMark(ctx context.Context) (driver.SyncMark, error) {
+	var m driver.SyncMark
 	err := s.db.QueryRowContext(ctx, `SELECT epoch, version FROM shared_sync WHERE name = 'suppressions'`).Scan(&m.Epoch, &m.Version)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return m, fmt.Errorf("read how far the shared suppression list was copied: %w", err)
@@ -113,7 +104,7 @@ func (s *Store) SharedSuppressionsMark(ctx context.Context) (SyncMark, error) {
 // is newer than the removal, and the push lists it again for every host.
 // A number listed here earlier keeps the earlier of the two times. Rows
 // that already agree are not written.
-func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, removed []string, mark SyncMark) error {
+func (s *Store) ApplySuppressions(ctx context.Context, listed []campaign.Suppression, removed []string, mark driver.SyncMark) error {
 	for _, sp := range listed {
 		if err := campaign.CheckListable(sp.Phone); err != nil {
 			return err
@@ -151,52 +142,15 @@ func (s *Store) ApplySuppressions(ctx context.Context, listed []Suppression, rem
 	})
 }
 
-// Push is a number this host listed itself, waiting to go on the list
-// several hosts share.
-type Push struct {
-	Suppression
-	// IfUnknown: list it there only if that list has never known the
-	// number (listed or removed). Set for numbers listed by hand and those
-	// listed before the outbox existed; an opt-out the API reported goes
-	// up whatever the shared list knew.
-	IfUnknown bool
-	Seq       int64 // its place in the outbox, for Pushed
-}
-
-// ToPushSQL reads the outbox (ReadPushes), oldest first, on either driver:
-// the limit's placeholder follows.
-const ToPushSQL = `SELECT p.seq, p.phone, p.if_unknown <> 0, s.reason, s.created_at
-	FROM suppression_push p JOIN suppressions s ON s.phone = p.phone ORDER BY p.seq LIMIT `
-
 // ToPush returns up to limit numbers waiting to be pushed to the shared
 // list, oldest first.
-func (s *Store) ToPush(ctx context.Context, limit int) ([]Push, error) {
-	rows, err := s.db.QueryContext(ctx, ToPushSQL+`?`, limit)
+func (s *Store) ToPush(ctx context.Context, limit int) ([]driver.Push, error) {
+	rows, err := s.db.QueryContext(ctx, rowscan.PushQuery+`?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the suppressions to share: %w", err)
 	}
 	defer rows.Close()
-	return ReadPushes(rows)
-}
-
-// ReadPushes reads the rows of ToPushSQL.
-func ReadPushes(rows rowscan.Rows) ([]Push, error) {
-	var out []Push
-	for rows.Next() {
-		var (
-			p       Push
-			created int64
-		)
-		if err := rows.Scan(&p.Seq, &p.Phone, &p.IfUnknown, &p.Reason, &created); err != nil {
-			return nil, fmt.Errorf("read the suppressions to share: %w", err)
-		}
-		p.CreatedAt = fromNanos(created)
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the suppressions to share: %w", err)
-	}
-	return out, nil
+	return rowscan.Pushes(rows)
 }
 
 // Pushed takes the numbers ToPush returned, up to seq, out of the outbox:

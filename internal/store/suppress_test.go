@@ -3,11 +3,13 @@ package store
 import (
 	"slices"
 	"testing"
+
+	"github.com/wasend/wasend/internal/campaign"
 )
 
 func TestIsSuppressed(t *testing.T) {
 	st := openTest(t, newFakeClock())
-	if _, err := st.Suppress(t.Context(), []Suppression{{Phone: phone(1), Reason: "STOP"}, {Phone: phone(2)}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []campaign.Suppression{{Phone: phone(1), Reason: "STOP"}, {Phone: phone(2)}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

@@ -49,7 +49,7 @@ func TestEveryTransition(t *testing.T) {
 			return err
 		}},
 		{"suppress at send", campaign.MoveSuppressAtSend, func(m campaign.Message) error {
-			if _, err := st.Suppress(ctx, []Suppression{{Phone: m.Phone, Reason: "opted out"}}); err != nil {
+			if _, err := st.Suppress(ctx, []campaign.Suppression{{Phone: m.Phone, Reason: "opted out"}}); err != nil {
 				return err
 			}
 			defer st.db.ExecContext(ctx, `DELETE FROM suppressions`)

@@ -9,6 +9,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -26,7 +27,7 @@ func TestQuotaDaysOnlyMoveForward(t *testing.T) {
 	}
 	open := func(loc *time.Location) *store.Store {
 		t.Helper()
-		st, err := store.Open(t.Context(), path, store.Options{Now: clk.Now, Location: loc})
+		st, err := store.Open(t.Context(), path, driver.Options{Now: clk.Now, Location: loc})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +130,7 @@ func TestTimezoneFixedOnFirstUse(t *testing.T) {
 			t.Setenv("TZ", tc.tz)
 			path := filepath.Join(t.TempDir(), "wasend.db")
 			for _, loc := range []*time.Location{tc.first, nil, time.UTC} {
-				st, err := store.Open(t.Context(), path, store.Options{Now: newFakeClock().Now, Location: loc})
+				st, err := store.Open(t.Context(), path, driver.Options{Now: newFakeClock().Now, Location: loc})
 				if err != nil {
 					t.Fatal(err)
 				}

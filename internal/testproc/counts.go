@@ -2,6 +2,7 @@ package testproc
 
 import (
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -17,7 +18,7 @@ func (w *World) CheckCounts(when string) {
 		}
 		return
 	}
-	st, err := store.Open(w.T.Context(), w.DB, store.Options{})
+	st, err := store.Open(w.T.Context(), w.DB, driver.Options{})
 	if err != nil {
 		w.T.Fatalf("after %s: %v", when, err)
 	}

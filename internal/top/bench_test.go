@@ -12,6 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // BenchmarkRefresh is one refresh of the dashboard and its drawing at
@@ -26,7 +27,7 @@ func BenchmarkRefresh(b *testing.B) {
 		b.Skip("set WASEND_BENCH_DB to a database; bench/status.sh builds bench/out/status-1m.db")
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, path, store.Options{Location: time.UTC})
+	st, err := store.Open(ctx, path, driver.Options{Location: time.UTC})
 	if err != nil {
 		b.Fatal(err)
 	}

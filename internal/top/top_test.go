@@ -17,6 +17,7 @@ import (
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/report"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -39,7 +40,7 @@ func seed(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	fx := &fixture{now: t0}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), store.Options{Now: func() time.Time { return fx.now }, Location: time.UTC})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "wasend.db"), driver.Options{Now: func() time.Time { return fx.now }, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func seed(t *testing.T) *fixture {
 	}
 	acme := "acme"
 	for _, name := range []string{"main-01", "warm-02"} {
-		if _, err := st.UpdateAccount(ctx, name, store.AccountChange{Portfolio: &acme}); err != nil {
+		if _, err := st.UpdateAccount(ctx, name, campaign.AccountChange{Portfolio: &acme}); err != nil {
 			t.Fatal(err)
 		}
 	}

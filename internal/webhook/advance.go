@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Most statuses Meta posts only move a sent row's delivery up the ladder
@@ -26,7 +26,7 @@ type statusKey struct {
 
 // advances are a batch's plain statuses, settled together by apply.
 type advances struct {
-	kept  []store.MatchedStatus
+	kept  []driver.MatchedStatus
 	dups  int // plain statuses kept before (or earlier in the batch)
 	moves map[int64]*campaign.DeliveryAdvance
 	order []int64 // the rows of moves, in the order they came
@@ -35,7 +35,7 @@ type advances struct {
 // plainAdvances takes the plain statuses out of the decoded bodies (ns,
 // nil for a body that did not decode) and returns them; what is left in
 // ns applies one by one.
-func plainAdvances(ctx context.Context, tx store.InboxTx, ns []*campaign.Notification, rules Rules, now time.Time) (*advances, error) {
+func plainAdvances(ctx context.Context, tx driver.InboxTx, ns []*campaign.Notification, rules Rules, now time.Time) (*advances, error) {
 	var wamids []string
 	seen := map[string]bool{}
 	for _, n := range ns {
@@ -157,7 +157,7 @@ func callbackRow(data string) int64 {
 
 // add keeps ev, matched to row id, and folds it into the row's move.
 func (a *advances) add(id int64, ev campaign.StatusEvent) {
-	a.kept = append(a.kept, store.MatchedStatus{ID: id, Ev: ev})
+	a.kept = append(a.kept, driver.MatchedStatus{ID: id, Ev: ev})
 	m, ok := a.moves[id]
 	if !ok {
 		if a.moves == nil {
@@ -172,7 +172,7 @@ func (a *advances) add(id int64, ev campaign.StatusEvent) {
 
 // apply keeps the batch's plain statuses and moves their rows, counting
 // them in rep as keepStatus counts each.
-func (a *advances) apply(ctx context.Context, tx store.InboxTx, now time.Time, rep *campaign.ApplyReport) error {
+func (a *advances) apply(ctx context.Context, tx driver.InboxTx, now time.Time, rep *campaign.ApplyReport) error {
 	if a == nil {
 		return nil
 	}

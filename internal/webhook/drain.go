@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Applying the inbox: which move each stored body makes, decided here by
@@ -21,7 +21,7 @@ import (
 
 // InboxStore is the store as the drain needs it; *store.Store is one.
 type InboxStore interface {
-	WithInbox(ctx context.Context, fn func(tx store.InboxTx, now time.Time) error) error
+	WithInbox(ctx context.Context, fn func(tx driver.InboxTx, now time.Time) error) error
 }
 
 // replyClockSlack lets an answer whose webhook time (whole seconds, Meta's
@@ -53,7 +53,7 @@ var errPartFailed = errors.New("a part failed without its savepoint")
 
 // direct is the transaction as a batch applies it first: a part runs
 // without a savepoint, and its failure aborts the whole transaction.
-type direct struct{ store.InboxTx }
+type direct struct{ driver.InboxTx }
 
 func (direct) Part(_ context.Context, apply func() error) (skip, err error) {
 	if err := apply(); err != nil {
@@ -64,7 +64,7 @@ func (direct) Part(_ context.Context, apply func() error) (skip, err error) {
 
 func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful bool) (campaign.ApplyReport, error) {
 	var rep campaign.ApplyReport
-	err := in.WithInbox(ctx, func(tx store.InboxTx, now time.Time) error {
+	err := in.WithInbox(ctx, func(tx driver.InboxTx, now time.Time) error {
 		rep = campaign.ApplyReport{} // a retried transaction starts over
 		if !careful {
 			tx = direct{tx}
@@ -130,7 +130,7 @@ func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful boo
 // and skipped with its reason (part), so that one status never holds up
 // the inbox. Only a fault of the database itself fails the body. noted are
 // the numbers this transaction already noted (display → id).
-func applyNotification(ctx context.Context, tx store.InboxTx, n campaign.Notification, rules Rules, now time.Time,
+func applyNotification(ctx context.Context, tx driver.InboxTx, n campaign.Notification, rules Rules, now time.Time,
 	noted map[string]string, rep *campaign.ApplyReport) error {
 	for display, id := range n.Numbers {
 		if was, ok := noted[display]; ok && was == id {
@@ -202,7 +202,7 @@ func applyNotification(ctx context.Context, tx store.InboxTx, n campaign.Notific
 // part applies one part of a body under the store's savepoint. When it
 // cannot apply, what it counted is undone with what it wrote, and the
 // reason goes to rep.Skips; a fault of the database itself is returned.
-func part(ctx context.Context, tx store.InboxTx, rep *campaign.ApplyReport, what string, apply func() error) error {
+func part(ctx context.Context, tx driver.InboxTx, rep *campaign.ApplyReport, what string, apply func() error) error {
 	saved := *rep
 	saved.ByStatus = maps.Clone(rep.ByStatus)
 	skip, err := tx.Part(ctx, apply)
@@ -218,7 +218,7 @@ func part(ctx context.Context, tx store.InboxTx, rep *campaign.ApplyReport, what
 }
 
 // keepStatus stores a status once and applies it to its row.
-func keepStatus(ctx context.Context, tx store.InboxTx, ev campaign.StatusEvent, rules Rules, now time.Time, rep *campaign.ApplyReport) error {
+func keepStatus(ctx context.Context, tx driver.InboxTx, ev campaign.StatusEvent, rules Rules, now time.Time, rep *campaign.ApplyReport) error {
 	rep.Statuses++
 	if !ev.Status.Reported() || ev.WAMID == "" {
 		// Played, or a status wasend does not track: message_statuses keeps
@@ -257,7 +257,7 @@ func keepStatus(ctx context.Context, tx store.InboxTx, ev campaign.StatusEvent, 
 
 // optOutUnmatched suppresses the recipient of a status no row of ours
 // matches when the rules say so and the sending number is one of ours.
-func optOutUnmatched(ctx context.Context, tx store.InboxTx, ev campaign.StatusEvent, rules Rules, now time.Time) error {
+func optOutUnmatched(ctx context.Context, tx driver.InboxTx, ev campaign.StatusEvent, rules Rules, now time.Time) error {
 	phone, reason := rules.OptOut(ev, now)
 	if reason == "" {
 		return nil
@@ -272,7 +272,7 @@ func optOutUnmatched(ctx context.Context, tx store.InboxTx, ev campaign.StatusEv
 // settleStatus reads the facts of message id that a kept status's meaning
 // depends on, asks the rules what the status does, and makes that move
 // and its effects. A status whose row is gone changes nothing.
-func settleStatus(ctx context.Context, tx store.InboxTx, id int64, ev campaign.StatusEvent, rules Rules, now time.Time, rep *campaign.ApplyReport) error {
+func settleStatus(ctx context.Context, tx driver.InboxTx, id int64, ev campaign.StatusEvent, rules Rules, now time.Time, rep *campaign.ApplyReport) error {
 	r, phone, ok, err := tx.StatusRow(ctx, id, ev)
 	if err != nil || !ok {
 		return err
@@ -320,7 +320,7 @@ func settleStatus(ctx context.Context, tx store.InboxTx, id int64, ev campaign.S
 // asyncEffects carries out what an asynchronous failure means beyond its
 // row (campaign cid, account aid, phone), as the store does for a
 // synchronous answer.
-func asyncEffects(ctx context.Context, tx store.InboxTx, cid, aid int64, phone string, ev campaign.StatusEvent, a campaign.StatusAction, now time.Time) error {
+func asyncEffects(ctx context.Context, tx driver.InboxTx, cid, aid int64, phone string, ev campaign.StatusEvent, a campaign.StatusAction, now time.Time) error {
 	if a.Suppress != "" {
 		if err := tx.Suppress(ctx, phone, a.Suppress, now); err != nil {
 			return err
@@ -344,7 +344,7 @@ func asyncEffects(ctx context.Context, tx store.InboxTx, cid, aid int64, phone s
 
 // settleDeferred applies kept statuses whose row was in flight when they
 // came and has been recorded since (or recovered as unknown).
-func settleDeferred(ctx context.Context, tx store.InboxTx, rules Rules, now time.Time, max int, rep *campaign.ApplyReport) error {
+func settleDeferred(ctx context.Context, tx driver.InboxTx, rules Rules, now time.Time, max int, rep *campaign.ApplyReport) error {
 	ds, err := tx.Deferred(ctx, max)
 	if err != nil {
 		return err
@@ -368,13 +368,13 @@ func settleDeferred(ctx context.Context, tx store.InboxTx, rules Rules, now time
 }
 
 // keepInbound stores one inbound message once and applies what it means.
-func keepInbound(ctx context.Context, tx store.InboxTx, m campaign.InboundMessage, rules Rules, now time.Time, rep *campaign.ApplyReport) error {
+func keepInbound(ctx context.Context, tx driver.InboxTx, m campaign.InboundMessage, rules Rules, now time.Time, rep *campaign.ApplyReport) error {
 	rep.Inbound++
 	if m.Unknown {
 		rep.InboundUnknown++
 	}
 	mean := rules.Inbound(m)
-	row := store.InboundRow{ID: m.WAMID, PhoneNumberID: m.PhoneNumberID, At: m.At, ReceivedAt: now, Type: m.Type,
+	row := campaign.InboundRow{ID: m.WAMID, PhoneNumberID: m.PhoneNumberID, At: m.At, ReceivedAt: now, Type: m.Type,
 		Text: m.Text, Payload: m.Payload, ContextID: m.ContextID, Name: m.Name, Kind: mean.Kind, Reason: mean.Reason,
 		Unknown: m.Unknown}
 	var err error
@@ -424,7 +424,7 @@ func keepInbound(ctx context.Context, tx store.InboxTx, m campaign.InboundMessag
 }
 
 // linkReply notes an answer on the row it replies to (none: ID 0).
-func linkReply(ctx context.Context, tx store.InboxTx, r store.RepliedRow, at time.Time, text string, kind campaign.InboundKind, rep *campaign.ApplyReport) error {
+func linkReply(ctx context.Context, tx driver.InboxTx, r campaign.RepliedRow, at time.Time, text string, kind campaign.InboundKind, rep *campaign.ApplyReport) error {
 	if r.ID == 0 {
 		return nil
 	}
@@ -446,7 +446,7 @@ func linkReply(ctx context.Context, tx store.InboxTx, r store.RepliedRow, at tim
 // latest sent to phone within window before at. wait: none yet, but a
 // message to phone is in flight (its send not recorded): the answer may
 // be to it, and is linked at a later drain (linkWaitingInbound).
-func repliesTo(ctx context.Context, tx store.InboxTx, phone, contextID string, at time.Time, window time.Duration) (r store.RepliedRow, wait bool, err error) {
+func repliesTo(ctx context.Context, tx driver.InboxTx, phone, contextID string, at time.Time, window time.Duration) (r campaign.RepliedRow, wait bool, err error) {
 	if contextID != "" {
 		r, ok, err := tx.ContextRow(ctx, contextID, phone)
 		if err != nil || ok {
@@ -468,7 +468,7 @@ func repliesTo(ctx context.Context, tx store.InboxTx, phone, contextID string, a
 		}
 	}
 	if wait {
-		return store.RepliedRow{}, true, nil
+		return campaign.RepliedRow{}, true, nil
 	}
 	return r, false, nil
 }
@@ -476,7 +476,7 @@ func repliesTo(ctx context.Context, tx store.InboxTx, phone, contextID string, a
 // linkWaitingInbound links the answers that came while a message to their
 // phone was in flight, now that sends were recorded; an answer still
 // finding one in flight waits on, until its reply window has passed.
-func linkWaitingInbound(ctx context.Context, tx store.InboxTx, rules Rules, now time.Time, max int, rep *campaign.ApplyReport) error {
+func linkWaitingInbound(ctx context.Context, tx driver.InboxTx, rules Rules, now time.Time, max int, rep *campaign.ApplyReport) error {
 	ws, err := tx.WaitingInbound(ctx, max)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // t0 is when every test's sending happens; webhook times are offsets.
@@ -51,7 +52,7 @@ func newFixtureOf(t testing.TB, to []string, p Policy) *fixture {
 	n := len(to)
 	clk := clock.NewSim(t0)
 	path := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(t.Context(), path, store.Options{Now: clk.Now, Location: time.UTC})
+	st, err := store.Open(t.Context(), path, driver.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 // What a webhook means for wasend's rows is decided here, from the facts the
 // store reads; the store keeps the bodies and statuses and makes the moves
-// decided (Drain, over store.InboxTx), each status in its own savepoint.
+// decided (Drain, over driver.InboxTx), each status in its own savepoint.
 
 // Policy is what asynchronous failures and account events do.
 type Policy struct {

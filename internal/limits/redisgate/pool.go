@@ -51,7 +51,7 @@ func options(rawURL string) (*redis.Options, string, error) {
 }
 
 // Pool is one connection to the Redis at a limits URL and the gates of
-// the portfolios asked for on it: what a host's claims ask (store.Gates).
+// the portfolios asked for on it: what a host's claims ask (driver.Gates).
 // Dial does not connect: a Redis that is down at start is waited for like
 // one that goes down later.
 type Pool struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -37,7 +37,7 @@ func nanos(t time.Time) int64 {
 // loadAccounts reads accounts not removed, joined with their tier and
 // portfolio; where is appended and its placeholders start at $2.
 func loadAccounts(ctx context.Context, q querier, where string, args ...any) ([]account, error) {
-	rows, err := q.Query(ctx, rowscan.AccountQuery("$1")+where, append([]any{store.DefaultMargin}, args...)...)
+	rows, err := q.Query(ctx, rowscan.AccountQuery("$1")+where, append([]any{driver.DefaultMargin}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}
@@ -89,7 +89,7 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 			return fmt.Errorf("read account %s: %w", a.Name, err)
 		}
 		if taken > 0 {
-			return fmt.Errorf("account %q: %w", a.Name, store.ErrExists)
+			return fmt.Errorf("account %q: %w", a.Name, driver.ErrExists)
 		}
 		var other string
 		err := tx.QueryRow(ctx, `SELECT name FROM accounts WHERE phone_number_id = $1 AND removed_at IS NULL
@@ -97,7 +97,7 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		switch {
 		case err == nil:
 			return fmt.Errorf("account %s: phone number id %s is %w by account %s (one number, one account: two would send at twice its rate)",
-				a.Name, a.PhoneNumberID, store.ErrNumberTaken, other)
+				a.Name, a.PhoneNumberID, driver.ErrNumberTaken, other)
 		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("look up phone number id %s: %w", a.PhoneNumberID, err)
 		}
@@ -135,7 +135,7 @@ func (s *Store) AddAccount(ctx context.Context, a campaign.Account) (campaign.Ac
 		if err != nil {
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
-				return fmt.Errorf("account %q: %w", a.Name, store.ErrExists)
+				return fmt.Errorf("account %q: %w", a.Name, driver.ErrExists)
 			}
 			return fmt.Errorf("insert account %s: %w", a.Name, err)
 		}
@@ -158,7 +158,7 @@ func boolInt(b bool) int {
 // campaigns, after a change that may let them go (SQLite's releaseHeld).
 func releaseHeld(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `UPDATE messages SET next_attempt_at = 0, window_wait = $1
-		WHERE window_wait >= $2 AND state = 'pending'`, int(store.PutOffNone), int(store.PutOffReach)); err != nil {
+		WHERE window_wait >= $2 AND state = 'pending'`, int(driver.PutOffNone), int(driver.PutOffReach)); err != nil {
 		return fmt.Errorf("release rows held for the reach or a cap: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE campaigns SET idle_until = 0 WHERE idle_until <> 0`); err != nil {
@@ -233,7 +233,7 @@ func lockAccount(ctx context.Context, tx pgx.Tx, name string) (account, error) {
 // UpdateAccount applies a change to the named account; a change of limits
 // settles the tokens earned so far first. The account's row is locked for
 // the change: two hosts changing it at once go one after the other.
-func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.AccountChange) (campaign.AccountStatus, error) {
+func (s *Store) UpdateAccount(ctx context.Context, name string, ch campaign.AccountChange) (campaign.AccountStatus, error) {
 	var out campaign.AccountStatus
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		a, err := lockAccount(ctx, tx, name)
@@ -262,7 +262,7 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch store.Account
 			switch {
 			case err == nil:
 				return fmt.Errorf("account %s: phone number id %s is %w by account %s (one number, one account: two would send at twice its rate)",
-					a.Name, a.PhoneNumberID, store.ErrNumberTaken, other)
+					a.Name, a.PhoneNumberID, driver.ErrNumberTaken, other)
 			case !errors.Is(err, pgx.ErrNoRows):
 				return fmt.Errorf("look up phone number id %s: %w", a.PhoneNumberID, err)
 			}

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -111,12 +111,12 @@ type importer struct {
 	sourceKey, recipientsKey string
 }
 
-var _ store.Importer = (*importer)(nil)
+var _ driver.Importer = (*importer)(nil)
 
-// Import starts a campaign's import in one transaction (store.ErrExists
+// Import starts a campaign's import in one transaction (driver.ErrExists
 // for a fingerprint already imported: a second import of it waits for the
 // first to end, then fails).
-func (s *Store) Import(ctx context.Context, c campaign.Campaign) (store.Importer, error) {
+func (s *Store) Import(ctx context.Context, c campaign.Campaign) (driver.Importer, error) {
 	if err := campaign.ValidateName(c.Name); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (im *importer) start(ctx context.Context) error {
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "23505" {
-			return fmt.Errorf("campaign with the same file and message: %w", store.ErrExists)
+			return fmt.Errorf("campaign with the same file and message: %w", driver.ErrExists)
 		}
 		return fmt.Errorf("create campaign: %w", err)
 	}
@@ -183,7 +183,7 @@ func (im *importer) start(ctx context.Context) error {
 // them, or for Commit. Screening is the caller's: every row is stored.
 func (im *importer) AddBatch(ctx context.Context, msgs []campaign.Message) ([]campaign.Skip, error) {
 	for _, m := range msgs {
-		if im.pending = append(im.pending, m); len(im.pending) == store.ImportBatch {
+		if im.pending = append(im.pending, m); len(im.pending) == driver.ImportBatch {
 			if err := im.flush(ctx); err != nil {
 				return nil, err
 			}
@@ -302,7 +302,7 @@ func (im *importer) SetKeys(source, recipients string) {
 // message as the one being imported. It first takes a lock on the message
 // for the import's transaction: another import of it waits until this one
 // ends, then sees what it made, as under SQLite's single writer.
-func (im *importer) SameMessage(ctx context.Context) ([]store.Sibling, error) {
+func (im *importer) SameMessage(ctx context.Context) ([]driver.Sibling, error) {
 	sp := im.c.Spec
 	if _, err := im.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
 		strings.Join([]string{string(sp.Kind), sp.Template, sp.Lang, sp.Text}, "\x1f")); err != nil {
@@ -314,14 +314,14 @@ func (im *importer) SameMessage(ctx context.Context) ([]store.Sibling, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find campaigns with the same message: %w", err)
 	}
-	sibs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (sb store.Sibling, err error) {
+	sibs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (sb driver.Sibling, err error) {
 		sb.Campaign, err = rowscan.Campaign(row, &sb.RecipientsKey)
 		return sb, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("find campaigns with the same message: %w", err)
 	}
-	return slices.DeleteFunc(sibs, func(sb store.Sibling) bool { return !sb.Campaign.Spec.SameMessage(sp) }), nil
+	return slices.DeleteFunc(sibs, func(sb driver.Sibling) bool { return !sb.Campaign.Spec.SameMessage(sp) }), nil
 }
 
 // EachNumber calls fn with every number of campaign id, inside the

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 )
 
 // An import of more rows than one COPY batch, with skips, becomes one
 // campaign whose rows are counted pending; nothing is visible before
 // Commit, a rolled-back import leaves nothing, and the same fingerprint
-// again is store.ErrExists.
+// again is driver.ErrExists.
 func TestImportCommitCounts(t *testing.T) {
 	ctx := t.Context()
 	db := newDB(t)
@@ -25,7 +25,7 @@ func TestImportCommitCounts(t *testing.T) {
 	defer st.Close()
 	spec := campaign.Spec{Kind: campaign.KindTemplate, Template: "hello", Lang: "en_US", Params: []string{"name"},
 		Header: &campaign.Header{Type: campaign.HeaderType("image"), Column: "pic"}}
-	begin := func(name string) store.Importer {
+	begin := func(name string) driver.Importer {
 		t.Helper()
 		im, err := st.Import(ctx, campaign.Campaign{Name: name, Fingerprint: "fp-" + name, Source: name + ".csv", Spec: spec})
 		if err != nil {
@@ -40,7 +40,7 @@ func TestImportCommitCounts(t *testing.T) {
 	}
 	gone.Rollback()
 
-	const n = store.ImportBatch + 10
+	const n = driver.ImportBatch + 10
 	im := begin("spring")
 	defer im.Rollback()
 	var msgs []campaign.Message
@@ -110,7 +110,7 @@ func TestImportCommitCounts(t *testing.T) {
 	if err := st.CampaignStopped(ctx, c.ID+100); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("CampaignStopped of no campaign: %v, want ErrNotFound", err)
 	}
-	if _, err := st.Import(ctx, campaign.Campaign{Name: "again", Fingerprint: "fp-spring", Source: "x.csv", Spec: spec}); !errors.Is(err, store.ErrExists) {
-		t.Errorf("same fingerprint again: %v, want store.ErrExists", err)
+	if _, err := st.Import(ctx, campaign.Campaign{Name: "again", Fingerprint: "fp-spring", Source: "x.csv", Spec: spec}); !errors.Is(err, driver.ErrExists) {
+		t.Errorf("same fingerprint again: %v, want driver.ErrExists", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/pgtest"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
@@ -38,14 +38,14 @@ func benchClaimRecord(b *testing.B, hosts int) {
 	srv := pgtest.Start(b)
 	storetest.BenchClaimRecord(b, storetest.ClaimBench{
 		NewDB: func(b *testing.B) string { return srv.NewDB(b, "") },
-		Open: func(b *testing.B, db string, now func() time.Time) store.Driver {
+		Open: func(b *testing.B, db string, now func() time.Time) driver.Driver {
 			st, err := pgstore.Open(b.Context(), db, pgstore.Options{Now: now, Location: time.UTC})
 			if err != nil {
 				b.Fatal(err)
 			}
 			return st
 		},
-		Ledger:    func(d store.Driver) storetest.Ledger { return claim.New(d) },
+		Ledger:    func(d driver.Driver) storetest.Ledger { return claim.New(d) },
 		ServerCPU: serverCPU(b, srv.DSN("postgres")),
 		Hosts:     hosts,
 	})

@@ -13,14 +13,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // WithClaim runs a claim (internal/claim) in one sending transaction: the
 // claim lock, then the claim's reads and writes through ClaimTx; fn's error
 // rolls it back.
-func (s *Store) WithClaim(ctx context.Context, fn func(store.ClaimTx) error) error {
+func (s *Store) WithClaim(ctx context.Context, fn func(driver.ClaimTx) error) error {
 	return s.sendTx(ctx, func(tx pgx.Tx, lead *pgx.Batch) error {
 		// The lock goes with the claim's first read.
 		return runClaim(ctx, &claimTx{s: s, tx: tx, queued: *lead}, fn, "")
@@ -30,7 +30,7 @@ func (s *Store) WithClaim(ctx context.Context, fn func(store.ClaimTx) error) err
 // runClaim runs fn over c and sends the writes still queued when it ends,
 // then tail (a statement, or none) in the same round trip; on fn's error
 // they are dropped, as the rollback would drop them.
-func runClaim(ctx context.Context, c *claimTx, fn func(store.ClaimTx) error, tail string) error {
+func runClaim(ctx context.Context, c *claimTx, fn func(driver.ClaimTx) error, tail string) error {
 	if err := fn(c); err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func runClaim(ctx context.Context, c *claimTx, fn func(store.ClaimTx) error, tai
 // RecordWithClaim stores outcomes as RecordAll does and, in the same
 // transaction, runs fn; what fn wrote is taken back on its error (claimErr),
 // the outcomes stay.
-func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(store.ClaimTx) error) (claimErr, err error) {
+func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(driver.ClaimTx) error) (claimErr, err error) {
 	var refused []int64
 	err = s.sendTx(ctx, func(tx pgx.Tx, lead *pgx.Batch) error {
 		claimErr, refused = nil, nil // a retried transaction starts over
@@ -77,7 +77,7 @@ func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaig
 	return claimErr, fenced(refused)
 }
 
-// claimTx is store.ClaimTx on Postgres: each method plain SQL that decides
+// claimTx is driver.ClaimTx on Postgres: each method plain SQL that decides
 // nothing, as SQLite's. A write whose result the claim does not read waits
 // in a queue and goes with the others in one round trip (a pgx batch)
 // before the next read, or when the claim ends: a claim makes some forty
@@ -131,7 +131,7 @@ func (c *claimTx) campaign(ctx context.Context, id int64) (*campaignRow, error) 
 	return r, nil
 }
 
-var _ store.ClaimTx = (*claimTx)(nil)
+var _ driver.ClaimTx = (*claimTx)(nil)
 
 // queue adds a write; check, when set, is given its count of rows.
 func (c *claimTx) queue(sql string, args []any, check func(rows int64) error) {
@@ -195,12 +195,12 @@ func (c *claimTx) Stopped(ctx context.Context, id int64) error {
 	return campaign.CampaignState(r.state).Stopped()
 }
 
-func (c *claimTx) Schedule(ctx context.Context, id int64) (store.ClaimSchedule, error) {
+func (c *claimTx) Schedule(ctx context.Context, id int64) (driver.ClaimSchedule, error) {
 	r, err := c.campaign(ctx, id)
 	if err != nil {
-		return store.ClaimSchedule{}, err
+		return driver.ClaimSchedule{}, err
 	}
-	sc := store.ClaimSchedule{StartAt: fromNullNanos(r.startAt), BeganAt: fromNullNanos(r.beganAt), ExpiresAt: fromNullNanos(r.expires),
+	sc := driver.ClaimSchedule{StartAt: fromNullNanos(r.startAt), BeganAt: fromNullNanos(r.beganAt), ExpiresAt: fromNullNanos(r.expires),
 		ExpireAfter: time.Duration(r.expire)}
 	if r.wf != nil && r.wt != nil && r.wd != nil {
 		sc.Window = &campaign.Window{From: int(*r.wf), To: int(*r.wt), Days: uint8(*r.wd)}
@@ -240,9 +240,9 @@ func (c *claimTx) PauseNoAccount(ctx context.Context, id int64) error {
 	return nil
 }
 
-func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (store.ClaimTurn, error) {
+func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (driver.ClaimTurn, error) {
 	var (
-		t               store.ClaimTurn
+		t               driver.ClaimTurn
 		prio, weight    int64
 		borrow, idleFor int64
 	)
@@ -267,7 +267,7 @@ func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (stor
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			o              store.Competitor
+			o              driver.Competitor
 			oprio, oweight int64
 			excluded       string
 		)
@@ -343,7 +343,7 @@ func (c *claimTx) CountStickyBreaks(ctx context.Context, id int64, breaks map[st
 
 // Due takes its rows FOR UPDATE SKIP LOCKED: a row another transaction is
 // moving (a requeue, a cancel, a webhook) is passed over, not waited for.
-func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]store.DueRow, error) {
+func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]driver.DueRow, error) {
 	rows, err := c.Query(ctx, `SELECT m.id, m.line, m.input, m.phone, m.params, m.body, m.extras, m.attempts, m.retries,
 		coalesce(m.account_id, 0), (SELECT s.reason FROM suppressions s WHERE s.phone = m.phone)
 		FROM messages m WHERE m.campaign_id = $1 AND m.state = 'pending' AND m.next_attempt_at <= $2
@@ -352,10 +352,10 @@ func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]
 		return nil, fmt.Errorf("find next messages: %w", err)
 	}
 	defer rows.Close()
-	var out []store.DueRow
+	var out []driver.DueRow
 	for rows.Next() {
 		var (
-			d                       store.DueRow
+			d                       driver.DueRow
 			m                       = &d.Message
 			params, extras          string
 			line, attempts, retries int64
@@ -384,9 +384,9 @@ func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]
 	return out, nil
 }
 
-func (c *claimTx) FirstPending(ctx context.Context, id int64) (store.FirstPending, error) {
+func (c *claimTx) FirstPending(ctx context.Context, id int64) (driver.FirstPending, error) {
 	var (
-		f       store.FirstPending
+		f       driver.FirstPending
 		next    *int64
 		sending int64
 	)
@@ -406,7 +406,7 @@ func (c *claimTx) FirstPending(ctx context.Context, id int64) (store.FirstPendin
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return f, fmt.Errorf("campaign %d: %w", id, err)
 	}
-	f.Why = store.PutOff(why)
+	f.Why = driver.PutOff(why)
 	return f, nil
 }
 
@@ -414,24 +414,24 @@ func (c *claimTx) NextPutOff(ctx context.Context, id int64, now time.Time) (time
 	var next *int64
 	if err := c.QueryRow(ctx, `SELECT min(next_attempt_at) FROM messages
 		WHERE campaign_id = $1 AND state = 'pending' AND next_attempt_at > $2 AND window_wait NOT IN ($3, $4)`,
-		id, now.UnixNano(), int64(store.PutOffReach), int64(store.PutOffCap)).Scan(&next); err != nil {
+		id, now.UnixNano(), int64(driver.PutOffReach), int64(driver.PutOffCap)).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("find the next retry: %w", err)
 	}
 	return fromNullNanos(next), nil
 }
 
-func (c *claimTx) Zones(ctx context.Context, ids []int64) (map[int64]store.RowZones, error) {
+func (c *claimTx) Zones(ctx context.Context, ids []int64) (map[int64]driver.RowZones, error) {
 	rows, err := c.Query(ctx, `SELECT m.id, z.zones, m.window_wait = 1 FROM messages m
 		LEFT JOIN zone_sets z ON z.id = m.zone_set WHERE m.id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read time zones of due rows: %w", err)
 	}
 	defer rows.Close()
-	zones := make(map[int64]store.RowZones, len(ids))
+	zones := make(map[int64]driver.RowZones, len(ids))
 	for rows.Next() {
 		var (
 			id    int64
-			z     store.RowZones
+			z     driver.RowZones
 			names *string
 		)
 		if err := rows.Scan(&id, &names, &z.Waiting); err != nil {
@@ -448,7 +448,7 @@ func (c *claimTx) Zones(ctx context.Context, ids []int64) (map[int64]store.RowZo
 	return zones, nil
 }
 
-func (c *claimTx) PutOff(ctx context.Context, id int64, until time.Time, why store.PutOff) error {
+func (c *claimTx) PutOff(ctx context.Context, id int64, until time.Time, why driver.PutOff) error {
 	if _, err := c.Exec(ctx, `UPDATE messages SET next_attempt_at = $1, window_wait = $2 WHERE id = $3 AND state = 'pending'`,
 		until.UnixNano(), int64(why), id); err != nil {
 		return fmt.Errorf("put off message %d: %w", id, err)
@@ -579,7 +579,7 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 // Accounts locks the enabled accounts' rows for the claim: an operator's
 // change or an answer's reaction to one waits for it, and it for them, so
 // no bucket written here overwrites one written meanwhile.
-func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]store.ClaimAccount, int, error) {
+func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]driver.ClaimAccount, int, error) {
 	if _, err := c.Exec(ctx, `SELECT id FROM accounts WHERE disabled = 0 AND removed_at IS NULL ORDER BY id FOR UPDATE`); err != nil {
 		return nil, 0, fmt.Errorf("lock accounts: %w", err)
 	}
@@ -588,9 +588,9 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]store.Claim
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]store.ClaimAccount, len(accts))
+	out := make([]driver.ClaimAccount, len(accts))
 	for i, a := range accts {
-		out[i] = store.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.Health, PortfolioID: a.PortfolioID,
+		out[i] = driver.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.Health, PortfolioID: a.PortfolioID,
 			PinnedLimit: a.PinnedLimit, Margin: a.Margin}
 	}
 	if len(out) > 0 {
@@ -603,9 +603,9 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]store.Claim
 	return nil, int(enabled), nil
 }
 
-func (c *claimTx) Global(ctx context.Context) (store.GlobalBucket, error) {
+func (c *claimTx) Global(ctx context.Context) (driver.GlobalBucket, error) {
 	var (
-		g         store.GlobalBucket
+		g         driver.GlobalBucket
 		on, burst int64
 		at        int64
 	)
@@ -639,7 +639,7 @@ func (c *claimTx) CountSends(ctx context.Context, accountID int64, n int) error 
 	return nil
 }
 
-func (c *claimTx) ReachLimit(ctx context.Context, a store.ClaimAccount) (int, error) {
+func (c *claimTx) ReachLimit(ctx context.Context, a driver.ClaimAccount) (int, error) {
 	read := a.Synced.MessagingLimit
 	if a.PortfolioID != 0 {
 		// The latest any number of the portfolio read.
@@ -682,7 +682,7 @@ func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, erro
 	return ids, nil
 }
 
-func (c *claimTx) ReachCount(ctx context.Context, sc store.ReachScope, since time.Time) (int, error) {
+func (c *claimTx) ReachCount(ctx context.Context, sc driver.ReachScope, since time.Time) (int, error) {
 	return reachCount(ctx, c, sc, since)
 }
 
@@ -690,8 +690,8 @@ func (c *claimTx) ReachOldest(ctx context.Context, members []int64, since time.T
 	return reachOldest(ctx, c, members, since)
 }
 
-func (c *claimTx) LastContacts(ctx context.Context, phones []string) (map[string]store.LastContact, error) {
-	out := make(map[string]store.LastContact, len(phones))
+func (c *claimTx) LastContacts(ctx context.Context, phones []string) (map[string]driver.LastContact, error) {
+	out := make(map[string]driver.LastContact, len(phones))
 	if len(phones) == 0 {
 		return out, nil
 	}
@@ -762,8 +762,8 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	return nil
 }
 
-func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNumberID string) (store.AccountFate, error) {
-	f := store.AccountFate{Found: true}
+func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNumberID string) (driver.AccountFate, error) {
+	f := driver.AccountFate{Found: true}
 	var (
 		disabled int64
 		err      error
@@ -780,7 +780,7 @@ func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNu
 	}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return store.AccountFate{}, nil
+		return driver.AccountFate{}, nil
 	case err != nil:
 		return f, fmt.Errorf("read the account of %d/%s: %w", accountID, phoneNumberID, err)
 	}
@@ -790,7 +790,7 @@ func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNu
 
 // Shared is the gates ShareLimits gave, nil without: hosts on one
 // Postgres share its limits and need none.
-func (c *claimTx) Shared() *store.SharedLimits { return c.s.shared }
+func (c *claimTx) Shared() *driver.SharedLimits { return c.s.shared }
 
 func (c *claimTx) Today(t time.Time) string { return c.s.Today(t) }
 

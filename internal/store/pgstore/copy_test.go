@@ -18,6 +18,7 @@ import (
 	"github.com/wasend/wasend/internal/runner"
 	"github.com/wasend/wasend/internal/sandbox"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 	"github.com/wasend/wasend/internal/store/rowscan"
 	"github.com/wasend/wasend/internal/ui"
@@ -31,7 +32,7 @@ func sandboxDB(t *testing.T) string {
 	t.Helper()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(ctx, path, store.Options{Location: time.UTC})
+	st, err := store.Open(ctx, path, driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func sandboxDB(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	if _, err := st.Suppress(ctx, []store.Suppression{{Phone: "+4915100000001", Reason: "asked to stop"}}); err != nil {
+	if _, err := st.Suppress(ctx, []campaign.Suppression{{Phone: "+4915100000001", Reason: "asked to stop"}}); err != nil {
 		t.Fatal(err)
 	}
 	card := pricing.Card{Currency: "USD", Effective: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), Source: "card.csv",
@@ -195,7 +196,7 @@ func TestCopyFromSQLite(t *testing.T) {
 		}
 	}
 
-	lite, err := store.Open(ctx, path, store.Options{Location: time.UTC, MustExist: true})
+	lite, err := store.Open(ctx, path, driver.Options{Location: time.UTC, MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestCopyRefusesAUsedDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, path, store.Options{Location: berlin})
+	st, err := store.Open(ctx, path, driver.Options{Location: berlin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestCopyRefusesAUsedDatabase(t *testing.T) {
 	if err := pg.Reader().QueryRowContext(ctx, `SELECT value FROM settings WHERE key = 'timezone'`).Scan(&zone); err != nil || zone != "Europe/Berlin" {
 		t.Errorf("zone of quota days after the copy: %q, %v; want the file's Europe/Berlin", zone, err)
 	}
-	if _, err := pg.Suppress(ctx, []store.Suppression{{Phone: "+4915100000009"}}); err != nil {
+	if _, err := pg.Suppress(ctx, []campaign.Suppression{{Phone: "+4915100000009"}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = runner.MoveStore(ctx, runner.MoveStoreOptions{From: path, To: dsn})
@@ -324,7 +325,7 @@ func TestCopyRefusesAUsedDatabase(t *testing.T) {
 // A Postgres URL's password is in no error.
 func TestCopyErrorsHideThePassword(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wasend.db")
-	st, err := store.Open(t.Context(), path, store.Options{Location: time.UTC})
+	st, err := store.Open(t.Context(), path, driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

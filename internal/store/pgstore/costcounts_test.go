@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/keptcounts"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -89,14 +90,14 @@ func costHistory(seed uint64) [][]string {
 func TestCostCountsMatchSQLite(t *testing.T) {
 	ctx := t.Context()
 	w, _, _ := openTwins(t)
-	var kept []store.KeptCount
-	for _, k := range store.KeptCounts {
+	var kept []keptcounts.Table
+	for _, k := range keptcounts.All {
 		if k.Name == "cost_counts" || k.Name == "message_charges" || k.Name == "charge_counts" {
 			kept = append(kept, k)
 		}
 	}
 	if len(kept) != 3 {
-		t.Fatalf("store.KeptCounts lacks cost_counts, message_charges or charge_counts: %d found", len(kept))
+		t.Fatalf("keptcounts.All lacks cost_counts, message_charges or charge_counts: %d found", len(kept))
 	}
 	// The view the triggers and the recount read (message_charge_now),
 	// written another way: both drivers' charges must equal this too.
@@ -131,7 +132,7 @@ func TestCostCountsMatchSQLite(t *testing.T) {
 		}
 		const charges = `SELECT message_id, campaign_id, prefix, day, category, pricing_type, billable
 			FROM message_charges ORDER BY 1`
-		w.Each(func(name string, d store.Driver) {
+		w.Each(func(name string, d driver.Driver) {
 			if got, want := storetest.Text(t, d, charges), storetest.Text(t, d, oracle); got != want {
 				t.Fatalf("%s after step %d (%s): message_charges\n%s\nwant\n%s", name, i, q, got, want)
 			}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/statesql"
 )
 
@@ -33,7 +32,7 @@ func nullID(id int64) *int64 {
 	return &id
 }
 
-func (tx inboxTx) KeepInbound(ctx context.Context, m store.InboundRow) (bool, error) {
+func (tx inboxTx) KeepInbound(ctx context.Context, m campaign.InboundRow) (bool, error) {
 	tag, err := tx.Exec(ctx, `INSERT INTO inbound_messages (id, phone, at, received_at, phone_number_id, account_id,
 		type, text, payload, context_id, name, kind, reason, message_id, unknown, raw, link_wait)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (id) DO NOTHING`,
@@ -47,7 +46,7 @@ func (tx inboxTx) KeepInbound(ctx context.Context, m store.InboundRow) (bool, er
 
 // ContextRow: the message context.id names, whatever became of it since,
 // found as a status finds its row (wamidRowSQL).
-func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r store.RepliedRow, ok bool, err error) {
+func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r campaign.RepliedRow, ok bool, err error) {
 	err = tx.QueryRow(ctx, `SELECT id, campaign_id, coalesce(account_id, 0) FROM messages
 		WHERE id = `+wamidRowSQL+` AND phone = $2`, wamid, phone).Scan(&r.ID, &r.CampaignID, &r.AccountID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -59,15 +58,15 @@ func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r store.
 	return r, true, nil
 }
 
-func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]store.SentRow, error) {
+func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]campaign.SentRow, error) {
 	rows, err := tx.Query(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state = `+statesql.Quote(campaign.Sending)+`,
 		coalesce(sent_at, 0) FROM messages WHERE phone = $1 AND state IN ('sending', 'sent')`, phone)
 	if err != nil {
 		return nil, fmt.Errorf("find the message %s answers: %w", phone, err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.SentRow, error) {
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (campaign.SentRow, error) {
 		var (
-			r    store.SentRow
+			r    campaign.SentRow
 			sent int64
 		)
 		err := row.Scan(&r.ID, &r.CampaignID, &r.AccountID, &r.InFlight, &sent)
@@ -82,15 +81,15 @@ func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]store.SentRow, er
 
 // WaitingInbound are the answers that came while a message to their phone
 // was in flight, oldest first.
-func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]store.InboundRow, error) {
+func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]campaign.InboundRow, error) {
 	rows, err := tx.Query(ctx, `SELECT id, phone, at, context_id, text, kind FROM inbound_messages
 		WHERE link_wait = 1 ORDER BY at LIMIT $1`, max)
 	if err != nil {
 		return nil, fmt.Errorf("read inbound messages waiting for their send: %w", err)
 	}
-	ws, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.InboundRow, error) {
+	ws, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (campaign.InboundRow, error) {
 		var (
-			w  store.InboundRow
+			w  campaign.InboundRow
 			at int64
 		)
 		err := row.Scan(&w.ID, &w.Phone, &at, &w.ContextID, &w.Text, &w.Kind)
@@ -103,7 +102,7 @@ func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]store.InboundR
 	return ws, nil
 }
 
-func (tx inboxTx) LinkInbound(ctx context.Context, id string, r store.RepliedRow) error {
+func (tx inboxTx) LinkInbound(ctx context.Context, id string, r campaign.RepliedRow) error {
 	if _, err := tx.Exec(ctx, `UPDATE inbound_messages SET link_wait = 0, message_id = $1 WHERE id = $2`, nullID(r.ID), id); err != nil {
 		return fmt.Errorf("link inbound message %s: %w", id, err)
 	}
@@ -112,7 +111,7 @@ func (tx inboxTx) LinkInbound(ctx context.Context, id string, r store.RepliedRow
 
 // NoteReply records a row's first reply (the earliest, whatever order the
 // webhooks came in) and counts the row as replied once.
-func (tx inboxTx) NoteReply(ctx context.Context, r store.RepliedRow, at time.Time, text string) (bool, error) {
+func (tx inboxTx) NoteReply(ctx context.Context, r campaign.RepliedRow, at time.Time, text string) (bool, error) {
 	tag, err := tx.Exec(ctx, `UPDATE messages SET first_reply_at = $1, first_reply_text = $2 WHERE id = $3 AND first_reply_at IS NULL`,
 		nanos(at), text, r.ID)
 	if err != nil {
@@ -130,7 +129,7 @@ func (tx inboxTx) NoteReply(ctx context.Context, r store.RepliedRow, at time.Tim
 }
 
 // NoteOptOut marks a row whose recipient opted out by answering it, once.
-func (tx inboxTx) NoteOptOut(ctx context.Context, r store.RepliedRow, at time.Time) error {
+func (tx inboxTx) NoteOptOut(ctx context.Context, r campaign.RepliedRow, at time.Time) error {
 	tag, err := tx.Exec(ctx, `UPDATE messages SET opted_out_at = $1 WHERE id = $2 AND opted_out_at IS NULL`, nanos(at), r.ID)
 	if err != nil {
 		return fmt.Errorf("note the opt-out of message %d: %w", r.ID, err)
@@ -141,7 +140,7 @@ func (tx inboxTx) NoteOptOut(ctx context.Context, r store.RepliedRow, at time.Ti
 	return tx.countReply(ctx, r, "opted_out")
 }
 
-func (tx inboxTx) countReply(ctx context.Context, r store.RepliedRow, column string) error {
+func (tx inboxTx) countReply(ctx context.Context, r campaign.RepliedRow, column string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO reply_counts (campaign_id, account_id, `+column+`) VALUES ($1, $2, 1)
 		ON CONFLICT (campaign_id, account_id) DO UPDATE SET `+column+` = reply_counts.`+column+` + 1`, r.CampaignID, r.AccountID)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/statesql"
 )
 
@@ -45,7 +46,7 @@ func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
 // a body is applied exactly once, and none runs between a send's record
 // and the linking of the statuses that came before it (SQLite's single
 // writer gives both).
-func (s *Store) WithInbox(ctx context.Context, fn func(tx store.InboxTx, now time.Time) error) error {
+func (s *Store) WithInbox(ctx context.Context, fn func(tx driver.InboxTx, now time.Time) error) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(claimLock)); err != nil {
 			return fmt.Errorf("lock the inbox: %w", err)
@@ -54,17 +55,17 @@ func (s *Store) WithInbox(ctx context.Context, fn func(tx store.InboxTx, now tim
 	})
 }
 
-// inboxTx is store.InboxTx on Postgres.
+// inboxTx is driver.InboxTx on Postgres.
 type inboxTx struct{ pgx.Tx }
 
-var _ store.InboxTx = inboxTx{}
+var _ driver.InboxTx = inboxTx{}
 
-func (tx inboxTx) Bodies(ctx context.Context, max int) ([]store.InboxBody, error) {
+func (tx inboxTx) Bodies(ctx context.Context, max int) ([]driver.InboxBody, error) {
 	rows, err := tx.Query(ctx, `SELECT id, body FROM webhook_inbox WHERE applied_at IS NULL ORDER BY id LIMIT $1`, max)
 	if err != nil {
 		return nil, fmt.Errorf("read webhook inbox: %w", err)
 	}
-	batch, err := pgx.CollectRows(rows, pgx.RowToStructByPos[store.InboxBody])
+	batch, err := pgx.CollectRows(rows, pgx.RowToStructByPos[driver.InboxBody])
 	if err != nil {
 		return nil, fmt.Errorf("read webhook inbox: %w", err)
 	}
@@ -193,7 +194,7 @@ func (tx inboxTx) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int
 		}
 		// Another database sending from the same business account numbers
 		// its rows the same way: the recipient must be the row's too.
-		if !store.StatusRecipientIs(phone, ev) {
+		if !campaign.StatusRecipientIs(phone, ev) {
 			return 0, nil
 		}
 	}
@@ -308,7 +309,7 @@ func (tx inboxTx) StatusFacts(ctx context.Context, wamids []string) (rows []camp
 // moves each row up the ladder in one statement over arrays: delivery to a
 // higher rung only, its times to earlier ones (0: not said), never off
 // failed.
-func (tx inboxTx) KeepAdvances(ctx context.Context, kept []store.MatchedStatus, moves []campaign.DeliveryAdvance, now time.Time) ([]int64, error) {
+func (tx inboxTx) KeepAdvances(ctx context.Context, kept []driver.MatchedStatus, moves []campaign.DeliveryAdvance, now time.Time) ([]int64, error) {
 	b := &pgx.Batch{}
 	for _, k := range kept {
 		ev := k.Ev
@@ -405,12 +406,12 @@ func (tx inboxTx) DropAccount(ctx context.Context, campaignID, accountID int64, 
 }
 
 // Deferred: in the order of their webhook times (store.DeferredSQL).
-func (tx inboxTx) Deferred(ctx context.Context, max int) ([]store.DeferredStatus, error) {
+func (tx inboxTx) Deferred(ctx context.Context, max int) ([]driver.DeferredStatus, error) {
 	rows, err := tx.Query(ctx, store.DeferredSQL+`$1`, max)
 	if err != nil {
 		return nil, fmt.Errorf("read deferred statuses: %w", err)
 	}
-	ds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.DeferredStatus, error) {
+	ds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (driver.DeferredStatus, error) {
 		return store.ScanDeferred(row)
 	})
 	if err != nil {
@@ -473,10 +474,10 @@ func (tx inboxTx) RaiseThroughput(ctx context.Context, ev campaign.AccountEvent,
 		if err != nil {
 			return 0, err
 		}
-		if err := relimit(ctx, tx.Tx, a, a.SendLimits(tier, store.UpgradedThroughput), now); err != nil {
+		if err := relimit(ctx, tx.Tx, a, a.SendLimits(tier, driver.UpgradedThroughput), now); err != nil {
 			return 0, err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE accounts SET throughput_read = $1 WHERE id = $2`, store.UpgradedThroughput, a.ID); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE accounts SET throughput_read = $1 WHERE id = $2`, driver.UpgradedThroughput, a.ID); err != nil {
 			return 0, fmt.Errorf("raise the throughput of account %s: %w", a.Name, err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Limits shared through gates (--limits), as on SQLite: hosts on one
@@ -21,12 +21,12 @@ import (
 
 // ShareLimits makes every claim from now on ask g (the claim's shared
 // path), this database being one host among those sharing.
-func (s *Store) ShareLimits(ctx context.Context, g store.Gates, unavailable func(error) bool) error {
+func (s *Store) ShareLimits(ctx context.Context, g driver.Gates, unavailable func(error) bool) error {
 	id, err := s.limitsHost(ctx)
 	if err != nil {
 		return err
 	}
-	s.shared = &store.SharedLimits{Gates: g, Unavailable: unavailable, Host: id}
+	s.shared = &driver.SharedLimits{Gates: g, Unavailable: unavailable, Host: id}
 	return nil
 }
 
@@ -73,14 +73,14 @@ func (c *claimTx) HostPart(ctx context.Context, host, portfolio, today string, n
 func hostPart(ctx context.Context, q querier, host, portfolio, today string, now time.Time) (limits.RebuildRequest, error) {
 	r := limits.RebuildRequest{Host: host, Today: today, Now: now}
 	// An account without a portfolio is in the gates' default one.
-	accts, err := loadAccounts(ctx, q, `WHERE coalesce(p.name, $2) = $3 ORDER BY a.id`, store.DefaultPortfolio, portfolio)
+	accts, err := loadAccounts(ctx, q, `WHERE coalesce(p.name, $2) = $3 ORDER BY a.id`, driver.DefaultPortfolio, portfolio)
 	if err != nil || len(accts) == 0 {
 		return r, err
 	}
 	ids := make([]int64, len(accts))
 	for i, a := range accts {
 		ids[i] = a.ID
-		r.Accounts = append(r.Accounts, limits.RebuildCount{Account: store.GateAccount(a.PhoneNumberID), Day: a.QuotaDay, Used: a.UsedToday})
+		r.Accounts = append(r.Accounts, limits.RebuildCount{Account: driver.GateAccount(a.PhoneNumberID), Day: a.QuotaDay, Used: a.UsedToday})
 	}
 	rows, err := q.Query(ctx, `SELECT DISTINCT ON (c.phone) c.phone, a.phone_number_id, c.last_at FROM contact_log c
 		JOIN accounts a ON a.id = c.account_id WHERE c.account_id = ANY($1) AND c.last_at > $2
@@ -95,7 +95,7 @@ func hostPart(ctx context.Context, q querier, host, portfolio, today string, now
 			at      int64
 		)
 		err := row.Scan(&c.Recipient, &account, &at)
-		c.At, c.Account = fromNanos(at), store.GateAccount(account)
+		c.At, c.Account = fromNanos(at), driver.GateAccount(account)
 		return c, err
 	})
 	if err != nil {

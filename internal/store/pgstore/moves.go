@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/statesql"
 )
 
@@ -139,7 +139,7 @@ func (s *Store) ResumeCampaign(ctx context.Context, id int64) (string, error) {
 }
 
 // DeleteCampaign deletes a campaign with its rows, refused with
-// store.ErrInUse while a live runner sends it; whom it messaged is kept.
+// driver.ErrInUse while a live runner sends it; whom it messaged is kept.
 func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := lockCampaign(ctx, tx, id); err != nil {
@@ -153,11 +153,11 @@ func (s *Store) DeleteCampaign(ctx context.Context, id int64) error {
 			pid          int64
 		)
 		err := tx.QueryRow(ctx, `SELECT id, host, pid FROM runners WHERE campaign_id = $1 AND heartbeat_at >= $2
-			ORDER BY heartbeat_at DESC LIMIT 1`, id, s.now().Add(-store.LiveRunner).UnixNano()).Scan(&runner, &host, &pid)
+			ORDER BY heartbeat_at DESC LIMIT 1`, id, s.now().Add(-driver.LiveRunner).UnixNano()).Scan(&runner, &host, &pid)
 		switch {
 		case err == nil:
 			return fmt.Errorf("campaign %d is being sent by wasend process %d on %s: %w; pause or cancel it first (`wasend campaign pause %d`), then delete it once that run has stopped",
-				id, pid, host, store.ErrInUse, id)
+				id, pid, host, driver.ErrInUse, id)
 		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("look for runners of campaign %d: %w", id, err)
 		}
@@ -309,7 +309,7 @@ func (s *Store) SetOutage(ctx context.Context, campaignID int64, o campaign.Outa
 }
 
 // RemoveAccount removes the named account, its history kept under
-// store.RemovedName; refused with store.ErrInUse while a live runner holds
+// driver.RemovedName; refused with driver.ErrInUse while a live runner holds
 // rows claimed through it.
 func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
@@ -328,15 +328,15 @@ func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 		)
 		if err := tx.QueryRow(ctx, `SELECT min(m.campaign_id), count(*) FROM messages m JOIN runners r ON r.id = m.runner_id
 			WHERE m.state = 'sending' AND m.account_id = $1 AND r.heartbeat_at >= $2`,
-			id, now.Add(-store.LiveRunner).UnixNano()).Scan(&camp, &inFlight); err != nil {
+			id, now.Add(-driver.LiveRunner).UnixNano()).Scan(&camp, &inFlight); err != nil {
 			return fmt.Errorf("look for messages in flight through %s: %w", name, err)
 		}
 		if inFlight > 0 {
 			return fmt.Errorf("account %s: campaign %d has %d message(s) in flight through it: %w; pause the campaign (`wasend campaign pause %d`) or let it finish, then remove the account",
-				name, *camp, inFlight, store.ErrInUse, *camp)
+				name, *camp, inFlight, driver.ErrInUse, *camp)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE accounts SET removed_at = $1, disabled = 1, name = $2 WHERE id = $3`,
-			now.UnixNano(), store.RemovedName(name, id), id); err != nil {
+			now.UnixNano(), driver.RemovedName(name, id), id); err != nil {
 			return fmt.Errorf("remove account %s: %w", name, err)
 		}
 		return nil

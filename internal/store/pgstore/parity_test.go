@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -29,7 +30,7 @@ var deliberate = map[string]string{
 func schemas(t *testing.T) (lite, pg schema, dsn string) {
 	t.Helper()
 	ctx := t.Context()
-	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "parity.db"), store.Options{Location: time.UTC})
+	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "parity.db"), driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ var keptCountsScript = []string{
 }
 
 // keptCounts reads the kept tables the script moves on d, as text.
-func keptCounts(t *testing.T, d store.Driver) string {
+func keptCounts(t *testing.T, d driver.Driver) string {
 	t.Helper()
 	return storetest.Text(t, d, `SELECT campaign_id, account_id, minute, not_sent, not_sent_sent, failed, restricted FROM tier_minutes
 			WHERE not_sent <> 0 OR not_sent_sent <> 0 OR failed <> 0 OR restricted <> 0 ORDER BY 1, 2, 3`) +
@@ -260,7 +261,7 @@ func keptCounts(t *testing.T, d store.Driver) string {
 func openTwins(t *testing.T) (storetest.Twins, *store.Store, *Store) {
 	t.Helper()
 	ctx := t.Context()
-	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "twin.db"), store.Options{Location: time.UTC})
+	sl, err := store.Open(ctx, filepath.Join(t.TempDir(), "twin.db"), driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package pgstore is the store on Postgres (issue 30): a store.Driver over
+// Package pgstore is the store on Postgres (issue 30): a driver.Driver over
 // a pgx pool, with its own embedded migrations, for many hosts working on
 // one shared database, proven by the conformance suite (storetest) as
 // SQLite's driver is: every method is made. Where the suite still skips,
@@ -22,13 +22,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Options configure Open, as store.Options do SQLite's.
+// Options configure Open, as driver.Options do SQLite's.
 type Options struct {
 	// Now is the clock for timestamps the driver writes itself.
 	Now func() time.Time
@@ -52,10 +52,10 @@ type Store struct {
 	zoneErr *campaign.ZoneMismatchError
 
 	// shared is set by ShareLimits: claims ask its gates.
-	shared *store.SharedLimits
+	shared *driver.SharedLimits
 }
 
-var _ store.Driver = (*Store)(nil)
+var _ driver.Driver = (*Store)(nil)
 
 // IsURL says whether a --db value names a Postgres database rather than a
 // SQLite file.

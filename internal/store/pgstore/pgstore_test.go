@@ -14,7 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/pgstore"
 	"github.com/wasend/wasend/internal/store/storetest"
 	"github.com/wasend/wasend/internal/webhook"
@@ -61,10 +61,10 @@ func exec(ctx context.Context, dsn, q string, args ...any) (int64, error) {
 // sub-test meets a method not implemented yet it skips, naming the method:
 // `go test -run TestConformance -v` lists what is left.
 func TestConformance(t *testing.T) {
-	dsns := map[store.Driver]string{}
+	dsns := map[driver.Driver]string{}
 	storetest.Run(t, storetest.Harness{
 		NewDB: newDB,
-		Open: func(t *testing.T, db string, cfg storetest.Config) (store.Driver, error) {
+		Open: func(t *testing.T, db string, cfg storetest.Config) (driver.Driver, error) {
 			st, err := pgstore.Open(t.Context(), db, pgstore.Options{
 				Now: cfg.Now, Location: cfg.Location,
 				Unsupported: unsupported(t),
@@ -74,20 +74,20 @@ func TestConformance(t *testing.T) {
 			}
 			return st, err
 		},
-		SetCampaignState: func(ctx context.Context, d store.Driver, id int64, st campaign.CampaignState, reason string) error {
+		SetCampaignState: func(ctx context.Context, d driver.Driver, id int64, st campaign.CampaignState, reason string) error {
 			n, err := exec(ctx, dsns[d], `UPDATE campaigns SET state = $1, pause_reason = $2 WHERE id = $3`, string(st), reason, id)
 			if err == nil && n == 0 {
 				err = campaign.ErrNotFound
 			}
 			return err
 		},
-		Drain: func(ctx context.Context, d store.Driver, max int) (campaign.ApplyReport, error) {
+		Drain: func(ctx context.Context, d driver.Driver, max int) (campaign.ApplyReport, error) {
 			return webhook.Drain(ctx, d, max, webhook.NewRules(webhook.Policy{}))
 		},
-		Ledger: func(d store.Driver) storetest.Ledger { return claim.New(d) },
+		Ledger: func(d driver.Driver) storetest.Ledger { return claim.New(d) },
 		// The suite's checks are written as the read models' queries are.
 		Rebind: readmodel.Postgres.Rebind,
-		EndSessions: func(ctx context.Context, d store.Driver) error {
+		EndSessions: func(ctx context.Context, d driver.Driver) error {
 			_, err := exec(ctx, dsns[d], `SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
 				WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 			return err

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // AddPortfolio stores a new portfolio.
@@ -24,7 +24,7 @@ func (s *Store) AddPortfolio(ctx context.Context, p campaign.Portfolio) (campaig
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
-			return p, fmt.Errorf("portfolio %q: %w", p.Name, store.ErrExists)
+			return p, fmt.Errorf("portfolio %q: %w", p.Name, driver.ErrExists)
 		}
 		return p, fmt.Errorf("insert portfolio %s: %w", p.Name, err)
 	}
@@ -34,7 +34,7 @@ func (s *Store) AddPortfolio(ctx context.Context, p campaign.Portfolio) (campaig
 
 // UpdatePortfolio applies a change to the named portfolio; running
 // campaigns read it at their next claim. Its row is locked for the change.
-func (s *Store) UpdatePortfolio(ctx context.Context, name string, ch store.PortfolioChange) (campaign.Portfolio, error) {
+func (s *Store) UpdatePortfolio(ctx context.Context, name string, ch driver.PortfolioChange) (campaign.Portfolio, error) {
 	var p campaign.Portfolio
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -120,7 +120,7 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 		for _, a := range accts {
 			if a.PortfolioID == 0 {
 				out = append(out, campaign.PortfolioStatus{Own: true, Accounts: []string{a.Name},
-					Portfolio: campaign.Portfolio{Name: a.Name, Margin: store.DefaultMargin}})
+					Portfolio: campaign.Portfolio{Name: a.Name, Margin: driver.DefaultMargin}})
 				continue
 			}
 			p := &out[byID[a.PortfolioID]]
@@ -159,7 +159,7 @@ func portfolioReach(ctx context.Context, tx pgx.Tx, p *campaign.PortfolioStatus,
 			break
 		}
 	}
-	scope := store.ReachScope{Portfolio: portfolio}
+	scope := driver.ReachScope{Portfolio: portfolio}
 	if portfolio == 0 {
 		scope.Account = p.Members[0]
 	} else {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/quotareset"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
@@ -18,11 +17,11 @@ import (
 // only forward, once a day unless forced, as on SQLite (accounts.go). The
 // accounts' rows are locked first: a claim counting sends on them waits,
 // or is waited for.
-func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]store.QuotaReset, error) {
+func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]campaign.QuotaReset, error) {
 	if s.zoneErr != nil {
 		return nil, s.zoneErr
 	}
-	var out []store.QuotaReset
+	var out []campaign.QuotaReset
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		out = nil // a retried transaction starts over
 		if _, err := tx.Exec(ctx, `SELECT id FROM accounts WHERE removed_at IS NULL ORDER BY id FOR UPDATE`); err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // The portfolio's reach as the claim reads it: SQLite's running count
@@ -17,7 +17,7 @@ import (
 
 // reachCount is how many distinct recipients the scope's accounts messaged
 // after since, from its running count, moved to since and stored.
-func reachCount(ctx context.Context, tx querier, s store.ReachScope, since time.Time) (int, error) {
+func reachCount(ctx context.Context, tx querier, s driver.ReachScope, since time.Time) (int, error) {
 	if len(s.Members) == 0 {
 		return 0, nil
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -46,7 +46,7 @@ func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule)
 		if w := sc.Window; w != nil {
 			if !had {
 				return fmt.Errorf("campaign %d was imported without a send window, and its recipients' time zones are found at import: %w",
-					id, store.ErrNoZones)
+					id, driver.ErrNoZones)
 			}
 			f, t, d := windowColumns(w)
 			if _, err := tx.Exec(ctx, `UPDATE campaigns SET window_from = $1, window_to = $2, window_days = $3 WHERE id = $4`,

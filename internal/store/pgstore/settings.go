@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -43,8 +43,8 @@ func (s *Store) SetInboundSetting(ctx context.Context, key, value string, unset 
 
 // SharedSuppressionsMark is how far ApplySuppressions has applied the
 // shared suppression list; the zero mark before the first time.
-func (s *Store) SharedSuppressionsMark(ctx context.Context) (store.SyncMark, error) {
-	var m store.SyncMark
+func (s *Store) SharedSuppressionsMark(ctx context.Context) (driver.SyncMark, error) {
+	var m driver.SyncMark
 	err := s.pool.QueryRow(ctx, `SELECT epoch, version FROM shared_sync WHERE name = 'suppressions'`).Scan(&m.Epoch, &m.Version)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return m, fmt.Errorf("read how far the shared suppression list was copied: %w", err)

@@ -6,13 +6,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Suppress lists numbers (a reason given replaces a listed one's) and
 // returns how many were new; a number listed by hand goes to the shared
 // list only where that list never knew it.
-func (s *Store) Suppress(ctx context.Context, list []store.Suppression) (added int, err error) {
+func (s *Store) Suppress(ctx context.Context, list []campaign.Suppression) (added int, err error) {
 	for _, sp := range list {
 		if err := campaign.CheckListable(sp.Phone); err != nil {
 			return 0, err
@@ -93,13 +94,13 @@ func (s *Store) SuppressedIn(ctx context.Context, phones []string) (map[string]s
 
 // ToPush is the outbox of numbers listed here to push to the shared list,
 // oldest first.
-func (s *Store) ToPush(ctx context.Context, limit int) ([]store.Push, error) {
-	rows, err := s.pool.Query(ctx, store.ToPushSQL+`$1`, limit)
+func (s *Store) ToPush(ctx context.Context, limit int) ([]driver.Push, error) {
+	rows, err := s.pool.Query(ctx, rowscan.PushQuery+`$1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the suppressions to share: %w", err)
 	}
 	defer rows.Close()
-	return store.ReadPushes(rows)
+	return rowscan.Pushes(rows)
 }
 
 // Pushed takes the outbox up to seq out: the shared list has them.

@@ -8,13 +8,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // What is read from the Graph API and kept (numbers, templates), and the
 // operator's warm-up switch.
 
-// RecordSync keeps a number's sync (store.Driver): a field the Graph API
+// RecordSync keeps a number's sync (driver.Driver): a field the Graph API
 // did not give keeps its value, and the throughput read bounds the rate.
 func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberInfo) (campaign.AccountStatus, error) {
 	var out campaign.AccountStatus
@@ -134,7 +134,7 @@ func (s *Store) ReplaceTemplates(ctx context.Context, waba string, ts []campaign
 // each of removed is off it — unless this database listed it from an API
 // answer or webhook (an opt-out) still waiting to be pushed: that is newer
 // than the removal. A number listed here earlier keeps the earlier time.
-func (s *Store) ApplySuppressions(ctx context.Context, listed []store.Suppression, removed []string, mark store.SyncMark) error {
+func (s *Store) ApplySuppressions(ctx context.Context, listed []campaign.Suppression, removed []string, mark driver.SyncMark) error {
 	for _, sp := range listed {
 		if err := campaign.CheckListable(sp.Phone); err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 // AccountQuery selects the accounts not removed, joined with their tier
 // and portfolio, as Account reads them; marginParam is the driver's first
 // placeholder (? or $1), bound to the default margin
-// (store.DefaultMargin). A WHERE or ORDER BY may
+// (driver.DefaultMargin). A WHERE or ORDER BY may
 // follow.
 func AccountQuery(marginParam string) string {
 	return `SELECT a.id, a.name, a.phone_number_id, a.tier, a.token_env,

@@ -11,7 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Accounts, tiers, the global bucket and the quota day.
@@ -125,8 +125,8 @@ func (s suite) testAddAccount(t *testing.T) {
 		}
 	}
 
-	if _, err := st.AddAccount(t.Context(), campaign.Account{Name: "main", Tier: campaign.TierNew}); !errors.Is(err, store.ErrExists) {
-		t.Errorf("duplicate name: err = %v, want store.ErrExists", err)
+	if _, err := st.AddAccount(t.Context(), campaign.Account{Name: "main", Tier: campaign.TierNew}); !errors.Is(err, driver.ErrExists) {
+		t.Errorf("duplicate name: err = %v, want driver.ErrExists", err)
 	}
 	if _, err := st.AddAccount(t.Context(), campaign.Account{Name: "x", Tier: "gold"}); err == nil {
 		t.Errorf("unknown tier accepted")
@@ -141,64 +141,64 @@ func (s suite) testUpdateAccount(t *testing.T) {
 	tests := []struct {
 		name       string
 		start      campaign.Overrides
-		change     store.AccountChange
+		change     campaign.AccountChange
 		wantLimits campaign.Limits
 		wantOver   [3]bool // which of rate, burst, cap stay overridden
 		wantErr    bool
 	}{
 		{
 			name:       "a rate override wins over the tier",
-			change:     store.AccountChange{Rate: ptr(2.0)},
+			change:     campaign.AccountChange{Rate: ptr(2.0)},
 			wantLimits: campaign.Limits{Rate: 2, Burst: 8, DailyCap: 150},
 			wantOver:   [3]bool{true, false, false},
 		},
 		{
 			name:       "burst and cap overrides",
-			change:     store.AccountChange{Burst: ptr(3), DailyCap: ptr(20)},
+			change:     campaign.AccountChange{Burst: ptr(3), DailyCap: ptr(20)},
 			wantLimits: campaign.Limits{Rate: 1.0 / 8, Burst: 3, DailyCap: 20},
 			wantOver:   [3]bool{false, true, true},
 		},
 		{
 			name:       "a daily cap of 0 is an override, not a reset",
-			change:     store.AccountChange{DailyCap: ptr(0)},
+			change:     campaign.AccountChange{DailyCap: ptr(0)},
 			wantLimits: campaign.Limits{Rate: 1.0 / 8, Burst: 8, DailyCap: 0},
 			wantOver:   [3]bool{false, false, true},
 		},
 		{
 			name:       "--reset-limits: rate 0, burst 0, cap -1 clear every override",
 			start:      Limited(2, 3, 20),
-			change:     store.AccountChange{Rate: ptr(0.0), Burst: ptr(0), DailyCap: ptr(-1)},
+			change:     campaign.AccountChange{Rate: ptr(0.0), Burst: ptr(0), DailyCap: ptr(-1)},
 			wantLimits: warm,
 		},
 		{
 			name:       "negative rate clears only the rate",
 			start:      Limited(2, 3, 20),
-			change:     store.AccountChange{Rate: ptr(-1.0)},
+			change:     campaign.AccountChange{Rate: ptr(-1.0)},
 			wantLimits: campaign.Limits{Rate: 1.0 / 8, Burst: 3, DailyCap: 20},
 			wantOver:   [3]bool{false, true, true},
 		},
 		{
 			name:       "untouched fields keep their overrides",
 			start:      Limited(2, 3, 20),
-			change:     store.AccountChange{TokenEnv: ptr("OTHER")},
+			change:     campaign.AccountChange{TokenEnv: ptr("OTHER")},
 			wantLimits: campaign.Limits{Rate: 2, Burst: 3, DailyCap: 20},
 			wantOver:   [3]bool{true, true, true},
 		},
 		{
 			name:       "a tier change keeps overrides over the new tier",
 			start:      campaign.Overrides{Rate: ptr(2.0)},
-			change:     store.AccountChange{Tier: ptr(campaign.TierActive)},
+			change:     campaign.AccountChange{Tier: ptr(campaign.TierActive)},
 			wantLimits: campaign.Limits{Rate: 2, Burst: 15, DailyCap: 300},
 			wantOver:   [3]bool{true, false, false},
 		},
 		{
 			name:    "unknown tier",
-			change:  store.AccountChange{Tier: ptr("gold")},
+			change:  campaign.AccountChange{Tier: ptr("gold")},
 			wantErr: true,
 		},
 		{
 			name:    "an absurd rate is rejected",
-			change:  store.AccountChange{Rate: ptr(1e12)},
+			change:  campaign.AccountChange{Rate: ptr(1e12)},
 			wantErr: true,
 		},
 	}
@@ -237,11 +237,11 @@ func (s suite) testUpdateAccount(t *testing.T) {
 	}
 
 	st := s.openTest(t, newFakeClock())
-	if _, err := st.UpdateAccount(t.Context(), "nope", store.AccountChange{}); !errors.Is(err, campaign.ErrNotFound) {
+	if _, err := st.UpdateAccount(t.Context(), "nope", campaign.AccountChange{}); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("unknown account: err = %v, want ErrNotFound", err)
 	}
 	MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{})
-	if a, err := st.UpdateAccount(t.Context(), "a", store.AccountChange{Disabled: ptr(true)}); err != nil || !a.Disabled {
+	if a, err := st.UpdateAccount(t.Context(), "a", campaign.AccountChange{Disabled: ptr(true)}); err != nil || !a.Disabled {
 		t.Errorf("disable: %+v, %v", a, err)
 	}
 }
@@ -254,7 +254,7 @@ func (s suite) testSetTierKeepsEarnedTokens(t *testing.T) {
 	st := s.openTest(t, clk)
 	MustAccount(t, st, "n", campaign.TierNew, campaign.Overrides{})                     // 1/12s, burst 5
 	MustAccount(t, st, "own", campaign.TierNew, campaign.Overrides{Rate: ptr(1 / 6.0)}) // own rate
-	if _, err := st.UpdateAccount(t.Context(), "own", store.AccountChange{Disabled: ptr(true)}); err != nil {
+	if _, err := st.UpdateAccount(t.Context(), "own", campaign.AccountChange{Disabled: ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
 	c := MustCampaign(t, st, "drain", 10)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // ClaimBench is what BenchClaimRecord needs of a driver.
@@ -20,13 +20,13 @@ type ClaimBench struct {
 	NewDB func(b *testing.B) string
 	// Open opens a driver on the database at db whose clock is now, as a
 	// process does; the benchmark closes it.
-	Open func(b *testing.B, db string, now func() time.Time) store.Driver
+	Open func(b *testing.B, db string, now func() time.Time) driver.Driver
 	// Ledger puts the claim on a driver: internal/claim's New.
-	Ledger func(d store.Driver) Ledger
+	Ledger func(d driver.Driver) Ledger
 	// Prepare, when set, runs after the import and before the timer: a
 	// variant's extra state (links, suppressions) for the n recipients
 	// Phone(0) … Phone(n-1).
-	Prepare func(ctx context.Context, b *testing.B, d store.Driver, n int)
+	Prepare func(ctx context.Context, b *testing.B, d driver.Driver, n int)
 	// ServerCPU, when set, is the CPU time a database server has used
 	// so far: reported per message beside this process's.
 	ServerCPU func() time.Duration
@@ -85,7 +85,7 @@ func BenchClaimRecord(b *testing.B, h ClaimBench) {
 		if h.Prepare != nil {
 			h.Prepare(ctx, b, st, n)
 		}
-		handles := []store.Driver{st}
+		handles := []driver.Driver{st}
 		for range hosts - 1 {
 			handles = append(handles, h.Open(b, db, now))
 		}

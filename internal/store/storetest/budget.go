@@ -10,7 +10,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 func (s suite) budgetTests() []sub {
@@ -23,7 +23,7 @@ func (s suite) budgetTests() []sub {
 	}
 }
 
-func budgetOf(t *testing.T, st store.Driver, id int64) pricing.Budget {
+func budgetOf(t *testing.T, st driver.Driver, id int64) pricing.Budget {
 	t.Helper()
 	b, err := readmodel.New(st).CampaignBudget(t.Context(), id)
 	if err != nil {
@@ -178,7 +178,7 @@ func (s suite) testBudgetHandles(t *testing.T) {
 	)
 	clk := newFakeClock()
 	db := s.h.NewDB(t)
-	stores := make([]store.Driver, handles)
+	stores := make([]driver.Driver, handles)
 	for i := range stores {
 		stores[i] = s.openAt(t, db, clk, nil)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Claims: a row, a token and a daily-cap unit taken together, within every
@@ -47,7 +47,7 @@ type ClaimStep struct {
 
 // RunClaims sets clk to each step's instant and claims one row there with
 // claim, holding what it does to the step; it returns the claims made.
-func RunClaims(t *testing.T, st store.Driver, clk *clock.Sim, claim func(now time.Time) (campaign.Claim, error), steps []ClaimStep) []campaign.Claim {
+func RunClaims(t *testing.T, st driver.Driver, clk *clock.Sim, claim func(now time.Time) (campaign.Claim, error), steps []ClaimStep) []campaign.Claim {
 	t.Helper()
 	var claims []campaign.Claim
 	for i, s := range steps {
@@ -87,7 +87,7 @@ func RunClaims(t *testing.T, st store.Driver, clk *clock.Sim, claim func(now tim
 }
 
 // runClaims is RunClaims with the suite's claim by runner r1.
-func runClaims(t *testing.T, st store.Driver, clk *clock.Sim, id int64, steps []ClaimStep) []campaign.Claim {
+func runClaims(t *testing.T, st driver.Driver, clk *clock.Sim, id int64, steps []ClaimStep) []campaign.Claim {
 	t.Helper()
 	return RunClaims(t, st, clk, func(now time.Time) (campaign.Claim, error) { return claim(t, st, id, "r1", now) }, steps)
 }
@@ -150,7 +150,7 @@ func (s suite) testClaimSkipsDisabledAndCappedAccounts(t *testing.T) {
 	MustAccount(t, st, "zero", campaign.TierActive, campaign.Overrides{DailyCap: ptr(0)})
 	MustAccount(t, st, "off", campaign.TierActive, campaign.Overrides{})
 	MustAccount(t, st, "slow", campaign.TierNew, Limited(0.5, 1, 100))
-	if _, err := st.UpdateAccount(t.Context(), "off", store.AccountChange{Disabled: ptr(true)}); err != nil {
+	if _, err := st.UpdateAccount(t.Context(), "off", campaign.AccountChange{Disabled: ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
 	c := MustCampaign(t, st, "skip", 5)
@@ -170,7 +170,7 @@ func (s suite) testClaimWithoutAccounts(t *testing.T) {
 		t.Fatalf("no accounts: err = %v, want wait no-account", err)
 	}
 	MustAccount(t, st, "off", campaign.TierNew, campaign.Overrides{})
-	if _, err := st.UpdateAccount(t.Context(), "off", store.AccountChange{Disabled: ptr(true)}); err != nil {
+	if _, err := st.UpdateAccount(t.Context(), "off", campaign.AccountChange{Disabled: ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := claim(t, st, c.ID, "r1", t0); !errors.As(err, &we) || we.Reason != campaign.WaitNoAccount {
@@ -336,9 +336,9 @@ func (s suite) testClaimFailsSuppressedRows(t *testing.T) {
 			st := s.openTest(t, clk)
 			MustAccount(t, st, "a", campaign.TierNew, Limited(100, 100, 100))
 			c := MustCampaign(t, st, "sup", tc.rows)
-			var list []store.Suppression
+			var list []campaign.Suppression
 			for _, i := range tc.suppressed {
-				list = append(list, store.Suppression{Phone: Phone(i), Reason: "STOP"})
+				list = append(list, campaign.Suppression{Phone: Phone(i), Reason: "STOP"})
 			}
 			if _, err := st.Suppress(t.Context(), list); err != nil {
 				t.Fatal(err)
@@ -385,7 +385,7 @@ func (s suite) testClaimSuppressedWhileWaiting(t *testing.T) {
 	MustAccount(t, st, "a", campaign.TierNew, Limited(0.1, 1, 100))
 	c := MustCampaign(t, st, "sup-wait", 3)
 	mustClaim(t, st, c.ID, "r1", t0) // the only token
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(1)}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []campaign.Suppression{{Phone: Phone(1)}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := ledger(st).ClaimN(t.Context(), c.ID, "r1", t0, 2)
@@ -421,7 +421,7 @@ func (s suite) testClaimConcurrentProcesses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newFakeClock()
 			db := s.h.NewDB(t)
-			stores := []store.Driver{s.openAt(t, db, clk, nil), s.openAt(t, db, clk, nil)}
+			stores := []driver.Driver{s.openAt(t, db, clk, nil), s.openAt(t, db, clk, nil)}
 			for _, name := range []string{"a", "b", "c"} {
 				l := limits[name]
 				MustAccount(t, stores[0], name, campaign.TierNew, Limited(l.Rate, l.Burst, l.DailyCap))
@@ -575,7 +575,7 @@ func (r *claimRegister) add(runner string, cs ...campaign.Claim) {
 // check fails t unless each of the campaign's messages (all st's) was
 // claimed once, requested once and is sent with its wamid ("wamid.<id>"),
 // once the racing goroutines are done.
-func (r *claimRegister) check(t *testing.T, st store.Driver, messages int) {
+func (r *claimRegister) check(t *testing.T, st driver.Driver, messages int) {
 	t.Helper()
 	for _, d := range r.dupes {
 		t.Errorf("claimed twice: %s", d)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // testClaimContention: three handles on one database — three processes —
@@ -22,7 +22,7 @@ func (s suite) testClaimContention(t *testing.T) {
 	)
 	clk := newFakeClock()
 	db := s.h.NewDB(t)
-	stores := make([]store.Driver, handles)
+	stores := make([]driver.Driver, handles)
 	for i := range stores {
 		stores[i] = s.openAt(t, db, clk, nil)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // testImportContinues: an import of the same message finds the earlier
@@ -97,7 +97,7 @@ func (s suite) testImportContinues(t *testing.T) {
 }
 
 // mustCampaignOf imports c with one row (line 2).
-func mustCampaignOf(t *testing.T, st store.Driver, c campaign.Campaign) campaign.Campaign {
+func mustCampaignOf(t *testing.T, st driver.Driver, c campaign.Campaign) campaign.Campaign {
 	t.Helper()
 	im, err := st.Import(t.Context(), c)
 	if err != nil {

@@ -10,11 +10,12 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/keptcounts"
 )
 
 // CheckCounts recounts every campaign's messages and attempts from scratch
-// and compares them with the counts kept as rows move (store.KeptCounts).
+// and compares them with the counts kept as rows move (keptcounts.All).
 // It returns an error naming each table that differs, with up to five
 // differing rows from each side; nil when everything agrees. It reads
 // every message: it is for tests, not for status.
@@ -32,7 +33,7 @@ func CheckCounts(ctx context.Context, db *sql.DB) error {
 // Recount is CheckCounts inside tx, which may hold changes of its own.
 func Recount(ctx context.Context, tx *sql.Tx) error {
 	var problems []string
-	for _, k := range store.KeptCounts {
+	for _, k := range keptcounts.All {
 		for _, side := range []struct{ label, a, b string }{
 			{"kept but not recounted", k.Kept, k.Recount},
 			{"recounted but not kept", k.Recount, k.Kept},
@@ -65,7 +66,7 @@ func Recount(ctx context.Context, tx *sql.Tx) error {
 // HoldCounts holds the kept counts equal to a recount (CheckCounts), and
 // each campaign's Counts and queue equal to its messages themselves, after
 // step.
-func HoldCounts(t *testing.T, st store.Driver, step string, ids ...int64) {
+func HoldCounts(t *testing.T, st driver.Driver, step string, ids ...int64) {
 	t.Helper()
 	db := st.Reader()
 	if err := CheckCounts(t.Context(), db); err != nil {

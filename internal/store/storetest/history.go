@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Twins are one store on SQLite and one on Postgres that a test writes
@@ -14,10 +14,10 @@ import (
 // with SQL both run as written — what wasend's own moves would write — to
 // hold the Postgres twin of a SQLite trigger to it: after each step the
 // kept tables read the same on both.
-type Twins struct{ Lite, PG store.Driver }
+type Twins struct{ Lite, PG driver.Driver }
 
 // Each calls f with each store and its driver's name.
-func (w Twins) Each(f func(name string, d store.Driver)) {
+func (w Twins) Each(f func(name string, d driver.Driver)) {
 	f("SQLite", w.Lite)
 	f("Postgres", w.PG)
 }
@@ -26,7 +26,7 @@ func (w Twins) Each(f func(name string, d store.Driver)) {
 // error.
 func (w Twins) Exec(t *testing.T, what string, q string) {
 	t.Helper()
-	w.Each(func(name string, d store.Driver) {
+	w.Each(func(name string, d driver.Driver) {
 		if _, err := d.Reader().ExecContext(t.Context(), q); err != nil {
 			t.Fatalf("%s, %s: %v\n%s", name, what, err, q)
 		}
@@ -47,7 +47,7 @@ func (w Twins) Play(t *testing.T, history [][]string, after func(i int, step []s
 
 // Text reads q on d, a line a row, its values as fmt prints them: the
 // same text on both drivers for the same integers, text and NULLs.
-func Text(t *testing.T, d store.Driver, q string) string {
+func Text(t *testing.T, d driver.Driver, q string) string {
 	t.Helper()
 	rows, err := d.Reader().QueryContext(t.Context(), q)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Importing a campaign: rows added, skipped, committed or rolled back.
@@ -136,8 +136,8 @@ func (s suite) testImportCommit(t *testing.T) {
 	}
 
 	// The same file and message again is the same campaign, not a new one.
-	if _, err := st.Import(t.Context(), testCampaign("fp")); !errors.Is(err, store.ErrExists) {
-		t.Errorf("second import with the same fingerprint: err = %v, want store.ErrExists", err)
+	if _, err := st.Import(t.Context(), testCampaign("fp")); !errors.Is(err, driver.ErrExists) {
+		t.Errorf("second import with the same fingerprint: err = %v, want driver.ErrExists", err)
 	}
 	MustAccount(t, st, "a", campaign.TierNew, campaign.Overrides{}) // the lock was released
 }
@@ -147,7 +147,7 @@ func (s suite) testImportCommit(t *testing.T) {
 // skipped rows given to it. (Which rows are skipped is internal/screen's;
 // see its tests.)
 func (s suite) testAddBatchMatchesAdd(t *testing.T) {
-	const n = 3*store.ImportBatch + 17
+	const n = 3*driver.ImportBatch + 17
 	var msgs []campaign.Message
 	for i := range n {
 		m := campaign.Message{Line: i + 2, Input: fmt.Sprintf("in %d", i), Phone: Phone(i), Params: []string{"Ann", fmt.Sprint(i)}}
@@ -160,7 +160,7 @@ func (s suite) testAddBatchMatchesAdd(t *testing.T) {
 		msgs = append(msgs, m)
 	}
 	var skips []campaign.Skip
-	for i := range 2*store.ImportBatch + 3 {
+	for i := range 2*driver.ImportBatch + 3 {
 		skips = append(skips, campaign.Skip{Line: n + 2 + i, Input: fmt.Sprint("x", i), Reason: fmt.Sprint("reason ", i)})
 	}
 	const byAdd = 10 // the first rows go through Add in both stores
@@ -193,7 +193,7 @@ func (s suite) testAddBatchMatchesAdd(t *testing.T) {
 		}
 	}
 	for rest := msgs[byAdd:]; len(rest) > 0; {
-		k := min(len(rest), 300) // batches that don't line up with store.ImportBatch
+		k := min(len(rest), 300) // batches that don't line up with driver.ImportBatch
 		got, err := imBatch.AddBatch(t.Context(), rest[:k])
 		if err != nil || len(got) != 0 {
 			imBatch.Rollback()
@@ -213,7 +213,7 @@ func (s suite) testAddBatchMatchesAdd(t *testing.T) {
 		t.Errorf("AddBatch: %d imported, %d skipped; Add: %d imported; want %d, %d", cBatch.Imported, cBatch.Skipped, cOne.Imported, n, len(skips))
 	}
 	// Read in Go, not concatenated in SQL: the check runs on every driver.
-	stored := func(d store.Driver) string {
+	stored := func(d driver.Driver) string {
 		rows, err := checked(d).QueryContext(t.Context(), `SELECT line, input, phone, params, body, extras, state FROM messages ORDER BY id`)
 		if err != nil {
 			t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // The webhook inbox: bodies stored first, then drained, each exactly once,
@@ -69,7 +69,7 @@ type rowStatus struct {
 
 // inboxCampaign is a campaign of n rows, every one claimed by r1 on the
 // account whose number is inboxPNID.
-func inboxCampaign(t *testing.T, st store.Driver, n int) (campaign.Campaign, []campaign.Claim) {
+func inboxCampaign(t *testing.T, st driver.Driver, n int) (campaign.Campaign, []campaign.Claim) {
 	t.Helper()
 	if _, err := st.AddAccount(t.Context(), campaign.Account{Name: "main", PhoneNumberID: inboxPNID, Tier: campaign.TierActive, TokenEnv: "WA_TOKEN"}); err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func inboxCampaign(t *testing.T, st store.Driver, n int) (campaign.Campaign, []c
 	return c, cs
 }
 
-func (s suite) drain(t *testing.T, st store.Driver, bodies ...[]byte) campaign.ApplyReport {
+func (s suite) drain(t *testing.T, st driver.Driver, bodies ...[]byte) campaign.ApplyReport {
 	t.Helper()
 	if err := st.AddToInbox(t.Context(), bodies); err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func (s suite) drain(t *testing.T, st store.Driver, bodies ...[]byte) campaign.A
 	return rep
 }
 
-func deliveryOf(t *testing.T, st store.Driver, id int64) campaign.Delivery {
+func deliveryOf(t *testing.T, st driver.Driver, id int64) campaign.Delivery {
 	t.Helper()
 	var d *string
 	if err := checked(st).QueryRowContext(t.Context(), `SELECT delivery FROM messages WHERE id = ?`, id).Scan(&d); err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // testInboxTwoDrains: webhooks reach any host, and every host drains the
@@ -23,7 +23,7 @@ func (s suite) testInboxTwoDrains(t *testing.T) {
 	const rows, batch = 15, 4 // rows: the active tier's burst
 	clk := newFakeClock()
 	db := s.h.NewDB(t)
-	hosts := []store.Driver{s.openAt(t, db, clk, nil), s.openAt(t, db, clk, nil)}
+	hosts := []driver.Driver{s.openAt(t, db, clk, nil), s.openAt(t, db, clk, nil)}
 	c, cs := inboxCampaign(t, hosts[0], rows)
 	var sent []campaign.Result
 	for i, cl := range cs {

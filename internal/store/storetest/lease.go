@@ -9,7 +9,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Leases and fences (issue 30): a claimed row is leased to its runner
@@ -34,7 +34,7 @@ func noneDead(campaign.Runner) bool { return false }
 
 // beat heartbeats runner every 10 s from since to until (inclusive), as an
 // engine beating every 2 s would, less often.
-func beat(t *testing.T, st store.Driver, runner string, since, until time.Duration) {
+func beat(t *testing.T, st driver.Driver, runner string, since, until time.Duration) {
 	t.Helper()
 	for d := since; d <= until; d += 10 * time.Second {
 		if err := st.Heartbeat(t.Context(), runner, at(d)); err != nil {
@@ -46,7 +46,7 @@ func beat(t *testing.T, st store.Driver, runner string, since, until time.Durati
 // startedAndIdle opens a store with account a and a campaign of two rows
 // that runner r claimed at t0: started, whose request started, and idle,
 // claimed, its request never made.
-func (s suite) startedAndIdle(t *testing.T, name string) (st store.Driver, clk *clock.Sim, c campaign.Campaign, started, idle campaign.Claim) {
+func (s suite) startedAndIdle(t *testing.T, name string) (st driver.Driver, clk *clock.Sim, c campaign.Campaign, started, idle campaign.Claim) {
 	t.Helper()
 	clk = newFakeClock()
 	st = s.openTest(t, clk)
@@ -324,7 +324,7 @@ func (s suite) testLeaseContention(t *testing.T) {
 	)
 	clk := newFakeClock()
 	db := s.h.NewDB(t)
-	stores := make([]store.Driver, handles)
+	stores := make([]driver.Driver, handles)
 	for i := range stores {
 		stores[i] = s.openAt(t, db, clk, nil)
 	}
@@ -429,7 +429,7 @@ func (s suite) testLeaseContention(t *testing.T) {
 
 // sameCounts holds a campaign's counts, as every move keeps them, to its
 // rows (the harness recounts everything when the test ends).
-func sameCounts(t *testing.T, st store.Driver, step string, id int64) {
+func sameCounts(t *testing.T, st driver.Driver, step string, id int64) {
 	t.Helper()
 	counts, err := st.Counts(t.Context(), id)
 	if err != nil {

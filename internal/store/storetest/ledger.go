@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Ledger is the claim on top of a driver, as the engine uses it: the suite
-// holds a driver's claim operations (store.ClaimTx) to the claim's
+// holds a driver's claim operations (driver.ClaimTx) to the claim's
 // behaviour through it. It is internal/claim's Ledger, which the harness
 // gives (storetest, a part of the store, may not import the claim above
 // it).
@@ -19,6 +19,6 @@ type Ledger interface {
 }
 
 // claims is the harness's Ledger, set by Run for the suite's tests.
-var claims func(store.Driver) Ledger
+var claims func(driver.Driver) Ledger
 
-func ledger(d store.Driver) Ledger { return claims(d) }
+func ledger(d driver.Driver) Ledger { return claims(d) }

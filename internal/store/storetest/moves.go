@@ -8,7 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // The campaign's moves and the account's removal: each applies to the
@@ -33,7 +33,7 @@ func (s suite) testRemoveAccount(t *testing.T) {
 	ctx := t.Context()
 	a := MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
 	MustAccount(t, st, "b", campaign.TierActive, campaign.Overrides{})
-	if _, err := st.UpdateAccount(ctx, "b", store.AccountChange{Disabled: ptr(true)}); err != nil {
+	if _, err := st.UpdateAccount(ctx, "b", campaign.AccountChange{Disabled: ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
 	c := MustCampaign(t, st, "remove", 10)
@@ -44,8 +44,8 @@ func (s suite) testRemoveAccount(t *testing.T) {
 		t.Fatalf("first claim on %s, want a", sent.Account.Name)
 	}
 	err := st.RemoveAccount(ctx, "a")
-	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "campaign pause 1") {
-		t.Fatalf("remove with a row in flight: %v, want store.ErrInUse naming the campaign", err)
+	if !errors.Is(err, driver.ErrInUse) || !strings.Contains(err.Error(), "campaign pause 1") {
+		t.Fatalf("remove with a row in flight: %v, want driver.ErrInUse naming the campaign", err)
 	}
 	if err := record(t, st, sent, "live", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}, t0); err != nil {
 		t.Fatal(err)
@@ -56,11 +56,11 @@ func (s suite) testRemoveAccount(t *testing.T) {
 	if stuck.Account.Name != "a" {
 		t.Fatalf("second claim on %s, want a", stuck.Account.Name)
 	}
-	clk.Set(at(store.LiveRunner + time.Second))
+	clk.Set(at(driver.LiveRunner + time.Second))
 	if err := st.RemoveAccount(ctx, "a"); err != nil {
 		t.Fatalf("remove with only a dead runner's row: %v", err)
 	}
-	if _, err := st.UpdateAccount(ctx, "b", store.AccountChange{Disabled: ptr(false)}); err != nil {
+	if _, err := st.UpdateAccount(ctx, "b", campaign.AccountChange{Disabled: ptr(false)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -70,7 +70,7 @@ func (s suite) testRemoveAccount(t *testing.T) {
 	if accts, _ := st.Accounts(ctx); len(accts) != 1 || accts[0].Name != "b" {
 		t.Errorf("accounts after remove: %+v, want only b", accts)
 	}
-	if _, err := st.UpdateAccount(ctx, "a", store.AccountChange{Disabled: ptr(false)}); !errors.Is(err, campaign.ErrNotFound) {
+	if _, err := st.UpdateAccount(ctx, "a", campaign.AccountChange{Disabled: ptr(false)}); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("set on a removed account: %v, want ErrNotFound", err)
 	}
 	if err := st.RemoveAccount(ctx, "a"); !errors.Is(err, campaign.ErrNotFound) {
@@ -90,17 +90,17 @@ func (s suite) testRemoveAccount(t *testing.T) {
 	}
 	var name string
 	if err := checked(st).QueryRowContext(ctx, `SELECT a.name FROM messages m JOIN accounts a ON a.id = m.account_id WHERE m.id = ?`,
-		sent.Message.ID).Scan(&name); err != nil || name != store.RemovedName("a", a.ID) {
-		t.Errorf("sent row's account: %q, %v; want %q", name, err, store.RemovedName("a", a.ID))
+		sent.Message.ID).Scan(&name); err != nil || name != driver.RemovedName("a", a.ID) {
+		t.Errorf("sent row's account: %q, %v; want %q", name, err, driver.RemovedName("a", a.ID))
 	}
 	// With b removed too there is nothing to send from.
 	if err := st.Heartbeat(ctx, "live", clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RemoveAccount(ctx, "b"); !errors.Is(err, store.ErrInUse) {
+	if err := st.RemoveAccount(ctx, "b"); !errors.Is(err, driver.ErrInUse) {
 		t.Fatalf("remove b with rows in flight: %v", err)
 	}
-	clk.Set(at(2*store.LiveRunner + 2*time.Second))
+	clk.Set(at(2*driver.LiveRunner + 2*time.Second))
 	if err := st.RemoveAccount(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -229,14 +229,14 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 	mustClaim(t, st, keep.ID, "other", t0)
 
 	err := st.DeleteCampaign(ctx, c.ID)
-	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "process 42 on h") {
-		t.Fatalf("delete while a runner beats: %v, want store.ErrInUse naming it", err)
+	if !errors.Is(err, driver.ErrInUse) || !strings.Contains(err.Error(), "process 42 on h") {
+		t.Fatalf("delete while a runner beats: %v, want driver.ErrInUse naming it", err)
 	}
 	if n := CountRows(t, st, `SELECT count(*) FROM messages WHERE campaign_id = ?`, c.ID); n != 4 {
 		t.Fatalf("refused delete left %d rows, want 4", n)
 	}
 
-	clk.Set(at(store.LiveRunner + time.Second))
+	clk.Set(at(driver.LiveRunner + time.Second))
 	if err := st.DeleteCampaign(ctx, c.ID); err != nil {
 		t.Fatalf("delete once the runner went silent: %v", err)
 	}

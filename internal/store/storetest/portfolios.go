@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Portfolios and what the Graph API said of the numbers: portfolios added,
@@ -24,16 +24,16 @@ func (s suite) portfolioTests() []sub {
 	}
 }
 
-func mustPortfolio(t *testing.T, st store.Driver, name string, limit int, margin float64) {
+func mustPortfolio(t *testing.T, st driver.Driver, name string, limit int, margin float64) {
 	t.Helper()
 	if _, err := st.AddPortfolio(t.Context(), campaign.Portfolio{Name: name, PinnedLimit: limit, Margin: margin}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func joinPortfolio(t *testing.T, st store.Driver, account, portfolio string) {
+func joinPortfolio(t *testing.T, st driver.Driver, account, portfolio string) {
 	t.Helper()
-	if _, err := st.UpdateAccount(t.Context(), account, store.AccountChange{Portfolio: &portfolio}); err != nil {
+	if _, err := st.UpdateAccount(t.Context(), account, campaign.AccountChange{Portfolio: &portfolio}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -42,7 +42,7 @@ func (s suite) testPortfolioManagement(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
 	mustPortfolio(t, st, "acme", 2000, 0.05)
-	if _, err := st.AddPortfolio(t.Context(), campaign.Portfolio{Name: "acme"}); !errors.Is(err, store.ErrExists) {
+	if _, err := st.AddPortfolio(t.Context(), campaign.Portfolio{Name: "acme"}); !errors.Is(err, driver.ErrExists) {
 		t.Errorf("second acme: %v, want ErrExists", err)
 	}
 	for _, bad := range []campaign.Portfolio{{Name: " "}, {Name: "x", Margin: 1}, {Name: "x", Margin: -0.1}, {Name: "x", PinnedLimit: -5}} {
@@ -60,14 +60,14 @@ func (s suite) testPortfolioManagement(t *testing.T) {
 		t.Fatal(err)
 	}
 	MustAccount(t, st, "solo", campaign.TierNew, campaign.Overrides{})
-	p, err := st.UpdatePortfolio(t.Context(), "acme", store.PortfolioChange{PinnedLimit: ptr(10000), Margin: ptr(0.02)})
+	p, err := st.UpdatePortfolio(t.Context(), "acme", driver.PortfolioChange{PinnedLimit: ptr(10000), Margin: ptr(0.02)})
 	if err != nil || p.Name != "acme" || p.PinnedLimit != 10000 || p.Margin != 0.02 || !p.CreatedAt.Equal(t0) {
 		t.Errorf("UpdatePortfolio = %+v, %v; want acme at 10000, 2 %%, created at t0", p, err)
 	}
-	if _, err := st.UpdatePortfolio(t.Context(), "nope", store.PortfolioChange{Margin: ptr(0.02)}); !errors.Is(err, campaign.ErrNotFound) {
+	if _, err := st.UpdatePortfolio(t.Context(), "nope", driver.PortfolioChange{Margin: ptr(0.02)}); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("update of an unknown portfolio: %v", err)
 	}
-	if _, err := st.UpdatePortfolio(t.Context(), "acme", store.PortfolioChange{Margin: ptr(1.5)}); err == nil {
+	if _, err := st.UpdatePortfolio(t.Context(), "acme", driver.PortfolioChange{Margin: ptr(1.5)}); err == nil {
 		t.Errorf("a margin of 150 %% accepted")
 	}
 	ps, err := st.Portfolios(t.Context())
@@ -80,7 +80,7 @@ func (s suite) testPortfolioManagement(t *testing.T) {
 	if p := ps[0]; p.Name != "acme" || p.Own || p.Limit != 10000 || p.Allowed != 9800 || len(p.Accounts) != 1 || p.Accounts[0] != "a" {
 		t.Errorf("acme = %+v", p)
 	}
-	if p := ps[1]; p.Name != "solo" || !p.Own || p.Limit != 0 || p.Allowed != 0 || p.Margin != store.DefaultMargin {
+	if p := ps[1]; p.Name != "solo" || !p.Own || p.Limit != 0 || p.Allowed != 0 || p.Margin != driver.DefaultMargin {
 		t.Errorf("solo = %+v", p)
 	}
 	if a := AccountByName(t, st, "a"); a.Portfolio != "acme" {
@@ -261,7 +261,7 @@ func (s suite) testHostPart(t *testing.T) {
 	if slices.Sort(guarded); !slices.Equal(guarded, want) {
 		t.Errorf("guards for %v, want %v (sent and in flight)", guarded, want)
 	}
-	r2, err := other.HostPart(t.Context(), store.DefaultPortfolio, today)
+	r2, err := other.HostPart(t.Context(), driver.DefaultPortfolio, today)
 	if err != nil {
 		t.Fatal(err)
 	}

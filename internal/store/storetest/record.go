@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Outcomes: sent, retry with its backoff, failed, unknown; refunds give the
@@ -36,7 +36,7 @@ type messageRow struct {
 	errCode  sql.NullInt64
 }
 
-func readMessage(t *testing.T, st store.Driver, id int64) messageRow {
+func readMessage(t *testing.T, st driver.Driver, id int64) messageRow {
 	t.Helper()
 	var m messageRow
 	err := checked(st).QueryRowContext(t.Context(), `SELECT state, wamid, next_attempt_at, attempts, retries, error_code FROM messages WHERE id = ?`, id).
@@ -367,10 +367,10 @@ func (s suite) testRecordEffects(t *testing.T) {
 		name    string
 		outcome campaign.Outcome
 		shared  bool
-		check   func(t *testing.T, st store.Driver, c campaign.Campaign, cl campaign.Claim)
+		check   func(t *testing.T, st driver.Driver, c campaign.Campaign, cl campaign.Claim)
 	}{
 		{"error noted, number suppressed", campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131050, Error: "opted out",
-			Suppress: true}, false, func(t *testing.T, st store.Driver, c campaign.Campaign, cl campaign.Claim) {
+			Suppress: true}, false, func(t *testing.T, st driver.Driver, c campaign.Campaign, cl campaign.Claim) {
 			if a := AccountByName(t, st, "a"); a.LastErrorCode != 131050 {
 				t.Errorf("last error %d, want 131050", a.LastErrorCode)
 			}
@@ -380,7 +380,7 @@ func (s suite) testRecordEffects(t *testing.T) {
 			}
 		}},
 		{"one account rests, at a lower rate", retry(campaign.Outcome{ErrorCode: 130429, Throttle: &campaign.Throttle{Cooldown: minute},
-			RateFactor: 0.5}), false, func(t *testing.T, st store.Driver, _ campaign.Campaign, _ campaign.Claim) {
+			RateFactor: 0.5}), false, func(t *testing.T, st driver.Driver, _ campaign.Campaign, _ campaign.Claim) {
 			a, b := AccountByName(t, st, "a"), AccountByName(t, st, "b")
 			if !a.CooldownUntil.Equal(at(time.Second+minute)) || a.RateFactor != 0.5 {
 				t.Errorf("a: cool-down until %v, factor %v; want %v, 0.5", a.CooldownUntil, a.RateFactor, at(time.Second+minute))
@@ -390,7 +390,7 @@ func (s suite) testRecordEffects(t *testing.T) {
 			}
 		}},
 		{"the app's limit rests every account", retry(campaign.Outcome{ErrorCode: 4, Throttle: &campaign.Throttle{Cooldown: minute, App: true}}),
-			false, func(t *testing.T, st store.Driver, _ campaign.Campaign, _ campaign.Claim) {
+			false, func(t *testing.T, st driver.Driver, _ campaign.Campaign, _ campaign.Claim) {
 				for _, name := range []string{"a", "b"} {
 					if a := AccountByName(t, st, name); !a.CooldownUntil.Equal(at(time.Second + minute)) {
 						t.Errorf("%s: cool-down until %v, want %v", name, a.CooldownUntil, at(time.Second+minute))
@@ -399,7 +399,7 @@ func (s suite) testRecordEffects(t *testing.T) {
 			}},
 		{"restricted, dropped from the campaign, which pauses", retry(campaign.Outcome{ErrorCode: 131048, Error: "spam rate limit",
 			Restrict: time.Hour, DropAccount: true, Pause: "no sender left"}), false,
-			func(t *testing.T, st store.Driver, c campaign.Campaign, _ campaign.Claim) {
+			func(t *testing.T, st driver.Driver, c campaign.Campaign, _ campaign.Claim) {
 				if a := AccountByName(t, st, "a"); !a.CooldownUntil.Equal(at(time.Second+time.Hour)) || a.Restriction != "spam rate limit" {
 					t.Errorf("a: cool-down until %v, restriction %q; want %v, the error", a.CooldownUntil, a.Restriction, at(time.Second+time.Hour))
 				}
@@ -412,7 +412,7 @@ func (s suite) testRecordEffects(t *testing.T) {
 				}
 			}},
 		{"a shared claim's refund is queued", retry(campaign.Outcome{ErrorCode: 131056, Refund: true}), true,
-			func(t *testing.T, st store.Driver, _ campaign.Campaign, cl campaign.Claim) {
+			func(t *testing.T, st driver.Driver, _ campaign.Campaign, cl campaign.Claim) {
 				if got := CountRows(t, st, `SELECT count(*) FROM gate_refunds WHERE claim = ? AND portfolio = 'p' AND day = '2026-01-01'`,
 					cl.Shared.ID); got != 1 {
 					t.Errorf("%d refunds queued, want 1", got)

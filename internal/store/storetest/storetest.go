@@ -1,5 +1,5 @@
 // Package storetest is the store's conformance suite: Run drives any
-// store.Driver through a Harness (the pattern of River's riverdrivertest),
+// driver.Driver through a Harness (the pattern of River's riverdrivertest),
 // so that every driver keeps the same behaviour; internal/store runs it on
 // SQLite (TestConformance). It also puts a SQLite database in states
 // wasend itself never writes (SetCampaignState), opening the file itself,
@@ -19,6 +19,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
 	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // SetCampaignState sets a campaign's state directly, outside the state
@@ -69,7 +70,7 @@ func One(cs []campaign.Claim, err error) (campaign.Claim, error) {
 // clk with quota days in UTC; the test's cleanup closes it.
 func OpenSQLite(t *testing.T, path string, clk *clock.Sim) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), path, store.Options{Now: clk.Now, Location: time.UTC})
+	st, err := store.Open(t.Context(), path, driver.Options{Now: clk.Now, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

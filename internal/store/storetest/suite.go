@@ -10,13 +10,13 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/clock"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Harness is what a driver of the store gives the conformance suite: fresh
 // databases, handles on them, and the back doors a test needs to put a
 // database in states wasend never writes. Everything else the suite does
-// goes through store.Driver.
+// goes through driver.Driver.
 type Harness struct {
 	// NewDB makes an empty database for one test and returns where it is
 	// (a file's path, a DSN); the test's cleanup removes it.
@@ -25,19 +25,19 @@ type Harness struct {
 	// may be called more than once for one db: each call is a handle of
 	// its own, as another process would open, for the tests of claims
 	// racing on one database.
-	Open func(t *testing.T, db string, cfg Config) (store.Driver, error)
+	Open func(t *testing.T, db string, cfg Config) (driver.Driver, error)
 	// SetCampaignState sets a campaign's state outside the state machine
 	// (as SetCampaignState in this package does for SQLite).
-	SetCampaignState func(ctx context.Context, d store.Driver, id int64, st campaign.CampaignState, reason string) error
+	SetCampaignState func(ctx context.Context, d driver.Driver, id int64, st campaign.CampaignState, reason string) error
 	// Drain applies up to max bodies of the inbox as product code does
 	// (webhook.Drain over WithInbox), which storetest, a part of the store,
 	// may not import. Nil skips the inbox tests.
-	Drain func(ctx context.Context, d store.Driver, max int) (campaign.ApplyReport, error)
+	Drain func(ctx context.Context, d driver.Driver, max int) (campaign.ApplyReport, error)
 	// CheckCounts recounts every campaign's rows and says where the kept
 	// counts differ; run at the end of every test. Nil: not checked.
-	CheckCounts func(ctx context.Context, d store.Driver) error
+	CheckCounts func(ctx context.Context, d driver.Driver) error
 	// Ledger puts the claim on a driver: internal/claim's New.
-	Ledger func(d store.Driver) Ledger
+	Ledger func(d driver.Driver) Ledger
 	// Rebind rewrites the suite's read-only checks, written with ?
 	// placeholders as the read models' queries are, into the database's
 	// (readmodel's Dialect.Rebind); they run on the driver's Reader. Nil:
@@ -46,14 +46,14 @@ type Harness struct {
 	// EndSessions ends every session the server keeps for d, as an
 	// administrator or a restart would. Nil: the driver keeps none
 	// (SQLite); the sessions test skips.
-	EndSessions func(ctx context.Context, d store.Driver) error
+	EndSessions func(ctx context.Context, d driver.Driver) error
 }
 
 // Config is what the suite asks of a handle.
 type Config struct {
 	// Now is the handle's clock: a test's clock.Sim.
 	Now func() time.Time
-	// Location is the zone of quota days asked for (store.Options'); the
+	// Location is the zone of quota days asked for (driver.Options'); the
 	// suite always gives one.
 	Location *time.Location
 }
@@ -61,7 +61,7 @@ type Config struct {
 // Run runs the conformance suite against h: every sub-test opens its own
 // database, on a simulated clock standing at t0, and never sleeps. The
 // suite's read-only checks are SQL on the driver's Reader (or the
-// harness's), written as the read models' queries are (see store.Driver).
+// harness's), written as the read models' queries are (see driver.Driver).
 func Run(t *testing.T, h Harness) {
 	if h.Ledger == nil {
 		t.Fatal("storetest: the harness gives no Ledger (claim.New)")
@@ -108,7 +108,7 @@ type checkReader struct {
 }
 
 // checked is where the checks read d's database: its Reader.
-func checked(d store.Driver) checkReader {
+func checked(d driver.Driver) checkReader {
 	r := checkReader{db: d.Reader(), rebind: checks.Rebind}
 	if r.rebind == nil {
 		r.rebind = func(q string) string { return q }
@@ -147,7 +147,7 @@ func newFakeClock() *clock.Sim { return clock.NewSim(t0) }
 // openAt opens a handle on db with the clock clk and quota days in loc
 // (UTC when nil); counts are checked, then the handle closed, when the
 // test ends.
-func (s suite) openAt(t *testing.T, db string, clk *clock.Sim, loc *time.Location) store.Driver {
+func (s suite) openAt(t *testing.T, db string, clk *clock.Sim, loc *time.Location) driver.Driver {
 	t.Helper()
 	if loc == nil {
 		loc = time.UTC
@@ -168,12 +168,12 @@ func (s suite) openAt(t *testing.T, db string, clk *clock.Sim, loc *time.Locatio
 }
 
 // openTest opens a fresh database.
-func (s suite) openTest(t *testing.T, clk *clock.Sim) store.Driver {
+func (s suite) openTest(t *testing.T, clk *clock.Sim) driver.Driver {
 	t.Helper()
 	return s.openAt(t, s.h.NewDB(t), clk, nil)
 }
 
-func (s suite) setCampaignState(t *testing.T, st store.Driver, id int64, state campaign.CampaignState, reason string) error {
+func (s suite) setCampaignState(t *testing.T, st driver.Driver, id int64, state campaign.CampaignState, reason string) error {
 	t.Helper()
 	return s.h.SetCampaignState(t.Context(), st, id, state, reason)
 }
@@ -186,7 +186,7 @@ func ptr[T any](v T) *T { return &v }
 
 // MustAccount adds an account of tier with overrides o, token variable
 // WA_TOKEN_<NAME>.
-func MustAccount(t *testing.T, st store.Driver, name, tier string, o campaign.Overrides) campaign.Account {
+func MustAccount(t *testing.T, st driver.Driver, name, tier string, o campaign.Overrides) campaign.Account {
 	t.Helper()
 	a, err := st.AddAccount(t.Context(), campaign.Account{
 		Name: name, PhoneNumberID: "pn-" + name, Tier: tier, TokenEnv: "WA_TOKEN_" + strings.ToUpper(name), Overrides: o,
@@ -206,7 +206,7 @@ func Limited(rate float64, burst, dailyCap int) campaign.Overrides {
 func Phone(i int) string { return fmt.Sprintf("+4915100%06d", i) }
 
 // MustCampaign imports n distinct recipients (lines 2…n+1) as one campaign.
-func MustCampaign(t *testing.T, st store.Driver, name string, n int) campaign.Campaign {
+func MustCampaign(t *testing.T, st driver.Driver, name string, n int) campaign.Campaign {
 	t.Helper()
 	im, err := st.Import(t.Context(), campaign.Campaign{
 		Name: name, Fingerprint: "fp-" + name, Source: name + ".csv",
@@ -230,7 +230,7 @@ func MustCampaign(t *testing.T, st store.Driver, name string, n int) campaign.Ca
 }
 
 // AccountByName is the account of that name as Accounts lists it.
-func AccountByName(t *testing.T, st store.Driver, name string) campaign.AccountStatus {
+func AccountByName(t *testing.T, st driver.Driver, name string) campaign.AccountStatus {
 	t.Helper()
 	accts, err := st.Accounts(t.Context())
 	if err != nil {
@@ -246,7 +246,7 @@ func AccountByName(t *testing.T, st store.Driver, name string) campaign.AccountS
 }
 
 // CountRows runs a read-only count on the driver's database (see checked).
-func CountRows(t *testing.T, st store.Driver, query string, args ...any) int {
+func CountRows(t *testing.T, st driver.Driver, query string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := checked(st).QueryRowContext(t.Context(), query, args...).Scan(&n); err != nil {
@@ -256,7 +256,7 @@ func CountRows(t *testing.T, st store.Driver, query string, args ...any) int {
 }
 
 // claim is one claim: ClaimN of one (what *store.Store's Claim is).
-func claim(t *testing.T, st store.Driver, id int64, runner string, now time.Time) (campaign.Claim, error) {
+func claim(t *testing.T, st driver.Driver, id int64, runner string, now time.Time) (campaign.Claim, error) {
 	t.Helper()
 	cs, err := ledger(st).ClaimN(t.Context(), id, runner, now, 1)
 	if err != nil {
@@ -265,7 +265,7 @@ func claim(t *testing.T, st store.Driver, id int64, runner string, now time.Time
 	return cs[0], nil
 }
 
-func mustClaim(t *testing.T, st store.Driver, id int64, runner string, now time.Time) campaign.Claim {
+func mustClaim(t *testing.T, st driver.Driver, id int64, runner string, now time.Time) campaign.Claim {
 	t.Helper()
 	c, err := claim(t, st, id, runner, now)
 	if err != nil {
@@ -276,12 +276,12 @@ func mustClaim(t *testing.T, st store.Driver, id int64, runner string, now time.
 
 // record stores one outcome: RecordAll of one (what *store.Store's Record
 // is).
-func record(t *testing.T, st store.Driver, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
+func record(t *testing.T, st driver.Driver, c campaign.Claim, runner string, o campaign.Outcome, now time.Time) error {
 	t.Helper()
 	return st.RecordAll(t.Context(), runner, []campaign.Result{{Claim: c, Outcome: o, At: now}})
 }
 
-func registerRunner(t *testing.T, st store.Driver, id string, campaignID int64, beat time.Time) {
+func registerRunner(t *testing.T, st driver.Driver, id string, campaignID int64, beat time.Time) {
 	t.Helper()
 	if err := st.RegisterRunner(t.Context(), campaign.Runner{ID: id, CampaignID: campaignID, Host: "h", PID: 42, StartedAt: beat, HeartbeatAt: beat}); err != nil {
 		t.Fatal(err)
@@ -290,7 +290,7 @@ func registerRunner(t *testing.T, st store.Driver, id string, campaignID int64, 
 
 // mustStart marks claims' requests started, as a runner does just before
 // it makes them; every one must be the row's claim still.
-func mustStart(t *testing.T, st store.Driver, runner string, now time.Time, cs ...campaign.Claim) {
+func mustStart(t *testing.T, st driver.Driver, runner string, now time.Time, cs ...campaign.Claim) {
 	t.Helper()
 	refused, err := st.Start(t.Context(), runner, cs, now)
 	if err != nil || len(refused) > 0 {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // Suppressions: the list, its batches, and the copy of the shared list with
@@ -28,55 +28,55 @@ func (s suite) suppressTests() []sub {
 func (s suite) testSuppressions(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	sp := func(phone, reason string, first time.Time) store.Suppression {
-		return store.Suppression{Phone: phone, Reason: reason, CreatedAt: first}
+	sp := func(phone, reason string, first time.Time) campaign.Suppression {
+		return campaign.Suppression{Phone: phone, Reason: reason, CreatedAt: first}
 	}
 	// Each step runs at its instant on the same store; want is the whole
 	// list afterwards.
 	steps := []struct {
 		name        string
 		at          time.Time
-		add         []store.Suppression
+		add         []campaign.Suppression
 		remove      []string
 		wantAdded   int
 		wantRemoved int
-		want        []store.Suppression
+		want        []campaign.Suppression
 	}{
 		{
 			name: "add", at: at(0),
-			add:       []store.Suppression{{Phone: Phone(2), Reason: "STOP received"}, {Phone: Phone(1)}},
+			add:       []campaign.Suppression{{Phone: Phone(2), Reason: "STOP received"}, {Phone: Phone(1)}},
 			wantAdded: 2,
-			want:      []store.Suppression{sp(Phone(1), "", at(0)), sp(Phone(2), "STOP received", at(0))},
+			want:      []campaign.Suppression{sp(Phone(1), "", at(0)), sp(Phone(2), "STOP received", at(0))},
 		},
 		{
 			name: "re-add keeps first time; a given reason replaces, an empty one does not", at: at(time.Hour),
-			add:       []store.Suppression{{Phone: Phone(1), Reason: "bounced"}, {Phone: Phone(2)}, {Phone: Phone(3)}},
+			add:       []campaign.Suppression{{Phone: Phone(1), Reason: "bounced"}, {Phone: Phone(2)}, {Phone: Phone(3)}},
 			wantAdded: 1,
-			want: []store.Suppression{sp(Phone(1), "bounced", at(0)), sp(Phone(2), "STOP received", at(0)),
+			want: []campaign.Suppression{sp(Phone(1), "bounced", at(0)), sp(Phone(2), "STOP received", at(0)),
 				sp(Phone(3), "", at(time.Hour))},
 		},
 		{
 			name: "the same number twice in one batch is added once", at: at(2 * time.Hour),
-			add:       []store.Suppression{{Phone: Phone(4), Reason: "a"}, {Phone: Phone(4), Reason: "b"}},
+			add:       []campaign.Suppression{{Phone: Phone(4), Reason: "a"}, {Phone: Phone(4), Reason: "b"}},
 			wantAdded: 1,
-			want: []store.Suppression{sp(Phone(1), "bounced", at(0)), sp(Phone(2), "STOP received", at(0)),
+			want: []campaign.Suppression{sp(Phone(1), "bounced", at(0)), sp(Phone(2), "STOP received", at(0)),
 				sp(Phone(3), "", at(time.Hour)), sp(Phone(4), "b", at(2*time.Hour))},
 		},
 		{
 			name: "remove listed, unlisted and repeated", at: at(3 * time.Hour),
 			remove:      []string{Phone(3), Phone(9), Phone(1), Phone(1)},
 			wantRemoved: 2,
-			want:        []store.Suppression{sp(Phone(2), "STOP received", at(0)), sp(Phone(4), "b", at(2*time.Hour))},
+			want:        []campaign.Suppression{sp(Phone(2), "STOP received", at(0)), sp(Phone(4), "b", at(2*time.Hour))},
 		},
 		{
 			name: "removed then added again starts anew", at: at(4 * time.Hour),
-			add:       []store.Suppression{{Phone: Phone(1)}},
+			add:       []campaign.Suppression{{Phone: Phone(1)}},
 			wantAdded: 1,
-			want: []store.Suppression{sp(Phone(1), "", at(4*time.Hour)), sp(Phone(2), "STOP received", at(0)),
+			want: []campaign.Suppression{sp(Phone(1), "", at(4*time.Hour)), sp(Phone(2), "STOP received", at(0)),
 				sp(Phone(4), "b", at(2*time.Hour))},
 		},
-		{name: "empty batches", at: at(5 * time.Hour), add: []store.Suppression{}, remove: []string{},
-			want: []store.Suppression{sp(Phone(1), "", at(4*time.Hour)), sp(Phone(2), "STOP received", at(0)),
+		{name: "empty batches", at: at(5 * time.Hour), add: []campaign.Suppression{}, remove: []string{},
+			want: []campaign.Suppression{sp(Phone(1), "", at(4*time.Hour)), sp(Phone(2), "STOP received", at(0)),
 				sp(Phone(4), "b", at(2*time.Hour))}},
 	}
 	for _, s := range steps {
@@ -93,7 +93,7 @@ func (s suite) testSuppressions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.EqualFunc(got, s.want, func(a, b store.Suppression) bool {
+		if !slices.EqualFunc(got, s.want, func(a, b campaign.Suppression) bool {
 			return a.Phone == b.Phone && a.Reason == b.Reason && a.CreatedAt.Equal(b.CreatedAt)
 		}) {
 			t.Errorf("%s: list\n got %+v\nwant %+v", s.name, got, s.want)
@@ -104,7 +104,7 @@ func (s suite) testSuppressions(t *testing.T) {
 func (s suite) testSuppressRejectsUnnormalised(t *testing.T) {
 	st := s.openTest(t, newFakeClock())
 	for _, bad := range []string{"", "0151 00000001", "4915100000001", "+", "+0151", "+49 151", "+1234567890123456"} {
-		_, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(1)}, {Phone: bad}})
+		_, err := st.Suppress(t.Context(), []campaign.Suppression{{Phone: Phone(1)}, {Phone: bad}})
 		if err == nil {
 			t.Errorf("Suppress(%q) succeeded", bad)
 		}
@@ -118,60 +118,60 @@ func (s suite) testSuppressRejectsUnnormalised(t *testing.T) {
 func (s suite) testApplySuppressions(t *testing.T) {
 	clk := newFakeClock()
 	st := s.openTest(t, clk)
-	if m, err := st.SharedSuppressionsMark(t.Context()); err != nil || m != (store.SyncMark{}) {
+	if m, err := st.SharedSuppressionsMark(t.Context()); err != nil || m != (driver.SyncMark{}) {
 		t.Fatalf("mark of a new database = %+v, %v; want none", m, err)
 	}
-	sp := func(phone, reason string, first time.Time) store.Suppression {
-		return store.Suppression{Phone: phone, Reason: reason, CreatedAt: first}
+	sp := func(phone, reason string, first time.Time) campaign.Suppression {
+		return campaign.Suppression{Phone: phone, Reason: reason, CreatedAt: first}
 	}
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(1), Reason: "local"}, {Phone: Phone(2), Reason: "STOP"}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []campaign.Suppression{{Phone: Phone(1), Reason: "local"}, {Phone: Phone(2), Reason: "STOP"}}); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {
 		name    string
 		at      time.Time
-		listed  []store.Suppression
+		listed  []campaign.Suppression
 		removed []string
-		want    []store.Suppression
+		want    []campaign.Suppression
 	}{
 		{
 			name: "the other copy's reason wins, even empty; the earlier time stays", at: at(time.Hour),
-			listed: []store.Suppression{sp(Phone(1), "", at(30*time.Minute)), sp(Phone(2), "bounced", at(-time.Hour)), sp(Phone(3), "new", at(2*time.Hour))},
-			want:   []store.Suppression{sp(Phone(1), "", at(0)), sp(Phone(2), "bounced", at(-time.Hour)), sp(Phone(3), "new", at(2*time.Hour))},
+			listed: []campaign.Suppression{sp(Phone(1), "", at(30*time.Minute)), sp(Phone(2), "bounced", at(-time.Hour)), sp(Phone(3), "new", at(2*time.Hour))},
+			want:   []campaign.Suppression{sp(Phone(1), "", at(0)), sp(Phone(2), "bounced", at(-time.Hour)), sp(Phone(3), "new", at(2*time.Hour))},
 		},
 		{
 			name: "removed, listed or not; no time given is now", at: at(3 * time.Hour),
-			listed:  []store.Suppression{{Phone: Phone(4)}},
+			listed:  []campaign.Suppression{{Phone: Phone(4)}},
 			removed: []string{Phone(1), Phone(9)},
-			want:    []store.Suppression{sp(Phone(2), "bounced", at(-time.Hour)), sp(Phone(3), "new", at(2*time.Hour)), sp(Phone(4), "", at(3*time.Hour))},
+			want:    []campaign.Suppression{sp(Phone(2), "bounced", at(-time.Hour)), sp(Phone(3), "new", at(2*time.Hour)), sp(Phone(4), "", at(3*time.Hour))},
 		},
 	}
 	for _, s := range steps {
 		clk.Set(s.at)
-		if err := st.ApplySuppressions(t.Context(), s.listed, s.removed, store.SyncMark{Epoch: "e1", Version: int64(s.at.Sub(t0) / time.Hour)}); err != nil {
+		if err := st.ApplySuppressions(t.Context(), s.listed, s.removed, driver.SyncMark{Epoch: "e1", Version: int64(s.at.Sub(t0) / time.Hour)}); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
 		got, err := readmodel.New(st).Suppressions(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.EqualFunc(got, s.want, func(a, b store.Suppression) bool {
+		if !slices.EqualFunc(got, s.want, func(a, b campaign.Suppression) bool {
 			return a.Phone == b.Phone && a.Reason == b.Reason && a.CreatedAt.Equal(b.CreatedAt)
 		}) {
 			t.Errorf("%s: list\n got %+v\nwant %+v", s.name, got, s.want)
 		}
 	}
-	if m, err := st.SharedSuppressionsMark(t.Context()); err != nil || m != (store.SyncMark{Epoch: "e1", Version: 3}) {
+	if m, err := st.SharedSuppressionsMark(t.Context()); err != nil || m != (driver.SyncMark{Epoch: "e1", Version: 3}) {
 		t.Errorf("mark = %+v, %v; want e1 version 3", m, err)
 	}
 	// A bad number refuses the whole batch, mark included.
-	if err := st.ApplySuppressions(t.Context(), []store.Suppression{{Phone: Phone(5)}, {Phone: "0151"}}, []string{Phone(2)}, store.SyncMark{Epoch: "e1", Version: 9}); err == nil {
+	if err := st.ApplySuppressions(t.Context(), []campaign.Suppression{{Phone: Phone(5)}, {Phone: "0151"}}, []string{Phone(2)}, driver.SyncMark{Epoch: "e1", Version: 9}); err == nil {
 		t.Error("ApplySuppressions with a national number succeeded")
 	}
 	if _, ok, _ := isSuppressed(t, st, Phone(2)); !ok {
 		t.Error("a refused batch removed a number")
 	}
-	if m, _ := st.SharedSuppressionsMark(t.Context()); m != (store.SyncMark{Epoch: "e1", Version: 3}) {
+	if m, _ := st.SharedSuppressionsMark(t.Context()); m != (driver.SyncMark{Epoch: "e1", Version: 3}) {
 		t.Errorf("mark after a refused batch = %+v, want e1 version 3", m)
 	}
 }
@@ -190,7 +190,7 @@ func (s suite) testSuppressionOutbox(t *testing.T) {
 	if err := record(t, st, cl, "r1", optOut, at(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(50), Reason: "by hand"}, {Phone: cl.Message.Phone}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []campaign.Suppression{{Phone: Phone(50), Reason: "by hand"}, {Phone: cl.Message.Phone}}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := st.ToPush(t.Context(), 100)
@@ -208,23 +208,23 @@ func (s suite) testSuppressionOutbox(t *testing.T) {
 	}{
 		{"listed by hand, then pulled from the shared list: nothing to push",
 			func() error {
-				return st.ApplySuppressions(t.Context(), []store.Suppression{{Phone: Phone(50)}}, nil, store.SyncMark{Epoch: "e1", Version: 1})
+				return st.ApplySuppressions(t.Context(), []campaign.Suppression{{Phone: Phone(50)}}, nil, driver.SyncMark{Epoch: "e1", Version: 1})
 			},
 			[]string{Phone(0)}},
 		{"a pulled removal does not take off an opt-out not pushed yet",
 			func() error {
-				return st.ApplySuppressions(t.Context(), nil, []string{Phone(0)}, store.SyncMark{Epoch: "e1", Version: 2})
+				return st.ApplySuppressions(t.Context(), nil, []string{Phone(0)}, driver.SyncMark{Epoch: "e1", Version: 2})
 			},
 			[]string{Phone(0)}},
 		{"listed by hand: pushed only if unknown there",
 			func() error {
-				_, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(60)}, {Phone: Phone(61)}})
+				_, err := st.Suppress(t.Context(), []campaign.Suppression{{Phone: Phone(60)}, {Phone: Phone(61)}})
 				return err
 			},
 			[]string{Phone(0), Phone(60) + " if-unknown", Phone(61) + " if-unknown"}},
 		{"a pulled removal takes off a number listed by hand",
 			func() error {
-				return st.ApplySuppressions(t.Context(), nil, []string{Phone(60)}, store.SyncMark{Epoch: "e1", Version: 3})
+				return st.ApplySuppressions(t.Context(), nil, []string{Phone(60)}, driver.SyncMark{Epoch: "e1", Version: 3})
 			},
 			[]string{Phone(0), Phone(61) + " if-unknown"}},
 		{"taken off here: nothing to push",
@@ -246,7 +246,7 @@ func (s suite) testSuppressionOutbox(t *testing.T) {
 	// Pushed takes out what was read; a number listed again since keeps
 	// its new place.
 	list, _ = st.ToPush(t.Context(), 100)
-	if _, err := st.Suppress(t.Context(), []store.Suppression{{Phone: Phone(70)}}); err != nil {
+	if _, err := st.Suppress(t.Context(), []campaign.Suppression{{Phone: Phone(70)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Pushed(t.Context(), list[len(list)-1].Seq); err != nil {
@@ -264,7 +264,7 @@ func (s suite) testSuppressionOutbox(t *testing.T) {
 		t.Errorf("after PushAll: outbox %q, want %q", got, want)
 	}
 }
-func pending(t *testing.T, st store.Driver) []string {
+func pending(t *testing.T, st driver.Driver) []string {
 	t.Helper()
 	list, err := st.ToPush(t.Context(), 100)
 	if err != nil {
@@ -283,7 +283,7 @@ func pending(t *testing.T, st store.Driver) []string {
 
 // isSuppressed reports whether phone is listed, and why, read with the
 // suite's checks (the import's SuppressedIn is a read model).
-func isSuppressed(t *testing.T, st store.Driver, phone string) (reason string, ok bool, err error) {
+func isSuppressed(t *testing.T, st driver.Driver, phone string) (reason string, ok bool, err error) {
 	t.Helper()
 	err = checked(st).QueryRowContext(t.Context(), `SELECT reason FROM suppressions WHERE phone = ?`, phone).Scan(&reason)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -1,4 +1,10 @@
-package store
+// Package driver is the store's seam, as River's riverdriver is River's:
+// the Driver interface both stores implement (internal/store on SQLite,
+// internal/store/pgstore on Postgres), the transactions the claim and the
+// webhook applier run over (ClaimTx, InboxTx), and the values and errors
+// they pass. It imports no driver: consumers (internal/claim, webhook,
+// runner, hostshare, storetest) depend on this contract, not on a store.
+package driver
 
 import (
 	"context"
@@ -11,8 +17,8 @@ import (
 	"github.com/wasend/wasend/internal/ratelimit"
 )
 
-// Driver is the store's seam: every method of *Store that product code
-// outside this package calls, grouped by concern. It is what a second
+// Driver is the store's seam: every method of *store.Store that product
+// code outside the store calls, grouped by concern. It is what a second
 // driver (Postgres, issue 30) implements, and storetest.Run is what proves
 // it: a driver is conformant when it passes that suite, not when it
 // compiles against this interface. Consumers keep their own narrow
@@ -22,7 +28,7 @@ import (
 // ClaimTx.
 //
 // What a driver must keep, whatever its database: every write of a row's
-// state is one of the named moves (transitions.go) and is a no-op when the
+// state is one of the named moves (store's transitions.go) and is a no-op when the
 // row is no longer in the state the move starts from; a claim takes its
 // rows, their tokens and their daily-cap units in one transaction, so two
 // processes on one database never spend the same token or cap unit; the
@@ -37,9 +43,8 @@ import (
 // rebinds its queries to it (readmodel.Dialect); storetest's read-only
 // checks go through the same Rebind.
 //
-// A few signatures name store types (Importer, Suppression, Gates,
-// InboxTx, …): they stay here, and a second driver in its own package
-// returns and takes them.
+// The types its signatures name (Importer, Gates, InboxTx, SyncMark, …)
+// are this package's, so a driver in any package returns and takes them.
 type Driver interface {
 	// The handle and its clock.
 
@@ -149,7 +154,7 @@ type Driver interface {
 	// kept.
 	SetTier(ctx context.Context, name string, l campaign.Limits) error
 	AddAccount(ctx context.Context, a campaign.Account) (campaign.Account, error)
-	UpdateAccount(ctx context.Context, name string, ch AccountChange) (campaign.AccountStatus, error)
+	UpdateAccount(ctx context.Context, name string, ch campaign.AccountChange) (campaign.AccountStatus, error)
 	RemoveAccount(ctx context.Context, name string) error
 	Accounts(ctx context.Context) ([]campaign.AccountStatus, error)
 	Account(ctx context.Context, name string) (campaign.AccountStatus, error)
@@ -158,7 +163,7 @@ type Driver interface {
 	SetGlobalLimit(ctx context.Context, on bool, l ratelimit.Limit) error
 	// ResetQuota opens a new quota day for the named accounts (all when
 	// none): only forward, once a day unless forced.
-	ResetQuota(ctx context.Context, names []string, force bool) ([]QuotaReset, error)
+	ResetQuota(ctx context.Context, names []string, force bool) ([]campaign.QuotaReset, error)
 	AddPortfolio(ctx context.Context, p campaign.Portfolio) (campaign.Portfolio, error)
 	UpdatePortfolio(ctx context.Context, name string, ch PortfolioChange) (campaign.Portfolio, error)
 	Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error)
@@ -170,12 +175,12 @@ type Driver interface {
 
 	// Suppressions: listed numbers are failed at claim, never sent.
 
-	Suppress(ctx context.Context, list []Suppression) (added int, err error)
+	Suppress(ctx context.Context, list []campaign.Suppression) (added int, err error)
 	Unsuppress(ctx context.Context, phones []string) (removed int, err error)
 	// The copy of the shared list (hostshare): how far it is applied, and
 	// the outbox of numbers listed here to push up.
 	SharedSuppressionsMark(ctx context.Context) (SyncMark, error)
-	ApplySuppressions(ctx context.Context, listed []Suppression, removed []string, mark SyncMark) error
+	ApplySuppressions(ctx context.Context, listed []campaign.Suppression, removed []string, mark SyncMark) error
 	ToPush(ctx context.Context, limit int) ([]Push, error)
 	Pushed(ctx context.Context, seq int64) error
 	PushAll(ctx context.Context) (int, error)
@@ -187,7 +192,7 @@ type Driver interface {
 	// the driver's clock: it decides what each body means and makes the
 	// moves through InboxTx; fn's error rolls it back.
 	WithInbox(ctx context.Context, fn func(tx InboxTx, now time.Time) error) error
-	// Inbound messages (inbound.go): their retention and their settings.
+	// Inbound messages (store's inbound.go): their retention and their settings.
 	PruneInbound(ctx context.Context, before time.Time) (int, error)
 	InboundSettings(ctx context.Context) (map[string]string, error)
 	SetInboundSetting(ctx context.Context, key, value string, unset bool) error
@@ -199,8 +204,6 @@ type Driver interface {
 	// A rate card kept whole, or refused (pricing.ErrCardOverlap) leaving nothing.
 	ImportCard(ctx context.Context, c pricing.Card) (int64, error)
 }
-
-var _ Driver = (*Store)(nil)
 
 // Importer is one campaign's import, in a single transaction that holds the
 // write lock: either the whole file lands, or (on error, interrupt or

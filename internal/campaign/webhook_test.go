@@ -1,10 +1,6 @@
-package store
+package campaign
 
-import (
-	"testing"
-
-	"github.com/wasend/wasend/internal/campaign"
-)
+import "testing"
 
 // A status found by its callback data (its wamid unknown here) must name
 // the row's recipient: a number by recipient_id, a user id by
@@ -26,7 +22,7 @@ func TestStatusRecipientIs(t *testing.T) {
 		{"US.1", "16505550000", "", false},
 		{"US.1", "US.1", "", true},
 	} {
-		ev := campaign.StatusEvent{Recipient: tt.recipient, RecipientUserID: tt.userID}
+		ev := StatusEvent{Recipient: tt.recipient, RecipientUserID: tt.userID}
 		if got := StatusRecipientIs(tt.row, ev); got != tt.want {
 			t.Errorf("StatusRecipientIs(%q, recipient_id %q, recipient_user_id %q) = %v", tt.row, tt.recipient, tt.userID, got)
 		}
