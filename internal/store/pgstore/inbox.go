@@ -120,8 +120,14 @@ func (tx inboxTx) fault(err error) bool {
 	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.Timeout(err)
 }
 
-// KeepStatus: a status is kept once per wamid and rung (message_statuses).
-func (tx inboxTx) KeepStatus(ctx context.Context, ev campaign.StatusEvent, now time.Time) (kept, matched bool, err error) {
+// keepStatusSQL keeps a status once per wamid and rung, with its row when
+// known ($13; NULL: not matched yet): the values of statusArgs.
+const keepStatusSQL = `INSERT INTO message_statuses (wamid, status, at, recipient, callback_data,
+	error_code, error_title, pricing, pricing_type, pricing_model, billable, received_at, message_id)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (wamid, status) DO NOTHING`
+
+// statusArgs are keepStatusSQL's first twelve values for ev, received at now.
+func statusArgs(ev campaign.StatusEvent, now time.Time) []any {
 	var code *int64
 	var title *string
 	if ev.ErrorCode != 0 {
@@ -132,11 +138,13 @@ func (tx inboxTx) KeepStatus(ctx context.Context, ev campaign.StatusEvent, now t
 	if ev.NotBillable {
 		billable = new(int64)
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO message_statuses (wamid, status, at, recipient, callback_data,
-		error_code, error_title, pricing, pricing_type, pricing_model, billable, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (wamid, status) DO NOTHING`,
-		ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData, code, title, ev.Pricing,
-		ev.PricingType, ev.PricingModel, billable, now.UnixNano())
+	return []any{ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData, code, title, ev.Pricing,
+		ev.PricingType, ev.PricingModel, billable, now.UnixNano()}
+}
+
+// KeepStatus: a status is kept once per wamid and rung (message_statuses).
+func (tx inboxTx) KeepStatus(ctx context.Context, ev campaign.StatusEvent, now time.Time) (kept, matched bool, err error) {
+	tag, err := tx.Exec(ctx, keepStatusSQL, append(statusArgs(ev, now), nil)...)
 	if err != nil {
 		return false, false, fmt.Errorf("keep status %s of %s: %w", ev.Status, ev.WAMID, err)
 	}
@@ -312,22 +320,7 @@ func (tx inboxTx) StatusFacts(ctx context.Context, wamids []string) (rows []camp
 func (tx inboxTx) KeepAdvances(ctx context.Context, kept []driver.MatchedStatus, moves []campaign.DeliveryAdvance, now time.Time) ([]int64, error) {
 	b := &pgx.Batch{}
 	for _, k := range kept {
-		ev := k.Ev
-		var code *int64
-		var title *string
-		if ev.ErrorCode != 0 {
-			c := int64(ev.ErrorCode)
-			code, title = &c, &ev.ErrorTitle
-		}
-		var billable *int64
-		if ev.NotBillable {
-			billable = new(int64)
-		}
-		b.Queue(`INSERT INTO message_statuses (wamid, status, at, recipient, callback_data,
-			error_code, error_title, pricing, pricing_type, pricing_model, billable, received_at, message_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (wamid, status) DO NOTHING`,
-			ev.WAMID, string(ev.Status), nanos(ev.At), ev.Recipient, ev.CallbackData, code, title, ev.Pricing,
-			ev.PricingType, ev.PricingModel, billable, now.UnixNano(), nullID(k.ID))
+		b.Queue(keepStatusSQL, append(statusArgs(k.Ev, now), nullID(k.ID))...)
 	}
 	if err := send(ctx, tx.Tx, b); err != nil {
 		return nil, fmt.Errorf("keep %d statuses: %w", len(kept), err)
