@@ -21,7 +21,7 @@ const pgPassword = "pg-s3cret-never-shown"
 // a second process resuming the campaign finds nothing left to send, and
 // the URL's password is in no command's output.
 func TestPostgresCommands(t *testing.T) {
-	dsn := strings.Replace(pgtest.Start(t).NewDB(t, ""), "postgres://wasend@", "postgres://wasend:"+pgPassword+"@", 1)
+	dsn := pgtest.WithPassword(pgtest.Start(t).NewDB(t, ""), pgPassword)
 	w := newWorld(t, sandbox.Options{})
 	w.UsePostgres(dsn)
 	csv, err := filepath.Abs("../../testdata/recipients.csv")
