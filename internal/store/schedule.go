@@ -8,6 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -25,7 +26,7 @@ import (
 // only.
 func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule) error {
 	return s.write(ctx, func(tx *Tx) error {
-		if err := refuseCancelled(ctx, tx, id); err != nil {
+		if err := managesql.Changeable(ctx, manageTx{tx}, sqlite, id); err != nil {
 			return err
 		}
 		var (
@@ -88,7 +89,7 @@ func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule)
 // taking effect at the next claim of every process sending it.
 func (s *Store) SetShare(ctx context.Context, id int64, ch campaign.ShareChange) error {
 	return s.write(ctx, func(tx *Tx) error {
-		if err := refuseCancelled(ctx, tx, id); err != nil {
+		if err := managesql.Changeable(ctx, manageTx{tx}, sqlite, id); err != nil {
 			return err
 		}
 		c, err := rowscan.Campaign(tx.QueryRowContext(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE id = ?`, id))

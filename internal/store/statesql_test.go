@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/statesql"
 )
 
 func TestTransitionSQL(t *testing.T) {
@@ -31,10 +32,10 @@ func TestTransitionSQL(t *testing.T) {
 			t.Errorf("%s: toSQL = %q, want %q", tc.move, got, tc.to)
 		}
 	}
-	if got, want := campaignFromSQL(campaign.CampaignCancel, "state"), "state IN ('running', 'paused')"; got != want {
+	if got, want := statesql.CampaignFrom(campaign.CampaignCancel, "state"), "state IN ('running', 'paused')"; got != want {
 		t.Errorf("cancel: campaignFromSQL = %q, want %q", got, want)
 	}
-	if got, want := campaignToSQL(campaign.CampaignCancel), "state = 'finished'"; got != want {
+	if got, want := statesql.CampaignTo(campaign.CampaignCancel), "state = 'finished'"; got != want {
 		t.Errorf("cancel: campaignToSQL = %q, want %q", got, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -446,12 +447,7 @@ func (tx inboxTx) Deferred(ctx context.Context, max int) ([]driver.DeferredStatu
 // PauseTemplate: running campaigns sending the template → paused
 // with reason why.
 func (tx inboxTx) PauseTemplate(ctx context.Context, ev campaign.TemplateEvent, why string) (int, error) {
-	res, err := tx.ExecContext(ctx, pauseTemplateSQL, why, ev.Template, ev.Lang, ev.Lang)
-	if err != nil {
-		return 0, fmt.Errorf("pause campaigns of template %s: %w", ev.Template, err)
-	}
-	k, _ := res.RowsAffected()
-	return int(k), nil
+	return managesql.PauseTemplate(ctx, manageTx{tx.Tx}, sqlite, ev, why)
 }
 
 // StopNumber: the accounts of the number an account event names stop

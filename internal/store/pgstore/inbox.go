@@ -14,6 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/statesql"
 )
 
@@ -263,9 +264,6 @@ var (
 		delivery = NULL, delivered_at = NULL, read_at = NULL, runner_id = NULL, error_code = $2, error_message = $3, updated_at = $4
 		WHERE id = $5 AND ` + statesql.From(campaign.MoveRescheduleUndelivered, "state") + ` AND wamid = $6 AND NOT ` + statesql.Received("delivery") + `
 		RETURNING campaign_id`
-	pauseTemplateSQL = `UPDATE campaigns SET ` + statesql.CampaignTo(campaign.CampaignPause) + `, pause_reason = $1
-		WHERE ` + statesql.CampaignFrom(campaign.CampaignPause, "state") + ` AND cancelled_at IS NULL
-		AND kind = 'template' AND template = $2 AND ($3 = '' OR lang = $3)`
 )
 
 // AdoptSend: unknown (or requeued, never answered) → sent, with the
@@ -376,13 +374,10 @@ func (tx inboxTx) RescheduleAfterFailure(ctx context.Context, id int64, ev campa
 
 // PauseCampaign pauses campaign id for why, reopened first if it finished.
 func (tx inboxTx) PauseCampaign(ctx context.Context, id int64, why string) error {
-	if _, err := tx.Exec(ctx, reopenCampaignSQL, id); err != nil {
-		return fmt.Errorf("reopen campaign %d: %w", id, err)
+	if err := managesql.ReopenCampaign(ctx, manageTx{tx.Tx}, postgres, id); err != nil {
+		return err
 	}
-	if _, err := tx.Exec(ctx, pauseCampaignSQL, why, id); err != nil {
-		return fmt.Errorf("pause campaign %d: %w", id, err)
-	}
-	return nil
+	return managesql.PauseCampaign(ctx, manageTx{tx.Tx}, postgres, id, why)
 }
 
 // RestrictAccount stops account id until the given time.
@@ -414,11 +409,7 @@ func (tx inboxTx) Deferred(ctx context.Context, max int) ([]driver.DeferredStatu
 }
 
 func (tx inboxTx) PauseTemplate(ctx context.Context, ev campaign.TemplateEvent, why string) (int, error) {
-	tag, err := tx.Exec(ctx, pauseTemplateSQL, why, ev.Template, ev.Lang)
-	if err != nil {
-		return 0, fmt.Errorf("pause campaigns of template %s: %w", ev.Template, err)
-	}
-	return int(tag.RowsAffected()), nil
+	return managesql.PauseTemplate(ctx, manageTx{tx.Tx}, postgres, ev, why)
 }
 
 // numberOf fills in an account event's phone number id from the display

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -19,10 +20,7 @@ import (
 // equal to the stored ones are left as they are.
 func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockCampaign(ctx, tx, id); err != nil {
-			return err
-		}
-		if err := refuseCancelled(ctx, tx, id); err != nil {
+		if err := managesql.Changeable(ctx, manageTx{tx}, postgres, id); err != nil {
 			return err
 		}
 		var (
@@ -78,10 +76,7 @@ func (s *Store) SetSchedule(ctx context.Context, id int64, sc campaign.Schedule)
 // SetShare changes how a campaign shares the accounts, from its next claim.
 func (s *Store) SetShare(ctx context.Context, id int64, ch campaign.ShareChange) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockCampaign(ctx, tx, id); err != nil {
-			return err
-		}
-		if err := refuseCancelled(ctx, tx, id); err != nil {
+		if err := managesql.Changeable(ctx, manageTx{tx}, postgres, id); err != nil {
 			return err
 		}
 		c, err := rowscan.Campaign(tx.QueryRow(ctx, `SELECT `+rowscan.CampaignCols+` FROM campaigns WHERE id = $1`, id))

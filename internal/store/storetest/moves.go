@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store/driver"
 )
@@ -227,6 +228,11 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustClaim(t, st, keep.ID, "other", t0)
+	// A budget keeps what counts against it (campaign_spend) beside the
+	// campaign: it goes with the campaign too.
+	if err := st.SetBudget(ctx, c.ID, 1_000_000, "EUR", func(string) pricing.Micros { return 1000 }); err != nil {
+		t.Fatal(err)
+	}
 
 	err := st.DeleteCampaign(ctx, c.ID)
 	if !errors.Is(err, driver.ErrInUse) || !strings.Contains(err.Error(), "process 42 on h") {
@@ -247,6 +253,7 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 		`SELECT count(*) FROM messages WHERE campaign_id = ?`,
 		`SELECT count(*) FROM skipped WHERE campaign_id = ?`,
 		`SELECT count(*) FROM runners WHERE campaign_id = ?`,
+		`SELECT count(*) FROM campaign_spend WHERE campaign_id = ?`,
 		`SELECT count(*) FROM attempts WHERE message_id NOT IN (SELECT id FROM messages)`,
 	} {
 		arg := any(c.ID)
