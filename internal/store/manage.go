@@ -53,7 +53,9 @@ func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 }
 
 // stopped is managesql.Stopped.
-func stopped(ctx context.Context, q *Tx, id int64) error { return managesql.Stopped(ctx, manageTx{q}, sqlite, id) }
+func stopped(ctx context.Context, q *Tx, id int64) error {
+	return managesql.Stopped(ctx, manageTx{q}, sqlite, id)
+}
 
 // CampaignStopped returns campaign.ErrPaused or campaign.ErrCancelled when
 // the campaign was paused or cancelled, and nil while it may be sent.
@@ -65,14 +67,20 @@ func (s *Store) CampaignStopped(ctx context.Context, id int64) error {
 // PauseCampaign pauses a running campaign and returns the state it was in
 // (managesql.Pause).
 func (s *Store) PauseCampaign(ctx context.Context, id int64, reason string) (was campaign.CampaignState, err error) {
-	err = s.write(ctx, func(tx *Tx) (err error) { was, err = managesql.Pause(ctx, manageTx{tx}, sqlite, id, reason); return err })
+	err = s.write(ctx, func(tx *Tx) (err error) {
+		was, err = managesql.Pause(ctx, manageTx{tx}, sqlite, id, reason)
+		return err
+	})
 	return was, err
 }
 
 // CancelCampaign ends a running or paused campaign for good and returns the
 // state it was in (managesql.Cancel).
 func (s *Store) CancelCampaign(ctx context.Context, id int64) (was campaign.CampaignState, err error) {
-	err = s.write(ctx, func(tx *Tx) (err error) { was, err = managesql.Cancel(ctx, manageTx{tx}, sqlite, id, s.now()); return err })
+	err = s.write(ctx, func(tx *Tx) (err error) {
+		was, err = managesql.Cancel(ctx, manageTx{tx}, sqlite, id, s.now())
+		return err
+	})
 	return was, err
 }
 
