@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/wasend/wasend/internal/store/managesql"
 )
 
 // DropAccount stops an account for one campaign, as an account-fatal answer
@@ -15,11 +17,7 @@ func (s *Store) DropAccount(ctx context.Context, campaignID, accountID int64, re
 }
 
 func dropAccount(ctx context.Context, tx *Tx, campaignID, accountID int64, reason string, code int, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO campaign_accounts (campaign_id, account_id, reason, error_code, at)
-		VALUES (?, ?, ?, ?, ?)`, campaignID, accountID, reason, code, now.UnixNano()); err != nil {
-		return fmt.Errorf("drop account %d from campaign %d: %w", accountID, campaignID, err)
-	}
-	return nil
+	return managesql.DropAccount(ctx, manageTx{tx}, sqlite, campaignID, accountID, reason, code, now)
 }
 
 // ReadmitAccount takes an account back into a campaign if it was dropped

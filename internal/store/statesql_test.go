@@ -123,7 +123,7 @@ func TestAdvanceDeliveryLadder(t *testing.T) {
 			err := st.write(ctx, func(tx *Tx) error {
 				adv := campaign.DeliveryAdvance{ID: m.ID, WAMID: "wamid.1"}
 				adv.Fold(campaign.StatusEvent{WAMID: "wamid.1", Status: b, At: t0})
-				_, err := inboxTx{tx}.KeepAdvances(ctx, nil, []campaign.DeliveryAdvance{adv}, t0)
+				_, err := newInboxTx(tx).KeepAdvances(ctx, nil, []campaign.DeliveryAdvance{adv}, t0)
 				return err
 			})
 			if err != nil {

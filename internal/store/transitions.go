@@ -49,19 +49,7 @@ var (
 		WHERE campaign_id = ? AND ` + fromSQL(campaign.MoveExpire, "state")
 	failNeverOpenSQL = `UPDATE messages SET ` + toSQL(campaign.MoveFailNeverOpen) + `, updated_at = ?, error_message = ?
 		WHERE id = ? AND ` + fromSQL(campaign.MoveFailNeverOpen, "state")
-	// The status webhooks' moves: wamid guards tie each to the request the
-	// webhook speaks of. None fails or sends again a message the person
-	// has (receivedSQL, from campaign.DeliveryLadder).
-	adoptSendSQL = `UPDATE messages SET ` + toSQL(campaign.MoveAdoptSend) + `, wamid = ?, sent_at = ?, updated_at = ?,
-		error_code = NULL, error_message = NULL, runner_id = NULL
-		WHERE id = ? AND ` + fromSQL(campaign.MoveAdoptSend, "state") + ` AND wamid IS NULL`
-	failAfterSendSQL = `UPDATE messages SET ` + toSQL(campaign.MoveFailAfterSend) + `, delivery = ` + quote(campaign.DeliveryFailed) + `, failed_after_send = 1,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + fromSQL(campaign.MoveFailAfterSend, "state") + ` AND wamid = ?
-		AND NOT ` + receivedSQL("delivery")
-	rescheduleUndeliveredSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRescheduleUndelivered) + `, next_attempt_at = ?, wamid = NULL,
-		delivery = NULL, delivered_at = NULL, read_at = NULL, runner_id = NULL,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRescheduleUndelivered, "state") + ` AND wamid = ?
-		AND NOT ` + receivedSQL("delivery")
+	// The status webhooks' moves are inboxsql's.
 )
 
 // claimRows moves due pending rows to sending for runner, through one

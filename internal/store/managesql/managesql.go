@@ -331,6 +331,17 @@ func NumberFree(ctx context.Context, tx Tx, d Dialect, name, number string, id i
 	return nil
 }
 
+// DropAccount stops an account for one campaign, as an account-fatal
+// answer or status does: its rows go to the other accounts, and Resume
+// gives it another chance. An account already dropped keeps its first
+// reason.
+func DropAccount(ctx context.Context, tx Tx, d Dialect, campaignID, accountID int64, reason string, code int, now time.Time) error {
+	if _, err := tx.Exec(ctx, byDialect[d].dropAccount, campaignID, accountID, reason, code, now.UnixNano()); err != nil {
+		return fmt.Errorf("drop account %d from campaign %d: %w", accountID, campaignID, err)
+	}
+	return nil
+}
+
 // The campaign-state moves, one per campaign.CampaignTransition.
 
 // PauseCampaign pauses a running campaign for reason.
@@ -387,7 +398,7 @@ type statements struct {
 	requeueUnknown, requeueUndelivered            string
 	liveAccount, inFlight, removeAccount          string
 	numberTaken                                   string
-	readmitAll                                    string
+	readmitAll, dropAccount                       string
 	pause, pauseNoAccount, resume, finish, reopen string
 	cancel, pauseTemplate                         string
 	// list is the argument requeueFailedCodes's ?3 takes for codes.
@@ -439,6 +450,8 @@ func build(d Dialect) statements {
 			WHERE m.state = 'sending' AND m.account_id = ?1 AND r.heartbeat_at >= ?2`),
 		removeAccount: b(`UPDATE accounts SET removed_at = ?1, disabled = 1, name = ?2 WHERE id = ?3`),
 		readmitAll:    b(`DELETE FROM campaign_accounts WHERE campaign_id = ?1`),
+		dropAccount: b(`INSERT INTO campaign_accounts (campaign_id, account_id, reason, error_code, at) VALUES (?1, ?2, ?3, ?4, ?5)
+			ON CONFLICT DO NOTHING`),
 
 		pause:          move(campaign.CampaignPause, `pause_reason = ?1`, `id = ?2 AND cancelled_at IS NULL AND `),
 		pauseNoAccount: move(campaign.CampaignPauseNoAccount, `pause_reason = ?1`, `id = ?2 AND `),

@@ -117,11 +117,7 @@ func (s *Store) DropAccount(ctx context.Context, campaignID, accountID int64, re
 }
 
 func dropAccount(ctx context.Context, tx pgx.Tx, campaignID, accountID int64, reason string, code int, now time.Time) error {
-	if _, err := tx.Exec(ctx, `INSERT INTO campaign_accounts (campaign_id, account_id, reason, error_code, at)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, campaignID, accountID, reason, code, now.UnixNano()); err != nil {
-		return fmt.Errorf("drop account %d from campaign %d: %w", accountID, campaignID, err)
-	}
-	return nil
+	return managesql.DropAccount(ctx, manageTx{tx}, postgres, campaignID, accountID, reason, code, now)
 }
 
 // ReadmitAccount takes an account back into a campaign if it was dropped
