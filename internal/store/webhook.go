@@ -157,7 +157,7 @@ func (tx inboxTx) StatusFacts(ctx context.Context, wamids []string) (rows []camp
 	return rows, kept, nil
 }
 
-// KeepAdvances: the statuses kept as KeepStatus and MatchStatus keep them;
+// KeepAdvances: the statuses kept as KeepStatus and LinkStatus keep them;
 // a row's delivery moves to a higher rung only, its times to earlier ones
 // (0: not said), and never off failed.
 func (tx inboxTx) KeepAdvances(ctx context.Context, kept []driver.MatchedStatus, moves []campaign.DeliveryAdvance, now time.Time) (moved []int64, err error) {

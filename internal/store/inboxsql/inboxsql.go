@@ -100,33 +100,30 @@ func (m Moves) Suppress(ctx context.Context, phone, reason string, now time.Time
 // wamid), as an expression in d's placeholders.
 func WAMIDRowSQL(d managesql.Dialect) string { return byDialect[d].wamidRow }
 
-// MatchStatus finds the row a status is about and links the kept status to
-// it: by wamid (WAMIDRowSQL), else by the callback data wasend set on the
-// send ("wasend:cC:mM"), which also finds rows whose answer never reached
-// the database. 0: not a message of ours.
-func (m Moves) MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int64, error) {
-	q := &byDialect[m.D]
+// WAMIDRow is the row carrying wamid, else the row its kept statuses
+// were matched to (WAMIDRowSQL); 0: none.
+func (m Moves) WAMIDRow(ctx context.Context, wamid string) (int64, error) {
 	var id sql.NullInt64
-	_, err := m.Q.Row(ctx, `SELECT `+q.wamidRow, []any{ev.WAMID}, &id)
-	if cid, mid, ok := campaign.ParseCallbackData(ev.CallbackData); err == nil && !id.Valid && ok {
-		var (
-			phone string
-			found bool
-		)
-		found, err = m.Q.Row(ctx, q.callbackRow, []any{mid, cid}, &id, &phone)
-		// Another database sending from the same business account numbers
-		// its rows the same way: the recipient must be the row's too.
-		if err == nil && (!found || !campaign.StatusRecipientIs(phone, ev)) {
-			return 0, nil
-		}
-	}
-	if err == nil && id.Valid {
-		_, err = m.Q.Exec(ctx, q.linkStatus, id.Int64, ev.WAMID, string(ev.Status))
-	}
-	if err != nil {
-		return 0, fmt.Errorf("match status of %s: %w", ev.WAMID, err)
+	if _, err := m.Q.Row(ctx, `SELECT `+byDialect[m.D].wamidRow, []any{wamid}, &id); err != nil {
+		return 0, fmt.Errorf("find the row of %s: %w", wamid, err)
 	}
 	return id.Int64, nil
+}
+
+// RowPhone is the phone of message id when it is campaign campaignID's.
+func (m Moves) RowPhone(ctx context.Context, campaignID, id int64) (phone string, ok bool, err error) {
+	if ok, err = m.Q.Row(ctx, byDialect[m.D].rowPhone, []any{id, campaignID}, &phone); err != nil {
+		return "", false, fmt.Errorf("read message %d: %w", id, err)
+	}
+	return phone, ok, nil
+}
+
+// LinkStatus matches a kept status to row id.
+func (m Moves) LinkStatus(ctx context.Context, id int64, ev campaign.StatusEvent) error {
+	if _, err := m.Q.Exec(ctx, byDialect[m.D].linkStatus, id, ev.WAMID, string(ev.Status)); err != nil {
+		return fmt.Errorf("match status of %s: %w", ev.WAMID, err)
+	}
+	return nil
 }
 
 // StatusRow reads the facts of message id that a kept status's meaning
@@ -338,7 +335,7 @@ func (m Moves) InboundSender(ctx context.Context, in campaign.InboundMessage) (k
 // statements are this package's SQL in one dialect.
 type statements struct {
 	noteNumber, keepStatus, statusMatched, ourNumber, suppress string
-	wamidRow, callbackRow, linkStatus, statusRow, deferStatus  string
+	wamidRow, rowPhone, linkStatus, statusRow, deferStatus     string
 	adoptSend, failAfterSend, reschedule                       string
 	restrict, numberOf, stopNumber                             string
 	accountOf, contextRow, linkInbound, linkedNumber           string
@@ -370,9 +367,9 @@ func build(d managesql.Dialect) statements {
 		ourNumber:     b(`SELECT EXISTS (SELECT 1 FROM accounts WHERE phone_number_id = ?1)`),
 		suppress:      b(`INSERT INTO suppressions (phone, reason, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (phone) DO NOTHING`),
 
-		wamidRow:    b(wamidRow),
-		callbackRow: b(`SELECT id, phone FROM messages WHERE id = ?1 AND campaign_id = ?2`),
-		linkStatus:  b(`UPDATE message_statuses SET message_id = ?1 WHERE wamid = ?2 AND status = ?3`),
+		wamidRow:   b(wamidRow),
+		rowPhone:   b(`SELECT phone FROM messages WHERE id = ?1 AND campaign_id = ?2`),
+		linkStatus: b(`UPDATE message_statuses SET message_id = ?1 WHERE wamid = ?2 AND status = ?3`),
 		statusRow: b(`SELECT m.state, m.wamid, m.delivery, m.campaign_id, c.cancelled_at IS NOT NULL, m.account_id, m.phone,
 			EXISTS (SELECT 1 FROM message_statuses WHERE wamid = ?1 AND status = ` + statesql.Quote(campaign.DeliveryFailed) + `)
 			FROM messages m JOIN campaigns c ON c.id = m.campaign_id WHERE m.id = ?2`),

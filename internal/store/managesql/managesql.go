@@ -117,6 +117,105 @@ func Changeable(ctx context.Context, tx Tx, d Dialect, id int64) error {
 	return RefuseCancelled(ctx, tx, d, id)
 }
 
+// SetSchedule changes when a campaign may send: a StartAt other than the
+// stored one moves its start (and forgets a start already made, so the
+// validity counts from the new one), unless it comes from the same
+// relative --at (StartArg) as the stored one; an ExpireAfter other than
+// the stored one replaces its validity; a Window replaces the send window
+// of a campaign imported with one. Zero fields, and fields equal to the
+// stored ones, are left as they are: running the same command again
+// changes nothing, and never restarts the validity. DefaultTZ counts at
+// import only.
+func SetSchedule(ctx context.Context, tx Tx, d Dialect, id int64, sc campaign.Schedule) error {
+	q := &byDialect[d]
+	if err := Changeable(ctx, tx, d, id); err != nil {
+		return err
+	}
+	var (
+		startAt   sql.NullInt64
+		startArg  string
+		expire    int64
+		hadWindow bool
+		wait      = fmt.Sprintf("set send window of campaign %d", id)
+		validity  = fmt.Sprintf("set validity of campaign %d", id)
+	)
+	if _, err := tx.Row(ctx, q.schedule, []any{id}, &startAt, &startArg, &expire, &hadWindow); err != nil {
+		return fmt.Errorf("read campaign %d: %w", id, err)
+	}
+	newStart := !sc.StartAt.IsZero() && (!startAt.Valid || startAt.Int64 != sc.StartAt.UnixNano()) &&
+		(sc.StartArg == "" || sc.StartArg != startArg)
+	if newStart {
+		if err := exec(ctx, tx, "schedule campaign %d", id, q.setStart, sc.StartAt.UnixNano(), sc.StartArg, id); err != nil {
+			return err
+		}
+	}
+	if w := sc.Window; w != nil {
+		if !hadWindow {
+			return fmt.Errorf("campaign %d was imported without a send window, and its recipients' time zones are found at import: %w",
+				id, driver.ErrNoZones)
+		}
+		if err := exec(ctx, tx, "%s", wait, q.setWindow, int64(w.From), int64(w.To), int64(w.Days), id); err != nil {
+			return err
+		}
+		// Rows held for the old window are judged again by the new one.
+		if err := exec(ctx, tx, "%s", wait, q.rejudgeWindow, id); err != nil {
+			return err
+		}
+	}
+	newExpire := sc.ExpireAfter > 0 && int64(sc.ExpireAfter) != expire
+	if newExpire {
+		if err := exec(ctx, tx, "%s", validity, q.setExpire, int64(sc.ExpireAfter), id); err != nil {
+			return err
+		}
+	}
+	if newStart || newExpire {
+		return exec(ctx, tx, "%s", validity, q.setDeadline, id)
+	}
+	return nil
+}
+
+// SetShare changes how a campaign shares the accounts (`campaign set`),
+// taking effect at the next claim of every process sending it.
+func SetShare(ctx context.Context, tx Tx, d Dialect, id int64, ch campaign.ShareChange) error {
+	if err := Changeable(ctx, tx, d, id); err != nil {
+		return err
+	}
+	c, err := rowscan.Campaign(row{ctx, tx, byDialect[d].campaign, []any{id}})
+	if err != nil {
+		return fmt.Errorf("campaign %d: %w", id, err)
+	}
+	sh := ch.Apply(c.Share)
+	if err := sh.Validate(); err != nil {
+		return fmt.Errorf("campaign %d: %w", id, err)
+	}
+	return exec(ctx, tx, "campaign %d", id, byDialect[d].setShare, int(sh.Priority), sh.Weight, int64(sh.Borrow), id)
+}
+
+// SetPairGap sets how far apart two messages to one person from any of our
+// numbers must be, for the claims of a campaign.
+func SetPairGap(ctx context.Context, tx Tx, d Dialect, id int64, gap time.Duration) error {
+	if gap < 0 {
+		return fmt.Errorf("pair gap %v: must not be negative", gap)
+	}
+	return exec(ctx, tx, "set the pair gap of campaign %d", id, byDialect[d].setPairGap, int64(gap), id)
+}
+
+// row is one row of a query through Tx, for rowscan.
+type row struct {
+	ctx   context.Context
+	tx    Tx
+	query string
+	args  []any
+}
+
+func (r row) Scan(dest ...any) error {
+	found, err := r.tx.Row(r.ctx, r.query, r.args, dest...)
+	if err == nil && !found {
+		return campaign.ErrNotFound
+	}
+	return err
+}
+
 // Pause pauses a running campaign for reason: runners stop claiming within
 // seconds, the requests already made finish and are recorded. It returns
 // the state the campaign was in; pausing a paused campaign changes nothing,
@@ -394,6 +493,9 @@ type statements struct {
 	liveRunner, keepSends                         string
 	deletes                                       []string
 	rename                                        string
+	schedule, setStart, setWindow, rejudgeWindow  string
+	setExpire, setDeadline                        string
+	campaign, setShare, setPairGap                string
 	requeueFailed, requeueFailedCodes             string
 	requeueUnknown, requeueUndelivered            string
 	liveAccount, inFlight, removeAccount          string
@@ -437,6 +539,20 @@ func build(d Dialect) statements {
 		deletes: []string{b(`DELETE FROM runners WHERE campaign_id = ?1`), b(`DELETE FROM campaign_spend WHERE campaign_id = ?1`),
 			b(`DELETE FROM campaigns WHERE id = ?1`)},
 		rename: b(`UPDATE campaigns SET name = ?1 WHERE id = ?2`),
+
+		schedule:  b(`SELECT start_at, start_arg, expire_after, window_from IS NOT NULL FROM campaigns WHERE id = ?1`),
+		setStart:  b(`UPDATE campaigns SET start_at = ?1, start_arg = ?2, began_at = NULL WHERE id = ?3`),
+		setWindow: b(`UPDATE campaigns SET window_from = ?1, window_to = ?2, window_days = ?3 WHERE id = ?4`),
+		rejudgeWindow: b(`UPDATE messages SET next_attempt_at = 0, window_wait = 0
+			WHERE campaign_id = ?1 AND state = 'pending' AND window_wait = 1`),
+		setExpire: b(`UPDATE campaigns SET expire_after = ?1 WHERE id = ?2`),
+		// The deadline from the start as it now stands: --at, else the
+		// first claim once made (NULL until then: that claim fixes it).
+		setDeadline: b(`UPDATE campaigns SET expires_at = CASE WHEN expire_after > 0
+			THEN coalesce(start_at, began_at) + expire_after END WHERE id = ?1`),
+		campaign:   b(`SELECT ` + rowscan.CampaignCols + ` FROM campaigns WHERE id = ?1`),
+		setShare:   b(`UPDATE campaigns SET priority = ?1, weight = ?2, borrow = ?3 WHERE id = ?4`),
+		setPairGap: b(`UPDATE campaigns SET pair_gap = ?1 WHERE id = ?2`),
 
 		requeueFailed:  requeue(campaign.MoveRequeueFailed, ``),
 		requeueUnknown: requeue(campaign.MoveRequeueUnknown, ``),
