@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/wasend/wasend/internal/store/managesql"
@@ -21,18 +20,11 @@ func dropAccount(ctx context.Context, tx *Tx, campaignID, accountID int64, reaso
 }
 
 // ReadmitAccount takes an account back into a campaign if it was dropped
-// with a reason starting with prefix; other drops stay until `campaign
-// resume`. It reports whether the account was taken back.
-func (s *Store) ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (bool, error) {
-	var n int64
-	err := s.write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM campaign_accounts WHERE campaign_id = ? AND account_id = ?
-			AND substr(reason, 1, ?) = ?`, campaignID, accountID, len(prefix), prefix)
-		if err != nil {
-			return fmt.Errorf("readmit account %d to campaign %d: %w", accountID, campaignID, err)
-		}
-		n, _ = res.RowsAffected()
-		return nil
+// with a reason starting with prefix (managesql.ReadmitAccount).
+func (s *Store) ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (ok bool, err error) {
+	err = s.write(ctx, func(tx *Tx) (err error) {
+		ok, err = managesql.ReadmitAccount(ctx, manageTx{tx}, sqlite, campaignID, accountID, prefix)
+		return err
 	})
-	return n > 0, err
+	return ok, err
 }

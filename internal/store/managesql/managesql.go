@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/driver"
@@ -441,6 +442,48 @@ func DropAccount(ctx context.Context, tx Tx, d Dialect, campaignID, accountID in
 	return nil
 }
 
+// ReadmitAccount takes an account back into a campaign if it was dropped
+// with a reason starting with prefix; other drops stay until Resume. It
+// reports whether the account was taken back.
+func ReadmitAccount(ctx context.Context, tx Tx, d Dialect, campaignID, accountID int64, prefix string) (bool, error) {
+	n, err := tx.Exec(ctx, byDialect[d].readmit, campaignID, accountID, utf8.RuneCountInString(prefix), prefix)
+	if err != nil {
+		return false, fmt.Errorf("readmit account %d to campaign %d: %w", accountID, campaignID, err)
+	}
+	return n > 0, nil
+}
+
+// SetOutage records (or, with a zero Since, clears) the outage a running
+// campaign is waiting out. With pause, the campaign also pauses with the
+// reason, if it is still running: the outage lasted too long.
+func SetOutage(ctx context.Context, tx Tx, d Dialect, id int64, o campaign.Outage, pause string) error {
+	var since, probe, text any // NULL: no outage
+	if !o.Since.IsZero() {
+		since, probe, text = o.Since.UnixNano(), rowscan.Nanos(o.NextProbe), o.Error
+	}
+	n, err := tx.Exec(ctx, byDialect[d].setOutage, since, text, probe, id)
+	switch {
+	case err != nil:
+		return fmt.Errorf("note outage of campaign %d: %w", id, err)
+	case n == 0:
+		return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
+	case pause != "":
+		return PauseCampaign(ctx, tx, d, id, pause)
+	}
+	return nil
+}
+
+// SetServiceWindow says whether campaign id's rows are checked for an open
+// customer service window at each claim (a text campaign without
+// --ignore-window).
+func SetServiceWindow(ctx context.Context, tx Tx, d Dialect, id int64, on bool) error {
+	check := 0
+	if on {
+		check = 1
+	}
+	return exec(ctx, tx, "set the service window check of campaign %d", id, byDialect[d].setServiceWindow, check, id)
+}
+
 // The campaign-state moves, one per campaign.CampaignTransition.
 
 // PauseCampaign pauses a running campaign for reason.
@@ -496,6 +539,7 @@ type statements struct {
 	schedule, setStart, setWindow, rejudgeWindow  string
 	setExpire, setDeadline                        string
 	campaign, setShare, setPairGap                string
+	setOutage, setServiceWindow, readmit          string
 	requeueFailed, requeueFailedCodes             string
 	requeueUnknown, requeueUndelivered            string
 	liveAccount, inFlight, removeAccount          string
@@ -550,9 +594,13 @@ func build(d Dialect) statements {
 		// first claim once made (NULL until then: that claim fixes it).
 		setDeadline: b(`UPDATE campaigns SET expires_at = CASE WHEN expire_after > 0
 			THEN coalesce(start_at, began_at) + expire_after END WHERE id = ?1`),
-		campaign:   b(`SELECT ` + rowscan.CampaignCols + ` FROM campaigns WHERE id = ?1`),
-		setShare:   b(`UPDATE campaigns SET priority = ?1, weight = ?2, borrow = ?3 WHERE id = ?4`),
-		setPairGap: b(`UPDATE campaigns SET pair_gap = ?1 WHERE id = ?2`),
+		campaign:         b(`SELECT ` + rowscan.CampaignCols + ` FROM campaigns WHERE id = ?1`),
+		setShare:         b(`UPDATE campaigns SET priority = ?1, weight = ?2, borrow = ?3 WHERE id = ?4`),
+		setPairGap:       b(`UPDATE campaigns SET pair_gap = ?1 WHERE id = ?2`),
+		setOutage:        b(`UPDATE campaigns SET outage_since = ?1, outage_error = ?2, outage_probe_at = ?3 WHERE id = ?4`),
+		setServiceWindow: b(`UPDATE campaigns SET service_window = ?1 WHERE id = ?2`),
+		readmit: b(`DELETE FROM campaign_accounts WHERE campaign_id = ?1 AND account_id = ?2
+			AND substr(reason, 1, ?3) = ?4`),
 
 		requeueFailed:  requeue(campaign.MoveRequeueFailed, ``),
 		requeueUnknown: requeue(campaign.MoveRequeueUnknown, ``),

@@ -121,39 +121,15 @@ func dropAccount(ctx context.Context, tx pgx.Tx, campaignID, accountID int64, re
 }
 
 // ReadmitAccount takes an account back into a campaign if it was dropped
-// with a reason starting with prefix.
+// with a reason starting with prefix (managesql.ReadmitAccount).
 func (s *Store) ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM campaign_accounts WHERE campaign_id = $1 AND account_id = $2
-		AND left(reason, $3) = $4`, campaignID, accountID, len([]rune(prefix)), prefix)
-	if err != nil {
-		return false, fmt.Errorf("readmit account %d to campaign %d: %w", accountID, campaignID, err)
-	}
-	return tag.RowsAffected() > 0, nil
+	return managesql.ReadmitAccount(ctx, manageTx{s.pool}, postgres, campaignID, accountID, prefix)
 }
 
-// SetOutage records (or, with a zero Since, clears) the outage a running
-// campaign waits out; with pause, the campaign pauses too.
+// SetOutage records or clears the outage a running campaign waits out;
+// with pause, the campaign pauses too (managesql.SetOutage).
 func (s *Store) SetOutage(ctx context.Context, campaignID int64, o campaign.Outage, pause string) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		var since, probe *int64
-		var text *string
-		if !o.Since.IsZero() {
-			a, b, e := nanos(o.Since), nanos(o.NextProbe), o.Error
-			since, probe, text = &a, &b, &e
-		}
-		tag, err := tx.Exec(ctx, `UPDATE campaigns SET outage_since = $1, outage_error = $2, outage_probe_at = $3 WHERE id = $4`,
-			since, text, probe, campaignID)
-		if err != nil {
-			return fmt.Errorf("note outage of campaign %d: %w", campaignID, err)
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("campaign %d: %w", campaignID, campaign.ErrNotFound)
-		}
-		if pause != "" {
-			return managesql.PauseCampaign(ctx, manageTx{tx}, postgres, campaignID, pause)
-		}
-		return nil
-	})
+	return s.inTx(ctx, func(tx pgx.Tx) error { return managesql.SetOutage(ctx, manageTx{tx}, postgres, campaignID, o, pause) })
 }
 
 // RemoveAccount removes the named account (managesql.RemoveAccount).

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,8 +32,5 @@ func (s *Store) SetPairGap(ctx context.Context, campaignID int64, gap time.Durat
 // SetServiceWindow says whether a campaign's rows are checked for an open
 // customer service window at each claim.
 func (s *Store) SetServiceWindow(ctx context.Context, id int64, on bool) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE campaigns SET service_window = $1 WHERE id = $2`, boolInt(on), id); err != nil {
-		return fmt.Errorf("set the service window check of campaign %d: %w", id, err)
-	}
-	return nil
+	return managesql.SetServiceWindow(ctx, manageTx{s.pool}, postgres, id, on)
 }

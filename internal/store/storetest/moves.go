@@ -22,6 +22,7 @@ func (s suite) moveTests() []sub {
 		{"delete campaign", s.testDeleteCampaign},
 		{"rename campaign", s.testRenameCampaign},
 		{"settings", s.testSettings},
+		{"drop and readmit an account", s.testReadmitAccount},
 		{"outage", s.testOutage},
 	}
 }
@@ -332,6 +333,38 @@ func (s suite) testSettings(t *testing.T) {
 	}
 	if err := st.SetSchedule(ctx, c.ID+100, sc); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("schedule of no campaign: %v, want campaign.ErrNotFound", err)
+	}
+}
+
+// An account dropped from a campaign comes back only when its reason
+// starts with the prefix asked (counted in characters, not bytes).
+func (s suite) testReadmitAccount(t *testing.T) {
+	st := s.openTest(t, newFakeClock())
+	ctx := t.Context()
+	a := MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "readmit", 1)
+	for _, tt := range []struct {
+		reason, prefix string
+		want           bool
+	}{
+		{"préflight: no token", "préflight:", true},
+		{"error 131042: payment", "préflight:", false},
+		{"préflight: no token", "préflight: no token and more", false},
+	} {
+		if err := st.DropAccount(ctx, c.ID, a.ID, tt.reason, 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		// A second drop keeps the first reason.
+		if err := st.DropAccount(ctx, c.ID, a.ID, "later", 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.ReadmitAccount(ctx, c.ID, a.ID, tt.prefix)
+		if err != nil || got != tt.want {
+			t.Errorf("readmit %q dropped for %q: %v, %v; want %v", tt.prefix, tt.reason, got, err, tt.want)
+		}
+		if _, err := st.ResumeCampaign(ctx, c.ID); err != nil { // readmits every account
+			t.Fatal(err)
+		}
 	}
 }
 
