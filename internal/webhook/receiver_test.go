@@ -66,8 +66,9 @@ func TestVerificationHandshake(t *testing.T) {
 	}
 }
 
-// Only signed JSON bodies of at most 1 MiB are stored, byte for byte;
-// everything else is refused and changes nothing.
+// Only signed bodies of at most 1 MiB are stored, byte for byte;
+// everything else is refused and changes nothing. A signed body that is not
+// a notification is kept and skipped by the applier.
 func TestNotificationsChecked(t *testing.T) {
 	f := newFixture(t, 1, Policy{})
 	f.sent(t, 0)
@@ -88,7 +89,8 @@ func TestNotificationsChecked(t *testing.T) {
 		{"signature of another body", good, Sign(secret, escaped), 401, "bad_signature"},
 		{"not hex", good, "sha256=zz", 401, "bad_signature"},
 		{"too large", big, Sign(secret, big), 400, "too_large"},
-		{"not json", []byte("hello"), Sign(secret, []byte("hello")), 400, "not_json"},
+		// Reading it is the applier's: kept, and skipped there.
+		{"signed, not json", []byte("hello"), Sign(secret, []byte("hello")), 200, ""},
 		{"valid", escaped, Sign(secret, escaped), 200, ""},
 	}
 	for _, tt := range tests {
@@ -112,14 +114,14 @@ func TestNotificationsChecked(t *testing.T) {
 			}
 		})
 	}
-	if n, err := f.backlog(t); err != nil || n != 1 {
-		t.Fatalf("inbox holds %d bodies (%v), want only the valid one", n, err)
+	if n, err := f.backlog(t); err != nil || n != 2 {
+		t.Fatalf("inbox holds %d bodies (%v), want only the two signed ones", n, err)
 	}
 	if d := f.msg(t, 0); d.Delivery != "" {
 		t.Fatalf("delivery %q before the applier ran", d.Delivery)
 	}
 	rep, err := f.ap.Drain(t.Context())
-	if err != nil || rep.Bodies != 1 || rep.Malformed != 0 {
+	if err != nil || rep.Bodies != 2 || rep.Malformed != 1 {
 		t.Fatalf("drain = %+v, %v", rep, err)
 	}
 	if d := f.msg(t, 0); d.Delivery != campaign.DeliveryDelivered {
@@ -139,76 +141,82 @@ func counter(t *testing.T, c prometheus.Counter) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// heldClock's timers fire when the test says: After reports that a timer
-// started (started) and returns fire.
-type heldClock struct {
-	started chan time.Duration
-	fire    chan time.Time
-}
-
-func (heldClock) Now() time.Time { return time.Now() }
-func (c heldClock) After(d time.Duration) <-chan time.Time {
-	c.started <- d
-	return c.fire
-}
-
-// countingInbox records the size of every commit.
-type countingInbox struct {
+// heldInbox holds every commit until the test releases it, and records
+// each commit's size.
+type heldInbox struct {
 	Inbox
+	started chan int      // a commit began, of this many bodies
+	release chan struct{} // lets one commit go on
 	mu      sync.Mutex
 	commits []int
 }
 
-func (c *countingInbox) AddToInbox(ctx context.Context, bodies [][]byte) error {
-	c.mu.Lock()
-	c.commits = append(c.commits, len(bodies))
-	c.mu.Unlock()
-	return c.Inbox.AddToInbox(ctx, bodies)
+func (h *heldInbox) AddToInbox(ctx context.Context, bodies [][]byte) error {
+	h.started <- len(bodies)
+	<-h.release
+	h.mu.Lock()
+	h.commits = append(h.commits, len(bodies))
+	h.mu.Unlock()
+	return h.Inbox.AddToInbox(ctx, bodies)
 }
 
-// Bodies that come while the committer lingers after the first share its
-// commit; none is answered before that commit is durable.
-func TestReceiverLingersForMoreBodies(t *testing.T) {
+// A body that comes alone is committed at once; the bodies that come
+// while a commit runs share the next one, and none is answered before
+// its own commit ended.
+func TestReceiverCommitsWhatCameMeanwhile(t *testing.T) {
 	f := newFixture(t, 1, Policy{})
-	in := &countingInbox{Inbox: f.st}
-	clk := heldClock{started: make(chan time.Duration, 1), fire: make(chan time.Time, 1)}
-	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, Linger: 5 * time.Millisecond, Clock: clk})
+	in := &heldInbox{Inbox: f.st, started: make(chan int), release: make(chan struct{})}
+	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, MaxBatch: 4})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
 	body := f.body(status{row: 0, status: "delivered", at: time.Second})
-	reqs := make([]storeReq, 10)
-	for i := range reqs {
-		reqs[i] = storeReq{body: body, done: make(chan error, 1)}
+	answered := make(chan error, 10)
+	post := func() {
+		go func() { _, err := r.store(t.Context(), slices.Clone(body), nil); answered <- err }()
 	}
-	r.queue <- reqs[0]
-	if d := <-clk.started; d != 5*time.Millisecond {
-		t.Fatalf("lingered %v, want the 5ms configured", d)
+	post()
+	if n := <-in.started; n != 1 {
+		t.Fatalf("the first commit took %d bodies, want the one that came", n)
 	}
-	for _, q := range reqs[1:] {
-		r.queue <- q
+	for range 9 {
+		post()
 	}
-	for len(r.queue) > 0 { // the committer takes them while it lingers
-		runtime.Gosched()
-	}
-	for _, q := range reqs {
-		select {
-		case err := <-q.done:
-			t.Fatalf("a body was answered (%v) before the linger ended", err)
-		default:
+	// Four join the next commit (MaxBatch), the rest wait for the ones after.
+	waitOpen := func(want int) {
+		for {
+			r.mu.Lock()
+			n := len(r.open.bodies)
+			r.mu.Unlock()
+			if n == want {
+				return
+			}
+			runtime.Gosched()
 		}
 	}
-	clk.fire <- time.Now()
-	for i, q := range reqs {
-		if err := <-q.done; err != nil {
+	waitOpen(4)
+	select {
+	case err := <-answered:
+		t.Fatalf("a body was answered (%v) before its commit ended", err)
+	default:
+	}
+	// Each commit released, the next takes what joined meanwhile.
+	for _, step := range []struct{ commit, next int }{{4, 4}, {4, 1}, {1, 0}} {
+		in.release <- struct{}{}
+		if n := <-in.started; n != step.commit {
+			t.Fatalf("a commit took %d bodies, want %d", n, step.commit)
+		}
+		waitOpen(step.next)
+	}
+	in.release <- struct{}{}
+	for i := range 10 {
+		if err := <-answered; err != nil {
 			t.Fatalf("body %d: %v", i, err)
 		}
 	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if !slices.Equal(in.commits, []int{10}) {
-		t.Errorf("commits of %v bodies, want one of 10", in.commits)
+	if n, err := f.backlog(t); err != nil || n != 10 {
+		t.Fatalf("inbox holds %d bodies (%v), want 10", n, err)
 	}
 }
