@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
+
+	"github.com/wasend/wasend/internal/clock"
 )
 
 // MaxBody is the largest body accepted. Meta's notifications are far
@@ -32,6 +35,13 @@ type ReceiverConfig struct {
 	Stored func()
 	// MaxBatch bounds how many bodies share one commit (default 256).
 	MaxBatch int
+	// Linger is how long a commit waits for more bodies when the last one
+	// carried several (default 1 ms; negative: never): at thousands of
+	// posts a second a commit then carries tens rather than a few, for a
+	// millisecond more per answer. A post that comes alone never waits.
+	Linger time.Duration
+	// Clock times the linger (default clock.Real).
+	Clock clock.Clock
 }
 
 // Receiver is the webhook endpoint: the GET verification handshake and
@@ -44,6 +54,7 @@ type Receiver struct {
 	mu       sync.Mutex
 	open     *group        // the bodies the next commit takes; guarded by mu
 	kick     chan struct{} // something is in open
+	full     chan struct{} // open holds MaxBatch bodies
 }
 
 // group is the bodies that share one commit. Its handlers answer once
@@ -65,20 +76,28 @@ func NewReceiver(cfg ReceiverConfig) *Receiver {
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = 256
 	}
+	if cfg.Linger == 0 {
+		cfg.Linger = time.Millisecond
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	return &Receiver{cfg: cfg, verifier: newVerifier(cfg.AppSecret), open: newGroup(cfg.MaxBatch), kick: make(chan struct{}, 1)}
+	return &Receiver{cfg: cfg, verifier: newVerifier(cfg.AppSecret), open: newGroup(cfg.MaxBatch),
+		kick: make(chan struct{}, 1), full: make(chan struct{}, 1)}
 }
 
 // Run commits received bodies to the inbox until ctx ends. A commit takes
 // every body that came while the previous one ran: one body when posts are
-// rare, with no wait for company, and a few commits a second carrying
-// hundreds when they are not.
+// rare, with no wait for company; when the last commit carried several,
+// the next lingers for more (Linger) unless its group fills first.
 func (r *Receiver) Run(ctx context.Context) {
+	busy := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -86,10 +105,28 @@ func (r *Receiver) Run(ctx context.Context) {
 		case <-r.kick:
 		}
 		r.mu.Lock()
+		waiting := len(r.open.bodies)
+		r.mu.Unlock()
+		if waiting == 0 { // a kick of bodies the last commit took
+			continue
+		}
+		if busy && r.cfg.Linger > 0 {
+			select {
+			case <-r.cfg.Clock.After(r.cfg.Linger):
+			case <-r.full:
+			case <-ctx.Done():
+			}
+		}
+		r.mu.Lock()
 		g := r.open
 		r.open = newGroup(r.cfg.MaxBatch)
 		r.mu.Unlock()
+		select { // a group filled before: not this one
+		case <-r.full:
+		default:
+		}
 		close(g.taken)
+		busy = len(g.bodies) > 1
 		// A body being stored must reach the disk even as the server stops.
 		g.err = r.cfg.Inbox.AddToInbox(context.WithoutCancel(ctx), g.bodies)
 		close(g.done)
@@ -114,10 +151,17 @@ func (r *Receiver) store(ctx context.Context, body []byte, buf *[]byte) (joined 
 			if buf != nil {
 				g.bufs = append(g.bufs, buf)
 			}
+			full := len(g.bodies) == r.cfg.MaxBatch
 			r.mu.Unlock()
 			select {
 			case r.kick <- struct{}{}:
 			default:
+			}
+			if full {
+				select {
+				case r.full <- struct{}{}:
+				default:
+				}
 			}
 			<-g.done
 			return true, g.err

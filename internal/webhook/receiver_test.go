@@ -141,6 +141,19 @@ func counter(t *testing.T, c prometheus.Counter) float64 {
 	return m.GetCounter().GetValue()
 }
 
+// heldClock's timers fire when the test says: After reports that a timer
+// started (started) and returns fire.
+type heldClock struct {
+	started chan time.Duration
+	fire    chan time.Time
+}
+
+func (heldClock) Now() time.Time { return time.Now() }
+func (c heldClock) After(d time.Duration) <-chan time.Time {
+	c.started <- d
+	return c.fire
+}
+
 // heldInbox holds every commit until the test releases it, and records
 // each commit's size.
 type heldInbox struct {
@@ -166,7 +179,7 @@ func (h *heldInbox) AddToInbox(ctx context.Context, bodies [][]byte) error {
 func TestReceiverCommitsWhatCameMeanwhile(t *testing.T) {
 	f := newFixture(t, 1, Policy{})
 	in := &heldInbox{Inbox: f.st, started: make(chan int), release: make(chan struct{})}
-	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, MaxBatch: 4})
+	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, MaxBatch: 4, Linger: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(ctx) }()
@@ -218,5 +231,81 @@ func TestReceiverCommitsWhatCameMeanwhile(t *testing.T) {
 	}
 	if n, err := f.backlog(t); err != nil || n != 10 {
 		t.Fatalf("inbox holds %d bodies (%v), want 10", n, err)
+	}
+}
+
+// Once a commit carried several bodies, the next lingers for more, until
+// the linger ends or its group is full; a body after a lone one does not.
+func TestReceiverLingersWhenBusy(t *testing.T) {
+	f := newFixture(t, 1, Policy{})
+	in := &heldInbox{Inbox: f.st, started: make(chan int), release: make(chan struct{})}
+	clk := heldClock{started: make(chan time.Duration, 1), fire: make(chan time.Time, 1)}
+	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, MaxBatch: 4, Linger: 5 * time.Millisecond, Clock: clk})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	body := f.body(status{row: 0, status: "delivered", at: time.Second})
+	answered := make(chan error, 10)
+	post := func(n int) {
+		for range n {
+			go func() { _, err := r.store(t.Context(), slices.Clone(body), nil); answered <- err }()
+		}
+	}
+	waitOpen := func(want int) {
+		for {
+			r.mu.Lock()
+			n := len(r.open.bodies)
+			r.mu.Unlock()
+			if n == want {
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+	noTimer := func() {
+		t.Helper()
+		select {
+		case d := <-clk.started:
+			t.Fatalf("lingered %v after a lone body", d)
+		default:
+		}
+	}
+	commit := func(want int) {
+		t.Helper()
+		if n := <-in.started; n != want {
+			t.Fatalf("a commit took %d bodies, want %d", n, want)
+		}
+	}
+	post(1)
+	commit(1) // alone: at once
+	noTimer()
+	post(2)
+	waitOpen(2)
+	in.release <- struct{}{}
+	commit(2) // after a lone body: at once
+	noTimer()
+	post(1)
+	waitOpen(1)
+	in.release <- struct{}{}
+	if d := <-clk.started; d != 5*time.Millisecond {
+		t.Fatalf("lingered %v, want the 5ms configured", d)
+	}
+	post(1) // comes while it lingers
+	waitOpen(2)
+	clk.fire <- time.Now()
+	commit(2)
+	post(1)
+	waitOpen(1)
+	in.release <- struct{}{}
+	<-clk.started
+	post(3) // fills the group: no need to wait longer
+	commit(4)
+	in.release <- struct{}{}
+	for i := range 9 {
+		if err := <-answered; err != nil {
+			t.Fatalf("body %d: %v", i, err)
+		}
 	}
 }
