@@ -35,10 +35,11 @@ type ReceiverConfig struct {
 	Stored func()
 	// MaxBatch bounds how many bodies share one commit (default 256).
 	MaxBatch int
-	// Linger is how long a commit waits for more bodies when the last one
-	// carried several (default 1 ms; negative: never): at thousands of
-	// posts a second a commit then carries tens rather than a few, for a
-	// millisecond more per answer. A post that comes alone never waits.
+	// Linger is how long a commit's first body may wait for more when it
+	// came during the last commit or within Linger of its end (default
+	// 1 ms; negative: never): at thousands of posts a second a commit then
+	// carries tens rather than a few, for a millisecond more per answer. A
+	// post after a quiet Linger never waits.
 	Linger time.Duration
 	// Clock times the linger (default clock.Real).
 	Clock clock.Clock
@@ -62,6 +63,7 @@ type Receiver struct {
 type group struct {
 	bodies [][]byte
 	bufs   []*[]byte     // pooled buffers of bodies, given back after the commit
+	first  time.Time     // when the first body joined
 	taken  chan struct{} // closed when the committer takes the group
 	done   chan struct{} // closed when the commit ended
 	err    error
@@ -93,11 +95,12 @@ func NewReceiver(cfg ReceiverConfig) *Receiver {
 }
 
 // Run commits received bodies to the inbox until ctx ends. A commit takes
-// every body that came while the previous one ran: one body when posts are
-// rare, with no wait for company; when the last commit carried several,
-// the next lingers for more (Linger) unless its group fills first.
+// every body that came while the previous one ran. A body after a quiet
+// spell is committed at once, with no wait for company; one that came
+// during the last commit or soon after it (posts are coming fast) waits
+// for more, at most Linger from its arrival, unless its group fills first.
 func (r *Receiver) Run(ctx context.Context) {
-	busy := false
+	var ended time.Time // when the last commit ended
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,16 +108,18 @@ func (r *Receiver) Run(ctx context.Context) {
 		case <-r.kick:
 		}
 		r.mu.Lock()
-		waiting := len(r.open.bodies)
+		waiting, first := len(r.open.bodies), r.open.first
 		r.mu.Unlock()
 		if waiting == 0 { // a kick of bodies the last commit took
 			continue
 		}
-		if busy && r.cfg.Linger > 0 {
-			select {
-			case <-r.cfg.Clock.After(r.cfg.Linger):
-			case <-r.full:
-			case <-ctx.Done():
+		if r.cfg.Linger > 0 && !ended.IsZero() && first.Sub(ended) < r.cfg.Linger {
+			if wait := first.Add(r.cfg.Linger).Sub(r.cfg.Clock.Now()); wait > 0 {
+				select {
+				case <-r.cfg.Clock.After(wait):
+				case <-r.full:
+				case <-ctx.Done():
+				}
 			}
 		}
 		r.mu.Lock()
@@ -126,9 +131,9 @@ func (r *Receiver) Run(ctx context.Context) {
 		default:
 		}
 		close(g.taken)
-		busy = len(g.bodies) > 1
 		// A body being stored must reach the disk even as the server stops.
 		g.err = r.cfg.Inbox.AddToInbox(context.WithoutCancel(ctx), g.bodies)
+		ended = r.cfg.Clock.Now()
 		close(g.done)
 		for _, b := range g.bufs {
 			bodies.Put(b)
@@ -147,6 +152,9 @@ func (r *Receiver) store(ctx context.Context, body []byte, buf *[]byte) (joined 
 		r.mu.Lock()
 		g := r.open
 		if len(g.bodies) < r.cfg.MaxBatch {
+			if len(g.bodies) == 0 {
+				g.first = r.cfg.Clock.Now()
+			}
 			g.bodies = append(g.bodies, body)
 			if buf != nil {
 				g.bufs = append(g.bufs, buf)

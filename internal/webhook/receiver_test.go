@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,14 +142,15 @@ func counter(t *testing.T, c prometheus.Counter) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// heldClock's timers fire when the test says: After reports that a timer
-// started (started) and returns fire.
+// heldClock's time is what the test sets (at); its timers fire when the
+// test says: After reports that a timer started (started) and returns fire.
 type heldClock struct {
+	at      *atomic.Int64 // nanoseconds after t0
 	started chan time.Duration
 	fire    chan time.Time
 }
 
-func (heldClock) Now() time.Time { return time.Now() }
+func (c heldClock) Now() time.Time { return t0.Add(time.Duration(c.at.Load())) }
 func (c heldClock) After(d time.Duration) <-chan time.Time {
 	c.started <- d
 	return c.fire
@@ -160,13 +162,24 @@ type heldInbox struct {
 	Inbox
 	started chan int      // a commit began, of this many bodies
 	release chan struct{} // lets one commit go on
+	quit    chan struct{} // closed: the test ended, nothing is held
 	mu      sync.Mutex
 	commits []int
 }
 
+func newHeldInbox(in Inbox) *heldInbox {
+	return &heldInbox{Inbox: in, started: make(chan int), release: make(chan struct{}), quit: make(chan struct{})}
+}
+
 func (h *heldInbox) AddToInbox(ctx context.Context, bodies [][]byte) error {
-	h.started <- len(bodies)
-	<-h.release
+	select {
+	case h.started <- len(bodies):
+		select {
+		case <-h.release:
+		case <-h.quit:
+		}
+	case <-h.quit:
+	}
 	h.mu.Lock()
 	h.commits = append(h.commits, len(bodies))
 	h.mu.Unlock()
@@ -178,12 +191,12 @@ func (h *heldInbox) AddToInbox(ctx context.Context, bodies [][]byte) error {
 // its own commit ended.
 func TestReceiverCommitsWhatCameMeanwhile(t *testing.T) {
 	f := newFixture(t, 1, Policy{})
-	in := &heldInbox{Inbox: f.st, started: make(chan int), release: make(chan struct{})}
+	in := newHeldInbox(f.st)
 	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, MaxBatch: 4, Linger: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() { close(in.quit); cancel(); <-done }()
 
 	body := f.body(status{row: 0, status: "delivered", at: time.Second})
 	answered := make(chan error, 10)
@@ -234,17 +247,18 @@ func TestReceiverCommitsWhatCameMeanwhile(t *testing.T) {
 	}
 }
 
-// Once a commit carried several bodies, the next lingers for more, until
-// the linger ends or its group is full; a body after a lone one does not.
+// A body after a quiet spell is committed at once; one that came during
+// the last commit or within Linger of its end waits for company, at most
+// Linger from its arrival, and less once its group is full.
 func TestReceiverLingersWhenBusy(t *testing.T) {
 	f := newFixture(t, 1, Policy{})
-	in := &heldInbox{Inbox: f.st, started: make(chan int), release: make(chan struct{})}
-	clk := heldClock{started: make(chan time.Duration, 1), fire: make(chan time.Time, 1)}
+	in := newHeldInbox(f.st)
+	clk := heldClock{at: new(atomic.Int64), started: make(chan time.Duration, 1), fire: make(chan time.Time, 1)}
 	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, MaxBatch: 4, Linger: 5 * time.Millisecond, Clock: clk})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() { close(in.quit); cancel(); <-done }()
 
 	body := f.body(status{row: 0, status: "delivered", at: time.Second})
 	answered := make(chan error, 10)
@@ -264,48 +278,74 @@ func TestReceiverLingersWhenBusy(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
+	at := func(ms int) { clk.at.Store(int64(ms) * int64(time.Millisecond)) }
+	commit := func(want int) {
+		t.Helper()
+		select {
+		case n := <-in.started:
+			if n != want {
+				t.Fatalf("a commit took %d bodies, want %d", n, want)
+			}
+		case d := <-clk.started:
+			t.Fatalf("lingered %v, want a commit of %d at once", d, want)
+		}
+	}
+	lingered := func(want time.Duration) {
+		t.Helper()
+		select {
+		case d := <-clk.started:
+			if d != want {
+				t.Fatalf("lingered %v, want %v", d, want)
+			}
+		case n := <-in.started:
+			t.Fatalf("a commit of %d bodies began at once, want a wait of %v", n, want)
+		}
+	}
 	noTimer := func() {
 		t.Helper()
 		select {
 		case d := <-clk.started:
-			t.Fatalf("lingered %v after a lone body", d)
+			t.Fatalf("lingered %v after a quiet spell", d)
 		default:
 		}
 	}
-	commit := func(want int) {
+
+	// release lets the commit under way end and waits for its n answers,
+	// so that it ended at the time set before.
+	release := func(n int) {
 		t.Helper()
-		if n := <-in.started; n != want {
-			t.Fatalf("a commit took %d bodies, want %d", n, want)
+		in.release <- struct{}{}
+		for range n {
+			if err := <-answered; err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+
 	post(1)
-	commit(1) // alone: at once
+	commit(1) // the first: at once
 	noTimer()
-	post(2)
+	post(2) // during the commit
 	waitOpen(2)
-	in.release <- struct{}{}
-	commit(2) // after a lone body: at once
-	noTimer()
-	post(1)
-	waitOpen(1)
-	in.release <- struct{}{}
-	if d := <-clk.started; d != 5*time.Millisecond {
-		t.Fatalf("lingered %v, want the 5ms configured", d)
-	}
-	post(1) // comes while it lingers
-	waitOpen(2)
+	at(2)
+	release(1) // ends at 2 ms; the two came at 0: 3 ms left to wait
+	lingered(3 * time.Millisecond)
+	post(1) // comes while they wait
+	waitOpen(3)
 	clk.fire <- time.Now()
-	commit(2)
+	commit(3)
+	at(50)
+	release(3)
+	at(100) // 50 ms after the last commit: a quiet spell
 	post(1)
-	waitOpen(1)
-	in.release <- struct{}{}
-	<-clk.started
+	commit(1)
+	noTimer()
+	at(101)
+	release(1)
+	at(103) // 2 ms after the last commit: posts are coming fast
+	post(1)
+	lingered(5 * time.Millisecond)
 	post(3) // fills the group: no need to wait longer
 	commit(4)
-	in.release <- struct{}{}
-	for i := range 9 {
-		if err := <-answered; err != nil {
-			t.Fatalf("body %d: %v", i, err)
-		}
-	}
+	release(4)
 }
