@@ -186,6 +186,38 @@ func (h *heldInbox) AddToInbox(ctx context.Context, bodies [][]byte) error {
 	return h.Inbox.AddToInbox(ctx, bodies)
 }
 
+// runHeld runs r's committer over in until the test ends.
+func runHeld(t *testing.T, r *Receiver, in *heldInbox) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	t.Cleanup(func() { close(in.quit); cancel(); <-done })
+}
+
+// poster stores copies of body through r, n at once (post), each waiting
+// for its commit; their answers come on answered.
+func poster(t *testing.T, r *Receiver, body []byte) (post func(n int), answered chan error) {
+	answered = make(chan error, 16)
+	return func(n int) {
+		for range n {
+			go func() { _, err := r.store(t.Context(), slices.Clone(body), nil); answered <- err }()
+		}
+	}, answered
+}
+
+// waitOpen waits until r's next commit holds want bodies.
+func waitOpen(r *Receiver, want int) {
+	for {
+		r.mu.Lock()
+		n := len(r.open.bodies)
+		r.mu.Unlock()
+		if n == want {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
 // A body that comes alone is committed at once; the bodies that come
 // while a commit runs share the next one, and none is answered before
 // its own commit ended.
@@ -193,36 +225,15 @@ func TestReceiverCommitsWhatCameMeanwhile(t *testing.T) {
 	f := newFixture(t, 1, Policy{})
 	in := newHeldInbox(f.st)
 	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, MaxBatch: 4, Linger: -1})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); r.Run(ctx) }()
-	defer func() { close(in.quit); cancel(); <-done }()
-
-	body := f.body(status{row: 0, status: "delivered", at: time.Second})
-	answered := make(chan error, 10)
-	post := func() {
-		go func() { _, err := r.store(t.Context(), slices.Clone(body), nil); answered <- err }()
-	}
-	post()
+	runHeld(t, r, in)
+	post, answered := poster(t, r, f.body(status{row: 0, status: "delivered", at: time.Second}))
+	post(1)
 	if n := <-in.started; n != 1 {
 		t.Fatalf("the first commit took %d bodies, want the one that came", n)
 	}
-	for range 9 {
-		post()
-	}
+	post(9)
 	// Four join the next commit (MaxBatch), the rest wait for the ones after.
-	waitOpen := func(want int) {
-		for {
-			r.mu.Lock()
-			n := len(r.open.bodies)
-			r.mu.Unlock()
-			if n == want {
-				return
-			}
-			runtime.Gosched()
-		}
-	}
-	waitOpen(4)
+	waitOpen(r, 4)
 	select {
 	case err := <-answered:
 		t.Fatalf("a body was answered (%v) before its commit ended", err)
@@ -234,7 +245,7 @@ func TestReceiverCommitsWhatCameMeanwhile(t *testing.T) {
 		if n := <-in.started; n != step.commit {
 			t.Fatalf("a commit took %d bodies, want %d", n, step.commit)
 		}
-		waitOpen(step.next)
+		waitOpen(r, step.next)
 	}
 	in.release <- struct{}{}
 	for i := range 10 {
@@ -255,29 +266,8 @@ func TestReceiverLingersWhenBusy(t *testing.T) {
 	in := newHeldInbox(f.st)
 	clk := heldClock{at: new(atomic.Int64), started: make(chan time.Duration, 1), fire: make(chan time.Time, 1)}
 	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, MaxBatch: 4, Linger: 5 * time.Millisecond, Clock: clk})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); r.Run(ctx) }()
-	defer func() { close(in.quit); cancel(); <-done }()
-
-	body := f.body(status{row: 0, status: "delivered", at: time.Second})
-	answered := make(chan error, 10)
-	post := func(n int) {
-		for range n {
-			go func() { _, err := r.store(t.Context(), slices.Clone(body), nil); answered <- err }()
-		}
-	}
-	waitOpen := func(want int) {
-		for {
-			r.mu.Lock()
-			n := len(r.open.bodies)
-			r.mu.Unlock()
-			if n == want {
-				return
-			}
-			runtime.Gosched()
-		}
-	}
+	runHeld(t, r, in)
+	post, answered := poster(t, r, f.body(status{row: 0, status: "delivered", at: time.Second}))
 	at := func(ms int) { clk.at.Store(int64(ms) * int64(time.Millisecond)) }
 	commit := func(want int) {
 		t.Helper()
@@ -326,12 +316,12 @@ func TestReceiverLingersWhenBusy(t *testing.T) {
 	commit(1) // the first: at once
 	noTimer()
 	post(2) // during the commit
-	waitOpen(2)
+	waitOpen(r, 2)
 	at(2)
 	release(1) // ends at 2 ms; the two came at 0: 3 ms left to wait
 	lingered(3 * time.Millisecond)
 	post(1) // comes while they wait
-	waitOpen(3)
+	waitOpen(r, 3)
 	clk.fire <- time.Now()
 	commit(3)
 	at(50)
