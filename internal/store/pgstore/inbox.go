@@ -23,19 +23,17 @@ import (
 // (webhook.go there). Which move a body makes is internal/webhook's.
 
 // AddToInbox stores webhook bodies exactly as received, in one transaction
-// (one round trip), in the order given.
+// (one statement), in the order given.
 func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
 	if len(bodies) == 0 {
 		return nil
 	}
 	now := s.now().UnixNano()
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		b := &pgx.Batch{}
-		for _, body := range bodies {
-			b.Queue(`INSERT INTO webhook_inbox (received_at, body) VALUES ($1, $2)`, now, body)
-		}
-		if err := send(ctx, tx, b); err != nil {
-			return fmt.Errorf("store webhook body: %w", err)
+		// One statement for the commit's bodies; ids follow their order.
+		if _, err := tx.Exec(ctx, `INSERT INTO webhook_inbox (received_at, body)
+			SELECT $1, b FROM unnest($2::bytea[]) WITH ORDINALITY AS t(b, i) ORDER BY i`, now, bodies); err != nil {
+			return fmt.Errorf("store %d webhook bodies: %w", len(bodies), err)
 		}
 		return nil
 	})
