@@ -273,7 +273,7 @@ func (c *claimTx) ReachLimit(ctx context.Context, a driver.ClaimAccount) (int, e
 	if err != nil {
 		return 0, err
 	}
-	return effectiveLimit(a.PinnedLimit, read), nil
+	return campaign.EffectiveLimit(a.PinnedLimit, read), nil
 }
 
 func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, error) {

@@ -184,7 +184,7 @@ func reachOf(ctx context.Context, q querier, p *campaign.PortfolioStatus, accts 
 			if err != nil {
 				return portfolioReach{}, err
 			}
-			limit := effectiveLimit(a.pinnedLimit, read)
+			limit := campaign.EffectiveLimit(a.pinnedLimit, read)
 			g := portfolioReach{limit: limit, reach: ratelimit.Reach{Limit: limit, Margin: a.margin},
 				read: read, readFrom: from, readAt: fromNanos(at), members: []int64{a.ID}}
 			if a.portfolioID != 0 {
@@ -199,18 +199,6 @@ func reachOf(ctx context.Context, q querier, p *campaign.PortfolioStatus, accts 
 	var err error
 	g.members, err = portfolioMembers(ctx, q, p.ID)
 	return g, err
-}
-
-// effectiveLimit is the lower of a pinned and a read limit (0: none,
-// campaign.Unlimited: none either).
-func effectiveLimit(pinned, read int) int {
-	if read <= 0 {
-		return max(pinned, 0)
-	}
-	if pinned > 0 {
-		return min(pinned, read)
-	}
-	return read
 }
 
 // portfolioMembers are the ids of every account of a portfolio.

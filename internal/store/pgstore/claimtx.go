@@ -479,18 +479,7 @@ func (c *claimTx) ReachLimit(ctx context.Context, a driver.ClaimAccount) (int, e
 			read = int(limit)
 		}
 	}
-	return effectiveLimit(a.PinnedLimit, read), nil
-}
-
-// effectiveLimit is the lower of a pinned and a read limit (0: none).
-func effectiveLimit(pinned, read int) int {
-	if read <= 0 {
-		return max(pinned, 0)
-	}
-	if pinned > 0 {
-		return min(pinned, read)
-	}
-	return read
+	return campaign.EffectiveLimit(a.PinnedLimit, read), nil
 }
 
 func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, error) {

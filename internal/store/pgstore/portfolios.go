@@ -150,7 +150,7 @@ func portfolioReach(ctx context.Context, tx pgx.Tx, p *campaign.PortfolioStatus,
 			if err != nil {
 				return err
 			}
-			p.Limit, margin = effectiveLimit(a.PinnedLimit, read), a.Margin
+			p.Limit, margin = campaign.EffectiveLimit(a.PinnedLimit, read), a.Margin
 			p.ReadLimit, p.ReadFrom, p.ReadAt = read, from, fromNanos(at)
 			portfolio = a.PortfolioID
 			if p.Own {
