@@ -135,6 +135,10 @@ func (r recordTx) Accounts(ctx context.Context, where string, args ...any) ([]ro
 	return sqlTx{r.tx}.Accounts(ctx, where, args...)
 }
 
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // sqlTx is a transaction, or the database, as claimsql (and recordsql)
 // read and write through it.
 type sqlTx struct {

@@ -280,14 +280,6 @@ func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, erro
 	return portfolioMembers(ctx, c.tx, portfolioID)
 }
 
-func (c *claimTx) ReachCount(ctx context.Context, s driver.ReachScope, since time.Time) (int, error) {
-	return reachCount(ctx, c.tx, c.tx, s, since)
-}
-
-func (c *claimTx) ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error) {
-	return reachOldest(ctx, c.tx, members, since)
-}
-
 func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	if len(cs) == 0 {
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
 )
 
@@ -153,7 +154,7 @@ func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, err
 			return nil, err
 		}
 		if p.Used > 0 {
-			oldest, err := reachOldest(ctx, s.db, g.members, since)
+			oldest, err := claimsql.New(sqlTx{s.db}, claimsql.SQLite).ReachOldest(ctx, g.members, since)
 			if err != nil {
 				return nil, err
 			}

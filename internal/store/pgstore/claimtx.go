@@ -494,14 +494,6 @@ func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, erro
 	return ids, nil
 }
 
-func (c *claimTx) ReachCount(ctx context.Context, sc driver.ReachScope, since time.Time) (int, error) {
-	return reachCount(ctx, c, sc, since)
-}
-
-func (c *claimTx) ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error) {
-	return reachOldest(ctx, c, members, since)
-}
-
 // LogContacts writes the send log in one statement. A claim logs each
 // (account, number) once: Postgres refuses to update one row twice in a
 // statement, so a pair met twice keeps its latest instant.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
 )
 
@@ -178,10 +179,11 @@ func portfolioReach(ctx context.Context, tx pgx.Tx, p *campaign.PortfolioStatus,
 	}
 	since := now.Add(-ratelimit.ReachWindow)
 	var err error
-	if p.Used, err = reachCount(ctx, tx, scope, since); err != nil || p.Used == 0 {
+	db := claimsql.New(sqlTx{tx}, claimsql.Postgres)
+	if p.Used, err = db.ReachCount(ctx, scope, since); err != nil || p.Used == 0 {
 		return err
 	}
-	oldest, err := reachOldest(ctx, tx, p.Members, since)
+	oldest, err := db.ReachOldest(ctx, p.Members, since)
 	p.FreesAt = ratelimit.FreesAt(oldest)
 	return err
 }
