@@ -263,23 +263,6 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]driver.Clai
 	return nil, enabled, nil
 }
 
-// claimAccount is the account as stored, as the claim read it.
-func claimAccount(a driver.ClaimAccount) account {
-	return account{AccountStatus: a.AccountStatus, health: a.Health, portfolioID: a.PortfolioID, pinnedLimit: a.PinnedLimit, margin: a.Margin}
-}
-
-func (c *claimTx) ReachLimit(ctx context.Context, a driver.ClaimAccount) (int, error) {
-	read, _, _, err := readLimit(ctx, c.tx, claimAccount(a))
-	if err != nil {
-		return 0, err
-	}
-	return campaign.EffectiveLimit(a.PinnedLimit, read), nil
-}
-
-func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, error) {
-	return portfolioMembers(ctx, c.tx, portfolioID)
-}
-
 func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	if len(cs) == 0 {
 		return nil

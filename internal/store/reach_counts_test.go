@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/recordsql"
 )
@@ -58,7 +59,7 @@ func TestReachCountMatchesDistinctCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	scopes := func() []driver.ReachScope {
-		members, err := portfolioMembers(ctx, st.db, acme.ID)
+		members, err := claimsql.New(sqlTx{st.db}, claimsql.SQLite).Members(ctx, acme.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

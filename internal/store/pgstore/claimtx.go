@@ -462,38 +462,6 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]driver.Clai
 	return nil, int(enabled), nil
 }
 
-func (c *claimTx) ReachLimit(ctx context.Context, a driver.ClaimAccount) (int, error) {
-	read := a.Synced.MessagingLimit
-	if a.PortfolioID != 0 {
-		// The latest any number of the portfolio read.
-		var limit int64
-		err := c.QueryRow(ctx, `SELECT messaging_limit_read FROM accounts
-			WHERE portfolio_id = $1 AND messaging_limit_read IS NOT NULL AND synced_at IS NOT NULL
-			ORDER BY synced_at DESC LIMIT 1`, a.PortfolioID).Scan(&limit)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			read = 0
-		case err != nil:
-			return 0, fmt.Errorf("read the messaging limit of portfolio %s: %w", a.Portfolio, err)
-		default:
-			read = int(limit)
-		}
-	}
-	return campaign.EffectiveLimit(a.PinnedLimit, read), nil
-}
-
-func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, error) {
-	rows, err := c.Query(ctx, `SELECT id FROM accounts WHERE portfolio_id = $1`, portfolioID)
-	if err != nil {
-		return nil, fmt.Errorf("read portfolio members: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, fmt.Errorf("read portfolio members: %w", err)
-	}
-	return ids, nil
-}
-
 // LogContacts writes the send log in one statement. A claim logs each
 // (account, number) once: Postgres refuses to update one row twice in a
 // statement, so a pair met twice keeps its latest instant.
