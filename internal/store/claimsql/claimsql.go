@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -69,13 +70,30 @@ func New(tx Tx, d Dialect) Common { return Common{tx: tx, d: d} }
 
 // exec runs query, written with ?N, in c's dialect.
 func (c Common) exec(ctx context.Context, query string, args ...any) error {
-	_, err := c.tx.Exec(ctx, c.d.Bind(query), args...)
+	_, err := c.tx.Exec(ctx, c.bind(query), args...)
 	return err
 }
 
 // query reads query, written with ?N, in c's dialect.
 func (c Common) query(ctx context.Context, query string, args ...any) (Rows, error) {
-	return c.tx.Query(ctx, c.d.Bind(query), args...)
+	return c.tx.Query(ctx, c.bind(query), args...)
+}
+
+// postgres holds each query as Postgres spells it, built the first time:
+// its texts are a few dozen, whatever the batch (a list is one array).
+var postgres sync.Map
+
+// bind is query in c's dialect.
+func (c Common) bind(query string) string {
+	if c.d != Postgres {
+		return query
+	}
+	if b, ok := postgres.Load(query); ok {
+		return b.(string)
+	}
+	b := c.d.Bind(query)
+	postgres.Store(query, b)
+	return b
 }
 
 // row reads query's first row into dest; found is false when it has none.

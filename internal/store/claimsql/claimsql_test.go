@@ -37,3 +37,19 @@ func TestPadded(t *testing.T) {
 		}
 	}
 }
+
+func TestBind(t *testing.T) {
+	const q = `SELECT a FROM t WHERE a = ?1 AND b = ANY(?12)`
+	for _, tt := range []struct {
+		d    Dialect
+		want string
+	}{
+		{SQLite, q},
+		{Postgres, `SELECT a FROM t WHERE a = $1 AND b = ANY($12)`},
+		{Postgres, `SELECT a FROM t WHERE a = $1 AND b = ANY($12)`}, // again, as kept
+	} {
+		if got := New(nil, tt.d).bind(q); got != tt.want {
+			t.Errorf("dialect %d: bind = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}

@@ -21,7 +21,7 @@ import (
 func (c Common) HostPart(ctx context.Context, host, portfolio, today string, now time.Time) (limits.RebuildRequest, error) {
 	r := limits.RebuildRequest{Host: host, Today: today, Now: now}
 	// An account without a portfolio is in the gates' default one.
-	accts, err := c.tx.Accounts(ctx, c.d.Bind(`WHERE coalesce(p.name, ?2) = ?3 ORDER BY a.id`), driver.DefaultPortfolio, portfolio)
+	accts, err := c.tx.Accounts(ctx, c.bind(`WHERE coalesce(p.name, ?2) = ?3 ORDER BY a.id`), driver.DefaultPortfolio, portfolio)
 	if err != nil || len(accts) == 0 {
 		return r, err
 	}
