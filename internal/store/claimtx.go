@@ -242,27 +242,6 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 	return out, nil
 }
 
-func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]driver.ClaimAccount, int, error) {
-	accts, err := loadAccounts(ctx, c.tx, `WHERE a.disabled = 0 AND a.id NOT IN
-		(SELECT account_id FROM campaign_accounts WHERE campaign_id = ?) ORDER BY a.id`, campaignID)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]driver.ClaimAccount, len(accts))
-	for i, a := range accts {
-		out[i] = driver.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.health, PortfolioID: a.portfolioID,
-			PinnedLimit: a.pinnedLimit, Margin: a.margin}
-	}
-	if len(out) > 0 {
-		return out, len(out), nil
-	}
-	var enabled int
-	if err := c.tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE disabled = 0 AND removed_at IS NULL`).Scan(&enabled); err != nil {
-		return nil, 0, fmt.Errorf("count accounts: %w", err)
-	}
-	return nil, enabled, nil
-}
-
 func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	if len(cs) == 0 {
 		return nil

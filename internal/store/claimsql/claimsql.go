@@ -1,17 +1,19 @@
 // Package claimsql is the part of a claim's transaction (driver.ClaimTx)
 // that both drivers of the store write alike: the campaign's turn among its
 // competitors, its served tokens and idleness, the rows put off and held
-// for their window, the buckets and caps spent, the send log read, what
-// became of an account, the waits and refunds of the shared limits, and a
-// host's part of a lost quota day. A fix to one of them is made once.
+// for their window, the accounts offered, the buckets and caps spent, the
+// send log read, what became of an account, a portfolio's limit, members
+// and running reach count (and the portfolios' list built from them), the
+// waits and refunds of the shared limits, and a host's part of a lost
+// quota day. A fix to one of them is made once.
 //
 // The statements are written once, in recordsql's manner: SQLite's
 // numbered placeholders (?N), built for each Dialect with Bind. What
 // differs is said where it differs: a list of ids is an IN list on SQLite
 // and one array on Postgres; Postgres locks the rows SQLite's one writer
 // holds already. A driver embeds Common in its ClaimTx and keeps in its
-// own words what it does its own way (the claim's rows, its campaign's
-// row, the accounts it offers).
+// own words what it does its own way (the claim's rows and their bulk
+// writes, its campaign's row, the rows it locks).
 package claimsql
 
 import (
@@ -330,6 +332,29 @@ func (c Common) ReleaseWindow(ctx context.Context, ids []int64) error {
 		return fmt.Errorf("release messages for their window: %w", err)
 	}
 	return nil
+}
+
+// Accounts are the enabled accounts not dropped from the campaign, and how
+// many accounts are enabled at all.
+func (c Common) Accounts(ctx context.Context, campaignID int64) ([]driver.ClaimAccount, int, error) {
+	accts, err := c.tx.Accounts(ctx, c.bind(`WHERE a.disabled = 0 AND a.id NOT IN
+		(SELECT account_id FROM campaign_accounts WHERE campaign_id = ?2) ORDER BY a.id`), campaignID)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]driver.ClaimAccount, len(accts))
+	for i, a := range accts {
+		out[i] = driver.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.Health, PortfolioID: a.PortfolioID,
+			PinnedLimit: a.PinnedLimit, Margin: a.Margin}
+	}
+	if len(out) > 0 {
+		return out, len(out), nil
+	}
+	var enabled int64
+	if _, err := c.row(ctx, `SELECT count(*) FROM accounts WHERE disabled = 0 AND removed_at IS NULL`, nil, &enabled); err != nil {
+		return nil, 0, fmt.Errorf("count accounts: %w", err)
+	}
+	return nil, int(enabled), nil
 }
 
 // Global reads the global bucket, locked for the claim where rows are

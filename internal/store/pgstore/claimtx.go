@@ -442,24 +442,7 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]driver.Clai
 	if _, err := c.Exec(ctx, `SELECT id FROM accounts WHERE disabled = 0 AND removed_at IS NULL ORDER BY id FOR UPDATE`); err != nil {
 		return nil, 0, fmt.Errorf("lock accounts: %w", err)
 	}
-	accts, err := loadAccounts(ctx, c, `WHERE a.disabled = 0 AND a.id NOT IN
-		(SELECT account_id FROM campaign_accounts WHERE campaign_id = $2) ORDER BY a.id`, campaignID)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]driver.ClaimAccount, len(accts))
-	for i, a := range accts {
-		out[i] = driver.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.Health, PortfolioID: a.PortfolioID,
-			PinnedLimit: a.PinnedLimit, Margin: a.Margin}
-	}
-	if len(out) > 0 {
-		return out, len(out), nil
-	}
-	var enabled int64
-	if err := c.QueryRow(ctx, `SELECT count(*) FROM accounts WHERE disabled = 0 AND removed_at IS NULL`).Scan(&enabled); err != nil {
-		return nil, 0, fmt.Errorf("count accounts: %w", err)
-	}
-	return nil, int(enabled), nil
+	return c.Common.Accounts(ctx, campaignID)
 }
 
 // LogContacts writes the send log in one statement. A claim logs each
