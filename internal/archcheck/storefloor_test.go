@@ -17,11 +17,13 @@ import (
 // goes down — a change that needs more wants a decision moved out (to
 // claim, webhook, readmodel or campaign), not a higher ceiling. Both
 // hold where session 10 left them, plus leases and fences (issue 30: the
-// fenced writes, the lease expiry, Start), less the record path and the
-// claim's SQL both drivers now share (internal/store/recordsql,
-// internal/store/claimsql): the lines are met.
+// fenced writes, the lease expiry, Start), less what both drivers now
+// share: the record path (internal/store/recordsql), the operator's moves
+// (managesql), the webhook applier's statements (inboxsql), the
+// suppression list's writes (suppresssql) and the claim's statements
+// (claimsql): the lines are met.
 const (
-	storeLineCeiling   = 5125
+	storeLineCeiling   = 4337
 	storeMethodCeiling = 68
 )
 

@@ -198,7 +198,7 @@ func cool(ctx context.Context, tx Tx, q *statements, acct campaign.Account, o ca
 			return fmt.Errorf("lock accounts: %w", err)
 		}
 	}
-	accts, err := tx.Accounts(ctx, q.d.Bind(where), args...)
+	accts, err := tx.Accounts(ctx, q.d.bind(where), args...)
 	if err != nil {
 		return err
 	}
@@ -243,10 +243,10 @@ var byDialect = [...]statements{SQLite: build(SQLite), Postgres: build(Postgres)
 // starts from).
 func build(d Dialect) statements {
 	fenced := func(t campaign.Transition, set, id, fence string) string {
-		return d.Bind(`UPDATE messages SET ` + statesql.To(t) + `, ` + set + ` WHERE id = ` + id +
+		return d.bind(`UPDATE messages SET ` + statesql.To(t) + `, ` + set + ` WHERE id = ` + id +
 			` AND ` + statesql.From(t, "state") + ` AND ` + statesql.Fence("attempts", fence))
 	}
-	closeAttempt := `UPDATE attempts SET done_at = ` + d.Greatest("coalesce(done_at, ?1)", "?1") +
+	closeAttempt := `UPDATE attempts SET done_at = ` + d.greatest("coalesce(done_at, ?1)", "?1") +
 		`, outcome = ?2, error_code = ?3, class = ?4 WHERE id = `
 	q := statements{
 		d: d,
@@ -259,23 +259,23 @@ func build(d Dialect) statements {
 		failed:  fenced(campaign.MoveRecordFailed, `updated_at = ?1, error_code = ?2, error_message = ?3`, "?4", "?5"),
 		unknown: fenced(campaign.MoveRecordUnknown, `updated_at = ?1, error_code = ?2, error_message = ?3`, "?4", "?5"),
 
-		refundQuota: d.Bind(`UPDATE accounts SET used_today = ` + d.Greatest("used_today - 1", "0") +
+		refundQuota: d.bind(`UPDATE accounts SET used_today = ` + d.greatest("used_today - 1", "0") +
 			` WHERE id = ?1 AND quota_epoch = ?2`),
-		unlogContact: d.Bind(`UPDATE contact_log SET last_at = prev_at, prev_at = 0
+		unlogContact: d.bind(`UPDATE contact_log SET last_at = prev_at, prev_at = 0
 			WHERE account_id = ?1 AND phone = ?2 AND last_at = ?3`),
-		queueRefund: d.Bind(`INSERT INTO gate_refunds (claim, portfolio, account, day, at) VALUES (?1, ?2, ?3, ?4, ?5)
+		queueRefund: d.bind(`INSERT INTO gate_refunds (claim, portfolio, account, day, at) VALUES (?1, ?2, ?3, ?4, ?5)
 			ON CONFLICT DO NOTHING`),
-		logSend: d.Bind(`UPDATE contact_log SET sent_at = ` + d.Greatest("sent_at", "?1") + ` WHERE account_id = ?2 AND phone = ?3`),
+		logSend: d.bind(`UPDATE contact_log SET sent_at = ` + d.greatest("sent_at", "?1") + ` WHERE account_id = ?2 AND phone = ?3`),
 
-		noteError: d.Bind(`UPDATE accounts SET last_error_code = ?1 WHERE id = ?2`),
-		restrict: d.Bind(`UPDATE accounts SET cooldown_until = ` + d.Greatest("cooldown_until", "?1") +
+		noteError: d.bind(`UPDATE accounts SET last_error_code = ?1 WHERE id = ?2`),
+		restrict: d.bind(`UPDATE accounts SET cooldown_until = ` + d.greatest("cooldown_until", "?1") +
 			`, restriction = ?2 WHERE id = ?3`),
-		cool: d.Bind(`UPDATE accounts SET cooldown_until = ?1, throttle_streak = ?2, last_throttle_at = ?3, rate_factor = ?4,
+		cool: d.bind(`UPDATE accounts SET cooldown_until = ?1, throttle_streak = ?2, last_throttle_at = ?3, rate_factor = ?4,
 			rate_factor_at = ?5, tokens = ?6, tokens_at = ?7 WHERE id = ?8`),
-		suppress: d.Bind(`INSERT INTO suppressions (phone, reason, created_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING`),
+		suppress: d.bind(`INSERT INTO suppressions (phone, reason, created_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING`),
 
-		closeAttempt:     d.Bind(closeAttempt + `?5`),
-		closeLastAttempt: d.Bind(closeAttempt + `(SELECT max(id) FROM attempts WHERE message_id = ?5)`),
+		closeAttempt:     d.bind(closeAttempt + `?5`),
+		closeLastAttempt: d.bind(closeAttempt + `(SELECT max(id) FROM attempts WHERE message_id = ?5)`),
 	}
 	if d == Postgres { // SQLite's one writer holds every row already
 		q.lockAccount = `SELECT id FROM accounts WHERE id = $1 ORDER BY id FOR UPDATE`
@@ -284,19 +284,26 @@ func build(d Dialect) statements {
 	return q
 }
 
-// Bind is query in d's placeholders: SQLite's ?N as written, Postgres's
+// bind is query in d's placeholders: SQLite's ?N as written, Postgres's
 // $N. Every placeholder here is numbered, and no literal holds a ?.
-func (d Dialect) Bind(query string) string {
+func (d Dialect) bind(query string) string {
 	if d == Postgres {
 		return strings.ReplaceAll(query, "?", "$")
 	}
 	return query
 }
 
-// Greatest is the larger of a and b: SQLite's two-argument max.
-func (d Dialect) Greatest(a, b string) string {
+// greatest is the larger of a and b: SQLite's two-argument max.
+func (d Dialect) greatest(a, b string) string {
 	if d == Postgres {
 		return "greatest(" + a + ", " + b + ")"
 	}
 	return "max(" + a + ", " + b + ")"
 }
+
+// Bind is bind for the other packages that write SQL once for both
+// drivers (managesql, claimsql), so that the dialects differ in one place.
+func (d Dialect) Bind(query string) string { return d.bind(query) }
+
+// Greatest is greatest, for those packages too.
+func (d Dialect) Greatest(a, b string) string { return d.greatest(a, b) }
