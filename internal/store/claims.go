@@ -149,11 +149,7 @@ type sqlTx struct {
 }
 
 func (t sqlTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := t.q.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	return manageTx{t.q}.Exec(ctx, query, args...)
 }
 
 func (t sqlTx) Query(ctx context.Context, query string, args ...any) (claimsql.Rows, error) {

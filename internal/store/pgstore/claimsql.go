@@ -12,8 +12,7 @@ import (
 type sqlTx struct{ q querier }
 
 func (t sqlTx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	tag, err := t.q.Exec(ctx, sql, args...)
-	return tag.RowsAffected(), err
+	return manageTx{t.q}.Exec(ctx, sql, args...)
 }
 
 func (t sqlTx) Query(ctx context.Context, sql string, args ...any) (claimsql.Rows, error) {
