@@ -19,10 +19,11 @@ import (
 // hold where session 10 left them, plus leases and fences (issue 30: the
 // fenced writes, the lease expiry, Start), less what both drivers now
 // share: the record path (internal/store/recordsql), the operator's moves
-// (managesql), the webhook applier's statements (inboxsql) and the
-// suppression list's writes (suppresssql).
+// (managesql), the webhook applier's statements (inboxsql), the
+// suppression list's writes (suppresssql) and the claim's statements
+// (claimsql): the lines are met.
 const (
-	storeLineCeiling   = 5074
+	storeLineCeiling   = 4333
 	storeMethodCeiling = 68
 )
 

@@ -668,6 +668,19 @@ type PortfolioStatus struct {
 // Unlimited is a messaging limit that does not restrict.
 const Unlimited = -1
 
+// EffectiveLimit is the messaging limit that applies to a portfolio given
+// what was pinned (Portfolio.PinnedLimit) and read from the API: the lower
+// of the two, 0 for none (neither given, or Unlimited for either alone).
+func EffectiveLimit(pinned, read int) int {
+	if read <= 0 {
+		return max(pinned, 0)
+	}
+	if pinned > 0 {
+		return min(pinned, read)
+	}
+	return read
+}
+
 // WaitReach is the wait of a claim whose accounts' portfolios have used up
 // their messaging limit: Until is when the oldest recipient leaves the 24 h
 // window.

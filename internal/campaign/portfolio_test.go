@@ -32,3 +32,21 @@ func TestPortfolioValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestEffectiveLimit(t *testing.T) {
+	for _, tt := range []struct{ pinned, read, want int }{
+		{0, 0, 0},
+		{0, 250, 250},
+		{100, 0, 100},
+		{100, 250, 100},
+		{1000, 250, 250},
+		{Unlimited, 0, 0},
+		{0, Unlimited, 0},
+		{Unlimited, 250, 250}, // a pin of no limit does not lift a read one
+		{100, Unlimited, 100},
+	} {
+		if got := EffectiveLimit(tt.pinned, tt.read); got != tt.want {
+			t.Errorf("EffectiveLimit(%d, %d) = %d, want %d", tt.pinned, tt.read, got, tt.want)
+		}
+	}
+}

@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/recordsql"
 	"github.com/wasend/wasend/internal/store/rowscan"
@@ -71,18 +73,8 @@ func plainSent(r campaign.Result) bool {
 		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress && !o.Held
 }
 
-// padded is the size a multi-row statement of the sending path takes for
-// n rows: 8, then steps of 32. The rest are padding rows that match or
-// insert nothing (id 0), so a few prepared statements serve every batch;
-// one for each exact size was a statement prepared, twice (database/sql
-// prepares on the pool, then on the writer), in most transactions. A
-// padding row costs its arguments and a lookup.
-func padded(n int) int {
-	if n <= 8 {
-		return 8
-	}
-	return (n + 31) / 32 * 32
-}
+// padded is claimsql.Padded: the padded size of n rows' statement.
+var padded = claimsql.Padded
 
 // maxSentBatch bounds the outcomes recordSent stores in one statement.
 const maxSentBatch = 256
@@ -136,15 +128,45 @@ func record(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outcome, n
 type recordTx struct{ tx *Tx }
 
 func (r recordTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := r.tx.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	return sqlTx{r.tx}.Exec(ctx, query, args...)
 }
 
 func (r recordTx) Accounts(ctx context.Context, where string, args ...any) ([]rowscan.Account, error) {
-	rows, err := r.tx.QueryContext(ctx, rowscan.AccountQuery("?")+where, append([]any{driver.DefaultMargin}, args...)...)
+	return sqlTx{r.tx}.Accounts(ctx, where, args...)
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// sqlTx is a transaction, or the database, as claimsql (and recordsql)
+// read and write through it.
+type sqlTx struct {
+	q interface {
+		querier
+		execer
+	}
+}
+
+func (t sqlTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return manageTx{t.q}.Exec(ctx, query, args...)
+}
+
+func (t sqlTx) Query(ctx context.Context, query string, args ...any) (claimsql.Rows, error) {
+	rows, err := t.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+// sqlRows are rows whose Close's error is Err's.
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { r.Rows.Close() }
+
+func (t sqlTx) Accounts(ctx context.Context, where string, args ...any) ([]rowscan.Account, error) {
+	rows, err := t.q.QueryContext(ctx, rowscan.AccountQuery("?")+where, append([]any{driver.DefaultMargin}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read accounts: %w", err)
 	}

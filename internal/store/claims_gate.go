@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/limits"
+	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
 )
 
@@ -56,4 +58,15 @@ func repeatGuard(ctx context.Context, q querier, campaignID int64) (string, erro
 		return "", fmt.Errorf("read the message of campaign %d: %w", campaignID, err)
 	}
 	return campaign.RepeatGuard(campaign.MessageKind(kind), template, text), nil
+}
+
+// HostPart is this database's part of portfolio's lost quota day on today
+// (claimsql's HostPart), as this host among those sharing limits: what a
+// forced quota reset rebuilds the day from.
+func (s *Store) HostPart(ctx context.Context, portfolio, today string) (limits.RebuildRequest, error) {
+	host, err := limitsHost(ctx, s)
+	if err != nil {
+		return limits.RebuildRequest{}, err
+	}
+	return claimsql.New(sqlTx{s.db}, claimsql.SQLite).HostPart(ctx, host, portfolio, today, s.now())
 }

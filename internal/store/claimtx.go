@@ -6,20 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/limits"
-	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // WithClaim runs fn in a sending transaction (see writeSend), committed when
 // fn returns nil.
 func (s *Store) WithClaim(ctx context.Context, fn func(driver.ClaimTx) error) error {
-	return s.writeSend(ctx, func(tx *Tx) error { return fn(&claimTx{tx: tx}) })
+	return s.writeSend(ctx, func(tx *Tx) error { return fn(newClaimTx(tx)) })
 }
 
 // RecordWithClaim stores outcomes as RecordAll does and, in the same
@@ -37,7 +34,7 @@ func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaig
 		if _, err := tx.ExecContext(ctx, `SAVEPOINT claim`); err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
-		if err := fn(&claimTx{tx: tx}); err != nil {
+		if err := fn(newClaimTx(tx)); err != nil {
 			if errors.Is(err, errUnbounded) {
 				return err // the whole transaction again, as an ordinary write
 			}
@@ -61,10 +58,16 @@ func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaig
 // fails before it runs again as an ordinary write (see writeSend).
 const maxDroppedInMemory = 2048
 
-// claimTx is ClaimTx on SQLite.
+// claimTx is ClaimTx on SQLite: what both drivers write alike is
+// claimsql's (Common), the rest SQLite's own.
 type claimTx struct {
+	claimsql.Common
 	tx      *Tx
 	dropped int // suppressed rows failed
+}
+
+func newClaimTx(tx *Tx) *claimTx {
+	return &claimTx{Common: claimsql.New(sqlTx{tx}, claimsql.SQLite), tx: tx}
 }
 
 func (c *claimTx) Stopped(ctx context.Context, id int64) error { return stopped(ctx, c.tx, id) }
@@ -81,22 +84,6 @@ func (c *claimTx) Schedule(ctx context.Context, id int64) (driver.ClaimSchedule,
 	}
 	return driver.ClaimSchedule{StartAt: fromNullNanos(startAt), BeganAt: fromNullNanos(beganAt), ExpiresAt: fromNullNanos(expires),
 		ExpireAfter: time.Duration(expire), Window: windowFrom(wf, wt, wd)}, nil
-}
-
-func (c *claimTx) Begin(ctx context.Context, id int64, now, expires time.Time) error {
-	if _, err := c.tx.ExecContext(ctx, `UPDATE campaigns SET began_at = ?, expires_at = ? WHERE id = ?`,
-		now.UnixNano(), nullNanos(expires), id); err != nil {
-		return fmt.Errorf("start campaign %d: %w", id, err)
-	}
-	return nil
-}
-
-// nullNanos is t in Unix nanoseconds, NULL for the zero time.
-func nullNanos(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
 }
 
 func (c *claimTx) ExpirePending(ctx context.Context, id int64, why string, now time.Time) error {
@@ -121,62 +108,9 @@ func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (driv
 		return t, fmt.Errorf("read priority of campaign %d: %w", id, err)
 	}
 	t.Share.Borrow, t.Idle = time.Duration(borrow), idleFor != 0
-	rows, err := c.tx.QueryContext(ctx, `SELECT c.priority, c.served, c.weight,
-			coalesce((SELECT group_concat(x.account_id) FROM campaign_accounts x WHERE x.campaign_id = c.id), '')
-		FROM campaigns c
-		WHERE c.id <> ?1 AND c.state = 'running' AND c.cancelled_at IS NULL AND (c.start_at IS NULL OR c.start_at <= ?2)
-		AND c.idle_until <= ?2
-		AND EXISTS (SELECT 1 FROM runners r WHERE r.campaign_id = c.id AND r.heartbeat_at >= ?3)
-		AND EXISTS (SELECT 1 FROM messages m WHERE m.campaign_id = c.id AND m.state = 'pending' AND m.next_attempt_at <= ?2)`,
-		id, now.UnixNano(), live.UnixNano())
-	if err != nil {
-		return t, fmt.Errorf("find competing campaigns: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			o        driver.Competitor
-			excluded string
-		)
-		if err := rows.Scan(&o.Priority, &o.Served, &o.Weight, &excluded); err != nil {
-			return t, fmt.Errorf("find competing campaigns: %w", err)
-		}
-		for _, f := range strings.Split(excluded, ",") {
-			if f == "" {
-				continue
-			}
-			id, err := strconv.ParseInt(f, 10, 64)
-			if err != nil {
-				return t, fmt.Errorf("find competing campaigns: excluded account %q: %w", f, err)
-			}
-			o.Excluded = append(o.Excluded, id)
-		}
-		t.Others = append(t.Others, o)
-	}
-	if err := rows.Err(); err != nil {
-		return t, fmt.Errorf("find competing campaigns: %w", err)
-	}
-	return t, nil
-}
-
-func (c *claimTx) SetServed(ctx context.Context, id int64, served float64) error {
-	if _, err := c.tx.ExecContext(ctx, `UPDATE campaigns SET served = ? WHERE id = ?`, served, id); err != nil {
-		return fmt.Errorf("book tokens of campaign %d: %w", id, err)
-	}
-	return nil
-}
-
-func (c *claimTx) Idle(ctx context.Context, id int64, until time.Time) error {
 	var err error
-	if until.IsZero() {
-		_, err = c.tx.ExecContext(ctx, `UPDATE campaigns SET idle_until = 0 WHERE id = ?`, id)
-	} else {
-		_, err = c.tx.ExecContext(ctx, `UPDATE campaigns SET idle_until = max(idle_until, ?) WHERE id = ?`, until.UnixNano(), id)
-	}
-	if err != nil {
-		return fmt.Errorf("campaign %d: %w", id, err)
-	}
-	return nil
+	t.Others, err = c.Competitors(ctx, id, now, live)
+	return t, err
 }
 
 func (c *claimTx) PairGap(ctx context.Context, id int64) (time.Duration, error) {
@@ -189,16 +123,6 @@ func (c *claimTx) PairGap(ctx context.Context, id int64) (time.Duration, error) 
 
 func (c *claimTx) RepeatGuard(ctx context.Context, id int64) (string, error) {
 	return repeatGuard(ctx, c.tx, id)
-}
-
-func (c *claimTx) CountStickyBreaks(ctx context.Context, id int64, breaks map[string]int) error {
-	for reason, n := range breaks {
-		if _, err := c.tx.ExecContext(ctx, `INSERT INTO sticky_breaks (campaign_id, reason, n) VALUES (?, ?, ?)
-			ON CONFLICT (campaign_id, reason) DO UPDATE SET n = n + excluded.n`, id, reason, n); err != nil {
-			return fmt.Errorf("count sticky breaks: %w", err)
-		}
-	}
-	return nil
 }
 
 func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]driver.DueRow, error) {
@@ -239,88 +163,6 @@ func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]
 		return nil, fmt.Errorf("find next messages: %w", err)
 	}
 	return out, nil
-}
-
-func (c *claimTx) FirstPending(ctx context.Context, id int64) (driver.FirstPending, error) {
-	var (
-		f    driver.FirstPending
-		next sql.NullInt64
-	)
-	if err := c.tx.QueryRowContext(ctx, `SELECT min(CASE WHEN state = 'pending' THEN next_attempt_at END),
-		count(CASE WHEN state = 'sending' THEN 1 END)
-		FROM messages WHERE campaign_id = ? AND state IN ('pending', 'sending')`, id).Scan(&next, &f.Sending); err != nil {
-		return f, fmt.Errorf("find next retry: %w", err)
-	}
-	if !next.Valid {
-		return f, nil
-	}
-	f.Next = time.Unix(0, next.Int64)
-	err := c.tx.QueryRowContext(ctx, `SELECT window_wait FROM messages WHERE campaign_id = ? AND state = 'pending'
-		ORDER BY next_attempt_at, id LIMIT 1`, id).Scan(&f.Why)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return f, fmt.Errorf("campaign %d: %w", id, err)
-	}
-	return f, nil
-}
-
-func (c *claimTx) NextPutOff(ctx context.Context, id int64, now time.Time) (time.Time, error) {
-	var next sql.NullInt64
-	if err := c.tx.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM messages
-		WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at > ? AND window_wait NOT IN (?, ?)`,
-		id, now.UnixNano(), driver.PutOffReach, driver.PutOffCap).Scan(&next); err != nil {
-		return time.Time{}, fmt.Errorf("find the next retry: %w", err)
-	}
-	return fromNullNanos(next), nil
-}
-
-func (c *claimTx) Zones(ctx context.Context, ids []int64) (map[int64]driver.RowZones, error) {
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := c.tx.QueryContext(ctx, `SELECT m.id, z.zones, m.window_wait = 1 FROM messages m
-		LEFT JOIN zone_sets z ON z.id = m.zone_set WHERE m.id IN (`+repeated(len(ids), "?")+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read time zones of due rows: %w", err)
-	}
-	defer rows.Close()
-	zones := make(map[int64]driver.RowZones, len(ids))
-	for rows.Next() {
-		var (
-			id    int64
-			z     driver.RowZones
-			names sql.NullString
-		)
-		if err := rows.Scan(&id, &names, &z.Waiting); err != nil {
-			return nil, fmt.Errorf("read time zones of due rows: %w", err)
-		}
-		z.Zones = names.String
-		zones[id] = z
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read time zones of due rows: %w", err)
-	}
-	return zones, nil
-}
-
-func (c *claimTx) PutOff(ctx context.Context, id int64, until time.Time, why driver.PutOff) error {
-	if _, err := c.tx.ExecContext(ctx, `UPDATE messages SET next_attempt_at = ?, window_wait = ? WHERE id = ? AND state = 'pending'`,
-		until.UnixNano(), why, id); err != nil {
-		return fmt.Errorf("put off message %d: %w", id, err)
-	}
-	return nil
-}
-
-func (c *claimTx) ReleaseWindow(ctx context.Context, ids []int64) error {
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	if _, err := c.tx.ExecContext(ctx, `UPDATE messages SET window_wait = 0 WHERE id IN (`+repeated(len(ids), "?")+`)`,
-		args...); err != nil {
-		return fmt.Errorf("release messages for their window: %w", err)
-	}
-	return nil
 }
 
 func (c *claimTx) FailSuppressed(ctx context.Context, id int64, why string, now time.Time) error {
@@ -400,138 +242,6 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 	return out, nil
 }
 
-func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]driver.ClaimAccount, int, error) {
-	accts, err := loadAccounts(ctx, c.tx, `WHERE a.disabled = 0 AND a.id NOT IN
-		(SELECT account_id FROM campaign_accounts WHERE campaign_id = ?) ORDER BY a.id`, campaignID)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]driver.ClaimAccount, len(accts))
-	for i, a := range accts {
-		out[i] = driver.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.health, PortfolioID: a.portfolioID,
-			PinnedLimit: a.pinnedLimit, Margin: a.margin}
-	}
-	if len(out) > 0 {
-		return out, len(out), nil
-	}
-	var enabled int
-	if err := c.tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE disabled = 0 AND removed_at IS NULL`).Scan(&enabled); err != nil {
-		return nil, 0, fmt.Errorf("count accounts: %w", err)
-	}
-	return nil, enabled, nil
-}
-
-func (c *claimTx) Global(ctx context.Context) (driver.GlobalBucket, error) {
-	var (
-		g  driver.GlobalBucket
-		at int64
-	)
-	if err := c.tx.QueryRowContext(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`).
-		Scan(&g.On, &g.Limit.Rate, &g.Limit.Burst, &g.Bucket.Tokens, &at); err != nil {
-		return g, fmt.Errorf("read global limit: %w", err)
-	}
-	g.Bucket.At = fromNanos(at)
-	return g, nil
-}
-
-func (c *claimTx) SpendTokens(ctx context.Context, accountID int64, b ratelimit.Bucket, used int) error {
-	if _, err := c.tx.ExecContext(ctx, `UPDATE accounts SET tokens = ?, tokens_at = ?, used_today = ? WHERE id = ?`,
-		b.Tokens, nanos(b.At), used, accountID); err != nil {
-		return fmt.Errorf("spend tokens of account %d: %w", accountID, err)
-	}
-	return nil
-}
-
-func (c *claimTx) SpendGlobal(ctx context.Context, b ratelimit.Bucket) error {
-	if _, err := c.tx.ExecContext(ctx, `UPDATE global_limit SET tokens = ?, tokens_at = ? WHERE id = 1`,
-		b.Tokens, nanos(b.At)); err != nil {
-		return fmt.Errorf("spend global tokens: %w", err)
-	}
-	return nil
-}
-
-func (c *claimTx) CountSends(ctx context.Context, accountID int64, n int) error {
-	if _, err := c.tx.ExecContext(ctx, `UPDATE accounts SET used_today = used_today + ? WHERE id = ?`, n, accountID); err != nil {
-		return fmt.Errorf("count sends of account %d: %w", accountID, err)
-	}
-	return nil
-}
-
-// claimAccount is the account as stored, as the claim read it.
-func claimAccount(a driver.ClaimAccount) account {
-	return account{AccountStatus: a.AccountStatus, health: a.Health, portfolioID: a.PortfolioID, pinnedLimit: a.PinnedLimit, margin: a.Margin}
-}
-
-func (c *claimTx) ReachLimit(ctx context.Context, a driver.ClaimAccount) (int, error) {
-	read, _, _, err := readLimit(ctx, c.tx, claimAccount(a))
-	if err != nil {
-		return 0, err
-	}
-	return effectiveLimit(a.PinnedLimit, read), nil
-}
-
-func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, error) {
-	return portfolioMembers(ctx, c.tx, portfolioID)
-}
-
-func (c *claimTx) ReachCount(ctx context.Context, s driver.ReachScope, since time.Time) (int, error) {
-	return reachCount(ctx, c.tx, c.tx, s, since)
-}
-
-func (c *claimTx) ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error) {
-	return reachOldest(ctx, c.tx, members, since)
-}
-
-func (c *claimTx) LastContacts(ctx context.Context, phones []string) (map[string]driver.LastContact, error) {
-	return readLastContacts(ctx, c.tx, phones)
-}
-
-// readLastContacts looks numbers up in the send log, in one query.
-func readLastContacts(ctx context.Context, q querier, phones []string) (map[string]driver.LastContact, error) {
-	out := make(map[string]driver.LastContact, len(phones))
-	if len(phones) == 0 {
-		return out, nil
-	}
-	args := make([]any, padded(len(phones)))
-	for i := range args {
-		args[i] = "" // padding: no number is empty
-	}
-	for i, p := range phones {
-		args[i] = p
-	}
-	// One row per account that ever messaged a number: a handful each.
-	rows, err := q.QueryContext(ctx, `SELECT phone, account_id, last_at, sent_at
-		FROM contact_log WHERE phone IN (`+repeated(len(args), "?")+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("look up the send log: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			phone      string
-			account    int64
-			at, sentAt int64
-		)
-		if err := rows.Scan(&phone, &account, &at, &sentAt); err != nil {
-			return nil, fmt.Errorf("look up the send log: %w", err)
-		}
-		c := out[phone]
-		if c.ByAccount == nil {
-			c.ByAccount = map[int64]time.Time{}
-		}
-		last := fromNanos(at)
-		c.ByAccount[account] = last
-		if last.After(c.At) {
-			c.At = last
-		}
-		if sent := fromNanos(sentAt); sentAt > 0 && sent.After(c.SentAt) {
-			c.SentAt, c.Account = sent, account
-		}
-		out[phone] = c
-	}
-	return out, rows.Err()
-}
-
 func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	if len(cs) == 0 {
 		return nil
@@ -553,75 +263,6 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	return nil
 }
 
-func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNumberID string) (driver.AccountFate, error) {
-	f := driver.AccountFate{Found: true}
-	var err error
-	if accountID != 0 {
-		err = c.tx.QueryRowContext(ctx, `SELECT disabled, removed_at IS NOT NULL,
-			EXISTS (SELECT 1 FROM campaign_accounts WHERE campaign_id = ? AND account_id = accounts.id)
-			FROM accounts WHERE id = ?`, campaignID, accountID).Scan(&f.Disabled, &f.Removed, &f.Dropped)
-	} else {
-		err = c.tx.QueryRowContext(ctx, `SELECT disabled, removed_at IS NOT NULL,
-			EXISTS (SELECT 1 FROM campaign_accounts WHERE campaign_id = ? AND account_id = accounts.id)
-			FROM accounts WHERE phone_number_id = ? ORDER BY removed_at IS NULL DESC, id DESC LIMIT 1`, campaignID, phoneNumberID).
-			Scan(&f.Disabled, &f.Removed, &f.Dropped)
-	}
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return driver.AccountFate{}, nil
-	case err != nil:
-		return f, fmt.Errorf("read the account of %d/%s: %w", accountID, phoneNumberID, err)
-	}
-	return f, nil
-}
-
 func (c *claimTx) Shared() *driver.SharedLimits { return c.tx.s.shared }
 
 func (c *claimTx) Today(t time.Time) string { return c.tx.s.today(t) }
-
-func (c *claimTx) NoteGateWait(ctx context.Context, id int64, now time.Time, reason campaign.WaitReason, detail string) error {
-	if _, err := c.tx.ExecContext(ctx, `INSERT INTO gate_waits (campaign_id, since, seen, reason, error) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (campaign_id) DO UPDATE SET seen = excluded.seen, reason = excluded.reason, error = excluded.error`,
-		id, now.UnixNano(), now.UnixNano(), string(reason), detail); err != nil {
-		return fmt.Errorf("campaign %d: note the wait for shared limits: %w", id, err)
-	}
-	return nil
-}
-
-func (c *claimTx) ClearGateWait(ctx context.Context, id int64) error {
-	if _, err := c.tx.ExecContext(ctx, `DELETE FROM gate_waits WHERE campaign_id = ?`, id); err != nil {
-		return fmt.Errorf("campaign %d: clear the wait for shared limits: %w", id, err)
-	}
-	return nil
-}
-
-func (c *claimTx) QueuedRefunds(ctx context.Context, max int) ([]campaign.SharedClaim, error) {
-	rows, err := c.tx.QueryContext(ctx, `SELECT claim, portfolio, account, day FROM gate_refunds ORDER BY at LIMIT ?`, max)
-	if err != nil {
-		return nil, fmt.Errorf("read queued refunds: %w", err)
-	}
-	defer rows.Close()
-	var queued []campaign.SharedClaim
-	for rows.Next() {
-		var sc campaign.SharedClaim
-		if err := rows.Scan(&sc.ID, &sc.Portfolio, &sc.Account, &sc.Day); err != nil {
-			return nil, fmt.Errorf("read queued refunds: %w", err)
-		}
-		queued = append(queued, sc)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read queued refunds: %w", err)
-	}
-	return queued, nil
-}
-
-func (c *claimTx) ForgetRefund(ctx context.Context, claim string) error {
-	if _, err := c.tx.ExecContext(ctx, `DELETE FROM gate_refunds WHERE claim = ?`, claim); err != nil {
-		return fmt.Errorf("forget the refund of %s: %w", claim, err)
-	}
-	return nil
-}
-
-func (c *claimTx) HostPart(ctx context.Context, host, portfolio, today string, now time.Time) (limits.RebuildRequest, error) {
-	return hostPart(ctx, c.tx, host, portfolio, today, now)
-}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
 )
 
@@ -91,142 +90,8 @@ func portfolioID(ctx context.Context, q querier, name string) (sql.NullInt64, er
 func nullInt(v int) sql.NullInt64 { return sql.NullInt64{Int64: int64(v), Valid: v != 0} }
 
 // Portfolios returns every portfolio, then every account without one as a
-// portfolio of its own, with the reach each has used at the store's clock.
+// portfolio of its own, with the reach each has used at the store's clock
+// (claimsql's Portfolios), read as a reader reads it (readReach).
 func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error) {
-	now := s.now()
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, pinned_limit, margin, created_at FROM portfolios ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("list portfolios: %w", err)
-	}
-	var out []campaign.PortfolioStatus
-	for rows.Next() {
-		var (
-			p       campaign.PortfolioStatus
-			pinned  sql.NullInt64
-			created int64
-		)
-		if err := rows.Scan(&p.ID, &p.Name, &pinned, &p.Margin, &created); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read portfolio: %w", err)
-		}
-		p.PinnedLimit, p.CreatedAt = int(pinned.Int64), fromNanos(created)
-		out = append(out, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list portfolios: %w", err)
-	}
-	accts, err := loadAccounts(ctx, s.db, `ORDER BY a.id`)
-	if err != nil {
-		return nil, err
-	}
-	byID := map[int64]int{}
-	for i := range out {
-		byID[out[i].ID] = i
-	}
-	for _, a := range accts {
-		if a.portfolioID == 0 {
-			out = append(out, campaign.PortfolioStatus{Own: true, Accounts: []string{a.Name},
-				Portfolio: campaign.Portfolio{Name: a.Name, Margin: driver.DefaultMargin}})
-			continue
-		}
-		p := &out[byID[a.portfolioID]]
-		p.Accounts = append(p.Accounts, a.Name)
-	}
-	for i := range out {
-		p := &out[i]
-		g, err := reachOf(ctx, s.db, p, accts)
-		if err != nil {
-			return nil, err
-		}
-		p.Limit, p.Allowed, p.At, p.Members = g.limit, g.reach.Allowed(), now, g.members
-		p.ReadLimit, p.ReadFrom, p.ReadAt = g.read, g.readFrom, g.readAt
-		if !g.reach.Limited() {
-			p.Allowed = 0
-		}
-		since := now.Add(-ratelimit.ReachWindow)
-		scope := driver.ReachScope{Portfolio: p.ID, Members: g.members}
-		if p.Own {
-			scope = driver.ReachScope{Account: g.members[0], Members: g.members}
-		}
-		if p.Used, err = s.readReach(ctx, scope, since); err != nil {
-			return nil, err
-		}
-		if p.Used > 0 {
-			oldest, err := reachOldest(ctx, s.db, g.members, since)
-			if err != nil {
-				return nil, err
-			}
-			p.FreesAt = ratelimit.FreesAt(oldest)
-		}
-	}
-	return out, nil
-}
-
-// portfolioReach is a listed portfolio's messaging limit and who counts
-// towards it (every account of it, removed and disabled ones too).
-type portfolioReach struct {
-	limit int // that applies: 0 none
-	reach ratelimit.Reach
-	// The limit last read from the Graph API (0: never), through which
-	// account, when.
-	read     int
-	readFrom string
-	readAt   time.Time
-	members  []int64
-}
-
-// reachOf is the reach of a listed portfolio.
-func reachOf(ctx context.Context, q querier, p *campaign.PortfolioStatus, accts []account) (portfolioReach, error) {
-	for _, a := range accts {
-		if (p.Own && a.Name == p.Name) || (!p.Own && a.portfolioID == p.ID) {
-			read, from, at, err := readLimit(ctx, q, a)
-			if err != nil {
-				return portfolioReach{}, err
-			}
-			limit := effectiveLimit(a.pinnedLimit, read)
-			g := portfolioReach{limit: limit, reach: ratelimit.Reach{Limit: limit, Margin: a.margin},
-				read: read, readFrom: from, readAt: fromNanos(at), members: []int64{a.ID}}
-			if a.portfolioID != 0 {
-				g.members, err = portfolioMembers(ctx, q, a.portfolioID)
-			}
-			return g, err
-		}
-	}
-	// A portfolio without live accounts: its removed ones may still have
-	// sent within the window.
-	g := portfolioReach{limit: p.PinnedLimit, reach: ratelimit.Reach{Limit: p.PinnedLimit, Margin: p.Margin}}
-	var err error
-	g.members, err = portfolioMembers(ctx, q, p.ID)
-	return g, err
-}
-
-// effectiveLimit is the lower of a pinned and a read limit (0: none,
-// campaign.Unlimited: none either).
-func effectiveLimit(pinned, read int) int {
-	if read <= 0 {
-		return max(pinned, 0)
-	}
-	if pinned > 0 {
-		return min(pinned, read)
-	}
-	return read
-}
-
-// portfolioMembers are the ids of every account of a portfolio.
-func portfolioMembers(ctx context.Context, q querier, portfolioID int64) ([]int64, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id FROM accounts WHERE portfolio_id = ?`, portfolioID)
-	if err != nil {
-		return nil, fmt.Errorf("read portfolio members: %w", err)
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("read portfolio members: %w", err)
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return claimsql.New(sqlTx{s.db}, claimsql.SQLite).Portfolios(ctx, s.now(), s.readReach)
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -56,23 +55,4 @@ func (s *Store) RecordSync(ctx context.Context, name string, n campaign.NumberIn
 		return nil
 	})
 	return out, err
-}
-
-// readLimit is the messaging limit last read for an account's portfolio:
-// its own for an account without one, else the latest any of its numbers
-// read; from names the account it was read through.
-func readLimit(ctx context.Context, q querier, a account) (limit int, from string, at int64, err error) {
-	if a.portfolioID == 0 {
-		return a.Synced.MessagingLimit, a.Name, nanos(a.Synced.At), nil
-	}
-	err = q.QueryRowContext(ctx, `SELECT messaging_limit_read, name, synced_at FROM accounts
-		WHERE portfolio_id = ? AND messaging_limit_read IS NOT NULL AND synced_at IS NOT NULL
-		ORDER BY synced_at DESC LIMIT 1`, a.portfolioID).Scan(&limit, &from, &at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", 0, nil
-	}
-	if err != nil {
-		return 0, "", 0, fmt.Errorf("read the messaging limit of portfolio %s: %w", a.Portfolio, err)
-	}
-	return limit, from, at, nil
 }

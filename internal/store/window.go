@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/rowscan"
@@ -41,4 +42,12 @@ func (im *importer) zoneSet(ctx context.Context, m campaign.Message) (int64, err
 	}
 	im.zoneSets[m.Zones] = id
 	return id, nil
+}
+
+// nullNanos is t in Unix nanoseconds, NULL for the zero time.
+func nullNanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
 }

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/rowscan"
@@ -32,6 +30,7 @@ func (s *Store) WithClaim(ctx context.Context, fn func(driver.ClaimTx) error) er
 // then tail (a statement, or none) in the same round trip; on fn's error
 // they are dropped, as the rollback would drop them.
 func runClaim(ctx context.Context, c *claimTx, fn func(driver.ClaimTx) error, tail string) error {
+	c.Common = claimsql.New(sqlTx{c}, claimsql.Postgres)
 	if err := fn(c); err != nil {
 		return err
 	}
@@ -85,10 +84,11 @@ func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaig
 // statements, and on Postgres each is a round trip where SQLite's is a
 // function call.
 type claimTx struct {
-	s      *Store
-	tx     pgx.Tx
-	queued pgx.Batch
-	camp   *campaignRow // the claim's campaign, read once
+	claimsql.Common // what both drivers write alike
+	s               *Store
+	tx              pgx.Tx
+	queued          pgx.Batch
+	camp            *campaignRow // the claim's campaign, read once
 }
 
 // campaignRow is what the claim reads of its campaign's row: read once, in
@@ -211,11 +211,7 @@ func (c *claimTx) Schedule(ctx context.Context, id int64) (driver.ClaimSchedule,
 
 func (c *claimTx) Begin(ctx context.Context, id int64, now, expires time.Time) error {
 	c.camp = nil // changed: read again
-	if _, err := c.Exec(ctx, `UPDATE campaigns SET began_at = $1, expires_at = $2 WHERE id = $3`,
-		now.UnixNano(), nullNanos(expires), id); err != nil {
-		return fmt.Errorf("start campaign %d: %w", id, err)
-	}
-	return nil
+	return c.Common.Begin(ctx, id, now, expires)
 }
 
 func (c *claimTx) ExpirePending(ctx context.Context, id int64, why string, now time.Time) error {
@@ -248,66 +244,18 @@ func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (driv
 	prio, weight, borrow, t.Served, idleFor = r.prio, r.weight, r.borrow, r.served, r.idleUntil
 	t.Share.Priority, t.Share.Weight = campaign.Priority(prio), int(weight)
 	t.Share.Borrow, t.Idle = time.Duration(borrow), idleFor != 0
-	rows, err := c.Query(ctx, `SELECT c.priority, c.served, c.weight,
-			coalesce((SELECT string_agg(x.account_id::text, ',') FROM campaign_accounts x WHERE x.campaign_id = c.id), '')
-		FROM campaigns c
-		WHERE c.id <> $1 AND c.state = 'running' AND c.cancelled_at IS NULL AND (c.start_at IS NULL OR c.start_at <= $2)
-		AND c.idle_until <= $2
-		AND EXISTS (SELECT 1 FROM runners r WHERE r.campaign_id = c.id AND r.heartbeat_at >= $3)
-		AND EXISTS (SELECT 1 FROM messages m WHERE m.campaign_id = c.id AND m.state = 'pending' AND m.next_attempt_at <= $2)`,
-		id, now.UnixNano(), live.UnixNano())
-	if err != nil {
-		return t, fmt.Errorf("find competing campaigns: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			o              driver.Competitor
-			oprio, oweight int64
-			excluded       string
-		)
-		if err := rows.Scan(&oprio, &o.Served, &oweight, &excluded); err != nil {
-			return t, fmt.Errorf("find competing campaigns: %w", err)
-		}
-		o.Priority, o.Weight = campaign.Priority(oprio), int(oweight)
-		for _, f := range strings.Split(excluded, ",") {
-			if f == "" {
-				continue
-			}
-			id, err := strconv.ParseInt(f, 10, 64)
-			if err != nil {
-				return t, fmt.Errorf("find competing campaigns: excluded account %q: %w", f, err)
-			}
-			o.Excluded = append(o.Excluded, id)
-		}
-		t.Others = append(t.Others, o)
-	}
-	if err := rows.Err(); err != nil {
-		return t, fmt.Errorf("find competing campaigns: %w", err)
-	}
-	return t, nil
+	t.Others, err = c.Competitors(ctx, id, now, live)
+	return t, err
 }
 
 func (c *claimTx) SetServed(ctx context.Context, id int64, served float64) error {
 	c.camp = nil // changed: read again
-	if _, err := c.Exec(ctx, `UPDATE campaigns SET served = $1 WHERE id = $2`, served, id); err != nil {
-		return fmt.Errorf("book tokens of campaign %d: %w", id, err)
-	}
-	return nil
+	return c.Common.SetServed(ctx, id, served)
 }
 
 func (c *claimTx) Idle(ctx context.Context, id int64, until time.Time) error {
 	c.camp = nil // changed: read again
-	var err error
-	if until.IsZero() {
-		_, err = c.Exec(ctx, `UPDATE campaigns SET idle_until = 0 WHERE id = $1`, id)
-	} else {
-		_, err = c.Exec(ctx, `UPDATE campaigns SET idle_until = greatest(idle_until, $1) WHERE id = $2`, until.UnixNano(), id)
-	}
-	if err != nil {
-		return fmt.Errorf("campaign %d: %w", id, err)
-	}
-	return nil
+	return c.Common.Idle(ctx, id, until)
 }
 
 func (c *claimTx) PairGap(ctx context.Context, id int64) (time.Duration, error) {
@@ -324,16 +272,6 @@ func (c *claimTx) RepeatGuard(ctx context.Context, id int64) (string, error) {
 		return "", err
 	}
 	return campaign.RepeatGuard(campaign.MessageKind(r.kind), r.template, r.text), nil
-}
-
-func (c *claimTx) CountStickyBreaks(ctx context.Context, id int64, breaks map[string]int) error {
-	for reason, n := range breaks {
-		if _, err := c.Exec(ctx, `INSERT INTO sticky_breaks (campaign_id, reason, n) VALUES ($1, $2, $3)
-			ON CONFLICT (campaign_id, reason) DO UPDATE SET n = sticky_breaks.n + excluded.n`, id, reason, n); err != nil {
-			return fmt.Errorf("count sticky breaks: %w", err)
-		}
-	}
-	return nil
 }
 
 // Due takes its rows FOR UPDATE SKIP LOCKED: a row another transaction is
@@ -377,85 +315,6 @@ func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]
 		return nil, fmt.Errorf("find next messages: %w", err)
 	}
 	return out, nil
-}
-
-func (c *claimTx) FirstPending(ctx context.Context, id int64) (driver.FirstPending, error) {
-	var (
-		f       driver.FirstPending
-		next    *int64
-		sending int64
-	)
-	if err := c.QueryRow(ctx, `SELECT min(CASE WHEN state = 'pending' THEN next_attempt_at END),
-		count(CASE WHEN state = 'sending' THEN 1 END)
-		FROM messages WHERE campaign_id = $1 AND state IN ('pending', 'sending')`, id).Scan(&next, &sending); err != nil {
-		return f, fmt.Errorf("find next retry: %w", err)
-	}
-	f.Sending = int(sending)
-	if next == nil {
-		return f, nil
-	}
-	f.Next = time.Unix(0, *next)
-	var why int64
-	err := c.QueryRow(ctx, `SELECT window_wait FROM messages WHERE campaign_id = $1 AND state = 'pending'
-		ORDER BY next_attempt_at, id LIMIT 1`, id).Scan(&why)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return f, fmt.Errorf("campaign %d: %w", id, err)
-	}
-	f.Why = driver.PutOff(why)
-	return f, nil
-}
-
-func (c *claimTx) NextPutOff(ctx context.Context, id int64, now time.Time) (time.Time, error) {
-	var next *int64
-	if err := c.QueryRow(ctx, `SELECT min(next_attempt_at) FROM messages
-		WHERE campaign_id = $1 AND state = 'pending' AND next_attempt_at > $2 AND window_wait NOT IN ($3, $4)`,
-		id, now.UnixNano(), int64(driver.PutOffReach), int64(driver.PutOffCap)).Scan(&next); err != nil {
-		return time.Time{}, fmt.Errorf("find the next retry: %w", err)
-	}
-	return fromNullNanos(next), nil
-}
-
-func (c *claimTx) Zones(ctx context.Context, ids []int64) (map[int64]driver.RowZones, error) {
-	rows, err := c.Query(ctx, `SELECT m.id, z.zones, m.window_wait = 1 FROM messages m
-		LEFT JOIN zone_sets z ON z.id = m.zone_set WHERE m.id = ANY($1)`, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read time zones of due rows: %w", err)
-	}
-	defer rows.Close()
-	zones := make(map[int64]driver.RowZones, len(ids))
-	for rows.Next() {
-		var (
-			id    int64
-			z     driver.RowZones
-			names *string
-		)
-		if err := rows.Scan(&id, &names, &z.Waiting); err != nil {
-			return nil, fmt.Errorf("read time zones of due rows: %w", err)
-		}
-		if names != nil {
-			z.Zones = *names
-		}
-		zones[id] = z
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read time zones of due rows: %w", err)
-	}
-	return zones, nil
-}
-
-func (c *claimTx) PutOff(ctx context.Context, id int64, until time.Time, why driver.PutOff) error {
-	if _, err := c.Exec(ctx, `UPDATE messages SET next_attempt_at = $1, window_wait = $2 WHERE id = $3 AND state = 'pending'`,
-		until.UnixNano(), int64(why), id); err != nil {
-		return fmt.Errorf("put off message %d: %w", id, err)
-	}
-	return nil
-}
-
-func (c *claimTx) ReleaseWindow(ctx context.Context, ids []int64) error {
-	if _, err := c.Exec(ctx, `UPDATE messages SET window_wait = 0 WHERE id = ANY($1)`, ids); err != nil {
-		return fmt.Errorf("release messages for their window: %w", err)
-	}
-	return nil
 }
 
 func (c *claimTx) FailSuppressed(ctx context.Context, id int64, why string, now time.Time) error {
@@ -578,147 +437,7 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]driver.Clai
 	if _, err := c.Exec(ctx, `SELECT id FROM accounts WHERE disabled = 0 AND removed_at IS NULL ORDER BY id FOR UPDATE`); err != nil {
 		return nil, 0, fmt.Errorf("lock accounts: %w", err)
 	}
-	accts, err := loadAccounts(ctx, c, `WHERE a.disabled = 0 AND a.id NOT IN
-		(SELECT account_id FROM campaign_accounts WHERE campaign_id = $2) ORDER BY a.id`, campaignID)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]driver.ClaimAccount, len(accts))
-	for i, a := range accts {
-		out[i] = driver.ClaimAccount{AccountStatus: a.AccountStatus, Health: a.Health, PortfolioID: a.PortfolioID,
-			PinnedLimit: a.PinnedLimit, Margin: a.Margin}
-	}
-	if len(out) > 0 {
-		return out, len(out), nil
-	}
-	var enabled int64
-	if err := c.QueryRow(ctx, `SELECT count(*) FROM accounts WHERE disabled = 0 AND removed_at IS NULL`).Scan(&enabled); err != nil {
-		return nil, 0, fmt.Errorf("count accounts: %w", err)
-	}
-	return nil, int(enabled), nil
-}
-
-func (c *claimTx) Global(ctx context.Context) (driver.GlobalBucket, error) {
-	var (
-		g         driver.GlobalBucket
-		on, burst int64
-		at        int64
-	)
-	if err := c.QueryRow(ctx, `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1 FOR UPDATE`).
-		Scan(&on, &g.Limit.Rate, &burst, &g.Bucket.Tokens, &at); err != nil {
-		return g, fmt.Errorf("read global limit: %w", err)
-	}
-	g.On, g.Limit.Burst, g.Bucket.At = on != 0, int(burst), fromNanos(at)
-	return g, nil
-}
-
-func (c *claimTx) SpendTokens(ctx context.Context, accountID int64, b ratelimit.Bucket, used int) error {
-	if _, err := c.Exec(ctx, `UPDATE accounts SET tokens = $1, tokens_at = $2, used_today = $3 WHERE id = $4`,
-		b.Tokens, nanos(b.At), used, accountID); err != nil {
-		return fmt.Errorf("spend tokens of account %d: %w", accountID, err)
-	}
-	return nil
-}
-
-func (c *claimTx) SpendGlobal(ctx context.Context, b ratelimit.Bucket) error {
-	if _, err := c.Exec(ctx, `UPDATE global_limit SET tokens = $1, tokens_at = $2 WHERE id = 1`, b.Tokens, nanos(b.At)); err != nil {
-		return fmt.Errorf("spend global tokens: %w", err)
-	}
-	return nil
-}
-
-func (c *claimTx) CountSends(ctx context.Context, accountID int64, n int) error {
-	if _, err := c.Exec(ctx, `UPDATE accounts SET used_today = used_today + $1 WHERE id = $2`, n, accountID); err != nil {
-		return fmt.Errorf("count sends of account %d: %w", accountID, err)
-	}
-	return nil
-}
-
-func (c *claimTx) ReachLimit(ctx context.Context, a driver.ClaimAccount) (int, error) {
-	read := a.Synced.MessagingLimit
-	if a.PortfolioID != 0 {
-		// The latest any number of the portfolio read.
-		var limit int64
-		err := c.QueryRow(ctx, `SELECT messaging_limit_read FROM accounts
-			WHERE portfolio_id = $1 AND messaging_limit_read IS NOT NULL AND synced_at IS NOT NULL
-			ORDER BY synced_at DESC LIMIT 1`, a.PortfolioID).Scan(&limit)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			read = 0
-		case err != nil:
-			return 0, fmt.Errorf("read the messaging limit of portfolio %s: %w", a.Portfolio, err)
-		default:
-			read = int(limit)
-		}
-	}
-	return effectiveLimit(a.PinnedLimit, read), nil
-}
-
-// effectiveLimit is the lower of a pinned and a read limit (0: none).
-func effectiveLimit(pinned, read int) int {
-	if read <= 0 {
-		return max(pinned, 0)
-	}
-	if pinned > 0 {
-		return min(pinned, read)
-	}
-	return read
-}
-
-func (c *claimTx) Members(ctx context.Context, portfolioID int64) ([]int64, error) {
-	rows, err := c.Query(ctx, `SELECT id FROM accounts WHERE portfolio_id = $1`, portfolioID)
-	if err != nil {
-		return nil, fmt.Errorf("read portfolio members: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, fmt.Errorf("read portfolio members: %w", err)
-	}
-	return ids, nil
-}
-
-func (c *claimTx) ReachCount(ctx context.Context, sc driver.ReachScope, since time.Time) (int, error) {
-	return reachCount(ctx, c, sc, since)
-}
-
-func (c *claimTx) ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error) {
-	return reachOldest(ctx, c, members, since)
-}
-
-func (c *claimTx) LastContacts(ctx context.Context, phones []string) (map[string]driver.LastContact, error) {
-	out := make(map[string]driver.LastContact, len(phones))
-	if len(phones) == 0 {
-		return out, nil
-	}
-	rows, err := c.Query(ctx, `SELECT phone, account_id, last_at, sent_at FROM contact_log WHERE phone = ANY($1)`, phones)
-	if err != nil {
-		return nil, fmt.Errorf("look up the send log: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			phone      string
-			account    int64
-			at, sentAt int64
-		)
-		if err := rows.Scan(&phone, &account, &at, &sentAt); err != nil {
-			return nil, fmt.Errorf("look up the send log: %w", err)
-		}
-		lc := out[phone]
-		if lc.ByAccount == nil {
-			lc.ByAccount = map[int64]time.Time{}
-		}
-		last := fromNanos(at)
-		lc.ByAccount[account] = last
-		if last.After(lc.At) {
-			lc.At = last
-		}
-		if sent := fromNanos(sentAt); sentAt > 0 && sent.After(lc.SentAt) {
-			lc.SentAt, lc.Account = sent, account
-		}
-		out[phone] = lc
-	}
-	return out, rows.Err()
+	return c.Common.Accounts(ctx, campaignID)
 }
 
 // LogContacts writes the send log in one statement. A claim logs each
@@ -757,77 +476,8 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	return nil
 }
 
-func (c *claimTx) Fate(ctx context.Context, campaignID, accountID int64, phoneNumberID string) (driver.AccountFate, error) {
-	f := driver.AccountFate{Found: true}
-	var (
-		disabled int64
-		err      error
-	)
-	if accountID != 0 {
-		err = c.QueryRow(ctx, `SELECT disabled, removed_at IS NOT NULL,
-			EXISTS (SELECT 1 FROM campaign_accounts WHERE campaign_id = $1 AND account_id = accounts.id)
-			FROM accounts WHERE id = $2`, campaignID, accountID).Scan(&disabled, &f.Removed, &f.Dropped)
-	} else {
-		err = c.QueryRow(ctx, `SELECT disabled, removed_at IS NOT NULL,
-			EXISTS (SELECT 1 FROM campaign_accounts WHERE campaign_id = $1 AND account_id = accounts.id)
-			FROM accounts WHERE phone_number_id = $2 ORDER BY removed_at IS NULL DESC, id DESC LIMIT 1`, campaignID, phoneNumberID).
-			Scan(&disabled, &f.Removed, &f.Dropped)
-	}
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return driver.AccountFate{}, nil
-	case err != nil:
-		return f, fmt.Errorf("read the account of %d/%s: %w", accountID, phoneNumberID, err)
-	}
-	f.Disabled = disabled != 0
-	return f, nil
-}
-
 // Shared is the gates ShareLimits gave, nil without: hosts on one
 // Postgres share its limits and need none.
 func (c *claimTx) Shared() *driver.SharedLimits { return c.s.shared }
 
 func (c *claimTx) Today(t time.Time) string { return c.s.Today(t) }
-
-func (c *claimTx) NoteGateWait(ctx context.Context, id int64, now time.Time, reason campaign.WaitReason, detail string) error {
-	if _, err := c.Exec(ctx, `INSERT INTO gate_waits (campaign_id, since, seen, reason, error) VALUES ($1, $2, $2, $3, $4)
-		ON CONFLICT (campaign_id) DO UPDATE SET seen = excluded.seen, reason = excluded.reason, error = excluded.error`,
-		id, now.UnixNano(), string(reason), detail); err != nil {
-		return fmt.Errorf("campaign %d: note the wait for shared limits: %w", id, err)
-	}
-	return nil
-}
-
-func (c *claimTx) ClearGateWait(ctx context.Context, id int64) error {
-	if _, err := c.Exec(ctx, `DELETE FROM gate_waits WHERE campaign_id = $1`, id); err != nil {
-		return fmt.Errorf("campaign %d: clear the wait for shared limits: %w", id, err)
-	}
-	return nil
-}
-
-func (c *claimTx) QueuedRefunds(ctx context.Context, max int) ([]campaign.SharedClaim, error) {
-	rows, err := c.Query(ctx, `SELECT claim, portfolio, account, day FROM gate_refunds ORDER BY at LIMIT $1`, max)
-	if err != nil {
-		return nil, fmt.Errorf("read queued refunds: %w", err)
-	}
-	defer rows.Close()
-	var queued []campaign.SharedClaim
-	for rows.Next() {
-		var sc campaign.SharedClaim
-		if err := rows.Scan(&sc.ID, &sc.Portfolio, &sc.Account, &sc.Day); err != nil {
-			return nil, fmt.Errorf("read queued refunds: %w", err)
-		}
-		queued = append(queued, sc)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read queued refunds: %w", err)
-	}
-	return queued, nil
-}
-
-func (c *claimTx) ForgetRefund(ctx context.Context, claim string) error {
-	if _, err := c.Exec(ctx, `DELETE FROM gate_refunds WHERE claim = $1`, claim); err != nil {
-		return fmt.Errorf("forget the refund of %s: %w", claim, err)
-	}
-	return nil
-}

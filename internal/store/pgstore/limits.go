@@ -5,12 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
-	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
 )
 
@@ -58,69 +55,5 @@ func (s *Store) HostPart(ctx context.Context, portfolio, today string) (limits.R
 	if err != nil {
 		return limits.RebuildRequest{}, err
 	}
-	return hostPart(ctx, s.pool, host, portfolio, today, s.now())
-}
-
-func (c *claimTx) HostPart(ctx context.Context, host, portfolio, today string, now time.Time) (limits.RebuildRequest, error) {
-	return hostPart(ctx, c, host, portfolio, today, now)
-}
-
-// hostPart is the database's part of a portfolio's lost quota day, as
-// limits.Gate.Rebuild takes it: each of its accounts' count of its own
-// quota day, the recipients they messaged in the last 24 h (each at the
-// number that messaged it last), and the repeat guards of the messages
-// they sent or have in flight (or whose fate is unknown) in that time.
-func hostPart(ctx context.Context, q querier, host, portfolio, today string, now time.Time) (limits.RebuildRequest, error) {
-	r := limits.RebuildRequest{Host: host, Today: today, Now: now}
-	// An account without a portfolio is in the gates' default one.
-	accts, err := loadAccounts(ctx, q, `WHERE coalesce(p.name, $2) = $3 ORDER BY a.id`, driver.DefaultPortfolio, portfolio)
-	if err != nil || len(accts) == 0 {
-		return r, err
-	}
-	ids := make([]int64, len(accts))
-	for i, a := range accts {
-		ids[i] = a.ID
-		r.Accounts = append(r.Accounts, limits.RebuildCount{Account: driver.GateAccount(a.PhoneNumberID), Day: a.QuotaDay, Used: a.UsedToday})
-	}
-	rows, err := q.Query(ctx, `SELECT DISTINCT ON (c.phone) c.phone, a.phone_number_id, c.last_at FROM contact_log c
-		JOIN accounts a ON a.id = c.account_id WHERE c.account_id = ANY($1) AND c.last_at > $2
-		ORDER BY c.phone, c.last_at DESC`, ids, now.Add(-ratelimit.ReachWindow).UnixNano())
-	if err != nil {
-		return r, fmt.Errorf("read the send log of portfolio %s: %w", portfolio, err)
-	}
-	r.Window, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (limits.RebuildContact, error) {
-		var (
-			c       limits.RebuildContact
-			account string
-			at      int64
-		)
-		err := row.Scan(&c.Recipient, &account, &at)
-		c.At, c.Account = fromNanos(at), driver.GateAccount(account)
-		return c, err
-	})
-	if err != nil {
-		return r, fmt.Errorf("read the send log of portfolio %s: %w", portfolio, err)
-	}
-	rows, err = q.Query(ctx, `SELECT m.phone, c.kind, c.template, c.text, max(m.updated_at) FROM messages m
-		JOIN campaigns c ON c.id = m.campaign_id
-		WHERE m.account_id = ANY($1) AND m.state IN ('sent', 'sending', 'unknown') AND m.updated_at > $2
-		GROUP BY m.phone, m.campaign_id, c.kind, c.template, c.text ORDER BY m.phone, m.campaign_id`,
-		ids, now.Add(-limits.GuardWindow).UnixNano())
-	if err != nil {
-		return r, fmt.Errorf("read the messages of portfolio %s: %w", portfolio, err)
-	}
-	r.Guards, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (limits.RebuildGuard, error) {
-		var (
-			g                    limits.RebuildGuard
-			kind, template, text string
-			at                   int64
-		)
-		err := row.Scan(&g.Recipient, &kind, &template, &text, &at)
-		g.Guard, g.At = campaign.RepeatGuard(campaign.MessageKind(kind), template, text), fromNanos(at)
-		return g, err
-	})
-	if err != nil {
-		return r, fmt.Errorf("read the messages of portfolio %s: %w", portfolio, err)
-	}
-	return r, nil
+	return claimsql.New(sqlTx{s.pool}, claimsql.Postgres).HostPart(ctx, host, portfolio, today, s.now())
 }

@@ -302,7 +302,7 @@ func (d Dialect) greatest(a, b string) string {
 }
 
 // Bind is bind for the other packages that write SQL once for both
-// drivers (managesql), so that the dialects differ in one place.
+// drivers (managesql, claimsql), so that the dialects differ in one place.
 func (d Dialect) Bind(query string) string { return d.bind(query) }
 
 // Greatest is greatest, for those packages too.
