@@ -68,7 +68,8 @@ pgport=$(freeport)
 durability=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off)
 [ -n "${DURABLE:-}" ] && durability=()
 as_pg "$pgbin/postgres" -D "$work/pg/data" -p "$pgport" -k "$work/pg" -c listen_addresses=127.0.0.1 \
-  "${durability[@]}" -c max_connections=200 -c log_min_messages=fatal 2>"$work/pg.log" &
+  "${durability[@]}" -c max_connections=200 -c log_min_messages=fatal \
+  -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all 2>"$work/pg.log" &
 for _ in $(seq 300); do # until it takes connections
   pg_isready -q -h "$work/pg" -p "$pgport" && break
   sleep 0.1
@@ -117,6 +118,27 @@ leg() {
   echo "$name $rate $cpu $srvcpu" >>"$work/figures"
 }
 
+# pgstats DB: what the leg cost the server in statements: transactions and
+# claims per message, rows per claim (a claim is one INSERT INTO attempts),
+# and with STATS=1 the statements that took the most time.
+pgstats() {
+  local q="psql -qAt -h $work/pg -p $pgport -U wasend -d $1"
+  $q -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+  $q -F' ' -c "SELECT d.xact_commit, d.xact_rollback,
+      (SELECT sum(calls) FROM pg_stat_statements s WHERE s.dbid = d.datid AND s.query LIKE 'INSERT INTO attempts%'),
+      (SELECT sum(rows) FROM pg_stat_statements s WHERE s.dbid = d.datid AND s.query LIKE 'INSERT INTO attempts%'),
+      (SELECT sum(calls) FROM pg_stat_statements s WHERE s.dbid = d.datid AND s.query LIKE '%pg_advisory_xact_lock%'),
+      (SELECT sum(calls) FROM pg_stat_statements s WHERE s.dbid = d.datid)
+    FROM pg_stat_database d WHERE d.datname = '$1'" |
+    awk '{ printf "       transactions %d (%d rolled back), claims %d of %.1f rows each, claim locks %d, statements %d: %.2f transactions, %.1f statements a row\n", $1, $2, $3, $4 / ($3 ? $3 : 1), $5, $6, $1 / ($4 ? $4 : 1), $6 / ($4 ? $4 : 1) }'
+  if [ -n "${STATS:-}" ]; then
+    $q -F' | ' -c "SELECT indexrelname, idx_scan, idx_tup_read FROM pg_stat_user_indexes WHERE relname = 'attempts'"
+    $q -F' | ' -c "SELECT relname, last_autoanalyze, autoanalyze_count FROM pg_stat_user_tables WHERE relname IN ('attempts','messages')"
+    $q -F' | ' -c "SELECT calls, rows, round(total_exec_time::numeric, 0) AS ms, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+      FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$1' ORDER BY total_exec_time DESC LIMIT ${STATS}"
+  fi
+}
+
 : >"$work/figures"
 echo "claims/s of $rows rows, 3 unlimited numbers, the $server; Postgres $("$pgbin/postgres" -V | awk '{ print $3 }')$([ -n "${DURABLE:-}" ] && echo ", durable" || echo ", fsync off as pgtest")"
 for run in $(seq "$runs"); do
@@ -126,6 +148,7 @@ for run in $(seq "$runs"); do
     pg1 | pg3)
       psql -q -h "$work/pg" -p "$pgport" -U wasend -d postgres -c "CREATE DATABASE ${l}_$run"
       leg "$l" "postgres://wasend@/${l}_$run?host=$work/pg&port=$pgport&sslmode=disable" "${l#pg}"
+      pgstats "${l}_$run"
       ;;
     *) echo "LEGS: $l is not sqlite, pg1 or pg3" >&2; exit 2 ;;
     esac
