@@ -13,6 +13,7 @@
 #   LEGS="pg3" bench/claims-pg.sh         # only some legs: sqlite pg1 pg3
 #   STATS=20 bench/claims-pg.sh           # and each leg's 20 costliest statements, tables read
 #   PGOPTS="-c random_page_cost=1.1" bench/claims-pg.sh   # more server settings
+#   WASEND_BIN=/tmp/wasend-old bench/claims-pg.sh          # another build of wasend sends
 #
 # Postgres is started the way internal/pgtest starts it: Debian's server in a
 # temporary directory on a free port, as the postgres user when run as root,
@@ -51,7 +52,7 @@ done
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-go build -o "$work/wasend" .
+if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
 port=$(freeport)
 case "$server" in
 sandbox) "$work/wasend" sandbox serve --addr 127.0.0.1:$port --throughput -1 --pair-interval -1s 2>"$work/sandbox.log" & ;;
