@@ -12,17 +12,26 @@ import (
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
+// t0 is when the claims of this file's tests happen.
+var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+// openAt is a fresh database and a store on it whose clock stands at now.
+func openAt(t *testing.T, now time.Time) (db string, st *pgstore.Store) {
+	t.Helper()
+	db = newDB(t)
+	st, err := pgstore.Open(t.Context(), db, pgstore.Options{Now: func() time.Time { return now }, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return db, st
+}
+
 // A claim passes over a due row another transaction holds (FOR UPDATE SKIP
 // LOCKED) instead of waiting for it, and takes it once it is free.
 func TestClaimSkipsLockedRows(t *testing.T) {
 	ctx := t.Context()
-	db := newDB(t)
-	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	st, err := pgstore.Open(ctx, db, pgstore.Options{Now: func() time.Time { return t0 }, Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db, st := openAt(t, t0)
 	storetest.MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
 	c := storetest.MustCampaign(t, st, "locked", 3)
 
@@ -73,13 +82,7 @@ func TestClaimSkipsLockedRows(t *testing.T) {
 // migration 0015).
 func TestAttemptReadsOnlyItsMessagesAttempts(t *testing.T) {
 	ctx := t.Context()
-	db := newDB(t)
-	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	st, err := pgstore.Open(ctx, db, pgstore.Options{Now: func() time.Time { return t0 }, Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db, st := openAt(t, t0)
 	for _, name := range []string{"a", "b", "c"} {
 		storetest.MustAccount(t, st, name, campaign.TierActive, campaign.Overrides{})
 	}
