@@ -695,7 +695,13 @@ func (c *claimTx) LastContacts(ctx context.Context, phones []string) (map[string
 	if len(phones) == 0 {
 		return out, nil
 	}
-	rows, err := c.Query(ctx, `SELECT phone, account_id, last_at, sent_at FROM contact_log WHERE phone = ANY($1)`, phones)
+	// Planned at each call with its phones (pgx's CacheDescribe: no
+	// prepared statement), so that a scan of the log looks each row up in
+	// a hash of them. A prepared statement's generic plan, made after five
+	// calls while the log held a few rows (a new database: no statistics),
+	// stays for the session, and its scan compares every row with every
+	// phone: 41 ms a claim at 20,000 rows, 1 ms planned each time.
+	rows, err := c.Query(ctx, lastContactsSQL, pgx.QueryExecModeCacheDescribe, phones)
 	if err != nil {
 		return nil, fmt.Errorf("look up the send log: %w", err)
 	}
@@ -725,6 +731,9 @@ func (c *claimTx) LastContacts(ctx context.Context, phones []string) (map[string
 	}
 	return out, rows.Err()
 }
+
+// lastContactsSQL reads the send log of some phones.
+const lastContactsSQL = `SELECT phone, account_id, last_at, sent_at FROM contact_log WHERE phone = ANY($1)`
 
 // LogContacts writes the send log in one statement. A claim logs each
 // (account, number) once: Postgres refuses to update one row twice in a
