@@ -29,6 +29,7 @@
 # statements (the foreign keys' checks among them) per row.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rows=${1:-30000}
 runs=${2:-1}
 legs=${LEGS:-sqlite pg1 pg3}
@@ -50,22 +51,10 @@ for d in /usr/lib/postgresql/17/bin /usr/lib/postgresql/16/bin /usr/lib/postgres
 done
 [ -n "$pgbin" ] || { echo "postgres is not installed (Debian: apt-get install postgresql)" >&2; exit 1; }
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
 port=$(freeport)
-case "$server" in
-sandbox) "$work/wasend" sandbox serve --addr 127.0.0.1:$port --throughput -1 --pair-interval -1s 2>"$work/sandbox.log" & ;;
-minimal)
-  go build -o "$work/minimal" ./bench/minimal
-  "$work/minimal" -addr 127.0.0.1:$port 2>"$work/sandbox.log" &
-  ;;
-*) echo "SERVER=$server: want sandbox or minimal" >&2; exit 2 ;;
-esac
-for _ in $(seq 50); do # until it listens
-  (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-  sleep 0.1
-done
+start_server "$work/wasend" "$work" "$port" "$server"
 
 mkdir "$work/pg"
 [ "$(id -u)" = 0 ] && chown postgres "$work/pg"
@@ -92,15 +81,14 @@ server_ticks() {
 }
 hz=$(getconf CLK_TCK)
 
-awk -v n="$rows" 'BEGIN { print "phone,name"; for (i = 0; i < n; i++) printf "+49151%08d,P%d\n", 10000000 + i, i }' >"$work/list.csv"
+recipients "$rows" "$work/list.csv"
 export WASEND_API_BASE="http://127.0.0.1:$port" WASEND_TOKEN=bench
 
 # leg NAME DB HOSTS: a fresh database, the list imported, HOSTS processes
 # sending it; prints one line and appends "NAME rate cpu srvcpu" to figures.
 leg() {
   local name=$1 db=$2 hosts=$3 i pids=() t0 start end sent
-  for tier in new warm active; do "$work/wasend" -q --db "$db" tier set $tier --rate 1000000 --burst 1000000 --daily-cap 1000000000; done
-  for i in 1 2 3; do "$work/wasend" -q --db "$db" account add bench-$i --phone-number-id 10000000000000$i --tier active --throughput unlimited 2>/dev/null; done
+  unlimited "$work/wasend" --db "$db"
   "$work/wasend" -q --db "$db" campaign import "$work/list.csv" --template wasend_demo --lang en_US --params name >/dev/null
   t0=$(server_ticks)
   start=$(date +%s.%N)

@@ -15,6 +15,7 @@
 # throttled answers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 latency=${1:-200ms}
 secs=${2:-30}
 accounts=10
@@ -24,14 +25,10 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 go build -o "$work/wasend" .
-port=$((20000 + RANDOM % 20000))
+port=$(freeport)
 "$work/wasend" sandbox serve --addr 127.0.0.1:$port --latency "$latency" --record "$work/record.jsonl" 2>"$work/sandbox.log" &
-for _ in $(seq 50); do # until it listens
-  (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-  sleep 0.1
-done
-
-awk -v n="$rows" 'BEGIN { print "phone,name"; for (i = 0; i < n; i++) printf "+49151%08d,P%d\n", 10000000 + i, i }' >"$work/list.csv"
+waitport "$port"
+recipients "$rows" "$work/list.csv"
 export WASEND_DB="$work/wasend.db" WASEND_API_BASE="http://127.0.0.1:$port" WASEND_TOKEN=bench
 for tier in new warm active; do "$work/wasend" -q tier set $tier --rate $rate --burst 10 --daily-cap 1000000000; done
 for i in $(seq $accounts); do "$work/wasend" -q account add bench-$i --phone-number-id $((200000000000000 + i)) --tier active; done

@@ -11,19 +11,15 @@
 #   BENCH=0 bench/reach.sh         # skip the go test -bench figures
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rows=${1:-60000}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 go build -o "$work/wasend" .
-port=$((20000 + RANDOM % 20000))
-"$work/wasend" sandbox serve --addr 127.0.0.1:$port --throughput -1 --pair-interval -1s 2>"$work/sandbox.log" &
-for _ in $(seq 50); do # until it listens
-  (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-  sleep 0.1
-done
-
-awk -v n="$rows" 'BEGIN { print "phone,name"; for (i = 0; i < n; i++) printf "+49151%08d,P%d\n", 10000000 + i, i }' >"$work/list.csv"
+port=$(freeport)
+start_server "$work/wasend" "$work" "$port" sandbox
+recipients "$rows" "$work/list.csv"
 export WASEND_API_BASE="http://127.0.0.1:$port" WASEND_TOKEN=bench WASEND_DB="$work/wasend.db"
 w=("$work/wasend" -q)
 for tier in new warm active; do "${w[@]}" tier set $tier --rate 1000000 --burst 1000000 --daily-cap 1000000000; done

@@ -21,6 +21,7 @@
 # a ceiling is found, what holding it costs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rows=${1:-4800}
 rate=${2:-30}
 ceiling=${3:-20}
@@ -29,10 +30,8 @@ trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$work"' EXI
 
 if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
 wasend="$work/wasend"
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-waitport() { for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return; sleep 0.1; done; }
 
-awk -v n="$rows" 'BEGIN { print "phone,name"; for (i = 0; i < n; i++) printf "+49151%08d,P%d\n", 10000000 + i, i }' >"$work/list.csv"
+recipients "$rows" "$work/list.csv"
 export WASEND_TOKEN=bench
 
 redis_url=""

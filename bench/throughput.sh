@@ -22,6 +22,7 @@
 # and highest) of the ratio, the rate and the CPU per message.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rows=${1:-20000}
 secs=${2:-10}
 runs=${3:-1}
@@ -31,25 +32,14 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
 go build -o "$work/ceiling" ./bench/ceiling
-port=$((20000 + RANDOM % 20000))
+port=$(freeport)
 server=${SERVER:-sandbox}
-case "$server" in
-sandbox) "$work/wasend" sandbox serve --addr 127.0.0.1:$port --throughput -1 --pair-interval -1s 2>"$work/sandbox.log" & ;;
-minimal)
-  go build -o "$work/minimal" ./bench/minimal
-  "$work/minimal" -addr 127.0.0.1:$port 2>"$work/sandbox.log" &
-  ;;
-*) echo "SERVER=$server: want sandbox or minimal" >&2; exit 2 ;;
-esac
-sandbox=$!
+start_server "$work/wasend" "$work" "$port" "$server"
+sandbox=$server_pid
 # CPU time (user + system, in clock ticks) the sandbox has used so far: its
 # share per message tells what the server costs wasend's requests.
 sandbox_ticks() { awk '{ print $14 + $15 }' "/proc/$sandbox/stat"; }
 hz=$(getconf CLK_TCK)
-for _ in $(seq 50); do # until it listens
-  (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-  sleep 0.1
-done
 
 ceiling() { # prints req/s; the CPU per request of both sides to stderr
   local t0 r
@@ -65,7 +55,7 @@ ceiling() { # prints req/s; the CPU per request of both sides to stderr
   echo "$2"
 }
 
-awk -v n="$rows" 'BEGIN { print "phone,name"; for (i = 0; i < n; i++) printf "+49151%08d,P%d\n", 10000000 + i, i }' > "$work/list.csv"
+recipients "$rows" "$work/list.csv"
 export WASEND_API_BASE="http://127.0.0.1:$port" WASEND_TOKEN=bench
 flags=()
 [ -n "$workers" ] && flags=(--workers "$workers")
@@ -74,8 +64,7 @@ cmd="wasend campaign run list.csv --template wasend_demo --lang en_US --params n
 for run in $(seq "$runs"); do
   before=$(ceiling)
   export WASEND_DB="$work/wasend-$run.db"
-  for tier in new warm active; do "$work/wasend" -q tier set $tier --rate 1000000 --burst 1000000 --daily-cap 1000000000; done
-  for i in 1 2 3; do "$work/wasend" -q account add bench-$i --phone-number-id 10000000000000$i --tier active --throughput unlimited 2>/dev/null; done
+  unlimited "$work/wasend"
   # The figure is messages imported, sent and durably recorded per second.
   # PROFILE=FILE writes a CPU profile of the wasend process (go tool pprof).
   [ -n "${PROFILE:-}" ] && export WASEND_CPUPROFILE="$(realpath -m "$PROFILE")"

@@ -48,7 +48,7 @@ func TestFactoryPostgresUnreachable(t *testing.T) {
 func TestFactoryPostgresCommands(t *testing.T) {
 	const password = "pg-pw-never-shown"
 	c := newCLI(t)
-	c.db = strings.Replace(pgtest.Start(t).NewDB(t, ""), "postgres://wasend@", "postgres://wasend:"+password+"@", 1)
+	c.db = pgtest.WithPassword(pgtest.Start(t).NewDB(t, ""), password)
 	var outs []string
 	ok := func(args ...string) string {
 		t.Helper()

@@ -72,9 +72,10 @@ GET answers the verification handshake with hub.challenge when
 hub.verify_token equals $WASEND_VERIFY_TOKEN (403 otherwise). A POST is
 accepted only with a valid X-Hub-Signature-256 (HMAC-SHA256 of the raw body,
 keyed with the app secret in $WASEND_APP_SECRET): unsigned or badly signed
-bodies get 401, bodies over 1 MiB or not JSON 400, and none of them change
-anything. A valid body is stored in the database as it came and answered 200
-at once; applying it to the messages happens beside, in the same process.
+bodies get 401, bodies over 1 MiB 400, and none of them change anything. A
+validly signed body is stored in the database as it came and answered 200 at
+once (one that is not a notification is kept and skipped when applied);
+applying it to the messages happens beside, in the same process.
 With --limits (or $WASEND_LIMITS) a number a status reports opted out
 (131050) goes on the suppression list every host shares within a second.
 

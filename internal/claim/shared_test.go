@@ -532,3 +532,59 @@ func TestSharedWaitsOnOneClock(t *testing.T) {
 		t.Errorf("%d sent; Redis's clock allowed the burst of 1", sent)
 	}
 }
+
+// A claim whose lease runs out before its request started (a crash)
+// reached nobody: the rescue puts the row back, and what the gate charged
+// for it goes back too — the count against the cap, the recipient's pair
+// gap and their place in the reach window — so the row goes again at once
+// and a crash does not cut the day's cap short.
+func TestSharedLapseGivesTheChargeBack(t *testing.T) {
+	r := redistest.Start(t)
+	ctx := t.Context()
+	h := newSharedHosts(t, r, 1, map[string]campaign.Overrides{"a": limited(1000, 1000, 10)}, 1)[0]
+	startDay(t, h, "a")
+	if err := h.st.SetPairGap(ctx, h.camp.ID, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	lapsed, err := New(h.st).ClaimN(ctx, h.camp.ID, "r1", t0, 1)
+	if err != nil || len(lapsed) != 1 {
+		t.Fatalf("claim: %d, %v", len(lapsed), err)
+	}
+	gateState := func() limits.State {
+		t.Helper()
+		st, err := mustGate(t, h).State(ctx, []limits.Account{{Name: driver.GateAccount("pn-a")}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := gateState(); st.Accounts[0].Used != 1 || st.Reach.Used != 1 {
+		t.Fatalf("after the claim: %d counted, %d in the window; want 1 and 1", st.Accounts[0].Used, st.Reach.Used)
+	}
+
+	// Runner r1 dies before it starts the request; its lease runs out.
+	later := t0.Add(campaign.LeaseTerm)
+	if _, err := h.st.Rescue(ctx, h.camp.ID, later, func(campaign.Runner) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pendingRefunds(ctx, h.st); err != nil || n != 1 {
+		t.Fatalf("%d refunds queued after the lapse (%v), want the lapsed claim's", n, err)
+	}
+	if err := New(h.st).GiveBackRefunds(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := gateState(); st.Accounts[0].Used != 0 || st.Reach.Used != 0 {
+		t.Errorf("after the lapse: %d counted, %d in the window; want nothing left of the lapsed claim", st.Accounts[0].Used, st.Reach.Used)
+	}
+	// The pair gap no longer counts the admission that reached nobody.
+	again, err := New(h.st).ClaimN(ctx, h.camp.ID, "r2", later, 1)
+	if err != nil || len(again) != 1 || again[0].Message.ID != lapsed[0].Message.ID {
+		t.Fatalf("claim after the lapse: %v, %v; want row %d again at once", again, err, lapsed[0].Message.ID)
+	}
+	if again[0].Shared.ID == lapsed[0].Shared.ID {
+		t.Errorf("the claim again has the lapsed claim's id %s", again[0].Shared.ID)
+	}
+	if st := gateState(); st.Accounts[0].Used != 1 {
+		t.Errorf("%d counted after the claim again, want 1", st.Accounts[0].Used)
+	}
+}

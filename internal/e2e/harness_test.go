@@ -54,6 +54,21 @@ func worldAt(t *testing.T, api *sandbox.Server, url string) *world {
 	return &world{World: testproc.New(t, testproc.Options{APIBase: url, TokenEnv: tokenEnv}), api: api}
 }
 
+// onPostgres moves w to a fresh Postgres database (pgtest; the test skips
+// where there is none, as pgtest says) and returns its URL.
+func (w *world) onPostgres() string {
+	w.T.Helper()
+	dsn := pgtest.Start(w.T).NewDB(w.T, "")
+	w.UsePostgres(dsn)
+	return dsn
+}
+
+// eachDriver runs test on a SQLite file and on a Postgres database.
+func eachDriver(t *testing.T, test func(t *testing.T, pg bool)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, false) })
+	t.Run("postgres", func(t *testing.T) { test(t, true) })
+}
+
 // account is a sending number for addAccounts.
 type account struct {
 	name, phoneNumberID, tier string

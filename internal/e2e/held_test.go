@@ -20,7 +20,7 @@ import (
 // every row is sent and delivered, nothing stays held, and status --json
 // says no send is held.
 func TestHeldSendsStopAndSettle(t *testing.T) {
-	testHeld(t, 16, 0)
+	eachDriver(t, func(t *testing.T, pg bool) { testHeld(t, pg, 16, 0) })
 }
 
 // TestHeldSendsDropped: Meta drops held sends when early feedback on the
@@ -29,10 +29,10 @@ func TestHeldSendsStopAndSettle(t *testing.T) {
 // reached the person; it goes once the template is fixed and the campaign
 // resumed) and the campaign pauses; nothing stays held.
 func TestHeldSendsDropped(t *testing.T) {
-	testHeld(t, 8, 1)
+	eachDriver(t, func(t *testing.T, pg bool) { testHeld(t, pg, 8, 1) })
 }
 
-func testHeld(t *testing.T, rows int, drop float64) {
+func testHeld(t *testing.T, pg bool, rows int, drop float64) {
 	const (
 		maxHeld = 4
 		heldFor = time.Second
@@ -41,6 +41,9 @@ func testHeld(t *testing.T, rows int, drop float64) {
 	w := newWorld(t, sandbox.Options{Throughput: -1, PairInterval: -1,
 		Faults:   sandbox.Faults{Seed: 3, Held: 1, HeldDrop: drop, HeldFor: heldFor},
 		Webhooks: sandbox.WebhookOptions{URL: "http://" + addr + "/webhook", AppSecret: []byte(e2eSecret), Seed: 7}})
+	if pg {
+		w.onPostgres()
+	}
 	w.addAccounts(account{"main", "106540352242922", "active"})
 	w.fastTiers("500", "50")
 	recv := w.startReceiver(addr)

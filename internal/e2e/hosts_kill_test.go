@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/pgtest"
-	"github.com/wasend/wasend/internal/store/pgstore"
-	"github.com/wasend/wasend/internal/store/storetest"
 	"github.com/wasend/wasend/internal/testproc"
 )
 
@@ -40,12 +38,7 @@ const stale = 30 * time.Second
 func TestHostsKill(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		w := testproc.New(t, testproc.Options{TokenEnv: tokenEnv, Timeout: 2 * time.Minute})
-		hostsKill(t, w, hostsDB{
-			url:   w.DB,
-			query: w.Query,
-			check: w.CheckCounts,
-			stop:  w.StopOutsideWrite,
-		})
+		hostsKill(t, w, hostsDB{World: w, stop: w.StopOutsideWrite})
 	})
 	t.Run("postgres", func(t *testing.T) {
 		w := testproc.New(t, testproc.Options{TokenEnv: tokenEnv, Timeout: 2 * time.Minute})
@@ -57,49 +50,17 @@ func TestHostsKill(t *testing.T) {
 			t.Skipf("wasend refuses --db postgres:// (%s): the commands do not open the Postgres store yet (issue 30); this leg runs once they do",
 				strings.TrimSpace(r.Stderr))
 		}
-		dsn := pgtest.Start(t).NewDB(t, "")
-		st, err := pgstore.Open(t.Context(), dsn, pgstore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		hostsKill(t, w, hostsDB{
-			url: dsn,
-			query: func(q string, scan func(*sql.Rows) error, _ ...any) {
-				t.Helper()
-				rs, err := st.Reader().QueryContext(t.Context(), q)
-				if err != nil {
-					t.Fatalf("query %q: %v", q, err)
-				}
-				defer rs.Close()
-				for rs.Next() {
-					if err := scan(rs); err != nil {
-						t.Fatalf("query %q: %v", q, err)
-					}
-				}
-				if err := rs.Err(); err != nil {
-					t.Fatalf("query %q: %v", q, err)
-				}
-			},
-			check: func(when string) {
-				t.Helper()
-				if err := storetest.CheckCounts(t.Context(), st.Reader()); err != nil {
-					t.Errorf("after %s: %v", when, err)
-				}
-			},
-			// A host stopped inside its transaction holds the locks of the
-			// rows it took, which the others' claims skip.
-			stop: func(p *testproc.Proc) int { p.Signal(t, syscall.SIGSTOP); return 1 },
-		})
+		w.UsePostgres(pgtest.Start(t).NewDB(t, ""))
+		// A host stopped inside its transaction holds the locks of the
+		// rows it took, which the others' claims skip.
+		hostsKill(t, w, hostsDB{World: w, stop: func(p *testproc.Proc) int { p.Signal(t, syscall.SIGSTOP); return 1 }})
 	})
 }
 
 // hostsDB is the database the hosts share, as the test reads it. Its
 // queries take no arguments and are plain SQL both drivers run.
 type hostsDB struct {
-	url   string // --db of every process
-	query func(q string, scan func(*sql.Rows) error, args ...any)
-	check func(when string) // the store's counts check (storetest.CheckCounts)
+	*testproc.World // its DB is every process's --db; Query and CheckCounts read it
 	// stop stops a host with SIGSTOP at a moment the others can go on
 	// without it (testproc.StopOutsideWrite on SQLite) and returns the
 	// stops it took.
@@ -114,7 +75,7 @@ type hostRow struct {
 
 func (db hostsDB) rows() []hostRow {
 	var out []hostRow
-	db.query(`SELECT m.id, m.campaign_id, m.phone, m.state, coalesce(m.wamid, ''), coalesce(a.phone_number_id, ''),
+	db.Query(`SELECT m.id, m.campaign_id, m.phone, m.state, coalesce(m.wamid, ''), coalesce(a.phone_number_id, ''),
 			coalesce(m.runner_id, '') FROM messages m LEFT JOIN accounts a ON a.id = m.account_id ORDER BY m.id`,
 		func(rs *sql.Rows) error {
 			var r hostRow
@@ -129,7 +90,7 @@ func (db hostsDB) rows() []hostRow {
 // none is recorded).
 func (db hostsDB) lastAttempts() map[int64]string {
 	out := map[int64]string{}
-	db.query(`SELECT message_id, coalesce(outcome, '') FROM attempts ORDER BY id`, func(rs *sql.Rows) error {
+	db.Query(`SELECT message_id, coalesce(outcome, '') FROM attempts ORDER BY id`, func(rs *sql.Rows) error {
 		var id int64
 		var outcome string
 		err := rs.Scan(&id, &outcome)
@@ -231,7 +192,7 @@ func hostsKill(t *testing.T, w *testproc.World, db hostsDB) {
 	w.Extra = []string{"WASEND_APP_SECRET=" + secret, "WASEND_VERIFY_TOKEN=hosts-kill-verify"}
 	cli := func(args ...string) testproc.Result {
 		t.Helper()
-		r := w.StartEnv(w.Env(), append([]string{"--db", db.url}, args...)...).Wait(t)
+		r := w.StartEnv(w.Env(), append([]string{"--db", db.DB}, args...)...).Wait(t)
 		if r.Code != 0 {
 			t.Fatalf("wasend %s: %s", strings.Join(args, " "), r)
 		}
@@ -245,7 +206,7 @@ func hostsKill(t *testing.T, w *testproc.World, db hostsDB) {
 	procs := make([]*testproc.Proc, len(hosts))
 	for i, h := range hosts {
 		procs[i] = w.StartEnv(append(w.Env(), "WASEND_HOST="+h),
-			"--db", db.url, "campaign", "run", "--resume", "1", "--workers", "4", "--webhook-addr", addrs[i])
+			"--db", db.DB, "campaign", "run", "--resume", "1", "--workers", "4", "--webhook-addr", addrs[i])
 	}
 	a, b := procs[0], procs[1]
 	start := time.Now()
@@ -419,7 +380,7 @@ func hostsKill(t *testing.T, w *testproc.World, db hostsDB) {
 			t.Errorf("%s received no webhook", h)
 		}
 	}
-	db.check("every host ended")
+	db.CheckCounts("every host ended")
 	t.Logf("FIGURES hosts-kill: rows %v; requests %d, accepted %d; A's in-flight %d (%d settled by webhooks) taken after %v; B's %d taken after %v; elapsed %v",
 		testproc.States(rowsOf(rows)), len(recs), len(acc), len(orphansA), settled, tookA.Round(time.Millisecond),
 		len(orphansB), tookB.Round(time.Millisecond), elapsed.Round(time.Millisecond))

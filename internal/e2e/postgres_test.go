@@ -9,7 +9,6 @@ import (
 
 	"github.com/wasend/wasend/internal/pgtest"
 	"github.com/wasend/wasend/internal/sandbox"
-	"github.com/wasend/wasend/internal/store/pgstore"
 )
 
 // pgPassword is put into the test's Postgres URL (the test server trusts
@@ -22,9 +21,9 @@ const pgPassword = "pg-s3cret-never-shown"
 // a second process resuming the campaign finds nothing left to send, and
 // the URL's password is in no command's output.
 func TestPostgresCommands(t *testing.T) {
-	dsn := strings.Replace(pgtest.Start(t).NewDB(t, ""), "postgres://wasend@", "postgres://wasend:"+pgPassword+"@", 1)
+	dsn := pgtest.WithPassword(pgtest.Start(t).NewDB(t, ""), pgPassword)
 	w := newWorld(t, sandbox.Options{})
-	w.DB = dsn
+	w.UsePostgres(dsn)
 	csv, err := filepath.Abs("../../testdata/recipients.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -44,35 +43,17 @@ func TestPostgresCommands(t *testing.T) {
 		t.Errorf("want a summary of 40 recipients\n%s", run)
 	}
 
-	st, err := pgstore.Open(t.Context(), dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	// Each row was accepted at most once: one sent attempt, one wamid.
 	sent := map[int64]int{}
 	wamids := map[string]int64{}
-	query := func(q string, scan func(*sql.Rows) error) {
-		t.Helper()
-		rs, err := st.Reader().QueryContext(t.Context(), q)
-		if err != nil {
-			t.Fatalf("query %q: %v", q, err)
-		}
-		defer rs.Close()
-		for rs.Next() {
-			if err := scan(rs); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	query(`SELECT message_id FROM attempts WHERE outcome = 'sent'`, func(rs *sql.Rows) error {
+	w.Query(`SELECT message_id FROM attempts WHERE outcome = 'sent'`, func(rs *sql.Rows) error {
 		var id int64
 		err := rs.Scan(&id)
 		sent[id]++
 		return err
 	})
 	states := map[string]int{}
-	query(`SELECT id, state, coalesce(wamid, '') FROM messages`, func(rs *sql.Rows) error {
+	w.Query(`SELECT id, state, coalesce(wamid, '') FROM messages`, func(rs *sql.Rows) error {
 		var id int64
 		var state, wamid string
 		if err := rs.Scan(&id, &state, &wamid); err != nil {
@@ -135,12 +116,12 @@ func TestPostgresCommands(t *testing.T) {
 		t.Errorf("campaign run --resume 1: %s", r)
 	}
 	after := 0
-	query(`SELECT count(DISTINCT message_id) FROM attempts WHERE outcome = 'sent'`, func(rs *sql.Rows) error { return rs.Scan(&after) })
+	w.Query(`SELECT count(DISTINCT message_id) FROM attempts WHERE outcome = 'sent'`, func(rs *sql.Rows) error { return rs.Scan(&after) })
 	if after != before {
 		t.Errorf("the resumed run sent %d more", after-before)
 	}
 	sentRows := 0
-	query(`SELECT count(*) FROM messages WHERE state = 'sent'`, func(rs *sql.Rows) error { return rs.Scan(&sentRows) })
+	w.Query(`SELECT count(*) FROM messages WHERE state = 'sent'`, func(rs *sql.Rows) error { return rs.Scan(&sentRows) })
 	if cs := w.status(); len(cs) != 1 || cs[0].Sent != sentRows {
 		t.Errorf("status --json after the resume = %+v, want %d sent", cs, sentRows)
 	}

@@ -126,11 +126,7 @@ func TestRecordRedisDownChangesNothingHere(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	st := openStore(t)
-	sh, err := OpenShared(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
+	sh := openShared(t, srv)
 	rec := NewRecord(st, sh)
 	srv.Kill()
 	before, err := readmodel.New(st).Tiers(ctx)

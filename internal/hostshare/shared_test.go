@@ -17,11 +17,7 @@ import (
 func TestSharedSuppressions(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	sh, err := OpenShared(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
+	sh := openShared(t, srv)
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	sp := func(phone, reason string, first time.Time) Suppression {
@@ -117,11 +113,7 @@ func TestSharedSuppressions(t *testing.T) {
 func TestSharedSuppressionsPaged(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	sh, err := OpenShared(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
+	sh := openShared(t, srv)
 	// More than one script call's worth: every number gets its own
 	// version, so pages of 1,000 read each exactly once.
 	var list []Suppression
@@ -159,11 +151,7 @@ func TestSharedSuppressionsPaged(t *testing.T) {
 func TestSharedBadInput(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	sh, err := OpenShared(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
+	sh := openShared(t, srv)
 	for _, tc := range []struct {
 		name string
 		do   func() error
@@ -198,11 +186,7 @@ func TestSharedBadInput(t *testing.T) {
 func TestSharedConfig(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	sh, err := OpenShared(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
+	sh := openShared(t, srv)
 	c, err := sh.Config(ctx)
 	if err != nil || c.Version != 0 || len(c.Tiers) != 0 || c.Global != nil {
 		t.Fatalf("empty config = %+v, %v", c, err)
@@ -243,11 +227,7 @@ func TestSharedConfig(t *testing.T) {
 func TestSharedPush(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	sh, err := OpenShared(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
+	sh := openShared(t, srv)
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	const (
 		listed  = "+4915100000001"
@@ -293,4 +273,15 @@ func TestSharedPush(t *testing.T) {
 			t.Errorf("%s: entry %q, want %q", tt.name, got, tt.want)
 		}
 	}
+}
+
+// openShared opens the shared lists on srv, closed when t ends.
+func openShared(t *testing.T, srv *redistest.Server) *Shared {
+	t.Helper()
+	sh, err := OpenShared(t.Context(), srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	return sh
 }

@@ -44,11 +44,7 @@ func newHost(t *testing.T, srv *redistest.Server) *host {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	sh, err := OpenShared(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sh.Close() })
+	sh := openShared(t, srv)
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &buf}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return &host{st: st, path: path, shared: sh, sync: NewSync(sh, st, SyncOptions{Log: log}), log: &buf}

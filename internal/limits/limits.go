@@ -47,7 +47,9 @@ type Gate interface {
 	// admission to that recipient replaced it (so the recipient leaves the
 	// reach window if this admission brought them in, and the pair gap and
 	// the sticky sender follow the message before) — as the SQLite store
-	// takes a send back out of its log. The token stays spent.
+	// takes a send back out of its log. The token stays spent. A claim
+	// named by its id alone is refunded as admitted; one that names an
+	// account and day must name the admission's.
 	Refund(ctx context.Context, c Claim) (RefundResult, error)
 	// ResetQuota starts a new quota day for the named accounts. Quota days
 	// only move forward: without Force, an account on r.Today or later
@@ -293,11 +295,25 @@ func (a Admission) UntilFrom(now time.Time) time.Time {
 }
 
 // Claim identifies one admission: its id, the account and the quota day that
-// counted it.
+// counted it. A refund may name the id alone (Account and Day empty): the
+// admission as the gate recorded it, for a host that knows no more of it
+// (a claim whose lease ran out before its request started).
 type Claim struct {
 	ID      string
 	Account string
 	Day     string
+}
+
+// ByID reports whether c names the admission by its id alone.
+func (c Claim) ByID() bool { return c.Account == "" && c.Day == "" }
+
+// Validate checks a claim to refund: an id, and an account and a day
+// both or neither.
+func (c Claim) Validate() error {
+	if c.ID == "" || (c.Account == "") != (c.Day == "") {
+		return fmt.Errorf("refund: incomplete claim %+v", c)
+	}
+	return nil
 }
 
 // RefundResult says what a Refund did.

@@ -243,19 +243,22 @@ func later(a, b time.Time) time.Time {
 }
 
 func (g *Reference) Refund(ctx context.Context, c Claim) (RefundResult, error) {
+	if err := c.Validate(); err != nil {
+		return 0, err
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	rec, ok := g.claims[c.ID]
 	if !ok || !g.now().Before(rec.expires) {
 		return UnknownClaim, nil
 	}
-	if rec.account != c.Account || rec.day != c.Day {
+	if !c.ByID() && (rec.account != c.Account || rec.day != c.Day) {
 		return 0, fmt.Errorf("refund %s: admitted for %s on %s, not %s on %s", c.ID, rec.account, rec.day, c.Account, c.Day)
 	}
 	if rec.refunded {
 		return AlreadyRefunded, nil
 	}
-	if k := (dayKey{c.Account, c.Day}); g.used[k] > 0 {
+	if k := (dayKey{rec.account, rec.day}); g.used[k] > 0 {
 		g.used[k]--
 	}
 	rec.refunded = true

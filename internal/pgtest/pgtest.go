@@ -211,6 +211,13 @@ func (s *Server) DSN(db string) string {
 	return fmt.Sprintf("postgres://wasend@/%s?host=%s&port=%d&sslmode=disable", db, s.dir, s.port)
 }
 
+// WithPassword is dsn (one of DSN's) with password in it, which the
+// server (trust authentication) ignores: for the tests that check a URL's
+// password is shown nowhere.
+func WithPassword(dsn, password string) string {
+	return strings.Replace(dsn, "postgres://wasend@", "postgres://wasend:"+password+"@", 1)
+}
+
 // Port is the server's TCP port on 127.0.0.1.
 func (s *Server) Port() int { return s.port }
 

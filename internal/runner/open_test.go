@@ -32,7 +32,7 @@ func TestOpenStorePostgres(t *testing.T) {
 	}
 	st.Close()
 
-	dsn := strings.Replace(pgtest.Start(t).NewDB(t, ""), "postgres://wasend@", "postgresql://wasend:pw-hidden@", 1)
+	dsn := strings.Replace(pgtest.WithPassword(pgtest.Start(t).NewDB(t, ""), "pw-hidden"), "postgres://", "postgresql://", 1)
 	pg, err := OpenStore(t.Context(), dsn, driver.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)

@@ -283,18 +283,3 @@ func counts(ctx context.Context, q querier, id int64) (campaign.Counts, error) {
 	}
 	return out, rows.Err()
 }
-
-// RequeueUnknown moves a campaign's unknown rows back to pending with a
-// fresh retry budget (the operator accepts that some may be sent twice),
-// and reopens the campaign. It returns how many rows moved.
-func (s *Store) RequeueUnknown(ctx context.Context, id int64) (int, error) {
-	var n int64
-	err := s.write(ctx, func(tx *Tx) error {
-		var err error
-		if n, err = requeueUnknown(ctx, tx, id, s.now()); err != nil {
-			return err
-		}
-		return reopen(ctx, tx, id, n)
-	})
-	return int(n), err
-}

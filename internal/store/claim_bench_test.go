@@ -20,6 +20,20 @@ import (
 // too): 20,000 rows claimed and recorded 64 at a time by one runner.
 func BenchmarkClaimRecord(b *testing.B) { storetest.BenchClaimRecord(b, sqliteBench(nil)) }
 
+// BenchmarkClaimStartRecord is BenchmarkClaimRecord with every request
+// marked started (Start) before its outcome is recorded, by transactions
+// of 1, 8 (what the engine's starter groups on loopback) or 64 rows: what
+// the lease's marks cost, per transaction and per row.
+func BenchmarkClaimStartRecord(b *testing.B) {
+	for _, n := range []int{1, 8, 64} {
+		b.Run(fmt.Sprint("starts=", n), func(b *testing.B) {
+			h := sqliteBench(nil)
+			h.Starts = n
+			storetest.BenchClaimRecord(b, h)
+		})
+	}
+}
+
 // BenchmarkClaimRecordLinked is BenchmarkClaimRecord with every recipient
 // linked to a user id (recipient_links) and as many other people's links
 // and suppressed user ids beside them: the suppression check at each claim

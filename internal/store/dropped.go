@@ -2,8 +2,9 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
+
+	"github.com/wasend/wasend/internal/store/managesql"
 )
 
 // DropAccount stops an account for one campaign, as an account-fatal answer
@@ -15,26 +16,15 @@ func (s *Store) DropAccount(ctx context.Context, campaignID, accountID int64, re
 }
 
 func dropAccount(ctx context.Context, tx *Tx, campaignID, accountID int64, reason string, code int, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO campaign_accounts (campaign_id, account_id, reason, error_code, at)
-		VALUES (?, ?, ?, ?, ?)`, campaignID, accountID, reason, code, now.UnixNano()); err != nil {
-		return fmt.Errorf("drop account %d from campaign %d: %w", accountID, campaignID, err)
-	}
-	return nil
+	return managesql.DropAccount(ctx, manageTx{tx}, sqlite, campaignID, accountID, reason, code, now)
 }
 
 // ReadmitAccount takes an account back into a campaign if it was dropped
-// with a reason starting with prefix; other drops stay until `campaign
-// resume`. It reports whether the account was taken back.
-func (s *Store) ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (bool, error) {
-	var n int64
-	err := s.write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM campaign_accounts WHERE campaign_id = ? AND account_id = ?
-			AND substr(reason, 1, ?) = ?`, campaignID, accountID, len(prefix), prefix)
-		if err != nil {
-			return fmt.Errorf("readmit account %d to campaign %d: %w", accountID, campaignID, err)
-		}
-		n, _ = res.RowsAffected()
-		return nil
+// with a reason starting with prefix (managesql.ReadmitAccount).
+func (s *Store) ReadmitAccount(ctx context.Context, campaignID, accountID int64, prefix string) (ok bool, err error) {
+	err = s.write(ctx, func(tx *Tx) (err error) {
+		ok, err = managesql.ReadmitAccount(ctx, manageTx{tx}, sqlite, campaignID, accountID, prefix)
+		return err
 	})
-	return n > 0, err
+	return ok, err
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -24,15 +23,6 @@ type (
 	SentRow    = campaign.SentRow
 )
 
-func (tx inboxTx) AccountOf(ctx context.Context, phoneNumberID string) (int64, error) {
-	var account int64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE phone_number_id = ? ORDER BY id LIMIT 1`, phoneNumberID).Scan(&account)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("look up number %s: %w", phoneNumberID, err)
-	}
-	return account, nil
-}
-
 func (tx inboxTx) KeepInbound(ctx context.Context, m campaign.InboundRow) (bool, error) {
 	account := sql.NullInt64{Int64: m.AccountID, Valid: m.AccountID != 0}
 	res, err := tx.ExecContext(ctx, `INSERT INTO inbound_messages (id, phone, at, received_at, phone_number_id, account_id,
@@ -48,20 +38,6 @@ func (tx inboxTx) KeepInbound(ctx context.Context, m campaign.InboundRow) (bool,
 }
 
 func nullID(r campaign.RepliedRow) sql.NullInt64 { return sql.NullInt64{Int64: r.ID, Valid: r.ID != 0} }
-
-// ContextRow: the message context.id names, whatever became of it since,
-// found as a status finds its row (wamidRowSQL).
-func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r campaign.RepliedRow, ok bool, err error) {
-	err = tx.QueryRowContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0) FROM messages
-		WHERE id = `+wamidRowSQL+` AND phone = ?2`, wamid, phone).Scan(&r.ID, &r.CampaignID, &r.AccountID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, false, nil
-	}
-	if err != nil {
-		return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
-	}
-	return r, true, nil
-}
 
 func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]campaign.SentRow, error) {
 	// The state terms are messages_phone_sent's, so that it is used.
@@ -94,53 +70,6 @@ func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]campaign.Inbou
 		return nil, fmt.Errorf("read inbound messages waiting for their send: %w", err)
 	}
 	return ws, nil
-}
-
-func (tx inboxTx) LinkInbound(ctx context.Context, id string, r campaign.RepliedRow) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE inbound_messages SET link_wait = 0, message_id = ? WHERE id = ?`, nullID(r), id); err != nil {
-		return fmt.Errorf("link inbound message %s: %w", id, err)
-	}
-	return nil
-}
-
-// NoteReply records a row's first reply (the earliest, whatever order the
-// webhooks came in) and counts the row as replied once.
-func (tx inboxTx) NoteReply(ctx context.Context, r campaign.RepliedRow, at time.Time, text string) (bool, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE messages SET first_reply_at = ?, first_reply_text = ? WHERE id = ? AND first_reply_at IS NULL`,
-		nanos(at), text, r.ID)
-	if err != nil {
-		return false, fmt.Errorf("note the reply to message %d: %w", r.ID, err)
-	}
-	if k, _ := res.RowsAffected(); k == 0 {
-		_, err := tx.ExecContext(ctx, `UPDATE messages SET first_reply_at = ?, first_reply_text = ? WHERE id = ? AND first_reply_at > ?`,
-			nanos(at), text, r.ID, nanos(at))
-		if err != nil {
-			return false, fmt.Errorf("note the reply to message %d: %w", r.ID, err)
-		}
-		return false, nil
-	}
-	return true, countReply(ctx, tx.Tx, r, "replied")
-}
-
-// NoteOptOut marks a row whose recipient opted out by answering it, once.
-func (tx inboxTx) NoteOptOut(ctx context.Context, r campaign.RepliedRow, at time.Time) error {
-	res, err := tx.ExecContext(ctx, `UPDATE messages SET opted_out_at = ? WHERE id = ? AND opted_out_at IS NULL`, nanos(at), r.ID)
-	if err != nil {
-		return fmt.Errorf("note the opt-out of message %d: %w", r.ID, err)
-	}
-	if k, _ := res.RowsAffected(); k == 0 {
-		return nil
-	}
-	return countReply(ctx, tx.Tx, r, "opted_out")
-}
-
-func countReply(ctx context.Context, tx *Tx, r campaign.RepliedRow, column string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO reply_counts (campaign_id, account_id, `+column+`) VALUES (?, ?, 1)
-		ON CONFLICT (campaign_id, account_id) DO UPDATE SET `+column+` = `+column+` + 1`, r.CampaignID, r.AccountID)
-	if err != nil {
-		return fmt.Errorf("count the reply to message %d: %w", r.ID, err)
-	}
-	return nil
 }
 
 // PruneInbound deletes the inbound messages older than before (their

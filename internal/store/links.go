@@ -2,10 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -32,25 +29,4 @@ func (tx inboxTx) LearnLinks(ctx context.Context, links []campaign.IdentityLink,
 		}
 	}
 	return nil
-}
-
-// InboundSender is the recipient key an inbound message is filed under:
-// its sender's number; for a sender known only by a user id, the number
-// linked to it, or else the id itself (the key of rows sent to it).
-func (tx inboxTx) InboundSender(ctx context.Context, m campaign.InboundMessage) (string, error) {
-	if m.From != "" {
-		return "+" + strings.TrimPrefix(m.From, "+"), nil
-	}
-	if m.UserID == "" {
-		return "", nil
-	}
-	var phone string
-	err := tx.QueryRowContext(ctx, `SELECT phone FROM recipient_links WHERE user_id = ?`, m.UserID).Scan(&phone)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return m.UserID, nil
-	case err != nil:
-		return "", fmt.Errorf("find the number of %s: %w", m.UserID, err)
-	}
-	return phone, nil
 }

@@ -2,10 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -29,17 +26,11 @@ func (s *Store) RecordMarketingStatus(ctx context.Context, waba, status string, 
 // send at the higher throughput from the next claim on, running engines
 // included (they read the account's limit each claim).
 func (tx inboxTx) RaiseThroughput(ctx context.Context, ev campaign.AccountEvent, now time.Time) (int, error) {
-	if ev.PhoneNumberID == "" && ev.DisplayNumber != "" {
-		err := tx.QueryRowContext(ctx, `SELECT phone_number_id FROM webhook_numbers WHERE display_number = ?`,
-			strings.TrimPrefix(ev.DisplayNumber, "+")).Scan(&ev.PhoneNumberID)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return 0, fmt.Errorf("look up number %s: %w", ev.DisplayNumber, err)
-		}
+	pnid, err := tx.NumberOf(ctx, ev)
+	if err != nil || pnid == "" {
+		return 0, err // "": a number no status webhook named yet
 	}
-	if ev.PhoneNumberID == "" {
-		return 0, nil // a number no status webhook named yet
-	}
-	accts, err := loadAccounts(ctx, tx, `WHERE a.phone_number_id = ?`, ev.PhoneNumberID)
+	accts, err := loadAccounts(ctx, tx, `WHERE a.phone_number_id = ?`, pnid)
 	if err != nil {
 		return 0, err
 	}

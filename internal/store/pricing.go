@@ -176,12 +176,6 @@ func (c *claimTx) Budget(ctx context.Context, campaignID int64, ids []int64) (pr
 	return b, prices, rows.Err()
 }
 
-// billable is a status's pricing.billable as stored: 0 when it said
-// false, NULL otherwise.
-func billable(notBillable bool) sql.NullInt64 {
-	return sql.NullInt64{Valid: notBillable}
-}
-
 // SetSending keeps a run's --max-held (each run's own, as its budget) and
 // --ttl (0 keeps the stored one, for a resumed run) with its campaign, and
 // returns the TTL in force.

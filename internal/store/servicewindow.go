@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -40,15 +41,9 @@ func lastInbound(ctx context.Context, q rowsQuerier, keys []string) (map[string]
 }
 
 // SetServiceWindow says whether campaign id's rows are checked for an open
-// customer service window at each claim (a text campaign without
-// --ignore-window).
+// customer service window at each claim (managesql.SetServiceWindow).
 func (s *Store) SetServiceWindow(ctx context.Context, id int64, on bool) error {
-	return s.write(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET service_window = ? WHERE id = ?`, on, id); err != nil {
-			return fmt.Errorf("set the service window check of campaign %d: %w", id, err)
-		}
-		return nil
-	})
+	return s.write(ctx, func(tx *Tx) error { return managesql.SetServiceWindow(ctx, manageTx{tx}, sqlite, id, on) })
 }
 
 // skipNoWindow fails a due pending row whose recipient has no open

@@ -11,12 +11,8 @@ import (
 
 func fromSQL(t campaign.Transition, column string) string { return statesql.From(t, column) }
 func toSQL(t campaign.Transition) string                  { return statesql.To(t) }
-func campaignFromSQL(t campaign.CampaignTransition, column string) string {
-	return statesql.CampaignFrom(t, column)
-}
-func campaignToSQL(t campaign.CampaignTransition) string { return statesql.CampaignTo(t) }
-func deliveryRankSQL(expr string) string                 { return statesql.DeliveryRank(expr) }
-func receivedSQL(col string) string                      { return statesql.Received(col) }
+func deliveryRankSQL(expr string) string                  { return statesql.DeliveryRank(expr) }
+func receivedSQL(col string) string                       { return statesql.Received(col) }
 func deliveryIsSQL(col string, d campaign.Delivery) string {
 	return statesql.DeliveryIs(col, d)
 }

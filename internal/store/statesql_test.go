@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/statesql"
 )
 
 func TestTransitionSQL(t *testing.T) {
@@ -31,10 +32,10 @@ func TestTransitionSQL(t *testing.T) {
 			t.Errorf("%s: toSQL = %q, want %q", tc.move, got, tc.to)
 		}
 	}
-	if got, want := campaignFromSQL(campaign.CampaignCancel, "state"), "state IN ('running', 'paused')"; got != want {
+	if got, want := statesql.CampaignFrom(campaign.CampaignCancel, "state"), "state IN ('running', 'paused')"; got != want {
 		t.Errorf("cancel: campaignFromSQL = %q, want %q", got, want)
 	}
-	if got, want := campaignToSQL(campaign.CampaignCancel), "state = 'finished'"; got != want {
+	if got, want := statesql.CampaignTo(campaign.CampaignCancel), "state = 'finished'"; got != want {
 		t.Errorf("cancel: campaignToSQL = %q, want %q", got, want)
 	}
 }
@@ -122,7 +123,7 @@ func TestAdvanceDeliveryLadder(t *testing.T) {
 			err := st.write(ctx, func(tx *Tx) error {
 				adv := campaign.DeliveryAdvance{ID: m.ID, WAMID: "wamid.1"}
 				adv.Fold(campaign.StatusEvent{WAMID: "wamid.1", Status: b, At: t0})
-				_, err := inboxTx{tx}.KeepAdvances(ctx, nil, []campaign.DeliveryAdvance{adv}, t0)
+				_, err := newInboxTx(tx).KeepAdvances(ctx, nil, []campaign.DeliveryAdvance{adv}, t0)
 				return err
 			})
 			if err != nil {

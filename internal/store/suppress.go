@@ -9,80 +9,32 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
+	"github.com/wasend/wasend/internal/store/suppresssql"
 )
 
 // Suppress lists numbers, all in one transaction, and returns how many were
-// not listed before. A number already listed keeps the time it was first
-// listed; its reason changes only when a non-empty one is given. Phones
-// must be normalised to E.164 first: a number written any other way would
-// never match an import.
-//
-// A number newly listed waits to be pushed to the shared list (ToPush) if
-// that list has never known it.
+// not listed before (suppresssql.Suppress).
 func (s *Store) Suppress(ctx context.Context, list []campaign.Suppression) (added int, err error) {
-	for _, sp := range list {
-		if err := campaign.CheckListable(sp.Phone); err != nil {
-			return 0, err
-		}
-	}
-	if len(list) == 0 {
-		return 0, nil
-	}
-	err = s.write(ctx, func(tx *Tx) error {
-		added = 0 // write may retry fn after a busy error
-		now := nanos(s.now())
-		for _, sp := range list {
-			res, err := tx.ExecContext(ctx, `INSERT INTO suppressions (phone, reason, created_at) VALUES (?, ?, ?)
-				ON CONFLICT (phone) DO NOTHING`, sp.Phone, sp.Reason, now)
-			if err != nil {
-				return fmt.Errorf("suppress %s: %w", sp.Phone, err)
-			}
-			if n, _ := res.RowsAffected(); n > 0 {
-				added++
-				// Listed by hand: shared only where the shared list never
-				// knew the number (see ToPush).
-				if _, err := tx.ExecContext(ctx, `UPDATE suppression_push SET if_unknown = 1 WHERE phone = ?`, sp.Phone); err != nil {
-					return fmt.Errorf("suppress %s: %w", sp.Phone, err)
-				}
-				continue
-			}
-			if sp.Reason == "" {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE suppressions SET reason = ? WHERE phone = ?`, sp.Reason, sp.Phone); err != nil {
-				return fmt.Errorf("suppress %s: %w", sp.Phone, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := suppresssql.CheckListable(list); err != nil || len(list) == 0 {
 		return 0, err
 	}
-	return added, nil
+	err = s.write(ctx, func(tx *Tx) (err error) {
+		added, err = suppresssql.Suppress(ctx, manageTx{tx}, sqlite, list, s.now())
+		return err
+	})
+	return added, err
 }
 
-// Unsuppress takes numbers off the list in one transaction and returns how
-// many were on it.
+// Unsuppress takes numbers off the list and returns how many were on it.
 func (s *Store) Unsuppress(ctx context.Context, phones []string) (removed int, err error) {
 	if len(phones) == 0 {
 		return 0, nil
 	}
-	err = s.write(ctx, func(tx *Tx) error {
-		removed = 0
-		for _, p := range phones {
-			res, err := tx.ExecContext(ctx, `DELETE FROM suppressions WHERE phone = ?`, p)
-			if err != nil {
-				return fmt.Errorf("unsuppress %s: %w", p, err)
-			}
-			n, _ := res.RowsAffected()
-			removed += int(n)
-		}
-		return nil
+	err = s.write(ctx, func(tx *Tx) (err error) {
+		removed, err = suppresssql.Unsuppress(ctx, manageTx{tx}, sqlite, phones)
+		return err
 	})
-	if err != nil {
-		return 0, err
-	}
-	return removed, nil
+	return removed, err
 }
 
 // SharedSuppressionsMark is how far ApplySuppressions has applied the
@@ -105,10 +57,8 @@ func (s *Store) SharedSuppressionsMark(ctx context.Context) (driver.SyncMark, er
 // A number listed here earlier keeps the earlier of the two times. Rows
 // that already agree are not written.
 func (s *Store) ApplySuppressions(ctx context.Context, listed []campaign.Suppression, removed []string, mark driver.SyncMark) error {
-	for _, sp := range listed {
-		if err := campaign.CheckListable(sp.Phone); err != nil {
-			return err
-		}
+	if err := suppresssql.CheckListable(listed); err != nil {
+		return err
 	}
 	return s.write(ctx, func(tx *Tx) error {
 		now := s.now()
@@ -153,32 +103,14 @@ func (s *Store) ToPush(ctx context.Context, limit int) ([]driver.Push, error) {
 	return rowscan.Pushes(rows)
 }
 
-// Pushed takes the numbers ToPush returned, up to seq, out of the outbox:
-// the shared list has them. A number listed again since (a later seq)
-// stays.
+// Pushed takes the numbers ToPush returned, up to seq, out of the outbox
+// (suppresssql.Pushed).
 func (s *Store) Pushed(ctx context.Context, seq int64) error {
-	return s.write(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM suppression_push WHERE seq <= ?`, seq); err != nil {
-			return fmt.Errorf("record the suppressions shared: %w", err)
-		}
-		return nil
-	})
+	return s.write(ctx, func(tx *Tx) error { return suppresssql.Pushed(ctx, manageTx{tx}, sqlite, seq) })
 }
 
-// PushAll puts the whole list in the outbox, each number to be listed on
-// the shared list if that list has never known it: after the shared list
-// was started anew (Redis lost its data), so the hosts fill it again. A
-// number already waiting keeps its place and kind.
-func (s *Store) PushAll(ctx context.Context) (int, error) {
-	var n int64
-	err := s.write(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO suppression_push (phone, if_unknown)
-			SELECT phone, 1 FROM suppressions ORDER BY created_at, phone`)
-		if err != nil {
-			return fmt.Errorf("queue the suppression list for sharing: %w", err)
-		}
-		n, _ = res.RowsAffected()
-		return nil
-	})
-	return int(n), err
+// PushAll puts the whole list in the outbox (suppresssql.PushAll).
+func (s *Store) PushAll(ctx context.Context) (n int, err error) {
+	err = s.write(ctx, func(tx *Tx) (err error) { n, err = suppresssql.PushAll(ctx, manageTx{tx}, sqlite); return err })
+	return n, err
 }

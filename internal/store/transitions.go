@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/statesql"
 )
 
@@ -49,30 +49,8 @@ var (
 		WHERE campaign_id = ? AND ` + fromSQL(campaign.MoveExpire, "state")
 	failNeverOpenSQL = `UPDATE messages SET ` + toSQL(campaign.MoveFailNeverOpen) + `, updated_at = ?, error_message = ?
 		WHERE id = ? AND ` + fromSQL(campaign.MoveFailNeverOpen, "state")
-	// The status webhooks' moves: wamid guards tie each to the request the
-	// webhook speaks of. None fails or sends again a message the person
-	// has (receivedSQL, from campaign.DeliveryLadder).
-	adoptSendSQL = `UPDATE messages SET ` + toSQL(campaign.MoveAdoptSend) + `, wamid = ?, sent_at = ?, updated_at = ?,
-		error_code = NULL, error_message = NULL, runner_id = NULL
-		WHERE id = ? AND ` + fromSQL(campaign.MoveAdoptSend, "state") + ` AND wamid IS NULL`
-	failAfterSendSQL = `UPDATE messages SET ` + toSQL(campaign.MoveFailAfterSend) + `, delivery = ` + quote(campaign.DeliveryFailed) + `, failed_after_send = 1,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + fromSQL(campaign.MoveFailAfterSend, "state") + ` AND wamid = ?
-		AND NOT ` + receivedSQL("delivery")
-	rescheduleUndeliveredSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRescheduleUndelivered) + `, next_attempt_at = ?, wamid = NULL,
-		delivery = NULL, delivered_at = NULL, read_at = NULL, runner_id = NULL,
-		error_code = ?, error_message = ?, updated_at = ? WHERE id = ? AND ` + fromSQL(campaign.MoveRescheduleUndelivered, "state") + ` AND wamid = ?
-		AND NOT ` + receivedSQL("delivery")
-	requeueUndeliveredSQL = `UPDATE messages SET ` + toSQL(campaign.MoveRequeueUndelivered) + `, retries = 0, next_attempt_at = 0,
-		runner_id = NULL, wamid = NULL, delivery = NULL, delivered_at = NULL, read_at = NULL, updated_at = ?
-		WHERE campaign_id = ? AND ` + fromSQL(campaign.MoveRequeueUndelivered, "state") + ` AND NOT ` + receivedSQL("delivery") + ` AND sent_at < ?`
+	// The status webhooks' moves are inboxsql's.
 )
-
-// requeueSQL moves a campaign's rows back to pending with a fresh retry
-// budget, for the operator's two requeue transitions.
-func requeueSQL(t campaign.Transition) string {
-	return `UPDATE messages SET ` + toSQL(t) + `, retries = 0, next_attempt_at = 0, runner_id = NULL, updated_at = ?
-		WHERE campaign_id = ? AND ` + fromSQL(t, "state")
-}
 
 // claimRows moves due pending rows to sending for runner, through one
 // account. Their state was read in the same transaction, so every one must
@@ -270,104 +248,25 @@ func expireLeases(ctx context.Context, tx *Tx, campaignID int64, now time.Time, 
 	return nil
 }
 
-// requeueFailed moves a campaign's failed rows back to pending: those with
-// one of codes, or all when codes is empty.
-func requeueFailed(ctx context.Context, tx *Tx, campaignID int64, codes []int, now time.Time) (int64, error) {
-	q, args := requeueSQL(campaign.MoveRequeueFailed), []any{now.UnixNano(), campaignID}
-	var res sql.Result
-	var err error
-	if len(codes) == 0 {
-		res, err = tx.ExecContext(ctx, q, args...)
-	} else {
-		for _, c := range codes {
-			args = append(args, c)
-		}
-		// Not through the statement cache: the query text varies with codes.
-		res, err = tx.tx.ExecContext(tx.ctx, q+` AND error_code IN (`+repeated(len(codes), "?")+`)`, args...)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("requeue failed rows: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return n, nil
-}
-
-// requeueUnknown moves a campaign's unknown rows back to pending.
-func requeueUnknown(ctx context.Context, tx *Tx, campaignID int64, now time.Time) (int64, error) {
-	res, err := tx.ExecContext(ctx, requeueSQL(campaign.MoveRequeueUnknown), now.UnixNano(), campaignID)
-	if err != nil {
-		return 0, fmt.Errorf("requeue unknown rows: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return n, nil
-}
-
-// The only statements that change a campaign's state, one per
-// campaign.CampaignTransition, built from campaign.CampaignTransitions.
-var (
-	pauseCampaignSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignPause) + `, pause_reason = ?
-		WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignPause, "state") + ` AND cancelled_at IS NULL`
-	// pauseTemplateSQL pauses every campaign sending a template that a
-	// template status webhook reported paused or disabled.
-	pauseTemplateSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignPause) + `, pause_reason = ?
-		WHERE ` + campaignFromSQL(campaign.CampaignPause, "state") + ` AND cancelled_at IS NULL
-		AND kind = 'template' AND template = ? AND (? = '' OR lang = ?)`
-	pauseNoAccountSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignPauseNoAccount) + `, pause_reason = ?
-		WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignPauseNoAccount, "state")
-	resumeCampaignSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignResume) + `, pause_reason = ''
-		WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignResume, "state")
-	finishCampaignSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignFinish) + `, finished_at = ?
-		WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignFinish, "state")
-	reopenCampaignSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignReopen) + `, finished_at = NULL
-		WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignReopen, "state")
-	cancelCampaignSQL = `UPDATE campaigns SET ` + campaignToSQL(campaign.CampaignCancel) + `, finished_at = ?, cancelled_at = ?,
-		pause_reason = '' WHERE id = ? AND ` + campaignFromSQL(campaign.CampaignCancel, "state") + ` AND cancelled_at IS NULL`
-)
+// The campaign-state moves that other paths take here, as managesql
+// writes them for both drivers.
 
 // pauseCampaign pauses a running campaign for reason.
 func pauseCampaign(ctx context.Context, tx *Tx, id int64, reason string) error {
-	if _, err := tx.ExecContext(ctx, pauseCampaignSQL, reason, id); err != nil {
-		return fmt.Errorf("pause campaign %d: %w", id, err)
-	}
-	return nil
+	return managesql.PauseCampaign(ctx, manageTx{tx}, sqlite, id, reason)
 }
 
 // pauseNoAccount pauses a campaign that has no usable account left.
 func pauseNoAccount(ctx context.Context, tx *Tx, id int64) error {
-	if _, err := tx.ExecContext(ctx, pauseNoAccountSQL, campaign.NoUsableAccountReason, id); err != nil {
-		return fmt.Errorf("pause campaign %d: %w", id, err)
-	}
-	return nil
-}
-
-// resumeCampaign runs a paused campaign again.
-func resumeCampaign(ctx context.Context, tx *Tx, id int64) error {
-	if _, err := tx.ExecContext(ctx, resumeCampaignSQL, id); err != nil {
-		return fmt.Errorf("resume campaign %d: %w", id, err)
-	}
-	return nil
+	return managesql.PauseNoAccount(ctx, manageTx{tx}, sqlite, id)
 }
 
 // finishCampaign ends a campaign with no open row.
 func finishCampaign(ctx context.Context, tx *Tx, id int64, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, finishCampaignSQL, now.UnixNano(), id); err != nil {
-		return fmt.Errorf("finish campaign %d: %w", id, err)
-	}
-	return nil
+	return managesql.FinishCampaign(ctx, manageTx{tx}, sqlite, id, now)
 }
 
 // reopenCampaign runs a finished campaign again.
 func reopenCampaign(ctx context.Context, tx *Tx, id int64) error {
-	if _, err := tx.ExecContext(ctx, reopenCampaignSQL, id); err != nil {
-		return fmt.Errorf("reopen campaign %d: %w", id, err)
-	}
-	return nil
-}
-
-// cancelCampaign ends a running or paused campaign for good.
-func cancelCampaign(ctx context.Context, tx *Tx, id int64, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, cancelCampaignSQL, now.UnixNano(), now.UnixNano(), id); err != nil {
-		return fmt.Errorf("cancel campaign %d: %w", id, err)
-	}
-	return nil
+	return managesql.ReopenCampaign(ctx, manageTx{tx}, sqlite, id)
 }

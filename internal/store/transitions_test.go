@@ -120,19 +120,19 @@ func TestEveryTransition(t *testing.T) {
 		}},
 		{"adopt send", campaign.MoveAdoptSend, func(m campaign.Message) error {
 			ev := campaign.StatusEvent{WAMID: "wamid.adopted", At: now}
-			return st.write(ctx, func(tx *Tx) error { _, err := inboxTx{tx}.AdoptSend(ctx, m.ID, ev, now); return err })
+			return st.write(ctx, func(tx *Tx) error { _, err := newInboxTx(tx).AdoptSend(ctx, m.ID, ev, now); return err })
 		}},
 		{"fail after send", campaign.MoveFailAfterSend, func(m campaign.Message) error {
 			ev := campaign.StatusEvent{WAMID: withWAMID(m), At: now, ErrorCode: 131026}
 			return st.write(ctx, func(tx *Tx) error {
-				_, err := inboxTx{tx}.FailAfterSend(ctx, m.ID, ev, "undeliverable", now)
+				_, err := newInboxTx(tx).FailAfterSend(ctx, m.ID, ev, "undeliverable", now)
 				return err
 			})
 		}},
 		{"reschedule undelivered", campaign.MoveRescheduleUndelivered, func(m campaign.Message) error {
 			ev := campaign.StatusEvent{WAMID: withWAMID(m), At: now, ErrorCode: 131049}
 			return st.write(ctx, func(tx *Tx) error {
-				_, err := inboxTx{tx}.RescheduleAfterFailure(ctx, m.ID, ev, now.Add(24*time.Hour), "not delivered", now)
+				_, err := newInboxTx(tx).RescheduleAfterFailure(ctx, m.ID, ev, now.Add(24*time.Hour), "not delivered", now)
 				return err
 			})
 		}},

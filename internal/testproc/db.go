@@ -10,6 +10,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // the driver the read-only queries open the database with
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store/pgstore"
 )
 
 // Query runs q on the database opened read-only, calling scan for every
@@ -171,4 +172,17 @@ func (w *World) StopOutsideWrite(p *Proc) int {
 		p.Signal(w.T, syscall.SIGCONT)
 		time.Sleep(time.Duration(tries) * 7 * time.Millisecond)
 	}
+}
+
+// UsePostgres moves w to the Postgres database at dsn (a fresh one from
+// pgtest): every process started after gets it as --db, and Query and
+// CheckCounts read it through pgstore's Reader, open until the test ends.
+func (w *World) UsePostgres(dsn string) {
+	w.T.Helper()
+	st, err := pgstore.Open(w.T.Context(), dsn, pgstore.Options{})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	w.T.Cleanup(func() { st.Close() })
+	w.DB, w.Reader = dsn, st.Reader()
 }

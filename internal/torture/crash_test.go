@@ -39,10 +39,20 @@ func TestCrashTorture(t *testing.T) {
 	killed, midCampaign, runs := 0, 0, 0
 	completed := false
 	for killed < kills && !completed {
+		sentBefore := testproc.States(w.Rows())["sent"]
 		p := w.Start(run...)
 		runs++
-		// Most kills land while sending; a few during start-up or import.
+		// Most kills land while sending: a moment after this run recorded
+		// its first send, however long its start took (on a loaded
+		// machine, longer than any fixed delay); one in five at a moment
+		// from its start, in start-up or import as it happens.
 		delay := time.Duration(20+rng.IntN(600)) * time.Millisecond
+		what := fmt.Sprintf("%v after its start", delay)
+		if rng.IntN(5) != 0 {
+			delay = time.Duration(rng.IntN(300)) * time.Millisecond
+			what = fmt.Sprintf("%v after its first send", delay)
+			sending(w, p, sentBefore)
+		}
 		select {
 		case <-p.Done():
 		case <-time.After(delay):
@@ -55,7 +65,7 @@ func TestCrashTorture(t *testing.T) {
 				t.Fatalf("run %d: %s", runs, r)
 			}
 			completed = true
-			t.Logf("run %d completed before its kill at %v", runs, delay)
+			t.Logf("run %d completed before its kill %s", runs, what)
 			break
 		}
 		killed++
@@ -63,7 +73,7 @@ func TestCrashTorture(t *testing.T) {
 		if got["sent"] > 0 && got["pending"]+got["sending"] > 0 {
 			midCampaign++
 		}
-		t.Logf("kill %d after %v: rows %v", killed, delay, got)
+		t.Logf("kill %d %s: rows %v", killed, what, got)
 		w.CheckCounts(fmt.Sprintf("kill %d", killed))
 	}
 	if midCampaign == 0 {
@@ -103,4 +113,16 @@ func TestCrashTorture(t *testing.T) {
 	}
 	report(t, "crash", f, fmt.Sprintf("kills=%d mid_campaign=%d runs=%d seed=%d elapsed=%v",
 		killed, midCampaign, runs, seed, elapsed.Round(time.Millisecond)))
+}
+
+// sending waits until p's run has recorded a send (more rows sent than
+// before), or has ended.
+func sending(w *world, p *testproc.Proc, before int) {
+	for testproc.States(w.Rows())["sent"] <= before {
+		select {
+		case <-p.Done():
+			return
+		case <-time.After(w.Poll):
+		}
+	}
 }

@@ -244,7 +244,7 @@ func keepStatus(ctx context.Context, tx driver.InboxTx, ev campaign.StatusEvent,
 		}
 		rep.ByStatus[ev.Status]++
 	}
-	id, err := tx.MatchStatus(ctx, ev)
+	id, err := matchStatus(ctx, tx, ev)
 	if err != nil {
 		return err
 	}
@@ -253,6 +253,31 @@ func keepStatus(ctx context.Context, tx driver.InboxTx, ev campaign.StatusEvent,
 		return optOutUnmatched(ctx, tx, ev, rules, now)
 	}
 	return settleStatus(ctx, tx, id, ev, rules, now, rep)
+}
+
+// matchStatus finds the row a kept status is about and links the status
+// to it: by wamid, else by the callback data wasend set on the send
+// ("wasend:cC:mM"), which also finds rows whose answer never reached the
+// database. 0: not a message of ours.
+func matchStatus(ctx context.Context, tx driver.InboxTx, ev campaign.StatusEvent) (int64, error) {
+	id, err := tx.WAMIDRow(ctx, ev.WAMID)
+	if err != nil {
+		return 0, err
+	}
+	if id == 0 {
+		cid, mid, ok := campaign.ParseCallbackData(ev.CallbackData)
+		if !ok {
+			return 0, nil
+		}
+		phone, found, err := tx.RowPhone(ctx, cid, mid)
+		// Another database sending from the same business account numbers
+		// its rows the same way: the recipient must be the row's too.
+		if err != nil || !found || !campaign.StatusRecipientIs(phone, ev) {
+			return 0, err
+		}
+		id = mid
+	}
+	return id, tx.LinkStatus(ctx, id, ev)
 }
 
 // optOutUnmatched suppresses the recipient of a status no row of ours

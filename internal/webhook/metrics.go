@@ -23,7 +23,7 @@ func NewMetrics() *Metrics {
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wasend_webhook_rejected_total",
-			Help: "Webhook requests refused, by reason (unsigned, bad_signature, verify_token, too_large, not_json, …).",
+			Help: "Webhook requests refused, by reason (unsigned, bad_signature, verify_token, too_large, …).",
 		}, []string{"reason"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wasend_webhook_events_total",

@@ -3,11 +3,11 @@ package webhook
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/wasend/wasend/internal/clock"
@@ -35,9 +35,11 @@ type ReceiverConfig struct {
 	Stored func()
 	// MaxBatch bounds how many bodies share one commit (default 256).
 	MaxBatch int
-	// Linger is how long a commit waits for more bodies after the first
-	// (default 1 ms; negative: not at all): at thousands of posts a second
-	// a commit then carries several, for a millisecond more per answer.
+	// Linger is how long a commit's first body may wait for more when it
+	// came during the last commit or within Linger of its end (default
+	// 1 ms; negative: never): at thousands of posts a second a commit then
+	// carries tens rather than a few, for a millisecond more per answer. A
+	// post after a quiet Linger never waits.
 	Linger time.Duration
 	// Clock times the linger (default clock.Real).
 	Clock clock.Clock
@@ -49,13 +51,26 @@ type ReceiverConfig struct {
 // commits rather than one each.
 type Receiver struct {
 	cfg      ReceiverConfig
-	queue    chan storeReq
 	verifier *verifier
+	mu       sync.Mutex
+	open     *group        // the bodies the next commit takes; guarded by mu
+	kick     chan struct{} // something is in open
+	full     chan struct{} // open holds MaxBatch bodies
 }
 
-type storeReq struct {
-	body []byte
-	done chan error
+// group is the bodies that share one commit. Its handlers answer once
+// done is closed, with err.
+type group struct {
+	bodies [][]byte
+	bufs   []*[]byte     // pooled buffers of bodies, given back after the commit
+	first  time.Time     // when the first body joined
+	taken  chan struct{} // closed when the committer takes the group
+	done   chan struct{} // closed when the commit ended
+	err    error
+}
+
+func newGroup(size int) *group {
+	return &group{bodies: make([][]byte, 0, size), taken: make(chan struct{}), done: make(chan struct{})}
 }
 
 // NewReceiver returns a receiver for cfg.
@@ -75,55 +90,96 @@ func NewReceiver(cfg ReceiverConfig) *Receiver {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	return &Receiver{cfg: cfg, queue: make(chan storeReq, 4*cfg.MaxBatch), verifier: newVerifier(cfg.AppSecret)}
+	return &Receiver{cfg: cfg, verifier: newVerifier(cfg.AppSecret), open: newGroup(cfg.MaxBatch),
+		kick: make(chan struct{}, 1), full: make(chan struct{}, 1)}
 }
 
-// Run commits queued bodies to the inbox until ctx ends.
+// Run commits received bodies to the inbox until ctx ends. A commit takes
+// every body that came while the previous one ran. A body after a quiet
+// spell is committed at once, with no wait for company; one that came
+// during the last commit or soon after it (posts are coming fast) waits
+// for more, at most Linger from its arrival, unless its group fills first.
 func (r *Receiver) Run(ctx context.Context) {
-	batch := make([]storeReq, 0, r.cfg.MaxBatch)
-	bodies := make([][]byte, 0, r.cfg.MaxBatch)
+	var ended time.Time // when the last commit ended
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case q := <-r.queue:
-			batch = append(batch[:0], q)
+		case <-r.kick:
 		}
-		var linger <-chan time.Time
-		if r.cfg.Linger > 0 {
-			linger = r.cfg.Clock.After(r.cfg.Linger)
+		r.mu.Lock()
+		waiting, first := len(r.open.bodies), r.open.first
+		r.mu.Unlock()
+		if waiting == 0 { // a kick of bodies the last commit took
+			continue
 		}
-	more:
-		for len(batch) < r.cfg.MaxBatch {
-			var q storeReq
-			if linger == nil {
+		if r.cfg.Linger > 0 && !ended.IsZero() && first.Sub(ended) < r.cfg.Linger {
+			if wait := first.Add(r.cfg.Linger).Sub(r.cfg.Clock.Now()); wait > 0 {
 				select {
-				case q = <-r.queue:
-				default:
-					break more
-				}
-			} else {
-				select {
-				case q = <-r.queue:
-				case <-linger:
-					break more
+				case <-r.cfg.Clock.After(wait):
+				case <-r.full:
 				case <-ctx.Done():
-					break more
 				}
 			}
-			batch = append(batch, q)
 		}
-		bodies = bodies[:0]
-		for _, q := range batch {
-			bodies = append(bodies, q.body)
+		r.mu.Lock()
+		g := r.open
+		r.open = newGroup(r.cfg.MaxBatch)
+		r.mu.Unlock()
+		select { // a group filled before: not this one
+		case <-r.full:
+		default:
 		}
+		close(g.taken)
 		// A body being stored must reach the disk even as the server stops.
-		err := r.cfg.Inbox.AddToInbox(context.WithoutCancel(ctx), bodies)
-		for _, q := range batch {
-			q.done <- err
+		g.err = r.cfg.Inbox.AddToInbox(context.WithoutCancel(ctx), g.bodies)
+		ended = r.cfg.Clock.Now()
+		close(g.done)
+		for _, b := range g.bufs {
+			bodies.Put(b)
 		}
-		if err == nil && r.cfg.Stored != nil {
+		if g.err == nil && r.cfg.Stored != nil {
 			r.cfg.Stored()
+		}
+	}
+}
+
+// store adds body to the next commit and waits for it: false when ctx
+// ended before the body joined one. buf, when not nil, is body's pooled
+// buffer, which the committer gives back.
+func (r *Receiver) store(ctx context.Context, body []byte, buf *[]byte) (joined bool, err error) {
+	for {
+		r.mu.Lock()
+		g := r.open
+		if len(g.bodies) < r.cfg.MaxBatch {
+			if len(g.bodies) == 0 {
+				g.first = r.cfg.Clock.Now()
+			}
+			g.bodies = append(g.bodies, body)
+			if buf != nil {
+				g.bufs = append(g.bufs, buf)
+			}
+			full := len(g.bodies) == r.cfg.MaxBatch
+			r.mu.Unlock()
+			select {
+			case r.kick <- struct{}{}:
+			default:
+			}
+			if full {
+				select {
+				case r.full <- struct{}{}:
+				default:
+				}
+			}
+			<-g.done
+			return true, g.err
+		}
+		r.mu.Unlock()
+		// Full: the next group opens when the committer takes this one.
+		select {
+		case <-g.taken:
+		case <-ctx.Done():
+			return false, ctx.Err()
 		}
 	}
 }
@@ -159,39 +215,38 @@ func (r *Receiver) verify(w http.ResponseWriter, req *http.Request) {
 	io.WriteString(w, q.Get("hub.challenge"))
 }
 
-// notify checks a notification's signature and size, stores it and answers.
+// notify checks a notification's signature and size, stores it and
+// answers. Reading what it says is the applier's: a signed body that does
+// not parse is kept and skipped there, with its reason.
 func (r *Receiver) notify(w http.ResponseWriter, req *http.Request) {
-	body, err := readBody(w, req)
+	body, buf, err := readBody(w, req)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		r.reject(w, http.StatusBadRequest, "too_large")
 		return
 	case err != nil:
+		bodies.Put(buf)
 		r.reject(w, http.StatusBadRequest, "unreadable")
 		return
 	}
 	sig := req.Header.Get(SignatureHeader)
-	if sig == "" {
-		r.reject(w, http.StatusUnauthorized, "unsigned")
-		return
-	}
-	if !r.verifier.valid(body, sig) {
+	if sig == "" || !r.verifier.valid(body, sig) {
+		bodies.Put(buf)
+		if sig == "" {
+			r.reject(w, http.StatusUnauthorized, "unsigned")
+			return
+		}
 		r.cfg.Log.Warn("webhook body with a bad signature refused", "remote", req.RemoteAddr)
 		r.reject(w, http.StatusUnauthorized, "bad_signature")
 		return
 	}
-	if !json.Valid(body) {
-		r.reject(w, http.StatusBadRequest, "not_json")
+	joined, err := r.store(req.Context(), body, buf)
+	if !joined {
+		bodies.Put(buf)
 		return
 	}
-	done := make(chan error, 1)
-	select {
-	case r.queue <- storeReq{body: body, done: done}:
-	case <-req.Context().Done():
-		return
-	}
-	if err := <-done; err != nil {
+	if err != nil {
 		// Meta retries a non-200 for days: nothing is lost.
 		r.cfg.Log.Error("webhook body not stored; Meta will retry it", "err", err)
 		r.reject(w, http.StatusInternalServerError, "store")
@@ -201,13 +256,48 @@ func (r *Receiver) notify(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// readBody reads a POST's body whole, at most MaxBody bytes: one buffer
-// of the declared length (net/http reads no more than that), else grown.
-func readBody(w http.ResponseWriter, req *http.Request) ([]byte, error) {
+// pooledBody bounds the bodies read into pooled buffers: Meta's are a few
+// KiB; a rare larger one gets a buffer of its own.
+const pooledBody = 64 << 10
+
+// bodies are the buffers bodies are read into, given back once stored (or
+// refused), so a post costs no allocation of its size.
+var bodies = bufPool{}
+
+type bufPool struct{ p sync.Pool }
+
+func (b *bufPool) Get(n int) *[]byte {
+	if v, ok := b.p.Get().(*[]byte); ok && cap(*v) >= n {
+		*v = (*v)[:n]
+		return v
+	} else if ok {
+		b.p.Put(v)
+	}
+	v := make([]byte, n, max(n, 4<<10))
+	return &v
+}
+
+// Put gives buf back; nil is ignored.
+func (b *bufPool) Put(buf *[]byte) {
+	if buf != nil {
+		b.p.Put(buf)
+	}
+}
+
+// readBody reads a POST's body whole, at most MaxBody bytes: into a pooled
+// buffer (buf) of its declared length when that is small (net/http reads no
+// more than that), else into one of its own (buf nil).
+func readBody(w http.ResponseWriter, req *http.Request) (body []byte, buf *[]byte, err error) {
+	if n := req.ContentLength; n > 0 && n <= pooledBody {
+		buf = bodies.Get(int(n))
+		_, err := io.ReadFull(req.Body, *buf)
+		return *buf, buf, err
+	}
 	if n := req.ContentLength; n > 0 && n <= MaxBody {
 		body := make([]byte, n)
 		_, err := io.ReadFull(req.Body, body)
-		return body, err
+		return body, nil, err
 	}
-	return io.ReadAll(http.MaxBytesReader(w, req.Body, MaxBody))
+	body, err = io.ReadAll(http.MaxBytesReader(w, req.Body, MaxBody))
+	return body, nil, err
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,8 +67,9 @@ func TestVerificationHandshake(t *testing.T) {
 	}
 }
 
-// Only signed JSON bodies of at most 1 MiB are stored, byte for byte;
-// everything else is refused and changes nothing.
+// Only signed bodies of at most 1 MiB are stored, byte for byte;
+// everything else is refused and changes nothing. A signed body that is not
+// a notification is kept and skipped by the applier.
 func TestNotificationsChecked(t *testing.T) {
 	f := newFixture(t, 1, Policy{})
 	f.sent(t, 0)
@@ -88,7 +90,8 @@ func TestNotificationsChecked(t *testing.T) {
 		{"signature of another body", good, Sign(secret, escaped), 401, "bad_signature"},
 		{"not hex", good, "sha256=zz", 401, "bad_signature"},
 		{"too large", big, Sign(secret, big), 400, "too_large"},
-		{"not json", []byte("hello"), Sign(secret, []byte("hello")), 400, "not_json"},
+		// Reading it is the applier's: kept, and skipped there.
+		{"signed, not json", []byte("hello"), Sign(secret, []byte("hello")), 200, ""},
 		{"valid", escaped, Sign(secret, escaped), 200, ""},
 	}
 	for _, tt := range tests {
@@ -112,14 +115,14 @@ func TestNotificationsChecked(t *testing.T) {
 			}
 		})
 	}
-	if n, err := f.backlog(t); err != nil || n != 1 {
-		t.Fatalf("inbox holds %d bodies (%v), want only the valid one", n, err)
+	if n, err := f.backlog(t); err != nil || n != 2 {
+		t.Fatalf("inbox holds %d bodies (%v), want only the two signed ones", n, err)
 	}
 	if d := f.msg(t, 0); d.Delivery != "" {
 		t.Fatalf("delivery %q before the applier ran", d.Delivery)
 	}
 	rep, err := f.ap.Drain(t.Context())
-	if err != nil || rep.Bodies != 1 || rep.Malformed != 0 {
+	if err != nil || rep.Bodies != 2 || rep.Malformed != 1 {
 		t.Fatalf("drain = %+v, %v", rep, err)
 	}
 	if d := f.msg(t, 0); d.Delivery != campaign.DeliveryDelivered {
@@ -139,76 +142,200 @@ func counter(t *testing.T, c prometheus.Counter) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// heldClock's timers fire when the test says: After reports that a timer
-// started (started) and returns fire.
+// heldClock's time is what the test sets (at); its timers fire when the
+// test says: After reports that a timer started (started) and returns fire.
 type heldClock struct {
+	at      *atomic.Int64 // nanoseconds after t0
 	started chan time.Duration
 	fire    chan time.Time
 }
 
-func (heldClock) Now() time.Time { return time.Now() }
+func (c heldClock) Now() time.Time { return t0.Add(time.Duration(c.at.Load())) }
 func (c heldClock) After(d time.Duration) <-chan time.Time {
 	c.started <- d
 	return c.fire
 }
 
-// countingInbox records the size of every commit.
-type countingInbox struct {
+// heldInbox holds every commit until the test releases it, and records
+// each commit's size.
+type heldInbox struct {
 	Inbox
+	started chan int      // a commit began, of this many bodies
+	release chan struct{} // lets one commit go on
+	quit    chan struct{} // closed: the test ended, nothing is held
 	mu      sync.Mutex
 	commits []int
 }
 
-func (c *countingInbox) AddToInbox(ctx context.Context, bodies [][]byte) error {
-	c.mu.Lock()
-	c.commits = append(c.commits, len(bodies))
-	c.mu.Unlock()
-	return c.Inbox.AddToInbox(ctx, bodies)
+func newHeldInbox(in Inbox) *heldInbox {
+	return &heldInbox{Inbox: in, started: make(chan int), release: make(chan struct{}), quit: make(chan struct{})}
 }
 
-// Bodies that come while the committer lingers after the first share its
-// commit; none is answered before that commit is durable.
-func TestReceiverLingersForMoreBodies(t *testing.T) {
-	f := newFixture(t, 1, Policy{})
-	in := &countingInbox{Inbox: f.st}
-	clk := heldClock{started: make(chan time.Duration, 1), fire: make(chan time.Time, 1)}
-	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, Linger: 5 * time.Millisecond, Clock: clk})
+func (h *heldInbox) AddToInbox(ctx context.Context, bodies [][]byte) error {
+	select {
+	case h.started <- len(bodies):
+		select {
+		case <-h.release:
+		case <-h.quit:
+		}
+	case <-h.quit:
+	}
+	h.mu.Lock()
+	h.commits = append(h.commits, len(bodies))
+	h.mu.Unlock()
+	return h.Inbox.AddToInbox(ctx, bodies)
+}
+
+// runHeld runs r's committer over in until the test ends.
+func runHeld(t *testing.T, r *Receiver, in *heldInbox) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	t.Cleanup(func() { close(in.quit); cancel(); <-done })
+}
 
-	body := f.body(status{row: 0, status: "delivered", at: time.Second})
-	reqs := make([]storeReq, 10)
-	for i := range reqs {
-		reqs[i] = storeReq{body: body, done: make(chan error, 1)}
-	}
-	r.queue <- reqs[0]
-	if d := <-clk.started; d != 5*time.Millisecond {
-		t.Fatalf("lingered %v, want the 5ms configured", d)
-	}
-	for _, q := range reqs[1:] {
-		r.queue <- q
-	}
-	for len(r.queue) > 0 { // the committer takes them while it lingers
+// poster stores copies of body through r, n at once (post), each waiting
+// for its commit; their answers come on answered.
+func poster(t *testing.T, r *Receiver, body []byte) (post func(n int), answered chan error) {
+	answered = make(chan error, 16)
+	return func(n int) {
+		for range n {
+			go func() { _, err := r.store(t.Context(), slices.Clone(body), nil); answered <- err }()
+		}
+	}, answered
+}
+
+// waitOpen waits until r's next commit holds want bodies.
+func waitOpen(r *Receiver, want int) {
+	for {
+		r.mu.Lock()
+		n := len(r.open.bodies)
+		r.mu.Unlock()
+		if n == want {
+			return
+		}
 		runtime.Gosched()
 	}
-	for _, q := range reqs {
-		select {
-		case err := <-q.done:
-			t.Fatalf("a body was answered (%v) before the linger ended", err)
-		default:
-		}
+}
+
+// A body that comes alone is committed at once; the bodies that come
+// while a commit runs share the next one, and none is answered before
+// its own commit ended.
+func TestReceiverCommitsWhatCameMeanwhile(t *testing.T) {
+	f := newFixture(t, 1, Policy{})
+	in := newHeldInbox(f.st)
+	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, MaxBatch: 4, Linger: -1})
+	runHeld(t, r, in)
+	post, answered := poster(t, r, f.body(status{row: 0, status: "delivered", at: time.Second}))
+	post(1)
+	if n := <-in.started; n != 1 {
+		t.Fatalf("the first commit took %d bodies, want the one that came", n)
 	}
-	clk.fire <- time.Now()
-	for i, q := range reqs {
-		if err := <-q.done; err != nil {
+	post(9)
+	// Four join the next commit (MaxBatch), the rest wait for the ones after.
+	waitOpen(r, 4)
+	select {
+	case err := <-answered:
+		t.Fatalf("a body was answered (%v) before its commit ended", err)
+	default:
+	}
+	// Each commit released, the next takes what joined meanwhile.
+	for _, step := range []struct{ commit, next int }{{4, 4}, {4, 1}, {1, 0}} {
+		in.release <- struct{}{}
+		if n := <-in.started; n != step.commit {
+			t.Fatalf("a commit took %d bodies, want %d", n, step.commit)
+		}
+		waitOpen(r, step.next)
+	}
+	in.release <- struct{}{}
+	for i := range 10 {
+		if err := <-answered; err != nil {
 			t.Fatalf("body %d: %v", i, err)
 		}
 	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if !slices.Equal(in.commits, []int{10}) {
-		t.Errorf("commits of %v bodies, want one of 10", in.commits)
+	if n, err := f.backlog(t); err != nil || n != 10 {
+		t.Fatalf("inbox holds %d bodies (%v), want 10", n, err)
 	}
+}
+
+// A body after a quiet spell is committed at once; one that came during
+// the last commit or within Linger of its end waits for company, at most
+// Linger from its arrival, and less once its group is full.
+func TestReceiverLingersWhenBusy(t *testing.T) {
+	f := newFixture(t, 1, Policy{})
+	in := newHeldInbox(f.st)
+	clk := heldClock{at: new(atomic.Int64), started: make(chan time.Duration, 1), fire: make(chan time.Time, 1)}
+	r := NewReceiver(ReceiverConfig{Inbox: in, AppSecret: secret, MaxBatch: 4, Linger: 5 * time.Millisecond, Clock: clk})
+	runHeld(t, r, in)
+	post, answered := poster(t, r, f.body(status{row: 0, status: "delivered", at: time.Second}))
+	at := func(ms int) { clk.at.Store(int64(ms) * int64(time.Millisecond)) }
+	commit := func(want int) {
+		t.Helper()
+		select {
+		case n := <-in.started:
+			if n != want {
+				t.Fatalf("a commit took %d bodies, want %d", n, want)
+			}
+		case d := <-clk.started:
+			t.Fatalf("lingered %v, want a commit of %d at once", d, want)
+		}
+	}
+	lingered := func(want time.Duration) {
+		t.Helper()
+		select {
+		case d := <-clk.started:
+			if d != want {
+				t.Fatalf("lingered %v, want %v", d, want)
+			}
+		case n := <-in.started:
+			t.Fatalf("a commit of %d bodies began at once, want a wait of %v", n, want)
+		}
+	}
+	noTimer := func() {
+		t.Helper()
+		select {
+		case d := <-clk.started:
+			t.Fatalf("lingered %v after a quiet spell", d)
+		default:
+		}
+	}
+
+	// release lets the commit under way end and waits for its n answers,
+	// so that it ended at the time set before.
+	release := func(n int) {
+		t.Helper()
+		in.release <- struct{}{}
+		for range n {
+			if err := <-answered; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	post(1)
+	commit(1) // the first: at once
+	noTimer()
+	post(2) // during the commit
+	waitOpen(r, 2)
+	at(2)
+	release(1) // ends at 2 ms; the two came at 0: 3 ms left to wait
+	lingered(3 * time.Millisecond)
+	post(1) // comes while they wait
+	waitOpen(r, 3)
+	clk.fire <- time.Now()
+	commit(3)
+	at(50)
+	release(3)
+	at(100) // 50 ms after the last commit: a quiet spell
+	post(1)
+	commit(1)
+	noTimer()
+	at(101)
+	release(1)
+	at(103) // 2 ms after the last commit: posts are coming fast
+	post(1)
+	lingered(5 * time.Millisecond)
+	post(3) // fills the group: no need to wait longer
+	commit(4)
+	release(4)
 }

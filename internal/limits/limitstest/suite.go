@@ -81,6 +81,8 @@ type Step struct {
 	WantBroken   bool          // and it was not offered
 
 	WantRefund limits.RefundResult // Refund
+	// ByID: the Refund names the claim by its id alone (a lapsed claim's).
+	ByID bool
 
 	// Rebuild: a host's part, its instants as offsets from T0 on a host
 	// clock Skew ahead of the gate's; and what it must answer.
@@ -329,6 +331,23 @@ var Tables = []Table{
 		},
 	},
 	{
+		Name:     "a refund by the claim's id alone gives back what it was admitted with",
+		Accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 1, Burst: 10}, 1)},
+		Steps: []Step{
+			{At: 0, Op: Admit, Claim: "c1", To: "+1", WantOK: true, WantAccount: "a", WantUsed: 1, WantTokens: 9},
+			{At: 0, Op: Check, WantReach: &ReachWant{Used: 1, Oldest: 0}},
+			// In the quota day that counted it, whatever day is current.
+			{At: time.Hour, Op: Reset, Force: true, WantDay: []string{Today + "#2"}, WantBefore: []int{1}, WantReset: []bool{true}},
+			{At: time.Hour, Op: Admit, Claim: "c2", WantOK: true, WantAccount: "a", WantUsed: 1, WantTokens: 9},
+			{At: time.Hour, Op: Refund, Claim: "c1", ByID: true, WantRefund: limits.Refunded},
+			{At: time.Hour, Op: Refund, Claim: "c1", ByID: true, WantRefund: limits.AlreadyRefunded},
+			{At: time.Hour, Op: Check, WantUsedEach: []int{1}, WantTokensEach: []float64{9}, WantReach: &ReachWant{Used: 0, Oldest: Never}},
+			{At: time.Hour, Op: Refund, Claim: "c2", ByID: true, WantRefund: limits.Refunded},
+			{At: time.Hour, Op: Check, WantUsedEach: []int{0}, WantTokensEach: []float64{9}},
+			{At: time.Hour, Op: Refund, Claim: "nobody", ByID: true, WantRefund: limits.UnknownClaim},
+		},
+	},
+	{
 		Name:     "the same claim admitted twice counts once",
 		Accounts: []limits.Account{acct("a", ratelimit.Limit{Rate: 1, Burst: 10}, 5)},
 		Steps: []Step{
@@ -462,6 +481,9 @@ func RunTable(t *testing.T, h Harness, tt Table) {
 			c, ok := admitted[s.Claim]
 			if !ok {
 				c = limits.Claim{ID: s.Claim, Account: tt.Accounts[0].Name, Day: Today + "#1"}
+			}
+			if s.ByID {
+				c = limits.Claim{ID: s.Claim}
 			}
 			res, err := g.Refund(ctx, c)
 			if !checkErr(t, where+" refund "+s.Claim, err, s) {

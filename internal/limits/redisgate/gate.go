@@ -302,8 +302,8 @@ func (g *Gate) admission(r limits.Request, res []any) (a limits.Admission, stale
 }
 
 func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult, error) {
-	if c.ID == "" || c.Account == "" || c.Day == "" {
-		return 0, fmt.Errorf("refund: incomplete claim %+v", c)
+	if err := c.Validate(); err != nil {
+		return 0, err
 	}
 	// The claim's record names the recipient whose memory the refund may
 	// take back: read it first, so the script is given every key it
@@ -319,6 +319,9 @@ func (g *Gate) Refund(ctx context.Context, c limits.Claim) (limits.RefundResult,
 	rec, ok := parseClaim(raw)
 	if !ok {
 		return 0, fmt.Errorf("refund %s: unreadable claim record %q", c.ID, raw)
+	}
+	if c.ByID() {
+		c.Account, c.Day = rec.account, rec.day
 	}
 	if rec.account != c.Account || rec.day != c.Day {
 		return 0, fmt.Errorf("refund %s: admitted for %s on %s, not %s on %s", c.ID, rec.account, rec.day, c.Account, c.Day)

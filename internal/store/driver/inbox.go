@@ -28,9 +28,13 @@ type InboxTx interface {
 	// KeepStatus stores a status once: kept is false when it was stored
 	// before, matched then whether it was matched to its row.
 	KeepStatus(ctx context.Context, ev campaign.StatusEvent, now time.Time) (kept, matched bool, err error)
-	// MatchStatus finds the row a kept status is about and links it (0:
-	// not a message of ours).
-	MatchStatus(ctx context.Context, ev campaign.StatusEvent) (int64, error)
+	// WAMIDRow is the row carrying wamid, else the row its kept statuses
+	// were matched to (0: none); RowPhone the phone of message id if it is
+	// campaign campaignID's; LinkStatus matches a kept status to row id.
+	// Which row a status is about is internal/webhook's (matchStatus).
+	WAMIDRow(ctx context.Context, wamid string) (int64, error)
+	RowPhone(ctx context.Context, campaignID, id int64) (phone string, ok bool, err error)
+	LinkStatus(ctx context.Context, id int64, ev campaign.StatusEvent) error
 	// StatusRow is what a status's meaning depends on of row id (ok false:
 	// the row is gone), and the row's phone.
 	StatusRow(ctx context.Context, id int64, ev campaign.StatusEvent) (r campaign.StatusRow, phone string, ok bool, err error)

@@ -14,6 +14,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -226,18 +227,12 @@ func (c *claimTx) ExpirePending(ctx context.Context, id int64, why string, now t
 
 func (c *claimTx) FinishCampaign(ctx context.Context, id int64, now time.Time) error {
 	c.camp = nil // changed: read again
-	if _, err := c.Exec(ctx, finishCampaignSQL, now.UnixNano(), id); err != nil {
-		return fmt.Errorf("finish campaign %d: %w", id, err)
-	}
-	return nil
+	return managesql.FinishCampaign(ctx, manageTx{c}, postgres, id, now)
 }
 
 func (c *claimTx) PauseNoAccount(ctx context.Context, id int64) error {
 	c.camp = nil // changed: read again
-	if _, err := c.Exec(ctx, pauseNoAccountSQL, campaign.NoUsableAccountReason, id); err != nil {
-		return fmt.Errorf("pause campaign %d: %w", id, err)
-	}
-	return nil
+	return managesql.PauseNoAccount(ctx, manageTx{c}, postgres, id)
 }
 
 func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (driver.ClaimTurn, error) {

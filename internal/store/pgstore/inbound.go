@@ -2,9 +2,7 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,15 +12,6 @@ import (
 
 // Inbound messages on Postgres (SQLite's inbound.go and links.go): kept
 // once, linked to the message they answer, counted on its row.
-
-func (tx inboxTx) AccountOf(ctx context.Context, phoneNumberID string) (int64, error) {
-	var account int64
-	err := tx.QueryRow(ctx, `SELECT id FROM accounts WHERE phone_number_id = $1 ORDER BY id LIMIT 1`, phoneNumberID).Scan(&account)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("look up number %s: %w", phoneNumberID, err)
-	}
-	return account, nil
-}
 
 // nullID is id, or NULL for 0 (no row).
 func nullID(id int64) *int64 {
@@ -42,20 +31,6 @@ func (tx inboxTx) KeepInbound(ctx context.Context, m campaign.InboundRow) (bool,
 		return false, fmt.Errorf("keep inbound message %s: %w", m.ID, err)
 	}
 	return tag.RowsAffected() > 0, nil
-}
-
-// ContextRow: the message context.id names, whatever became of it since,
-// found as a status finds its row (wamidRowSQL).
-func (tx inboxTx) ContextRow(ctx context.Context, wamid, phone string) (r campaign.RepliedRow, ok bool, err error) {
-	err = tx.QueryRow(ctx, `SELECT id, campaign_id, coalesce(account_id, 0) FROM messages
-		WHERE id = `+wamidRowSQL+` AND phone = $2`, wamid, phone).Scan(&r.ID, &r.CampaignID, &r.AccountID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return r, false, nil
-	}
-	if err != nil {
-		return r, false, fmt.Errorf("find the message %s answers: %w", phone, err)
-	}
-	return r, true, nil
 }
 
 func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]campaign.SentRow, error) {
@@ -102,53 +77,6 @@ func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]campaign.Inbou
 	return ws, nil
 }
 
-func (tx inboxTx) LinkInbound(ctx context.Context, id string, r campaign.RepliedRow) error {
-	if _, err := tx.Exec(ctx, `UPDATE inbound_messages SET link_wait = 0, message_id = $1 WHERE id = $2`, nullID(r.ID), id); err != nil {
-		return fmt.Errorf("link inbound message %s: %w", id, err)
-	}
-	return nil
-}
-
-// NoteReply records a row's first reply (the earliest, whatever order the
-// webhooks came in) and counts the row as replied once.
-func (tx inboxTx) NoteReply(ctx context.Context, r campaign.RepliedRow, at time.Time, text string) (bool, error) {
-	tag, err := tx.Exec(ctx, `UPDATE messages SET first_reply_at = $1, first_reply_text = $2 WHERE id = $3 AND first_reply_at IS NULL`,
-		nanos(at), text, r.ID)
-	if err != nil {
-		return false, fmt.Errorf("note the reply to message %d: %w", r.ID, err)
-	}
-	if tag.RowsAffected() == 0 {
-		_, err := tx.Exec(ctx, `UPDATE messages SET first_reply_at = $1, first_reply_text = $2 WHERE id = $3 AND first_reply_at > $1`,
-			nanos(at), text, r.ID)
-		if err != nil {
-			return false, fmt.Errorf("note the reply to message %d: %w", r.ID, err)
-		}
-		return false, nil
-	}
-	return true, tx.countReply(ctx, r, "replied")
-}
-
-// NoteOptOut marks a row whose recipient opted out by answering it, once.
-func (tx inboxTx) NoteOptOut(ctx context.Context, r campaign.RepliedRow, at time.Time) error {
-	tag, err := tx.Exec(ctx, `UPDATE messages SET opted_out_at = $1 WHERE id = $2 AND opted_out_at IS NULL`, nanos(at), r.ID)
-	if err != nil {
-		return fmt.Errorf("note the opt-out of message %d: %w", r.ID, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return nil
-	}
-	return tx.countReply(ctx, r, "opted_out")
-}
-
-func (tx inboxTx) countReply(ctx context.Context, r campaign.RepliedRow, column string) error {
-	_, err := tx.Exec(ctx, `INSERT INTO reply_counts (campaign_id, account_id, `+column+`) VALUES ($1, $2, 1)
-		ON CONFLICT (campaign_id, account_id) DO UPDATE SET `+column+` = reply_counts.`+column+` + 1`, r.CampaignID, r.AccountID)
-	if err != nil {
-		return fmt.Errorf("count the reply to message %d: %w", r.ID, err)
-	}
-	return nil
-}
-
 // LearnLinks keeps the pairs a body showed, in one round trip: a changed
 // pair replaces an older one, a pair seen again is not written.
 func (tx inboxTx) LearnLinks(ctx context.Context, links []campaign.IdentityLink, now time.Time) error {
@@ -165,21 +93,6 @@ func (tx inboxTx) LearnLinks(ctx context.Context, links []campaign.IdentityLink,
 		return fmt.Errorf("learn recipient links: %w", err)
 	}
 	return nil
-}
-
-// InboundSender: the sender's number; for a sender known only by a user
-// id, the number linked to it, else the id.
-func (tx inboxTx) InboundSender(ctx context.Context, m campaign.InboundMessage) (key string, err error) {
-	switch {
-	case m.From != "":
-		return "+" + strings.TrimPrefix(m.From, "+"), nil
-	case m.UserID != "":
-		err = tx.QueryRow(ctx, `SELECT coalesce((SELECT phone FROM recipient_links WHERE user_id = $1), $1)`, m.UserID).Scan(&key)
-		if err != nil {
-			return "", fmt.Errorf("find the number of %s: %w", m.UserID, err)
-		}
-	}
-	return key, nil
 }
 
 // PruneInbound deletes the inbound messages older than before (their

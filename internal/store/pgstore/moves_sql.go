@@ -5,10 +5,10 @@ import (
 	"github.com/wasend/wasend/internal/store/statesql"
 )
 
-// The only statements here that change a message's or a campaign's state,
-// each named for its move and built from campaign.Transitions or
-// campaign.CampaignTransitions as SQLite's transitions.go builds its own:
-// each applies only to rows in the move's source states. No statement
+// The only statements here that change a message's state, each named for
+// its move and built from campaign.Transitions as SQLite's transitions.go
+// builds its own: each applies only to rows in the move's source states
+// (a campaign's state moves, and the operator's, are managesql's). No statement
 // flips tally: on Postgres the triggers count every move.
 var (
 	// A claim raises the fence (attempts), leases the rows to the runner
@@ -55,31 +55,7 @@ var (
 		AND state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0 FOR UPDATE SKIP LOCKED)`
 	endLeasesSQL = `UPDATE messages SET lease_until = 0 WHERE state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0
 		AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners)) AND ($1::bigint = 0 OR campaign_id = $1::bigint)`
-
-	requeueUndeliveredSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveRequeueUndelivered) + `, retries = 0, next_attempt_at = 0,
-		runner_id = NULL, wamid = NULL, delivery = NULL, delivered_at = NULL, read_at = NULL, updated_at = $1
-		WHERE campaign_id = $2 AND ` + statesql.From(campaign.MoveRequeueUndelivered, "state") + ` AND NOT ` + statesql.Received("delivery") + ` AND sent_at < $3`
-
-	pauseCampaignSQL = `UPDATE campaigns SET ` + statesql.CampaignTo(campaign.CampaignPause) + `, pause_reason = $1
-		WHERE id = $2 AND ` + statesql.CampaignFrom(campaign.CampaignPause, "state") + ` AND cancelled_at IS NULL`
-	pauseNoAccountSQL = `UPDATE campaigns SET ` + statesql.CampaignTo(campaign.CampaignPauseNoAccount) + `, pause_reason = $1
-		WHERE id = $2 AND ` + statesql.CampaignFrom(campaign.CampaignPauseNoAccount, "state")
-	resumeCampaignSQL = `UPDATE campaigns SET ` + statesql.CampaignTo(campaign.CampaignResume) + `, pause_reason = ''
-		WHERE id = $1 AND ` + statesql.CampaignFrom(campaign.CampaignResume, "state")
-	finishCampaignSQL = `UPDATE campaigns SET ` + statesql.CampaignTo(campaign.CampaignFinish) + `, finished_at = $1
-		WHERE id = $2 AND ` + statesql.CampaignFrom(campaign.CampaignFinish, "state")
-	reopenCampaignSQL = `UPDATE campaigns SET ` + statesql.CampaignTo(campaign.CampaignReopen) + `, finished_at = NULL
-		WHERE id = $1 AND ` + statesql.CampaignFrom(campaign.CampaignReopen, "state")
-	cancelCampaignSQL = `UPDATE campaigns SET ` + statesql.CampaignTo(campaign.CampaignCancel) + `, finished_at = $1, cancelled_at = $1,
-		pause_reason = '' WHERE id = $2 AND ` + statesql.CampaignFrom(campaign.CampaignCancel, "state") + ` AND cancelled_at IS NULL`
 )
-
-// requeueSQL moves a campaign's rows back to pending with a fresh retry
-// budget, for the operator's two requeue transitions.
-func requeueSQL(t campaign.Transition) string {
-	return `UPDATE messages SET ` + statesql.To(t) + `, retries = 0, next_attempt_at = 0, runner_id = NULL, updated_at = $1
-		WHERE campaign_id = $2 AND ` + statesql.From(t, "state")
-}
 
 // leaseExpirySQL is the statement of one rule of campaign.LeaseExpiry:
 // rows in flight whose lease ran out (lease_until <= $3) and whose request

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/recordsql"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
@@ -145,10 +146,7 @@ func (r recordTx) Accounts(ctx context.Context, where string, args ...any) ([]ro
 }
 
 func (r recordTx) PauseCampaign(ctx context.Context, id int64, reason string) error {
-	if _, err := r.tx.Exec(ctx, pauseCampaignSQL, reason, id); err != nil {
-		return fmt.Errorf("pause campaign %d: %w", id, err)
-	}
-	return nil
+	return managesql.PauseCampaign(ctx, manageTx{r.tx}, postgres, id, reason)
 }
 
 func (r recordTx) DropAccount(ctx context.Context, campaignID, accountID int64, reason string, code int, now time.Time) error {

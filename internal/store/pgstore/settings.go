@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
@@ -63,22 +62,6 @@ func (s *Store) RecordCheck(ctx context.Context, accountID int64, f campaign.Che
 	if _, err := s.pool.Exec(ctx, `UPDATE accounts SET check_error = $1, check_code = $2, checked_at = $3 WHERE id = $4`,
 		f.Error, f.Code, at, accountID); err != nil {
 		return fmt.Errorf("record the check of account %d: %w", accountID, err)
-	}
-	return nil
-}
-
-// RenameCampaign gives a campaign another name.
-func (s *Store) RenameCampaign(ctx context.Context, id int64, name string) error {
-	name = strings.TrimSpace(name)
-	if err := campaign.ValidateName(name); err != nil {
-		return fmt.Errorf("campaign %d: %w", id, err)
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE campaigns SET name = $1 WHERE id = $2`, name, id)
-	if err != nil {
-		return fmt.Errorf("rename campaign %d: %w", id, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
 	}
 	return nil
 }

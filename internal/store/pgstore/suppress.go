@@ -8,48 +8,20 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
+	"github.com/wasend/wasend/internal/store/suppresssql"
 )
 
-// Suppress lists numbers (a reason given replaces a listed one's) and
-// returns how many were new; a number listed by hand goes to the shared
-// list only where that list never knew it.
+// Suppress lists numbers and returns how many were new
+// (suppresssql.Suppress).
 func (s *Store) Suppress(ctx context.Context, list []campaign.Suppression) (added int, err error) {
-	for _, sp := range list {
-		if err := campaign.CheckListable(sp.Phone); err != nil {
-			return 0, err
-		}
-	}
-	if len(list) == 0 {
-		return 0, nil
-	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		now := nanos(s.now())
-		for _, sp := range list {
-			tag, err := tx.Exec(ctx, `INSERT INTO suppressions (phone, reason, created_at) VALUES ($1, $2, $3)
-				ON CONFLICT (phone) DO NOTHING`, sp.Phone, sp.Reason, now)
-			if err != nil {
-				return fmt.Errorf("suppress %s: %w", sp.Phone, err)
-			}
-			if tag.RowsAffected() > 0 {
-				added++
-				if _, err := tx.Exec(ctx, `UPDATE suppression_push SET if_unknown = 1 WHERE phone = $1`, sp.Phone); err != nil {
-					return fmt.Errorf("suppress %s: %w", sp.Phone, err)
-				}
-				continue
-			}
-			if sp.Reason == "" {
-				continue
-			}
-			if _, err := tx.Exec(ctx, `UPDATE suppressions SET reason = $1 WHERE phone = $2`, sp.Reason, sp.Phone); err != nil {
-				return fmt.Errorf("suppress %s: %w", sp.Phone, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := suppresssql.CheckListable(list); err != nil || len(list) == 0 {
 		return 0, err
 	}
-	return added, nil
+	err = s.inTx(ctx, func(tx pgx.Tx) (err error) {
+		added, err = suppresssql.Suppress(ctx, manageTx{tx}, postgres, list, s.now())
+		return err
+	})
+	return added, err
 }
 
 // Unsuppress takes numbers off the list and returns how many were on it.
@@ -57,11 +29,7 @@ func (s *Store) Unsuppress(ctx context.Context, phones []string) (removed int, e
 	if len(phones) == 0 {
 		return 0, nil
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM suppressions WHERE phone = ANY($1)`, phones)
-	if err != nil {
-		return 0, fmt.Errorf("unsuppress: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return suppresssql.Unsuppress(ctx, manageTx{s.pool}, postgres, phones)
 }
 
 // SuppressedIn is the listed numbers among phones, with their reasons
@@ -105,20 +73,10 @@ func (s *Store) ToPush(ctx context.Context, limit int) ([]driver.Push, error) {
 
 // Pushed takes the outbox up to seq out: the shared list has them.
 func (s *Store) Pushed(ctx context.Context, seq int64) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM suppression_push WHERE seq <= $1`, seq); err != nil {
-		return fmt.Errorf("record the suppressions shared: %w", err)
-	}
-	return nil
+	return suppresssql.Pushed(ctx, manageTx{s.pool}, postgres, seq)
 }
 
-// PushAll puts the whole list in the outbox, each number to be listed on
-// the shared list if it never knew it; a number already waiting keeps its
-// place and kind.
+// PushAll puts the whole list in the outbox (suppresssql.PushAll).
 func (s *Store) PushAll(ctx context.Context) (int, error) {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO suppression_push (phone, if_unknown)
-		SELECT phone, 1 FROM suppressions ORDER BY created_at, phone ON CONFLICT (phone) DO NOTHING`)
-	if err != nil {
-		return 0, fmt.Errorf("queue the suppression list for sharing: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return suppresssql.PushAll(ctx, manageTx{s.pool}, postgres)
 }

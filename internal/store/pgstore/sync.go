@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/suppresssql"
 )
 
 // What is read from the Graph API and kept (numbers, templates), and the
@@ -135,10 +136,8 @@ func (s *Store) ReplaceTemplates(ctx context.Context, waba string, ts []campaign
 // answer or webhook (an opt-out) still waiting to be pushed: that is newer
 // than the removal. A number listed here earlier keeps the earlier time.
 func (s *Store) ApplySuppressions(ctx context.Context, listed []campaign.Suppression, removed []string, mark driver.SyncMark) error {
-	for _, sp := range listed {
-		if err := campaign.CheckListable(sp.Phone); err != nil {
-			return err
-		}
+	if err := suppresssql.CheckListable(listed); err != nil {
+		return err
 	}
 	now := s.now()
 	return s.inTx(ctx, func(tx pgx.Tx) error {

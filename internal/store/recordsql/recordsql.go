@@ -300,3 +300,10 @@ func (d Dialect) greatest(a, b string) string {
 	}
 	return "max(" + a + ", " + b + ")"
 }
+
+// Bind is bind for the other packages that write SQL once for both
+// drivers (managesql), so that the dialects differ in one place.
+func (d Dialect) Bind(query string) string { return d.bind(query) }
+
+// Greatest is greatest, for those packages too.
+func (d Dialect) Greatest(a, b string) string { return d.greatest(a, b) }

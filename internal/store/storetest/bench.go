@@ -34,6 +34,10 @@ type ClaimBench struct {
 	// opened on its own as another host's process would, each with its
 	// own runner.
 	Hosts int
+	// Starts, when set, marks every claimed row's request started
+	// (driver.Driver's Start) before its outcome is recorded, Starts rows
+	// a transaction, as the engine's workers do just before each request.
+	Starts int
 }
 
 // BenchClaimRecord measures the store's share of sending with the limits
@@ -102,7 +106,7 @@ func BenchClaimRecord(b *testing.B, h ClaimBench) {
 			go func() {
 				defer wg.Done()
 				<-started
-				errs[k] = claimRecord(ctx, l, runner, c.ID, batch, now, &ticks, &done)
+				errs[k] = claimRecord(ctx, l, d, h.Starts, runner, c.ID, batch, now, &ticks, &done)
 			}()
 		}
 		b.StartTimer()
@@ -140,15 +144,27 @@ func BenchClaimRecord(b *testing.B, h ClaimBench) {
 	}
 }
 
-// claimRecord is one host's loop: claim, record the batch as sent and
-// claim the next in one transaction, until none is left; done counts the
-// rows recorded.
-func claimRecord(ctx context.Context, l Ledger, runner string, id int64, batch int, now func() time.Time,
+// claimRecord is one host's loop: claim, mark the requests started
+// (starts rows a transaction; 0: not), record the batch as sent and claim
+// the next in one transaction, until none is left; done counts the rows
+// recorded.
+func claimRecord(ctx context.Context, l Ledger, d driver.Driver, starts int, runner string, id int64, batch int, now func() time.Time,
 	ticks, done *atomic.Int64) error {
 	cs, err := l.ClaimN(ctx, id, runner, now(), batch)
 	for err == nil && len(cs) > 0 {
 		ticks.Add(1)
 		at := now()
+		for rest := cs; starts > 0 && len(rest) > 0; {
+			n := min(starts, len(rest))
+			refused, err := d.Start(ctx, runner, rest[:n], at)
+			if err != nil {
+				return fmt.Errorf("start %d requests: %w", n, err)
+			}
+			if len(refused) > 0 {
+				return fmt.Errorf("start %d requests: %d refused", n, len(refused))
+			}
+			rest = rest[n:]
+		}
 		rs := make([]campaign.Result, len(cs))
 		for k, cl := range cs {
 			rs[k] = campaign.Result{Claim: cl, At: at,

@@ -20,6 +20,39 @@ func (s suite) inboxTests() []sub {
 		{"statuses drain to delivered and read", s.testInboxDrainsStatuses},
 		{"a status for a row in flight waits for its send", s.testInboxStatusBeforeRecord},
 		{"two handles drain one inbox at once", s.testInboxTwoDrains},
+		{"bodies are kept byte for byte, in the order given", s.testInboxKeepsBodies},
+	}
+}
+
+// testInboxKeepsBodies: a receiver's commit of many bodies (more than one
+// statement's worth) keeps each exactly as it came, in the order given,
+// after what was stored before.
+func (s suite) testInboxKeepsBodies(t *testing.T) {
+	st := s.openTest(t, newFakeClock())
+	var want [][]byte
+	for i := range 601 {
+		// Meta signs escaped Unicode: the bytes, not their meaning, are kept.
+		want = append(want, []byte(`{"n":`+strconv.Itoa(i)+`,"note":"caf\u00e9 \u0000","raw":"é"}`))
+	}
+	want = append(want, []byte{0xff, 0x00, '{'}) // not even text
+	if err := st.AddToInbox(t.Context(), want[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddToInbox(t.Context(), want[1:]); err != nil {
+		t.Fatal(err)
+	}
+	var got []driver.InboxBody
+	err := st.WithInbox(t.Context(), func(tx driver.InboxTx, _ time.Time) (err error) {
+		got, err = tx.Bodies(t.Context(), 1000)
+		return err
+	})
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("Bodies = %d bodies, %v; want %d", len(got), err, len(want))
+	}
+	for i, b := range got {
+		if string(b.Body) != string(want[i]) || i > 0 && b.ID <= got[i-1].ID {
+			t.Fatalf("body %d (id %d) = %q, want %q, after id %d", i, b.ID, b.Body, want[i], got[max(i-1, 0)].ID)
+		}
 	}
 }
 

@@ -26,6 +26,7 @@ func (s suite) leaseTests() []sub {
 		{"claim contention: one holder at a time, fences increasing", s.testLeaseContention},
 		{"answers dated before the rescue keep the rescue's attempts", s.testLateAnswersBeforeRescue},
 		{"a lapsed claim takes its contact-log entry back", s.testLapseUnlogsContact},
+		{"a lapsed claim under shared limits queues the gate's refund", s.testLapseQueuesGateRefund},
 	}
 }
 
@@ -515,5 +516,38 @@ func (s suite) testLapseUnlogsContact(t *testing.T) {
 	if n := logged(started); n != 1 {
 		t.Errorf("the claim of row %d made unknown logs %d sends, want 1: its request may have reached the API", started.Message.ID, n)
 	}
+	if n := CountRows(t, st, `SELECT count(*) FROM gate_refunds`); n != 0 {
+		t.Errorf("%d gate refunds queued by a database that never shared its limits, want none", n)
+	}
 	sameCounts(t, st, "lapse", c.ID)
+}
+
+// testLapseQueuesGateRefund: under shared limits the gate charged the
+// claim too (its cap, the recipient's pair gap and reach), and a claim
+// that lapsed reached nobody: its refund is queued, by the id the claim
+// asked the gate with (host:row:claim count), for the next claim to give
+// back. The claim made unknown keeps its charge.
+func (s suite) testLapseQueuesGateRefund(t *testing.T) {
+	st, clk, c, started, idle := s.startedAndIdle(t, "lapse refund")
+	// The claims were the database's own; from now on its limits are
+	// shared, which gives it its host id (only the rescue runs after).
+	if err := st.ShareLimits(t.Context(), nil, func(error) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	var host string
+	if err := checked(st).QueryRowContext(t.Context(), `SELECT value FROM settings WHERE key = 'limits_host'`).Scan(&host); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(at(campaign.LeaseTerm))
+	if moved, err := st.Rescue(t.Context(), c.ID, clk.Now(), noneDead); err != nil || moved != 1 {
+		t.Fatalf("rescue moved %d, %v; want the started row made unknown", moved, err)
+	}
+	want := fmt.Sprintf("%s:%d:%d", host, idle.Message.ID, idle.Fence)
+	if n := CountRows(t, st, `SELECT count(*) FROM gate_refunds WHERE claim = ? AND portfolio = 'default'
+		AND account = '' AND day = '' AND at = ?`, want, clk.Now().UnixNano()); n != 1 {
+		t.Errorf("%d refunds of the lapsed claim %s queued, want 1", n, want)
+	}
+	if n := CountRows(t, st, `SELECT count(*) FROM gate_refunds`); n != 1 {
+		t.Errorf("%d refunds queued, want only the lapsed claim's (row %d's request may have reached the API)", n, started.Message.ID)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store/driver"
 )
@@ -20,6 +21,8 @@ func (s suite) moveTests() []sub {
 		{"pause and cancel", s.testPauseAndCancelCampaign},
 		{"delete campaign", s.testDeleteCampaign},
 		{"rename campaign", s.testRenameCampaign},
+		{"settings", s.testSettings},
+		{"drop and readmit an account", s.testReadmitAccount},
 		{"outage", s.testOutage},
 	}
 }
@@ -227,6 +230,11 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustClaim(t, st, keep.ID, "other", t0)
+	// A budget keeps what counts against it (campaign_spend) beside the
+	// campaign: it goes with the campaign too.
+	if err := st.SetBudget(ctx, c.ID, 1_000_000, "EUR", func(string) pricing.Micros { return 1000 }); err != nil {
+		t.Fatal(err)
+	}
 
 	err := st.DeleteCampaign(ctx, c.ID)
 	if !errors.Is(err, driver.ErrInUse) || !strings.Contains(err.Error(), "process 42 on h") {
@@ -247,6 +255,7 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 		`SELECT count(*) FROM messages WHERE campaign_id = ?`,
 		`SELECT count(*) FROM skipped WHERE campaign_id = ?`,
 		`SELECT count(*) FROM runners WHERE campaign_id = ?`,
+		`SELECT count(*) FROM campaign_spend WHERE campaign_id = ?`,
 		`SELECT count(*) FROM attempts WHERE message_id NOT IN (SELECT id FROM messages)`,
 	} {
 		arg := any(c.ID)
@@ -269,6 +278,93 @@ func (s suite) testDeleteCampaign(t *testing.T) {
 	}
 	if err := st.DeleteCampaign(ctx, c.ID); !errors.Is(err, campaign.ErrNotFound) {
 		t.Errorf("second delete: %v, want ErrNotFound", err)
+	}
+}
+
+// A campaign's settings change in place: the same change again changes
+// nothing, a send window needs the time zones an import with one found, a
+// cancelled campaign refuses every change.
+func (s suite) testSettings(t *testing.T) {
+	st := s.openTest(t, newFakeClock())
+	ctx := t.Context()
+	c := MustCampaign(t, st, "settings", 2)
+	start := t0.Add(time.Hour)
+	sc := campaign.Schedule{StartAt: start, StartArg: "+1h", ExpireAfter: 2 * time.Hour}
+	for range 2 {
+		if err := st.SetSchedule(ctx, c.ID, sc); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Campaign(ctx, c.ID)
+		if err != nil || !got.Schedule.StartAt.Equal(start) || got.Schedule.ExpireAfter != 2*time.Hour ||
+			!got.ExpiresAt().Equal(start.Add(2*time.Hour)) {
+			t.Fatalf("schedule: start %v, validity %v, expires %v, %v; want %v, 2h, %v",
+				got.Schedule.StartAt, got.Schedule.ExpireAfter, got.ExpiresAt(), err, start, start.Add(2*time.Hour))
+		}
+	}
+	// The same --at given again keeps the start it set.
+	if err := st.SetSchedule(ctx, c.ID, campaign.Schedule{StartAt: start.Add(time.Minute), StartArg: "+1h"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Campaign(ctx, c.ID); !got.Schedule.StartAt.Equal(start) {
+		t.Errorf("the same --at again moved the start to %v", got.Schedule.StartAt)
+	}
+	w := &campaign.Window{From: 9 * 60, To: 17 * 60, Days: campaign.EveryDay}
+	if err := st.SetSchedule(ctx, c.ID, campaign.Schedule{Window: w}); !errors.Is(err, driver.ErrNoZones) {
+		t.Errorf("a window on a campaign imported without one: %v, want driver.ErrNoZones", err)
+	}
+	weight := 3
+	if err := st.SetShare(ctx, c.ID, campaign.ShareChange{Weight: &weight}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Campaign(ctx, c.ID); got.Share.Weight != 3 {
+		t.Errorf("weight %d, want 3", got.Share.Weight)
+	}
+	if err := st.SetPairGap(ctx, c.ID, -time.Second); err == nil {
+		t.Error("a negative pair gap was taken")
+	}
+	if _, err := st.CancelCampaign(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetSchedule(ctx, c.ID, campaign.Schedule{StartAt: start.Add(time.Hour)}); !errors.Is(err, campaign.ErrCancelled) {
+		t.Errorf("schedule of a cancelled campaign: %v, want campaign.ErrCancelled", err)
+	}
+	if err := st.SetShare(ctx, c.ID, campaign.ShareChange{Weight: &weight}); !errors.Is(err, campaign.ErrCancelled) {
+		t.Errorf("share of a cancelled campaign: %v, want campaign.ErrCancelled", err)
+	}
+	if err := st.SetSchedule(ctx, c.ID+100, sc); !errors.Is(err, campaign.ErrNotFound) {
+		t.Errorf("schedule of no campaign: %v, want campaign.ErrNotFound", err)
+	}
+}
+
+// An account dropped from a campaign comes back only when its reason
+// starts with the prefix asked (counted in characters, not bytes).
+func (s suite) testReadmitAccount(t *testing.T) {
+	st := s.openTest(t, newFakeClock())
+	ctx := t.Context()
+	a := MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "readmit", 1)
+	for _, tt := range []struct {
+		reason, prefix string
+		want           bool
+	}{
+		{"préflight: no token", "préflight:", true},
+		{"error 131042: payment", "préflight:", false},
+		{"préflight: no token", "préflight: no token and more", false},
+	} {
+		if err := st.DropAccount(ctx, c.ID, a.ID, tt.reason, 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		// A second drop keeps the first reason.
+		if err := st.DropAccount(ctx, c.ID, a.ID, "later", 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.ReadmitAccount(ctx, c.ID, a.ID, tt.prefix)
+		if err != nil || got != tt.want {
+			t.Errorf("readmit %q dropped for %q: %v, %v; want %v", tt.prefix, tt.reason, got, err, tt.want)
+		}
+		if _, err := st.ResumeCampaign(ctx, c.ID); err != nil { // readmits every account
+			t.Fatal(err)
+		}
 	}
 }
 
