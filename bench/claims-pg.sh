@@ -52,7 +52,7 @@ done
 [ -n "$pgbin" ] || { echo "postgres is not installed (Debian: apt-get install postgresql)" >&2; exit 1; }
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
-if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
+wasend_bin "$work/wasend"
 port=$(freeport)
 start_server "$work/wasend" "$work" "$port" "$server"
 
