@@ -11,6 +11,9 @@
 #   DURABLE=1 bench/claims-pg.sh          # the server with fsync, as in production
 #   SERVER=minimal bench/claims-pg.sh     # against bench/minimal, not the sandbox
 #   LEGS="pg3" bench/claims-pg.sh         # only some legs: sqlite pg1 pg3
+#   STATS=20 bench/claims-pg.sh           # and each leg's 20 costliest statements, tables read
+#   PGOPTS="-c random_page_cost=1.1" bench/claims-pg.sh   # more server settings
+#   WASEND_BIN=/tmp/wasend-old bench/claims-pg.sh          # another build of wasend sends
 #
 # Postgres is started the way internal/pgtest starts it: Debian's server in a
 # temporary directory on a free port, as the postgres user when run as root,
@@ -20,7 +23,10 @@
 # of a shared machine falls on all of them; each line says the load (uptime)
 # it was taken at, and with RUNS > 1 the last lines give the median and the
 # spread. CPU per message: the hosts' (user + system) and the database
-# server's (every process of it).
+# server's (every process of it). Under each Postgres leg, from
+# pg_stat_statements and pg_stat_database: its transactions, claims (a claim
+# is one INSERT INTO attempts) and rows per claim, claim locks taken, and
+# statements (the foreign keys' checks among them) per row.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -46,7 +52,7 @@ done
 [ -n "$pgbin" ] || { echo "postgres is not installed (Debian: apt-get install postgresql)" >&2; exit 1; }
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
-go build -o "$work/wasend" .
+wasend_bin "$work/wasend"
 port=$(freeport)
 start_server "$work/wasend" "$work" "$port" "$server"
 
@@ -57,7 +63,8 @@ pgport=$(freeport)
 durability=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off)
 [ -n "${DURABLE:-}" ] && durability=()
 as_pg "$pgbin/postgres" -D "$work/pg/data" -p "$pgport" -k "$work/pg" -c listen_addresses=127.0.0.1 \
-  "${durability[@]}" -c max_connections=200 -c log_min_messages=fatal 2>"$work/pg.log" &
+  "${durability[@]}" -c max_connections=200 -c log_min_messages=fatal \
+  -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all ${PGOPTS:-} 2>"$work/pg.log" &
 for _ in $(seq 300); do # until it takes connections
   pg_isready -q -h "$work/pg" -p "$pgport" && break
   sleep 0.1
@@ -105,6 +112,27 @@ leg() {
   echo "$name $rate $cpu $srvcpu" >>"$work/figures"
 }
 
+# pgstats DB: what the leg cost the server in statements: transactions and
+# claims per message, rows per claim (a claim is one INSERT INTO attempts),
+# and with STATS=1 the statements that took the most time.
+pgstats() {
+  local q="psql -qAt -h $work/pg -p $pgport -U wasend -d $1"
+  $q -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+  $q -F' ' -c "SELECT d.xact_commit, d.xact_rollback,
+      (SELECT sum(calls) FROM pg_stat_statements s WHERE s.dbid = d.datid AND s.query LIKE 'INSERT INTO attempts%'),
+      (SELECT sum(rows) FROM pg_stat_statements s WHERE s.dbid = d.datid AND s.query LIKE 'INSERT INTO attempts%'),
+      (SELECT sum(calls) FROM pg_stat_statements s WHERE s.dbid = d.datid AND s.query LIKE '%pg_advisory_xact_lock%'),
+      (SELECT sum(calls) FROM pg_stat_statements s WHERE s.dbid = d.datid)
+    FROM pg_stat_database d WHERE d.datname = '$1'" |
+    awk '{ printf "       transactions %d (%d rolled back), claims %d of %.1f rows each, claim locks %d, statements %d: %.2f transactions, %.1f statements a row\n", $1, $2, $3, $4 / ($3 ? $3 : 1), $5, $6, $1 / ($4 ? $4 : 1), $6 / ($4 ? $4 : 1) }'
+  if [ -n "${STATS:-}" ]; then
+    $q -F' | ' -c "SELECT relname, seq_scan, seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins + n_tup_upd + n_tup_del AS written, autoanalyze_count
+      FROM pg_stat_user_tables ORDER BY seq_tup_read + coalesce(idx_tup_fetch, 0) DESC LIMIT 8"
+    $q -F' | ' -c "SELECT calls, rows, round(total_exec_time::numeric, 0) AS ms, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+      FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$1' ORDER BY total_exec_time DESC LIMIT ${STATS}"
+  fi
+}
+
 : >"$work/figures"
 echo "claims/s of $rows rows, 3 unlimited numbers, the $server; Postgres $("$pgbin/postgres" -V | awk '{ print $3 }')$([ -n "${DURABLE:-}" ] && echo ", durable" || echo ", fsync off as pgtest")"
 for run in $(seq "$runs"); do
@@ -114,6 +142,7 @@ for run in $(seq "$runs"); do
     pg1 | pg3)
       psql -q -h "$work/pg" -p "$pgport" -U wasend -d postgres -c "CREATE DATABASE ${l}_$run"
       leg "$l" "postgres://wasend@/${l}_$run?host=$work/pg&port=$pgport&sslmode=disable" "${l#pg}"
+      pgstats "${l}_$run"
       ;;
     *) echo "LEGS: $l is not sqlite, pg1 or pg3" >&2; exit 2 ;;
     esac

@@ -24,7 +24,7 @@ rows=${1:-600}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$work"' EXIT
 
-if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
+wasend_bin "$work/wasend"
 wasend="$work/wasend"
 export WASEND_TOKEN=bench
 rates=(30 40 50)

@@ -1,7 +1,12 @@
 # Helpers the bench scripts source (". bench/lib.sh", from the repository's
-# root): a free port, waiting for a server to listen, the Cloud API server a
-# run sends to, a list of recipients and unlimited numbers. Each script
+# root): the wasend that sends, a free port, waiting for a server to listen,
+# the Cloud API server a run sends to, a list of recipients and unlimited
+# numbers. Each script
 # keeps its own work directory and its own trap.
+
+# wasend_bin DEST puts the wasend a run uses at DEST: $WASEND_BIN (another
+# build, for A/B runs) when set, else this checkout built.
+wasend_bin() { if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$1"; else go build -o "$1" .; fi; }
 
 # freeport prints a TCP port free on 127.0.0.1 now.
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

@@ -28,7 +28,7 @@ ceiling=${3:-20}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$work"' EXIT
 
-if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
+wasend_bin "$work/wasend"
 wasend="$work/wasend"
 
 recipients "$rows" "$work/list.csv"

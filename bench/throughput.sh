@@ -30,7 +30,7 @@ workers=${WORKERS:-}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
+wasend_bin "$work/wasend"
 go build -o "$work/ceiling" ./bench/ceiling
 port=$(freeport)
 server=${SERVER:-sandbox}

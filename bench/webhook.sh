@@ -24,6 +24,7 @@
 # machine may be shared: read the CPU figures first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 export CGO_ENABLED=1
 msgs=${1:-30000}
 rate=${2:-5000}
@@ -34,7 +35,7 @@ base=$out/webhook-$msgs.db
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-if [ -n "${WASEND_BIN:-}" ]; then cp "$WASEND_BIN" "$work/wasend"; else go build -o "$work/wasend" .; fi
+wasend_bin "$work/wasend"
 go build -o "$work/webhookload" ./bench/webhookload
 w="$work/wasend"
 hz=$(getconf CLK_TCK)

@@ -52,6 +52,13 @@ type Tx interface {
 	Accounts(ctx context.Context, where string, args ...any) ([]rowscan.Account, error)
 }
 
+// PlanEachCall, as a query's first argument, asks the driver to plan the
+// query with its arguments at every call rather than once for the session
+// (on Postgres, pgx's QueryExecModeCacheDescribe: no prepared statement).
+var PlanEachCall planEachCall
+
+type planEachCall struct{}
+
 // Rows are a read's rows: a pgx.Rows, or a *sql.Rows whose Close is
 // wrapped (its error is Err's).
 type Rows interface {
@@ -409,6 +416,15 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 		return out, nil
 	}
 	where, args := in(c.d, "phone", 1, phones, "") // padding: no number is empty
+	if c.d == Postgres {
+		// Planned at each call with its phones, so that a scan of the log
+		// looks each row up in a hash of them. A prepared statement's
+		// generic plan, made after five calls while the log held a few rows
+		// (a new database: no statistics), stays for the session, and its
+		// scan compares every row with every phone: 41 ms a claim at 20,000
+		// rows, 1 ms planned each time.
+		args = append([]any{PlanEachCall}, args...)
+	}
 	err := c.each(ctx, func(rows Rows) error {
 		var (
 			phone      string

@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
@@ -16,6 +18,9 @@ func (t sqlTx) Exec(ctx context.Context, sql string, args ...any) (int64, error)
 }
 
 func (t sqlTx) Query(ctx context.Context, sql string, args ...any) (claimsql.Rows, error) {
+	if len(args) > 0 && args[0] == claimsql.PlanEachCall {
+		args[0] = pgx.QueryExecModeCacheDescribe
+	}
 	rows, err := t.q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err

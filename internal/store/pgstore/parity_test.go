@@ -23,6 +23,9 @@ var deliberate = map[string]string{
 	// (store/pricing.go, SetBudget); Postgres's 0006 creates it with the
 	// table, its WHEN passing over unpriced rows.
 	"trigger messages_spend on messages: only in Postgres": "made by migration 0006, not at the first budget",
+	// SQLite's index holds the rowid (id) after its columns; Postgres's
+	// names it (pg 0015), for attempt_rollup_insert's attempt before.
+	"index attempts_message: attempts(message_id) in SQLite, attempts(message_id,id) in Postgres": "the same index: SQLite's keeps the rowid",
 }
 
 // schemas migrates a fresh SQLite file and a fresh Postgres database and
