@@ -199,10 +199,10 @@ func (s *Store) RegisterRunner(ctx context.Context, r campaign.Runner) error {
 }
 
 // Heartbeat marks a runner alive at now and extends the leases of its rows
-// in flight by campaign.LeaseTerm. It returns an error wrapping
-// campaign.ErrNotFound when the runner is not registered (another process
-// took it for dead): the caller registers again, or its next claims would
-// be orphans at once.
+// in flight that end within campaign.ExtendWithin by campaign.LeaseTerm.
+// It returns an error wrapping campaign.ErrNotFound when the runner is not
+// registered (another process took it for dead): the caller registers
+// again, or its next claims would be orphans at once.
 func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
 	return s.write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runners SET heartbeat_at = ? WHERE id = ?`, now.UnixNano(), id)
@@ -212,7 +212,7 @@ func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("heartbeat of runner %s: %w", id, campaign.ErrNotFound)
 		}
-		if _, err := tx.ExecContext(ctx, extendLeasesSQL, now.Add(campaign.LeaseTerm).UnixNano(), id); err != nil {
+		if _, err := tx.ExecContext(ctx, extendLeasesSQL, now.Add(campaign.LeaseTerm).UnixNano(), id, now.Add(campaign.ExtendWithin).UnixNano()); err != nil {
 			return fmt.Errorf("extend the leases of runner %s: %w", id, err)
 		}
 		return nil

@@ -189,7 +189,7 @@ func recordSentMany(ctx context.Context, tx *Tx, rs []campaign.Result, size int,
 // row, its holder may keep it. endLeasesSQL ends those of runners no
 // longer registered (known dead) in a campaign (0: every campaign).
 var (
-	extendLeasesSQL = `UPDATE messages SET lease_until = ? WHERE runner_id = ? AND state = ` + quote(campaign.Sending) + ` AND lease_until > 0`
+	extendLeasesSQL = `UPDATE messages SET lease_until = ?1 WHERE runner_id = ?2 AND state = ` + quote(campaign.Sending) + ` AND lease_until > 0 AND lease_until <= ?3`
 	endLeasesSQL    = `UPDATE messages SET lease_until = 0 WHERE state = ` + quote(campaign.Sending) + ` AND lease_until > 0
 		AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners)) AND (?1 = 0 OR campaign_id = ?1)`
 )

@@ -52,7 +52,7 @@ var (
 	// second lost under the claim lock); the next beat, well inside the
 	// lease, extends it if it is still in flight.
 	extendLeasesSQL = `UPDATE messages SET lease_until = $1 WHERE id IN (SELECT id FROM messages WHERE runner_id = $2
-		AND state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0 FOR UPDATE SKIP LOCKED)`
+		AND state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0 AND lease_until <= $3 FOR UPDATE SKIP LOCKED)`
 	endLeasesSQL = `UPDATE messages SET lease_until = 0 WHERE state = ` + statesql.Quote(campaign.Sending) + ` AND lease_until > 0
 		AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners)) AND ($1::bigint = 0 OR campaign_id = $1::bigint)`
 )

@@ -24,8 +24,9 @@ func (s *Store) RegisterRunner(ctx context.Context, r campaign.Runner) error {
 }
 
 // Heartbeat marks a runner alive at now and extends the leases of its rows
-// in flight by campaign.LeaseTerm; campaign.ErrNotFound when it is not
-// registered (another process took it for dead).
+// in flight that end within campaign.ExtendWithin by campaign.LeaseTerm;
+// campaign.ErrNotFound when it is not registered (another process took it
+// for dead).
 func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE runners SET heartbeat_at = $1 WHERE id = $2`, now.UnixNano(), id)
@@ -35,7 +36,8 @@ func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("heartbeat of runner %s: %w", id, campaign.ErrNotFound)
 		}
-		if _, err := tx.Exec(ctx, extendLeasesSQL, now.Add(campaign.LeaseTerm).UnixNano(), id); err != nil {
+		if _, err := tx.Exec(ctx, extendLeasesSQL, now.Add(campaign.LeaseTerm).UnixNano(), id,
+			now.Add(campaign.ExtendWithin).UnixNano()); err != nil {
 			return fmt.Errorf("extend the leases of runner %s: %w", id, err)
 		}
 		return nil

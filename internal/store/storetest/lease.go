@@ -23,6 +23,7 @@ func (s suite) leaseTests() []sub {
 		{"a stale runner's writes are refused by the fence", s.testFenceRefusesStaleRunner},
 		{"a rescuer races late completions and starts", s.testRescuerRacesLateCompletion},
 		{"heartbeats keep a slow runner's rows", s.testHeartbeatsKeepRows},
+		{"a heartbeat extends only the leases near their end", s.testHeartbeatExtendsNearEnd},
 		{"claim contention: one holder at a time, fences increasing", s.testLeaseContention},
 		{"answers dated before the rescue keep the rescue's attempts", s.testLateAnswersBeforeRescue},
 		{"a lapsed claim takes its contact-log entry back", s.testLapseUnlogsContact},
@@ -267,6 +268,44 @@ func (s suite) testRescuerRacesLateCompletion(t *testing.T) {
 			t.Errorf("round %d: %d rows left sending", round, n)
 		}
 		sameCounts(t, rescuer, fmt.Sprint("round ", round), c.ID)
+	}
+}
+
+// testHeartbeatExtendsNearEnd: a beat leaves a lease with more than
+// campaign.ExtendWithin to run as it is (a beat rewrites only the few rows
+// still in flight late), and extends one nearer its end by a whole term.
+func (s suite) testHeartbeatExtendsNearEnd(t *testing.T) {
+	st, _, c, started, idle := s.startedAndIdle(t, "near end")
+	early := campaign.LeaseTerm - campaign.ExtendWithin - time.Second
+	if err := st.Heartbeat(t.Context(), "r", at(early)); err != nil {
+		t.Fatal(err)
+	}
+	// Not extended: the leases still end a term after the claim.
+	if moved, err := st.Rescue(t.Context(), c.ID, at(campaign.LeaseTerm), noneDead); err != nil || moved != 1 {
+		t.Fatalf("rescue at the claim's lease end after an early beat moved %d, %v; want the started row", moved, err)
+	}
+	for id, want := range map[int64]string{started.Message.ID: "unknown", idle.Message.ID: "pending"} {
+		if got := readMessage(t, st, id).state; got != want {
+			t.Errorf("row %d is %s, want %s", id, got, want)
+		}
+	}
+
+	st, _, c, started, idle = s.startedAndIdle(t, "near end 2")
+	late := campaign.LeaseTerm - campaign.ExtendWithin
+	if err := st.Heartbeat(t.Context(), "r", at(late)); err != nil {
+		t.Fatal(err)
+	}
+	// Extended to a term after the beat: kept until then, taken at it.
+	if moved, err := st.Rescue(t.Context(), c.ID, at(late+campaign.LeaseTerm-time.Millisecond), noneDead); err != nil || moved != 0 {
+		t.Fatalf("rescue before the extended lease's end moved %d, %v", moved, err)
+	}
+	for _, cl := range []campaign.Claim{started, idle} {
+		if got := readMessage(t, st, cl.Message.ID).state; got != "sending" {
+			t.Errorf("row %d is %s before its extended lease ran out", cl.Message.ID, got)
+		}
+	}
+	if moved, err := st.Rescue(t.Context(), c.ID, at(late+campaign.LeaseTerm), noneDead); err != nil || moved != 1 {
+		t.Fatalf("rescue at the extended lease's end moved %d, %v; want the started row", moved, err)
 	}
 }
 
