@@ -64,5 +64,5 @@ func (s *Store) HostPart(ctx context.Context, portfolio, today string) (limits.R
 	if err != nil {
 		return limits.RebuildRequest{}, err
 	}
-	return claimsql.New(sqlTx{s.db}, claimsql.SQLite).HostPart(ctx, host, portfolio, today, s.now())
+	return claimsql.New(sqlTx{s.db}, sqlite).HostPart(ctx, host, portfolio, today, s.now())
 }

@@ -279,7 +279,7 @@ func TestMigrationKeysContactLogByPhone(t *testing.T) {
 		t.Errorf("indexes on contact_log: %q, want %q", keys, want)
 	}
 
-	got, err := claimsql.New(sqlTx{st.db}, claimsql.SQLite).LastContacts(ctx, []string{"+491511", "+491512", "+491514"})
+	got, err := claimsql.New(sqlTx{st.db}, sqlite).LastContacts(ctx, []string{"+491511", "+491512", "+491514"})
 	if err != nil {
 		t.Fatal(err)
 	}

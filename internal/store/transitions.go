@@ -251,7 +251,7 @@ func expireLeases(ctx context.Context, tx *Tx, campaignID int64, now time.Time, 
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("end expired leases: %w", err)
 		}
-		if err := claimsql.New(sqlTx{tx}, claimsql.SQLite).QueueLapseRefunds(ctx, lapsed, now); err != nil {
+		if err := claimsql.New(sqlTx{tx}, sqlite).QueueLapseRefunds(ctx, lapsed, now); err != nil {
 			return err
 		}
 	}

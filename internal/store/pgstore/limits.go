@@ -51,5 +51,5 @@ func (s *Store) HostPart(ctx context.Context, portfolio, today string) (limits.R
 	if err != nil {
 		return limits.RebuildRequest{}, err
 	}
-	return claimsql.New(sqlTx{s.pool}, claimsql.Postgres).HostPart(ctx, host, portfolio, today, s.now())
+	return claimsql.New(sqlTx{s.pool}, postgres).HostPart(ctx, host, portfolio, today, s.now())
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/claimsql"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/statesql"
 )
@@ -17,7 +18,7 @@ import (
 // statements name the states they apply to (moves_sql.go), as on SQLite
 // (manage.go, results.go, delivery.go, dropped.go, outage.go there).
 
-const postgres = managesql.Postgres
+const postgres = dialect.Postgres
 
 // manageTx is managesql.Tx on Postgres: a transaction, or the pool for a
 // read.
@@ -278,7 +279,7 @@ func expireLeases(ctx context.Context, tx pgx.Tx, campaignID int64, now time.Tim
 				return fmt.Errorf("close attempts of expired leases: %w", err)
 			}
 		}
-		if err := claimsql.New(sqlTx{tx}, claimsql.Postgres).QueueLapseRefunds(ctx, lapsed, now); err != nil {
+		if err := claimsql.New(sqlTx{tx}, postgres).QueueLapseRefunds(ctx, lapsed, now); err != nil {
 			return err
 		}
 	}
