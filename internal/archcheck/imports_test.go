@@ -225,6 +225,24 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
+// The two drivers stand side by side behind internal/store/driver: what
+// both need (the savepoint of a webhook part, the deferred statuses'
+// query, the SQL written once) lives in a package beside them, so neither
+// imports the other. The rules above match subpackages too; these pairs
+// name one package each.
+func TestDriversStandApart(t *testing.T) {
+	graph := imports(t)
+	for _, pair := range [][2]string{{"internal/store/pgstore", "internal/store"}, {"internal/store", "internal/store/pgstore"}} {
+		if len(graph[pair[0]]) == 0 {
+			t.Fatalf("no imports read for %s", pair[0])
+		}
+		if graph[pair[0]][pair[1]] {
+			t.Errorf("%s imports %s: what both drivers need belongs in a package beside them (internal/store/driver, inboxsql, claimsql...)",
+				pair[0], pair[1])
+		}
+	}
+}
+
 // fromMatches treats "" as the root package (main) alone.
 func fromMatches(pkg string, from []string) bool {
 	for _, f := range from {

@@ -63,3 +63,10 @@ type IdentityLink struct {
 	Phone  string // E.164 with '+'
 	UserID string // the BSUID
 }
+
+// Pairs reports whether l pairs a phone number with a user id, the only
+// link worth keeping: a body may name two ids, or a number in no shape a
+// recipient is normalised to, and neither says who a person is.
+func (l IdentityLink) Pairs() bool {
+	return !IsBSUID(l.Phone) && CheckListable(l.Phone) == nil && IsBSUID(l.UserID)
+}

@@ -42,3 +42,24 @@ func TestCheckListableTakesBSUIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestIdentityLinkPairs(t *testing.T) {
+	const id = "US.13491208655302741918"
+	for _, tc := range []struct {
+		name string
+		l    IdentityLink
+		want bool
+	}{
+		{"a number and an id", IdentityLink{Phone: "+4915112345678", UserID: id}, true},
+		{"a parent id", IdentityLink{Phone: "+4915112345678", UserID: "US.ENT.11815799212886844830"}, true},
+		{"two ids", IdentityLink{Phone: "DE.abc123", UserID: id}, false},
+		{"a number without its +", IdentityLink{Phone: "4915112345678", UserID: id}, false},
+		{"no number", IdentityLink{UserID: id}, false},
+		{"a malformed id", IdentityLink{Phone: "+4915112345678", UserID: "us.1349"}, false},
+		{"a number for an id", IdentityLink{Phone: "+4915112345678", UserID: "+4915112345679"}, false},
+	} {
+		if got := tc.l.Pairs(); got != tc.want {
+			t.Errorf("%s: %+v.Pairs() = %v, want %v", tc.name, tc.l, got, tc.want)
+		}
+	}
+}

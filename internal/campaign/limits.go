@@ -1,6 +1,9 @@
 package campaign
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Waits of a host whose limits are shared through Redis (--limits) and
 // cannot be asked: nothing is claimed (fail closed) until they answer. They
@@ -35,6 +38,15 @@ type SharedClaim struct {
 	ID        string // unique across hosts: the host's id, the row's id and its attempt
 	Account   string
 	Day       string // the quota day that counted it
+}
+
+// SharedClaimID names a row's attempt among every host's (host is the
+// database's id among them): the same row and attempt asked again (a
+// retried transaction, a claim rolled back after its admission) is a
+// replay that spends nothing twice, and a refund queued for it, by the
+// record path or by the lapse of its lease, names the same charge.
+func SharedClaimID(host string, messageID int64, attempt int) string {
+	return host + ":" + strconv.FormatInt(messageID, 10) + ":" + strconv.Itoa(attempt)
 }
 
 // Why a recipient did not get their sticky number, beyond the local

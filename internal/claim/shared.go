@@ -20,13 +20,6 @@ import (
 // or has it in flight (campaign.MoveSkipElsewhere).
 const ElsewhereReason = "sent by another host sharing the limits (or in flight there) within 24 h; not sent again"
 
-// sharedClaimID names a row's attempt among every host's: the same row
-// and attempt asked again (a retried transaction, a claim rolled back
-// after its admission) is a replay that spends nothing twice.
-func sharedClaimID(host string, messageID int64, attempt int) string {
-	return host + ":" + strconv.FormatInt(messageID, 10) + ":" + strconv.Itoa(attempt)
-}
-
 // gateGroup is one portfolio's accounts in a shared claim.
 type gateGroup struct {
 	name  string
@@ -105,7 +98,7 @@ func (g *sharedGate) admit(ctx context.Context, tx driver.ClaimTx, m campaign.Me
 		return answer{own: true}, nil
 	}
 	host := g.sh.Host
-	id := sharedClaimID(host, m.ID, m.Attempts+1)
+	id := campaign.SharedClaimID(host, m.ID, m.Attempts+1)
 	var (
 		ad    limits.Admission
 		gg    *gateGroup

@@ -271,7 +271,7 @@ func TestSharedClaimReplaysAnAdmissionItNeverStored(t *testing.T) {
 	}
 	host, _, _ := strings.Cut(cs[0].Shared.ID, ":")
 	next := cs[0].Message.ID + 1
-	ad, err := mustGate(t, h).Admit(ctx, limits.Request{ClaimID: sharedClaimID(host, next, 1), Today: campaign.QuotaDay(t0, h.st.Location()),
+	ad, err := mustGate(t, h).Admit(ctx, limits.Request{ClaimID: campaign.SharedClaimID(host, next, 1), Today: campaign.QuotaDay(t0, h.st.Location()),
 		Accounts: []limits.Account{{Name: driver.GateAccount("pn-a"), Limit: ratelimit.Limit{Rate: 0.001, Burst: 50}, DailyCap: 2}}})
 	if err != nil || !ad.OK {
 		t.Fatalf("admit ahead: %+v, %v", ad, err)

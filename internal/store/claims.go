@@ -121,7 +121,7 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) ([]int64, err
 // record stores one outcome as both drivers do (recordsql.Record); moved
 // is false when the row's fence refused it.
 func record(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outcome, now time.Time) (moved bool, err error) {
-	return recordsql.Record(ctx, recordTx{tx}, recordsql.SQLite, c, o, now)
+	return recordsql.Record(ctx, recordTx{tx}, sqlite, c, o, now)
 }
 
 // recordTx is a transaction as recordsql writes through it.

@@ -35,20 +35,16 @@ func limitsHost(ctx context.Context, s *Store) (string, error) {
 	err := s.write(ctx, func(tx *Tx) error {
 		b := make([]byte, 8)
 		rand.Read(b)
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)`, hostKey, hex.EncodeToString(b)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)`, claimsql.HostKey, hex.EncodeToString(b)); err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, hostKey).Scan(&id)
+		return tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, claimsql.HostKey).Scan(&id)
 	})
 	if err != nil {
 		return "", fmt.Errorf("host id for the shared limits: %w", err)
 	}
 	return id, nil
 }
-
-// hostKey is the setting that names this database among the hosts sharing
-// limits: claim ids start with it, so two hosts never use the same one.
-const hostKey = "limits_host"
 
 // repeatGuard names the campaign's message for the repeat guard across
 // hosts (campaign.RepeatGuard).
@@ -68,5 +64,5 @@ func (s *Store) HostPart(ctx context.Context, portfolio, today string) (limits.R
 	if err != nil {
 		return limits.RebuildRequest{}, err
 	}
-	return claimsql.New(sqlTx{s.db}, claimsql.SQLite).HostPart(ctx, host, portfolio, today, s.now())
+	return claimsql.New(sqlTx{s.db}, sqlite).HostPart(ctx, host, portfolio, today, s.now())
 }

@@ -67,7 +67,7 @@ type claimTx struct {
 }
 
 func newClaimTx(tx *Tx) *claimTx {
-	return &claimTx{Common: claimsql.New(sqlTx{tx}, claimsql.SQLite), tx: tx}
+	return &claimTx{Common: claimsql.New(sqlTx{tx}, sqlite), tx: tx}
 }
 
 func (c *claimTx) Stopped(ctx context.Context, id int64) error { return stopped(ctx, c.tx, id) }

@@ -18,8 +18,8 @@ import (
 // one (seen_at: when it was first seen so).
 func (tx inboxTx) LearnLinks(ctx context.Context, links []campaign.IdentityLink, now time.Time) error {
 	for _, l := range links {
-		if campaign.CheckListable(l.Phone) != nil || !campaign.IsBSUID(l.UserID) || campaign.IsBSUID(l.Phone) {
-			continue // a link must pair a number with an id
+		if !l.Pairs() {
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO recipient_links (user_id, phone, seen_at) VALUES (?, ?, ?)
 			ON CONFLICT (user_id) DO UPDATE SET phone = excluded.phone, seen_at = excluded.seen_at

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/managesql"
 )
 
@@ -15,7 +16,8 @@ import (
 // states it applies to, so a move that no longer applies (the campaign
 // finished meanwhile) changes nothing and says why.
 
-const sqlite = managesql.SQLite
+// sqlite is the dialect the shared SQL packages build this driver's statements in.
+const sqlite = dialect.SQLite
 
 // manageTx is managesql.Tx on SQLite: a write transaction, or the database
 // for a read.

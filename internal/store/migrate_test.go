@@ -184,7 +184,7 @@ func TestCountTriggersComeBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := countRows(t, st, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND tbl_name <> 'suppressions'
-		AND name NOT LIKE 'reach_counts%' AND name NOT LIKE 'tier_minutes%' AND name <> 'gate_refunds_not_sent'`); n != len(countTriggerNames) {
+		AND name NOT LIKE 'reach_counts%' AND name NOT LIKE 'tier_minutes%'`); n != len(countTriggerNames) {
 		t.Errorf("%d triggers after reopening, want %d", n, len(countTriggerNames))
 	}
 	if got, err := st.Counts(t.Context(), c.ID); err != nil || got[campaign.Failed] != 3 || got[campaign.Sending] != 1 {
@@ -279,7 +279,7 @@ func TestMigrationKeysContactLogByPhone(t *testing.T) {
 		t.Errorf("indexes on contact_log: %q, want %q", keys, want)
 	}
 
-	got, err := claimsql.New(sqlTx{st.db}, claimsql.SQLite).LastContacts(ctx, []string{"+491511", "+491512", "+491514"})
+	got, err := claimsql.New(sqlTx{st.db}, sqlite).LastContacts(ctx, []string{"+491511", "+491512", "+491514"})
 	if err != nil {
 		t.Fatal(err)
 	}

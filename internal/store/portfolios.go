@@ -93,5 +93,5 @@ func nullInt(v int) sql.NullInt64 { return sql.NullInt64{Int64: int64(v), Valid:
 // portfolio of its own, with the reach each has used at the store's clock
 // (claimsql's Portfolios), read as a reader reads it (readReach).
 func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error) {
-	return claimsql.New(sqlTx{s.db}, claimsql.SQLite).Portfolios(ctx, s.now(), s.readReach)
+	return claimsql.New(sqlTx{s.db}, sqlite).Portfolios(ctx, s.now(), s.readReach)
 }

@@ -30,7 +30,7 @@ func ensureReachCounts(ctx context.Context, s *Store) error {
 // so the count from the log is paid once, not at every status. A database
 // that cannot be written is counted from the log.
 func (s *Store) readReach(ctx context.Context, scope driver.ReachScope, since time.Time) (int, error) {
-	db := claimsql.New(sqlTx{s.db}, claimsql.SQLite)
+	db := claimsql.New(sqlTx{s.db}, sqlite)
 	stale, err := db.ReachStale(ctx, scope, since)
 	if err != nil {
 		return 0, err
@@ -41,7 +41,7 @@ func (s *Store) readReach(ctx context.Context, scope driver.ReachScope, since ti
 	var n int
 	if err := s.write(ctx, func(tx *Tx) error {
 		var err error
-		n, err = claimsql.New(sqlTx{tx}, claimsql.SQLite).ReachCount(ctx, scope, since)
+		n, err = claimsql.New(sqlTx{tx}, sqlite).ReachCount(ctx, scope, since)
 		return err
 	}); err != nil {
 		return db.PeekReach(ctx, scope, since)

@@ -11,7 +11,7 @@ import (
 var tierTriggersSQL string
 
 // tierTriggerNames are the triggers tier_counts.sql creates.
-var tierTriggerNames = []string{"tier_minutes_insert", "tier_minutes_update", "tier_minutes_delete",
+var tierTriggerNames = []string{"tier_minutes_add", "tier_minutes_insert", "tier_minutes_update", "tier_minutes_delete",
 	"tier_minutes_campaign_gone"}
 
 // ensureTierCounts fills tier_minutes from the attempts and creates the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/statesql"
 )
@@ -198,10 +199,12 @@ var (
 const lapsedNote = "not sent: its runner's lease ran out before the request started"
 
 // expireLeases ends the leases run out by now (campaignID 0: of every
-// campaign) as each rule of campaign.LeaseExpiry says, in three
-// statements per rule: the daily quota and the contact-log entries of
-// rows never sent given back, the rows' attempts closed (a put-back's or
-// an unknown's), the rows moved. The rows made unknown are counted by campaign in perCampaign.
+// campaign) as each rule of campaign.LeaseExpiry says: the daily quota and
+// the contact-log entries of rows never sent given back, the rows'
+// attempts closed (a put-back's or an unknown's), the rows moved, and
+// under shared limits the gates' charges of the rows never sent queued to
+// be given back (claimsql.QueueLapseRefunds). The rows made unknown are
+// counted by campaign in perCampaign.
 func expireLeases(ctx context.Context, tx *Tx, campaignID int64, now time.Time, perCampaign map[int64]int) error {
 	for _, r := range campaign.LeaseExpiry {
 		expired := fromSQL(r.Move, "messages.state") + ` AND messages.started = ` + strconv.FormatBool(r.Started) +
@@ -226,23 +229,30 @@ func expireLeases(ctx context.Context, tx *Tx, campaignID int64, now time.Time, 
 			return fmt.Errorf("close the attempts of expired leases: %w", err)
 		}
 		rows, err := tx.QueryContext(ctx, `UPDATE messages SET `+toSQL(r.Move)+`, updated_at = ?1, error_message = ?3, lease_until = 0
-			WHERE `+expired+` RETURNING campaign_id`, now.UnixNano(), campaignID, note)
+			WHERE `+expired+` RETURNING campaign_id, id, attempts, coalesce(account_id, 0)`, now.UnixNano(), campaignID, note)
 		if err != nil {
 			return fmt.Errorf("end expired leases (%s): %w", r.Move, err)
 		}
+		var lapsed []claimsql.Lapsed
 		for rows.Next() {
 			var c int64
-			if err := rows.Scan(&c); err != nil {
+			var l claimsql.Lapsed
+			if err := rows.Scan(&c, &l.MessageID, &l.Attempt, &l.AccountID); err != nil {
 				rows.Close()
 				return fmt.Errorf("end expired leases: %w", err)
 			}
 			if r.Started {
 				perCampaign[c]++
+			} else {
+				lapsed = append(lapsed, l)
 			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("end expired leases: %w", err)
+		}
+		if err := claimsql.New(sqlTx{tx}, sqlite).QueueLapseRefunds(ctx, lapsed, now); err != nil {
+			return err
 		}
 	}
 	return nil

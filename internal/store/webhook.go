@@ -13,7 +13,6 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/inboxsql"
-	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Delivery webhooks: the inbox the receiver writes, the statuses kept, and
@@ -81,29 +80,7 @@ func (tx inboxTx) Applied(ctx context.Context, ids []int64, why string, now time
 }
 
 func (tx inboxTx) Part(ctx context.Context, apply func() error) (skip, err error) {
-	return SavepointPart(func(q string) error { _, err := tx.ExecContext(ctx, q); return err }, apply, databaseFault)
-}
-
-// SavepointPart is InboxTx.Part on either driver: apply under a savepoint,
-// undone alone when it fails for a reason of its own (not fault), exec
-// running each statement.
-func SavepointPart(exec func(stmt string) error, apply func() error, fault func(error) bool) (skip, err error) {
-	if err := exec(`SAVEPOINT webhook_part`); err != nil {
-		return nil, err
-	}
-	if err := apply(); err != nil {
-		if fault(err) {
-			return nil, err
-		}
-		if rerr := exec(`ROLLBACK TO webhook_part`); rerr != nil {
-			return nil, fmt.Errorf("undo: %w", rerr)
-		}
-		skip = err
-	}
-	if err := exec(`RELEASE webhook_part`); err != nil {
-		return nil, err
-	}
-	return skip, nil
+	return inboxsql.SavepointPart(func(q string) error { _, err := tx.ExecContext(ctx, q); return err }, apply, databaseFault)
 }
 
 // databaseFault reports whether err is the database failing (busy, full,
@@ -255,25 +232,12 @@ func linkWaitingStatuses(ctx context.Context, tx *Tx, wamids []any) error {
 	})
 }
 
-// DeferredSQL reads Deferred's rows (ScanDeferred), in the order of their
-// webhook times, on either driver: the limit's placeholder follows.
-const DeferredSQL = `SELECT s.message_id, s.wamid, s.status, s.at, s.recipient, s.callback_data,
-	coalesce(s.error_code, 0), coalesce(s.error_title, ''), s.pricing
-	FROM message_statuses s JOIN messages m ON m.id = s.message_id
-	WHERE s.applied = 0 AND m.state <> 'sending' ORDER BY s.at LIMIT `
-
-// ScanDeferred reads a row of DeferredSQL.
-func ScanDeferred(sc rowscan.Scanner) (d driver.DeferredStatus, err error) {
-	var at int64
-	err = sc.Scan(&d.ID, &d.Ev.WAMID, &d.Ev.Status, &at, &d.Ev.Recipient, &d.Ev.CallbackData,
-		&d.Ev.ErrorCode, &d.Ev.ErrorTitle, &d.Ev.Pricing)
-	d.Ev.At = fromNanos(at)
-	return d, err
-}
-
 func (tx inboxTx) Deferred(ctx context.Context, max int) ([]driver.DeferredStatus, error) {
-	rows, err := tx.QueryContext(ctx, DeferredSQL+`?`, max)
-	ds, err := scanRows(rows, err, func(rows *sql.Rows, d *driver.DeferredStatus) (err error) { *d, err = ScanDeferred(rows); return err })
+	rows, err := tx.QueryContext(ctx, inboxsql.DeferredSQL+`?`, max)
+	ds, err := scanRows(rows, err, func(r *sql.Rows, d *driver.DeferredStatus) (err error) {
+		*d, err = inboxsql.ScanDeferred(r)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read deferred statuses: %w", err)
 	}

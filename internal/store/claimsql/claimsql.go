@@ -27,17 +27,9 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/driver"
-	"github.com/wasend/wasend/internal/store/recordsql"
 	"github.com/wasend/wasend/internal/store/rowscan"
-)
-
-// Dialect is the database a statement is built for (recordsql's).
-type Dialect = recordsql.Dialect
-
-const (
-	SQLite   = recordsql.SQLite
-	Postgres = recordsql.Postgres
 )
 
 // Tx is a driver's claim transaction as Common reads and writes through it.
@@ -71,11 +63,11 @@ type Rows interface {
 // Common is the part of driver.ClaimTx both drivers share.
 type Common struct {
 	tx Tx
-	d  Dialect
+	d  dialect.Dialect
 }
 
 // New is Common over tx, in d's SQL.
-func New(tx Tx, d Dialect) Common { return Common{tx: tx, d: d} }
+func New(tx Tx, d dialect.Dialect) Common { return Common{tx: tx, d: d} }
 
 // exec runs query, written with ?N, in c's dialect.
 func (c Common) exec(ctx context.Context, query string, args ...any) error {
@@ -94,7 +86,7 @@ var postgres sync.Map
 
 // bind is query in c's dialect.
 func (c Common) bind(query string) string {
-	if c.d != Postgres {
+	if c.d != dialect.Postgres {
 		return query
 	}
 	if b, ok := postgres.Load(query); ok {
@@ -140,8 +132,8 @@ func (c Common) each(ctx context.Context, scan func(Rows) error, query string, a
 // from first, and its arguments: SQLite lists each value (padded to
 // Padded's size with pad, when pad is not nil, so a few statements serve
 // every batch); Postgres passes them as one array, one statement for all.
-func in[T any](d Dialect, col string, first int, vals []T, pad any) (string, []any) {
-	if d == Postgres {
+func in[T any](d dialect.Dialect, col string, first int, vals []T, pad any) (string, []any) {
+	if d == dialect.Postgres {
 		return col + ` = ANY(?` + strconv.Itoa(first) + `)`, []any{vals}
 	}
 	n := len(vals)
@@ -194,7 +186,7 @@ func (c Common) Begin(ctx context.Context, id int64, now, expires time.Time) err
 // driver.ClaimTx.Turn), each with the accounts dropped from it.
 func (c Common) Competitors(ctx context.Context, id int64, now, live time.Time) ([]driver.Competitor, error) {
 	joined := `group_concat(x.account_id)`
-	if c.d == Postgres {
+	if c.d == dialect.Postgres {
 		joined = `string_agg(x.account_id::text, ',')`
 	}
 	var out []driver.Competitor
@@ -372,7 +364,7 @@ func (c Common) Global(ctx context.Context) (driver.GlobalBucket, error) {
 		on, burst, at int64
 	)
 	query := `SELECT enabled, rate, burst, tokens, tokens_at FROM global_limit WHERE id = 1`
-	if c.d == Postgres {
+	if c.d == dialect.Postgres {
 		query += ` FOR UPDATE`
 	}
 	found, err := c.row(ctx, query, nil, &on, &g.Limit.Rate, &burst, &g.Bucket.Tokens, &at)
@@ -416,7 +408,7 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 		return out, nil
 	}
 	where, args := in(c.d, "phone", 1, phones, "") // padding: no number is empty
-	if c.d == Postgres {
+	if c.d == dialect.Postgres {
 		// Planned at each call with its phones, so that a scan of the log
 		// looks each row up in a hash of them. A prepared statement's
 		// generic plan, made after five calls while the log held a few rows

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
@@ -60,7 +61,7 @@ type ReachReader func(ctx context.Context, s driver.ReachScope, since time.Time)
 // through used.
 func (c Common) Portfolios(ctx context.Context, now time.Time, used ReachReader) ([]campaign.PortfolioStatus, error) {
 	byName := `ORDER BY name`
-	if c.d == Postgres {
+	if c.d == dialect.Postgres {
 		byName += ` COLLATE "C"` // bytes, as SQLite's
 	}
 	var out []campaign.PortfolioStatus

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
@@ -149,7 +150,7 @@ func (c Common) ReachOldest(ctx context.Context, members []int64, since time.Tim
 	// SQLite stops at an account's first row that qualifies; Postgres
 	// takes the least of all members'.
 	what, order := `c.last_at`, ` ORDER BY c.last_at LIMIT 1`
-	if c.d == Postgres {
+	if c.d == dialect.Postgres {
 		what, order = `min(c.last_at)`, ``
 	}
 	var oldest int64
@@ -186,7 +187,7 @@ type member struct {
 // account at a time; one for all on Postgres.
 func (c Common) eachMember(members []int64, first int) []member {
 	at := "?" + strconv.Itoa(first)
-	if c.d == Postgres {
+	if c.d == dialect.Postgres {
 		return []member{{where: `c.account_id = ANY(` + at + `)`, arg: members, others: `o.account_id = ANY(` + at + `)`}}
 	}
 	others, args := in(c.d, "o.account_id", first+1, members, nil)

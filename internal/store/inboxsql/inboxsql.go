@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/rowscan"
 	"github.com/wasend/wasend/internal/store/statesql"
@@ -27,7 +28,7 @@ import (
 // Moves are the statements of this package on one driver's transaction.
 type Moves struct {
 	Q managesql.Tx
-	D managesql.Dialect
+	D dialect.Dialect
 }
 
 // NoteNumber keeps which phone number id a display number is.
@@ -58,7 +59,7 @@ func (m Moves) KeepStatus(ctx context.Context, ev campaign.StatusEvent, now time
 
 // KeepStatusSQL is the insert that keeps a status given by StatusArgs, in
 // d's placeholders: a driver's bulk form repeats it.
-func KeepStatusSQL(d managesql.Dialect) string { return byDialect[d].keepStatus }
+func KeepStatusSQL(d dialect.Dialect) string { return byDialect[d].keepStatus }
 
 // StatusArgs are KeepStatusSQL's values for ev received at now, matched to
 // row id (0: not matched yet). A NotBillable status keeps billable 0, any
@@ -98,7 +99,7 @@ func (m Moves) Suppress(ctx context.Context, phone, reason string, now time.Time
 // WAMIDRowSQL is the row carrying the wamid ?1, else the row its kept
 // statuses were matched to (a 131049 that put the row back cleared its
 // wamid), as an expression in d's placeholders.
-func WAMIDRowSQL(d managesql.Dialect) string { return byDialect[d].wamidRow }
+func WAMIDRowSQL(d dialect.Dialect) string { return byDialect[d].wamidRow }
 
 // WAMIDRow is the row carrying wamid, else the row its kept statuses
 // were matched to (WAMIDRowSQL); 0: none.
@@ -343,13 +344,13 @@ type statements struct {
 	countReplied, countOptedOut                                string
 }
 
-var byDialect = [...]statements{managesql.SQLite: build(managesql.SQLite), managesql.Postgres: build(managesql.Postgres)}
+var byDialect = dialect.Both(build)
 
 // build writes the statements for d. The status webhooks' moves are built
 // from campaign.Transitions: wamid guards tie each to the request the
 // webhook speaks of, and none fails or sends again a message the person
 // has (statesql.Received, from campaign.DeliveryLadder).
-func build(d managesql.Dialect) statements {
+func build(d dialect.Dialect) statements {
 	b := d.Bind
 	wamidRow := `coalesce((SELECT id FROM messages WHERE wamid = ?1 LIMIT 1),
 			(SELECT message_id FROM message_statuses WHERE wamid = ?1 AND message_id IS NOT NULL LIMIT 1))`

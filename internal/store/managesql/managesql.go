@@ -26,18 +26,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/driver"
-	"github.com/wasend/wasend/internal/store/recordsql"
 	"github.com/wasend/wasend/internal/store/rowscan"
 	"github.com/wasend/wasend/internal/store/statesql"
-)
-
-// Dialect is the database a statement is built for (recordsql's).
-type Dialect = recordsql.Dialect
-
-const (
-	SQLite   = recordsql.SQLite
-	Postgres = recordsql.Postgres
 )
 
 // Tx is a driver's transaction (or, for reads, its database) as the moves
@@ -52,7 +44,7 @@ type Tx interface {
 }
 
 // State reads a campaign's state as shown (cancelled included).
-func State(ctx context.Context, tx Tx, d Dialect, id int64) (campaign.CampaignState, error) {
+func State(ctx context.Context, tx Tx, d dialect.Dialect, id int64) (campaign.CampaignState, error) {
 	var (
 		state     string
 		cancelled bool
@@ -72,7 +64,7 @@ func State(ctx context.Context, tx Tx, d Dialect, id int64) (campaign.CampaignSt
 // Stopped is campaign.ErrPaused or campaign.ErrCancelled when the campaign
 // was paused or cancelled — by the operator from another shell, or by
 // another runner — and nil while it may be sent.
-func Stopped(ctx context.Context, tx Tx, d Dialect, id int64) error {
+func Stopped(ctx context.Context, tx Tx, d dialect.Dialect, id int64) error {
 	st, err := State(ctx, tx, d, id)
 	if err != nil {
 		return err
@@ -82,7 +74,7 @@ func Stopped(ctx context.Context, tx Tx, d Dialect, id int64) error {
 
 // RefuseCancelled wraps campaign.ErrCancelled when the campaign was
 // cancelled: nothing may reopen it.
-func RefuseCancelled(ctx context.Context, tx Tx, d Dialect, id int64) error {
+func RefuseCancelled(ctx context.Context, tx Tx, d dialect.Dialect, id int64) error {
 	var cancelled sql.NullInt64
 	found, err := tx.Row(ctx, byDialect[d].cancelledAt, []any{id}, &cancelled)
 	switch {
@@ -100,7 +92,7 @@ func RefuseCancelled(ctx context.Context, tx Tx, d Dialect, id int64) error {
 // Lock locks a campaign's row for a move where rows are locked: two hosts
 // moving one campaign go one after the other, each seeing the other's
 // result.
-func Lock(ctx context.Context, tx Tx, d Dialect, id int64) error {
+func Lock(ctx context.Context, tx Tx, d dialect.Dialect, id int64) error {
 	if q := byDialect[d].lockCampaign; q != "" {
 		if _, err := tx.Exec(ctx, q, id); err != nil {
 			return fmt.Errorf("lock campaign %d: %w", id, err)
@@ -111,7 +103,7 @@ func Lock(ctx context.Context, tx Tx, d Dialect, id int64) error {
 
 // Changeable locks a campaign for a change of its settings and refuses a
 // cancelled one (RefuseCancelled).
-func Changeable(ctx context.Context, tx Tx, d Dialect, id int64) error {
+func Changeable(ctx context.Context, tx Tx, d dialect.Dialect, id int64) error {
 	if err := Lock(ctx, tx, d, id); err != nil {
 		return err
 	}
@@ -127,7 +119,7 @@ func Changeable(ctx context.Context, tx Tx, d Dialect, id int64) error {
 // stored ones, are left as they are: running the same command again
 // changes nothing, and never restarts the validity. DefaultTZ counts at
 // import only.
-func SetSchedule(ctx context.Context, tx Tx, d Dialect, id int64, sc campaign.Schedule) error {
+func SetSchedule(ctx context.Context, tx Tx, d dialect.Dialect, id int64, sc campaign.Schedule) error {
 	q := &byDialect[d]
 	if err := Changeable(ctx, tx, d, id); err != nil {
 		return err
@@ -177,7 +169,7 @@ func SetSchedule(ctx context.Context, tx Tx, d Dialect, id int64, sc campaign.Sc
 
 // SetShare changes how a campaign shares the accounts (`campaign set`),
 // taking effect at the next claim of every process sending it.
-func SetShare(ctx context.Context, tx Tx, d Dialect, id int64, ch campaign.ShareChange) error {
+func SetShare(ctx context.Context, tx Tx, d dialect.Dialect, id int64, ch campaign.ShareChange) error {
 	if err := Changeable(ctx, tx, d, id); err != nil {
 		return err
 	}
@@ -194,7 +186,7 @@ func SetShare(ctx context.Context, tx Tx, d Dialect, id int64, ch campaign.Share
 
 // SetPairGap sets how far apart two messages to one person from any of our
 // numbers must be, for the claims of a campaign.
-func SetPairGap(ctx context.Context, tx Tx, d Dialect, id int64, gap time.Duration) error {
+func SetPairGap(ctx context.Context, tx Tx, d dialect.Dialect, id int64, gap time.Duration) error {
 	if gap < 0 {
 		return fmt.Errorf("pair gap %v: must not be negative", gap)
 	}
@@ -221,14 +213,14 @@ func (r row) Scan(dest ...any) error {
 // seconds, the requests already made finish and are recorded. It returns
 // the state the campaign was in; pausing a paused campaign changes nothing,
 // and a finished or cancelled one can't be paused (campaign.OperatorPause).
-func Pause(ctx context.Context, tx Tx, d Dialect, id int64, reason string) (campaign.CampaignState, error) {
+func Pause(ctx context.Context, tx Tx, d dialect.Dialect, id int64, reason string) (campaign.CampaignState, error) {
 	return operator(ctx, tx, d, id, campaign.OperatorPause, func() error { return PauseCampaign(ctx, tx, d, id, reason) })
 }
 
 // Cancel ends a running or paused campaign for good: its pending rows are
 // never sent, its counts stay as they are. It returns the state the
 // campaign was in (campaign.OperatorCancel says what may be cancelled).
-func Cancel(ctx context.Context, tx Tx, d Dialect, id int64, now time.Time) (campaign.CampaignState, error) {
+func Cancel(ctx context.Context, tx Tx, d dialect.Dialect, id int64, now time.Time) (campaign.CampaignState, error) {
 	return operator(ctx, tx, d, id, campaign.OperatorCancel, func() error {
 		return exec(ctx, tx, "cancel campaign %d", id, byDialect[d].cancel, now.UnixNano(), id)
 	})
@@ -236,7 +228,7 @@ func Cancel(ctx context.Context, tx Tx, d Dialect, id int64, now time.Time) (cam
 
 // operator makes the operator's move on a campaign in the state it was in
 // when decide allows it, and returns that state.
-func operator(ctx context.Context, tx Tx, d Dialect, id int64, decide func(int64, campaign.CampaignState) (noop bool, err error),
+func operator(ctx context.Context, tx Tx, d dialect.Dialect, id int64, decide func(int64, campaign.CampaignState) (noop bool, err error),
 	move func() error) (was campaign.CampaignState, err error) {
 	if err := Lock(ctx, tx, d, id); err != nil {
 		return "", err
@@ -253,7 +245,7 @@ func operator(ctx context.Context, tx Tx, d Dialect, id int64, decide func(int64
 // Resume unpauses a campaign and gives the accounts dropped from it
 // another chance: the operator has fixed what stopped them. It returns the
 // reason the campaign was paused, "" if it was not.
-func Resume(ctx context.Context, tx Tx, d Dialect, id int64) (string, error) {
+func Resume(ctx context.Context, tx Tx, d dialect.Dialect, id int64) (string, error) {
 	if err := Lock(ctx, tx, d, id); err != nil {
 		return "", err
 	}
@@ -284,7 +276,7 @@ func Resume(ctx context.Context, tx Tx, d Dialect, id int64) (string, error) {
 // send log the portfolio's reach reads): later imports still skip those
 // numbers for the same template within 24 h, and for
 // --skip-contacted-within, as Meta still counts them.
-func Delete(ctx context.Context, tx Tx, d Dialect, id int64, now time.Time) error {
+func Delete(ctx context.Context, tx Tx, d dialect.Dialect, id int64, now time.Time) error {
 	q := &byDialect[d]
 	if err := Lock(ctx, tx, d, id); err != nil {
 		return err
@@ -318,7 +310,7 @@ func Delete(ctx context.Context, tx Tx, d Dialect, id int64, now time.Time) erro
 }
 
 // Rename gives a campaign a new name (campaign.ValidateName).
-func Rename(ctx context.Context, tx Tx, d Dialect, id int64, name string) error {
+func Rename(ctx context.Context, tx Tx, d dialect.Dialect, id int64, name string) error {
 	name = strings.TrimSpace(name)
 	if err := campaign.ValidateName(name); err != nil {
 		return fmt.Errorf("campaign %d: %w", id, err)
@@ -336,7 +328,7 @@ func Rename(ctx context.Context, tx Tx, d Dialect, id int64, name string) error 
 // RequeueFailed moves failed rows back to pending with a fresh retry
 // budget — those with one of codes, or all when codes is empty — and
 // reopens the campaign. It returns how many rows moved.
-func RequeueFailed(ctx context.Context, tx Tx, d Dialect, id int64, codes []int, now time.Time) (int64, error) {
+func RequeueFailed(ctx context.Context, tx Tx, d dialect.Dialect, id int64, codes []int, now time.Time) (int64, error) {
 	q := &byDialect[d]
 	query, args := q.requeueFailed, []any{now.UnixNano(), id}
 	if len(codes) > 0 {
@@ -352,7 +344,7 @@ func RequeueFailed(ctx context.Context, tx Tx, d Dialect, id int64, codes []int,
 // RequeueUnknown moves unknown rows back to pending with a fresh retry
 // budget (the operator accepts that some may be sent twice) and reopens
 // the campaign.
-func RequeueUnknown(ctx context.Context, tx Tx, d Dialect, id int64, now time.Time) (int64, error) {
+func RequeueUnknown(ctx context.Context, tx Tx, d dialect.Dialect, id int64, now time.Time) (int64, error) {
 	return requeue(ctx, tx, d, id, "unknown", byDialect[d].requeueUnknown, now.UnixNano(), id)
 }
 
@@ -360,11 +352,11 @@ func RequeueUnknown(ctx context.Context, tx Tx, d Dialect, id int64, now time.Ti
 // (or read) and that were sent before sentBefore back to pending, with a
 // fresh retry budget, and reopens the campaign. Delivered and read rows
 // are never requeued.
-func RequeueUndelivered(ctx context.Context, tx Tx, d Dialect, id int64, sentBefore, now time.Time) (int64, error) {
+func RequeueUndelivered(ctx context.Context, tx Tx, d dialect.Dialect, id int64, sentBefore, now time.Time) (int64, error) {
 	return requeue(ctx, tx, d, id, "undelivered", byDialect[d].requeueUndelivered, now.UnixNano(), id, sentBefore.UnixNano())
 }
 
-func requeue(ctx context.Context, tx Tx, d Dialect, id int64, what, query string, args ...any) (int64, error) {
+func requeue(ctx context.Context, tx Tx, d dialect.Dialect, id int64, what, query string, args ...any) (int64, error) {
 	if err := Lock(ctx, tx, d, id); err != nil {
 		return 0, err
 	}
@@ -377,7 +369,7 @@ func requeue(ctx context.Context, tx Tx, d Dialect, id int64, what, query string
 
 // Reopen refuses a cancelled campaign and runs a finished one again when
 // moved rows went back to pending.
-func Reopen(ctx context.Context, tx Tx, d Dialect, id, moved int64) error {
+func Reopen(ctx context.Context, tx Tx, d dialect.Dialect, id, moved int64) error {
 	if err := RefuseCancelled(ctx, tx, d, id); err != nil {
 		return err
 	}
@@ -391,7 +383,7 @@ func Reopen(ctx context.Context, tx Tx, d Dialect, id, moved int64) error {
 // and its name and number are free again. Its history — attempts, sent
 // rows, quota resets — is kept under driver.RemovedName. It is refused
 // with driver.ErrInUse while a live runner holds rows claimed through it.
-func RemoveAccount(ctx context.Context, tx Tx, d Dialect, name string, now time.Time) error {
+func RemoveAccount(ctx context.Context, tx Tx, d dialect.Dialect, name string, now time.Time) error {
 	q := &byDialect[d]
 	var id int64
 	found, err := tx.Row(ctx, q.liveAccount, []any{name}, &id)
@@ -418,7 +410,7 @@ func RemoveAccount(ctx context.Context, tx Tx, d Dialect, name string, now time.
 // NumberFree is driver.ErrNumberTaken, naming the account, when another
 // live account (not id; 0 for a new one) already sends from number: one
 // number, one account.
-func NumberFree(ctx context.Context, tx Tx, d Dialect, name, number string, id int64) error {
+func NumberFree(ctx context.Context, tx Tx, d dialect.Dialect, name, number string, id int64) error {
 	var other string
 	found, err := tx.Row(ctx, byDialect[d].numberTaken, []any{number, id}, &other)
 	switch {
@@ -435,7 +427,7 @@ func NumberFree(ctx context.Context, tx Tx, d Dialect, name, number string, id i
 // answer or status does: its rows go to the other accounts, and Resume
 // gives it another chance. An account already dropped keeps its first
 // reason.
-func DropAccount(ctx context.Context, tx Tx, d Dialect, campaignID, accountID int64, reason string, code int, now time.Time) error {
+func DropAccount(ctx context.Context, tx Tx, d dialect.Dialect, campaignID, accountID int64, reason string, code int, now time.Time) error {
 	if _, err := tx.Exec(ctx, byDialect[d].dropAccount, campaignID, accountID, reason, code, now.UnixNano()); err != nil {
 		return fmt.Errorf("drop account %d from campaign %d: %w", accountID, campaignID, err)
 	}
@@ -445,7 +437,7 @@ func DropAccount(ctx context.Context, tx Tx, d Dialect, campaignID, accountID in
 // ReadmitAccount takes an account back into a campaign if it was dropped
 // with a reason starting with prefix; other drops stay until Resume. It
 // reports whether the account was taken back.
-func ReadmitAccount(ctx context.Context, tx Tx, d Dialect, campaignID, accountID int64, prefix string) (bool, error) {
+func ReadmitAccount(ctx context.Context, tx Tx, d dialect.Dialect, campaignID, accountID int64, prefix string) (bool, error) {
 	n, err := tx.Exec(ctx, byDialect[d].readmit, campaignID, accountID, utf8.RuneCountInString(prefix), prefix)
 	if err != nil {
 		return false, fmt.Errorf("readmit account %d to campaign %d: %w", accountID, campaignID, err)
@@ -456,7 +448,7 @@ func ReadmitAccount(ctx context.Context, tx Tx, d Dialect, campaignID, accountID
 // SetOutage records (or, with a zero Since, clears) the outage a running
 // campaign is waiting out. With pause, the campaign also pauses with the
 // reason, if it is still running: the outage lasted too long.
-func SetOutage(ctx context.Context, tx Tx, d Dialect, id int64, o campaign.Outage, pause string) error {
+func SetOutage(ctx context.Context, tx Tx, d dialect.Dialect, id int64, o campaign.Outage, pause string) error {
 	var since, probe, text any // NULL: no outage
 	if !o.Since.IsZero() {
 		since, probe, text = o.Since.UnixNano(), rowscan.Nanos(o.NextProbe), o.Error
@@ -476,7 +468,7 @@ func SetOutage(ctx context.Context, tx Tx, d Dialect, id int64, o campaign.Outag
 // SetServiceWindow says whether campaign id's rows are checked for an open
 // customer service window at each claim (a text campaign without
 // --ignore-window).
-func SetServiceWindow(ctx context.Context, tx Tx, d Dialect, id int64, on bool) error {
+func SetServiceWindow(ctx context.Context, tx Tx, d dialect.Dialect, id int64, on bool) error {
 	check := 0
 	if on {
 		check = 1
@@ -487,34 +479,34 @@ func SetServiceWindow(ctx context.Context, tx Tx, d Dialect, id int64, on bool) 
 // The campaign-state moves, one per campaign.CampaignTransition.
 
 // PauseCampaign pauses a running campaign for reason.
-func PauseCampaign(ctx context.Context, tx Tx, d Dialect, id int64, reason string) error {
+func PauseCampaign(ctx context.Context, tx Tx, d dialect.Dialect, id int64, reason string) error {
 	return exec(ctx, tx, "pause campaign %d", id, byDialect[d].pause, reason, id)
 }
 
 // PauseNoAccount pauses a campaign that has no usable account left.
-func PauseNoAccount(ctx context.Context, tx Tx, d Dialect, id int64) error {
+func PauseNoAccount(ctx context.Context, tx Tx, d dialect.Dialect, id int64) error {
 	return exec(ctx, tx, "pause campaign %d", id, byDialect[d].pauseNoAccount, campaign.NoUsableAccountReason, id)
 }
 
 // ResumeCampaign runs a paused campaign again.
-func ResumeCampaign(ctx context.Context, tx Tx, d Dialect, id int64) error {
+func ResumeCampaign(ctx context.Context, tx Tx, d dialect.Dialect, id int64) error {
 	return exec(ctx, tx, "resume campaign %d", id, byDialect[d].resume, id)
 }
 
 // FinishCampaign ends a campaign with no open row.
-func FinishCampaign(ctx context.Context, tx Tx, d Dialect, id int64, now time.Time) error {
+func FinishCampaign(ctx context.Context, tx Tx, d dialect.Dialect, id int64, now time.Time) error {
 	return exec(ctx, tx, "finish campaign %d", id, byDialect[d].finish, now.UnixNano(), id)
 }
 
 // ReopenCampaign runs a finished campaign again.
-func ReopenCampaign(ctx context.Context, tx Tx, d Dialect, id int64) error {
+func ReopenCampaign(ctx context.Context, tx Tx, d dialect.Dialect, id int64) error {
 	return exec(ctx, tx, "reopen campaign %d", id, byDialect[d].reopen, id)
 }
 
 // PauseTemplate pauses, for why, the running campaigns that send a
 // template a template status webhook reported paused or disabled (lang ""
 // for every language), and says how many.
-func PauseTemplate(ctx context.Context, tx Tx, d Dialect, ev campaign.TemplateEvent, why string) (int, error) {
+func PauseTemplate(ctx context.Context, tx Tx, d dialect.Dialect, ev campaign.TemplateEvent, why string) (int, error) {
 	n, err := tx.Exec(ctx, byDialect[d].pauseTemplate, why, ev.Template, ev.Lang)
 	if err != nil {
 		return 0, fmt.Errorf("pause campaigns of template %s: %w", ev.Template, err)
@@ -551,9 +543,9 @@ type statements struct {
 	list func(codes []int) (any, error)
 }
 
-var byDialect = [...]statements{SQLite: build(SQLite), Postgres: build(Postgres)}
+var byDialect = dialect.Both(build)
 
-func build(d Dialect) statements {
+func build(d dialect.Dialect) statements {
 	b := d.Bind
 	// requeue moves a campaign's rows back to pending with a fresh retry
 	// budget, for the operator's requeue transitions.
@@ -627,7 +619,7 @@ func build(d Dialect) statements {
 		pauseTemplate: move(campaign.CampaignPause, `pause_reason = ?1`,
 			`cancelled_at IS NULL AND kind = 'template' AND template = ?2 AND (?3 = '' OR lang = ?3) AND `),
 	}
-	if d == Postgres { // SQLite's one writer holds every row already
+	if d == dialect.Postgres { // SQLite's one writer holds every row already
 		q.lockCampaign = `SELECT id FROM campaigns WHERE id = $1 FOR UPDATE`
 		q.liveAccount += ` FOR UPDATE`
 		q.requeueFailedCodes = q.requeueFailed + ` AND error_code = ANY($3)`

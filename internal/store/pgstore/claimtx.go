@@ -30,7 +30,7 @@ func (s *Store) WithClaim(ctx context.Context, fn func(driver.ClaimTx) error) er
 // then tail (a statement, or none) in the same round trip; on fn's error
 // they are dropped, as the rollback would drop them.
 func runClaim(ctx context.Context, c *claimTx, fn func(driver.ClaimTx) error, tail string) error {
-	c.Common = claimsql.New(sqlTx{c}, claimsql.Postgres)
+	c.Common = claimsql.New(sqlTx{c}, postgres)
 	if err := fn(c); err != nil {
 		return err
 	}

@@ -82,7 +82,7 @@ func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]campaign.Inbou
 func (tx inboxTx) LearnLinks(ctx context.Context, links []campaign.IdentityLink, now time.Time) error {
 	b := &pgx.Batch{}
 	for _, l := range links {
-		if campaign.CheckListable(l.Phone) == nil && campaign.IsBSUID(l.UserID) && !campaign.IsBSUID(l.Phone) {
+		if l.Pairs() {
 			b.Queue(`INSERT INTO recipient_links (user_id, phone, seen_at) VALUES ($1, $2, $3)
 				ON CONFLICT (user_id) DO UPDATE SET phone = excluded.phone, seen_at = excluded.seen_at
 				WHERE recipient_links.phone <> excluded.phone AND recipient_links.seen_at <= excluded.seen_at`,

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/inboxsql"
 	"github.com/wasend/wasend/internal/store/statesql"
@@ -93,7 +92,7 @@ func nullText(s string) *string {
 }
 
 func (tx inboxTx) Part(ctx context.Context, apply func() error) (skip, err error) {
-	return store.SavepointPart(func(q string) error { _, err := tx.Exec(ctx, q); return err }, apply, tx.fault)
+	return inboxsql.SavepointPart(func(q string) error { _, err := tx.Exec(ctx, q); return err }, apply, tx.fault)
 }
 
 // fault reports whether err is the database failing (its connection, its
@@ -194,14 +193,14 @@ func (tx inboxTx) KeepAdvances(ctx context.Context, kept []driver.MatchedStatus,
 	return moved, nil
 }
 
-// Deferred: in the order of their webhook times (store.DeferredSQL).
+// Deferred: in the order of their webhook times (inboxsql.DeferredSQL).
 func (tx inboxTx) Deferred(ctx context.Context, max int) ([]driver.DeferredStatus, error) {
-	rows, err := tx.Query(ctx, store.DeferredSQL+`$1`, max)
+	rows, err := tx.Query(ctx, inboxsql.DeferredSQL+`$1`, max)
 	if err != nil {
 		return nil, fmt.Errorf("read deferred statuses: %w", err)
 	}
 	ds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (driver.DeferredStatus, error) {
-		return store.ScanDeferred(row)
+		return inboxsql.ScanDeferred(row)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read deferred statuses: %w", err)

@@ -27,20 +27,16 @@ func (s *Store) ShareLimits(ctx context.Context, g driver.Gates, unavailable fun
 	return nil
 }
 
-// hostKey is the setting that names this database among the hosts sharing
-// limits (SQLite's): claim ids start with it.
-const hostKey = "limits_host"
-
 // limitsHost is the database's id among the hosts sharing limits, made the
 // first time any of its processes asks.
 func (s *Store) limitsHost(ctx context.Context) (string, error) {
 	b := make([]byte, 8)
 	rand.Read(b)
 	if _, err := s.pool.Exec(ctx, `INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
-		hostKey, hex.EncodeToString(b)); err != nil {
+		claimsql.HostKey, hex.EncodeToString(b)); err != nil {
 		return "", fmt.Errorf("host id for the shared limits: %w", err)
 	}
-	id, err := s.setting(ctx, s.pool, hostKey)
+	id, err := s.setting(ctx, s.pool, claimsql.HostKey)
 	if err != nil {
 		return "", fmt.Errorf("host id for the shared limits: %w", err)
 	}
@@ -55,5 +51,5 @@ func (s *Store) HostPart(ctx context.Context, portfolio, today string) (limits.R
 	if err != nil {
 		return limits.RebuildRequest{}, err
 	}
-	return claimsql.New(sqlTx{s.pool}, claimsql.Postgres).HostPart(ctx, host, portfolio, today, s.now())
+	return claimsql.New(sqlTx{s.pool}, postgres).HostPart(ctx, host, portfolio, today, s.now())
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/claimsql"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/statesql"
 )
@@ -16,7 +18,7 @@ import (
 // statements name the states they apply to (moves_sql.go), as on SQLite
 // (manage.go, results.go, delivery.go, dropped.go, outage.go there).
 
-const postgres = managesql.Postgres
+const postgres = dialect.Postgres
 
 // manageTx is managesql.Tx on Postgres: a transaction, or the pool for a
 // read.
@@ -224,8 +226,9 @@ func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.T
 
 // expireLeases ends the leases run out by now as campaign.LeaseExpiry
 // says, gives back the daily quota and the contact-log entries of the rows
-// put back and closes the rows' attempts; the rows made unknown are
-// counted by campaign in perCampaign.
+// put back (and under shared limits queues the gates' charges to be given
+// back) and closes the rows' attempts; the rows made unknown are counted
+// by campaign in perCampaign.
 func expireLeases(ctx context.Context, tx pgx.Tx, campaignID int64, now time.Time, perCampaign map[int64]int) error {
 	for _, r := range campaign.LeaseExpiry {
 		note, outcome, class := lapsedNote, "retry", "not-sent"
@@ -237,11 +240,13 @@ func expireLeases(ctx context.Context, tx pgx.Tx, campaignID int64, now time.Tim
 			return fmt.Errorf("end expired leases (%s): %w", r.Move, err)
 		}
 		var ids []int64
+		var lapsed []claimsql.Lapsed
 		refunds := map[[2]int64]int64{} // (account, quota epoch) → rows
 		for rows.Next() {
 			var id, c int64
 			var acct, epoch *int64
-			if err := rows.Scan(&id, &c, &acct, &epoch); err != nil {
+			var attempt int
+			if err := rows.Scan(&id, &c, &acct, &epoch, &attempt); err != nil {
 				rows.Close()
 				return fmt.Errorf("end expired leases: %w", err)
 			}
@@ -250,6 +255,7 @@ func expireLeases(ctx context.Context, tx pgx.Tx, campaignID int64, now time.Tim
 				perCampaign[c]++
 			} else if acct != nil && epoch != nil {
 				refunds[[2]int64{*acct, *epoch}]++
+				lapsed = append(lapsed, claimsql.Lapsed{MessageID: id, Attempt: attempt, AccountID: *acct})
 			}
 		}
 		rows.Close()
@@ -272,6 +278,9 @@ func expireLeases(ctx context.Context, tx pgx.Tx, campaignID int64, now time.Tim
 				WHERE done_at IS NULL AND message_id = ANY($4)`, now.UnixNano(), outcome, class, ids); err != nil {
 				return fmt.Errorf("close attempts of expired leases: %w", err)
 			}
+		}
+		if err := claimsql.New(sqlTx{tx}, postgres).QueueLapseRefunds(ctx, lapsed, now); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -68,5 +68,5 @@ func leaseExpirySQL(r campaign.LeaseRule) string {
 	}
 	return `UPDATE messages SET ` + statesql.To(r.Move) + `, updated_at = $1, error_message = $2, lease_until = 0
 		WHERE ` + statesql.From(r.Move, "state") + ` AND started = ` + started + ` AND lease_until <= $3
-		AND ($4::bigint = 0 OR campaign_id = $4::bigint) RETURNING id, campaign_id, account_id, quota_epoch`
+		AND ($4::bigint = 0 OR campaign_id = $4::bigint) RETURNING id, campaign_id, account_id, quota_epoch, attempts`
 }

@@ -26,6 +26,9 @@ var deliberate = map[string]string{
 	// SQLite's index holds the rowid (id) after its columns; Postgres's
 	// names it (pg 0015), for attempt_rollup_insert's attempt before.
 	"index attempts_message: attempts(message_id) in SQLite, attempts(message_id,id) in Postgres": "the same index: SQLite's keeps the rowid",
+	// SQLite has no functions: Postgres's tier_minutes_share (0006) is a
+	// view there whose INSTEAD OF trigger adds the share (tier_counts.sql).
+	"trigger tier_minutes_add on tier_minutes_share: only in SQLite": "SQLite's spelling of Postgres's function",
 }
 
 // schemas migrates a fresh SQLite file and a fresh Postgres database and

@@ -88,7 +88,7 @@ func portfolioByName(ctx context.Context, q querier, name string, lock bool) (ca
 func (s *Store) Portfolios(ctx context.Context) ([]campaign.PortfolioStatus, error) {
 	var out []campaign.PortfolioStatus
 	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
-		db := claimsql.New(sqlTx{tx}, claimsql.Postgres)
+		db := claimsql.New(sqlTx{tx}, postgres)
 		out, err = db.Portfolios(ctx, s.now(), db.ReachCount)
 		return err
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/quotareset"
 	"github.com/wasend/wasend/internal/store/rowscan"
+	"github.com/wasend/wasend/internal/store/tierrecord"
 )
 
 // ResetQuota opens a new quota day for the named accounts (all when none):
@@ -59,39 +60,18 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]c
 	return out, err
 }
 
-// tierState is an auto-tier account as warm-up judges it.
-type tierState struct {
-	id           int64
-	name, tier   string
-	since        time.Time
-	promoteAfter time.Duration
-	dailyCap     int
-	quality      string
-}
-
-// autoTierAccounts reads the live auto-tier accounts; where is appended,
-// its placeholders from $1.
-func autoTierAccounts(ctx context.Context, q querier, where string, args ...any) ([]tierState, error) {
-	rows, err := q.Query(ctx, `SELECT a.id, a.name, a.tier, a.tier_since, a.promote_after, t.daily_cap, a.quality_rating
-		FROM accounts a JOIN tiers t ON t.name = a.tier
-		WHERE a.auto_tier = 1 AND a.removed_at IS NULL AND a.disabled = 0 `+where+` ORDER BY a.id`, args...)
+// autoTierAccounts reads the live auto-tier accounts (tierrecord's
+// query); where is appended, its placeholders from $1.
+func autoTierAccounts(ctx context.Context, q querier, where string, args ...any) ([]tierrecord.Account, error) {
+	rows, err := q.Query(ctx, tierrecord.AccountsSQL+where+` ORDER BY a.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read auto-tier accounts: %w", err)
 	}
-	defer rows.Close()
-	var out []tierState
-	for rows.Next() {
-		var (
-			a                  tierState
-			since, after, dcap int64
-		)
-		if err := rows.Scan(&a.id, &a.name, &a.tier, &since, &after, &dcap, &a.quality); err != nil {
-			return nil, fmt.Errorf("read auto-tier accounts: %w", err)
-		}
-		a.since, a.promoteAfter, a.dailyCap = fromNanos(since), time.Duration(after), int(dcap)
-		out = append(out, a)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (tierrecord.Account, error) { return tierrecord.ScanAccount(row) })
+	if err != nil {
+		return nil, fmt.Errorf("read auto-tier accounts: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // changeTier moves an account to another tier and logs why.
@@ -114,19 +94,19 @@ func promoteDue(ctx context.Context, tx pgx.Tx, now time.Time, loc *time.Locatio
 	}
 	var out []campaign.TierChange
 	for _, a := range accts {
-		days, err := tierDays(ctx, tx, a.id, a.since, loc)
+		days, err := tierDays(ctx, tx, a.ID, a.Since, loc)
 		if err != nil {
 			return nil, err
 		}
-		p := campaign.AssessTier(a.tier, a.since, now, a.promoteAfter, a.dailyCap, days, a.quality)
+		p := campaign.AssessTier(a.Tier, a.Since, now, a.PromoteAfter, a.DailyCap, days, a.Quality)
 		if !p.Ready {
 			continue
 		}
-		why := p.Promotion(a.dailyCap)
-		if err := changeTier(ctx, tx, a.id, a.tier, p.Next, now, why); err != nil {
+		why := p.Promotion(a.DailyCap)
+		if err := changeTier(ctx, tx, a.ID, a.Tier, p.Next, now, why); err != nil {
 			return nil, err
 		}
-		out = append(out, campaign.TierChange{Account: a.name, At: now, From: a.tier, To: p.Next, Reason: why})
+		out = append(out, campaign.TierChange{Account: a.Name, At: now, From: a.Tier, To: p.Next, Reason: why})
 	}
 	return out, nil
 }
@@ -142,7 +122,7 @@ func demoteOnTrouble(ctx context.Context, tx pgx.Tx, id int64, o campaign.Outcom
 		return err
 	}
 	a := accts[0]
-	to, why, err := campaign.Demotion(a.tier, a.since, now, o, func() (requests, throttled int, err error) {
+	to, why, err := campaign.Demotion(a.Tier, a.Since, now, o, func() (requests, throttled int, err error) {
 		var r, t int64
 		err = tx.QueryRow(ctx, `SELECT count(*), count(CASE WHEN error_code = 130429 THEN 1 END) FROM attempts
 			WHERE account_id = $1 AND claimed_at >= $2`, id, now.Add(-time.Hour).UnixNano()).Scan(&r, &t)
@@ -154,7 +134,7 @@ func demoteOnTrouble(ctx context.Context, tx pgx.Tx, id int64, o campaign.Outcom
 	if err != nil || to == "" {
 		return err
 	}
-	return changeTier(ctx, tx, id, a.tier, to, now, why)
+	return changeTier(ctx, tx, id, a.Tier, to, now, why)
 }
 
 // tierDays is the account's requests since its tier change, by quota day

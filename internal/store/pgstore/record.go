@@ -130,7 +130,7 @@ func recordSent(b *pgx.Batch, rs []campaign.Result, refused *[]int64) {
 // record stores one outcome as both drivers do (recordsql.Record); moved
 // is false when the row's fence refused it.
 func record(ctx context.Context, tx pgx.Tx, c campaign.Claim, o campaign.Outcome, now time.Time) (moved bool, err error) {
-	return recordsql.Record(ctx, recordTx{tx}, recordsql.Postgres, c, o, now)
+	return recordsql.Record(ctx, recordTx{tx}, postgres, c, o, now)
 }
 
 // recordTx is a transaction as recordsql writes through it.

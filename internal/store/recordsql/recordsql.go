@@ -6,7 +6,7 @@
 //
 // The statements are written once, with SQLite's numbered placeholders
 // (?N) and greatest(a, b) for the larger of two values, and built for each
-// Dialect when the package loads: Postgres gets $N, SQLite its scalar
+// dialect.Dialect when the package loads: Postgres gets $N, SQLite its scalar
 // max. What a driver keeps in its own words because other paths reach it
 // too (pausing a campaign, dropping an account from one, a demotion,
 // reading accounts) it gives through Tx. The plain acceptances' bulk
@@ -17,21 +17,13 @@ package recordsql
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/rowscan"
 	"github.com/wasend/wasend/internal/store/statesql"
-)
-
-// Dialect is the database a statement is built for.
-type Dialect int
-
-const (
-	SQLite Dialect = iota
-	Postgres
 )
 
 // Tx is a driver's transaction as Record writes through it.
@@ -54,7 +46,7 @@ type Tx interface {
 // Record stores one outcome of claim c in tx; moved is false when the
 // row's fence refused it (what the answer says about the account and the
 // campaign is kept all the same).
-func Record(ctx context.Context, tx Tx, d Dialect, c campaign.Claim, o campaign.Outcome, now time.Time) (moved bool, err error) {
+func Record(ctx context.Context, tx Tx, d dialect.Dialect, c campaign.Claim, o campaign.Outcome, now time.Time) (moved bool, err error) {
 	q := &byDialect[d]
 	outcome, ok := outcomes[o.Kind]
 	if !ok {
@@ -109,7 +101,7 @@ func Record(ctx context.Context, tx Tx, d Dialect, c campaign.Claim, o campaign.
 
 // UnlogContact takes back the send of claim c, which the API proved it did
 // not accept, when nothing was logged for that number since.
-func UnlogContact(ctx context.Context, tx Tx, d Dialect, c campaign.Claim) error {
+func UnlogContact(ctx context.Context, tx Tx, d dialect.Dialect, c campaign.Claim) error {
 	if _, err := tx.Exec(ctx, byDialect[d].unlogContact, c.Account.ID, c.Message.Phone, c.At.UnixNano()); err != nil {
 		return fmt.Errorf("take back the send to %s: %w", c.Message.Phone, err)
 	}
@@ -198,7 +190,7 @@ func cool(ctx context.Context, tx Tx, q *statements, acct campaign.Account, o ca
 			return fmt.Errorf("lock accounts: %w", err)
 		}
 	}
-	accts, err := tx.Accounts(ctx, q.d.bind(where), args...)
+	accts, err := tx.Accounts(ctx, q.d.Bind(where), args...)
 	if err != nil {
 		return err
 	}
@@ -224,7 +216,7 @@ func cool(ctx context.Context, tx Tx, q *statements, acct campaign.Account, o ca
 
 // statements are this package's SQL in one dialect.
 type statements struct {
-	d                                   Dialect
+	d                                   dialect.Dialect
 	sent, held, retry, failed, unknown  string // the row's move, fenced
 	refundQuota, unlogContact           string
 	queueRefund, logSend                string
@@ -233,7 +225,7 @@ type statements struct {
 	closeAttempt, closeLastAttempt      string
 }
 
-var byDialect = [...]statements{SQLite: build(SQLite), Postgres: build(Postgres)}
+var byDialect = dialect.Both(build)
 
 // build writes the statements for d. Every write after a claim applies
 // only while the row is still that claim: its fence. A sent outcome also
@@ -241,12 +233,12 @@ var byDialect = [...]statements{SQLite: build(SQLite), Postgres: build(Postgres)
 // is the truth); a retry, failure or unknown leaves such a row as the
 // operator sees it (campaign.Transitions says which states each move
 // starts from).
-func build(d Dialect) statements {
+func build(d dialect.Dialect) statements {
 	fenced := func(t campaign.Transition, set, id, fence string) string {
-		return d.bind(`UPDATE messages SET ` + statesql.To(t) + `, ` + set + ` WHERE id = ` + id +
+		return d.Bind(`UPDATE messages SET ` + statesql.To(t) + `, ` + set + ` WHERE id = ` + id +
 			` AND ` + statesql.From(t, "state") + ` AND ` + statesql.Fence("attempts", fence))
 	}
-	closeAttempt := `UPDATE attempts SET done_at = ` + d.greatest("coalesce(done_at, ?1)", "?1") +
+	closeAttempt := `UPDATE attempts SET done_at = ` + d.Greatest("coalesce(done_at, ?1)", "?1") +
 		`, outcome = ?2, error_code = ?3, class = ?4 WHERE id = `
 	q := statements{
 		d: d,
@@ -259,51 +251,27 @@ func build(d Dialect) statements {
 		failed:  fenced(campaign.MoveRecordFailed, `updated_at = ?1, error_code = ?2, error_message = ?3`, "?4", "?5"),
 		unknown: fenced(campaign.MoveRecordUnknown, `updated_at = ?1, error_code = ?2, error_message = ?3`, "?4", "?5"),
 
-		refundQuota: d.bind(`UPDATE accounts SET used_today = ` + d.greatest("used_today - 1", "0") +
+		refundQuota: d.Bind(`UPDATE accounts SET used_today = ` + d.Greatest("used_today - 1", "0") +
 			` WHERE id = ?1 AND quota_epoch = ?2`),
-		unlogContact: d.bind(`UPDATE contact_log SET last_at = prev_at, prev_at = 0
+		unlogContact: d.Bind(`UPDATE contact_log SET last_at = prev_at, prev_at = 0
 			WHERE account_id = ?1 AND phone = ?2 AND last_at = ?3`),
-		queueRefund: d.bind(`INSERT INTO gate_refunds (claim, portfolio, account, day, at) VALUES (?1, ?2, ?3, ?4, ?5)
+		queueRefund: d.Bind(`INSERT INTO gate_refunds (claim, portfolio, account, day, at) VALUES (?1, ?2, ?3, ?4, ?5)
 			ON CONFLICT DO NOTHING`),
-		logSend: d.bind(`UPDATE contact_log SET sent_at = ` + d.greatest("sent_at", "?1") + ` WHERE account_id = ?2 AND phone = ?3`),
+		logSend: d.Bind(`UPDATE contact_log SET sent_at = ` + d.Greatest("sent_at", "?1") + ` WHERE account_id = ?2 AND phone = ?3`),
 
-		noteError: d.bind(`UPDATE accounts SET last_error_code = ?1 WHERE id = ?2`),
-		restrict: d.bind(`UPDATE accounts SET cooldown_until = ` + d.greatest("cooldown_until", "?1") +
+		noteError: d.Bind(`UPDATE accounts SET last_error_code = ?1 WHERE id = ?2`),
+		restrict: d.Bind(`UPDATE accounts SET cooldown_until = ` + d.Greatest("cooldown_until", "?1") +
 			`, restriction = ?2 WHERE id = ?3`),
-		cool: d.bind(`UPDATE accounts SET cooldown_until = ?1, throttle_streak = ?2, last_throttle_at = ?3, rate_factor = ?4,
+		cool: d.Bind(`UPDATE accounts SET cooldown_until = ?1, throttle_streak = ?2, last_throttle_at = ?3, rate_factor = ?4,
 			rate_factor_at = ?5, tokens = ?6, tokens_at = ?7 WHERE id = ?8`),
-		suppress: d.bind(`INSERT INTO suppressions (phone, reason, created_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING`),
+		suppress: d.Bind(`INSERT INTO suppressions (phone, reason, created_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING`),
 
-		closeAttempt:     d.bind(closeAttempt + `?5`),
-		closeLastAttempt: d.bind(closeAttempt + `(SELECT max(id) FROM attempts WHERE message_id = ?5)`),
+		closeAttempt:     d.Bind(closeAttempt + `?5`),
+		closeLastAttempt: d.Bind(closeAttempt + `(SELECT max(id) FROM attempts WHERE message_id = ?5)`),
 	}
-	if d == Postgres { // SQLite's one writer holds every row already
+	if d == dialect.Postgres { // SQLite's one writer holds every row already
 		q.lockAccount = `SELECT id FROM accounts WHERE id = $1 ORDER BY id FOR UPDATE`
 		q.lockEnabled = `SELECT id FROM accounts WHERE disabled = 0 AND removed_at IS NULL ORDER BY id FOR UPDATE`
 	}
 	return q
 }
-
-// bind is query in d's placeholders: SQLite's ?N as written, Postgres's
-// $N. Every placeholder here is numbered, and no literal holds a ?.
-func (d Dialect) bind(query string) string {
-	if d == Postgres {
-		return strings.ReplaceAll(query, "?", "$")
-	}
-	return query
-}
-
-// greatest is the larger of a and b: SQLite's two-argument max.
-func (d Dialect) greatest(a, b string) string {
-	if d == Postgres {
-		return "greatest(" + a + ", " + b + ")"
-	}
-	return "max(" + a + ", " + b + ")"
-}
-
-// Bind is bind for the other packages that write SQL once for both
-// drivers (managesql, claimsql), so that the dialects differ in one place.
-func (d Dialect) Bind(query string) string { return d.bind(query) }
-
-// Greatest is greatest, for those packages too.
-func (d Dialect) Greatest(a, b string) string { return d.greatest(a, b) }

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/wasend/wasend/internal/store/dialect"
 )
 
 // TestPlaceholders: each dialect's statements speak its placeholders only
@@ -11,11 +13,11 @@ import (
 // break it), and SQLite's never say greatest, which it lacks.
 func TestPlaceholders(t *testing.T) {
 	for _, tt := range []struct {
-		d            Dialect
+		d            dialect.Dialect
 		want, refuse string
 	}{
-		{SQLite, "?", "$"},
-		{Postgres, "$", "?"},
+		{dialect.SQLite, "?", "$"},
+		{dialect.Postgres, "$", "?"},
 	} {
 		q := reflect.ValueOf(byDialect[tt.d])
 		for i := range q.NumField() {
@@ -27,7 +29,7 @@ func TestPlaceholders(t *testing.T) {
 			if strings.Contains(s, tt.refuse) {
 				t.Errorf("dialect %d, %s: %q holds %q", tt.d, f.Name, s, tt.refuse)
 			}
-			if tt.d == SQLite && strings.Contains(s, "greatest(") {
+			if tt.d == dialect.SQLite && strings.Contains(s, "greatest(") {
 				t.Errorf("dialect %d, %s: %q: SQLite has no greatest", tt.d, f.Name, s)
 			}
 			for j := 0; j < len(s); j++ {

@@ -27,6 +27,53 @@ func (s suite) accountTests() []sub {
 		{"reset quota in the zone of quota days", s.testResetQuotaLocation},
 		{"quota days only move forward", s.testQuotaDayOnlyForward},
 		{"a failed check is kept until one passes", s.testRecordCheck},
+		{"warm-up promotes at a quota reset", s.testWarmupPromotes},
+	}
+}
+
+// testWarmupPromotes: a new number that sends its cap every day without
+// trouble is promoted to warm by the first quota reset after 7 days in
+// its tier (campaign.AssessTier), and not before, on either driver.
+func (s suite) testWarmupPromotes(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	const daily = 3
+	if err := st.SetTier(t.Context(), campaign.TierNew, campaign.Limits{Rate: 1000, Burst: 1000, DailyCap: daily}); err != nil {
+		t.Fatal(err)
+	}
+	MustAccount(t, st, "fresh", campaign.TierNew, campaign.Overrides{}) // at t0, day 0 09:00
+	c := MustCampaign(t, st, "warm-up", 100)
+	sent := campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w", Class: "ok"}
+	for d := 1; d <= 8; d++ {
+		midnight := time.Date(t0.Year(), t0.Month(), t0.Day()+d, 0, 1, 0, 0, time.UTC)
+		clk.Set(midnight)
+		resets, err := st.ResetQuota(t.Context(), nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var promoted *campaign.TierChange
+		for _, r := range resets {
+			if r.Promoted != nil {
+				promoted = r.Promoted
+			}
+		}
+		// 7 days in tier at day 7 09:00: judged at day 8's reset.
+		if wantUp := d == 8; (promoted != nil) != wantUp || wantUp && (promoted.From != campaign.TierNew || promoted.To != campaign.TierWarm) {
+			t.Fatalf("day %d's reset promoted %+v, want new → warm only on day 8", d, promoted)
+		}
+		if d == 8 {
+			break
+		}
+		now := midnight.Add(9 * time.Hour)
+		clk.Set(now)
+		for range daily {
+			if err := record(t, st, mustClaim(t, st, c.ID, "r", now), "r", sent, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if a := AccountByName(t, st, "fresh"); a.Tier != campaign.TierWarm {
+		t.Errorf("tier %s after the promotion, want warm", a.Tier)
 	}
 }
 

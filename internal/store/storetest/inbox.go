@@ -21,6 +21,35 @@ func (s suite) inboxTests() []sub {
 		{"a status for a row in flight waits for its send", s.testInboxStatusBeforeRecord},
 		{"two handles drain one inbox at once", s.testInboxTwoDrains},
 		{"bodies are kept byte for byte, in the order given", s.testInboxKeepsBodies},
+		{"links keep only a number paired with a user id", s.testInboxLearnsLinks},
+	}
+}
+
+// testInboxLearnsLinks: LearnLinks keeps what campaign.IdentityLink.Pairs
+// accepts (a number and a user id) and nothing else a body may pair; a
+// changed pair replaces an older one, an older sighting changes nothing.
+func (s suite) testInboxLearnsLinks(t *testing.T) {
+	st := s.openTest(t, newFakeClock())
+	const id, other = "US.13491208655302741918", "DE.abc123"
+	learn := func(at time.Time, links ...campaign.IdentityLink) {
+		t.Helper()
+		if err := st.WithInbox(t.Context(), func(tx driver.InboxTx, _ time.Time) error { return tx.LearnLinks(t.Context(), links, at) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	learn(t0,
+		campaign.IdentityLink{Phone: "+4915112345678", UserID: id},
+		campaign.IdentityLink{Phone: other, UserID: "US.999"},           // two ids
+		campaign.IdentityLink{Phone: "4915112345670", UserID: "US.998"}, // no +
+		campaign.IdentityLink{Phone: "+4915112345671", UserID: "+4915112345672"})
+	learn(t0.Add(time.Hour), campaign.IdentityLink{Phone: "+4915112345679", UserID: id})
+	learn(t0.Add(time.Minute), campaign.IdentityLink{Phone: "+4915112345677", UserID: id}) // older than the last: kept out
+	if n := CountRows(t, st, `SELECT count(*) FROM recipient_links`); n != 1 {
+		t.Errorf("%d links kept, want only the number paired with %s", n, id)
+	}
+	if n := CountRows(t, st, `SELECT count(*) FROM recipient_links WHERE user_id = ? AND phone = '+4915112345679' AND seen_at = ?`,
+		id, t0.Add(time.Hour).UnixNano()); n != 1 {
+		t.Errorf("the link of %s is not the latest pair seen", id)
 	}
 }
 

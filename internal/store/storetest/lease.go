@@ -564,29 +564,77 @@ func (s suite) testLapseUnlogsContact(t *testing.T) {
 // testLapseQueuesGateRefund: under shared limits the gate charged the
 // claim too (its cap, the recipient's pair gap and reach), and a claim
 // that lapsed reached nobody: its refund is queued, by the id the claim
-// asked the gate with (host:row:claim count), for the next claim to give
-// back. The claim made unknown keeps its charge.
+// asked the gate with (campaign.SharedClaimID: host, row, claim count) and
+// in its account's portfolio, for the next claim to give back, whichever
+// rescue ends the lease. The claim made unknown keeps its charge; the
+// late put-back of the lapsed claim, and a second rescue, queue nothing
+// more.
 func (s suite) testLapseQueuesGateRefund(t *testing.T) {
-	st, clk, c, started, idle := s.startedAndIdle(t, "lapse refund")
-	// The claims were the database's own; from now on its limits are
-	// shared, which gives it its host id (only the rescue runs after).
-	if err := st.ShareLimits(t.Context(), nil, func(error) bool { return false }); err != nil {
-		t.Fatal(err)
-	}
-	var host string
-	if err := checked(st).QueryRowContext(t.Context(), `SELECT value FROM settings WHERE key = 'limits_host'`).Scan(&host); err != nil {
-		t.Fatal(err)
-	}
-	clk.Set(at(campaign.LeaseTerm))
-	if moved, err := st.Rescue(t.Context(), c.ID, clk.Now(), noneDead); err != nil || moved != 1 {
-		t.Fatalf("rescue moved %d, %v; want the started row made unknown", moved, err)
-	}
-	want := fmt.Sprintf("%s:%d:%d", host, idle.Message.ID, idle.Fence)
-	if n := CountRows(t, st, `SELECT count(*) FROM gate_refunds WHERE claim = ? AND portfolio = 'default'
-		AND account = '' AND day = '' AND at = ?`, want, clk.Now().UnixNano()); n != 1 {
-		t.Errorf("%d refunds of the lapsed claim %s queued, want 1", n, want)
-	}
-	if n := CountRows(t, st, `SELECT count(*) FROM gate_refunds`); n != 1 {
-		t.Errorf("%d refunds queued, want only the lapsed claim's (row %d's request may have reached the API)", n, started.Message.ID)
+	for _, tt := range []struct {
+		name, portfolio, want string
+		all                   bool // RecoverOrphans (every campaign), not Rescue
+	}{
+		{name: "default portfolio", want: driver.DefaultPortfolio},
+		{name: "its portfolio", portfolio: "acme", want: "acme"},
+		{name: "every campaign's rescue", want: driver.DefaultPortfolio, all: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st, clk, c, started, idle := s.startedAndIdle(t, "lapse refund")
+			if tt.portfolio != "" {
+				mustPortfolio(t, st, tt.portfolio, 0, 0)
+				joinPortfolio(t, st, "a", tt.portfolio)
+			}
+			// The claims were the database's own; from now on its limits are
+			// shared, which gives it its host id (only the rescue runs after).
+			if err := st.ShareLimits(t.Context(), nil, func(error) bool { return false }); err != nil {
+				t.Fatal(err)
+			}
+			var host string
+			if err := checked(st).QueryRowContext(t.Context(), `SELECT value FROM settings WHERE key = 'limits_host'`).Scan(&host); err != nil {
+				t.Fatal(err)
+			}
+			rescue := func() {
+				t.Helper()
+				var moved int
+				var err error
+				if tt.all {
+					var per map[int64]int
+					per, err = st.RecoverOrphans(t.Context(), clk.Now(), noneDead)
+					moved = per[c.ID]
+				} else {
+					moved, err = st.Rescue(t.Context(), c.ID, clk.Now(), noneDead)
+				}
+				if err != nil || moved > 1 {
+					t.Fatalf("rescue moved %d, %v; want at most the started row made unknown", moved, err)
+				}
+			}
+			clk.Set(at(campaign.LeaseTerm))
+			rescue()
+			if got := readMessage(t, st, started.Message.ID).state; got != "unknown" {
+				t.Fatalf("the started row is %s after the rescue, want unknown", got)
+			}
+			want := campaign.SharedClaimID(host, idle.Message.ID, int(idle.Fence))
+			queued := clk.Now().UnixNano()
+			check := func(when string) {
+				t.Helper()
+				if n := CountRows(t, st, `SELECT count(*) FROM gate_refunds WHERE claim = ? AND portfolio = ?
+					AND account = '' AND day = '' AND at = ?`, want, tt.want, queued); n != 1 {
+					t.Errorf("%s: %d refunds of the lapsed claim %s in portfolio %s queued, want 1", when, n, want, tt.want)
+				}
+				if n := CountRows(t, st, `SELECT count(*) FROM gate_refunds`); n != 1 {
+					t.Errorf("%s: %d refunds queued, want only the lapsed claim's (row %d's request may have reached the API)",
+						when, n, started.Message.ID)
+				}
+			}
+			check("the rescue")
+			clk.Advance(time.Second)
+			late := campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: clk.Now(), Refund: true, Class: "not-sent"}
+			idle.Shared = &campaign.SharedClaim{Portfolio: tt.want, ID: want}
+			if err := record(t, st, idle, "r", late, clk.Now()); !errors.Is(err, campaign.ErrFenced) {
+				t.Fatalf("the lapsed claim's late put-back: %v, want ErrFenced", err)
+			}
+			rescue()
+			check("the late put-back and a second rescue")
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/managesql"
 )
 
@@ -22,7 +23,7 @@ import (
 // runs before its transaction): a number written any other way would
 // never match an import. A number newly listed waits to be pushed to the
 // shared list only if that list has never known it.
-func Suppress(ctx context.Context, tx managesql.Tx, d managesql.Dialect, list []campaign.Suppression, now time.Time) (added int, err error) {
+func Suppress(ctx context.Context, tx managesql.Tx, d dialect.Dialect, list []campaign.Suppression, now time.Time) (added int, err error) {
 	q := &byDialect[d]
 	for _, sp := range list {
 		n, err := tx.Exec(ctx, q.insert, sp.Phone, sp.Reason, now.UnixNano())
@@ -55,7 +56,7 @@ func CheckListable(list []campaign.Suppression) error {
 
 // Unsuppress takes numbers off the list in one statement and returns how
 // many were on it.
-func Unsuppress(ctx context.Context, tx managesql.Tx, d managesql.Dialect, phones []string) (int, error) {
+func Unsuppress(ctx context.Context, tx managesql.Tx, d dialect.Dialect, phones []string) (int, error) {
 	q := &byDialect[d]
 	list, err := q.list(phones)
 	if err == nil {
@@ -70,7 +71,7 @@ func Unsuppress(ctx context.Context, tx managesql.Tx, d managesql.Dialect, phone
 
 // Pushed takes the numbers pushed, up to seq, out of the outbox: the
 // shared list has them. A number listed again since (a later seq) stays.
-func Pushed(ctx context.Context, tx managesql.Tx, d managesql.Dialect, seq int64) error {
+func Pushed(ctx context.Context, tx managesql.Tx, d dialect.Dialect, seq int64) error {
 	if _, err := tx.Exec(ctx, byDialect[d].pushed, seq); err != nil {
 		return fmt.Errorf("record the suppressions shared: %w", err)
 	}
@@ -81,7 +82,7 @@ func Pushed(ctx context.Context, tx managesql.Tx, d managesql.Dialect, seq int64
 // the shared list if that list has never known it: after the shared list
 // was started anew (Redis lost its data), so the hosts fill it again. A
 // number already waiting keeps its place and kind.
-func PushAll(ctx context.Context, tx managesql.Tx, d managesql.Dialect) (int, error) {
+func PushAll(ctx context.Context, tx managesql.Tx, d dialect.Dialect) (int, error) {
 	n, err := tx.Exec(ctx, byDialect[d].pushAll)
 	if err != nil {
 		return 0, fmt.Errorf("queue the suppression list for sharing: %w", err)
@@ -96,9 +97,9 @@ type statements struct {
 	list func(phones []string) (any, error)
 }
 
-var byDialect = [...]statements{managesql.SQLite: build(managesql.SQLite), managesql.Postgres: build(managesql.Postgres)}
+var byDialect = dialect.Both(build)
 
-func build(d managesql.Dialect) statements {
+func build(d dialect.Dialect) statements {
 	b := d.Bind
 	q := statements{
 		insert:    b(`INSERT INTO suppressions (phone, reason, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (phone) DO NOTHING`),
@@ -109,7 +110,7 @@ func build(d managesql.Dialect) statements {
 		pushAll: `INSERT INTO suppression_push (phone, if_unknown) SELECT phone, 1 FROM suppressions WHERE true
 			ORDER BY created_at, phone ON CONFLICT (phone) DO NOTHING`,
 	}
-	if d == managesql.Postgres {
+	if d == dialect.Postgres {
 		q.remove = `DELETE FROM suppressions WHERE phone = ANY($1)`
 		q.list = func(phones []string) (any, error) { return phones, nil }
 	} else {

@@ -38,24 +38,34 @@ type Account struct {
 	Quality      string // from the last sync, "" when never read
 }
 
+// AccountsSQL reads the live auto-tier accounts (ScanAccount) on either
+// driver: a condition on a (`AND a.id = ?`) and the order follow.
+const AccountsSQL = `SELECT a.id, a.name, a.tier, a.tier_since, a.promote_after, t.daily_cap, a.quality_rating
+	FROM accounts a JOIN tiers t ON t.name = a.tier
+	WHERE a.auto_tier = 1 AND a.removed_at IS NULL AND a.disabled = 0 `
+
+// ScanAccount reads a row of AccountsSQL.
+func ScanAccount(sc rowscan.Scanner) (a Account, err error) {
+	var since, after int64
+	err = sc.Scan(&a.ID, &a.Name, &a.Tier, &since, &after, &a.DailyCap, &a.Quality)
+	a.Since, a.PromoteAfter = rowscan.FromNanos(since), time.Duration(after)
+	return a, err
+}
+
 // Accounts reads the live auto-tier accounts, by id; where is appended
 // (`AND a.id = ?`).
 func Accounts(ctx context.Context, q Querier, where string, args ...any) ([]Account, error) {
-	rows, err := q.QueryContext(ctx, `SELECT a.id, a.name, a.tier, a.tier_since, a.promote_after, t.daily_cap, a.quality_rating
-		FROM accounts a JOIN tiers t ON t.name = a.tier
-		WHERE a.auto_tier = 1 AND a.removed_at IS NULL AND a.disabled = 0 `+where+` ORDER BY a.id`, args...)
+	rows, err := q.QueryContext(ctx, AccountsSQL+where+` ORDER BY a.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read auto-tier accounts: %w", err)
 	}
 	defer rows.Close()
 	var out []Account
 	for rows.Next() {
-		var a Account
-		var since, after int64
-		if err := rows.Scan(&a.ID, &a.Name, &a.Tier, &since, &after, &a.DailyCap, &a.Quality); err != nil {
+		a, err := ScanAccount(rows)
+		if err != nil {
 			return nil, fmt.Errorf("read auto-tier accounts: %w", err)
 		}
-		a.Since, a.PromoteAfter = rowscan.FromNanos(since), time.Duration(after)
 		out = append(out, a)
 	}
 	return out, rows.Err()
