@@ -80,8 +80,7 @@ func readCards(ctx context.Context, q querier, currency string) ([]pricing.Card,
 
 // spendTrigger keeps campaign_spend.committed as rows move in and out of
 // the states a budget counts (in flight, accepted, or unknown: perhaps
-// accepted). Only priced rows (a run with a budget priced them) fire it.
-// The states are a CASE, not an IN list (see counts.sql's cost_counts).
+// accepted; a CASE, not an IN list: see counts.sql). Only priced rows fire it.
 const spendTrigger = `CREATE TRIGGER IF NOT EXISTS messages_spend AFTER UPDATE OF state, price ON messages
 	WHEN NEW.price <> 0 OR OLD.price <> 0
 	BEGIN
