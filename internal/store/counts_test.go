@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -371,4 +372,40 @@ func TestTriggersListNoMoreThanTwoConstants(t *testing.T) {
 			t.Errorf("no trigger %s: the test reads the wrong schema", name)
 		}
 	}
+}
+
+// TestTriggersWrittenAgainOnUpgrade opens a database whose cost count
+// trigger still tests four states (as before migration 0059): the
+// migration drops it, and the store makes it again without the list and
+// recounts, so the counts still equal a recount.
+func TestTriggersWrittenAgainOnUpgrade(t *testing.T) {
+	ctx := t.Context()
+	clk := newFakeClock()
+	path := filepath.Join(t.TempDir(), "wasend.db")
+	st := openAt(t, path, clk)
+	c := mustCampaign(t, st, "upgrade", 3)
+	old := `DROP TRIGGER cost_counts_update;
+		CREATE TRIGGER cost_counts_update AFTER UPDATE OF state ON messages
+		WHEN (OLD.state IN ('pending', 'sending', 'sent', 'unknown')) IS NOT (NEW.state IN ('pending', 'sending', 'sent', 'unknown')) BEGIN
+		INSERT INTO cost_counts (campaign_id, prefix, n) VALUES (NEW.campaign_id, substr(NEW.phone, 1, 5),
+			CASE WHEN NEW.state IN ('pending', 'sending', 'sent', 'unknown') THEN 1 ELSE -1 END)
+			ON CONFLICT DO UPDATE SET n = n + excluded.n;
+		END;
+		UPDATE cost_counts SET n = n + 5; -- off, for the recount to mend
+		DELETE FROM schema_migrations WHERE version = 59;`
+	if _, err := st.db.ExecContext(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = openAt(t, path, clk)
+	var text string
+	if err := st.db.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = 'cost_counts_update'`).Scan(&text); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "'pending'") {
+		t.Errorf("cost_counts_update after the upgrade still lists the states:\n%s", text)
+	}
+	checkCounts(t, st, "upgraded", c.ID)
 }
