@@ -38,7 +38,7 @@ func fenced(refused []int64, err error) error {
 // recordAll stores outcomes and returns the rows whose fence refused them.
 func recordAll(ctx context.Context, tx *Tx, runner string, rs []campaign.Result) ([]int64, error) {
 	var (
-		plain   []campaign.Result
+		plain   = make([]campaign.Result, 0, len(rs)) // most are: one copy each, no regrowth
 		wamids  []any
 		refused []int64
 	)

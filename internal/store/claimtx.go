@@ -138,7 +138,7 @@ func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]
 		return nil, fmt.Errorf("find next messages: %w", err)
 	}
 	defer rows.Close()
-	var out []driver.DueRow
+	out := make([]driver.DueRow, 0, min(max, 64)) // rows are large: no regrowth for a usual batch
 	for rows.Next() {
 		var (
 			d              driver.DueRow

@@ -5,11 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/readmodel"
 	"github.com/wasend/wasend/internal/store/driver"
 )
@@ -328,4 +331,81 @@ func scanStats(t *testing.T, st *Store, id int64, since time.Time) readmodel.Sta
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestTriggersListNoMoreThanTwoConstants holds every trigger of a store
+// (the budget's too) to lists of at most two constants after IN: SQLite
+// builds a temporary index for a longer list, and in a trigger it builds
+// it again at every row the trigger fires for (migration 0059: the cost
+// counts' trigger did so at every claim and every outcome).
+func TestTriggersListNoMoreThanTwoConstants(t *testing.T) {
+	ctx := t.Context()
+	st := openTest(t, newFakeClock())
+	c := mustCampaign(t, st, "budget", 1)
+	if err := st.SetBudget(ctx, c.ID, 1_000_000, "USD", func(string) pricing.Micros { return 1 }); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.db.QueryContext(ctx, `SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	list := regexp.MustCompile(`(?i)\bIN\s*\(([^()]*)\)`)
+	seen := map[string]bool{}
+	for rows.Next() {
+		var name, text string
+		if err := rows.Scan(&name, &text); err != nil {
+			t.Fatal(err)
+		}
+		seen[name] = true
+		for _, m := range list.FindAllStringSubmatch(text, -1) {
+			if strings.Count(m[1], ",") >= 2 && !strings.Contains(strings.ToUpper(m[1]), "SELECT") {
+				t.Errorf("trigger %s tests a list of %d constants: %s", name, strings.Count(m[1], ",")+1, m[0])
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"cost_counts_update", "cost_counts_delete", "messages_spend"} {
+		if !seen[name] {
+			t.Errorf("no trigger %s: the test reads the wrong schema", name)
+		}
+	}
+}
+
+// TestTriggersWrittenAgainOnUpgrade opens a database whose cost count
+// trigger still tests four states (as before migration 0059): the
+// migration drops it, and the store makes it again without the list and
+// recounts, so the counts still equal a recount.
+func TestTriggersWrittenAgainOnUpgrade(t *testing.T) {
+	ctx := t.Context()
+	clk := newFakeClock()
+	path := filepath.Join(t.TempDir(), "wasend.db")
+	st := openAt(t, path, clk)
+	c := mustCampaign(t, st, "upgrade", 3)
+	old := `DROP TRIGGER cost_counts_update;
+		CREATE TRIGGER cost_counts_update AFTER UPDATE OF state ON messages
+		WHEN (OLD.state IN ('pending', 'sending', 'sent', 'unknown')) IS NOT (NEW.state IN ('pending', 'sending', 'sent', 'unknown')) BEGIN
+		INSERT INTO cost_counts (campaign_id, prefix, n) VALUES (NEW.campaign_id, substr(NEW.phone, 1, 5),
+			CASE WHEN NEW.state IN ('pending', 'sending', 'sent', 'unknown') THEN 1 ELSE -1 END)
+			ON CONFLICT DO UPDATE SET n = n + excluded.n;
+		END;
+		UPDATE cost_counts SET n = n + 5; -- off, for the recount to mend
+		DELETE FROM schema_migrations WHERE version = 59;`
+	if _, err := st.db.ExecContext(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = openAt(t, path, clk)
+	var text string
+	if err := st.db.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = 'cost_counts_update'`).Scan(&text); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "'pending'") {
+		t.Errorf("cost_counts_update after the upgrade still lists the states:\n%s", text)
+	}
+	checkCounts(t, st, "upgraded", c.ID)
 }

@@ -40,9 +40,9 @@ func (tx inboxTx) KeepInbound(ctx context.Context, m campaign.InboundRow) (bool,
 func nullID(r campaign.RepliedRow) sql.NullInt64 { return sql.NullInt64{Int64: r.ID, Valid: r.ID != 0} }
 
 func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]campaign.SentRow, error) {
-	// The state terms are messages_phone_sent's, so that it is used.
+	// attempts > 0 is messages_phone_sent's term, so that it is used.
 	rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state = 'sending', coalesce(sent_at, 0)
-		FROM messages WHERE phone = ? AND state IN ('sending', 'sent')`, phone)
+		FROM messages WHERE phone = ? AND attempts > 0 AND state IN ('sending', 'sent')`, phone)
 	out, err := scanRows(rows, err, func(rows *sql.Rows, r *campaign.SentRow) error {
 		var sent int64
 		err := rows.Scan(&r.ID, &r.CampaignID, &r.AccountID, &r.InFlight, &sent)

@@ -80,13 +80,13 @@ func readCards(ctx context.Context, q querier, currency string) ([]pricing.Card,
 
 // spendTrigger keeps campaign_spend.committed as rows move in and out of
 // the states a budget counts (in flight, accepted, or unknown: perhaps
-// accepted). Only priced rows (a run with a budget priced them) fire it.
+// accepted; a CASE, not an IN list: see counts.sql). Only priced rows fire it.
 const spendTrigger = `CREATE TRIGGER IF NOT EXISTS messages_spend AFTER UPDATE OF state, price ON messages
 	WHEN NEW.price <> 0 OR OLD.price <> 0
 	BEGIN
 		UPDATE campaign_spend SET committed = committed
-			+ CASE WHEN NEW.state IN ('sending', 'sent', 'unknown') THEN NEW.price ELSE 0 END
-			- CASE WHEN OLD.state IN ('sending', 'sent', 'unknown') THEN OLD.price ELSE 0 END
+			+ CASE NEW.state WHEN 'sending' THEN NEW.price WHEN 'sent' THEN NEW.price WHEN 'unknown' THEN NEW.price ELSE 0 END
+			- CASE OLD.state WHEN 'sending' THEN OLD.price WHEN 'sent' THEN OLD.price WHEN 'unknown' THEN OLD.price ELSE 0 END
 		WHERE campaign_id = NEW.campaign_id;
 	END`
 

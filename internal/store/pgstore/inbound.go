@@ -35,7 +35,7 @@ func (tx inboxTx) KeepInbound(ctx context.Context, m campaign.InboundRow) (bool,
 
 func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]campaign.SentRow, error) {
 	rows, err := tx.Query(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state = `+statesql.Quote(campaign.Sending)+`,
-		coalesce(sent_at, 0) FROM messages WHERE phone = $1 AND state IN ('sending', 'sent')`, phone)
+		coalesce(sent_at, 0) FROM messages WHERE phone = $1 AND attempts > 0 AND state IN ('sending', 'sent')`, phone) // messages_phone_sent's terms
 	if err != nil {
 		return nil, fmt.Errorf("find the message %s answers: %w", phone, err)
 	}
