@@ -6,6 +6,7 @@
 #
 #   bench/webhook.sh [MESSAGES] [POSTS_PER_S] [SEND_PER_S]   # 30,000 messages (90,000 posts), 5,000/s, 1,000 msg/s
 #   PROFILE=/tmp/hook.cpu bench/webhook.sh                   # with a CPU profile of the receiver
+#   LOADPROFILE=/tmp/load.cpu bench/webhook.sh               # with a CPU profile of the load generator
 #   WASEND_BIN=/tmp/wasend-old bench/webhook.sh              # another build of wasend receives
 #   RECEIVER=run bench/webhook.sh                            # the receiver inside `campaign run --webhook-addr`
 #
@@ -16,7 +17,9 @@
 # campaign sends through the same database at SEND_PER_S while
 # bench/webhookload posts the first campaign's statuses, signed, open loop
 # at POSTS_PER_S. Printed: the offered and answered rate, the answer
-# times, how long bodies waited in the inbox before they were applied
+# times, how many posts left more than 10 ms after due (every connection
+# busy: the receiver is behind; or the generator itself late) and the
+# generator's CPU per post, how long bodies waited in the inbox before they were applied
 # (applied_at − received_at, both on the receiver's clock; read with the
 # sqlite3 command-line shell), the
 # receiver's CPU per post (user + system of its process; with RECEIVER=run
@@ -92,7 +95,8 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(ticks $hook)
 sent0=$("$w" campaign list --json | grep -o '"sent": [0-9]*' | tail -1 | grep -o '[0-9]*$')
 start=$(date +%s.%N)
-"$work/webhookload" -url "http://127.0.0.1:$hport/webhook" -rows "$work/rows" -campaign 1 -rate "$rate" | tee "$work/load.out"
+"$work/webhookload" -url "http://127.0.0.1:$hport/webhook" -rows "$work/rows" -campaign 1 -rate "$rate" \
+  ${LOADPROFILE:+-cpuprofile "$(realpath -m "$LOADPROFILE")"} | tee "$work/load.out"
 answered=$(date +%s.%N)
 # The applier's lag: every body stored since the start, applied.
 for _ in $(seq 600); do

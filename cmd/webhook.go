@@ -136,6 +136,7 @@ func webhookServe(ctx context.Context, f *Factory, o webhookOptions) error {
 		f.IO.Warnf("shared suppression list: %v; opt-outs the statuses report stay in this database until a sender with --limits puts them there", err)
 	}
 	defer closeSync()
+	defer runner.TuneReceiverGC()()
 	ro := runner.ReceiverOptions{Addr: o.Addr, Path: o.Path, AppSecret: secret, VerifyToken: verify, Policy: o.policy(), Log: log}
 	if hs != nil {
 		ro.OptedOut = hs.Wake

@@ -20,6 +20,15 @@ func TestTuneGC(t *testing.T) {
 		t.Errorf("restored: GOGC %d, limit %d; want %d, %d", got, limit, before, beforeLimit)
 	}
 
+	restore = TuneReceiverGC()
+	if got, limit := gc(), debug.SetMemoryLimit(-1); got != receiveGCPercent || limit != receiveMemoryLimit {
+		t.Errorf("receiving: GOGC %d, limit %d; want %d, %d", got, limit, receiveGCPercent, receiveMemoryLimit)
+	}
+	restore()
+	if got, limit := gc(), debug.SetMemoryLimit(-1); got != before || limit != beforeLimit {
+		t.Errorf("restored after receiving: GOGC %d, limit %d; want %d, %d", got, limit, before, beforeLimit)
+	}
+
 	t.Setenv("GOGC", "150") // the user's choice wins
 	restore = tuneGC(importGCPercent, 0)
 	if got := gc(); got != before {

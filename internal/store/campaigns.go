@@ -217,15 +217,15 @@ const importCacheKiB = 1024
 // memory: a multi-row INSERT that may fail halfway (a foreign key, a NOT
 // NULL) journals every page it changes so that it can be undone alone, and
 // by default that journal spills to a temporary file past 64 KiB, which is
-// every batch of a big import. In memory it is a few hundred KiB at most,
-// freed after each statement. The setting is taken when a transaction
-// begins, so it is made first; endImport undoes both.
+// every batch of a big import. In memory it is a few hundred KiB at most.
+// Its begins wait for another process's lock in SQLite (not lockwait). The
+// settings are taken when a transaction begins; endImport undoes them.
 func (c *conn) beginImport(ctx context.Context) (*sql.Tx, error) {
 	w, err := c.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.ExecContext(ctx, fmt.Sprintf(`PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d`, importCacheKiB)); err != nil {
+	if _, err := w.ExecContext(ctx, fmt.Sprintf(`PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d; PRAGMA busy_timeout = %d`, importCacheKiB, c.busyTimeout.Milliseconds())); err != nil {
 		c.endImport()
 		return nil, err
 	}
@@ -242,7 +242,7 @@ func (c *conn) endImport() {
 	if c.w == nil {
 		return
 	}
-	if _, err := c.w.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA temp_store = DEFAULT; PRAGMA cache_size = -%d`, cacheKiB)); err != nil {
+	if _, err := c.w.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA temp_store = DEFAULT; PRAGMA cache_size = -%d; PRAGMA busy_timeout = 0`, cacheKiB)); err != nil {
 		c.dropWriter()
 	}
 	c.wMem = false

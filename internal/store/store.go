@@ -5,7 +5,7 @@
 // Every write goes through BEGIN IMMEDIATE, so a transaction that reads a
 // token bucket holds the write lock before it reads: two processes can never
 // both spend the same token. Within one process, writers also queue on a
-// mutex so they don't spin in SQLite's busy handler.
+// mutex so they don't spin in SQLite's busy handler (nor wait in it: lockwait).
 package store
 
 import (
@@ -29,6 +29,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dbfile"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/lockwait"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -59,8 +60,9 @@ type conn struct {
 	wMem bool
 	// stmts caches prepared statements by query text: preparing costs more
 	// than running most of wasend's queries.
-	stmts sync.Map
-	now   func() time.Time
+	stmts       sync.Map
+	now         func() time.Time
+	busyTimeout time.Duration // how long a write waits for another process's lock
 }
 
 // Open opens (creating if needed, mode 0600) the database at path and applies
@@ -87,7 +89,7 @@ func Open(ctx context.Context, path string, opts driver.Options) (*Store, error)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{conn: &conn{db: db, path: path, now: opts.Now}}
+	s := &Store{conn: &conn{db: db, path: path, now: opts.Now, busyTimeout: opts.BusyTimeout}}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
@@ -266,8 +268,8 @@ func editSchema(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// write runs fn in an immediate transaction, retrying when another process
-// holds the lock longer than the busy timeout allowed for.
+// write runs fn in an immediate transaction, run again while another
+// process holds the lock (until the busy timeout).
 func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -302,15 +304,7 @@ var errUnbounded = errors.New("a move without a bound on its rows in a sending t
 // writeIn is write, with statement journals in memory when mem is set. The
 // caller holds wmu.
 func writeIn(ctx context.Context, s *Store, mem bool, fn func(tx *Tx) error) error {
-	for attempt := 0; ; attempt++ {
-		err := s.tempInMemory(ctx, mem)
-		if err == nil {
-			err = writeOnce(ctx, s, mem, fn)
-		}
-		if err == nil || !isBusy(err) || attempt >= 5 || ctx.Err() != nil {
-			return s.storageError(err)
-		}
-	}
+	return s.storageError(lockwait.Do(ctx, s.busyTimeout, isBusy, func() error { return writeOnce(ctx, s, mem, fn) }))
 }
 
 // tempInMemory sets where the writer connection keeps temporary files:
@@ -348,6 +342,9 @@ func (c *conn) storageError(err error) error {
 }
 
 func writeOnce(ctx context.Context, s *Store, send bool, fn func(tx *Tx) error) error {
+	if err := s.tempInMemory(ctx, send); err != nil {
+		return err
+	}
 	// The transaction must not die with ctx: an outcome being recorded while
 	// the user presses Ctrl-C has to reach the disk.
 	txCtx := context.WithoutCancel(ctx)
@@ -392,6 +389,9 @@ func (c *conn) writer(ctx context.Context) (*sql.Conn, error) {
 		w, err := c.db.Conn(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if _, err := w.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil { // lockwait waits (writeIn)
+			return nil, errors.Join(err, w.Close())
 		}
 		c.w, c.wMem = w, false
 	}
