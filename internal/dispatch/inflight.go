@@ -323,16 +323,21 @@ func (p *pacer) held() int {
 	return p.claimed
 }
 
-// startSend waits for room in flight and returns when the request may
-// start. A cancelled ctx lets it through at once (holding a place all the
-// same), for the caller to put the claim back.
-func (p *pacer) startSend(ctx context.Context) time.Time {
+// startSends waits for room in flight, takes up to n places (at least
+// one) and returns how many with the time the requests may start. A
+// cancelled ctx takes none: it returns 0 and ctx's error, for the caller
+// to put its claims back.
+func (p *pacer) startSends(ctx context.Context, n int) (int, time.Time, error) {
 	for {
+		if err := ctx.Err(); err != nil {
+			return 0, time.Time{}, err
+		}
 		p.mu.Lock()
-		if p.sending < p.limit || ctx.Err() != nil {
-			p.sending++
+		if room := p.limit - p.sending; room > 0 {
+			got := min(room, max(n, 1))
+			p.sending += got
 			p.mu.Unlock()
-			return p.clock.Now()
+			return got, p.clock.Now(), nil
 		}
 		wake := p.wake
 		p.mu.Unlock()
