@@ -264,8 +264,10 @@ const maxBatch = 256
 // unsent; it waits up to Drain for the requests in flight, records their
 // outcomes and returns ctx's error. A pause stops it the same way.
 //
-// Three stages: this loop claims due messages (in batches, when tokens
-// allow), workers send them, and one recorder commits outcomes in groups.
+// Four stages: this loop claims due messages (in batches, when tokens
+// allow), a starter marks those with a place in flight started (in
+// batches too), workers send them, and one recorder commits outcomes in
+// groups.
 // A pacer sizes the requests in flight (at most Workers) by the accounts'
 // rate and the measured latency, from one until a message is accepted; a row is held from claim to commit, so at
 // most twice that limit are ever between 'sending' and their recorded
@@ -302,7 +304,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		jobs  = make(chan campaign.Claim, 2*o.Workers)
 		// ready holds claims marked started, each with its place in
 		// flight, for the workers.
-		ready   = make(chan job, o.Workers)
+		ready = make(chan job, o.Workers)
+		// results has room for every row claimed: the starter may put
+		// back a window of claims while the workers' outcomes wait.
 		results = make(chan campaign.Result, 2*o.Workers)
 		// done wakes the loop when outcomes were recorded: a retry may
 		// now be due, or the last in-flight row finished.
@@ -331,8 +335,8 @@ func (e *Engine) Run(ctx context.Context) error {
 		return workErr
 	}
 
-	// The starter takes the claims in flight and marks them started;
-	// workers make the requests. They start as claims need them, up to the
+	// The starter takes the claims that have a place in flight and marks
+	// them started; workers make the requests. They start as claims need them, up to the
 	// limit, and stay (at most Workers); the pacer lets no more than the
 	// limit send at once.
 	stages.Add(1)

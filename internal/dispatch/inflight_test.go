@@ -217,3 +217,36 @@ func TestPacerWindows(t *testing.T) {
 		t.Fatalf("reserve on a full window with a cancelled context = %d, nil", n)
 	}
 }
+
+// TestPacerRequestEndWakesNoClaim: a request ending frees a place in
+// flight, not in the window of claims, so it must not wake the loop
+// waiting to claim (which the recorder's claims keep full); a recorded row
+// does.
+func TestPacerRequestEndWakesNoClaim(t *testing.T) {
+	clk := clock.NewSim(t0)
+	p := newPacer(clk, 4)
+	p.accepted()
+	ctx := context.Background()
+	if n, err := p.reserve(ctx, 100); err != nil || n != 8 {
+		t.Fatalf("reserve = %d, %v; want 8 (twice the limit)", n, err)
+	}
+	n, start, err := p.startSends(ctx, 1)
+	if err != nil || n != 1 {
+		t.Fatalf("startSends = %d, %v; want 1", n, err)
+	}
+	p.mu.Lock()
+	wake := p.claimRoom.wait() // what a waiting reserve waits on
+	p.mu.Unlock()
+	p.endSend(start, true, false)
+	select {
+	case <-wake:
+		t.Fatal("a request ending woke the claims' waiters")
+	default:
+	}
+	p.release(1)
+	select {
+	case <-wake:
+	default:
+		t.Fatal("a recorded row did not wake the claims' waiters")
+	}
+}
