@@ -5,6 +5,7 @@
 # 200 ms and 90 % when it answers in 2 s.
 #
 #   bench/latency.sh [LATENCY] [SECONDS]     # e.g. 200ms, 2s, 200ms±50ms
+#   WASEND_BIN=/tmp/wasend-old bench/latency.sh  # another build of wasend sends
 #
 # It imports 800 × SECONDS recipients (default 30 s worth), sets every tier
 # to 80 msg/s with a burst of 10 and a cap out of the way, adds ten
@@ -24,7 +25,7 @@ rows=$((accounts * rate * secs))
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-go build -o "$work/wasend" .
+wasend_bin "$work/wasend"
 port=$(freeport)
 "$work/wasend" sandbox serve --addr 127.0.0.1:$port --latency "$latency" --record "$work/record.jsonl" 2>"$work/sandbox.log" &
 waitport "$port"

@@ -188,9 +188,6 @@ type Engine struct {
 	resting   sync.Map // account ID (0: every account) → time.Time: throttled until
 	reactions reactions
 	breaker   *breaker
-	// starts marks requests started under their lease (nil: the ledger
-	// marks nothing).
-	starts *starter
 }
 
 // New returns an engine with defaults filled in.
@@ -267,8 +264,10 @@ const maxBatch = 256
 // unsent; it waits up to Drain for the requests in flight, records their
 // outcomes and returns ctx's error. A pause stops it the same way.
 //
-// Three stages: this loop claims due messages (in batches, when tokens
-// allow), workers send them, and one recorder commits outcomes in groups.
+// Four stages: this loop claims due messages (in batches, when tokens
+// allow), a starter marks those with a place in flight started (in
+// batches too), workers send them, and one recorder commits outcomes in
+// groups.
 // A pacer sizes the requests in flight (at most Workers) by the accounts'
 // rate and the measured latency, from one until a message is accepted; a row is held from claim to commit, so at
 // most twice that limit are ever between 'sending' and their recorded
@@ -296,15 +295,19 @@ func (e *Engine) Run(ctx context.Context) error {
 	// abort ends them when the drain time is up.
 	sendCtx, abort := context.WithCancel(bg)
 	defer abort()
-	e.starts = e.newStarter(sendCtx, r.ID)
 
 	var (
 		// Claims may run one pool ahead of the senders, so a worker never
 		// idles while the next batch is claimed; at most twice the limit
 		// of requests in flight are ever claimed and not yet recorded.
-		slots   = newPacer(o.Clock, o.Workers)
-		jobs    = make(chan campaign.Claim, 2*o.Workers)
-		results = make(chan campaign.Result, o.Workers)
+		slots = newPacer(o.Clock, o.Workers)
+		jobs  = make(chan campaign.Claim, 2*o.Workers)
+		// ready holds claims marked started, each with its place in
+		// flight, for the workers.
+		ready = make(chan job, o.Workers)
+		// results has room for every row claimed: the starter may put
+		// back a window of claims while the workers' outcomes wait.
+		results = make(chan campaign.Result, 2*o.Workers)
 		// done wakes the loop when outcomes were recorded: a retry may
 		// now be due, or the last in-flight row finished.
 		done = make(chan struct{}, 1)
@@ -332,8 +335,15 @@ func (e *Engine) Run(ctx context.Context) error {
 		return workErr
 	}
 
-	// Workers start as claims need them, up to the limit, and stay (at
-	// most Workers); the pacer lets no more than the limit send at once.
+	// The starter takes the claims that have a place in flight and marks
+	// them started; workers make the requests. They start as claims need them, up to the
+	// limit, and stay (at most Workers); the pacer lets no more than the
+	// limit send at once.
+	stages.Add(1)
+	go func() {
+		defer stages.Done()
+		e.newStarter(r.ID, slots).run(ctx, sendCtx, jobs, ready, results)
+	}()
 	var workersMu sync.Mutex
 	workers := 0
 	spawn := func() {
@@ -343,17 +353,8 @@ func (e *Engine) Run(ctx context.Context) error {
 			stages.Add(1)
 			go func() {
 				defer stages.Done()
-				for c := range jobs {
-					// Room in flight first: a stop or Ctrl-C while waiting
-					// for it still keeps this claim from being sent.
-					start := slots.startSend(ctx)
-					if ctx.Err() != nil {
-						// Interrupted: only requests already made finish.
-						slots.endSend(start, false, false)
-						results <- e.putBack(c, "not sent: interrupted")
-						continue
-					}
-					results <- e.attempt(sendCtx, c, slots, start)
+				for j := range ready {
+					results <- e.attempt(sendCtx, j, slots)
 				}
 			}()
 		}
@@ -744,45 +745,52 @@ func (e *Engine) watchStop(ctx context.Context) {
 	}
 }
 
-// attempt makes one request, in the place in flight the pacer gave it at
-// start, and decides what to record.
-func (e *Engine) attempt(ctx context.Context, c campaign.Claim, p *pacer, start time.Time) campaign.Result {
-	o := e.o
-	var out campaign.Outcome
-	answered, failed := false, false
-	defer func() { p.endSend(start, answered, failed) }()
+// admit says whether c's request may be made now, with the token to make
+// it; if not, what to record instead.
+func (e *Engine) admit(c campaign.Claim) (token string, res campaign.Result, ok bool) {
 	_, dropped := e.dropped.Load(c.Account.ID)
-	token, err := o.Token(c.Account.TokenEnv)
+	token, err := e.o.Token(c.Account.TokenEnv)
 	switch {
 	case dropped || e.paused.Load() || e.rests(c.Account.ID):
-		return e.putBack(c, "not sent: the account or campaign stopped meanwhile")
+		return "", e.putBack(c, "not sent: the account or campaign stopped meanwhile"), false
 	case err != nil:
 		// No token: the account can't send for this campaign; its rows go
 		// to the others.
-		out = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: o.Clock.Now(), Refund: true,
+		return "", e.settle(c, campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: e.o.Clock.Now(), Refund: true,
 			DropAccount: true, Class: whatsapp.ClassAccountFatal.String(),
-			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}
-	case !e.starts.mark(ctx, c):
-		// The lease is lost, or its start could not be recorded: no
-		// request. The put-back is refused by the fence if the row is
-		// another's now.
-		return e.putBack(c, "not sent: the lease on the row was lost")
-	default:
-		req := Request(o.Campaign, c, token)
-		req.Marketing = o.Endpoint.marketing(c.Account)
-		resp, err := o.Sender.Send(ctx, req)
-		free := e.observe(ctx, c, err)
-		out = e.outcome(c, resp, err)
-		e.react(c, err, &out, o.Clock.Now())
-		if free || e.givingUpInOutage(ctx, err, out) {
-			out = outageRetry(out, err, o.Clock.Now())
-		}
-		class := whatsapp.Classify(err)
-		answered, failed = true, class == whatsapp.ClassTransient || class == whatsapp.ClassAmbiguous
-		if class == whatsapp.ClassOK {
-			p.accepted()
-		}
+			Error: fmt.Sprintf("account %s: %v", c.Account.Name, err)}), false
 	}
+	return token, campaign.Result{}, true
+}
+
+// attempt makes one job's request, in the place in flight the pacer gave
+// it at start, and decides what to record.
+func (e *Engine) attempt(ctx context.Context, j job, p *pacer) campaign.Result {
+	o := e.o
+	c := j.c
+	answered, failed := false, false
+	defer func() { p.endSend(j.start, answered, failed) }()
+	req := Request(o.Campaign, c, j.token)
+	req.Marketing = o.Endpoint.marketing(c.Account)
+	resp, err := o.Sender.Send(ctx, req)
+	free := e.observe(ctx, c, err)
+	out := e.outcome(c, resp, err)
+	e.react(c, err, &out, o.Clock.Now())
+	if free || e.givingUpInOutage(ctx, err, out) {
+		out = outageRetry(out, err, o.Clock.Now())
+	}
+	class := whatsapp.Classify(err)
+	answered, failed = true, class == whatsapp.ClassTransient || class == whatsapp.ClassAmbiguous
+	if class == whatsapp.ClassOK {
+		p.accepted()
+	}
+	return e.settle(c, out)
+}
+
+// settle notes what an outcome tells this engine before the ledger knows
+// it (a dropped account, a rest, a pause) and returns the result to record.
+func (e *Engine) settle(c campaign.Claim, out campaign.Outcome) campaign.Result {
+	o := e.o
 	if out.DropAccount {
 		e.dropped.Store(c.Account.ID, struct{}{})
 	}

@@ -200,7 +200,9 @@ type pacer struct {
 	// claimed counts rows claimed (or being claimed) and not yet
 	// recorded; sending counts requests in flight.
 	claimed, sending int
-	wake             chan struct{} // closed when a window may have room
+	// Waiters for room to claim rows (reserve) and to start requests
+	// (startSends), woken apart: a request ending wakes no claim.
+	claimRoom, sendRoom waker
 	// alone holds the limit at one request until an answer accepts a
 	// message: until then nothing proves that the campaign's requests are
 	// right, and an error that holds for every row (a template's) must
@@ -210,7 +212,7 @@ type pacer struct {
 
 func newPacer(clk clock.Clock, max int) *pacer {
 	ctl := NewConcurrency(max)
-	return &pacer{clock: clk, ctl: ctl, limit: 1, alone: true, wake: make(chan struct{})}
+	return &pacer{clock: clk, ctl: ctl, limit: 1, alone: true}
 }
 
 // accepted notes that a message was accepted: the limit is the
@@ -254,16 +256,32 @@ func (p *pacer) resize() {
 		l = 1
 	}
 	if l > p.limit {
-		close(p.wake)
-		p.wake = make(chan struct{})
+		p.claimRoom.wake()
+		p.sendRoom.wake()
 	}
 	p.limit = l
 }
 
-// signal wakes every waiter; the caller holds mu.
-func (p *pacer) signal() {
-	close(p.wake)
-	p.wake = make(chan struct{})
+// waker wakes the goroutines waiting for a change; its pacer's mu guards
+// it. A change nobody waits for costs nothing.
+type waker struct {
+	ch chan struct{} // closed by wake; nil while nobody waits
+}
+
+// wait returns the channel wake closes.
+func (w *waker) wait() <-chan struct{} {
+	if w.ch == nil {
+		w.ch = make(chan struct{})
+	}
+	return w.ch
+}
+
+// wake wakes every waiter.
+func (w *waker) wake() {
+	if w.ch != nil {
+		close(w.ch)
+		w.ch = nil
+	}
 }
 
 // reserve waits until rows may be claimed, then reserves up to n (at least
@@ -278,7 +296,7 @@ func (p *pacer) reserve(ctx context.Context, n int) (int, error) {
 			p.mu.Unlock()
 			return got, nil
 		}
-		wake := p.wake
+		wake := p.claimRoom.wait()
 		p.mu.Unlock()
 		select {
 		case <-wake:
@@ -313,7 +331,7 @@ func (p *pacer) release(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.claimed -= n
-	p.signal()
+	p.claimRoom.wake()
 }
 
 // held is how many rows are reserved.
@@ -323,18 +341,23 @@ func (p *pacer) held() int {
 	return p.claimed
 }
 
-// startSend waits for room in flight and returns when the request may
-// start. A cancelled ctx lets it through at once (holding a place all the
-// same), for the caller to put the claim back.
-func (p *pacer) startSend(ctx context.Context) time.Time {
+// startSends waits for room in flight, takes up to n places (at least
+// one) and returns how many with the time the requests may start. A
+// cancelled ctx takes none: it returns 0 and ctx's error, for the caller
+// to put its claims back.
+func (p *pacer) startSends(ctx context.Context, n int) (int, time.Time, error) {
 	for {
-		p.mu.Lock()
-		if p.sending < p.limit || ctx.Err() != nil {
-			p.sending++
-			p.mu.Unlock()
-			return p.clock.Now()
+		if err := ctx.Err(); err != nil {
+			return 0, time.Time{}, err
 		}
-		wake := p.wake
+		p.mu.Lock()
+		if room := p.limit - p.sending; room > 0 {
+			got := min(room, max(n, 1))
+			p.sending += got
+			p.mu.Unlock()
+			return got, p.clock.Now(), nil
+		}
+		wake := p.sendRoom.wait()
 		p.mu.Unlock()
 		select {
 		case <-wake:
@@ -355,5 +378,5 @@ func (p *pacer) endSend(start time.Time, answered, failed bool) {
 	}
 	p.sending--
 	p.resize()
-	p.signal()
+	p.sendRoom.wake()
 }

@@ -170,11 +170,18 @@ func TestPacerWindows(t *testing.T) {
 		t.Fatalf("grab past the window = %d", n)
 	}
 	starts := make([]time.Time, 4)
-	for i := range starts {
-		starts[i] = p.startSend(ctx)
+	if n, start, err := p.startSends(ctx, 3); err != nil || n != 3 {
+		t.Fatalf("startSends(3) with a limit of 4 = %d, %v; want 3", n, err)
+	} else {
+		starts[0], starts[1], starts[2] = start, start, start
+	}
+	if n, start, err := p.startSends(ctx, 5); err != nil || n != 1 {
+		t.Fatalf("startSends(5) with one place left = %d, %v; want 1", n, err)
+	} else {
+		starts[3] = start
 	}
 	started := make(chan struct{})
-	go func() { p.startSend(ctx); close(started) }()
+	go func() { p.startSends(ctx, 2); close(started) }()
 	select {
 	case <-started:
 		t.Fatal("a fifth request started with a limit of 4")
@@ -200,11 +207,46 @@ func TestPacerWindows(t *testing.T) {
 		t.Fatalf("handOn(8) with 8 held and a limit of 2 = %d, want 4", n)
 	}
 
-	// Cancelled: a waiting request goes through (and ends at once).
+	// Cancelled: a waiting request takes no place and says why.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	p.startSend(cctx)
+	if n, _, err := p.startSends(cctx, 1); n != 0 || err == nil {
+		t.Fatalf("startSends with a cancelled context = %d, %v; want 0, an error", n, err)
+	}
 	if n, err := p.reserve(cctx, 1); err == nil {
 		t.Fatalf("reserve on a full window with a cancelled context = %d, nil", n)
+	}
+}
+
+// TestPacerRequestEndWakesNoClaim: a request ending frees a place in
+// flight, not in the window of claims, so it must not wake the loop
+// waiting to claim (which the recorder's claims keep full); a recorded row
+// does.
+func TestPacerRequestEndWakesNoClaim(t *testing.T) {
+	clk := clock.NewSim(t0)
+	p := newPacer(clk, 4)
+	p.accepted()
+	ctx := context.Background()
+	if n, err := p.reserve(ctx, 100); err != nil || n != 8 {
+		t.Fatalf("reserve = %d, %v; want 8 (twice the limit)", n, err)
+	}
+	n, start, err := p.startSends(ctx, 1)
+	if err != nil || n != 1 {
+		t.Fatalf("startSends = %d, %v; want 1", n, err)
+	}
+	p.mu.Lock()
+	wake := p.claimRoom.wait() // what a waiting reserve waits on
+	p.mu.Unlock()
+	p.endSend(start, true, false)
+	select {
+	case <-wake:
+		t.Fatal("a request ending woke the claims' waiters")
+	default:
+	}
+	p.release(1)
+	select {
+	case <-wake:
+	default:
+		t.Fatal("a recorded row did not wake the claims' waiters")
 	}
 }

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"runtime"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -17,78 +18,124 @@ type Starter interface {
 	Start(ctx context.Context, runner string, cs []campaign.Claim, now time.Time) (refused []int64, err error)
 }
 
-// starter groups the workers' marks: one Start for every mark waiting when
-// the last one returned, so a pool of workers costs a commit per moment,
-// not one per request.
+// starter is the stage between the claims and the workers. It takes every
+// claim waiting, as many as there are places in flight, marks them started
+// in one Start (a commit per moment of the pool, not per request) and hands
+// each to a worker, which makes its request at once. A worker is woken once
+// a request, by a claim ready to go; claims that may not go are put back
+// here without waking one.
 type starter struct {
 	e      *Engine
-	ledger Starter
+	ledger Starter // nil: the ledger marks nothing
 	runner string
-	reqs   chan startReq
+	slots  *pacer
+	// Buffers reused from one batch to the next.
+	marks []campaign.Claim
+	jobs  []job
 }
 
-type startReq struct {
-	c  campaign.Claim
-	ok chan bool
+// job is a claim whose request may be made: marked started, with its token
+// and the place in flight taken for it at start.
+type job struct {
+	c     campaign.Claim
+	token string
+	start time.Time
 }
 
-// newStarter starts the marks' goroutine until ctx ends; nil when the
-// ledger marks nothing.
-func (e *Engine) newStarter(ctx context.Context, runner string) *starter {
-	l, ok := e.o.Ledger.(Starter)
-	if !ok {
-		return nil
-	}
-	s := &starter{e: e, ledger: l, runner: runner, reqs: make(chan startReq)}
-	go s.run(ctx)
-	return s
+func (e *Engine) newStarter(runner string, slots *pacer) *starter {
+	l, _ := e.o.Ledger.(Starter)
+	return &starter{e: e, ledger: l, runner: runner, slots: slots}
 }
 
-func (s *starter) run(ctx context.Context) {
-	var batch []startReq
+// run feeds ready from claims until claims is closed and drained, then
+// closes ready. ctx is the run's (a cancel keeps claims from being sent),
+// sendCtx the requests' (it outlives a cancel, for the drain).
+func (s *starter) run(ctx, sendCtx context.Context, claims <-chan campaign.Claim, ready chan<- job, results chan<- campaign.Result) {
+	defer close(ready)
+	var pending []campaign.Claim
+	open := true
 	for {
-		select {
-		case r := <-s.reqs:
-			batch = append(batch[:0], r)
-		case <-ctx.Done():
-			return
+		if len(pending) == 0 {
+			c, ok := <-claims
+			if !ok {
+				return
+			}
+			pending = append(pending, c)
 		}
 	gather:
-		for len(batch) < maxBatch {
+		for open && len(pending) < maxBatch {
 			select {
-			case r := <-s.reqs:
-				batch = append(batch, r)
+			case c, ok := <-claims:
+				if !ok {
+					open = false
+					break gather
+				}
+				pending = append(pending, c)
 			default:
 				break gather
 			}
 		}
-		cs := make([]campaign.Claim, len(batch))
-		for i, r := range batch {
-			cs[i] = r.c
+		// Room in flight first: a stop or Ctrl-C while waiting for it
+		// still keeps these claims from being sent.
+		n, start, err := s.slots.startSends(ctx, len(pending))
+		if err != nil {
+			// Interrupted: only requests already made finish.
+			for _, c := range pending {
+				results <- s.e.putBack(c, "not sent: interrupted")
+			}
+			pending = pending[:0]
+			continue
 		}
-		refused, err := s.ledger.Start(ctx, s.runner, cs, s.e.o.Clock.Now())
-		lost := map[int64]bool{}
-		for _, id := range refused {
-			lost[id] = true
-		}
-		for _, r := range batch {
-			// A mark that failed to commit is no mark: not sent.
-			r.ok <- err == nil && !lost[r.c.Message.ID]
-		}
+		s.start(sendCtx, pending[:n], start, ready, results)
+		pending = append(pending[:0], pending[n:]...)
 	}
 }
 
-// mark reports whether c's request may be made: its start is recorded
-// under its lease. A nil starter lets every request go.
-func (s *starter) mark(ctx context.Context, c campaign.Claim) bool {
-	if s == nil {
-		return true
+// start marks the claims that may go started, each in its place in flight
+// taken at start, and hands them to the workers; the others are recorded
+// without a request.
+func (s *starter) start(ctx context.Context, cs []campaign.Claim, start time.Time, ready chan<- job, results chan<- campaign.Result) {
+	s.marks, s.jobs = s.marks[:0], s.jobs[:0]
+	for _, c := range cs {
+		token, res, ok := s.e.admit(c)
+		if !ok {
+			s.slots.endSend(start, false, false)
+			results <- res
+			continue
+		}
+		s.marks = append(s.marks, c)
+		s.jobs = append(s.jobs, job{c: c, token: token, start: start})
 	}
-	ok := make(chan bool, 1)
-	select {
-	case s.reqs <- startReq{c: c, ok: ok}:
-	case <-ctx.Done():
-		return false
+	if len(s.jobs) == 0 {
+		return
 	}
-	return <-ok
+	var (
+		refused []int64
+		err     error
+	)
+	if s.ledger != nil {
+		refused, err = s.ledger.Start(ctx, s.runner, s.marks, s.e.o.Clock.Now())
+	}
+	var lost map[int64]bool
+	if len(refused) > 0 {
+		lost = make(map[int64]bool, len(refused))
+		for _, id := range refused {
+			lost[id] = true
+		}
+	}
+	for _, j := range s.jobs {
+		if err != nil || lost[j.c.Message.ID] {
+			// The lease is lost, or the start could not be recorded (a
+			// mark that failed to commit is no mark): no request. The
+			// put-back is refused by the fence if the row is another's now.
+			s.slots.endSend(j.start, false, false)
+			results <- s.e.putBack(j.c, "not sent: the lease on the row was lost")
+			continue
+		}
+		ready <- j
+	}
+	// The workers just woken run on this processor first: the next Start
+	// would otherwise hold it in SQLite's C code with their requests
+	// waiting, until the runtime hands it to another thread.
+	runtime.Gosched()
 }
