@@ -28,6 +28,7 @@ func (s suite) accountTests() []sub {
 		{"quota days only move forward", s.testQuotaDayOnlyForward},
 		{"a failed check is kept until one passes", s.testRecordCheck},
 		{"warm-up promotes at a quota reset", s.testWarmupPromotes},
+		{"auto-tier demotes on a restriction and a throttle storm", s.testWarmupDemotes},
 	}
 }
 
@@ -537,5 +538,85 @@ func (s suite) testQuotaDayOnlyForward(t *testing.T) {
 		if a := AccountByName(t, st, "a"); a.QuotaDay != "2026-03-03" || a.UsedToday != s.wantUsed {
 			t.Errorf("%s: day %s used %d; want 2026-03-03, used %d", s.name, a.QuotaDay, a.UsedToday, s.wantUsed)
 		}
+	}
+}
+
+// testWarmupDemotes: a restriction demotes an auto-tier number at once; so
+// does a throttle storm, once an hour; a number with auto-tier off keeps
+// its tier (campaign.Demotion), on either driver.
+func (s suite) testWarmupDemotes(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	for name, cap := range map[string]int{campaign.TierNew: 5, campaign.TierWarm: 10} {
+		if err := st.SetTier(t.Context(), name, campaign.Limits{Rate: 1000, Burst: 1000, DailyCap: cap}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	if err := st.SetTier(t.Context(), campaign.TierActive, campaign.Limits{Rate: 1000, Burst: 1000, DailyCap: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	c := MustCampaign(t, st, "big", 500)
+
+	// Requests more than an hour after the account was added, every 13th
+	// answered 130429: the 26th request, 2 of 26 throttled (7.7 %, with
+	// 20 requests at least), is a storm; none before it is.
+	now := at(2 * time.Hour)
+	for i := 0; ; i++ {
+		clk.Set(now)
+		cl := mustClaim(t, st, c.ID, "r1", now)
+		o := campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w", Class: "ok"}
+		if i%13 == 12 {
+			o = campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, Class: "throttled", ErrorCode: 130429,
+				Error: "130429 rate limit hit", Throttle: &campaign.Throttle{Cooldown: time.Nanosecond}}
+		}
+		if err := record(t, st, cl, "r1", o, now); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Second)
+		tier := AccountByName(t, st, "a").Tier
+		if i < 25 && tier != campaign.TierActive {
+			t.Fatalf("demoted to %s after request %d", tier, i+1)
+		}
+		if i == 25 {
+			if tier != campaign.TierWarm {
+				t.Fatalf("tier %s after a throttle storm, want warm", tier)
+			}
+			break
+		}
+	}
+	if _, err := st.ResetQuota(t.Context(), nil, true); err != nil {
+		t.Fatal(err)
+	}
+
+	// A restriction: one tier down at once.
+	cl := mustClaim(t, st, c.ID, "r1", now.Add(time.Minute))
+	if err := record(t, st, cl, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, ErrorCode: 131048,
+		Error: "131048 spam rate limit hit", Restrict: 6 * time.Hour, Class: "restricted"}, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := readmodel.New(st).TierHistory(t.Context(), "a")
+	if a := AccountByName(t, st, "a"); a.Tier != campaign.TierNew || len(h) != 3 ||
+		!strings.Contains(h[1].Reason, "throttle storm: 2 of 26 requests") ||
+		!strings.Contains(h[2].Reason, "restricted: 131048") {
+		t.Errorf("after a restriction: tier %s, history %+v", a.Tier, h)
+	}
+
+	// Auto-tier off: kept by hand.
+	off := false
+	if err := st.SetAutoTier(t.Context(), "a", &off, nil); err != nil {
+		t.Fatal(err)
+	}
+	active := campaign.TierActive
+	if _, err := st.UpdateAccount(t.Context(), "a", campaign.AccountChange{Tier: &active}); err != nil {
+		t.Fatal(err)
+	}
+	cl = mustClaim(t, st, c.ID, "r1", now.Add(7*time.Hour))
+	if err := record(t, st, cl, "r1", campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: now, ErrorCode: 131048,
+		Error: "131048 spam rate limit hit", Restrict: time.Second, Class: "restricted"}, now.Add(7*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if a := AccountByName(t, st, "a"); a.Tier != campaign.TierActive {
+		t.Errorf("auto-tier off: tier %s, want active kept", a.Tier)
 	}
 }
