@@ -11,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/quotareset"
 	"github.com/wasend/wasend/internal/store/rowscan"
+	"github.com/wasend/wasend/internal/store/tierrecord"
 )
 
 // SetTier changes a tier's limits. Buckets of the accounts that follow the
@@ -140,7 +141,7 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch campaign.Acco
 			return err
 		}
 		if a.Tier != was.Tier {
-			if err := changeTier(ctx, tx, a.ID, was.Tier, a.Tier, s.now(), "set by the operator"); err != nil {
+			if err := (warmupTx{tx}).ChangeTier(ctx, a.ID, was.Tier, a.Tier, s.now(), "set by the operator"); err != nil {
 				return err
 			}
 		}
@@ -347,7 +348,7 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]c
 			return err
 		}
 		// A new quota day is when warm-up judges the days before it.
-		promoted, err := promoteDue(ctx, tx, now, s.loc)
+		promoted, err := tierrecord.PromoteDue(ctx, warmupTx{tx}, now, s.loc)
 		quotareset.Promote(out, promoted)
 		return err
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/recordsql"
 	"github.com/wasend/wasend/internal/store/rowscan"
+	"github.com/wasend/wasend/internal/store/tierrecord"
 )
 
 // RecordAll stores several outcomes in one transaction (a group commit).
@@ -183,7 +184,7 @@ func (r recordTx) DropAccount(ctx context.Context, campaignID, accountID int64, 
 }
 
 func (r recordTx) Demote(ctx context.Context, accountID int64, o campaign.Outcome, now time.Time) error {
-	return demoteOnTrouble(ctx, r.tx, accountID, o, now)
+	return tierrecord.Demote(ctx, warmupTx{r.tx}, accountID, o, now)
 }
 
 // RegisterRunner announces a sender process working on a campaign.

@@ -11,20 +11,6 @@ import (
 	"github.com/wasend/wasend/internal/store/tierrecord"
 )
 
-// changeTier moves an account to another tier, resets its time in tier and
-// logs why. The tier's limits apply from the next claim; tokens earned so
-// far are kept (the bucket's cap trims them to a lower burst).
-func changeTier(ctx context.Context, tx *Tx, id int64, from, to string, now time.Time, why string) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET tier = ?, tier_since = ? WHERE id = ?`, to, now.UnixNano(), id); err != nil {
-		return fmt.Errorf("change tier: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO tier_changes (account_id, at, from_tier, to_tier, reason) VALUES (?, ?, ?, ?, ?)`,
-		id, now.UnixNano(), from, to, why); err != nil {
-		return fmt.Errorf("log tier change: %w", err)
-	}
-	return nil
-}
-
 // startTier sets a new account's warm-up: auto-tier on unless manual, in
 // its tier from now.
 func startTier(ctx context.Context, tx *Tx, id int64, tier string, manual bool, now time.Time) error {
@@ -74,53 +60,34 @@ func (s *Store) SetAutoTier(ctx context.Context, name string, on *bool, promoteA
 	})
 }
 
-// promoteDue promotes every auto-tier account whose record earns it,
-// logging why; run with each quota reset.
-func promoteDue(ctx context.Context, tx *Tx, now time.Time, loc *time.Location) ([]campaign.TierChange, error) {
-	accts, err := tierrecord.Accounts(ctx, tx, ``)
-	if err != nil {
-		return nil, err
+// warmupTx is warm-up's view of a transaction (tierrecord.Tx).
+type warmupTx struct{ tx *Tx }
+
+func (w warmupTx) AutoTierAccounts(ctx context.Context, id int64) ([]tierrecord.Account, error) {
+	if id > 0 {
+		return tierrecord.Accounts(ctx, w.tx, `AND a.id = ?`, id)
 	}
-	var out []campaign.TierChange
-	for _, a := range accts {
-		days, err := tierrecord.Days(ctx, tx, a.ID, a.Since, loc)
-		if err != nil {
-			return nil, err
-		}
-		p := campaign.AssessTier(a.Tier, a.Since, now, a.PromoteAfter, a.DailyCap, days, a.Quality)
-		if !p.Ready {
-			continue
-		}
-		why := p.Promotion(a.DailyCap)
-		if err := changeTier(ctx, tx, a.ID, a.Tier, p.Next, now, why); err != nil {
-			return nil, err
-		}
-		out = append(out, campaign.TierChange{Account: a.Name, At: now, From: a.Tier, To: p.Next, Reason: why})
-	}
-	return out, nil
+	return tierrecord.Accounts(ctx, w.tx, ``)
 }
 
-// demoteOnTrouble demotes an auto-tier account as campaign.Demotion
-// judges outcome o.
-func demoteOnTrouble(ctx context.Context, tx *Tx, id int64, o campaign.Outcome, now time.Time) error {
-	if !campaign.MayDemote(o) {
-		return nil
+func (w warmupTx) TierDays(ctx context.Context, id int64, since time.Time, loc *time.Location) ([]campaign.DayStats, error) {
+	return tierrecord.Days(ctx, w.tx, id, since, loc)
+}
+
+func (w warmupTx) LastHour(ctx context.Context, id int64, since time.Time) (requests, throttled int, err error) {
+	err = w.tx.QueryRowContext(ctx, tierrecord.LastHourSQL, id, since.UnixNano()).Scan(&requests, &throttled)
+	if err != nil {
+		err = fmt.Errorf("read throttles of account %d: %w", id, err)
 	}
-	accts, err := tierrecord.Accounts(ctx, tx, `AND a.id = ?`, id)
-	if err != nil || len(accts) == 0 {
-		return err
+	return requests, throttled, err
+}
+
+func (w warmupTx) ChangeTier(ctx context.Context, id int64, from, to string, now time.Time, why string) error {
+	if _, err := w.tx.ExecContext(ctx, tierrecord.ChangeTierSQL, to, now.UnixNano(), id); err != nil {
+		return fmt.Errorf("change tier: %w", err)
 	}
-	a := accts[0]
-	to, why, err := campaign.Demotion(a.Tier, a.Since, now, o, func() (requests, throttled int, err error) {
-		err = tx.QueryRowContext(ctx, `SELECT count(*), count(CASE WHEN error_code = 130429 THEN 1 END) FROM attempts
-			WHERE account_id = ? AND claimed_at >= ?`, id, now.Add(-time.Hour).UnixNano()).Scan(&requests, &throttled)
-		if err != nil {
-			err = fmt.Errorf("read throttles of account %d: %w", id, err)
-		}
-		return requests, throttled, err
-	})
-	if err != nil || to == "" {
-		return err
+	if _, err := w.tx.ExecContext(ctx, tierrecord.LogTierSQL, id, now.UnixNano(), from, to, why); err != nil {
+		return fmt.Errorf("log tier change: %w", err)
 	}
-	return changeTier(ctx, tx, id, a.Tier, to, now, why)
+	return nil
 }

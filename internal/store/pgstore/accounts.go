@@ -246,12 +246,8 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, ch campaign.Acco
 		}
 		now := s.now()
 		if a.Tier != was.Tier {
-			if _, err := tx.Exec(ctx, `UPDATE accounts SET tier = $1, tier_since = $2 WHERE id = $3`, a.Tier, now.UnixNano(), a.ID); err != nil {
-				return fmt.Errorf("change tier: %w", err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO tier_changes (account_id, at, from_tier, to_tier, reason) VALUES ($1, $2, $3, $4, $5)`,
-				a.ID, now.UnixNano(), was.Tier, a.Tier, "set by the operator"); err != nil {
-				return fmt.Errorf("log tier change: %w", err)
+			if err := (warmupTx{tx}).ChangeTier(ctx, a.ID, was.Tier, a.Tier, now, "set by the operator"); err != nil {
+				return err
 			}
 		}
 		movesNumber := a.PhoneNumberID != was.PhoneNumberID

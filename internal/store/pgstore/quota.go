@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/quotareset"
 	"github.com/wasend/wasend/internal/store/rowscan"
 	"github.com/wasend/wasend/internal/store/tierrecord"
@@ -53,17 +54,22 @@ func (s *Store) ResetQuota(ctx context.Context, names []string, force bool) ([]c
 			return err
 		}
 		// A new quota day is when warm-up judges the days before it.
-		promoted, err := promoteDue(ctx, tx, now, s.loc)
+		promoted, err := tierrecord.PromoteDue(ctx, warmupTx{tx}, now, s.loc)
 		quotareset.Promote(out, promoted)
 		return err
 	})
 	return out, err
 }
 
-// autoTierAccounts reads the live auto-tier accounts (tierrecord's
-// query); where is appended, its placeholders from $1.
-func autoTierAccounts(ctx context.Context, q querier, where string, args ...any) ([]tierrecord.Account, error) {
-	rows, err := q.Query(ctx, tierrecord.AccountsSQL+where+` ORDER BY a.id`, args...)
+// warmupTx is warm-up's view of a transaction (tierrecord.Tx).
+type warmupTx struct{ tx pgx.Tx }
+
+func (w warmupTx) AutoTierAccounts(ctx context.Context, id int64) ([]tierrecord.Account, error) {
+	where, args := ``, []any{}
+	if id > 0 {
+		where, args = `AND a.id = $1`, []any{id}
+	}
+	rows, err := w.tx.Query(ctx, tierrecord.AccountsSQL+where+` ORDER BY a.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read auto-tier accounts: %w", err)
 	}
@@ -74,68 +80,34 @@ func autoTierAccounts(ctx context.Context, q querier, where string, args ...any)
 	return out, nil
 }
 
-// changeTier moves an account to another tier and logs why.
-func changeTier(ctx context.Context, tx pgx.Tx, id int64, from, to string, now time.Time, why string) error {
-	if _, err := tx.Exec(ctx, `UPDATE accounts SET tier = $1, tier_since = $2 WHERE id = $3`, to, now.UnixNano(), id); err != nil {
+func (w warmupTx) TierDays(ctx context.Context, id int64, since time.Time, loc *time.Location) ([]campaign.DayStats, error) {
+	return tierDays(ctx, w.tx, id, since, loc)
+}
+
+func (w warmupTx) LastHour(ctx context.Context, id int64, since time.Time) (requests, throttled int, err error) {
+	var r, t int64
+	err = w.tx.QueryRow(ctx, lastHourSQL, id, since.UnixNano()).Scan(&r, &t)
+	if err != nil {
+		err = fmt.Errorf("read throttles of account %d: %w", id, err)
+	}
+	return int(r), int(t), err
+}
+
+func (w warmupTx) ChangeTier(ctx context.Context, id int64, from, to string, now time.Time, why string) error {
+	if _, err := w.tx.Exec(ctx, changeTierSQL, to, now.UnixNano(), id); err != nil {
 		return fmt.Errorf("change tier: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO tier_changes (account_id, at, from_tier, to_tier, reason) VALUES ($1, $2, $3, $4, $5)`,
-		id, now.UnixNano(), from, to, why); err != nil {
+	if _, err := w.tx.Exec(ctx, logTierSQL, id, now.UnixNano(), from, to, why); err != nil {
 		return fmt.Errorf("log tier change: %w", err)
 	}
 	return nil
 }
 
-// promoteDue promotes every auto-tier account whose record earns it.
-func promoteDue(ctx context.Context, tx pgx.Tx, now time.Time, loc *time.Location) ([]campaign.TierChange, error) {
-	accts, err := autoTierAccounts(ctx, tx, ``)
-	if err != nil {
-		return nil, err
-	}
-	var out []campaign.TierChange
-	for _, a := range accts {
-		days, err := tierDays(ctx, tx, a.ID, a.Since, loc)
-		if err != nil {
-			return nil, err
-		}
-		p := campaign.AssessTier(a.Tier, a.Since, now, a.PromoteAfter, a.DailyCap, days, a.Quality)
-		if !p.Ready {
-			continue
-		}
-		why := p.Promotion(a.DailyCap)
-		if err := changeTier(ctx, tx, a.ID, a.Tier, p.Next, now, why); err != nil {
-			return nil, err
-		}
-		out = append(out, campaign.TierChange{Account: a.Name, At: now, From: a.Tier, To: p.Next, Reason: why})
-	}
-	return out, nil
-}
-
-// demoteOnTrouble demotes an auto-tier account as campaign.Demotion judges
-// outcome o.
-func demoteOnTrouble(ctx context.Context, tx pgx.Tx, id int64, o campaign.Outcome, now time.Time) error {
-	if !campaign.MayDemote(o) {
-		return nil
-	}
-	accts, err := autoTierAccounts(ctx, tx, `AND a.id = $1`, id)
-	if err != nil || len(accts) == 0 {
-		return err
-	}
-	a := accts[0]
-	to, why, err := campaign.Demotion(a.Tier, a.Since, now, o, func() (requests, throttled int, err error) {
-		var r, t int64
-		err = tx.QueryRow(ctx, `SELECT count(*), count(CASE WHEN error_code = 130429 THEN 1 END) FROM attempts
-			WHERE account_id = $1 AND claimed_at >= $2`, id, now.Add(-time.Hour).UnixNano()).Scan(&r, &t)
-		if err != nil {
-			err = fmt.Errorf("read throttles of account %d: %w", id, err)
-		}
-		return int(r), int(t), err
-	})
-	if err != nil || to == "" {
-		return err
-	}
-	return changeTier(ctx, tx, id, a.Tier, to, now, why)
-}
+var (
+	lastHourSQL   = dialect.Postgres.Bind(tierrecord.LastHourSQL)
+	changeTierSQL = dialect.Postgres.Bind(tierrecord.ChangeTierSQL)
+	logTierSQL    = dialect.Postgres.Bind(tierrecord.LogTierSQL)
+)
 
 // tierDays is the account's requests since its tier change, by quota day
 // in loc, read from its attempts (SQLite keeps them counted by minute,

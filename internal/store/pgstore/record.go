@@ -10,6 +10,7 @@ import (
 	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/recordsql"
 	"github.com/wasend/wasend/internal/store/rowscan"
+	"github.com/wasend/wasend/internal/store/tierrecord"
 )
 
 // RecordAll stores outcomes (sent, retry, failed, unknown) in one sending
@@ -154,7 +155,7 @@ func (r recordTx) DropAccount(ctx context.Context, campaignID, accountID int64, 
 }
 
 func (r recordTx) Demote(ctx context.Context, accountID int64, o campaign.Outcome, now time.Time) error {
-	return demoteOnTrouble(ctx, r.tx, accountID, o, now)
+	return tierrecord.Demote(ctx, warmupTx{r.tx}, accountID, o, now)
 }
 
 // linkWaitingStatuses matches the statuses kept unmatched for the given
