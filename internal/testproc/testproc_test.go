@@ -2,9 +2,11 @@ package testproc
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,5 +112,23 @@ func TestResultStringKeepsTheEndOfLongOutput(t *testing.T) {
 	}
 	if len(s) > 4200 {
 		t.Errorf("String() is %d bytes; long output should be cut to its end", len(s))
+	}
+}
+
+// A process can end between a test's look and its signal (a host that
+// finished its rows as the torture stopped it): signalling it then is not
+// a failure.
+func TestSignalAfterTheEnd(t *testing.T) {
+	p := &Proc{done: make(chan struct{})}
+	p.cmd = exec.Command("true")
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	<-p.Done()
+	p.Signal(t, syscall.SIGSTOP)
+	p.Signal(t, syscall.SIGCONT)
+	if !p.Exited() {
+		t.Error("the process should have ended")
 	}
 }
