@@ -1,11 +1,10 @@
 package recipients
 
 import (
+	"encoding/binary"
 	"errors"
 	"regexp/syntax"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // digitDFA matches a string of ASCII digits against several regular
@@ -44,135 +43,146 @@ func (d *digitDFA) matchAll(digits string) uint32 {
 	return d.accept[s]
 }
 
-// nfaState is one instruction of one pattern's program.
-type nfaState struct {
-	pattern int
-	pc      uint32
+// nfaInst is one instruction of the patterns' programs, all numbered in
+// one sequence.
+type nfaInst struct {
+	op      syntax.InstOp
+	out     uint32 // the next instruction (Alt: the first of two)
+	arg     uint32 // Alt: the second
+	digits  uint16 // rune instructions: bit c set when the digit c matches
+	pattern uint8
 }
 
 // newDigitDFA compiles patterns (at most 32, in regexp/syntax's Perl
 // syntax, not anchored: each must match the whole input) into one
-// automaton. A pattern with an assertion other than ^ at its start or $
-// at its end is refused, as is an automaton over maxDFAStates.
+// automaton. A pattern with an assertion (^, $, \b) is refused, as is an
+// automaton over maxDFAStates.
 func newDigitDFA(patterns []string) (*digitDFA, error) {
 	if len(patterns) > 32 {
 		return nil, errors.New("more than 32 patterns")
 	}
-	progs := make([]*syntax.Prog, len(patterns))
+	var (
+		insts  []nfaInst
+		starts []uint32
+	)
 	for k, p := range patterns {
 		re, err := syntax.Parse(p, syntax.Perl)
 		if err != nil {
 			return nil, err
 		}
-		if progs[k], err = syntax.Compile(re.Simplify()); err != nil {
+		prog, err := syntax.Compile(re.Simplify())
+		if err != nil {
 			return nil, err
 		}
-	}
-	var start []nfaState
-	for k, prog := range progs {
-		var err error
-		if start, err = closure(progs, start, nfaState{k, uint32(prog.Start)}); err != nil {
-			return nil, err
-		}
-	}
-	d := &digitDFA{}
-	index := map[string]int32{}
-	var queue [][]nfaState
-	add := func(set []nfaState) (int32, error) {
-		if len(set) == 0 {
-			return deadState, nil
-		}
-		slices.SortFunc(set, func(a, b nfaState) int {
-			if a.pattern != b.pattern {
-				return a.pattern - b.pattern
-			}
-			return int(a.pc) - int(b.pc)
-		})
-		set = slices.Compact(set)
-		key := setKey(set)
-		if s, ok := index[key]; ok {
-			return s, nil
-		}
-		if len(d.next) >= maxDFAStates {
-			return 0, errDFATooLarge
-		}
-		s := int32(len(d.next))
-		index[key] = s
-		var acc uint32
-		for _, st := range set {
-			if progs[st.pattern].Inst[st.pc].Op == syntax.InstMatch {
-				acc |= 1 << st.pattern
-			}
-		}
-		d.next = append(d.next, [10]int32{})
-		d.accept = append(d.accept, acc)
-		queue = append(queue, set)
-		return s, nil
-	}
-	if _, err := add(start); err != nil {
-		return nil, err
-	}
-	for s := 0; s < len(queue); s++ {
-		set := queue[s]
-		for c := range 10 {
-			var to []nfaState
-			for _, st := range set {
-				in := &progs[st.pattern].Inst[st.pc]
-				switch in.Op {
-				case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+		base := uint32(len(insts))
+		starts = append(starts, base+uint32(prog.Start))
+		for _, in := range prog.Inst {
+			ni := nfaInst{op: in.Op, out: base + in.Out, arg: base + in.Arg, pattern: uint8(k)}
+			switch in.Op {
+			case syntax.InstEmptyWidth:
+				return nil, errors.New("assertion inside a pattern")
+			case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+				for c := range 10 {
 					if in.MatchRune(rune('0' + c)) {
-						var err error
-						if to, err = closure(progs, to, nfaState{st.pattern, in.Out}); err != nil {
-							return nil, err
-						}
+						ni.digits |= 1 << c
 					}
 				}
 			}
-			n, err := add(to)
+			insts = append(insts, ni)
+		}
+	}
+	b := dfaBuilder{insts: insts, stamp: make([]uint32, len(insts)), index: map[string]int32{}}
+	b.gen++
+	var start []uint32
+	for _, pc := range starts {
+		start = b.closure(start, pc)
+	}
+	if len(start) == 0 { // no pattern matches anything: one state, dead ends only
+		return &digitDFA{next: [][10]int32{{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}}, accept: []uint32{0}}, nil
+	}
+	if _, err := b.add(start); err != nil {
+		return nil, err
+	}
+	for s := 0; s < len(b.queue); s++ {
+		for c := range 10 {
+			b.gen++
+			var to []uint32
+			for _, pc := range b.queue[s] {
+				if in := &insts[pc]; in.digits&(1<<c) != 0 {
+					to = b.closure(to, in.out)
+				}
+			}
+			n, err := b.add(to)
 			if err != nil {
 				return nil, err
 			}
-			d.next[s][c] = n
+			b.d.next[s][c] = n
 		}
 	}
-	return d, nil
+	return &b.d, nil
 }
 
-// closure adds st and every state reached from it without reading a digit
-// to set.
-func closure(progs []*syntax.Prog, set []nfaState, st nfaState) ([]nfaState, error) {
-	stack := []nfaState{st}
-	seen := map[nfaState]bool{}
+// dfaBuilder holds the subset construction's work.
+type dfaBuilder struct {
+	d     digitDFA
+	insts []nfaInst
+	stamp []uint32 // stamp[pc] == gen: pc is in the set being made
+	gen   uint32
+	index map[string]int32 // a set's key → its state
+	queue [][]uint32       // state → its set of instructions, to find its transitions
+	key   []byte
+}
+
+// closure adds pc and every instruction reached from it without reading
+// a digit to set, keeping only those that read one or match.
+func (b *dfaBuilder) closure(set []uint32, pc uint32) []uint32 {
+	stack := []uint32{pc}
 	for len(stack) > 0 {
-		st := stack[len(stack)-1]
+		pc := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[st] {
+		if b.stamp[pc] == b.gen {
 			continue
 		}
-		seen[st] = true
-		in := &progs[st.pattern].Inst[st.pc]
-		switch in.Op {
+		b.stamp[pc] = b.gen
+		switch in := &b.insts[pc]; in.op {
 		case syntax.InstAlt, syntax.InstAltMatch:
-			stack = append(stack, nfaState{st.pattern, in.Arg}, nfaState{st.pattern, in.Out})
+			stack = append(stack, in.arg, in.out)
 		case syntax.InstCapture, syntax.InstNop:
-			stack = append(stack, nfaState{st.pattern, in.Out})
-		case syntax.InstEmptyWidth:
-			return nil, errors.New("assertion inside a pattern")
+			stack = append(stack, in.out)
 		case syntax.InstFail:
-		default: // runes and Match: states the automaton keeps
-			set = append(set, st)
+		default: // runes and Match
+			set = append(set, pc)
 		}
 	}
-	return set, nil
+	return set
 }
 
-func setKey(set []nfaState) string {
-	var b strings.Builder
-	for _, st := range set {
-		b.WriteString(strconv.Itoa(st.pattern))
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatUint(uint64(st.pc), 10))
-		b.WriteByte(',')
+// add returns the state of set, made if it is new.
+func (b *dfaBuilder) add(set []uint32) (int32, error) {
+	if len(set) == 0 {
+		return deadState, nil
 	}
-	return b.String()
+	slices.Sort(set)
+	b.key = b.key[:0]
+	for _, pc := range set {
+		b.key = binary.LittleEndian.AppendUint32(b.key, pc)
+	}
+	if s, ok := b.index[string(b.key)]; ok {
+		return s, nil
+	}
+	if len(b.d.next) >= maxDFAStates {
+		return 0, errDFATooLarge
+	}
+	s := int32(len(b.d.next))
+	b.index[string(b.key)] = s
+	var acc uint32
+	for _, pc := range set {
+		if in := &b.insts[pc]; in.op == syntax.InstMatch {
+			acc |= 1 << in.pattern
+		}
+	}
+	b.d.next = append(b.d.next, [10]int32{})
+	b.d.accept = append(b.d.accept, acc)
+	b.queue = append(b.queue, set)
+	return s, nil
 }

@@ -63,6 +63,18 @@ func TestDigitDFAMatchesRegexp(t *testing.T) {
 	}
 }
 
+func TestDigitDFAMatchesNothing(t *testing.T) {
+	d, err := newDigitDFA([]string{`[^\x00-\x{10FFFF}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"", "1", "123456"} {
+		if got := d.matchAll(s); got != 0 {
+			t.Errorf("matchAll(%q) = %b, want 0", s, got)
+		}
+	}
+}
+
 func TestDigitDFARefuses(t *testing.T) {
 	for _, p := range []string{`\b1\d`, `1(?:^2)`, `(`} {
 		if _, err := newDigitDFA([]string{`\d`, p}); err == nil {
