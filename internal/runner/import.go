@@ -300,7 +300,8 @@ func importFile(ctx context.Context, st driver.Driver, r io.Reader, file string,
 		return res, err
 	}
 	defer im.Rollback()
-	defer tuneGC(importGCPercent, 0)()
+	gc := paceGC(importGCPercent, importHeadroom)
+	defer gc.stop()
 
 	var (
 		siblings []driver.Sibling
@@ -354,6 +355,7 @@ func importFile(ctx context.Context, st driver.Driver, r io.Reader, file string,
 		}
 		clear(batch)
 		tally.add(skips)
+		gc.step()
 		return im.SkipBatch(ctx, skips)
 	})
 	if err != nil {
