@@ -454,7 +454,8 @@ func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *sc
 	defer rows.Close()
 	var (
 		batch   = make([]recipients.Row, 0, driver.ImportBatch)
-		invalid []campaign.Skip // rows among batch's lines that can't be used
+		invalid []campaign.Skip      // rows among batch's lines that can't be used
+		rowErr  *recipients.RowError // errors.As's target: declared in the loop, it cost an allocation a row
 	)
 	flush := func() error {
 		verdicts, skips, err := scr.Rows(ctx, batch)
@@ -473,7 +474,6 @@ func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *sc
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		var rowErr *recipients.RowError
 		if errors.As(err, &rowErr) {
 			k := screen.InvalidSkip(rowErr)
 			if lines != nil {
