@@ -23,9 +23,10 @@ const (
 	// hundred thousand rows) 10 % of it is a few hundred KiB, and the
 	// collector ran every few hundred rows: a third of a 20k-row import's
 	// CPU. The heap may always grow this much between collections; it is
-	// what GOGC 10 allows at 30 MiB of live heap, about what a 1M import
-	// reaches, so the 1M peak stays where it was (4 MiB added one).
-	importHeadroom = 3 << 20
+	// what GOGC 10 allows at 20 MiB of live heap, less than a 1M import
+	// reaches, so the 1M peak stays where it was (3 MiB added one to the
+	// 1M import with 10 % invalid rows, for no less CPU at 20k).
+	importHeadroom = 2 << 20
 	// checkGCPercent: a check holds the same set of numbers but stores
 	// nothing, so the collector is a larger share of its CPU: at 25 a
 	// million rows peak at ~58 MiB instead of ~75 for a tenth more CPU
