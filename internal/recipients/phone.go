@@ -74,15 +74,16 @@ func normalizePhone(input, region, cc string) (string, error) {
 }
 
 func parsePhone(input, region, cc string) (string, error) {
-	digits, intl, err := cleanPhone(input)
+	plus, intl, err := cleanPhone(input)
 	if err != nil {
 		return "", err
 	}
+	digits := plus[1:]
 	if intl {
-		return parseE164("+"+digits, "")
+		return parseE164(plus, "")
 	}
 	if region == "" {
-		e164, err := parseE164("+"+digits, "")
+		e164, err := parseE164(plus, "")
 		if err != nil && digits[0] == '0' {
 			// A leading 0 is a trunk prefix almost everywhere: this is a
 			// national number, and the real problem is the missing region.
@@ -95,7 +96,7 @@ func parsePhone(input, region, cc string) (string, error) {
 	// regions (DE) accept such long digit strings as national numbers too, so
 	// this reading must come first.
 	if strings.HasPrefix(digits, cc) {
-		if e164, err := parseE164("+"+digits, ""); err == nil {
+		if e164, err := parseE164(plus, ""); err == nil {
 			return e164, nil
 		}
 	}
@@ -104,16 +105,18 @@ func parsePhone(input, region, cc string) (string, error) {
 		return e164, nil
 	}
 	if digits[0] != '0' {
-		if e164, ierr := parseE164("+"+digits, ""); ierr == nil {
+		if e164, ierr := parseE164(plus, ""); ierr == nil {
 			return e164, nil
 		}
 	}
 	return "", err
 }
 
-// cleanPhone strips the separators people type and reports whether the
-// number carried an international prefix ("+" or "00").
-func cleanPhone(input string) (digits string, intl bool, err error) {
+// cleanPhone strips the separators people type and returns the digits
+// after a "+", and whether the number carried an international prefix
+// ("+" or "00"). A number already written "+digits" comes back as it is,
+// not copied.
+func cleanPhone(input string) (plus string, intl bool, err error) {
 	s := strings.TrimSpace(input)
 	if s == "" {
 		return "", false, ErrEmpty
@@ -127,7 +130,7 @@ func cleanPhone(input string) (digits string, intl bool, err error) {
 		s = s[1:]
 	}
 	var buf [32]byte
-	b := buf[:0]
+	b := append(buf[:0], '+')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -138,17 +141,20 @@ func cleanPhone(input string) (digits string, intl bool, err error) {
 			return "", false, ErrNotANumber
 		}
 	}
-	if !intl && len(b) >= 2 && b[0] == '0' && b[1] == '0' {
+	if !intl && len(b) >= 3 && b[1] == '0' && b[2] == '0' {
 		intl = true
-		b = b[2:]
+		b = append(b[:1], b[3:]...)
 	}
-	switch {
-	case len(b) == 0:
+	switch n := len(b) - 1; {
+	case n == 0:
 		return "", false, ErrNotANumber
-	case len(b) < minDigits:
+	case n < minDigits:
 		return "", false, ErrTooShort
-	case len(b) > maxDigits+2: // +2 leaves room for a national trunk prefix
+	case n > maxDigits+2: // +2 leaves room for a national trunk prefix
 		return "", false, ErrTooLong
+	}
+	if t := strings.TrimSpace(input); t[0] == '+' && len(t) == len(b) {
+		return t, true, nil // "+digits" as written: nothing was stripped
 	}
 	return string(b), intl, nil
 }
@@ -157,8 +163,8 @@ func cleanPhone(input string) (digits string, intl bool, err error) {
 // and requires it to be a valid number, naming the reason when it is not.
 func parseE164(number, region string) (string, error) {
 	if region == "" {
-		if e164, ok := fastE164(number[1:]); ok {
-			return e164, nil
+		if fastE164(number[1:]) {
+			return number, nil
 		}
 	} else if e164, ok := fastNational(number, region); ok {
 		return e164, nil
@@ -197,7 +203,8 @@ func where(pn *phonenumbers.PhoneNumber, region string) string {
 	return fmt.Sprintf("country code +%d", pn.GetCountryCode())
 }
 
-// fastE164 validates international digits (no "+") without
+// fastE164 reports whether international digits (no "+") are a valid
+// number, so that "+" and the digits are its E.164 form, without
 // phonenumbers.Parse, which spends most of its time on regexps that cannot
 // match digits alone (extensions, RFC 3966, punctuation), and with
 // validNumber instead of phonenumbers.IsValidNumber. It only answers for the plain case - a country
@@ -205,9 +212,9 @@ func where(pn *phonenumbers.PhoneNumber, region string) string {
 // the number is valid; everything else goes through Parse, which also names
 // the reason. Parse would keep such a number as it is: it strips a national
 // prefix only from a number that is not valid already.
-func fastE164(digits string) (string, bool) {
+func fastE164(digits string) bool {
 	if digits == "" || digits[0] == '0' { // no country code starts with 0
-		return "", false
+		return false
 	}
 	for n := 1; n <= 3 && n < len(digits); n++ {
 		cc, err := strconv.Atoi(digits[:n])
@@ -217,12 +224,9 @@ func fastE164(digits string) (string, bool) {
 		// Country codes are prefix-free, so the first match is the only one.
 		nsn := digits[n:]
 		if nsn[0] == '0' {
-			return "", false
+			return false
 		}
-		if !validNumber(cc, nsn) {
-			return "", false
-		}
-		return "+" + digits, true
+		return validNumber(cc, nsn)
 	}
-	return "", false
+	return false
 }

@@ -17,11 +17,15 @@ const chunkRecords = 256
 type Pipeline struct {
 	rd    *Reader
 	order chan *chunk // every chunk, in file order, as soon as it is read
-	stop  chan struct{}
-	once  sync.Once
-	wg    sync.WaitGroup
-	cur   *chunk
-	next  int // cur's next record
+	// free are chunks Next is done with, for the reader to fill again: a
+	// chunk's slices are most of what reading allocates, and allocating
+	// them anew made the collector run twice as often.
+	free chan *chunk
+	stop chan struct{}
+	once sync.Once
+	wg   sync.WaitGroup
+	cur  *chunk
+	next int // cur's next record
 }
 
 // chunk is a run of consecutive records and, once done is closed, the rows
@@ -48,6 +52,7 @@ func Parallel(rd *Reader, workers int) *Pipeline {
 		rd: rd,
 		// The reader may run this many chunks ahead of Next.
 		order: make(chan *chunk, 2*workers),
+		free:  make(chan *chunk, 3*workers+2), // every chunk that can be in flight
 		stop:  make(chan struct{}),
 	}
 	work := make(chan *chunk, workers)
@@ -63,11 +68,19 @@ func (p *Pipeline) read(work chan<- *chunk) {
 	defer p.wg.Done()
 	defer close(work)
 	for {
-		c := &chunk{
-			fields: make([]string, 0, chunkRecords*(len(p.rd.header)+1)),
-			ends:   make([]int, 0, chunkRecords),
-			lines:  make([]int, 0, chunkRecords),
-			done:   make(chan struct{}),
+		var c *chunk
+		select {
+		case c = <-p.free:
+			c.done = make(chan struct{})
+		default:
+			c = &chunk{
+				fields: make([]string, 0, chunkRecords*(len(p.rd.header)+1)),
+				ends:   make([]int, 0, chunkRecords),
+				lines:  make([]int, 0, chunkRecords),
+				rows:   make([]Row, chunkRecords),
+				errs:   make([]error, chunkRecords),
+				done:   make(chan struct{}),
+			}
 		}
 		for len(c.lines) < chunkRecords {
 			rec, line, err := p.rd.record()
@@ -100,14 +113,14 @@ func (p *Pipeline) read(work chan<- *chunk) {
 func (p *Pipeline) work(work <-chan *chunk) {
 	defer p.wg.Done()
 	for c := range work {
-		c.rows = make([]Row, len(c.lines))
-		c.errs = make([]error, len(c.lines))
+		c.rows, c.errs = c.rows[:len(c.lines)], c.errs[:len(c.lines)]
 		start := 0
 		for i, end := range c.ends {
 			c.rows[i], c.errs[i] = p.rd.row(c.fields[start:end], c.lines[i])
 			start = end
 		}
-		c.fields = nil
+		clear(c.fields) // let the records' strings go with their rows
+		c.fields = c.fields[:0]
 		close(c.done)
 	}
 }
@@ -122,7 +135,7 @@ func (p *Pipeline) Next() (Row, error) {
 			if i := p.next; i < len(c.lines) {
 				p.next++
 				row, err := c.rows[i], c.errs[i]
-				c.rows[i] = Row{} // let the chunk's strings go as they are used
+				c.rows[i], c.errs[i] = Row{}, nil // let the chunk's strings go as they are used
 				if err != nil {
 					return Row{}, err
 				}
@@ -132,10 +145,21 @@ func (p *Pipeline) Next() (Row, error) {
 			if c.err != nil {
 				return Row{}, c.err
 			}
+			p.recycle(c)
 		}
 		c := <-p.order
 		<-c.done
 		p.cur, p.next = c, 0
+	}
+}
+
+// recycle hands c, whose rows Next has all given out, back to the reader.
+func (p *Pipeline) recycle(c *chunk) {
+	c.ends, c.lines = c.ends[:0], c.lines[:0]
+	c.rows, c.errs = c.rows[:0], c.errs[:0]
+	select {
+	case p.free <- c:
+	default: // cannot happen while free holds every chunk in flight; drop it if it does
 	}
 }
 

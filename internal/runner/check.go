@@ -100,7 +100,8 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 	if err != nil {
 		return Summary{}, err
 	}
-	defer tuneGC(checkGCPercent, 0)()
+	gc := paceGC(checkGCPercent, checkHeadroom)
+	defer gc.stop()
 	t := newTally(keep)
 	t.byReason = true
 	markets, places := pricing.DefaultMarkets(), map[pricing.Place]int64{}
@@ -111,6 +112,7 @@ func CheckEach(ctx context.Context, r io.Reader, file string, spec campaign.Spec
 			}
 		}
 		t.add(skips)
+		gc.step()
 		for _, k := range skips {
 			if each != nil {
 				if err := each(k); err != nil {

@@ -300,7 +300,8 @@ func importFile(ctx context.Context, st driver.Driver, r io.Reader, file string,
 		return res, err
 	}
 	defer im.Rollback()
-	defer tuneGC(importGCPercent, 0)()
+	gc := paceGC(importGCPercent, importHeadroom)
+	defer gc.stop()
 
 	var (
 		siblings []driver.Sibling
@@ -354,6 +355,7 @@ func importFile(ctx context.Context, st driver.Driver, r io.Reader, file string,
 		}
 		clear(batch)
 		tally.add(skips)
+		gc.step()
 		return im.SkipBatch(ctx, skips)
 	})
 	if err != nil {
@@ -452,7 +454,8 @@ func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *sc
 	defer rows.Close()
 	var (
 		batch   = make([]recipients.Row, 0, driver.ImportBatch)
-		invalid []campaign.Skip // rows among batch's lines that can't be used
+		invalid []campaign.Skip      // rows among batch's lines that can't be used
+		rowErr  *recipients.RowError // errors.As's target: declared in the loop, it cost an allocation a row
 	)
 	flush := func() error {
 		verdicts, skips, err := scr.Rows(ctx, batch)
@@ -471,7 +474,6 @@ func screenRows(ctx context.Context, rd *recipients.Reader, file string, scr *sc
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		var rowErr *recipients.RowError
 		if errors.As(err, &rowErr) {
 			k := screen.InvalidSkip(rowErr)
 			if lines != nil {
