@@ -93,6 +93,16 @@ func (d Dialect) firstBy(expr, order string) string {
 
 // handle is the Reader's database: every query goes through the
 // dialect's Rebind on its way. It is also a tierrecord.Querier.
+// unindexed is col in a term SQLite's planner takes no index for, so that
+// the rows of a campaign in flight are read through messages_leases, not
+// through every row of the campaign (the store's dialect.Unindexed).
+func (d Dialect) unindexed(col string) string {
+	if d == Postgres {
+		return col
+	}
+	return "+" + col
+}
+
 type handle struct {
 	db *sql.DB
 	d  Dialect
