@@ -91,8 +91,6 @@ func (d Dialect) firstBy(expr, order string) string {
 	return expr
 }
 
-// handle is the Reader's database: every query goes through the
-// dialect's Rebind on its way. It is also a tierrecord.Querier.
 // unindexed is col in a term SQLite's planner takes no index for, so that
 // the rows of a campaign in flight are read through messages_leases, not
 // through every row of the campaign (the store's dialect.Unindexed).
@@ -103,6 +101,8 @@ func (d Dialect) unindexed(col string) string {
 	return "+" + col
 }
 
+// handle is the Reader's database: every query goes through the
+// dialect's Rebind on its way. It is also a tierrecord.Querier.
 type handle struct {
 	db *sql.DB
 	d  Dialect
