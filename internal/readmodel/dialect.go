@@ -93,6 +93,13 @@ func (d Dialect) firstBy(expr, order string) string {
 	return expr
 }
 
+// unindexed is col in a term SQLite's planner takes no index for, so that
+// the rows of a campaign in flight are read through messages_leases, not
+// through every row of the campaign (dialect.Unindexed).
+func (d Dialect) unindexed(col string) string {
+	return dialect.Dialect(d).Unindexed(col)
+}
+
 // handle is the Reader's database: every query goes through the
 // dialect's Rebind on its way. It is also a tierrecord.Querier.
 type handle struct {

@@ -45,7 +45,7 @@ func (r *Reader) LiveRunners(ctx context.Context, live campaign.Liveness, now ti
 func (r *Reader) Holders(ctx context.Context, campaignID int64, self string) ([]campaign.Runner, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT h.runner_id, r.host, r.pid, coalesce(r.pid_space, ''), r.started_at, r.heartbeat_at
 		FROM (SELECT DISTINCT coalesce(runner_id, '') AS runner_id FROM messages
-			WHERE campaign_id = ? AND state = 'sending' AND coalesce(runner_id, '') <> ?) h
+			WHERE `+r.db.d.unindexed("campaign_id")+` = ? AND state = 'sending' AND coalesce(runner_id, '') <> ?) h
 		LEFT JOIN runners r ON r.id = h.runner_id`, campaignID, self)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d: find the runners of its rows in flight: %w", campaignID, err)

@@ -262,9 +262,9 @@ func (c Common) FirstPending(ctx context.Context, id int64) (driver.FirstPending
 		next         *int64
 		sending, why int64
 	)
-	if _, err := c.row(ctx, `SELECT min(CASE WHEN state = 'pending' THEN next_attempt_at END),
-		count(CASE WHEN state = 'sending' THEN 1 END)
-		FROM messages WHERE campaign_id = ?1 AND state IN ('pending', 'sending')`, []any{id}, &next, &sending); err != nil {
+	// Each state through its own index (see dialect.Unindexed).
+	if _, err := c.row(ctx, `SELECT (SELECT min(next_attempt_at) FROM messages WHERE campaign_id = ?1 AND state = 'pending'),
+		(SELECT count(*) FROM messages WHERE `+c.d.Unindexed("campaign_id")+` = ?1 AND state = 'sending')`, []any{id}, &next, &sending); err != nil {
 		return f, fmt.Errorf("find next retry: %w", err)
 	}
 	f.Sending = int(sending)

@@ -50,3 +50,16 @@ func (d Dialect) Bytewise(expr string) string {
 	}
 	return expr
 }
+
+// Unindexed is col in a term SQLite's planner takes no index for ("+col"),
+// so that it takes the index of the query's other terms: the rows of a
+// campaign in flight are found through messages_leases (the partial index
+// of the rows sending), not by reading every row of the campaign through
+// messages_campaign (SQLite's migration 0061). Postgres plans by its
+// statistics and keeps col.
+func (d Dialect) Unindexed(col string) string {
+	if d == Postgres {
+		return col
+	}
+	return "+" + col
+}

@@ -29,6 +29,12 @@ var deliberate = map[string]string{
 	// SQLite has no functions: Postgres's tier_minutes_share (0006) is a
 	// view there whose INSTEAD OF trigger adds the share (tier_counts.sql).
 	"trigger tier_minutes_add on tier_minutes_share: only in SQLite": "SQLite's spelling of Postgres's function",
+	// SQLite's 0061 keeps the rows in flight and sent out of messages_due,
+	// so that a claim and a sent outcome move no entry of it, and reads a
+	// campaign's other rows through messages_campaign; pg 0029 leaves
+	// Postgres's claims (pgstore's own) as they are.
+	"index messages_due: messages(campaign_id,state,next_attempt_at,id) partial in SQLite, messages(campaign_id,state,next_attempt_at,id) in Postgres": "SQLite's claims and outcomes move no entry of it (0061)",
+	"index messages_campaign on messages(campaign_id): only in SQLite":                                                                                 "SQLite's reads of a campaign's rows sent or in lists of states (0061)",
 }
 
 // schemas migrates a fresh SQLite file and a fresh Postgres database and
