@@ -109,3 +109,40 @@ func TestCheckpointerStartsTheWALAgain(t *testing.T) {
 		t.Errorf("WAL holds %d frames after one small write, want it started again", n)
 	}
 }
+
+// gateClock tells the test how long the Checkpointer asks to wait, and
+// fires when the test says.
+type gateClock struct {
+	asked chan time.Duration
+	fire  chan time.Time
+}
+
+func (g gateClock) Now() time.Time { return time.Time{} }
+func (g gateClock) After(d time.Duration) <-chan time.Time {
+	g.asked <- d
+	return g.fire
+}
+
+// The wait after a write doubles while checkpoints find few pages written
+// (a process writing now and then), and is back to the shortest after one
+// that found many.
+func TestCheckpointerPacesItself(t *testing.T) {
+	st := openScratch(t)
+	clk := gateClock{asked: make(chan time.Duration), fire: make(chan time.Time)}
+	const every = 10 * time.Millisecond
+	c := checkpoint.Start(st.db, &st.wmu, every, clk)
+	defer c.Close()
+	for i, step := range []struct {
+		pages int
+		want  time.Duration // the wait this write is checkpointed after
+	}{
+		{1, every}, {1, 2 * every}, {checkpoint.Few + 50, 4 * every}, {1, every}, {1, 2 * every},
+	} {
+		writePages(t, st, 1, step.pages)
+		c.Wrote()
+		if got := <-clk.asked; got != step.want {
+			t.Fatalf("write %d (%d pages): checkpointed after %v, want %v", i, step.pages, got, step.want)
+		}
+		clk.fire <- time.Time{}
+	}
+}

@@ -20,7 +20,8 @@
 // came meanwhile, each time less, and when that is a few pages it copies
 // the last of them in a RESTART checkpoint with this process's writes held:
 // that one holds the write lock for a few milliseconds and waits for the
-// readers of the old frames, so the next write starts the WAL again.
+// readers of the old frames, so the next write starts the WAL again. A
+// process that writes little checkpoints less often (Few, Slowest).
 package checkpoint
 
 import (
@@ -40,6 +41,18 @@ import (
 // the webhook receiver's 5,000 posts/s beside a sending campaign, about
 // the 1,000 pages SQLite would checkpoint at.
 const Every = 200 * time.Millisecond
+
+// A checkpoint that found fewer than Few pages written since the last one
+// doubles the wait after the next write, up to Slowest: a process that
+// writes now and then syncs the files once a second, not five times
+// (SQLite's 1,000 pages took it minutes). One that found more brings the
+// wait back to Every. Slowest is short enough that a burst after a quiet
+// spell (5,000 pages a second at the receiver's target) reaches its first
+// checkpoint before the writer's own bound.
+const (
+	Few     = 200
+	Slowest = time.Second
+)
 
 // WriterPragma is what the writer connection runs: no checkpoint of its
 // own unless the WAL has reached 10,000 pages (40 MiB) because the
@@ -66,7 +79,9 @@ type Checkpointer struct {
 	lock  sync.Locker // held by this process's writers
 	every time.Duration
 	clock clock.Clock
-	conn  *sql.Conn // its own, with a short busy timeout; run's alone
+	conn  *sql.Conn     // its own, with a short busy timeout; run's alone
+	wait  time.Duration // after the next write; run's alone
+	last  int64         // the WAL's frames at the last checkpoint; run's alone
 	kick  chan struct{}
 	stop  chan struct{}
 	done  chan struct{}
@@ -83,7 +98,7 @@ func Start(db *sql.DB, lock sync.Locker, every time.Duration, clk clock.Clock) *
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	c := &Checkpointer{db: db, lock: lock, every: every, clock: clk,
+	c := &Checkpointer{db: db, lock: lock, every: every, wait: every, clock: clk,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c
@@ -118,7 +133,7 @@ func (c *Checkpointer) run() {
 			return
 		}
 		select {
-		case <-c.clock.After(c.every):
+		case <-c.clock.After(c.wait):
 		case <-c.stop:
 		}
 		c.checkpoint()
@@ -131,12 +146,17 @@ func (c *Checkpointer) run() {
 // comment).
 func (c *Checkpointer) checkpoint() {
 	frames, copied := c.run1("PASSIVE")
+	if frames < 0 {
+		return // not run (another process's under way): the next will
+	}
+	c.pace(frames)
+	defer func() { c.last = max(frames, 0) }()
 	if frames < RestartAt || copied != frames {
 		return
 	}
 	for range 3 {
 		was := frames
-		if frames, copied = c.run1("PASSIVE"); copied != frames {
+		if frames, copied = c.run1("PASSIVE"); frames < 0 || copied != frames {
 			return // readers hold frames: the WAL can't start again now
 		}
 		if frames-was <= Held {
@@ -145,6 +165,20 @@ func (c *Checkpointer) checkpoint() {
 			c.run1("RESTART")
 			return
 		}
+	}
+}
+
+// pace sets the wait after the next write from the pages written since
+// the last checkpoint (all of the WAL's when it started again meanwhile).
+func (c *Checkpointer) pace(frames int64) {
+	written := frames - c.last
+	if frames < c.last {
+		written = frames
+	}
+	if written < Few {
+		c.wait = min(2*c.wait, max(Slowest, c.every))
+	} else {
+		c.wait = c.every
 	}
 }
 
