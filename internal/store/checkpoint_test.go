@@ -146,3 +146,21 @@ func TestCheckpointerPacesItself(t *testing.T) {
 		clk.fire <- time.Time{}
 	}
 }
+
+// The store tells its Checkpointer of every write: what it wrote reaches
+// the database file, at the latest when the Checkpointer stops.
+func TestStoreWritesAreCheckpointed(t *testing.T) {
+	st := openTest(t, newFakeClock())
+	if err := st.write(t.Context(), func(tx *Tx) error {
+		_, err := tx.ExecContext(t.Context(), `CREATE TABLE scratch (b BLOB)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := fileSize(t, st.path)
+	writePages(t, st, 30, 30)
+	st.ckpt.Close()
+	if after := fileSize(t, st.path); after < before+800*4096 {
+		t.Errorf("database file %d bytes after 900 pages written, %d before: not checkpointed", after, before)
+	}
+}

@@ -278,6 +278,7 @@ func writeOnce(ctx context.Context, s *Store, send bool, fn func(tx *Tx) error, 
 	if t.commit = sp.Since() - t.body; err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.ckpt.Wrote()
 	return nil
 }
 
@@ -294,7 +295,6 @@ func (c *conn) beginWrite(ctx context.Context) (*sql.Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.ckpt.Wrote()
 	tx, err := w.BeginTx(ctx, nil)
 	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, sqldriver.ErrBadConn) {
 		c.dropWriter() // the next write gets a fresh connection
