@@ -104,7 +104,7 @@ func Start(db *sql.DB, lock sync.Locker, every time.Duration, clk clock.Clock) *
 	return c
 }
 
-// Wrote tells c the database is being written. It never blocks.
+// Wrote tells c a write transaction ended. It never blocks.
 func (c *Checkpointer) Wrote() {
 	select {
 	case c.kick <- struct{}{}:
