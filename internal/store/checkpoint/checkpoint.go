@@ -19,8 +19,9 @@
 // one copies, so once the WAL is long (RestartAt) it copies again what
 // came meanwhile, each time less, and when that is a few pages it copies
 // the last of them in a RESTART checkpoint with this process's writes held:
-// that one holds the write lock for a few milliseconds and waits for the
-// readers of the old frames, so the next write starts the WAL again. A
+// that one holds the write lock for a few milliseconds and, when no
+// reader is left on the old frames, makes the next write start the WAL
+// again. A
 // process that writes little checkpoints less often (Few, Slowest).
 package checkpoint
 
@@ -68,9 +69,11 @@ const RestartAt = 2000
 // copy with the writes held.
 const Held = 200
 
-// restartWait bounds how long the RESTART checkpoint waits for another
-// process's write or for readers: it gives up rather than stall writers.
-const restartWait = 20 * time.Millisecond
+// The RESTART checkpoint does not wait for another process's write nor
+// for readers (its connection's busy timeout is 0): with one under way it
+// copies as PASSIVE does or leaves the WAL as it is, and a later one
+// starts it again. Waiting held every writer: with 20 ms to wait, some
+// took 40-75 ms (bench/webhook.sh at load 9).
 
 // Checkpointer checkpoints one database's WAL a while after it was
 // written.
@@ -79,7 +82,7 @@ type Checkpointer struct {
 	lock  sync.Locker // held by this process's writers
 	every time.Duration
 	clock clock.Clock
-	conn  *sql.Conn     // its own, with a short busy timeout; run's alone
+	conn  *sql.Conn     // its own, with no busy timeout; run's alone
 	wait  time.Duration // after the next write; run's alone
 	last  int64         // the WAL's frames at the last checkpoint; run's alone
 	kick  chan struct{}
@@ -192,7 +195,7 @@ func (c *Checkpointer) run1(mode string) (frames, copied int64) {
 		if err != nil {
 			return
 		}
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, restartWait.Milliseconds())); err != nil {
+		if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
 			conn.Close()
 			return
 		}
@@ -211,8 +214,8 @@ func (c *Checkpointer) run1(mode string) (frames, copied int64) {
 	return frames, copied
 }
 
-// drop discards c's connection: with its busy timeout, it must not go back
-// to the pool.
+// drop discards c's connection: without a busy timeout, it must not go
+// back to the pool.
 func (c *Checkpointer) drop() {
 	if c.conn != nil {
 		c.conn.Raw(func(any) error { return sqldriver.ErrBadConn })
