@@ -9,6 +9,8 @@
 #   LOADPROFILE=/tmp/load.cpu bench/webhook.sh               # with a CPU profile of the load generator
 #   WASEND_BIN=/tmp/wasend-old bench/webhook.sh              # another build of wasend receives
 #   RECEIVER=run bench/webhook.sh                            # the receiver inside `campaign run --webhook-addr`
+#   TRACE=/tmp/trace bench/webhook.sh                        # slow writes and groups (WASEND_TRACE_SLOW, default 20ms) and gctrace of
+#                                                            # the receiver and the sender, kept in /tmp/trace/{serve,run}.log
 #
 # Once (kept in bench/out/webhook-MESSAGES.db, ignored by git): a campaign of
 # MESSAGES rows is sent to the sandbox, so the statuses are about real sent
@@ -37,7 +39,7 @@ out=bench/out
 base=$out/webhook-$msgs.db
 mkdir -p "$out"
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${TRACE:-}" ] && mkdir -p "$TRACE" && cp "$work"/{serve,run}.log "$TRACE"/ 2>/dev/null; rm -rf "$work"' EXIT
 wasend_bin "$work/wasend"
 go build -o "$work/webhookload" ./bench/webhookload
 w="$work/wasend"
@@ -69,6 +71,7 @@ second=$(( send * (msgs * 3 / rate + 30) ))
 list "$work/second.csv" "$second" 50000000
 
 hport=$((20000 + RANDOM % 20000))
+[ -n "${TRACE:-}" ] && export WASEND_TRACE_SLOW=${WASEND_TRACE_SLOW:-20ms} GODEBUG=gctrace=1
 [ -n "${PROFILE:-}" ] && export WASEND_CPUPROFILE="$(realpath -m "$PROFILE")"
 case "$receiver" in
 serve)

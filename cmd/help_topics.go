@@ -40,6 +40,7 @@ var environmentHelp = []struct{ name, meaning string }{
 	{"WASEND_API_BASE", "Cloud API base URL (default https://graph.facebook.com)"},
 	{"WASEND_API_VERSION", "Graph API version (default " + defaultAPIVersionHelp + ")"},
 	{"WASEND_CPUPROFILE", "write a CPU profile of the whole process to this file (for measuring a run)"},
+	{"WASEND_TRACE_SLOW", "a duration such as 20ms: write a line to stderr for every write transaction, webhook group commit and checkpoint that took as long or longer, with what it waited on (for finding stalls)"},
 	{"SOURCE_DATE_EPOCH", "the date (Unix seconds) wasend gen man puts on the man pages, for reproducible builds (default today)"},
 	{"XDG_DATA_HOME", "where the default database lives (default ~/.local/share)"},
 	{"HOME", "home directory, for the default of XDG_DATA_HOME"},

@@ -22,10 +22,10 @@ import (
 // (managesql), the webhook applier's statements (inboxsql), the
 // suppression list's writes (suppresssql) and the claim's statements
 // (claimsql), the inbox's savepoint and deferred read (inboxsql,
-// session 14) and warm-up's promotion and demotion (tierrecord): the
-// lines are met.
+// session 14), warm-up's promotion and demotion (tierrecord) and the
+// migration runner (migrate, session 15): the lines are met.
 const (
-	storeLineCeiling   = 4274
+	storeLineCeiling   = 4195
 	storeMethodCeiling = 68
 )
 

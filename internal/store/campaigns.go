@@ -239,6 +239,7 @@ func (c *conn) beginImport(ctx context.Context) (*sql.Tx, error) {
 // endImport restores the writer connection's settings, or discards it when
 // they can't be. The caller holds wmu.
 func (c *conn) endImport() {
+	c.ckpt.Wrote() // what it wrote is checkpointed after it ends
 	if c.w == nil {
 		return
 	}

@@ -16,10 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,8 +25,11 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/dbfile"
+	"github.com/wasend/wasend/internal/slowtrace"
+	"github.com/wasend/wasend/internal/store/checkpoint"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/lockwait"
+	"github.com/wasend/wasend/internal/store/migrate"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
@@ -63,6 +63,7 @@ type conn struct {
 	stmts       sync.Map
 	now         func() time.Time
 	busyTimeout time.Duration // how long a write waits for another process's lock
+	ckpt        *checkpoint.Checkpointer
 }
 
 // Open opens (creating if needed, mode 0600) the database at path and applies
@@ -90,13 +91,14 @@ func Open(ctx context.Context, path string, opts driver.Options) (*Store, error)
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{conn: &conn{db: db, path: path, now: opts.Now, busyTimeout: opts.BusyTimeout}}
+	s.ckpt = checkpoint.Start(db, &s.wmu, 0, nil)
 	if err := s.migrate(ctx); err != nil {
-		db.Close()
+		s.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
 	for _, ensure := range []func(context.Context, *Store) error{ensureCounts, ensureReachCounts, ensureTierCounts} {
 		if err := ensure(ctx, s); err != nil {
-			db.Close()
+			s.Close()
 			return nil, fmt.Errorf("database %s: %w", path, s.storageError(err))
 		}
 	}
@@ -119,6 +121,7 @@ func (s *Store) Close() error {
 		}
 		s.shared = nil
 	}
+	s.ckpt.Close()
 	s.wmu.Lock()
 	if s.w != nil {
 		s.w.Close()
@@ -150,107 +153,12 @@ func (c *conn) Path() string { return c.path }
 func (z *quotaZone) today(t time.Time) string { return campaign.QuotaDay(t, z.loc) }
 
 func (c *conn) migrate(ctx context.Context) error {
-	if _, err := c.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		base := filepath.Base(name)
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number", base)
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		if err := c.apply(ctx, v, base, string(body)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return migrate.Run(ctx, c.db, migrations, migrate.Options{Lock: &c.wmu, Now: c.now, StorageError: c.storageError, SchemaEdited: statesAdmitted})
 }
 
-// noForeignKeys marks a migration that must run with foreign keys off: one
-// that rebuilds a table others refer to (dropping the old table would
-// otherwise cascade). Such a migration is checked with foreign_key_check
-// before it commits.
-const noForeignKeys = "-- wasend:foreign_keys=off\n"
-
-// apply runs one migration unless it ran before, in one transaction.
-func (c *conn) apply(ctx context.Context, version int, name, body string) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	// foreign_keys can't change inside a transaction: the migration gets a
-	// connection of its own, set before the transaction begins and reset
-	// before the connection goes back to the pool.
-	conn, err := c.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("apply migration %s: %w", name, err)
-	}
-	defer conn.Close()
-	fkOff := strings.HasPrefix(body, noForeignKeys)
-	if fkOff {
-		if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
-			return fmt.Errorf("apply migration %s: %w", name, err)
-		}
-		defer func() {
-			if _, err := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`); err != nil {
-				conn.Raw(func(any) error { return sqldriver.ErrBadConn }) // don't pool it without them
-			}
-		}()
-	}
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("apply migration %s: %w", name, c.storageError(err))
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
-		return fmt.Errorf("apply migration %s: %w", name, err)
-	}
-	if n > 0 {
-		return nil // another process applied it first
-	}
-	if _, err := tx.ExecContext(ctx, body); err != nil {
-		return fmt.Errorf("apply migration %s: %w", name, c.storageError(err))
-	}
-	if strings.Contains(body, "PRAGMA writable_schema = ON") {
-		if err := editSchema(ctx, tx); err != nil {
-			return fmt.Errorf("apply migration %s: %w", name, err)
-		}
-	}
-	if fkOff {
-		rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
-		if err != nil {
-			return fmt.Errorf("apply migration %s: %w", name, err)
-		}
-		broken := rows.Next()
-		rows.Close()
-		if broken {
-			return fmt.Errorf("apply migration %s: it would leave rows pointing at nothing (PRAGMA foreign_key_check); nothing was changed", name)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-		version, name, c.now().UnixNano()); err != nil {
-		return fmt.Errorf("apply migration %s: %w", name, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("apply migration %s: %w", name, c.storageError(err))
-	}
-	return nil
-}
-
-// editSchema finishes a migration that edited sqlite_schema in place: it
-// checks that messages.state admits every campaign.States value (the edit
-// matched) and bumps the schema version so that every connection, in this
-// process and others, reads the new schema before its next statement.
-func editSchema(ctx context.Context, tx *sql.Tx) error {
+// statesAdmitted checks, after a migration edited sqlite_schema in place,
+// that messages.state admits every campaign.States value (the edit matched).
+func statesAdmitted(ctx context.Context, tx *sql.Tx) error {
 	var table string
 	if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'messages'`).Scan(&table); err != nil {
 		return err
@@ -260,20 +168,16 @@ func editSchema(ctx context.Context, tx *sql.Tx) error {
 			return fmt.Errorf("messages.state does not admit %q after the edit; nothing was changed", st)
 		}
 	}
-	var v int64
-	if err := tx.QueryRowContext(ctx, `PRAGMA schema_version`).Scan(&v); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA schema_version = %d`, v+1))
-	return err
+	return nil
 }
 
 // write runs fn in an immediate transaction, run again while another
 // process holds the lock (until the busy timeout).
 func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
+	sp := slowtrace.Start()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return writeIn(ctx, s, false, fn)
+	return writeIn(ctx, s, false, fn, sp)
 }
 
 // writeSend is write for the sending path's transactions (claims and
@@ -289,11 +193,12 @@ func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 // suppressed ones) must not hold that in memory: it returns errUnbounded,
 // and the transaction runs again as an ordinary write.
 func (s *Store) writeSend(ctx context.Context, fn func(tx *Tx) error) error {
+	sp := slowtrace.Start()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := writeIn(ctx, s, true, fn)
+	err := writeIn(ctx, s, true, fn, sp)
 	if errors.Is(err, errUnbounded) {
-		err = writeIn(ctx, s, false, fn)
+		err = writeIn(ctx, s, false, fn, sp)
 	}
 	return err
 }
@@ -302,9 +207,19 @@ func (s *Store) writeSend(ctx context.Context, fn func(tx *Tx) error) error {
 var errUnbounded = errors.New("a move without a bound on its rows in a sending transaction")
 
 // writeIn is write, with statement journals in memory when mem is set. The
-// caller holds wmu.
-func writeIn(ctx context.Context, s *Store, mem bool, fn func(tx *Tx) error) error {
-	return s.storageError(lockwait.Do(ctx, s.busyTimeout, isBusy, func() error { return writeOnce(ctx, s, mem, fn) }))
+// caller holds wmu, since sp began (slowtrace: one line a slow write).
+func writeIn(ctx context.Context, s *Store, mem bool, fn func(tx *Tx) error, sp slowtrace.Span) error {
+	t := writeTrace{locked: sp.Since()}
+	err := lockwait.Do(ctx, s.busyTimeout, isBusy, func() error { t.tries++; return writeOnce(ctx, s, mem, fn, &t) })
+	sp.End("write", "by", slowtrace.Caller(2), "mutex", t.locked, "tries", t.tries, "body", t.body, "commit", t.commit)
+	return s.storageError(err)
+}
+
+// writeTrace is a write's parts: the wait for wmu, the tries (more than one:
+// another process held the lock), the last try's body and commit.
+type writeTrace struct {
+	locked, body, commit time.Duration
+	tries                int
 }
 
 // tempInMemory sets where the writer connection keeps temporary files:
@@ -341,7 +256,7 @@ func (c *conn) storageError(err error) error {
 	return err
 }
 
-func writeOnce(ctx context.Context, s *Store, send bool, fn func(tx *Tx) error) error {
+func writeOnce(ctx context.Context, s *Store, send bool, fn func(tx *Tx) error, t *writeTrace) error {
 	if err := s.tempInMemory(ctx, send); err != nil {
 		return err
 	}
@@ -353,13 +268,17 @@ func writeOnce(ctx context.Context, s *Store, send bool, fn func(tx *Tx) error) 
 		return fmt.Errorf("begin: %w", err)
 	}
 	tx := &Tx{tx: sqlTx, s: s, ctx: txCtx, send: send}
+	sp := slowtrace.Start()
 	if err := fn(tx); err != nil {
 		sqlTx.Rollback()
 		return err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	t.body = sp.Since()
+	err = sqlTx.Commit()
+	if t.commit = sp.Since() - t.body; err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.ckpt.Wrote()
 	return nil
 }
 
@@ -390,7 +309,8 @@ func (c *conn) writer(ctx context.Context) (*sql.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := w.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil { // lockwait waits (writeIn)
+		// lockwait waits (writeIn); the checkpoints are the checkpointer's.
+		if _, err := w.ExecContext(ctx, `PRAGMA busy_timeout = 0; `+checkpoint.WriterPragma); err != nil {
 			return nil, errors.Join(err, w.Close())
 		}
 		c.w, c.wMem = w, false

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/clock"
+	"github.com/wasend/wasend/internal/slowtrace"
 )
 
 // MaxBody is the largest body accepted. Meta's notifications are far
@@ -113,6 +114,7 @@ func (r *Receiver) Run(ctx context.Context) {
 		if waiting == 0 { // a kick of bodies the last commit took
 			continue
 		}
+		sp := slowtrace.Start() // a slow group: what its first body waited for
 		if r.cfg.Linger > 0 && !ended.IsZero() && first.Sub(ended) < r.cfg.Linger {
 			if wait := first.Add(r.cfg.Linger).Sub(r.cfg.Clock.Now()); wait > 0 {
 				select {
@@ -131,10 +133,12 @@ func (r *Receiver) Run(ctx context.Context) {
 		default:
 		}
 		close(g.taken)
+		lingered := sp.Since()
 		// A body being stored must reach the disk even as the server stops.
 		g.err = r.cfg.Inbox.AddToInbox(context.WithoutCancel(ctx), g.bodies)
 		ended = r.cfg.Clock.Now()
 		close(g.done)
+		sp.End("webhook group", "bodies", len(g.bodies), "before", time.Since(first)-sp.Since(), "linger", lingered, "store", sp.Since()-lingered)
 		for _, b := range g.bufs {
 			bodies.Put(b)
 		}
