@@ -40,8 +40,9 @@ END $$;
 -- campaign_spend: a move between two states the budget counts alike (in
 -- flight to accepted: every sent outcome) at the same price changes
 -- nothing; its trigger no longer runs for it. It locked the campaign's one
--- row in every priced batch of outcomes, after the counts where a claim
--- locks it before them.
+-- row in every priced batch of sent outcomes (batches and the claim waited
+-- for each other on it), before the counts, where a batch that locks its
+-- counts first (record.go, lockInFlightCounts) takes it after them.
 DROP TRIGGER messages_spend ON messages;
 CREATE TRIGGER messages_spend AFTER UPDATE OF state, price ON messages
     FOR EACH ROW WHEN ((NEW.price <> 0 OR OLD.price <> 0) AND (NEW.price <> OLD.price
