@@ -125,10 +125,10 @@ func plainSent(r campaign.Result) bool {
 // recordSent queues on b what stores plain sent outcomes: the send log,
 // the rows, the waiting statuses of wamids (linkWaitingStatuses), the
 // attempts. The rows their fence refuses are added to refused when b is
-// sent. The rows' statement moves the in-flight counts a claim moves too;
-// what comes after it holds them until the commit, so it is the least:
-// the send log goes first, its rows locked in key order as the claim's
-// (a number messaged in two campaigns at once), not by the plan's order.
+// sent. The rows' statement moves the in-flight counts a claim moves too,
+// and the statements after it hold them until the commit, so the fewest go
+// after it: the send log goes first, its rows locked in key order as the
+// claim's (a number messaged in two campaigns at once), not the plan's.
 func recordSent(b *pgx.Batch, rs []campaign.Result, wamids []string, refused *[]int64) {
 	if len(rs) == 0 {
 		linkWaitingStatuses(b, wamids)
