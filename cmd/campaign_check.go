@@ -29,6 +29,21 @@ func addReadFlags(fl *pflag.FlagSet, o *runOptions) {
 	fl.BoolVar(&o.Again, "again", false, "send even to numbers that got the same template in the last 24 h, and as a new campaign even when one with this message and these recipients exists")
 }
 
+// preview checks the flags that `campaign check` and `campaign plan` read a
+// list by, as `campaign run` would: the message, the API, the reading flags.
+func (o runOptions) preview(f *Factory) (campaign.Spec, campaign.API, runner.ReadOptions, error) {
+	spec, err := o.spec(f.Sandbox)
+	if err != nil {
+		return spec, "", runner.ReadOptions{}, err
+	}
+	sendAPI, err := parseSendAPI(o.API)
+	if err != nil {
+		return spec, "", runner.ReadOptions{}, usageError{err}
+	}
+	ro, err := o.readOptions(f)
+	return spec, sendAPI, ro, err
+}
+
 // readOptions checks the reading flags.
 func (o runOptions) readOptions(f *Factory) (runner.ReadOptions, error) {
 	ro := runner.ReadOptions{Region: o.Region, PhoneColumn: o.PhoneColumn, UserIDColumn: o.UserIDColumn, SkipContactedWithin: o.SkipContactedWithin, Again: o.Again,
@@ -106,15 +121,7 @@ line and column.`,
 }
 
 func campaignCheck(ctx context.Context, f *Factory, o checkOptions) error {
-	spec, err := o.spec(f.Sandbox)
-	if err != nil {
-		return err
-	}
-	sendAPI, err := parseSendAPI(o.API)
-	if err != nil {
-		return usageError{err}
-	}
-	ro, err := o.readOptions(f)
+	spec, sendAPI, ro, err := o.preview(f)
 	if err != nil {
 		return err
 	}

@@ -64,15 +64,7 @@ is a record that names its kind (kind=recipients count=… first).`,
 }
 
 func campaignPlan(ctx context.Context, f *Factory, o planOptions) error {
-	spec, err := o.spec(f.Sandbox)
-	if err != nil {
-		return err
-	}
-	sendAPI, err := parseSendAPI(o.API)
-	if err != nil {
-		return usageError{err}
-	}
-	ro, err := o.readOptions(f)
+	spec, sendAPI, ro, err := o.preview(f)
 	if err != nil {
 		return err
 	}

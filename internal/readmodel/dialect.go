@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"strconv"
 	"strings"
+
+	"github.com/wasend/wasend/internal/store/dialect"
 )
 
 // Dialect is the SQL a Source's Reader speaks. The read models' queries
@@ -14,8 +16,8 @@ import (
 type Dialect int
 
 const (
-	SQLite Dialect = iota
-	Postgres
+	SQLite   = Dialect(dialect.SQLite)
+	Postgres = Dialect(dialect.Postgres)
 )
 
 // dialectOf is the dialect of src's Reader: a Source on another database
@@ -107,12 +109,7 @@ func (h handle) QueryRowContext(ctx context.Context, query string, args ...any) 
 }
 
 // bytewise is expr ordered and compared byte by byte, as SQLite orders
-// text: Postgres would otherwise follow the server's locale, which puts
-// "a_" before "B" and "b" before "B" where SQLite puts them after, and a
-// list would come out in another order on each driver.
+// text (dialect.Bytewise).
 func (d Dialect) bytewise(expr string) string {
-	if d == Postgres {
-		return expr + ` COLLATE "C"`
-	}
-	return expr
+	return dialect.Dialect(d).Bytewise(expr)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/ratelimit"
-	"github.com/wasend/wasend/internal/store/dialect"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/rowscan"
 )
@@ -60,10 +59,7 @@ type ReachReader func(ctx context.Context, s driver.ReachScope, since time.Time)
 // as a portfolio of its own, with the reach each has used at now, read
 // through used.
 func (c Common) Portfolios(ctx context.Context, now time.Time, used ReachReader) ([]campaign.PortfolioStatus, error) {
-	byName := `ORDER BY name`
-	if c.d == dialect.Postgres {
-		byName += ` COLLATE "C"` // bytes, as SQLite's
-	}
+	byName := `ORDER BY ` + c.d.Bytewise("name")
 	var out []campaign.PortfolioStatus
 	err := c.each(ctx, func(rows Rows) error {
 		var (

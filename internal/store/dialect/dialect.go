@@ -1,7 +1,8 @@
 // Package dialect is the database a statement written once for both
 // drivers of the store is built for, and the spellings in which their SQL
 // differs for every such package (recordsql, claimsql, managesql,
-// inboxsql, suppresssql): placeholders and the larger of two values.
+// inboxsql, suppresssql, and readmodel's readers): placeholders, the larger
+// of two values, byte order.
 // Those packages write SQLite's numbered placeholders (?N) and build each
 // statement for each Dialect when they load (Both).
 package dialect
@@ -37,4 +38,15 @@ func (d Dialect) Greatest(a, b string) string {
 		return "greatest(" + a + ", " + b + ")"
 	}
 	return "max(" + a + ", " + b + ")"
+}
+
+// Bytewise is expr ordered and compared byte by byte, as SQLite orders
+// text: Postgres would otherwise follow the server's locale, which puts
+// "a_" before "B" and "b" before "B" where SQLite puts them after, and a
+// list would come out in another order on each driver.
+func (d Dialect) Bytewise(expr string) string {
+	if d == Postgres {
+		return expr + ` COLLATE "C"`
+	}
+	return expr
 }

@@ -7,10 +7,14 @@ func TestSpellings(t *testing.T) {
 	for _, tt := range []struct {
 		d                  Dialect
 		bind, greatestWant string
+		bytewise           string
 	}{
-		{SQLite, q, "max(a, ?1)"},
-		{Postgres, `SELECT a FROM t WHERE a = $1 AND b = ANY($12)`, "greatest(a, ?1)"},
+		{SQLite, q, "max(a, ?1)", "name"},
+		{Postgres, `SELECT a FROM t WHERE a = $1 AND b = ANY($12)`, "greatest(a, ?1)", `name COLLATE "C"`},
 	} {
+		if got := tt.d.Bytewise("name"); got != tt.bytewise {
+			t.Errorf("dialect %d: Bytewise = %q, want %q", tt.d, got, tt.bytewise)
+		}
 		if got := tt.d.Bind(q); got != tt.bind {
 			t.Errorf("dialect %d: Bind = %q, want %q", tt.d, got, tt.bind)
 		}
