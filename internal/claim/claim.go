@@ -71,9 +71,8 @@ func keep(err error) bool {
 }
 
 // RecordAndClaimN stores outcomes as RecordAll does and, in the same
-// transaction (SQLite; Postgres commits the outcomes first:
-// driver.RecordWithClaim), claims up to max more of the campaign's due
-// messages as ClaimN does: one call where there were two. err is RecordAll's: when
+// transaction, claims up to max more of the campaign's due messages as
+// ClaimN does: one commit where there were two. err is RecordAll's: when
 // it is not nil, nothing was stored — but a *campaign.FenceError (some
 // outcomes refused by their fence) comes with the rest stored and the
 // claims made. The outcomes are kept whatever the

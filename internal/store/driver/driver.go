@@ -102,10 +102,9 @@ type Driver interface {
 	// sent one even after a rescue made the row unknown (the wamid is the
 	// truth) —; refused ones make the error a *campaign.FenceError.
 	RecordAll(ctx context.Context, runner string, rs []campaign.Result) error
-	// RecordWithClaim is RecordAll then WithClaim (one transaction on
-	// SQLite; Postgres commits the outcomes first, outside the claim
-	// lock); err is RecordAll's, claimErr fn's or the claim's transaction's
-	// (what fn wrote is taken back, the outcomes stay).
+	// RecordWithClaim is RecordAll then WithClaim in one transaction; err is
+	// RecordAll's, claimErr fn's (what fn wrote is taken back, the
+	// outcomes stay).
 	RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(ClaimTx) error) (claimErr, err error)
 	// CampaignStopped is nil while the campaign may send, else
 	// campaign.ErrPaused or ErrCancelled.

@@ -1,12 +1,10 @@
 package pgstore
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,26 +22,59 @@ import (
 func (s *Store) WithClaim(ctx context.Context, fn func(driver.ClaimTx) error) error {
 	return s.sendTx(ctx, func(tx pgx.Tx, lead *pgx.Batch) error {
 		// The lock goes with the claim's first read.
-		c := &claimTx{s: s, tx: tx, queued: *lead}
-		c.Common = claimsql.New(sqlTx{c}, postgres)
-		if err := fn(c); err != nil {
-			return err
-		}
-		return c.flush(ctx)
+		return runClaim(ctx, &claimTx{s: s, tx: tx, queued: *lead}, fn, "")
 	})
 }
 
-// RecordWithClaim stores outcomes as RecordAll does, then runs fn as
-// WithClaim does, in a transaction of its own: the outcomes' commit comes
-// first, so that plain sent ones (recordOutcomes) never wait for the claim
-// lock, nor hold it. What fn wrote is taken back on its error (claimErr),
-// and on its transaction's; the outcomes stay.
+// runClaim runs fn over c and sends the writes still queued when it ends,
+// then tail (a statement, or none) in the same round trip; on fn's error
+// they are dropped, as the rollback would drop them.
+func runClaim(ctx context.Context, c *claimTx, fn func(driver.ClaimTx) error, tail string) error {
+	c.Common = claimsql.New(sqlTx{c}, postgres)
+	if err := fn(c); err != nil {
+		return err
+	}
+	if tail != "" {
+		c.queue(tail, nil, nil)
+	}
+	return c.flush(ctx)
+}
+
+// RecordWithClaim stores outcomes as RecordAll does and, in the same
+// transaction, runs fn; what fn wrote is taken back on its error (claimErr),
+// the outcomes stay.
 func (s *Store) RecordWithClaim(ctx context.Context, runner string, rs []campaign.Result, fn func(driver.ClaimTx) error) (claimErr, err error) {
-	refused, err := s.recordOutcomes(ctx, rs)
+	var refused []int64
+	err = s.sendTx(ctx, func(tx pgx.Tx, lead *pgx.Batch) error {
+		claimErr, refused = nil, nil // a retried transaction starts over
+		if err := recordAll(ctx, tx, lead, runner, rs, &refused); err != nil {
+			return err
+		}
+		// The lock, the outcomes and the savepoint in one round trip.
+		lead.Queue(`SAVEPOINT claim`)
+		if err := send(ctx, tx, lead); err != nil {
+			return fmt.Errorf("record %d outcomes: %w", len(rs), err)
+		}
+		err := runClaim(ctx, &claimTx{s: s, tx: tx}, fn, `RELEASE SAVEPOINT claim`)
+		if err == nil {
+			return nil
+		}
+		if retryable(err) {
+			return err // the whole transaction again
+		}
+		if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT claim`); rerr != nil {
+			return fmt.Errorf("claim: %w", rerr)
+		}
+		claimErr = err
+		if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT claim`); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return s.WithClaim(ctx, fn), fenced(refused)
+	return claimErr, fenced(refused)
 }
 
 // claimTx is driver.ClaimTx on Postgres: each method plain SQL that decides
@@ -356,9 +387,6 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 		}
 		g.ids = append(g.ids, cl.Message.ID)
 	}
-	// In the numbers' order: each statement moves its number's in-flight
-	// count, which other hosts' outcomes move too, in key order (pg 0027).
-	slices.Sort(order)
 	for _, acct := range order {
 		g := byAccount[acct]
 		// The rows were read FOR UPDATE in this transaction: every one
@@ -434,10 +462,6 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 			at[k] = max(prev, cl.At.UnixNano())
 		}
 	}
-	// In key order, as outcomes lock the rows they update (recordSent).
-	slices.SortFunc(keys, func(x, y key) int {
-		return cmp.Or(cmp.Compare(x.account, y.account), cmp.Compare(x.phone, y.phone))
-	})
 	accts, phones, ats := make([]int64, len(keys)), make([]string, len(keys)), make([]int64, len(keys))
 	for i, k := range keys {
 		accts[i], phones[i], ats[i] = k.account, k.phone, at[k]

@@ -56,8 +56,7 @@ type Store struct {
 	shared *driver.SharedLimits
 
 	// retried counts the transactions Postgres aborted for a deadlock or
-	// a serialization failure (inTx runs them again): none, while every
-	// writer takes shared rows in one order.
+	// a serialization failure (inTx runs them again), for the tests.
 	retried atomic.Int64
 }
 

@@ -10,68 +10,28 @@ import (
 	"github.com/wasend/wasend/internal/store/managesql"
 	"github.com/wasend/wasend/internal/store/recordsql"
 	"github.com/wasend/wasend/internal/store/rowscan"
-	"github.com/wasend/wasend/internal/store/statesql"
 	"github.com/wasend/wasend/internal/store/tierrecord"
 )
 
-// RecordAll stores outcomes (sent, retry, failed, unknown) in one
+// RecordAll stores outcomes (sent, retry, failed, unknown) in one sending
 // transaction; those refused by their fence change nothing and make the
 // error a *campaign.FenceError.
 func (s *Store) RecordAll(ctx context.Context, runner string, rs []campaign.Result) error {
-	refused, err := s.recordOutcomes(ctx, rs)
-	if err != nil {
-		return err
-	}
-	return fenced(refused)
-}
-
-// recordOutcomes stores outcomes in one transaction and returns the rows
-// their fence refused. Plain sent outcomes (nearly every batch) take no
-// claim lock: each host's run beside the others' and beside the claim, and
-// what they write a claim reads (the counts, the send log's last sending)
-// says only what the sends already did, so a claim that comes before their
-// commit decides as one that ran before the answers came. Their counts are
-// taken in key order, as the claim's are (pg 0027), so neither deadlocks
-// the other. Any other outcome (refunds of buckets, throttles, pauses,
-// demotions: reads then writes of what a claim decides on) takes the lock,
-// and first the in-flight counts of every row it records, in that order:
-// a plain batch of another host then meets them first, not midway.
-func (s *Store) recordOutcomes(ctx context.Context, rs []campaign.Result) (refused []int64, err error) {
-	if len(rs) == 0 {
-		return nil, nil
-	}
-	plain := true
-	for _, r := range rs {
-		plain = plain && plainSent(r)
-	}
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
+	var refused []int64
+	err := s.sendTx(ctx, func(tx pgx.Tx, lead *pgx.Batch) error {
 		refused = nil // a retried transaction starts over
-		b := &pgx.Batch{}
-		if !plain {
-			lockClaims(b)
-			lockInFlightCounts(b, rs)
-		}
-		if err := recordAll(ctx, tx, b, rs, &refused); err != nil {
+		if err := recordAll(ctx, tx, lead, runner, rs, &refused); err != nil {
 			return err
 		}
-		if err := send(ctx, tx, b); err != nil {
+		if err := send(ctx, tx, lead); err != nil {
 			return fmt.Errorf("record %d outcomes: %w", len(rs), err)
 		}
 		return nil
 	})
-	return refused, err
-}
-
-// lockInFlightCounts queues on b the locks of the in-flight counts
-// (message_counts, sending) of rs's campaigns and numbers, in key order.
-func lockInFlightCounts(b *pgx.Batch, rs []campaign.Result) {
-	camps, accts := make([]int64, len(rs)), make([]int64, len(rs))
-	for i, r := range rs {
-		camps[i], accts[i] = r.Claim.Message.CampaignID, r.Claim.Account.ID
+	if err != nil {
+		return err
 	}
-	b.Queue(`SELECT 1 FROM message_counts WHERE state = `+statesql.Quote(campaign.Sending)+`
-		AND (campaign_id, account_id) IN (SELECT * FROM unnest($1::bigint[], $2::bigint[]))
-		ORDER BY campaign_id, account_id FOR UPDATE`, camps, accts)
+	return fenced(refused)
 }
 
 // fenced is a FenceError naming refused rows, nil for none.
@@ -86,7 +46,7 @@ func fenced(refused []int64) error {
 // the caller sends; the others, rare, go one by one after what b holds.
 // The rows their fence refuses are added to refused (the plain sent ones
 // when b is sent).
-func recordAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch, rs []campaign.Result, refused *[]int64) error {
+func recordAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch, runner string, rs []campaign.Result, refused *[]int64) error {
 	var (
 		plain  []campaign.Result
 		wamids []string
@@ -110,7 +70,8 @@ func recordAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch, rs []campaign.Resul
 			*refused = append(*refused, r.Claim.Message.ID)
 		}
 	}
-	recordSent(b, plain, wamids, refused)
+	recordSent(b, plain, refused)
+	linkWaitingStatuses(b, wamids)
 	return nil
 }
 
@@ -122,35 +83,24 @@ func plainSent(r campaign.Result) bool {
 		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress && !o.Held
 }
 
-// recordSent queues on b what stores plain sent outcomes: the send log,
-// the rows, the waiting statuses of wamids (linkWaitingStatuses), the
-// attempts. The rows their fence refuses are added to refused when b is
-// sent. The rows' statement moves the in-flight counts a claim moves too,
-// and the statements after it hold them until the commit, so the fewest go
-// after it: the send log goes first, its rows locked in key order as the
-// claim's (a number messaged in two campaigns at once), not the plan's.
-func recordSent(b *pgx.Batch, rs []campaign.Result, wamids []string, refused *[]int64) {
+// recordSent queues on b what stores plain sent outcomes, three statements:
+// the rows, their attempts, the send log. The rows their fence refuses
+// are added to refused when b is sent.
+func recordSent(b *pgx.Batch, rs []campaign.Result, refused *[]int64) {
 	if len(rs) == 0 {
-		linkWaitingStatuses(b, wamids)
 		return
 	}
 	n := len(rs)
 	var (
 		ids, ats, attempts, accts = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 		fences                    = make([]int64, n)
-		wamidsOf, classes, phones = make([]string, n), make([]string, n), make([]string, n)
+		wamids, classes, phones   = make([]string, n), make([]string, n), make([]string, n)
 	)
 	for i, r := range rs {
 		ids[i], ats[i], attempts[i], accts[i] = r.Claim.Message.ID, r.At.UnixNano(), r.Claim.AttemptID, r.Claim.Account.ID
-		wamidsOf[i], classes[i], phones[i], fences[i] = r.Outcome.WAMID, r.Outcome.Class, r.Claim.Message.Phone, r.Claim.Fence
+		wamids[i], classes[i], phones[i], fences[i] = r.Outcome.WAMID, r.Outcome.Class, r.Claim.Message.Phone, r.Claim.Fence
 	}
-	b.Queue(`SELECT 1 FROM contact_log WHERE (account_id, phone) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))
-		ORDER BY account_id, phone FOR UPDATE`, accts, phones)
-	// One row of the log per (account, number): the latest send wins.
-	b.Queue(`UPDATE contact_log SET sent_at = greatest(contact_log.sent_at, v.at)
-		FROM (SELECT a, p, max(at) AS at FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(a, p, at) GROUP BY a, p) AS v
-		WHERE contact_log.account_id = v.a AND contact_log.phone = v.p`, accts, phones, ats)
-	b.Queue(recordSentBulkSQL, ids, wamidsOf, ats, fences).Query(func(rows pgx.Rows) error {
+	b.Queue(recordSentBulkSQL, ids, wamids, ats, fences).Query(func(rows pgx.Rows) error {
 		moved := make(map[int64]bool, n)
 		for rows.Next() {
 			var id int64
@@ -169,10 +119,13 @@ func recordSent(b *pgx.Batch, rs []campaign.Result, wamids []string, refused *[]
 		}
 		return nil
 	})
-	linkWaitingStatuses(b, wamids)
 	b.Queue(`UPDATE attempts SET done_at = greatest(coalesce(attempts.done_at, v.at), v.at), outcome = 'sent', error_code = NULL, class = v.class
 		FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS v(id, at, class) WHERE attempts.id = v.id`,
 		attempts, ats, classes)
+	// One row of the log per (account, number): the latest send wins.
+	b.Queue(`UPDATE contact_log SET sent_at = greatest(contact_log.sent_at, v.at)
+		FROM (SELECT a, p, max(at) AS at FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(a, p, at) GROUP BY a, p) AS v
+		WHERE contact_log.account_id = v.a AND contact_log.phone = v.p`, accts, phones, ats)
 }
 
 // record stores one outcome as both drivers do (recordsql.Record); moved

@@ -8,13 +8,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// claimLock is the advisory lock every claim, and every batch of outcomes
-// but plain sent ones (recordOutcomes), takes first. It makes them one at
-// a time across hosts, as SQLite's single writer does: buckets, caps, the
+// claimLock is the advisory lock every sending transaction (a claim, an
+// outcome recorded with the next claim) takes first. It makes them one at a
+// time across hosts, as SQLite's single writer does: buckets, caps, the
 // reach, the pair gap, sticky numbers and the repeat guard span campaigns
 // and accounts, and each claim decides on what the one before it wrote.
-// Other writes (plain sent outcomes, the operator's moves, webhooks, a
-// rescue) do not take it; they meet the claim on row locks.
+// Other writes (the operator's moves, webhooks, a rescue) do not take it;
+// they meet the claim on row locks.
 const claimLock = 0x7761_7365_6e64_01 // "wasend" 1
 
 // maxTxAttempts bounds the runs of one transaction that Postgres aborted
@@ -63,14 +63,9 @@ func (s *Store) tx(ctx context.Context, fn func(tx pgx.Tx) error) (lost bool, er
 func (s *Store) sendTx(ctx context.Context, fn func(tx pgx.Tx, lead *pgx.Batch) error) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		lead := &pgx.Batch{}
-		lockClaims(lead)
+		lead.Queue(`SELECT pg_advisory_xact_lock($1)`, int64(claimLock))
 		return fn(tx, lead)
 	})
-}
-
-// lockClaims queues on b the claim lock, held until the commit.
-func lockClaims(b *pgx.Batch) {
-	b.Queue(`SELECT pg_advisory_xact_lock($1)`, int64(claimLock))
 }
 
 // send runs b's statements in one round trip and empties b.

@@ -70,12 +70,12 @@ func (s suite) testClaimContention(t *testing.T) {
 
 // testOutcomesBesideClaims: three handles record outcomes and claim two
 // campaigns to the same numbers at once until the numbers' daily caps
-// stop them, two runners of each handle meeting failures, the others
-// none. Postgres records plain sent outcomes outside its claim lock and
-// the others under it: however they interleave, no cap is exceeded, the
-// kept counts equal a recount (at the end of every case), and no
-// transaction ran again after a deadlock (Harness.Retried: each writer
-// takes the rows it shares with the others in one order).
+// stop them, two runners of each handle meeting failures (recorded one by
+// one), the others none (in bulk). However they interleave, no cap is
+// exceeded, the kept counts equal a recount (at the end of every case),
+// and no transaction ran again after a deadlock (Harness.Retried): on
+// Postgres, writers that lock the rows they share (the kept counts, the
+// send log) in different orders deadlock, and each costs a second.
 func (s suite) testOutcomesBesideClaims(t *testing.T) {
 	const (
 		handles, workers = 3, 6
