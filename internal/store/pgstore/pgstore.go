@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,6 +54,10 @@ type Store struct {
 
 	// shared is set by ShareLimits: claims ask its gates.
 	shared *driver.SharedLimits
+
+	// retried counts the transactions Postgres aborted for a deadlock or
+	// a serialization failure (inTx runs them again), for the tests.
+	retried atomic.Int64
 }
 
 var _ driver.Driver = (*Store)(nil)

@@ -92,6 +92,7 @@ func TestConformance(t *testing.T) {
 				WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 			return err
 		},
+		Retried: func(d driver.Driver) int64 { return pgstore.Retried(d.(*pgstore.Store)) },
 	})
 }
 

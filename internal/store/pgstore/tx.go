@@ -34,6 +34,9 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		if err == nil || !(retryable(err) || lost) || attempt >= maxTxAttempts || ctx.Err() != nil {
 			return err
 		}
+		if retryable(err) {
+			s.retried.Add(1)
+		}
 	}
 }
 

@@ -31,6 +31,7 @@ func (s suite) claimTests() []sub {
 		{"suppressed while waiting", s.testClaimSuppressedWhileWaiting},
 		{"two handles at once", s.testClaimConcurrentProcesses},
 		{"three handles, batches, one campaign", s.testClaimContention},
+		{"outcomes beside claims, two campaigns, caps", s.testOutcomesBesideClaims},
 	}
 }
 

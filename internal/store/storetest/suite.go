@@ -47,6 +47,10 @@ type Harness struct {
 	// administrator or a restart would. Nil: the driver keeps none
 	// (SQLite); the sessions test skips.
 	EndSessions func(ctx context.Context, d driver.Driver) error
+	// Retried is how many transactions d ran again after the database
+	// aborted them for a deadlock. Nil: the driver counts none (SQLite's
+	// one writer never deadlocks).
+	Retried func(d driver.Driver) int64
 }
 
 // Config is what the suite asks of a handle.
