@@ -1,7 +1,8 @@
 // Package migrate applies a SQLite database's migrations: SQL files whose
 // names start with their number, each once and in one transaction, the
 // version recorded in schema_migrations in the same transaction, so that
-// two processes opening one database apply each once.
+// two processes opening one database apply each once. Files lists them
+// for Postgres's driver too.
 package migrate
 
 import (
@@ -10,7 +11,7 @@ import (
 	sqldriver "database/sql/driver"
 	"fmt"
 	"io/fs"
-	"path/filepath"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,26 +36,48 @@ func Run(ctx context.Context, db *sql.DB, fsys fs.FS, o Options) error {
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	names, err := fs.Glob(fsys, "migrations/*.sql")
+	files, err := Files(fsys)
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		base := filepath.Base(name)
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number", base)
-		}
-		body, err := fs.ReadFile(fsys, name)
+	for _, f := range files {
+		body, err := fs.ReadFile(fsys, f.Path)
 		if err != nil {
 			return err
 		}
-		if err := apply(ctx, db, o, v, base, string(body)); err != nil {
+		if err := apply(ctx, db, o, f.Version, f.Name, string(body)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// File is one migration file: its version (the number its name starts
+// with), its name, and its path in the file system it was listed from.
+type File struct {
+	Version    int
+	Name, Path string
+}
+
+// Files lists fsys's migrations (migrations/*.sql) in the order they
+// apply, by name (the version, zero-padded, starts it). Both drivers list
+// theirs so.
+func Files(fsys fs.FS) ([]File, error) {
+	paths, err := fs.Glob(fsys, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	files := make([]File, 0, len(paths))
+	for _, p := range paths {
+		name := path.Base(p)
+		v, err := strconv.Atoi(strings.SplitN(name, "_", 2)[0])
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: its name must start with its version number", name)
+		}
+		files = append(files, File{Version: v, Name: name, Path: p})
+	}
+	return files, nil
 }
 
 // noForeignKeys marks a migration that must run with foreign keys off: one

@@ -11,10 +11,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -24,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -150,17 +148,12 @@ func (s *Store) migrate(ctx context.Context) error {
 		version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	files, err := migrate.Files(migrations)
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
-	for _, path := range names {
-		name := strings.TrimPrefix(path, "migrations/")
-		v, err := strconv.Atoi(strings.SplitN(name, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: no version number", name)
-		}
+	for _, f := range files {
+		v, name := f.Version, f.Name
 		var seen bool
 		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, v).Scan(&seen); err != nil {
 			return err
@@ -168,7 +161,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if seen {
 			continue
 		}
-		body, err := migrations.ReadFile(path)
+		body, err := migrations.ReadFile(f.Path)
 		if err != nil {
 			return err
 		}
