@@ -177,11 +177,7 @@ func (s suite) testBudgetHandles(t *testing.T) {
 		price, max       = 25_000, 410_000 // 16 rows fit, the 17th would pass it
 	)
 	clk := newFakeClock()
-	db := s.h.NewDB(t)
-	stores := make([]driver.Driver, handles)
-	for i := range stores {
-		stores[i] = s.openAt(t, db, clk, nil)
-	}
+	stores := s.handles(t, handles, clk)
 	MustAccount(t, stores[0], "a", campaign.TierNew, Limited(100, 60, 60)) // tokens for every row
 	c := MustCampaign(t, stores[0], "shared", 60)
 	if err := stores[1].SetBudget(t.Context(), c.ID, max, "USD", func(string) pricing.Micros { return price }); err != nil {

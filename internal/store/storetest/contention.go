@@ -22,11 +22,7 @@ func (s suite) testClaimContention(t *testing.T) {
 		messages, batch  = 400, 7
 	)
 	clk := newFakeClock()
-	db := s.h.NewDB(t)
-	stores := make([]driver.Driver, handles)
-	for i := range stores {
-		stores[i] = s.openAt(t, db, clk, nil)
-	}
+	stores := s.handles(t, handles, clk)
 	for _, name := range []string{"a", "b", "c"} {
 		MustAccount(t, stores[0], name, campaign.TierNew, Limited(100, messages, messages))
 	}
@@ -83,11 +79,7 @@ func (s suite) testOutcomesBesideClaims(t *testing.T) {
 		dailyCap         = 300
 	)
 	clk := newFakeClock()
-	db := s.h.NewDB(t)
-	stores := make([]driver.Driver, handles)
-	for i := range stores {
-		stores[i] = s.openAt(t, db, clk, nil)
-	}
+	stores := s.handles(t, handles, clk)
 	names := []string{"a", "b", "c"}
 	for _, name := range names {
 		MustAccount(t, stores[0], name, campaign.TierNew, Limited(1000, 2*messages, dailyCap))

@@ -363,11 +363,7 @@ func (s suite) testLeaseContention(t *testing.T) {
 		claimsPerRow     = 3
 	)
 	clk := newFakeClock()
-	db := s.h.NewDB(t)
-	stores := make([]driver.Driver, handles)
-	for i := range stores {
-		stores[i] = s.openAt(t, db, clk, nil)
-	}
+	stores := s.handles(t, handles, clk)
 	for _, name := range []string{"a", "b", "c"} {
 		MustAccount(t, stores[0], name, campaign.TierNew, Limited(1e6, 1e6, 1e6))
 	}

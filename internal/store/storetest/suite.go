@@ -151,6 +151,17 @@ func newFakeClock() *clock.Sim { return clock.NewSim(t0) }
 // openAt opens a handle on db with the clock clk and quota days in loc
 // (UTC when nil); counts are checked, then the handle closed, when the
 // test ends.
+// handles opens n handles on one new database, as n processes would.
+func (s suite) handles(t *testing.T, n int, clk *clock.Sim) []driver.Driver {
+	t.Helper()
+	db := s.h.NewDB(t)
+	stores := make([]driver.Driver, n)
+	for i := range stores {
+		stores[i] = s.openAt(t, db, clk, nil)
+	}
+	return stores
+}
+
 func (s suite) openAt(t *testing.T, db string, clk *clock.Sim, loc *time.Location) driver.Driver {
 	t.Helper()
 	if loc == nil {
