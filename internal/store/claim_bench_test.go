@@ -34,6 +34,19 @@ func BenchmarkClaimStartRecord(b *testing.B) {
 	}
 }
 
+// BenchmarkClaimRecordBatch is BenchmarkClaimRecord with 32, 96 (what the
+// engine's recorder commits on loopback) and 256 rows (its most) a
+// transaction: what a commit costs against a row.
+func BenchmarkClaimRecordBatch(b *testing.B) {
+	for _, n := range []int{32, 96, 256} {
+		b.Run(fmt.Sprint("rows=", n), func(b *testing.B) {
+			h := sqliteBench(nil)
+			h.Batch = n
+			storetest.BenchClaimRecord(b, h)
+		})
+	}
+}
+
 // BenchmarkClaimRecordLinked is BenchmarkClaimRecord with every recipient
 // linked to a user id (recipient_links) and as many other people's links
 // and suppressed user ids beside them: the suppression check at each claim
