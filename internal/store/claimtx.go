@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/jsonstrings"
 )
 
 // WithClaim runs fn in a sending transaction (see writeSend), committed when
@@ -156,7 +156,7 @@ func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]
 			return nil, fmt.Errorf("read message: %w", err)
 		}
 		m.CampaignID = id
-		if err := json.Unmarshal([]byte(params), &m.Params); err != nil {
+		if m.Params, err = jsonstrings.Parse(params); err != nil {
 			return nil, fmt.Errorf("message %d params: %w", m.ID, err)
 		}
 		if err := unmarshalExtras(extras, m); err != nil {
