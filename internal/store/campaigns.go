@@ -126,6 +126,10 @@ func marshalExtras(m campaign.Message) (string, error) {
 }
 
 func unmarshalExtras(s string, m *campaign.Message) error {
+	if s == "{}" { // what all but a few rows hold: no header, no buttons
+		m.Header, m.Buttons = "", nil
+		return nil
+	}
 	var x messageExtras
 	if err := json.Unmarshal([]byte(s), &x); err != nil {
 		return err

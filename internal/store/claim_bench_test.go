@@ -25,10 +25,22 @@ func BenchmarkClaimRecord(b *testing.B) { storetest.BenchClaimRecord(b, sqliteBe
 // of 1, 8 (what the engine's starter groups on loopback) or 64 rows: what
 // the lease's marks cost, per transaction and per row.
 func BenchmarkClaimStartRecord(b *testing.B) {
-	for _, n := range []int{1, 8, 64} {
-		b.Run(fmt.Sprint("starts=", n), func(b *testing.B) {
+	benchSizes(b, "starts=", []int{1, 8, 64}, func(h *storetest.ClaimBench, n int) { h.Starts = n })
+}
+
+// BenchmarkClaimRecordBatch is BenchmarkClaimRecord with 32, 96, 144 (what
+// the engine's recorder commits on loopback) and 256 rows (its most) a
+// transaction: what a transaction costs against a row.
+func BenchmarkClaimRecordBatch(b *testing.B) {
+	benchSizes(b, "rows=", []int{32, 96, 144, 256}, func(h *storetest.ClaimBench, n int) { h.Batch = n })
+}
+
+// benchSizes runs BenchmarkClaimRecord once for each of ns, set on it.
+func benchSizes(b *testing.B, name string, ns []int, set func(h *storetest.ClaimBench, n int)) {
+	for _, n := range ns {
+		b.Run(fmt.Sprint(name, n), func(b *testing.B) {
 			h := sqliteBench(nil)
-			h.Starts = n
+			set(&h, n)
 			storetest.BenchClaimRecord(b, h)
 		})
 	}

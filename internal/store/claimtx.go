@@ -3,14 +3,15 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/jsonstrings"
 )
 
 // WithClaim runs fn in a sending transaction (see writeSend), committed when
@@ -128,18 +129,23 @@ func (c *claimTx) RepeatGuard(ctx context.Context, id int64) (string, error) {
 func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]driver.DueRow, error) {
 	// The suppression list is read in the same query, following the links
 	// (links.go) both ways: an index probe each, at no extra round trip.
+	// SQLite recompiles a statement at each run (the driver clears its
+	// bindings) when its plan weighs a bound value: a bound LIMIT, or with
+	// an ORDER BY an `x = ?` term (TestSendingPathCompilesOnce). So the
+	// LIMIT is written, padded (the rows past max are never stepped to), and
+	// the campaign's id is a CAST, which the plan does not weigh.
 	rows, err := c.tx.QueryContext(ctx, `SELECT id, line, input, phone, params, body, extras, attempts, retries,
 		coalesce(account_id, 0), coalesce((SELECT reason FROM suppressions s WHERE s.phone = messages.phone),
 		(SELECT s.reason FROM recipient_links l JOIN suppressions s ON s.phone = l.user_id WHERE l.phone = messages.phone),
 		(SELECT s.reason FROM recipient_links l JOIN suppressions s ON s.phone = l.phone WHERE l.user_id = messages.phone))
-		FROM messages WHERE campaign_id = ? AND state = 'pending' AND next_attempt_at <= ?
-		ORDER BY next_attempt_at, id LIMIT ?`, id, now.UnixNano(), max)
+		FROM messages WHERE campaign_id = CAST(? AS INTEGER) AND state = 'pending' AND next_attempt_at <= ?
+		ORDER BY next_attempt_at, id LIMIT `+strconv.Itoa(padded(max)), id, now.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("find next messages: %w", err)
 	}
 	defer rows.Close()
 	out := make([]driver.DueRow, 0, min(max, 64)) // rows are large: no regrowth for a usual batch
-	for rows.Next() {
+	for len(out) < max && rows.Next() {
 		var (
 			d              driver.DueRow
 			m              = &d.Message
@@ -150,7 +156,7 @@ func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]
 			return nil, fmt.Errorf("read message: %w", err)
 		}
 		m.CampaignID = id
-		if err := json.Unmarshal([]byte(params), &m.Params); err != nil {
+		if m.Params, err = jsonstrings.Parse(params); err != nil {
 			return nil, fmt.Errorf("message %d params: %w", m.ID, err)
 		}
 		if err := unmarshalExtras(extras, m); err != nil {

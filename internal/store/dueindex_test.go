@@ -17,7 +17,7 @@ func TestReadsByStateKeepAnIndex(t *testing.T) {
 	st := openTest(t, newFakeClock())
 	c := dialect.SQLite.Unindexed("campaign_id")
 	for _, tc := range []struct{ query, want string }{
-		{`SELECT id FROM messages WHERE campaign_id = 1 AND state = 'pending' AND next_attempt_at <= 5
+		{`SELECT id FROM messages WHERE campaign_id = CAST(1 AS INTEGER) AND state = 'pending' AND next_attempt_at <= 5
 			ORDER BY next_attempt_at, id LIMIT 64`, "USING INDEX messages_due (campaign_id=? AND state=? AND next_attempt_at<?)"},
 		{`SELECT min(updated_at) FROM messages WHERE campaign_id = 1 AND state = 'failed'`, "USING INDEX messages_due (campaign_id=? AND state=?)"},
 		{`SELECT id FROM messages WHERE campaign_id = 1 AND state = 'unknown' AND coalesce(updated_at, 0) <= 5`, "USING INDEX messages_due (campaign_id=? AND state=?)"},

@@ -3,15 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/store/driver"
+	"github.com/wasend/wasend/internal/store/jsonstrings"
 )
 
 // AddBatch stores msgs, given in file order. Screening (duplicates, the
@@ -65,7 +64,7 @@ func (im *importer) flush(ctx context.Context) error {
 	args := im.args[:0]
 	var buf []byte
 	for _, m := range msgs {
-		buf = appendJSONStrings(buf[:0], m.Params)
+		buf = jsonstrings.Append(buf[:0], m.Params)
 		args = append(args, m.Line, m.Input, m.Phone, string(buf))
 		if !plain {
 			extras := "{}"
@@ -168,39 +167,3 @@ func (im *importer) batchStmt(ctx context.Context, n int, head, row, tail string
 }
 
 func placeholders(n int) string { return repeated(n, "?") }
-
-// appendJSONStrings appends ss as a JSON array, byte for byte what
-// json.Marshal writes (nil as []), without its reflection and allocations
-// for the plain strings most parameters are.
-func appendJSONStrings(b []byte, ss []string) []byte {
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if plainJSON(s) {
-			b = append(b, '"')
-			b = append(b, s...)
-			b = append(b, '"')
-			continue
-		}
-		q, _ := json.Marshal(s) // a string always marshals
-		b = append(b, q...)
-	}
-	return append(b, ']')
-}
-
-// plainJSON reports whether json.Marshal writes s unchanged between quotes:
-// valid UTF-8 without control characters, '"', '\\', the HTML characters
-// it escapes, or U+2028/U+2029.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9):
-			return false
-		}
-	}
-	return utf8.ValidString(s)
-}

@@ -144,8 +144,11 @@ func (s *Store) SetBudget(ctx context.Context, id int64, max pricing.Micros, cur
 func readBudget(ctx context.Context, q querier, id int64) (pricing.Budget, error) {
 	var b pricing.Budget
 	var max, committed int64
-	err := q.QueryRowContext(ctx, `SELECT c.max_cost, c.max_cost_currency, coalesce(s.committed, 0)
-		FROM campaigns c LEFT JOIN campaign_spend s ON s.campaign_id = c.id WHERE c.id = ?`, id).Scan(&max, &b.Currency, &committed)
+	// A subquery, not a join: a join's plan weighs the bound id, and SQLite
+	// would recompile the statement at each claim (TestSendingPathCompilesOnce).
+	err := q.QueryRowContext(ctx, `SELECT max_cost, max_cost_currency,
+		coalesce((SELECT committed FROM campaign_spend WHERE campaign_id = campaigns.id), 0)
+		FROM campaigns WHERE id = ?`, id).Scan(&max, &b.Currency, &committed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
 	}

@@ -58,9 +58,9 @@ type conn struct {
 	// wMem: w keeps temporary files (statement journals) in memory, for
 	// the sending path's transactions (see writeSend); guarded by wmu.
 	wMem bool
-	// stmts caches prepared statements by query text: preparing costs more
-	// than running most of wasend's queries.
-	stmts       sync.Map
+	// stmts caches w's prepared statements by query text (preparing costs
+	// more than running most of wasend's queries); guarded by wmu.
+	stmts       map[string]*sql.Stmt
 	now         func() time.Time
 	busyTimeout time.Duration // how long a write waits for another process's lock
 	ckpt        *checkpoint.Checkpointer
@@ -124,14 +124,11 @@ func (s *Store) Close() error {
 	s.ckpt.Close()
 	s.wmu.Lock()
 	if s.w != nil {
+		s.closeStmts()
 		s.w.Close()
 		s.w = nil
 	}
 	s.wmu.Unlock()
-	s.stmts.Range(func(_, st any) bool {
-		st.(*sql.Stmt).Close()
-		return true
-	})
 	return s.db.Close()
 }
 
@@ -321,6 +318,7 @@ func (c *conn) writer(ctx context.Context) (*sql.Conn, error) {
 // dropWriter discards the writer connection. The caller holds wmu.
 func (c *conn) dropWriter() {
 	if c.w != nil {
+		c.closeStmts()
 		c.w.Raw(func(any) error { return sqldriver.ErrBadConn }) // not back into the pool
 		c.w.Close()
 		c.w = nil
@@ -342,20 +340,31 @@ type Tx struct {
 	send bool
 }
 
+// stmt is query prepared on the writer, which runs it inside the
+// transaction the writer holds open: not prepared on the pool and then
+// into each transaction (Tx.StmtContext), which prepared each text twice
+// and made a new *sql.Stmt at every run (4 allocations a message).
 func (t *Tx) stmt(_ context.Context, query string) (*sql.Stmt, error) {
-	ctx := t.ctx
-	if st, ok := t.s.stmts.Load(query); ok {
-		return t.tx.StmtContext(ctx, st.(*sql.Stmt)), nil
+	if st, ok := t.s.stmts[query]; ok {
+		return st, nil
 	}
-	st, err := t.s.db.PrepareContext(ctx, query)
+	st, err := t.s.w.PrepareContext(t.ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	if prev, loaded := t.s.stmts.LoadOrStore(query, st); loaded {
-		st.Close()
-		st = prev.(*sql.Stmt)
+	if t.s.stmts == nil {
+		t.s.stmts = map[string]*sql.Stmt{}
 	}
-	return t.tx.StmtContext(ctx, st), nil
+	t.s.stmts[query] = st
+	return st, nil
+}
+
+// closeStmts closes the writer's prepared statements. The caller holds wmu.
+func (c *conn) closeStmts() {
+	for _, st := range c.stmts {
+		st.Close()
+	}
+	c.stmts = nil
 }
 
 // ExecContext runs a statement in the transaction.

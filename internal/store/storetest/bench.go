@@ -38,6 +38,8 @@ type ClaimBench struct {
 	// (driver.Driver's Start) before its outcome is recorded, Starts rows
 	// a transaction, as the engine's workers do just before each request.
 	Starts int
+	// Batch is how many rows a transaction claims and records (0: 64).
+	Batch int
 }
 
 // BenchClaimRecord measures the store's share of sending with the limits
@@ -49,7 +51,11 @@ type ClaimBench struct {
 // time, steadier than the wall on a shared machine; a server's own is
 // not in it) and claims per second (a claim is a row).
 func BenchClaimRecord(b *testing.B, h ClaimBench) {
-	const n, batch = 20_000, 64
+	const n = 20_000
+	batch := h.Batch
+	if batch == 0 {
+		batch = 64
+	}
 	ctx := b.Context()
 	unlimited := campaign.Limits{Rate: 1e6, Burst: 1e6, DailyCap: 1e9}
 	hosts := max(h.Hosts, 1)
