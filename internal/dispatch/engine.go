@@ -853,12 +853,12 @@ func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) ca
 	now := o.Clock.Now()
 	class := whatsapp.Classify(err)
 	out := campaign.Outcome{Error: errorText(err), Class: class.String()}
-	var (
-		apiErr *whatsapp.APIError
-		hint   time.Duration
-	)
-	if errors.As(err, &apiErr) {
-		out.ErrorCode, hint = apiErr.Code, apiErr.RetryAfter
+	var hint time.Duration
+	if err != nil { // errors.As's target escapes: no allocation for a nil error
+		var apiErr *whatsapp.APIError
+		if errors.As(err, &apiErr) {
+			out.ErrorCode, hint = apiErr.Code, apiErr.RetryAfter
+		}
 	}
 	// requeue puts the row back for any account, at no cost to its budget.
 	requeue := func(at time.Time) campaign.Outcome {
