@@ -773,7 +773,7 @@ func (e *Engine) admit(c campaign.Claim) (token string, res campaign.Result, ok 
 // attempt makes one job's request, in the place in flight the pacer gave
 // it at start, and decides what to record.
 func (e *Engine) attempt(ctx context.Context, j job, p *pacer) campaign.Result {
-	o := e.o
+	o := &e.o // not a copy: Options is ~800 bytes, and this runs for every message
 	c := j.c
 	answered, failed := false, false
 	defer func() { p.endSend(j.start, answered, failed) }()
@@ -797,7 +797,7 @@ func (e *Engine) attempt(ctx context.Context, j job, p *pacer) campaign.Result {
 // settle notes what an outcome tells this engine before the ledger knows
 // it (a dropped account, a rest, a pause) and returns the result to record.
 func (e *Engine) settle(c campaign.Claim, out campaign.Outcome) campaign.Result {
-	o := e.o
+	o := &e.o
 	if out.DropAccount {
 		e.dropped.Store(c.Account.ID, struct{}{})
 	}
@@ -856,7 +856,7 @@ const (
 // proves the message was not accepted gives its daily quota back, and only
 // transient errors spend the row's retry budget.
 func (e *Engine) outcome(c campaign.Claim, resp whatsapp.Response, err error) campaign.Outcome {
-	o := e.o
+	o := &e.o
 	now := o.Clock.Now()
 	class := whatsapp.Classify(err)
 	out := campaign.Outcome{Error: errorText(err), Class: class.String()}
