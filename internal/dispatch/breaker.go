@@ -75,7 +75,7 @@ func systemic(err error) bool {
 // (at most tripAfter-1) are counted, as they would be without an outage,
 // but never give a row up (givingUpInOutage); a row that alone keeps
 // failing pays every time, as the probe gets an answer. Without a Probe there is no outage: every failure is the row's.
-func (e *Engine) observe(ctx context.Context, c campaign.Claim, err error) (free bool) {
+func (e *Engine) observe(ctx context.Context, c *campaign.Claim, err error) (free bool) {
 	if e.o.Probe == nil {
 		return false
 	}
