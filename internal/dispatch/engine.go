@@ -188,7 +188,6 @@ type Engine struct {
 	resting   sync.Map // account ID (0: every account) → time.Time: throttled until
 	reactions reactions
 	breaker   *breaker
-	marking   marksFirst
 }
 
 // New returns an engine with defaults filled in.
@@ -379,12 +378,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		jobsMu     sync.Mutex
 		jobsClosed bool
 	)
-	// marksDue: claims wait for the starter with room to send them, so a
-	// mark is about to want the writer (see marksFirst).
-	_, starts := o.Ledger.(Starter)
-	marksDue := func() bool { return starts && len(jobs) > 0 && slots.canSend() }
 	commit := func(batch []campaign.Result) (kept int, err error) {
-		e.marking.wait(bg, marksDue)
 		jobsMu.Lock()
 		defer jobsMu.Unlock()
 		now := o.Clock.Now()
@@ -515,7 +509,6 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 			n += slots.grab(maxBatch - n)
 		}
-		e.marking.wait(ctx, marksDue)
 		if ctx.Err() != nil {
 			slots.release(n)
 			return finish(ctx.Err())

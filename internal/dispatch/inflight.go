@@ -341,13 +341,6 @@ func (p *pacer) held() int {
 	return p.claimed
 }
 
-// canSend reports whether a request may start now.
-func (p *pacer) canSend() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.sending < p.limit
-}
-
 // startSends waits for room in flight, takes up to n places (at least
 // one) and returns how many with the time the requests may start. A
 // cancelled ctx takes none: it returns 0 and ctx's error, for the caller

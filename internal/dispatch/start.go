@@ -1,10 +1,8 @@
 package dispatch
 
 import (
-	"cmp"
 	"context"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -116,9 +114,7 @@ func (s *starter) start(ctx context.Context, cs []campaign.Claim, start time.Tim
 		err     error
 	)
 	if s.ledger != nil {
-		s.e.marking.enter()
 		refused, err = s.ledger.Start(ctx, s.runner, s.marks, s.e.o.Clock.Now())
-		s.e.marking.leave()
 	}
 	var lost map[int64]bool
 	if len(refused) > 0 {
@@ -142,68 +138,4 @@ func (s *starter) start(ctx context.Context, cs []campaign.Claim, start time.Tim
 	// would otherwise hold it in SQLite's C code with their requests
 	// waiting, until the runtime hands it to another thread.
 	runtime.Gosched()
-}
-
-// markWait bounds how long the recorder and the claim loop wait for the
-// starter's marks before they take the writer anyway.
-const markWait = 2 * time.Millisecond
-
-// marksFirst lets the starter's marks take the writer before the
-// recorder's and the claim loop's next transactions. A mark is short and
-// holds requests ready to go; the others take milliseconds and hold
-// nothing that waits, yet each came first as the claims it had just handed
-// on reached the starter: in a loopback run nothing was on the wire a
-// fifth of the time, a mark waiting for the writer.
-type marksFirst struct {
-	mu  sync.Mutex
-	n   int           // marks waiting for the writer or holding it
-	ch  chan struct{} // closed at each leave; nil while nobody waits
-	max time.Duration // the longest wait; 0: markWait
-}
-
-func (m *marksFirst) enter() {
-	m.mu.Lock()
-	m.n++
-	m.mu.Unlock()
-}
-
-func (m *marksFirst) leave() {
-	m.mu.Lock()
-	m.n--
-	if m.ch != nil {
-		close(m.ch)
-		m.ch = nil
-	}
-	m.mu.Unlock()
-}
-
-// wait returns once no mark waits for the writer and none is due (due:
-// claims are queued for the starter with room to send them), or after
-// max.
-func (m *marksFirst) wait(ctx context.Context, due func() bool) {
-	var timeout <-chan time.Time
-	for {
-		m.mu.Lock()
-		if m.n == 0 && !due() {
-			m.mu.Unlock()
-			return
-		}
-		if m.ch == nil {
-			m.ch = make(chan struct{})
-		}
-		ch := m.ch
-		m.mu.Unlock()
-		if timeout == nil {
-			t := time.NewTimer(cmp.Or(m.max, markWait))
-			defer t.Stop()
-			timeout = t.C
-		}
-		select {
-		case <-ch:
-		case <-timeout:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
 }
