@@ -47,15 +47,19 @@ func newBreaker() *breaker {
 	return &breaker{seen: map[int64]bool{}, failing: map[int64]bool{}}
 }
 
-// reset forgets the streak: an answer came. Call with mu held.
+// reset forgets the streak: an answer came. Call with mu held. It runs
+// for every answer, so an empty map is kept, not made anew.
 func (b *breaker) reset() {
 	b.open, b.streak = false, 0
-	b.failing = map[int64]bool{}
+	clear(b.failing)
 }
 
 // systemic reports whether err says nothing about the row or account: no
 // connection, no answer, or a server error.
 func systemic(err error) bool {
+	if err == nil {
+		return false // before errors.As's targets, which escape: one allocation each
+	}
 	var tr *whatsapp.TransportError
 	if errors.As(err, &tr) {
 		return true
@@ -71,7 +75,7 @@ func systemic(err error) bool {
 // (at most tripAfter-1) are counted, as they would be without an outage,
 // but never give a row up (givingUpInOutage); a row that alone keeps
 // failing pays every time, as the probe gets an answer. Without a Probe there is no outage: every failure is the row's.
-func (e *Engine) observe(ctx context.Context, c campaign.Claim, err error) (free bool) {
+func (e *Engine) observe(ctx context.Context, c *campaign.Claim, err error) (free bool) {
 	if e.o.Probe == nil {
 		return false
 	}

@@ -24,10 +24,14 @@ type reactions struct {
 // throttle (out.Throttle.Cooldown) and a new rate factor. An app-wide
 // limit (error 4) rests every account for the hint, or the cooldown.
 // Requests the server did not answer tell nothing of throttling.
-func (e *Engine) react(c campaign.Claim, err error, out *campaign.Outcome, now time.Time) {
-	var apiErr *whatsapp.APIError
-	if err != nil && !errors.As(err, &apiErr) {
-		return
+func (e *Engine) react(c *campaign.Claim, err error, out *campaign.Outcome, now time.Time) {
+	if err != nil {
+		// Declared here: errors.As's target escapes, an allocation for
+		// every answer if declared for the nil error too.
+		var apiErr *whatsapp.APIError
+		if !errors.As(err, &apiErr) {
+			return
+		}
 	}
 	t := out.Throttle
 	if t != nil && t.Upgrade {

@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -42,7 +43,11 @@ type Client struct {
 	hc      *http.Client
 	// post is how Send makes its request: hc.Do, or with the default
 	// transport its RoundTrip directly (see New).
-	post    func(*http.Request) (*http.Response, error)
+	post func(*http.Request) (*http.Response, error)
+	// headers holds each token's request headers, shared by its requests
+	// (a RoundTripper must not modify a request): nil when post is hc.Do,
+	// which may add a cookie jar's cookies to them.
+	headers *sync.Map // token → http.Header
 	timeout time.Duration
 	now     func() time.Time
 }
@@ -96,8 +101,54 @@ func New(cfg Config) *Client {
 			}
 			return resp, nil
 		}
+		c.headers = &sync.Map{}
 	}
 	return c
+}
+
+// header returns the headers of a request made with token.
+func (c *Client) header(token string) http.Header {
+	if c.headers != nil {
+		if h, ok := c.headers.Load(token); ok {
+			return h.(http.Header)
+		}
+	}
+	// Canonical keys, set directly: Header.Set would canonicalise each one.
+	h := http.Header{
+		"Authorization": {"Bearer " + token},
+		"Content-Type":  {"application/json"},
+		"Accept":        {"application/json"},
+	}
+	if c.headers != nil {
+		c.headers.Store(token, h)
+	}
+	return h
+}
+
+// readBody reads a response's body to its end (so that its connection is
+// kept), at most maxResponseBody bytes: into a buffer of the announced
+// length when there is one, which real answers have.
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n < maxResponseBody {
+		buf := make([]byte, 0, n+1) // +1: the read that finds the end
+		for {
+			m, err := resp.Body.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+m]
+			if err == io.EOF {
+				return buf, nil
+			}
+			if err != nil {
+				return buf, err
+			}
+			if len(buf) == cap(buf) {
+				// Longer than announced: net/http fails such a body
+				// before this; read the rest the usual way, bounded.
+				rest, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody-int64(len(buf))))
+				return append(buf, rest...), err
+			}
+		}
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
 }
 
 // CloseIdleConnections closes connections kept for reuse, so a server being
@@ -149,20 +200,14 @@ func (c *Client) Send(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
-	// Canonical keys, set directly: Header.Set would canonicalise each one
-	// on every request.
-	hreq.Header = http.Header{
-		"Authorization": {"Bearer " + req.Token},
-		"Content-Type":  {"application/json"},
-		"Accept":        {"application/json"},
-	}
+	hreq.Header = c.header(req.Token)
 
 	resp, err := c.post(hreq)
 	if err != nil {
 		return Response{}, &TransportError{Written: written.Load(), Err: err}
 	}
 	defer resp.Body.Close()
-	data, readErr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	data, readErr := readBody(resp)
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// An error status is an answer: the message was not accepted, even

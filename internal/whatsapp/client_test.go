@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -392,6 +394,58 @@ func TestTokenNeverInErrors(t *testing.T) {
 			if strings.Contains(s, "SECRET") {
 				t.Errorf("%s: token leaked in %q", name, s)
 			}
+		}
+	}
+}
+
+// TestSendHeadersPerToken: requests of one client with different tokens
+// each carry their own (the headers are kept per token).
+func TestSendHeadersPerToken(t *testing.T) {
+	srv, got := newCaptureServer(t, http.StatusOK, okAnswer)
+	c := New(Config{BaseURL: srv.URL})
+	for _, token := range []string{"token-a", "token-b", "token-a", "token-c"} {
+		if _, err := c.Send(context.Background(), Request{PhoneNumberID: "1", Token: token, To: "+16505551234", Text: "hi"}); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		if g := <-got; g.auth != "Bearer "+token || g.contentType != "application/json" {
+			t.Errorf("token %s: Authorization %q, Content-Type %q", token, g.auth, g.contentType)
+		}
+	}
+}
+
+// TestSendReadsBodiesAndKeepsConnections: a 2xx body is read whole whether
+// its length is announced or chunked, and the connection serves the next
+// request (a body not read to its end would close it).
+func TestSendReadsBodiesAndKeepsConnections(t *testing.T) {
+	for _, chunked := range []bool{false, true} {
+		var conns atomic.Int32
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			if !chunked {
+				w.Header().Set("Content-Length", strconv.Itoa(len(okAnswer)))
+			}
+			for i := 0; i < len(okAnswer); i += 40 { // in pieces: chunks when no length is set
+				io.WriteString(w, okAnswer[i:min(i+40, len(okAnswer))])
+				w.(http.Flusher).Flush()
+			}
+		}))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.Start()
+		c := New(Config{BaseURL: srv.URL})
+		for range 5 {
+			r, err := c.Send(context.Background(), Request{PhoneNumberID: "1", Token: testToken, To: "+16505551234", Text: "hi"})
+			if err != nil || r.WAMID != "wamid.HBgLMTY0NjcwNDM1OTUVAgARGBI1RjQyNUE3NEYxMzAzMzQ5MkEA" || r.WaID != "16505551234" {
+				t.Fatalf("chunked %v: Send = %+v, %v", chunked, r, err)
+			}
+		}
+		c.CloseIdleConnections()
+		srv.Close()
+		if n := conns.Load(); n != 1 {
+			t.Errorf("chunked %v: %d connections for 5 requests in turn, want 1", chunked, n)
 		}
 	}
 }

@@ -65,6 +65,11 @@ var successSeeds = []string{
 	`{"messages":[{"id":"\xff\xfe"}]}`,
 	`null`, `[]`, `"x"`, `{}`, `{"messages":[]}`, `{"messages":[{}]}`, `{"messages":[{"id":""}]}`,
 	`{"messages":[{"id":"a"}]`, `{"messages":[{"id":"a"}]}}`, ``, `{"messages":[{"id":"a\x01"}]}`,
+	// The usual answer's layout (decodeUsual), and near misses.
+	`{"messaging_product":"whatsapp","contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.2"}]}` + "\n",
+	`{"messaging_product":"whatsapp","contacts":[{"input":"+1","user_id":"US.1"}],"messages":[{"id":"wamid.4"}]}`,
+	`{"messaging_product":"whatsapp","contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.5"}]}x`,
+	`{"messaging_product":7,"contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.9","message_status":"paused"}]}`,
 }
 
 func TestDecodeSuccessMatchesUnmarshal(t *testing.T) {
@@ -102,4 +107,41 @@ func BenchmarkDecodeSuccess(b *testing.B) {
 			reference(data)
 		}
 	})
+}
+
+// TestDecodeUsual: the usual answer is read by decodeUsual, byte for byte
+// as the Cloud API writes it; anything else is left to the full reader,
+// which TestDecodeSuccessMatchesUnmarshal and the fuzz target hold to
+// json.Unmarshal (the seeds include these).
+func TestDecodeUsual(t *testing.T) {
+	for _, tc := range []struct {
+		body         string
+		usual        bool
+		id, st, waID string
+	}{
+		{`{"messaging_product":"whatsapp","contacts":[{"input":"+4915112345678","wa_id":"4915112345678"}],"messages":[{"id":"wamid.HBgL","message_status":"accepted"}]}`,
+			true, "wamid.HBgL", "accepted", "4915112345678"},
+		{`{"messaging_product":"whatsapp","contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.2"}]}` + "\n",
+			true, "wamid.2", "", "1"},
+		{`{"messaging_product":"whatsapp","contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.3","message_status":"held_for_quality_assessment"}]} `,
+			true, "wamid.3", "held_for_quality_assessment", "1"},
+		// Not the usual layout: the full reader decides.
+		{`{"messaging_product":"whatsapp","contacts":[{"input":"+1","user_id":"US.1"}],"messages":[{"id":"wamid.4"}]}`, false, "", "", ""},
+		{`{"messaging_product":"whatsapp","contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"w\u0061mid"}]}`, false, "", "", ""},
+		{`{"messaging_product":"whatsapp","contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.5"}]}x`, false, "", "", ""},
+		{`{"messaging_product":"whatsapp","contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.6"}],"extra":1}`, false, "", "", ""},
+		{`{"messaging_product":"whatsapp","contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.7"}]`, false, "", "", ""},
+		{`{"messaging_product":"whatsapp","contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.` + "\xff" + `"}]}`, false, "", "", ""},
+		{`{"messaging_product":"whatsapp","contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.8"},{"id":"second"}]}`, false, "", "", ""},
+		{`{"messaging_product":null,"contacts":[{"input":"+1","wa_id":"1"}],"messages":[{"id":"wamid.9"}]}`, false, "", "", ""},
+	} {
+		f, ok := decodeUsual([]byte(tc.body))
+		if ok != tc.usual {
+			t.Errorf("%s: usual %v, want %v", tc.body, ok, tc.usual)
+			continue
+		}
+		if ok && (f.id != tc.id || f.status != tc.st || f.waID != tc.waID || f.messages.n != 1 || f.contacts.n != 1) {
+			t.Errorf("%s: got %+v", tc.body, f)
+		}
+	}
 }
