@@ -182,7 +182,8 @@ func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 // writeSend is write for the sending path's transactions (claims and
-// outcomes, a few hundred rows each), with statement journals in memory.
+// outcomes, a few hundred rows each) and the applier's (a bounded batch of
+// bodies), with statement journals in memory.
 //
 // A statement that may fail halfway (a CHECK, a foreign key) journals every
 // page it changes so that it can be undone alone, and so does everything

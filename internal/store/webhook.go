@@ -52,7 +52,7 @@ func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
 // WithInbox runs fn in one write transaction at the store's clock: a body
 // is applied exactly once even with several appliers on one database.
 func (s *Store) WithInbox(ctx context.Context, fn func(tx driver.InboxTx, now time.Time) error) error {
-	return s.write(ctx, func(tx *Tx) error { return fn(newInboxTx(tx), s.now()) })
+	return s.writeSend(ctx, func(tx *Tx) error { return fn(newInboxTx(tx), s.now()) })
 }
 
 func newInboxTx(tx *Tx) inboxTx { return inboxTx{tx, inboxsql.Moves{Q: manageTx{tx}, D: sqlite}} }
@@ -88,9 +88,10 @@ func (tx inboxTx) Part(ctx context.Context, apply func() error) (skip, err error
 }
 
 // databaseFault reports whether err is the database failing (busy, full,
-// I/O, out of memory, interrupted) rather than one move that cannot apply.
+// I/O, out of memory, interrupted), or the transaction to run again as an
+// ordinary write (errUnbounded), rather than one move that cannot apply.
 func databaseFault(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrStorage) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrStorage) || errors.Is(err, errUnbounded) {
 		return true
 	}
 	var se sqlite3.Error
