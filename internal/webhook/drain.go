@@ -71,8 +71,9 @@ func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful boo
 			tx = direct{tx}
 		}
 		// A slow body names its slow part (WASEND_TRACE_SLOW): when each
-		// part ended, from the body's start.
-		sp, took := slowtrace.Start(), []any{}
+		// part ended, from the body's start, and whether its thread ran,
+		// waited for a CPU or was blocked.
+		sp, took := slowtrace.StartThread(), []any{}
 		mark := func(part string) {
 			if slowtrace.On() {
 				took = append(took, part, sp.Since())
