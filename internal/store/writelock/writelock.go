@@ -16,88 +16,89 @@ package writelock
 import "sync"
 
 // Mutex is a mutual exclusion lock whose LockFirst callers go before its
-// Lock callers. Its zero value is unlocked.
+// Lock callers; each kind in the order they came. The lock is handed to
+// the next waiter as it is let go, so nobody barges in ahead of a waiter.
+// Its zero value is unlocked.
 type Mutex struct {
 	mu     sync.Mutex
 	held   bool
-	first  int           // LockFirst callers waiting
-	others int           // Lock callers waiting
-	owed   bool          // a first locker went ahead of others: theirs is the next turn
-	let    chan struct{} // closed when the lock is let go (nil: nobody waits)
+	firsts []chan struct{} // LockFirst callers waiting, each closed when handed the lock
+	others []chan struct{} // Lock callers waiting
+	owed   bool            // a first locker went ahead of others: theirs is the next turn
 }
 
-// Lock locks m once no LockFirst caller waits (or they owe the turn).
+// Lock locks m, after every LockFirst caller waiting (unless they owe the
+// turn) and every Lock caller before it.
 func (m *Mutex) Lock() {
 	m.mu.Lock()
-	m.lock()
-	m.mu.Unlock()
-}
-
-// lock is Lock with m.mu held.
-func (m *Mutex) lock() {
-	m.others++
-	for m.held || (m.first > 0 && !m.owed) {
-		m.wait()
+	if !m.held {
+		m.held = true
+		m.mu.Unlock()
+		return
 	}
-	m.others--
-	m.held, m.owed = true, false
+	ch := make(chan struct{})
+	m.others = append(m.others, ch)
+	m.mu.Unlock()
+	<-ch
 }
 
 // LockFirst locks m before any Lock caller waiting, unless the last
 // LockFirst already went ahead of them.
 func (m *Mutex) LockFirst() {
 	m.mu.Lock()
-	m.first++
-	for m.held || m.owed {
-		m.wait()
+	if !m.held {
+		m.held = true
+		m.mu.Unlock()
+		return
 	}
-	m.first--
-	m.held, m.owed = true, m.others > 0
+	ch := make(chan struct{})
+	m.firsts = append(m.firsts, ch)
 	m.mu.Unlock()
+	<-ch
 }
 
-// Unlock unlocks m.
+// Unlock unlocks m: the next waiter has it.
 func (m *Mutex) Unlock() {
 	m.mu.Lock()
-	m.unlock()
-	m.mu.Unlock()
-}
-
-// unlock is Unlock with m.mu held.
-func (m *Mutex) unlock() {
+	defer m.mu.Unlock()
 	if !m.held {
 		panic("writelock: unlock of an unlocked Mutex")
 	}
-	m.held = false
-	if m.let != nil {
-		close(m.let)
-		m.let = nil
-	}
+	m.handOn()
 }
 
-// wait waits, with m.mu held, until the lock is let go.
-func (m *Mutex) wait() {
-	if m.let == nil {
-		m.let = make(chan struct{})
+// handOn hands the lock to the next waiter, or lets it go; m.mu is held.
+func (m *Mutex) handOn() {
+	var next chan struct{}
+	switch {
+	case len(m.firsts) > 0 && !(m.owed && len(m.others) > 0):
+		next, m.firsts = m.firsts[0], m.firsts[1:]
+		m.owed = len(m.others) > 0
+	case len(m.others) > 0:
+		next, m.others = m.others[0], m.others[1:]
+		m.owed = false
+	default:
+		m.held, m.owed = false, false
+		return
 	}
-	let := m.let
-	m.mu.Unlock()
-	<-let
-	m.mu.Lock()
+	close(next)
 }
 
-// Yield lets a LockFirst caller waiting have m, and locks it again after
-// (a turn among the Lock callers, which it is then owed): a holder calls it where it holds
+// Yield lets a LockFirst caller waiting have m, and locks it again
+// after (the next turn is the holder's): a holder calls it where it holds
 // nothing m guards, as between the tries of a write another process's
 // lock refused. It reports whether it let go.
 func (m *Mutex) Yield() bool {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.first == 0 {
+	if len(m.firsts) == 0 {
+		m.mu.Unlock()
 		return false
 	}
-	m.unlock()
-	m.lock() // counted among the others before the first locker takes m
+	ch := make(chan struct{})
+	m.others = append([]chan struct{}{ch}, m.others...)
+	m.handOn()
+	m.mu.Unlock()
+	<-ch
 	return true
 }
 
@@ -105,5 +106,5 @@ func (m *Mutex) Yield() bool {
 func (m *Mutex) Waiting() (first, others int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.first, m.others
+	return len(m.firsts), len(m.others)
 }
