@@ -29,22 +29,14 @@ type Mutex struct {
 
 // Lock locks m, after every LockFirst caller waiting (unless they owe the
 // turn) and every Lock caller before it.
-func (m *Mutex) Lock() {
-	m.mu.Lock()
-	if !m.held {
-		m.held = true
-		m.mu.Unlock()
-		return
-	}
-	ch := make(chan struct{})
-	m.others = append(m.others, ch)
-	m.mu.Unlock()
-	<-ch
-}
+func (m *Mutex) Lock() { m.lock(&m.others) }
 
 // LockFirst locks m before any Lock caller waiting, unless the last
 // LockFirst already went ahead of them.
-func (m *Mutex) LockFirst() {
+func (m *Mutex) LockFirst() { m.lock(&m.firsts) }
+
+// lock takes m at once if it is free, else waits in queue until handed it.
+func (m *Mutex) lock(queue *[]chan struct{}) {
 	m.mu.Lock()
 	if !m.held {
 		m.held = true
@@ -52,7 +44,7 @@ func (m *Mutex) LockFirst() {
 		return
 	}
 	ch := make(chan struct{})
-	m.firsts = append(m.firsts, ch)
+	*queue = append(*queue, ch)
 	m.mu.Unlock()
 	<-ch
 }
