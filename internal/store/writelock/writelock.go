@@ -82,7 +82,7 @@ func (m *Mutex) handOn() {
 // lock refused. It reports whether it let go.
 func (m *Mutex) Yield() bool {
 	m.mu.Lock()
-	if len(m.firsts) == 0 {
+	if len(m.firsts) == 0 || m.owed && len(m.others) > 0 { // none, or none may go next
 		m.mu.Unlock()
 		return false
 	}

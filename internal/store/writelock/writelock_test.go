@@ -155,3 +155,24 @@ func TestUnlockUnlockedPanics(t *testing.T) {
 	var m Mutex
 	m.Unlock()
 }
+
+// A first locker holding the lock while others are owed the next turn
+// does not let it go to another first locker when it yields.
+func TestYieldOwed(t *testing.T) {
+	var m Mutex
+	m.Lock()
+	holding, release := make(chan struct{}), make(chan struct{})
+	go func() { m.LockFirst(); close(holding); <-release; m.Unlock() }()
+	waitFor(&m, func(first, _ int) bool { return first == 1 })
+	go func() { m.Lock(); m.Unlock() }()
+	waitFor(&m, func(_, others int) bool { return others == 1 })
+	m.Unlock()
+	<-holding // the first locker holds it, owing the other the next turn
+	go func() { m.LockFirst(); m.Unlock() }()
+	waitFor(&m, func(first, _ int) bool { return first == 1 })
+	// As the holder would between its tries (the lock state alone decides).
+	if m.Yield() {
+		t.Error("Yield let a first locker go ahead of the turn the others are owed")
+	}
+	close(release)
+}
