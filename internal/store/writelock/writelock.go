@@ -8,95 +8,106 @@
 // first only after it starved 1 ms), so a group commit sat behind two or
 // three of the applier's back-to-back transactions, each of them also
 // waiting out another process's lock (issue 25: the receiver's p99).
-// LockFirst goes before every Lock waiting, and a holder between tries
-// (Yield) steps aside for it; the others never wait more than one turn of
-// it: after a first locker went ahead of them, the next turn is theirs.
+// A LockFirst caller is handed the lock as it is let go, before every
+// Lock caller waiting, and a holder between tries (Yield) steps aside for
+// it. Among themselves, Lock callers get the lock as from a sync.Mutex:
+// the claim path's interleavings, which some of its tests depend on, are
+// those of before. A first locker never hands the lock to another one, so
+// Lock callers are not starved.
 package writelock
 
 import "sync"
 
 // Mutex is a mutual exclusion lock whose LockFirst callers go before its
-// Lock callers; each kind in the order they came. The lock is handed to
-// the next waiter as it is let go, so nobody barges in ahead of a waiter.
-// Its zero value is unlocked.
+// Lock callers. Its zero value is unlocked.
 type Mutex struct {
-	mu     sync.Mutex
-	held   bool
-	firsts []chan struct{} // LockFirst callers waiting, each closed when handed the lock
-	others []chan struct{} // Lock callers waiting
-	owed   bool            // a first locker went ahead of others: theirs is the next turn
+	inner sync.Mutex // the lock itself
+	mu    sync.Mutex // guards the fields below
+	// firsts are the LockFirst callers waiting, in order: each is told on
+	// its channel whether it was handed the lock (true) or is to take it
+	// as a Lock caller does (false).
+	firsts []chan bool
+	others int  // Lock callers waiting
+	first  bool // a LockFirst caller holds the lock
 }
 
-// Lock locks m, after every LockFirst caller waiting (unless they owe the
-// turn) and every Lock caller before it.
-func (m *Mutex) Lock() { m.lock(&m.others) }
-
-// LockFirst locks m before any Lock caller waiting, unless the last
-// LockFirst already went ahead of them.
-func (m *Mutex) LockFirst() { m.lock(&m.firsts) }
-
-// lock takes m at once if it is free, else waits in queue until handed it.
-func (m *Mutex) lock(queue *[]chan struct{}) {
+// Lock locks m, after the LockFirst callers waiting when it is let go.
+func (m *Mutex) Lock() {
 	m.mu.Lock()
-	if !m.held {
-		m.held = true
+	m.others++
+	m.mu.Unlock()
+	m.inner.Lock()
+	m.mu.Lock()
+	m.others--
+	m.mu.Unlock()
+}
+
+// LockFirst locks m before every Lock caller waiting.
+func (m *Mutex) LockFirst() {
+	m.mu.Lock()
+	if m.inner.TryLock() {
+		m.first = true
 		m.mu.Unlock()
 		return
 	}
-	ch := make(chan struct{})
-	*queue = append(*queue, ch)
+	ch := make(chan bool, 1)
+	m.firsts = append(m.firsts, ch)
 	m.mu.Unlock()
-	<-ch
+	if !<-ch {
+		m.inner.Lock()
+		m.mu.Lock()
+		m.first = true
+		m.mu.Unlock()
+	}
 }
 
-// Unlock unlocks m: the next waiter has it.
+// Unlock unlocks m: a LockFirst caller waiting has it next, unless a first
+// locker is letting it go.
 func (m *Mutex) Unlock() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.held {
-		panic("writelock: unlock of an unlocked Mutex")
-	}
-	m.handOn()
-}
-
-// handOn hands the lock to the next waiter, or lets it go; m.mu is held.
-func (m *Mutex) handOn() {
-	var next chan struct{}
-	switch {
-	case len(m.firsts) > 0 && !(m.owed && len(m.others) > 0):
-		next, m.firsts = m.firsts[0], m.firsts[1:]
-		m.owed = len(m.others) > 0
-	case len(m.others) > 0:
-		next, m.others = m.others[0], m.others[1:]
-		m.owed = false
-	default:
-		m.held, m.owed = false, false
+	if !m.first && m.handFirst() {
 		return
 	}
-	close(next)
+	m.first = false
+	// The firsts waiting take it as Lock callers do, with those.
+	for _, ch := range m.firsts {
+		ch <- false
+	}
+	m.firsts = m.firsts[:0]
+	m.inner.Unlock()
 }
 
-// Yield lets a LockFirst caller waiting have m, and locks it again
-// after (the next turn is the holder's): a holder calls it where it holds
-// nothing m guards, as between the tries of a write another process's
-// lock refused. It reports whether it let go.
-func (m *Mutex) Yield() bool {
-	m.mu.Lock()
-	if len(m.firsts) == 0 || m.owed && len(m.others) > 0 { // none, or none may go next
-		m.mu.Unlock()
+// handFirst hands the lock to the first LockFirst caller waiting, if any:
+// inner stays locked, on its behalf now. m.mu is held.
+func (m *Mutex) handFirst() bool {
+	if len(m.firsts) == 0 {
 		return false
 	}
-	ch := make(chan struct{})
-	m.others = append([]chan struct{}{ch}, m.others...)
-	m.handOn()
-	m.mu.Unlock()
-	<-ch
+	ch := m.firsts[0]
+	m.firsts = m.firsts[1:]
+	m.first = true
+	ch <- true
 	return true
+}
+
+// Yield lets a LockFirst caller waiting have m, and locks it again after,
+// as a Lock caller: a holder calls it where it holds nothing m guards, as
+// between the tries of a write another process's lock refused. A first
+// locker does not yield. It reports whether it let go.
+func (m *Mutex) Yield() bool {
+	m.mu.Lock()
+	handed := !m.first && m.handFirst()
+	m.mu.Unlock()
+	if handed {
+		m.Lock()
+	}
+	return handed
 }
 
 // Waiting is how many LockFirst and Lock callers wait now.
 func (m *Mutex) Waiting() (first, others int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.firsts), len(m.others)
+	return len(m.firsts), m.others
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // queue has the lock taken by named callers, each once, in turn: "a"
@@ -50,65 +51,61 @@ func waitFor(m *Mutex, ok func(first, others int) bool) {
 func TestOrder(t *testing.T) {
 	for _, tc := range []struct {
 		callers string // lower case Lock, upper case LockFirst, queued in this order
-		want    string // the order they hold it in
+		want    string // who hold it first, in this order (Lock callers as from a sync.Mutex)
 	}{
 		{"a", "a"},
 		{"A", "A"},
-		{"abc", "abc"},
 		{"aB", "Ba"},
 		{"Ab", "Ab"},
-		{"abC", "Cab"},
-		// A first locker went ahead of a waiting Lock caller: its is the next turn.
-		{"ABc", "AcB"},
-		{"aBC", "BaC"},
+		{"abC", "C"},
+		{"ABc", "A"},
 	} {
 		t.Run(tc.callers, func(t *testing.T) {
 			var m Mutex
 			got := queue(t, &m, tc.callers)
-			if want := splitChars(tc.want); !slices.Equal(got, want) {
-				t.Errorf("held in the order %v; want %v", got, want)
+			if want := splitChars(tc.want); !slices.Equal(got[:len(want)], want) {
+				t.Errorf("held in the order %v; want %v first", got, want)
 			}
 		})
 	}
 }
 
-// A first locker that went ahead of a Lock caller owes it the next turn,
-// even with another first locker waiting then.
-func TestOwedTurn(t *testing.T) {
+// First lockers never hand the lock to one another: four that take it in
+// turn without a pause do not keep a Lock caller out.
+func TestFirstsDoNotStarveOthers(t *testing.T) {
 	var (
-		m     Mutex
-		mu    sync.Mutex
-		order []string
-		wg    sync.WaitGroup
+		m    Mutex
+		stop = make(chan struct{})
+		wg   sync.WaitGroup
 	)
-	took := func(who string) {
-		mu.Lock()
-		order = append(order, who)
-		mu.Unlock()
+	m.LockFirst()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				m.LockFirst()
+				m.Unlock()
+			}
+		}()
 	}
-	m.Lock()
-	wg.Add(3)
-	go func() { defer wg.Done(); m.Lock(); took("other"); m.Unlock() }()
+	waitFor(&m, func(first, _ int) bool { return first == 4 })
+	got := make(chan struct{})
+	go func() { m.Lock(); close(got); m.Unlock() }()
 	waitFor(&m, func(_, others int) bool { return others == 1 })
-	holding, release := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer wg.Done()
-		m.LockFirst()
-		took("first")
-		close(holding)
-		<-release
-		m.Unlock()
-	}()
-	waitFor(&m, func(first, _ int) bool { return first == 1 })
 	m.Unlock()
-	<-holding
-	go func() { defer wg.Done(); m.LockFirst(); took("second first"); m.Unlock() }()
-	waitFor(&m, func(first, _ int) bool { return first == 1 })
-	close(release)
-	wg.Wait()
-	if want := []string{"first", "other", "second first"}; !slices.Equal(order, want) {
-		t.Errorf("held in the order %v; want %v", order, want)
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second): // a guard against a hang, not a timing
+		t.Error("the Lock caller never got the lock between the first lockers")
 	}
+	close(stop)
+	wg.Wait()
 }
 
 func splitChars(s string) []string {
@@ -146,33 +143,16 @@ func TestYield(t *testing.T) {
 	m.Unlock()
 }
 
-func TestUnlockUnlockedPanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("Unlock of an unlocked Mutex did not panic")
-		}
-	}()
+// A first locker does not yield to another: it would chain first lockers.
+func TestFirstDoesNotYield(t *testing.T) {
 	var m Mutex
-	m.Unlock()
-}
-
-// A first locker holding the lock while others are owed the next turn
-// does not let it go to another first locker when it yields.
-func TestYieldOwed(t *testing.T) {
-	var m Mutex
-	m.Lock()
-	holding, release := make(chan struct{}), make(chan struct{})
-	go func() { m.LockFirst(); close(holding); <-release; m.Unlock() }()
+	m.LockFirst()
+	done := make(chan struct{})
+	go func() { m.LockFirst(); m.Unlock(); close(done) }()
 	waitFor(&m, func(first, _ int) bool { return first == 1 })
-	go func() { m.Lock(); m.Unlock() }()
-	waitFor(&m, func(_, others int) bool { return others == 1 })
-	m.Unlock()
-	<-holding // the first locker holds it, owing the other the next turn
-	go func() { m.LockFirst(); m.Unlock() }()
-	waitFor(&m, func(first, _ int) bool { return first == 1 })
-	// As the holder would between its tries (the lock state alone decides).
 	if m.Yield() {
-		t.Error("Yield let a first locker go ahead of the turn the others are owed")
+		t.Error("a first locker yielded to another")
 	}
-	close(release)
+	m.Unlock()
+	<-done
 }
