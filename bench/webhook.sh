@@ -10,7 +10,8 @@
 #   WASEND_BIN=/tmp/wasend-old bench/webhook.sh              # another build of wasend receives
 #   RECEIVER=run bench/webhook.sh                            # the receiver inside `campaign run --webhook-addr`
 #   TRACE=/tmp/trace bench/webhook.sh                        # slow writes and groups (WASEND_TRACE_SLOW, default 20ms) and gctrace of
-#                                                            # the receiver and the sender, kept in /tmp/trace/{serve,run}.log
+#                                                            # the receiver and the sender, kept in /tmp/trace/{serve,run}.log, and
+#                                                            # their counts: the receiver's slow groups and waits, slow applier bodies
 #
 # Once (kept in bench/out/webhook-MESSAGES.db, ignored by git): a campaign of
 # MESSAGES rows is sent to the sandbox, so the statuses are about real sent
@@ -126,3 +127,17 @@ echo "command: RECEIVER=$receiver bench/webhook.sh $msgs $rate $send"
 kill -INT $sender 2>/dev/null || true
 [ "$hook" != "$sender" ] && kill -TERM $hook 2>/dev/null || true
 wait $hook 2>/dev/null || true
+if [ -n "${TRACE:-}" ]; then
+  # What the trace counted (ms of a field such as took=1.5ms, mutex=20µs, 1.2s).
+  ms() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) { v = substr($i, length(k) + 2)
+    if (v ~ /µs$/) v = 0; else if (v ~ /ms$/) v = substr(v, 1, length(v) - 2) + 0; else v = substr(v, 1, length(v) - 1) * 1000; print v } }'; }
+  atleast() { awk -v t="$1" '$1 >= t { n++ } END { print n + 0 }'; }
+  log=$work/serve.log
+  [ "$receiver" = run ] && log=$work/run.log
+  groups=$(grep 'webhook group' "$log" | ms took || true)
+  mine=$(grep -E 'by=(webhook\.\(\*Receiver\)\.Run|store\.\(\*Store\)\.AddToInbox) ' "$log" || true) # the receiver's commits (older builds: AddToInbox)
+  waits=$(echo "$mine" | ms mutex)
+  printf 'trace: receiver groups ≥ 20 ms %d, ≥ 50 ms %d; of its commits, waits for the write mutex ≥ 20 ms %d, ≥ 50 ms %d; %d with 5 or more tries behind another process; %d applier bodies ≥ %s\n' \
+    "$(echo "$groups" | atleast 20)" "$(echo "$groups" | atleast 50)" "$(echo "$waits" | atleast 20)" "$(echo "$waits" | atleast 50)" \
+    "$(echo "$mine" | grep -cE 'tries=([5-9]|[0-9]{2,}) ' || true)" "$(grep -c 'applier body' "$log" || true)" "$WASEND_TRACE_SLOW"
+fi

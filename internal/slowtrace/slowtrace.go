@@ -36,8 +36,40 @@ func On() bool { return threshold > 0 }
 // Span is one operation being timed. Its zero value, what Start returns
 // when tracing is off, logs nothing.
 type Span struct {
-	start time.Time
-	gc    gcState
+	start  time.Time
+	gc     gcState
+	thread *schedStat // StartThread's: the thread's at the start
+}
+
+// schedStat is a thread's time on a CPU and waiting in the run queue for
+// one, from Linux's /proc/thread-self/schedstat.
+type schedStat struct{ run, wait time.Duration }
+
+func readSched() *schedStat {
+	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	var st schedStat
+	if err != nil {
+		return &st
+	}
+	var run, wait int64
+	fmt.Sscan(string(b), &run, &wait)
+	return &schedStat{time.Duration(run), time.Duration(wait)}
+}
+
+// StartThread begins a span of work its goroutine does on one OS thread,
+// such as a transaction's statements (a call into SQLite runs on the
+// goroutine's thread): the goroutine is kept on its thread until End,
+// which adds how long the thread ran (cpu) and waited for a CPU (runqueue)
+// meanwhile; the rest of the span's time it was blocked (a read from the
+// disk, a lock) or another goroutine ran on it.
+func StartThread() Span {
+	if !On() {
+		return Span{}
+	}
+	runtime.LockOSThread()
+	sp := Start()
+	sp.thread = readSched()
+	return sp
 }
 
 // Start begins a span.
@@ -63,6 +95,11 @@ func (s Span) End(what string, parts ...any) {
 		return
 	}
 	took := time.Since(s.start)
+	if s.thread != nil {
+		now := readSched()
+		runtime.UnlockOSThread()
+		parts = append(parts, "cpu", now.run-s.thread.run, "runqueue", now.wait-s.thread.wait)
+	}
 	if took < threshold {
 		return
 	}

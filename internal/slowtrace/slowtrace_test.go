@@ -48,3 +48,28 @@ func setOut(t *testing.T, w *strings.Builder) {
 	out = w
 	t.Cleanup(func() { out = was })
 }
+
+// A thread's span adds the thread's time on a CPU and in the run queue.
+func TestThreadSpan(t *testing.T) {
+	var b strings.Builder
+	was := threshold
+	defer func() { threshold = was }()
+	setOut(t, &b)
+	threshold = time.Nanosecond
+	sp := StartThread()
+	for x := range 10_000_000 {
+		sink += x * x
+	}
+	sp.End("body", "bodies", 1)
+	line := b.String()
+	for _, want := range []string{" body took=", " bodies=1 cpu=", " runqueue="} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "cpu=0s") {
+		t.Errorf("line %q: no CPU time for a thread that ran", line)
+	}
+}
+
+var sink int

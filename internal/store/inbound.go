@@ -43,7 +43,7 @@ func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]campaign.SentRow,
 	// attempts > 0 is messages_phone_sent's term, so that it is used.
 	rows, err := tx.QueryContext(ctx, `SELECT id, campaign_id, coalesce(account_id, 0), state = 'sending', coalesce(sent_at, 0)
 		FROM messages WHERE phone = ? AND attempts > 0 AND state IN ('sending', 'sent')`, phone)
-	out, err := scanRows(rows, err, func(rows *sql.Rows, r *campaign.SentRow) error {
+	out, err := rowscan.All(rows, err, func(rows *sql.Rows, r *campaign.SentRow) error {
 		var sent int64
 		err := rows.Scan(&r.ID, &r.CampaignID, &r.AccountID, &r.InFlight, &sent)
 		r.SentAt = fromNanos(sent)
@@ -60,7 +60,7 @@ func (tx inboxTx) SentTo(ctx context.Context, phone string) ([]campaign.SentRow,
 func (tx inboxTx) WaitingInbound(ctx context.Context, max int) ([]campaign.InboundRow, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, phone, at, context_id, text, kind FROM inbound_messages
 		WHERE link_wait = 1 ORDER BY at LIMIT ?`, max)
-	ws, err := scanRows(rows, err, func(rows *sql.Rows, w *campaign.InboundRow) error {
+	ws, err := rowscan.All(rows, err, func(rows *sql.Rows, w *campaign.InboundRow) error {
 		var at int64
 		err := rows.Scan(&w.ID, &w.Phone, &at, &w.ContextID, &w.Text, &w.Kind)
 		w.At = fromNanos(at)

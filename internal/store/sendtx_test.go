@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/store/driver"
 )
 
 // writerTempStore is the writer connection's temp_store: 0 SQLite's
@@ -26,8 +27,9 @@ func writerTempStore(t *testing.T, st *Store) int {
 	return mode
 }
 
-// Claims and outcomes keep their statement journals in memory; every
-// other write runs with SQLite's default, files past 64 KiB.
+// Claims, outcomes and the applier's transactions keep their statement
+// journals in memory; every other write runs with SQLite's default, files
+// past 64 KiB.
 func TestSendingTransactionsJournalInMemory(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
@@ -48,6 +50,9 @@ func TestSendingTransactionsJournalInMemory(t *testing.T) {
 			_, claimErr, err := st.RecordAndClaimN(t.Context(), "r1",
 				[]campaign.Result{{Claim: cs[0], At: t0, Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w1"}}}, c.ID, t0, 1)
 			return errors.Join(claimErr, err)
+		}, 2},
+		{"applier", func() error {
+			return st.WithInbox(t.Context(), func(tx driver.InboxTx, _ time.Time) error { _, err := tx.Bodies(t.Context(), 1); return err })
 		}, 2},
 		{"heartbeat", func() error {
 			return st.RegisterRunner(t.Context(), campaign.Runner{ID: "r1", CampaignID: c.ID, StartedAt: t0, HeartbeatAt: t0})

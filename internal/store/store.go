@@ -19,7 +19,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -31,6 +30,7 @@ import (
 	"github.com/wasend/wasend/internal/store/lockwait"
 	"github.com/wasend/wasend/internal/store/migrate"
 	"github.com/wasend/wasend/internal/store/rowscan"
+	"github.com/wasend/wasend/internal/store/writelock"
 )
 
 //go:embed migrations/*.sql
@@ -52,7 +52,7 @@ var _ driver.Driver = (*Store)(nil)
 type conn struct {
 	db   *sql.DB
 	path string
-	wmu  sync.Mutex // serialises this process's write transactions
+	wmu  writelock.Mutex // serialises this process's write transactions; the receiver's go first
 	// w is the connection they all run on (see writer); guarded by wmu.
 	w *sql.Conn
 	// wMem: w keeps temporary files (statement journals) in memory, for
@@ -178,7 +178,8 @@ func (s *Store) write(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 // writeSend is write for the sending path's transactions (claims and
-// outcomes, a few hundred rows each), with statement journals in memory.
+// outcomes, a few hundred rows each) and the applier's (a bounded batch of
+// bodies), with statement journals in memory.
 //
 // A statement that may fail halfway (a CHECK, a foreign key) journals every
 // page it changes so that it can be undone alone, and so does everything
@@ -207,7 +208,12 @@ var errUnbounded = errors.New("a move without a bound on its rows in a sending t
 // caller holds wmu, since sp began (slowtrace: one line a slow write).
 func writeIn(ctx context.Context, s *Store, mem bool, fn func(tx *Tx) error, sp slowtrace.Span) error {
 	t := writeTrace{locked: sp.Since()}
-	err := lockwait.Do(ctx, s.busyTimeout, isBusy, func() error { t.tries++; return writeOnce(ctx, s, mem, fn, &t) })
+	err := lockwait.Do(ctx, s.busyTimeout, isBusy, func() error {
+		if t.tries++; t.tries > 1 { // a first write waiting goes while another process holds the lock
+			s.wmu.Yield()
+		}
+		return writeOnce(ctx, s, mem, fn, &t)
+	})
 	sp.End("write", "by", slowtrace.Caller(2), "mutex", t.locked, "tries", t.tries, "body", t.body, "commit", t.commit)
 	return s.storageError(err)
 }

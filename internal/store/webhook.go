@@ -11,8 +11,10 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/slowtrace"
 	"github.com/wasend/wasend/internal/store/driver"
 	"github.com/wasend/wasend/internal/store/inboxsql"
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // Delivery webhooks: the inbox the receiver writes, the statuses kept, and
@@ -29,8 +31,10 @@ func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
 	if len(bodies) == 0 {
 		return nil
 	}
-	now := s.now().UnixNano()
-	return s.write(ctx, func(tx *Tx) error {
+	now, sp := s.now().UnixNano(), slowtrace.Start()
+	s.wmu.LockFirst() // the receiver answers once this commits: before this process's other writes
+	defer s.wmu.Unlock()
+	return writeIn(ctx, s, false, func(tx *Tx) error {
 		return inBatches(bodies, nil, func(bs [][]byte) error {
 			args := make([]any, 0, 2*len(bs))
 			for _, b := range bs {
@@ -42,13 +46,13 @@ func (s *Store) AddToInbox(ctx context.Context, bodies [][]byte) error {
 			}
 			return nil
 		})
-	})
+	}, sp)
 }
 
 // WithInbox runs fn in one write transaction at the store's clock: a body
 // is applied exactly once even with several appliers on one database.
 func (s *Store) WithInbox(ctx context.Context, fn func(tx driver.InboxTx, now time.Time) error) error {
-	return s.write(ctx, func(tx *Tx) error { return fn(newInboxTx(tx), s.now()) })
+	return s.writeSend(ctx, func(tx *Tx) error { return fn(newInboxTx(tx), s.now()) })
 }
 
 func newInboxTx(tx *Tx) inboxTx { return inboxTx{tx, inboxsql.Moves{Q: manageTx{tx}, D: sqlite}} }
@@ -62,7 +66,7 @@ type inboxTx struct {
 
 func (tx inboxTx) Bodies(ctx context.Context, max int) ([]driver.InboxBody, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, body FROM webhook_inbox WHERE applied_at IS NULL ORDER BY id LIMIT ?`, max)
-	batch, err := scanRows(rows, err, func(rows *sql.Rows, e *driver.InboxBody) error { return rows.Scan(&e.ID, &e.Body) })
+	batch, err := rowscan.All(rows, err, func(rows *sql.Rows, e *driver.InboxBody) error { return rows.Scan(&e.ID, &e.Body) })
 	if err != nil {
 		return nil, fmt.Errorf("read webhook inbox: %w", err)
 	}
@@ -84,9 +88,10 @@ func (tx inboxTx) Part(ctx context.Context, apply func() error) (skip, err error
 }
 
 // databaseFault reports whether err is the database failing (busy, full,
-// I/O, out of memory, interrupted) rather than one move that cannot apply.
+// I/O, out of memory, interrupted), or the transaction to run again as an
+// ordinary write (errUnbounded), rather than one move that cannot apply.
 func databaseFault(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrStorage) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrStorage) || errors.Is(err, errUnbounded) {
 		return true
 	}
 	var se sqlite3.Error
@@ -118,13 +123,13 @@ func (tx inboxTx) StatusFacts(ctx context.Context, wamids []string) (rows []camp
 		in := `IN (` + repeated(len(ws), "?") + `)`
 		q, err := tx.QueryContext(ctx, `SELECT m.id, m.wamid, m.state, coalesce(m.delivery, ''), m.campaign_id, c.cancelled_at IS NOT NULL,
 			coalesce(m.account_id, 0) FROM messages m JOIN campaigns c ON c.id = m.campaign_id WHERE m.wamid `+in, anys(ws)...)
-		rs, err := scanRows(q, err, func(q *sql.Rows, r *campaign.StatusRow) error {
+		rs, err := rowscan.All(q, err, func(q *sql.Rows, r *campaign.StatusRow) error {
 			return q.Scan(&r.ID, &r.WAMID, &r.State, &r.Delivery, &r.CampaignID, &r.Cancelled, &r.AccountID)
 		})
 		if err == nil {
 			q, err = tx.QueryContext(ctx, `SELECT wamid, status, coalesce(message_id, 0) FROM message_statuses WHERE wamid `+in, anys(ws)...)
 		}
-		ks, err := scanRows(q, err, func(q *sql.Rows, k *campaign.KeptStatus) error { return q.Scan(&k.WAMID, &k.Status, &k.MessageID) })
+		ks, err := rowscan.All(q, err, func(q *sql.Rows, k *campaign.KeptStatus) error { return q.Scan(&k.WAMID, &k.Status, &k.MessageID) })
 		rows, kept = append(rows, rs...), append(kept, ks...)
 		return err
 	})
@@ -161,7 +166,7 @@ func (tx inboxTx) KeepAdvances(ctx context.Context, kept []driver.MatchedStatus,
 			FROM (VALUES `+repeated(len(ms), "(?, ?, ?, ?, ?)")+`) AS v WHERE messages.id = v.column1 AND messages.state = `+
 			quote(campaign.Sent)+` AND messages.wamid = v.column2 AND NOT `+deliveryIsSQL("messages.delivery", campaign.DeliveryFailed)+`
 			RETURNING messages.id`, args...)
-		ids, err := scanRows(q, err, func(q *sql.Rows, id *int64) error { return q.Scan(id) })
+		ids, err := rowscan.All(q, err, func(q *sql.Rows, id *int64) error { return q.Scan(id) })
 		moved = append(moved, ids...)
 		return err
 	})
@@ -196,23 +201,6 @@ func inBatches[T any](vs []T, pad T, fn func(batch []T) error) error {
 	return nil
 }
 
-// scanRows reads every row of a query's result (rows, err) with scan.
-func scanRows[T any](rows *sql.Rows, err error, scan func(*sql.Rows, *T) error) ([]T, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		var v T
-		if err := scan(rows, &v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
 // linkWaitingStatuses matches the statuses kept unmatched for the given
 // wamids (their webhook came before the send's answer was recorded, without
 // callback data) to the rows that carry them now, and marks them waiting:
@@ -234,7 +222,7 @@ func linkWaitingStatuses(ctx context.Context, tx *Tx, wamids []any) error {
 
 func (tx inboxTx) Deferred(ctx context.Context, max int) ([]driver.DeferredStatus, error) {
 	rows, err := tx.QueryContext(ctx, inboxsql.DeferredSQL+`?`, max)
-	ds, err := scanRows(rows, err, func(r *sql.Rows, d *driver.DeferredStatus) (err error) {
+	ds, err := rowscan.All(rows, err, func(r *sql.Rows, d *driver.DeferredStatus) (err error) {
 		*d, err = inboxsql.ScanDeferred(r)
 		return err
 	})

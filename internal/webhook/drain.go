@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/slowtrace"
 	"github.com/wasend/wasend/internal/store/driver"
 )
 
@@ -69,10 +70,23 @@ func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful boo
 		if !careful {
 			tx = direct{tx}
 		}
+		// A slow body names its slow part (WASEND_TRACE_SLOW): when each
+		// part ended, from the body's start, and whether its thread ran,
+		// waited for a CPU or was blocked.
+		sp, took := slowtrace.StartThread(), []any{}
+		mark := func(part string) {
+			if slowtrace.On() {
+				took = append(took, part, sp.Since())
+			}
+		}
+		defer func() {
+			sp.End("applier body", append([]any{"bodies", rep.Bodies, "statuses", rep.Statuses}, took...)...)
+		}()
 		batch, err := tx.Bodies(ctx, max)
 		if err != nil {
 			return err
 		}
+		mark("read")
 		ns := make([]*campaign.Notification, len(batch))
 		whys := make([]string, len(batch))
 		for i, e := range batch {
@@ -90,6 +104,7 @@ func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful boo
 				return err
 			}
 		}
+		mark("facts")
 		// Every status body names its number: noted once a transaction.
 		noted := map[string]string{}
 		applied := make([]int64, 0, len(batch)) // the bodies applied whole: marked in one statement
@@ -108,18 +123,22 @@ func drain(ctx context.Context, in InboxStore, max int, rules Rules, careful boo
 			}
 			rep.Bodies++
 		}
+		mark("parts")
 		if len(applied) > 0 {
 			if err := tx.Applied(ctx, applied, "", now); err != nil {
 				return err
 			}
 		}
+		mark("marked")
 		// The plain statuses' rows are touched by nothing else in the batch.
 		if err := plain.apply(ctx, tx, now, &rep); err != nil {
 			return fmt.Errorf("%w: %w", errPartFailed, err)
 		}
+		mark("advanced")
 		if err := settleDeferred(ctx, tx, rules, now, max, &rep); err != nil {
 			return err
 		}
+		mark("deferred")
 		return linkWaitingInbound(ctx, tx, rules, now, max, &rep)
 	})
 	return rep, err

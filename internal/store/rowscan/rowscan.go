@@ -135,3 +135,21 @@ func FromNullNanos(n sql.NullInt64) time.Time {
 	}
 	return FromNanos(n.Int64)
 }
+
+// All reads every row of a query's result (rows, err) with scan, and
+// closes rows.
+func All[T any](rows *sql.Rows, err error, scan func(*sql.Rows, *T) error) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := scan(rows, &v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
