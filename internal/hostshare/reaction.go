@@ -24,9 +24,10 @@ func reactionKey(number string) string { return "wasend:{n:" + number + "}:react
 const reactionTTL = time.Hour
 
 // reactionTries bounds the attempts of one feed against other hosts
-// feeding the same number at the same instant (each retry reads what the
-// other wrote).
-const reactionTries = 8
+// feeding the same number at the same instant: each retry reads what the
+// others wrote, and one of them wins each round, so this many hosts may
+// feed one number at once.
+const reactionTries = 32
 
 // FeedReaction passes this host's answers from the number (its
 // phone-number id) to the reaction every host sending from it shares
