@@ -23,11 +23,6 @@ type SharedReactions interface {
 	FeedReaction(ctx context.Context, number string, answers []ratelimit.Answered) (factor float64, since time.Time, err error)
 }
 
-// FeedEvery is how often the engine passes an account's answers to its
-// shared reaction: a reaction's windows last seconds, so a quarter of one
-// delays a verdict little, and costs one Redis transaction a number.
-const FeedEvery = 250 * time.Millisecond
-
 // reactions are the accounts' throttle reactions (ratelimit.Reaction). They
 // live with the engine because it sees every answer, throttled or not:
 // the share of throttled requests, and whether it falls with the rate, is
@@ -43,6 +38,7 @@ type reactions struct {
 type reaction struct {
 	own     ratelimit.Reaction
 	pending []ratelimit.Answered
+	thr     bool // one of them was throttled
 	fedAt   time.Time
 	feeding bool
 	seen    time.Time // the shared verdict the ledger has
@@ -90,8 +86,9 @@ func (e *Engine) react(ctx context.Context, c campaign.Claim, err error, out *ca
 	var batch []ratelimit.Answered
 	if shared != nil {
 		r.pending = append(r.pending, ratelimit.Answered{At: now, Throttled: t != nil})
-		if !r.feeding && now.Sub(r.fedAt) >= FeedEvery {
-			batch, r.pending, r.feeding = r.pending, nil, true
+		r.thr = r.thr || t != nil
+		if !r.feeding && ratelimit.FeedDue(r.fedAt, now, r.thr) {
+			batch, r.pending, r.thr, r.feeding = r.pending, nil, false, true
 		}
 	}
 	e.reactions.mu.Unlock()

@@ -214,6 +214,23 @@ func margin(p float64, n int) float64 {
 	return 3 * math.Sqrt(max(p, 0.01)/float64(max(n, 1)))
 }
 
+// How often a host passes its answers to a reaction it shares (Feed): a
+// window lasts seconds, so FeedEvery delays a verdict little; but while
+// throttles come, every quarter second at the old rate costs a few more,
+// so a throttled answer goes within FeedSoon.
+const (
+	FeedEvery = 250 * time.Millisecond
+	FeedSoon  = 25 * time.Millisecond
+)
+
+// FeedDue reports whether a host that last fed the shared reaction at
+// fedAt, and has answers since (one of them throttled, when throttled),
+// feeds it at t.
+func FeedDue(fedAt, t time.Time, throttled bool) bool {
+	d := t.Sub(fedAt)
+	return d >= FeedEvery || (throttled && d >= FeedSoon)
+}
+
 // Answered is one answer as a host passes it to a reaction it shares
 // with other hosts sending from the same number (--limits).
 type Answered struct {

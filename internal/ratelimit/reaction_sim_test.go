@@ -115,10 +115,6 @@ func TestReactionSimulated(t *testing.T) {
 	}
 }
 
-// FeedEvery in the simulation: how often a host passes its answers to a
-// shared reaction (the engine's dispatch.FeedEvery).
-const simFeedEvery = 250 * time.Millisecond
-
 // simHost is one host sending from the number: the factor its claims
 // offer, and either its own reaction or its answers not yet fed to the
 // shared one.
@@ -126,6 +122,7 @@ type simHost struct {
 	factor  float64
 	own     Reaction
 	pending []Answered
+	hasThr  bool // a throttled answer is pending
 	fedAt   time.Time
 	seen    time.Time // the shared verdict it follows
 }
@@ -136,7 +133,7 @@ type simHost struct {
 // admit.lua's Relimit does), and the host whose bucket is ready first
 // sends. With shared false each host feeds its own reaction, as before
 // the reaction was shared; with shared true every host feeds one reaction
-// (through its JSON, as Redis keeps it) every simFeedEvery and follows its
+// (through its JSON, as Redis keeps it) when FeedDue says and follows its
 // verdicts. Only what happens after warm is counted.
 func simulateHosts(srv simServer, rate float64, hosts int, shared bool, d, warm time.Duration) (simResult, Reaction) {
 	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -186,7 +183,8 @@ func simulateHosts(srv simServer, rate float64, hosts int, shared bool, d, warm 
 			continue
 		}
 		h.pending = append(h.pending, Answered{At: t, Throttled: throttled})
-		if t.Sub(h.fedAt) < simFeedEvery {
+		h.hasThr = h.hasThr || throttled
+		if !FeedDue(h.fedAt, t, h.hasThr) {
 			continue
 		}
 		r := NewReaction(1, t0)
@@ -197,7 +195,7 @@ func simulateHosts(srv simServer, rate float64, hosts int, shared bool, d, warm 
 		}
 		r.Feed(h.pending)
 		common, _ = r.MarshalJSON()
-		h.pending, h.fedAt = h.pending[:0], t
+		h.pending, h.hasThr, h.fedAt = h.pending[:0], false, t
 		if f, since := r.Decided(); !since.Equal(h.seen) {
 			h.factor, h.seen = f, since
 		}
