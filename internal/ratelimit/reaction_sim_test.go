@@ -32,6 +32,16 @@ type simResult struct {
 	span                          time.Duration
 }
 
+// count takes one request's answer.
+func (r *simResult) count(throttled bool) {
+	r.requests++
+	if throttled {
+		r.throttled++
+	} else {
+		r.accepted++
+	}
+}
+
 func (r simResult) rate() float64 { return float64(r.accepted) / r.span.Seconds() }
 func (r simResult) throttledShare() float64 {
 	return float64(r.throttled) / float64(max(r.requests, 1))
@@ -62,12 +72,7 @@ func simulate(srv simServer, rate float64, d, warm time.Duration) (simResult, Re
 		b, _ = b.TakeAt(l, t, 1)
 		throttled := srv(t)
 		if t.Sub(t0) >= warm {
-			res.requests++
-			if throttled {
-				res.throttled++
-			} else {
-				res.accepted++
-			}
+			res.count(throttled)
 		}
 		old := l
 		v := r.Answer(t, throttled, 0, 30*time.Second)
@@ -169,12 +174,7 @@ func simulateHosts(srv simServer, rate float64, hosts int, shared bool, d, warm 
 		last, prev = l, who
 		throttled := srv(t)
 		if t.Sub(t0) >= warm {
-			res.requests++
-			if throttled {
-				res.throttled++
-			} else {
-				res.accepted++
-			}
+			res.count(throttled)
 		}
 		if !shared {
 			if v := h.own.Answer(t, throttled, 0, 30*time.Second); v.Factor > 0 {

@@ -192,3 +192,23 @@ func TestReactionJSON(t *testing.T) {
 		t.Error("no noise learned: the test does not hold what it says")
 	}
 }
+
+func TestFeedDue(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	tests := []struct {
+		after     time.Duration
+		throttled bool
+		want      bool
+	}{
+		{FeedSoon - 1, true, false},
+		{FeedSoon, true, true},
+		{FeedSoon, false, false},
+		{FeedEvery - 1, false, false},
+		{FeedEvery, false, true},
+	}
+	for _, tt := range tests {
+		if got := FeedDue(t0, t0.Add(tt.after), tt.throttled); got != tt.want {
+			t.Errorf("FeedDue after %v, throttled %v: %v, want %v", tt.after, tt.throttled, got, tt.want)
+		}
+	}
+}
