@@ -106,8 +106,8 @@ func (e *Engine) react(ctx context.Context, c campaign.Claim, err error, out *ca
 	e.reactions.mu.Lock()
 	defer e.reactions.mu.Unlock()
 	r.feeding, r.fedAt = false, now
-	// A feed that failed loses its answers: Redis unreachable stops the
-	// shared limits' admissions too, and the windows start again after.
+	// A feed that failed loses its answers (the shared windows weigh
+	// fewer): Redis unreachable stops the shared limits' admissions too.
 	if ferr == nil && !since.Equal(r.seen) {
 		// Decided here or by another host: this host's claims offer the
 		// gate the number's rate at it from now on.
