@@ -5,6 +5,7 @@
 #   bench/throttle.sh [ROWS] [RATE] [CEILING]   # 4,800 rows, 30 msg/s a number, a ceiling of 20
 #   WASEND_BIN=/tmp/wasend-old bench/throttle.sh  # another build of wasend sends
 #   CASES=Redis bench/throttle.sh                 # only the cases whose name has Redis
+#   HOSTS=3 CASES=Redis bench/throttle.sh         # three hosts on Redis rather than two
 #
 # noise:   2 % of requests answered 130429 at random, no ceiling: the share
 #          does not depend on the rate, so the numbers should keep theirs
@@ -13,8 +14,9 @@
 #          130429, below the RATE wasend is configured with: wasend should
 #          find the ceiling and hold it (utilisation = accepted msg/s over
 #          3 × CEILING) with few requests throttled.
-# Both again on two hosts sharing the limits through Redis (--limits, each
-# host its own database and half of the list), when redis-server is there.
+# Both again on two hosts (HOSTS) sharing the limits through Redis
+# (--limits, each host its own database and its shard of the list), when
+# redis-server is there.
 #
 # The span is the sandbox's first to last request; "throttled" is the share
 # of all requests answered 130429, and of those after the first 15 s (once
@@ -113,10 +115,13 @@ echo "three numbers at $rate msg/s, $rows rows; ceiling case: the server accepts
 run "noise (one host)" 1 "$((3 * rate))" --throughput -1 --throttle 0.02
 run "ceiling (one host)" 1 "$((3 * ceiling))" --throughput "$ceiling"
 if [ -n "$redis_url" ]; then
+  hosts=${HOSTS:-2}
+  what="$hosts hosts"
+  [ "$hosts" = 2 ] && what="two hosts"
   redis-cli -p "$rport" flushall >/dev/null
-  run "noise (two hosts, Redis)" 2 "$((3 * rate))" --throughput -1 --throttle 0.02
+  run "noise ($what, Redis)" "$hosts" "$((3 * rate))" --throughput -1 --throttle 0.02
   redis-cli -p "$rport" flushall >/dev/null
-  run "ceiling (two hosts, Redis)" 2 "$((3 * ceiling))" --throughput "$ceiling"
+  run "ceiling ($what, Redis)" "$hosts" "$((3 * ceiling))" --throughput "$ceiling"
 else
   echo "two hosts: skipped (redis-server is not installed)"
 fi

@@ -111,6 +111,10 @@ type Options struct {
 	Observe func(Event)
 	// Rand returns a float in [0,1) for jitter. [math/rand/v2]
 	Rand func() float64
+	// Reactions, when set, is where the accounts' throttle reactions are
+	// shared with the other hosts sending from their numbers (--limits);
+	// nil: each account's reaction is this engine's.
+	Reactions SharedReactions
 }
 
 // ErrCapped is returned by Run with StopWhenCapped when every account
@@ -779,7 +783,7 @@ func (e *Engine) attempt(ctx context.Context, j job, p *pacer) campaign.Result {
 	resp, err := o.Sender.Send(ctx, req)
 	free := e.observe(ctx, c, err)
 	out := e.outcome(c, resp, err)
-	e.react(c, err, &out, o.Clock.Now())
+	e.react(ctx, c, err, &out, o.Clock.Now())
 	if free || e.givingUpInOutage(ctx, err, out) {
 		out = outageRetry(out, err, o.Clock.Now())
 	}

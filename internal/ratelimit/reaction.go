@@ -1,6 +1,8 @@
 package ratelimit
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"time"
 )
@@ -31,7 +33,7 @@ type Reaction struct {
 	hi      tally   // while probing: the window at the higher rate
 	hiF     float64 // while probing: the factor before the probe
 	probing bool
-	changed bool      // the factor changed at win.since: its first SettleTime is not counted
+	changed bool      // the factor changed at win.since: answers before its first SettleTime are not counted
 	noise   float64   // the throttled share found not to fall with the rate
 	run     int       // throttles since the last other answer
 	runFrom time.Time // the first of them
@@ -133,11 +135,11 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 			return v
 		}
 	}
-	if t.Sub(r.win.since) < SettleTime && r.win.answers == 0 && r.changed {
-		// Claimed at the old rate, or spending the bucket it left.
+	if r.changed && t.Before(r.win.since.Add(SettleTime)) {
+		// Claimed at the old rate, or spending the bucket it left (an
+		// answer of another host sharing the reaction may come late).
 		return v
 	}
-	r.changed = false
 	r.win.answers++
 	if throttled {
 		r.win.throttled++
@@ -152,7 +154,7 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 		r.hi, r.hiF, r.probing = r.win, r.h.FactorAt(t), true
 		v.Factor = r.set(max(MinFactor, r.hiF*ProbeDrop), t)
 	}
-	r.win = tally{since: t}
+	r.win, r.changed = tally{since: t}, v.Factor > 0
 	return v
 }
 
@@ -210,4 +212,98 @@ func (r *Reaction) set(f float64, t time.Time) float64 {
 // that a few throttles of an unknown noise do not look like a ceiling).
 func margin(p float64, n int) float64 {
 	return 3 * math.Sqrt(max(p, 0.01)/float64(max(n, 1)))
+}
+
+// How often a host passes its answers to a reaction it shares (Feed): a
+// window lasts seconds, so FeedEvery delays a verdict little; but while
+// throttles come, every quarter second at the old rate costs a few more,
+// so a throttled answer goes within FeedSoon.
+const (
+	FeedEvery = 250 * time.Millisecond
+	FeedSoon  = 25 * time.Millisecond
+)
+
+// FeedDue reports whether a host that last fed the shared reaction at
+// fedAt, and has answers since (one of them throttled, when throttled),
+// feeds it at t.
+func FeedDue(fedAt, t time.Time, throttled bool) bool {
+	d := t.Sub(fedAt)
+	return d >= FeedEvery || (throttled && d >= FeedSoon)
+}
+
+// Answered is one answer as a host passes it to a reaction it shares
+// with other hosts sending from the same number (--limits).
+type Answered struct {
+	At        time.Time
+	Throttled bool
+}
+
+// Feed takes one host's answers, in the order it had them, into a
+// reaction that every host sending from the number feeds: the windows then
+// weigh what the server answered all of them, and a probe or a hold moves
+// the rate of every host at once, as the server sees it. Rests stay each
+// host's (its own Answer's: a retry hint, a block), so Feed gives none.
+func (r *Reaction) Feed(as []Answered) {
+	for _, a := range as {
+		r.Answer(a.At, a.Throttled, 0, 0)
+	}
+}
+
+// Decided is the last factor decided (1: the full rate) and when; the zero
+// time when the reaction never changed it.
+func (r *Reaction) Decided() (factor float64, since time.Time) {
+	f := r.h.Factor
+	if f <= 0 || f >= 1 {
+		f = 1
+	}
+	return f, r.h.FactorSince
+}
+
+// reactionJSON is a Reaction as hosts sharing it store it.
+type reactionJSON struct {
+	Factor  float64   `json:"f,omitempty"`
+	Since   time.Time `json:"fs"`
+	Win     tallyJSON `json:"w"`
+	Hi      tallyJSON `json:"hi"`
+	HiF     float64   `json:"hif,omitempty"`
+	Probing bool      `json:"p,omitempty"`
+	Changed bool      `json:"c,omitempty"`
+	Noise   float64   `json:"n,omitempty"`
+	Run     int       `json:"r,omitempty"`
+	RunFrom time.Time `json:"rf"`
+	Blocks  int       `json:"b,omitempty"`
+}
+
+type tallyJSON struct {
+	Answers   int       `json:"a,omitempty"`
+	Throttled int       `json:"t,omitempty"`
+	Since     time.Time `json:"s"`
+}
+
+// MarshalJSON writes the whole state, so that a reaction several hosts
+// share (Feed) can be kept where all of them read it.
+func (r Reaction) MarshalJSON() ([]byte, error) {
+	return json.Marshal(reactionJSON{
+		Factor: r.h.Factor, Since: r.h.FactorSince,
+		Win: tallyJSON{r.win.answers, r.win.throttled, r.win.since},
+		Hi:  tallyJSON{r.hi.answers, r.hi.throttled, r.hi.since},
+		HiF: r.hiF, Probing: r.probing, Changed: r.changed, Noise: r.noise,
+		Run: r.run, RunFrom: r.runFrom, Blocks: r.blocks,
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (r *Reaction) UnmarshalJSON(b []byte) error {
+	var j reactionJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("throttle reaction: %w", err)
+	}
+	*r = Reaction{
+		h:   Health{Factor: j.Factor, FactorSince: j.Since},
+		win: tally{j.Win.Answers, j.Win.Throttled, j.Win.Since},
+		hi:  tally{j.Hi.Answers, j.Hi.Throttled, j.Hi.Since},
+		hiF: j.HiF, probing: j.Probing, changed: j.Changed, noise: j.Noise,
+		run: j.Run, runFrom: j.RunFrom, blocks: j.Blocks,
+	}
+	return nil
 }

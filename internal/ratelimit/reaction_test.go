@@ -158,3 +158,57 @@ func TestJudgeProbe(t *testing.T) {
 		})
 	}
 }
+
+// TestReactionJSON: a reaction kept as JSON (as hosts sharing it keep it)
+// and read back is the same reaction: mid-probe, with noise learned, both
+// copies give the same verdicts to the same answers.
+func TestReactionJSON(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	r := NewReaction(1, t0)
+	var as []Answered
+	for i := range 400 {
+		as = append(as, Answered{At: t0.Add(time.Duration(i) * 50 * time.Millisecond), Throttled: i%25 == 0})
+	}
+	r.Feed(as) // a probe, noise learned, and a second window under way
+	r.Feed([]Answered{{At: t0.Add(30 * time.Second), Throttled: true}})
+	b, err := r.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Reaction
+	if err := back.UnmarshalJSON(b); err != nil {
+		t.Fatal(err)
+	}
+	if back != r {
+		t.Fatalf("read back %+v; want %+v", back, r)
+	}
+	for i := range 600 {
+		at, thr := t0.Add(31*time.Second+time.Duration(i)*40*time.Millisecond), i%3 == 0
+		if v, w := r.Answer(at, thr, 0, time.Second), back.Answer(at, thr, 0, time.Second); v != w {
+			t.Fatalf("answer %d: %+v and %+v", i, v, w)
+		}
+	}
+	if r.Noise() == 0 {
+		t.Error("no noise learned: the test does not hold what it says")
+	}
+}
+
+func TestFeedDue(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	tests := []struct {
+		after     time.Duration
+		throttled bool
+		want      bool
+	}{
+		{FeedSoon - 1, true, false},
+		{FeedSoon, true, true},
+		{FeedSoon, false, false},
+		{FeedEvery - 1, false, false},
+		{FeedEvery, false, true},
+	}
+	for _, tt := range tests {
+		if got := FeedDue(t0, t0.Add(tt.after), tt.throttled); got != tt.want {
+			t.Errorf("FeedDue after %v, throttled %v: %v, want %v", tt.after, tt.throttled, got, tt.want)
+		}
+	}
+}

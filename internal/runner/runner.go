@@ -254,7 +254,7 @@ func Send(ctx context.Context, o Options, c campaign.Campaign) error {
 	eng, err := dispatch.New(dispatch.Options{
 		Campaign: c, Endpoint: endpoint, Ledger: ledger, Sender: o.Sender, Clock: o.Clock, Token: o.Token,
 		Runner: self, Stale: o.Stale, Dead: live.Dead,
-		Policy: o.Policy, Poll: o.Poll, Probe: o.Probe,
+		Policy: o.Policy, Poll: o.Poll, Probe: o.Probe, Reactions: sharedReactions(o.Shared),
 		Observe: func(ev dispatch.Event) {
 			if o.Observe != nil {
 				o.Observe(ev)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/wasend/wasend/internal/dispatch"
 )
 
 // SharedSync keeps this host's database in step with what several hosts
@@ -50,3 +52,10 @@ func startShared(ctx context.Context, o Options) (stop func()) {
 
 // finalPush bounds the push at the end of a run.
 const finalPush = 3 * time.Second
+
+// sharedReactions is the throttle reactions the hosts share, when what
+// they share holds them (hostshare.Sync does); nil without --limits.
+func sharedReactions(s SharedSync) dispatch.SharedReactions {
+	r, _ := s.(dispatch.SharedReactions)
+	return r
+}
