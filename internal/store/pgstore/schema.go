@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // schema is a database's schema as both drivers can describe it: what the
@@ -213,19 +215,7 @@ func sqliteTable(ctx context.Context, db sqlQuerier, name string, indexes map[st
 
 func sqliteIndexColumns(ctx context.Context, db sqlQuerier, index string) ([]string, error) {
 	rows, err := db.QueryContext(ctx, `SELECT coalesce(name, '(expression)') FROM pragma_index_info(?) ORDER BY seqno`, index)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var cols []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return nil, err
-		}
-		cols = append(cols, c)
-	}
-	return cols, rows.Err()
+	return rowscan.All(rows, err, func(r *sql.Rows, c *string) error { return r.Scan(c) })
 }
 
 func sortedList(cols []string) string {
