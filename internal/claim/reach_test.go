@@ -126,7 +126,10 @@ func TestReachRefundTakesTheUnitBack(t *testing.T) {
 // TestReachAcrossProcesses: two store handles on one database (as two
 // processes have) claim one campaign concurrently at advancing instants;
 // no 24 h window ever holds more distinct recipients than allowed, and
-// the window is used to exactly that.
+// the window is used to exactly that. A send counts at the instant its
+// claim acted at (Claim.At, what the send log holds): a worker whose now
+// lags the buckets another one stamped acts at their stamp, not at its
+// own now (notBefore).
 func TestReachAcrossProcesses(t *testing.T) {
 	clk := newFakeClock()
 	path := filepath.Join(t.TempDir(), "wasend.db")
@@ -160,8 +163,8 @@ func TestReachAcrossProcesses(t *testing.T) {
 					return
 				}
 				mu.Lock()
-				for range cs {
-					sends = append(sends, now)
+				for _, cl := range cs {
+					sends = append(sends, cl.At)
 				}
 				mu.Unlock()
 			}
@@ -187,6 +190,53 @@ func TestReachAcrossProcesses(t *testing.T) {
 	}
 }
 
+// TestReachBackwardsClock: a claim whose instant lies before sends
+// already logged (another process's clock, behind) is judged against
+// every window it would join, not only its own: sends after its instant
+// count too. Without them the claim at +10h would see one recipient in
+// its window and admit a third to the window ending at +20h.
+func TestReachBackwardsClock(t *testing.T) {
+	clk := newFakeClock()
+	st := openTest(t, clk)
+	mustPortfolio(t, st, "acme", 2, 0)
+	mustAccount(t, st, "a", campaign.TierNew, fast)
+	mustAccount(t, st, "b", campaign.TierNew, fast)
+	joinPortfolio(t, st, "a", "acme")
+	joinPortfolio(t, st, "b", "acme")
+	enable := func(name string, on bool) {
+		t.Helper()
+		if _, err := st.UpdateAccount(t.Context(), name, campaign.AccountChange{Disabled: ptr(!on)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No global bucket: its stamp would move the late claim to it.
+	if err := st.SetGlobalLimit(t.Context(), false, ratelimit.Limit{}); err != nil {
+		t.Fatal(err)
+	}
+	c := mustCampaign(t, st, "c", 6)
+	h := time.Hour
+	enable("b", false)
+	runClaims(t, st, clk, c.ID, []claimStep{
+		{At: 0, WantAccount: "a"},
+		{At: 20 * h, WantAccount: "a"},
+		{At: 20 * h, WantWait: campaign.WaitReach, WantUntil: 24 * h},
+		{At: 30 * h, WantAccount: "a"}, // the window (+6h, +30h] holds +20h's alone
+	})
+	// b has stamped no bucket: a claim on it acts at its own instant, +10h,
+	// whose window holds +0h's recipient alone, while the windows ending
+	// from +20h on are full. Its campaign's recipients are new (c's rows
+	// are held for the window).
+	clk.Set(at(10 * h))
+	enable("a", false)
+	enable("b", true)
+	late := importPhones(t, st, "late", phone(10), phone(11))
+	cs, err := New(st).ClaimN(t.Context(), late.ID, "r2", at(10*h), 2)
+	var we *campaign.WaitError
+	if !errors.As(err, &we) || we.Reason != campaign.WaitReach {
+		t.Fatalf("claim at +10h: %v (%d claims), want a reach wait", err, len(cs))
+	}
+}
+
 // TestReachFullStillAdmitsRepeats: a new recipient the full window
 // refuses does not hold back a recipient behind it who is in the window.
 func TestReachFullStillAdmitsRepeats(t *testing.T) {
@@ -199,23 +249,30 @@ func TestReachFullStillAdmitsRepeats(t *testing.T) {
 	if cs, err := New(st).ClaimN(t.Context(), first.ID, "r1", t0, 2); err != nil || len(cs) != 2 {
 		t.Fatalf("first: %d claims, %v", len(cs), err)
 	}
-	im, err := st.Import(t.Context(), campaign.Campaign{Name: "mixed", Fingerprint: "fp-mixed", Source: "mixed.csv",
+	mixed := importPhones(t, st, "mixed", phone(7), phone(1)) // new, then a repeat
+	cs, err := New(st).ClaimN(t.Context(), mixed.ID, "r1", at(time.Hour), 2)
+	if err != nil || len(cs) != 1 || cs[0].Message.Phone != phone(1) {
+		t.Fatalf("claimed %v (%v), want the repeat %s alone", cs, err, phone(1))
+	}
+}
+
+// importPhones imports a campaign of one row per phone, in order.
+func importPhones(t *testing.T, st *store.Store, name string, phones ...string) campaign.Campaign {
+	t.Helper()
+	im, err := st.Import(t.Context(), campaign.Campaign{Name: name, Fingerprint: "fp-" + name, Source: name + ".csv",
 		Spec: campaign.Spec{Kind: campaign.KindTemplate, Template: "hello", Lang: "en_US"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer im.Rollback()
-	for i, p := range []string{phone(7), phone(1)} { // new, then a repeat
+	for i, p := range phones {
 		if _, err := im.Add(t.Context(), campaign.Message{Line: i + 2, Input: p, Phone: p}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mixed, err := im.Commit(t.Context())
+	c, err := im.Commit(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := New(st).ClaimN(t.Context(), mixed.ID, "r1", at(time.Hour), 2)
-	if err != nil || len(cs) != 1 || cs[0].Message.Phone != phone(1) {
-		t.Fatalf("claimed %v (%v), want the repeat %s alone", cs, err, phone(1))
-	}
+	return c
 }

@@ -20,7 +20,11 @@ const ReachWindow = 24 * time.Hour
 // the portfolio within the window costs nothing; any other costs one unit,
 // and only while fewer than Allowed distinct recipients are in the window.
 // Since a free send only goes to a recipient already in the window, the
-// distinct recipients of every window then stay within Allowed.
+// distinct recipients of every window then stay within Allowed. Where
+// instants may go backwards (claims of several processes, each at its own
+// now), the window's count includes the sends logged after the instant
+// too: a new recipient then joins every window ending from it on, each of
+// which those sends are in (TestReachBackwardsClock in internal/claim).
 type Reach struct {
 	Limit  int
 	Margin float64

@@ -146,7 +146,8 @@ func claimUntilEnd(t *testing.T, st driver.Driver, clk *clock.Sim, runner string
 	claimed func(...campaign.Claim), outcome func(campaign.Claim) campaign.Outcome) {
 	var done []campaign.Result
 	for range bound {
-		cs, claimErr, err := ledger(st).RecordAndClaimN(t.Context(), runner, done, id, clk.Now(), batch)
+		now := clk.Now()
+		cs, claimErr, err := ledger(st).RecordAndClaimN(t.Context(), runner, done, id, now, batch)
 		if err != nil {
 			t.Errorf("%s: record: %v", runner, err)
 			return
@@ -168,6 +169,18 @@ func claimUntilEnd(t *testing.T, st driver.Driver, clk *clock.Sim, runner string
 			// Its last rows are still to record.
 		case errors.As(claimErr, &we) && we.Reason == campaign.WaitInFlight:
 			// Another runner holds the last rows.
+		case errors.As(claimErr, &we) && we.Reason == campaign.WaitRetry:
+			// Every row left was put off past the instant it claimed at
+			// (for its sticky number's next token): other runners' claims,
+			// at a later now, put them off while this one waited for the
+			// lock. It waits until they are due, as the engine does: time
+			// moves on to then. A wait for an instant already past would
+			// be the claim's bug.
+			if we.Until.Before(now) {
+				t.Errorf("%s: claim at %v waits for retry until %v, before it", runner, now, we.Until)
+				return
+			}
+			clk.AdvanceTo(we.Until)
 		case errors.As(claimErr, &we) && (we.Reason == campaign.WaitTokens || we.Reason == campaign.WaitPriority):
 			// A number sends at most its throughput a second: every
 			// goroutine that finds the buckets dry moves time on a
