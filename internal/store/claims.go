@@ -122,18 +122,13 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) ([]int64, err
 // record stores one outcome as both drivers do (recordsql.Record); moved
 // is false when the row's fence refused it.
 func record(ctx context.Context, tx *Tx, c campaign.Claim, o campaign.Outcome, now time.Time) (moved bool, err error) {
-	return recordsql.Record(ctx, recordTx{tx}, sqlite, c, o, now)
+	return recordsql.Record(ctx, recordTx{sqlTx{tx}, tx}, sqlite, c, o, now)
 }
 
 // recordTx is a transaction as recordsql writes through it.
-type recordTx struct{ tx *Tx }
-
-func (r recordTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	return sqlTx{r.tx}.Exec(ctx, query, args...)
-}
-
-func (r recordTx) Accounts(ctx context.Context, where string, args ...any) ([]rowscan.Account, error) {
-	return sqlTx{r.tx}.Accounts(ctx, where, args...)
+type recordTx struct {
+	sqlTx
+	tx *Tx
 }
 
 type execer interface {

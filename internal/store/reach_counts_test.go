@@ -96,7 +96,7 @@ func TestReachCountMatchesDistinctCount(t *testing.T) {
 			logged = append(logged, cs...)
 			if rng.IntN(5) == 0 {
 				c := logged[rng.IntN(len(logged))]
-				if err := recordsql.UnlogContact(ctx, recordTx{tx}, sqlite, c); err != nil {
+				if err := recordsql.UnlogContact(ctx, recordTx{sqlTx{tx}, tx}, sqlite, c); err != nil {
 					return err
 				}
 			}

@@ -201,15 +201,21 @@ func inBatches[T any](vs []T, pad T, fn func(batch []T) error) error {
 	return nil
 }
 
-// linkWaitingStatuses matches the statuses kept unmatched for the given
-// wamids (their webhook came before the send's answer was recorded, without
-// callback data) to the rows that carry them now, and marks them waiting:
-// the applier's next pass settles them (Deferred). It runs in the
-// transaction that records the wamids, so no status is left behind; a
-// status matched once is never linked again. Padding ("") matches nothing.
-// The unary + keeps SQLite on the wamid key: statuses of other senders'
-// messages stay unmatched for ever, and must not be scanned per send.
+// linkWaitingStatuses matches the statuses kept unmatched for the given wamids
+// (their webhook, without callback data, came before the send's answer was
+// recorded) to the rows that carry them now, and marks them waiting for the
+// applier's next pass (Deferred), in the transaction that records the wamids:
+// none is left behind, none linked twice. Padding ("") matches nothing. The
+// unary + keeps SQLite on the wamid key: other senders' statuses stay unmatched
+// for ever and must not be scanned per send. When one probe finds none
+// unmatched, as usually, the wamids are not looked up.
 func linkWaitingStatuses(ctx context.Context, tx *Tx, wamids []any) error {
+	var waiting bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM message_statuses WHERE message_id IS NULL)`).Scan(&waiting); err != nil {
+		return fmt.Errorf("look for statuses that came before their send was recorded: %w", err)
+	} else if !waiting {
+		return nil
+	}
 	return inBatches(wamids, any(""), func(ws []any) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE message_statuses SET message_id = m.id, applied = 0
 			FROM messages m WHERE +message_statuses.message_id IS NULL AND message_statuses.wamid IN (`+repeated(len(ws), "?")+`)

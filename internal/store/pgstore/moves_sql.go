@@ -37,10 +37,11 @@ var (
 		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[]) AS v(id, wamid, at, fence)
 		WHERE messages.id = v.id AND ` + keyedFence(campaign.MoveRecordSent.From(), "v.fence") + ` RETURNING messages.id`
 	// startSQL marks claimed rows' requests started, each only while the
-	// row is still its claim and not yet started.
+	// row is still its claim and not yet started, and returns those it
+	// marked with their fence.
 	startSQL = `UPDATE messages SET started = 1 FROM unnest($1::bigint[], $2::bigint[]) AS v(id, fence)
 		WHERE messages.id = v.id AND ` + keyedFence([]campaign.State{campaign.Sending}, "v.fence") +
-		` AND messages.started = 0 RETURNING messages.id`
+		` AND messages.started = 0 RETURNING messages.id, messages.attempts`
 
 	// The leases: a heartbeat extends its runner's that no rescuer ended
 	// (even run out: until a rescuer takes a row, its holder may keep it);

@@ -58,21 +58,28 @@ func (s *Store) Start(ctx context.Context, runner string, cs []campaign.Claim, n
 	if err != nil {
 		return nil, fmt.Errorf("start %d requests: %w", len(cs), err)
 	}
-	started, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	started, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (v [2]int64, err error) { return v, r.Scan(&v[0], &v[1]) })
 	if err != nil {
 		return nil, fmt.Errorf("start %d requests: %w", len(cs), err)
 	}
-	ok := make(map[int64]bool, len(started))
-	for _, id := range started {
-		ok[id] = true
+	return refusedStarts(cs, started), nil
+}
+
+// refusedStarts is the message ids of the claims of cs that a start did
+// not mark: started holds the id and fence of each row it marked. A row's
+// stale claim is refused though a newer claim of it started beside it.
+func refusedStarts(cs []campaign.Claim, started [][2]int64) []int64 {
+	ok := make(map[[2]int64]bool, len(started))
+	for _, s := range started {
+		ok[s] = true
 	}
 	var refused []int64
-	for _, id := range ids {
-		if !ok[id] {
-			refused = append(refused, id)
+	for _, c := range cs {
+		if !ok[[2]int64{c.Message.ID, c.Fence}] {
+			refused = append(refused, c.Message.ID)
 		}
 	}
-	return refused, nil
+	return refused
 }
 
 // UnregisterRunner removes a runner that stopped cleanly.

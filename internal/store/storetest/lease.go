@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -157,26 +158,23 @@ func (s suite) testFenceRefusesStaleRunner(t *testing.T) {
 	if refused, err := st.Start(t.Context(), "stale", []campaign.Claim{lapsed}, clk.Now()); err != nil || len(refused) != 1 {
 		t.Errorf("the stale runner's start: %v refused, %v; want refused", refused, err)
 	}
-	for _, cl := range []campaign.Claim{lapsed, sentBefore} {
-		for _, o := range []campaign.Outcome{
-			{Kind: campaign.OutcomeSent, WAMID: "wamid.stale"},
-			{Kind: campaign.OutcomeSent, WAMID: "wamid.stale", ErrorCode: 1, Error: "with effects"},
-			{Kind: campaign.OutcomeRetry, RetryAt: clk.Now(), Refund: true, Error: "put back"},
-			{Kind: campaign.OutcomeFailed, ErrorCode: 131026},
-			{Kind: campaign.OutcomeUnknown, Error: "timeout"},
-		} {
-			err := record(t, st, cl, "stale", o, clk.Now())
-			var fe *campaign.FenceError
-			if !errors.As(err, &fe) || len(fe.Rows) != 1 || fe.Rows[0] != cl.Message.ID {
-				t.Errorf("row %d: the stale runner's %v: %v, want a FenceError naming the row", cl.Message.ID, o.Kind, err)
-			}
-		}
+	// In one batch, a stale claim is refused beside the new claim of its
+	// row and another row's, which start; a request started already is
+	// refused the second time.
+	batch := []campaign.Claim{lapsed}
+	for _, cl := range byNext {
+		batch = append(batch, cl)
+	}
+	if refused, err := st.Start(t.Context(), "next", batch, clk.Now()); err != nil || !slices.Equal(refused, []int64{lapsed.Message.ID}) {
+		t.Errorf("a stale claim beside live ones: %v refused, %v; want only %d", refused, err, lapsed.Message.ID)
+	}
+	if refused, err := st.Start(t.Context(), "next", batch[1:2], clk.Now()); err != nil || len(refused) != 1 {
+		t.Errorf("a request started twice: %v refused, %v; want refused", refused, err)
 	}
 	for id, cl := range byNext {
 		if got := readMessage(t, st, id); got.state != "sending" || got.wamid.Valid {
 			t.Errorf("row %d after the stale writes: %+v, want the next runner's, sending", id, got)
 		}
-		mustStart(t, st, "next", clk.Now(), cl)
 		if err := record(t, st, cl, "next", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.next", id)}, clk.Now()); err != nil {
 			t.Errorf("the holder's own write: %v", err)
 		}
