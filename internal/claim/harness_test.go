@@ -54,6 +54,17 @@ func joinPortfolio(t *testing.T, st *store.Store, account, portfolio string) {
 	}
 }
 
+// portfolioOfTwo makes portfolio "acme" reaching limit recipients a day,
+// shared by two fast new numbers "a" and "b".
+func portfolioOfTwo(t *testing.T, st *store.Store, limit int) {
+	t.Helper()
+	mustPortfolio(t, st, "acme", limit, 0)
+	for _, name := range []string{"a", "b"} {
+		mustAccount(t, st, name, campaign.TierNew, fast)
+		joinPortfolio(t, st, name, "acme")
+	}
+}
+
 // scheduledCampaign imports n rows with a schedule.
 func scheduledCampaign(t *testing.T, st *store.Store, name string, n int, sc campaign.Schedule) campaign.Campaign {
 	t.Helper()

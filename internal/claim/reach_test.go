@@ -16,11 +16,7 @@ import (
 func TestClaimAdmitsAgainstPortfolioReach(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
-	mustPortfolio(t, st, "acme", 3, 0)
-	mustAccount(t, st, "a", campaign.TierNew, fast)
-	mustAccount(t, st, "b", campaign.TierNew, fast)
-	joinPortfolio(t, st, "a", "acme")
-	joinPortfolio(t, st, "b", "acme")
+	portfolioOfTwo(t, st, 3)
 	c := mustCampaign(t, st, "first", 6)
 
 	h := time.Hour
@@ -198,11 +194,7 @@ func TestReachAcrossProcesses(t *testing.T) {
 func TestReachBackwardsClock(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
-	mustPortfolio(t, st, "acme", 2, 0)
-	mustAccount(t, st, "a", campaign.TierNew, fast)
-	mustAccount(t, st, "b", campaign.TierNew, fast)
-	joinPortfolio(t, st, "a", "acme")
-	joinPortfolio(t, st, "b", "acme")
+	portfolioOfTwo(t, st, 2)
 	enable := func(name string, on bool) {
 		t.Helper()
 		if _, err := st.UpdateAccount(t.Context(), name, campaign.AccountChange{Disabled: ptr(!on)}); err != nil {
