@@ -163,3 +163,12 @@ func TestSummaryLineKeepsItsColumn(t *testing.T) {
 		t.Errorf("summaryLine = %q, want %q", got, want)
 	}
 }
+
+// TestColumnsAsRunewidth: the ASCII shortcut counts what runewidth counts.
+func TestColumnsAsRunewidth(t *testing.T) {
+	for _, s := range []string{"", "campaign run", "--max-cost ~1.5 {x}", "naïve", "日本語", "tab\there", "e\u0301", "👍🏽 ok"} {
+		if got, want := columns(s), runewidth.StringWidth(s); got != want {
+			t.Errorf("columns(%q) = %d, runewidth %d", s, got, want)
+		}
+	}
+}

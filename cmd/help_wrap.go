@@ -98,8 +98,8 @@ func usageText(c *cobra.Command, width int) string {
 // summaryLine is a command list's line: the name padded to pad, then the
 // summary, its continuation lines under the summary's first word.
 func summaryLine(name string, pad int, short string, width int) string {
-	left := "  " + name + strings.Repeat(" ", max(pad-runewidth.StringWidth(name), 0)) + " "
-	return wrapWords(left, short, width, runewidth.StringWidth(left))
+	left := "  " + name + strings.Repeat(" ", max(pad-columns(name), 0)) + " "
+	return wrapWords(left, short, width, columns(left))
 }
 
 // wrapText wraps each line of s wider than width at spaces; a continuation
@@ -120,12 +120,25 @@ func wrapLine(l string, width, indent int) string {
 	return wrapWords(l[:lead], l[lead:], width, indent)
 }
 
+// columns is the width of s on a terminal: its length when s is printable
+// ASCII, one column a byte; else runewidth's, whose walk of grapheme clusters
+// was most of what every command spent building the help topics' text at
+// start-up.
+func columns(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return runewidth.StringWidth(s)
+		}
+	}
+	return len(s)
+}
+
 // wrapWords writes prefix as it is, then the words of text, breaking to a
 // new line indented by indent before a word that would pass width. A word
 // longer than the room stays whole on its own line.
 func wrapWords(prefix, text string, width, indent int) string {
 	l := prefix + text
-	if width <= 0 || runewidth.StringWidth(l) <= width {
+	if width <= 0 || columns(l) <= width {
 		return l
 	}
 	if width-indent < 20 { // too little room beside the indent: less of it
@@ -133,10 +146,10 @@ func wrapWords(prefix, text string, width, indent int) string {
 	}
 	var b strings.Builder
 	b.WriteString(prefix)
-	col := runewidth.StringWidth(prefix)
+	col := columns(prefix)
 	first := true
 	for _, w := range strings.Fields(text) {
-		ww := runewidth.StringWidth(w)
+		ww := columns(w)
 		switch {
 		case first && col+ww <= width || first && col <= indent:
 		case first || col+1+ww > width:
@@ -176,7 +189,7 @@ func flagUsages(fs *pflag.FlagSet, width int) string {
 		}
 		left, usage := l[:col], l[col:]
 		switch {
-		case width <= 0 || runewidth.StringWidth(l) <= width:
+		case width <= 0 || columns(l) <= width:
 		case width-col >= 24:
 			lines[i] = wrapWords(left, usage, width, col)
 		case strings.TrimSpace(left) == "":

@@ -30,6 +30,7 @@ import (
 	"github.com/wasend/wasend/internal/store/lockwait"
 	"github.com/wasend/wasend/internal/store/migrate"
 	"github.com/wasend/wasend/internal/store/rowscan"
+	"github.com/wasend/wasend/internal/store/sqliteconfig"
 	"github.com/wasend/wasend/internal/store/writelock"
 )
 
@@ -86,11 +87,11 @@ func Open(ctx context.Context, path string, opts driver.Options) (*Store, error)
 	// may lose the last commits.
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_cache_size", "-"+strconv.Itoa(cacheKiB))
-	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	db, err := sqliteconfig.Open("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{conn: &conn{db: db, path: path, now: opts.Now, busyTimeout: opts.BusyTimeout}}
+	s := &Store{conn: &conn{db: db, path: path, stmts: map[string]*sql.Stmt{}, now: opts.Now, busyTimeout: opts.BusyTimeout}}
 	s.ckpt = checkpoint.Start(db, &s.wmu, 0, nil)
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -358,9 +359,6 @@ func (t *Tx) stmt(_ context.Context, query string) (*sql.Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.s.stmts == nil {
-		t.s.stmts = map[string]*sql.Stmt{}
-	}
 	t.s.stmts[query] = st
 	return st, nil
 }
@@ -370,7 +368,7 @@ func (c *conn) closeStmts() {
 	for _, st := range c.stmts {
 		st.Close()
 	}
-	c.stmts = nil
+	clear(c.stmts)
 }
 
 // ExecContext runs a statement in the transaction.

@@ -48,6 +48,11 @@ type Client struct {
 	// (a RoundTripper must not modify a request): nil when post is hc.Do,
 	// which may add a cookie jar's cookies to them.
 	headers *sync.Map // token → http.Header
+	// posts holds the request to each edge Send posts to (one per phone
+	// number id and edge), its URL parsed once: each send is a copy with
+	// its own context, headers and body, sharing the URL as requests share
+	// headers.
+	posts   [2]sync.Map // [marketing] phone number id → *http.Request
 	timeout time.Duration
 	now     func() time.Time
 }
@@ -125,6 +130,25 @@ func (c *Client) header(token string) http.Header {
 	return h
 }
 
+// postTo returns the request (without context, headers or body) that posts
+// to the send edge of phone number id, or its marketing edge.
+func (c *Client) postTo(id string, marketing bool) (*http.Request, error) {
+	posts := &c.posts[0]
+	edge := "/messages"
+	if marketing {
+		posts, edge = &c.posts[1], "/"+MarketingEdge
+	}
+	if r, ok := posts.Load(id); ok {
+		return r.(*http.Request), nil
+	}
+	r, err := http.NewRequest(http.MethodPost, c.baseURL+"/"+c.version+"/"+url.PathEscape(id)+edge, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	posts.Store(id, r)
+	return r, nil
+}
+
 // readBody reads a response's body to its end (so that its connection is
 // kept), at most maxResponseBody bytes: into a buffer of the announced
 // length when there is one, which real answers have.
@@ -180,12 +204,10 @@ func (c *Client) Send(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	edge := "/messages"
-	if req.Marketing {
-		edge = "/" + MarketingEdge
+	post, err := c.postTo(req.PhoneNumberID, req.Marketing)
+	if err != nil {
+		return Response{}, err
 	}
-	endpoint := c.baseURL + "/" + c.version + "/" + url.PathEscape(req.PhoneNumberID) + edge
-
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var written atomic.Bool
@@ -196,11 +218,13 @@ func (c *Client) Send(ctx context.Context, req Request) (Response, error) {
 			}
 		},
 	})
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return Response{}, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
-	}
+	hreq := post.WithContext(ctx)
 	hreq.Header = c.header(req.Token)
+	// As http.NewRequest sets a body of bytes: GetBody lets the transport
+	// post it again on a fresh connection when a kept one was found closed
+	// before anything was written.
+	hreq.Body, hreq.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 
 	resp, err := c.post(hreq)
 	if err != nil {

@@ -72,6 +72,13 @@ func TestSendRequest(t *testing.T) {
 				`"template":{"name":"spring_sale","language":{"code":"en","policy":"deterministic"}}}`,
 		},
 		{
+			name:     "the send edge again, after the marketing edge of the same number",
+			req:      Request{PhoneNumberID: "1", Token: testToken, To: "+16505551234", Template: &Template{Name: "hello_world", Lang: "en_US"}},
+			wantPath: "/v26.0/1/messages",
+			wantBody: `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+16505551234","type":"template",` +
+				`"template":{"name":"hello_world","language":{"code":"en_US","policy":"deterministic"}}}`,
+		},
+		{
 			name:     "text with an id that needs escaping",
 			req:      Request{PhoneNumberID: "a/b c", Token: testToken, To: "+16505551234", Text: "Hello"},
 			wantPath: "/v26.0/a%2Fb%20c/messages",
@@ -79,10 +86,11 @@ func TestSendRequest(t *testing.T) {
 				`"text":{"preview_url":false,"body":"Hello"}}`,
 		},
 	}
+	// One client for all: its requests are made once per number and edge.
+	srv, got := newCaptureServer(t, http.StatusOK, okAnswer)
+	c := New(Config{BaseURL: srv.URL + "/"}) // the trailing slash is trimmed
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, got := newCaptureServer(t, http.StatusOK, okAnswer)
-			c := New(Config{BaseURL: srv.URL + "/"}) // the trailing slash is trimmed
 			if _, err := c.Send(context.Background(), tt.req); err != nil {
 				t.Fatalf("Send: %v", err)
 			}
@@ -103,6 +111,46 @@ func TestSendRequest(t *testing.T) {
 				t.Errorf("body:\n got %s\nwant %s", g.body, tt.wantBody)
 			}
 		})
+	}
+}
+
+// roundTripFunc is an http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestSendBodyRewindable: a request carries its body's length and a way to
+// read the body again (GetBody), with which net/http posts it again on a
+// fresh connection when a kept one was found closed before it was written.
+func TestSendBodyRewindable(t *testing.T) {
+	var got *http.Request
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = r
+		io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(okAnswer)), ContentLength: int64(len(okAnswer))}, nil
+	})
+	c := New(Config{BaseURL: "http://wa.test", HTTPClient: &http.Client{Transport: rt}})
+	req := Request{PhoneNumberID: "1", Token: testToken, To: "+16505551234", Text: "hi"}
+	want, err := BuildBody(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := c.Send(context.Background(), req); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		if got.ContentLength != int64(len(want)) || got.GetBody == nil {
+			t.Fatalf("send %d: ContentLength %d (want %d), GetBody set %v", i, got.ContentLength, len(want), got.GetBody != nil)
+		}
+		for range 2 {
+			rc, err := got.GetBody()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := io.ReadAll(rc); string(b) != string(want) {
+				t.Errorf("send %d: GetBody read %s, want %s", i, b, want)
+			}
+		}
 	}
 }
 
@@ -448,4 +496,30 @@ func TestSendReadsBodiesAndKeepsConnections(t *testing.T) {
 			t.Errorf("chunked %v: %d connections for 5 requests in turn, want 1", chunked, n)
 		}
 	}
+}
+
+// BenchmarkSend posts template messages through Send to a local server that
+// answers at once, 64 at a time: allocations a request (the server's
+// included, which no change to Send moves).
+func BenchmarkSend(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, okAnswer)
+	}))
+	b.Cleanup(srv.Close)
+	c := New(Config{BaseURL: srv.URL})
+	b.Cleanup(c.CloseIdleConnections)
+	req := Request{PhoneNumberID: "106540352242922", Token: testToken, To: "+16505551234", CallbackData: "wasend:c1:m2",
+		Template: &Template{Name: "wasend_demo", Lang: "en_US", BodyParams: []string{"Ada"}}}
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Send(context.Background(), req); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
