@@ -80,6 +80,7 @@ func Run(t *testing.T, h Harness) {
 		{"portfolios", s.portfolioTests()},
 		{"import", s.importTests()},
 		{"claim", s.claimTests()},
+		{"sticky", s.stickyTests()},
 		{"record", s.recordTests()},
 		{"rescue", s.rescueTests()},
 		{"leases", s.leaseTests()},

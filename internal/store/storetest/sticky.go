@@ -1,0 +1,154 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/wasend/wasend/internal/campaign"
+	"github.com/wasend/wasend/internal/clock"
+	"github.com/wasend/wasend/internal/store/driver"
+)
+
+// The sticky sender as the drivers store it: the number whose message the
+// API last accepted for a recipient (claimsql.LastContacts reads it from
+// the send log's sent_at, which each accepted outcome sets).
+
+func (s suite) stickyTests() []sub {
+	return []sub{
+		{"follows the send accepted", s.testStickyFollowsTheSendAccepted},
+		{"the latest send decides", s.testStickyLatestSendDecides},
+		{"a row sent again", s.testStickyRowSentAgain},
+	}
+}
+
+// A send binds its recipient to its number once the API accepted it, by
+// either path of an outcome (plain ones in bulk, a held one alone), and
+// still after its campaign was deleted; a request refused, failed or still
+// in flight binds them to none.
+func (s suite) testStickyFollowsTheSendAccepted(t *testing.T) {
+	sent := campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1", Class: "ok"}
+	held := sent
+	held.Held = true
+	tests := []struct {
+		name    string
+		outcome *campaign.Outcome // nil: still in flight
+		deleted bool              // the first campaign is deleted after its send
+		want    string
+	}{
+		{name: "accepted", outcome: &sent, want: "a"},
+		{name: "accepted, held for quality", outcome: &held, want: "a"},
+		{name: "accepted, its campaign since deleted", outcome: &sent, deleted: true, want: "a"},
+		{name: "failed", outcome: &campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131026, Error: "undeliverable",
+			Class: "permanent"}, want: "b"},
+		{name: "refused, to retry", outcome: &campaign.Outcome{Kind: campaign.OutcomeRetry, ErrorCode: 131000, Error: "try again",
+			Class: "transient", RetryAt: at(time.Minute), Refund: true}, want: "b"},
+		{name: "in flight", want: "b"},
+		{name: "in flight, its campaign since deleted", deleted: true, want: "b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			st := s.openTest(t, clk)
+			// a's bucket refills slowly: half empty after its send, b's is
+			// full, Pick's choice unless the recipient is a's.
+			MustAccount(t, st, "a", campaign.TierNew, Limited(0.0001, 2, 1000))
+			first := MustCampaign(t, st, "first", 1)
+			c := mustClaim(t, st, first.ID, "r1", t0)
+			if tt.outcome != nil {
+				if err := record(t, st, c, "r1", *tt.outcome, t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.deleted {
+				clk.Set(at(driver.LiveRunner + time.Second))
+				if err := st.DeleteCampaign(t.Context(), first.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			MustAccount(t, st, "b", campaign.TierNew, Limited(1, 5, 1000))
+			second := MustCampaign(t, st, "second", 1) // the same recipient
+			clk.Set(at(time.Hour))
+			if got := mustClaim(t, st, second.ID, "r1", at(time.Hour)); got.Account.Name != tt.want {
+				t.Errorf("sent from %s, want %s", got.Account.Name, tt.want)
+			}
+		})
+	}
+}
+
+// The latest send accepted decides, wherever it is kept: b's send in a
+// campaign that remains is later than a's in one since deleted.
+func (s suite) testStickyLatestSendDecides(t *testing.T) {
+	ctx := t.Context()
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	MustAccount(t, st, "a", campaign.TierNew, Limited(1, 5, 1000))
+	sendFrom := func(clk *clock.Sim, name string, when time.Duration, want string) campaign.Campaign {
+		t.Helper()
+		c := MustCampaign(t, st, name, 1)
+		clk.Set(at(when))
+		cl := mustClaim(t, st, c.ID, "r1", at(when))
+		if cl.Account.Name != want {
+			t.Fatalf("%s sent from %s, want %s", name, cl.Account.Name, want)
+		}
+		if err := record(t, st, cl, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid." + name, Class: "ok"}, at(when)); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	first := sendFrom(clk, "first", 0, "a")
+	MustAccount(t, st, "b", campaign.TierNew, Limited(0.0001, 2, 1000)) // half empty after its send: a is Pick's choice
+	if _, err := st.UpdateAccount(ctx, "a", campaign.AccountChange{Disabled: ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	sendFrom(clk, "second", time.Hour, "b") // a's recipient, a disabled: a break
+	if _, err := st.UpdateAccount(ctx, "a", campaign.AccountChange{Disabled: ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteCampaign(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	third := MustCampaign(t, st, "third", 1)
+	clk.Set(at(2 * time.Hour))
+	if got := mustClaim(t, st, third.ID, "r1", at(2*time.Hour)); got.Account.Name != "b" {
+		t.Errorf("sent from %s, want b (the latest send's, though a is fuller)", got.Account.Name)
+	}
+}
+
+// A row requeued after its send and sent again binds its recipient by its
+// new send alone: here b's request failed, so the old send's time with the
+// row's new account makes no sticky b (a, fuller, is Pick's choice).
+func (s suite) testStickyRowSentAgain(t *testing.T) {
+	ctx := t.Context()
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	MustAccount(t, st, "a", campaign.TierNew, Limited(1, 5, 1000))
+	first := MustCampaign(t, st, "first", 1)
+	c := mustClaim(t, st, first.ID, "r1", t0)
+	if err := record(t, st, c, "r1", campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1", Class: "ok"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	MustAccount(t, st, "b", campaign.TierNew, Limited(0.0001, 2, 1000))
+	if n, err := st.RequeueUndelivered(ctx, first.ID, at(time.Minute)); err != nil || n != 1 {
+		t.Fatalf("requeue undelivered: %d, %v", n, err)
+	}
+	if _, err := st.UpdateAccount(ctx, "a", campaign.AccountChange{Disabled: ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(at(time.Minute))
+	again := mustClaim(t, st, first.ID, "r1", at(time.Minute))
+	if again.Account.Name != "b" {
+		t.Fatalf("sent again from %s, want b", again.Account.Name)
+	}
+	if err := record(t, st, again, "r1", campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131026, Error: "undeliverable",
+		Class: "permanent"}, at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UpdateAccount(ctx, "a", campaign.AccountChange{Disabled: ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	second := MustCampaign(t, st, "second", 1)
+	clk.Set(at(time.Hour))
+	if got := mustClaim(t, st, second.ID, "r1", at(time.Hour)); got.Account.Name != "a" {
+		t.Errorf("sent from %s, want a: b's request failed", got.Account.Name)
+	}
+}
