@@ -116,8 +116,9 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 		r.win.since = t
 	}
 	if !throttled {
-		if r.run >= BlockedRun {
+		if r.blocks > 0 {
 			// The block ended: what it counted says nothing of a rate.
+			// (A run within a second, a burst above a ceiling, does.)
 			r.win = tally{since: t}
 		}
 		r.run, r.blocks = 0, 0

@@ -36,6 +36,10 @@ func TestReaction(t *testing.T) {
 		{"a burst throttled within its second is no block", []step{
 			{at: 0, n: BlockedRun + 2, every: 1},
 		}, 0, false},
+		{"a burst throttled within its second counts in the window", []step{
+			{at: 0, n: 2 * BlockedRun, every: 1},
+			{at: time.Second / 2, n: FastAnswers - 2*BlockedRun, wantFactor: ProbeDrop},
+		}, 0, false},
 		{"a run past a second rests, doubling up to 4 times", []step{
 			{at: 0, n: BlockedRun - 1, every: 1},
 			{at: time.Second, n: 1, every: 1, wantRest: base},
