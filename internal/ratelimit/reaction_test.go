@@ -240,6 +240,24 @@ func TestReactionJSON(t *testing.T) {
 	if r.Noise() == 0 {
 		t.Error("no noise learned: the test does not hold what it says")
 	}
+
+	// At the start: the answers before the first throttle, and that it
+	// came, are kept too.
+	start := NewReaction(1, t0)
+	for i := range 21 {
+		start.Answer(t0.Add(time.Duration(i)*time.Millisecond), i == 20, 0, time.Second)
+	}
+	b, err = start.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back = Reaction{}
+	if err := back.UnmarshalJSON(b); err != nil {
+		t.Fatal(err)
+	}
+	if back != start || !back.started || back.pre != 20 {
+		t.Fatalf("read back %+v; want %+v", back, start)
+	}
 }
 
 func TestFeedDue(t *testing.T) {
