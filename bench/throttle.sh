@@ -6,6 +6,7 @@
 #   WASEND_BIN=/tmp/wasend-old bench/throttle.sh  # another build of wasend sends
 #   CASES=Redis bench/throttle.sh                 # only the cases whose name has Redis
 #   HOSTS=3 CASES=Redis bench/throttle.sh         # three hosts on Redis rather than two
+#   RECORDS=DIR bench/throttle.sh                 # keep each case's sandbox record in DIR
 #
 # noise:   2 % of requests answered 130429 at random, no ceiling: the share
 #          does not depend on the rate, so the numbers should keep theirs
@@ -74,8 +75,10 @@ acc = sum(r['outcome'] in ('accepted', 'slow', 'dropped') for r in recs)
 thr = sum(r['code'] == 130429 for r in recs)
 late = [r for r in recs if (ts(r['at']) - at[0]).total_seconds() >= 15]
 lthr = sum(r['code'] == 130429 for r in late)
+early = len(recs) - len(late)
 print(f"{name}: {acc} accepted in {span:.1f} s = {acc/span:.1f} msg/s of {allowed:g} allowed: utilisation {acc/span/allowed:.2f}; "
-      f"throttled {thr} of {len(recs)} requests ({100*thr/len(recs):.1f} %), after the first 15 s {lthr} of {len(late)} ({100*lthr/max(len(late),1):.1f} %)")
+      f"throttled {thr} of {len(recs)} requests ({100*thr/len(recs):.1f} %): in the first 15 s {thr-lthr} of {early} ({100*(thr-lthr)/max(early,1):.1f} %), "
+      f"after them {lthr} of {len(late)} ({100*lthr/max(len(late),1):.1f} %)")
 EOF
 }
 
@@ -109,6 +112,7 @@ run() {
   kill "$sandbox" 2>/dev/null || true
   wait "$sandbox" 2>/dev/null || true
   report "$name" "$rec" "$allowed"
+  if [ -n "${RECORDS:-}" ]; then mkdir -p "$RECORDS" && cp "$rec" "$RECORDS/"; fi
 }
 
 echo "three numbers at $rate msg/s, $rows rows; ceiling case: the server accepts $ceiling msg/s a number"

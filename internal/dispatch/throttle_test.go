@@ -34,7 +34,8 @@ func TestSharedReactionFollowed(t *testing.T) {
 		t.Cleanup(func() { sh.Close() })
 		return sh
 	}
-	other := make([]ratelimit.Answered, ratelimit.FastAnswers)
+	// Its first throttle starts the windows, then FastAnswers answers.
+	other := make([]ratelimit.Answered, 1+ratelimit.FastAnswers)
 	for i := range other {
 		other[i] = ratelimit.Answered{At: e.clock.Now(), Throttled: i%3 == 0}
 	}

@@ -10,17 +10,23 @@ import (
 )
 
 // TestFeedReactionConcurrent: ten hosts feed the number's shared reaction
-// at once, FastAnswers answers in all, FastThrottles of them throttled. No
-// feed is lost to another written at the same instant (each retries from
-// what the other wrote): together they are the answers and throttles that
-// judge a window early, so the reaction probes — which every host reads,
-// and which no host's answer alone could have decided.
+// at once, after its first throttle, FastAnswers answers in all,
+// FastThrottles of them throttled. No feed is lost to another written at
+// the same instant (each retries from what the other wrote): together they
+// are the answers and throttles that judge a window early, so the reaction
+// probes — which every host reads, and which no host's answer alone could
+// have decided.
 func TestFeedReactionConcurrent(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := t.Context()
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	const hosts = 10
 	per := ratelimit.FastAnswers / hosts
+	// The number's first throttle: windows count from it (the server's
+	// burst before it tells nothing of a ceiling).
+	if _, _, err := openShared(t, srv).FeedReaction(ctx, "1001", []ratelimit.Answered{{At: t0, Throttled: true}}); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, hosts)
 	start := make(chan struct{})

@@ -13,7 +13,9 @@ import (
 // engine feeds it every answer the server gave; the ledger only stores its
 // verdicts (Health.Reacted). Like a bucket it reads no clock.
 //
-// It counts answers and throttles at the factor in force (a window). When
+// It counts answers and throttles at the factor in force (a window), the
+// first from the account's first throttle on: until then the server's
+// bucket, full when nothing was sent, hides any ceiling. When
 // the throttled share rises above the noise it knows, it probes: the rate
 // drops to ProbeDrop of itself for one window. If the share falls with the
 // rate, the rate caused it: the account holds HoldMargin of what the server
@@ -34,6 +36,8 @@ type Reaction struct {
 	hiF     float64 // while probing: the factor before the probe
 	probing bool
 	changed bool      // the factor changed at win.since: answers before its first SettleTime are not counted
+	started bool      // a throttle was seen: answers before the first are not counted
+	pre     int       // the answers before it, until the first window is judged (ready)
 	noise   float64   // the throttled share found not to fall with the rate
 	run     int       // throttles since the last other answer
 	runFrom time.Time // the first of them
@@ -112,8 +116,9 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 		r.win.since = t
 	}
 	if !throttled {
-		if r.run >= BlockedRun {
+		if r.blocks > 0 {
 			// The block ended: what it counted says nothing of a rate.
+			// (A run within a second, a burst above a ceiling, does.)
 			r.win = tally{since: t}
 		}
 		r.run, r.blocks = 0, 0
@@ -135,6 +140,19 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 			return v
 		}
 	}
+	if !r.started {
+		// Nothing was sent before the first requests, so the server's
+		// bucket was full: it accepts a burst above any ceiling, and a
+		// window counting it would see a ceiling far higher than it is.
+		// The window starts after the first throttle (not counting it,
+		// which would make a noise look larger than it is).
+		if throttled {
+			r.started, r.win = true, tally{since: t}
+		} else {
+			r.pre++
+		}
+		return v
+	}
 	if r.changed && t.Before(r.win.since.Add(SettleTime)) {
 		// Claimed at the old rate, or spending the bucket it left (an
 		// answer of another host sharing the reaction may come late).
@@ -144,7 +162,7 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 	if throttled {
 		r.win.throttled++
 	}
-	if !r.win.ready(t) {
+	if !r.ready(t) {
 		return v
 	}
 	if r.probing {
@@ -154,8 +172,18 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 		r.hi, r.hiF, r.probing = r.win, r.h.FactorAt(t), true
 		v.Factor = r.set(max(MinFactor, r.hiF*ProbeDrop), t)
 	}
-	r.win, r.changed = tally{since: t}, v.Factor > 0
+	r.win, r.changed, r.pre = tally{since: t}, v.Factor > 0, 0
 	return v
+}
+
+// ready reports whether the window says enough to be judged at t. The
+// first window may count the answers before the first throttle towards
+// FastAnswers, for at most half of them: they show the server's first
+// burst was spent, and a ceiling far below the rate would cost a window
+// of FastAnswers at the full rate to show again.
+func (r *Reaction) ready(t time.Time) bool {
+	w := r.win
+	return w.ready(t) || (w.throttled >= FastThrottles && w.answers >= FastAnswers-min(r.pre, FastAnswers/2))
 }
 
 // judgeProbe compares the share at the lower rate with the share before it
@@ -163,7 +191,9 @@ func (r *Reaction) Answer(t time.Time, throttled bool, hint, base time.Duration)
 // (the same share at both rates) and a ceiling (the server accepted the
 // same hiF·(1-hi) of the configured rate at both, so the lower rate sees
 // the share that leaves, or the noise below it). The ceiling is taken when
-// it explains the lower window better and the change is no accident: the
+// it explains the lower window better (or the share fell further than it
+// says: the window at the higher rate held a burst's throttles, of the
+// start or of other hosts) and the change is no accident: the
 // share fell by more than three standard deviations of the draws, or the
 // ceiling is so far below that the lower rate must still be throttled well
 // above the noise. A share that fell by two, less than the ceiling says,
@@ -178,13 +208,19 @@ func (r *Reaction) judgeProbe(t time.Time) float64 {
 	sd := math.Sqrt(pooled * (1 - pooled) * (1/n1 + 1/n2))
 	ceiling := r.hiF * (1 - hi)
 	predicted := max(r.noise, 1-ceiling/loF)
-	fits := math.Abs(lo-predicted) < math.Abs(lo-hi)
+	fits := lo <= predicted || math.Abs(lo-predicted) < math.Abs(lo-hi)
 	deep := predicted > r.noise+margin(r.noise, r.win.answers)
 	if fits && (hi-lo > 3*sd || deep) {
 		if lo > r.noise+margin(r.noise, r.win.answers) {
 			// Still above it at the lower rate: that window measured
-			// the ceiling too.
-			ceiling = min(ceiling, loF*(1-lo))
+			// the ceiling too, nearer it and mostly on more answers (a
+			// window judged early weighs as few as FastAnswers).
+			ceiling = loF * (1 - lo)
+		} else {
+			// The server took the probe's rate (but for the noise):
+			// the ceiling is no lower, whatever a first window
+			// swollen by a burst said.
+			ceiling = max(ceiling, loF*(1-lo))
 		}
 		return r.set(max(MinFactor, HoldMargin*ceiling), t)
 	}
@@ -268,6 +304,8 @@ type reactionJSON struct {
 	HiF     float64   `json:"hif,omitempty"`
 	Probing bool      `json:"p,omitempty"`
 	Changed bool      `json:"c,omitempty"`
+	Started bool      `json:"st,omitempty"`
+	Pre     int       `json:"pre,omitempty"`
 	Noise   float64   `json:"n,omitempty"`
 	Run     int       `json:"r,omitempty"`
 	RunFrom time.Time `json:"rf"`
@@ -287,7 +325,7 @@ func (r Reaction) MarshalJSON() ([]byte, error) {
 		Factor: r.h.Factor, Since: r.h.FactorSince,
 		Win: tallyJSON{r.win.answers, r.win.throttled, r.win.since},
 		Hi:  tallyJSON{r.hi.answers, r.hi.throttled, r.hi.since},
-		HiF: r.hiF, Probing: r.probing, Changed: r.changed, Noise: r.noise,
+		HiF: r.hiF, Probing: r.probing, Changed: r.changed, Started: r.started, Pre: r.pre, Noise: r.noise,
 		Run: r.run, RunFrom: r.runFrom, Blocks: r.blocks,
 	})
 }
@@ -302,7 +340,7 @@ func (r *Reaction) UnmarshalJSON(b []byte) error {
 		h:   Health{Factor: j.Factor, FactorSince: j.Since},
 		win: tally{j.Win.Answers, j.Win.Throttled, j.Win.Since},
 		hi:  tally{j.Hi.Answers, j.Hi.Throttled, j.Hi.Since},
-		hiF: j.HiF, probing: j.Probing, changed: j.Changed, noise: j.Noise,
+		hiF: j.HiF, probing: j.Probing, changed: j.Changed, started: j.Started, pre: j.Pre, noise: j.Noise,
 		run: j.Run, runFrom: j.RunFrom, blocks: j.Blocks,
 	}
 	return nil

@@ -8,7 +8,8 @@ import (
 
 // TestReaction steps one account's reaction through answers at named
 // instants. Each step gives n answers at its instant, every every-th of
-// them throttled (0: none), and wants the last verdict among them.
+// them throttled (0: none), and wants the last verdict among them. The
+// reaction has seen its first throttle (past the start) unless fresh.
 func TestReaction(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	const base = 30 * time.Second
@@ -23,74 +24,118 @@ func TestReaction(t *testing.T) {
 		name      string
 		steps     []step
 		wantNoise float64
+		fresh     bool // a reaction that has seen nothing yet
 	}{
 		{"quiet answers change nothing", []step{
 			{at: 0, n: 500},
 			{at: time.Minute, n: 500},
-		}, 0},
+		}, 0, false},
 		{"a retry hint is a rest of its length, the rate kept", []step{
 			{at: 0, n: 1, every: 1, hint: 7 * time.Second, wantRest: 7 * time.Second},
-		}, 0},
+		}, 0, false},
 		{"a burst throttled within its second is no block", []step{
 			{at: 0, n: BlockedRun + 2, every: 1},
-		}, 0},
+		}, 0, false},
+		{"a burst throttled within its second counts in the window", []step{
+			{at: 0, n: 2 * BlockedRun, every: 1},
+			{at: time.Second / 2, n: FastAnswers - 2*BlockedRun, wantFactor: ProbeDrop},
+		}, 0, false},
 		{"a run past a second rests, doubling up to 4 times", []step{
 			{at: 0, n: BlockedRun - 1, every: 1},
 			{at: time.Second, n: 1, every: 1, wantRest: base},
 			{at: 31 * time.Second, n: 1, every: 1, wantRest: 2 * base},
 			{at: 91 * time.Second, n: 1, every: 1, wantRest: 4 * base},
 			{at: 211 * time.Second, n: 1, every: 1, wantRest: 4 * base},
-		}, 0},
+		}, 0, false},
 		{"a long burst, then a block: its first rest is the first", []step{
 			{at: 0, n: 4 * BlockedRun, every: 1},
 			{at: time.Second, n: 1, every: 1, wantRest: base},
 			{at: 31 * time.Second, n: 1, every: 1, wantRest: 2 * base},
-		}, 0},
+		}, 0, false},
 		{"a hint wins over the block's rest", []step{
 			{at: 0, n: BlockedRun - 1, every: 1},
 			{at: 2 * time.Second, n: 1, every: 1, hint: 3 * time.Second, wantRest: 3 * time.Second},
-		}, 0},
+		}, 0, false},
 		{"an answer ends the block", []step{
 			{at: 0, n: BlockedRun - 1, every: 1},
 			{at: time.Second, n: 1, every: 1, wantRest: base},
 			{at: 31 * time.Second, n: 1},
 			{at: 32 * time.Second, n: 1, every: 1},
-		}, 0},
+		}, 0, false},
 		{"a share above the noise probes a lower rate", []step{
 			{at: 0, n: FastAnswers, every: 3, wantFactor: ProbeDrop},
-		}, 0},
+		}, 0, false},
 		{"a share that falls with the rate holds below the ceiling it shows", []step{
-			// 1 in 3 throttled at the full rate: the server took 2/3 of it.
+			// 1 in 5 throttled at the full rate: the server took 4/5 of
+			// it, and all of 0.7.
+			{at: 0, n: FastAnswers, every: 5, wantFactor: ProbeDrop},
+			{at: 10 * time.Second, n: WindowAnswers, wantFactor: HoldMargin * 4.0 / 5},
+		}, 0, false},
+		{"a probe the server took whole holds below it", []step{
+			// 1 in 3 throttled at the full rate says 2/3, but the
+			// server took all of 0.7: at least that.
 			{at: 0, n: FastAnswers, every: 3, wantFactor: ProbeDrop},
-			{at: 10 * time.Second, n: WindowAnswers, wantFactor: HoldMargin * 2.0 / 3},
-		}, 0},
-		{"a ceiling below the probe too holds below what both show", []step{
+			{at: 10 * time.Second, n: WindowAnswers, wantFactor: HoldMargin * ProbeDrop},
+		}, 0, false},
+		{"a ceiling below the probe too holds below what the probe shows", []step{
 			// 2 in 3 throttled at the full rate (it took 1/3 of the
-			// rate), half at 0.7 (it took 0.35): the lower one counts.
+			// rate), half at 0.7 (it took 0.35): the window nearer the
+			// ceiling counts.
 			{at: 0, n: FastAnswers, every: -3, wantFactor: ProbeDrop},
-			{at: 2 * time.Second, n: FastAnswers, every: 2, wantFactor: HoldMargin / 3},
-		}, 0},
+			{at: 2 * time.Second, n: FastAnswers, every: 2, wantFactor: HoldMargin * ProbeDrop / 2},
+		}, 0, false},
 		{"a share that does not fall is noise: the rate comes back, the noise is learnt", []step{
 			{at: 0, n: 100, every: 20},
 			{at: time.Second, n: 100, every: 20, wantFactor: ProbeDrop},
 			{at: 10 * time.Second, n: WindowAnswers, every: 20, wantFactor: 1},
-		}, 0.05},
+		}, 0.05, false},
 		{"the noise learnt is not probed again", []step{
 			{at: 0, n: 100, every: 20},
 			{at: time.Second, n: 100, every: 20, wantFactor: ProbeDrop},
 			{at: 10 * time.Second, n: WindowAnswers, every: 20, wantFactor: 1},
 			{at: 20 * time.Second, n: 10 * WindowAnswers, every: 20},
-		}, 0.05},
+		}, 0.05, false},
 		{"a slow account is judged after WindowTime", []step{
 			{at: 0, n: 1},
 			{at: time.Second, n: 1, every: 1},
 			{at: 2 * time.Second, n: 1, every: 1},
 			{at: WindowTime, n: 1, every: 1, wantFactor: ProbeDrop},
-		}, 0},
+		}, 0, false},
+		{"at the start, the server's burst before the first throttle is not counted", []step{
+			// The server took 20 requests, then 2 in 3: a ceiling of
+			// 2/3 of the rate, not the 5/6 the first 36 answers show.
+			{at: 0, n: 20},
+			{at: 0, n: 1, every: 1},
+			{at: 0, n: FastAnswers, every: 3, wantFactor: ProbeDrop},
+			// At 0.7, 1 in 21, judged early at its 6th throttle: the
+			// server took 2/3.
+			{at: 10 * time.Second, n: WindowAnswers, every: 21, wantFactor: HoldMargin * ProbeDrop * (1 - 6.0/126)},
+		}, 0, true},
+		{"at the start, the answers before the first throttle count for half a fast window", []step{
+			{at: 0, n: 20},
+			{at: 0, n: 1, every: 1},
+			{at: time.Second, n: FastAnswers / 2, every: 2, wantFactor: ProbeDrop},
+		}, 0, true},
+		{"at the start, half a fast window past the first throttle is not enough alone", []step{
+			{at: 0, n: 1, every: 1},
+			{at: time.Second, n: FastAnswers / 2, every: 2},
+			{at: 2 * time.Second, n: FastAnswers / 2, every: 2, wantFactor: ProbeDrop},
+		}, 0, true},
+		{"at the start, quiet answers change nothing", []step{
+			{at: 0, n: 500},
+			{at: WindowTime, n: 500},
+		}, 0, true},
+		{"at the start, the first throttle is not counted: noise looks no larger", []step{
+			{at: 0, n: 1, every: 1},
+			{at: time.Second, n: 100, every: 20},
+			{at: 2 * time.Second, n: 100, every: 20, wantFactor: ProbeDrop},
+			{at: 10 * time.Second, n: WindowAnswers, every: 20, wantFactor: 1},
+		}, 0.05, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReaction(1, t0)
+			r.started = !tc.fresh
 			for i, s := range tc.steps {
 				at := t0.Add(s.at)
 				var got Verdict
@@ -127,7 +172,11 @@ func TestJudgeProbe(t *testing.T) {
 		wantNoise float64
 	}{
 		{"the share falls to what a ceiling leaves: hold 0.95 of it",
-			tally{answers: 300, throttled: 100}, tally{answers: 200, throttled: 4}, 0, HoldMargin * 2.0 / 3, 0},
+			tally{answers: 300, throttled: 60}, tally{answers: 200, throttled: 0}, 0, HoldMargin * 4.0 / 5, 0},
+		{"the share falls to the noise at a probe above that ceiling: hold 0.95 of what the probe took",
+			tally{answers: 300, throttled: 100}, tally{answers: 200, throttled: 4}, 0, HoldMargin * ProbeDrop * 0.98, 0},
+		{"the share falls further than the first window's ceiling says (a burst of the start in it): the probe measures it",
+			tally{answers: 15, throttled: 15}, tally{answers: 200, throttled: 10}, 0, HoldMargin * ProbeDrop * 0.95, 0},
 		{"still throttled at the probe: the lower of the two ceilings",
 			tally{answers: 300, throttled: 100}, tally{answers: 200, throttled: 10}, 0, HoldMargin * ProbeDrop * 0.95, 0},
 		{"a ceiling below the probe: the lower window measures it",
@@ -190,6 +239,24 @@ func TestReactionJSON(t *testing.T) {
 	}
 	if r.Noise() == 0 {
 		t.Error("no noise learned: the test does not hold what it says")
+	}
+
+	// At the start: the answers before the first throttle, and that it
+	// came, are kept too.
+	start := NewReaction(1, t0)
+	for i := range 21 {
+		start.Answer(t0.Add(time.Duration(i)*time.Millisecond), i == 20, 0, time.Second)
+	}
+	b, err = start.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back = Reaction{}
+	if err := back.UnmarshalJSON(b); err != nil {
+		t.Fatal(err)
+	}
+	if back != start || !back.started || back.pre != 20 {
+		t.Fatalf("read back %+v; want %+v", back, start)
 	}
 }
 
