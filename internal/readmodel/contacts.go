@@ -29,12 +29,17 @@ func (r *Reader) ContactedWithin(ctx context.Context, d time.Duration) (map[stri
 
 // SentTemplateWithin returns every number a campaign sent template to
 // within d of the store's clock, with the latest such send. It reads only
-// the campaigns of that template that may have sent within d, and what
-// deleted campaigns sent.
+// the campaigns of that template that may have sent within d and have
+// sent something (message_counts): a campaign's sent rows are found
+// through its whole messages_campaign range, so an imported, unsent list
+// of a million rows cost every check and import of its template a scan of
+// them, ~0.25 s and the reader's 16 MiB page cache. Then what deleted
+// campaigns sent.
 func (r *Reader) SentTemplateWithin(ctx context.Context, template string, d time.Duration) (map[string]campaign.Contact, error) {
 	since := nanos(r.now().Add(-d))
 	rows, err := r.db.QueryContext(ctx, `SELECT id FROM campaigns WHERE kind = 'template' AND template = ?
-		AND (finished_at IS NULL OR finished_at >= ?)`, template, since)
+		AND (finished_at IS NULL OR finished_at >= ?)
+		AND EXISTS (SELECT 1 FROM message_counts WHERE campaign_id = campaigns.id AND state = 'sent' AND n > 0)`, template, since)
 	if err != nil {
 		return nil, fmt.Errorf("find campaigns of template %s: %w", template, err)
 	}
