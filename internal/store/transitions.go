@@ -39,9 +39,8 @@ var (
 		FROM (VALUES %s) AS v
 		WHERE messages.id = v.column1 AND ` + "messages.state = " + quote(campaign.Sending) + ` AND messages.account_id = v.column4
 		AND ` + fenceSQL("messages.attempts", "v.column5")
-	// startSQL marks a claim's request started on its attempt (?1; the
-	// messages row, ?2, is read, not written), only while the attempt is
-	// open and unmarked and the row still that claim (fence ?3).
+	// startSQL marks a claim's request started on its attempt (the row is
+	// read, not written) while it is open and unmarked and its row that claim.
 	startSQL = `UPDATE attempts SET started = 1 WHERE id = ?1 AND message_id = ?2 AND done_at IS NULL AND started = 0
 		AND EXISTS (SELECT 1 FROM messages WHERE messages.id = ?2 AND ` + stateIn("messages.state", []campaign.State{campaign.Sending}) +
 		` AND ` + fenceSQL("messages.attempts", "?3") + `)`

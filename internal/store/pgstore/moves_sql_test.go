@@ -46,14 +46,16 @@ func TestWritesAfterClaimFindRowsByKey(t *testing.T) {
 			}
 			n := len(cs)
 			ids, fences, ats, wamids := make([]int64, n), make([]int64, n), make([]int64, n), make([]string, n)
+			atts := make([]int64, n)
 			for i, cl := range cs {
 				ids[i], fences[i], ats[i], wamids[i] = cl.Message.ID, cl.Fence, t0.UnixNano(), "wamid-"+cl.Message.Phone
+				atts[i] = cl.AttemptID
 			}
 			for _, w := range []struct {
 				name, sql string
 				args      []any
 			}{
-				{"the mark of the requests' start", startSQL, []any{ids, fences}},
+				{"the mark of the requests' start", startSQL, []any{atts, ids, fences}},
 				{"the sent outcomes", recordSentBulkSQL, []any{ids, wamids, ats, fences}},
 			} {
 				var plan []struct{ Plan planNode }
