@@ -47,7 +47,7 @@ var (
 	// The leases: a heartbeat extends its runner's that no rescuer ended
 	// (even run out: until a rescuer takes a row, its holder may keep it);
 	// those of runners no longer registered (known dead) end at once.
-	// A row another transaction holds (its start, its outcome, a rescue) is
+	// A row another transaction holds (its outcome, a rescue) is
 	// passed over, not waited for: waiting, a heartbeat met the runner's own
 	// sending transaction on the rows in another order (a deadlock, a
 	// second lost under the claim lock); the next beat, well inside the
