@@ -228,8 +228,8 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 		args = append(args, 0, 0, 0, false, i)
 	}
 	// In the claims' order (column5), so that their ids are consecutive.
-	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, tally)
-		SELECT column1, column2, column3, column4 FROM (VALUES `+repeated(size, "(?, ?, ?, ?, ?)")+`)
+	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, tally, started)
+		SELECT column1, column2, column3, column4, 0 FROM (VALUES `+repeated(size, "(?, ?, ?, ?, ?)")+`)
 		WHERE column1 <> 0 ORDER BY column5`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("log attempts: %w", err)

@@ -406,8 +406,8 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 		out[i].Message.AccountID = out[i].Account.ID
 	}
 	// Ids in the claims' order (ord), so that their attempts read in it.
-	rows, err := c.Query(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at)
-		SELECT v.m, v.a, $3 FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS v(m, a, ord) ORDER BY v.ord
+	rows, err := c.Query(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, started)
+		SELECT v.m, v.a, $3, 0 FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS v(m, a, ord) ORDER BY v.ord
 		RETURNING id, message_id`, msgs, accts, now.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("log attempts: %w", err)
