@@ -340,10 +340,12 @@ func (c Common) ReleaseWindow(ctx context.Context, ids []int64) error {
 }
 
 // Accounts are the enabled accounts not dropped from the campaign, and how
-// many accounts are enabled at all.
+// many accounts are enabled at all. NOT EXISTS, not NOT IN: a probe of
+// the key for each account, where SQLite built the list of dropped ones
+// into a temporary table at every claim.
 func (c Common) Accounts(ctx context.Context, campaignID int64) ([]driver.ClaimAccount, int, error) {
-	accts, err := c.tx.Accounts(ctx, c.bind(`WHERE a.disabled = 0 AND a.id NOT IN
-		(SELECT account_id FROM campaign_accounts WHERE campaign_id = ?2) ORDER BY a.id`), campaignID)
+	accts, err := c.tx.Accounts(ctx, c.bind(`WHERE a.disabled = 0 AND NOT EXISTS
+		(SELECT 1 FROM campaign_accounts x WHERE x.campaign_id = ?2 AND x.account_id = a.id) ORDER BY a.id`), campaignID)
 	if err != nil {
 		return nil, 0, err
 	}
