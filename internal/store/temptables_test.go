@@ -58,6 +58,8 @@ func TestSendingPathTemporaryTables(t *testing.T) {
 		// One for the claim's rows of every account: a statement an
 		// account cost two each (the row list, the ids' IN list).
 		{"claim", fmt.Sprintf(claimSQL, repeated(32, "(?, ?, ?)")), 1},
+		// A minute's answers, by its row's key.
+		{"answers", countAnswerSQL, 0},
 	} {
 		if n := tempTables(t, st, c.q); n != c.want {
 			t.Errorf("%s opens %d temporary tables, want %d", c.name, n, c.want)
