@@ -440,9 +440,9 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]driver.Clai
 	return c.Common.Accounts(ctx, campaignID)
 }
 
-// LogContacts writes the send log in one statement. A claim logs each
-// (account, number) once: Postgres refuses to update one row twice in a
-// statement, so a pair met twice keeps its latest instant.
+// LogContacts writes the send log in one statement. Postgres refuses to
+// update one row twice in a statement, so a pair met twice in a claim is
+// one row naming its last two claims (claimsql.LogClaims).
 func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	if len(cs) == 0 {
 		return nil
@@ -451,26 +451,32 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 		account int64
 		phone   string
 	}
-	at := map[key]int64{}
+	type named struct{ at, msg, prevAt, prevMsg int64 }
+	log := map[key]named{}
 	var keys []key
 	for _, cl := range cs {
-		k := key{cl.Account.ID, cl.Message.Phone}
-		if prev, ok := at[k]; !ok {
+		k, n := key{cl.Account.ID, cl.Message.Phone}, named{at: cl.At.UnixNano(), msg: cl.Message.ID}
+		if prev, ok := log[k]; !ok {
 			keys = append(keys, k)
-			at[k] = cl.At.UnixNano()
+		} else if n.at < prev.at {
+			n = named{prev.at, prev.msg, n.at, n.msg}
 		} else {
-			at[k] = max(prev, cl.At.UnixNano())
+			n.prevAt, n.prevMsg = prev.at, prev.msg
+		}
+		log[k] = n
+	}
+	accts, phones := make([]int64, len(keys)), make([]string, len(keys))
+	ats, msgs, prevAts, prevMsgs := make([]int64, len(keys)), make([]int64, len(keys)), make([]int64, len(keys)), make([]*int64, len(keys))
+	for i, k := range keys {
+		n := log[k]
+		accts[i], phones[i], ats[i], msgs[i], prevAts[i] = k.account, k.phone, n.at, n.msg, n.prevAt
+		if n.prevMsg != 0 {
+			prevMsgs[i] = &n.prevMsg
 		}
 	}
-	accts, phones, ats := make([]int64, len(keys)), make([]string, len(keys)), make([]int64, len(keys))
-	for i, k := range keys {
-		accts[i], phones[i], ats[i] = k.account, k.phone, at[k]
-	}
-	if _, err := c.Exec(ctx, `INSERT INTO contact_log (account_id, phone, last_at)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[])
-		ON CONFLICT (phone, account_id) DO UPDATE
-		SET prev_at = contact_log.last_at, last_at = excluded.last_at WHERE excluded.last_at > contact_log.last_at`,
-		accts, phones, ats); err != nil {
+	if _, err := c.Exec(ctx, `INSERT INTO contact_log (account_id, phone, last_at, last_msg, prev_at, prev_msg)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[]) `+
+		claimsql.LogClaims(postgres), accts, phones, ats, msgs, prevAts, prevMsgs); err != nil {
 		return fmt.Errorf("log sends: %w", err)
 	}
 	return nil
