@@ -255,13 +255,13 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	size := padded(len(cs))
 	args := make([]any, 0, 4*size)
 	for _, c := range cs {
-		args = append(args, c.Account.ID, c.Message.Phone, c.At.UnixNano(), c.Message.ID)
+		args = append(args, c.Account.ID, c.Message.Phone, c.At.UnixNano(), c.AttemptID)
 	}
 	for i := len(cs); i < size; i++ {
 		args = append(args, 0, "", 0, 0)
 	}
-	if _, err := c.tx.ExecContext(ctx, `INSERT INTO contact_log (account_id, phone, last_at, last_msg)
-		SELECT column1, column2, column3, column4 FROM (VALUES `+repeated(size, "(?, ?, ?, ?)")+`) WHERE column1 <> 0 `+
+	if _, err := c.tx.ExecContext(ctx, `INSERT INTO contact_log (account_id, phone, last_at, last_attempt)
+		SELECT column1, column2, column3, nullif(column4, 0) FROM (VALUES `+repeated(size, "(?, ?, ?, ?)")+`) WHERE column1 <> 0 `+
 		claimsql.LogClaims(sqlite), args...); err != nil {
 		return fmt.Errorf("log sends: %w", err)
 	}

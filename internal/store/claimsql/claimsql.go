@@ -402,7 +402,7 @@ func (c Common) CountSends(ctx context.Context, accountID int64, n int) error {
 
 // LastContacts looks numbers up in the send log, in one query: one row per
 // account that ever messaged a number, a handful each, its accepted sends
-// read from the attempts it names (SentAt).
+// read from the attempts it names (readSent).
 func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]driver.LastContact, error) {
 	out := make(map[string]driver.LastContact, len(phones))
 	if len(phones) == 0 {
@@ -420,11 +420,11 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 	}
 	err := c.each(ctx, func(rows Rows) error {
 		var (
-			phone      string
-			account    int64
-			at, sentAt int64
+			phone                string
+			account              int64
+			at, sentAt, lat, pat int64
 		)
-		if err := rows.Scan(&phone, &account, &at, &sentAt); err != nil {
+		if err := rows.Scan(&phone, &account, &at, &sentAt, &lat, &pat); err != nil {
 			return err
 		}
 		lc := out[phone]
@@ -436,12 +436,14 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 		if last.After(lc.At) {
 			lc.At = last
 		}
-		if sent := rowscan.FromNanos(sentAt); sentAt > 0 && sent.After(lc.SentAt) {
-			lc.SentAt, lc.Account = sent, account
+		if sentAt = max(sentAt, lat, pat); sentAt > 0 {
+			if sent := rowscan.FromNanos(sentAt); sent.After(lc.SentAt) {
+				lc.SentAt, lc.Account = sent, account
+			}
 		}
 		out[phone] = lc
 		return nil
-	}, `SELECT phone, account_id, last_at, `+SentAt(c.d)+` FROM contact_log WHERE `+where, args...)
+	}, `SELECT contact_log.phone, contact_log.account_id, contact_log.last_at, `+readSent+` WHERE contact_log.`+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up the send log: %w", err)
 	}

@@ -169,7 +169,7 @@ func (m Moves) Adopt(ctx context.Context, id int64, ev campaign.StatusEvent, now
 		return false, nil
 	}
 	// Its claim's attempt does not say sent: the send log keeps it (the
-	// sticky sender, claimsql.SentAt).
+	// sticky sender, claimsql.LogClaims).
 	if _, err := m.Q.Exec(ctx, q.logAdopted, rowscan.Nanos(ev.At), id); err != nil {
 		return false, fmt.Errorf("log the send of message %d: %w", id, err)
 	}

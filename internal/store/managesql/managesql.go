@@ -574,7 +574,7 @@ func build(d dialect.Dialect) statements {
 			ON CONFLICT (phone, template) DO UPDATE SET sent_at = excluded.sent_at, campaign_id = excluded.campaign_id
 			WHERE excluded.sent_at > deleted_sends.sent_at`),
 		// The sticky senders its accepted sends made, before their attempts
-		// go (claimsql.SentAt reads them).
+		// go (claimsql.LogClaims reads them).
 		foldSends: b(`UPDATE contact_log SET sent_at = ` + d.Greatest("contact_log.sent_at", "v.at") + `
 			FROM (SELECT m.phone, a.account_id, max(a.done_at) AS at FROM messages m JOIN attempts a ON a.message_id = m.id
 				WHERE m.campaign_id = ?1 AND a.outcome = 'sent' GROUP BY m.phone, a.account_id) AS v

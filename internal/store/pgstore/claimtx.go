@@ -451,32 +451,30 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 		account int64
 		phone   string
 	}
-	type named struct{ at, msg, prevAt, prevMsg int64 }
+	type named struct{ at, attempt, prevAt, prevAttempt int64 }
 	log := map[key]named{}
 	var keys []key
 	for _, cl := range cs {
-		k, n := key{cl.Account.ID, cl.Message.Phone}, named{at: cl.At.UnixNano(), msg: cl.Message.ID}
+		k, n := key{cl.Account.ID, cl.Message.Phone}, named{at: cl.At.UnixNano(), attempt: cl.AttemptID}
 		if prev, ok := log[k]; !ok {
 			keys = append(keys, k)
 		} else if n.at < prev.at {
-			n = named{prev.at, prev.msg, n.at, n.msg}
+			n = named{prev.at, prev.attempt, n.at, n.attempt}
 		} else {
-			n.prevAt, n.prevMsg = prev.at, prev.msg
+			n.prevAt, n.prevAttempt = prev.at, prev.attempt
 		}
 		log[k] = n
 	}
 	accts, phones := make([]int64, len(keys)), make([]string, len(keys))
-	ats, msgs, prevAts, prevMsgs := make([]int64, len(keys)), make([]int64, len(keys)), make([]int64, len(keys)), make([]*int64, len(keys))
+	ats, attempts, prevAts, prevAttempts := make([]int64, len(keys)), make([]int64, len(keys)), make([]int64, len(keys)), make([]int64, len(keys))
 	for i, k := range keys {
 		n := log[k]
-		accts[i], phones[i], ats[i], msgs[i], prevAts[i] = k.account, k.phone, n.at, n.msg, n.prevAt
-		if n.prevMsg != 0 {
-			prevMsgs[i] = &n.prevMsg
-		}
+		accts[i], phones[i], ats[i], attempts[i], prevAts[i], prevAttempts[i] = k.account, k.phone, n.at, n.attempt, n.prevAt, n.prevAttempt
 	}
-	if _, err := c.Exec(ctx, `INSERT INTO contact_log (account_id, phone, last_at, last_msg, prev_at, prev_msg)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[]) `+
-		claimsql.LogClaims(postgres), accts, phones, ats, msgs, prevAts, prevMsgs); err != nil {
+	if _, err := c.Exec(ctx, `INSERT INTO contact_log (account_id, phone, last_at, last_attempt, prev_at, prev_attempt)
+		SELECT a, p, t, nullif(l, 0), pt, nullif(pl, 0)
+		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[]) AS u(a, p, t, l, pt, pl) `+
+		claimsql.LogClaims(postgres), accts, phones, ats, attempts, prevAts, prevAttempts); err != nil {
 		return fmt.Errorf("log sends: %w", err)
 	}
 	return nil

@@ -84,7 +84,7 @@ func plainSent(r campaign.Result) bool {
 }
 
 // recordSent queues on b what stores plain sent outcomes, two statements:
-// the rows and their attempts (the send log reads those: claimsql.SentAt).
+// the rows and their attempts (the send log reads those: claimsql.LogClaims).
 // The rows their fence refuses
 // are added to refused when b is sent.
 func recordSent(b *pgx.Batch, rs []campaign.Result, refused *[]int64) {

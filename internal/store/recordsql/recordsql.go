@@ -98,7 +98,7 @@ func Record(ctx context.Context, tx Tx, d dialect.Dialect, c campaign.Claim, o c
 // not accept, when nothing was logged for that number since: the log names
 // the claim before (claimsql.LogClaims).
 func UnlogContact(ctx context.Context, tx Tx, d dialect.Dialect, c campaign.Claim) error {
-	if _, err := tx.Exec(ctx, byDialect[d].unlogContact, c.Account.ID, c.Message.Phone, c.At.UnixNano(), c.Message.ID); err != nil {
+	if _, err := tx.Exec(ctx, byDialect[d].unlogContact, c.Account.ID, c.Message.Phone, c.At.UnixNano(), c.AttemptID); err != nil {
 		return fmt.Errorf("take back the send to %s: %w", c.Message.Phone, err)
 	}
 	return nil
@@ -249,8 +249,8 @@ func build(d dialect.Dialect) statements {
 
 		refundQuota: d.Bind(`UPDATE accounts SET used_today = ` + d.Greatest("used_today - 1", "0") +
 			` WHERE id = ?1 AND quota_epoch = ?2`),
-		unlogContact: d.Bind(`UPDATE contact_log SET last_at = prev_at, prev_at = 0, last_msg = prev_msg, prev_msg = NULL
-			WHERE account_id = ?1 AND phone = ?2 AND last_at = ?3 AND coalesce(last_msg, ?4) = ?4`),
+		unlogContact: d.Bind(`UPDATE contact_log SET last_at = prev_at, prev_at = 0, last_attempt = prev_attempt, prev_attempt = NULL
+			WHERE account_id = ?1 AND phone = ?2 AND last_at = ?3 AND (?4 = 0 OR coalesce(last_attempt, ?4) = ?4)`),
 		queueRefund: d.Bind(`INSERT INTO gate_refunds (claim, portfolio, account, day, at) VALUES (?1, ?2, ?3, ?4, ?5)
 			ON CONFLICT DO NOTHING`),
 

@@ -12,7 +12,7 @@ import (
 // The sticky sender as the drivers store it: the number whose message the
 // API last accepted for a recipient (claimsql.LastContacts reads it from
 // the attempts of the claims the send log names, and its sent_at, into
-// which a pair's next claim folds them: claimsql.SentAt).
+// which a pair's next claim folds them: claimsql.LogClaims).
 
 func (s suite) stickyTests() []sub {
 	return []sub{

@@ -1,4 +1,5 @@
--- SQLite's 0063: the send log names the claims it logs (last_msg,
--- prev_msg); the sent outcome no longer writes it (claimsql.SentAt).
-ALTER TABLE contact_log ADD COLUMN last_msg BIGINT;
-ALTER TABLE contact_log ADD COLUMN prev_msg BIGINT;
+-- SQLite's 0063: the send log names the attempts of the claims it logs
+-- (last_attempt, prev_attempt); the sent outcome no longer writes it
+-- (claimsql.LogClaims).
+ALTER TABLE contact_log ADD COLUMN last_attempt BIGINT;
+ALTER TABLE contact_log ADD COLUMN prev_attempt BIGINT;
