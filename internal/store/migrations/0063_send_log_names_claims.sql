@@ -6,3 +6,9 @@
 -- before name none: their sent_at is already right.
 ALTER TABLE contact_log ADD COLUMN last_attempt INTEGER;
 ALTER TABLE contact_log ADD COLUMN prev_attempt INTEGER;
+-- A claim still in flight names its attempt, so that its answer, recorded
+-- by this version, still binds its recipient.
+UPDATE contact_log SET last_attempt = a.id
+    FROM attempts a JOIN messages m ON m.id = a.message_id
+    WHERE a.done_at IS NULL AND contact_log.account_id = a.account_id AND contact_log.phone = m.phone
+        AND contact_log.last_at = a.claimed_at;
