@@ -12,13 +12,12 @@ import "github.com/wasend/wasend/internal/store/dialect"
 // into sent_at before it names itself: one look-up of an attempt by its
 // id, never growing with the history. The one before is looked up only
 // while it may add to sent_at (claimed after it): it was in flight when
-// the next claim came. What goes unseen is a third claim's predecessor
-// of two overlapping (pair gap 0, or a request hung): a claim accepted
-// while the one after it was in flight, at the third claim, hides the
-// later acceptance of that one. A campaign deleted folds its accepted
-// sends in first (managesql), a send adopted from a status is folded in
-// there (inboxsql), a claim taken back names the one before
-// (statesql.Unlog, recordsql).
+// the next claim came. What can go unseen takes three claims of one pair,
+// each made before the one before it was answered (pair gap 0, or a
+// request hung): the acceptance of the first or the second. A campaign
+// deleted folds its accepted sends in first (managesql), a send adopted
+// from a status is folded in there (inboxsql), a claim taken back names
+// the one before (statesql.Unlog, recordsql).
 
 // accepted is when the API accepted the claim the row's which_attempt
 // names, 0 when it did not (or not yet); what guards the look-up.
