@@ -420,11 +420,11 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 	}
 	err := c.each(ctx, func(rows Rows) error {
 		var (
-			phone                string
-			account              int64
-			at, sentAt, lat, pat int64
+			phone      string
+			account    int64
+			at, sentAt int64
 		)
-		if err := rows.Scan(&phone, &account, &at, &sentAt, &lat, &pat); err != nil {
+		if err := rows.Scan(&phone, &account, &at, &sentAt); err != nil {
 			return err
 		}
 		lc := out[phone]
@@ -436,14 +436,12 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 		if last.After(lc.At) {
 			lc.At = last
 		}
-		if sentAt = max(sentAt, lat, pat); sentAt > 0 {
-			if sent := rowscan.FromNanos(sentAt); sent.After(lc.SentAt) {
-				lc.SentAt, lc.Account = sent, account
-			}
+		if sent := rowscan.FromNanos(sentAt); sentAt > 0 && sent.After(lc.SentAt) {
+			lc.SentAt, lc.Account = sent, account
 		}
 		out[phone] = lc
 		return nil
-	}, `SELECT contact_log.phone, contact_log.account_id, contact_log.last_at, `+readSent+` WHERE contact_log.`+where, args...)
+	}, `SELECT contact_log.phone, contact_log.account_id, contact_log.last_at, `+readSent(c.d)+` WHERE contact_log.`+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up the send log: %w", err)
 	}

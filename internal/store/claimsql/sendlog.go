@@ -37,12 +37,13 @@ func sentAt(d dialect.Dialect) string {
 		accepted("prev", prevOpen))
 }
 
-// readSent is sentAt in three columns, sent_at and the two claims' times
-// accepted (0 for none), for a read of many rows: the attempts joined,
-// the cursor opened once, not at each row.
-const readSent = `contact_log.sent_at, coalesce(l.done_at, 0), coalesce(p.done_at, 0) FROM contact_log
+// readSent is sentAt for a read of many rows, and the rest of its FROM:
+// the attempts joined, their cursor opened once, not at each row.
+func readSent(d dialect.Dialect) string {
+	return d.Greatest(d.Greatest(`contact_log.sent_at`, `coalesce(l.done_at, 0)`), `coalesce(p.done_at, 0)`) + ` FROM contact_log
 	LEFT JOIN attempts l ON l.id = contact_log.last_attempt AND l.outcome = 'sent'
 	LEFT JOIN attempts p ON p.id = contact_log.prev_attempt AND p.outcome = 'sent' AND ` + prevOpen
+}
 
 // LogClaims is the conflict clause of a claim's insert into the send log
 // (account_id, phone, last_at, last_attempt; Postgres also prev_at and
