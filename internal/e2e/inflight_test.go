@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store/statesql"
 )
 
 // TestInFlightRowsNamedByTheirCampaign kills a run of campaign 1 while its
@@ -47,7 +48,7 @@ func TestInFlightRowsNamedByTheirCampaign(t *testing.T) {
 	// In flight: the rows whose requests started. A row claimed and not
 	// yet started goes back to pending: nothing of it reached the API.
 	started := func() (n int) {
-		w.Query(`SELECT count(*) FROM messages WHERE state = 'sending' AND started = 1`, func(rs *sql.Rows) error { return rs.Scan(&n) })
+		w.Query(`SELECT count(*) FROM messages WHERE state = 'sending' AND `+statesql.Started("messages", true), func(rs *sql.Rows) error { return rs.Scan(&n) })
 		return n
 	}
 	w.WaitFor(20*time.Second, "campaign 1's requests in flight", func() bool { return started() > 0 })

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/sandbox"
+	"github.com/wasend/wasend/internal/store/statesql"
 )
 
 // TestSurvivorRescuesDeadProcessRows: two processes send one campaign and
@@ -95,7 +96,7 @@ func TestSurvivorRescuesDeadProcessRows(t *testing.T) {
 // started goes back to pending when it dies.
 func heldBy(w *world, pid int) []int64 {
 	var ids []int64
-	w.Query(`SELECT id FROM messages WHERE state = 'sending' AND started = 1 AND runner_id LIKE ?`, func(rs *sql.Rows) error {
+	w.Query(`SELECT id FROM messages WHERE state = 'sending' AND runner_id LIKE ? AND `+statesql.Started("messages", true), func(rs *sql.Rows) error {
 		var id int64
 		err := rs.Scan(&id)
 		ids = append(ids, id)

@@ -207,15 +207,15 @@ func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
 	})
 }
 
-// Start marks the claims' requests started, each only while its row is
-// still that claim (campaign.FenceOK) and its request not yet started. It
-// returns the rows refused: their lease was lost, so their requests must
-// not be made.
+// Start marks the claims' requests started on their attempts, each only
+// while its row is still that claim (campaign.FenceOK) and its request not
+// yet started. It returns the rows refused (a claim without an attempt is
+// one): their lease was lost, so their requests must not be made.
 func (s *Store) Start(ctx context.Context, runner string, cs []campaign.Claim, now time.Time) (refused []int64, err error) {
 	err = s.writeSend(ctx, func(tx *Tx) error {
 		refused = nil // a retried transaction starts over
 		for _, c := range cs {
-			res, err := tx.ExecContext(ctx, startSQL, c.Message.ID, c.Fence)
+			res, err := tx.ExecContext(ctx, startSQL, c.AttemptID, c.Message.ID, c.Fence)
 			if err != nil {
 				return fmt.Errorf("start the request of message %d: %w", c.Message.ID, err)
 			}

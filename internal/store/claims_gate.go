@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/limits"
 	"github.com/wasend/wasend/internal/store/claimsql"
 	"github.com/wasend/wasend/internal/store/driver"
@@ -44,16 +43,6 @@ func limitsHost(ctx context.Context, s *Store) (string, error) {
 		return "", fmt.Errorf("host id for the shared limits: %w", err)
 	}
 	return id, nil
-}
-
-// repeatGuard names the campaign's message for the repeat guard across
-// hosts (campaign.RepeatGuard).
-func repeatGuard(ctx context.Context, q querier, campaignID int64) (string, error) {
-	var kind, template, text string
-	if err := q.QueryRowContext(ctx, `SELECT kind, template, text FROM campaigns WHERE id = ?`, campaignID).Scan(&kind, &template, &text); err != nil {
-		return "", fmt.Errorf("read the message of campaign %d: %w", campaignID, err)
-	}
-	return campaign.RepeatGuard(campaign.MessageKind(kind), template, text), nil
 }
 
 // HostPart is this database's part of portfolio's lost quota day on today

@@ -71,59 +71,18 @@ func newClaimTx(tx *Tx) *claimTx {
 	return &claimTx{Common: claimsql.New(sqlTx{tx}, sqlite), tx: tx}
 }
 
-func (c *claimTx) Stopped(ctx context.Context, id int64) error { return stopped(ctx, c.tx, id) }
-
-func (c *claimTx) Schedule(ctx context.Context, id int64) (driver.ClaimSchedule, error) {
-	var (
-		startAt, beganAt, expires sql.NullInt64
-		expire                    int64
-		wf, wt, wd                sql.NullInt64
-	)
-	if err := c.tx.QueryRowContext(ctx, `SELECT start_at, began_at, expire_after, expires_at, window_from, window_to, window_days
-		FROM campaigns WHERE id = ?`, id).Scan(&startAt, &beganAt, &expire, &expires, &wf, &wt, &wd); err != nil {
-		return driver.ClaimSchedule{}, fmt.Errorf("read schedule of campaign %d: %w", id, err)
-	}
-	return driver.ClaimSchedule{StartAt: fromNullNanos(startAt), BeganAt: fromNullNanos(beganAt), ExpiresAt: fromNullNanos(expires),
-		ExpireAfter: time.Duration(expire), Window: windowFrom(wf, wt, wd)}, nil
-}
-
 func (c *claimTx) ExpirePending(ctx context.Context, id int64, why string, now time.Time) error {
 	return expirePending(ctx, c.tx, id, why, now)
 }
 
 func (c *claimTx) FinishCampaign(ctx context.Context, id int64, now time.Time) error {
+	c.Wrote()
 	return finishCampaign(ctx, c.tx, id, now)
 }
 
 func (c *claimTx) PauseNoAccount(ctx context.Context, id int64) error {
+	c.Wrote()
 	return pauseNoAccount(ctx, c.tx, id)
-}
-
-func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (driver.ClaimTurn, error) {
-	var (
-		t               driver.ClaimTurn
-		borrow, idleFor int64
-	)
-	if err := c.tx.QueryRowContext(ctx, `SELECT priority, weight, borrow, served, idle_until FROM campaigns WHERE id = ?`, id).
-		Scan(&t.Share.Priority, &t.Share.Weight, &borrow, &t.Served, &idleFor); err != nil {
-		return t, fmt.Errorf("read priority of campaign %d: %w", id, err)
-	}
-	t.Share.Borrow, t.Idle = time.Duration(borrow), idleFor != 0
-	var err error
-	t.Others, err = c.Competitors(ctx, id, now, live)
-	return t, err
-}
-
-func (c *claimTx) PairGap(ctx context.Context, id int64) (time.Duration, error) {
-	var gap int64
-	if err := c.tx.QueryRowContext(ctx, `SELECT pair_gap FROM campaigns WHERE id = ?`, id).Scan(&gap); err != nil {
-		return 0, fmt.Errorf("read the pair gap of campaign %d: %w", id, err)
-	}
-	return time.Duration(gap), nil
-}
-
-func (c *claimTx) RepeatGuard(ctx context.Context, id int64) (string, error) {
-	return repeatGuard(ctx, c.tx, id)
 }
 
 func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]driver.DueRow, error) {
@@ -228,8 +187,8 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 		args = append(args, 0, 0, 0, false, i)
 	}
 	// In the claims' order (column5), so that their ids are consecutive.
-	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, tally)
-		SELECT column1, column2, column3, column4 FROM (VALUES `+repeated(size, "(?, ?, ?, ?, ?)")+`)
+	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, tally, started)
+		SELECT column1, column2, column3, column4, 0 FROM (VALUES `+repeated(size, "(?, ?, ?, ?, ?)")+`)
 		WHERE column1 <> 0 ORDER BY column5`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("log attempts: %w", err)

@@ -54,11 +54,6 @@ func (s *Store) RemoveAccount(ctx context.Context, name string) error {
 	return s.write(ctx, func(tx *Tx) error { return managesql.RemoveAccount(ctx, manageTx{tx}, sqlite, name, s.now()) })
 }
 
-// stopped is managesql.Stopped.
-func stopped(ctx context.Context, q *Tx, id int64) error {
-	return managesql.Stopped(ctx, manageTx{q}, sqlite, id)
-}
-
 // CampaignStopped returns campaign.ErrPaused or campaign.ErrCancelled when
 // the campaign was paused or cancelled, and nil while it may be sent.
 // Running engines ask it with every heartbeat.

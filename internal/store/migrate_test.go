@@ -336,3 +336,39 @@ func TestMigrationNamesClaimsInFlight(t *testing.T) {
 		t.Errorf("send log after migration %v, want %v", got, want)
 	}
 }
+
+// Rows in flight when a database is upgraded past migration 0062 keep the
+// start mark they had on messages.started, now on their claim's attempt
+// (the latest): at the end of their lease a row never started goes back
+// to pending, one started (or with no attempt) becomes unknown.
+func TestMigrationMovesStartMarksToAttempts(t *testing.T) {
+	path, old, exec := oldDatabase(t, "0062")
+	exec(`INSERT INTO accounts (name, phone_number_id, tier, token_env, created_at, tokens, tokens_at, quota_day)
+		VALUES ('a', '10a', 'new', 'TOKEN', 0, 5, 0, '2026-03-02')`)
+	exec(`INSERT INTO campaigns (name, fingerprint, source, kind, created_at) VALUES ('c', 'fp', 'c.csv', 'template', 0)`)
+	for _, m := range []struct {
+		phone    string
+		started  int
+		attempts int // the last one open
+	}{{"+491511", 0, 2}, {"+491512", 1, 2}, {"+491513", 0, 1}, {"+491514", 1, 0}} {
+		exec(`INSERT INTO messages (campaign_id, line, input, phone, state, account_id, runner_id, attempts, lease_until, started)
+			VALUES (1, 2, ?1, ?1, 'sending', 1, 'gone', ?2, 1, ?3)`, m.phone, m.attempts, m.started)
+		for i := 1; i <= m.attempts; i++ {
+			exec(`INSERT INTO attempts (message_id, account_id, claimed_at, done_at, outcome)
+				SELECT max(id), 1, ?1, CASE WHEN ?1 < ?2 THEN ?1 END, CASE WHEN ?1 < ?2 THEN 'retry' END FROM messages`, i, m.attempts)
+		}
+	}
+	old.Close()
+	st := openAt(t, path, newFakeClock())
+	if n := countRows(t, st, `SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'started'`); n != 0 {
+		t.Errorf("messages.started is still there after migration 0062")
+	}
+	if _, err := st.RecoverOrphans(t.Context(), time.Unix(0, 10), func(campaign.Runner) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[int64]string{1: "pending", 2: "unknown", 3: "pending", 4: "unknown"} {
+		if got := readMessage(t, st, id).state; got != want {
+			t.Errorf("message %d in flight across the upgrade is %s after its lease ran out, want %s", id, got, want)
+		}
+	}
+}

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -141,26 +139,15 @@ func (s *Store) SetBudget(ctx context.Context, id int64, max pricing.Micros, cur
 	})
 }
 
-func readBudget(ctx context.Context, q querier, id int64) (pricing.Budget, error) {
-	var b pricing.Budget
-	var max, committed int64
-	// A subquery, not a join: a join's plan weighs the bound id, and SQLite
-	// would recompile the statement at each claim (TestSendingPathCompilesOnce).
-	err := q.QueryRowContext(ctx, `SELECT max_cost, max_cost_currency,
-		coalesce((SELECT committed FROM campaign_spend WHERE campaign_id = campaigns.id), 0)
-		FROM campaigns WHERE id = ?`, id).Scan(&max, &b.Currency, &committed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
-	}
-	b.Max, b.Committed = pricing.Micros(max), pricing.Micros(committed)
-	return b, err
-}
-
 // Budget is the campaign's budget and, for ids, the price each row counts
-// (claim's budgetTx).
+// (claim's budgetTx): what is committed and the prices only under one.
 func (c *claimTx) Budget(ctx context.Context, campaignID int64, ids []int64) (pricing.Budget, map[int64]pricing.Micros, error) {
-	b, err := readBudget(ctx, c.tx, campaignID)
-	if err != nil || b.Max == 0 || len(ids) == 0 {
+	b, err := c.MaxCost(ctx, campaignID)
+	if err != nil || b.Max == 0 {
+		return b, nil, err
+	}
+	if err := c.tx.QueryRowContext(ctx, `SELECT coalesce((SELECT committed FROM campaign_spend WHERE campaign_id = ?), 0)`,
+		campaignID).Scan(&b.Committed); err != nil || len(ids) == 0 {
 		return b, nil, err
 	}
 	prices := make(map[int64]pricing.Micros, len(ids))

@@ -58,14 +58,6 @@ func skipNoWindow(ctx context.Context, tx *Tx, id int64, why string, now time.Ti
 var skipNoWindowSQL = `UPDATE messages SET ` + toSQL(campaign.MoveSkipNoWindow) + `, updated_at = ?, error_code = ?,
 	error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveSkipNoWindow, "state")
 
-func (c *claimTx) ServiceWindow(ctx context.Context, id int64) (bool, error) {
-	var on bool
-	if err := c.tx.QueryRowContext(ctx, `SELECT service_window FROM campaigns WHERE id = ?`, id).Scan(&on); err != nil {
-		return false, fmt.Errorf("read the service window check of campaign %d: %w", id, err)
-	}
-	return on, nil
-}
-
 func (c *claimTx) LastInbound(ctx context.Context, keys []string) (map[string]campaign.Wrote, error) {
 	return lastInbound(ctx, c.tx, keys)
 }

@@ -411,7 +411,6 @@ func isUnique(err error) bool {
 
 // The instants the store keeps as Unix nanoseconds, 0 or NULL for none.
 var (
-	nanos         = rowscan.Nanos
-	fromNanos     = rowscan.FromNanos
-	fromNullNanos = rowscan.FromNullNanos
+	nanos     = rowscan.Nanos
+	fromNanos = rowscan.FromNanos
 )

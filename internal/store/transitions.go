@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -21,10 +20,10 @@ import (
 // one statement for many ids: claims and sent outcomes are the hot path.
 var (
 	// A claim keeps its rows' counts itself (tally.go): it flips tally.
-	// It raises the fence (attempts), leases the rows to the runner and
-	// marks their requests not started.
+	// It raises the fence (attempts) and leases the rows to the runner
+	// (their attempts, inserted unstarted, carry the start mark).
 	claimSQL = `UPDATE messages SET ` + toSQL(campaign.MoveClaim) + `, attempts = attempts + 1, account_id = ?,
-		runner_id = ?, quota_epoch = ?, updated_at = ?, lease_until = ?, started = 0, tally = 1 - tally, window_wait = 0
+		runner_id = ?, quota_epoch = ?, updated_at = ?, lease_until = ?, tally = 1 - tally, window_wait = 0
 		WHERE ` + fromSQL(campaign.MoveClaim, "state") + ` AND id IN (`
 	suppressAtSendSQL = `UPDATE messages SET ` + toSQL(campaign.MoveSuppressAtSend) + `, updated_at = ?, error_code = ?,
 		error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveSuppressAtSend, "state")
@@ -40,10 +39,11 @@ var (
 		FROM (VALUES %s) AS v
 		WHERE messages.id = v.column1 AND ` + "messages.state = " + quote(campaign.Sending) + ` AND messages.account_id = v.column4
 		AND ` + fenceSQL("messages.attempts", "v.column5")
-	// startSQL marks a claimed row's request started, only while the row
-	// is still its claim and not yet started.
-	startSQL = `UPDATE messages SET started = 1 WHERE id = ? AND ` + stateIn("state", []campaign.State{campaign.Sending}) + ` AND ` +
-		fenceSQL("attempts", "?") + ` AND started = 0`
+	// startSQL marks a claim's request started on its attempt (the row is
+	// read, not written) while it is open and unmarked and its row that claim.
+	startSQL = `UPDATE attempts SET started = 1 WHERE id = ?1 AND message_id = ?2 AND done_at IS NULL AND started = 0
+		AND EXISTS (SELECT 1 FROM messages WHERE messages.id = ?2 AND ` + stateIn("messages.state", []campaign.State{campaign.Sending}) +
+		` AND ` + fenceSQL("messages.attempts", "?3") + `)`
 	skipElsewhereSQL = `UPDATE messages SET ` + toSQL(campaign.MoveSkipElsewhere) + `, updated_at = ?, error_code = ?,
 		error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveSkipElsewhere, "state")
 	expireSQL = `UPDATE messages SET ` + toSQL(campaign.MoveExpire) + `, updated_at = ?, error_message = ?
@@ -207,8 +207,8 @@ const lapsedNote = "not sent: its runner's lease ran out before the request star
 // counted by campaign in perCampaign.
 func expireLeases(ctx context.Context, tx *Tx, campaignID int64, now time.Time, perCampaign map[int64]int) error {
 	for _, r := range campaign.LeaseExpiry {
-		expired := fromSQL(r.Move, "messages.state") + ` AND messages.started = ` + strconv.FormatBool(r.Started) +
-			` AND messages.lease_until <= ?1 AND (?2 = 0 OR messages.campaign_id = ?2)`
+		expired := fromSQL(r.Move, "messages.state") + ` AND messages.lease_until <= ?1 AND (?2 = 0 OR messages.campaign_id = ?2) AND ` +
+			statesql.Started("messages", r.Started)
 		note, outcome, class := lapsedNote, "retry", "not-sent"
 		if r.Started {
 			note, outcome, class = orphanedNote, "unknown", ""

@@ -91,8 +91,9 @@ func TestEveryTransition(t *testing.T) {
 			return err
 		}},
 		{"lapse", campaign.MoveLapse, func(m campaign.Message) error {
-			// A claim whose request never started.
-			if _, err := st.db.ExecContext(ctx, `UPDATE messages SET started = 0 WHERE id = ?`, m.ID); err != nil {
+			// A claim whose request never started: its attempt unmarked.
+			if _, err := st.db.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, started)
+				VALUES (?, ?, ?, 0)`, m.ID, acct.ID, now.UnixNano()); err != nil {
 				return err
 			}
 			_, err := st.Rescue(ctx, m.CampaignID, now, func(campaign.Runner) bool { return false })

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/wasend/wasend/internal/campaign"
-	"github.com/wasend/wasend/internal/store/rowscan"
 )
 
 // windowColumns are a window as the campaigns table keeps it.
@@ -18,8 +17,6 @@ func windowColumns(w *campaign.Window) (from, to, days sql.NullInt64) {
 	return sql.NullInt64{Int64: int64(w.From), Valid: true}, sql.NullInt64{Int64: int64(w.To), Valid: true},
 		sql.NullInt64{Int64: int64(w.Days), Valid: true}
 }
-
-var windowFrom = rowscan.Window
 
 // zoneSet returns the id of m's zone set, storing the set the first time
 // the import meets it.

@@ -62,12 +62,15 @@ type Rows interface {
 
 // Common is the part of driver.ClaimTx both drivers share.
 type Common struct {
-	tx Tx
-	d  dialect.Dialect
+	tx   Tx
+	d    dialect.Dialect
+	camp *struct{ row *campaignRow } // the claim's campaign, once read (campaign.go)
 }
 
 // New is Common over tx, in d's SQL.
-func New(tx Tx, d dialect.Dialect) Common { return Common{tx: tx, d: d} }
+func New(tx Tx, d dialect.Dialect) Common {
+	return Common{tx: tx, d: d, camp: new(struct{ row *campaignRow })}
+}
 
 // exec runs query, written with ?N, in c's dialect.
 func (c Common) exec(ctx context.Context, query string, args ...any) error {
@@ -176,6 +179,7 @@ func (c Common) Begin(ctx context.Context, id int64, now, expires time.Time) err
 	if !expires.IsZero() {
 		deadline = expires.UnixNano()
 	}
+	c.Wrote()
 	if err := c.exec(ctx, `UPDATE campaigns SET began_at = ?1, expires_at = ?2 WHERE id = ?3`, now.UnixNano(), deadline, id); err != nil {
 		return fmt.Errorf("start campaign %d: %w", id, err)
 	}
@@ -227,6 +231,7 @@ func (c Common) Competitors(ctx context.Context, id int64, now, live time.Time) 
 }
 
 func (c Common) SetServed(ctx context.Context, id int64, served float64) error {
+	c.Wrote()
 	if err := c.exec(ctx, `UPDATE campaigns SET served = ?1 WHERE id = ?2`, served, id); err != nil {
 		return fmt.Errorf("book tokens of campaign %d: %w", id, err)
 	}
@@ -234,6 +239,7 @@ func (c Common) SetServed(ctx context.Context, id int64, served float64) error {
 }
 
 func (c Common) Idle(ctx context.Context, id int64, until time.Time) error {
+	c.Wrote()
 	var err error
 	if until.IsZero() {
 		err = c.exec(ctx, `UPDATE campaigns SET idle_until = 0 WHERE id = ?1`, id)
@@ -334,10 +340,12 @@ func (c Common) ReleaseWindow(ctx context.Context, ids []int64) error {
 }
 
 // Accounts are the enabled accounts not dropped from the campaign, and how
-// many accounts are enabled at all.
+// many accounts are enabled at all. NOT EXISTS, not NOT IN: a probe of
+// the key for each account, where SQLite built the list of dropped ones
+// into a temporary table at every claim.
 func (c Common) Accounts(ctx context.Context, campaignID int64) ([]driver.ClaimAccount, int, error) {
-	accts, err := c.tx.Accounts(ctx, c.bind(`WHERE a.disabled = 0 AND a.id NOT IN
-		(SELECT account_id FROM campaign_accounts WHERE campaign_id = ?2) ORDER BY a.id`), campaignID)
+	accts, err := c.tx.Accounts(ctx, c.bind(`WHERE a.disabled = 0 AND NOT EXISTS
+		(SELECT 1 FROM campaign_accounts x WHERE x.campaign_id = ?2 AND x.account_id = a.id) ORDER BY a.id`), campaignID)
 	if err != nil {
 		return nil, 0, err
 	}

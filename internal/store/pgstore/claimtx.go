@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -88,48 +87,6 @@ type claimTx struct {
 	s               *Store
 	tx              pgx.Tx
 	queued          pgx.Batch
-	camp            *campaignRow // the claim's campaign, read once
-}
-
-// campaignRow is what the claim reads of its campaign's row: read once, in
-// one statement, and again after the claim writes to it. The row is read
-// FOR SHARE: an operator's pause or cancel (which lock it to move it)
-// comes before the claim or after it, as under SQLite's single writer.
-type campaignRow struct {
-	id                        int64
-	state                     string
-	cancelled                 bool
-	startAt, beganAt, expires *int64
-	expire                    int64
-	wf, wt, wd                *int64
-	serviceWindow             int64
-	prio, weight, borrow      int64
-	served                    float64
-	idleUntil, pairGap        int64
-	kind, template, text      string
-	maxCost                   int64 // --max-cost, 0: none
-	costCurrency              string
-}
-
-// campaign is campaign id's row (campaign.ErrNotFound when there is none).
-func (c *claimTx) campaign(ctx context.Context, id int64) (*campaignRow, error) {
-	if c.camp != nil && c.camp.id == id {
-		return c.camp, nil
-	}
-	r := &campaignRow{id: id}
-	err := c.QueryRow(ctx, `SELECT state, cancelled_at IS NOT NULL, start_at, began_at, expire_after, expires_at,
-		window_from, window_to, window_days, service_window, priority, weight, borrow, served, idle_until, pair_gap,
-		kind, template, text, max_cost, max_cost_currency FROM campaigns WHERE id = $1 FOR SHARE`, id).Scan(&r.state, &r.cancelled, &r.startAt, &r.beganAt, &r.expire,
-		&r.expires, &r.wf, &r.wt, &r.wd, &r.serviceWindow, &r.prio, &r.weight, &r.borrow, &r.served, &r.idleUntil, &r.pairGap,
-		&r.kind, &r.template, &r.text, &r.maxCost, &r.costCurrency)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil, fmt.Errorf("campaign %d: %w", id, campaign.ErrNotFound)
-	case err != nil:
-		return nil, fmt.Errorf("read campaign %d: %w", id, err)
-	}
-	c.camp = r
-	return r, nil
 }
 
 var _ driver.ClaimTx = (*claimTx)(nil)
@@ -185,35 +142,6 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-func (c *claimTx) Stopped(ctx context.Context, id int64) error {
-	r, err := c.campaign(ctx, id)
-	if err != nil {
-		return err
-	}
-	if r.cancelled {
-		return campaign.CampaignCancelled.Stopped()
-	}
-	return campaign.CampaignState(r.state).Stopped()
-}
-
-func (c *claimTx) Schedule(ctx context.Context, id int64) (driver.ClaimSchedule, error) {
-	r, err := c.campaign(ctx, id)
-	if err != nil {
-		return driver.ClaimSchedule{}, err
-	}
-	sc := driver.ClaimSchedule{StartAt: fromNullNanos(r.startAt), BeganAt: fromNullNanos(r.beganAt), ExpiresAt: fromNullNanos(r.expires),
-		ExpireAfter: time.Duration(r.expire)}
-	if r.wf != nil && r.wt != nil && r.wd != nil {
-		sc.Window = &campaign.Window{From: int(*r.wf), To: int(*r.wt), Days: uint8(*r.wd)}
-	}
-	return sc, nil
-}
-
-func (c *claimTx) Begin(ctx context.Context, id int64, now, expires time.Time) error {
-	c.camp = nil // changed: read again
-	return c.Common.Begin(ctx, id, now, expires)
-}
-
 func (c *claimTx) ExpirePending(ctx context.Context, id int64, why string, now time.Time) error {
 	if _, err := c.Exec(ctx, expireSQL, now.UnixNano(), why, id); err != nil {
 		return fmt.Errorf("expire messages of campaign %d: %w", id, err)
@@ -222,56 +150,13 @@ func (c *claimTx) ExpirePending(ctx context.Context, id int64, why string, now t
 }
 
 func (c *claimTx) FinishCampaign(ctx context.Context, id int64, now time.Time) error {
-	c.camp = nil // changed: read again
+	c.Wrote() // changed: read again
 	return managesql.FinishCampaign(ctx, manageTx{c}, postgres, id, now)
 }
 
 func (c *claimTx) PauseNoAccount(ctx context.Context, id int64) error {
-	c.camp = nil // changed: read again
+	c.Wrote() // changed: read again
 	return managesql.PauseNoAccount(ctx, manageTx{c}, postgres, id)
-}
-
-func (c *claimTx) Turn(ctx context.Context, id int64, now, live time.Time) (driver.ClaimTurn, error) {
-	var (
-		t               driver.ClaimTurn
-		prio, weight    int64
-		borrow, idleFor int64
-	)
-	r, err := c.campaign(ctx, id)
-	if err != nil {
-		return t, err
-	}
-	prio, weight, borrow, t.Served, idleFor = r.prio, r.weight, r.borrow, r.served, r.idleUntil
-	t.Share.Priority, t.Share.Weight = campaign.Priority(prio), int(weight)
-	t.Share.Borrow, t.Idle = time.Duration(borrow), idleFor != 0
-	t.Others, err = c.Competitors(ctx, id, now, live)
-	return t, err
-}
-
-func (c *claimTx) SetServed(ctx context.Context, id int64, served float64) error {
-	c.camp = nil // changed: read again
-	return c.Common.SetServed(ctx, id, served)
-}
-
-func (c *claimTx) Idle(ctx context.Context, id int64, until time.Time) error {
-	c.camp = nil // changed: read again
-	return c.Common.Idle(ctx, id, until)
-}
-
-func (c *claimTx) PairGap(ctx context.Context, id int64) (time.Duration, error) {
-	r, err := c.campaign(ctx, id)
-	if err != nil {
-		return 0, err
-	}
-	return time.Duration(r.pairGap), nil
-}
-
-func (c *claimTx) RepeatGuard(ctx context.Context, id int64) (string, error) {
-	r, err := c.campaign(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	return campaign.RepeatGuard(campaign.MessageKind(r.kind), r.template, r.text), nil
 }
 
 // Due takes its rows FOR UPDATE SKIP LOCKED: a row another transaction is
@@ -329,14 +214,6 @@ func (c *claimTx) FailNeverOpen(ctx context.Context, id int64, why string, now t
 		return fmt.Errorf("fail message %d: %w", id, err)
 	}
 	return nil
-}
-
-func (c *claimTx) ServiceWindow(ctx context.Context, id int64) (bool, error) {
-	r, err := c.campaign(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	return r.serviceWindow != 0, nil
 }
 
 // LastInbound is when each key (a phone or a user id, following
@@ -406,8 +283,8 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 		out[i].Message.AccountID = out[i].Account.ID
 	}
 	// Ids in the claims' order (ord), so that their attempts read in it.
-	rows, err := c.Query(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at)
-		SELECT v.m, v.a, $3 FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS v(m, a, ord) ORDER BY v.ord
+	rows, err := c.Query(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, started)
+		SELECT v.m, v.a, $3, 0 FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS v(m, a, ord) ORDER BY v.ord
 		RETURNING id, message_id`, msgs, accts, now.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("log attempts: %w", err)

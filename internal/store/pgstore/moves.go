@@ -230,6 +230,9 @@ func (s *Store) recoverOrphans(ctx context.Context, campaignID int64, now time.T
 // back) and closes the rows' attempts; the rows made unknown are counted
 // by campaign in perCampaign.
 func expireLeases(ctx context.Context, tx pgx.Tx, campaignID int64, now time.Time, perCampaign map[int64]int) error {
+	if _, err := tx.Exec(ctx, lockExpiringSQL, now.UnixNano(), campaignID); err != nil {
+		return fmt.Errorf("lock the attempts of expired leases: %w", err)
+	}
 	for _, r := range campaign.LeaseExpiry {
 		note, outcome, class := lapsedNote, "retry", "not-sent"
 		if r.Started {

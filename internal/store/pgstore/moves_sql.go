@@ -11,10 +11,10 @@ import (
 // (a campaign's state moves, and the operator's, are managesql's). No statement
 // flips tally: on Postgres the triggers count every move.
 var (
-	// A claim raises the fence (attempts), leases the rows to the runner
-	// and marks their requests not started.
+	// A claim raises the fence (attempts) and leases the rows to the
+	// runner (their attempts, inserted unstarted, carry the start mark).
 	claimSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveClaim) + `, attempts = attempts + 1, account_id = $1,
-		runner_id = $2, quota_epoch = $3, updated_at = $4, lease_until = $5, started = 0, window_wait = 0
+		runner_id = $2, quota_epoch = $3, updated_at = $4, lease_until = $5, window_wait = 0
 		WHERE ` + statesql.From(campaign.MoveClaim, "state") + ` AND id = ANY($6)`
 	suppressAtSendSQL = `UPDATE messages SET ` + statesql.To(campaign.MoveSuppressAtSend) + `, updated_at = $1, error_code = $2,
 		error_message = $3 WHERE id = $4 AND ` + statesql.From(campaign.MoveSuppressAtSend, "state")
@@ -36,17 +36,18 @@ var (
 		updated_at = v.at, error_code = NULL, error_message = NULL
 		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[]) AS v(id, wamid, at, fence)
 		WHERE messages.id = v.id AND ` + keyedFence(campaign.MoveRecordSent.From(), "v.fence") + ` RETURNING messages.id`
-	// startSQL marks claimed rows' requests started, each only while the
-	// row is still its claim and not yet started, and returns those it
+	// startSQL marks claims' requests started on their attempts (the
+	// messages rows are read, not written), each only while the attempt is
+	// open and unmarked and its row still that claim, and returns those it
 	// marked with their fence.
-	startSQL = `UPDATE messages SET started = 1 FROM unnest($1::bigint[], $2::bigint[]) AS v(id, fence)
-		WHERE messages.id = v.id AND ` + keyedFence([]campaign.State{campaign.Sending}, "v.fence") +
-		` AND messages.started = 0 RETURNING messages.id, messages.attempts`
+	startSQL = `UPDATE attempts SET started = 1 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS v(id, msg, fence), messages
+		WHERE attempts.id = v.id AND attempts.message_id = v.msg AND attempts.done_at IS NULL AND attempts.started = 0
+		AND messages.id = v.msg AND ` + keyedFence([]campaign.State{campaign.Sending}, "v.fence") + ` RETURNING v.msg, v.fence`
 
 	// The leases: a heartbeat extends its runner's that no rescuer ended
 	// (even run out: until a rescuer takes a row, its holder may keep it);
 	// those of runners no longer registered (known dead) end at once.
-	// A row another transaction holds (its start, its outcome, a rescue) is
+	// A row another transaction holds (its outcome, a rescue) is
 	// passed over, not waited for: waiting, a heartbeat met the runner's own
 	// sending transaction on the rows in another order (a deadlock, a
 	// second lost under the claim lock); the next beat, well inside the
@@ -76,11 +77,17 @@ func keyedFence(states []campaign.State, fence string) string {
 // started, or not, take the rule's move and give their lease up (campaign
 // $4; 0: every campaign).
 func leaseExpirySQL(r campaign.LeaseRule) string {
-	started := "0"
-	if r.Started {
-		started = "1"
-	}
 	return `UPDATE messages SET ` + statesql.To(r.Move) + `, updated_at = $1, error_message = $2, lease_until = 0
-		WHERE ` + statesql.From(r.Move, "state") + ` AND started = ` + started + ` AND lease_until <= $3
-		AND ($4::bigint = 0 OR campaign_id = $4::bigint) RETURNING id, campaign_id, account_id, quota_epoch, attempts`
+		WHERE ` + statesql.From(r.Move, "state") + ` AND lease_until <= $3 AND ($4::bigint = 0 OR campaign_id = $4::bigint)
+		AND ` + statesql.Started("messages", r.Started) + ` RETURNING id, campaign_id, account_id, quota_epoch, attempts`
 }
+
+// lockExpiringSQL locks the open attempts of the rows in flight whose
+// lease ran out by $1 (campaign $2; 0: every campaign) before
+// leaseExpirySQL reads their start marks: a Start marking one commits
+// first, and its mark is read (each statement its own snapshot), or waits
+// and finds it closed. The mark is on the attempt, not the messages row
+// the expiry moves, so the move's own lock would not order the two.
+var lockExpiringSQL = `SELECT a.id FROM attempts AS a JOIN messages AS m ON m.id = a.message_id
+	WHERE a.done_at IS NULL AND m.state = ` + statesql.Quote(campaign.Sending) + ` AND m.lease_until <= $1
+	AND ($2::bigint = 0 OR m.campaign_id = $2::bigint) FOR UPDATE OF a`

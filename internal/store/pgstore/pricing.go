@@ -133,13 +133,9 @@ func (s *Store) SetBudget(ctx context.Context, id int64, max pricing.Micros, cur
 // budget are what is committed and the prices of ids read, in one
 // statement.
 func (c *claimTx) Budget(ctx context.Context, campaignID int64, ids []int64) (pricing.Budget, map[int64]pricing.Micros, error) {
-	r, err := c.campaign(ctx, campaignID)
-	if err != nil {
-		return pricing.Budget{}, nil, err
-	}
-	b := pricing.Budget{Max: pricing.Micros(r.maxCost), Currency: r.costCurrency}
-	if b.Max == 0 {
-		return b, nil, nil
+	b, err := c.MaxCost(ctx, campaignID)
+	if err != nil || b.Max == 0 {
+		return b, nil, err
 	}
 	var committed int64
 	var got, ps []int64

@@ -44,17 +44,18 @@ func (s *Store) Heartbeat(ctx context.Context, id string, now time.Time) error {
 	})
 }
 
-// Start marks the claims' requests started, each only while its row is
-// still that claim (campaign.FenceOK) and its request not yet started; it
-// returns the rows refused, whose requests must not be made. A rescue
-// racing it meets it on the rows' locks: whichever commits first, the
+// Start marks the claims' requests started on their attempts, each only
+// while its row is still that claim (campaign.FenceOK) and its request not
+// yet started; it returns the rows refused (a claim without an attempt is
+// one), whose requests must not be made. A rescue racing it meets it on
+// the attempts' locks (lockExpiringSQL): whichever commits first, the
 // other sees what it wrote.
 func (s *Store) Start(ctx context.Context, runner string, cs []campaign.Claim, now time.Time) ([]int64, error) {
-	ids, fences := make([]int64, len(cs)), make([]int64, len(cs))
+	atts, ids, fences := make([]int64, len(cs)), make([]int64, len(cs)), make([]int64, len(cs))
 	for i, c := range cs {
-		ids[i], fences[i] = c.Message.ID, c.Fence
+		atts[i], ids[i], fences[i] = c.AttemptID, c.Message.ID, c.Fence
 	}
-	rows, err := s.pool.Query(ctx, startSQL, ids, fences)
+	rows, err := s.pool.Query(ctx, startSQL, atts, ids, fences)
 	if err != nil {
 		return nil, fmt.Errorf("start %d requests: %w", len(cs), err)
 	}

@@ -82,6 +82,19 @@ func Quote[S ~string](s S) string { return "'" + strings.ReplaceAll(string(s), "
 // the row's fence column equals the claim's, param.
 func Fence(column, param string) string { return column + " = " + param }
 
+// Started is the condition that the request of the claim holding the
+// messages row msg started (or, with started false, never did): the start
+// mark of the row's claim's attempt, its latest, which a claim inserts
+// unmarked and the runner marks just before the request (its close leaves
+// the mark). A row with no attempt counts as started: never resent blindly.
+func Started(msg string, started bool) string {
+	mark := "0"
+	if started {
+		mark = "1"
+	}
+	return `coalesce((SELECT a.started FROM attempts AS a WHERE a.message_id = ` + msg + `.id ORDER BY a.id DESC LIMIT 1), 1) = ` + mark
+}
+
 // Template fills in text, a text/template of trigger SQL, whose functions
 // are the delivery ladder's guards: {{received "NEW.status"}} (Received),
 // {{read}} and {{held}} (those rungs, quoted). It panics on a text that
