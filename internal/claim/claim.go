@@ -347,6 +347,11 @@ func claimDue(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner s
 	if err := g.finish(ctx, tx, len(out), w); err != nil {
 		return nil, err
 	}
+	// The send log names each claim's attempt (claimsql.LogClaims), and
+	// the holds below read it.
+	if out, err = tx.Take(ctx, runner, now, out); err != nil {
+		return nil, err
+	}
 	if err := tx.LogContacts(ctx, out); err != nil {
 		return nil, err
 	}
@@ -362,7 +367,7 @@ func claimDue(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner s
 	if err := turn.took(ctx, tx, len(out)); err != nil {
 		return nil, err
 	}
-	return tx.Take(ctx, runner, now, out)
+	return out, nil
 }
 
 // notBefore is now, or the latest stamp of the buckets a claim may spend

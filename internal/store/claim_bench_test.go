@@ -52,6 +52,13 @@ func benchSizes(b *testing.B, name string, ns []int, set func(h *storetest.Claim
 // follows the links.
 func BenchmarkClaimRecordLinked(b *testing.B) { storetest.BenchClaimRecord(b, sqliteBench(link)) }
 
+// BenchmarkClaimRecordHistory is BenchmarkClaimRecord with every
+// recipient sent a message by each of two campaigns before, two and three
+// days ago, from two of the accounts: what the claim's look-up of the
+// send log (the sticky sender) and its write of a pair met before cost
+// with a history to find.
+func BenchmarkClaimRecordHistory(b *testing.B) { storetest.BenchClaimRecord(b, sqliteBench(history)) }
+
 func sqliteBench(prepare func(ctx context.Context, b *testing.B, d driver.Driver, n int)) storetest.ClaimBench {
 	return storetest.ClaimBench{
 		NewDB: func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") },
@@ -95,5 +102,57 @@ func link(ctx context.Context, b *testing.B, d driver.Driver, n int) {
 	}
 	if _, err := d.Suppress(ctx, list); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// history gives each of the n recipients two earlier sends, each from
+// another account, with their attempts, and logs them in the send log as
+// their claims did: a send log with the claim's attempt (migration 0063)
+// names it, an older one keeps the time it was accepted.
+func history(ctx context.Context, b *testing.B, d driver.Driver, n int) {
+	for k := range 2 {
+		im, err := d.Import(ctx, campaign.Campaign{Name: fmt.Sprint("before", k), Fingerprint: fmt.Sprint("fp-before", k),
+			Source: "before.csv", Spec: campaign.Spec{Kind: campaign.KindTemplate, Template: "hello", Lang: "en_US", Params: []string{"name"}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := range n {
+			m := campaign.Message{Line: j + 2, Input: storetest.Phone(j), Phone: storetest.Phone(j), Params: []string{"P"}}
+			if _, err := im.Add(ctx, m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := im.Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db, err := sql.Open("sqlite3", "file:"+d.Path()+"?_busy_timeout=10000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var named bool
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('contact_log') WHERE name = 'last_attempt'`).Scan(&named); err != nil {
+		b.Fatal(err)
+	}
+	logged := `INSERT INTO contact_log (account_id, phone, last_at, sent_at) SELECT m.account_id, m.phone, m.sent_at, m.sent_at`
+	if named {
+		logged = `INSERT INTO contact_log (account_id, phone, last_at, last_attempt) SELECT m.account_id, m.phone, m.sent_at, a.id`
+	}
+	day := int64(24 * time.Hour)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`UPDATE messages SET state = 'sent', attempts = 1, account_id = 1 + (campaign_id + line) % 3, wamid = 'wamid.' || id,
+			sent_at = ? - campaign_id * ? WHERE campaign_id > 1`, []any{storetest.T0.UnixNano(), day}},
+		{`INSERT INTO attempts (message_id, account_id, claimed_at, done_at, outcome, class)
+			SELECT id, account_id, sent_at, sent_at, 'sent', 'ok' FROM messages WHERE campaign_id > 1 ORDER BY id`, nil},
+		{`UPDATE campaigns SET state = 'finished', finished_at = ? WHERE id > 1`, []any{storetest.T0.UnixNano()}},
+		{logged + ` FROM messages m JOIN attempts a ON a.message_id = m.id WHERE m.campaign_id > 1`, nil},
+	} {
+		if _, err := db.ExecContext(ctx, q.sql, q.args...); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

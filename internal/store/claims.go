@@ -91,29 +91,21 @@ func recordSent(ctx context.Context, tx *Tx, rs []campaign.Result) ([]int64, err
 		size := padded(n)
 		msgArgs := make([]any, 0, 5*size)
 		attArgs := make([]any, 0, 3*size)
-		logArgs := make([]any, 0, 3*size)
 		for i := range size {
 			if i >= n {
 				msgArgs = append(msgArgs, 0, "", 0, 0, 0)
 				attArgs = append(attArgs, 0, 0, "")
-				logArgs = append(logArgs, 0, "", 0)
 				continue
 			}
 			r := rs[i]
 			msgArgs = append(msgArgs, r.Claim.Message.ID, r.Outcome.WAMID, r.At.UnixNano(), r.Claim.Account.ID, r.Claim.Fence)
 			attArgs = append(attArgs, r.Claim.AttemptID, r.At.UnixNano(), r.Outcome.Class)
-			logArgs = append(logArgs, r.Claim.Account.ID, r.Claim.Message.Phone, r.At.UnixNano())
 		}
 		more, err := recordSentMany(ctx, tx, rs[:n], size, msgArgs, attArgs)
 		if err != nil {
 			return nil, fmt.Errorf("record %d messages sent: %w", n, err)
 		}
 		refused = append(refused, more...)
-		if _, err := tx.ExecContext(ctx, `UPDATE contact_log SET sent_at = max(sent_at, v.column3)
-			FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) AS v
-			WHERE contact_log.account_id = v.column1 AND contact_log.phone = v.column2`, logArgs...); err != nil {
-			return nil, fmt.Errorf("log %d sends: %w", n, err)
-		}
 		rs = rs[n:]
 	}
 	return refused, nil

@@ -201,17 +201,16 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 		return nil
 	}
 	size := padded(len(cs))
-	args := make([]any, 0, 3*size)
+	args := make([]any, 0, 4*size)
 	for _, c := range cs {
-		args = append(args, c.Account.ID, c.Message.Phone, c.At.UnixNano())
+		args = append(args, c.Account.ID, c.Message.Phone, c.At.UnixNano(), c.AttemptID)
 	}
 	for i := len(cs); i < size; i++ {
-		args = append(args, 0, "", 0)
+		args = append(args, 0, "", 0, 0)
 	}
-	if _, err := c.tx.ExecContext(ctx, `INSERT INTO contact_log (account_id, phone, last_at)
-		SELECT column1, column2, column3 FROM (VALUES `+repeated(size, "(?, ?, ?)")+`) WHERE column1 <> 0
-		ON CONFLICT (account_id, phone) DO UPDATE
-		SET prev_at = last_at, last_at = excluded.last_at WHERE excluded.last_at > last_at`, args...); err != nil {
+	if _, err := c.tx.ExecContext(ctx, `INSERT INTO contact_log (account_id, phone, last_at, last_attempt)
+		SELECT column1, column2, column3, nullif(column4, 0) FROM (VALUES `+repeated(size, "(?, ?, ?, ?)")+`) WHERE column1 <> 0 `+
+		claimsql.LogClaims(sqlite), args...); err != nil {
 		return fmt.Errorf("log sends: %w", err)
 	}
 	return nil

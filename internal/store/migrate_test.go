@@ -301,6 +301,42 @@ func TestMigrationKeysContactLogByPhone(t *testing.T) {
 	}
 }
 
+// Migration 0063 names in the send log the attempt of each claim still in
+// flight (its answer, recorded by this version, binds the recipient); an
+// answered one keeps its sent_at and names none.
+func TestMigrationNamesClaimsInFlight(t *testing.T) {
+	path, old, exec := oldDatabase(t, "0063")
+	exec(`INSERT INTO accounts (name, phone_number_id, tier, token_env, created_at, tokens, tokens_at, quota_day)
+		VALUES ('a', '100', 'new', 'TOKEN_A', 0, 5, 0, '2026-03-02')`)
+	exec(`INSERT INTO campaigns (name, fingerprint, source, kind, text, created_at) VALUES ('c', 'fp', 'c.csv', 'text', 'Hi', 0)`)
+	exec(`INSERT INTO messages (campaign_id, line, input, phone, body, state, attempts, account_id, wamid, sent_at)
+		VALUES (1, 2, '0151 1', '+491511', 'Hi', 'sent', 1, 1, 'wamid.1', 7)`)
+	exec(`INSERT INTO messages (campaign_id, line, input, phone, body, state, attempts, account_id)
+		VALUES (1, 3, '0151 2', '+491512', 'Hi', 'sending', 1, 1)`)
+	exec(`INSERT INTO attempts (message_id, account_id, claimed_at, done_at, outcome, class) VALUES (1, 1, 5, 7, 'sent', 'ok')`)
+	exec(`INSERT INTO attempts (message_id, account_id, claimed_at) VALUES (2, 1, 9)`)
+	exec(`INSERT INTO contact_log (account_id, phone, last_at, sent_at) VALUES (1, '+491511', 5, 7), (1, '+491512', 9, 0)`)
+	old.Close()
+	st := openAt(t, path, newFakeClock())
+	rows, err := st.db.QueryContext(t.Context(), `SELECT phone, coalesce(last_attempt, 0), sent_at FROM contact_log ORDER BY phone`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var p string
+		var named, sent int64
+		if err := rows.Scan(&p, &named, &sent); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %d %d", p, named, sent))
+	}
+	if want := []string{"+491511 0 7", "+491512 2 0"}; !slices.Equal(got, want) {
+		t.Errorf("send log after migration %v, want %v", got, want)
+	}
+}
+
 // Rows in flight when a database is upgraded past migration 0062 keep the
 // start mark they had on messages.started, now on their claim's attempt
 // (the latest): at the end of their lease a row never started goes back

@@ -409,7 +409,8 @@ func (c Common) CountSends(ctx context.Context, accountID int64, n int) error {
 }
 
 // LastContacts looks numbers up in the send log, in one query: one row per
-// account that ever messaged a number, a handful each.
+// account that ever messaged a number, a handful each, its accepted sends
+// read from the attempts it names (readSent).
 func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]driver.LastContact, error) {
 	out := make(map[string]driver.LastContact, len(phones))
 	if len(phones) == 0 {
@@ -448,7 +449,7 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 		}
 		out[phone] = lc
 		return nil
-	}, `SELECT phone, account_id, last_at, sent_at FROM contact_log WHERE `+where, args...)
+	}, `SELECT contact_log.phone, contact_log.account_id, contact_log.last_at, `+readSent(c.d)+` WHERE contact_log.`+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up the send log: %w", err)
 	}

@@ -98,6 +98,8 @@ type ClaimTx interface {
 	ReachCount(ctx context.Context, s ReachScope, since time.Time) (int, error)
 	ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error)
 	LastContacts(ctx context.Context, phones []string) (map[string]LastContact, error)
+	// LogContacts writes the send log for the claims Take made (it names
+	// their attempts: claimsql.LogClaims).
 	LogContacts(ctx context.Context, cs []campaign.Claim) error
 	// Fate is what became of an account the claim does not offer: by id,
 	// or (id 0) by phone number id, the newest live one first.

@@ -160,11 +160,20 @@ func (m Moves) Defer(ctx context.Context, ev campaign.StatusEvent, wait bool) er
 // the webhook's wamid as the proof; false when it was in neither state. A
 // driver's AdoptSend links the wamid's other statuses kept unmatched too.
 func (m Moves) Adopt(ctx context.Context, id int64, ev campaign.StatusEvent, now time.Time) (bool, error) {
-	n, err := m.Q.Exec(ctx, byDialect[m.D].adoptSend, ev.WAMID, rowscan.Nanos(ev.At), now.UnixNano(), id)
+	q := &byDialect[m.D]
+	n, err := m.Q.Exec(ctx, q.adoptSend, ev.WAMID, rowscan.Nanos(ev.At), now.UnixNano(), id)
 	if err != nil {
 		return false, fmt.Errorf("adopt send of message %d: %w", id, err)
 	}
-	return n > 0, nil
+	if n == 0 {
+		return false, nil
+	}
+	// Its claim's attempt does not say sent: the send log keeps it (the
+	// sticky sender, claimsql.LogClaims).
+	if _, err := m.Q.Exec(ctx, q.logAdopted, rowscan.Nanos(ev.At), id); err != nil {
+		return false, fmt.Errorf("log the send of message %d: %w", id, err)
+	}
+	return true, nil
 }
 
 // FailAfterSend moves a sent row to failed with error why, by an
@@ -337,7 +346,7 @@ func (m Moves) InboundSender(ctx context.Context, in campaign.InboundMessage) (k
 type statements struct {
 	noteNumber, keepStatus, statusMatched, ourNumber, suppress string
 	wamidRow, rowPhone, linkStatus, statusRow, deferStatus     string
-	adoptSend, failAfterSend, reschedule                       string
+	adoptSend, logAdopted, failAfterSend, reschedule           string
 	restrict, numberOf, stopNumber                             string
 	accountOf, contextRow, linkInbound, linkedNumber           string
 	firstReply, earlierReply, optOut                           string
@@ -379,6 +388,8 @@ func build(d dialect.Dialect) statements {
 		adoptSend: b(`UPDATE messages SET ` + statesql.To(campaign.MoveAdoptSend) + `, wamid = ?1, sent_at = ?2, updated_at = ?3,
 			error_code = NULL, error_message = NULL, runner_id = NULL
 			WHERE id = ?4 AND ` + statesql.From(campaign.MoveAdoptSend, "state") + ` AND wamid IS NULL`),
+		logAdopted: b(`UPDATE contact_log SET sent_at = ` + d.Greatest("sent_at", "?1") + `
+			WHERE phone = (SELECT phone FROM messages WHERE id = ?2) AND account_id = (SELECT account_id FROM messages WHERE id = ?2)`),
 		failAfterSend: b(`UPDATE messages SET ` + statesql.To(campaign.MoveFailAfterSend) + `, delivery = ` +
 			statesql.Quote(campaign.DeliveryFailed) + `, failed_after_send = 1, error_code = ?1, error_message = ?2, updated_at = ?3
 			WHERE id = ?4 AND ` + statesql.From(campaign.MoveFailAfterSend, "state") + ` AND wamid = ?5

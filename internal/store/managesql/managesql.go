@@ -299,6 +299,9 @@ func Delete(ctx context.Context, tx Tx, d dialect.Dialect, id int64, now time.Ti
 	if err := exec(ctx, tx, "delete campaign %d: keep whom it messaged", id, q.keepSends, id); err != nil {
 		return err
 	}
+	if err := exec(ctx, tx, "delete campaign %d: keep its senders", id, q.foldSends, id); err != nil {
+		return err
+	}
 	// Runners that went silent go with the campaign; campaign_spend has
 	// no trigger of its own on SQLite until a first budget.
 	for _, del := range q.deletes {
@@ -525,7 +528,7 @@ func exec[T any](ctx context.Context, tx Tx, what string, subject T, query strin
 // statements are this package's SQL in one dialect.
 type statements struct {
 	state, cancelledAt, pauseReason, lockCampaign string
-	liveRunner, keepSends                         string
+	liveRunner, keepSends, foldSends              string
 	deletes                                       []string
 	rename                                        string
 	schedule, setStart, setWindow, rejudgeWindow  string
@@ -570,6 +573,12 @@ func build(d dialect.Dialect) statements {
 			WHERE m.campaign_id = ?1 AND m.state = 'sent' AND m.sent_at IS NOT NULL GROUP BY m.phone, c.kind, c.template, c.id
 			ON CONFLICT (phone, template) DO UPDATE SET sent_at = excluded.sent_at, campaign_id = excluded.campaign_id
 			WHERE excluded.sent_at > deleted_sends.sent_at`),
+		// The sticky senders its accepted sends made, before their attempts
+		// go (claimsql.LogClaims reads them).
+		foldSends: b(`UPDATE contact_log SET sent_at = ` + d.Greatest("contact_log.sent_at", "v.at") + `
+			FROM (SELECT m.phone, a.account_id, max(a.done_at) AS at FROM messages m JOIN attempts a ON a.message_id = m.id
+				WHERE m.campaign_id = ?1 AND a.outcome = 'sent' GROUP BY m.phone, a.account_id) AS v
+			WHERE contact_log.phone = v.phone AND contact_log.account_id = v.account_id`),
 		// attempts, skipped and campaign_accounts go by ON DELETE CASCADE,
 		// the counts by the triggers on campaigns.
 		deletes: []string{b(`DELETE FROM runners WHERE campaign_id = ?1`), b(`DELETE FROM campaign_spend WHERE campaign_id = ?1`),

@@ -317,9 +317,9 @@ func (c *claimTx) Accounts(ctx context.Context, campaignID int64) ([]driver.Clai
 	return c.Common.Accounts(ctx, campaignID)
 }
 
-// LogContacts writes the send log in one statement. A claim logs each
-// (account, number) once: Postgres refuses to update one row twice in a
-// statement, so a pair met twice keeps its latest instant.
+// LogContacts writes the send log in one statement. Postgres refuses to
+// update one row twice in a statement, so a pair met twice in a claim is
+// one row naming its last two claims (claimsql.LogClaims).
 func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	if len(cs) == 0 {
 		return nil
@@ -328,26 +328,30 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 		account int64
 		phone   string
 	}
-	at := map[key]int64{}
+	type named struct{ at, attempt, prevAt, prevAttempt int64 }
+	log := map[key]named{}
 	var keys []key
 	for _, cl := range cs {
-		k := key{cl.Account.ID, cl.Message.Phone}
-		if prev, ok := at[k]; !ok {
+		k, n := key{cl.Account.ID, cl.Message.Phone}, named{at: cl.At.UnixNano(), attempt: cl.AttemptID}
+		if prev, ok := log[k]; !ok {
 			keys = append(keys, k)
-			at[k] = cl.At.UnixNano()
+		} else if n.at < prev.at {
+			n = named{prev.at, prev.attempt, n.at, n.attempt}
 		} else {
-			at[k] = max(prev, cl.At.UnixNano())
+			n.prevAt, n.prevAttempt = prev.at, prev.attempt
 		}
+		log[k] = n
 	}
-	accts, phones, ats := make([]int64, len(keys)), make([]string, len(keys)), make([]int64, len(keys))
+	accts, phones := make([]int64, len(keys)), make([]string, len(keys))
+	ats, attempts, prevAts, prevAttempts := make([]int64, len(keys)), make([]int64, len(keys)), make([]int64, len(keys)), make([]int64, len(keys))
 	for i, k := range keys {
-		accts[i], phones[i], ats[i] = k.account, k.phone, at[k]
+		n := log[k]
+		accts[i], phones[i], ats[i], attempts[i], prevAts[i], prevAttempts[i] = k.account, k.phone, n.at, n.attempt, n.prevAt, n.prevAttempt
 	}
-	if _, err := c.Exec(ctx, `INSERT INTO contact_log (account_id, phone, last_at)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[])
-		ON CONFLICT (phone, account_id) DO UPDATE
-		SET prev_at = contact_log.last_at, last_at = excluded.last_at WHERE excluded.last_at > contact_log.last_at`,
-		accts, phones, ats); err != nil {
+	if _, err := c.Exec(ctx, `INSERT INTO contact_log (account_id, phone, last_at, last_attempt, prev_at, prev_attempt)
+		SELECT a, p, t, nullif(l, 0), pt, nullif(pl, 0)
+		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[]) AS u(a, p, t, l, pt, pl) `+
+		claimsql.LogClaims(postgres), accts, phones, ats, attempts, prevAts, prevAttempts); err != nil {
 		return fmt.Errorf("log sends: %w", err)
 	}
 	return nil

@@ -83,8 +83,9 @@ func plainSent(r campaign.Result) bool {
 		o.Throttle == nil && o.RateFactor == 0 && o.Restrict == 0 && !o.DropAccount && o.Pause == "" && !o.Suppress && !o.Held
 }
 
-// recordSent queues on b what stores plain sent outcomes, three statements:
-// the rows, their attempts, the send log. The rows their fence refuses
+// recordSent queues on b what stores plain sent outcomes, two statements:
+// the rows and their attempts (the send log reads those: claimsql.LogClaims).
+// The rows their fence refuses
 // are added to refused when b is sent.
 func recordSent(b *pgx.Batch, rs []campaign.Result, refused *[]int64) {
 	if len(rs) == 0 {
@@ -92,13 +93,12 @@ func recordSent(b *pgx.Batch, rs []campaign.Result, refused *[]int64) {
 	}
 	n := len(rs)
 	var (
-		ids, ats, attempts, accts = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		fences                    = make([]int64, n)
-		wamids, classes, phones   = make([]string, n), make([]string, n), make([]string, n)
+		ids, ats, attempts, fences = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		wamids, classes            = make([]string, n), make([]string, n)
 	)
 	for i, r := range rs {
-		ids[i], ats[i], attempts[i], accts[i] = r.Claim.Message.ID, r.At.UnixNano(), r.Claim.AttemptID, r.Claim.Account.ID
-		wamids[i], classes[i], phones[i], fences[i] = r.Outcome.WAMID, r.Outcome.Class, r.Claim.Message.Phone, r.Claim.Fence
+		ids[i], ats[i], attempts[i], fences[i] = r.Claim.Message.ID, r.At.UnixNano(), r.Claim.AttemptID, r.Claim.Fence
+		wamids[i], classes[i] = r.Outcome.WAMID, r.Outcome.Class
 	}
 	b.Queue(recordSentBulkSQL, ids, wamids, ats, fences).Query(func(rows pgx.Rows) error {
 		moved := make(map[int64]bool, n)
@@ -122,10 +122,6 @@ func recordSent(b *pgx.Batch, rs []campaign.Result, refused *[]int64) {
 	b.Queue(`UPDATE attempts SET done_at = greatest(coalesce(attempts.done_at, v.at), v.at), outcome = 'sent', error_code = NULL, class = v.class
 		FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS v(id, at, class) WHERE attempts.id = v.id`,
 		attempts, ats, classes)
-	// One row of the log per (account, number): the latest send wins.
-	b.Queue(`UPDATE contact_log SET sent_at = greatest(contact_log.sent_at, v.at)
-		FROM (SELECT a, p, max(at) AS at FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(a, p, at) GROUP BY a, p) AS v
-		WHERE contact_log.account_id = v.a AND contact_log.phone = v.p`, accts, phones, ats)
 }
 
 // record stores one outcome as both drivers do (recordsql.Record); moved

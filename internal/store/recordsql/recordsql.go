@@ -1,7 +1,7 @@
 // Package recordsql records one outcome — a send's answer that is more
 // than a plain acceptance — the same way on both drivers of the store:
 // the row's fenced move, the daily quota and the contact log given back on
-// a refund, the send logged, what the answer means for the account and the
+// a refund, what the answer means for the account and the
 // campaign, the attempt closed. A fix to it is made once.
 //
 // The statements are written once, with SQLite's numbered placeholders
@@ -78,11 +78,6 @@ func Record(ctx context.Context, tx Tx, d dialect.Dialect, c campaign.Claim, o c
 			}
 		}
 	}
-	if moved && o.Kind == campaign.OutcomeSent {
-		if _, err := tx.Exec(ctx, q.logSend, now.UnixNano(), c.Account.ID, c.Message.Phone); err != nil {
-			return false, fmt.Errorf("log the send to %s: %w", c.Message.Phone, err)
-		}
-	}
 	if err := applyEffects(ctx, tx, q, c, o, now); err != nil {
 		return false, err
 	}
@@ -100,9 +95,10 @@ func Record(ctx context.Context, tx Tx, d dialect.Dialect, c campaign.Claim, o c
 }
 
 // UnlogContact takes back the send of claim c, which the API proved it did
-// not accept, when nothing was logged for that number since.
+// not accept, when nothing was logged for that number since: the log names
+// the claim before (claimsql.LogClaims).
 func UnlogContact(ctx context.Context, tx Tx, d dialect.Dialect, c campaign.Claim) error {
-	if _, err := tx.Exec(ctx, byDialect[d].unlogContact, c.Account.ID, c.Message.Phone, c.At.UnixNano()); err != nil {
+	if _, err := tx.Exec(ctx, byDialect[d].unlogContact, c.Account.ID, c.Message.Phone, c.At.UnixNano(), c.AttemptID); err != nil {
 		return fmt.Errorf("take back the send to %s: %w", c.Message.Phone, err)
 	}
 	return nil
@@ -219,7 +215,7 @@ type statements struct {
 	d                                   dialect.Dialect
 	sent, held, retry, failed, unknown  string // the row's move, fenced
 	refundQuota, unlogContact           string
-	queueRefund, logSend                string
+	queueRefund                         string
 	noteError, restrict, cool, suppress string
 	lockAccount, lockEnabled            string // "" where rows are not locked
 	closeAttempt, closeLastAttempt      string
@@ -253,11 +249,10 @@ func build(d dialect.Dialect) statements {
 
 		refundQuota: d.Bind(`UPDATE accounts SET used_today = ` + d.Greatest("used_today - 1", "0") +
 			` WHERE id = ?1 AND quota_epoch = ?2`),
-		unlogContact: d.Bind(`UPDATE contact_log SET last_at = prev_at, prev_at = 0
-			WHERE account_id = ?1 AND phone = ?2 AND last_at = ?3`),
+		unlogContact: d.Bind(`UPDATE contact_log SET last_at = prev_at, prev_at = 0, last_attempt = prev_attempt, prev_attempt = NULL
+			WHERE account_id = ?1 AND phone = ?2 AND last_at = ?3 AND (?4 = 0 OR coalesce(last_attempt, ?4) = ?4)`),
 		queueRefund: d.Bind(`INSERT INTO gate_refunds (claim, portfolio, account, day, at) VALUES (?1, ?2, ?3, ?4, ?5)
 			ON CONFLICT DO NOTHING`),
-		logSend: d.Bind(`UPDATE contact_log SET sent_at = ` + d.Greatest("sent_at", "?1") + ` WHERE account_id = ?2 AND phone = ?3`),
 
 		noteError: d.Bind(`UPDATE accounts SET last_error_code = ?1 WHERE id = ?2`),
 		restrict: d.Bind(`UPDATE accounts SET cooldown_until = ` + d.Greatest("cooldown_until", "?1") +

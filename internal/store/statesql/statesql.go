@@ -114,12 +114,12 @@ func Template(name, text string) string {
 // Unlog takes back the contact-log entries of the claims of the rows that
 // where selects (a condition on messages) while their attempts are still
 // open: the entry a claim wrote (its account, its recipient, last_at its
-// attempt's claimed_at) goes back to the send before it, as a send the
+// attempt's claimed_at, last_attempt its attempt) names the claim before it, as a send the
 // API refused does. For a claim that lapsed: nothing reached the API, so
 // the pair gap, the sticky sender and the reach must not count it.
 func Unlog(where string) string {
-	return `UPDATE contact_log SET last_at = prev_at, prev_at = 0
+	return `UPDATE contact_log SET last_at = prev_at, prev_at = 0, last_attempt = prev_attempt, prev_attempt = NULL
 		FROM messages JOIN attempts ON attempts.message_id = messages.id AND attempts.done_at IS NULL
 		WHERE ` + where + ` AND contact_log.account_id = attempts.account_id AND contact_log.phone = messages.phone
-			AND contact_log.last_at = attempts.claimed_at`
+			AND contact_log.last_at = attempts.claimed_at AND coalesce(contact_log.last_attempt, attempts.id) = attempts.id`
 }

@@ -11,13 +11,16 @@ import (
 
 // The sticky sender as the drivers store it: the number whose message the
 // API last accepted for a recipient (claimsql.LastContacts reads it from
-// the send log's sent_at, which each accepted outcome sets).
+// the attempts of the claims the send log names, and its sent_at, into
+// which a pair's next claim folds them: claimsql.LogClaims).
 
 func (s suite) stickyTests() []sub {
 	return []sub{
 		{"follows the send accepted", s.testStickyFollowsTheSendAccepted},
 		{"the latest send decides", s.testStickyLatestSendDecides},
 		{"a row sent again", s.testStickyRowSentAgain},
+		{"the claims named", s.testStickyClaimsNamed},
+		{"a send adopted", s.testStickyAdopted},
 	}
 }
 
@@ -150,5 +153,117 @@ func (s suite) testStickyRowSentAgain(t *testing.T) {
 	clk.Set(at(time.Hour))
 	if got := mustClaim(t, st, second.ID, "r1", at(time.Hour)); got.Account.Name != "a" {
 		t.Errorf("sent from %s, want a: b's request failed", got.Account.Name)
+	}
+}
+
+// The send log names a pair's last claim and the one before while that
+// one is unanswered: a number's claims of one recipient, one after another
+// or overlapping (the first still in flight when the second is made),
+// bind them by any one accepted, through a failure, a refusal or the
+// deletion of a campaign after; none accepted binds them to none.
+func (s suite) testStickyClaimsNamed(t *testing.T) {
+	sent := campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1", Class: "ok"}
+	failed := campaign.Outcome{Kind: campaign.OutcomeFailed, ErrorCode: 131026, Error: "undeliverable", Class: "permanent"}
+	refused := campaign.Outcome{Kind: campaign.OutcomeRetry, ErrorCode: 131000, Error: "try again", Class: "transient",
+		RetryAt: at(2 * time.Hour), Refund: true}
+	tests := []struct {
+		name          string
+		first, second campaign.Outcome
+		overlap       bool // the second claim made while the first is in flight
+		deleteFirst   bool // the first campaign deleted before the third claim
+		want          string
+	}{
+		{name: "accepted, then failed", first: sent, second: failed, want: "a"},
+		{name: "accepted, then refused", first: sent, second: refused, want: "a"},
+		{name: "accepted twice", first: sent, second: sent, want: "a"},
+		{name: "failed, then accepted", first: failed, second: sent, want: "a"},
+		{name: "failed twice", first: failed, second: failed, want: "b"},
+		{name: "accepted, then failed, the first campaign deleted", first: sent, second: failed, deleteFirst: true, want: "a"},
+		{name: "overlapping: accepted, then failed", first: sent, second: failed, overlap: true, want: "a"},
+		{name: "overlapping: accepted, then refused", first: sent, second: refused, overlap: true, want: "a"},
+		{name: "overlapping: failed, then accepted", first: failed, second: sent, overlap: true, want: "a"},
+		{name: "overlapping: failed twice", first: failed, second: refused, overlap: true, want: "b"},
+		{name: "overlapping: accepted, then failed, the first campaign deleted", first: sent, second: failed, overlap: true,
+			deleteFirst: true, want: "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			st := s.openTest(t, clk)
+			// a's bucket refills slowly: half empty after its two
+			// claims; b's (added before the third) is full, Pick's choice
+			// unless the recipient is a's.
+			MustAccount(t, st, "a", campaign.TierNew, Limited(0.0001, 4, 1000))
+			first := MustCampaign(t, st, "first", 1)
+			c1 := mustClaim(t, st, first.ID, "r1", t0)
+			when := time.Hour
+			if tt.overlap {
+				when = 10 * time.Second // past the pair gap, the first in flight
+			} else if err := record(t, st, c1, "r1", tt.first, at(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			second := MustCampaign(t, st, "second", 1)
+			clk.Set(at(when))
+			c2 := mustClaim(t, st, second.ID, "r1", at(when))
+			if c2.Account.Name != "a" {
+				t.Fatalf("second claim from %s, want a", c2.Account.Name)
+			}
+			if tt.overlap {
+				if err := record(t, st, c1, "r1", tt.first, at(when+time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := record(t, st, c2, "r1", tt.second, at(when+time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			if tt.deleteFirst {
+				clk.Set(at(when + driver.LiveRunner + time.Second))
+				if err := st.DeleteCampaign(t.Context(), first.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			MustAccount(t, st, "b", campaign.TierNew, Limited(1, 5, 1000))
+			third := MustCampaign(t, st, "third", 1)
+			clk.Set(at(3 * time.Hour))
+			if got := mustClaim(t, st, third.ID, "r1", at(3*time.Hour)); got.Account.Name != tt.want {
+				t.Errorf("sent from %s, want %s", got.Account.Name, tt.want)
+			}
+		})
+	}
+}
+
+// A send whose answer was lost binds its recipient once a status proves
+// it (the row adopted); without the status it binds them to none.
+func (s suite) testStickyAdopted(t *testing.T) {
+	s.needRules(t)
+	for _, status := range []string{"delivered", ""} {
+		t.Run("status "+status, func(t *testing.T) {
+			clk := newFakeClock()
+			st := s.openTest(t, clk)
+			// main's bucket refills slowly: half empty after its send.
+			if _, err := st.AddAccount(t.Context(), campaign.Account{Name: "main", PhoneNumberID: inboxPNID, Tier: campaign.TierNew,
+				TokenEnv: "WA_TOKEN", Overrides: Limited(0.0001, 2, 1000)}); err != nil {
+				t.Fatal(err)
+			}
+			first := MustCampaign(t, st, "first", 1)
+			c := mustClaim(t, st, first.ID, "r1", t0)
+			if err := record(t, st, c, "r1", campaign.Outcome{Kind: campaign.OutcomeUnknown, Error: "timeout"}, at(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			clk.Set(at(time.Minute))
+			want := "b"
+			if status != "" {
+				if rep := s.drain(t, st, putBackStatus(t, first, c, "wamid.1", status, 30*time.Second, true, 0)); rep.Adopted != 1 {
+					t.Fatalf("report %+v; want the row adopted", rep)
+				}
+				want = "main"
+			}
+			MustAccount(t, st, "b", campaign.TierNew, Limited(1, 5, 1000))
+			second := MustCampaign(t, st, "second", 1) // the same recipient
+			clk.Set(at(time.Hour))
+			if got := mustClaim(t, st, second.ID, "r1", at(time.Hour)); got.Account.Name != want {
+				t.Errorf("sent from %s, want %s", got.Account.Name, want)
+			}
+		})
 	}
 }
