@@ -149,24 +149,13 @@ func (c *claimTx) SkipElsewhere(ctx context.Context, id int64, why string, now t
 	return skipElsewhere(ctx, c.tx, id, why, now)
 }
 
-// Take costs one statement per account for the rows, one for the
-// attempts, and the counts they change in a few more (tally.go): a batch
-// costs a few round trips into SQLite, not several per message.
+// Take costs one statement for the rows, one for the attempts, and the
+// counts they change in a few more (tally.go): a batch costs a few round
+// trips into SQLite, not several per message.
 func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []campaign.Claim) ([]campaign.Claim, error) {
 	tx := c.tx
-	byAccount := map[int64][]any{}
-	for _, c := range out {
-		byAccount[c.Account.ID] = append(byAccount[c.Account.ID], c.Message.ID)
-	}
-	for _, c := range out {
-		ids, ok := byAccount[c.Account.ID]
-		if !ok {
-			continue
-		}
-		delete(byAccount, c.Account.ID)
-		if err := claimRows(ctx, tx, c.Account.ID, runner, c.QuotaEpoch, now, ids); err != nil {
-			return nil, err
-		}
+	if err := claimRows(ctx, tx, runner, now, out); err != nil {
+		return nil, err
 	}
 	var t tally
 	size := padded(len(out))

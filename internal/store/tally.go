@@ -94,6 +94,9 @@ func (t *tally) answer(campaignID, account, claimedAt int64, class string, done 
 	a.done = max(a.done, done.UnixNano())
 }
 
+const countAnswerSQL = `UPDATE attempt_rollup SET throttled = throttled + ?1, sent = sent + ?2, done_at = max(done_at, ?3)
+	WHERE campaign_id = ?4 AND account_id = ?5 AND minute = ?6`
+
 // write adds what t gathered to the counts, and empties t.
 func (t *tally) write(ctx context.Context, tx *Tx) error {
 	var args []any
@@ -131,17 +134,12 @@ func (t *tally) write(ctx context.Context, tx *Tx) error {
 		}
 	}
 
-	var answers []any
+	// The request made the minute's row: an answer only adds to it. A
+	// statement a minute's row: SQLite would build the join of one
+	// UPDATE … FROM (VALUES …) into a temporary table.
 	for _, k := range slices.SortedFunc(maps.Keys(t.answers), minuteKey.compare) {
 		a := t.answers[k]
-		answers = append(answers, k.campaign, k.account, k.minute, a.throttled, a.sent, a.done)
-	}
-	if len(answers) > 0 {
-		// The request made the minute's row: an answer only adds to it.
-		if _, err := tx.ExecContext(ctx, `UPDATE attempt_rollup SET throttled = throttled + v.column4,
-			sent = sent + v.column5, done_at = max(done_at, v.column6)
-			FROM (VALUES `+repeated(len(answers)/6, "(?, ?, ?, ?, ?, ?)")+`) AS v
-			WHERE campaign_id = v.column1 AND account_id = v.column2 AND minute = v.column3`, answers...); err != nil {
+		if _, err := tx.ExecContext(ctx, countAnswerSQL, a.throttled, a.sent, a.done, k.campaign, k.account, k.minute); err != nil {
 			return fmt.Errorf("count answers: %w", err)
 		}
 	}

@@ -22,9 +22,9 @@ var (
 	// A claim keeps its rows' counts itself (tally.go): it flips tally.
 	// It raises the fence (attempts) and leases the rows to the runner
 	// (their attempts, inserted unstarted, carry the start mark).
-	claimSQL = `UPDATE messages SET ` + toSQL(campaign.MoveClaim) + `, attempts = attempts + 1, account_id = ?,
-		runner_id = ?, quota_epoch = ?, updated_at = ?, lease_until = ?, tally = 1 - tally, window_wait = 0
-		WHERE ` + fromSQL(campaign.MoveClaim, "state") + ` AND id IN (`
+	claimSQL = `UPDATE messages SET ` + toSQL(campaign.MoveClaim) + `, attempts = attempts + 1, account_id = v.column2,
+		runner_id = ?1, quota_epoch = v.column3, updated_at = ?2, lease_until = ?3, tally = 1 - tally, window_wait = 0
+		FROM (VALUES %s) AS v WHERE messages.id = v.column1 AND ` + fromSQL(campaign.MoveClaim, "messages.state")
 	suppressAtSendSQL = `UPDATE messages SET ` + toSQL(campaign.MoveSuppressAtSend) + `, updated_at = ?, error_code = ?,
 		error_message = ? WHERE id = ? AND ` + fromSQL(campaign.MoveSuppressAtSend, "state")
 	// recordSentTallySQL moves rows still sending under the claim's
@@ -53,22 +53,25 @@ var (
 	// The status webhooks' moves are inboxsql's.
 )
 
-// claimRows moves due pending rows to sending for runner, through one
-// account. Their state was read in the same transaction, so every one must
-// move; one that does not is a bug, not a race.
-func claimRows(ctx context.Context, tx *Tx, accountID int64, runner string, epoch int64, now time.Time, ids []any) error {
-	size := padded(len(ids))
-	args := append(make([]any, 0, 5+size), accountID, runner, epoch, now.UnixNano(), now.Add(campaign.LeaseTerm).UnixNano())
-	args = append(args, ids...)
-	for len(args) < 5+size {
-		args = append(args, 0) // no row has id 0
+// claimRows moves the claims' due pending rows to sending for runner, each
+// through its account, in one statement. Their state was read in the same
+// transaction, so every one must move; one that does not is a bug, not a
+// race.
+func claimRows(ctx context.Context, tx *Tx, runner string, now time.Time, cs []campaign.Claim) error {
+	size := padded(len(cs))
+	args := append(make([]any, 0, 3+3*size), runner, now.UnixNano(), now.Add(campaign.LeaseTerm).UnixNano())
+	for _, c := range cs {
+		args = append(args, c.Message.ID, c.Account.ID, c.QuotaEpoch)
 	}
-	res, err := tx.ExecContext(ctx, claimSQL+repeated(size, "?")+`)`, args...)
+	for i := len(cs); i < size; i++ {
+		args = append(args, 0, 0, 0) // no row has id 0
+	}
+	res, err := tx.ExecContext(ctx, fmt.Sprintf(claimSQL, repeated(size, "(?, ?, ?)")), args...)
 	if err != nil {
 		return fmt.Errorf("claim messages: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n != int64(len(ids)) {
-		return fmt.Errorf("claim messages: %d of %d rows were pending (bug)", n, len(ids))
+	if n, _ := res.RowsAffected(); n != int64(len(cs)) {
+		return fmt.Errorf("claim messages: %d of %d rows were pending (bug)", n, len(cs))
 	}
 	return nil
 }
