@@ -22,12 +22,7 @@ import (
 func TestSendingPathCompilesOnce(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
-	unlimited := campaign.Limits{Rate: 1e6, Burst: 1e6, DailyCap: 1e9}
-	for _, tier := range campaign.TierNames {
-		if err := st.SetTier(t.Context(), tier, unlimited); err != nil {
-			t.Fatal(err)
-		}
-	}
+	unlimitedTiers(t, st)
 	mustAccount(t, st, "main", campaign.TierNew, campaign.Overrides{})
 	c := mustCampaign(t, st, "spring", 100)
 	const batch = 8

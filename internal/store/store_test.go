@@ -41,6 +41,16 @@ func openTest(t *testing.T, clk *clock.Sim) *Store {
 
 func ptr[T any](v T) *T { return &v }
 
+// unlimitedTiers lifts every tier's limits out of a test's way.
+func unlimitedTiers(t *testing.T, st *Store) {
+	t.Helper()
+	for _, tier := range campaign.TierNames {
+		if err := st.SetTier(t.Context(), tier, campaign.Limits{Rate: 1e6, Burst: 1e6, DailyCap: 1e9}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func mustAccount(t *testing.T, st *Store, name, tier string, o campaign.Overrides) campaign.Account {
 	t.Helper()
 	a, err := st.AddAccount(t.Context(), campaign.Account{

@@ -88,12 +88,7 @@ func TestSendingPathTemporaryTables(t *testing.T) {
 func TestClaimRowsOfSeveralAccounts(t *testing.T) {
 	clk := newFakeClock()
 	st := openTest(t, clk)
-	unlimited := campaign.Limits{Rate: 1e6, Burst: 1e6, DailyCap: 1e9}
-	for _, tier := range campaign.TierNames {
-		if err := st.SetTier(t.Context(), tier, unlimited); err != nil {
-			t.Fatal(err)
-		}
-	}
+	unlimitedTiers(t, st)
 	for i, name := range []string{"a1", "a2", "a3"} {
 		a := mustAccount(t, st, name, campaign.TierNew, campaign.Overrides{})
 		if _, err := st.db.ExecContext(t.Context(), `UPDATE accounts SET quota_epoch = ? WHERE id = ?`, 10*(i+1), a.ID); err != nil {
