@@ -2,14 +2,11 @@ package pgstore_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/claim"
 	"github.com/wasend/wasend/internal/pricing"
 	"github.com/wasend/wasend/internal/readmodel"
-	"github.com/wasend/wasend/internal/store/pgstore"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -22,15 +19,7 @@ import (
 // before the move and writes after it: the move is lost.)
 func TestSetBudgetRecountWaitsForAMove(t *testing.T) {
 	ctx := t.Context()
-	dsn := newDB(t)
-	clk := storetest.NewClock()
-	st, err := pgstore.Open(ctx, dsn, pgstore.Options{Now: clk.Now, Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	storetest.MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := storetest.MustCampaign(t, st, "move", 3)
+	dsn, st, c := openCampaign(t, "move", 3)
 	price := func(string) pricing.Micros { return 1000 }
 	if err := st.SetBudget(ctx, c.ID, 1_000_000, "USD", price); err != nil {
 		t.Fatal(err)
@@ -57,25 +46,7 @@ func TestSetBudgetRecountWaitsForAMove(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- st.SetBudget(ctx, c.ID, 1_000_000, "USD", price) }()
 	// The start waits on a lock the move holds.
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		var waiting int
-		if err := st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE '%campaign_spend%'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting > 0 {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the start did not wait for the move: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the start never waited on the move's lock")
-		}
-		time.Sleep(10 * time.Millisecond) // polling for a lock wait, not a rate
-	}
+	waitForLockWait(t, st, `query LIKE '%campaign_spend%'`, done)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,47 @@ func newDB(t *testing.T) string {
 	return srv.NewDB(t, template)
 }
 
+// openCampaign opens a fresh database on a simulated clock with one
+// active account and a campaign of rows rows: the race tests' start.
+func openCampaign(t *testing.T, name string, rows int) (string, *pgstore.Store, campaign.Campaign) {
+	t.Helper()
+	dsn := newDB(t)
+	st, err := pgstore.Open(t.Context(), dsn, pgstore.Options{Now: storetest.NewClock().Now, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	storetest.MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	return dsn, st, storetest.MustCampaign(t, st, name, rows)
+}
+
+// waitForLockWait returns once a statement of the test's database waits
+// on a lock (where: a further condition on pg_stat_activity), failing t if
+// done reports first or nothing waits within 20 s: a race test's proof that
+// the second transaction waits for the first.
+func waitForLockWait(t *testing.T, st *pgstore.Store, where string, done <-chan error) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var waiting int
+		if err := st.Reader().QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND `+where).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("finished without waiting for the lock: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("nothing waited on the lock")
+		}
+		time.Sleep(10 * time.Millisecond) // polling for a lock wait, not a rate
+	}
+}
+
 // exec runs one statement wasend never runs, straight on the database: the
 // suite's back door.
 func exec(ctx context.Context, dsn, q string, args ...any) (int64, error) {

@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/wasend/wasend/internal/campaign"
 	"github.com/wasend/wasend/internal/claim"
-	"github.com/wasend/wasend/internal/store/pgstore"
 	"github.com/wasend/wasend/internal/store/storetest"
 )
 
@@ -19,15 +18,7 @@ import (
 // pending, to be sent twice.)
 func TestRescueWaitsForAStart(t *testing.T) {
 	ctx := t.Context()
-	dsn := newDB(t)
-	clk := storetest.NewClock()
-	st, err := pgstore.Open(ctx, dsn, pgstore.Options{Now: clk.Now, Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	storetest.MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
-	c := storetest.MustCampaign(t, st, "race", 1)
+	dsn, st, c := openCampaign(t, "race", 1)
 	cs, err := claim.New(st).ClaimN(ctx, c.ID, "r", storetest.T0, 1)
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("claim: %d rows, %v; want 1", len(cs), err)
@@ -52,25 +43,7 @@ func TestRescueWaitsForAStart(t *testing.T) {
 		_, err := st.Rescue(ctx, c.ID, storetest.T0.Add(time.Hour), func(campaign.Runner) bool { return true })
 		done <- err
 	}()
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		var waiting int
-		if err := st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting > 0 {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the rescue did not wait for the start: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the rescue never waited on the start's lock")
-		}
-		time.Sleep(10 * time.Millisecond) // polling for a lock wait, not a rate
-	}
+	waitForLockWait(t, st, `true`, done)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
