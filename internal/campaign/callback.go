@@ -1,7 +1,6 @@
 package campaign
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -10,8 +9,15 @@ import (
 // ("wasend:cC:mM"): Meta echoes it in the message's status webhooks, so a
 // status finds its row even when the send's answer (the wamid) never
 // reached the database.
+// Every send builds one, so it is appended into one buffer sized for the
+// longest ids rather than formatted (fmt was ~1 % of a run's CPU).
 func CallbackData(campaignID, messageID int64) string {
-	return fmt.Sprintf("wasend:c%d:m%d", campaignID, messageID)
+	b := make([]byte, 0, len("wasend:c:m")+2*len("-9223372036854775808"))
+	b = append(b, "wasend:c"...)
+	b = strconv.AppendInt(b, campaignID, 10)
+	b = append(b, ":m"...)
+	b = strconv.AppendInt(b, messageID, 10)
+	return string(b)
 }
 
 // ParseCallbackData reads what CallbackData wrote; ok is false for anything

@@ -1,10 +1,20 @@
 package campaign
 
-import "testing"
+import (
+	"fmt"
+	"math"
+	"testing"
+)
 
 func TestCallbackData(t *testing.T) {
 	if got := CallbackData(12, 345); got != "wasend:c12:m345" {
 		t.Fatalf("CallbackData(12, 345) = %q", got)
+	}
+	// What fmt wrote before CallbackData appended its own digits.
+	for _, ids := range [][2]int64{{1, 1}, {0, 0}, {-3, 40}, {math.MaxInt64, math.MinInt64}, {math.MinInt64, math.MaxInt64}} {
+		if got, want := CallbackData(ids[0], ids[1]), fmt.Sprintf("wasend:c%d:m%d", ids[0], ids[1]); got != want {
+			t.Errorf("CallbackData(%d, %d) = %q, want %q", ids[0], ids[1], got, want)
+		}
 	}
 	for _, tc := range []struct {
 		in       string

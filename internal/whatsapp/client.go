@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,7 @@ type Config struct {
 	BaseURL    string
 	Version    string
 	HTTPClient *http.Client
-	Timeout    time.Duration // per request
+	Timeout    time.Duration // per request (at most 1/32 more: requestContext)
 }
 
 // Client sends messages. It is safe for concurrent use.
@@ -54,7 +55,9 @@ type Client struct {
 	// headers.
 	posts   [2]sync.Map // [marketing] phone number id → *http.Request
 	timeout time.Duration
-	now     func() time.Time
+	// slice is the requests' latest shared deadline (requestContext).
+	slice atomic.Pointer[deadlineSlice]
+	now   func() time.Time
 }
 
 // defaultTransport keeps an idle connection for every request the engine
@@ -149,6 +152,44 @@ func (c *Client) postTo(id string, marketing bool) (*http.Request, error) {
 	return r, nil
 }
 
+// timeoutSlices is how finely requestContext slices the timeout: a request
+// is cancelled once it has taken longer than the timeout, and at most
+// 1/timeoutSlices of it later.
+const timeoutSlices = 32
+
+// deadlineSlice is the deadline of the requests made from one context that
+// start before until: until plus the timeout.
+type deadlineSlice struct {
+	parent context.Context
+	until  time.Time
+	ctx    context.Context
+	// cancel is never called: requests may still run on ctx when the next
+	// slice begins, and ctx's deadline ends it, its timer and its place
+	// among parent's children.
+	cancel context.CancelFunc
+}
+
+// requestContext returns ctx with the client's timeout for one request
+// (every request's, here alone). The requests from one context that start
+// within 1/timeoutSlices of the timeout share a deadline: the slice's end
+// plus the timeout. Each gets at least the timeout, and a run makes a
+// timer a slice where context.WithTimeout made and stopped one a request
+// (~1.5 % of a run's CPU with its allocations).
+func (c *Client) requestContext(ctx context.Context) context.Context {
+	now := time.Now() // not c.now: a context's deadline is on this clock
+	if s := c.slice.Load(); s != nil && s.parent == ctx && now.Before(s.until) {
+		return s.ctx
+	}
+	s := &deadlineSlice{parent: ctx, until: now.Add(c.timeout / timeoutSlices)}
+	s.ctx, s.cancel = context.WithDeadline(ctx, s.until.Add(c.timeout))
+	// Only a comparable context is kept to compare the next ones with:
+	// comparing two values of one incomparable type panics.
+	if reflect.TypeOf(ctx).Comparable() {
+		c.slice.Store(s)
+	}
+	return s.ctx
+}
+
 // readBody reads a response's body to its end (so that its connection is
 // kept), at most maxResponseBody bytes: into a buffer of the announced
 // length when there is one, which real answers have.
@@ -193,6 +234,21 @@ const StatusHeld = "held_for_quality_assessment"
 // Held says whether Meta holds the message for quality assessment.
 func (r Response) Held() bool { return r.MessageStatus == StatusHeld }
 
+// sending is what one Send shares with the transport, in one allocation
+// (they were seven): its trace, which tells a written request from an
+// unwritten one, and its body.
+type sending struct {
+	written atomic.Bool
+	trace   httptrace.ClientTrace
+	body    bytes.Reader
+	data    []byte
+}
+
+// rewind is the request's GetBody: its body from the start.
+func (s *sending) rewind() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(s.data)), nil
+}
+
 // Send posts one message. Errors are *APIError (the API answered with an
 // error), *TransportError (no usable answer), or a validation error
 // wrapping ErrInvalidRequest or ErrNoCredentials (nothing was sent).
@@ -208,27 +264,26 @@ func (c *Client) Send(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	var written atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(info httptrace.WroteRequestInfo) {
-			if info.Err == nil {
-				written.Store(true)
-			}
-		},
-	})
-	hreq := post.WithContext(ctx)
+	ctx = c.requestContext(ctx)
+	s := &sending{data: body}
+	s.body.Reset(body)
+	s.trace.WroteRequest = func(info httptrace.WroteRequestInfo) {
+		if info.Err == nil {
+			s.written.Store(true)
+		}
+	}
+	hreq := post.WithContext(httptrace.WithClientTrace(ctx, &s.trace))
 	hreq.Header = c.header(req.Token)
 	// As http.NewRequest sets a body of bytes: GetBody lets the transport
 	// post it again on a fresh connection when a kept one was found closed
-	// before anything was written.
-	hreq.Body, hreq.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	// before anything was written. A *bytes.Reader under io.NopCloser, as
+	// there: the transport writes the headers and such a body in one write.
+	hreq.Body, hreq.ContentLength = io.NopCloser(&s.body), int64(len(body))
+	hreq.GetBody = s.rewind
 
 	resp, err := c.post(hreq)
 	if err != nil {
-		return Response{}, &TransportError{Written: written.Load(), Err: err}
+		return Response{}, &TransportError{Written: s.written.Load(), Err: err}
 	}
 	defer resp.Body.Close()
 	data, readErr := readBody(resp)

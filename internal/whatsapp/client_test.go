@@ -523,3 +523,59 @@ func BenchmarkSend(b *testing.B) {
 		}
 	})
 }
+
+// incomparableCtx is a context of a type whose values cannot be compared.
+type incomparableCtx struct {
+	context.Context
+	tags []string
+}
+
+// TestRequestContext: requests from one context that start within a slice
+// share a deadline of at least the timeout, at most a slice more; another
+// context, an expired slice or an incomparable context gets its own, and a
+// cancelled context's requests are cancelled.
+func TestRequestContext(t *testing.T) {
+	const timeout = time.Hour
+	parent, cancelParent := context.WithCancel(context.Background())
+	defer cancelParent()
+	other := context.WithValue(context.Background(), testKey{}, 1)
+	c := New(Config{Timeout: timeout})
+	within := func(t *testing.T, ctx context.Context, before, after time.Time) {
+		t.Helper()
+		d, ok := ctx.Deadline()
+		if !ok || d.Before(before.Add(timeout)) || d.After(after.Add(timeout+timeout/timeoutSlices)) {
+			t.Errorf("deadline %v (%v), want within [%v, %v]", d, ok, before.Add(timeout), after.Add(timeout+timeout/timeoutSlices))
+		}
+	}
+	before := time.Now()
+	first := c.requestContext(parent)
+	second := c.requestContext(parent)
+	within(t, first, before, time.Now())
+	if first != second {
+		t.Error("two requests of one context in one slice have different contexts")
+	}
+	if o := c.requestContext(other); o == first || o.Value(testKey{}) != 1 {
+		t.Error("another context's request shares the first's, or lost its values")
+	}
+	if again := c.requestContext(parent); again == first {
+		t.Error("the slice of a context other than the last one's was reused")
+	}
+	c.slice.Load().until = time.Now().Add(-time.Nanosecond) // the slice has ended
+	before = time.Now()
+	next := c.requestContext(parent)
+	within(t, next, before, time.Now())
+	if next == first {
+		t.Error("a request after the slice ended shares its context")
+	}
+	odd := incomparableCtx{Context: parent, tags: []string{"x"}}
+	for range 2 { // the second compares with what the first left
+		before = time.Now()
+		within(t, c.requestContext(odd), before, time.Now())
+	}
+	cancelParent()
+	if err := c.requestContext(parent).Err(); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled context's request: Err = %v, want context.Canceled", err)
+	}
+}
+
+type testKey struct{}

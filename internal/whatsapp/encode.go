@@ -143,8 +143,26 @@ func appendString(b []byte, s string) []byte {
 
 // plainString reports whether encoding/json, HTML escaping off, writes s
 // unchanged between quotes: valid UTF-8 without control characters, '"',
-// '\\', U+2028 or U+2029.
+// '\\', U+2028 or U+2029. Bodies are mostly printable ASCII, which one
+// look-up a byte passes; the rest is checked from its first other byte.
 func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !plainASCII[s[i]] {
+			return plainRest(s[i:]) // s[i] starts a character: s[:i] is ASCII
+		}
+	}
+	return true
+}
+
+// plainASCII holds the ASCII bytes encoding/json writes as they are.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+func plainRest(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c < 0x20, c == '"', c == '\\':

@@ -62,6 +62,10 @@ func TestAppendMessageMatchesEncoder(t *testing.T) {
 		if got, want := appendMessage(nil, &m), encoded(t, &m); !bytes.Equal(got, want) {
 			t.Fatalf("request %+v:\nappendMessage %s\nencoding/json %s", req, got, want)
 		}
+		// BuildBody's pooled shapes carry nothing from one request to the next.
+		if got, _ := BuildBody(req); !bytes.Equal(got, appendMessage(nil, &m)) {
+			t.Fatalf("request %+v:\nBuildBody %s\nfresh     %s", req, got, appendMessage(nil, &m))
+		}
 	}
 	// Shapes message never makes, which the encoder must still get right.
 	for _, m := range []messageBody{
@@ -103,4 +107,11 @@ func BenchmarkBuildBody(b *testing.B) {
 			encoded(b, &m)
 		}
 	})
+}
+
+// message returns req's wire shape as BuildBody encodes it.
+func message(req Request) (messageBody, error) {
+	w := new(wire)
+	err := w.fill(req)
+	return w.m, err
 }

@@ -53,8 +53,7 @@ func (c *Client) PhoneNumber(ctx context.Context, phoneNumberID, token string) (
 		return PhoneNumber{}, fmt.Errorf("%w: phone number id and token are required", ErrNoCredentials)
 	}
 	endpoint := c.baseURL + "/" + c.version + "/" + url.PathEscape(phoneNumberID) + "?fields=" + url.QueryEscape(phoneFields)
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
+	ctx = c.requestContext(ctx)
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
 		return PhoneNumber{}, fmt.Errorf("%w: %w", ErrInvalidRequest, err)

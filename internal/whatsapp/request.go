@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/wasend/wasend/internal/campaign"
@@ -134,34 +135,55 @@ type textBody struct {
 
 // BuildBody returns the exact JSON that Send posts for req.
 func BuildBody(req Request) ([]byte, error) {
-	m, err := message(req)
-	if err != nil {
+	w := wires.Get().(*wire)
+	defer func() {
+		*w = wire{} // holds none of req's strings while pooled
+		wires.Put(w)
+	}()
+	if err := w.fill(req); err != nil {
 		return nil, err
 	}
 	// '<', '>' and '&' stay readable in previews (no HTML escaping); the API
 	// accepts either form.
-	return appendMessage(make([]byte, 0, 512), &m), nil
+	return appendMessage(make([]byte, 0, 512), &w.m), nil
 }
 
-// message checks req and returns its wire shape.
-func message(req Request) (messageBody, error) {
+// wires keeps the shapes BuildBody fills: nothing outlives a call but the
+// bytes. (A wire points into itself, which keeps it off the stack.)
+var wires = sync.Pool{New: func() any { return new(wire) }}
+
+// wire is a message's wire shape with room for its parts: Send builds one
+// for every message, and a template's body, its components and their
+// parameters were an allocation each. Parts beyond the room are appended
+// to the heap as before.
+type wire struct {
+	m        messageBody
+	template templateBody
+	text     textBody
+	comps    [3]component // header, body, one button
+	params   [4]parameter
+	media    media
+}
+
+// fill checks req and sets w.m to its wire shape, which points into w.
+func (w *wire) fill(req Request) error {
 	var to, recipient string
 	switch {
 	case campaign.LooksLikeBSUID(req.To):
 		if why := campaign.CheckBSUID(req.To); why != "" {
-			return messageBody{}, fmt.Errorf("%w: recipient %q: %s", ErrInvalidRequest, req.To, why)
+			return fmt.Errorf("%w: recipient %q: %s", ErrInvalidRequest, req.To, why)
 		}
 		recipient = req.To
 	default:
 		if err := validateTo(req.To); err != nil {
-			return messageBody{}, err
+			return err
 		}
 		to = req.To
 	}
 	if len(req.CallbackData) > maxCallbackData {
-		return messageBody{}, fmt.Errorf("%w: callback data is %d bytes, the limit is %d", ErrInvalidRequest, len(req.CallbackData), maxCallbackData)
+		return fmt.Errorf("%w: callback data is %d bytes, the limit is %d", ErrInvalidRequest, len(req.CallbackData), maxCallbackData)
 	}
-	m := messageBody{
+	w.m = messageBody{
 		MessagingProduct: "whatsapp",
 		RecipientType:    "individual",
 		To:               to,
@@ -170,75 +192,79 @@ func message(req Request) (messageBody, error) {
 	}
 	if t := req.Template; t != nil {
 		if t.Name == "" || t.Lang == "" {
-			return messageBody{}, fmt.Errorf("%w: template needs a name and a language", ErrInvalidRequest)
+			return fmt.Errorf("%w: template needs a name and a language", ErrInvalidRequest)
 		}
-		m.Type = "template"
-		m.Template = &templateBody{
+		w.m.Type = "template"
+		w.template = templateBody{
 			Name:     t.Name,
 			Language: language{Code: t.Lang, Policy: "deterministic"},
 		}
+		w.m.Template = &w.template
 		// Templates without variables must not carry an empty components list.
-		components, err := t.components()
+		components, err := w.components(t)
 		if err != nil {
-			return messageBody{}, err
+			return err
 		}
-		m.Template.Components = components
+		w.template.Components = components
 	} else {
 		if req.Text == "" {
-			return messageBody{}, fmt.Errorf("%w: neither a template nor a text body", ErrInvalidRequest)
+			return fmt.Errorf("%w: neither a template nor a text body", ErrInvalidRequest)
 		}
 		if n := utf8.RuneCountInString(req.Text); n > maxTextBody {
-			return messageBody{}, fmt.Errorf("%w: text body is %d characters, the limit is %d", ErrInvalidRequest, n, maxTextBody)
+			return fmt.Errorf("%w: text body is %d characters, the limit is %d", ErrInvalidRequest, n, maxTextBody)
 		}
-		m.Type = "text"
-		m.Text = &textBody{Body: req.Text}
+		w.m.Type = "text"
+		w.text = textBody{Body: req.Text}
+		w.m.Text = &w.text
 	}
-
-	return m, nil
+	return nil
 }
 
-// components returns the header, body and button components in the order
+// components returns t's header, body and button components in the order
 // of Meta's examples, or nil when the template has no parameters.
-func (t *Template) components() ([]component, error) {
-	var out []component
+func (w *wire) components(t *Template) ([]component, error) {
+	out := w.comps[:0]
+	params := w.params[:0]
 	if h := t.Header; h != nil {
 		if h.Value == "" {
 			return nil, fmt.Errorf("%w: empty %s header parameter", ErrInvalidRequest, h.Type)
 		}
 		p := parameter{Type: h.Type}
-		m := &media{ID: h.Value}
+		w.media = media{ID: h.Value}
 		if strings.HasPrefix(h.Value, "https://") || strings.HasPrefix(h.Value, "http://") {
-			m = &media{Link: h.Value}
+			w.media = media{Link: h.Value}
 		}
 		switch h.Type {
 		case "text":
 			p.Text = h.Value
 		case "image":
-			p.Image = m
+			p.Image = &w.media
 		case "document":
-			p.Document = m
+			p.Document = &w.media
 		case "video":
-			p.Video = m
+			p.Video = &w.media
 		default:
 			return nil, fmt.Errorf("%w: header parameter type %q (want text, image, document or video)", ErrInvalidRequest, h.Type)
 		}
-		out = append(out, component{Type: "header", Parameters: []parameter{p}})
+		params = append(params, p)
+		out = append(out, component{Type: "header", Parameters: params[len(params)-1:]})
 	}
 	if t.BodyNames != nil && len(t.BodyNames) != len(t.BodyParams) {
 		return nil, fmt.Errorf("%w: %d body parameter names for %d values", ErrInvalidRequest, len(t.BodyNames), len(t.BodyParams))
 	}
 	if len(t.BodyParams) > 0 {
-		params := make([]parameter, len(t.BodyParams))
+		first := len(params)
 		for i, v := range t.BodyParams {
-			params[i] = parameter{Type: "text", Text: v}
+			p := parameter{Type: "text", Text: v}
 			if t.BodyNames != nil {
 				if t.BodyNames[i] == "" {
 					return nil, fmt.Errorf("%w: body parameter %d has an empty name", ErrInvalidRequest, i+1)
 				}
-				params[i].Name = t.BodyNames[i]
+				p.Name = t.BodyNames[i]
 			}
+			params = append(params, p)
 		}
-		out = append(out, component{Type: "body", Parameters: params})
+		out = append(out, component{Type: "body", Parameters: params[first:]})
 	}
 	for _, b := range t.Buttons {
 		if b.Index < 0 || b.Index > 9 {
@@ -247,8 +273,12 @@ func (t *Template) components() ([]component, error) {
 		if b.Text == "" {
 			return nil, fmt.Errorf("%w: empty parameter of URL button %d", ErrInvalidRequest, b.Index)
 		}
+		params = append(params, parameter{Type: "text", Text: b.Text})
 		out = append(out, component{Type: "button", SubType: "url", Index: strconv.Itoa(b.Index),
-			Parameters: []parameter{{Type: "text", Text: b.Text}}})
+			Parameters: params[len(params)-1:]})
+	}
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return out, nil
 }

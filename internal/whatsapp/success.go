@@ -104,8 +104,17 @@ func decodeUsual(b []byte) (f successFields, ok bool) {
 	if !u.ok || len(bytes.TrimLeft(u.b, " \t\n\r")) > 0 {
 		return f, false
 	}
+	// One string of the three: one allocation where a string each was
+	// three (a concatenation of conversions would convert each first).
+	var sb strings.Builder
+	sb.Grow(len(id) + len(waID) + len(status))
+	sb.Write(id)
+	sb.Write(waID)
+	sb.Write(status)
+	all := sb.String()
 	one := sliceState{n: 1, alloc: true}
-	return successFields{messages: one, contacts: one, id: string(id), status: string(status), waID: string(waID)}, true
+	return successFields{messages: one, contacts: one, id: all[:len(id)],
+		waID: all[len(id) : len(id)+len(waID)], status: all[len(id)+len(waID):]}, true
 }
 
 // usual walks the usual answer; ok turns false at the first byte that is

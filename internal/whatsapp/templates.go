@@ -64,8 +64,7 @@ func (c *Client) Templates(ctx context.Context, wabaID, token string) ([]Message
 
 // getJSON GETs endpoint with the token and decodes a 2xx answer into v.
 func (c *Client) getJSON(ctx context.Context, endpoint, token string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
+	ctx = c.requestContext(ctx)
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
