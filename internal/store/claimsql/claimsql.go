@@ -198,6 +198,29 @@ func values(n int) string {
 	return b.String()
 }
 
+// texts holds SQLite's multi-row statements by format, rows and row
+// (Repeated).
+var texts sync.Map
+
+type textKey struct {
+	format string
+	n      int
+	one    string
+}
+
+// Repeated is format with n comma-separated copies of one in place of its %s,
+// kept: the sending path's multi-row statements are a few texts (Padded),
+// built once, not at every transaction (a string of kilobytes).
+func Repeated(format string, n int, one string) string {
+	k := textKey{format, n, one}
+	if t, ok := texts.Load(k); ok {
+		return t.(string)
+	}
+	t := fmt.Sprintf(format, strings.TrimSuffix(strings.Repeat(one+", ", n), ", "))
+	texts.Store(k, t)
+	return t
+}
+
 // Padded is the size a multi-row statement of SQLite's sending path takes
 // for n rows: 8, then steps of 32. The rest are padding rows that match or
 // insert nothing (id 0), so a few prepared statements serve every batch;
@@ -451,9 +474,10 @@ func (c Common) CountSends(ctx context.Context, accountID int64, n int) error {
 
 // LastContacts looks numbers up in the send log, in one query: one row per
 // account that ever messaged a number, a handful each, its accepted sends
-// read from the attempts it names (readSent).
+// read from the attempts it names (readSent). The map is nil when none was
+// found.
 func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]driver.LastContact, error) {
-	out := make(map[string]driver.LastContact, len(phones))
+	var out map[string]driver.LastContact // nil until a number is found: most are new
 	if len(phones) == 0 {
 		return out, nil
 	}
@@ -494,6 +518,9 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 		)
 		if err := rows.Scan(&phone, &account, &at, &sentAt); err != nil {
 			return err
+		}
+		if out == nil {
+			out = make(map[string]driver.LastContact, len(phones))
 		}
 		lc := out[phone]
 		if lc.ByAccount == nil {
