@@ -196,6 +196,9 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 	return out, nil
 }
 
+var logContactsSQL = `INSERT INTO contact_log (account_id, phone, last_at, last_attempt)
+	SELECT column1, column2, column3, nullif(column4, 0) FROM (VALUES %s) WHERE column1 <> 0 ` + claimsql.LogClaims(sqlite)
+
 func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	if len(cs) == 0 {
 		return nil
@@ -208,9 +211,7 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	for i := len(cs); i < size; i++ {
 		args = append(args, 0, "", 0, 0)
 	}
-	if _, err := c.tx.ExecContext(ctx, `INSERT INTO contact_log (account_id, phone, last_at, last_attempt)
-		SELECT column1, column2, column3, nullif(column4, 0) FROM (VALUES `+repeated(size, "(?, ?, ?, ?)")+`) WHERE column1 <> 0 `+
-		claimsql.LogClaims(sqlite), args...); err != nil {
+	if _, err := c.tx.ExecContext(ctx, claimsql.Repeated(logContactsSQL, size, "(?, ?, ?, ?)"), args...); err != nil {
 		return fmt.Errorf("log sends: %w", err)
 	}
 	return nil
