@@ -210,6 +210,7 @@ func claimDue(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner s
 	if err := g.read(ctx, tx, msgs); err != nil {
 		return nil, err
 	}
+	out = make([]campaign.Claim, 0, len(msgs)) // a claim is large: no regrowth
 	bud, err := readBudget(ctx, tx, campaignID, msgs, nil)
 	if err != nil {
 		return nil, err

@@ -47,7 +47,7 @@ type localGate struct {
 // openLocalGate reads the state a claim of campaignID decides on.
 func openLocalGate(ctx context.Context, tx driver.ClaimTx, campaignID int64, accts []driver.ClaimAccount, global driver.GlobalBucket,
 	t turn, now time.Time) (*localGate, error) {
-	g := &localGate{campaignID: campaignID, accts: accts, turn: t, touched: make([]bool, len(accts)), seen: map[string]bool{}}
+	g := &localGate{campaignID: campaignID, accts: accts, turn: t, touched: make([]bool, len(accts))}
 	g.cands = make([]ratelimit.Candidate, len(accts))
 	for i, a := range accts {
 		g.cands[i] = ratelimit.Candidate{
@@ -103,6 +103,9 @@ func (g *localGate) read(ctx context.Context, tx driver.ClaimTx, msgs []campaign
 	phones := make([]string, len(msgs))
 	for i, m := range msgs {
 		phones[i] = m.Phone
+	}
+	if g.seen == nil {
+		g.seen = make(map[string]bool, len(msgs)) // sized once: most rows are admitted
 	}
 	var err error
 	g.contacts, err = tx.LastContacts(ctx, phones)
@@ -170,11 +173,15 @@ func (g *localGate) admit(ctx context.Context, tx driver.ClaimTx, m campaign.Mes
 			d.Sticky = "" // left out for the window, not broken
 		}
 	}
-	// Whether each account's portfolio lets the recipient in.
-	open := make([]bool, len(g.accts))
-	for i := range open {
-		w := g.window[i]
-		open[i] = !g.gates[w].blocked || ratelimit.InWindow(now, s.Windows[w].Last)
+	var open []bool
+	if !d.OK {
+		// Whether each account's portfolio lets the recipient in: what a
+		// refusal holds the row for.
+		open = make([]bool, len(g.accts))
+		for i := range open {
+			w := g.window[i]
+			open[i] = !g.gates[w].blocked || ratelimit.InWindow(now, s.Windows[w].Last)
+		}
 	}
 	if d.Offered && !d.OK {
 		only := -1

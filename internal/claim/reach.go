@@ -76,10 +76,18 @@ func (g *reachGate) count(ctx context.Context, tx driver.ClaimTx, now time.Time)
 
 // keepCounts moves every portfolio's running count to now, limited or
 // not: status reads the counts a claim keeps, and a count left behind
-// would cost its next reader the sends since.
+// would cost its next reader the sends since. A limited one is read too.
 func keepCounts(ctx context.Context, tx driver.ClaimTx, gates []*reachGate, now time.Time) error {
 	for _, g := range gates {
-		if err := g.count(ctx, tx, now); err != nil {
+		if g.reach.Limited() {
+			if err := g.count(ctx, tx, now); err != nil {
+				return err
+			}
+			continue
+		}
+		// Nothing in the claim reads an unlimited portfolio's count: it is
+		// only moved on.
+		if err := tx.KeepReach(ctx, g.scope, now.Add(-ratelimit.ReachWindow)); err != nil {
 			return err
 		}
 	}

@@ -106,15 +106,16 @@ func (c *claimTx) Due(ctx context.Context, id int64, now time.Time, max int) ([]
 	out := make([]driver.DueRow, 0, min(max, 64)) // rows are large: no regrowth for a usual batch
 	for len(out) < max && rows.Next() {
 		var (
-			d              driver.DueRow
-			m              = &d.Message
-			params, extras string
-			why            sql.NullString
+			d                       driver.DueRow
+			m                       = &d.Message
+			params, extras          string
+			why                     sql.NullString
+			line, attempts, retries int64 // database/sql puts an int64 into an int through its decimal text
 		)
-		if err := rows.Scan(&m.ID, &m.Line, &m.Input, &m.Phone, &params, &m.Body, &extras, &m.Attempts, &m.Retries, &m.AccountID, &why); err != nil {
+		if err := rows.Scan(&m.ID, &line, &m.Input, &m.Phone, &params, &m.Body, &extras, &attempts, &retries, &m.AccountID, &why); err != nil {
 			return nil, fmt.Errorf("read message: %w", err)
 		}
-		m.CampaignID = id
+		m.CampaignID, m.Line, m.Attempts, m.Retries = id, int(line), int(attempts), int(retries)
 		if m.Params, err = jsonstrings.Parse(params); err != nil {
 			return nil, fmt.Errorf("message %d params: %w", m.ID, err)
 		}
@@ -196,6 +197,9 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 	return out, nil
 }
 
+var logContactsSQL = `INSERT INTO contact_log (account_id, phone, last_at, last_attempt) SELECT column1, column2, column3,
+	nullif(column4, 0) FROM (VALUES %s) WHERE column1 <> 0 ` + claimsql.LogClaims(sqlite)
+
 func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	if len(cs) == 0 {
 		return nil
@@ -208,9 +212,7 @@ func (c *claimTx) LogContacts(ctx context.Context, cs []campaign.Claim) error {
 	for i := len(cs); i < size; i++ {
 		args = append(args, 0, "", 0, 0)
 	}
-	if _, err := c.tx.ExecContext(ctx, `INSERT INTO contact_log (account_id, phone, last_at, last_attempt)
-		SELECT column1, column2, column3, nullif(column4, 0) FROM (VALUES `+repeated(size, "(?, ?, ?, ?)")+`) WHERE column1 <> 0 `+
-		claimsql.LogClaims(sqlite), args...); err != nil {
+	if _, err := c.tx.ExecContext(ctx, claimsql.Repeated(logContactsSQL, size, "(?, ?, ?, ?)"), args...); err != nil {
 		return fmt.Errorf("log sends: %w", err)
 	}
 	return nil

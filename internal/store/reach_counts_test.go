@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -41,7 +42,8 @@ func distinct(t *testing.T, q querier, members []int64, since time.Time) (n int,
 // numbers sharing a portfolio (each sending to recipients the other has,
 // at times at the same instant), one on its own, recipients who drift so
 // that each leaves the window in time, sends taken back, claims whose
-// instant lags the last count's, reads that store nothing (status) and a
+// instant lags the last count's, reads that store nothing (status), moves
+// that read nothing (a claim's of a portfolio without a limit) and a
 // number that joins the portfolio half-way.
 func TestReachCountMatchesDistinctCount(t *testing.T) {
 	clk := newFakeClock()
@@ -113,8 +115,18 @@ func TestReachCountMatchesDistinctCount(t *testing.T) {
 				since := at.Add(-ratelimit.ReachWindow)
 				want, wantOldest := distinct(t, tx, s.Members, since)
 				read := ct.ReachCount
-				if rng.IntN(3) == 0 {
+				switch rng.IntN(3) {
+				case 0:
 					read = ct.PeekReach // a status's read, storing nothing
+				case 1:
+					// A claim that only moves the count (a portfolio
+					// without a limit): a read then finds what it stored.
+					read = func(ctx context.Context, s driver.ReachScope, since time.Time) (int, error) {
+						if err := ct.KeepReach(ctx, s, since); err != nil {
+							return 0, err
+						}
+						return ct.PeekReach(ctx, s, since)
+					}
 				}
 				got, err := read(ctx, s, since)
 				if err != nil {

@@ -128,3 +128,35 @@ func TestClaimRowsOfSeveralAccounts(t *testing.T) {
 		t.Errorf("%d rows pending after the claim, want 10", pending)
 	}
 }
+
+// TestClaimReadsBuildNoTable holds the claim's reads, as a claim runs them,
+// to no temporary b-tree: the send log's numbers are a VALUES list joined
+// to the log (an IN list was one), the competitors' runners are scanned
+// (an automatic index was built for them).
+func TestClaimReadsBuildNoTable(t *testing.T) {
+	st := openTest(t, newFakeClock())
+	unlimitedTiers(t, st)
+	mustAccount(t, st, "a1", campaign.TierNew, campaign.Overrides{})
+	c := mustCampaign(t, st, "spring", 20)
+	other := mustCampaign(t, st, "summer", 20)
+	if _, err := st.ClaimN(t.Context(), other.ID, "r2", t0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ClaimN(t.Context(), c.ID, "r1", t0, 12); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for q := range st.stmts {
+		for _, name := range []string{"SELECT contact_log.phone", "SELECT c.priority"} {
+			if strings.HasPrefix(q, name) {
+				found[name] = true
+				if n := tempTables(t, st, q); n != 0 {
+					t.Errorf("%s… opens %d temporary tables, want none", name, n)
+				}
+			}
+		}
+	}
+	if len(found) != 2 {
+		t.Fatalf("the claims ran %v of the two reads", found)
+	}
+}

@@ -66,7 +66,7 @@ func claimRows(ctx context.Context, tx *Tx, runner string, now time.Time, cs []c
 	for i := len(cs); i < size; i++ {
 		args = append(args, 0, 0, 0) // no row has id 0
 	}
-	res, err := tx.ExecContext(ctx, fmt.Sprintf(claimSQL, repeated(size, "(?, ?, ?)")), args...)
+	res, err := tx.ExecContext(ctx, claimsql.Repeated(claimSQL, size, "(?, ?, ?)"), args...)
 	if err != nil {
 		return fmt.Errorf("claim messages: %w", err)
 	}
@@ -127,11 +127,10 @@ func recordSentMany(ctx context.Context, tx *Tx, rs []campaign.Result, size int,
 	if _, err := tx.ExecContext(ctx, `SAVEPOINT sent`); err != nil {
 		return nil, err
 	}
-	rows := fmt.Sprintf(recordSentTallySQL, repeated(size, "(?, ?, ?, ?, ?)"))
-	attempts := `UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3, tally = 1 - tally
-		FROM (VALUES ` + repeated(size, "(?, ?, ?, ?, ?)") + `) AS v
-		WHERE attempts.id = v.column1 AND attempts.outcome IS NULL AND attempts.class IS NULL
-			AND attempts.account_id = v.column4 AND attempts.claimed_at = v.column5`
+	rows := claimsql.Repeated(recordSentTallySQL, size, "(?, ?, ?, ?, ?)")
+	attempts := claimsql.Repeated(`UPDATE attempts SET done_at = v.column2, outcome = 'sent', error_code = NULL, class = v.column3, tally = 1 - tally
+		FROM (VALUES %s) AS v WHERE attempts.id = v.column1 AND attempts.outcome IS NULL AND attempts.class IS NULL
+			AND attempts.account_id = v.column4 AND attempts.claimed_at = v.column5`, size, "(?, ?, ?, ?, ?)")
 	tallied := make([]any, 0, 5*size)
 	for i := 0; i < size; i++ {
 		tallied = append(tallied, attArgs[3*i:3*i+3]...)

@@ -33,6 +33,7 @@ type campaignRow struct {
 	kind, template, text      string
 	maxCost                   int64 // --max-cost, 0: none
 	costCurrency              string
+	maxHeld, held             int64 // --max-held (0: none), and its held sends when there is one
 }
 
 // campaign is campaign id's row (campaign.ErrNotFound when there is none).
@@ -42,14 +43,16 @@ func (c Common) campaign(ctx context.Context, id int64) (*campaignRow, error) {
 	}
 	query := `SELECT state, cancelled_at IS NOT NULL, start_at, began_at, expire_after, expires_at,
 		window_from, window_to, window_days, service_window, priority, weight, borrow, served, idle_until, pair_gap,
-		kind, template, text, max_cost, max_cost_currency FROM campaigns WHERE id = ?1`
+		kind, template, text, max_cost, max_cost_currency, max_held,
+		CASE WHEN max_held > 0 THEN CAST(coalesce((SELECT sum(held) FROM delivery_counts WHERE campaign_id = ?1), 0) AS BIGINT) ELSE 0 END
+		FROM campaigns WHERE id = ?1`
 	if c.d == dialect.Postgres {
 		query += ` FOR SHARE`
 	}
 	r := &campaignRow{id: id}
 	found, err := c.row(ctx, query, []any{id}, &r.state, &r.cancelled, &r.startAt, &r.beganAt, &r.expire,
 		&r.expires, &r.wf, &r.wt, &r.wd, &r.serviceWindow, &r.prio, &r.weight, &r.borrow, &r.served, &r.idleUntil, &r.pairGap,
-		&r.kind, &r.template, &r.text, &r.maxCost, &r.costCurrency)
+		&r.kind, &r.template, &r.text, &r.maxCost, &r.costCurrency, &r.maxHeld, &r.held)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("read campaign %d: %w", id, err)
@@ -134,6 +137,17 @@ func (c Common) MaxCost(ctx context.Context, id int64) (pricing.Budget, error) {
 		return pricing.Budget{}, err
 	}
 	return pricing.Budget{Max: pricing.Micros(r.maxCost), Currency: r.costCurrency}, nil
+}
+
+// Held is the campaign's held sends (a kept count, read only under a
+// --max-held) and --max-held, for the claim (claim.heldTx): the claim moves
+// no row that is held, so the count read with the row holds for it.
+func (c Common) Held(ctx context.Context, id int64) (held, max int, err error) {
+	r, err := c.campaign(ctx, id)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int(r.held), int(r.maxHeld), nil
 }
 
 func fromNullNanos(n *int64) time.Time {

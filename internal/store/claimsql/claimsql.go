@@ -144,6 +144,30 @@ func in[T any](d dialect.Dialect, col string, first int, vals []T, pad any) (str
 		n = Padded(n)
 	}
 	args := make([]any, n)
+	for i := range n {
+		if args[i] = pad; i < len(vals) {
+			args[i] = vals[i]
+		}
+	}
+	return inList(col, first, n), args
+}
+
+// inLists holds SQLite's IN lists by column, first placeholder and
+// length: a claim's are a few, built again at every claim otherwise (a
+// string and an allocation a value).
+var inLists sync.Map
+
+type inKey struct {
+	col      string
+	first, n int
+}
+
+// inList is "col IN (?first, …)" of n placeholders.
+func inList(col string, first, n int) string {
+	k := inKey{col, first, n}
+	if l, ok := inLists.Load(k); ok {
+		return l.(string)
+	}
 	var b strings.Builder
 	b.WriteString(col + ` IN (`)
 	for i := range n {
@@ -151,12 +175,50 @@ func in[T any](d dialect.Dialect, col string, first int, vals []T, pad any) (str
 			b.WriteString(", ")
 		}
 		b.WriteString("?" + strconv.Itoa(first+i))
-		if args[i] = pad; i < len(vals) {
-			args[i] = vals[i]
-		}
 	}
 	b.WriteString(")")
-	return b.String(), args
+	inLists.Store(k, b.String())
+	return b.String()
+}
+
+// values is "(?1), (?2), …" of n rows, kept by n.
+func values(n int) string {
+	k := inKey{"VALUES", 1, n}
+	if l, ok := inLists.Load(k); ok {
+		return l.(string)
+	}
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?" + strconv.Itoa(i+1) + ")")
+	}
+	inLists.Store(k, b.String())
+	return b.String()
+}
+
+// texts holds SQLite's multi-row statements by format, rows and row
+// (Repeated).
+var texts sync.Map
+
+type textKey struct {
+	format string
+	n      int
+	one    string
+}
+
+// Repeated is format with n comma-separated copies of one in place of its %s,
+// kept: the sending path's multi-row statements are a few texts (Padded),
+// built once, not at every transaction (a string of kilobytes).
+func Repeated(format string, n int, one string) string {
+	k := textKey{format, n, one}
+	if t, ok := texts.Load(k); ok {
+		return t.(string)
+	}
+	t := fmt.Sprintf(format, strings.TrimSuffix(strings.Repeat(one+", ", n), ", "))
+	texts.Store(k, t)
+	return t
 }
 
 // Padded is the size a multi-row statement of SQLite's sending path takes
@@ -187,7 +249,9 @@ func (c Common) Begin(ctx context.Context, id int64, now, expires time.Time) err
 }
 
 // Competitors are the campaigns competing with campaign id at now (see
-// driver.ClaimTx.Turn), each with the accounts dropped from it.
+// driver.ClaimTx.Turn), each with the accounts dropped from it. The
+// runners, a row a live process, are scanned (+r.campaign_id): SQLite
+// built an automatic index of them at every claim that got that far.
 func (c Common) Competitors(ctx context.Context, id int64, now, live time.Time) ([]driver.Competitor, error) {
 	joined := `group_concat(x.account_id)`
 	if c.d == dialect.Postgres {
@@ -221,7 +285,7 @@ func (c Common) Competitors(ctx context.Context, id int64, now, live time.Time) 
 		FROM campaigns c
 		WHERE c.id <> ?1 AND c.state = 'running' AND c.cancelled_at IS NULL AND (c.start_at IS NULL OR c.start_at <= ?2)
 		AND c.idle_until <= ?2
-		AND EXISTS (SELECT 1 FROM runners r WHERE r.campaign_id = c.id AND r.heartbeat_at >= ?3)
+		AND EXISTS (SELECT 1 FROM runners r WHERE +r.campaign_id = c.id AND r.heartbeat_at >= ?3)
 		AND EXISTS (SELECT 1 FROM messages m WHERE m.campaign_id = c.id AND m.state = 'pending' AND m.next_attempt_at <= ?2)`,
 		id, now.UnixNano(), live.UnixNano())
 	if err != nil {
@@ -410,14 +474,21 @@ func (c Common) CountSends(ctx context.Context, accountID int64, n int) error {
 
 // LastContacts looks numbers up in the send log, in one query: one row per
 // account that ever messaged a number, a handful each, its accepted sends
-// read from the attempts it names (readSent).
+// read from the attempts it names (readSent). The map is nil when none was
+// found.
 func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]driver.LastContact, error) {
-	out := make(map[string]driver.LastContact, len(phones))
+	var out map[string]driver.LastContact // nil until a number is found: most are new
 	if len(phones) == 0 {
 		return out, nil
 	}
-	where, args := in(c.d, "phone", 1, phones, "") // padding: no number is empty
+	var (
+		from, where string
+		args        []any
+	)
 	if c.d == dialect.Postgres {
+		from = `contact_log`
+		where, args = in(c.d, "phone", 1, phones, nil)
+		where = ` WHERE contact_log.` + where
 		// Planned at each call with its phones, so that a scan of the log
 		// looks each row up in a hash of them. A prepared statement's
 		// generic plan, made after five calls while the log held a few rows
@@ -425,6 +496,19 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 		// scan compares every row with every phone: 41 ms a claim at 20,000
 		// rows, 1 ms planned each time.
 		args = append([]any{PlanEachCall}, args...)
+	} else {
+		// The numbers as a VALUES list joined to the log, read in turn (a
+		// co-routine), each probing its key: an IN list was a temporary
+		// b-tree built at every claim. A number twice finds its rows twice,
+		// the same rows. Padded (no number is empty), as the IN list was.
+		n := Padded(len(phones))
+		args = make([]any, n)
+		for i := range args {
+			if args[i] = ""; i < len(phones) {
+				args[i] = phones[i]
+			}
+		}
+		from = `(VALUES ` + values(n) + `) v CROSS JOIN contact_log ON contact_log.phone = v.column1`
 	}
 	err := c.each(ctx, func(rows Rows) error {
 		var (
@@ -434,6 +518,9 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 		)
 		if err := rows.Scan(&phone, &account, &at, &sentAt); err != nil {
 			return err
+		}
+		if out == nil {
+			out = make(map[string]driver.LastContact, len(phones))
 		}
 		lc := out[phone]
 		if lc.ByAccount == nil {
@@ -449,7 +536,7 @@ func (c Common) LastContacts(ctx context.Context, phones []string) (map[string]d
 		}
 		out[phone] = lc
 		return nil
-	}, `SELECT contact_log.phone, contact_log.account_id, contact_log.last_at, `+readSent(c.d)+` WHERE contact_log.`+where, args...)
+	}, `SELECT contact_log.phone, contact_log.account_id, contact_log.last_at, `+readSent(c.d, from)+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up the send log: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wasend/wasend/internal/ratelimit"
@@ -38,11 +39,16 @@ func (c Common) reachCount(ctx context.Context, s driver.ReachScope, since time.
 		return 0, nil
 	}
 	var (
-		used, through int64
-		at            = rowscan.Nanos(since)
+		used, through, k int64
+		at               = rowscan.Nanos(since)
 	)
-	found, err := c.row(ctx, `SELECT used, through FROM reach_counts WHERE portfolio_id = ?1 AND account_id = ?2`,
-		[]any{s.Portfolio, s.Account}, &used, &through)
+	// The recipients who left the window since the count's through are
+	// counted in the read, when the count is behind by less than a window:
+	// the usual move, a statement less.
+	left, largs := c.leftSQL(s.Members, "reach_counts.through", "?3", 5)
+	found, err := c.row(ctx, `SELECT used, through, CASE WHEN through < ?3 AND ?3 - through < ?4 THEN `+left+` ELSE 0 END
+		FROM reach_counts WHERE portfolio_id = ?1 AND account_id = ?2`,
+		append([]any{s.Portfolio, s.Account, at, int64(ratelimit.ReachWindow)}, largs...), &used, &through, &k)
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("read the portfolio's reach: %w", err)
@@ -65,15 +71,41 @@ func (c Common) reachCount(ctx context.Context, s driver.ReachScope, since time.
 		k, err := c.leftBetween(ctx, s.Members, at, through)
 		return int(used) + k, err
 	}
-	k, err := c.leftBetween(ctx, s.Members, through, at)
-	if err != nil || !store {
-		return int(used) - k, err
+	if !store {
+		return int(used) - int(k), nil
 	}
 	if err := c.exec(ctx, `UPDATE reach_counts SET used = used - ?1, through = ?2 WHERE portfolio_id = ?3 AND account_id = ?4`,
 		k, at, s.Portfolio, s.Account); err != nil {
 		return 0, fmt.Errorf("store the portfolio's reach: %w", err)
 	}
-	return int(used) - k, nil
+	return int(used) - int(k), nil
+}
+
+// KeepReach moves the scope's running count to since, as ReachCount does,
+// for a claim that does not read it (a portfolio without a limit: status
+// reads the counts claims keep). On SQLite the usual move, less than a
+// window, is one UPDATE where ReachCount reads twice first; Postgres,
+// whose claim queues its writes and cannot tell whether one matched,
+// reads as ReachCount does.
+func (c Common) KeepReach(ctx context.Context, s driver.ReachScope, since time.Time) error {
+	if len(s.Members) == 0 {
+		return nil
+	}
+	if c.d != dialect.Postgres {
+		at := rowscan.Nanos(since)
+		left, largs := c.leftSQL(s.Members, "reach_counts.through", "?1", 5)
+		n, err := c.tx.Exec(ctx, `UPDATE reach_counts SET used = used - `+left+`, through = ?1
+			WHERE portfolio_id = ?2 AND account_id = ?3 AND through < ?1 AND ?1 - through < ?4`,
+			append([]any{at, s.Portfolio, s.Account, int64(ratelimit.ReachWindow)}, largs...)...)
+		if err != nil {
+			return fmt.Errorf("store the portfolio's reach: %w", err)
+		}
+		if n == 1 {
+			return nil
+		}
+	}
+	_, err := c.ReachCount(ctx, s, since)
+	return err
 }
 
 // readerMoveAfter is how far behind since a reader finds a running count
@@ -118,27 +150,50 @@ func (c Common) countWindow(ctx context.Context, members []int64, since int64) (
 }
 
 // leftBetween counts the recipients whose latest send from any of the
-// accounts lies in (from, to] (ns): each is counted at the account that
-// sent it last (the lowest id of a tie). SQLite reads each account's
-// window index in turn.
+// accounts lies in (from, to] (ns).
 func (c Common) leftBetween(ctx context.Context, members []int64, from, to int64) (int, error) {
-	const left = `SELECT count(*) FROM contact_log c WHERE c.last_at > ?1 AND c.last_at <= ?2 AND `
+	left, args := c.leftSQL(members, "?1", "?2", 3)
+	var n int64
+	if _, err := c.row(ctx, `SELECT `+left, append([]any{from, to}, args...), &n); err != nil {
+		return 0, fmt.Errorf("count the recipients who left the portfolio's window: %w", err)
+	}
+	return int(n), nil
+}
+
+// leftSQL is an expression that counts the recipients whose latest send
+// from any of the members lies in (from, to] (SQL expressions): each is
+// counted at the account that sent it last (the lowest id of a tie). Its
+// placeholders start at first. SQLite reads each account's window index
+// in turn, a subquery each; Postgres reads the members in one.
+func (c Common) leftSQL(members []int64, from, to string, first int) (string, []any) {
 	const sentLast = ` AND NOT EXISTS (SELECT 1 FROM contact_log o WHERE o.phone = c.phone AND o.account_id <> c.account_id
 		AND (o.last_at > c.last_at OR (o.last_at = c.last_at AND o.account_id < c.account_id)) AND `
-	total := 0
-	for _, one := range c.eachMember(members, 3) {
-		query, args := left+one.where, []any{from, to, one.arg}
+	left := `(SELECT count(*) FROM contact_log c WHERE c.last_at > ` + from + ` AND c.last_at <= ` + to + ` AND `
+	if c.d == dialect.Postgres {
+		at := "?" + strconv.Itoa(first)
+		q := left + `c.account_id = ANY(` + at + `)`
 		if len(members) > 1 {
-			query += sentLast + one.others + `)`
-			args = append(args, one.otherArgs...)
+			q += sentLast + `o.account_id = ANY(` + at + `))`
 		}
-		var n int64
-		if _, err := c.row(ctx, query, args, &n); err != nil {
-			return 0, fmt.Errorf("count the recipients who left the portfolio's window: %w", err)
-		}
-		total += int(n)
+		return q + `)`, []any{members}
 	}
-	return total, nil
+	// The members' ids are the arguments, once: each subquery names its
+	// own, and the others' IN list all of them.
+	others, args := in(c.d, "o.account_id", first, members, nil)
+	var b strings.Builder
+	b.WriteString("(")
+	for i := range members {
+		if i > 0 {
+			b.WriteString(" + ")
+		}
+		b.WriteString(left + `c.account_id = ?` + strconv.Itoa(first+i))
+		if len(members) > 1 {
+			b.WriteString(sentLast + others + `)`)
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(")")
+	return b.String(), args
 }
 
 // ReachOldest is the oldest of the latest sends to the recipients the

@@ -37,10 +37,11 @@ func sentAt(d dialect.Dialect) string {
 		accepted("prev", prevOpen))
 }
 
-// readSent is sentAt for a read of many rows, and the rest of its FROM:
-// the attempts joined, their cursor opened once, not at each row.
-func readSent(d dialect.Dialect) string {
-	return d.Greatest(d.Greatest(`contact_log.sent_at`, `coalesce(l.done_at, 0)`), `coalesce(p.done_at, 0)`) + ` FROM contact_log
+// readSent is sentAt for a read of many rows, and the rest of its FROM
+// after from (contact_log, or what it is joined to): the attempts joined,
+// their cursor opened once, not at each row.
+func readSent(d dialect.Dialect, from string) string {
+	return d.Greatest(d.Greatest(`contact_log.sent_at`, `coalesce(l.done_at, 0)`), `coalesce(p.done_at, 0)`) + ` FROM ` + from + `
 	LEFT JOIN attempts l ON l.id = contact_log.last_attempt AND l.outcome = 'sent'
 	LEFT JOIN attempts p ON p.id = contact_log.prev_attempt AND p.outcome = 'sent' AND ` + prevOpen
 }

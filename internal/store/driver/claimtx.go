@@ -96,6 +96,9 @@ type ClaimTx interface {
 	// messaged after since, its running count moved to since; ReachOldest
 	// the oldest of their latest sends then.
 	ReachCount(ctx context.Context, s ReachScope, since time.Time) (int, error)
+	// KeepReach moves the count to since as ReachCount does, for a claim
+	// that does not read it.
+	KeepReach(ctx context.Context, s ReachScope, since time.Time) error
 	ReachOldest(ctx context.Context, members []int64, since time.Time) (time.Time, error)
 	LastContacts(ctx context.Context, phones []string) (map[string]LastContact, error)
 	// LogContacts writes the send log for the claims Take made (it names

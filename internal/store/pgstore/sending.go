@@ -25,11 +25,3 @@ func (s *Store) SetSending(ctx context.Context, id int64, maxHeld int, ttl time.
 	}
 	return time.Duration(secs) * time.Second, nil
 }
-
-// Held is a campaign's held sends (a kept count) and --max-held, for the
-// claim (claim.heldTx).
-func (c *claimTx) Held(ctx context.Context, id int64) (held, max int, err error) {
-	err = c.QueryRow(ctx, `SELECT max_held, coalesce((SELECT sum(held) FROM delivery_counts WHERE campaign_id = $1), 0)::bigint
-		FROM campaigns WHERE id = $1`, id).Scan(&max, &held)
-	return held, max, err
-}

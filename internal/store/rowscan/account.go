@@ -48,16 +48,21 @@ func ScanAccount(sc Scanner) (Account, error) {
 		cooldown, lastThrottle, factorAt int64
 		tier                             campaign.Limits
 		syncedAt, checkedAt              int64
+		// database/sql puts an int64 into an int through its decimal
+		// text: the ints are read as int64.
+		used, streak, tierBurst, tierCap, limitRead, pinned, checkCode int64
 	)
 	if err := sc.Scan(&a.ID, &a.Name, &a.PhoneNumberID, &a.Tier, &a.TokenEnv,
-		&rate, &burst, &dcap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &a.UsedToday,
-		&cooldown, &r.Health.Streak, &lastThrottle, &r.Health.Factor, &factorAt, &a.Restriction, &lastCode,
-		&tier.Rate, &tier.Burst, &tier.DailyCap, &a.ThroughputRead, &a.ThroughputPinned,
-		&a.Synced.MessagingLimit, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
-		&r.PortfolioID, &a.Portfolio, &r.PinnedLimit, &r.Margin, &a.WABA,
-		&a.Check.Error, &a.Check.Code, &checkedAt, &a.API); err != nil {
+		&rate, &burst, &dcap, &a.Disabled, &created, &a.Tokens, &tokensAt, &a.QuotaDay, &a.QuotaEpoch, &used,
+		&cooldown, &streak, &lastThrottle, &r.Health.Factor, &factorAt, &a.Restriction, &lastCode,
+		&tier.Rate, &tierBurst, &tierCap, &a.ThroughputRead, &a.ThroughputPinned,
+		&limitRead, &a.Synced.QualityRating, &a.Synced.VerifiedName, &a.Synced.NameStatus, &syncedAt,
+		&r.PortfolioID, &a.Portfolio, &pinned, &r.Margin, &a.WABA,
+		&a.Check.Error, &checkCode, &checkedAt, &a.API); err != nil {
 		return r, err
 	}
+	a.UsedToday, r.Health.Streak, tier.Burst, tier.DailyCap = int(used), int(streak), int(tierBurst), int(tierCap)
+	a.Synced.MessagingLimit, r.PinnedLimit, a.Check.Code = int(limitRead), int(pinned), int(checkCode)
 	if rate.Valid {
 		a.Overrides.Rate = &rate.Float64
 	}
