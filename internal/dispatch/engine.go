@@ -277,8 +277,8 @@ const maxBatch = 256
 //
 // Four stages: this loop claims due messages (in batches, when tokens
 // allow), a starter marks those with a place in flight started (in
-// batches too), workers send them, and one recorder commits outcomes in
-// groups.
+// batches too; the recorder's claims along come marked), workers send
+// them, and one recorder commits outcomes in groups.
 // A pacer sizes the requests in flight (at most Workers) by the accounts'
 // rate and the measured latency, from one until a message is accepted; a row is held from claim to commit, so at
 // most twice that limit are ever between 'sending' and their recorded
@@ -409,7 +409,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		// not by a Start of their own (a commit each): their requests are
 		// made as soon as they have room in flight. Those that have it now
 		// take it here and go at once; the others wait for it behind the
-		// claims queued before them (docs/sending.md, "The start mark").
+		// claims queued before them (docs/architecture.md, "The Ledger").
 		room, _ := slots.startNow(want)
 		cs, claimErr, err := recordClaimer.RecordAndClaimN(bg, r.ID, batch, o.Campaign.ID, now, want, want)
 		atOnce := min(room, len(cs))
