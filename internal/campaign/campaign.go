@@ -442,6 +442,10 @@ type Claim struct {
 	// the claim applies only while the row's is still this (FenceOK).
 	Fence int64
 	At    time.Time
+	// Started: the request was marked started in the claim's own
+	// transaction (a claim along that had a place in flight then), so it
+	// is made without a Start.
+	Started bool
 	// Shared is the admission by the limits shared between hosts
 	// (--limits); nil when this host keeps its limits itself.
 	Shared *SharedClaim

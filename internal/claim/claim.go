@@ -47,7 +47,7 @@ func (l *Ledger) ClaimN(ctx context.Context, campaignID int64, runner string, no
 	err := l.WithClaim(ctx, func(tx driver.ClaimTx) error {
 		var err error
 		cs, kept = nil, nil // a retried transaction starts over
-		cs, err = claim(ctx, tx, campaignID, runner, now, max)
+		cs, err = claim(ctx, tx, campaignID, runner, now, max, 0)
 		if keep(err) {
 			// Commit: the claim marked the campaign finished or paused,
 			// failed suppressed rows, recorded a campaign's start, expired
@@ -75,15 +75,17 @@ func keep(err error) bool {
 // ClaimN does: one commit where there were two. err is RecordAll's: when
 // it is not nil, nothing was stored — but a *campaign.FenceError (some
 // outcomes refused by their fence) comes with the rest stored and the
-// claims made. The outcomes are kept whatever the
-// claim finds; when it claims nothing, claimErr says why as ClaimN's error
-// would.
-func (l *Ledger) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error) {
+// claims made. The outcomes are kept whatever the claim finds; when it
+// claims nothing, claimErr says why as ClaimN's error would. The first
+// start claims are marked started in the transaction (Claim.Started): the
+// caller holds a place in flight for each, so their requests are made at
+// once, without a Start.
+func (l *Ledger) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max, start int) (cs []campaign.Claim, claimErr error, err error) {
 	var kept error
 	claimErr, err = l.RecordWithClaim(ctx, runner, rs, func(tx driver.ClaimTx) error {
 		cs, kept = nil, nil // a retried transaction starts over
 		var err error
-		cs, err = claim(ctx, tx, campaignID, runner, now, max)
+		cs, err = claim(ctx, tx, campaignID, runner, now, max, start)
 		if err == nil || (keep(err) && !isWait(err)) {
 			// Kept, as ClaimN keeps them: the claim may have marked the
 			// campaign finished or paused.
@@ -112,8 +114,9 @@ func isWait(err error) bool {
 	return errors.As(err, &we)
 }
 
-func claim(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
-	cs, err := claimDue(ctx, tx, campaignID, runner, now, max)
+// claim claims up to max rows, the first start of them marked started.
+func claim(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner string, now time.Time, max, start int) ([]campaign.Claim, error) {
+	cs, err := claimDue(ctx, tx, campaignID, runner, now, max, start)
 	var we *campaign.WaitError
 	if errors.As(err, &we) {
 		if ierr := noteIdle(ctx, tx, campaignID, we, now); ierr != nil {
@@ -123,7 +126,7 @@ func claim(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner stri
 	return cs, err
 }
 
-func claimDue(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error) {
+func claimDue(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner string, now time.Time, max, start int) ([]campaign.Claim, error) {
 	if err := tx.Stopped(ctx, campaignID); err != nil {
 		return nil, err
 	}
@@ -347,6 +350,9 @@ func claimDue(ctx context.Context, tx driver.ClaimTx, campaignID int64, runner s
 	}
 	if err := g.finish(ctx, tx, len(out), w); err != nil {
 		return nil, err
+	}
+	for i := range min(start, len(out)) {
+		out[i].Started = true
 	}
 	// The send log names each claim's attempt (claimsql.LogClaims), and
 	// the holds below read it.

@@ -59,9 +59,12 @@ type RateReporter interface {
 // RecordClaimer is a Ledger that can record outcomes and claim the next
 // rows in one transaction, halving the commits while the database, not
 // the limits, holds sending back. err means nothing was recorded; claimErr
-// is what ClaimN would have returned instead of claims.
+// is what ClaimN would have returned instead of claims. The first start
+// claims are marked started in that transaction (Claim.Started), as a
+// Starter's Start would mark them: their requests are made as soon as
+// they have room in flight, without a Start.
 type RecordClaimer interface {
-	RecordAndClaimN(ctx context.Context, runner string, results []campaign.Result, campaignID int64, now time.Time, max int) (claims []campaign.Claim, claimErr error, err error)
+	RecordAndClaimN(ctx context.Context, runner string, results []campaign.Result, campaignID int64, now time.Time, max, start int) (claims []campaign.Claim, claimErr error, err error)
 }
 
 // Sender delivers one request to the Cloud API. *whatsapp.Client is one.
@@ -274,8 +277,8 @@ const maxBatch = 256
 //
 // Four stages: this loop claims due messages (in batches, when tokens
 // allow), a starter marks those with a place in flight started (in
-// batches too), workers send them, and one recorder commits outcomes in
-// groups.
+// batches too; the recorder's claims along come marked), workers send
+// them, and one recorder commits outcomes in groups.
 // A pacer sizes the requests in flight (at most Workers) by the accounts'
 // rate and the measured latency, from one until a message is accepted; a row is held from claim to commit, so at
 // most twice that limit are ever between 'sending' and their recorded
@@ -310,6 +313,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		// of requests in flight are ever claimed and not yet recorded.
 		slots = newPacer(o.Clock, o.Workers)
 		jobs  = make(chan campaign.Claim, 2*o.Workers)
+		// placed holds the recorder's claims along with their places in
+		// flight taken (at most the limit), marked started.
+		placed = make(chan campaign.Claim, o.Workers)
 		// ready holds claims marked started, each with its place in
 		// flight, for the workers.
 		ready = make(chan job, o.Workers)
@@ -350,7 +356,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	stages.Add(1)
 	go func() {
 		defer stages.Done()
-		e.newStarter(r.ID, slots).run(ctx, sendCtx, jobs, ready, results)
+		e.newStarter(r.ID, slots).run(ctx, sendCtx, jobs, placed, ready, results)
 	}()
 	var workersMu sync.Mutex
 	workers := 0
@@ -399,7 +405,17 @@ func (e *Engine) Run(ctx context.Context) error {
 		if want == 0 {
 			return 0, o.Ledger.RecordAll(bg, r.ID, batch)
 		}
-		cs, claimErr, err := recordClaimer.RecordAndClaimN(bg, r.ID, batch, o.Campaign.ID, now, want)
+		// Claims along are marked started in their claim's transaction,
+		// not by a Start of their own (a commit each): their requests are
+		// made as soon as they have room in flight. Those that have it now
+		// take it here and go at once; the others wait for it behind the
+		// claims queued before them (docs/architecture.md, "The Ledger").
+		room, _ := slots.startNow(want)
+		cs, claimErr, err := recordClaimer.RecordAndClaimN(bg, r.ID, batch, o.Campaign.ID, now, want, want)
+		atOnce := min(room, len(cs))
+		for range room - atOnce { // places taken for claims the transaction did not make
+			slots.endSend(time.Time{}, false, false)
+		}
 		var fenced *campaign.FenceError
 		if err != nil && !errors.As(err, &fenced) {
 			return 0, err
@@ -414,8 +430,12 @@ func (e *Engine) Run(ctx context.Context) error {
 			e.paused.Store(true)
 			fail(claimErr)
 		}
-		for _, c := range cs {
-			jobs <- c
+		for i, c := range cs {
+			if i < atOnce {
+				placed <- c
+			} else {
+				jobs <- c
+			}
 		}
 		spawn()
 		return len(cs), err // nil, or the rows a fence refused
@@ -436,6 +456,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		jobsMu.Lock()
 		jobsClosed = true
 		close(jobs)
+		close(placed)
 		jobsMu.Unlock()
 		go func() { stages.Wait(); close(results) }()
 		if ctx.Err() != nil {

@@ -350,20 +350,29 @@ func (p *pacer) startSends(ctx context.Context, n int) (int, time.Time, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, time.Time{}, err
 		}
-		p.mu.Lock()
-		if room := p.limit - p.sending; room > 0 {
-			got := min(room, max(n, 1))
-			p.sending += got
-			p.mu.Unlock()
+		got, wake := p.startNow(max(n, 1))
+		if got > 0 {
 			return got, p.clock.Now(), nil
 		}
-		wake := p.sendRoom.wait()
-		p.mu.Unlock()
 		select {
 		case <-wake:
 		case <-ctx.Done():
 		}
 	}
+}
+
+// startNow takes up to n places in flight free now, without waiting, and
+// says how many; with none, wake is closed once one may be free. The
+// recorder's claims along that take them are marked started in their
+// claim's transaction and go at once.
+func (p *pacer) startNow(n int) (got int, wake <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if got = max(min(p.limit-p.sending, n), 0); got == 0 {
+		wake = p.sendRoom.wait()
+	}
+	p.sending += got
+	return got, wake
 }
 
 // endSend gives back a place taken at start. answered is false when no

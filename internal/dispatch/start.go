@@ -21,17 +21,20 @@ type Starter interface {
 // starter is the stage between the claims and the workers. It takes every
 // claim waiting, as many as there are places in flight, marks them started
 // in one Start (a commit per moment of the pool, not per request) and hands
-// each to a worker, which makes its request at once. A worker is woken once
-// a request, by a claim ready to go; claims that may not go are put back
-// here without waking one.
+// each to a worker, which makes its request at once. A claim already
+// marked (Claim.Started: the recorder's claims along) is not marked again;
+// one whose place was taken with its claim goes at once. A worker is woken once a request, by
+// a claim ready to go; claims that may not go are put back here without
+// waking one.
 type starter struct {
 	e      *Engine
 	ledger Starter // nil: the ledger marks nothing
 	runner string
 	slots  *pacer
 	// Buffers reused from one batch to the next.
-	marks []campaign.Claim
-	jobs  []job
+	placed []campaign.Claim // with their places in flight taken
+	marks  []campaign.Claim
+	jobs   []job
 }
 
 // job is a claim whose request may be made: marked started, with its token
@@ -47,63 +50,92 @@ func (e *Engine) newStarter(runner string, slots *pacer) *starter {
 	return &starter{e: e, ledger: l, runner: runner, slots: slots}
 }
 
-// run feeds ready from claims until claims is closed and drained, then
-// closes ready. ctx is the run's (a cancel keeps claims from being sent),
-// sendCtx the requests' (it outlives a cancel, for the drain).
-func (s *starter) run(ctx, sendCtx context.Context, claims <-chan campaign.Claim, ready chan<- job, results chan<- campaign.Result) {
+// run feeds ready from claims and placed (claims with their places in
+// flight taken: they go at once, never behind claims waiting for room)
+// until both are closed and drained, then closes ready.
+// ctx is the run's (a cancel keeps claims from being sent), sendCtx the
+// requests' (it outlives a cancel, for the drain).
+func (s *starter) run(ctx, sendCtx context.Context, claims, placed <-chan campaign.Claim, ready chan<- job, results chan<- campaign.Result) {
 	defer close(ready)
-	var pending []campaign.Claim
-	open := true
-	for {
-		if len(pending) == 0 {
-			c, ok := <-claims
+	var pending []campaign.Claim // waiting for room in flight
+	for claims != nil || placed != nil || len(pending) > 0 {
+		var wake <-chan struct{}
+		var stop <-chan struct{} // a stop or Ctrl-C while waiting for room keeps them from being sent
+		if len(pending) > 0 {
+			n, w := s.slots.startNow(len(pending))
+			if n > 0 {
+				s.start(ctx, sendCtx, pending[:n], s.e.o.Clock.Now(), ready, results)
+				pending = append(pending[:0], pending[n:]...)
+				continue
+			}
+			wake, stop = w, ctx.Done()
+		}
+		more := claims
+		if len(pending) >= maxBatch {
+			more = nil
+		}
+		select {
+		case c, ok := <-placed:
 			if !ok {
-				return
+				placed = nil
+				continue
 			}
-			pending = append(pending, c)
-		}
-	gather:
-		for open && len(pending) < maxBatch {
-			select {
-			case c, ok := <-claims:
-				if !ok {
-					open = false
-					break gather
-				}
-				pending = append(pending, c)
-			default:
-				break gather
+			s.placed = gather(append(s.placed[:0], c), placed, maxBatch)
+			s.start(ctx, sendCtx, s.placed, s.e.o.Clock.Now(), ready, results)
+		case c, ok := <-more:
+			if !ok {
+				claims = nil
+				continue
 			}
-		}
-		// Room in flight first: a stop or Ctrl-C while waiting for it
-		// still keeps these claims from being sent.
-		n, start, err := s.slots.startSends(ctx, len(pending))
-		if err != nil {
+			pending = gather(append(pending, c), claims, maxBatch)
+		case <-wake:
+		case <-stop:
 			// Interrupted: only requests already made finish.
 			for _, c := range pending {
 				results <- s.e.putBack(c, "not sent: interrupted")
 			}
 			pending = pending[:0]
-			continue
 		}
-		s.start(sendCtx, pending[:n], start, ready, results)
-		pending = append(pending[:0], pending[n:]...)
 	}
 }
 
-// start marks the claims that may go started, each in its place in flight
-// taken at start, and hands them to the workers; the others are recorded
-// without a request.
-func (s *starter) start(ctx context.Context, cs []campaign.Claim, start time.Time, ready chan<- job, results chan<- campaign.Result) {
+// gather adds the claims waiting in ch to cs, up to max in all.
+func gather(cs []campaign.Claim, ch <-chan campaign.Claim, max int) []campaign.Claim {
+	for len(cs) < max {
+		select {
+		case c, ok := <-ch:
+			if !ok {
+				return cs // the caller sees the close at its next receive
+			}
+			cs = append(cs, c)
+		default:
+			return cs
+		}
+	}
+	return cs
+}
+
+// start marks the claims that may go started (those not marked yet), each
+// in its place in flight taken at start, and hands them to the workers; the
+// others are recorded without a request. ctx is the run's (a cancel
+// keeps them from being sent), sendCtx the requests'.
+func (s *starter) start(ctx, sendCtx context.Context, cs []campaign.Claim, start time.Time, ready chan<- job, results chan<- campaign.Result) {
 	s.marks, s.jobs = s.marks[:0], s.jobs[:0]
 	for _, c := range cs {
+		if ctx.Err() != nil {
+			s.slots.endSend(start, false, false)
+			results <- s.e.putBack(c, "not sent: interrupted")
+			continue
+		}
 		token, res, ok := s.e.admit(c)
 		if !ok {
 			s.slots.endSend(start, false, false)
 			results <- res
 			continue
 		}
-		s.marks = append(s.marks, c)
+		if !c.Started {
+			s.marks = append(s.marks, c)
+		}
 		s.jobs = append(s.jobs, job{c: c, token: token, start: start})
 	}
 	if len(s.jobs) == 0 {
@@ -113,8 +145,8 @@ func (s *starter) start(ctx context.Context, cs []campaign.Claim, start time.Tim
 		refused []int64
 		err     error
 	)
-	if s.ledger != nil {
-		refused, err = s.ledger.Start(ctx, s.runner, s.marks, s.e.o.Clock.Now())
+	if s.ledger != nil && len(s.marks) > 0 {
+		refused, err = s.ledger.Start(sendCtx, s.runner, s.marks, s.e.o.Clock.Now())
 	}
 	var lost map[int64]bool
 	if len(refused) > 0 {
@@ -124,7 +156,7 @@ func (s *starter) start(ctx context.Context, cs []campaign.Claim, start time.Tim
 		}
 	}
 	for _, j := range s.jobs {
-		if err != nil || lost[j.c.Message.ID] {
+		if !j.c.Started && (err != nil || lost[j.c.Message.ID]) {
 			// The lease is lost, or the start could not be recorded (a
 			// mark that failed to commit is no mark): no request. The
 			// put-back is refused by the fence if the row is another's now.

@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,5 +85,83 @@ func TestLostLeaseStartsNoRequest(t *testing.T) {
 	counts, err := e.st.Counts(e.ctx, c.ID)
 	if err != nil || counts[campaign.Sent] != n {
 		t.Errorf("counts %v, %v; want %d sent", counts, err, n)
+	}
+}
+
+// countingLedger is the real ledger counting the marks: those Start made
+// and those the recorder's claims along came with.
+type countingLedger struct {
+	*claim.Ledger
+	mu                                   sync.Mutex
+	startRows, startedTwice, markedAlong int
+}
+
+func (l *countingLedger) Start(ctx context.Context, runner string, cs []campaign.Claim, now time.Time) ([]int64, error) {
+	l.mu.Lock()
+	for _, c := range cs {
+		l.startRows++
+		if c.Started {
+			l.startedTwice++
+		}
+	}
+	l.mu.Unlock()
+	return l.Ledger.Start(ctx, runner, cs, now)
+}
+
+func (l *countingLedger) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max, start int) ([]campaign.Claim, error, error) {
+	cs, claimErr, err := l.Ledger.RecordAndClaimN(ctx, runner, rs, campaignID, now, max, start)
+	l.mu.Lock()
+	for _, c := range cs {
+		if c.Started {
+			l.markedAlong++
+		}
+	}
+	l.mu.Unlock()
+	return cs, claimErr, err
+}
+
+// TestClaimsAlongNeedNoStart: the rows the recorder claims along come
+// marked started from their claim's transaction and get no Start; every
+// other claim is marked by Start. Each row's request is marked once and
+// made once.
+func TestClaimsAlongNeedNoStart(t *testing.T) {
+	e := newEnv(t, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), sandbox.Faults{})
+	if err := e.st.SetTier(e.ctx, campaign.TierActive, campaign.Limits{Rate: 1e6, Burst: 1e6, DailyCap: 1e6}); err != nil {
+		t.Fatal(err)
+	}
+	e.addAccount("main", "100000000000001", campaign.TierActive)
+	const n = 1500
+	c := e.importN(n)
+	ledger := &countingLedger{Ledger: claim.New(e.st)}
+	o := dispatch.Options{Campaign: c, Ledger: ledger, Sender: e.client, Clock: e.clock, Policy: dispatch.Policy{Workers: 16},
+		Token:  func(string) (string, error) { return "test-token", nil },
+		Runner: campaign.Runner{ID: "sim", Host: "test", PID: 1}}
+	eng, err := dispatch.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Run(e.ctx); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if ledger.markedAlong == 0 {
+		t.Fatal("no claim along came marked: the test did not reach the recorder's claims")
+	}
+	if ledger.startedTwice > 0 {
+		t.Errorf("Start was given %d claims already marked", ledger.startedTwice)
+	}
+	if got := ledger.startRows + ledger.markedAlong; got != n {
+		t.Errorf("%d marks by Start + %d at the claim = %d, want one a row (%d)", ledger.startRows, ledger.markedAlong, got, n)
+	}
+	perPhone := map[string]int{}
+	for _, s := range e.sendsByRecipient() {
+		perPhone[s.phone]++
+	}
+	for phone, k := range perPhone {
+		if k != 1 {
+			t.Errorf("%s got %d requests, want 1", phone, k)
+		}
+	}
+	if len(perPhone) != n {
+		t.Errorf("%d recipients got a request, want %d", len(perPhone), n)
 	}
 }

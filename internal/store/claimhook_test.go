@@ -15,7 +15,7 @@ import (
 // TestLedger is the claim on top of a store.
 type TestLedger interface {
 	ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error)
-	RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) ([]campaign.Claim, error, error)
+	RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max, start int) ([]campaign.Claim, error, error)
 }
 
 var testLedger func(*Store) TestLedger
@@ -27,6 +27,6 @@ func (s *Store) ClaimN(ctx context.Context, campaignID int64, runner string, now
 	return testLedger(s).ClaimN(ctx, campaignID, runner, now, max)
 }
 
-func (s *Store) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) ([]campaign.Claim, error, error) {
-	return testLedger(s).RecordAndClaimN(ctx, runner, rs, campaignID, now, max)
+func (s *Store) RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max, start int) ([]campaign.Claim, error, error) {
+	return testLedger(s).RecordAndClaimN(ctx, runner, rs, campaignID, now, max, start)
 }

@@ -160,13 +160,13 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 	}
 	var t tally
 	size := padded(len(out))
-	args := make([]any, 0, 5*size)
+	args := make([]any, 0, 6*size)
 	for i := range out {
 		c := &out[i]
 		// A message's first request is tallied here; a later one is left
 		// to the trigger, which looks up the requests before it.
 		first := c.Message.Attempts == 1
-		args = append(args, c.Message.ID, c.Account.ID, now.UnixNano(), first, i)
+		args = append(args, c.Message.ID, c.Account.ID, now.UnixNano(), first, i, c.Started)
 		t.move(c.Message.CampaignID, c.Message.AccountID, campaign.Pending, c.Account.ID, campaign.Sending)
 		if first {
 			t.request(c.Message.CampaignID, c.Account.ID, now)
@@ -174,11 +174,11 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 		c.Message.AccountID = c.Account.ID
 	}
 	for i := len(out); i < size; i++ {
-		args = append(args, 0, 0, 0, false, i)
+		args = append(args, 0, 0, 0, false, i, false)
 	}
 	// In the claims' order (column5), so that their ids are consecutive.
 	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, tally, started)
-		SELECT column1, column2, column3, column4, 0 FROM (VALUES `+repeated(size, "(?, ?, ?, ?, ?)")+`)
+		SELECT column1, column2, column3, column4, column6 FROM (VALUES `+repeated(size, "(?, ?, ?, ?, ?, ?)")+`)
 		WHERE column1 <> 0 ORDER BY column5`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("log attempts: %w", err)

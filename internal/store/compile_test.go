@@ -69,7 +69,7 @@ func TestSendingPathCompilesOnce(t *testing.T) {
 				Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.", cl.Message.ID)}}
 		}
 		var claimErr error
-		if cs, claimErr, err = st.RecordAndClaimN(t.Context(), "r1", rs, c.ID, now, batch); err != nil || claimErr != nil {
+		if cs, claimErr, err = st.RecordAndClaimN(t.Context(), "r1", rs, c.ID, now, batch, 0); err != nil || claimErr != nil {
 			t.Fatalf("round %d: %v, %v", round, err, claimErr)
 		}
 		if len(cs) != batch {

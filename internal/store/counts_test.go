@@ -167,7 +167,7 @@ func TestCountsEqualRecount(t *testing.T) {
 	rs := []campaign.Result{result(again[0], sent(int(again[0].Message.ID)), time.Hour+time.Second),
 		result(again[1], sent(int(again[1].Message.ID)), time.Hour+time.Second)}
 	rs[1].Outcome.Class = "throttled"
-	if _, _, err := st.RecordAndClaimN(ctx, "r1", rs, c.ID, clk.Now().Add(time.Second), 8); err != nil {
+	if _, _, err := st.RecordAndClaimN(ctx, "r1", rs, c.ID, clk.Now().Add(time.Second), 8, 0); err != nil {
 		t.Fatal(err)
 	}
 	checkCounts(t, st, "retries sent", c.ID)

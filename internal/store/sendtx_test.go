@@ -48,7 +48,7 @@ func TestSendingTransactionsJournalInMemory(t *testing.T) {
 				return err
 			}
 			_, claimErr, err := st.RecordAndClaimN(t.Context(), "r1",
-				[]campaign.Result{{Claim: cs[0], At: t0, Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w1"}}}, c.ID, t0, 1)
+				[]campaign.Result{{Claim: cs[0], At: t0, Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w1"}}}, c.ID, t0, 1, 0)
 			return errors.Join(claimErr, err)
 		}, 2},
 		{"applier", func() error {
@@ -83,7 +83,7 @@ func TestRecordAndClaimExpiresAsAnOrdinaryWrite(t *testing.T) {
 	for i, cl := range cs {
 		rs[i] = campaign.Result{Claim: cl, At: at(time.Hour), Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "w" + cl.Message.Phone}}
 	}
-	more, claimErr, err := st.RecordAndClaimN(t.Context(), "r1", rs, c.ID, at(time.Hour), 2)
+	more, claimErr, err := st.RecordAndClaimN(t.Context(), "r1", rs, c.ID, at(time.Hour), 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,8 @@ type ClaimTx interface {
 	SkipNoWindow(ctx context.Context, id int64, why string, now time.Time) error
 	SkipElsewhere(ctx context.Context, id int64, why string, now time.Time) error
 	// Take marks the claimed rows sending for runner and logs their
-	// attempts, filling in each claim's attempt id.
+	// attempts, filling in each claim's attempt id; an attempt is
+	// inserted started when its claim is (Claim.Started).
 	Take(ctx context.Context, runner string, now time.Time, cs []campaign.Claim) ([]campaign.Claim, error)
 
 	// Accounts, buckets, caps and the send log.

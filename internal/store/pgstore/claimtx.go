@@ -278,14 +278,18 @@ func (c *claimTx) Take(ctx context.Context, runner string, now time.Time, out []
 	}
 	msgs := make([]int64, len(out))
 	accts := make([]int64, len(out))
+	started := make([]int64, len(out))
 	for i := range out {
 		msgs[i], accts[i] = out[i].Message.ID, out[i].Account.ID
 		out[i].Message.AccountID = out[i].Account.ID
+		if out[i].Started {
+			started[i] = 1
+		}
 	}
 	// Ids in the claims' order (ord), so that their attempts read in it.
 	rows, err := c.Query(ctx, `INSERT INTO attempts (message_id, account_id, claimed_at, started)
-		SELECT v.m, v.a, $3, 0 FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS v(m, a, ord) ORDER BY v.ord
-		RETURNING id, message_id`, msgs, accts, now.UnixNano())
+		SELECT v.m, v.a, $3, v.s FROM unnest($1::bigint[], $2::bigint[], $4::bigint[]) WITH ORDINALITY AS v(m, a, s, ord) ORDER BY v.ord
+		RETURNING id, message_id`, msgs, accts, now.UnixNano(), started)
 	if err != nil {
 		return nil, fmt.Errorf("log attempts: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -34,9 +35,10 @@ type ClaimBench struct {
 	// opened on its own as another host's process would, each with its
 	// own runner.
 	Hosts int
-	// Starts, when set, marks every claimed row's request started
-	// (driver.Driver's Start) before its outcome is recorded, Starts rows
-	// a transaction, as the engine's workers do just before each request.
+	// Starts, when set, marks every claimed row's request started before
+	// its outcome is recorded, as the engine does: the rows claimed along
+	// with outcomes in their claim's transaction (Claim.Started), the
+	// others by driver.Driver's Start, Starts rows a transaction.
 	Starts int
 	// Batch is how many rows a transaction claims and records (0: 64).
 	Batch int
@@ -160,7 +162,8 @@ func claimRecord(ctx context.Context, l Ledger, d driver.Driver, starts int, run
 	for err == nil && len(cs) > 0 {
 		ticks.Add(1)
 		at := now()
-		for rest := cs; starts > 0 && len(rest) > 0; {
+		rest := slices.DeleteFunc(slices.Clone(cs), func(c campaign.Claim) bool { return c.Started })
+		for starts > 0 && len(rest) > 0 {
 			n := min(starts, len(rest))
 			refused, err := d.Start(ctx, runner, rest[:n], at)
 			if err != nil {
@@ -177,7 +180,11 @@ func claimRecord(ctx context.Context, l Ledger, d driver.Driver, starts int, run
 				Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: fmt.Sprint("wamid.", cl.Message.ID)}}
 		}
 		var claimErr error
-		cs, claimErr, err = l.RecordAndClaimN(ctx, runner, rs, id, at, batch)
+		marks := 0
+		if starts > 0 {
+			marks = batch
+		}
+		cs, claimErr, err = l.RecordAndClaimN(ctx, runner, rs, id, at, batch, marks)
 		done.Add(int64(len(rs)))
 		if claimErr != nil {
 			return nil // the last claim finds none left; a count short says otherwise

@@ -147,7 +147,7 @@ func claimUntilEnd(t *testing.T, st driver.Driver, clk *clock.Sim, runner string
 	var done []campaign.Result
 	for range bound {
 		now := clk.Now()
-		cs, claimErr, err := ledger(st).RecordAndClaimN(t.Context(), runner, done, id, now, batch)
+		cs, claimErr, err := ledger(st).RecordAndClaimN(t.Context(), runner, done, id, now, batch, batch)
 		if err != nil {
 			t.Errorf("%s: record: %v", runner, err)
 			return

@@ -29,6 +29,7 @@ func (s suite) leaseTests() []sub {
 		{"answers dated before the rescue keep the rescue's attempts", s.testLateAnswersBeforeRescue},
 		{"a lapsed claim takes its contact-log entry back", s.testLapseUnlogsContact},
 		{"a lapsed claim under shared limits queues the gate's refund", s.testLapseQueuesGateRefund},
+		{"claims along marked in their transaction: put back pending, unknown at a lapse", s.testStartedAlong},
 	}
 }
 
@@ -631,4 +632,61 @@ func (s suite) testLapseQueuesGateRefund(t *testing.T) {
 			check("the late put-back and a second rescue")
 		})
 	}
+}
+
+// testStartedAlong: RecordAndClaimN marks the first rows it claims started
+// in its own transaction (the engine's claims along with a place in
+// flight), the others not. A marked claim put back unsent (the engine's
+// admit refused it) goes back to pending with its quota; at the end of the
+// lease a marked row becomes unknown, an unmarked one pending.
+func (s suite) testStartedAlong(t *testing.T) {
+	clk := newFakeClock()
+	st := s.openTest(t, clk)
+	MustAccount(t, st, "a", campaign.TierActive, campaign.Overrides{})
+	c := MustCampaign(t, st, "along", 5)
+	registerRunner(t, st, "r", c.ID, t0)
+	first := mustClaim(t, st, c.ID, "r", t0)
+	mustStart(t, st, "r", t0, first)
+	rs := []campaign.Result{{Claim: first, At: t0, Outcome: campaign.Outcome{Kind: campaign.OutcomeSent, WAMID: "wamid.1"}}}
+	next, claimErr, err := ledger(st).RecordAndClaimN(t.Context(), "r", rs, c.ID, t0, 4, 2)
+	if err != nil || claimErr != nil || len(next) != 4 {
+		t.Fatalf("record and claim: %d claims, %v, %v; want 4", len(next), claimErr, err)
+	}
+	for i, cl := range next {
+		want := i < 2
+		if cl.Started != want {
+			t.Errorf("claim %d: Started %v, want %v", i, cl.Started, want)
+		}
+		mark := 0
+		if want {
+			mark = 1
+		}
+		if n := CountRows(t, st, `SELECT count(*) FROM attempts WHERE id = ? AND started = ?`, cl.AttemptID, mark); n != 1 {
+			t.Errorf("claim %d: its attempt is not marked %d", i, mark)
+		}
+	}
+	// The first marked claim may not go after all: put back, no request.
+	back := campaign.Outcome{Kind: campaign.OutcomeRetry, RetryAt: t0, Refund: true, Class: "not-sent", Error: "not sent: the account or campaign stopped meanwhile"}
+	if err := record(t, st, next[0], "r", back, t0); err != nil {
+		t.Fatal(err)
+	}
+	if got := readMessage(t, st, next[0].Message.ID).state; got != "pending" {
+		t.Errorf("the marked claim put back is %s, want pending: no request was made", got)
+	}
+	clk.Set(at(campaign.LeaseTerm))
+	moved, err := st.Rescue(t.Context(), c.ID, clk.Now(), noneDead)
+	if err != nil || moved != 1 {
+		t.Fatalf("rescue moved %d, %v; want the marked row in flight made unknown", moved, err)
+	}
+	for i, want := range []string{"pending", "unknown", "pending", "pending"} {
+		if got := readMessage(t, st, next[i].Message.ID).state; got != want {
+			t.Errorf("claim %d: row %s after the lease, want %s", i, got, want)
+		}
+	}
+	// Counted: the sent row and the unknown one; the put-back and the
+	// lapsed claims gave their quota back.
+	if used := AccountByName(t, st, "a").UsedToday; used != 2 {
+		t.Errorf("%d sends counted, want 2", used)
+	}
+	sameCounts(t, st, "claims along", c.ID)
 }

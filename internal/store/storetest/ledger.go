@@ -15,7 +15,7 @@ import (
 // it).
 type Ledger interface {
 	ClaimN(ctx context.Context, campaignID int64, runner string, now time.Time, max int) ([]campaign.Claim, error)
-	RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max int) (cs []campaign.Claim, claimErr error, err error)
+	RecordAndClaimN(ctx context.Context, runner string, rs []campaign.Result, campaignID int64, now time.Time, max, start int) (cs []campaign.Claim, claimErr error, err error)
 }
 
 // claims is the harness's Ledger, set by Run for the suite's tests.

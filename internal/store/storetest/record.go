@@ -200,7 +200,7 @@ func (s suite) testRecordAndClaimN(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			next, claimErr, err := ledger(st).RecordAndClaimN(t.Context(), "r1", sent(first), c.ID, t0, tt.max)
+			next, claimErr, err := ledger(st).RecordAndClaimN(t.Context(), "r1", sent(first), c.ID, t0, tt.max, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
