@@ -33,6 +33,13 @@ const HeartbeatEvery = 2 * time.Second
 // is many heartbeats.
 const ExtendWithin = LeaseTerm / 2
 
+// Untouched is how long after its claim a lease surely holds: no heartbeat
+// extends it before it is within ExtendWithin of its end, and nobody may
+// take the row before the end. A claim marked started in its own
+// transaction is sent only within this time (no Start checks its fence
+// later); after it, it is put back unsent.
+const Untouched = LeaseTerm - ExtendWithin
+
 // LostAfter is how long a runner may be silent before status shows it
 // lost: two heartbeats. (Its leases last LeaseTerm: a runner paused for a
 // moment keeps its rows.)

@@ -127,6 +127,13 @@ func (s *starter) start(ctx, sendCtx context.Context, cs []campaign.Claim, start
 			results <- s.e.putBack(c, "not sent: interrupted")
 			continue
 		}
+		if c.Started && !start.Before(c.At.Add(campaign.Untouched)) {
+			// Marked at its claim and held up since (a stalled process):
+			// its lease may have been taken, and no Start checks it now.
+			s.slots.endSend(start, false, false)
+			results <- s.e.putBack(c, "not sent: held past its lease's sure part")
+			continue
+		}
 		token, res, ok := s.e.admit(c)
 		if !ok {
 			s.slots.endSend(start, false, false)

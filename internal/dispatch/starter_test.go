@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,13 +36,16 @@ func TestStarterPlacedClaims(t *testing.T) {
 		paused    bool
 		noToken   bool
 		cancelled bool
-		wantReady bool
+		stale     bool // the marked claim was held up past campaign.Untouched
+		wantSent  []int64
 		wantClass string
 	}{
-		{name: "goes at once", wantReady: true},
+		// The marked claim first: the loop's waited for the place it held.
+		{name: "goes at once", wantSent: []int64{2, 1}},
 		{name: "paused meanwhile", paused: true, wantClass: ClassNotSent},
 		{name: "token missing", noToken: true, wantClass: "account-fatal"},
 		{name: "interrupted", cancelled: true, wantClass: ClassNotSent},
+		{name: "held past its lease's sure part", stale: true, wantSent: []int64{1}, wantClass: ClassNotSent},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := clock.NewSim(t0)
@@ -72,7 +76,11 @@ func TestStarterPlacedClaims(t *testing.T) {
 			if tt.cancelled {
 				cancel()
 			}
-			placed <- campaign.Claim{Message: campaign.Message{ID: 2}, Started: true}
+			at := t0
+			if tt.stale {
+				at = t0.Add(-campaign.Untouched)
+			}
+			placed <- campaign.Claim{Message: campaign.Message{ID: 2}, Started: true, At: at}
 			close(claims)
 			close(placed)
 			var sent, back []int64
@@ -87,13 +95,8 @@ func TestStarterPlacedClaims(t *testing.T) {
 					t.Errorf("claim %d put back as %+v, want a refunded retry (the marked one of class %s)", r.Claim.Message.ID, r.Outcome, tt.wantClass)
 				}
 			}
-			if tt.wantReady {
-				// The marked claim first: the loop's waited for the place it held.
-				if len(sent) != 2 || sent[0] != 2 || len(back) != 0 {
-					t.Errorf("handed on %v, put back %v; want [2 1] and none", sent, back)
-				}
-			} else if len(sent) != 0 || len(back) != 2 {
-				t.Errorf("handed on %v, put back %v; want none and both", sent, back)
+			if !slices.Equal(sent, tt.wantSent) || len(back) != 2-len(tt.wantSent) {
+				t.Errorf("handed on %v, put back %v; want %v and the rest", sent, back, tt.wantSent)
 			}
 			<-done
 			for _, id := range l.started {
