@@ -70,18 +70,7 @@ func TestLostLeaseStartsNoRequest(t *testing.T) {
 	if lost != ledger.refused {
 		t.Errorf("EventLost counted %d rows, want the %d Start refused", lost, ledger.refused)
 	}
-	perPhone := map[string]int{}
-	for _, s := range e.sendsByRecipient() {
-		perPhone[s.phone]++
-	}
-	for phone, k := range perPhone {
-		if k != 1 {
-			t.Errorf("%s got %d requests, want 1", phone, k)
-		}
-	}
-	if len(perPhone) != n {
-		t.Errorf("%d recipients got a request, want %d", len(perPhone), n)
-	}
+	oneRequestEach(t, e, n)
 	counts, err := e.st.Counts(e.ctx, c.ID)
 	if err != nil || counts[campaign.Sent] != n {
 		t.Errorf("counts %v, %v; want %d sent", counts, err, n)
@@ -152,6 +141,13 @@ func TestClaimsAlongNeedNoStart(t *testing.T) {
 	if got := ledger.startRows + ledger.markedAlong; got != n {
 		t.Errorf("%d marks by Start + %d at the claim = %d, want one a row (%d)", ledger.startRows, ledger.markedAlong, got, n)
 	}
+	oneRequestEach(t, e, n)
+}
+
+// oneRequestEach fails t unless each of the n recipients got exactly one
+// request.
+func oneRequestEach(t *testing.T, e *env, n int) {
+	t.Helper()
 	perPhone := map[string]int{}
 	for _, s := range e.sendsByRecipient() {
 		perPhone[s.phone]++
