@@ -99,6 +99,10 @@ run() {
   for k in $(seq "$camps"); do
     "$wasend" -q campaign import "$work/list-$k.csv" --name "c$k" --template wasend_demo --lang en_US --params name >/dev/null
   done
+  # A number's bucket fills from its `account set`: wait the second its
+  # burst takes to fill, so each starts with the first burst the
+  # utilisation counts (a run started at once found half of it).
+  sleep 1
   for p in $(seq "$procs"); do
     local k=$(((p - 1) % camps + 1))
     "$wasend" -q campaign run --resume "$k" --log-level error >"$work/$name-$p.out" 2>&1 &
