@@ -87,7 +87,10 @@ func (e *env) importN(n int) campaign.Campaign {
 
 func (e *env) engine(c campaign.Campaign, o dispatch.Options) *dispatch.Engine {
 	e.t.Helper()
-	o.Campaign, o.Ledger, o.Sender, o.Clock = c, claim.New(e.st), e.client, e.clock
+	o.Campaign, o.Sender, o.Clock = c, e.client, e.clock
+	if o.Ledger == nil {
+		o.Ledger = claim.New(e.st)
+	}
 	o.Token = func(string) (string, error) { return "test-token", nil }
 	if o.Runner.ID == "" {
 		o.Runner = campaign.Runner{ID: "sim", Host: "test", PID: 1}

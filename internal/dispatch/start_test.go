@@ -122,14 +122,7 @@ func TestClaimsAlongNeedNoStart(t *testing.T) {
 	const n = 1500
 	c := e.importN(n)
 	ledger := &countingLedger{Ledger: claim.New(e.st)}
-	o := dispatch.Options{Campaign: c, Ledger: ledger, Sender: e.client, Clock: e.clock, Policy: dispatch.Policy{Workers: 16},
-		Token:  func(string) (string, error) { return "test-token", nil },
-		Runner: campaign.Runner{ID: "sim", Host: "test", PID: 1}}
-	eng, err := dispatch.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Run(e.ctx); err != nil {
+	if err := e.engine(c, dispatch.Options{Ledger: ledger, Policy: dispatch.Policy{Workers: 16}}).Run(e.ctx); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	if ledger.markedAlong == 0 {
